@@ -1,0 +1,54 @@
+package phpjson_test
+
+import (
+	"testing"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+)
+
+// benchState is a typical workflow state of about 1 KB: dispatch payload,
+// step definitions, runtime keys and a few step outputs.
+const benchState = `{"order_id":42,"customer":{"email":"ana@example.com","name":"Ana N\u00fa\u00f1ez","address":{"street":"Kastanienallee 12","zip":"10435","city":"Berlin","country":"DE"}},` +
+	`"_steps":[{"type":"single","name":"0","class":"App\\Steps\\FetchOrder"},{"type":"single","name":"1","class":"reserve_stock"},` +
+	`{"type":"delay","name":"delay_0","delay_seconds":30,"compensation":null},{"type":"single","name":"3","class":"App\\Steps\\NotifyCustomer"}],` +
+	`"_queue":"default","_priority":0,"_max_attempts":3,"_definition_hash":"0fe6e4b0912d1402b7787ae3e1ae64ad6192f1adc293e92e9fbe81583c4599a9",` +
+	`"order":{"id":42,"items":[{"sku":"SKU-1","qty":2,"price":4.75,"title":"Caf\u00e9 beans 250g"},{"sku":"SKU-7","qty":1,"price":10,"title":"Grinder \/ manual"}],"total":19.5,"currency":"EUR"},` +
+	`"status":"reserved","reservation_id":"R-1001","reserved_at":"2026-11-22 04:18:26","warehouse":{"code":"BER-1","lat":52.538,"lng":13.4085},` +
+	`"notified":true,"channel":"email","tracking":["DHL","00340434161094042557"],"attempt_log":[1,1,2],"note":"Leave at the door <no bell> & call"}`
+
+func benchObject(b *testing.B) *phpjson.Object {
+	o, err := phpjson.DecodeObject([]byte(benchState))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return o
+}
+
+func BenchmarkMarshal(b *testing.B) {
+	o := benchObject(b)
+	out, err := phpjson.Marshal(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if string(out) != benchState {
+		b.Fatalf("round trip differs:\n%s", out)
+	}
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := phpjson.Marshal(o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeObject(b *testing.B) {
+	data := []byte(benchState)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := phpjson.DecodeObject(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

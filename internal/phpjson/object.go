@@ -1,0 +1,195 @@
+package phpjson
+
+import (
+	"slices"
+)
+
+// Object is a JSON object that keeps its keys in insertion order, like a PHP
+// array. The zero value is an empty object ready to use. An Object is not safe
+// for concurrent use when one goroutine writes.
+type Object struct {
+	keys []string
+	vals map[string]any
+}
+
+// NewObject returns an empty Object.
+func NewObject() *Object {
+	return &Object{vals: make(map[string]any)}
+}
+
+// Len returns the number of keys. A nil *Object has length 0.
+func (o *Object) Len() int {
+	if o == nil {
+		return 0
+	}
+	return len(o.keys)
+}
+
+// Keys returns a copy of the keys in order (nil for a nil *Object).
+func (o *Object) Keys() []string {
+	if o == nil {
+		return nil
+	}
+	return append([]string{}, o.keys...)
+}
+
+// Get returns the value stored under key and whether the key exists.
+func (o *Object) Get(key string) (any, bool) {
+	if o == nil {
+		return nil, false
+	}
+	v, ok := o.vals[key]
+	return v, ok
+}
+
+// Set stores v under key. An existing key keeps its position, as a PHP array
+// assignment does; a new key is appended.
+func (o *Object) Set(key string, v any) {
+	if o.vals == nil {
+		o.vals = make(map[string]any)
+	}
+	if _, ok := o.vals[key]; !ok {
+		o.keys = append(o.keys, key)
+	}
+	o.vals[key] = v
+}
+
+// Delete removes key, if present, keeping the order of the remaining keys.
+func (o *Object) Delete(key string) {
+	if o == nil {
+		return
+	}
+	if _, ok := o.vals[key]; !ok {
+		return
+	}
+	delete(o.vals, key)
+	if i := slices.Index(o.keys, key); i >= 0 {
+		o.keys = slices.Delete(o.keys, i, i+1)
+	}
+}
+
+// Clone returns a deep copy of o. Nested *Object and []any values are copied
+// recursively; other values are shared. Clone of a nil *Object is nil.
+func (o *Object) Clone() *Object {
+	if o == nil {
+		return nil
+	}
+	c := &Object{keys: slices.Clone(o.keys), vals: make(map[string]any, len(o.keys))}
+	for _, k := range o.keys {
+		c.vals[k] = cloneValue(o.vals[k])
+	}
+	return c
+}
+
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case *Object:
+		return x.Clone()
+	case []any:
+		if x == nil {
+			return x
+		}
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = cloneValue(e)
+		}
+		return c
+	}
+	return v
+}
+
+// ToMap returns the contents of o as a map, converting nested *Object values
+// (also inside []any) to map[string]any. Key order is lost. ToMap of a nil
+// *Object is nil.
+func (o *Object) ToMap() map[string]any {
+	if o == nil {
+		return nil
+	}
+	m := make(map[string]any, len(o.keys))
+	for _, k := range o.keys {
+		m[k] = toMapValue(o.vals[k])
+	}
+	return m
+}
+
+func toMapValue(v any) any {
+	switch x := v.(type) {
+	case *Object:
+		if x == nil {
+			return nil
+		}
+		return x.ToMap()
+	case []any:
+		if x == nil {
+			return x
+		}
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = toMapValue(e)
+		}
+		return c
+	}
+	return v
+}
+
+// ObjectFromMap builds an Object from m. Go maps have no order, so the keys
+// are sorted: numerically when every key is a decimal integer in PHP's
+// canonical form (such as "-3", "0", "10"), otherwise bytewise. Nested
+// map[string]any values, also inside []any, become *Object the same way.
+func ObjectFromMap(m map[string]any) *Object {
+	keys := sortedMapKeys(m)
+	o := &Object{keys: keys, vals: make(map[string]any, len(keys))}
+	for _, k := range keys {
+		o.vals[k] = fromMapValue(m[k])
+	}
+	return o
+}
+
+func fromMapValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return ObjectFromMap(x)
+	case []any:
+		if x == nil {
+			return x
+		}
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = fromMapValue(e)
+		}
+		return c
+	}
+	return v
+}
+
+// MarshalJSON returns the same bytes as Marshal(o). Note that when it is
+// called by encoding/json, that package re-compacts the result and escapes
+// "<", ">" and "&"; use Marshal when the exact bytes matter.
+func (o *Object) MarshalJSON() ([]byte, error) {
+	return Marshal(o)
+}
+
+// UnmarshalJSON replaces the contents of o with the decoded object, following
+// the rules of DecodeObject. As is conventional for encoding/json, the
+// literal null leaves o unchanged.
+func (o *Object) UnmarshalJSON(data []byte) error {
+	if isNullLiteral(data) {
+		return nil
+	}
+	n, err := DecodeObject(data)
+	if err != nil {
+		return err
+	}
+	*o = *n
+	return nil
+}
+
+func isNullLiteral(data []byte) bool {
+	d := decoder{data: data}
+	d.skipWS()
+	if !d.literal("null") {
+		return false
+	}
+	d.skipWS()
+	return d.pos == len(d.data)
+}

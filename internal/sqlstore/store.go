@@ -1,0 +1,145 @@
+// Package sqlstore implements queuety.Store on database/sql. The row
+// operations are written once, in SQL that MySQL, MariaDB and SQLite all
+// accept; each store package (store/mysql, store/sqlite) supplies a Dialect
+// for the few places where they differ (row locks, index hints, error
+// codes, time encoding) and owns its schema and migrations.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// Dialect describes one database family.
+type Dialect struct {
+	// Name is the store's driver name ("mysql", "sqlite").
+	Name string
+	// ForUpdate and SkipLocked are appended to locking reads; empty for
+	// databases that serialise writers instead (SQLite).
+	ForUpdate  string // " FOR UPDATE"
+	SkipLocked string // " FOR UPDATE SKIP LOCKED"
+	// ByID is an index hint placed after the table name in statements that
+	// select or update rows by primary key (" FORCE INDEX (PRIMARY)").
+	ByID string
+	// ClaimHint is the index hint for the claim query.
+	ClaimHint string
+	// Retryable reports a transient conflict: deadlock, lock-wait timeout,
+	// busy database. The transaction is run again.
+	Retryable func(error) bool
+	// Duplicate reports a unique-key violation.
+	Duplicate func(error) bool
+	// Time converts a time for a query parameter; frac says whether the
+	// column keeps microseconds. Zero times are passed as NULL.
+	Time func(t time.Time, frac bool) any
+	// InsertIDs returns the ids of n rows inserted by one statement.
+	InsertIDs func(res sql.Result, n int) ([]int64, error)
+	// Begin starts a transaction.
+	Begin func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
+}
+
+// Tables holds the prefixed table names.
+type Tables struct {
+	Jobs, Workflows, Logs, Schedules, QueueStates, Signals, DispatchKeys, Events, Failures, Migrations string
+}
+
+// NewTables returns the table names for a prefix ("wp_").
+func NewTables(prefix string) Tables {
+	p := prefix + "queuety_"
+	return Tables{
+		Jobs: p + "jobs", Workflows: p + "workflows", Logs: p + "logs", Schedules: p + "schedules",
+		QueueStates: p + "queue_states", Signals: p + "signals", DispatchKeys: p + "workflow_dispatch_keys",
+		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
+	}
+}
+
+// Store is a queuety.Store on database/sql.
+type Store struct {
+	DB      *sql.DB
+	D       Dialect
+	T       Tables
+	info    queuety.StoreInfo
+	migrate func(ctx context.Context) error
+	q       queries
+}
+
+// New returns a Store. migrate applies the schema.
+func New(db *sql.DB, d Dialect, prefix string, info queuety.StoreInfo, migrate func(ctx context.Context) error) *Store {
+	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrate: migrate}
+	s.q = buildQueries(s.T, d)
+	return s
+}
+
+// Info implements queuety.Store.
+func (s *Store) Info() queuety.StoreInfo { return s.info }
+
+// Migrate implements queuety.Store.
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx) }
+
+// Close implements queuety.Store.
+func (s *Store) Close() error { return s.DB.Close() }
+
+// maxTxAttempts bounds how often InTx re-runs a transaction that hit a
+// transient conflict.
+const maxTxAttempts = 12
+
+// ErrCommitUnknown wraps an error returned by COMMIT itself: the
+// transaction may or may not have been applied, so it is not retried.
+var ErrCommitUnknown = errors.New("sqlstore: commit outcome unknown")
+
+// InTx implements queuety.Store. Conflicts reported before COMMIT
+// (deadlocks, lock-wait timeouts, a busy database, and a connection lost
+// mid-transaction, which the server rolls back) re-run fn with jittered
+// backoff; an error from COMMIT itself is returned, never retried.
+func (s *Store) InTx(ctx context.Context, fn func(queuety.Tx) error) error {
+	var err error
+	for attempt := 0; attempt < maxTxAttempts; attempt++ {
+		if attempt > 0 {
+			wait := time.Duration(1<<min(attempt, 7)) * 2 * time.Millisecond
+			wait += time.Duration(rand.Int64N(int64(wait)))
+			select {
+			case <-ctx.Done():
+				return errors.Join(ctx.Err(), err)
+			case <-time.After(wait):
+			}
+		}
+		var tx *sql.Tx
+		tx, err = s.D.Begin(ctx, s.DB)
+		if err != nil {
+			if s.transient(err) {
+				continue
+			}
+			return fmt.Errorf("begin: %w", err)
+		}
+		err = fn(&txn{s: s, tx: tx})
+		if err != nil {
+			_ = tx.Rollback()
+			if s.transient(err) && ctx.Err() == nil {
+				continue
+			}
+			return err
+		}
+		if cerr := tx.Commit(); cerr != nil {
+			if s.D.Retryable(cerr) { // the server refused the commit: nothing applied
+				err = cerr
+				continue
+			}
+			return fmt.Errorf("%w: %w", ErrCommitUnknown, cerr)
+		}
+		return nil
+	}
+	return fmt.Errorf("transaction failed after %d attempts: %w", maxTxAttempts, err)
+}
+
+// transient reports errors worth re-running a whole transaction for.
+func (s *Store) transient(err error) bool {
+	if errors.Is(err, queuety.ErrStaleAttempt) || errors.Is(err, queuety.ErrNotFound) {
+		return false
+	}
+	return s.D.Retryable(err) || errors.Is(err, sql.ErrConnDone) || isBadConn(err)
+}

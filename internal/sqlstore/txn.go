@@ -1,0 +1,862 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// queries holds the statements that do not depend on arguments.
+type queries struct {
+	jobByID, jobsUpdate, wfByID, wfUpdate string
+}
+
+func buildQueries(t Tables, d Dialect) queries {
+	return queries{
+		jobByID: "SELECT " + jobCols + " FROM " + t.Jobs + d.ByID + " WHERE id = ?",
+		jobsUpdate: "UPDATE " + t.Jobs + d.ByID + " SET payload_hash = ?, priority = ?, status = ?, attempts = ?, " +
+			"max_attempts = ?, available_at = ?, reserved_at = ?, completed_at = ?, failed_at = ?, error_message = ?, " +
+			"workflow_id = ?, step_index = ?, depends_on = ?, heartbeat_data = ?, claim_token = ?, " +
+			"schedule_to_start_at = ?, start_to_close_at = ?, schedule_to_close_at = ?, heartbeat_deadline_at = ?, " +
+			"last_heartbeat_at = ? WHERE id = ?",
+		wfByID: "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE id = ?",
+		wfUpdate: "UPDATE " + t.Workflows + " SET status = ?, state = ?, current_step = ?, total_steps = ?, " +
+			"completed_at = ?, failed_at = ?, error_message = ?, deadline_at = ?, run_number = ?, run_started_at = ?, " +
+			"run_deadline_at = ?, wait_deadline_at = ? WHERE id = ?",
+	}
+}
+
+// txn implements queuety.Tx.
+type txn struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+func (t *txn) lock(m queuety.LockMode) string {
+	switch m {
+	case queuety.LockUpdate:
+		return t.s.D.ForUpdate
+	case queuety.LockSkipLocked:
+		return t.s.D.SkipLocked
+	}
+	return ""
+}
+
+// sec and frac convert times for second- and microsecond-precision columns.
+func (t *txn) sec(v time.Time) any {
+	if v.IsZero() {
+		return nil
+	}
+	return t.s.D.Time(v.UTC().Truncate(time.Second), false)
+}
+
+func (t *txn) frac(v time.Time) any {
+	if v.IsZero() {
+		return nil
+	}
+	return t.s.D.Time(v.UTC(), true)
+}
+
+func nullID(v int64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullText(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+func nullIntp(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func nullInt64p(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}
+
+func idArgs(ids []int64) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
+func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*queuety.Job, error) {
+	rows, err := t.tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*queuety.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) queryWorkflows(ctx context.Context, q string, args ...any) ([]*queuety.Workflow, error) {
+	rows, err := t.tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*queuety.Workflow
+	for rows.Next() {
+		w, err := scanWorkflow(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// JobInsert implements queuety.Tx.
+func (t *txn) JobInsert(ctx context.Context, jobs []*queuety.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	const cols = "queue, handler, payload, payload_hash, priority, status, attempts, max_attempts, available_at, " +
+		"workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units, created_at, " +
+		"schedule_to_start_at, schedule_to_close_at"
+	row := "(" + placeholders(19) + ")"
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + t.s.T.Jobs + " (" + cols + ") VALUES ")
+	args := make([]any, 0, len(jobs)*19)
+	for i, j := range jobs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+		limit := any(nil)
+		if j.ConcurrencyLimit > 0 {
+			limit = j.ConcurrencyLimit
+		}
+		status := j.Status
+		if status == "" {
+			status = queuety.JobPending
+		}
+		args = append(args, j.Queue, j.Handler, string(j.Payload), nullStr(j.PayloadHash), int(j.Priority), string(status),
+			j.Attempts, j.MaxAttempts, t.sec(j.AvailableAt), nullID(j.WorkflowID), nullIntp(j.StepIndex), nullID(j.DependsOn),
+			nullID(j.BatchID), nullStr(j.ConcurrencyGroup), limit, j.CostUnits, t.sec(j.CreatedAt),
+			t.frac(j.ScheduleToStartAt), t.frac(j.ScheduleToCloseAt))
+	}
+	res, err := t.tx.ExecContext(ctx, b.String(), args...)
+	if err != nil {
+		return fmt.Errorf("insert jobs: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, len(jobs))
+	if err != nil {
+		return fmt.Errorf("insert jobs: %w", err)
+	}
+	for i, j := range jobs {
+		j.ID = ids[i]
+		j.Status = status(j.Status)
+	}
+	return nil
+}
+
+func status(s queuety.JobStatus) queuety.JobStatus {
+	if s == "" {
+		return queuety.JobPending
+	}
+	return s
+}
+
+// JobGet implements queuety.Tx.
+func (t *txn) JobGet(ctx context.Context, id int64, lock queuety.LockMode) (*queuety.Job, error) {
+	j, err := scanJob(t.tx.QueryRowContext(ctx, t.s.q.jobByID+t.lock(lock), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("job %d: %w", id, queuety.ErrNotFound)
+	}
+	return j, err
+}
+
+// JobGetMany implements queuety.Tx.
+func (t *txn) JobGetMany(ctx context.Context, ids []int64, lock queuety.LockMode) ([]*queuety.Job, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + t.s.D.ByID + " WHERE id IN (" + placeholders(len(ids)) + ") ORDER BY id" + t.lock(lock)
+	return t.queryJobs(ctx, q, idArgs(ids)...)
+}
+
+// JobUpdate implements queuety.Tx.
+func (t *txn) JobUpdate(ctx context.Context, j *queuety.Job) error {
+	_, err := t.tx.ExecContext(ctx, t.s.q.jobsUpdate, nullStr(j.PayloadHash), int(j.Priority), string(j.Status), j.Attempts,
+		j.MaxAttempts, t.sec(j.AvailableAt), t.sec(j.ReservedAt), t.sec(j.CompletedAt), t.sec(j.FailedAt),
+		nullStr(j.ErrorMessage), nullID(j.WorkflowID), nullIntp(j.StepIndex), nullID(j.DependsOn), nullText(j.HeartbeatData),
+		nullID(j.ClaimToken), t.frac(j.ScheduleToStartAt), t.frac(j.StartToCloseAt), t.frac(j.ScheduleToCloseAt),
+		t.frac(j.HeartbeatDeadline), t.frac(j.LastHeartbeatAt), j.ID)
+	if err != nil {
+		return fmt.Errorf("update job %d: %w", j.ID, err)
+	}
+	return nil
+}
+
+// claimWhere is the eligibility test shared by JobClaim and JobHasDue.
+func (t *txn) claimWhere(p queuety.ClaimParams) (string, []any) {
+	T := t.s.T
+	where := "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(len(p.Handlers)) + ")" +
+		" AND (job.workflow_id IS NULL OR EXISTS (SELECT 1 FROM " + T.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status IN ('running', 'paused')))" +
+		" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + T.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
+		" AND NOT EXISTS (SELECT 1 FROM " + T.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
+	args := []any{p.Queue, t.sec(p.Now.Truncate(time.Second))}
+	for _, h := range p.Handlers {
+		args = append(args, h)
+	}
+	args = append(args, p.Queue)
+	return where, args
+}
+
+// JobClaim implements queuety.Tx.
+func (t *txn) JobClaim(ctx context.Context, p queuety.ClaimParams) ([]*queuety.Job, error) {
+	if p.Limit <= 0 || len(p.Handlers) == 0 {
+		return nil, nil
+	}
+	where, args := t.claimWhere(p)
+	q := "SELECT " + prefixed("job.", jobCols) + " FROM " + t.s.T.Jobs + " job" + t.s.D.ClaimHint + " WHERE " + where +
+		" ORDER BY job.priority DESC, job.available_at ASC, job.id ASC LIMIT ?" + t.s.D.SkipLocked
+	args = append(args, p.Limit)
+	jobs, err := t.queryJobs(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("claim select: %w", err)
+	}
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, attempts = attempts + 1, claim_token = ? " +
+		"WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'pending'"
+	res, err := t.tx.ExecContext(ctx, upd, append([]any{t.sec(p.Now), p.Token}, idArgs(ids)...)...)
+	if err != nil {
+		return nil, fmt.Errorf("claim update: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && int(n) != len(ids) {
+		return nil, fmt.Errorf("claim update: changed %d of %d locked rows", n, len(ids))
+	}
+	for _, j := range jobs {
+		j.Status = queuety.JobProcessing
+		j.ReservedAt = p.Now.UTC().Truncate(time.Second)
+		j.Attempts++
+		j.ClaimToken = p.Token
+	}
+	return jobs, nil
+}
+
+// JobHasDue implements queuety.Tx.
+func (t *txn) JobHasDue(ctx context.Context, p queuety.ClaimParams) (bool, error) {
+	if len(p.Handlers) == 0 {
+		return false, nil
+	}
+	where, args := t.claimWhere(p)
+	var one int
+	err := t.tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.s.T.Jobs+" job WHERE "+where+" LIMIT 1", args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func prefixed(prefix, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i, p := range parts {
+		parts[i] = prefix + p
+	}
+	return strings.Join(parts, ", ")
+}
+
+// JobComplete implements queuety.Tx.
+func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'completed', completed_at = ?, start_to_close_at = NULL, " +
+		"heartbeat_deadline_at = NULL, schedule_to_start_at = NULL, schedule_to_close_at = NULL " +
+		"WHERE id IN (" + placeholders(len(ids)) + ") AND status IN ('pending', 'processing')"
+	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, idArgs(ids)...)...); err != nil {
+		return fmt.Errorf("complete jobs: %w", err)
+	}
+	return nil
+}
+
+// JobTouch implements queuety.Tx.
+func (t *txn) JobTouch(ctx context.Context, ids []int64, token int64, at time.Time) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET reserved_at = ? WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'processing' AND claim_token = ?"
+	args := append([]any{t.sec(at)}, idArgs(ids)...)
+	res, err := t.tx.ExecContext(ctx, q, append(args, token)...)
+	if err != nil {
+		return 0, fmt.Errorf("renew leases: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// JobFindStale implements queuety.Tx.
+func (t *txn) JobFindStale(ctx context.Context, p queuety.StaleParams) ([]*queuety.Job, error) {
+	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + " WHERE status = 'processing' AND reserved_at < ? ORDER BY reserved_at, id LIMIT ?" + t.lock(p.Lock)
+	return t.queryJobs(ctx, q, t.sec(p.ReservedBefore), p.Limit)
+}
+
+// JobFindTimedOut implements queuety.Tx. Each deadline column has its own
+// index and is NULL unless the deadline is armed, so every read touches
+// only expired entries.
+func (t *txn) JobFindTimedOut(ctx context.Context, p queuety.TimedOutParams) ([]*queuety.Job, error) {
+	var ids []int64
+	for _, col := range []string{"schedule_to_close_at", "schedule_to_start_at", "heartbeat_deadline_at", "start_to_close_at"} {
+		got, err := t.ids(ctx, "SELECT id FROM "+t.s.T.Jobs+" WHERE "+col+" <= ? LIMIT ?", t.frac(p.Now), p.Limit)
+		if err != nil {
+			return nil, fmt.Errorf("find timed-out jobs: %w", err)
+		}
+		ids = mergeIDs(ids, got, p.Limit)
+	}
+	return t.JobGetMany(ctx, ids, p.Lock)
+}
+
+// ids runs a query that returns one id column.
+func (t *txn) ids(ctx context.Context, q string, args ...any) ([]int64, error) {
+	rows, err := t.tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// mergeIDs appends the ids of b not already in a, up to limit in total.
+func mergeIDs(a, b []int64, limit int) []int64 {
+	seen := make(map[int64]bool, len(a))
+	for _, id := range a {
+		seen[id] = true
+	}
+	for _, id := range b {
+		if len(a) >= limit {
+			break
+		}
+		if !seen[id] {
+			seen[id] = true
+			a = append(a, id)
+		}
+	}
+	return a
+}
+
+// JobListByWorkflow implements queuety.Tx.
+func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []queuety.JobStatus, lock queuety.LockMode) ([]*queuety.Job, error) {
+	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + " WHERE workflow_id = ?"
+	args := []any{wfID}
+	if len(statuses) > 0 {
+		q += " AND status IN (" + placeholders(len(statuses)) + ")"
+		for _, s := range statuses {
+			args = append(args, string(s))
+		}
+	}
+	return t.queryJobs(ctx, q+" ORDER BY id"+t.lock(lock), args...)
+}
+
+// JobFindActiveByHash implements queuety.Tx.
+func (t *txn) JobFindActiveByHash(ctx context.Context, handler, hash string) (int64, error) {
+	var id int64
+	err := t.tx.QueryRowContext(ctx, "SELECT id FROM "+t.s.T.Jobs+" WHERE handler = ? AND payload_hash = ? AND status IN ('pending', 'processing') ORDER BY id LIMIT 1",
+		handler, hash).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}
+
+// JobCountActiveByHandler implements queuety.Tx.
+func (t *txn) JobCountActiveByHandler(ctx context.Context, handler string) (int64, error) {
+	var n int64
+	err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.s.T.Jobs+" WHERE handler = ? AND status IN ('pending', 'processing')", handler).Scan(&n)
+	return n, err
+}
+
+// JobList implements queuety.Tx.
+func (t *txn) JobList(ctx context.Context, f queuety.JobFilter) ([]*queuety.Job, error) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) { conds = append(conds, cond); args = append(args, v) }
+	if f.Queue != "" {
+		add("queue = ?", f.Queue)
+	}
+	if f.Status != "" {
+		add("status = ?", string(f.Status))
+	}
+	if f.Handler != "" {
+		add("handler = ?", f.Handler)
+	}
+	if f.WorkflowID != 0 {
+		add("workflow_id = ?", f.WorkflowID)
+	}
+	if f.AfterID != 0 {
+		add("id > ?", f.AfterID)
+	}
+	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	return t.queryJobs(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
+}
+
+// JobCounts implements queuety.Tx.
+func (t *txn) JobCounts(ctx context.Context) ([]queuety.QueueCount, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT queue, status, COUNT(*) FROM "+t.s.T.Jobs+" GROUP BY queue, status ORDER BY queue, status")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []queuety.QueueCount
+	for rows.Next() {
+		var c queuety.QueueCount
+		var s string
+		if err := rows.Scan(&c.Queue, &s, &c.Count); err != nil {
+			return nil, err
+		}
+		c.Status = queuety.JobStatus(s)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// JobDeleteFinished implements queuety.Tx.
+func (t *txn) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error) {
+	q := "DELETE FROM " + t.s.T.Jobs + " WHERE id IN (SELECT id FROM (SELECT id FROM " + t.s.T.Jobs +
+		" WHERE status = 'completed' AND completed_at < ? ORDER BY id LIMIT ?) AS old)"
+	res, err := t.tx.ExecContext(ctx, q, t.sec(before), limit)
+	if err != nil {
+		return 0, fmt.Errorf("purge jobs: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// QueueSetPaused implements queuety.Tx. Pausing writes a queue_states row
+// and resuming deletes it, as Queuety does.
+func (t *txn) QueueSetPaused(ctx context.Context, queue string, paused bool, at time.Time) error {
+	if !paused {
+		_, err := t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.QueueStates+" WHERE queue = ?", queue)
+		return err
+	}
+	res, err := t.tx.ExecContext(ctx, "UPDATE "+t.s.T.QueueStates+" SET paused = 1, paused_at = ? WHERE queue = ?", t.sec(at), queue)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
+	var one int
+	err = t.tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.s.T.QueueStates+" WHERE queue = ?", queue).Scan(&one)
+	if err == nil {
+		return nil // already paused with the same values
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.QueueStates+" (queue, paused, paused_at) VALUES (?, 1, ?)", queue, t.sec(at))
+	if err != nil && t.s.D.Duplicate(err) {
+		return nil
+	}
+	return err
+}
+
+// QueueStates implements queuety.Tx.
+func (t *txn) QueueStates(ctx context.Context) ([]queuety.QueueState, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT queue, paused, paused_at FROM "+t.s.T.QueueStates+" ORDER BY queue")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []queuety.QueueState
+	for rows.Next() {
+		var s queuety.QueueState
+		var paused int
+		if err := rows.Scan(&s.Queue, &paused, nullTime{&s.PausedAt}); err != nil {
+			return nil, err
+		}
+		s.Paused = paused != 0
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// LogInsert implements queuety.Tx.
+func (t *txn) LogInsert(ctx context.Context, entries []*queuety.LogEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	const n = 14
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + t.s.T.Logs + " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
+		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES ")
+	args := make([]any, 0, len(entries)*n)
+	for i, l := range entries {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(" + placeholders(n) + ")")
+		q := l.Queue
+		if q == "" {
+			q = queuety.DefaultQueue
+		}
+		args = append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
+			nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
+			nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), t.sec(l.CreatedAt))
+	}
+	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("insert logs: %w", err)
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// LogList implements queuety.Tx.
+func (t *txn) LogList(ctx context.Context, f queuety.LogFilter) ([]*queuety.LogEntry, error) {
+	var conds []string
+	var args []any
+	if f.JobID != 0 {
+		conds, args = append(conds, "job_id = ?"), append(args, f.JobID)
+	}
+	if f.WorkflowID != 0 {
+		conds, args = append(conds, "workflow_id = ?"), append(args, f.WorkflowID)
+	}
+	if f.Event != "" {
+		conds, args = append(conds, "event = ?"), append(args, string(f.Event))
+	}
+	q := "SELECT " + logCols + " FROM " + t.s.T.Logs
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := t.tx.QueryContext(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*queuety.LogEntry
+	for rows.Next() {
+		l, err := scanLog(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// EventInsert implements queuety.Tx.
+func (t *txn) EventInsert(ctx context.Context, events []*queuety.WorkflowEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	const n = 17
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + t.s.T.Events + " (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, " +
+		"attempt, input, output, state_before, state_after, context, error, duration_ms, created_at) VALUES ")
+	args := make([]any, 0, len(events)*n)
+	for i, e := range events {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(" + placeholders(n) + ")")
+		args = append(args, e.WorkflowID, nullID(e.JobID), e.StepIndex, nullStr(e.StepName), nullStr(e.StepType), e.Handler,
+			string(e.Event), nullStr(e.Queue), nullIntp(e.Attempt), nullText(e.Input), nullText(e.Output),
+			nullText(e.StateBefore), nullText(e.StateAfter), nullText(e.Context), nullText(e.Error), nullInt64p(e.DurationMS),
+			t.sec(e.CreatedAt))
+	}
+	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("insert workflow events: %w", err)
+	}
+	return nil
+}
+
+// EventList implements queuety.Tx.
+func (t *txn) EventList(ctx context.Context, wfID int64) ([]*queuety.WorkflowEvent, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT "+eventCols+" FROM "+t.s.T.Events+" WHERE workflow_id = ? ORDER BY id", wfID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*queuety.WorkflowEvent
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// WorkflowInsert implements queuety.Tx.
+func (t *txn) WorkflowInsert(ctx context.Context, w *queuety.Workflow) error {
+	q := "INSERT INTO " + t.s.T.Workflows + " (name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index, " +
+		"started_at, deadline_at, run_number, run_started_at, run_deadline_at, wait_deadline_at) VALUES (" + placeholders(13) + ")"
+	res, err := t.tx.ExecContext(ctx, q, w.Name, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
+		nullID(w.ParentWorkflowID), nullIntp(w.ParentStepIndex), t.sec(w.StartedAt), t.sec(w.DeadlineAt),
+		nullID(int64(w.RunNumber)), t.frac(w.RunStartedAt), t.frac(w.RunDeadlineAt), t.frac(w.WaitDeadlineAt))
+	if err != nil {
+		return fmt.Errorf("insert workflow: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, 1)
+	if err != nil {
+		return fmt.Errorf("insert workflow: %w", err)
+	}
+	w.ID = ids[0]
+	return nil
+}
+
+// WorkflowGet implements queuety.Tx.
+func (t *txn) WorkflowGet(ctx context.Context, id int64, lock queuety.LockMode) (*queuety.Workflow, error) {
+	w, err := scanWorkflow(t.tx.QueryRowContext(ctx, t.s.q.wfByID+t.lock(lock), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("workflow %d: %w", id, queuety.ErrNotFound)
+	}
+	return w, err
+}
+
+// WorkflowGetMany implements queuety.Tx.
+func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock queuety.LockMode) ([]*queuety.Workflow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE id IN (" + placeholders(len(ids)) + ") ORDER BY id" + t.lock(lock)
+	return t.queryWorkflows(ctx, q, idArgs(ids)...)
+}
+
+// WorkflowUpdate implements queuety.Tx.
+func (t *txn) WorkflowUpdate(ctx context.Context, w *queuety.Workflow) error {
+	_, err := t.tx.ExecContext(ctx, t.s.q.wfUpdate, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
+		t.sec(w.CompletedAt), t.sec(w.FailedAt), nullStr(w.ErrorMessage), t.sec(w.DeadlineAt), nullID(int64(w.RunNumber)),
+		t.frac(w.RunStartedAt), t.frac(w.RunDeadlineAt), t.frac(w.WaitDeadlineAt), w.ID)
+	if err != nil {
+		return fmt.Errorf("update workflow %d: %w", w.ID, err)
+	}
+	return nil
+}
+
+// nonTerminal lists the workflow statuses a deadline applies to.
+const nonTerminal = "'running', 'paused', 'waiting_for_signal', 'waiting_for_workflows'"
+
+// WorkflowFindExpired implements queuety.Tx: one range read per deadline
+// column, each through its (status, deadline) index, then the candidate
+// rows by primary key with the requested lock.
+func (t *txn) WorkflowFindExpired(ctx context.Context, p queuety.ExpiredParams) ([]*queuety.Workflow, error) {
+	ids, err := t.ids(ctx, "SELECT id FROM "+t.s.T.Workflows+" WHERE status IN ("+nonTerminal+") AND deadline_at <= ? LIMIT ?", t.sec(p.Now), p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("find expired workflows: %w", err)
+	}
+	run, err := t.ids(ctx, "SELECT id FROM "+t.s.T.Workflows+" WHERE status IN ("+nonTerminal+") AND run_deadline_at <= ? LIMIT ?", t.frac(p.Now), p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("find expired workflows: %w", err)
+	}
+	ids = mergeIDs(ids, run, p.Limit)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + t.s.D.ByID + " WHERE id IN (" + placeholders(len(ids)) +
+		") AND status IN (" + nonTerminal + ") ORDER BY id" + t.lock(p.Lock)
+	return t.queryWorkflows(ctx, q, idArgs(ids)...)
+}
+
+// WorkflowFindWaitExpired implements queuety.Tx.
+func (t *txn) WorkflowFindWaitExpired(ctx context.Context, p queuety.ExpiredParams) ([]*queuety.Workflow, error) {
+	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?" + t.lock(p.Lock)
+	return t.queryWorkflows(ctx, q, t.frac(p.Now), p.Limit)
+}
+
+// WorkflowList implements queuety.Tx.
+func (t *txn) WorkflowList(ctx context.Context, f queuety.WorkflowFilter) ([]*queuety.Workflow, error) {
+	var conds []string
+	var args []any
+	if f.Status != "" {
+		conds, args = append(conds, "status = ?"), append(args, string(f.Status))
+	}
+	if f.Name != "" {
+		conds, args = append(conds, "name = ?"), append(args, f.Name)
+	}
+	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	return t.queryWorkflows(ctx, q+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
+}
+
+// DispatchKeyGet implements queuety.Tx.
+func (t *txn) DispatchKeyGet(ctx context.Context, key string) (int64, error) {
+	var id int64
+	err := t.tx.QueryRowContext(ctx, "SELECT workflow_id FROM "+t.s.T.DispatchKeys+" WHERE dispatch_key = ?", key).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}
+
+// DispatchKeyInsert implements queuety.Tx.
+func (t *txn) DispatchKeyInsert(ctx context.Context, key string, wfID int64, at time.Time) error {
+	_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.DispatchKeys+" (dispatch_key, workflow_id, created_at) VALUES (?, ?, ?)", key, wfID, t.sec(at))
+	if err != nil && t.s.D.Duplicate(err) {
+		return fmt.Errorf("idempotency key %q: %w", key, queuety.ErrDuplicate)
+	}
+	return err
+}
+
+// SignalInsert implements queuety.Tx.
+func (t *txn) SignalInsert(ctx context.Context, s *queuety.Signal) error {
+	res, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Signals+" (workflow_id, signal_name, payload, received_at) VALUES (?, ?, ?, ?)",
+		s.WorkflowID, s.Name, string(s.Payload), t.sec(s.ReceivedAt))
+	if err != nil {
+		return fmt.Errorf("insert signal: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, 1)
+	if err != nil {
+		return err
+	}
+	s.ID = ids[0]
+	return nil
+}
+
+// SignalList implements queuety.Tx.
+func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*queuety.Signal, error) {
+	q := "SELECT id, workflow_id, signal_name, payload, received_at FROM " + t.s.T.Signals + " WHERE workflow_id = ?"
+	args := []any{wfID}
+	if len(names) > 0 {
+		q += " AND signal_name IN (" + placeholders(len(names)) + ")"
+		for _, n := range names {
+			args = append(args, n)
+		}
+	}
+	rows, err := t.tx.QueryContext(ctx, q+" ORDER BY id", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*queuety.Signal
+	for rows.Next() {
+		s := &queuety.Signal{}
+		if err := rows.Scan(&s.ID, &s.WorkflowID, &s.Name, nullBytes{&s.Payload}, nullTime{&s.ReceivedAt}); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// FailureInsert implements queuety.Tx.
+func (t *txn) FailureInsert(ctx context.Context, f *queuety.Failure) error {
+	q := "INSERT INTO " + t.s.T.Failures + " (workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, " +
+		"non_retryable, message, error_class, deadline_at, created_at) VALUES (" + placeholders(12) + ")"
+	nr := 0
+	if f.NonRetryable {
+		nr = 1
+	}
+	res, err := t.tx.ExecContext(ctx, q, nullID(f.WorkflowID), nullID(f.JobID), nullIntp(f.StepIndex), nullID(int64(f.Attempt)),
+		nullID(int64(f.RunNumber)), string(f.Category), nullStr(string(f.TimeoutKind)), nr, truncate(f.Message, 65000),
+		nullStr(truncate(f.ErrorClass, 255)), t.frac(f.DeadlineAt), t.frac(f.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert failure: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, 1)
+	if err != nil {
+		return err
+	}
+	f.ID = ids[0]
+	return nil
+}
+
+// FailureList implements queuety.Tx.
+func (t *txn) FailureList(ctx context.Context, wfID, jobID int64) ([]*queuety.Failure, error) {
+	q := "SELECT id, workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, non_retryable, message, " +
+		"error_class, deadline_at, created_at FROM " + t.s.T.Failures
+	var arg int64
+	if wfID != 0 {
+		q, arg = q+" WHERE workflow_id = ?", wfID
+	} else {
+		q, arg = q+" WHERE job_id = ?", jobID
+	}
+	rows, err := t.tx.QueryContext(ctx, q+" ORDER BY id", arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*queuety.Failure
+	for rows.Next() {
+		f := &queuety.Failure{}
+		var attempt, run int64
+		var cat, kind string
+		var nr int
+		if err := rows.Scan(&f.ID, nullInt{&f.WorkflowID}, nullInt{&f.JobID}, nullIntPtr{&f.StepIndex}, nullInt{&attempt}, nullInt{&run},
+			&cat, nullString{&kind}, &nr, nullString{&f.Message}, nullString{&f.ErrorClass}, nullTime{&f.DeadlineAt}, nullTime{&f.CreatedAt}); err != nil {
+			return nil, err
+		}
+		f.Attempt, f.RunNumber = int(attempt), int(run)
+		f.Category, f.TimeoutKind, f.NonRetryable = queuety.FailureCategory(cat), queuety.TimeoutKind(kind), nr != 0
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,114 @@
+// Package testdb gives tests their own tables on the real MariaDB/MySQL
+// server: each call picks a fresh table prefix and drops every table with
+// that prefix when the test ends, so tests run in parallel without sharing
+// rows.
+//
+// The server comes from QUEUETY_TEST_MYSQL (a go-sql-driver DSN, default
+// root@tcp(127.0.0.1:3306)/test). When it cannot be reached the test is
+// skipped, except when CI=true, where it fails: CI must run the MySQL suite.
+package testdb
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	driver "github.com/go-sql-driver/mysql"
+)
+
+// DefaultDSN is the server used when QUEUETY_TEST_MYSQL is not set.
+const DefaultDSN = "root@tcp(127.0.0.1:3306)/test"
+
+var (
+	once    sync.Once
+	admin   *sql.DB
+	baseDSN string
+	openErr error
+)
+
+func connect() {
+	baseDSN = os.Getenv("QUEUETY_TEST_MYSQL")
+	if baseDSN == "" {
+		baseDSN = DefaultDSN
+	}
+	cfg, err := driver.ParseDSN(baseDSN)
+	if err != nil {
+		openErr = fmt.Errorf("QUEUETY_TEST_MYSQL: %w", err)
+		return
+	}
+	cfg.Timeout = 5 * time.Second
+	conn, err := driver.NewConnector(cfg)
+	if err != nil {
+		openErr = err
+		return
+	}
+	admin = sql.OpenDB(conn)
+	admin.SetMaxOpenConns(4)
+	openErr = admin.Ping()
+}
+
+// Admin returns a handle on the test server for direct SQL, or skips (fails
+// under CI=true) when the server is unreachable.
+func Admin(t testing.TB) *sql.DB {
+	t.Helper()
+	once.Do(connect)
+	if openErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("MySQL test server unreachable (CI=true requires it): %v", openErr)
+		}
+		t.Skipf("MySQL test server unreachable, skipping: %v", openErr)
+	}
+	return admin
+}
+
+// Prefix returns a fresh table prefix and drops its tables after the test.
+func Prefix(t testing.TB) string {
+	t.Helper()
+	db := Admin(t)
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	prefix := "t" + hex.EncodeToString(b) + "_"
+	t.Cleanup(func() { Drop(t, db, prefix) })
+	return prefix
+}
+
+// DSN returns a go-sql-driver DSN for the test server with a fresh prefix.
+func DSN(t testing.TB) (dsn, prefix string) {
+	t.Helper()
+	prefix = Prefix(t)
+	sep := "?"
+	if strings.Contains(baseDSN, "?") {
+		sep = "&"
+	}
+	return baseDSN + sep + "prefix=" + prefix, prefix
+}
+
+// Drop drops every table whose name starts with prefix.
+func Drop(t testing.TB, db *sql.DB, prefix string) {
+	rows, err := db.Query("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ?",
+		strings.ReplaceAll(prefix, "_", `\_`)+"%")
+	if err != nil {
+		t.Errorf("testdb: list tables of %s: %v", prefix, err)
+		return
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) == nil {
+			names = append(names, "`"+n+"`")
+		}
+	}
+	rows.Close()
+	if len(names) == 0 {
+		return
+	}
+	if _, err := db.Exec("DROP TABLE IF EXISTS " + strings.Join(names, ", ")); err != nil {
+		t.Errorf("testdb: drop tables of %s: %v", prefix, err)
+	}
+}

@@ -1,0 +1,377 @@
+// Package wpconfig reads the database settings of a WordPress site from its
+// wp-config.php without running PHP.
+//
+// It is the Go counterpart of Queuety's standalone-worker bootstrap, which
+// extracts DB_NAME, DB_USER, DB_PASSWORD, DB_HOST and $table_prefix from
+// wp-config.php so that workers can reach the same tables as WordPress.
+// Like Queuety, it only understands literal values:
+//
+//	define( 'DB_NAME', 'wordpress' );
+//	define( "DB_HOST", "db.internal:3307" );
+//	$table_prefix = 'wp_';
+//
+// Unlike Queuety's regular expressions, it tokenizes the file the way PHP
+// does, so defines inside comments, strings or inline HTML are ignored,
+// escaped quotes inside values are decoded, and a constant set by an
+// expression (getenv(), concatenation, a variable) is reported as an error
+// instead of being skipped or half-read.
+//
+// The file is not executed, so control flow is not evaluated: the first
+// define() of a constant in the file is the one used (PHP also keeps the first
+// definition, but only among the defines that actually run), and the last
+// plain assignment to $table_prefix wins.
+package wpconfig
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// DefaultPort is the MySQL TCP port used when DB_HOST does not name one.
+const DefaultPort = 3306
+
+// DefaultTablePrefix is WordPress's table prefix when wp-config.php does not
+// assign $table_prefix.
+const DefaultTablePrefix = "wp_"
+
+// ErrNotDefined is wrapped by the error returned when a required constant
+// (DB_NAME, DB_USER or DB_HOST) is not defined in wp-config.php.
+var ErrNotDefined = errors.New("not defined")
+
+// ErrNotLiteral is wrapped by the error returned when a database constant or
+// $table_prefix is set by an expression rather than a literal string, for
+// example define('DB_PASSWORD', getenv('DB_PASSWORD')).
+var ErrNotLiteral = errors.New("only literal strings are supported")
+
+// Config holds the database settings of a WordPress site.
+//
+// Host, Port and Socket are derived from DBHost, which accepts the forms
+// WordPress and Queuety accept: "host", "host:port", "/path/to/mysqld.sock",
+// "host:/path/to/mysqld.sock", "[ipv6]:port", "[ipv6]" and a bare IPv6
+// address such as "::1". When a socket is given, Socket is set, Host is empty
+// and the host part of DBHost is ignored (as Queuety's PDO connection does).
+//
+// "localhost" is kept as a TCP host. PHP's mysqli and pdo_mysql treat
+// "localhost" as "connect through the default Unix socket", but Go's MySQL
+// driver has no default socket path, so Config and DSN connect to
+// localhost:3306 over TCP instead. On a server where MySQL listens only on a
+// socket, write the socket path into DB_HOST ("localhost:/run/mysqld/mysqld.sock").
+type Config struct {
+	// DBName, DBUser and DBPassword are the DB_NAME, DB_USER and
+	// DB_PASSWORD values, decoded from their PHP string literals.
+	DBName, DBUser, DBPassword string
+
+	// DBHost is the raw DB_HOST value.
+	DBHost string
+	// Host is the host name or IP address (without brackets for IPv6), or ""
+	// when a Unix socket is used. An empty DB_HOST, or one that names only a
+	// port (":3307"), means "localhost", as in mysqli.
+	Host string
+	// Port is the TCP port: DefaultPort (3306) when DB_HOST does not name one.
+	Port int
+	// Socket is the Unix socket path, if DB_HOST names one.
+	Socket string
+	// TablePrefix is $table_prefix: DefaultTablePrefix ("wp_") when absent.
+	// It matches ^[A-Za-z0-9_]{0,32}$.
+	TablePrefix string
+}
+
+// Parse reads the database settings from the contents of a wp-config.php
+// file. DB_NAME, DB_USER and DB_HOST must be defined; a missing DB_PASSWORD
+// means an empty password. Errors wrap ErrNotDefined or ErrNotLiteral where
+// those apply.
+func Parse(src []byte) (Config, error) {
+	cfg, err := parse(src)
+	if err != nil {
+		return Config{}, fmt.Errorf("wpconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// ParseFile reads and parses the wp-config.php file at path. Errors name the
+// path.
+func ParseFile(path string) (Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("wpconfig: %w", err)
+	}
+	cfg, err := parse(src)
+	if err != nil {
+		return Config{}, fmt.Errorf("wpconfig: %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// DSN returns a DSN for github.com/go-sql-driver/mysql:
+//
+//	user:password@tcp(host:port)/dbname?prefix=wp_
+//	user:password@tcp([::1]:3306)/dbname?prefix=wp_
+//	user:password@unix(/run/mysqld/mysqld.sock)/dbname?prefix=wp_
+//
+// The password is written verbatim: the driver splits user information at
+// the last '@' before the address and the address from the database name at
+// the last '/', so passwords containing '@', ':', '/', '?' or any other byte
+// round-trip through mysql.ParseDSN. The database name is path-escaped, which
+// the driver undoes. Two values cannot be represented: a user name containing
+// ':' (the driver splits user from password at the first ':') and a socket
+// path containing '@'.
+//
+// The prefix parameter carries the table prefix for Queuety's store; it is
+// not a go-sql-driver option. Remove it from the parsed mysql.Config's
+// Params before connecting, or the driver sends it to the server as
+// "SET prefix=...", which fails.
+//
+// A zero Port means DefaultPort, and an empty Host without a Socket means
+// "localhost".
+func (c Config) DSN() string {
+	var b strings.Builder
+	b.WriteString(c.DBUser)
+	if c.DBPassword != "" {
+		b.WriteByte(':')
+		b.WriteString(c.DBPassword)
+	}
+	b.WriteByte('@')
+	if c.Socket != "" {
+		b.WriteString("unix(")
+		b.WriteString(c.Socket)
+	} else {
+		host, port := c.Host, c.Port
+		if host == "" {
+			host = "localhost"
+		}
+		if port == 0 {
+			port = DefaultPort
+		}
+		b.WriteString("tcp(")
+		b.WriteString(net.JoinHostPort(host, strconv.Itoa(port)))
+	}
+	b.WriteString(")/")
+	b.WriteString(url.PathEscape(c.DBName))
+	b.WriteString("?prefix=")
+	b.WriteString(url.QueryEscape(c.TablePrefix))
+	return b.String()
+}
+
+// constants lists the constants Parse reads, in the order errors report them.
+var constants = []string{"DB_NAME", "DB_USER", "DB_PASSWORD", "DB_HOST"}
+
+// optional marks the constants that may be missing: no DB_PASSWORD means an
+// empty password.
+var optional = map[string]bool{"DB_PASSWORD": true}
+
+var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_]{0,32}$`)
+
+// assignment is the right-hand side of a define() or $table_prefix assignment.
+type assignment struct {
+	toks []token // the value expression
+	line int     // line of the define or variable
+}
+
+// literal returns the string value of a, or an error naming name when a is
+// not a single literal string.
+func (a assignment) literal(name string) (string, error) {
+	if len(a.toks) == 1 && a.toks[0].kind == tokString {
+		return a.toks[0].value, nil
+	}
+	what := "an expression"
+	switch {
+	case len(a.toks) == 0:
+		what = "an empty value"
+	case len(a.toks) == 1 && a.toks[0].kind == tokInterp:
+		what = "a double-quoted string with variable interpolation"
+	}
+	return "", fmt.Errorf("%s on line %d is set by %s, not a literal string: %w", name, a.line, what, ErrNotLiteral)
+}
+
+func parse(src []byte) (Config, error) {
+	toks, err := lex(src)
+	if err != nil {
+		return Config{}, err
+	}
+	defines, prefix := scan(toks)
+
+	values := make(map[string]string, len(constants))
+	for _, name := range constants {
+		a, ok := defines[name]
+		if !ok {
+			if optional[name] {
+				continue
+			}
+			return Config{}, fmt.Errorf("%s is %w", name, ErrNotDefined)
+		}
+		v, err := a.literal(name)
+		if err != nil {
+			return Config{}, err
+		}
+		values[name] = v
+	}
+
+	cfg := Config{
+		DBName:      values["DB_NAME"],
+		DBUser:      values["DB_USER"],
+		DBPassword:  values["DB_PASSWORD"],
+		DBHost:      values["DB_HOST"],
+		TablePrefix: DefaultTablePrefix,
+	}
+	if prefix != nil {
+		p, err := prefix.literal("$table_prefix")
+		if err != nil {
+			return Config{}, err
+		}
+		if !validPrefix.MatchString(p) {
+			return Config{}, fmt.Errorf("invalid $table_prefix %q on line %d: use at most 32 letters, digits and underscores", p, prefix.line)
+		}
+		cfg.TablePrefix = p
+	}
+	cfg.Host, cfg.Port, cfg.Socket, err = parseHost(cfg.DBHost)
+	if err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// scan finds the first define() of each constant Parse reads and the last plain
+// assignment to $table_prefix.
+func scan(toks []token) (map[string]assignment, *assignment) {
+	defines := make(map[string]assignment)
+	var prefix *assignment
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		switch {
+		case t.kind == tokIdent && strings.EqualFold(t.text, "define") && isFunctionCall(toks, i):
+			// define ( 'NAME' , value [, case_insensitive] )
+			if i+3 >= len(toks) || toks[i+2].kind != tokString || !isPunct(toks[i+3], ',') {
+				continue
+			}
+			name := toks[i+2].value
+			value := expression(toks, i+4)
+			if slices.Contains(constants, name) {
+				if _, seen := defines[name]; !seen {
+					defines[name] = assignment{toks: value, line: t.line}
+				}
+			}
+		case t.kind == tokVar && t.text == "$table_prefix":
+			// $table_prefix = value ;   (but not ==, ===, =>)
+			if i+1 >= len(toks) || !isPunct(toks[i+1], '=') ||
+				(i+2 < len(toks) && (isPunct(toks[i+2], '=') || isPunct(toks[i+2], '>'))) {
+				continue
+			}
+			value := expression(toks, i+2)
+			prefix = &assignment{toks: value, line: t.line}
+		}
+	}
+	return defines, prefix
+}
+
+// isFunctionCall reports whether the identifier at toks[i] is a call of a
+// global function: followed by '(' and not a method call, static call or
+// function declaration.
+func isFunctionCall(toks []token, i int) bool {
+	if i+1 >= len(toks) || !isPunct(toks[i+1], '(') {
+		return false
+	}
+	if i == 0 {
+		return true
+	}
+	prev := toks[i-1]
+	switch {
+	case isPunct(prev, '>') && i >= 2 && isPunct(toks[i-2], '-'): // $obj->define(
+		return false
+	case isPunct(prev, ':') && i >= 2 && isPunct(toks[i-2], ':'): // Foo::define(
+		return false
+	case prev.kind == tokIdent && (strings.EqualFold(prev.text, "function") || strings.EqualFold(prev.text, "new")):
+		return false
+	}
+	return true
+}
+
+// expression returns the tokens from toks[start] up to, not including, the
+// first ',', ';' or unmatched closing bracket outside nested brackets: one
+// function argument or the right-hand side of an assignment statement.
+func expression(toks []token, start int) []token {
+	depth := 0
+	for i := start; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind != tokPunct {
+			continue
+		}
+		switch t.text[0] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			if depth == 0 {
+				return toks[start:i]
+			}
+			depth--
+		case ',', ';':
+			if depth == 0 {
+				return toks[start:i]
+			}
+		}
+	}
+	return toks[start:]
+}
+
+func isPunct(t token, c byte) bool {
+	return t.kind == tokPunct && t.text[0] == c
+}
+
+// parseHost splits a DB_HOST value into host, port and socket.
+func parseHost(dbHost string) (host string, port int, socket string, err error) {
+	port = DefaultPort
+	h := strings.TrimSpace(dbHost)
+	switch {
+	case h == "":
+		return "localhost", port, "", nil
+	case strings.HasPrefix(h, "/"):
+		return "", port, h, nil
+	}
+	// host:/path/to.sock (also [::1]:/path/to.sock): the socket wins.
+	if i := strings.Index(h, ":/"); i >= 0 {
+		return "", port, h[i+1:], nil
+	}
+
+	var portText string
+	switch {
+	case strings.HasPrefix(h, "["):
+		end := strings.IndexByte(h, ']')
+		if end < 0 {
+			return "", 0, "", fmt.Errorf("invalid DB_HOST %q: missing ']' after IPv6 address", dbHost)
+		}
+		host, rest := h[1:end], h[end+1:]
+		if host == "" {
+			return "", 0, "", fmt.Errorf("invalid DB_HOST %q: empty IPv6 address", dbHost)
+		}
+		if rest != "" {
+			p, ok := strings.CutPrefix(rest, ":")
+			if !ok {
+				return "", 0, "", fmt.Errorf("invalid DB_HOST %q: unexpected %q after IPv6 address", dbHost, rest)
+			}
+			portText = p
+		}
+		h = host
+	case strings.Count(h, ":") > 1:
+		// A bare IPv6 address such as ::1; it cannot carry a port.
+		return h, port, "", nil
+	default:
+		h, portText, _ = strings.Cut(h, ":")
+		if h == "" {
+			h = "localhost"
+		}
+	}
+	if portText != "" {
+		n, err := strconv.Atoi(portText)
+		if err != nil || n < 1 || n > 65535 || portText[0] == '+' || portText[0] == '-' {
+			return "", 0, "", fmt.Errorf("invalid DB_HOST %q: port %q is not a number from 1 to 65535", dbHost, portText)
+		}
+		port = n
+	}
+	return h, port, "", nil
+}

@@ -1,0 +1,743 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+)
+
+// Engine holds the engine's state transitions: claiming, completing,
+// failing, retrying, timing out and recovering jobs and workflow steps.
+// Workers and sweepers drive it; applications rarely call it directly.
+//
+// Every transition runs in one store transaction and is fenced: a result
+// from an attempt that no longer owns its job changes nothing and returns
+// ErrStaleAttempt.
+type Engine struct{ c *Client }
+
+// ClaimRequest says what a worker can take.
+type ClaimRequest struct {
+	Queues   []string // tried in order; earlier queues win
+	Handlers []string // handler names this worker can run
+	Limit    int      // at most this many jobs
+}
+
+// Claimed is one job claimed for one attempt.
+type Claimed struct {
+	Job       *Job
+	ClaimedAt time.Time
+
+	payload *phpjson.Object
+	runtime runtimeOptions
+	prevS2S time.Time // schedule-to-start deadline before the claim, restored on hand-back
+	// preErr is set when the job cannot run at all (malformed JSON, a
+	// malformed step definition). The worker reports it as the failure.
+	preErr error
+
+	// Workflow steps.
+	wf    *Workflow
+	state *phpjson.Object
+	steps []*stepDef
+	step  *stepDef
+}
+
+// IsStep reports whether the job is a workflow step.
+func (cj *Claimed) IsStep() bool { return cj.Job.WorkflowID != 0 && cj.Job.StepIndex != nil }
+
+// Err returns why the job cannot run, or nil. A worker reports this error as
+// the attempt's failure without calling a handler.
+func (cj *Claimed) Err() error { return cj.preErr }
+
+// Payload returns the payload a job handler sees: the stored object without
+// the engine's reserved keys.
+func (cj *Claimed) Payload() Payload {
+	p := State{}
+	if cj.payload == nil {
+		return p
+	}
+	for _, k := range cj.payload.Keys() {
+		if k == runtimeKey || k == chainKey || k == callbackKey {
+			continue
+		}
+		v, _ := cj.payload.Get(k)
+		p[k] = plain(v)
+	}
+	return p
+}
+
+// State returns the public workflow state a step handler sees (nil for
+// plain jobs).
+func (cj *Claimed) State() State {
+	if cj.state == nil {
+		return nil
+	}
+	return toState(publicState(cj.state))
+}
+
+// Info describes the attempt for the handler's context.
+func (cj *Claimed) Info() JobInfo {
+	j := cj.Job
+	info := JobInfo{
+		JobID:       j.ID,
+		Attempt:     j.Attempts,
+		AttemptID:   attemptID(j),
+		MaxAttempts: cj.maxAttempts(),
+		Queue:       j.Queue,
+		Handler:     j.Handler,
+		WorkflowID:  j.WorkflowID,
+		StepIndex:   -1,
+		Deadline:    j.StartToCloseAt,
+		Heartbeat:   cj.runtime.Timeouts.Heartbeat,
+		LastDetails: j.HeartbeatData,
+	}
+	if j.StepIndex != nil {
+		info.StepIndex = *j.StepIndex
+	}
+	if cj.step != nil {
+		info.StepName = cj.step.Name
+	}
+	if cj.wf != nil && !cj.wf.DeadlineAt.IsZero() {
+		info.WorkflowDeadline = cj.wf.DeadlineAt
+		if !cj.wf.RunDeadlineAt.IsZero() && cj.wf.RunDeadlineAt.Before(info.WorkflowDeadline) {
+			info.WorkflowDeadline = cj.wf.RunDeadlineAt
+		}
+	} else if cj.wf != nil {
+		info.WorkflowDeadline = cj.wf.RunDeadlineAt
+	}
+	return info
+}
+
+// maxAttempts is the effective attempt limit: __queuety_runtime first, then
+// the row (Queuety's order).
+func (cj *Claimed) maxAttempts() int {
+	if cj.runtime.MaxAttempts > 0 {
+		return cj.runtime.MaxAttempts
+	}
+	return max(cj.Job.MaxAttempts, 1)
+}
+
+// attemptID is the identity of one attempt: job id, attempt number and
+// claim token.
+func attemptID(j *Job) string {
+	return strconv.FormatInt(j.ID, 10) + "-" + strconv.Itoa(j.Attempts) + "-" + strconv.FormatInt(j.ClaimToken, 36)
+}
+
+// owns reports whether the stored row still belongs to the claimed attempt.
+func (cj *Claimed) owns(row *Job) bool {
+	return row.Status == JobProcessing && row.Attempts == cj.Job.Attempts && row.ClaimToken == cj.Job.ClaimToken
+}
+
+func newClaimToken() int64 { return rand.Int64N(1<<62) + 1 }
+
+// Claim claims up to req.Limit due jobs in one transaction, queue by queue
+// in the given order, and returns them ready to run. Jobs whose
+// schedule-to-close or schedule-to-start deadline has already passed, and
+// steps of workflows already past their deadline, are timed out or failed
+// instead of being returned.
+func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error) {
+	if req.Limit <= 0 || len(req.Handlers) == 0 || len(req.Queues) == 0 {
+		return nil, nil
+	}
+	var out []*Claimed
+	var expiredWorkflows []int64
+	var timedOut []*Claimed
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		out, expiredWorkflows, timedOut = nil, nil, nil
+		now := e.c.clock.Now()
+		token := newClaimToken()
+		var jobs []*Job
+		for _, q := range req.Queues {
+			got, err := tx.JobClaim(ctx, ClaimParams{Queue: q, Handlers: req.Handlers, Limit: req.Limit - len(jobs), Now: now, Token: token})
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, got...)
+			if len(jobs) >= req.Limit {
+				break
+			}
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		var wfIDs []int64
+		for _, j := range jobs {
+			cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt}
+			doc, err := decodeObject("payload", j.Payload)
+			if err != nil {
+				cj.preErr = NonRetryable(err)
+				cj.payload = phpjson.NewObject()
+			} else {
+				cj.payload = doc
+			}
+			cj.runtime = parseRuntime(cj.payload)
+			if cj.IsStep() {
+				wfIDs = append(wfIDs, j.WorkflowID)
+			}
+			out = append(out, cj)
+		}
+		if len(wfIDs) > 0 {
+			wfs, err := tx.WorkflowGetMany(ctx, wfIDs, LockNone)
+			if err != nil {
+				return err
+			}
+			byID := make(map[int64]*Workflow, len(wfs))
+			for _, wf := range wfs {
+				byID[wf.ID] = wf
+			}
+			for _, cj := range out {
+				if cj.IsStep() {
+					e.attachWorkflow(cj, byID[cj.Job.WorkflowID])
+				}
+			}
+		}
+		kept := out[:0]
+		for _, cj := range out {
+			if cj.wf != nil && cj.preErr == nil && workflowExpired(cj.wf, now) != "" {
+				expiredWorkflows = append(expiredWorkflows, cj.wf.ID)
+				continue
+			}
+			if kind := claimTimeoutKind(cj.Job, now); kind != "" {
+				timedOut = append(timedOut, cj)
+				continue
+			}
+			if err := e.armAttempt(ctx, tx, cj, now); err != nil {
+				return err
+			}
+			kept = append(kept, cj)
+		}
+		out = kept
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: claim: %w", err)
+	}
+	for _, id := range uniqueIDs(expiredWorkflows) {
+		if _, err := e.ExpireWorkflow(ctx, id); err != nil {
+			e.c.log.Error("queuety: expire workflow found at claim", "workflow_id", id, "err", err)
+		}
+	}
+	for _, cj := range timedOut {
+		if _, err := e.EnforceTimeout(ctx, cj.Job.ID); err != nil {
+			e.c.log.Error("queuety: time out job found at claim", "job_id", cj.Job.ID, "err", err)
+		}
+	}
+	return out, nil
+}
+
+// armAttempt sets the per-attempt deadlines on a freshly claimed job.
+func (e *Engine) armAttempt(ctx context.Context, tx Tx, cj *Claimed, now time.Time) error {
+	j := cj.Job
+	stc := cj.runtime.startToClose()
+	hb := cj.runtime.Timeouts.Heartbeat
+	if stc == 0 && hb == 0 && j.ScheduleToStartAt.IsZero() {
+		return nil
+	}
+	j.ScheduleToStartAt = time.Time{}
+	if stc > 0 {
+		j.StartToCloseAt = now.Add(stc)
+	}
+	if hb > 0 {
+		j.HeartbeatDeadline = now.Add(hb)
+	}
+	return tx.JobUpdate(ctx, j)
+}
+
+// claimTimeoutKind returns the activity timeout that has already passed for
+// a job being claimed: schedule-to-close, then schedule-to-start.
+func claimTimeoutKind(j *Job, now time.Time) TimeoutKind {
+	if !j.ScheduleToCloseAt.IsZero() && !now.Before(j.ScheduleToCloseAt) {
+		return TimeoutScheduleToClose
+	}
+	if !j.ScheduleToStartAt.IsZero() && !now.Before(j.ScheduleToStartAt) {
+		return TimeoutScheduleToStart
+	}
+	return ""
+}
+
+// Result is the outcome of one attempt, reported by a worker.
+type Result struct {
+	Claimed   *Claimed
+	Err       error // nil for success
+	Output    State // a step's output; nil for plain jobs
+	StartedAt time.Time
+	Duration  time.Duration
+}
+
+// Finish records the outcome of one attempt: completion, retry, burial or,
+// for a step, advancing the workflow. It returns ErrStaleAttempt when the
+// attempt no longer owns its job.
+func (e *Engine) Finish(ctx context.Context, r *Result) error {
+	if r.Err == nil && r.Claimed.preErr != nil {
+		r.Err = r.Claimed.preErr
+	}
+	switch {
+	case r.Claimed.IsStep():
+		if _, can := asContinueAsNew(r.Err); r.Err != nil && !can {
+			return e.failStep(ctx, r)
+		}
+		return e.completeStep(ctx, r)
+	case r.Err != nil:
+		return e.failJob(ctx, r)
+	default:
+		errs, err := e.CompleteJobs(ctx, []*Result{r})
+		if err != nil {
+			return err
+		}
+		return errs[0]
+	}
+}
+
+// CompleteJobs records successful plain-job attempts in one transaction:
+// the jobs become completed and get their started/completed log rows. The
+// returned slice holds, per result, nil or ErrStaleAttempt.
+func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, error) {
+	errs := make([]error, len(results))
+	if len(results) == 0 {
+		return errs, nil
+	}
+	ids := make([]int64, len(results))
+	for i, r := range results {
+		ids[i] = r.Claimed.Job.ID
+	}
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		now := e.c.clock.Now()
+		rows, err := tx.JobGetMany(ctx, ids, LockUpdate)
+		if err != nil {
+			return err
+		}
+		byID := make(map[int64]*Job, len(rows))
+		for _, row := range rows {
+			byID[row.ID] = row
+		}
+		var done []int64
+		var logs []*LogEntry
+		for i, r := range results {
+			cj := r.Claimed
+			row := byID[cj.Job.ID]
+			if row == nil || !cj.owns(row) {
+				errs[i] = ErrStaleAttempt
+				continue
+			}
+			errs[i] = nil
+			done = append(done, row.ID)
+			attempt := cj.Job.Attempts
+			logs = append(logs, startedLog(cj, r.StartedAt), &LogEntry{
+				JobID: ptr(row.ID), Handler: row.Handler, Queue: row.Queue, Event: LogCompleted,
+				Attempt: ptr(attempt), DurationMS: ptr(r.Duration.Milliseconds()), CreatedAt: now,
+			})
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		if err := tx.JobComplete(ctx, done, now); err != nil {
+			return err
+		}
+		return tx.LogInsert(ctx, logs)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
+	}
+	return errs, nil
+}
+
+// startedLog is the 'started' row of an attempt. The engine writes it with
+// the attempt's outcome, stamped with the start time, so a job handed back
+// unstarted leaves no trace.
+func startedLog(cj *Claimed, startedAt time.Time) *LogEntry {
+	j := cj.Job
+	if startedAt.IsZero() {
+		startedAt = cj.ClaimedAt
+	}
+	l := &LogEntry{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: LogStarted, Attempt: ptr(j.Attempts), CreatedAt: startedAt}
+	if cj.IsStep() {
+		l.WorkflowID = j.WorkflowID
+		l.StepIndex = ptr(*j.StepIndex)
+	}
+	return l
+}
+
+// failJob records a failed plain-job attempt: retry with backoff, or bury
+// when attempts are exhausted or the error is non-retryable.
+func (e *Engine) failJob(ctx context.Context, r *Result) error {
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		row, err := tx.JobGet(ctx, r.Claimed.Job.ID, LockUpdate)
+		if err != nil {
+			return err
+		}
+		if !r.Claimed.owns(row) {
+			return ErrStaleAttempt
+		}
+		_, err = e.failAttempt(ctx, tx, r.Claimed, row, r, nil)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrStaleAttempt) {
+		return fmt.Errorf("queuety: fail job %d: %w", r.Claimed.Job.ID, err)
+	}
+	return err
+}
+
+// failAttempt applies the retry-or-bury rule to a locked row that the
+// attempt owns and writes the log rows. It returns true when the job was
+// buried. timeout is set when a timeout (not a handler error) ended the
+// attempt.
+func (e *Engine) failAttempt(ctx context.Context, tx Tx, cj *Claimed, row *Job, r *Result, timeout *TimeoutError) (bool, error) {
+	now := e.c.clock.Now()
+	cause := r.Err
+	attempt := row.Attempts
+	final := attempt >= cj.maxAttempts() || IsNonRetryable(cause) ||
+		(timeout != nil && timeout.Kind == TimeoutScheduleToClose)
+	if !final && !row.ScheduleToCloseAt.IsZero() {
+		// A retry that could only start after the schedule-to-close deadline
+		// is pointless: the job ends now with that timeout.
+		if next := now.Add(e.backoffFor(cj).Delay(attempt)); !next.Before(row.ScheduleToCloseAt) {
+			final = true
+			timeout = &TimeoutError{Kind: TimeoutScheduleToClose, Deadline: row.ScheduleToCloseAt,
+				Message: fmt.Sprintf("Activity %s schedule-to-close deadline %s leaves no time for another attempt (last error: %v).", row.Handler, isoTime(row.ScheduleToCloseAt), cause)}
+			cause = timeout
+		}
+	}
+	msg, class, trace := describeError(cause)
+	logBase := func(ev LogEvent) *LogEntry {
+		l := &LogEntry{JobID: ptr(row.ID), Handler: row.Handler, Queue: row.Queue, Event: ev, Attempt: ptr(attempt), CreatedAt: now}
+		if row.WorkflowID != 0 && row.StepIndex != nil {
+			l.WorkflowID = row.WorkflowID
+			l.StepIndex = ptr(*row.StepIndex)
+		}
+		return l
+	}
+	logs := []*LogEntry{}
+	if r != nil && !r.StartedAt.IsZero() {
+		logs = append(logs, startedLog(cj, r.StartedAt))
+	}
+	clearAttemptDeadlines(row)
+	if final {
+		row.Status = JobBuried
+		row.FailedAt = now
+		row.ErrorMessage = msg
+		row.ScheduleToStartAt = time.Time{}
+		row.ScheduleToCloseAt = time.Time{}
+		b := logBase(LogBuried)
+		b.ErrorMessage, b.ErrorClass, b.ErrorTrace = msg, class, trace
+		if r != nil && !r.StartedAt.IsZero() {
+			b.DurationMS = ptr(r.Duration.Milliseconds())
+		}
+		logs = append(logs, b)
+		f := &Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex, Attempt: attempt,
+			Category: FailureApplication, NonRetryable: IsNonRetryable(cause), Message: msg, ErrorClass: class, CreatedAt: now}
+		if timeout != nil {
+			f.Category, f.TimeoutKind, f.DeadlineAt = FailureTimeout, timeout.Kind, timeout.Deadline
+		}
+		if err := tx.FailureInsert(ctx, f); err != nil {
+			return false, err
+		}
+	} else {
+		delay := e.backoffFor(cj).Delay(attempt)
+		row.Status = JobPending
+		row.ReservedAt = time.Time{}
+		row.AvailableAt = dueAt(now, delay)
+		row.ErrorMessage = ""
+		if s2s := cj.runtime.Timeouts.ScheduleToStart; s2s > 0 {
+			row.ScheduleToStartAt = row.AvailableAt.Add(s2s) // a fresh window for every retry
+		}
+		if r != nil && !r.StartedAt.IsZero() {
+			// The attempt ran here and reported: Queuety writes 'failed'
+			// then 'retried'. Stale recovery and timeouts write 'retried'.
+			f := logBase(LogFailed)
+			f.ErrorMessage, f.ErrorClass, f.ErrorTrace = msg, class, trace
+			f.DurationMS = ptr(r.Duration.Milliseconds())
+			logs = append(logs, f)
+		}
+		logs = append(logs, logBase(LogRetried))
+		if timeout != nil {
+			if err := tx.FailureInsert(ctx, &Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex,
+				Attempt: attempt, Category: FailureTimeout, TimeoutKind: timeout.Kind, Message: msg,
+				ErrorClass: class, DeadlineAt: timeout.Deadline, CreatedAt: now}); err != nil {
+				return false, err
+			}
+		}
+	}
+	if err := tx.JobUpdate(ctx, row); err != nil {
+		return false, err
+	}
+	return final, tx.LogInsert(ctx, logs)
+}
+
+// backoffFor returns the job's own backoff or the client default.
+func (e *Engine) backoffFor(cj *Claimed) Backoff {
+	if cj.runtime.Backoff != nil {
+		return cj.runtime.Backoff
+	}
+	return e.c.cfg.backoff
+}
+
+// clearAttemptDeadlines removes the deadlines that belong to one attempt.
+func clearAttemptDeadlines(j *Job) {
+	j.StartToCloseAt = time.Time{}
+	j.HeartbeatDeadline = time.Time{}
+}
+
+// Release hands claimed jobs that never started back to the queue: pending
+// again, with the claim's attempt taken back, so nothing is lost or
+// counted. Jobs this process no longer owns are left alone.
+func (e *Engine) Release(ctx context.Context, jobs []*Claimed) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(jobs))
+	for i, cj := range jobs {
+		ids[i] = cj.Job.ID
+	}
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		rows, err := tx.JobGetMany(ctx, ids, LockUpdate)
+		if err != nil {
+			return err
+		}
+		byID := make(map[int64]*Job, len(rows))
+		for _, r := range rows {
+			byID[r.ID] = r
+		}
+		for _, cj := range jobs {
+			row := byID[cj.Job.ID]
+			if row == nil || !cj.owns(row) {
+				continue
+			}
+			row.Status = JobPending
+			row.Attempts = max(row.Attempts-1, 0)
+			row.ReservedAt = time.Time{}
+			row.ClaimToken = 0
+			row.ScheduleToStartAt = cj.prevS2S
+			clearAttemptDeadlines(row)
+			if err := tx.JobUpdate(ctx, row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("queuety: release jobs: %w", err)
+	}
+	return nil
+}
+
+// RenewLeases refreshes reserved_at on the jobs this process is running, so
+// stale recovery leaves them alone, and reports the ones it no longer owns
+// with the reason (their workflow failed, they were recovered as stale or
+// timed out).
+func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]error, error) {
+	lost := map[int64]error{}
+	if len(jobs) == 0 {
+		return lost, nil
+	}
+	ids := make([]int64, len(jobs))
+	for i, cj := range jobs {
+		ids[i] = cj.Job.ID
+	}
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		clear(lost)
+		now := e.c.clock.Now()
+		rows, err := tx.JobGetMany(ctx, ids, LockNone)
+		if err != nil {
+			return err
+		}
+		byID := make(map[int64]*Job, len(rows))
+		for _, r := range rows {
+			byID[r.ID] = r
+		}
+		byToken := map[int64][]int64{}
+		for _, cj := range jobs {
+			row := byID[cj.Job.ID]
+			switch {
+			case row == nil:
+				lost[cj.Job.ID] = fmt.Errorf("%w: job %d was deleted", ErrLeaseLost, cj.Job.ID)
+			case !cj.owns(row):
+				lost[cj.Job.ID] = lostReason(row)
+			default:
+				byToken[row.ClaimToken] = append(byToken[row.ClaimToken], row.ID)
+			}
+		}
+		for token, ids := range byToken {
+			if _, err := tx.JobTouch(ctx, ids, token, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: renew leases: %w", err)
+	}
+	return lost, nil
+}
+
+// lostReason explains why an attempt lost its job.
+func lostReason(row *Job) error {
+	if row.ErrorMessage == ErrDeadlineExceeded.Error() {
+		return fmt.Errorf("%w: %w: the job's workflow passed its deadline", ErrLeaseLost, ErrDeadlineExceeded)
+	}
+	if row.ErrorMessage != "" {
+		return fmt.Errorf("%w: job is %s: %s", ErrLeaseLost, row.Status, row.ErrorMessage)
+	}
+	return fmt.Errorf("%w: job is %s under another attempt", ErrLeaseLost, row.Status)
+}
+
+// StaleMessage is the error stored on a job buried by stale recovery.
+const StaleMessage = "Stale: worker died without completing."
+
+// RecoverStale takes back up to limit jobs whose claim has not been renewed
+// within the stale timeout: each is retried with backoff or, when its
+// attempts are used up, buried (failing its workflow). Rows are claimed
+// with SKIP LOCKED and changed under their lock, so any number of
+// concurrent sweepers recover each job once. It returns how many jobs it
+// recovered.
+func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	var n int
+	var failWorkflows []wfFailure
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		n, failWorkflows = 0, nil
+		now := e.c.clock.Now()
+		rows, err := tx.JobFindStale(ctx, StaleParams{ReservedBefore: now.Add(-e.c.cfg.staleTimeout), Limit: limit, Lock: LockSkipLocked})
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			cj := &Claimed{Job: row}
+			if doc, err := decodeObject("payload", row.Payload); err == nil {
+				cj.payload = doc
+				cj.runtime = parseRuntime(doc)
+			}
+			row.ClaimToken = 0
+			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: errors.New(StaleMessage)}, nil)
+			if err != nil {
+				return err
+			}
+			if buried && row.WorkflowID != 0 {
+				failWorkflows = append(failWorkflows, wfFailure{id: row.WorkflowID, jobID: row.ID, msg: StaleMessage})
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("queuety: recover stale jobs: %w", err)
+	}
+	for _, f := range failWorkflows {
+		if err := e.failWorkflow(ctx, f); err != nil {
+			e.c.log.Error("queuety: fail workflow of stale job", "workflow_id", f.id, "err", err)
+		}
+	}
+	return n, nil
+}
+
+// Heartbeat records progress for a running attempt: it renews the claim,
+// stores details (when non-nil) for a later attempt to read, and pushes
+// the heartbeat deadline out. It returns ErrStaleAttempt when the attempt
+// no longer owns the job.
+func (e *Engine) Heartbeat(ctx context.Context, cj *Claimed, details []byte) error {
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		now := e.c.clock.Now()
+		row, err := tx.JobGet(ctx, cj.Job.ID, LockUpdate)
+		if err != nil {
+			return err
+		}
+		if !cj.owns(row) {
+			return ErrStaleAttempt
+		}
+		row.ReservedAt = now
+		row.LastHeartbeatAt = now
+		if details != nil {
+			row.HeartbeatData = details
+		}
+		if hb := cj.runtime.Timeouts.Heartbeat; hb > 0 {
+			row.HeartbeatDeadline = now.Add(hb)
+		}
+		return tx.JobUpdate(ctx, row)
+	})
+	if err != nil && !errors.Is(err, ErrStaleAttempt) {
+		return fmt.Errorf("queuety: heartbeat job %d: %w", cj.Job.ID, err)
+	}
+	return err
+}
+
+// describeError splits an error into the message, class and trace stored
+// in a log row.
+func describeError(err error) (msg, class, trace string) {
+	if err == nil {
+		return "", "", ""
+	}
+	msg = err.Error()
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		return msg, "panic", pe.Stack
+	}
+	class = errorClass(err)
+	var b strings.Builder
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		fmt.Fprintf(&b, "%s: %s\n", reflect.TypeOf(e), e.Error())
+	}
+	return msg, class, strings.TrimSuffix(b.String(), "\n")
+}
+
+// errorClass names an error's type the way Queuety names exception
+// classes: the first type in the chain that is not a plain wrapper.
+func errorClass(err error) string {
+	if c, ok := err.(interface{ ErrorClass() string }); ok {
+		return c.ErrorClass()
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if _, ok := e.(*nonRetryableError); ok {
+			continue
+		}
+		t := strings.TrimPrefix(reflect.TypeOf(e).String(), "*")
+		if strings.HasPrefix(t, "fmt.") || strings.HasPrefix(t, "errors.") {
+			continue
+		}
+		return t
+	}
+	return "error"
+}
+
+// isoTime formats a time as ISO 8601 in UTC.
+func isoTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func uniqueIDs(ids []int64) []int64 {
+	seen := map[int64]bool{}
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// plain converts a decoded JSON tree into plain Go values for handlers.
+func plain(v any) any {
+	switch x := v.(type) {
+	case *phpjson.Object:
+		return x.ToMap()
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,156 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// resolveTimeout returns the activity timeout that has passed for a job at
+// now, by a fixed priority (not by which deadline came first):
+// schedule-to-close, schedule-to-start, heartbeat, start-to-close.
+func resolveTimeout(j *Job, now time.Time) (TimeoutKind, time.Time) {
+	passed := func(t time.Time) bool { return !t.IsZero() && !now.Before(t) }
+	open := j.Status == JobPending || j.Status == JobProcessing
+	switch {
+	case open && passed(j.ScheduleToCloseAt):
+		return TimeoutScheduleToClose, j.ScheduleToCloseAt
+	case j.Status == JobPending && passed(j.ScheduleToStartAt):
+		return TimeoutScheduleToStart, j.ScheduleToStartAt
+	case j.Status == JobProcessing && passed(j.HeartbeatDeadline):
+		return TimeoutHeartbeat, j.HeartbeatDeadline
+	case j.Status == JobProcessing && passed(j.StartToCloseAt):
+		return TimeoutStartToClose, j.StartToCloseAt
+	}
+	return "", time.Time{}
+}
+
+// timeoutMessage words a timeout the way Durable Workflow does.
+func timeoutMessage(j *Job, kind TimeoutKind, deadline time.Time) string {
+	switch kind {
+	case TimeoutScheduleToStart:
+		return fmt.Sprintf("Activity %s schedule-to-start deadline expired at %s.", j.Handler, isoTime(deadline))
+	case TimeoutScheduleToClose:
+		return fmt.Sprintf("Activity %s schedule-to-close deadline expired at %s.", j.Handler, isoTime(deadline))
+	case TimeoutHeartbeat:
+		last := "never"
+		if !j.LastHeartbeatAt.IsZero() {
+			last = isoTime(j.LastHeartbeatAt)
+		}
+		return fmt.Sprintf("Activity %s heartbeat deadline expired at %s (last heartbeat: %s).", j.Handler, isoTime(deadline), last)
+	default:
+		return fmt.Sprintf("Activity %s start-to-close deadline expired at %s.", j.Handler, isoTime(deadline))
+	}
+}
+
+// EnforceTimeout applies an expired activity timeout to one job, under its
+// lock (and its workflow's, locked first). It re-checks the deadlines
+// against a fresh now, so a heartbeat or a result that got in first wins
+// and nothing happens. Schedule-to-start, start-to-close and heartbeat
+// timeouts retry while attempts remain (a timed-out wait in the queue
+// counts as an attempt); schedule-to-close is final. A final timeout buries
+// the job with a *TimeoutError message and fails its workflow. It reports
+// whether it acted.
+func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) {
+	var acted bool
+	var failWF *wfFailure
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		acted, failWF = false, nil
+		peek, err := tx.JobGet(ctx, jobID, LockNone)
+		if err != nil {
+			return err
+		}
+		var wf *Workflow
+		if peek.WorkflowID != 0 {
+			wf, err = tx.WorkflowGet(ctx, peek.WorkflowID, LockUpdate)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+		row, err := tx.JobGet(ctx, jobID, LockUpdate)
+		if err != nil {
+			return err
+		}
+		now := e.c.clock.Now()
+		kind, deadline := resolveTimeout(row, now)
+		if kind == "" {
+			if row.Status != JobPending && row.Status != JobProcessing && hasDeadlines(row) {
+				// Finished elsewhere (for example by a PHP worker) with its
+				// deadlines left set: clear them so the sweep skips it.
+				clearAttemptDeadlines(row)
+				row.ScheduleToStartAt, row.ScheduleToCloseAt = time.Time{}, time.Time{}
+				return tx.JobUpdate(ctx, row)
+			}
+			return nil
+		}
+		acted = true
+		cj := &Claimed{Job: row}
+		if doc, err := decodeObject("payload", row.Payload); err == nil {
+			cj.payload = doc
+			cj.runtime = parseRuntime(doc)
+		}
+		terr := &TimeoutError{Kind: kind, Deadline: deadline, Message: timeoutMessage(row, kind, deadline)}
+		if row.Status == JobPending {
+			row.Attempts++ // the attempt that never started counts
+		}
+		row.ClaimToken = 0
+		buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: terr}, terr)
+		if err != nil {
+			return err
+		}
+		if buried && wf != nil {
+			return e.failWorkflowLocked(ctx, tx, wf, row.ID, row.ErrorMessage, now)
+		}
+		if buried && row.WorkflowID != 0 && wf == nil {
+			failWF = &wfFailure{id: row.WorkflowID, jobID: row.ID, msg: row.ErrorMessage}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("queuety: enforce timeout of job %d: %w", jobID, err)
+	}
+	if failWF != nil {
+		if err := e.failWorkflow(ctx, *failWF); err != nil {
+			return acted, err
+		}
+	}
+	return acted, nil
+}
+
+func hasDeadlines(j *Job) bool {
+	return !j.ScheduleToStartAt.IsZero() || !j.StartToCloseAt.IsZero() || !j.ScheduleToCloseAt.IsZero() || !j.HeartbeatDeadline.IsZero()
+}
+
+// EnforceTimeouts finds up to limit jobs with an expired activity deadline
+// through the deadline indexes (a plain read, so its cost grows with the
+// expired rows, not with the table) and enforces each under its own lock.
+// It returns how many timeouts it applied.
+func (e *Engine) EnforceTimeouts(ctx context.Context, limit int) (int, error) {
+	var ids []int64
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		jobs, err := tx.JobFindTimedOut(ctx, TimedOutParams{Now: e.c.clock.Now(), Limit: limit, Lock: LockNone})
+		if err != nil {
+			return err
+		}
+		ids = ids[:0]
+		for _, j := range jobs {
+			ids = append(ids, j.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("queuety: find timed-out jobs: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		acted, err := e.EnforceTimeout(ctx, id)
+		if err != nil {
+			return n, err
+		}
+		if acted {
+			n++
+		}
+	}
+	return n, nil
+}

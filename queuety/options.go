@@ -1,0 +1,172 @@
+package queuety
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Defaults used when a job or workflow does not say otherwise. They match
+// Queuety's.
+const (
+	DefaultQueue       = "default"
+	DefaultMaxAttempts = 3
+	// MaxAttemptsLimit is the largest attempt count a row can hold
+	// (Queuety stores attempts in a TINYINT UNSIGNED).
+	MaxAttemptsLimit = 255
+	// DefaultStaleTimeout is how long a claim may go without a renewal
+	// before stale recovery takes the job back (Queuety's
+	// QUEUETY_STALE_TIMEOUT). Go workers renew their claims while handlers
+	// run, so only a dead or wedged process lets a claim go stale.
+	DefaultStaleTimeout = 10 * time.Minute
+)
+
+// JobSpec is the resolved form of a list of JobOptions. The builder uses it
+// for per-step options; most code never needs it.
+type JobSpec struct {
+	Queue       string        // "" means the default (or the workflow's queue)
+	Priority    Priority      // valid only when PrioritySet
+	PrioritySet bool          //
+	Delay       time.Duration // wait before the first attempt
+	MaxAttempts int           // 0 means the default
+	Backoff     Backoff       // nil means the client's default backoff
+	DependsOn   int64         // run only after this job completed
+	Unique      bool          // skip dispatch while an identical job is pending or processing
+	Timeouts    ActivityTimeouts
+}
+
+// JobOption configures a dispatched job, or a workflow step in the builder.
+type JobOption func(*JobSpec)
+
+// ResolveJobOptions applies opts to an empty JobSpec.
+func ResolveJobOptions(opts ...JobOption) JobSpec {
+	var s JobSpec
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	return s
+}
+
+// Validate checks the values a JobSpec would store.
+func (s JobSpec) Validate() error {
+	if len(s.Queue) > 64 {
+		return invalidf("queue name %q is longer than 64 characters", s.Queue)
+	}
+	if s.PrioritySet && !s.Priority.Valid() {
+		return invalidf("priority %d out of range (0-3)", int(s.Priority))
+	}
+	if s.Delay < 0 {
+		return invalidf("delay must not be negative, got %s", s.Delay)
+	}
+	if s.MaxAttempts < 0 || s.MaxAttempts > MaxAttemptsLimit {
+		return invalidf("max attempts %d out of range (1-%d)", s.MaxAttempts, MaxAttemptsLimit)
+	}
+	if s.DependsOn < 0 {
+		return invalidf("depends-on job id must be positive, got %d", s.DependsOn)
+	}
+	if err := validateBackoff(s.Backoff); err != nil {
+		return err
+	}
+	return s.Timeouts.validate()
+}
+
+// OnQueue puts the job on a named queue (default "default").
+func OnQueue(queue string) JobOption { return func(s *JobSpec) { s.Queue = queue } }
+
+// WithPriority sets the priority (PriorityLow by default).
+func WithPriority(p Priority) JobOption {
+	return func(s *JobSpec) { s.Priority, s.PrioritySet = p, true }
+}
+
+// Delay makes the job due after d. Negative delays are rejected.
+func Delay(d time.Duration) JobOption { return func(s *JobSpec) { s.Delay = d } }
+
+// MaxAttempts sets how many attempts the job gets (default 3, at most 255).
+func MaxAttempts(n int) JobOption { return func(s *JobSpec) { s.MaxAttempts = n } }
+
+// WithBackoff sets the wait between attempts.
+func WithBackoff(b Backoff) JobOption { return func(s *JobSpec) { s.Backoff = b } }
+
+// Retry sets the attempt count and, optionally, the backoff.
+func Retry(maxAttempts int, backoff ...Backoff) JobOption {
+	return func(s *JobSpec) {
+		s.MaxAttempts = maxAttempts
+		if len(backoff) > 0 {
+			s.Backoff = backoff[0]
+		}
+	}
+}
+
+// DependsOn makes the job wait until job id has completed (Queuety's
+// depends_on). A job whose dependency is buried never runs.
+func DependsOn(id int64) JobOption { return func(s *JobSpec) { s.DependsOn = id } }
+
+// Unique skips the dispatch when a job with the same handler and the same
+// payload is pending or processing, and returns that job's id instead. The
+// payload hash is byte-compatible with Queuety PHP's ->unique().
+func Unique() JobOption { return func(s *JobSpec) { s.Unique = true } }
+
+// ScheduleToStart bounds how long each attempt may wait in the queue.
+func ScheduleToStart(d time.Duration) JobOption {
+	return func(s *JobSpec) { s.Timeouts.ScheduleToStart = d }
+}
+
+// StartToClose bounds one attempt, from claim to result.
+func StartToClose(d time.Duration) JobOption {
+	return func(s *JobSpec) { s.Timeouts.StartToClose = d }
+}
+
+// ScheduleToClose bounds the whole job, retries included. It is final.
+func ScheduleToClose(d time.Duration) JobOption {
+	return func(s *JobSpec) { s.Timeouts.ScheduleToClose = d }
+}
+
+// HeartbeatTimeout bounds the gap between heartbeats of a running attempt.
+func HeartbeatTimeout(d time.Duration) JobOption {
+	return func(s *JobSpec) { s.Timeouts.Heartbeat = d }
+}
+
+// Option configures a Client.
+type Option func(*config)
+
+type config struct {
+	clock        Clock
+	logger       *slog.Logger
+	skipMigrate  bool
+	backoff      Backoff
+	staleTimeout time.Duration
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		clock:        SystemClock{},
+		logger:       slog.Default(),
+		backoff:      BackoffExponential,
+		staleTimeout: DefaultStaleTimeout,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithClock replaces the wall clock, for tests.
+func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
+
+// WithLogger sets the slog logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(cfg *config) { cfg.logger = l } }
+
+// SkipMigrate opens the store without applying migrations. Use it where the
+// schema is managed separately (queuety-worker migrate).
+func SkipMigrate() Option { return func(cfg *config) { cfg.skipMigrate = true } }
+
+// WithDefaultBackoff sets the backoff for jobs that do not carry their own
+// (default BackoffExponential, as in Queuety).
+func WithDefaultBackoff(b Backoff) Option { return func(cfg *config) { cfg.backoff = b } }
+
+// WithStaleTimeout sets how old a claim must be, without renewal, before
+// stale recovery takes the job back (default DefaultStaleTimeout).
+func WithStaleTimeout(d time.Duration) Option {
+	return func(cfg *config) { cfg.staleTimeout = d }
+}

@@ -1,0 +1,195 @@
+package queuety
+
+import (
+	"math"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+)
+
+// Reserved payload keys. Queuety PHP writes and strips the first two; the
+// third is the Go engine's marker on deadline and cancel callback jobs.
+const (
+	runtimeKey   = "__queuety_runtime"
+	chainKey     = "__chain_catch"
+	callbackKey  = "__queuety_callback"
+	forEachKey   = "__for_each"
+	stepIndexKey = "step_index"
+)
+
+// ActivityTimeouts are the four per-job (or per-step) timeouts. Zero means
+// "not set". Set values must be at least one second.
+//
+//   - ScheduleToStart bounds the wait in the queue before an attempt starts;
+//     every retry gets a fresh window, counted from when it becomes due.
+//   - StartToClose bounds one attempt, from claim to result. The handler's
+//     ctx carries this deadline.
+//   - ScheduleToClose bounds the whole job, all attempts and backoffs
+//     included, from dispatch. It never resets and is always final.
+//   - Heartbeat bounds the gap between heartbeats (queuety.Heartbeat) while
+//     an attempt runs, counted from the claim.
+//
+// Schedule-to-start, start-to-close and heartbeat timeouts retry while
+// attempts remain; schedule-to-close does not.
+type ActivityTimeouts struct {
+	ScheduleToStart time.Duration
+	StartToClose    time.Duration
+	ScheduleToClose time.Duration
+	Heartbeat       time.Duration
+}
+
+func (t ActivityTimeouts) validate() error {
+	for _, c := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"schedule-to-start", t.ScheduleToStart},
+		{"start-to-close", t.StartToClose},
+		{"schedule-to-close", t.ScheduleToClose},
+		{"heartbeat", t.Heartbeat},
+	} {
+		if c.d != 0 && c.d < time.Second {
+			return timeoutf("%s timeout must be at least 1 second, got %s", c.name, c.d)
+		}
+	}
+	return nil
+}
+
+// runtimeOptions is the decoded __queuety_runtime object of a payload: the
+// policy a job carries with it.
+type runtimeOptions struct {
+	MaxAttempts int
+	Backoff     Backoff
+	Timeouts    ActivityTimeouts
+	// TimeoutSeconds is Queuety's per-attempt execution limit
+	// (timeout_seconds). The Go engine reads it as a start-to-close timeout.
+	TimeoutSeconds int
+}
+
+// startToClose is the effective per-attempt timeout.
+func (r runtimeOptions) startToClose() time.Duration {
+	if r.Timeouts.StartToClose > 0 {
+		return r.Timeouts.StartToClose
+	}
+	if r.TimeoutSeconds > 0 {
+		return time.Duration(r.TimeoutSeconds) * time.Second
+	}
+	return 0
+}
+
+// parseRuntime reads __queuety_runtime from a payload. Unknown or
+// malformed values are ignored, as Queuety PHP ignores them.
+func parseRuntime(payload *phpjson.Object) runtimeOptions {
+	var r runtimeOptions
+	raw, ok := payload.Get(runtimeKey)
+	if !ok {
+		return r
+	}
+	obj, ok := raw.(*phpjson.Object)
+	if !ok {
+		return r
+	}
+	r.MaxAttempts = int(intValue(obj, "max_attempts"))
+	r.TimeoutSeconds = int(intValue(obj, "timeout_seconds"))
+	if v, ok := obj.Get("backoff"); ok {
+		switch b := v.(type) {
+		case string:
+			if s := strategyBackoff(b); validateBackoff(s) == nil {
+				r.Backoff = s
+			}
+		case []any:
+			var secs []int
+			for _, e := range b {
+				if n, ok := e.(int64); ok && n >= 0 {
+					secs = append(secs, int(n))
+				}
+			}
+			if len(secs) > 0 {
+				r.Backoff = listBackoff(secs)
+			}
+		}
+	}
+	if v, ok := obj.Get("backoff_policy"); ok {
+		if p, ok := v.(*phpjson.Object); ok {
+			b := exponentialBackoff{
+				Initial:     time.Duration(intValue(p, "initial_ms")) * time.Millisecond,
+				Coefficient: floatValue(p, "coefficient"),
+				Maximum:     time.Duration(intValue(p, "max_ms")) * time.Millisecond,
+			}
+			if validateBackoff(b) == nil {
+				r.Backoff = b
+			}
+		}
+	}
+	ms := func(k string) time.Duration { return time.Duration(intValue(obj, k)) * time.Millisecond }
+	r.Timeouts = ActivityTimeouts{
+		ScheduleToStart: ms("schedule_to_start_ms"),
+		StartToClose:    ms("start_to_close_ms"),
+		ScheduleToClose: ms("schedule_to_close_ms"),
+		Heartbeat:       ms("heartbeat_timeout_ms"),
+	}
+	return r
+}
+
+// encode writes the runtime object in Queuety's key order, followed by the
+// Go engine's keys (which Queuety PHP ignores).
+func (r runtimeOptions) encode() *phpjson.Object {
+	o := phpjson.NewObject()
+	if r.MaxAttempts > 0 {
+		o.Set("max_attempts", int64(r.MaxAttempts))
+	}
+	switch b := r.Backoff.(type) {
+	case strategyBackoff:
+		o.Set("backoff", string(b))
+	case listBackoff:
+		list := make([]any, len(b))
+		for i, s := range b {
+			list[i] = int64(s)
+		}
+		o.Set("backoff", list)
+	case exponentialBackoff:
+		p := phpjson.NewObject()
+		p.Set("initial_ms", b.Initial.Milliseconds())
+		p.Set("coefficient", b.Coefficient)
+		p.Set("max_ms", b.Maximum.Milliseconds())
+		o.Set("backoff_policy", p)
+	}
+	if r.TimeoutSeconds > 0 {
+		o.Set("timeout_seconds", int64(r.TimeoutSeconds))
+	} else if r.Timeouts.StartToClose > 0 {
+		o.Set("timeout_seconds", int64(math.Ceil(r.Timeouts.StartToClose.Seconds())))
+	}
+	set := func(k string, d time.Duration) {
+		if d > 0 {
+			o.Set(k, d.Milliseconds())
+		}
+	}
+	set("schedule_to_start_ms", r.Timeouts.ScheduleToStart)
+	set("start_to_close_ms", r.Timeouts.StartToClose)
+	set("schedule_to_close_ms", r.Timeouts.ScheduleToClose)
+	set("heartbeat_timeout_ms", r.Timeouts.Heartbeat)
+	return o
+}
+
+// empty reports whether nothing would be written.
+func (r runtimeOptions) empty() bool { return r.encode().Len() == 0 }
+
+func intValue(o *phpjson.Object, k string) int64 {
+	switch v, _ := o.Get(k); n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func floatValue(o *phpjson.Object, k string) float64 {
+	switch v, _ := o.Get(k); n := v.(type) {
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
+}

@@ -1,0 +1,211 @@
+package queuety
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the storage seam between the engine and a database.
+//
+// The API is not stable: it changes whenever the engine needs it to. It is
+// exported for the stores in this module (store/mysql, store/sqlite) and
+// for the conformance suite in store/storetest, which every store must
+// pass. Applications use Client instead.
+//
+// The engine's rules live in this package and are written once. A store
+// only runs small row operations inside a transaction and owns its SQL.
+type Store interface {
+	// InTx runs fn inside one database transaction and commits when fn
+	// returns nil. When the database reports a transient conflict (a
+	// deadlock, a lock-wait timeout, a busy database) the store rolls back
+	// and runs fn again, so fn must not have side effects outside tx.
+	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// Migrate creates Queuety's tables when they are missing and applies
+	// the Go engine's versioned migrations. It is idempotent and safe to
+	// run from several processes at once.
+	Migrate(ctx context.Context) error
+	// Info describes the store for logs and the CLI.
+	Info() StoreInfo
+	// Close releases the database handle.
+	Close() error
+}
+
+// StoreInfo describes an open store.
+type StoreInfo struct {
+	Driver  string // "mysql", "sqlite"
+	Server  string // server version string
+	Prefix  string // table prefix, e.g. "wp_"
+	Address string // host or file, without credentials
+	// Warnings are problems found at open that do not stop the store,
+	// such as a server time zone that would confuse Queuety PHP workers.
+	Warnings []string
+}
+
+// LockMode says how a read locks the rows it returns.
+type LockMode int
+
+// Lock modes. Stores without row locks (SQLite serialises writers) treat
+// every mode as LockNone.
+const (
+	LockNone       LockMode = iota // plain read
+	LockUpdate                     // SELECT ... FOR UPDATE
+	LockSkipLocked                 // SELECT ... FOR UPDATE SKIP LOCKED
+)
+
+// Tx is the set of row operations a store offers inside a transaction.
+// Methods return ErrNotFound for a missing row where they read one row.
+type Tx interface {
+	// JobInsert inserts the jobs in one statement and sets their IDs.
+	JobInsert(ctx context.Context, jobs []*Job) error
+	// JobGet reads one job.
+	JobGet(ctx context.Context, id int64, lock LockMode) (*Job, error)
+	// JobGetMany reads jobs by id, in id order; missing ids are skipped.
+	JobGetMany(ctx context.Context, ids []int64, lock LockMode) ([]*Job, error)
+	// JobUpdate writes every mutable column of job (all but id, queue,
+	// handler, created_at) by id.
+	JobUpdate(ctx context.Context, job *Job) error
+	// JobClaim claims up to p.Limit due jobs of one queue and marks them
+	// processing (see ClaimParams). It returns the claimed rows as updated.
+	JobClaim(ctx context.Context, p ClaimParams) ([]*Job, error)
+	// JobHasDue reports whether a claim with p would find a job, without
+	// locking anything.
+	JobHasDue(ctx context.Context, p ClaimParams) (bool, error)
+	// JobComplete marks the given processing jobs completed at t.
+	JobComplete(ctx context.Context, ids []int64, t time.Time) error
+	// JobTouch sets reserved_at = t on the jobs that are still processing
+	// under claim token; it returns how many rows it renewed.
+	JobTouch(ctx context.Context, ids []int64, token int64, t time.Time) (int64, error)
+	// JobFindStale returns processing jobs whose reserved_at is before
+	// p.ReservedBefore, oldest first.
+	JobFindStale(ctx context.Context, p StaleParams) ([]*Job, error)
+	// JobFindTimedOut returns pending or processing jobs with an activity
+	// deadline at or before p.Now.
+	JobFindTimedOut(ctx context.Context, p TimedOutParams) ([]*Job, error)
+	// JobListByWorkflow returns a workflow's jobs, optionally only those
+	// with the given statuses, in id order.
+	JobListByWorkflow(ctx context.Context, workflowID int64, statuses []JobStatus, lock LockMode) ([]*Job, error)
+	// JobFindActiveByHash returns the id of a pending or processing job
+	// with this handler and payload hash, or 0.
+	JobFindActiveByHash(ctx context.Context, handler, hash string) (int64, error)
+	// JobCountActiveByHandler counts pending and processing jobs of a handler.
+	JobCountActiveByHandler(ctx context.Context, handler string) (int64, error)
+	// JobList lists jobs for operators.
+	JobList(ctx context.Context, f JobFilter) ([]*Job, error)
+	// JobCounts counts jobs by queue and status.
+	JobCounts(ctx context.Context) ([]QueueCount, error)
+	// JobDeleteFinished deletes up to limit completed jobs that completed
+	// before t and returns how many it deleted.
+	JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error)
+
+	// QueueSetPaused pauses (inserting or updating the queue_states row)
+	// or resumes (deleting it) a queue.
+	QueueSetPaused(ctx context.Context, queue string, paused bool, t time.Time) error
+	// QueueStates lists the queue_states rows.
+	QueueStates(ctx context.Context) ([]QueueState, error)
+
+	// LogInsert inserts log rows in one statement.
+	LogInsert(ctx context.Context, entries []*LogEntry) error
+	// LogList lists log rows, oldest first.
+	LogList(ctx context.Context, f LogFilter) ([]*LogEntry, error)
+
+	// EventInsert inserts workflow_events rows in one statement.
+	EventInsert(ctx context.Context, events []*WorkflowEvent) error
+	// EventList lists a workflow's events in id order.
+	EventList(ctx context.Context, workflowID int64) ([]*WorkflowEvent, error)
+
+	// WorkflowInsert inserts a workflow and sets its ID.
+	WorkflowInsert(ctx context.Context, wf *Workflow) error
+	// WorkflowGet reads one workflow.
+	WorkflowGet(ctx context.Context, id int64, lock LockMode) (*Workflow, error)
+	// WorkflowGetMany reads workflows by id, in id order.
+	WorkflowGetMany(ctx context.Context, ids []int64, lock LockMode) ([]*Workflow, error)
+	// WorkflowUpdate writes every mutable column of wf by id.
+	WorkflowUpdate(ctx context.Context, wf *Workflow) error
+	// WorkflowFindExpired returns non-terminal workflows whose execution or
+	// run deadline is at or before p.Now, through the deadline indexes.
+	WorkflowFindExpired(ctx context.Context, p ExpiredParams) ([]*Workflow, error)
+	// WorkflowFindWaitExpired returns workflows waiting for a signal whose
+	// wait deadline is at or before p.Now.
+	WorkflowFindWaitExpired(ctx context.Context, p ExpiredParams) ([]*Workflow, error)
+	// WorkflowList lists workflows for operators, newest first.
+	WorkflowList(ctx context.Context, f WorkflowFilter) ([]*Workflow, error)
+
+	// DispatchKeyGet returns the workflow id stored for an idempotency
+	// key, or 0.
+	DispatchKeyGet(ctx context.Context, key string) (int64, error)
+	// DispatchKeyInsert stores an idempotency key. It returns ErrDuplicate
+	// when the key exists.
+	DispatchKeyInsert(ctx context.Context, key string, workflowID int64, t time.Time) error
+
+	// SignalInsert stores a signal and sets its ID.
+	SignalInsert(ctx context.Context, s *Signal) error
+	// SignalList returns a workflow's signals with the given names (all
+	// names when empty), in id order.
+	SignalList(ctx context.Context, workflowID int64, names []string) ([]*Signal, error)
+
+	// FailureInsert records a failure and sets its ID.
+	FailureInsert(ctx context.Context, f *Failure) error
+	// FailureList returns the failures of a workflow (or of a job when
+	// workflowID is 0), in id order.
+	FailureList(ctx context.Context, workflowID, jobID int64) ([]*Failure, error)
+}
+
+// ClaimParams selects the jobs a claim may take. A job is claimable when
+// it is pending in Queue, due (available_at <= Now), its queue is not
+// paused, its handler is in Handlers, its workflow (if any) is running or
+// paused, and the job it depends on (if any) is completed. Jobs are taken
+// in priority order (highest first), then by due time, then by id.
+type ClaimParams struct {
+	Queue    string
+	Handlers []string // never empty: a worker claims only what it can run
+	Limit    int
+	Now      time.Time
+	// Token is written to claim_token on every claimed row.
+	Token int64
+}
+
+// StaleParams selects stale claims.
+type StaleParams struct {
+	ReservedBefore time.Time
+	Limit          int
+	Lock           LockMode
+}
+
+// TimedOutParams selects jobs with an expired activity deadline.
+type TimedOutParams struct {
+	Now   time.Time
+	Limit int
+	Lock  LockMode
+}
+
+// ExpiredParams selects workflows past a deadline.
+type ExpiredParams struct {
+	Now   time.Time
+	Limit int
+	Lock  LockMode
+}
+
+// JobFilter narrows JobList. Zero fields do not filter.
+type JobFilter struct {
+	Queue      string
+	Status     JobStatus
+	Handler    string
+	WorkflowID int64
+	Limit      int // default 100
+	AfterID    int64
+}
+
+// LogFilter narrows LogList. Zero fields do not filter.
+type LogFilter struct {
+	JobID      int64
+	WorkflowID int64
+	Event      LogEvent
+	Limit      int // default 1000
+}
+
+// WorkflowFilter narrows WorkflowList. Zero fields do not filter.
+type WorkflowFilter struct {
+	Status WorkflowStatus
+	Name   string
+	Limit  int // default 100
+}

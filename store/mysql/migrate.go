@@ -1,0 +1,280 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+//go:embed queuety_tables.sql
+var queuetyTablesSQL string
+
+// claimIndex is the index the claim query reads: its order is exactly the
+// claim's ORDER BY (priority DESC, available_at, id), so a claim is an
+// ordered range scan that stops after LIMIT rows instead of sorting the
+// whole backlog.
+const claimIndex = "idx_go_claim"
+
+// migration is one versioned, idempotent schema change. Each step checks
+// what exists before it changes anything, so a migration interrupted half
+// way, or racing another process, completes cleanly when run again.
+type migration struct {
+	version int
+	name    string
+	up      func(m *migrator, ctx context.Context) error
+}
+
+var migrations = []migration{
+	{1, "Queuety 0.22 tables (created when missing, missing columns and indexes added)", (*migrator).queuetyTables},
+	{2, "Go engine: claim index, claim token, activity deadlines, run and wait deadlines", (*migrator).goColumns},
+	{3, "Go engine: failures table", (*migrator).failuresTable},
+}
+
+// LatestVersion is the schema version this package migrates to.
+var LatestVersion = migrations[len(migrations)-1].version
+
+type migrator struct {
+	conn   *sql.Conn
+	prefix string
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.DB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Close()
+	lockName := "queuety_migrate:" + s.cfg.Prefix
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 120)", lockName).Scan(&got); err != nil {
+		return fmt.Errorf("migrate: take lock: %w", err)
+	}
+	if got.Int64 != 1 {
+		return fmt.Errorf("migrate: another process held the migration lock for 120 s")
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(?)", lockName)
+
+	m := &migrator{conn: conn, prefix: s.cfg.Prefix}
+	table := s.T.Migrations
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+table+` (
+		version INT UNSIGNED NOT NULL PRIMARY KEY,
+		name VARCHAR(255) NOT NULL,
+		applied_at DATETIME(6) NOT NULL
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`); err != nil {
+		return fmt.Errorf("migrate: create %s: %w", table, err)
+	}
+	applied := map[int]bool{}
+	rows, err := conn.QueryContext(ctx, "SELECT version FROM "+table)
+	if err != nil {
+		return fmt.Errorf("migrate: read versions: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	for _, mig := range migrations {
+		if applied[mig.version] {
+			continue
+		}
+		if err := mig.up(m, ctx); err != nil {
+			return fmt.Errorf("migrate: version %d (%s): %w", mig.version, mig.name, err)
+		}
+		if _, err := conn.ExecContext(ctx, "INSERT INTO "+table+" (version, name, applied_at) VALUES (?, ?, ?)",
+			mig.version, mig.name, time.Now().UTC()); err != nil {
+			return fmt.Errorf("migrate: record version %d: %w", mig.version, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion returns the highest applied migration (0 when none).
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	err := s.DB.QueryRowContext(ctx, "SELECT MAX(version) FROM "+s.T.Migrations).Scan(&v)
+	if err != nil {
+		if errNumber(err) == 1146 { // table does not exist
+			return 0, nil
+		}
+		return 0, err
+	}
+	return int(v.Int64), nil
+}
+
+var (
+	createRE = regexp.MustCompile("(?s)CREATE TABLE IF NOT EXISTS `\\{prefix\\}(\\w+)` \\((.*?)\\n\\) ENGINE")
+	columnRE = regexp.MustCompile("^\\s*`(\\w+)` (.+?),?$")
+	indexRE  = regexp.MustCompile("^\\s*((?:UNIQUE )?KEY) `(\\w+)` (\\(.*\\)),?$")
+)
+
+// queuetyTables creates Queuety's tables when missing and adds any column
+// or index an older Queuety install lacks (Queuety itself never alters
+// existing tables).
+func (m *migrator) queuetyTables(ctx context.Context) error {
+	ddl := strings.ReplaceAll(queuetyTablesSQL, "{prefix}", m.prefix)
+	for _, stmt := range strings.Split(ddl, ";") {
+		stmt = strings.TrimSpace(stripComments(stmt))
+		if stmt == "" {
+			continue
+		}
+		if _, err := m.conn.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("%.60s...: %w", stmt, err)
+		}
+	}
+	for _, match := range createRE.FindAllStringSubmatch(queuetyTablesSQL, -1) {
+		table := m.prefix + match[1]
+		var adds []string
+		for _, line := range strings.Split(match[2], "\n") {
+			if c := columnRE.FindStringSubmatch(line); c != nil {
+				ok, err := m.columnExists(ctx, table, c[1])
+				if err != nil {
+					return err
+				}
+				if !ok {
+					adds = append(adds, "ADD COLUMN `"+c[1]+"` "+c[2])
+				}
+			}
+			if ix := indexRE.FindStringSubmatch(line); ix != nil {
+				ok, err := m.indexExists(ctx, table, ix[2])
+				if err != nil {
+					return err
+				}
+				if !ok {
+					adds = append(adds, "ADD "+ix[1]+" `"+ix[2]+"` "+ix[3])
+				}
+			}
+		}
+		if err := m.alter(ctx, table, adds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func stripComments(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// goColumns adds the Go engine's nullable columns and indexes. Queuety PHP
+// names its columns when it inserts and ignores extra columns when it
+// reads, so it keeps working after this migration.
+func (m *migrator) goColumns(ctx context.Context) error {
+	jobs := m.prefix + "queuety_jobs"
+	if err := m.ensure(ctx, jobs,
+		[][2]string{
+			{"claim_token", "BIGINT NULL DEFAULT NULL"},
+			{"schedule_to_start_at", "DATETIME(6) NULL DEFAULT NULL"},
+			{"start_to_close_at", "DATETIME(6) NULL DEFAULT NULL"},
+			{"schedule_to_close_at", "DATETIME(6) NULL DEFAULT NULL"},
+			{"heartbeat_deadline_at", "DATETIME(6) NULL DEFAULT NULL"},
+			{"last_heartbeat_at", "DATETIME(6) NULL DEFAULT NULL"},
+		},
+		[][2]string{
+			{claimIndex, "(queue, status, priority DESC, available_at, id)"},
+			{"idx_go_schedule_to_start", "(schedule_to_start_at)"},
+			{"idx_go_start_to_close", "(start_to_close_at)"},
+			{"idx_go_schedule_to_close", "(schedule_to_close_at)"},
+			{"idx_go_heartbeat", "(heartbeat_deadline_at)"},
+		}); err != nil {
+		return err
+	}
+	return m.ensure(ctx, m.prefix+"queuety_workflows",
+		[][2]string{
+			{"run_number", "INT UNSIGNED NULL DEFAULT NULL"},
+			{"run_started_at", "DATETIME(6) NULL DEFAULT NULL"},
+			{"run_deadline_at", "DATETIME(6) NULL DEFAULT NULL"},
+			{"wait_deadline_at", "DATETIME(6) NULL DEFAULT NULL"},
+		},
+		[][2]string{
+			{"idx_go_run_deadline", "(status, run_deadline_at)"},
+			{"idx_go_wait_deadline", "(status, wait_deadline_at)"},
+		})
+}
+
+func (m *migrator) failuresTable(ctx context.Context) error {
+	_, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+m.prefix+`queuety_go_failures (
+		id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+		workflow_id BIGINT UNSIGNED NULL DEFAULT NULL,
+		job_id BIGINT UNSIGNED NULL DEFAULT NULL,
+		step_index TINYINT UNSIGNED NULL DEFAULT NULL,
+		attempt INT UNSIGNED NULL DEFAULT NULL,
+		run_number INT UNSIGNED NULL DEFAULT NULL,
+		category VARCHAR(32) NOT NULL,
+		timeout_kind VARCHAR(32) NULL DEFAULT NULL,
+		non_retryable TINYINT(1) NOT NULL DEFAULT 0,
+		message TEXT NOT NULL,
+		error_class VARCHAR(255) NULL DEFAULT NULL,
+		deadline_at DATETIME(6) NULL DEFAULT NULL,
+		created_at DATETIME(6) NOT NULL,
+		KEY idx_workflow (workflow_id, id),
+		KEY idx_job (job_id),
+		KEY idx_category (category, created_at)
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`)
+	return err
+}
+
+// ensure adds the missing columns and indexes of a table in one ALTER.
+func (m *migrator) ensure(ctx context.Context, table string, cols, idxs [][2]string) error {
+	var adds []string
+	for _, c := range cols {
+		ok, err := m.columnExists(ctx, table, c[0])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			adds = append(adds, "ADD COLUMN `"+c[0]+"` "+c[1])
+		}
+	}
+	for _, ix := range idxs {
+		ok, err := m.indexExists(ctx, table, ix[0])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			adds = append(adds, "ADD INDEX `"+ix[0]+"` "+ix[1])
+		}
+	}
+	return m.alter(ctx, table, adds)
+}
+
+func (m *migrator) alter(ctx context.Context, table string, adds []string) error {
+	if len(adds) == 0 {
+		return nil
+	}
+	if _, err := m.conn.ExecContext(ctx, "ALTER TABLE `"+table+"` "+strings.Join(adds, ", ")); err != nil {
+		return fmt.Errorf("alter %s: %w", table, err)
+	}
+	return nil
+}
+
+func (m *migrator) columnExists(ctx context.Context, table, col string) (bool, error) {
+	var n int
+	err := m.conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?", table, col).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("inspect %s.%s: %w", table, col, err)
+	}
+	return n > 0, nil
+}
+
+func (m *migrator) indexExists(ctx context.Context, table, idx string) (bool, error) {
+	var n int
+	err := m.conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = ?", table, idx).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("inspect index %s.%s: %w", table, idx, err)
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,382 @@
+// Package mysql is the queuety store for MySQL 8.0.1+ and MariaDB 10.6+
+// (both have SELECT ... FOR UPDATE SKIP LOCKED). It uses Queuety's tables
+// with their exact names, columns, enums and indexes, so Go workers and
+// Queuety PHP can share one database.
+//
+// Import it for its side effect, then open a DSN:
+//
+//	import _ "github.com/queuety/queuety-go/store/mysql"
+//
+//	q, err := queuety.Open(ctx, "mysql://user:pass@127.0.0.1:3306/wordpress?prefix=wp_")
+//
+// DSNs are either URLs (mysql://user:pass@host:port/db?prefix=wp_, with
+// ?socket=/path for a Unix socket) or go-sql-driver DSNs
+// (user:pass@tcp(host:3306)/db?prefix=wp_). The prefix parameter is the
+// WordPress table prefix (default wp_, ^[A-Za-z0-9_]{0,32}$); other
+// parameters go to the driver. Other store parameters: max_open_conns
+// (default 64).
+//
+// Every session runs with time_zone '+00:00' and READ COMMITTED isolation:
+// timestamps are UTC, and claim scans release the rows they skip. The store
+// checks the server version at open and refuses servers without SKIP
+// LOCKED. It warns when the server's own time zone is not UTC, because
+// Queuety PHP workers on the same database compare UTC strings with NOW()
+// and would then schedule early or late.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	driver "github.com/go-sql-driver/mysql"
+
+	"github.com/queuety/queuety-go/internal/sqlstore"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+func init() { queuety.Register("mysql", Driver{}) }
+
+// Driver opens MySQL stores. It is registered under the "mysql" scheme.
+type Driver struct{}
+
+// DefaultPrefix is the table prefix used when the DSN names none.
+const DefaultPrefix = "wp_"
+
+var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_]{0,32}$`)
+
+// ValidatePrefix checks a table prefix.
+func ValidatePrefix(p string) error {
+	if !prefixRE.MatchString(p) {
+		return fmt.Errorf("%w: table prefix %q must match ^[A-Za-z0-9_]{0,32}$", queuety.ErrInvalidArgument, p)
+	}
+	return nil
+}
+
+// Config is a parsed DSN.
+type Config struct {
+	Driver       *driver.Config
+	Prefix       string
+	MaxOpenConns int
+}
+
+// ParseDSN parses either DSN form.
+func ParseDSN(dsn string) (*Config, error) {
+	c := &Config{Prefix: DefaultPrefix, MaxOpenConns: 64}
+	var dc *driver.Config
+	if strings.HasPrefix(strings.ToLower(dsn), "mysql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("parse DSN: %w", redact(err))
+		}
+		dc = driver.NewConfig()
+		if u.User != nil {
+			dc.User = u.User.Username()
+			dc.Passwd, _ = u.User.Password()
+		}
+		host := u.Hostname()
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		port := u.Port()
+		if port == "" {
+			port = "3306"
+		}
+		dc.Net, dc.Addr = "tcp", netJoin(host, port)
+		dc.DBName = strings.TrimPrefix(u.Path, "/")
+		q := u.Query()
+		if s := q.Get("socket"); s != "" {
+			dc.Net, dc.Addr = "unix", s
+			q.Del("socket")
+		}
+		if err := c.takeParams(q); err != nil {
+			return nil, err
+		}
+		for k, vs := range q {
+			if err := applyDriverParam(dc, k, vs[len(vs)-1]); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		base, rawQuery, _ := strings.Cut(dsn, "?")
+		q, err := url.ParseQuery(rawQuery)
+		if err != nil {
+			return nil, fmt.Errorf("parse DSN parameters: %w", err)
+		}
+		if err := c.takeParams(q); err != nil {
+			return nil, err
+		}
+		rest := q.Encode()
+		if rest != "" {
+			base += "?" + rest
+		}
+		dc, err = driver.ParseDSN(base)
+		if err != nil {
+			return nil, fmt.Errorf("parse DSN: %w", err)
+		}
+	}
+	if dc.DBName == "" {
+		return nil, fmt.Errorf("%w: DSN names no database", queuety.ErrInvalidArgument)
+	}
+	c.Driver = dc
+	return c, ValidatePrefix(c.Prefix)
+}
+
+// takeParams removes the store's own parameters from q.
+func (c *Config) takeParams(q url.Values) error {
+	if q.Has("prefix") {
+		c.Prefix = q.Get("prefix")
+		q.Del("prefix")
+	}
+	if q.Has("max_open_conns") {
+		n, err := strconv.Atoi(q.Get("max_open_conns"))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%w: max_open_conns must be a positive integer", queuety.ErrInvalidArgument)
+		}
+		c.MaxOpenConns = n
+		q.Del("max_open_conns")
+	}
+	return nil
+}
+
+// applyDriverParam passes a URL parameter to go-sql-driver by round-tripping
+// it through the driver's own DSN parser.
+func applyDriverParam(dc *driver.Config, k, v string) error {
+	probe, err := driver.ParseDSN("/x?" + url.Values{k: {v}}.Encode())
+	if err != nil {
+		return fmt.Errorf("DSN parameter %s: %w", k, err)
+	}
+	switch {
+	case len(probe.Params) > 0:
+		if dc.Params == nil {
+			dc.Params = map[string]string{}
+		}
+		for pk, pv := range probe.Params {
+			dc.Params[pk] = pv
+		}
+	default:
+		// A driver option (timeout, tls, ...): re-parse it into dc.
+		merged, err := driver.ParseDSN(dc.FormatDSN() + sep(dc.FormatDSN()) + url.Values{k: {v}}.Encode())
+		if err != nil {
+			return fmt.Errorf("DSN parameter %s: %w", k, err)
+		}
+		*dc = *merged
+	}
+	return nil
+}
+
+func sep(dsn string) string {
+	if strings.Contains(dsn, "?") {
+		return "&"
+	}
+	return "?"
+}
+
+func netJoin(host, port string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]:" + port
+	}
+	return host + ":" + port
+}
+
+// redact removes a password from a URL parse error.
+func redact(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			ue.URL = u.Redacted()
+		}
+	}
+	return err
+}
+
+// ServerVersion describes the connected server.
+type ServerVersion struct {
+	Raw          string
+	MariaDB      bool
+	Major, Minor int
+}
+
+// ParseServerVersion reads SELECT VERSION() output.
+func ParseServerVersion(v string) (ServerVersion, error) {
+	sv := ServerVersion{Raw: v, MariaDB: strings.Contains(strings.ToLower(v), "mariadb")}
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return sv, fmt.Errorf("unrecognised server version %q", v)
+	}
+	var err error
+	if sv.Major, err = strconv.Atoi(parts[0]); err != nil {
+		return sv, fmt.Errorf("unrecognised server version %q", v)
+	}
+	minor := parts[1]
+	if i := strings.IndexFunc(minor, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		minor = minor[:i]
+	}
+	if sv.Minor, err = strconv.Atoi(minor); err != nil {
+		return sv, fmt.Errorf("unrecognised server version %q", v)
+	}
+	return sv, nil
+}
+
+func (v ServerVersion) atLeast(major, minor int) bool {
+	return v.Major > major || (v.Major == major && v.Minor >= minor)
+}
+
+// Supported reports whether the server has SKIP LOCKED, with a message
+// saying why not.
+func (v ServerVersion) Supported() error {
+	if v.MariaDB && !v.atLeast(10, 6) {
+		return fmt.Errorf("MariaDB %s is too old: queuety needs MariaDB 10.6 or newer (SELECT ... FOR UPDATE SKIP LOCKED)", v.Raw)
+	}
+	if !v.MariaDB && !v.atLeast(8, 0) {
+		return fmt.Errorf("MySQL %s is too old: queuety needs MySQL 8.0.1 or newer (SELECT ... FOR UPDATE SKIP LOCKED)", v.Raw)
+	}
+	if !v.MariaDB && v.Major == 8 && v.Minor == 0 && strings.HasPrefix(v.Raw, "8.0.0") {
+		return fmt.Errorf("MySQL %s is too old: queuety needs MySQL 8.0.1 or newer (SELECT ... FOR UPDATE SKIP LOCKED)", v.Raw)
+	}
+	return nil
+}
+
+// isolationVariable is the session variable that sets the isolation level.
+func (v ServerVersion) isolationVariable() string {
+	if v.MariaDB && !v.atLeast(11, 1) {
+		return "tx_isolation"
+	}
+	return "transaction_isolation"
+}
+
+// Open implements queuety.Driver.
+func (Driver) Open(ctx context.Context, dsn string) (queuety.Store, error) {
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenConfig opens a store from a parsed Config.
+func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
+	dc := cfg.Driver.Clone()
+	dc.ParseTime = true
+	dc.Loc = time.UTC
+	dc.InterpolateParams = true
+	if dc.Timeout == 0 {
+		dc.Timeout = 10 * time.Second
+	}
+	probeDB, err := openDB(dc)
+	if err != nil {
+		return nil, err
+	}
+	var raw string
+	var incr int64
+	var tz string
+	var offset int64
+	err = probeDB.QueryRowContext(ctx, "SELECT VERSION(), @@auto_increment_increment, @@global.time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())").
+		Scan(&raw, &incr, &tz, &offset)
+	probeDB.Close()
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", dc.Addr, err)
+	}
+	ver, err := ParseServerVersion(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := ver.Supported(); err != nil {
+		return nil, err
+	}
+	if dc.Params == nil {
+		dc.Params = map[string]string{}
+	}
+	dc.Params["time_zone"] = "'+00:00'"
+	dc.Params[ver.isolationVariable()] = "'READ-COMMITTED'"
+	db, err := openDB(dc)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(cfg.MaxOpenConns)
+	db.SetMaxIdleConns(min(cfg.MaxOpenConns, 32))
+	db.SetConnMaxLifetime(30 * time.Minute)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+
+	info := queuety.StoreInfo{Driver: "mysql", Server: raw, Prefix: cfg.Prefix, Address: dc.Addr + "/" + dc.DBName}
+	if offset != 0 {
+		info.Warnings = append(info.Warnings, fmt.Sprintf(
+			"server time zone %q is %+d s from UTC: Go sessions use UTC, but Queuety PHP workers on this database compare UTC times with NOW() and will run jobs and deadlines early or late; set the server's time_zone to '+00:00'",
+			tz, offset))
+	}
+	if !ver.MariaDB || ver.atLeast(10, 8) {
+		// descending index parts are honoured
+	} else {
+		info.Warnings = append(info.Warnings, fmt.Sprintf(
+			"MariaDB %s ignores descending index parts, so claims sort their candidates (correct, but slower with long backlogs); MariaDB 10.8+ avoids it", raw))
+	}
+	s := &Store{cfg: cfg, version: ver}
+	s.Store = sqlstore.New(db, dialect(incr), cfg.Prefix, info, s.migrate)
+	return s, nil
+}
+
+func openDB(dc *driver.Config) (*sql.DB, error) {
+	conn, err := driver.NewConnector(dc)
+	if err != nil {
+		return nil, fmt.Errorf("configure driver: %w", err)
+	}
+	return sql.OpenDB(conn), nil
+}
+
+// Store is the MySQL store.
+type Store struct {
+	*sqlstore.Store
+	cfg     *Config
+	version ServerVersion
+}
+
+// Version returns the server version.
+func (s *Store) Version() ServerVersion { return s.version }
+
+// dialect returns the MySQL dialect; incr is @@auto_increment_increment.
+func dialect(incr int64) sqlstore.Dialect {
+	if incr < 1 {
+		incr = 1
+	}
+	return sqlstore.Dialect{
+		Name:       "mysql",
+		ForUpdate:  " FOR UPDATE",
+		SkipLocked: " FOR UPDATE SKIP LOCKED",
+		ByID:       " FORCE INDEX (PRIMARY)",
+		ClaimHint:  " FORCE INDEX (" + claimIndex + ")",
+		Retryable:  func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1205 },
+		Duplicate:  func(err error) bool { return errNumber(err) == 1062 },
+		Time: func(t time.Time, frac bool) any {
+			if frac {
+				return t.UTC().Truncate(time.Microsecond)
+			}
+			return t.UTC().Truncate(time.Second)
+		},
+		InsertIDs: func(res sql.Result, n int) ([]int64, error) {
+			first, err := res.LastInsertId()
+			if err != nil {
+				return nil, err
+			}
+			ids := make([]int64, n)
+			for i := range ids {
+				ids[i] = first + int64(i)*incr
+			}
+			return ids, nil
+		},
+		Begin: func(ctx context.Context, db *sql.DB) (*sql.Tx, error) { return db.BeginTx(ctx, nil) },
+	}
+}
+
+func errNumber(err error) uint16 {
+	var me *driver.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
