@@ -741,3 +741,29 @@ func plain(v any) any {
 	}
 	return v
 }
+
+// HasDue reports whether any job is due for a worker with these queues and
+// handlers, without locking anything. Once-mode workers use it to tell "the
+// queue is empty" from "other workers hold the due rows right now".
+func (e *Engine) HasDue(ctx context.Context, queues, handlers []string) (bool, error) {
+	var due bool
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		due = false
+		now := e.c.clock.Now()
+		for _, q := range queues {
+			ok, err := tx.JobHasDue(ctx, ClaimParams{Queue: q, Handlers: handlers, Now: now})
+			if err != nil {
+				return err
+			}
+			if ok {
+				due = true
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("queuety: check due jobs: %w", err)
+	}
+	return due, nil
+}

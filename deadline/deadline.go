@@ -1,0 +1,143 @@
+// Package deadline runs the engine's sweeps: workflow deadlines (execution
+// and run timeouts), signal-wait timers, the activity-timeout watchdog and
+// stale-claim recovery.
+//
+// Every sweep finds its candidates through an index, so its cost grows with
+// the rows that expired, not with the size of the table. Every sweep is
+// safe with any number of concurrent sweepers on any number of machines:
+// rows are taken with SELECT ... FOR UPDATE SKIP LOCKED (or re-checked
+// under their row lock) and changed in one transaction, so each expired
+// workflow fails once, its OnDeadline callback is enqueued once, and each
+// timed-out job is retried or buried once. No leader is needed.
+//
+// Workers run the sweeps on a schedule (see package worker); RunAll runs
+// them once, which is what cron-driven `queuety-worker work --once` does.
+package deadline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// Default intervals of the sweeps in a long-running worker.
+const (
+	// DeadlineInterval is how often workflows are checked against their
+	// execution and run deadlines (Queuety's 60 seconds).
+	DeadlineInterval = 60 * time.Second
+	// WaitTimerInterval is how often signal waits with a timeout are
+	// checked; it bounds how late a wait timeout fires.
+	WaitTimerInterval = 5 * time.Second
+	// WatchdogInterval is how often activity deadlines (schedule-to-start,
+	// start-to-close, schedule-to-close, heartbeat) are enforced for jobs
+	// whose worker died or is wedged. Live workers enforce start-to-close
+	// themselves through the handler's context.
+	WatchdogInterval = 10 * time.Second
+	// StaleInterval is how often claims that stopped being renewed are
+	// recovered (Queuety's 60 seconds).
+	StaleInterval = 60 * time.Second
+	// BatchSize is how many rows one sweep transaction handles; a sweep
+	// repeats until a batch comes back short.
+	BatchSize = 100
+)
+
+// Sweeper runs the sweeps for one client.
+type Sweeper struct {
+	engine *queuety.Engine
+	log    *slog.Logger
+	batch  int
+}
+
+// New returns a Sweeper for c.
+func New(c *queuety.Client) *Sweeper {
+	return &Sweeper{engine: c.Engine(), log: c.Logger(), batch: BatchSize}
+}
+
+// Report counts what one RunAll did.
+type Report struct {
+	WorkflowsExpired int
+	WaitsTimedOut    int
+	JobsTimedOut     int
+	JobsRecovered    int
+}
+
+// Total is the number of rows changed.
+func (r Report) Total() int {
+	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered
+}
+
+// drain calls step until it handles fewer than a full batch.
+func (s *Sweeper) drain(ctx context.Context, step func(context.Context, int) (int, error)) (int, error) {
+	total := 0
+	for {
+		n, err := step(ctx, s.batch)
+		total += n
+		if err != nil || n < s.batch || ctx.Err() != nil {
+			return total, err
+		}
+	}
+}
+
+// Deadlines fails every non-terminal workflow past its execution deadline
+// ("Deadline exceeded") or run deadline ("Run deadline exceeded"): open
+// step jobs are buried, waits and timers cancelled, a timeout failure is
+// recorded, workflow_failed and workflow_deadline_exceeded are logged, and
+// the OnDeadline callback is enqueued, once per workflow.
+func (s *Sweeper) Deadlines(ctx context.Context) (int, error) {
+	n, err := s.drain(ctx, s.engine.ExpireWorkflows)
+	if n > 0 {
+		s.log.Info("queuety: workflows failed: deadline exceeded", "count", n)
+	}
+	return n, err
+}
+
+// WaitTimers resumes signal waits whose timeout passed before the signal.
+func (s *Sweeper) WaitTimers(ctx context.Context) (int, error) {
+	n, err := s.drain(ctx, s.engine.FireWaitTimeouts)
+	if n > 0 {
+		s.log.Info("queuety: signal waits timed out", "count", n)
+	}
+	return n, err
+}
+
+// Timeouts enforces expired activity deadlines: retry while attempts
+// remain, otherwise bury the job (failing its workflow).
+func (s *Sweeper) Timeouts(ctx context.Context) (int, error) {
+	n, err := s.drain(ctx, s.engine.EnforceTimeouts)
+	if n > 0 {
+		s.log.Info("queuety: activity timeouts enforced", "count", n)
+	}
+	return n, err
+}
+
+// Stale recovers jobs whose claim was not renewed within the client's
+// stale timeout (the worker died): retry with backoff, or bury when their
+// attempts are used up.
+func (s *Sweeper) Stale(ctx context.Context) (int, error) {
+	n, err := s.drain(ctx, s.engine.RecoverStale)
+	if n > 0 {
+		s.log.Warn("queuety: stale jobs recovered", "count", n)
+	}
+	return n, err
+}
+
+// RunAll runs every sweep once, in this order: stale recovery, activity
+// timeouts, wait timers, workflow deadlines. An error in one sweep does not
+// stop the others; the errors are joined.
+func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
+	var r Report
+	var errs []error
+	var err error
+	r.JobsRecovered, err = s.Stale(ctx)
+	errs = append(errs, err)
+	r.JobsTimedOut, err = s.Timeouts(ctx)
+	errs = append(errs, err)
+	r.WaitsTimedOut, err = s.WaitTimers(ctx)
+	errs = append(errs, err)
+	r.WorkflowsExpired, err = s.Deadlines(ctx)
+	errs = append(errs, err)
+	return r, errors.Join(errs...)
+}

@@ -1,0 +1,217 @@
+// Package sqlite is the embedded queuety store: a single SQLite file (or
+// memory) through modernc.org/sqlite, pure Go with no cgo. It behaves like
+// the MySQL store (the same conformance suite runs against both) and needs
+// no setup, which makes it the default for development, tests, demos and
+// single-machine deployments.
+//
+//	import _ "github.com/queuety/queuety-go/store/sqlite"
+//
+//	q, err := queuety.Open(ctx, "sqlite://queuety.db")
+//	q, err := queuety.Open(ctx, "sqlite://:memory:")
+//
+// SQLite serialises writers. Every transaction starts with BEGIN
+// IMMEDIATE, so a transaction holds the write lock from its first
+// statement and row locks are unnecessary; other processes on the same
+// file wait (busy_timeout, 10 s by default) instead of failing. Files use
+// WAL journaling. Options in the DSN query: prefix (table prefix, default
+// none) and busy_timeout (milliseconds).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	sqlite "modernc.org/sqlite"
+
+	"github.com/queuety/queuety-go/internal/sqlstore"
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/mysql"
+)
+
+func init() { queuety.Register("sqlite", Driver{}) }
+
+//go:embed schema.sql
+var schemaSQL string
+
+// Driver opens SQLite stores. It is registered under the "sqlite" scheme.
+type Driver struct{}
+
+// Config is a parsed sqlite:// DSN.
+type Config struct {
+	Path        string // file path, or ":memory:"
+	Prefix      string
+	BusyTimeout time.Duration
+}
+
+// ParseDSN parses sqlite://path?prefix=...&busy_timeout=ms.
+func ParseDSN(dsn string) (*Config, error) {
+	rest, ok := strings.CutPrefix(dsn, "sqlite://")
+	if !ok {
+		return nil, fmt.Errorf("%w: sqlite DSN must start with sqlite://", queuety.ErrInvalidArgument)
+	}
+	path, rawQuery, _ := strings.Cut(rest, "?")
+	if path == "" {
+		return nil, fmt.Errorf("%w: sqlite DSN names no file (use sqlite://queuety.db or sqlite://:memory:)", queuety.ErrInvalidArgument)
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("parse sqlite DSN parameters: %w", err)
+	}
+	c := &Config{Path: path, Prefix: q.Get("prefix"), BusyTimeout: 10 * time.Second}
+	if v := q.Get("busy_timeout"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms < 0 {
+			return nil, fmt.Errorf("%w: busy_timeout must be milliseconds", queuety.ErrInvalidArgument)
+		}
+		c.BusyTimeout = time.Duration(ms) * time.Millisecond
+	}
+	return c, mysql.ValidatePrefix(c.Prefix)
+}
+
+// Open implements queuety.Driver.
+func (Driver) Open(ctx context.Context, dsn string) (queuety.Store, error) {
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenConfig opens a store from a parsed Config.
+func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
+	memory := cfg.Path == ":memory:"
+	params := url.Values{}
+	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.BusyTimeout.Milliseconds()))
+	params.Add("_pragma", "foreign_keys(0)")
+	if !memory {
+		params.Add("_pragma", "journal_mode(WAL)")
+		params.Add("_pragma", "synchronous(NORMAL)")
+	}
+	params.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+cfg.Path+"?"+params.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
+	}
+	// One connection: SQLite has one writer, and an in-memory database
+	// lives exactly as long as its connection.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
+	}
+	s := &Store{cfg: cfg}
+	info := queuety.StoreInfo{Driver: "sqlite", Server: "SQLite " + version, Prefix: cfg.Prefix, Address: cfg.Path}
+	s.Store = sqlstore.New(db, dialect, cfg.Prefix, info, s.migrate)
+	return s, nil
+}
+
+// Store is the SQLite store.
+type Store struct {
+	*sqlstore.Store
+	cfg *Config
+}
+
+// LatestVersion is the schema version this package migrates to.
+const LatestVersion = 1
+
+// migrate creates the schema when the database is older than
+// LatestVersion, in one transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	ddl := strings.ReplaceAll(schemaSQL, "{prefix}", s.cfg.Prefix)
+	if _, err := s.DB.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+s.T.Migrations+
+		" (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var v sql.NullInt64
+	if err := s.DB.QueryRowContext(ctx, "SELECT MAX(version) FROM "+s.T.Migrations).Scan(&v); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if v.Int64 >= LatestVersion {
+		return nil
+	}
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	for _, stmt := range strings.Split(ddl, ";") {
+		if strings.TrimSpace(stripComments(stmt)) == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("migrate: %.60s: %w", strings.TrimSpace(stripComments(stmt)), err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO "+s.T.Migrations+" (version, name, applied_at) VALUES (?, ?, ?)",
+		LatestVersion, "Queuety tables and Go engine columns", time.Now().UTC().Format("2006-01-02 15:04:05.000000")); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return tx.Commit()
+}
+
+func stripComments(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// sqlite result codes.
+const (
+	codeBusy                 = 5
+	codeLocked               = 6
+	codeConstraintPrimaryKey = 1555
+	codeConstraintUnique     = 2067
+)
+
+func errCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
+}
+
+var dialect = sqlstore.Dialect{
+	Name: "sqlite",
+	Retryable: func(err error) bool {
+		c := errCode(err) & 0xff
+		return c == codeBusy || c == codeLocked
+	},
+	Duplicate: func(err error) bool {
+		c := errCode(err)
+		return c == codeConstraintUnique || c == codeConstraintPrimaryKey
+	},
+	Time: func(t time.Time, frac bool) any {
+		if frac {
+			return t.UTC().Format("2006-01-02 15:04:05.000000")
+		}
+		return t.UTC().Format("2006-01-02 15:04:05")
+	},
+	InsertIDs: func(res sql.Result, n int) ([]int64, error) {
+		last, err := res.LastInsertId()
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]int64, n)
+		for i := range ids {
+			ids[i] = last - int64(n-1-i)
+		}
+		return ids, nil
+	},
+	Begin: func(ctx context.Context, db *sql.DB) (*sql.Tx, error) { return db.BeginTx(ctx, nil) },
+}

@@ -1,0 +1,127 @@
+package worker
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// Defaults for Worker options.
+const (
+	// ConcurrencyDefault is how many handlers run at once.
+	ConcurrencyDefault = 10
+	// BatchSizeMax caps how many jobs one claim takes.
+	BatchSizeMax = 100
+	// PollIntervalDefault is how long an idle worker waits between claims.
+	PollIntervalDefault = time.Second
+	// ShutdownTimeoutDefault is how long running handlers get to finish
+	// after Run's context is cancelled, before their contexts are
+	// cancelled with queuety.ErrWorkerShutdown.
+	ShutdownTimeoutDefault = 30 * time.Second
+	// LeaseIntervalDefault is how often a worker renews the claims of the
+	// jobs it runs and checks that it still owns them.
+	LeaseIntervalDefault = 5 * time.Second
+	// JitterDefault is the random spread added to maintenance intervals so
+	// a fleet of workers does not sweep in lockstep.
+	JitterDefault = 0.1
+)
+
+// Option configures a Worker.
+type Option func(*config)
+
+// Intervals configures the periodic maintenance of a long-running worker.
+// A zero field takes its default; a negative one disables that task.
+type Intervals struct {
+	Deadlines time.Duration // default deadline.DeadlineInterval (60 s)
+	WaitTimer time.Duration // default deadline.WaitTimerInterval (5 s)
+	Watchdog  time.Duration // default deadline.WatchdogInterval (10 s)
+	Stale     time.Duration // default deadline.StaleInterval (60 s)
+	// Jitter spreads each interval by ±Jitter × interval (default 0.1).
+	Jitter float64
+}
+
+func (iv Intervals) withDefaults() Intervals {
+	def := func(d, v time.Duration) time.Duration {
+		if d == 0 {
+			return v
+		}
+		return d
+	}
+	iv.Deadlines = def(iv.Deadlines, deadline.DeadlineInterval)
+	iv.WaitTimer = def(iv.WaitTimer, deadline.WaitTimerInterval)
+	iv.Watchdog = def(iv.Watchdog, deadline.WatchdogInterval)
+	iv.Stale = def(iv.Stale, deadline.StaleInterval)
+	if iv.Jitter == 0 {
+		iv.Jitter = JitterDefault
+	}
+	if iv.Jitter < 0 {
+		iv.Jitter = 0
+	}
+	return iv
+}
+
+type config struct {
+	queues          []string
+	concurrency     int
+	batchSize       int
+	pollInterval    time.Duration
+	shutdownTimeout time.Duration
+	leaseInterval   time.Duration
+	intervals       Intervals
+	maintenance     bool
+	registry        *queuety.Registry
+	logger          *slog.Logger
+	hooks           Hooks
+}
+
+// Queues sets the queues to claim from, in priority order: a job in an
+// earlier queue is always taken before one in a later queue (default
+// "default").
+func Queues(names ...string) Option { return func(c *config) { c.queues = names } }
+
+// Concurrency sets how many handlers run at once (default 10).
+func Concurrency(n int) Option { return func(c *config) { c.concurrency = n } }
+
+// BatchSize caps how many jobs one claim takes (default: the concurrency,
+// at most 100). Claims never take more jobs than there are free slots.
+func BatchSize(n int) Option { return func(c *config) { c.batchSize = n } }
+
+// PollInterval sets the wait between claims when no job is due (default
+// 1 s; a ±10% jitter is added).
+func PollInterval(d time.Duration) Option { return func(c *config) { c.pollInterval = d } }
+
+// ShutdownTimeout sets the grace period for running handlers after Run's
+// context is cancelled (default 30 s).
+func ShutdownTimeout(d time.Duration) Option { return func(c *config) { c.shutdownTimeout = d } }
+
+// LeaseInterval sets how often running jobs' claims are renewed and their
+// ownership checked (default 5 s). It bounds how soon a handler learns that
+// its workflow failed elsewhere, and must stay well below the client's
+// stale timeout.
+func LeaseInterval(d time.Duration) Option { return func(c *config) { c.leaseInterval = d } }
+
+// Maintenance sets the sweep intervals of a long-running worker.
+func Maintenance(iv Intervals) Option { return func(c *config) { c.intervals = iv } }
+
+// NoMaintenance turns off the periodic sweeps in Run (RunOnce still runs
+// them once). Use it when dedicated processes sweep.
+func NoMaintenance() Option { return func(c *config) { c.maintenance = false } }
+
+// WithRegistry shares a handler registry between workers.
+func WithRegistry(r *queuety.Registry) Option { return func(c *config) { c.registry = r } }
+
+// WithLogger sets the logger (default: the client's).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// Hooks are test and metrics callbacks. Each is optional and must be quick.
+type Hooks struct {
+	// Finished is called after an attempt's outcome is recorded.
+	Finished func(job *queuety.Job, err error)
+	// Swept is called after each maintenance sweep.
+	Swept func(task string, n int, err error)
+}
+
+// WithHooks installs Hooks.
+func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }

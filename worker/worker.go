@@ -1,0 +1,595 @@
+// Package worker claims jobs and workflow steps, runs their handlers and
+// records the outcomes.
+//
+// A Worker claims due jobs in batches (one round trip for many jobs), runs
+// each handler in its own goroutine, up to its concurrency, and completes
+// plain jobs in batches. Workflow steps are completed one transaction each,
+// which also advances the workflow. While handlers run, the worker renews
+// their claims and cancels a handler's context when its job is taken away
+// (its workflow failed, it timed out, or it was recovered as stale).
+//
+// A worker only claims jobs whose handler it has registered (plus the
+// engine's internal step handlers), so a job is never buried because one
+// worker lacks its handler: it waits for a worker that has it. Queues
+// shared with Queuety PHP workers should still be partitioned, because PHP
+// workers claim every handler.
+//
+// Run works until its context is cancelled, running the periodic sweeps of
+// package deadline on a gocron schedule. RunOnce drains due work within a
+// time budget and returns, for workers started by cron.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// Worker runs handlers for claimed jobs. Create it with New, register
+// handlers, then call Run or RunOnce (not both at once).
+type Worker struct {
+	c       *queuety.Client
+	engine  *queuety.Engine
+	sweeper *deadline.Sweeper
+	cfg     config
+	reg     *queuety.Registry
+	log     *slog.Logger
+
+	running atomic.Bool
+
+	mu       sync.Mutex
+	busy     int
+	inflight map[int64]*attempt
+	freed    chan struct{}
+	wg       sync.WaitGroup
+	results  chan *queuety.Result
+
+	stats counters
+}
+
+type attempt struct {
+	cj     *queuety.Claimed
+	cancel context.CancelCauseFunc
+}
+
+type counters struct {
+	claimed, succeeded, failed, stale, handedBack atomic.Int64
+}
+
+// Stats counts what a worker did.
+type Stats struct {
+	Claimed    int64 // jobs claimed
+	Succeeded  int64 // attempts recorded as successful
+	Failed     int64 // attempts recorded as failed (retried or buried)
+	Stale      int64 // results rejected because the attempt lost its job
+	HandedBack int64 // claimed jobs returned unstarted or interrupted by shutdown
+	Swept      deadline.Report
+}
+
+// New returns a worker for client c.
+func New(c *queuety.Client, opts ...Option) *Worker {
+	cfg := config{
+		queues:          []string{queuety.DefaultQueue},
+		concurrency:     ConcurrencyDefault,
+		pollInterval:    PollIntervalDefault,
+		shutdownTimeout: ShutdownTimeoutDefault,
+		leaseInterval:   LeaseIntervalDefault,
+		maintenance:     true,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg.concurrency = max(cfg.concurrency, 1)
+	if cfg.batchSize <= 0 {
+		cfg.batchSize = cfg.concurrency
+	}
+	cfg.batchSize = min(cfg.batchSize, BatchSizeMax)
+	if len(cfg.queues) == 0 {
+		cfg.queues = []string{queuety.DefaultQueue}
+	}
+	if cfg.registry == nil {
+		cfg.registry = queuety.NewRegistry()
+	}
+	if cfg.logger == nil {
+		cfg.logger = c.Logger()
+	}
+	cfg.intervals = cfg.intervals.withDefaults()
+	return &Worker{
+		c: c, engine: c.Engine(), sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
+		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
+	}
+}
+
+// HandleJob registers a plain-job handler (see queuety.Registry.HandleJob).
+func (w *Worker) HandleJob(name string, fn queuety.JobFunc) { w.reg.HandleJob(name, fn) }
+
+// HandleStep registers a workflow step handler.
+func (w *Worker) HandleStep(name string, fn queuety.StepFunc) { w.reg.HandleStep(name, fn) }
+
+// HandleDeadline registers a deadline or cancel callback.
+func (w *Worker) HandleDeadline(name string, fn queuety.CallbackFunc) { w.reg.HandleDeadline(name, fn) }
+
+// Registry returns the worker's handler registry.
+func (w *Worker) Registry() *queuety.Registry { return w.reg }
+
+// Stats returns the counters so far.
+func (w *Worker) Stats() Stats {
+	return Stats{
+		Claimed: w.stats.claimed.Load(), Succeeded: w.stats.succeeded.Load(), Failed: w.stats.failed.Load(),
+		Stale: w.stats.stale.Load(), HandedBack: w.stats.handedBack.Load(),
+	}
+}
+
+// handlers lists the handler names this worker claims.
+func (w *Worker) handlers() []string {
+	names := append(w.reg.Names(), queuety.InternalHandlers()...)
+	sort.Strings(names)
+	return names
+}
+
+// ErrAlreadyRunning is returned when Run or RunOnce is called on a worker
+// that is already running.
+var ErrAlreadyRunning = errors.New("worker: already running")
+
+// Run claims and runs jobs until ctx is cancelled, with the periodic sweeps
+// running on their schedule. On cancellation it stops claiming, lets
+// running handlers finish for up to the shutdown timeout, then cancels
+// their contexts with queuety.ErrWorkerShutdown; jobs interrupted that way
+// are handed back to the queue without using an attempt. It returns nil
+// after a clean shutdown. Database errors are logged and retried with
+// backoff; they never stop the worker.
+//
+// To stop on SIGINT/SIGTERM, pass a context from signal.NotifyContext.
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer w.running.Store(false)
+	hardCtx, hardCancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer hardCancel(nil)
+
+	var sched *maintenance
+	if w.cfg.maintenance {
+		var err error
+		if sched, err = w.startMaintenance(ctx); err != nil {
+			return err
+		}
+	}
+	stopAux := w.startAux(hardCtx)
+	w.log.Info("queuety: worker started", "queues", w.cfg.queues, "concurrency", w.cfg.concurrency, "handlers", len(w.reg.Names()))
+
+	w.fetchLoop(ctx, hardCtx, nil)
+
+	w.log.Info("queuety: worker stopping", "running", w.busyCount(), "grace", w.cfg.shutdownTimeout)
+	if sched != nil {
+		sched.stop()
+	}
+	w.drain(hardCancel)
+	stopAux()
+	w.log.Info("queuety: worker stopped", "succeeded", w.stats.succeeded.Load(), "failed", w.stats.failed.Load())
+	return nil
+}
+
+// RunOnce runs every sweep once, then claims and runs due jobs until none
+// is due for this worker or budget has passed, waits for the running
+// handlers (up to the shutdown timeout) and returns. Jobs it claimed but
+// did not start are handed back. It is what `queuety-worker work --once`
+// runs from cron. The error reports sweep failures; job failures are
+// recorded on the jobs, not returned.
+func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, error) {
+	if !w.running.CompareAndSwap(false, true) {
+		return Stats{}, ErrAlreadyRunning
+	}
+	defer w.running.Store(false)
+	before := w.Stats()
+	report, sweepErr := w.sweeper.RunAll(ctx)
+
+	hardCtx, hardCancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer hardCancel(nil)
+	stopAux := w.startAux(hardCtx)
+	drainCtx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	w.fetchLoop(drainCtx, hardCtx, func() bool { return w.idle(drainCtx) })
+	w.drain(hardCancel)
+	stopAux()
+
+	after := w.Stats()
+	return Stats{
+		Claimed: after.Claimed - before.Claimed, Succeeded: after.Succeeded - before.Succeeded,
+		Failed: after.Failed - before.Failed, Stale: after.Stale - before.Stale,
+		HandedBack: after.HandedBack - before.HandedBack, Swept: report,
+	}, sweepErr
+}
+
+// idle reports, in once mode, that nothing is running and nothing is due.
+func (w *Worker) idle(ctx context.Context) bool {
+	if w.busyCount() > 0 {
+		return false
+	}
+	due, err := w.engine.HasDue(ctx, w.cfg.queues, w.handlers())
+	if err != nil {
+		w.log.Warn("queuety: check for due jobs", "err", err)
+		return ctx.Err() != nil
+	}
+	return !due
+}
+
+// fetchLoop claims jobs into free slots until ctx is done or done()
+// reports true (once mode).
+func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		free := w.cfg.concurrency - w.busyCount()
+		if free <= 0 || (free < w.minBatch() && w.busyCount() > 0) {
+			w.waitFreed(ctx, 20*time.Millisecond)
+			if free <= 0 {
+				continue
+			}
+		}
+		free = w.cfg.concurrency - w.busyCount()
+		n := min(free, w.cfg.batchSize)
+		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), queuety.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n})
+		if err != nil {
+			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
+			w.log.Error("queuety: claim failed; retrying", "err", err, "in", backoff)
+			sleep(ctx, backoff)
+			continue
+		}
+		backoff = 0
+		if ctx.Err() != nil && len(jobs) > 0 {
+			w.handBack(jobs)
+			return
+		}
+		w.stats.claimed.Add(int64(len(jobs)))
+		for _, cj := range jobs {
+			w.start(hardCtx, cj)
+		}
+		if len(jobs) > 0 {
+			continue
+		}
+		if done != nil {
+			if done() {
+				return
+			}
+			w.waitFreed(ctx, 50*time.Millisecond)
+			continue
+		}
+		w.waitFreed(ctx, jitter(w.cfg.pollInterval, 0.1))
+	}
+}
+
+func (w *Worker) minBatch() int { return max(1, w.cfg.batchSize/4) }
+
+func (w *Worker) busyCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.busy
+}
+
+// waitFreed waits until a handler finishes, d passes, or ctx is done.
+func (w *Worker) waitFreed(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.freed:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+func (w *Worker) handBack(jobs []*queuety.Claimed) {
+	if err := w.engine.Release(context.Background(), jobs); err != nil {
+		w.log.Error("queuety: hand back claimed jobs (stale recovery will return them)", "count", len(jobs), "err", err)
+		return
+	}
+	w.stats.handedBack.Add(int64(len(jobs)))
+}
+
+// start runs one claimed job in its own goroutine.
+func (w *Worker) start(hardCtx context.Context, cj *queuety.Claimed) {
+	ctx, cancel := context.WithCancelCause(hardCtx)
+	w.mu.Lock()
+	w.busy++
+	w.inflight[cj.Job.ID] = &attempt{cj: cj, cancel: cancel}
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer w.finishSlot(cj.Job.ID, cancel)
+		w.execute(ctx, cj)
+	}()
+}
+
+func (w *Worker) finishSlot(id int64, cancel context.CancelCauseFunc) {
+	cancel(nil)
+	w.mu.Lock()
+	w.busy--
+	delete(w.inflight, id)
+	w.mu.Unlock()
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
+}
+
+// execute runs the handler and records the outcome.
+func (w *Worker) execute(ctx context.Context, cj *queuety.Claimed) {
+	clock := w.c.Clock()
+	hctx, flush := w.engine.Attach(ctx, cj, func(cause error) { w.cancelAttempt(cj.Job.ID, cause) })
+	hctx, stop := withDeadlines(hctx, cj.Info(), clock)
+	startedAt, t0 := clock.Now(), time.Now()
+	out, err := w.call(hctx, cj)
+	dur := time.Since(t0)
+	stop()
+	flush()
+	if err != nil {
+		if cause := context.Cause(hctx); cause != nil && hctx.Err() != nil && !errors.Is(err, cause) {
+			var te *queuety.TimeoutError
+			if errors.As(cause, &te) || errors.Is(cause, queuety.ErrDeadlineExceeded) {
+				err = fmt.Errorf("%w (handler returned: %v)", cause, err)
+			}
+		}
+		if errors.Is(context.Cause(ctx), queuety.ErrWorkerShutdown) {
+			// Interrupted by shutdown: hand back without using the attempt.
+			w.handBack([]*queuety.Claimed{cj})
+			return
+		}
+	}
+	r := &queuety.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur}
+	if err == nil && cj.Err() == nil && !cj.IsStep() {
+		w.results <- r
+		return
+	}
+	w.finish(r)
+}
+
+// cancelAttempt cancels a running handler's context with cause.
+func (w *Worker) cancelAttempt(id int64, cause error) {
+	w.mu.Lock()
+	a := w.inflight[id]
+	w.mu.Unlock()
+	if a != nil {
+		a.cancel(cause)
+	}
+}
+
+// call runs the registered handler, turning a panic into a PanicError.
+func (w *Worker) call(ctx context.Context, cj *queuety.Claimed) (out queuety.State, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &queuety.PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	if err := cj.Err(); err != nil {
+		return nil, err
+	}
+	name := cj.Job.Handler
+	if cj.IsStep() {
+		if queuety.IsInternalHandler(name) {
+			return nil, nil // the engine runs internal steps when it records the result
+		}
+		if fn, ok := w.reg.Step(name); ok {
+			return fn(ctx, cj.State())
+		}
+		if fn, ok := w.reg.Job(name); ok {
+			return nil, fn(ctx, cj.Payload())
+		}
+		return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
+	}
+	if fn, ok := w.reg.Callback(name); ok {
+		return nil, fn(ctx, cj.Payload())
+	}
+	if fn, ok := w.reg.Job(name); ok {
+		return nil, fn(ctx, cj.Payload())
+	}
+	if _, ok := w.reg.Step(name); ok {
+		return nil, queuety.NonRetryable(fmt.Errorf("handler %q is a step handler, but job %d is not a workflow step", name, cj.Job.ID))
+	}
+	return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
+}
+
+// finish records one outcome, retrying while the database is unreachable
+// (for up to a minute; after that stale recovery returns the job).
+func (w *Worker) finish(r *queuety.Result) {
+	deadline := time.Now().Add(time.Minute)
+	for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
+		err := w.engine.Finish(context.Background(), r)
+		if err == nil || errors.Is(err, queuety.ErrStaleAttempt) || time.Now().After(deadline) {
+			w.recordOutcome(r, err)
+			return
+		}
+		w.log.Error("queuety: record job outcome failed; retrying", "job_id", r.Claimed.Job.ID, "err", err)
+		time.Sleep(wait)
+	}
+}
+
+func (w *Worker) recordOutcome(r *queuety.Result, err error) {
+	switch {
+	case errors.Is(err, queuety.ErrStaleAttempt):
+		w.stats.stale.Add(1)
+		w.log.Info("queuety: result discarded: the attempt no longer owns its job", "job_id", r.Claimed.Job.ID, "attempt", r.Claimed.Job.Attempts)
+	case err != nil:
+		w.log.Error("queuety: giving up recording job outcome; stale recovery will retry the job", "job_id", r.Claimed.Job.ID, "err", err)
+	case r.Err != nil:
+		w.stats.failed.Add(1)
+		w.log.Warn("queuety: job attempt failed", "job_id", r.Claimed.Job.ID, "handler", r.Claimed.Job.Handler,
+			"attempt", r.Claimed.Job.Attempts, "err", r.Err)
+	default:
+		w.stats.succeeded.Add(1)
+	}
+	if h := w.cfg.hooks.Finished; h != nil {
+		if err == nil {
+			err = r.Err
+		}
+		h(r.Claimed.Job, err)
+	}
+}
+
+// startAux starts the completer and the lease keeper; the returned
+// function stops them after the executors are done.
+func (w *Worker) startAux(hardCtx context.Context) func() {
+	w.results = make(chan *queuety.Result, 4*BatchSizeMax)
+	completerDone := make(chan struct{})
+	go func() {
+		defer close(completerDone)
+		w.completer()
+	}()
+	keeperCtx, stopKeeper := context.WithCancel(hardCtx)
+	keeperDone := make(chan struct{})
+	go func() {
+		defer close(keeperDone)
+		w.leaseKeeper(keeperCtx)
+	}()
+	return func() {
+		stopKeeper()
+		<-keeperDone
+		close(w.results)
+		<-completerDone
+	}
+}
+
+// completer records successful plain jobs in batches: whatever has queued
+// up while the previous batch was written goes into the next one.
+func (w *Worker) completer() {
+	for r := range w.results {
+		batch := []*queuety.Result{r}
+	fill:
+		for len(batch) < BatchSizeMax {
+			select {
+			case more, ok := <-w.results:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, more)
+			default:
+				break fill
+			}
+		}
+		w.completeBatch(batch)
+	}
+}
+
+func (w *Worker) completeBatch(batch []*queuety.Result) {
+	deadline := time.Now().Add(time.Minute)
+	for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
+		errs, err := w.engine.CompleteJobs(context.Background(), batch)
+		if err == nil {
+			for i, r := range batch {
+				w.recordOutcome(r, errs[i])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, r := range batch {
+				w.recordOutcome(r, err)
+			}
+			return
+		}
+		w.log.Error("queuety: complete jobs failed; retrying", "count", len(batch), "err", err)
+		time.Sleep(wait)
+	}
+}
+
+// leaseKeeper renews the claims of running jobs and cancels the handlers
+// of jobs this worker no longer owns.
+func (w *Worker) leaseKeeper(ctx context.Context) {
+	t := time.NewTicker(w.cfg.leaseInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		jobs := make([]*queuety.Claimed, 0, len(w.inflight))
+		for _, a := range w.inflight {
+			jobs = append(jobs, a.cj)
+		}
+		w.mu.Unlock()
+		if len(jobs) == 0 {
+			continue
+		}
+		lost, err := w.engine.RenewLeases(ctx, jobs)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Warn("queuety: renew job claims", "err", err)
+			}
+			continue
+		}
+		for id, cause := range lost {
+			w.log.Warn("queuety: job taken away from running handler", "job_id", id, "reason", cause)
+			w.cancelAttempt(id, cause)
+		}
+	}
+}
+
+// drain waits for running handlers: up to the shutdown timeout, then
+// cancels them with ErrWorkerShutdown and waits for them to return.
+func (w *Worker) drain(hardCancel context.CancelCauseFunc) {
+	done := make(chan struct{})
+	go func() {
+		w.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(w.cfg.shutdownTimeout):
+	}
+	w.log.Warn("queuety: shutdown grace period over; cancelling running handlers", "running", w.busyCount())
+	hardCancel(queuety.ErrWorkerShutdown)
+	<-done
+}
+
+// withDeadlines puts the attempt's start-to-close deadline and its
+// workflow's deadline on ctx, each with a cause that says which one passed.
+func withDeadlines(ctx context.Context, info queuety.JobInfo, clock queuety.Clock) (context.Context, func()) {
+	var cancels []context.CancelFunc
+	now := clock.Now()
+	if !info.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, time.Now().Add(info.Deadline.Sub(now)), &queuety.TimeoutError{
+			Kind: queuety.TimeoutStartToClose, Deadline: info.Deadline,
+			Message: fmt.Sprintf("Activity %s start-to-close deadline expired at %s.", info.Handler, info.Deadline.UTC().Format(time.RFC3339Nano)),
+		})
+		cancels = append(cancels, cancel)
+	}
+	if !info.WorkflowDeadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, time.Now().Add(info.WorkflowDeadline.Sub(now)), queuety.ErrDeadlineExceeded)
+		cancels = append(cancels, cancel)
+	}
+	return ctx, func() {
+		for _, c := range cancels {
+			c()
+		}
+	}
+}
+
+func jitter(d time.Duration, frac float64) time.Duration {
+	if d <= 0 || frac <= 0 {
+		return d
+	}
+	spread := float64(d) * frac
+	return d + time.Duration((rand.Float64()*2-1)*spread)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
