@@ -22,23 +22,23 @@ type Backoff interface {
 // MaxBackoff caps Queuety's exponential strategy.
 const MaxBackoff = time.Hour
 
-// strategyBackoff is one of Queuety's named strategies.
-type strategyBackoff string
+// BackoffStrategy is one of Queuety's named backoff strategies.
+type BackoffStrategy string
 
 // Queuety's named backoff strategies, stored in __queuety_runtime.backoff
 // as these strings so Queuety PHP applies the same delays.
 const (
 	// BackoffExponential waits min(2^attempt × 30 s, 1 h): 60 s, 120 s,
 	// 240 s, ... It is the default, as in Queuety.
-	BackoffExponential strategyBackoff = "exponential"
+	BackoffExponential BackoffStrategy = "exponential"
 	// BackoffFixed waits 60 s after every failure.
-	BackoffFixed strategyBackoff = "fixed"
+	BackoffFixed BackoffStrategy = "fixed"
 	// BackoffLinear waits attempt × 60 s.
-	BackoffLinear strategyBackoff = "linear"
+	BackoffLinear BackoffStrategy = "linear"
 )
 
 // Delay implements Backoff.
-func (s strategyBackoff) Delay(attempt int) time.Duration {
+func (s BackoffStrategy) Delay(attempt int) time.Duration {
 	if attempt < 1 {
 		attempt = 1
 	}
@@ -57,7 +57,7 @@ func (s strategyBackoff) Delay(attempt int) time.Duration {
 }
 
 // String implements Backoff.
-func (s strategyBackoff) String() string { return string(s) }
+func (s BackoffStrategy) String() string { return string(s) }
 
 // listBackoff is an explicit list of delays in seconds; the last repeats.
 type listBackoff []int
@@ -122,7 +122,7 @@ func validateBackoff(b Backoff) error {
 	switch v := b.(type) {
 	case nil:
 		return nil
-	case strategyBackoff:
+	case BackoffStrategy:
 		switch v {
 		case BackoffExponential, BackoffFixed, BackoffLinear:
 			return nil
@@ -158,7 +158,7 @@ func ParseBackoff(s string) (Backoff, error) {
 	s = strings.TrimSpace(strings.ToLower(s))
 	switch s {
 	case "exponential", "fixed", "linear":
-		return strategyBackoff(s), nil
+		return BackoffStrategy(s), nil
 	}
 	var secs []int
 	for _, part := range strings.Split(s, ",") {

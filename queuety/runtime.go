@@ -94,7 +94,7 @@ func parseRuntime(payload *phpjson.Object) runtimeOptions {
 	if v, ok := obj.Get("backoff"); ok {
 		switch b := v.(type) {
 		case string:
-			if s := strategyBackoff(b); validateBackoff(s) == nil {
+			if s := BackoffStrategy(b); validateBackoff(s) == nil {
 				r.Backoff = s
 			}
 		case []any:
@@ -139,7 +139,7 @@ func (r runtimeOptions) encode() *phpjson.Object {
 		o.Set("max_attempts", int64(r.MaxAttempts))
 	}
 	switch b := r.Backoff.(type) {
-	case strategyBackoff:
+	case BackoffStrategy:
 		o.Set("backoff", string(b))
 	case listBackoff:
 		list := make([]any, len(b))
