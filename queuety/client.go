@@ -132,22 +132,14 @@ func (c *Client) buildJob(r JobRequest) (*Job, JobSpec, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, spec, err
 	}
-	state, err := StateOf(r.Payload)
+	doc, err := toObject("payload", r.Payload)
 	if err != nil {
 		return nil, spec, err
 	}
-	for k := range state {
+	for _, k := range doc.Keys() {
 		if k == runtimeKey || k == callbackKey {
 			return nil, spec, invalidf("payload key %q is reserved", k)
 		}
-	}
-	n, err := phpjson.Normalize(map[string]any(state))
-	if err != nil {
-		return nil, spec, invalidf("payload does not encode as JSON: %v", err)
-	}
-	doc, _ := n.(*phpjson.Object)
-	if doc == nil {
-		doc = phpjson.NewObject()
 	}
 	rt := runtimeOptions{MaxAttempts: spec.MaxAttempts, Backoff: spec.Backoff, Timeouts: spec.Timeouts}
 	if rt.Backoff != nil || rt.Timeouts != (ActivityTimeouts{}) {

@@ -150,3 +150,38 @@ func decodeObject(what string, b []byte) (*phpjson.Object, error) {
 	}
 	return o, nil
 }
+
+// toObject converts a payload, initial state or signal body (a State, a
+// map, a struct, or nil) into an ordered JSON object. Struct fields keep
+// their order; map keys are sorted. Anything that is not a JSON object, or
+// that does not encode as JSON (NaN, invalid UTF-8), is rejected.
+func toObject(what string, v any) (*phpjson.Object, error) {
+	if v == nil {
+		return phpjson.NewObject(), nil
+	}
+	if s, ok := v.(State); ok {
+		v = map[string]any(s)
+	}
+	n, err := phpjson.Normalize(v)
+	if err != nil {
+		return nil, invalidf("%s does not encode as JSON: %v", what, err)
+	}
+	var o *phpjson.Object
+	switch x := n.(type) {
+	case *phpjson.Object:
+		o = x
+	case []any:
+		if len(x) != 0 {
+			return nil, invalidf("%s must be a JSON object, got a list", what)
+		}
+		o = phpjson.NewObject()
+	case nil:
+		o = phpjson.NewObject()
+	default:
+		return nil, invalidf("%s must be a JSON object, got %T", what, v)
+	}
+	if _, err := phpjson.Marshal(o); err != nil {
+		return nil, invalidf("%s does not encode as JSON: %v", what, err)
+	}
+	return o, nil
+}

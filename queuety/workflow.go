@@ -450,22 +450,14 @@ func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, i
 	if err := def.validate(); err != nil {
 		return 0, fmt.Errorf("queuety: dispatch workflow: %w", err)
 	}
-	st, err := StateOf(initial)
+	state, err := toObject("initial state", initial)
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
 	}
-	for k := range st {
+	for _, k := range state.Keys() {
 		if isPrivateKey(k) {
 			return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, invalidf("initial state key %q starts with _, which is reserved", k))
 		}
-	}
-	n, err := phpjson.Normalize(map[string]any(st))
-	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, invalidf("initial state does not encode as JSON: %v", err))
-	}
-	state, _ := n.(*phpjson.Object)
-	if state == nil {
-		state = phpjson.NewObject()
 	}
 	queue := orDefault(def.Queue, DefaultQueue)
 	maxAttempts := orDefaultInt(def.MaxAttempts, DefaultMaxAttempts)

@@ -22,14 +22,11 @@ func (c *Client) Signal(ctx context.Context, workflowID int64, name string, payl
 	if name == "" || len(name) > 255 {
 		return fmt.Errorf("queuety: signal: %w", invalidf("signal name must be 1-255 characters"))
 	}
-	body, err := StateOf(payload)
+	body, err := toObject("signal payload", payload)
 	if err != nil {
 		return fmt.Errorf("queuety: signal %q: %w", name, err)
 	}
-	raw, err := encodeUserJSON("signal payload", map[string]any(body))
-	if err != nil {
-		return fmt.Errorf("queuety: signal %q: %w", name, err)
-	}
+	raw := encodeJSON(body)
 	err = c.store.InTx(ctx, func(tx Tx) error {
 		now := c.clock.Now()
 		wf, err := tx.WorkflowGet(ctx, workflowID, LockUpdate)

@@ -1,0 +1,16 @@
+package mysql_test
+
+import (
+	"testing"
+
+	"github.com/queuety/queuety-go/internal/testdb"
+	_ "github.com/queuety/queuety-go/store/mysql"
+	"github.com/queuety/queuety-go/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, storetest.Harness{Concurrent: true, DSN: func(t *testing.T) string {
+		dsn, _ := testdb.DSN(t)
+		return dsn
+	}})
+}

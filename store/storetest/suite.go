@@ -1,0 +1,238 @@
+// Package storetest is the conformance suite every queuety store must
+// pass. It drives the engine through the public API (Client, Engine,
+// worker, deadline) with a fake clock, so deadline and timeout cases take
+// milliseconds, and checks the rows the store writes.
+//
+// A store's test calls Run with a Harness that hands out empty databases:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, storetest.Harness{DSN: func(t *testing.T) string { ... }})
+//	}
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/worker"
+)
+
+// Harness opens databases for the suite.
+type Harness struct {
+	// DSN returns a DSN for a fresh, empty database (or table prefix) that
+	// is cleaned up when t ends. Opening the same DSN twice must reach the
+	// same database, so the suite can run several clients (separate
+	// connections) against it.
+	DSN func(t *testing.T) string
+	// Concurrent reports whether separate connections may hold row locks
+	// at the same time (MySQL). Stores that serialise writers (SQLite)
+	// still run the concurrency cases; they just take longer.
+	Concurrent bool
+}
+
+// testCase is one named conformance case.
+type testCase struct {
+	name string
+	run  func(t *testing.T, e *Env)
+}
+
+var (
+	casesMu sync.Mutex
+	cases   []testCase
+)
+
+// register adds cases; each file of the suite registers its own.
+func register(name string, run func(t *testing.T, e *Env)) {
+	casesMu.Lock()
+	defer casesMu.Unlock()
+	cases = append(cases, testCase{name, run})
+}
+
+// Run runs every case as a parallel subtest, each on its own database.
+func Run(t *testing.T, h Harness) {
+	casesMu.Lock()
+	all := append([]testCase(nil), cases...)
+	casesMu.Unlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].name < all[j].name })
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, NewEnv(t, h))
+		})
+	}
+}
+
+// Epoch is the fake clock's starting time in every case.
+var Epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// Env is one case's setup: a database, a fake clock and a client on it.
+type Env struct {
+	T     *testing.T
+	Ctx   context.Context
+	DSN   string
+	Clock *queuety.FakeClock
+	C     *queuety.Client
+	H     Harness
+}
+
+// NewEnv opens a fresh database with a fake clock at Epoch.
+func NewEnv(t *testing.T, h Harness) *Env {
+	t.Helper()
+	e := &Env{T: t, Ctx: context.Background(), DSN: h.DSN(t), Clock: queuety.NewFakeClock(Epoch), H: h}
+	e.C = e.Client()
+	return e
+}
+
+// Client opens another client on the same database (its own connections)
+// sharing the fake clock.
+func (e *Env) Client(opts ...queuety.Option) *queuety.Client {
+	e.T.Helper()
+	all := append([]queuety.Option{queuety.WithClock(e.Clock), queuety.WithLogger(quietLogger())}, opts...)
+	c, err := queuety.Open(e.Ctx, e.DSN, all...)
+	if err != nil {
+		e.T.Fatalf("open %s: %v", e.DSN, err)
+	}
+	e.T.Cleanup(func() { c.Close() })
+	return c
+}
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// Worker returns a worker on c (e.C when nil) without periodic
+// maintenance; tests call sweeps explicitly.
+func (e *Env) Worker(c *queuety.Client, opts ...worker.Option) *worker.Worker {
+	if c == nil {
+		c = e.C
+	}
+	all := append([]worker.Option{worker.NoMaintenance(), worker.Concurrency(4), worker.WithLogger(quietLogger()),
+		worker.ShutdownTimeout(5 * time.Second)}, opts...)
+	return worker.New(c, all...)
+}
+
+// Drain runs w once until nothing is due.
+func (e *Env) Drain(w *worker.Worker) worker.Stats {
+	e.T.Helper()
+	st, err := w.RunOnce(e.Ctx, time.Minute)
+	if err != nil {
+		e.T.Fatalf("RunOnce: %v", err)
+	}
+	return st
+}
+
+// Claim claims up to n jobs of the given handlers from queue "default".
+func (e *Env) Claim(n int, handlers ...string) []*queuety.Claimed {
+	e.T.Helper()
+	return e.ClaimFrom(e.C, []string{queuety.DefaultQueue}, n, handlers...)
+}
+
+// ClaimFrom claims with client c from queues.
+func (e *Env) ClaimFrom(c *queuety.Client, queues []string, n int, handlers ...string) []*queuety.Claimed {
+	e.T.Helper()
+	jobs, err := c.Engine().Claim(e.Ctx, queuety.ClaimRequest{Queues: queues, Handlers: handlers, Limit: n})
+	if err != nil {
+		e.T.Fatalf("claim: %v", err)
+	}
+	return jobs
+}
+
+// Dispatch dispatches one job and returns its id.
+func (e *Env) Dispatch(handler string, payload any, opts ...queuety.JobOption) int64 {
+	e.T.Helper()
+	id, err := e.C.Dispatch(e.Ctx, handler, payload, opts...)
+	if err != nil {
+		e.T.Fatalf("dispatch %s: %v", handler, err)
+	}
+	return id
+}
+
+// Job reads a job row.
+func (e *Env) Job(id int64) *queuety.Job {
+	e.T.Helper()
+	j, err := e.C.Job(e.Ctx, id)
+	if err != nil {
+		e.T.Fatalf("read job %d: %v", id, err)
+	}
+	return j
+}
+
+// Workflow reads a workflow row.
+func (e *Env) Workflow(id int64) *queuety.Workflow {
+	e.T.Helper()
+	wf, err := e.C.Workflow(e.Ctx, id)
+	if err != nil {
+		e.T.Fatalf("read workflow %d: %v", id, err)
+	}
+	return wf
+}
+
+// Logs returns the log events of a job (or workflow when job is 0), in order.
+func (e *Env) Logs(f queuety.LogFilter) []*queuety.LogEntry {
+	e.T.Helper()
+	logs, err := e.C.Logs(e.Ctx, f)
+	if err != nil {
+		e.T.Fatalf("logs: %v", err)
+	}
+	return logs
+}
+
+// Events lists the log event names of a filter, in order.
+func (e *Env) Events(f queuety.LogFilter) []string {
+	var out []string
+	for _, l := range e.Logs(f) {
+		out = append(out, string(l.Event))
+	}
+	return out
+}
+
+// Complete records success for claimed plain jobs.
+func (e *Env) Complete(jobs ...*queuety.Claimed) []error {
+	e.T.Helper()
+	rs := make([]*queuety.Result, len(jobs))
+	for i, j := range jobs {
+		rs[i] = &queuety.Result{Claimed: j, StartedAt: e.Clock.Now()}
+	}
+	errs, err := e.C.Engine().CompleteJobs(e.Ctx, rs)
+	if err != nil {
+		e.T.Fatalf("complete: %v", err)
+	}
+	return errs
+}
+
+// Fail records a failed attempt.
+func (e *Env) Fail(cj *queuety.Claimed, cause error) error {
+	return e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: cj, Err: cause, StartedAt: e.Clock.Now()})
+}
+
+// Equal fails the test when got != want.
+func Equal[T comparable](t *testing.T, what string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// IDs returns the job ids of claimed jobs, in claim order.
+func IDs(jobs []*queuety.Claimed) []int64 {
+	out := make([]int64, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.Job.ID
+	}
+	return out
+}
+
+// EqualIDs fails unless the two id lists are equal.
+func EqualIDs(t *testing.T, what string, got, want []int64) {
+	t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s = %v, want %v", what, got, want)
+	}
+}
