@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/queuety/queuety-go/store/storetest"
 	_ "github.com/queuety/queuety-go/store/sqlite"
+	"github.com/queuety/queuety-go/store/storetest"
 )
 
 func TestConformance(t *testing.T) {

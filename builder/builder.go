@@ -1,0 +1,337 @@
+package builder
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// Builder collects a workflow definition. Create one with Workflow, add
+// steps and settings with its methods (each returns the Builder, for
+// chaining), then call Dispatch, or Definition to get the definition
+// itself. The zero value is not usable.
+type Builder struct {
+	def queuety.WorkflowDefinition
+	err error // the first mistake seen in a method's arguments
+}
+
+// Workflow starts a definition for a workflow called name (stored in the
+// workflows.name column, at most 255 bytes). The defaults are Queuety's:
+// queue "default", queuety.PriorityLow, 3 attempts per step, no deadline.
+func Workflow(name string) *Builder {
+	return &Builder{def: queuety.WorkflowDefinition{Name: name}}
+}
+
+// Then adds a step that runs one handler, the name a worker registered
+// with HandleStep (Queuety's then(Class, name)). The handler receives the
+// workflow's public state and returns the keys to merge into it.
+//
+// Every step option applies except ResultKey and Timeout, which belong to
+// WaitForSignal. Without Name the step is named after its index ("0",
+// "1", ...).
+func (b *Builder) Then(handler string, opts ...StepOption) *Builder {
+	step := queuety.WorkflowStep{Type: queuety.StepSingle, Handler: handler}
+	return b.add(step, fmt.Sprintf("Then(%q)", handler), opts, jobStep)
+}
+
+// Parallel adds a step that runs every handler at once, each as its own
+// job, and advances when all of them have completed (Queuety's parallel()).
+// The branches' outputs are merged into the state as each one finishes; if
+// one branch fails for good, the workflow fails. Use ParallelWith to give
+// the step options.
+func (b *Builder) Parallel(handlers ...string) *Builder {
+	return b.ParallelWith(handlers)
+}
+
+// ParallelWith is Parallel with step options, which apply to every branch
+// (ResultKey and Timeout do not apply). The builder keeps its own copy of
+// handlers.
+func (b *Builder) ParallelWith(handlers []string, opts ...StepOption) *Builder {
+	step := queuety.WorkflowStep{Type: queuety.StepParallel, Handlers: slices.Clone(handlers)}
+	return b.add(step, fmt.Sprintf("Parallel(%q)", handlers), opts, jobStep)
+}
+
+// Sleep adds a durable timer: the workflow waits d before its next step
+// without holding a worker, and the wait survives restarts because it is a
+// row (Queuety's delay(), stored as delay_seconds). d is rounded up to whole
+// seconds; zero continues at once. A negative d is an error. The step is
+// named "delay_<n>", n counting the earlier Sleep steps from 0.
+func (b *Builder) Sleep(d time.Duration) *Builder {
+	step := queuety.WorkflowStep{Type: queuety.StepDelay, Delay: ceilSecond(d)}
+	if d < 0 {
+		b.fail(fmt.Errorf("%w: step %d (Sleep): duration must not be negative, got %s",
+			queuety.ErrInvalidArgument, len(b.def.Steps), d))
+	}
+	b.def.Steps = append(b.def.Steps, step)
+	return b
+}
+
+// WaitForSignal adds a step that parks the workflow (status
+// waiting_for_signal, no worker busy) until the named signal is sent with
+// Client.Signal (Queuety's wait_for_signal()). A signal sent before the
+// workflow reaches the step counts too. The signal's payload keys are
+// merged into the state, or stored under one key with ResultKey.
+//
+// With Timeout the wait gives up after that long: the workflow then
+// continues with queuety.TimedOutKey(name) set to true (false when the
+// signal won), where name is the ResultKey or else the signal name.
+//
+// Only the Name, ResultKey and Timeout options apply. Without Name the
+// step is named "wait_for_<signal>".
+func (b *Builder) WaitForSignal(signal string, opts ...StepOption) *Builder {
+	step := queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signal: signal}
+	return b.add(step, fmt.Sprintf("WaitForSignal(%q)", signal), opts, waitStep)
+}
+
+// MustCompleteWithin sets the workflow's deadline to days, hours, minutes
+// and seconds from dispatch, summed as Queuety's must_complete_within()
+// does (so MustCompleteWithin(0, 1, 30, 0) is 90 minutes). When the deadline
+// passes before the last step completes, the workflow fails with "Deadline
+// exceeded" and the OnDeadline callback runs once. The deadline is stored
+// in whole seconds (_deadline_seconds and deadline_at) and is never
+// extended, not even by RetryWorkflow.
+//
+// Each part must be zero or positive and the total at least one second.
+// It sets the same deadline as ExecutionTimeout; the last call wins.
+func (b *Builder) MustCompleteWithin(days, hours, minutes, seconds int) *Builder {
+	parts := []struct {
+		name string
+		n    int
+		unit int64 // seconds
+	}{{"days", days, 86400}, {"hours", hours, 3600}, {"minutes", minutes, 60}, {"seconds", seconds, 1}}
+	const maxSeconds = int64(math.MaxInt64 / int64(time.Second))
+	var total int64
+	for _, p := range parts {
+		if p.n < 0 {
+			b.fail(fmt.Errorf("%w: must complete within: %s must not be negative, got %d",
+				queuety.ErrInvalidTimeout, p.name, p.n))
+			return b
+		}
+		if int64(p.n) > (maxSeconds-total)/p.unit {
+			b.fail(fmt.Errorf("%w: must complete within: deadline is too far away (%d days, %d hours, %d minutes, %d seconds)",
+				queuety.ErrInvalidTimeout, days, hours, minutes, seconds))
+			return b
+		}
+		total += int64(p.n) * p.unit
+	}
+	d := time.Duration(total) * time.Second
+	if total < 1 {
+		b.fail(fmt.Errorf("%w: must complete within: deadline must be at least 1 second, got %s",
+			queuety.ErrInvalidTimeout, d))
+	}
+	b.def.ExecutionTimeout = d
+	return b
+}
+
+// ExecutionTimeout sets the workflow's deadline as a duration from
+// dispatch: the same deadline as MustCompleteWithin (the last call wins).
+// It is stored in whole seconds, rounded up. d must be positive; the engine
+// rejects anything under one second at dispatch.
+func (b *Builder) ExecutionTimeout(d time.Duration) *Builder {
+	if d <= 0 {
+		b.fail(fmt.Errorf("%w: execution timeout must be at least 1 second, got %s", queuety.ErrInvalidTimeout, d))
+	}
+	b.def.ExecutionTimeout = d
+	return b
+}
+
+// RunTimeout bounds each run of the workflow: the dispatch, and every
+// RetryWorkflow or continue-as-new after it, gets run start + d as its run
+// deadline, capped at the execution deadline. A run that passes it fails
+// with "Run deadline exceeded" and the OnDeadline callback runs. Stored in
+// whole seconds, rounded up. d must be positive; the engine rejects
+// anything under one second at dispatch. This is a Go engine feature;
+// Queuety PHP workers ignore it.
+func (b *Builder) RunTimeout(d time.Duration) *Builder {
+	if d <= 0 {
+		b.fail(fmt.Errorf("%w: run timeout must be at least 1 second, got %s", queuety.ErrInvalidTimeout, d))
+	}
+	b.def.RunTimeout = d
+	return b
+}
+
+// OnDeadline names the callback that runs once when the workflow passes
+// its deadline (Queuety's on_deadline(), stored as _on_deadline). Register
+// it on a worker with HandleDeadline; it receives the workflow's public
+// state. An empty name is an error.
+func (b *Builder) OnDeadline(handler string) *Builder {
+	if handler == "" {
+		b.fail(fmt.Errorf("%w: on deadline: handler name is empty", queuety.ErrInvalidArgument))
+	}
+	b.def.OnDeadline = handler
+	return b
+}
+
+// OnCancel names the callback that runs once when the workflow is
+// cancelled (Queuety's on_cancel(), stored as _on_cancel). Register it on
+// a worker with HandleDeadline; it receives the workflow's public state.
+// An empty name is an error.
+func (b *Builder) OnCancel(handler string) *Builder {
+	if handler == "" {
+		b.fail(fmt.Errorf("%w: on cancel: handler name is empty", queuety.ErrInvalidArgument))
+	}
+	b.def.OnCancel = handler
+	return b
+}
+
+// OnQueue sets the queue the workflow's step jobs go to (stored as
+// _queue; default "default", at most 64 bytes). A step's Queue option
+// overrides it for that step. Empty means the default.
+func (b *Builder) OnQueue(queue string) *Builder {
+	b.def.Queue = queue
+	return b
+}
+
+// WithPriority sets the priority of the workflow's step jobs (stored as
+// _priority; default queuety.PriorityLow). A step's Priority option
+// overrides it for that step.
+func (b *Builder) WithPriority(p queuety.Priority) *Builder {
+	b.def.Priority = p
+	return b
+}
+
+// MaxAttempts sets how many attempts each step gets by default (stored as
+// _max_attempts; default 3, at most 255; 0 keeps the default). A step's
+// Retry option overrides it for that step.
+func (b *Builder) MaxAttempts(n int) *Builder {
+	b.def.MaxAttempts = n
+	return b
+}
+
+// IdempotencyKey makes dispatch idempotent: the first Dispatch with key
+// starts the workflow, and every later one (from any process, Go or PHP)
+// returns that workflow's id and writes nothing, even after it finished.
+// The key is stored in the workflow_dispatch_keys table and as
+// _idempotency_key (at most 191 bytes). Empty means none.
+func (b *Builder) IdempotencyKey(key string) *Builder {
+	b.def.IdempotencyKey = key
+	return b
+}
+
+// Version labels the definition (stored as _definition_version), for
+// telling apart workflows started by different releases. Empty means none.
+func (b *Builder) Version(v string) *Builder {
+	b.def.Version = v
+	return b
+}
+
+// Definition returns the workflow definition built so far, or the first
+// mistake the builder saw in its methods' arguments. The engine validates
+// the rest when the definition is dispatched (Dispatch, or
+// Client.DispatchWorkflow). The result is a deep copy: changing it, or
+// the Builder afterwards, does not affect the other.
+func (b *Builder) Definition() (queuety.WorkflowDefinition, error) {
+	if b == nil {
+		return queuety.WorkflowDefinition{}, fmt.Errorf("builder: %w: nil Builder (use builder.Workflow)", queuety.ErrInvalidArgument)
+	}
+	if b.err != nil {
+		return queuety.WorkflowDefinition{}, fmt.Errorf("builder: workflow %q: %w", b.def.Name, b.err)
+	}
+	def := b.def
+	def.Steps = make([]queuety.WorkflowStep, len(b.def.Steps))
+	for i, s := range b.def.Steps {
+		s.Handlers = slices.Clone(s.Handlers)
+		def.Steps[i] = s
+	}
+	return def, nil
+}
+
+// Dispatch starts the workflow on c with state as its initial state (a
+// queuety.State, a map or a struct that encodes as a JSON object; nil for
+// none; keys must not start with "_") and returns the workflow's id. The
+// workflow row, its first step's job(s) and the workflow_started log are
+// written in one transaction; on any error nothing is written. Errors wrap
+// queuety.ErrInvalidArgument or queuety.ErrInvalidTimeout when the
+// definition or the state is invalid.
+//
+// Each call starts a new workflow, unless IdempotencyKey is set and the key
+// was used before, in which case it returns the existing workflow's id.
+func (b *Builder) Dispatch(ctx context.Context, c *queuety.Client, state any) (int64, error) {
+	def, err := b.Definition()
+	if err != nil {
+		return 0, err
+	}
+	if c == nil {
+		return 0, fmt.Errorf("builder: dispatch workflow %q: %w: nil client", def.Name, queuety.ErrInvalidArgument)
+	}
+	return c.DispatchWorkflow(ctx, def, state)
+}
+
+// stepKind says which step options a step accepts.
+type stepKind int
+
+const (
+	jobStep  stepKind = iota // Then, Parallel: job options, no signal options
+	waitStep                 // WaitForSignal: Name, ResultKey, Timeout only
+)
+
+// add applies opts to step, checks that they fit the kind of step, and
+// appends it.
+func (b *Builder) add(step queuety.WorkflowStep, what string, opts []StepOption, kind stepKind) *Builder {
+	for _, o := range opts {
+		if o != nil {
+			o(&step)
+		}
+	}
+	if problem := checkOptions(step, kind); problem != "" {
+		b.fail(fmt.Errorf("%w: step %d (%s): %s", queuety.ErrInvalidArgument, len(b.def.Steps), what, problem))
+	}
+	b.def.Steps = append(b.def.Steps, step)
+	return b
+}
+
+// checkOptions describes an option that has no effect on this kind of
+// step, or returns "".
+func checkOptions(s queuety.WorkflowStep, kind stepKind) string {
+	switch kind {
+	case jobStep:
+		if s.ResultKey != "" {
+			return "ResultKey applies only to WaitForSignal steps"
+		}
+		if s.Timeout != 0 {
+			return "Timeout applies only to WaitForSignal steps (use StartToClose or ScheduleToClose to bound a step)"
+		}
+		if s.Options.DependsOn != 0 {
+			return "queuety.DependsOn does not apply to workflow steps (steps already run in order)"
+		}
+		if s.Options.Unique {
+			return "queuety.Unique does not apply to workflow steps (use IdempotencyKey on the workflow)"
+		}
+	case waitStep:
+		if jobOptionsSet(s.Options) {
+			return "only the Name, ResultKey and Timeout options apply to a signal wait"
+		}
+	}
+	return ""
+}
+
+// jobOptionsSet reports whether any job option was set.
+func jobOptionsSet(o queuety.JobSpec) bool {
+	return o.Queue != "" || o.PrioritySet || o.Priority != 0 || o.Delay != 0 || o.MaxAttempts != 0 ||
+		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (queuety.ActivityTimeouts{})
+}
+
+// fail records err unless an earlier mistake was recorded.
+func (b *Builder) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// ceilSecond rounds a non-negative d up to whole seconds.
+func ceilSecond(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	if r := d % time.Second; r != 0 {
+		if d > math.MaxInt64-time.Second {
+			return d.Truncate(time.Second)
+		}
+		d += time.Second - r
+	}
+	return d
+}

@@ -1,0 +1,414 @@
+package builder_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+func TestInvalidDefinitions(t *testing.T) {
+	manySteps := builder.Workflow("many")
+	for i := range queuety.MaxSteps + 1 {
+		manySteps.Then(fmt.Sprintf("step_%d", i))
+	}
+	maxSteps := builder.Workflow("max")
+	for i := range queuety.MaxSteps {
+		maxSteps.Then(fmt.Sprintf("step_%d", i))
+	}
+	if _, err := maxSteps.Definition(); err != nil {
+		t.Fatalf("255 steps: %v", err)
+	}
+
+	tests := []struct {
+		name  string
+		b     *builder.Builder
+		state any
+		want  error
+		// byBuilder is set when the builder itself sees the mistake, so
+		// Definition reports it too; otherwise only the engine does, at
+		// dispatch.
+		byBuilder bool
+		msg       string // a substring of the error
+	}{
+		// Mistakes only the builder can see.
+		{name: "must complete within zero", b: builder.Workflow("w").Then("a").MustCompleteWithin(0, 0, 0, 0),
+			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "must complete within: deadline must be at least 1 second, got 0s"},
+		{name: "must complete within negative part", b: builder.Workflow("w").Then("a").MustCompleteWithin(0, 1, -30, 0),
+			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "minutes must not be negative, got -30"},
+		{name: "must complete within negative days", b: builder.Workflow("w").Then("a").MustCompleteWithin(-1, 48, 0, 0),
+			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "days must not be negative"},
+		{name: "must complete within negative seconds", b: builder.Workflow("w").Then("a").MustCompleteWithin(0, 0, 0, -1),
+			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "seconds must not be negative"},
+		{name: "must complete within overflow", b: builder.Workflow("w").Then("a").MustCompleteWithin(math.MaxInt32, math.MaxInt32, 0, 0),
+			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "too far away"},
+		{name: "execution timeout zero", b: builder.Workflow("w").Then("a").ExecutionTimeout(0),
+			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "execution timeout must be at least 1 second, got 0s"},
+		{name: "execution timeout negative", b: builder.Workflow("w").Then("a").ExecutionTimeout(-time.Hour),
+			want: queuety.ErrInvalidTimeout, byBuilder: true},
+		{name: "run timeout zero", b: builder.Workflow("w").Then("a").RunTimeout(0),
+			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "run timeout"},
+		{name: "run timeout negative", b: builder.Workflow("w").Then("a").RunTimeout(-time.Second),
+			want: queuety.ErrInvalidTimeout, byBuilder: true},
+		{name: "sleep negative", b: builder.Workflow("w").Then("a").Sleep(-time.Second),
+			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "step 1 (Sleep): duration must not be negative"},
+		{name: "sleep negative below a second", b: builder.Workflow("w").Then("a").Sleep(-500 * time.Millisecond),
+			want: queuety.ErrInvalidArgument, byBuilder: true},
+		{name: "result key on then", b: builder.Workflow("w").Then("a", builder.ResultKey("k")),
+			want: queuety.ErrInvalidArgument, byBuilder: true, msg: `step 0 (Then("a")): ResultKey applies only to WaitForSignal`},
+		{name: "timeout on then", b: builder.Workflow("w").Then("a", builder.Timeout(time.Minute)),
+			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "Timeout applies only to WaitForSignal"},
+		{name: "result key on parallel", b: builder.Workflow("w").ParallelWith([]string{"a", "b"}, builder.ResultKey("k")),
+			want: queuety.ErrInvalidArgument, byBuilder: true},
+		{name: "retry on signal wait", b: builder.Workflow("w").Then("a").WaitForSignal("go", builder.Retry(5)),
+			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "only the Name, ResultKey and Timeout options apply"},
+		{name: "queue on signal wait", b: builder.Workflow("w").WaitForSignal("go", builder.Queue("q")),
+			want: queuety.ErrInvalidArgument, byBuilder: true},
+		{name: "start to close on signal wait", b: builder.Workflow("w").WaitForSignal("go", builder.StartToClose(time.Minute)),
+			want: queuety.ErrInvalidArgument, byBuilder: true},
+		{name: "depends on for a step", b: builder.Workflow("w").Then("a", builder.Job(queuety.DependsOn(1))),
+			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "DependsOn"},
+		{name: "unique for a step", b: builder.Workflow("w").Then("a", builder.Job(queuety.Unique())),
+			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "Unique"},
+		{name: "empty deadline handler", b: builder.Workflow("w").Then("a").OnDeadline(""),
+			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "on deadline: handler name is empty"},
+		{name: "empty cancel handler", b: builder.Workflow("w").Then("a").OnCancel(""),
+			want: queuety.ErrInvalidArgument, byBuilder: true},
+		{name: "first mistake wins", b: builder.Workflow("w").Then("a").Sleep(-time.Second).ExecutionTimeout(0),
+			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "Sleep"},
+
+		// Mistakes the engine finds at dispatch.
+		{name: "empty name", b: builder.Workflow("").Then("a"), want: queuety.ErrInvalidArgument, msg: "workflow name is empty"},
+		{name: "no steps", b: builder.Workflow("w").MustCompleteWithin(0, 1, 0, 0), want: queuety.ErrInvalidArgument, msg: "no steps"},
+		{name: "empty handler", b: builder.Workflow("w").Then("a").Then(""), want: queuety.ErrInvalidArgument, msg: "handler name is empty"},
+		{name: "reserved handler", b: builder.Workflow("w").Then(queuety.HandlerDelay), want: queuety.ErrInvalidArgument},
+		{name: "parallel without handlers", b: builder.Workflow("w").Parallel(), want: queuety.ErrInvalidArgument},
+		{name: "parallel with an empty handler", b: builder.Workflow("w").Parallel("a", ""), want: queuety.ErrInvalidArgument},
+		{name: "duplicate names", b: builder.Workflow("w").Then("a", builder.Name("x")).Then("b", builder.Name("x")),
+			want: queuety.ErrInvalidArgument, msg: `same name "x"`},
+		{name: "name clashes with a default name", b: builder.Workflow("w").Then("a", builder.Name("1")).Then("b"),
+			want: queuety.ErrInvalidArgument},
+		{name: "same signal waited twice", b: builder.Workflow("w").WaitForSignal("go").WaitForSignal("go"),
+			want: queuety.ErrInvalidArgument},
+		{name: "256 steps", b: manySteps, want: queuety.ErrInvalidArgument, msg: "256 steps"},
+		{name: "bad priority", b: builder.Workflow("w").Then("a").WithPriority(4), want: queuety.ErrInvalidArgument, msg: "priority 4"},
+		{name: "bad step priority", b: builder.Workflow("w").Then("a", builder.Priority(-1)), want: queuety.ErrInvalidArgument},
+		{name: "too many attempts", b: builder.Workflow("w").Then("a").MaxAttempts(256), want: queuety.ErrInvalidArgument},
+		{name: "negative retry", b: builder.Workflow("w").Then("a", builder.Retry(-1)), want: queuety.ErrInvalidArgument},
+		{name: "negative job delay", b: builder.Workflow("w").Then("a", builder.Job(queuety.Delay(-time.Second))), want: queuety.ErrInvalidArgument},
+		{name: "long queue", b: builder.Workflow("w").Then("a").OnQueue(strings.Repeat("q", 65)), want: queuety.ErrInvalidArgument},
+		{name: "execution timeout below a second", b: builder.Workflow("w").Then("a").ExecutionTimeout(500 * time.Millisecond),
+			want: queuety.ErrInvalidTimeout},
+		{name: "run timeout below a second", b: builder.Workflow("w").Then("a").RunTimeout(time.Millisecond), want: queuety.ErrInvalidTimeout},
+		{name: "signal timeout below a second", b: builder.Workflow("w").WaitForSignal("go", builder.Timeout(500*time.Millisecond)),
+			want: queuety.ErrInvalidTimeout},
+		{name: "negative signal timeout", b: builder.Workflow("w").WaitForSignal("go", builder.Timeout(-time.Second)),
+			want: queuety.ErrInvalidTimeout},
+		{name: "start to close below a second", b: builder.Workflow("w").Then("a", builder.StartToClose(time.Millisecond)),
+			want: queuety.ErrInvalidTimeout},
+		{name: "empty signal", b: builder.Workflow("w").WaitForSignal(""), want: queuety.ErrInvalidArgument},
+		{name: "private key in the initial state", b: builder.Workflow("w").Then("a"), state: queuety.State{"_steps": 1},
+			want: queuety.ErrInvalidArgument},
+		{name: "initial state not an object", b: builder.Workflow("w").Then("a"), state: []int{1, 2},
+			want: queuety.ErrInvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := openClient(t)
+			_, defErr := tt.b.Definition()
+			if tt.byBuilder != (defErr != nil) {
+				t.Errorf("Definition() error = %v; want an error: %v", defErr, tt.byBuilder)
+			}
+			id, err := tt.b.Dispatch(context.Background(), c, tt.state)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Dispatch() = %d, %v; want an error wrapping %v", id, err, tt.want)
+			}
+			if tt.byBuilder && !errors.Is(defErr, tt.want) {
+				t.Errorf("Definition() error = %v; want one wrapping %v", defErr, tt.want)
+			}
+			if id != 0 {
+				t.Errorf("Dispatch() id = %d; want 0", id)
+			}
+			if tt.msg != "" && !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("Dispatch() error = %q; want it to contain %q", err, tt.msg)
+			}
+			assertNothingWritten(t, c)
+		})
+	}
+}
+
+func TestDispatchNilClient(t *testing.T) {
+	_, err := builder.Workflow("w").Then("a").Dispatch(context.Background(), nil, nil)
+	if !errors.Is(err, queuety.ErrInvalidArgument) {
+		t.Fatalf("Dispatch(nil client) = %v; want ErrInvalidArgument", err)
+	}
+	var b *builder.Builder
+	if _, err := b.Definition(); !errors.Is(err, queuety.ErrInvalidArgument) {
+		t.Fatalf("nil Builder Definition() = %v; want ErrInvalidArgument", err)
+	}
+}
+
+func TestMustCompleteWithinSums(t *testing.T) {
+	tests := []struct {
+		d, h, m, s int
+		want       time.Duration
+	}{
+		{0, 24, 0, 0, 24 * time.Hour},
+		{1, 12, 0, 0, 36 * time.Hour},
+		{0, 1, 30, 0, 90 * time.Minute},
+		{0, 0, 0, 1, time.Second},
+		{0, 0, 90, 90, 91*time.Minute + 30*time.Second},
+		{2, 0, 0, 0, 48 * time.Hour},
+	}
+	for _, tt := range tests {
+		def, err := builder.Workflow("w").Then("a").MustCompleteWithin(tt.d, tt.h, tt.m, tt.s).Definition()
+		if err != nil {
+			t.Fatalf("MustCompleteWithin(%d, %d, %d, %d): %v", tt.d, tt.h, tt.m, tt.s, err)
+		}
+		if def.ExecutionTimeout != tt.want {
+			t.Errorf("MustCompleteWithin(%d, %d, %d, %d) = %s; want %s", tt.d, tt.h, tt.m, tt.s, def.ExecutionTimeout, tt.want)
+		}
+	}
+	// The last deadline setter wins, in either order.
+	def, _ := builder.Workflow("w").Then("a").ExecutionTimeout(time.Minute).MustCompleteWithin(0, 2, 0, 0).Definition()
+	if def.ExecutionTimeout != 2*time.Hour {
+		t.Errorf("MustCompleteWithin after ExecutionTimeout = %s; want 2h", def.ExecutionTimeout)
+	}
+	def, _ = builder.Workflow("w").Then("a").MustCompleteWithin(0, 2, 0, 0).ExecutionTimeout(time.Minute).Definition()
+	if def.ExecutionTimeout != time.Minute {
+		t.Errorf("ExecutionTimeout after MustCompleteWithin = %s; want 1m", def.ExecutionTimeout)
+	}
+}
+
+func TestDefinitionMapsEverySetting(t *testing.T) {
+	backoff := queuety.BackoffSeconds(5, 30)
+	def, err := builder.Workflow("import").
+		Then(`App\Steps\Fetch`, builder.Name("fetch"), builder.Queue("io"), builder.Priority(queuety.PriorityHigh),
+			builder.Retry(5, backoff), builder.ScheduleToStart(time.Minute), builder.StartToClose(2*time.Minute),
+			builder.ScheduleToClose(time.Hour), builder.Heartbeat(10*time.Second), builder.Job(queuety.Delay(3*time.Second))).
+		Parallel("a", "b").
+		ParallelWith([]string{"c", "d"}, builder.Name("fan_out"), builder.Backoff(queuety.BackoffLinear)).
+		Sleep(1500 * time.Millisecond).
+		WaitForSignal("approval", builder.Name("approve"), builder.ResultKey("decision"), builder.Timeout(48*time.Hour)).
+		MustCompleteWithin(1, 0, 0, 0).
+		RunTimeout(6*time.Hour).
+		OnDeadline("import_timeout").
+		OnCancel("import_cancelled").
+		OnQueue("imports").
+		WithPriority(queuety.PriorityNormal).
+		MaxAttempts(4).
+		IdempotencyKey("import:2026-05-01").
+		Version("v2").
+		Definition()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := queuety.WorkflowDefinition{
+		Name: "import",
+		Steps: []queuety.WorkflowStep{
+			{Type: queuety.StepSingle, Name: "fetch", Handler: `App\Steps\Fetch`, Options: queuety.JobSpec{
+				Queue: "io", Priority: queuety.PriorityHigh, PrioritySet: true, Delay: 3 * time.Second, MaxAttempts: 5, Backoff: backoff,
+				Timeouts: queuety.ActivityTimeouts{ScheduleToStart: time.Minute, StartToClose: 2 * time.Minute, ScheduleToClose: time.Hour, Heartbeat: 10 * time.Second},
+			}},
+			{Type: queuety.StepParallel, Handlers: []string{"a", "b"}},
+			{Type: queuety.StepParallel, Name: "fan_out", Handlers: []string{"c", "d"}, Options: queuety.JobSpec{Backoff: queuety.BackoffLinear}},
+			{Type: queuety.StepDelay, Delay: 2 * time.Second},
+			{Type: queuety.StepWaitForSignal, Name: "approve", Signal: "approval", ResultKey: "decision", Timeout: 48 * time.Hour},
+		},
+		Queue: "imports", Priority: queuety.PriorityNormal, MaxAttempts: 4,
+		ExecutionTimeout: 24 * time.Hour, RunTimeout: 6 * time.Hour,
+		OnDeadline: "import_timeout", OnCancel: "import_cancelled",
+		IdempotencyKey: "import:2026-05-01", Version: "v2",
+	}
+	if !reflect.DeepEqual(def, want) {
+		t.Errorf("Definition() =\n%+v\nwant\n%+v", def, want)
+	}
+}
+
+func TestNilOptionsAreIgnored(t *testing.T) {
+	def, err := builder.Workflow("w").Then("a", nil, builder.Job(nil)).WaitForSignal("s", nil).Definition()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := def.Steps[0].Options; got != (queuety.JobSpec{}) {
+		t.Errorf("options = %+v; want none", got)
+	}
+}
+
+func TestSleepRoundsUpToWholeSeconds(t *testing.T) {
+	for _, tt := range []struct{ in, want time.Duration }{
+		{0, 0},
+		{time.Nanosecond, time.Second},
+		{time.Second, time.Second},
+		{1500 * time.Millisecond, 2 * time.Second},
+		{30 * time.Minute, 30 * time.Minute},
+	} {
+		def, err := builder.Workflow("w").Sleep(tt.in).Definition()
+		if err != nil {
+			t.Fatalf("Sleep(%s): %v", tt.in, err)
+		}
+		if got := def.Steps[0].Delay; got != tt.want {
+			t.Errorf("Sleep(%s) stores %s; want %s", tt.in, got, tt.want)
+		}
+	}
+
+	// The stored step says delay_seconds 2 and the sleeps are named by count.
+	c := openClient(t)
+	id, err := builder.Workflow("w").Sleep(1500*time.Millisecond).Then("a").Sleep(time.Minute).Dispatch(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := storedSteps(t, c, id)
+	want := `[{"type":"delay","name":"delay_0","delay_seconds":2,"compensation":null},` +
+		`{"type":"single","name":"1","class":"a"},` +
+		`{"type":"delay","name":"delay_1","delay_seconds":60,"compensation":null}]`
+	if steps != want {
+		t.Errorf("_steps =\n%s\nwant\n%s", steps, want)
+	}
+}
+
+func TestStepOptionsReachTheJobRow(t *testing.T) {
+	c := openClient(t)
+	ctx := context.Background()
+	id, err := builder.Workflow("w").
+		Then("a", builder.Queue("io"), builder.Priority(queuety.PriorityUrgent), builder.Retry(7, queuety.BackoffFixed)).
+		OnQueue("imports").WithPriority(queuety.PriorityNormal).MaxAttempts(4).
+		Dispatch(ctx, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.ListJobs(ctx, queuety.JobFilter{WorkflowID: id})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("ListJobs = %d jobs, %v; want 1", len(jobs), err)
+	}
+	j := jobs[0]
+	if j.Queue != "io" || j.Priority != queuety.PriorityUrgent || j.MaxAttempts != 7 {
+		t.Errorf("job queue %q, priority %d, max_attempts %d; want io, 3, 7", j.Queue, j.Priority, j.MaxAttempts)
+	}
+	if got, want := string(j.Payload), `{"__queuety_runtime":{"max_attempts":7,"backoff":"fixed"}}`; got != want {
+		t.Errorf("payload = %s; want %s", got, want)
+	}
+	state := storedState(t, c, id)
+	for k, want := range map[string]string{"_queue": `"imports"`, "_priority": "1", "_max_attempts": "4"} {
+		v, _ := state.Get(k)
+		if got := mustMarshal(t, v); got != want {
+			t.Errorf("state %s = %s; want %s", k, got, want)
+		}
+	}
+}
+
+// A Builder can be dispatched many times; the definitions it hands out
+// never share slices with it or with each other.
+func TestBuilderIsReusable(t *testing.T) {
+	handlers := []string{"a", "b"}
+	b := builder.Workflow("reuse").Parallel(handlers...).Then("c")
+	handlers[0] = "changed by the caller"
+
+	first, err := b.Definition()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := b.Definition()
+	first.Steps[0].Handlers[1] = "changed"
+	first.Steps[1].Name = "renamed"
+	first.Steps = append(first.Steps[:1], queuety.WorkflowStep{Type: queuety.StepSingle, Handler: "x"})
+	if !reflect.DeepEqual(second.Steps, []queuety.WorkflowStep{
+		{Type: queuety.StepParallel, Handlers: []string{"a", "b"}},
+		{Type: queuety.StepSingle, Handler: "c"},
+	}) {
+		t.Fatalf("second definition changed with the first: %+v", second.Steps)
+	}
+
+	c := openClient(t)
+	ctx := context.Background()
+	id1, err := b.Dispatch(ctx, c, queuety.State{"n": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := b.Dispatch(ctx, c, queuety.State{"n": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id1 == id2 {
+		t.Fatalf("two dispatches returned the same id %d", id1)
+	}
+	// Dispatch filled in default step names on its own copy only.
+	third, _ := b.Definition()
+	if third.Steps[0].Name != "" || third.Steps[1].Name != "" {
+		t.Errorf("dispatch changed the builder's steps: %+v", third.Steps)
+	}
+	s1, s2 := storedSteps(t, c, id1), storedSteps(t, c, id2)
+	want := `[{"type":"parallel","name":"0","handlers":["a","b"]},{"type":"single","name":"1","class":"c"}]`
+	if s1 != want || s2 != want {
+		t.Errorf("_steps = %s and %s; want both %s", s1, s2, want)
+	}
+
+	// Growing the builder after a dispatch does not touch what was dispatched.
+	b.Then("d")
+	if got := storedSteps(t, c, id1); got != want {
+		t.Errorf("_steps after growing the builder = %s; want %s", got, want)
+	}
+}
+
+func TestIdempotentDispatch(t *testing.T) {
+	c := openClient(t)
+	ctx := context.Background()
+	b := builder.Workflow("nightly").Then("build").IdempotencyKey("nightly:1")
+	id1, err := b.Dispatch(ctx, c, queuety.State{"date": "2026-11-21"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := b.Dispatch(ctx, c, queuety.State{"date": "2026-11-21", "rerun": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id1 != id2 {
+		t.Errorf("ids %d and %d; want the same", id1, id2)
+	}
+	wfs, _ := c.ListWorkflows(ctx, queuety.WorkflowFilter{})
+	jobs, _ := c.ListJobs(ctx, queuety.JobFilter{})
+	if len(wfs) != 1 || len(jobs) != 1 {
+		t.Errorf("%d workflows and %d jobs; want 1 and 1", len(wfs), len(jobs))
+	}
+}
+
+// storedState reads a workflow's stored state with its key order.
+func storedState(t *testing.T, c *queuety.Client, id int64) *phpjson.Object {
+	t.Helper()
+	wf, err := c.Workflow(context.Background(), id)
+	if err != nil {
+		t.Fatalf("read workflow %d: %v", id, err)
+	}
+	o, err := phpjson.DecodeObject(wf.State)
+	if err != nil {
+		t.Fatalf("decode state of workflow %d: %v", id, err)
+	}
+	return o
+}
+
+// storedSteps returns a workflow's _steps as PHP-style JSON.
+func storedSteps(t *testing.T, c *queuety.Client, id int64) string {
+	t.Helper()
+	v, ok := storedState(t, c, id).Get("_steps")
+	if !ok {
+		t.Fatalf("workflow %d has no _steps", id)
+	}
+	return mustMarshal(t, v)
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := phpjson.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// parseID reads a positive row id.
+func parseID(what, s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, Usagef("%s id %q: want a positive integer", what, s)
+	}
+	return id, nil
+}
+
+// parseDuration reads a Go duration ("90s", "1h30m") or a number of days
+// ("7d").
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err == nil && n >= -1e5 && n <= 1e5 {
+			return time.Duration(n * float64(24*time.Hour)), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 2h or 7d)", s)
+	}
+	return d, nil
+}
+
+// durationValue is a flag.Value for parseDuration.
+type durationValue time.Duration
+
+func (d *durationValue) String() string {
+	if time.Duration(*d) == 0 {
+		return "0s"
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *durationValue) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+// durationFlag declares a duration flag that also accepts days ("7d").
+func durationFlag(fs *flag.FlagSet, name string, def time.Duration, usage string) *time.Duration {
+	p := new(time.Duration)
+	*p = def
+	fs.Var((*durationValue)(p), name, usage)
+	return p
+}
+
+// parseJSONObject reads a command-line JSON argument that must be an
+// object. Numbers keep their integer or float form.
+func parseJSONObject(what, s string) (queuety.State, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, Usagef("%s is not valid JSON: %s", what, jsonProblem(s, err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, Usagef("%s is not valid JSON: unexpected data after the object at offset %d", what, dec.InputOffset())
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, Usagef("%s must be a JSON object like '{\"key\": \"value\"}', got %s", what, jsonKind(v))
+	}
+	return queuety.State(obj), nil
+}
+
+// jsonProblem describes a decoding error with its position.
+func jsonProblem(s string, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s at offset %d", se.Error(), se.Offset)
+	}
+	if errors.Is(err, io.EOF) {
+		if len(bytes.TrimSpace([]byte(s))) == 0 {
+			return "it is empty"
+		}
+		return "unexpected end of input"
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input (unclosed brace, bracket or string?)"
+	}
+	return err.Error()
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+var jobStatuses = []queuety.JobStatus{queuety.JobPending, queuety.JobProcessing, queuety.JobCompleted, queuety.JobFailed, queuety.JobBuried}
+
+var workflowStatuses = []queuety.WorkflowStatus{
+	queuety.WorkflowRunning, queuety.WorkflowPaused, queuety.WorkflowWaitingForSignal, queuety.WorkflowWaitingForWorkflows,
+	queuety.WorkflowCompleted, queuety.WorkflowFailed, queuety.WorkflowCancelled,
+}
+
+func parseJobStatus(s string) (queuety.JobStatus, error) {
+	st := queuety.JobStatus(strings.ToLower(strings.TrimSpace(s)))
+	if s == "" || st.Valid() {
+		return st, nil
+	}
+	return "", Usagef("--status %q: want one of %s", s, joinStatuses(jobStatuses))
+}
+
+func parseWorkflowStatus(s string) (queuety.WorkflowStatus, error) {
+	st := queuety.WorkflowStatus(strings.ToLower(strings.TrimSpace(s)))
+	if s == "" || st.Valid() {
+		return st, nil
+	}
+	return "", Usagef("--status %q: want one of %s", s, joinStatuses(workflowStatuses))
+}
+
+func joinStatuses[T ~string](list []T) string {
+	s := make([]string, len(list))
+	for i, v := range list {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+func checkLimit(n int) error {
+	if n < 1 {
+		return Usagef("--limit must be at least 1, got %d", n)
+	}
+	return nil
+}

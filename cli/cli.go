@@ -1,0 +1,273 @@
+// Package cli is the queuety-worker command line: work, migrate, status,
+// dispatch, queue, job, workflow, signal, demo and version.
+//
+// The whole CLI is a library so that an application can build its own
+// worker binary with its handlers registered:
+//
+//	func main() {
+//		reg := queuety.NewRegistry()
+//		reg.HandleStep("App\\Steps\\FetchData", fetchData)
+//		reg.HandleJob("send_email", sendEmail)
+//		os.Exit(cli.Main(reg))
+//	}
+//
+// cmd/queuety-worker is exactly that with a nil registry: it has no user
+// handlers, so its `work` runs the sweeps and the engine's internal steps
+// (delays, signal waits) and leaves every other job for a worker that has
+// its handler (a worker never buries a job because it lacks the handler).
+//
+// # Store selection
+//
+// Every command that touches the queue opens a store, chosen by, in order:
+// --dsn, --wp-config (a WordPress wp-config.php, whose DB_* constants and
+// $table_prefix give a MySQL DSN), the QUEUETY_DSN environment variable,
+// and finally sqlite://queuety.db. Giving both --dsn and --wp-config is a
+// usage error. Stores are migrated when opened; `migrate` does only that.
+//
+// # Flags and exit codes
+//
+// The global flags (--dsn, --wp-config, --json, --log-level) may appear
+// before or after the command name, and command flags may follow the
+// positional arguments. Errors are printed as one line on stderr. The exit
+// code is 0 on success, 2 for usage errors (unknown commands or flags, bad
+// arguments, invalid JSON) and 1 for runtime errors (the store cannot be
+// opened, the workflow is not in a state the operation applies to, ...).
+//
+// Logs go to stderr through a slog text handler. The default level is info
+// for `work`, error for `demo` (which prints its own report) and warn for
+// the other commands.
+//
+// # Adding a command
+//
+// Commands are listed in one table, in commands.go. A command is a
+// *Command with a name, a one-line summary, usage text with examples, and
+// either subcommands or a Setup function that declares its flags on a
+// flag.FlagSet and returns the function that runs it:
+//
+//	{Name: "hello", Summary: "print a greeting", Args: "NAME",
+//		Setup: func(fs *flag.FlagSet) RunFunc {
+//			shout := fs.Bool("shout", false, "print in capitals")
+//			return func(e *Env, args []string) error { ... }
+//		}},
+//
+// A RunFunc gets an *Env (context, output writers, the registry, the
+// parsed global flags and Env.Open to open the store) and the positional
+// arguments. It returns an error made with Usagef for a usage problem and
+// any other error for a runtime failure.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/queuety/queuety-go/internal/wpconfig"
+	"github.com/queuety/queuety-go/queuety"
+
+	// The CLI serves both stores.
+	_ "github.com/queuety/queuety-go/store/mysql"
+	_ "github.com/queuety/queuety-go/store/sqlite"
+)
+
+// Program is the name used in usage and error messages.
+const Program = "queuety-worker"
+
+// DefaultDSN is the store used when neither --dsn, --wp-config nor
+// QUEUETY_DSN names one.
+const DefaultDSN = "sqlite://queuety.db"
+
+// EnvDSN is the environment variable read when --dsn is not given.
+const EnvDSN = "QUEUETY_DSN"
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // runtime error
+	ExitUsage   = 2 // usage error
+)
+
+// Main runs the CLI on os.Args with the handlers in reg (nil for none) and
+// returns the exit code. Call it as os.Exit(cli.Main(reg)).
+func Main(reg *queuety.Registry) int {
+	return Run(context.Background(), os.Args[1:], reg, os.Stdout, os.Stderr)
+}
+
+// Run runs the CLI on args (without the program name) and returns the exit
+// code. Output goes to stdout, errors and logs to stderr. Cancelling ctx
+// stops long-running commands (work, demo) as SIGINT or SIGTERM does.
+func Run(ctx context.Context, args []string, reg *queuety.Registry, stdout, stderr io.Writer) (code int) {
+	if reg == nil {
+		reg = queuety.NewRegistry()
+	}
+	e := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr, Registry: reg}
+	defer func() {
+		// A bug must still end in one line and an exit code, not a stack trace.
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "%s: internal error: %v\n", Program, r)
+			code = ExitFailure
+		}
+	}()
+	err := runCommand(e, rootCommand(), args, nil)
+	return report(e, err)
+}
+
+// report prints err (if any) as one line and returns the exit code.
+func report(e *Env, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if errors.Is(err, errHelpShown) {
+		return ExitOK
+	}
+	code := ExitFailure
+	var ue *UsageError
+	switch {
+	case errors.As(err, &ue):
+		code = ExitUsage
+	case errors.Is(err, queuety.ErrInvalidArgument), errors.Is(err, queuety.ErrInvalidTimeout):
+		code = ExitUsage
+	}
+	msg := cleanError(err)
+	prog := Program
+	if ue != nil {
+		if ue.cmd != "" {
+			prog += " " + ue.cmd
+			msg = fmt.Sprintf("%s (see '%s -h')", msg, prog)
+		} else {
+			msg = fmt.Sprintf("%s (see '%s help')", msg, Program)
+		}
+	}
+	fmt.Fprintf(e.Stderr, "%s: %s\n", prog, msg)
+	return code
+}
+
+// cleanError flattens an error to one line and drops the repeated
+// "queuety: " prefixes that wrapped library errors carry.
+func cleanError(err error) string {
+	msg := strings.ReplaceAll(err.Error(), "queuety: ", "")
+	msg = strings.Join(strings.Fields(msg), " ")
+	if msg == "" {
+		msg = "unknown error"
+	}
+	return msg
+}
+
+// UsageError is a problem with the command line; it exits with code 2.
+type UsageError struct {
+	msg string
+	cmd string // the command path, for the help hint
+}
+
+func (e *UsageError) Error() string { return e.msg }
+
+// Usagef returns a usage error (exit code 2).
+func Usagef(format string, args ...any) error {
+	return &UsageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelpShown ends a command after its help was printed (exit code 0).
+var errHelpShown = errors.New("help shown")
+
+// Globals are the flags every command accepts.
+type Globals struct {
+	DSN      string // --dsn
+	WPConfig string // --wp-config
+	JSON     bool   // --json
+	LogLevel string // --log-level ("" = the command's default)
+}
+
+// addGlobals declares the global flags on fs, bound to g (so values given
+// before the command name carry over).
+func addGlobals(fs *flag.FlagSet, g *Globals) {
+	fs.StringVar(&g.DSN, "dsn", g.DSN, "store DSN: sqlite://FILE, mysql://USER:PASS@HOST:3306/DB?prefix=wp_ or a go-sql-driver DSN\n(default: $"+EnvDSN+", else "+DefaultDSN+")")
+	fs.StringVar(&g.WPConfig, "wp-config", g.WPConfig, "read the MySQL settings and $table_prefix from this WordPress `wp-config.php`")
+	fs.BoolVar(&g.JSON, "json", g.JSON, "print JSON instead of text")
+	fs.StringVar(&g.LogLevel, "log-level", g.LogLevel, "log level on stderr: debug, info, warn or error")
+}
+
+// Env is what a command runs with.
+type Env struct {
+	Ctx      context.Context
+	Stdout   io.Writer
+	Stderr   io.Writer
+	Registry *queuety.Registry
+	Globals  Globals
+	// DefaultLogLevel applies when --log-level is not given.
+	DefaultLogLevel slog.Level
+
+	logger *slog.Logger
+}
+
+// Logger returns the slog logger on stderr at the chosen level.
+func (e *Env) Logger() *slog.Logger {
+	if e.logger == nil {
+		level := e.DefaultLogLevel
+		if e.Globals.LogLevel != "" {
+			level, _ = parseLogLevel(e.Globals.LogLevel) // validated at parse time
+		}
+		e.logger = slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	return e.logger
+}
+
+func parseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, Usagef("--log-level %q: want debug, info, warn or error", s)
+}
+
+// ResolveDSN returns the DSN the global flags and the environment select,
+// and a short description of where it came from for error messages (never
+// the DSN itself, which may hold a password).
+func (e *Env) ResolveDSN() (dsn, source string, err error) {
+	g := e.Globals
+	switch {
+	case g.DSN != "" && g.WPConfig != "":
+		return "", "", Usagef("--dsn and --wp-config both name a store; give one of them")
+	case g.DSN != "":
+		return g.DSN, "--dsn", nil
+	case g.WPConfig != "":
+		cfg, err := wpconfig.ParseFile(g.WPConfig)
+		if err != nil {
+			return "", "", fmt.Errorf("read --wp-config: %w", err)
+		}
+		return cfg.DSN(), "--wp-config " + g.WPConfig, nil
+	}
+	if v := strings.TrimSpace(os.Getenv(EnvDSN)); v != "" {
+		return v, "$" + EnvDSN, nil
+	}
+	return DefaultDSN, "the default " + DefaultDSN, nil
+}
+
+// Open opens the selected store, applying migrations unless opts include
+// queuety.SkipMigrate, with the CLI's logger.
+func (e *Env) Open(opts ...queuety.Option) (*queuety.Client, error) {
+	dsn, source, err := e.ResolveDSN()
+	if err != nil {
+		return nil, err
+	}
+	return e.OpenDSN(dsn, source, opts...)
+}
+
+// OpenDSN opens a given DSN; source says where it came from.
+func (e *Env) OpenDSN(dsn, source string, opts ...queuety.Option) (*queuety.Client, error) {
+	opts = append([]queuety.Option{queuety.WithLogger(e.Logger())}, opts...)
+	c, err := queuety.Open(e.Ctx, dsn, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the store (from %s): %w", source, err)
+	}
+	return c, nil
+}

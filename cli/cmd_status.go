@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"sort"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// workflowCountCap bounds the rows read to count the workflows of one
+// status (the library has no workflow count query yet).
+const workflowCountCap = 1000
+
+// queueRow is one queue in status and queue list.
+type queueRow struct {
+	Queue      string `json:"queue"`
+	Pending    int64  `json:"pending"`
+	Processing int64  `json:"processing"`
+	Completed  int64  `json:"completed"`
+	Failed     int64  `json:"failed"`
+	Buried     int64  `json:"buried"`
+	Total      int64  `json:"total"`
+	Paused     bool   `json:"paused"`
+	PausedAt   string `json:"paused_at,omitempty"`
+}
+
+// queueRows merges the job counts and the paused queues, sorted by name.
+func queueRows(ctx context.Context, c *queuety.Client) ([]*queueRow, error) {
+	counts, err := c.Counts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	states, err := c.QueueStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*queueRow{}
+	get := func(q string) *queueRow {
+		r := byName[q]
+		if r == nil {
+			r = &queueRow{Queue: q}
+			byName[q] = r
+		}
+		return r
+	}
+	for _, qc := range counts {
+		r := get(qc.Queue)
+		switch qc.Status {
+		case queuety.JobPending:
+			r.Pending += qc.Count
+		case queuety.JobProcessing:
+			r.Processing += qc.Count
+		case queuety.JobCompleted:
+			r.Completed += qc.Count
+		case queuety.JobFailed:
+			r.Failed += qc.Count
+		case queuety.JobBuried:
+			r.Buried += qc.Count
+		}
+		r.Total += qc.Count
+	}
+	for _, s := range states {
+		if s.Paused {
+			r := get(s.Queue)
+			r.Paused, r.PausedAt = true, ts(s.PausedAt)
+		}
+	}
+	out := make([]*queueRow, 0, len(byName))
+	for _, r := range byName {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
+	return out, nil
+}
+
+// workflowCount is the number of workflows with one status; AtLeast is
+// set when the count reached workflowCountCap.
+type workflowCount struct {
+	Status  queuety.WorkflowStatus `json:"status"`
+	Count   int                    `json:"count"`
+	AtLeast bool                   `json:"at_least,omitempty"`
+}
+
+func workflowCounts(ctx context.Context, c *queuety.Client) ([]workflowCount, error) {
+	out := make([]workflowCount, 0, len(workflowStatuses))
+	for _, s := range workflowStatuses {
+		wfs, err := c.ListWorkflows(ctx, queuety.WorkflowFilter{Status: s, Limit: workflowCountCap})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, workflowCount{Status: s, Count: len(wfs), AtLeast: len(wfs) >= workflowCountCap})
+	}
+	return out, nil
+}
+
+func statusCommand() *Command {
+	return &Command{
+		Name:    "status",
+		Summary: "show job counts per queue and status, paused queues and workflow counts",
+		Examples: []string{
+			Program + " status",
+			Program + " status --json",
+			Program + " --wp-config /var/www/html/wp-config.php status",
+		},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, _ []string) error {
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				queues, err := queueRows(e.Ctx, c)
+				if err != nil {
+					return err
+				}
+				wfs, err := workflowCounts(e.Ctx, c)
+				if err != nil {
+					return err
+				}
+				info := c.Store().Info()
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, map[string]any{
+						"store":     map[string]string{"driver": info.Driver, "server": info.Server, "address": info.Address, "prefix": info.Prefix},
+						"queues":    nonNil(queues),
+						"workflows": wfs,
+					})
+				}
+				fmt.Fprintf(e.Stdout, "Store: %s (%s) %s, table prefix %q\n\n", info.Driver, info.Server, info.Address, info.Prefix)
+				tw := newTable(e.Stdout)
+				fmt.Fprintln(tw, "QUEUE\tPENDING\tPROCESSING\tCOMPLETED\tFAILED\tBURIED\tPAUSED")
+				var tot queueRow
+				for _, q := range queues {
+					paused := ""
+					if q.Paused {
+						paused = "paused"
+						if q.PausedAt != "" {
+							paused += " since " + q.PausedAt
+						}
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", q.Queue, q.Pending, q.Processing, q.Completed, q.Failed, q.Buried, paused)
+					tot.Pending += q.Pending
+					tot.Processing += q.Processing
+					tot.Completed += q.Completed
+					tot.Failed += q.Failed
+					tot.Buried += q.Buried
+				}
+				if len(queues) == 0 {
+					fmt.Fprintln(tw, "(no jobs)\t\t\t\t\t\t")
+				} else if len(queues) > 1 {
+					fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t\n", tot.Pending, tot.Processing, tot.Completed, tot.Failed, tot.Buried)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				fmt.Fprintln(e.Stdout)
+				tw = newTable(e.Stdout)
+				fmt.Fprintln(tw, "WORKFLOWS\tCOUNT")
+				for _, w := range wfs {
+					n := itoa(w.Count)
+					if w.AtLeast {
+						n += "+"
+					}
+					fmt.Fprintf(tw, "%s\t%s\n", w.Status, n)
+				}
+				return tw.Flush()
+			}
+		},
+	}
+}

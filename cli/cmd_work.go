@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/queuety/queuety-go/worker"
+)
+
+func workCommand() *Command {
+	return &Command{
+		Name:    "work",
+		Summary: "run a worker: claim due jobs and workflow steps and run their handlers",
+		Help: `Without --once the worker runs until SIGINT or SIGTERM, with the periodic
+sweeps (workflow deadlines, signal-wait timers, activity timeouts, stale
+claims). On a signal it stops claiming, lets running handlers finish for up
+to --shutdown-timeout, hands interrupted jobs back and exits 0.
+
+With --once (for cron) it runs every sweep once, drains what is due within
+--max-time, waits for the running handlers and prints a summary. It exits
+non-zero only when the store cannot be used or a sweep fails; failed jobs
+are recorded on the jobs.
+
+A worker only claims jobs whose handler it has, plus the engine's internal
+steps (delays and signal waits). Jobs for other handlers stay pending for a
+worker that has them; they are never buried for lack of a handler.`,
+		Examples: []string{
+			Program + " work",
+			Program + " work --queues critical,default --concurrency 32",
+			"* * * * * " + Program + " work --once --max-time 50s --wp-config /var/www/html/wp-config.php",
+		},
+		LogLevel: "info",
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			once := fs.Bool("once", false, "drain what is due, run the sweeps once, and exit (for cron)")
+			maxTime := durationFlag(fs, "max-time", 50*time.Second, "with --once: the time budget for claiming jobs")
+			queues := fs.String("queues", "default", "comma-separated `queues` to claim from, in priority order")
+			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
+			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
+			return func(e *Env, _ []string) error {
+				qs := splitList(*queues)
+				switch {
+				case len(qs) == 0:
+					return Usagef("--queues names no queue")
+				case *concurrency < 1:
+					return Usagef("--concurrency must be at least 1, got %d", *concurrency)
+				case *maxTime <= 0:
+					return Usagef("--max-time must be positive, got %s", *maxTime)
+				case *shutdown < 0:
+					return Usagef("--shutdown-timeout must not be negative, got %s", *shutdown)
+				}
+				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
+				defer stop()
+				e.Ctx = ctx
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
+					worker.ShutdownTimeout(*shutdown), worker.WithLogger(e.Logger()))
+				if !*once {
+					if err := w.Run(ctx); err != nil {
+						return fmt.Errorf("worker: %w", err)
+					}
+					return nil
+				}
+				start := time.Now()
+				st, err := w.RunOnce(ctx, *maxTime)
+				took := time.Since(start)
+				if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+					err = nil // stopped by a signal: a clean stop
+				}
+				if e.Globals.JSON {
+					out := map[string]any{
+						"claimed": st.Claimed, "succeeded": st.Succeeded, "failed": st.Failed, "handed_back": st.HandedBack,
+						"stale": st.Stale, "swept": map[string]int{
+							"workflows_expired": st.Swept.WorkflowsExpired, "waits_timed_out": st.Swept.WaitsTimedOut,
+							"jobs_timed_out": st.Swept.JobsTimedOut, "jobs_recovered": st.Swept.JobsRecovered,
+						},
+						"duration_ms": took.Milliseconds(), "interrupted": ctx.Err() != nil,
+					}
+					if err != nil {
+						out["error"] = cleanError(err)
+					}
+					if perr := printJSON(e.Stdout, out); perr != nil {
+						return perr
+					}
+				} else {
+					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d); %s\n",
+						st.Claimed, st.Succeeded, st.Failed, st.HandedBack, st.Stale, st.Swept.Total(),
+						st.Swept.WorkflowsExpired, st.Swept.WaitsTimedOut, st.Swept.JobsTimedOut, st.Swept.JobsRecovered,
+						took.Round(time.Millisecond))
+				}
+				if err != nil {
+					return fmt.Errorf("sweeps failed: %w", err)
+				}
+				return nil
+			}
+		},
+	}
+}
