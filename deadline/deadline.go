@@ -69,13 +69,13 @@ func (r Report) Total() int {
 	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered
 }
 
-// drain calls step until it handles fewer than a full batch.
-func (s *Sweeper) drain(ctx context.Context, step func(context.Context, int) (int, error)) (int, error) {
+// drain calls step until it finds less than a full batch of candidates.
+func (s *Sweeper) drain(ctx context.Context, step func(context.Context, int) (int, bool, error)) (int, error) {
 	total := 0
 	for {
-		n, err := step(ctx, s.batch)
+		n, more, err := step(ctx, s.batch)
 		total += n
-		if err != nil || n < s.batch || ctx.Err() != nil {
+		if err != nil || !more || ctx.Err() != nil {
 			return total, err
 		}
 	}

@@ -594,12 +594,13 @@ const StaleMessage = "Stale: worker died without completing."
 // attempts are used up, buried (failing its workflow). Rows are claimed
 // with SKIP LOCKED and changed under their lock, so any number of
 // concurrent sweepers recover each job once. It returns how many jobs it
-// recovered.
-func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, error) {
+// recovered and whether a full batch was found.
+func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error) {
 	if limit <= 0 {
 		limit = 100
 	}
 	var n int
+	var more bool
 	var failWorkflows []wfFailure
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
 		n, failWorkflows = 0, nil
@@ -608,6 +609,7 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, error) {
 		if err != nil {
 			return err
 		}
+		more = len(rows) >= limit
 		for _, row := range rows {
 			cj := &Claimed{Job: row}
 			if doc, err := decodeObject("payload", row.Payload); err == nil {
@@ -627,14 +629,14 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("queuety: recover stale jobs: %w", err)
+		return 0, false, fmt.Errorf("queuety: recover stale jobs: %w", err)
 	}
 	for _, f := range failWorkflows {
 		if err := e.failWorkflow(ctx, f); err != nil {
 			e.c.log.Error("queuety: fail workflow of stale job", "workflow_id", f.id, "err", err)
 		}
 	}
-	return n, nil
+	return n, more, nil
 }
 
 // Heartbeat records progress for a running attempt: it renews the claim,

@@ -125,8 +125,10 @@ func hasDeadlines(j *Job) bool {
 // EnforceTimeouts finds up to limit jobs with an expired activity deadline
 // through the deadline indexes (a plain read, so its cost grows with the
 // expired rows, not with the table) and enforces each under its own lock.
-// It returns how many timeouts it applied.
-func (e *Engine) EnforceTimeouts(ctx context.Context, limit int) (int, error) {
+// It returns how many timeouts it applied and whether a full batch of
+// candidates was found. Concurrent enforcers may examine the same
+// candidates; the lock and re-check let only one of them act.
+func (e *Engine) EnforceTimeouts(ctx context.Context, limit int) (int, bool, error) {
 	var ids []int64
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
 		jobs, err := tx.JobFindTimedOut(ctx, TimedOutParams{Now: e.c.clock.Now(), Limit: limit, Lock: LockNone})
@@ -140,17 +142,17 @@ func (e *Engine) EnforceTimeouts(ctx context.Context, limit int) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("queuety: find timed-out jobs: %w", err)
+		return 0, false, fmt.Errorf("queuety: find timed-out jobs: %w", err)
 	}
 	n := 0
 	for _, id := range ids {
 		acted, err := e.EnforceTimeout(ctx, id)
 		if err != nil {
-			return n, err
+			return n, false, err
 		}
 		if acted {
 			n++
 		}
 	}
-	return n, nil
+	return n, len(ids) >= limit, nil
 }

@@ -714,9 +714,11 @@ func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
 // ExpireWorkflows expires up to limit workflows past a deadline. Candidates
 // are read through the deadline indexes with SKIP LOCKED and expired under
 // their lock, so concurrent sweepers split the work and each workflow is
-// expired (and its callback enqueued) once. It returns how many it expired.
-func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, error) {
+// expired (and its callback enqueued) once. It returns how many it expired
+// and whether a full batch was found (more may be waiting).
+func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, bool, error) {
 	var n int
+	var more bool
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
 		n = 0
 		now := e.c.clock.Now()
@@ -724,6 +726,7 @@ func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, error) {
 		if err != nil {
 			return err
 		}
+		more = len(wfs) >= limit
 		for _, wf := range wfs {
 			kind := workflowExpired(wf, now)
 			if kind == "" {
@@ -741,9 +744,9 @@ func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("queuety: expire workflows: %w", err)
+		return 0, false, fmt.Errorf("queuety: expire workflows: %w", err)
 	}
-	return n, nil
+	return n, more, nil
 }
 
 func (e *Engine) expireLocked(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, kind TimeoutKind, now time.Time) error {

@@ -90,9 +90,11 @@ func contains(list []string, s string) bool {
 // passed: the workflow continues with TimedOutKey(...) = true. Candidates
 // are read with SKIP LOCKED and re-checked under the row lock, which a
 // competing Signal also takes, so exactly one of the signal and the timer
-// wins. It returns how many waits it timed out.
-func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, error) {
+// wins. It returns how many waits it timed out and whether a full batch
+// was found.
+func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, error) {
 	var n int
+	var more bool
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
 		n = 0
 		now := e.c.clock.Now()
@@ -100,6 +102,7 @@ func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, error) {
 		if err != nil {
 			return err
 		}
+		more = len(wfs) >= limit
 		for _, wf := range wfs {
 			if wf.Status != WorkflowWaitingForSignal || wf.WaitDeadlineAt.IsZero() || now.Before(wf.WaitDeadlineAt) {
 				continue
@@ -128,9 +131,9 @@ func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("queuety: fire wait timeouts: %w", err)
+		return 0, false, fmt.Errorf("queuety: fire wait timeouts: %w", err)
 	}
-	return n, nil
+	return n, more, nil
 }
 
 // lockWorkflow runs fn on a locked workflow and its decoded state.

@@ -699,25 +699,37 @@ func (t *txn) WorkflowUpdate(ctx context.Context, w *queuety.Workflow) error {
 // nonTerminal lists the workflow statuses a deadline applies to.
 const nonTerminal = "'running', 'paused', 'waiting_for_signal', 'waiting_for_workflows'"
 
-// WorkflowFindExpired implements queuety.Tx: one range read per deadline
-// column, each through its (status, deadline) index, then the candidate
-// rows by primary key with the requested lock.
+// WorkflowFindExpired implements queuety.Tx: a range read of each
+// (status, deadline) index that locks what it returns. With SKIP LOCKED,
+// concurrent sweepers each take rows nobody else holds, so they split the
+// work instead of queueing on the same rows.
 func (t *txn) WorkflowFindExpired(ctx context.Context, p queuety.ExpiredParams) ([]*queuety.Workflow, error) {
-	ids, err := t.ids(ctx, "SELECT id FROM "+t.s.T.Workflows+" WHERE status IN ("+nonTerminal+") AND deadline_at <= ? LIMIT ?", t.sec(p.Now), p.Limit)
+	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?" + t.lock(p.Lock)
+	out, err := t.queryWorkflows(ctx, q, t.sec(p.Now), p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("find expired workflows: %w", err)
 	}
-	run, err := t.ids(ctx, "SELECT id FROM "+t.s.T.Workflows+" WHERE status IN ("+nonTerminal+") AND run_deadline_at <= ? LIMIT ?", t.frac(p.Now), p.Limit)
+	if len(out) >= p.Limit {
+		return out, nil
+	}
+	q = "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?" + t.lock(p.Lock)
+	run, err := t.queryWorkflows(ctx, q, t.frac(p.Now), p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("find expired workflows: %w", err)
 	}
-	ids = mergeIDs(ids, run, p.Limit)
-	if len(ids) == 0 {
-		return nil, nil
+	seen := map[int64]bool{}
+	for _, w := range out {
+		seen[w.ID] = true
 	}
-	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + t.s.D.ByID + " WHERE id IN (" + placeholders(len(ids)) +
-		") AND status IN (" + nonTerminal + ") ORDER BY id" + t.lock(p.Lock)
-	return t.queryWorkflows(ctx, q, idArgs(ids)...)
+	for _, w := range run {
+		if len(out) >= p.Limit {
+			break
+		}
+		if !seen[w.ID] {
+			out = append(out, w)
+		}
+	}
+	return out, nil
 }
 
 // WorkflowFindWaitExpired implements queuety.Tx.

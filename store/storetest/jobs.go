@@ -397,12 +397,12 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.MaxAttempts(2), queuety.WithBackoff(queuety.BackoffSeconds(10)))
 	first := e.Claim(1, "h")
 	e.Clock.Advance(queuety.DefaultStaleTimeout - time.Second)
-	n, err := e.C.Engine().RecoverStale(e.Ctx, 100)
+	n, _, err := e.C.Engine().RecoverStale(e.Ctx, 100)
 	if err != nil || n != 0 {
 		t.Fatalf("recovered a fresh claim: %d, %v", n, err)
 	}
 	e.Clock.Advance(2 * time.Second)
-	n, err = e.C.Engine().RecoverStale(e.Ctx, 100)
+	n, _, err = e.C.Engine().RecoverStale(e.Ctx, 100)
 	if err != nil || n != 1 {
 		t.Fatalf("recover: %d, %v", n, err)
 	}
@@ -419,7 +419,7 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	Equal(t, "status after late completion", e.Job(id).Status, queuety.JobProcessing)
 	// The second attempt dies too: attempts are used up, so it is buried.
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Second)
-	if n, err := e.C.Engine().RecoverStale(e.Ctx, 100); err != nil || n != 1 {
+	if n, _, err := e.C.Engine().RecoverStale(e.Ctx, 100); err != nil || n != 1 {
 		t.Fatalf("recover: %d, %v", n, err)
 	}
 	j = e.Job(id)
@@ -452,7 +452,7 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 		go func() {
 			defer wg.Done()
 			for {
-				n, err := c.Engine().RecoverStale(context.Background(), 7)
+				n, more, err := c.Engine().RecoverStale(context.Background(), 7)
 				if err != nil {
 					t.Errorf("recover: %v", err)
 					return
@@ -460,7 +460,7 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 				mu.Lock()
 				total += n
 				mu.Unlock()
-				if n == 0 {
+				if !more {
 					return
 				}
 			}
@@ -481,13 +481,13 @@ func testLeaseRenewal(t *testing.T, e *Env) {
 		t.Fatalf("renew: %v %v", lost, err)
 	}
 	e.Clock.Advance(2 * time.Minute)
-	if n, _ := e.C.Engine().RecoverStale(e.Ctx, 10); n != 0 {
+	if n, _, _ := e.C.Engine().RecoverStale(e.Ctx, 10); n != 0 {
 		t.Fatal("a renewed claim was recovered as stale")
 	}
 	Equal(t, "status", e.Job(id).Status, queuety.JobProcessing)
 	// After another worker's recovery, renewal reports the loss.
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Second)
-	if n, _ := e.C.Engine().RecoverStale(e.Ctx, 10); n != 1 {
+	if n, _, _ := e.C.Engine().RecoverStale(e.Ctx, 10); n != 1 {
 		t.Fatal("stale claim not recovered")
 	}
 	lost, err = e.C.Engine().RenewLeases(e.Ctx, jobs)
