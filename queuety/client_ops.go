@@ -157,3 +157,11 @@ func wrap(what string, err error) error {
 	}
 	return fmt.Errorf("queuety: %s: %w", what, err)
 }
+
+// Failures lists the recorded failures of a workflow, or of a job when
+// workflowID is 0, oldest first.
+func (c *Client) Failures(ctx context.Context, workflowID, jobID int64) ([]*Failure, error) {
+	var out []*Failure
+	err := c.store.InTx(ctx, func(tx Tx) (err error) { out, err = tx.FailureList(ctx, workflowID, jobID); return err })
+	return out, wrap("list failures", err)
+}

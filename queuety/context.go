@@ -142,6 +142,12 @@ func (h *heartbeater) beat(ctx context.Context, details []byte) error {
 		return nil
 	}
 	h.lastSent = now
+	// This send supersedes anything buffered in the previous window.
+	h.pending, h.hasPending = nil, false
+	if h.timer != nil {
+		h.timer.Stop()
+		h.timer = nil
+	}
 	h.mu.Unlock()
 	return h.send(ctx, details)
 }

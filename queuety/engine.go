@@ -147,9 +147,9 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 	}
 	var out []*Claimed
 	var expiredWorkflows []int64
-	var timedOut []*Claimed
+	var failWorkflows []wfFailure
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
-		out, expiredWorkflows, timedOut = nil, nil, nil
+		out, expiredWorkflows, failWorkflows = nil, nil, nil
 		now := e.c.clock.Now()
 		token := newClaimToken()
 		var jobs []*Job
@@ -203,8 +203,18 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 				expiredWorkflows = append(expiredWorkflows, cj.wf.ID)
 				continue
 			}
-			if kind := claimTimeoutKind(cj.Job, now); kind != "" {
-				timedOut = append(timedOut, cj)
+			if kind, deadline := claimTimeout(cj.Job, now); kind != "" {
+				// The claim itself is the attempt that timed out: it ends
+				// here, in this transaction, instead of running.
+				terr := &TimeoutError{Kind: kind, Deadline: deadline, Message: timeoutMessage(cj.Job, kind, deadline)}
+				cj.Job.ClaimToken = 0
+				buried, err := e.failAttempt(ctx, tx, cj, cj.Job, &Result{Claimed: cj, Err: terr}, terr)
+				if err != nil {
+					return err
+				}
+				if buried && cj.Job.WorkflowID != 0 {
+					failWorkflows = append(failWorkflows, wfFailure{id: cj.Job.WorkflowID, jobID: cj.Job.ID, msg: cj.Job.ErrorMessage})
+				}
 				continue
 			}
 			if err := e.armAttempt(ctx, tx, cj, now); err != nil {
@@ -223,9 +233,9 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 			e.c.log.Error("queuety: expire workflow found at claim", "workflow_id", id, "err", err)
 		}
 	}
-	for _, cj := range timedOut {
-		if _, err := e.EnforceTimeout(ctx, cj.Job.ID); err != nil {
-			e.c.log.Error("queuety: time out job found at claim", "job_id", cj.Job.ID, "err", err)
+	for _, f := range failWorkflows {
+		if err := e.failWorkflow(ctx, f); err != nil {
+			e.c.log.Error("queuety: fail workflow of job timed out at claim", "workflow_id", f.id, "err", err)
 		}
 	}
 	return out, nil
@@ -249,16 +259,17 @@ func (e *Engine) armAttempt(ctx context.Context, tx Tx, cj *Claimed, now time.Ti
 	return tx.JobUpdate(ctx, j)
 }
 
-// claimTimeoutKind returns the activity timeout that has already passed for
-// a job being claimed: schedule-to-close, then schedule-to-start.
-func claimTimeoutKind(j *Job, now time.Time) TimeoutKind {
+// claimTimeout returns the activity timeout that has already passed for a
+// job being claimed (schedule-to-close, then schedule-to-start) and its
+// deadline.
+func claimTimeout(j *Job, now time.Time) (TimeoutKind, time.Time) {
 	if !j.ScheduleToCloseAt.IsZero() && !now.Before(j.ScheduleToCloseAt) {
-		return TimeoutScheduleToClose
+		return TimeoutScheduleToClose, j.ScheduleToCloseAt
 	}
 	if !j.ScheduleToStartAt.IsZero() && !now.Before(j.ScheduleToStartAt) {
-		return TimeoutScheduleToStart
+		return TimeoutScheduleToStart, j.ScheduleToStartAt
 	}
-	return ""
+	return "", time.Time{}
 }
 
 // Result is the outcome of one attempt, reported by a worker.
@@ -477,10 +488,13 @@ func (e *Engine) backoffFor(cj *Claimed) Backoff {
 	return e.c.cfg.backoff
 }
 
-// clearAttemptDeadlines removes the deadlines that belong to one attempt.
+// clearAttemptDeadlines removes what belongs to one attempt: its
+// start-to-close and heartbeat deadlines and its last heartbeat time. The
+// heartbeat details stay for the next attempt to read.
 func clearAttemptDeadlines(j *Job) {
 	j.StartToCloseAt = time.Time{}
 	j.HeartbeatDeadline = time.Time{}
+	j.LastHeartbeatAt = time.Time{}
 }
 
 // Release hands claimed jobs that never started back to the queue: pending

@@ -142,6 +142,30 @@ type Failure struct {
 	CreatedAt    time.Time
 }
 
+// Err returns the failure as an error: a *TimeoutError for timeouts
+// (errors.As finds it, with its Kind), wrapped with NonRetryable when the
+// failure was non-retryable.
+func (f *Failure) Err() error {
+	var err error
+	if f.Category == FailureTimeout {
+		err = &TimeoutError{Kind: f.TimeoutKind, Deadline: f.DeadlineAt, Message: f.Message}
+	} else {
+		err = &failureError{f: f}
+	}
+	if f.NonRetryable {
+		return NonRetryable(err)
+	}
+	return err
+}
+
+// failureError is a recorded non-timeout failure.
+type failureError struct{ f *Failure }
+
+func (e *failureError) Error() string { return e.f.Message }
+
+// ErrorClass returns the recorded error class.
+func (e *failureError) ErrorClass() string { return e.f.ErrorClass }
+
 // FailureCategory classifies a recorded failure.
 type FailureCategory string
 
