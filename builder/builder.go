@@ -35,7 +35,7 @@ func Workflow(name string) *Builder {
 // "1", ...).
 func (b *Builder) Then(handler string, opts ...StepOption) *Builder {
 	step := queuety.WorkflowStep{Type: queuety.StepSingle, Handler: handler}
-	return b.add(step, fmt.Sprintf("Then(%q)", handler), opts, jobStep)
+	return b.add(step, "Then", handler, opts, jobStep)
 }
 
 // Parallel adds a step that runs every handler at once, each as its own
@@ -52,7 +52,7 @@ func (b *Builder) Parallel(handlers ...string) *Builder {
 // handlers.
 func (b *Builder) ParallelWith(handlers []string, opts ...StepOption) *Builder {
 	step := queuety.WorkflowStep{Type: queuety.StepParallel, Handlers: slices.Clone(handlers)}
-	return b.add(step, fmt.Sprintf("Parallel(%q)", handlers), opts, jobStep)
+	return b.add(step, "Parallel", handlers, opts, jobStep)
 }
 
 // Sleep adds a durable timer: the workflow waits d before its next step
@@ -84,7 +84,7 @@ func (b *Builder) Sleep(d time.Duration) *Builder {
 // step is named "wait_for_<signal>".
 func (b *Builder) WaitForSignal(signal string, opts ...StepOption) *Builder {
 	step := queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signal: signal}
-	return b.add(step, fmt.Sprintf("WaitForSignal(%q)", signal), opts, waitStep)
+	return b.add(step, "WaitForSignal", signal, opts, waitStep)
 }
 
 // MustCompleteWithin sets the workflow's deadline to days, hours, minutes
@@ -219,11 +219,11 @@ func (b *Builder) Version(v string) *Builder {
 	return b
 }
 
-// Definition returns the workflow definition built so far, or the first
-// mistake the builder saw in its methods' arguments. The engine validates
-// the rest when the definition is dispatched (Dispatch, or
-// Client.DispatchWorkflow). The result is a deep copy: changing it, or
-// the Builder afterwards, does not affect the other.
+// Definition returns the workflow definition built so far, validated: the
+// first mistake the builder saw in its methods' arguments, or else the
+// engine's checks (queuety.WorkflowDefinition.Validate). Only the initial
+// state is left for Dispatch to check. The result is a deep copy: changing
+// it, or the Builder afterwards, does not affect the other.
 func (b *Builder) Definition() (queuety.WorkflowDefinition, error) {
 	if b == nil {
 		return queuety.WorkflowDefinition{}, fmt.Errorf("builder: %w: nil Builder (use builder.Workflow)", queuety.ErrInvalidArgument)
@@ -236,6 +236,9 @@ func (b *Builder) Definition() (queuety.WorkflowDefinition, error) {
 	for i, s := range b.def.Steps {
 		s.Handlers = slices.Clone(s.Handlers)
 		def.Steps[i] = s
+	}
+	if err := def.Validate(); err != nil {
+		return queuety.WorkflowDefinition{}, fmt.Errorf("builder: workflow %q: %w", b.def.Name, err)
 	}
 	return def, nil
 }
@@ -270,15 +273,15 @@ const (
 )
 
 // add applies opts to step, checks that they fit the kind of step, and
-// appends it.
-func (b *Builder) add(step queuety.WorkflowStep, what string, opts []StepOption, kind stepKind) *Builder {
+// appends it. method and arg describe the call in an error.
+func (b *Builder) add(step queuety.WorkflowStep, method string, arg any, opts []StepOption, kind stepKind) *Builder {
 	for _, o := range opts {
 		if o != nil {
 			o(&step)
 		}
 	}
 	if problem := checkOptions(step, kind); problem != "" {
-		b.fail(fmt.Errorf("%w: step %d (%s): %s", queuety.ErrInvalidArgument, len(b.def.Steps), what, problem))
+		b.fail(fmt.Errorf("%w: step %d (%s(%q)): %s", queuety.ErrInvalidArgument, len(b.def.Steps), method, arg, problem))
 	}
 	b.def.Steps = append(b.def.Steps, step)
 	return b

@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,57 +34,53 @@ func TestInvalidDefinitions(t *testing.T) {
 		b     *builder.Builder
 		state any
 		want  error
-		// byBuilder is set when the builder itself sees the mistake, so
-		// Definition reports it too; otherwise only the engine does, at
-		// dispatch.
-		byBuilder bool
-		msg       string // a substring of the error
+		msg   string // a substring of the error
 	}{
 		// Mistakes only the builder can see.
 		{name: "must complete within zero", b: builder.Workflow("w").Then("a").MustCompleteWithin(0, 0, 0, 0),
-			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "must complete within: deadline must be at least 1 second, got 0s"},
+			want: queuety.ErrInvalidTimeout, msg: "must complete within: deadline must be at least 1 second, got 0s"},
 		{name: "must complete within negative part", b: builder.Workflow("w").Then("a").MustCompleteWithin(0, 1, -30, 0),
-			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "minutes must not be negative, got -30"},
+			want: queuety.ErrInvalidTimeout, msg: "minutes must not be negative, got -30"},
 		{name: "must complete within negative days", b: builder.Workflow("w").Then("a").MustCompleteWithin(-1, 48, 0, 0),
-			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "days must not be negative"},
+			want: queuety.ErrInvalidTimeout, msg: "days must not be negative"},
 		{name: "must complete within negative seconds", b: builder.Workflow("w").Then("a").MustCompleteWithin(0, 0, 0, -1),
-			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "seconds must not be negative"},
+			want: queuety.ErrInvalidTimeout, msg: "seconds must not be negative"},
 		{name: "must complete within overflow", b: builder.Workflow("w").Then("a").MustCompleteWithin(math.MaxInt32, math.MaxInt32, 0, 0),
-			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "too far away"},
+			want: queuety.ErrInvalidTimeout, msg: "too far away"},
 		{name: "execution timeout zero", b: builder.Workflow("w").Then("a").ExecutionTimeout(0),
-			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "execution timeout must be at least 1 second, got 0s"},
+			want: queuety.ErrInvalidTimeout, msg: "execution timeout must be at least 1 second, got 0s"},
 		{name: "execution timeout negative", b: builder.Workflow("w").Then("a").ExecutionTimeout(-time.Hour),
-			want: queuety.ErrInvalidTimeout, byBuilder: true},
+			want: queuety.ErrInvalidTimeout},
 		{name: "run timeout zero", b: builder.Workflow("w").Then("a").RunTimeout(0),
-			want: queuety.ErrInvalidTimeout, byBuilder: true, msg: "run timeout"},
+			want: queuety.ErrInvalidTimeout, msg: "run timeout"},
 		{name: "run timeout negative", b: builder.Workflow("w").Then("a").RunTimeout(-time.Second),
-			want: queuety.ErrInvalidTimeout, byBuilder: true},
+			want: queuety.ErrInvalidTimeout},
 		{name: "sleep negative", b: builder.Workflow("w").Then("a").Sleep(-time.Second),
-			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "step 1 (Sleep): duration must not be negative"},
+			want: queuety.ErrInvalidArgument, msg: "step 1 (Sleep): duration must not be negative"},
 		{name: "sleep negative below a second", b: builder.Workflow("w").Then("a").Sleep(-500 * time.Millisecond),
-			want: queuety.ErrInvalidArgument, byBuilder: true},
+			want: queuety.ErrInvalidArgument},
 		{name: "result key on then", b: builder.Workflow("w").Then("a", builder.ResultKey("k")),
-			want: queuety.ErrInvalidArgument, byBuilder: true, msg: `step 0 (Then("a")): ResultKey applies only to WaitForSignal`},
+			want: queuety.ErrInvalidArgument, msg: `step 0 (Then("a")): ResultKey applies only to WaitForSignal`},
 		{name: "timeout on then", b: builder.Workflow("w").Then("a", builder.Timeout(time.Minute)),
-			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "Timeout applies only to WaitForSignal"},
+			want: queuety.ErrInvalidArgument, msg: "Timeout applies only to WaitForSignal"},
 		{name: "result key on parallel", b: builder.Workflow("w").ParallelWith([]string{"a", "b"}, builder.ResultKey("k")),
-			want: queuety.ErrInvalidArgument, byBuilder: true},
+			want: queuety.ErrInvalidArgument},
 		{name: "retry on signal wait", b: builder.Workflow("w").Then("a").WaitForSignal("go", builder.Retry(5)),
-			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "only the Name, ResultKey and Timeout options apply"},
+			want: queuety.ErrInvalidArgument, msg: "only the Name, ResultKey and Timeout options apply"},
 		{name: "queue on signal wait", b: builder.Workflow("w").WaitForSignal("go", builder.Queue("q")),
-			want: queuety.ErrInvalidArgument, byBuilder: true},
+			want: queuety.ErrInvalidArgument},
 		{name: "start to close on signal wait", b: builder.Workflow("w").WaitForSignal("go", builder.StartToClose(time.Minute)),
-			want: queuety.ErrInvalidArgument, byBuilder: true},
+			want: queuety.ErrInvalidArgument},
 		{name: "depends on for a step", b: builder.Workflow("w").Then("a", builder.Job(queuety.DependsOn(1))),
-			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "DependsOn"},
+			want: queuety.ErrInvalidArgument, msg: "DependsOn"},
 		{name: "unique for a step", b: builder.Workflow("w").Then("a", builder.Job(queuety.Unique())),
-			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "Unique"},
+			want: queuety.ErrInvalidArgument, msg: "Unique"},
 		{name: "empty deadline handler", b: builder.Workflow("w").Then("a").OnDeadline(""),
-			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "on deadline: handler name is empty"},
+			want: queuety.ErrInvalidArgument, msg: "on deadline: handler name is empty"},
 		{name: "empty cancel handler", b: builder.Workflow("w").Then("a").OnCancel(""),
-			want: queuety.ErrInvalidArgument, byBuilder: true},
+			want: queuety.ErrInvalidArgument},
 		{name: "first mistake wins", b: builder.Workflow("w").Then("a").Sleep(-time.Second).ExecutionTimeout(0),
-			want: queuety.ErrInvalidArgument, byBuilder: true, msg: "Sleep"},
+			want: queuety.ErrInvalidArgument, msg: "Sleep"},
 
 		// Mistakes the engine finds at dispatch.
 		{name: "empty name", b: builder.Workflow("").Then("a"), want: queuety.ErrInvalidArgument, msg: "workflow name is empty"},
@@ -122,16 +119,20 @@ func TestInvalidDefinitions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			c := openClient(t)
+			// Definition validates the whole definition (the builder's own
+			// checks and the engine's); only the initial state is checked at
+			// Dispatch alone.
 			_, defErr := tt.b.Definition()
-			if tt.byBuilder != (defErr != nil) {
-				t.Errorf("Definition() error = %v; want an error: %v", defErr, tt.byBuilder)
+			if wantDefErr := tt.state == nil; wantDefErr != (defErr != nil) {
+				t.Errorf("Definition() error = %v; want an error: %v", defErr, wantDefErr)
 			}
 			id, err := tt.b.Dispatch(context.Background(), c, tt.state)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Dispatch() = %d, %v; want an error wrapping %v", id, err, tt.want)
 			}
-			if tt.byBuilder && !errors.Is(defErr, tt.want) {
+			if defErr != nil && !errors.Is(defErr, tt.want) {
 				t.Errorf("Definition() error = %v; want one wrapping %v", defErr, tt.want)
 			}
 			if id != 0 {
@@ -196,10 +197,10 @@ func TestDefinitionMapsEverySetting(t *testing.T) {
 			builder.ScheduleToClose(time.Hour), builder.Heartbeat(10*time.Second), builder.Job(queuety.Delay(3*time.Second))).
 		Parallel("a", "b").
 		ParallelWith([]string{"c", "d"}, builder.Name("fan_out"), builder.Backoff(queuety.BackoffLinear)).
-		Sleep(1500 * time.Millisecond).
+		Sleep(1500*time.Millisecond).
 		WaitForSignal("approval", builder.Name("approve"), builder.ResultKey("decision"), builder.Timeout(48*time.Hour)).
 		MustCompleteWithin(1, 0, 0, 0).
-		RunTimeout(6*time.Hour).
+		RunTimeout(6 * time.Hour).
 		OnDeadline("import_timeout").
 		OnCancel("import_cancelled").
 		OnQueue("imports").
@@ -355,6 +356,39 @@ func TestBuilderIsReusable(t *testing.T) {
 	b.Then("d")
 	if got := storedSteps(t, c, id1); got != want {
 		t.Errorf("_steps after growing the builder = %s; want %s", got, want)
+	}
+}
+
+// A finished Builder may be dispatched from several goroutines at once
+// (run with -race).
+func TestConcurrentDispatch(t *testing.T) {
+	c := openClient(t)
+	b := builder.Workflow("concurrent").Then("a").Parallel("b", "c").Sleep(time.Second).WaitForSignal("go")
+	const n = 8
+	ids := make(chan int64, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			id, err := b.Dispatch(context.Background(), c, nil)
+			ids <- id
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(ids)
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[int64]bool{}
+	for id := range ids {
+		seen[id] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct workflows; want %d", len(seen), n)
 	}
 }
 

@@ -58,21 +58,24 @@ func Backoff(b queuety.Backoff) StepOption {
 // ScheduleToStart bounds how long each attempt of the step may wait in the
 // queue before a worker claims it, counted from when it becomes due. On
 // expiry the attempt counts as failed and is retried while attempts remain.
-// At least one second.
+// At least one second. Only Go workers enforce it.
 func ScheduleToStart(d time.Duration) StepOption {
 	return func(s *queuety.WorkflowStep) { s.Options.Timeouts.ScheduleToStart = d }
 }
 
 // StartToClose bounds one attempt of the step, from claim to result. The
 // handler's ctx expires at that deadline; a timed-out attempt is retried
-// while attempts remain. At least one second.
+// while attempts remain. At least one second. It is also stored as the
+// job's timeout_seconds (rounded up), which Queuety PHP workers read as
+// their execution time limit.
 func StartToClose(d time.Duration) StepOption {
 	return func(s *queuety.WorkflowStep) { s.Options.Timeouts.StartToClose = d }
 }
 
 // ScheduleToClose bounds the whole step, all attempts and backoffs
 // included, from the moment its job is enqueued. It is final: on expiry the
-// step is buried and the workflow fails. At least one second.
+// step is buried and the workflow fails. At least one second. Only Go
+// workers enforce it.
 func ScheduleToClose(d time.Duration) StepOption {
 	return func(s *queuety.WorkflowStep) { s.Options.Timeouts.ScheduleToClose = d }
 }
@@ -80,7 +83,7 @@ func ScheduleToClose(d time.Duration) StepOption {
 // Heartbeat bounds the gap between heartbeats (queuety.Heartbeat) of a
 // running attempt of the step, counted from the claim. A handler that
 // stops heartbeating for longer is timed out and retried while attempts
-// remain. At least one second.
+// remain. At least one second. Only Go workers enforce it.
 func Heartbeat(d time.Duration) StepOption {
 	return func(s *queuety.WorkflowStep) { s.Options.Timeouts.Heartbeat = d }
 }

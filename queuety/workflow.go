@@ -88,7 +88,22 @@ func TimedOutKey(name string) string { return name + "_timed_out" }
 // runTimeoutKey stores the run timeout in the workflow's private state.
 const runTimeoutKey = "_run_timeout_seconds"
 
-// validate checks a definition and fills in default step names.
+// Validate checks a definition without changing it: the same checks
+// DispatchWorkflow runs before it writes anything.
+func (d WorkflowDefinition) Validate() error {
+	_, err := d.normalized()
+	return err
+}
+
+// normalized returns a validated copy of d with default step names filled
+// in. The caller's Steps slice is never written to.
+func (d WorkflowDefinition) normalized() (WorkflowDefinition, error) {
+	d.Steps = append([]WorkflowStep(nil), d.Steps...)
+	return d, d.validate()
+}
+
+// validate checks a definition and fills in default step names; d must own
+// its Steps slice.
 func (d *WorkflowDefinition) validate() error {
 	if strings.TrimSpace(d.Name) == "" {
 		return invalidf("workflow name is empty")
@@ -195,6 +210,9 @@ func (s *WorkflowStep) validate(i int) error {
 	}
 	if s.Options.Delay < 0 {
 		return invalidf("step %d (%s): delay must not be negative", i, s.Name)
+	}
+	if s.Options.DependsOn != 0 || s.Options.Unique {
+		return invalidf("step %d (%s): DependsOn and Unique apply to plain jobs, not to workflow steps", i, s.Name)
 	}
 	if err := s.Options.Validate(); err != nil {
 		return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
@@ -447,7 +465,8 @@ func strField(o *phpjson.Object, k string) string {
 // nothing. Invalid definitions return an error wrapping ErrInvalidArgument
 // or ErrInvalidTimeout.
 func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, initial any) (int64, error) {
-	if err := def.validate(); err != nil {
+	def, err := def.normalized()
+	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch workflow: %w", err)
 	}
 	state, err := toObject("initial state", initial)
