@@ -1,0 +1,53 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+	_ "github.com/queuety/queuety-go/store/mysql"
+	_ "github.com/queuety/queuety-go/store/sqlite"
+	"github.com/queuety/queuety-go/worker"
+)
+
+// childEnv makes the test binary act as a worker process instead of
+// running tests: the crash test starts it, waits until it is running a
+// job, and kills it with SIGKILL.
+const childEnv = "QUEUETY_TEST_WORKER_CHILD"
+
+func TestMain(m *testing.M) {
+	if dsn := os.Getenv(childEnv); dsn != "" {
+		os.Exit(runChildWorker(dsn))
+	}
+	os.Exit(m.Run())
+}
+
+// runChildWorker runs a worker whose "slow" handler never returns on its
+// own, until the process is killed.
+func runChildWorker(dsn string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	defer c.Close()
+	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond))
+	w.HandleJob("slow", func(ctx context.Context, _ queuety.Payload) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	return 0
+}
