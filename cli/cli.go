@@ -187,7 +187,7 @@ func addGlobals(fs *flag.FlagSet, g *Globals) {
 	fs.StringVar(&g.DSN, "dsn", g.DSN, "store DSN: sqlite://FILE, mysql://USER:PASS@HOST:3306/DB?prefix=wp_ or a go-sql-driver DSN\n(default: $"+EnvDSN+", else "+DefaultDSN+")")
 	fs.StringVar(&g.WPConfig, "wp-config", g.WPConfig, "read the MySQL settings and $table_prefix from this WordPress `wp-config.php`")
 	fs.BoolVar(&g.JSON, "json", g.JSON, "print JSON instead of text")
-	fs.StringVar(&g.LogLevel, "log-level", g.LogLevel, "log level on stderr: debug, info, warn or error")
+	fs.StringVar(&g.LogLevel, "log-level", g.LogLevel, "log `level` on stderr: debug, info, warn or error\n(default: info for work, error for demo, warn otherwise)")
 }
 
 // Env is what a command runs with.

@@ -249,6 +249,9 @@ func printFlags(w io.Writer, flags []*flag.Flag) {
 	sort.Slice(flags, func(i, j int) bool { return flags[i].Name < flags[j].Name })
 	for _, f := range flags {
 		typ, usage := flag.UnquoteUsage(f)
+		if _, ok := f.Value.(*durationValue); ok && typ == "value" {
+			typ = "duration"
+		}
 		head := "  --" + f.Name
 		if typ != "" {
 			head += " " + typ

@@ -108,29 +108,29 @@ func compactRaw(b []byte) string {
 
 // jobJSON is a job row as the CLI prints it with --json.
 type jobJSON struct {
-	ID                int64           `json:"id"`
-	Queue             string          `json:"queue"`
-	Handler           string          `json:"handler"`
+	ID                int64             `json:"id"`
+	Queue             string            `json:"queue"`
+	Handler           string            `json:"handler"`
 	Status            queuety.JobStatus `json:"status"`
-	Priority          int             `json:"priority"`
-	Attempts          int             `json:"attempts"`
-	MaxAttempts       int             `json:"max_attempts"`
-	Payload           json.RawMessage `json:"payload"`
-	AvailableAt       string          `json:"available_at,omitempty"`
-	ReservedAt        string          `json:"reserved_at,omitempty"`
-	CompletedAt       string          `json:"completed_at,omitempty"`
-	FailedAt          string          `json:"failed_at,omitempty"`
-	CreatedAt         string          `json:"created_at,omitempty"`
-	ErrorMessage      string          `json:"error_message,omitempty"`
-	WorkflowID        int64           `json:"workflow_id,omitempty"`
-	StepIndex         *int            `json:"step_index,omitempty"`
-	DependsOn         int64           `json:"depends_on,omitempty"`
-	ScheduleToStartAt string          `json:"schedule_to_start_at,omitempty"`
-	StartToCloseAt    string          `json:"start_to_close_at,omitempty"`
-	ScheduleToCloseAt string          `json:"schedule_to_close_at,omitempty"`
-	HeartbeatDeadline string          `json:"heartbeat_deadline_at,omitempty"`
-	LastHeartbeatAt   string          `json:"last_heartbeat_at,omitempty"`
-	HeartbeatData     json.RawMessage `json:"heartbeat_data,omitempty"`
+	Priority          int               `json:"priority"`
+	Attempts          int               `json:"attempts"`
+	MaxAttempts       int               `json:"max_attempts"`
+	Payload           json.RawMessage   `json:"payload"`
+	AvailableAt       string            `json:"available_at,omitempty"`
+	ReservedAt        string            `json:"reserved_at,omitempty"`
+	CompletedAt       string            `json:"completed_at,omitempty"`
+	FailedAt          string            `json:"failed_at,omitempty"`
+	CreatedAt         string            `json:"created_at,omitempty"`
+	ErrorMessage      string            `json:"error_message,omitempty"`
+	WorkflowID        int64             `json:"workflow_id,omitempty"`
+	StepIndex         *int              `json:"step_index,omitempty"`
+	DependsOn         int64             `json:"depends_on,omitempty"`
+	ScheduleToStartAt string            `json:"schedule_to_start_at,omitempty"`
+	StartToCloseAt    string            `json:"start_to_close_at,omitempty"`
+	ScheduleToCloseAt string            `json:"schedule_to_close_at,omitempty"`
+	HeartbeatDeadline string            `json:"heartbeat_deadline_at,omitempty"`
+	LastHeartbeatAt   string            `json:"last_heartbeat_at,omitempty"`
+	HeartbeatData     json.RawMessage   `json:"heartbeat_data,omitempty"`
 }
 
 func jobView(j *queuety.Job) jobJSON {
@@ -152,20 +152,20 @@ func jobView(j *queuety.Job) jobJSON {
 
 // logJSON is a log row as the CLI prints it with --json.
 type logJSON struct {
-	ID           int64           `json:"id"`
-	At           string          `json:"at"`
+	ID           int64            `json:"id"`
+	At           string           `json:"at"`
 	Event        queuety.LogEvent `json:"event"`
-	JobID        *int64          `json:"job_id,omitempty"`
-	WorkflowID   int64           `json:"workflow_id,omitempty"`
-	StepIndex    *int            `json:"step_index,omitempty"`
-	Handler      string          `json:"handler,omitempty"`
-	Queue        string          `json:"queue,omitempty"`
-	Attempt      *int            `json:"attempt,omitempty"`
-	DurationMS   *int64          `json:"duration_ms,omitempty"`
-	ErrorMessage string          `json:"error_message,omitempty"`
-	ErrorClass   string          `json:"error_class,omitempty"`
-	ErrorTrace   string          `json:"error_trace,omitempty"`
-	Context      json.RawMessage `json:"context,omitempty"`
+	JobID        *int64           `json:"job_id,omitempty"`
+	WorkflowID   int64            `json:"workflow_id,omitempty"`
+	StepIndex    *int             `json:"step_index,omitempty"`
+	Handler      string           `json:"handler,omitempty"`
+	Queue        string           `json:"queue,omitempty"`
+	Attempt      *int             `json:"attempt,omitempty"`
+	DurationMS   *int64           `json:"duration_ms,omitempty"`
+	ErrorMessage string           `json:"error_message,omitempty"`
+	ErrorClass   string           `json:"error_class,omitempty"`
+	ErrorTrace   string           `json:"error_trace,omitempty"`
+	Context      json.RawMessage  `json:"context,omitempty"`
 }
 
 func logView(l *queuety.LogEntry) logJSON {
@@ -222,4 +222,12 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// plural formats a count with a noun: "1 job", "2 jobs".
+func plural[T ~int | ~int64](n T, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return itoa(n) + " " + noun + "s"
 }

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// parseBackoff reads --backoff: a strategy name or a list of seconds.
+func parseBackoff(s string) (queuety.Backoff, error) {
+	bad := Usagef("--backoff %q: want exponential, fixed, linear or a comma-separated list of seconds such as 10,30,60", s)
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "exponential", "fixed", "linear":
+	default:
+		for _, part := range strings.Split(s, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(part)); err != nil || n < 0 {
+				return nil, bad
+			}
+		}
+	}
+	b, err := queuety.ParseBackoff(s)
+	if err != nil {
+		return nil, bad
+	}
+	return b, nil
+}
+
+func parsePriority(s string) (queuety.Priority, error) {
+	p, err := queuety.ParsePriority(s)
+	if err != nil {
+		return 0, Usagef("--priority %q: want low, normal, high, urgent or 0-3", s)
+	}
+	return p, nil
+}
+
+func dispatchCommand() *Command {
+	return &Command{
+		Name:    "dispatch",
+		Summary: "enqueue a job for a handler and print its id",
+		Args:    "HANDLER [JSON]",
+		Help: `JSON is the payload: a JSON object (default {}). The handler name is the
+string stored in jobs.handler; PHP class names work ('App\Jobs\SendEmail').`,
+		Examples: []string{
+			Program + ` dispatch send_email '{"to": "ada@example.com"}'`,
+			Program + ` dispatch 'App\Jobs\Rebuild' --queue reports --priority high --delay 5m`,
+			Program + ` dispatch sync_feed '{"feed": 7}' --max-attempts 5 --backoff 10,30,60 --unique --json`,
+		},
+		MinArgs: 1, MaxArgs: 2,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			queue := fs.String("queue", queuety.DefaultQueue, "`name` of the queue to put the job on")
+			priority := fs.String("priority", "low", "`level`: low, normal, high, urgent or 0-3")
+			delay := durationFlag(fs, "delay", 0, "wait this `duration` before the first attempt (30s, 5m, 1d)")
+			maxAttempts := fs.Int("max-attempts", queuety.DefaultMaxAttempts, "attempts before the job is buried (1-255)")
+			backoff := fs.String("backoff", "", "wait between attempts: exponential (default), fixed, linear or a `list` of seconds such as 10,30,60")
+			unique := fs.Bool("unique", false, "return the id of an identical pending or processing job instead of adding one")
+			dependsOn := fs.Int64("depends-on", 0, "run only after the job with this `id` completed")
+			return func(e *Env, args []string) error {
+				handler := args[0]
+				if strings.TrimSpace(handler) == "" {
+					return Usagef("HANDLER is empty")
+				}
+				payload := queuety.State{}
+				if len(args) == 2 {
+					var err error
+					if payload, err = parseJSONObject("the JSON payload", args[1]); err != nil {
+						return err
+					}
+				}
+				opts := []queuety.JobOption{queuety.OnQueue(*queue)}
+				if strings.TrimSpace(*queue) == "" {
+					return Usagef("--queue is empty")
+				}
+				p, err := parsePriority(*priority)
+				if err != nil {
+					return err
+				}
+				opts = append(opts, queuety.WithPriority(p))
+				if *delay < 0 {
+					return Usagef("--delay must not be negative, got %s", *delay)
+				}
+				if *delay > 0 {
+					opts = append(opts, queuety.Delay(*delay))
+				}
+				if *maxAttempts < 1 || *maxAttempts > queuety.MaxAttemptsLimit {
+					return Usagef("--max-attempts must be between 1 and %d, got %d", queuety.MaxAttemptsLimit, *maxAttempts)
+				}
+				opts = append(opts, queuety.MaxAttempts(*maxAttempts))
+				if *backoff != "" {
+					b, err := parseBackoff(*backoff)
+					if err != nil {
+						return err
+					}
+					opts = append(opts, queuety.WithBackoff(b))
+				}
+				if *unique {
+					opts = append(opts, queuety.Unique())
+				}
+				if *dependsOn < 0 {
+					return Usagef("--depends-on must be a job id, got %d", *dependsOn)
+				}
+				if *dependsOn > 0 {
+					opts = append(opts, queuety.DependsOn(*dependsOn))
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				id, err := c.Dispatch(e.Ctx, handler, payload, opts...)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, map[string]int64{"id": id})
+				}
+				_, err = fmt.Fprintln(e.Stdout, id)
+				return err
+			}
+		},
+	}
+}

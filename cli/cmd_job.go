@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+func jobCommand() *Command {
+	return &Command{
+		Name:    "job",
+		Summary: "list, show, retry and purge jobs",
+		Examples: []string{
+			Program + " job list --status buried",
+			Program + " job show 17",
+			Program + " job retry 17",
+			Program + " job purge --older-than 7d",
+		},
+		Sub: []*Command{jobListCommand(), jobShowCommand(), jobRetryCommand(), jobPurgeCommand()},
+	}
+}
+
+func jobListCommand() *Command {
+	return &Command{
+		Name:    "list",
+		Summary: "list jobs, oldest first",
+		Examples: []string{
+			Program + " job list",
+			Program + " job list --queue emails --status pending --limit 20",
+			Program + " job list --workflow 42 --json",
+		},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			queue := fs.String("queue", "", "only jobs on this `queue`")
+			status := fs.String("status", "", "only jobs with this `status`: "+joinStatuses(jobStatuses))
+			handler := fs.String("handler", "", "only jobs for this `handler`")
+			wf := fs.Int64("workflow", 0, "only the step jobs of this workflow `id`")
+			after := fs.Int64("after", 0, "only jobs with an id above this `id` (for paging)")
+			limit := fs.Int("limit", 100, "list at most this many jobs")
+			return func(e *Env, _ []string) error {
+				st, err := parseJobStatus(*status)
+				if err != nil {
+					return err
+				}
+				if err := checkLimit(*limit); err != nil {
+					return err
+				}
+				if *wf < 0 || *after < 0 {
+					return Usagef("--workflow and --after take ids")
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				jobs, err := c.ListJobs(e.Ctx, queuety.JobFilter{Queue: *queue, Status: st, Handler: *handler, WorkflowID: *wf, AfterID: *after, Limit: *limit})
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					out := make([]jobJSON, len(jobs))
+					for i, j := range jobs {
+						out[i] = jobView(j)
+					}
+					return printJSON(e.Stdout, out)
+				}
+				if len(jobs) == 0 {
+					fmt.Fprintln(e.Stdout, "No jobs match.")
+					return nil
+				}
+				tw := newTable(e.Stdout)
+				fmt.Fprintln(tw, "ID\tQUEUE\tHANDLER\tSTATUS\tPRIORITY\tATTEMPTS\tAVAILABLE AT\tWORKFLOW\tERROR")
+				for _, j := range jobs {
+					wfCell := "-"
+					if j.WorkflowID != 0 {
+						wfCell = fmt.Sprintf("%d step %s", j.WorkflowID, intPtr(j.StepIndex))
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Queue, cell(j.Handler, 40), j.Status, j.Priority,
+						j.Attempts, j.MaxAttempts, dash(ts(j.AvailableAt)), wfCell, cell(j.ErrorMessage, 60))
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				if len(jobs) == *limit {
+					fmt.Fprintf(e.Stdout, "(first %d; use --after %d for the next page)\n", *limit, jobs[len(jobs)-1].ID)
+				}
+				return nil
+			}
+		},
+	}
+}
+
+func jobShowCommand() *Command {
+	return &Command{
+		Name:     "show",
+		Summary:  "show one job and its log rows",
+		Args:     "ID",
+		MinArgs:  1,
+		MaxArgs:  1,
+		Examples: []string{Program + " job show 17", Program + " job show 17 --json"},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("job", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				j, err := c.Job(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				logs, err := c.Logs(e.Ctx, queuety.LogFilter{JobID: id})
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					lv := make([]logJSON, len(logs))
+					for i, l := range logs {
+						lv[i] = logView(l)
+					}
+					return printJSON(e.Stdout, map[string]any{"job": jobView(j), "logs": lv})
+				}
+				fmt.Fprintf(e.Stdout, "Job %d\n", j.ID)
+				tw := newTable(e.Stdout)
+				row := func(k, v string) {
+					if v != "" {
+						fmt.Fprintf(tw, "  %s\t%s\n", k, v)
+					}
+				}
+				row("handler", j.Handler)
+				row("queue", j.Queue)
+				row("status", string(j.Status))
+				row("priority", fmt.Sprintf("%s (%d)", j.Priority, int(j.Priority)))
+				row("attempts", fmt.Sprintf("%d of %d", j.Attempts, j.MaxAttempts))
+				row("created at", ts(j.CreatedAt))
+				row("available at", ts(j.AvailableAt))
+				row("reserved at", ts(j.ReservedAt))
+				row("completed at", ts(j.CompletedAt))
+				row("failed at", ts(j.FailedAt))
+				row("error", j.ErrorMessage)
+				if j.WorkflowID != 0 {
+					row("workflow", fmt.Sprintf("%d, step %s", j.WorkflowID, intPtr(j.StepIndex)))
+				}
+				if j.DependsOn != 0 {
+					row("depends on", itoa(j.DependsOn))
+				}
+				row("schedule-to-start deadline", ts(j.ScheduleToStartAt))
+				row("start-to-close deadline", ts(j.StartToCloseAt))
+				row("schedule-to-close deadline", ts(j.ScheduleToCloseAt))
+				row("heartbeat deadline", ts(j.HeartbeatDeadline))
+				row("last heartbeat", ts(j.LastHeartbeatAt))
+				if len(j.HeartbeatData) > 0 {
+					row("heartbeat details", compactRaw(j.HeartbeatData))
+				}
+				row("payload", compactRaw(j.Payload))
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				fmt.Fprintln(e.Stdout)
+				if len(logs) == 0 {
+					fmt.Fprintln(e.Stdout, "No log rows.")
+					return nil
+				}
+				fmt.Fprintln(e.Stdout, "Log")
+				tw = newTable(e.Stdout)
+				fmt.Fprintln(tw, "  AT\tEVENT\tATTEMPT\tDURATION\tERROR")
+				for _, l := range logs {
+					dur := "-"
+					if l.DurationMS != nil {
+						dur = fmt.Sprintf("%d ms", *l.DurationMS)
+					}
+					detail := l.ErrorMessage
+					if detail == "" && len(l.Context) > 0 {
+						detail = compactRaw(l.Context)
+					}
+					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", ts(l.CreatedAt), l.Event, intPtr(l.Attempt), dur, cell(detail, 100))
+				}
+				return tw.Flush()
+			}
+		},
+	}
+}
+
+func jobRetryCommand() *Command {
+	return &Command{
+		Name:    "retry",
+		Summary: "put a buried or failed job back in its queue with fresh attempts",
+		Args:    "ID",
+		Help: `Only plain jobs: for a workflow step, retry the workflow
+(` + Program + ` workflow retry ID).`,
+		MinArgs:  1,
+		MaxArgs:  1,
+		Examples: []string{Program + " job retry 17"},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("job", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if err := c.RetryJob(e.Ctx, id); err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, map[string]any{"id": id, "status": queuety.JobPending})
+				}
+				fmt.Fprintf(e.Stdout, "Job %d is pending again, with fresh attempts.\n", id)
+				return nil
+			}
+		},
+	}
+}
+
+func jobPurgeCommand() *Command {
+	return &Command{
+		Name:     "purge",
+		Summary:  "delete completed jobs that completed longer ago than --older-than",
+		Examples: []string{Program + " job purge --older-than 168h", Program + " job purge --older-than 30d --json"},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			olderThan := durationFlag(fs, "older-than", 0, "delete completed jobs older than this `duration` (required; e.g. 168h or 7d)")
+			return func(e *Env, _ []string) error {
+				set := false
+				fs.Visit(func(f *flag.Flag) { set = set || f.Name == "older-than" })
+				if !set {
+					return Usagef("--older-than is required (for example --older-than 168h)")
+				}
+				if *olderThan < 0 {
+					return Usagef("--older-than must not be negative, got %s", *olderThan)
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				before := c.Clock().Now().Add(-*olderThan)
+				n, err := c.PurgeCompleted(e.Ctx, *olderThan)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, map[string]any{"deleted": n, "completed_before": ts(before)})
+				}
+				fmt.Fprintf(e.Stdout, "Deleted %d completed jobs that completed before %s.\n", n, before.UTC().Format(time.RFC3339))
+				return nil
+			}
+		},
+	}
+}

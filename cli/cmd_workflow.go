@@ -1,0 +1,493 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+func workflowCommand() *Command {
+	return &Command{
+		Name:    "workflow",
+		Summary: "list, inspect and operate workflows",
+		Examples: []string{
+			Program + " workflow list --status failed",
+			Program + " workflow status 42",
+			Program + " workflow inspect 42",
+			Program + " workflow retry 42",
+		},
+		Sub: []*Command{
+			workflowListCommand(),
+			workflowStatusCommand(),
+			workflowInspectCommand(),
+			workflowOpCommand("retry", "restart a failed workflow at the step that failed (a new run; the execution deadline is not extended)",
+				"retried: it runs again from the step that failed", (*queuety.Client).RetryWorkflow),
+			workflowOpCommand("cancel", "cancel a workflow: bury its open jobs and run its OnCancel callback",
+				"cancelled", (*queuety.Client).CancelWorkflow),
+			workflowOpCommand("pause", "pause a running workflow after its current step",
+				"paused: the step in flight finishes, the next one waits for resume", (*queuety.Client).PauseWorkflow),
+			workflowOpCommand("resume", "resume a paused workflow",
+				"resumed", (*queuety.Client).ResumeWorkflow),
+		},
+	}
+}
+
+func workflowListCommand() *Command {
+	return &Command{
+		Name:    "list",
+		Summary: "list workflows, newest first",
+		Examples: []string{
+			Program + " workflow list",
+			Program + " workflow list --status waiting_for_signal --name data_import --limit 20 --json",
+		},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			status := fs.String("status", "", "only workflows with this `status`: "+joinStatuses(workflowStatuses))
+			name := fs.String("name", "", "only workflows with this `name`")
+			limit := fs.Int("limit", 100, "list at most this many workflows")
+			return func(e *Env, _ []string) error {
+				st, err := parseWorkflowStatus(*status)
+				if err != nil {
+					return err
+				}
+				if err := checkLimit(*limit); err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				wfs, err := c.ListWorkflows(e.Ctx, queuety.WorkflowFilter{Status: st, Name: *name, Limit: *limit})
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					out := make([]workflowJSON, len(wfs))
+					for i, w := range wfs {
+						out[i] = workflowView(w)
+					}
+					return printJSON(e.Stdout, out)
+				}
+				if len(wfs) == 0 {
+					fmt.Fprintln(e.Stdout, "No workflows match.")
+					return nil
+				}
+				tw := newTable(e.Stdout)
+				fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tSTEPS DONE\tSTARTED AT\tENDED AT\tDEADLINE\tERROR")
+				for _, w := range wfs {
+					ended := w.CompletedAt
+					if ended.IsZero() {
+						ended = w.FailedAt
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", w.ID, cell(w.Name, 40), w.Status, w.CurrentStep, w.TotalSteps,
+						dash(ts(w.StartedAt)), dash(ts(ended)), dash(ts(w.DeadlineAt)), cell(w.ErrorMessage, 60))
+				}
+				return tw.Flush()
+			}
+		},
+	}
+}
+
+func workflowStatusCommand() *Command {
+	return &Command{
+		Name:     "status",
+		Summary:  "show a workflow's status, progress and public state",
+		Args:     "ID",
+		MinArgs:  1,
+		MaxArgs:  1,
+		Examples: []string{Program + " workflow status 42", Program + " workflow status 42 --json"},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				w, err := c.Workflow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				state, err := c.State(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				v := workflowView(w)
+				v.State = state
+				if v.State == nil {
+					v.State = queuety.State{}
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, v)
+				}
+				fmt.Fprintf(e.Stdout, "Workflow %d (%s): %s\n", w.ID, w.Name, w.Status)
+				tw := newTable(e.Stdout)
+				row := func(k, v string) {
+					if v != "" {
+						fmt.Fprintf(tw, "  %s\t%s\n", k, v)
+					}
+				}
+				row("steps done", fmt.Sprintf("%d of %d", w.CurrentStep, w.TotalSteps))
+				row("started at", ts(w.StartedAt))
+				row("completed at", ts(w.CompletedAt))
+				row("failed at", ts(w.FailedAt))
+				row("error", w.ErrorMessage)
+				row("deadline", ts(w.DeadlineAt))
+				if v.Run > 1 || !w.RunDeadlineAt.IsZero() {
+					row("run", fmt.Sprintf("%d, started %s", v.Run, dash(v.RunStartedAt)))
+					row("run deadline", v.RunDeadlineAt)
+				}
+				row("signal wait times out at", ts(w.WaitDeadlineAt))
+				row("state", compactJSON(v.State))
+				return tw.Flush()
+			}
+		},
+	}
+}
+
+func workflowInspectCommand() *Command {
+	return &Command{
+		Name:    "inspect",
+		Summary: "describe a workflow in full: deadlines, steps and attempts, failures, timeline",
+		Args:    "ID",
+		Help: `Deadlines and timeouts are shown in ISO 8601 (PT5M), times in UTC RFC 3339.
+--json prints the whole description, including the state before and after
+each event.`,
+		MinArgs:  1,
+		MaxArgs:  1,
+		Examples: []string{Program + " workflow inspect 42", Program + " workflow inspect 42 --json"},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				d, err := c.DescribeWorkflow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, d)
+				}
+				return printDescription(e.Stdout, d)
+			}
+		},
+	}
+}
+
+// printDescription renders a workflow description as text.
+func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
+	fmt.Fprintf(w, "Workflow %d (%s): %s\n", d.ID, d.Name, d.Status)
+	tw := newTable(w)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "  %s\t%s\n", k, v)
+		}
+	}
+	cur := fmt.Sprintf("%d of %d", d.CurrentStep, d.TotalSteps)
+	if d.CurrentStepName != "" && d.CurrentStep < d.TotalSteps {
+		cur = fmt.Sprintf("%d (%s) of %d", d.CurrentStep, d.CurrentStepName, d.TotalSteps)
+	}
+	row("current step", cur)
+	row("queue", d.Queue)
+	row("priority", fmt.Sprintf("%s (%d)", d.Priority, int(d.Priority)))
+	row("max attempts", itoa(d.MaxAttempts))
+	row("started at", isoTS(d.StartedAt))
+	row("completed at", isoTS(d.CompletedAt))
+	row("failed at", isoTS(d.FailedAt))
+	row("error", d.Error)
+	row("on deadline", d.OnDeadline)
+	row("on cancel", d.OnCancel)
+	row("idempotency key", d.IdempotencyKey)
+	row("state", compactJSON(nonNilState(d.State)))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "\nDeadlines\n")
+	tw = newTable(w)
+	dl := d.Deadlines
+	if dl.ExecutionTimeoutSeconds > 0 || dl.ExecutionDeadline != "" {
+		fmt.Fprintf(tw, "  execution timeout\t%s\tdeadline %s\n", isoSeconds(dl.ExecutionTimeoutSeconds), dash(isoTS(dl.ExecutionDeadline)))
+	} else {
+		fmt.Fprintf(tw, "  execution timeout\tnone\t\n")
+	}
+	run := fmt.Sprintf("run %d, started %s", dl.Run, dash(isoTS(dl.RunStartedAt)))
+	if dl.RunTimeoutSeconds > 0 || dl.RunDeadline != "" {
+		fmt.Fprintf(tw, "  run timeout\t%s\tdeadline %s (%s)\n", isoSeconds(dl.RunTimeoutSeconds), dash(isoTS(dl.RunDeadline)), run)
+	} else {
+		fmt.Fprintf(tw, "  run timeout\tnone\t(%s)\n", run)
+	}
+	if d.Wait != nil {
+		wait := fmt.Sprintf("%s for %s", d.Wait.Type, strings.Join(d.Wait.WaitingFor, ", "))
+		if d.Wait.Mode != "" {
+			wait += " (" + d.Wait.Mode + ")"
+		}
+		timeout := "no timeout"
+		if d.Wait.TimeoutAt != "" {
+			timeout = "times out at " + isoTS(d.Wait.TimeoutAt)
+		}
+		fmt.Fprintf(tw, "  waiting\t%s\t%s\n", wait, timeout)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "\nSteps\n")
+	tw = newTable(w)
+	fmt.Fprintln(tw, "  #\tNAME\tTYPE\tSTATUS\tHANDLER\tTIMEOUTS\tJOB\tJOB STATUS\tATTEMPTS\tTIMEOUT KIND\tERROR")
+	for _, s := range d.Steps {
+		head := fmt.Sprintf("  %d\t%s\t%s\t%s\t%s\t%s", s.Index, cell(s.Name, 30), s.Type, s.Status,
+			cell(strings.Join(s.Handlers, ", "), 40), stepTimeouts(s.Timeouts))
+		if len(s.Jobs) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\n", head)
+			continue
+		}
+		for i, j := range s.Jobs {
+			if i > 0 {
+				head = "  \t\t\t\t\t"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d/%d\t%s\t%s\n", head, j.ID, j.Status, j.Attempts, j.MaxAttempts,
+				dash(timeoutKinds(j)), cell(j.Error, 60))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	var attempts int
+	for _, s := range d.Steps {
+		for _, j := range s.Jobs {
+			attempts += len(j.History)
+		}
+	}
+	if attempts > 0 {
+		fmt.Fprintf(w, "\nAttempts\n")
+		tw = newTable(w)
+		fmt.Fprintln(tw, "  STEP\tJOB\tATTEMPT\tOUTCOME\tTIMEOUT KIND\tSTARTED AT\tENDED AT\tDURATION\tERROR")
+		for _, s := range d.Steps {
+			for _, j := range s.Jobs {
+				for _, a := range j.History {
+					dur := "-"
+					if a.DurationMS != nil {
+						dur = fmt.Sprintf("%d ms", *a.DurationMS)
+					}
+					fmt.Fprintf(tw, "  %d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Index, j.ID, a.Attempt, a.Outcome, dash(string(a.TimeoutKind)),
+						dash(isoTS(a.StartedAt)), dash(isoTS(a.EndedAt)), dur, cell(a.Error, 60))
+				}
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(w, "\nFailures\n")
+	if len(d.Failures) == 0 {
+		fmt.Fprintln(w, "  none")
+	} else {
+		tw = newTable(w)
+		fmt.Fprintln(tw, "  AT\tCATEGORY\tTIMEOUT KIND\tNON-RETRYABLE\tRUN\tSTEP\tJOB\tATTEMPT\tDEADLINE\tMESSAGE")
+		for _, f := range d.Failures {
+			job, attempt := "-", "-"
+			if f.JobID != 0 {
+				job = itoa(f.JobID)
+			}
+			if f.Attempt != 0 {
+				attempt = itoa(f.Attempt)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%t\t%d\t%s\t%s\t%s\t%s\t%s\n", isoTS(f.At), f.Category, dash(string(f.TimeoutKind)), f.NonRetryable,
+				f.Run, intPtr(f.StepIndex), job, attempt, dash(isoTS(f.Deadline)), cell(f.Message, 80))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	if len(d.Signals) > 0 {
+		fmt.Fprintf(w, "\nSignals\n")
+		tw = newTable(w)
+		fmt.Fprintln(tw, "  RECEIVED AT\tNAME\tPAYLOAD")
+		for _, s := range d.Signals {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", isoTS(s.ReceivedAt), s.Name, cell(compactRaw(s.Payload), 80))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(w, "\nTimeline\n")
+	tw = newTable(w)
+	fmt.Fprintln(tw, "  AT\tSOURCE\tEVENT\tSTEP\tJOB\tATTEMPT\tDETAIL")
+	for _, t := range d.Timeline {
+		job := "-"
+		if t.JobID != 0 {
+			job = itoa(t.JobID)
+		}
+		detail := t.Detail
+		if detail == "" && len(t.Context) > 0 {
+			detail = compactRaw(t.Context)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", isoTS(t.At), t.Source, t.Event, intPtr(t.StepIndex), job, intPtr(t.Attempt), cell(detail, 80))
+	}
+	return tw.Flush()
+}
+
+func nonNilState(s queuety.State) queuety.State {
+	if s == nil {
+		return queuety.State{}
+	}
+	return s
+}
+
+// isoSeconds formats whole seconds as an ISO 8601 duration.
+func isoSeconds(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	out := "PT"
+	if h := n / 3600; h > 0 {
+		out += fmt.Sprintf("%dH", h)
+		n %= 3600
+	}
+	if m := n / 60; m > 0 {
+		out += fmt.Sprintf("%dM", m)
+		n %= 60
+	}
+	if n > 0 || out == "PT" {
+		out += fmt.Sprintf("%dS", n)
+	}
+	return out
+}
+
+// stepTimeouts lists a step's configured timeouts.
+func stepTimeouts(t *queuety.Timeouts) string {
+	if t == nil {
+		return "-"
+	}
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	add("schedule_to_start", t.ScheduleToStart)
+	add("start_to_close", t.StartToClose)
+	add("schedule_to_close", t.ScheduleToClose)
+	add("heartbeat", t.Heartbeat)
+	add("signal", t.Signal)
+	return dash(strings.Join(parts, " "))
+}
+
+// timeoutKinds lists the timeout kinds a job's attempts ended with.
+func timeoutKinds(j queuety.JobInfoRow) string {
+	var kinds []string
+	seen := map[queuety.TimeoutKind]bool{}
+	for _, a := range j.History {
+		if a.TimeoutKind != "" && !seen[a.TimeoutKind] {
+			seen[a.TimeoutKind] = true
+			kinds = append(kinds, string(a.TimeoutKind))
+		}
+	}
+	return strings.Join(kinds, ",")
+}
+
+// workflowOpCommand builds retry, cancel, pause and resume.
+func workflowOpCommand(name, summary, done string, op func(*queuety.Client, context.Context, int64) error) *Command {
+	return &Command{
+		Name:     name,
+		Summary:  summary,
+		Args:     "ID",
+		MinArgs:  1,
+		MaxArgs:  1,
+		Examples: []string{Program + " workflow " + name + " 42"},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if err := op(c, e.Ctx, id); err != nil {
+					return err
+				}
+				w, err := c.Workflow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, map[string]any{"id": id, "action": name, "status": w.Status})
+				}
+				fmt.Fprintf(e.Stdout, "Workflow %d %s (status %s).\n", id, done, w.Status)
+				return nil
+			}
+		},
+	}
+}
+
+func signalCommand() *Command {
+	return &Command{
+		Name:    "signal",
+		Summary: "send a named signal with an optional JSON payload to a workflow",
+		Args:    "ID NAME [JSON]",
+		Help: `The signal is stored whatever the workflow is doing. If the workflow waits
+for it, the wait ends and the next step is enqueued; a signal sent before
+the workflow reaches its wait counts when it gets there.`,
+		Examples: []string{
+			Program + " signal 42 approved",
+			Program + ` signal 42 approved '{"by": "ada"}'`,
+		},
+		MinArgs: 2, MaxArgs: 3,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				name := args[1]
+				if strings.TrimSpace(name) == "" {
+					return Usagef("signal NAME is empty")
+				}
+				payload := queuety.State{}
+				if len(args) == 3 {
+					if payload, err = parseJSONObject("the JSON payload", args[2]); err != nil {
+						return err
+					}
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if err := c.Signal(e.Ctx, id, name, payload); err != nil {
+					return err
+				}
+				w, err := c.Workflow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, map[string]any{"id": id, "signal": name, "status": w.Status})
+				}
+				fmt.Fprintf(e.Stdout, "Signal %s sent to workflow %d (status %s).\n", name, id, w.Status)
+				return nil
+			}
+		},
+	}
+}
