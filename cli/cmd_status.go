@@ -9,10 +9,6 @@ import (
 	"github.com/queuety/queuety-go/queuety"
 )
 
-// workflowCountCap bounds the rows read to count the workflows of one
-// status (the library has no workflow count query yet).
-const workflowCountCap = 1000
-
 // queueRow is one queue in status and queue list.
 type queueRow struct {
 	Queue      string `json:"queue"`
@@ -75,22 +71,20 @@ func queueRows(ctx context.Context, c *queuety.Client) ([]*queueRow, error) {
 	return out, nil
 }
 
-// workflowCount is the number of workflows with one status; AtLeast is
-// set when the count reached workflowCountCap.
+// workflowCount is the number of workflows with one status.
 type workflowCount struct {
-	Status  queuety.WorkflowStatus `json:"status"`
-	Count   int                    `json:"count"`
-	AtLeast bool                   `json:"at_least,omitempty"`
+	Status queuety.WorkflowStatus `json:"status"`
+	Count  int64                  `json:"count"`
 }
 
 func workflowCounts(ctx context.Context, c *queuety.Client) ([]workflowCount, error) {
+	counts, err := c.WorkflowCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]workflowCount, 0, len(workflowStatuses))
 	for _, s := range workflowStatuses {
-		wfs, err := c.ListWorkflows(ctx, queuety.WorkflowFilter{Status: s, Limit: workflowCountCap})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, workflowCount{Status: s, Count: len(wfs), AtLeast: len(wfs) >= workflowCountCap})
+		out = append(out, workflowCount{Status: s, Count: counts[s]})
 	}
 	return out, nil
 }
@@ -158,11 +152,7 @@ func statusCommand() *Command {
 				tw = newTable(e.Stdout)
 				fmt.Fprintln(tw, "WORKFLOWS\tCOUNT")
 				for _, w := range wfs {
-					n := itoa(w.Count)
-					if w.AtLeast {
-						n += "+"
-					}
-					fmt.Fprintf(tw, "%s\t%s\n", w.Status, n)
+					fmt.Fprintf(tw, "%s\t%d\n", w.Status, w.Count)
 				}
 				return tw.Flush()
 			}

@@ -56,6 +56,13 @@ func (c *Client) Counts(ctx context.Context) ([]QueueCount, error) {
 	return out, wrap("count jobs", err)
 }
 
+// WorkflowCounts returns the number of workflows in each status.
+func (c *Client) WorkflowCounts(ctx context.Context) (map[WorkflowStatus]int64, error) {
+	var out map[WorkflowStatus]int64
+	err := c.store.InTx(ctx, func(tx Tx) (err error) { out, err = tx.WorkflowCounts(ctx); return err })
+	return out, wrap("count workflows", err)
+}
+
 // Logs lists log rows, oldest first.
 func (c *Client) Logs(ctx context.Context, f LogFilter) ([]*LogEntry, error) {
 	var out []*LogEntry

@@ -123,6 +123,14 @@ func (cj *Claimed) maxAttempts() int {
 	return max(cj.Job.MaxAttempts, 1)
 }
 
+// runNumber is the run of the step's workflow (0 for plain jobs).
+func (cj *Claimed) runNumber() int {
+	if cj.wf == nil {
+		return 0
+	}
+	return max(cj.wf.RunNumber, 1)
+}
+
 // attemptID is the identity of one attempt: job id, attempt number and
 // claim token.
 func attemptID(j *Job) string {
@@ -308,11 +316,65 @@ func (e *Engine) Finish(ctx context.Context, r *Result) error {
 // CompleteJobs records successful plain-job attempts in one transaction:
 // the jobs become completed and get their started/completed log rows. The
 // returned slice holds, per result, nil or ErrStaleAttempt.
+//
+// The fast path completes each claim's jobs with one guarded UPDATE (still
+// processing, same claim token, same attempt). Only when a row no longer
+// matches does it fall back to locking the rows and checking them one by
+// one.
 func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, error) {
 	errs := make([]error, len(results))
 	if len(results) == 0 {
 		return errs, nil
 	}
+	type claim struct {
+		token    int64
+		attempts int
+	}
+	groups := map[claim][]int{}
+	var order []claim
+	for i, r := range results {
+		k := claim{r.Claimed.Job.ClaimToken, r.Claimed.Job.Attempts}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	errMismatch := errors.New("a completed row no longer matched its claim")
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		now := e.c.clock.Now()
+		logs := make([]*LogEntry, 0, 2*len(results))
+		for _, k := range order {
+			idx := groups[k]
+			ids := make([]int64, len(idx))
+			for n, i := range idx {
+				ids[n] = results[i].Claimed.Job.ID
+			}
+			changed, err := tx.JobCompleteClaimed(ctx, ids, k.token, k.attempts, now)
+			if err != nil {
+				return err
+			}
+			if changed != int64(len(ids)) {
+				return errMismatch
+			}
+			for _, i := range idx {
+				logs = append(logs, completedLogs(results[i], now)...)
+			}
+		}
+		return tx.LogInsert(ctx, logs)
+	})
+	if errors.Is(err, errMismatch) {
+		return e.completeJobsChecked(ctx, results)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
+	}
+	return errs, nil
+}
+
+// completeJobsChecked is CompleteJobs' careful path: lock the rows, check
+// each against its claim, complete the owned ones.
+func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]error, error) {
+	errs := make([]error, len(results))
 	ids := make([]int64, len(results))
 	for i, r := range results {
 		ids[i] = r.Claimed.Job.ID
@@ -330,19 +392,14 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 		var done []int64
 		var logs []*LogEntry
 		for i, r := range results {
-			cj := r.Claimed
-			row := byID[cj.Job.ID]
-			if row == nil || !cj.owns(row) {
+			row := byID[r.Claimed.Job.ID]
+			if row == nil || !r.Claimed.owns(row) {
 				errs[i] = ErrStaleAttempt
 				continue
 			}
 			errs[i] = nil
 			done = append(done, row.ID)
-			attempt := cj.Job.Attempts
-			logs = append(logs, startedLog(cj, r.StartedAt), &LogEntry{
-				JobID: ptr(row.ID), Handler: row.Handler, Queue: row.Queue, Event: LogCompleted,
-				Attempt: ptr(attempt), DurationMS: ptr(r.Duration.Milliseconds()), CreatedAt: now,
-			})
+			logs = append(logs, completedLogs(r, now)...)
 		}
 		if len(done) == 0 {
 			return nil
@@ -356,6 +413,16 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
 	}
 	return errs, nil
+}
+
+// completedLogs are the 'started' and 'completed' rows of a successful
+// plain-job attempt.
+func completedLogs(r *Result, now time.Time) []*LogEntry {
+	j := r.Claimed.Job
+	return []*LogEntry{startedLog(r.Claimed, r.StartedAt), {
+		JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: LogCompleted,
+		Attempt: ptr(j.Attempts), DurationMS: ptr(r.Duration.Milliseconds()), CreatedAt: now,
+	}}
 }
 
 // startedLog is the 'started' row of an attempt. The engine writes it with
@@ -440,7 +507,7 @@ func (e *Engine) failAttempt(ctx context.Context, tx Tx, cj *Claimed, row *Job, 
 			b.DurationMS = ptr(r.Duration.Milliseconds())
 		}
 		logs = append(logs, b)
-		f := &Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex, Attempt: attempt,
+		f := &Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex, Attempt: attempt, RunNumber: cj.runNumber(),
 			Category: FailureApplication, NonRetryable: IsNonRetryable(cause), Message: msg, ErrorClass: class, CreatedAt: now}
 		if timeout != nil {
 			f.Category, f.TimeoutKind, f.DeadlineAt = FailureTimeout, timeout.Kind, timeout.Deadline
@@ -468,7 +535,7 @@ func (e *Engine) failAttempt(ctx context.Context, tx Tx, cj *Claimed, row *Job, 
 		logs = append(logs, logBase(LogRetried))
 		if timeout != nil {
 			if err := tx.FailureInsert(ctx, &Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex,
-				Attempt: attempt, Category: FailureTimeout, TimeoutKind: timeout.Kind, Message: msg,
+				Attempt: attempt, RunNumber: cj.runNumber(), Category: FailureTimeout, TimeoutKind: timeout.Kind, Message: msg,
 				ErrorClass: class, DeadlineAt: timeout.Deadline, CreatedAt: now}); err != nil {
 				return false, err
 			}

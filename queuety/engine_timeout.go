@@ -85,7 +85,7 @@ func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) 
 			return nil
 		}
 		acted = true
-		cj := &Claimed{Job: row}
+		cj := &Claimed{Job: row, wf: wf}
 		if doc, err := decodeObject("payload", row.Payload); err == nil {
 			cj.payload = doc
 			cj.runtime = parseRuntime(doc)

@@ -94,7 +94,7 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 		if kind := workflowExpired(wf, now); kind != "" {
 			// The result arrives after the deadline: the workflow fails
 			// and never advances past this step.
-			return e.expireLocked(ctx, tx, wf, state, kind, now)
+			return e.expireLocked(ctx, tx, wf, state, kind, now, &attemptTrace{cj: cj, r: r, steps: steps})
 		}
 		if wf.Status != WorkflowRunning && wf.Status != WorkflowPaused && !(wf.Status == WorkflowWaitingForSignal && cj.Job.Handler == HandlerWaitForSignal) {
 			return e.buryJob(ctx, tx, row, msgAdvancedBeforeCompletion, now)
@@ -568,7 +568,7 @@ func (e *Engine) failStep(ctx context.Context, r *Result) error {
 		}
 		if wf != nil && state != nil {
 			if kind := workflowExpired(wf, now); kind != "" {
-				return e.expireLocked(ctx, tx, wf, state, kind, now)
+				return e.expireLocked(ctx, tx, wf, state, kind, now, &attemptTrace{cj: cj, r: r, steps: steps})
 			}
 		}
 		if state != nil && steps != nil && *row.StepIndex < len(steps) {
@@ -703,7 +703,7 @@ func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
 			state = phpjson.NewObject()
 		}
 		expired = true
-		return e.expireLocked(ctx, tx, wf, state, kind, now)
+		return e.expireLocked(ctx, tx, wf, state, kind, now, nil)
 	})
 	if err != nil {
 		return false, fmt.Errorf("queuety: expire workflow %d: %w", id, err)
@@ -736,7 +736,7 @@ func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, bool, err
 			if err != nil {
 				state = phpjson.NewObject()
 			}
-			if err := e.expireLocked(ctx, tx, wf, state, kind, now); err != nil {
+			if err := e.expireLocked(ctx, tx, wf, state, kind, now, nil); err != nil {
 				return err
 			}
 			n++
@@ -749,11 +749,25 @@ func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, bool, err
 	return n, more, nil
 }
 
-func (e *Engine) expireLocked(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, kind TimeoutKind, now time.Time) error {
+// attemptTrace is the step attempt whose result arrived after its
+// workflow's deadline; the expiry records it so the timeline shows which
+// step overran.
+type attemptTrace struct {
+	cj    *Claimed
+	r     *Result
+	steps []*stepDef
+}
+
+func (e *Engine) expireLocked(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, kind TimeoutKind, now time.Time, at *attemptTrace) error {
 	msg := ErrDeadlineExceeded.Error()
 	deadline := wf.DeadlineAt
 	if kind == TimeoutRun {
 		msg, deadline = msgRunDeadline, wf.RunDeadlineAt
+	}
+	if at != nil {
+		if err := e.traceOverrun(ctx, tx, wf, state, at, msg, now); err != nil {
+			return err
+		}
 	}
 	waiting := !wf.WaitDeadlineAt.IsZero()
 	if err := e.buryOpenJobs(ctx, tx, wf.ID, 0, msg, now); err != nil {
@@ -779,11 +793,48 @@ func (e *Engine) expireLocked(ctx context.Context, tx Tx, wf *Workflow, state *p
 	if err := tx.LogInsert(ctx, logs); err != nil {
 		return err
 	}
-	if err := tx.FailureInsert(ctx, &Failure{WorkflowID: wf.ID, Category: FailureTimeout, TimeoutKind: kind,
-		RunNumber: max(wf.RunNumber, 1), Message: msg, ErrorClass: "queuety.TimeoutError", DeadlineAt: deadline, CreatedAt: now}); err != nil {
+	f := &Failure{WorkflowID: wf.ID, Category: FailureTimeout, TimeoutKind: kind,
+		RunNumber: max(wf.RunNumber, 1), Message: msg, ErrorClass: "queuety.TimeoutError", DeadlineAt: deadline, CreatedAt: now}
+	if at != nil {
+		f.JobID, f.StepIndex, f.Attempt = at.cj.Job.ID, ptr(*at.cj.Job.StepIndex), at.cj.Job.Attempts
+	}
+	if err := tx.FailureInsert(ctx, f); err != nil {
 		return err
 	}
 	return e.enqueueCallback(ctx, tx, wf, state, "_on_deadline", "deadline", now)
+}
+
+// traceOverrun writes the log rows and events of a step attempt whose
+// result came after the workflow's deadline: it started, and it was
+// buried with the deadline's message.
+func (e *Engine) traceOverrun(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, at *attemptTrace, msg string, now time.Time) error {
+	j := at.cj.Job
+	idx := *j.StepIndex
+	buried := &LogEntry{JobID: ptr(j.ID), WorkflowID: wf.ID, StepIndex: ptr(idx), Handler: j.Handler, Queue: j.Queue,
+		Event: LogBuried, Attempt: ptr(j.Attempts), ErrorMessage: msg, ErrorClass: "queuety.TimeoutError", CreatedAt: now}
+	logs := []*LogEntry{buried}
+	if !at.r.StartedAt.IsZero() {
+		buried.DurationMS = ptr(at.r.Duration.Milliseconds())
+		logs = []*LogEntry{startedLog(at.cj, at.r.StartedAt), buried}
+	}
+	if err := tx.LogInsert(ctx, logs); err != nil {
+		return err
+	}
+	if idx >= len(at.steps) {
+		return nil
+	}
+	sc := &stepCtx{e: e, tx: tx, wf: wf, row: j, state: state, steps: at.steps, step: at.steps[idx], cj: at.cj, r: at.r, now: now}
+	before := publicState(state)
+	errDoc := phpjson.NewObject()
+	errDoc.Set("message", msg)
+	errDoc.Set("class", "queuety.TimeoutError")
+	errDoc.Set("trace", "")
+	return tx.EventInsert(ctx, []*WorkflowEvent{sc.startedEvent(before), {
+		WorkflowID: wf.ID, JobID: j.ID, StepIndex: idx, StepName: sc.step.Name, StepType: sc.step.Type,
+		Handler: j.Handler, Event: EventStepFailed, Queue: j.Queue, Attempt: ptr(j.Attempts),
+		Input: sc.stepInput(before), StateBefore: encodeJSON(before), StateAfter: encodeJSON(before),
+		Context: []byte("[]"), Error: encodeJSON(errDoc), DurationMS: ptr(at.r.Duration.Milliseconds()), CreatedAt: now,
+	}})
 }
 
 // enqueueCallback enqueues a workflow's deadline or cancel callback as a

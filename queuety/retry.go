@@ -3,6 +3,7 @@ package queuety
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -162,8 +163,8 @@ func ParseBackoff(s string) (Backoff, error) {
 	}
 	var secs []int
 	for _, part := range strings.Split(s, ",") {
-		var n int
-		if _, err := fmt.Sscanf(strings.TrimSpace(part), "%d", &n); err != nil {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
 			return nil, invalidf("backoff %q: want exponential, fixed, linear or a list of seconds", s)
 		}
 		secs = append(secs, n)

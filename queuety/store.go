@@ -72,6 +72,10 @@ type Tx interface {
 	JobHasDue(ctx context.Context, p ClaimParams) (bool, error)
 	// JobComplete marks the given processing jobs completed at t.
 	JobComplete(ctx context.Context, ids []int64, t time.Time) error
+	// JobCompleteClaimed marks completed those of ids that are still
+	// processing under the given claim token and attempt number, and
+	// returns how many it changed.
+	JobCompleteClaimed(ctx context.Context, ids []int64, token int64, attempts int, t time.Time) (int64, error)
 	// JobTouch sets reserved_at = t on the jobs that are still processing
 	// under claim token; it returns how many rows it renewed.
 	JobTouch(ctx context.Context, ids []int64, token int64, t time.Time) (int64, error)
@@ -129,6 +133,8 @@ type Tx interface {
 	WorkflowFindWaitExpired(ctx context.Context, p ExpiredParams) ([]*Workflow, error)
 	// WorkflowList lists workflows for operators, newest first.
 	WorkflowList(ctx context.Context, f WorkflowFilter) ([]*Workflow, error)
+	// WorkflowCounts counts workflows by status.
+	WorkflowCounts(ctx context.Context) (map[WorkflowStatus]int64, error)
 
 	// DispatchKeyGet returns the workflow id stored for an idempotency
 	// key, or 0.

@@ -318,6 +318,22 @@ func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error 
 	return nil
 }
 
+// JobCompleteClaimed implements queuety.Tx.
+func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, attempts int, at time.Time) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'completed', completed_at = ?, start_to_close_at = NULL, " +
+		"heartbeat_deadline_at = NULL, schedule_to_start_at = NULL, schedule_to_close_at = NULL " +
+		"WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'processing' AND claim_token = ? AND attempts = ?"
+	args := append([]any{t.sec(at)}, idArgs(ids)...)
+	res, err := t.tx.ExecContext(ctx, q, append(args, token, attempts)...)
+	if err != nil {
+		return 0, fmt.Errorf("complete claimed jobs: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 // JobTouch implements queuety.Tx.
 func (t *txn) JobTouch(ctx context.Context, ids []int64, token int64, at time.Time) (int64, error) {
 	if len(ids) == 0 {
@@ -476,7 +492,7 @@ func (t *txn) JobCounts(ctx context.Context) ([]queuety.QueueCount, error) {
 func (t *txn) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error) {
 	q := "DELETE FROM " + t.s.T.Jobs + " WHERE id IN (SELECT id FROM (SELECT id FROM " + t.s.T.Jobs +
 		" WHERE status = 'completed' AND completed_at < ? ORDER BY id LIMIT ?) AS old)"
-	res, err := t.tx.ExecContext(ctx, q, t.sec(before), limit)
+	res, err := t.tx.ExecContext(ctx, q, t.frac(before), limit)
 	if err != nil {
 		return 0, fmt.Errorf("purge jobs: %w", err)
 	}
@@ -757,6 +773,25 @@ func (t *txn) WorkflowList(ctx context.Context, f queuety.WorkflowFilter) ([]*qu
 		limit = 100
 	}
 	return t.queryWorkflows(ctx, q+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
+}
+
+// WorkflowCounts implements queuety.Tx.
+func (t *txn) WorkflowCounts(ctx context.Context) (map[queuety.WorkflowStatus]int64, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT status, COUNT(*) FROM "+t.s.T.Workflows+" GROUP BY status")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[queuety.WorkflowStatus]int64{}
+	for rows.Next() {
+		var s string
+		var n int64
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
+		}
+		out[queuety.WorkflowStatus(s)] = n
+	}
+	return out, rows.Err()
 }
 
 // DispatchKeyGet implements queuety.Tx.

@@ -218,6 +218,13 @@ func testDeadlineAtCommit(t *testing.T, e *Env) {
 	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
 	Equal(t, "jobs (no next step enqueued)", len(jobs), 1)
 	Equal(t, "the step's job", jobs[0].Status, queuety.JobBuried)
+	// The overrunning attempt leaves a trace: its log rows and a failure
+	// that names the job, step and attempt.
+	Equal(t, "step logs", strings.Join(e.Events(queuety.LogFilter{JobID: jobs[0].ID}), ","), "started,buried")
+	f := e.failures(id, 0)
+	if len(f) != 1 || f[0].JobID != jobs[0].ID || f[0].StepIndex == nil || *f[0].StepIndex != 0 || f[0].Attempt != 1 {
+		t.Fatalf("failures = %+v", f)
+	}
 }
 
 func testDeadlineCancelsContext(t *testing.T, e *Env) {

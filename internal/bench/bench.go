@@ -1,0 +1,345 @@
+// Package bench measures the engine's throughput on a real store: job
+// dispatch, draining no-op jobs with one and several workers, 3-step
+// workflows, and, on MySQL, the raw batched SKIP LOCKED claim that bounds
+// what any queue on the same server can do. Each scenario runs several
+// times on fresh tables and reports the median, so a noisy machine moves
+// the numbers less; the ratio to the raw-SQL ceiling, measured in the same
+// run, is the figure to compare across machines.
+//
+// `queuety-worker bench` prints the report; the Go benchmarks in
+// store/mysql report the same scenarios through testing.B.
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/worker"
+)
+
+// Config says what to run.
+type Config struct {
+	// DSN is the store; the prefix (MySQL) is replaced by a fresh one per
+	// run, and the tables are dropped afterwards.
+	DSN string
+	// Jobs is the number of no-op jobs per dispatch/drain run.
+	Jobs int
+	// Workflows is the number of 3-step workflows per workflow run.
+	Workflows int
+	// Runs is how many times each scenario runs (the median is reported).
+	Runs int
+	// Workers lists the worker counts for the drain scenarios.
+	Workers []int
+	// Concurrency is each worker's handler concurrency.
+	Concurrency int
+	// Scenarios limits the run to these names (all when empty).
+	Scenarios []string
+	// Progress, when set, receives a line per finished run.
+	Progress io.Writer
+}
+
+// Result is one scenario's measurements.
+type Result struct {
+	Name   string    `json:"name"`
+	Unit   string    `json:"unit"`
+	Runs   []float64 `json:"runs"`
+	Median float64   `json:"median"`
+	// OfCeiling is Median divided by the raw SQL ceiling (MySQL only).
+	OfCeiling float64 `json:"of_ceiling,omitempty"`
+}
+
+// Report is a whole benchmark run.
+type Report struct {
+	Store   string    `json:"store"`
+	Server  string    `json:"server"`
+	Jobs    int       `json:"jobs"`
+	Runs    int       `json:"runs"`
+	Results []*Result `json:"results"`
+}
+
+// Env opens fresh stores for each run.
+type Env interface {
+	// Open returns a DSN for a fresh, empty database and a cleanup.
+	Fresh(ctx context.Context) (dsn string, cleanup func(), err error)
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// Run runs the scenarios on fresh databases from env.
+func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
+	if cfg.Jobs <= 0 {
+		cfg.Jobs = 20000
+	}
+	if cfg.Workflows <= 0 {
+		cfg.Workflows = 1000
+	}
+	if cfg.Runs <= 0 {
+		cfg.Runs = 3
+	}
+	if len(cfg.Workers) == 0 {
+		cfg.Workers = []int{1, 4}
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 16
+	}
+	rep := &Report{Jobs: cfg.Jobs, Runs: cfg.Runs}
+	type scenario struct {
+		name, unit string
+		run        func(ctx context.Context, dsn string) (float64, error)
+	}
+	var scenarios []scenario
+	scenarios = append(scenarios, scenario{"dispatch", "jobs/s", func(ctx context.Context, dsn string) (float64, error) {
+		return dispatch(ctx, dsn, cfg.Jobs)
+	}})
+	for _, w := range cfg.Workers {
+		scenarios = append(scenarios, scenario{fmt.Sprintf("drain-%dw", w), "jobs/s", func(ctx context.Context, dsn string) (float64, error) {
+			return drain(ctx, dsn, cfg.Jobs, w, cfg.Concurrency)
+		}})
+	}
+	scenarios = append(scenarios, scenario{"workflow-3step-4w", "steps/s", func(ctx context.Context, dsn string) (float64, error) {
+		return workflows(ctx, dsn, cfg.Workflows, 4, cfg.Concurrency)
+	}})
+	if raw, ok := env.(interface {
+		RawCeiling(ctx context.Context, dsn string, jobs, conns int) (float64, error)
+	}); ok {
+		scenarios = append(scenarios, scenario{"raw-sql-ceiling-4c", "jobs/s", func(ctx context.Context, dsn string) (float64, error) {
+			return raw.RawCeiling(ctx, dsn, cfg.Jobs, 4)
+		}})
+	}
+	want := map[string]bool{}
+	for _, s := range cfg.Scenarios {
+		want[s] = true
+	}
+	results := map[string]*Result{}
+	for _, s := range scenarios {
+		if len(want) > 0 && !want[s.name] {
+			continue
+		}
+		r := &Result{Name: s.name, Unit: s.unit}
+		results[s.name] = r
+		rep.Results = append(rep.Results, r)
+	}
+	// Interleave runs (run 1 of every scenario, then run 2, ...) so noise
+	// from other work on the machine falls on all scenarios alike.
+	for run := 0; run < cfg.Runs; run++ {
+		for _, s := range scenarios {
+			r := results[s.name]
+			if r == nil {
+				continue
+			}
+			dsn, cleanup, err := env.Fresh(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if rep.Store == "" {
+				if c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet())); err == nil {
+					rep.Store, rep.Server = c.Store().Info().Driver, c.Store().Info().Server
+					c.Close()
+				}
+			}
+			rate, err := s.run(ctx, dsn)
+			cleanup()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.name, err)
+			}
+			r.Runs = append(r.Runs, rate)
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "run %d/%d %-20s %10.0f %s\n", run+1, cfg.Runs, s.name, rate, s.unit)
+			}
+		}
+	}
+	var ceiling float64
+	if c := results["raw-sql-ceiling-4c"]; c != nil {
+		c.Median = median(c.Runs)
+		ceiling = c.Median
+	}
+	for _, r := range rep.Results {
+		r.Median = median(r.Runs)
+		if ceiling > 0 && r.Unit == "jobs/s" && r.Name != "raw-sql-ceiling-4c" && r.Name != "dispatch" {
+			r.OfCeiling = r.Median / ceiling
+		}
+	}
+	return rep, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Format writes the report as a table.
+func (r *Report) Format(w io.Writer) {
+	fmt.Fprintf(w, "store %s (%s), %d jobs per run, median of %d runs\n", r.Store, r.Server, r.Jobs, r.Runs)
+	fmt.Fprintf(w, "%-22s %12s  %-8s %10s  %s\n", "scenario", "median", "unit", "of ceiling", "runs")
+	for _, res := range r.Results {
+		runs := make([]string, len(res.Runs))
+		for i, x := range res.Runs {
+			runs[i] = fmt.Sprintf("%.0f", x)
+		}
+		ceil := ""
+		if res.OfCeiling > 0 {
+			ceil = fmt.Sprintf("%.0f%%", res.OfCeiling*100)
+		}
+		fmt.Fprintf(w, "%-22s %12.0f  %-8s %10s  %s\n", res.Name, res.Median, res.Unit, ceil, strings.Join(runs, " / "))
+	}
+}
+
+func open(ctx context.Context, dsn string) (*queuety.Client, error) {
+	return queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
+}
+
+func noopRequests(n int) []queuety.JobRequest {
+	reqs := make([]queuety.JobRequest, n)
+	for i := range reqs {
+		reqs[i] = queuety.JobRequest{Handler: "noop", Payload: queuety.State{"i": i}}
+	}
+	return reqs
+}
+
+// dispatch times DispatchMany of n jobs.
+func dispatch(ctx context.Context, dsn string, n int) (float64, error) {
+	c, err := open(ctx, dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	reqs := noopRequests(n)
+	start := time.Now()
+	for i := 0; i < n; i += 1000 {
+		if _, err := c.DispatchMany(ctx, reqs[i:min(i+1000, n)]); err != nil {
+			return 0, err
+		}
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// drain dispatches n no-op jobs (untimed), then times workers draining them.
+func drain(ctx context.Context, dsn string, n, workers, concurrency int) (float64, error) {
+	setup, err := open(ctx, dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer setup.Close()
+	reqs := noopRequests(n)
+	for i := 0; i < n; i += 1000 {
+		if _, err := setup.DispatchMany(ctx, reqs[i:min(i+1000, n)]); err != nil {
+			return 0, err
+		}
+	}
+	var done atomic.Int64
+	return runWorkers(ctx, dsn, workers, concurrency, func(w *worker.Worker) {
+		w.HandleJob("noop", func(context.Context, queuety.Payload) error { done.Add(1); return nil })
+	}, func() (bool, error) {
+		counts, err := setup.Counts(ctx)
+		if err != nil {
+			return false, err
+		}
+		completed := int64(0)
+		for _, c := range counts {
+			if c.Status == queuety.JobCompleted {
+				completed += c.Count
+			}
+		}
+		return completed >= int64(n), nil
+	}, float64(n))
+}
+
+// workflows dispatches n 3-step workflows (untimed), then times workers
+// running them; the rate is steps per second.
+func workflows(ctx context.Context, dsn string, n, workers, concurrency int) (float64, error) {
+	setup, err := open(ctx, dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer setup.Close()
+	def := queuety.WorkflowDefinition{Name: "bench_three_step", Steps: []queuety.WorkflowStep{
+		{Type: queuety.StepSingle, Handler: "mark"}, {Type: queuety.StepSingle, Handler: "mark"}, {Type: queuety.StepSingle, Handler: "mark"},
+	}}
+	for i := range n {
+		if _, err := setup.DispatchWorkflow(ctx, def, queuety.State{"n": i}); err != nil {
+			return 0, err
+		}
+	}
+	return runWorkers(ctx, dsn, workers, concurrency, func(w *worker.Worker) {
+		w.HandleStep("mark", func(_ context.Context, s queuety.State) (queuety.State, error) {
+			return queuety.State{"marked": len(s)}, nil
+		})
+	}, func() (bool, error) {
+		wfs, err := setup.ListWorkflows(ctx, queuety.WorkflowFilter{Status: queuety.WorkflowCompleted, Limit: n})
+		return len(wfs) >= n, err
+	}, float64(3*n))
+}
+
+// runWorkers starts workers (each with its own client), waits until done
+// reports true, and returns units per second of wall time.
+func runWorkers(ctx context.Context, dsn string, workers, concurrency int, register func(*worker.Worker), done func() (bool, error), units float64) (float64, error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var clients []*queuety.Client
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	ws := make([]*worker.Worker, workers)
+	for i := range ws {
+		c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()), queuety.SkipMigrate())
+		if err != nil {
+			return 0, err
+		}
+		clients = append(clients, c)
+		ws[i] = worker.New(c, worker.Concurrency(concurrency), worker.NoMaintenance(),
+			worker.PollInterval(10*time.Millisecond), worker.WithLogger(quiet()))
+		register(ws[i])
+	}
+	start := time.Now()
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = w.Run(runCtx)
+		}()
+	}
+	for {
+		ok, err := done()
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			break
+		}
+		if time.Since(start) > 10*time.Minute {
+			return 0, fmt.Errorf("did not finish within 10 minutes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	cancel()
+	wg.Wait()
+	return units / elapsed.Seconds(), nil
+}
+
+// RandomSuffix returns a short random hex string for table prefixes.
+func RandomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

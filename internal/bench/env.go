@@ -1,0 +1,190 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	driver "github.com/go-sql-driver/mysql"
+
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/mysql"
+)
+
+// EnvFor returns the Env for a DSN: a fresh table prefix per run on MySQL,
+// a fresh file per run on SQLite.
+func EnvFor(dsn string) (Env, error) {
+	switch queuety.SchemeOf(dsn) {
+	case "mysql":
+		cfg, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			return nil, err
+		}
+		return &MySQLEnv{base: cfg}, nil
+	case "sqlite":
+		return &SQLiteEnv{}, nil
+	}
+	return nil, fmt.Errorf("bench: unsupported store %q", queuety.SchemeOf(dsn))
+}
+
+// MySQLEnv runs each benchmark on a fresh table prefix of one database.
+type MySQLEnv struct{ base *mysql.Config }
+
+// Fresh implements Env.
+func (e *MySQLEnv) Fresh(ctx context.Context) (string, func(), error) {
+	prefix := "qb" + RandomSuffix() + "_"
+	dc := e.base.Driver.Clone()
+	dsn := dc.FormatDSN()
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	dsn += sep + "prefix=" + prefix
+	cleanup := func() {
+		db, err := e.admin()
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		rows, err := db.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ?",
+			strings.ReplaceAll(prefix, "_", `\_`)+"%")
+		if err != nil {
+			return
+		}
+		var names []string
+		for rows.Next() {
+			var n string
+			if rows.Scan(&n) == nil {
+				names = append(names, "`"+n+"`")
+			}
+		}
+		rows.Close()
+		if len(names) > 0 {
+			_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS "+strings.Join(names, ", "))
+		}
+	}
+	return dsn, cleanup, nil
+}
+
+func (e *MySQLEnv) admin() (*sql.DB, error) {
+	conn, err := driver.NewConnector(e.base.Driver.Clone())
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(conn), nil
+}
+
+// RawCeiling seeds jobs through the engine (untimed), then drains them
+// with hand-written SQL on conns connections: one transaction per batch of
+// 100 (SELECT ... FOR UPDATE SKIP LOCKED in the claim index's order, then
+// UPDATE ... IN), and one batched completion UPDATE. No logs, no fencing,
+// no handlers: the most any queue on these tables could do on this server.
+func (e *MySQLEnv) RawCeiling(ctx context.Context, dsn string, jobs, conns int) (float64, error) {
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
+	if err != nil {
+		return 0, err
+	}
+	reqs := noopRequests(jobs)
+	for i := 0; i < jobs; i += 1000 {
+		if _, err := c.DispatchMany(ctx, reqs[i:min(i+1000, jobs)]); err != nil {
+			c.Close()
+			return 0, err
+		}
+	}
+	table := c.Store().Info().Prefix + "queuety_jobs"
+	c.Close()
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return 0, err
+	}
+	dc := cfg.Driver.Clone()
+	dc.InterpolateParams = true
+	dc.ParseTime = true
+	dc.Params = map[string]string{"time_zone": "'+00:00'"}
+	conn, err := driver.NewConnector(dc)
+	if err != nil {
+		return 0, err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	db.SetMaxIdleConns(conns)
+	sel := "SELECT id, handler, payload, attempts FROM " + table + " FORCE INDEX (idx_go_claim) WHERE queue = 'default' AND status = 'pending' " +
+		"AND available_at <= ? ORDER BY priority DESC, available_at, id LIMIT 100 FOR UPDATE SKIP LOCKED"
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	for range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				tx, err := db.BeginTx(ctx, nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				rows, err := tx.QueryContext(ctx, sel, time.Now().UTC())
+				if err != nil {
+					tx.Rollback()
+					errs <- err
+					return
+				}
+				var ids []string
+				for rows.Next() {
+					var id, attempts int64
+					var h, p string
+					if err := rows.Scan(&id, &h, &p, &attempts); err != nil {
+						rows.Close()
+						tx.Rollback()
+						errs <- err
+						return
+					}
+					ids = append(ids, fmt.Sprint(id))
+				}
+				rows.Close()
+				if len(ids) == 0 {
+					tx.Rollback()
+					return
+				}
+				in := strings.Join(ids, ",")
+				if _, err := tx.ExecContext(ctx, "UPDATE "+table+" FORCE INDEX (PRIMARY) SET status = 'processing', reserved_at = ?, attempts = attempts + 1 WHERE id IN ("+in+") AND status = 'pending'", time.Now().UTC()); err != nil {
+					tx.Rollback()
+					errs <- err
+					return
+				}
+				if err := tx.Commit(); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := db.ExecContext(ctx, "UPDATE "+table+" FORCE INDEX (PRIMARY) SET status = 'completed', completed_at = ? WHERE id IN ("+in+") AND status = 'processing'", time.Now().UTC()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		return 0, err
+	}
+	return float64(jobs) / elapsed.Seconds(), nil
+}
+
+// SQLiteEnv runs each benchmark on a fresh SQLite file.
+type SQLiteEnv struct{}
+
+// Fresh implements Env.
+func (SQLiteEnv) Fresh(context.Context) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "queuety-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return "sqlite://" + filepath.Join(dir, "bench.db"), func() { os.RemoveAll(dir) }, nil
+}
