@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/queuety/queuety-go/internal/bench"
+)
+
+func benchCommand() *Command {
+	return &Command{
+		Name:    "bench",
+		Summary: "measure dispatch, drain and workflow throughput on a store (median of several runs)",
+		Help: `Runs each scenario on fresh tables (a new table prefix on MySQL, a new file on
+SQLite), several times, interleaved, and prints the median. On MySQL it also
+measures the raw batched SKIP LOCKED claim on the same tables, the most any
+queue could do on that server, and prints each drain as a share of it: the
+figure to compare between machines.
+
+Scenarios: dispatch (DispatchMany, jobs/s), drain-<N>w (N workers draining
+no-op jobs, jobs/s), workflow-3step-4w (3-step workflows, steps/s) and
+raw-sql-ceiling-4c. The tables it creates are dropped afterwards.`,
+		Examples: []string{
+			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test'",
+			Program + " bench --dsn sqlite://bench.db --jobs 5000 --runs 1",
+			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test' --scenarios drain-1w,raw-sql-ceiling-4c --json",
+		},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			jobs := fs.Int("jobs", 20000, "no-op jobs per dispatch and drain run")
+			workflows := fs.Int("workflows", 1000, "3-step workflows per workflow run")
+			runs := fs.Int("runs", 3, "runs per scenario (the median is reported)")
+			concurrency := fs.Int("concurrency", 100, "handler concurrency of each worker (claims take up to this many jobs, at most 100)")
+			workers := fs.String("workers", "1,4", "worker counts of the drain scenarios")
+			scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default: all)")
+			return func(e *Env, _ []string) error {
+				dsn, _, err := e.ResolveDSN()
+				if err != nil {
+					return err
+				}
+				env, err := bench.EnvFor(dsn)
+				if err != nil {
+					return Usagef("%v", err)
+				}
+				var ws []int
+				for _, part := range strings.Split(*workers, ",") {
+					n, err := strconv.Atoi(strings.TrimSpace(part))
+					if err != nil || n < 1 {
+						return Usagef("--workers: want positive numbers like 1,4, got %q", *workers)
+					}
+					ws = append(ws, n)
+				}
+				cfg := bench.Config{DSN: dsn, Jobs: *jobs, Workflows: *workflows, Runs: *runs, Workers: ws, Concurrency: *concurrency}
+				if *scenarios != "" {
+					cfg.Scenarios = strings.Split(*scenarios, ",")
+				}
+				if !e.Globals.JSON {
+					cfg.Progress = e.Stderr
+				}
+				rep, err := bench.Run(e.Ctx, env, cfg)
+				if err != nil {
+					return fmt.Errorf("bench: %w", err)
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, rep)
+				}
+				rep.Format(e.Stdout)
+				return nil
+			}
+		},
+	}
+}
