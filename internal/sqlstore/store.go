@@ -66,13 +66,63 @@ type Store struct {
 	info    queuety.StoreInfo
 	migrate func(ctx context.Context) error
 	q       queries
+	// SQL holds the statements of the hot paths and the sweeps, exported
+	// so a store's tests can EXPLAIN exactly what runs.
+	SQL Statements
 }
 
 // New returns a Store. migrate applies the schema.
 func New(db *sql.DB, d Dialect, prefix string, info queuety.StoreInfo, migrate func(ctx context.Context) error) *Store {
 	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrate: migrate}
 	s.q = buildQueries(s.T, d)
+	s.SQL = buildStatements(s.T, d)
 	return s
+}
+
+// Statements are the claim and sweep queries, without their locking clause.
+type Statements struct {
+	// Claim selects claimable jobs of one queue; its arguments are the
+	// queue, now, the n handler names, the queue again, and the limit.
+	Claim func(handlers int) string
+	// HasDue is Claim's non-locking existence check (no limit argument).
+	HasDue func(handlers int) string
+	// Stale selects processing jobs claimed before a time (arguments: the
+	// time, the limit).
+	Stale string
+	// TimedOut select the ids of jobs with one expired activity deadline
+	// each (arguments: now, the limit).
+	TimedOut []string
+	// ExpiredExecution and ExpiredRun select non-terminal workflows past
+	// their execution or run deadline (arguments: now, the limit).
+	ExpiredExecution, ExpiredRun string
+	// WaitExpired selects signal waits past their timeout (now, limit).
+	WaitExpired string
+}
+
+func buildStatements(t Tables, d Dialect) Statements {
+	where := func(handlers int) string {
+		return "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
+			" AND (job.workflow_id IS NULL OR EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status IN ('running', 'paused')))" +
+			" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
+			" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
+	}
+	st := Statements{
+		Claim: func(handlers int) string {
+			return "SELECT " + prefixed("job.", jobCols) + " FROM " + t.Jobs + " job" + d.ClaimHint + " WHERE " + where(handlers) +
+				" ORDER BY job.priority DESC, job.available_at ASC, job.id ASC LIMIT ?"
+		},
+		HasDue: func(handlers int) string {
+			return "SELECT 1 FROM " + t.Jobs + " job WHERE " + where(handlers) + " LIMIT 1"
+		},
+		Stale:            "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND reserved_at < ? ORDER BY reserved_at, id LIMIT ?",
+		ExpiredExecution: "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
+		ExpiredRun:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
+		WaitExpired:      "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",
+	}
+	for _, col := range []string{"schedule_to_close_at", "schedule_to_start_at", "heartbeat_deadline_at", "start_to_close_at"} {
+		st.TimedOut = append(st.TimedOut, "SELECT id FROM "+t.Jobs+" WHERE "+col+" <= ? LIMIT ?")
+	}
+	return st
 }
 
 // Info implements queuety.Store.

@@ -229,19 +229,13 @@ func (t *txn) JobUpdate(ctx context.Context, j *queuety.Job) error {
 	return nil
 }
 
-// claimWhere is the eligibility test shared by JobClaim and JobHasDue.
-func (t *txn) claimWhere(p queuety.ClaimParams) (string, []any) {
-	T := t.s.T
-	where := "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(len(p.Handlers)) + ")" +
-		" AND (job.workflow_id IS NULL OR EXISTS (SELECT 1 FROM " + T.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status IN ('running', 'paused')))" +
-		" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + T.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
-		" AND NOT EXISTS (SELECT 1 FROM " + T.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
+// claimArgs are the arguments of Sweeps.Claim and Sweeps.HasDue, in order.
+func (t *txn) claimArgs(p queuety.ClaimParams) []any {
 	args := []any{p.Queue, t.sec(p.Now.Truncate(time.Second))}
 	for _, h := range p.Handlers {
 		args = append(args, h)
 	}
-	args = append(args, p.Queue)
-	return where, args
+	return append(args, p.Queue)
 }
 
 // JobClaim implements queuety.Tx.
@@ -249,11 +243,8 @@ func (t *txn) JobClaim(ctx context.Context, p queuety.ClaimParams) ([]*queuety.J
 	if p.Limit <= 0 || len(p.Handlers) == 0 {
 		return nil, nil
 	}
-	where, args := t.claimWhere(p)
-	q := "SELECT " + prefixed("job.", jobCols) + " FROM " + t.s.T.Jobs + " job" + t.s.D.ClaimHint + " WHERE " + where +
-		" ORDER BY job.priority DESC, job.available_at ASC, job.id ASC LIMIT ?" + t.s.D.SkipLocked
-	args = append(args, p.Limit)
-	jobs, err := t.queryJobs(ctx, q, args...)
+	args := append(t.claimArgs(p), p.Limit)
+	jobs, err := t.queryJobs(ctx, t.s.SQL.Claim(len(p.Handlers))+t.s.D.SkipLocked, args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim select: %w", err)
 	}
@@ -287,9 +278,8 @@ func (t *txn) JobHasDue(ctx context.Context, p queuety.ClaimParams) (bool, error
 	if len(p.Handlers) == 0 {
 		return false, nil
 	}
-	where, args := t.claimWhere(p)
 	var one int
-	err := t.tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.s.T.Jobs+" job WHERE "+where+" LIMIT 1", args...).Scan(&one)
+	err := t.tx.QueryRowContext(ctx, t.s.SQL.HasDue(len(p.Handlers)), t.claimArgs(p)...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -351,8 +341,7 @@ func (t *txn) JobTouch(ctx context.Context, ids []int64, token int64, at time.Ti
 
 // JobFindStale implements queuety.Tx.
 func (t *txn) JobFindStale(ctx context.Context, p queuety.StaleParams) ([]*queuety.Job, error) {
-	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + " WHERE status = 'processing' AND reserved_at < ? ORDER BY reserved_at, id LIMIT ?" + t.lock(p.Lock)
-	return t.queryJobs(ctx, q, t.sec(p.ReservedBefore), p.Limit)
+	return t.queryJobs(ctx, t.s.SQL.Stale+t.lock(p.Lock), t.sec(p.ReservedBefore), p.Limit)
 }
 
 // JobFindTimedOut implements queuety.Tx. Each deadline column has its own
@@ -360,8 +349,8 @@ func (t *txn) JobFindStale(ctx context.Context, p queuety.StaleParams) ([]*queue
 // only expired entries.
 func (t *txn) JobFindTimedOut(ctx context.Context, p queuety.TimedOutParams) ([]*queuety.Job, error) {
 	var ids []int64
-	for _, col := range []string{"schedule_to_close_at", "schedule_to_start_at", "heartbeat_deadline_at", "start_to_close_at"} {
-		got, err := t.ids(ctx, "SELECT id FROM "+t.s.T.Jobs+" WHERE "+col+" <= ? LIMIT ?", t.frac(p.Now), p.Limit)
+	for _, q := range t.s.SQL.TimedOut {
+		got, err := t.ids(ctx, q, t.frac(p.Now), p.Limit)
 		if err != nil {
 			return nil, fmt.Errorf("find timed-out jobs: %w", err)
 		}
@@ -720,16 +709,14 @@ const nonTerminal = "'running', 'paused', 'waiting_for_signal', 'waiting_for_wor
 // concurrent sweepers each take rows nobody else holds, so they split the
 // work instead of queueing on the same rows.
 func (t *txn) WorkflowFindExpired(ctx context.Context, p queuety.ExpiredParams) ([]*queuety.Workflow, error) {
-	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?" + t.lock(p.Lock)
-	out, err := t.queryWorkflows(ctx, q, t.sec(p.Now), p.Limit)
+	out, err := t.queryWorkflows(ctx, t.s.SQL.ExpiredExecution+t.lock(p.Lock), t.sec(p.Now), p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("find expired workflows: %w", err)
 	}
 	if len(out) >= p.Limit {
 		return out, nil
 	}
-	q = "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?" + t.lock(p.Lock)
-	run, err := t.queryWorkflows(ctx, q, t.frac(p.Now), p.Limit)
+	run, err := t.queryWorkflows(ctx, t.s.SQL.ExpiredRun+t.lock(p.Lock), t.frac(p.Now), p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("find expired workflows: %w", err)
 	}
@@ -750,8 +737,7 @@ func (t *txn) WorkflowFindExpired(ctx context.Context, p queuety.ExpiredParams) 
 
 // WorkflowFindWaitExpired implements queuety.Tx.
 func (t *txn) WorkflowFindWaitExpired(ctx context.Context, p queuety.ExpiredParams) ([]*queuety.Workflow, error) {
-	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?" + t.lock(p.Lock)
-	return t.queryWorkflows(ctx, q, t.frac(p.Now), p.Limit)
+	return t.queryWorkflows(ctx, t.s.SQL.WaitExpired+t.lock(p.Lock), t.frac(p.Now), p.Limit)
 }
 
 // WorkflowList implements queuety.Tx.

@@ -1,0 +1,242 @@
+package mysql_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/mysql"
+)
+
+// plan is what EXPLAIN (and, on MariaDB, ANALYZE) says about one table
+// access of a statement.
+type plan struct {
+	Table    string
+	Key      string
+	Access   string
+	Filesort bool
+	RowsRead float64 // actual rows read (ANALYZE); -1 when unknown
+}
+
+// analyze runs ANALYZE FORMAT=JSON (MariaDB: the statement is executed
+// and the real rows read per table are reported) and returns the plan of
+// the first table access.
+func analyze(t *testing.T, db *sql.DB, query string, args ...any) plan {
+	t.Helper()
+	var version string
+	if err := db.QueryRow("SELECT VERSION()").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.ToLower(version), "mariadb") {
+		return explainMySQL(t, db, query, args...)
+	}
+	var out string
+	if err := db.QueryRow("ANALYZE FORMAT=JSON "+query, args...).Scan(&out); err != nil {
+		t.Fatalf("analyze %s: %v", query, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	p := plan{RowsRead: -1, Filesort: strings.Contains(out, "filesort")}
+	var find func(v any) bool
+	find = func(v any) bool {
+		switch x := v.(type) {
+		case map[string]any:
+			if tbl, ok := x["table"].(map[string]any); ok {
+				p.Table, _ = tbl["table_name"].(string)
+				p.Key, _ = tbl["key"].(string)
+				p.Access, _ = tbl["access_type"].(string)
+				if r, ok := tbl["r_rows"].(float64); ok {
+					p.RowsRead = r
+					if loops, ok := tbl["r_loops"].(float64); ok {
+						p.RowsRead = r * loops
+					}
+				}
+				return true
+			}
+			for _, k := range []string{"query_block", "read_sorted_file", "filesort", "temporary_table", "nested_loop"} {
+				if c, ok := x[k]; ok && find(c) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if find(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	find(doc)
+	return p
+}
+
+func explainMySQL(t *testing.T, db *sql.DB, query string, args ...any) plan {
+	rows, err := db.Query("EXPLAIN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if !rows.Next() {
+		t.Fatal("EXPLAIN returned nothing")
+	}
+	_ = rows.Scan(ptrs...)
+	p := plan{RowsRead: -1}
+	for i, c := range cols {
+		switch c {
+		case "table":
+			p.Table = vals[i].String
+		case "key":
+			p.Key = vals[i].String
+		case "type":
+			p.Access = vals[i].String
+		case "Extra":
+			p.Filesort = strings.Contains(vals[i].String, "filesort")
+		}
+	}
+	return p
+}
+
+// bigStore opens a migrated store. The returned handle is the store's own
+// connection pool, so statements are explained with the store's session
+// settings (interpolated parameters, UTC, READ COMMITTED).
+func bigStore(t *testing.T) (*queuety.Client, *mysql.Store, *sql.DB, string) {
+	t.Helper()
+	dsn, prefix := testdb.DSN(t)
+	c, err := queuety.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s := c.Store().(*mysql.Store)
+	return c, s, s.DB, prefix
+}
+
+// insertRows inserts n rows built by row(i) in chunks.
+func insertRows(t *testing.T, db *sql.DB, table, cols string, n int, row func(i int) string) {
+	t.Helper()
+	for start := 0; start < n; start += 5000 {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + table + " (" + cols + ") VALUES ")
+		for i := start; i < min(start+5000, n); i++ {
+			if i > start {
+				b.WriteByte(',')
+			}
+			b.WriteString(row(i))
+		}
+		if _, err := db.Exec(b.String()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec("ANALYZE TABLE " + table); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const wfCols = "name, status, state, current_step, total_steps, started_at, deadline_at, run_deadline_at"
+
+func sqlTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000000") }
+
+// TestDeadlineSweepReadsOnlyThroughIndex fills the workflows table with
+// 100,000 running workflows whose deadlines are all in the future: the
+// deadline sweep's queries must be index range reads that read no row,
+// and with 100 expired ones, read those 100 and no more.
+func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 100,000 rows")
+	}
+	c, s, db, prefix := bigStore(t)
+	table := prefix + "queuety_workflows"
+	now := time.Now().UTC()
+	future, past := sqlTime(now.Add(24*time.Hour)), sqlTime(now.Add(-time.Hour))
+	insertRows(t, db, table, wfCols, 100000, func(i int) string {
+		status := []string{"running", "completed", "failed", "running"}[i%4]
+		return fmt.Sprintf("('bulk','%s','{}',0,3,'%s','%s','%s')", status, sqlTime(now), future, future)
+	})
+	// The store passes times truncated to the column's precision: whole
+	// seconds for Queuety's DATETIME columns, microseconds for Go's.
+	sec, micro := now.Truncate(time.Second), now.Truncate(time.Microsecond)
+	for _, q := range []struct {
+		name, sql, key string
+		now            time.Time
+	}{
+		{"execution deadline", s.SQL.ExpiredExecution, "idx_deadline", sec},
+		{"run deadline", s.SQL.ExpiredRun, "idx_go_run_deadline", micro},
+		{"wait timers", s.SQL.WaitExpired, "idx_go_wait_deadline", micro},
+	} {
+		p := analyze(t, db, q.sql, q.now, 100)
+		t.Logf("%s: %+v", q.name, p)
+		if p.Key != q.key || (p.Access != "range" && p.Access != "ref") {
+			t.Errorf("%s: reads %s via key %q (%s), want a range read of %s", q.name, p.Table, p.Key, p.Access, q.key)
+		}
+		if p.RowsRead > 0 {
+			t.Errorf("%s: read %v rows with nothing expired", q.name, p.RowsRead)
+		}
+	}
+	// 100 expired among the 100,000: the sweep reads those and no more.
+	if _, err := db.Exec("UPDATE "+table+" SET deadline_at = ? WHERE status = 'running' ORDER BY id LIMIT 100", past); err != nil {
+		t.Fatal(err)
+	}
+	p := analyze(t, db, s.SQL.ExpiredExecution, sec, 1000)
+	t.Logf("100 expired: %+v", p)
+	if p.Key != "idx_deadline" || (p.RowsRead >= 0 && p.RowsRead != 100) {
+		t.Errorf("with 100 expired: %+v, want 100 rows read through idx_deadline", p)
+	}
+	n, _, err := c.Engine().ExpireWorkflows(context.Background(), 1000)
+	if err != nil || n != 100 {
+		t.Fatalf("expire: %d, %v", n, err)
+	}
+}
+
+// TestClaimAndWatchdogReadThroughIndexes fills the jobs table with 100,000
+// pending jobs (all with future activity deadlines) and checks that a claim
+// is an ordered range read of idx_go_claim with no filesort, reading about
+// as many rows as it returns, and that each watchdog query reads nothing.
+func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 100,000 rows")
+	}
+	_, s, db, prefix := bigStore(t)
+	table := prefix + "queuety_jobs"
+	now := time.Now().UTC()
+	future := sqlTime(now.Add(time.Hour))
+	insertRows(t, db, table, "queue, handler, payload, priority, status, available_at, created_at, schedule_to_start_at, start_to_close_at, schedule_to_close_at, heartbeat_deadline_at",
+		100000, func(i int) string {
+			avail := sqlTime(now.Add(-time.Duration(i%1000) * time.Second))
+			return fmt.Sprintf("('default','noop','[]',%d,'pending','%s','%s','%s','%s','%s','%s')", i%4, avail, sqlTime(now), future, future, future, future)
+		})
+	args := []any{"default", now.Truncate(time.Second), "noop", "default", 100}
+	p := analyze(t, db, s.SQL.Claim(1), args...)
+	t.Logf("claim: %+v", p)
+	if p.Key != "idx_go_claim" || p.Filesort {
+		t.Errorf("claim plan %+v: want idx_go_claim without filesort", p)
+	}
+	if p.RowsRead > 150 {
+		t.Errorf("claim of 100 read %v rows", p.RowsRead)
+	}
+	keys := []string{"idx_go_schedule_to_close", "idx_go_schedule_to_start", "idx_go_heartbeat", "idx_go_start_to_close"}
+	for i, q := range s.SQL.TimedOut {
+		p := analyze(t, db, q, now.Truncate(time.Microsecond), 100)
+		if p.Key != keys[i] || p.Access != "range" || p.RowsRead > 0 {
+			t.Errorf("watchdog query %d: %+v, want a range read of %s reading nothing", i, p, keys[i])
+		}
+	}
+	p = analyze(t, db, s.SQL.Stale, now.Add(-10*time.Minute).Truncate(time.Second), 100)
+	if p.Key != "idx_reserved" || p.RowsRead > 0 {
+		t.Errorf("stale query: %+v, want idx_reserved reading nothing", p)
+	}
+}
