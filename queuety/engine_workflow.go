@@ -279,10 +279,12 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 			return err
 		}
 	} else {
+		// Queuety writes the last branch's step_completed input as the plain
+		// public state (step_started and step_branch_completed wrap it).
 		events = append(events, &WorkflowEvent{
 			WorkflowID: sc.wf.ID, JobID: sc.row.ID, StepIndex: *sc.row.StepIndex, StepName: sc.step.Name,
 			StepType: sc.step.Type, Handler: sc.row.Handler, Event: EventStepCompleted, Queue: sc.row.Queue,
-			Attempt: ptr(sc.row.Attempts), Input: sc.stepInput(stateBefore), Output: encodeJSON(output),
+			Attempt: ptr(sc.row.Attempts), Input: encodeJSON(stateBefore), Output: encodeJSON(output),
 			StateBefore: encodeJSON(stateBefore), StateAfter: encodeJSON(publicState(sc.state)),
 			DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
 		})

@@ -127,7 +127,7 @@ func bigStore(t *testing.T) (*queuety.Client, *mysql.Store, *sql.DB, string) {
 }
 
 // insertRows inserts n rows built by row(i) in chunks.
-func insertRows(t *testing.T, db *sql.DB, table, cols string, n int, row func(i int) string) {
+func insertRows(t testing.TB, db *sql.DB, table, cols string, n int, row func(i int) string) {
 	t.Helper()
 	for start := 0; start < n; start += 5000 {
 		var b strings.Builder

@@ -1,0 +1,304 @@
+package interop_test
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpfixture"
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/queuety"
+	_ "github.com/queuety/queuety-go/store/mysql"
+	"github.com/queuety/queuety-go/worker"
+)
+
+// fixtureDir is the project's copy of Queuety PHP's rows.
+const fixtureDir = "../testdata/queuety-php"
+
+var schemaPath = filepath.Join(fixtureDir, "schema.sql")
+
+// phpTables are Queuety's sixteen tables, without prefix, in schema.sql
+// order.
+var phpTables = []string{
+	"queuety_jobs", "queuety_workflows", "queuety_logs", "queuety_schedules", "queuety_queue_states",
+	"queuety_webhooks", "queuety_signals", "queuety_workflow_dependencies", "queuety_workflow_dispatch_keys",
+	"queuety_locks", "queuety_batches", "queuety_chunks", "queuety_workflow_events", "queuety_artifacts",
+	"queuety_state_machines", "queuety_state_machine_events",
+}
+
+// goOnlyColumns are the nullable columns the Go migrations add to
+// Queuety's tables. Queuety PHP never reads or writes them.
+var goOnlyColumns = map[string][]string{
+	"queuety_jobs": {"claim_token", "schedule_to_start_at", "start_to_close_at", "schedule_to_close_at",
+		"heartbeat_deadline_at", "last_heartbeat_at"},
+	"queuety_workflows": {"run_number", "run_started_at", "run_deadline_at", "wait_deadline_at"},
+}
+
+func isGoOnly(table, col string) bool {
+	for _, c := range goOnlyColumns[table] {
+		if c == col {
+			return true
+		}
+	}
+	return false
+}
+
+// env is one test's database: PHP's tables under a fresh prefix, migrated
+// by a Go client that runs on a fake clock.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	fx     *phpfixture.Fixture
+	db     *sql.DB // raw SQL, no parseTime: every value reads as its stored text
+	prefix string
+	clock  *queuety.FakeClock
+	c      *queuety.Client
+	loaded *phpfixture.Snapshot // the snapshot loaded last
+}
+
+// newEnv creates Queuety's tables exactly as PHP does (schema.sql), then
+// opens a Go client on them, which runs the Go migrations on top.
+// fixture names a scenario file; "" opens the client without one.
+func newEnv(t *testing.T, fixture string) *env {
+	t.Helper()
+	dsn, prefix := testdb.DSN(t)
+	db := testdb.Admin(t)
+	if err := phpfixture.CreateSchema(db, prefix, schemaPath); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ctx: context.Background(), db: db, prefix: prefix}
+	start := time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
+	if fixture != "" {
+		fx, err := phpfixture.Load(filepath.Join(fixtureDir, fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.fx = fx
+		start = fx.Snapshots[0].Now()
+	}
+	e.clock = queuety.NewFakeClock(start)
+	c, err := queuety.Open(e.ctx, dsn, queuety.WithClock(e.clock), queuety.WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatalf("open client on PHP-created tables (runs the Go migrations): %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e.c = c
+	return e
+}
+
+// snap returns the fixture's snapshot by label (or unique label prefix).
+func (e *env) snap(label string) *phpfixture.Snapshot {
+	e.t.Helper()
+	s := e.fx.Snapshot(label)
+	if s == nil {
+		e.t.Fatalf("%s has no snapshot %q", e.fx.Scenario, label)
+	}
+	return s
+}
+
+// load empties the tables, inserts a snapshot's rows unshifted and sets the
+// fake clock to the snapshot's db_now: the Go engine compares due times and
+// deadlines with its clock, never with SQL NOW().
+func (e *env) load(label string) *phpfixture.Snapshot {
+	e.t.Helper()
+	s := e.snap(label)
+	e.truncate()
+	if err := s.Insert(e.db, e.prefix); err != nil {
+		e.t.Fatal(err)
+	}
+	e.clock.Set(s.Now())
+	e.loaded = s
+	return s
+}
+
+// truncate empties Queuety's tables and the Go failures table (not the Go
+// migrations table).
+func (e *env) truncate() {
+	e.t.Helper()
+	for _, tbl := range append(append([]string{}, phpTables...), "queuety_go_failures") {
+		if _, err := e.db.Exec("TRUNCATE TABLE `" + e.prefix + tbl + "`"); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// rows reads a table (name without prefix) with every value as its stored
+// text, ordered by id (or by its first column when it has no id).
+func (e *env) rows(table string) []phpfixture.Row {
+	e.t.Helper()
+	return queryRows(e.t, e.db, "SELECT * FROM `"+e.prefix+table+"` ORDER BY 1")
+}
+
+func queryRows(t *testing.T, db *sql.DB, q string, args ...any) []phpfixture.Row {
+	t.Helper()
+	rs, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return scanRows(t, rs)
+}
+
+// scanRows reads every row as column -> stored text (nil for NULL) and
+// closes rs.
+func scanRows(t *testing.T, rs *sql.Rows) []phpfixture.Row {
+	t.Helper()
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []phpfixture.Row
+	for rs.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		r := phpfixture.Row{}
+		for i, c := range cols {
+			if vals[i].Valid {
+				v := vals[i].String
+				r[c] = &v
+			} else {
+				r[c] = nil
+			}
+		}
+		out = append(out, r)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// columns returns a table's column names in ordinal order.
+func (e *env) columns(prefix, table string) []string {
+	e.t.Helper()
+	rs, err := e.db.Query("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION", prefix+table)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer rs.Close()
+	var out []string
+	for rs.Next() {
+		var c string
+		if err := rs.Scan(&c); err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// worker returns a Go worker that runs one job at a time, so the order in
+// which it takes jobs is the order of the rows it writes.
+func (e *env) worker(opts ...worker.Option) *worker.Worker {
+	base := []worker.Option{worker.NoMaintenance(), worker.Concurrency(1)}
+	return worker.New(e.c, append(base, opts...)...)
+}
+
+// drain runs w once: every due job it has a handler for, then it returns.
+func (e *env) drain(w *worker.Worker) worker.Stats {
+	e.t.Helper()
+	st, err := w.RunOnce(e.ctx, time.Minute)
+	if err != nil {
+		e.t.Fatalf("RunOnce: %v", err)
+	}
+	return st
+}
+
+// recorder keeps what handlers received, in call order.
+type recorder struct {
+	mu    sync.Mutex
+	calls []call
+}
+
+type call struct {
+	handler string
+	input   queuety.State
+}
+
+func (r *recorder) add(handler string, in queuety.State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, call{handler, in})
+}
+
+func (r *recorder) all() []call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]call(nil), r.calls...)
+}
+
+func (r *recorder) handlers() []string {
+	var out []string
+	for _, c := range r.all() {
+		out = append(out, c.handler)
+	}
+	return out
+}
+
+// step registers a step handler that records its input and returns out
+// (computed from the input).
+func step(w *worker.Worker, rec *recorder, name string, out func(queuety.State) queuety.State) {
+	w.HandleStep(name, func(_ context.Context, s queuety.State) (queuety.State, error) {
+		rec.add(name, s)
+		return out(s), nil
+	})
+}
+
+// constant returns a step body that always returns out.
+func constant(out queuety.State) func(queuety.State) queuety.State {
+	return func(queuety.State) queuety.State { return out }
+}
+
+// phpException is an error that reports a PHP exception class, as the
+// fixtures' handlers throw them. The engine stores ErrorClass() in
+// logs.error_class and in workflow_events.error.class.
+type phpException struct{ class, msg string }
+
+func (e *phpException) Error() string      { return e.msg }
+func (e *phpException) ErrorClass() string { return e.class }
+
+// testLogger sends the client's warnings and errors to the test log.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// str returns a pointer to s, for expected row values.
+func str(s string) *string { return &s }
+
+// sortedKeys returns a row's column names in order.
+func sortedKeys(r phpfixture.Row) []string {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,559 @@
+package interop_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/phpfixture"
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/worker"
+)
+
+// checkInputs checks that the Go step handlers were called in the order of
+// PHP's step_started events after event id since (internal placeholders
+// excluded) and received the public state those events record.
+func checkInputs(t *testing.T, rec *recorder, want *phpfixture.Snapshot, since int) {
+	t.Helper()
+	var started []phpfixture.Row
+	for _, ev := range rowsOf(want, "queuety_workflow_events") {
+		id, _ := strconv.Atoi(*ev["id"])
+		if id <= since || *ev["event"] != "step_started" || queuety.IsInternalHandler(*ev["handler"]) {
+			continue
+		}
+		started = append(started, ev)
+	}
+	calls := rec.all()
+	if len(calls) != len(started) {
+		t.Errorf("Go called %d step handlers %v; PHP's events show %d step starts", len(calls), rec.handlers(), len(started))
+		return
+	}
+	for i, ev := range started {
+		input := *ev["input"]
+		if *ev["step_type"] != "single" {
+			input = jsonOf(decodeMap(input)["state"])
+		}
+		if calls[i].handler != *ev["handler"] {
+			t.Errorf("call %d: Go ran %s, PHP ran %s", i+1, calls[i].handler, *ev["handler"])
+		}
+		if !jsonEqual(jsonOf(calls[i].input), input) {
+			t.Errorf("call %d (%s): Go handler got %s, PHP handler got %s", i+1, calls[i].handler, jsonOf(calls[i].input), input)
+		}
+	}
+}
+
+// The c_three_step_workflow handlers, as the fixture describes them.
+type orderItem struct {
+	SKU string `json:"sku"`
+	Qty int    `json:"qty"`
+}
+
+type order struct {
+	ID    int64       `json:"id"`
+	Items []orderItem `json:"items"`
+	Total float64     `json:"total"`
+}
+
+func fetchOrder(s queuety.State) queuety.State {
+	id, _ := s.Int("order_id")
+	return queuety.State{
+		"order":  order{ID: id, Items: []orderItem{{"SKU-1", 2}, {"SKU-7", 1}}, Total: 19.5},
+		"status": "fetched",
+	}
+}
+
+var (
+	reserveStock   = constant(queuety.State{"status": "reserved", "reservation_id": "R-1001", "_reservation_debug": "dropped by the engine"})
+	notifyCustomer = constant(queuety.State{"notified": true, "channel": "email"})
+)
+
+// TestPHPThreeStepWorkflowRunByGo runs a workflow PHP dispatched
+// (then(A)->then('reserve_stock')->then(C)) on Go workers: first only step
+// 0, as PHP's run_worker once did, then the rest. After each part the
+// tables must hold what PHP wrote: the shallow merge (ReserveStock's
+// "status" overwrites FetchOrder's in place), the dropped
+// "_reservation_debug" key (kept in the step_completed event's output),
+// current_step, the next job inserted with each completion, and PHP's
+// log and event rows.
+func TestPHPThreeStepWorkflowRunByGo(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "c_three_step_workflow.json")
+	e.load("dispatched")
+
+	rec := &recorder{}
+	w := e.worker()
+	step(w, rec, `App\Steps\FetchOrder`, fetchOrder)
+	e.drain(w)
+	after0 := e.snap("after step 0 processed")
+	e.compareWith(after0)
+	checkInputs(t, rec, after0, 0)
+
+	rec2 := &recorder{}
+	w = e.worker()
+	step(w, rec2, `App\Steps\FetchOrder`, fetchOrder)
+	step(w, rec2, "reserve_stock", reserveStock)
+	step(w, rec2, `App\Steps\NotifyCustomer`, notifyCustomer)
+	e.drain(w)
+	e.compareWith(e.snap("completed"))
+	checkInputs(t, rec2, e.snap("completed"), 2)
+}
+
+// TestPHPDelayStep runs then(A)->delay(30 s)->then('send_followup'),
+// dispatched by PHP, on a Go worker. Completing step 0 inserts the
+// __queuety_delay job (payload {"step_index":1,...}, cost_units 0) due 30 s
+// after step 0 completed; the worker does not take it earlier; once the
+// clock has moved on it runs it and the workflow completes.
+func TestPHPDelayStep(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "d_delay_step.json")
+	e.load("dispatched")
+	rec := &recorder{}
+	w := e.worker()
+	step(w, rec, `App\Steps\SendWelcome`, constant(queuety.State{"welcome_sent": true}))
+	step(w, rec, "send_followup", constant(queuety.State{"followup_sent": true}))
+
+	e.drain(w)
+	waiting := e.snap("after step 0 processed")
+	e.compareWith(waiting)
+
+	// The delay job is due at step 0's completion + delay_seconds, in Go's
+	// rows as in PHP's.
+	for who, jobs := range map[string][]phpfixture.Row{"PHP": rowsOf(waiting, "queuety_jobs"), "Go": e.rows("queuety_jobs")} {
+		done := parseTime(t, one(t, jobs, "id", "1")["completed_at"])
+		due := parseTime(t, one(t, jobs, "id", "2", "handler", queuety.HandlerDelay)["available_at"])
+		if due.Sub(done) != 30*time.Second {
+			t.Errorf("%s: delay job due %s, step 0 completed %s: want +30s", who, due, done)
+		}
+	}
+
+	e.clock.Advance(29 * time.Second)
+	if st := e.drain(w); st.Claimed != 0 {
+		t.Fatalf("the delay job ran %s early", time.Second)
+	}
+	e.clock.Advance(time.Second)
+	e.drain(w)
+
+	want := clone(e.snap("completed"))
+	// PHP writes two 'completed' log rows for a delay step (advance_step
+	// writes one and the worker another); the Go engine writes one, because
+	// the step completed once.
+	var logs []phpfixture.Row
+	seen := false
+	for _, r := range rowsOf(want, "queuety_logs") {
+		if val(r["handler"]) == queuety.HandlerDelay && val(r["event"]) == "completed" {
+			if seen {
+				continue
+			}
+			seen = true
+		}
+		logs = append(logs, r)
+	}
+	setRows(want, "queuety_logs", logs)
+	e.compareWith(want)
+	checkInputs(t, rec, want, 0)
+}
+
+func parseTime(t *testing.T, v *string) time.Time {
+	t.Helper()
+	if v == nil {
+		t.Fatal("time is NULL")
+	}
+	tm, err := time.ParseInLocation("2006-01-02 15:04:05", (*v)[:19], time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+// TestPHPDeadlineSweptByGo sweeps a PHP-dispatched workflow
+// (must_complete_within(hours: 1)->on_deadline(...)) past its deadline
+// with the Go sweeper: the workflow fails with 'Deadline exceeded', its
+// pending step job is buried with the same message (attempts 0, reserved_at
+// NULL), and the logs get workflow_failed (job_id 0, an empty handler, queue
+// 'default') then workflow_deadline_exceeded (handler = workflow name,
+// queue = workflow queue), as PHP writes them. No workflow_events row.
+func TestPHPDeadlineSweptByGo(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "e_deadline.json")
+	e.load("after step 0 processed")
+	wf, err := e.c.Workflow(e.ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// PHP's fixture moved deadline_at into the past by SQL; the Go engine
+	// compares deadlines with its clock, so the clock moves instead.
+	e.clock.Set(wf.DeadlineAt.Add(time.Second))
+	n, err := deadline.New(e.c).Deadlines(e.ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("Deadlines() = %d, %v; PHP's check_deadlines() returned 1", n, err)
+	}
+
+	want := clone(e.snap("after deadline sweep"))
+	// PHP calls the on_deadline handler in the sweeping process before it
+	// locks the row, so it can run for a workflow it then does not fail, or
+	// twice with two sweepers. The Go engine enqueues it, in the sweep's
+	// transaction, as a one-attempt job on the workflow's queue whose
+	// payload is the public state plus a marker: it runs once, and only for
+	// a workflow that really failed.
+	setRows(want, "queuety_jobs", append(rowsOf(want, "queuety_jobs"), phpfixture.Row{
+		"id": str("3"), "queue": str("default"), "handler": str(`App\Handlers\EscalateOverdueInvoice`),
+		"payload":      str(`{"customer_id":501,"invoice_number":"INV-2026-0042","amount":120,"__queuety_callback":{"kind":"deadline","workflow_id":1}}`),
+		"payload_hash": nil, "priority": str("0"), "status": str("pending"), "attempts": str("0"), "max_attempts": str("1"),
+		"available_at": str("set"), "reserved_at": nil, "completed_at": nil, "failed_at": nil, "error_message": nil,
+		"workflow_id": nil, "step_index": nil, "depends_on": nil, "batch_id": nil, "concurrency_group": nil,
+		"concurrency_limit": nil, "cost_units": str("1"), "heartbeat_data": nil, "created_at": str("set"),
+	}))
+	e.compareWith(want)
+
+	// deadline_at is the execution deadline fixed at dispatch: the sweep
+	// does not change it (PHP's final value is the one its SQL wrote).
+	if got := val(one(t, e.rows("queuety_workflows"), "id", "1")["deadline_at"]); got != "2026-11-22 05:18:29" {
+		t.Errorf("deadline_at = %s, want 2026-11-22 05:18:29 (unchanged)", got)
+	}
+	fails, err := e.c.Failures(e.ctx, 1, 0)
+	if err != nil || len(fails) != 1 || fails[0].Category != queuety.FailureTimeout || fails[0].TimeoutKind != queuety.TimeoutExecution {
+		t.Errorf("failures = %s, %v; want one timeout/execution_timeout failure", jsonOf(fails), err)
+	}
+
+	// The deadline handler runs once, with the public state PHP's handler
+	// received.
+	var observed []queuety.State
+	if err := jsonUnmarshal(e.snap("after deadline sweep").Observed["EscalateOverdueInvoice::handle() received"], &observed); err != nil || len(observed) != 1 {
+		t.Fatalf("fixture observation: %v", err)
+	}
+	rec := &recorder{}
+	w := e.worker()
+	w.HandleDeadline(`App\Handlers\EscalateOverdueInvoice`, func(_ context.Context, s queuety.State) error {
+		rec.add("deadline", s)
+		return nil
+	})
+	step(w, rec, "send_invoice", constant(queuety.State{"invoice_sent": true}))
+	e.drain(w)
+	e.clock.Advance(deadline.DeadlineInterval)
+	if n, err := deadline.New(e.c).Deadlines(e.ctx); err != nil || n != 0 {
+		t.Fatalf("second sweep: %d, %v", n, err)
+	}
+	e.drain(w)
+	calls := rec.all()
+	if len(calls) != 1 || calls[0].handler != "deadline" {
+		t.Fatalf("handler calls: %v, want the deadline handler once", rec.handlers())
+	}
+	if !jsonEqual(jsonOf(calls[0].input), jsonOf(observed[0])) || !jsonEqual(jsonOf(calls[0].input), `{"customer_id":501,"invoice_number":"INV-2026-0042","amount":120}`) {
+		t.Errorf("deadline handler got %s, PHP's got %s", jsonOf(calls[0].input), jsonOf(observed[0]))
+	}
+	if j := one(t, e.rows("queuety_jobs"), "id", "2"); val(j["status"]) != "buried" {
+		t.Errorf("step job after the sweep: %s", show(j))
+	}
+}
+
+// approval is the signal payload of f_signal, as a struct so its keys keep
+// PHP's order.
+type approval struct {
+	ApprovedBy string `json:"approved_by"`
+	Comment    string `json:"comment"`
+}
+
+func recordApproval(s queuety.State) queuety.State {
+	return queuety.State{"recorded": true, "approved_by_seen": s["approved_by"]}
+}
+
+// TestPHPSignalSettledByGo covers wait_for_signal('approval') between two
+// steps. A Go worker runs step 0 and the __queuety_wait_for_signal
+// placeholder of a PHP-dispatched workflow into the same waiting rows PHP
+// wrote (status, _wait, workflow_waiting event). Then, on PHP's waiting
+// rows, Client.Signal does what Queuety::signal() did: the signals row,
+// the wait settled inline (state bytes, next job, workflow_resumed event,
+// no log row), and the workflow runs to completion.
+func TestPHPSignalSettledByGo(t *testing.T) {
+	t.Parallel()
+	handlers := func(w *worker.Worker, rec *recorder) {
+		step(w, rec, `App\Steps\SubmitExpense`, constant(queuety.State{"submitted": true}))
+		step(w, rec, "record_approval", recordApproval)
+	}
+	t.Run("wait placeholder", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "f_signal.json")
+		e.load("dispatched")
+		rec := &recorder{}
+		w := e.worker()
+		handlers(w, rec)
+		e.drain(w)
+		want := e.snap("waiting for signal")
+		e.compareWith(want)
+		checkInputs(t, rec, want, 0)
+	})
+	t.Run("signal", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "f_signal.json")
+		e.load("waiting for signal")
+		e.clock.Advance(time.Second)
+		if err := e.c.Signal(e.ctx, 1, "approval", approval{"manager@example.com", "OK ✓ – Q4/2026"}); err != nil {
+			t.Fatal(err)
+		}
+		want := e.snap("after Queuety::signal()")
+		e.compareWith(want)
+		// The settled state is byte-identical: the signal's keys are
+		// appended in the payload's order.
+		php := val(one(t, rowsOf(want, "queuety_workflows"), "id", "1")["state"])
+		if got := val(one(t, e.rows("queuety_workflows"), "id", "1")["state"]); got != php {
+			t.Errorf("state after the signal:\n  PHP %s\n  Go  %s", php, got)
+		}
+
+		rec := &recorder{}
+		w := e.worker()
+		handlers(w, rec)
+		e.drain(w)
+		e.compareWith(e.snap("completed"))
+		checkInputs(t, rec, e.snap("completed"), 5)
+	})
+}
+
+// withState returns a {"state","definition"} event input with its state
+// replaced.
+func withState(t *testing.T, input, stateJSON string) *string {
+	t.Helper()
+	o, err := phpjsonDecodeObject(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := phpjsonDecodeObject(stateJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Set("state", s)
+	return str(phpjsonMarshal(t, o))
+}
+
+// TestPHPParallel runs parallel([FetchAvatar, 'lookup_company'])->then(C),
+// dispatched by PHP: first a Go worker that has only the first branch's
+// handler (as PHP's run_worker once ran one branch), then one with all.
+// The first branch merges its output at once and leaves current_step at 0
+// (step_branch_completed); the last branch writes step_branch_completed and
+// step_completed and enqueues step 1.
+func TestPHPParallel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "g_parallel.json")
+	e.load("dispatched")
+	avatar := constant(queuety.State{"avatar_url": "https://cdn.example.com/u/7.png"})
+
+	rec := &recorder{}
+	w := e.worker()
+	step(w, rec, `App\Steps\FetchAvatar`, avatar)
+	e.drain(w)
+	first := e.snap("after the first branch processed")
+	e.compareWith(first)
+	checkInputs(t, rec, first, 0)
+
+	rec = &recorder{}
+	w = e.worker()
+	step(w, rec, `App\Steps\FetchAvatar`, avatar)
+	step(w, rec, "lookup_company", constant(queuety.State{"company": "Acme GmbH"}))
+	step(w, rec, `App\Steps\MergeProfile`, constant(queuety.State{"profile_complete": true}))
+	e.drain(w)
+
+	want := clone(e.snap("completed"))
+	// PHP's second branch ran within 2 s of the first in the same process
+	// and read the workflow state from its 2 s cache, so its step_started
+	// event (and the input of its step_branch_completed event) show
+	// {"user_id":7} without the first branch's avatar_url, and its handler
+	// got that stale state. The Go engine reads the row it locks, so the
+	// second branch sees the state the first branch left: that is what
+	// PHP itself records in the same event's state_before.
+	fresh := `{"user_id":7,"avatar_url":"https:\/\/cdn.example.com\/u\/7.png"}`
+	for _, ev := range rowsOf(want, "queuety_workflow_events") {
+		if val(ev["handler"]) == "lookup_company" && val(ev["event"]) != "step_completed" {
+			ev["input"] = withState(t, *ev["input"], fresh)
+			ev["state_before"] = str(fresh)
+		}
+	}
+	e.compareWith(want)
+	checkInputs(t, rec, want, 2)
+}
+
+// TestPHPNextStep runs a PHP-dispatched workflow whose first step returns
+// {"category":"faq","_next_step":"auto_reply"}: the Go engine jumps to the
+// step named auto_reply (index 2) and never enqueues 'escalate'.
+// "_next_step" is not stored in state but stays in the step_completed
+// output, and the workflow completes with current_step 4.
+func TestPHPNextStep(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "h_next_step.json")
+	e.load("dispatched")
+	classify := constant(queuety.State{"category": "faq", "_next_step": "auto_reply"})
+
+	rec := &recorder{}
+	w := e.worker()
+	step(w, rec, `App\Steps\ClassifyTicket`, classify)
+	e.drain(w)
+	jumped := e.snap("after step 0 (classify) processed")
+	e.compareWith(jumped)
+	checkInputs(t, rec, jumped, 0)
+
+	rec = &recorder{}
+	w = e.worker()
+	step(w, rec, `App\Steps\ClassifyTicket`, classify)
+	step(w, rec, "escalate_ticket", constant(queuety.State{"escalated": true}))
+	step(w, rec, `App\Steps\AutoReply`, constant(queuety.State{"replied": true}))
+	step(w, rec, "close_ticket", constant(queuety.State{"closed": true}))
+	e.drain(w)
+	e.compareWith(e.snap("completed"))
+	checkInputs(t, rec, e.snap("completed"), 2)
+}
+
+// crm is the push_to_crm step of i_failed_step_retry_workflow: it fails
+// while down is set.
+type crm struct {
+	mu   chan struct{}
+	down bool
+}
+
+func (c *crm) set(down bool) { c.mu <- struct{}{}; c.down = down; <-c.mu }
+
+func (c *crm) step(_ context.Context, _ queuety.State) (queuety.State, error) {
+	c.mu <- struct{}{}
+	down := c.down
+	<-c.mu
+	if down {
+		return nil, &phpException{`App\Exceptions\CrmUnavailable`, "CRM API timed out after 30s"}
+	}
+	return queuety.State{"pushed": true}, nil
+}
+
+// TestPHPFailedStepRetriedByGo covers a step with max_attempts(2) that
+// fails. From PHP's dispatch, a Go worker fails step 1 once (pending,
+// attempts 1, due 60 s later; logs started/failed/retried; step_failed
+// event with error {"message","class","trace"}), then again (job buried,
+// workflow failed, workflow_failed log with job_id 2 and an empty handler).
+// From PHP's failed workflow, RetryWorkflow does what retry_workflow()
+// did (running, failed_at and error_message NULL, a new job for step 1,
+// the buried job untouched, no log row), and the workflow completes.
+func TestPHPFailedStepRetriedByGo(t *testing.T) {
+	t.Parallel()
+	t.Run("step fails", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "i_failed_step_retry_workflow.json")
+		e.load("dispatched")
+		push := &crm{mu: make(chan struct{}, 1), down: true}
+		rec := &recorder{}
+		w := e.worker()
+		step(w, rec, `App\Steps\ExportContacts`, constant(queuety.State{"exported": 2}))
+		w.HandleStep("push_to_crm", push.step)
+		e.drain(w)
+		e.compareWith(e.snap("step 1 failed once"))
+		// Queuety's default backoff after attempt 1: 2^1 × 30 s.
+		if due := parseTime(t, one(t, e.rows("queuety_jobs"), "id", "2")["available_at"]); !due.Equal(e.clock.Now().Add(60 * time.Second)) {
+			t.Errorf("retry due %s, want failure time %s + 60s", due, e.clock.Now())
+		}
+		// PHP's fixture made the retry due by SQL; here the clock moves.
+		e.clock.Advance(60 * time.Second)
+		e.drain(w)
+		e.compareWith(e.snap("workflow failed"))
+	})
+	t.Run("retry workflow", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "i_failed_step_retry_workflow.json")
+		e.load("workflow failed")
+		e.clock.Advance(time.Second)
+		if err := e.c.RetryWorkflow(e.ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		e.compareWith(e.snap("after Queuety::retry_workflow()"))
+
+		push := &crm{mu: make(chan struct{}, 1)}
+		rec := &recorder{}
+		w := e.worker()
+		step(w, rec, `App\Steps\ExportContacts`, constant(queuety.State{"exported": 2}))
+		w.HandleStep("push_to_crm", push.step)
+		e.drain(w)
+		e.compareWith(e.snap("completed after the CRM came back"))
+	})
+}
+
+// TestPHPPausedQueueAndWorkflow covers Queuety::pause('reports') and
+// pause_workflow(). DispatchWorkflow and PauseWorkflow write the rows PHP
+// wrote for them. On PHP's rows, a Go worker does not claim the paused
+// queue's job; it does run the paused workflow's already-queued step 0,
+// which merges its output and moves current_step to 1 without enqueueing
+// step 1. ResumeWorkflow then inserts step 1's job and logs
+// workflow_resumed (empty handler), and ResumeQueue deletes the queue_states
+// row, as resume_workflow() and resume('reports') did.
+func TestPHPPausedQueueAndWorkflow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "j_paused_queue_and_workflow.json")
+	rec := &recorder{}
+	newWorker := func() *worker.Worker {
+		w := e.worker(worker.Queues("default", "reports"))
+		w.HandleJob(`App\Jobs\BuildExport`, func(_ context.Context, p queuety.Payload) error {
+			rec.add(`App\Jobs\BuildExport`, p)
+			return nil
+		})
+		step(w, rec, `App\Steps\DownloadFeed`, constant(queuety.State{"feed_rows": 1200}))
+		step(w, rec, "import_products", constant(queuety.State{"imported": 1200}))
+		return w
+	}
+
+	paused := e.load("queue \"reports\" paused")
+	if st := e.drain(newWorker()); st.Claimed != 0 {
+		t.Errorf("a Go worker claimed %d jobs from the paused queue", st.Claimed)
+	}
+	// PHP's worker pass wrote a '_worker' debug row; the Go worker skips a
+	// paused queue in its claim query and writes nothing.
+	e.compareWith(paused)
+
+	// What PHP did next, done with the Go API on the same rows: dispatch
+	// the workflow and pause it (workflow_paused log, empty handler, queue
+	// 'default').
+	e.clock.Set(e.snap("workflow dispatched and paused").Now())
+	id, err := e.c.DispatchWorkflow(e.ctx, queuety.WorkflowDefinition{
+		Name:  "catalog_import",
+		Steps: []queuety.WorkflowStep{single(`App\Steps\DownloadFeed`), single("import_products")},
+	}, queuety.State{"feed": "https://example.com/feed.csv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.PauseWorkflow(e.ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	e.compareWith(e.snap("workflow dispatched and paused"))
+
+	// From here on, PHP's rows.
+	e.load("workflow dispatched and paused")
+	e.drain(newWorker())
+	e.compareWith(e.snap("paused workflow after its already-queued step 0 ran"))
+	if got := rec.handlers(); len(got) != 1 || got[0] != `App\Steps\DownloadFeed` {
+		t.Errorf("handlers run: %v, want only DownloadFeed", got)
+	}
+
+	e.clock.Advance(time.Second)
+	if err := e.c.ResumeWorkflow(e.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.ResumeQueue(e.ctx, "reports"); err != nil {
+		t.Fatal(err)
+	}
+	e.compareWith(e.snap("after Queuety::resume_workflow() and Queuety::resume(reports)"))
+
+	// PauseQueue writes the row PHP's pause() wrote.
+	if err := e.c.PauseQueue(e.ctx, "reports"); err != nil {
+		t.Fatal(err)
+	}
+	c := &cmp{e: e}
+	c.byKey("queuety_queue_states", rowsOf(paused, "queuety_queue_states"), e.rows("queuety_queue_states"))
+	if err := e.c.ResumeQueue(e.ctx, "reports"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Resumed, both run.
+	e.drain(newWorker())
+	jobs := e.rows("queuety_jobs")
+	for _, id := range []string{"1", "2", "3"} {
+		if j := one(t, jobs, "id", id); val(j["status"]) != "completed" {
+			t.Errorf("job %s after resuming: %s", id, show(j))
+		}
+	}
+	if wf := one(t, e.rows("queuety_workflows"), "id", "1"); val(wf["status"]) != "completed" || val(wf["current_step"]) != "2" {
+		t.Errorf("workflow after resuming: %s", show(wf))
+	}
+}
