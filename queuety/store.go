@@ -149,6 +149,28 @@ type Tx interface {
 	// names when empty), in id order.
 	SignalList(ctx context.Context, workflowID int64, names []string) ([]*Signal, error)
 
+	// ScheduleSave inserts a schedule (ID 0) or writes every column of an
+	// existing one by id, and sets its ID.
+	ScheduleSave(ctx context.Context, s *Schedule) error
+	// ScheduleGet reads one schedule.
+	ScheduleGet(ctx context.Context, id int64, lock LockMode) (*Schedule, error)
+	// ScheduleByHandler reads the schedule of a handler.
+	ScheduleByHandler(ctx context.Context, handler string, lock LockMode) (*Schedule, error)
+	// ScheduleList lists all schedules by id.
+	ScheduleList(ctx context.Context) ([]*Schedule, error)
+	// ScheduleDelete deletes a schedule.
+	ScheduleDelete(ctx context.Context, id int64) error
+	// ScheduleFindDue returns enabled schedules whose next run, or
+	// buffered firing, is at or before p.Now.
+	ScheduleFindDue(ctx context.Context, p ExpiredParams) ([]*Schedule, error)
+	// ScheduleUpdate writes last_run, next_run, enabled and the Go columns
+	// of s, only if next_run still equals oldNext (compare-and-set). It
+	// reports whether the row was written.
+	ScheduleUpdate(ctx context.Context, s *Schedule, oldNext time.Time) (bool, error)
+	// ScheduleNextDue returns the earliest next run or buffered firing of
+	// an enabled schedule (zero when none).
+	ScheduleNextDue(ctx context.Context) (time.Time, error)
+
 	// FailureInsert records a failure and sets its ID.
 	FailureInsert(ctx context.Context, f *Failure) error
 	// FailureList returns the failures of a workflow (or of a job when

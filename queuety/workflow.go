@@ -465,17 +465,52 @@ func strField(o *phpjson.Object, k string) string {
 // nothing. Invalid definitions return an error wrapping ErrInvalidArgument
 // or ErrInvalidTimeout.
 func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, initial any) (int64, error) {
+	p, err := prepareWorkflow(def, initial)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	for range 3 {
+		err = c.store.InTx(ctx, func(tx Tx) (err error) {
+			id, err = c.engine.insertWorkflow(ctx, tx, p, c.clock.Now())
+			return err
+		})
+		if errors.Is(err, ErrDuplicate) && p.def.IdempotencyKey != "" {
+			continue // a concurrent dispatch won the key: read it on the next pass
+		}
+		break
+	}
+	if err != nil {
+		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", p.def.Name, err)
+	}
+	return id, nil
+}
+
+// preparedWorkflow is a validated definition with its initial state
+// encoded, ready to insert.
+type preparedWorkflow struct {
+	def          WorkflowDefinition
+	state        *phpjson.Object
+	stateJSON    []byte
+	steps        []*stepDef
+	queue        string
+	deadlineSecs int64
+}
+
+// prepareWorkflow validates def and builds the stored state: the initial
+// keys, then Queuety's private keys in Queuety's order.
+func prepareWorkflow(def WorkflowDefinition, initial any) (*preparedWorkflow, error) {
 	def, err := def.normalized()
 	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch workflow: %w", err)
+		return nil, fmt.Errorf("queuety: dispatch workflow: %w", err)
 	}
 	state, err := toObject("initial state", initial)
 	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
+		return nil, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
 	}
 	for _, k := range state.Keys() {
 		if isPrivateKey(k) {
-			return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, invalidf("initial state key %q starts with _, which is reserved", k))
+			return nil, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, invalidf("initial state key %q starts with _, which is reserved", k))
 		}
 	}
 	queue := orDefault(def.Queue, DefaultQueue)
@@ -532,59 +567,49 @@ func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, i
 	}
 	stateJSON, err := phpjson.Marshal(state)
 	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, invalidf("state does not encode as JSON: %v", err))
+		return nil, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, invalidf("state does not encode as JSON: %v", err))
 	}
 	parsed, err := parseSteps(state)
 	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
+		return nil, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
 	}
+	return &preparedWorkflow{def: def, state: state, stateJSON: stateJSON, steps: parsed, queue: queue, deadlineSecs: deadlineSecs}, nil
+}
 
-	var id int64
-	for range 3 {
-		id = 0
-		err = c.store.InTx(ctx, func(tx Tx) error {
-			if def.IdempotencyKey != "" {
-				existing, err := tx.DispatchKeyGet(ctx, def.IdempotencyKey)
-				if err != nil {
-					return err
-				}
-				if existing != 0 {
-					id = existing
-					return nil
-				}
-			}
-			now := c.clock.Now()
-			wf := &Workflow{
-				Name: def.Name, Status: WorkflowRunning, State: stateJSON, TotalSteps: len(def.Steps),
-				StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now,
-			}
-			if deadlineSecs > 0 {
-				wf.DeadlineAt = ceilSecond(now).Add(time.Duration(deadlineSecs) * time.Second)
-			}
-			setRunDeadline(wf, state, now)
-			if err := tx.WorkflowInsert(ctx, wf); err != nil {
-				return err
-			}
-			id = wf.ID
-			if def.IdempotencyKey != "" {
-				if err := tx.DispatchKeyInsert(ctx, def.IdempotencyKey, wf.ID, now); err != nil {
-					return err
-				}
-			}
-			if err := c.engine.enqueueStep(ctx, tx, wf, state, parsed, 0, now); err != nil {
-				return err
-			}
-			return tx.LogInsert(ctx, []*LogEntry{{WorkflowID: wf.ID, Handler: def.Name, Queue: queue, Event: LogWorkflowStarted, CreatedAt: now}})
-		})
-		if errors.Is(err, ErrDuplicate) && def.IdempotencyKey != "" {
-			continue // a concurrent dispatch won the key: read it on the next pass
+// insertWorkflow writes a prepared workflow inside tx: the workflow row,
+// its idempotency key, the first step's job(s) and the workflow_started
+// log. With a known idempotency key it returns the existing id and writes
+// nothing; a key inserted concurrently surfaces as ErrDuplicate.
+func (e *Engine) insertWorkflow(ctx context.Context, tx Tx, p *preparedWorkflow, now time.Time) (int64, error) {
+	def := p.def
+	if def.IdempotencyKey != "" {
+		existing, err := tx.DispatchKeyGet(ctx, def.IdempotencyKey)
+		if err != nil || existing != 0 {
+			return existing, err
 		}
-		break
 	}
-	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
+	state := p.state.Clone()
+	wf := &Workflow{
+		Name: def.Name, Status: WorkflowRunning, State: p.stateJSON, TotalSteps: len(def.Steps),
+		StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now,
 	}
-	return id, nil
+	if p.deadlineSecs > 0 {
+		wf.DeadlineAt = ceilSecond(now).Add(time.Duration(p.deadlineSecs) * time.Second)
+	}
+	setRunDeadline(wf, state, now)
+	if err := tx.WorkflowInsert(ctx, wf); err != nil {
+		return 0, err
+	}
+	if def.IdempotencyKey != "" {
+		if err := tx.DispatchKeyInsert(ctx, def.IdempotencyKey, wf.ID, now); err != nil {
+			return 0, err
+		}
+	}
+	if err := e.enqueueStep(ctx, tx, wf, state, p.steps, 0, now); err != nil {
+		return 0, err
+	}
+	err := tx.LogInsert(ctx, []*LogEntry{{WorkflowID: wf.ID, Handler: def.Name, Queue: p.queue, Event: LogWorkflowStarted, CreatedAt: now}})
+	return wf.ID, err
 }
 
 // setRunDeadline starts a run's clock: run start + run timeout, capped at

@@ -57,8 +57,73 @@ func (w *Worker) startMaintenance(ctx context.Context) (*maintenance, error) {
 			return nil, fmt.Errorf("worker: schedule %s: %w", t.name, err)
 		}
 	}
+	m := &maintenance{s: s}
+	if w.cfg.intervals.ScheduleIdle >= 0 {
+		if err := w.scheduleTick(ctx, m, time.Time{}); err != nil {
+			_ = s.Shutdown()
+			return nil, err
+		}
+	}
 	s.Start()
-	return &maintenance{s: s}, nil
+	return m, nil
+}
+
+// scheduleTick registers a one-time gocron job for the next schedule tick
+// at wake (now when zero). Each run ticks every due schedule, then
+// registers the next run for the earliest due time, capped by
+// ScheduleIdle, so the tick sleeps until there is something to fire.
+func (w *Worker) scheduleTick(ctx context.Context, m *maintenance, wake time.Time) error {
+	start := gocron.OneTimeJobStartImmediately()
+	if !wake.IsZero() && wake.After(time.Now()) {
+		start = gocron.OneTimeJobStartDateTime(wake)
+	}
+	_, err := m.s.NewJob(gocron.OneTimeJob(start), gocron.NewTask(func(ctx context.Context) {
+		n, err := w.tickSchedules(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.log.Error("queuety: maintenance task failed", "task", "schedule-tick", "err", err)
+		}
+		if h := w.cfg.hooks.Swept; h != nil {
+			h("schedule-tick", n, err)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err := w.scheduleTick(ctx, m, w.nextTick(ctx)); err != nil && ctx.Err() == nil {
+			w.log.Error("queuety: reschedule the schedule tick", "err", err)
+		}
+	}), gocron.WithName("schedule-tick"), gocron.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("worker: schedule the schedule tick: %w", err)
+	}
+	return nil
+}
+
+// nextTick is the wall-clock time of the next schedule tick.
+func (w *Worker) nextTick(ctx context.Context) time.Time {
+	idle := w.cfg.intervals.ScheduleIdle
+	wait := idle
+	due, ok, err := w.engine.NextScheduleDue(ctx)
+	if err != nil {
+		w.log.Warn("queuety: read next schedule due time", "err", err)
+	} else if ok {
+		wait = min(max(due.Sub(w.c.Clock().Now()), 0), idle)
+	}
+	return time.Now().Add(jitter(wait, w.cfg.intervals.Jitter/10))
+}
+
+// tickSchedules fires every due schedule.
+func (w *Worker) tickSchedules(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, more, err := w.engine.TickSchedules(ctx, 100)
+		total += n
+		if err != nil || !more || ctx.Err() != nil {
+			if total > 0 {
+				w.log.Info("queuety: schedules fired", "dispatched", total)
+			}
+			return total, err
+		}
+	}
 }
 
 // runTask runs one sweep (gocron passes the job's context first).

@@ -38,9 +38,16 @@ type Intervals struct {
 	WaitTimer time.Duration // default deadline.WaitTimerInterval (5 s)
 	Watchdog  time.Duration // default deadline.WatchdogInterval (10 s)
 	Stale     time.Duration // default deadline.StaleInterval (60 s)
+	// ScheduleIdle caps how long the schedule tick sleeps: it wakes at the
+	// next due schedule, or after ScheduleIdle to notice schedules other
+	// processes saved (default ScheduleIdleDefault, 30 s).
+	ScheduleIdle time.Duration
 	// Jitter spreads each interval by ±Jitter × interval (default 0.1).
 	Jitter float64
 }
+
+// ScheduleIdleDefault is the longest the schedule tick sleeps.
+const ScheduleIdleDefault = 30 * time.Second
 
 func (iv Intervals) withDefaults() Intervals {
 	def := func(d, v time.Duration) time.Duration {
@@ -53,6 +60,7 @@ func (iv Intervals) withDefaults() Intervals {
 	iv.WaitTimer = def(iv.WaitTimer, deadline.WaitTimerInterval)
 	iv.Watchdog = def(iv.Watchdog, deadline.WatchdogInterval)
 	iv.Stale = def(iv.Stale, deadline.StaleInterval)
+	iv.ScheduleIdle = def(iv.ScheduleIdle, ScheduleIdleDefault)
 	if iv.Jitter == 0 {
 		iv.Jitter = JitterDefault
 	}

@@ -74,6 +74,9 @@ type Stats struct {
 	Stale      int64 // results rejected because the attempt lost its job
 	HandedBack int64 // claimed jobs returned unstarted or interrupted by shutdown
 	Swept      deadline.Report
+	// SchedulesFired counts the jobs and workflows the schedule tick
+	// dispatched (RunOnce).
+	SchedulesFired int
 }
 
 // New returns a worker for client c.
@@ -180,7 +183,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// RunOnce runs every sweep once, then claims and runs due jobs until none
+// RunOnce runs every sweep and the schedule tick once, then claims and runs due jobs until none
 // is due for this worker or budget has passed, waits for the running
 // handlers (up to the shutdown timeout) and returns. Jobs it claimed but
 // did not start are handed back. It is what `queuety-worker work --once`
@@ -193,6 +196,8 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	defer w.running.Store(false)
 	before := w.Stats()
 	report, sweepErr := w.sweeper.RunAll(ctx)
+	fired, tickErr := w.tickSchedules(ctx)
+	sweepErr = errors.Join(sweepErr, tickErr)
 
 	hardCtx, hardCancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer hardCancel(nil)
@@ -207,7 +212,7 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	return Stats{
 		Claimed: after.Claimed - before.Claimed, Succeeded: after.Succeeded - before.Succeeded,
 		Failed: after.Failed - before.Failed, Stale: after.Stale - before.Stale,
-		HandedBack: after.HandedBack - before.HandedBack, Swept: report,
+		HandedBack: after.HandedBack - before.HandedBack, Swept: report, SchedulesFired: fired,
 	}, sweepErr
 }
 

@@ -97,6 +97,9 @@ type Statements struct {
 	ExpiredExecution, ExpiredRun string
 	// WaitExpired selects signal waits past their timeout (now, limit).
 	WaitExpired string
+	// DueSchedules and BufferedSchedules select schedules whose next run,
+	// or buffered firing, is due (now, limit).
+	DueSchedules, BufferedSchedules string
 }
 
 func buildStatements(t Tables, d Dialect) Statements {
@@ -114,10 +117,12 @@ func buildStatements(t Tables, d Dialect) Statements {
 		HasDue: func(handlers int) string {
 			return "SELECT 1 FROM " + t.Jobs + " job WHERE " + where(handlers) + " LIMIT 1"
 		},
-		Stale:            "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND reserved_at < ? ORDER BY reserved_at, id LIMIT ?",
-		ExpiredExecution: "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
-		ExpiredRun:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
-		WaitExpired:      "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",
+		Stale:             "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND reserved_at < ? ORDER BY reserved_at, id LIMIT ?",
+		ExpiredExecution:  "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
+		ExpiredRun:        "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
+		WaitExpired:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",
+		DueSchedules:      "SELECT " + scheduleCols + " FROM " + t.Schedules + " WHERE enabled = 1 AND next_run <= ? ORDER BY next_run, id LIMIT ?",
+		BufferedSchedules: "SELECT " + scheduleCols + " FROM " + t.Schedules + " WHERE enabled = 1 AND pending_run <= ? ORDER BY pending_run, id LIMIT ?",
 	}
 	for _, col := range []string{"schedule_to_close_at", "schedule_to_start_at", "heartbeat_deadline_at", "start_to_close_at"} {
 		st.TimedOut = append(st.TimedOut, "SELECT id FROM "+t.Jobs+" WHERE "+col+" <= ? LIMIT ?")

@@ -32,6 +32,7 @@ var migrations = []migration{
 	{1, "Queuety 0.22 tables (created when missing, missing columns and indexes added)", (*migrator).queuetyTables},
 	{2, "Go engine: claim index, claim token, activity deadlines, run and wait deadlines", (*migrator).goColumns},
 	{3, "Go engine: failures table", (*migrator).failuresTable},
+	{4, "Go engine: workflow schedules, catch-up policy, buffered firings", (*migrator).scheduleColumns},
 }
 
 // LatestVersion is the schema version this package migrates to.
@@ -202,6 +203,22 @@ func (m *migrator) goColumns(ctx context.Context) error {
 		[][2]string{
 			{"idx_go_run_deadline", "(status, run_deadline_at)"},
 			{"idx_go_wait_deadline", "(status, wait_deadline_at)"},
+		})
+}
+
+// scheduleColumns adds what Go schedules need beyond Queuety's columns:
+// the workflow definition of workflow schedules, the catch-up policy, the
+// id the last firing dispatched, and the slot of a buffered firing.
+func (m *migrator) scheduleColumns(ctx context.Context) error {
+	return m.ensure(ctx, m.prefix+"queuety_schedules",
+		[][2]string{
+			{"workflow_definition", "LONGTEXT NULL DEFAULT NULL"},
+			{"catch_up", "VARCHAR(16) NULL DEFAULT NULL"},
+			{"last_run_ref", "BIGINT UNSIGNED NULL DEFAULT NULL"},
+			{"pending_run", "DATETIME(6) NULL DEFAULT NULL"},
+		},
+		[][2]string{
+			{"idx_go_pending_run", "(enabled, pending_run)"},
 		})
 }
 

@@ -122,42 +122,79 @@ type Store struct {
 	cfg *Config
 }
 
-// LatestVersion is the schema version this package migrates to.
-const LatestVersion = 1
+// migrations are the SQLite schema versions, applied in order, each in
+// one transaction.
+var migrations = []struct {
+	name string
+	up   func(s *Store) []string
+}{
+	{"Queuety tables and Go engine columns", func(s *Store) []string {
+		return splitStatements(strings.ReplaceAll(schemaSQL, "{prefix}", s.cfg.Prefix))
+	}},
+	{"Go engine: workflow schedules, catch-up policy, buffered firings", func(s *Store) []string {
+		t := s.T.Schedules
+		return []string{
+			"ALTER TABLE " + t + " ADD COLUMN workflow_definition TEXT DEFAULT NULL",
+			"ALTER TABLE " + t + " ADD COLUMN catch_up TEXT DEFAULT NULL",
+			"ALTER TABLE " + t + " ADD COLUMN last_run_ref INTEGER DEFAULT NULL",
+			"ALTER TABLE " + t + " ADD COLUMN pending_run TEXT DEFAULT NULL",
+			"CREATE INDEX IF NOT EXISTS " + t + "_idx_go_pending_run ON " + t + " (enabled, pending_run)",
+		}
+	}},
+}
 
-// migrate creates the schema when the database is older than
-// LatestVersion, in one transaction.
+// LatestVersion is the schema version this package migrates to.
+var LatestVersion = len(migrations)
+
+// migrate applies the migrations the database has not seen yet.
 func (s *Store) migrate(ctx context.Context) error {
-	ddl := strings.ReplaceAll(schemaSQL, "{prefix}", s.cfg.Prefix)
 	if _, err := s.DB.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+s.T.Migrations+
 		" (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	var v sql.NullInt64
-	if err := s.DB.QueryRowContext(ctx, "SELECT MAX(version) FROM "+s.T.Migrations).Scan(&v); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if v.Int64 >= LatestVersion {
-		return nil
-	}
-	tx, err := s.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	defer tx.Rollback()
-	for _, stmt := range strings.Split(ddl, ";") {
-		if strings.TrimSpace(stripComments(stmt)) == "" {
+	for i, m := range migrations {
+		version := i + 1
+		tx, err := s.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		var one int
+		err = tx.QueryRowContext(ctx, "SELECT 1 FROM "+s.T.Migrations+" WHERE version = ?", version).Scan(&one)
+		if err == nil {
+			tx.Rollback()
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("migrate: %.60s: %w", strings.TrimSpace(stripComments(stmt)), err)
+		if !errors.Is(err, sql.ErrNoRows) {
+			tx.Rollback()
+			return fmt.Errorf("migrate: %w", err)
+		}
+		for _, stmt := range m.up(s) {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migrate version %d (%s): %.60s: %w", version, m.name, strings.TrimSpace(stmt), err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.T.Migrations+" (version, name, applied_at) VALUES (?, ?, ?)",
+			version, m.name, time.Now().UTC().Format("2006-01-02 15:04:05.000000")); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate version %d: %w", version, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO "+s.T.Migrations+" (version, name, applied_at) VALUES (?, ?, ?)",
-		LatestVersion, "Queuety tables and Go engine columns", time.Now().UTC().Format("2006-01-02 15:04:05.000000")); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+	return nil
+}
+
+// splitStatements splits a schema file into statements.
+func splitStatements(ddl string) []string {
+	var out []string
+	for _, stmt := range strings.Split(ddl, ";") {
+		if st := strings.TrimSpace(stripComments(stmt)); st != "" {
+			out = append(out, st)
+		}
 	}
-	return tx.Commit()
+	return out
 }
 
 func stripComments(s string) string {

@@ -1,0 +1,179 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+)
+
+const scheduleCols = "id, handler, payload, queue, expression, expression_type, last_run, next_run, overlap_policy, enabled, created_at, " +
+	"workflow_definition, catch_up, last_run_ref, pending_run"
+
+func scanSchedule(sc interface{ Scan(...any) error }) (*queuety.Schedule, error) {
+	s := &queuety.Schedule{}
+	var typ, overlap, catchUp string
+	var enabled int
+	err := sc.Scan(&s.ID, &s.Handler, nullBytes{&s.Payload}, &s.Queue, &s.Expression, &typ, nullTime{&s.LastRun}, nullTime{&s.NextRun},
+		&overlap, &enabled, nullTime{&s.CreatedAt}, nullBytes{&s.Workflow}, nullString{&catchUp}, nullInt{&s.LastRunRef}, nullTime{&s.PendingRun})
+	if err != nil {
+		return nil, fmt.Errorf("scan schedule: %w", err)
+	}
+	s.ExpressionType, s.Overlap, s.CatchUp, s.Enabled = queuety.ScheduleType(typ), queuety.OverlapPolicy(overlap), queuety.CatchUpPolicy(catchUp), enabled != 0
+	return s, nil
+}
+
+func (t *txn) querySchedules(ctx context.Context, q string, args ...any) ([]*queuety.Schedule, error) {
+	rows, err := t.tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*queuety.Schedule
+	for rows.Next() {
+		s, err := scanSchedule(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ScheduleSave implements queuety.Tx.
+func (t *txn) ScheduleSave(ctx context.Context, s *queuety.Schedule) error {
+	if s.ID != 0 {
+		q := "UPDATE " + t.s.T.Schedules + " SET handler = ?, payload = ?, queue = ?, expression = ?, expression_type = ?, last_run = ?, " +
+			"next_run = ?, overlap_policy = ?, enabled = ?, workflow_definition = ?, catch_up = ?, last_run_ref = ?, pending_run = ? WHERE id = ?"
+		_, err := t.tx.ExecContext(ctx, q, s.Handler, string(s.Payload), s.Queue, s.Expression, string(s.ExpressionType), t.sec(s.LastRun),
+			t.sec(s.NextRun), string(s.Overlap), boolInt(s.Enabled), nullText(s.Workflow), nullStr(string(s.CatchUp)), nullID(s.LastRunRef),
+			t.frac(s.PendingRun), s.ID)
+		if err != nil {
+			return fmt.Errorf("update schedule %d: %w", s.ID, err)
+		}
+		return nil
+	}
+	q := "INSERT INTO " + t.s.T.Schedules + " (handler, payload, queue, expression, expression_type, last_run, next_run, overlap_policy, enabled, " +
+		"created_at, workflow_definition, catch_up, last_run_ref, pending_run) VALUES (" + placeholders(14) + ")"
+	res, err := t.tx.ExecContext(ctx, q, s.Handler, string(s.Payload), s.Queue, s.Expression, string(s.ExpressionType), t.sec(s.LastRun),
+		t.sec(s.NextRun), string(s.Overlap), boolInt(s.Enabled), t.sec(s.CreatedAt), nullText(s.Workflow), nullStr(string(s.CatchUp)),
+		nullID(s.LastRunRef), t.frac(s.PendingRun))
+	if err != nil {
+		if t.s.D.Duplicate(err) {
+			return fmt.Errorf("schedule for handler %q: %w", s.Handler, queuety.ErrDuplicate)
+		}
+		return fmt.Errorf("insert schedule: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, 1)
+	if err != nil {
+		return err
+	}
+	s.ID = ids[0]
+	return nil
+}
+
+// ScheduleGet implements queuety.Tx.
+func (t *txn) ScheduleGet(ctx context.Context, id int64, lock queuety.LockMode) (*queuety.Schedule, error) {
+	s, err := scanSchedule(t.tx.QueryRowContext(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" WHERE id = ?"+t.lock(lock), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("schedule %d: %w", id, queuety.ErrNotFound)
+	}
+	return s, err
+}
+
+// ScheduleByHandler implements queuety.Tx.
+func (t *txn) ScheduleByHandler(ctx context.Context, handler string, lock queuety.LockMode) (*queuety.Schedule, error) {
+	s, err := scanSchedule(t.tx.QueryRowContext(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" WHERE handler = ?"+t.lock(lock), handler))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("schedule %q: %w", handler, queuety.ErrNotFound)
+	}
+	return s, err
+}
+
+// ScheduleList implements queuety.Tx.
+func (t *txn) ScheduleList(ctx context.Context) ([]*queuety.Schedule, error) {
+	return t.querySchedules(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" ORDER BY id")
+}
+
+// ScheduleDelete implements queuety.Tx.
+func (t *txn) ScheduleDelete(ctx context.Context, id int64) error {
+	_, err := t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.Schedules+" WHERE id = ?", id)
+	return err
+}
+
+// ScheduleFindDue implements queuety.Tx: due next runs through
+// idx_next_run (enabled, next_run), then due buffered firings through
+// idx_go_pending_run, both locking what they return.
+func (t *txn) ScheduleFindDue(ctx context.Context, p queuety.ExpiredParams) ([]*queuety.Schedule, error) {
+	due, err := t.querySchedules(ctx, t.s.SQL.DueSchedules+t.lock(p.Lock), t.sec(p.Now), p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("find due schedules: %w", err)
+	}
+	if len(due) >= p.Limit {
+		return due, nil
+	}
+	pending, err := t.querySchedules(ctx, t.s.SQL.BufferedSchedules+t.lock(p.Lock), t.frac(p.Now), p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("find buffered schedules: %w", err)
+	}
+	seen := map[int64]bool{}
+	for _, s := range due {
+		seen[s.ID] = true
+	}
+	for _, s := range pending {
+		if !seen[s.ID] && len(due) < p.Limit {
+			due = append(due, s)
+		}
+	}
+	return due, nil
+}
+
+// ScheduleUpdate implements queuety.Tx.
+func (t *txn) ScheduleUpdate(ctx context.Context, s *queuety.Schedule, oldNext time.Time) (bool, error) {
+	q := "UPDATE " + t.s.T.Schedules + " SET last_run = ?, next_run = ?, enabled = ?, last_run_ref = ?, pending_run = ? WHERE id = ? AND next_run = ?"
+	res, err := t.tx.ExecContext(ctx, q, t.sec(s.LastRun), t.sec(s.NextRun), boolInt(s.Enabled), nullID(s.LastRunRef), t.frac(s.PendingRun),
+		s.ID, t.sec(oldNext))
+	if err != nil {
+		return false, fmt.Errorf("update schedule %d: %w", s.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	if n == 0 {
+		// RowsAffected counts changed rows on MySQL: a write of identical
+		// values reports 0. Tell that apart from a lost compare-and-set.
+		var one int
+		err := t.tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.s.T.Schedules+" WHERE id = ? AND next_run = ?", s.ID, t.sec(s.NextRun)).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	return true, nil
+}
+
+// ScheduleNextDue implements queuety.Tx.
+func (t *txn) ScheduleNextDue(ctx context.Context) (time.Time, error) {
+	var next, pending time.Time
+	if err := t.tx.QueryRowContext(ctx, "SELECT MIN(next_run) FROM "+t.s.T.Schedules+" WHERE enabled = 1").Scan(nullTime{&next}); err != nil {
+		return time.Time{}, err
+	}
+	if err := t.tx.QueryRowContext(ctx, "SELECT MIN(pending_run) FROM "+t.s.T.Schedules+" WHERE enabled = 1 AND pending_run IS NOT NULL").Scan(nullTime{&pending}); err != nil {
+		return time.Time{}, err
+	}
+	if next.IsZero() || (!pending.IsZero() && pending.Before(next)) {
+		return pending, nil
+	}
+	return next, nil
+}

@@ -1,0 +1,664 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/schedexpr"
+)
+
+// ScheduleType is how a schedule's expression is read (Queuety's
+// expression_type column).
+type ScheduleType string
+
+// Schedule types.
+const (
+	ScheduleInterval ScheduleType = "interval" // "5 minutes", "1 hour", "3600 seconds"
+	ScheduleCron     ScheduleType = "cron"     // "0 3 * * *", "@daily"
+)
+
+// OverlapPolicy says what a firing does while the schedule's previous run
+// is still pending or processing.
+type OverlapPolicy string
+
+// Overlap policies (Queuety's overlap_policy column).
+const (
+	// OverlapAllow dispatches every firing, whatever is still running.
+	OverlapAllow OverlapPolicy = "allow"
+	// OverlapSkip drops a firing while the previous run is active.
+	OverlapSkip OverlapPolicy = "skip"
+	// OverlapBuffer keeps at most one firing waiting while the previous run
+	// is active, and dispatches it as soon as that run ends. Further
+	// firings in the meantime are dropped.
+	OverlapBuffer OverlapPolicy = "buffer"
+)
+
+// CatchUpPolicy says what happens to firings that were missed while no
+// worker ticked (downtime).
+type CatchUpPolicy string
+
+// Catch-up policies.
+const (
+	// CatchUpOnce fires once for all missed slots, then continues with the
+	// next slot after now. It is the default.
+	CatchUpOnce CatchUpPolicy = "once"
+	// CatchUpAll fires once per missed slot, up to MaxCatchUp per tick.
+	CatchUpAll CatchUpPolicy = "all"
+	// CatchUpNone fires only when no slot was missed; after downtime it
+	// skips straight to the next slot after now.
+	CatchUpNone CatchUpPolicy = "none"
+)
+
+// MaxCatchUp bounds the firings one tick makes for one schedule under
+// CatchUpAll.
+const MaxCatchUp = 100
+
+// workflowSchedulePrefix starts the handler key of workflow schedules.
+const workflowSchedulePrefix = "__queuety_workflow:"
+
+// Schedule is one row of Queuety's schedules table plus the Go engine's
+// columns. Handler is unique: one schedule per handler string (for
+// workflow schedules, "__queuety_workflow:" + a key).
+type Schedule struct {
+	ID             int64
+	Handler        string
+	Payload        []byte // JSON object: the job's payload, or the workflow's initial state
+	Queue          string
+	Expression     string
+	ExpressionType ScheduleType
+	LastRun        time.Time
+	NextRun        time.Time
+	Overlap        OverlapPolicy
+	Enabled        bool
+	CreatedAt      time.Time
+
+	// Workflow is the definition a workflow schedule dispatches, in
+	// Queuety's runtime-definition shape (nil for job schedules).
+	Workflow []byte
+	// CatchUp is the catch-up policy ("" reads as CatchUpOnce).
+	CatchUp CatchUpPolicy
+	// LastRunRef is the job or workflow id the latest firing dispatched.
+	LastRunRef int64
+	// PendingRun is the slot a buffered firing waits for (OverlapBuffer).
+	PendingRun time.Time
+}
+
+// IsWorkflow reports whether the schedule dispatches workflows.
+func (s *Schedule) IsWorkflow() bool { return len(s.Workflow) > 0 }
+
+// ScheduleBuilder configures a schedule; Save writes it.
+type ScheduleBuilder struct {
+	c   *Client
+	s   Schedule
+	def *WorkflowDefinition
+	err error
+}
+
+// Schedule starts a recurring job schedule for handler with payload
+// (anything that encodes as a JSON object; nil for none). Set when it fires
+// with Cron, Every or Interval, then call Save:
+//
+//	id, err := q.Schedule("cleanup_sessions", queuety.State{"older_than_days": 30}).
+//		Cron("0 3 * * *").OnQueue("maintenance").Overlap(queuety.OverlapSkip).Save(ctx)
+func (c *Client) Schedule(handler string, payload any) *ScheduleBuilder {
+	b := &ScheduleBuilder{c: c, s: Schedule{Handler: handler, Queue: DefaultQueue, Overlap: OverlapAllow, Enabled: true, CatchUp: CatchUpOnce}}
+	if err := validateHandlerName(handler); err != nil {
+		b.err = err
+	} else if IsInternalHandler(handler) {
+		b.err = invalidf("handler names starting with __queuety_ are reserved")
+	}
+	b.setPayload("schedule payload", payload)
+	return b
+}
+
+// ScheduleWorkflow starts a schedule that dispatches a fresh workflow from
+// def, with state as its initial state, at each firing. The schedule's key
+// is the workflow's name (change it with Key to schedule one workflow
+// several ways). Each firing's workflow gets an idempotency key made of the
+// definition's key (or the schedule's) and the firing time, so a firing
+// can never start two workflows.
+func (c *Client) ScheduleWorkflow(def WorkflowDefinition, state any) *ScheduleBuilder {
+	b := &ScheduleBuilder{c: c, s: Schedule{Queue: orDefault(def.Queue, DefaultQueue), Overlap: OverlapAllow, Enabled: true, CatchUp: CatchUpOnce}}
+	norm, err := def.normalized()
+	if err != nil {
+		b.err = err
+		return b
+	}
+	b.def = &norm
+	b.s.Handler = workflowSchedulePrefix + def.Name
+	b.setPayload("initial state", state)
+	return b
+}
+
+func (b *ScheduleBuilder) setPayload(what string, v any) {
+	o, err := toObject(what, v)
+	if err != nil {
+		b.fail(err)
+		return
+	}
+	for _, k := range o.Keys() {
+		if k == runtimeKey || k == callbackKey || (b.def != nil && isPrivateKey(k)) {
+			b.fail(invalidf("%s key %q is reserved", what, k))
+			return
+		}
+	}
+	b.s.Payload = encodeJSON(o)
+}
+
+func (b *ScheduleBuilder) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// Key names a workflow schedule (default: the workflow's name). Each key
+// is one schedule.
+func (b *ScheduleBuilder) Key(key string) *ScheduleBuilder {
+	if b.def == nil {
+		b.fail(invalidf("Key applies to workflow schedules; a job schedule is keyed by its handler"))
+		return b
+	}
+	if strings.TrimSpace(key) == "" {
+		b.fail(invalidf("schedule key is empty"))
+		return b
+	}
+	b.s.Handler = workflowSchedulePrefix + key
+	return b
+}
+
+// Cron fires on a 5-field cron expression ("*/5 * * * *") or a descriptor
+// ("@hourly", "@daily", "@every 90s"), in UTC. See the schedexpr package
+// for how day-of-month and day-of-week combine.
+func (b *ScheduleBuilder) Cron(expr string) *ScheduleBuilder {
+	if _, err := schedexpr.ParseCron(expr); err != nil {
+		b.fail(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
+	}
+	b.s.Expression, b.s.ExpressionType = strings.TrimSpace(expr), ScheduleCron
+	return b
+}
+
+// Every fires every d (at least one second). It is stored as Queuety
+// writes intervals ("300 seconds"), so Queuety PHP reads it too.
+func (b *ScheduleBuilder) Every(d time.Duration) *ScheduleBuilder {
+	if d < time.Second {
+		b.fail(invalidf("schedule interval must be at least 1 second, got %s", d))
+		return b
+	}
+	b.s.Expression = strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10) + " seconds"
+	b.s.ExpressionType = ScheduleInterval
+	return b
+}
+
+// Interval fires on a Queuety interval string ("15 minutes", "1 hour").
+func (b *ScheduleBuilder) Interval(expr string) *ScheduleBuilder {
+	if _, err := schedexpr.ParseInterval(expr); err != nil {
+		b.fail(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
+	}
+	b.s.Expression, b.s.ExpressionType = strings.TrimSpace(expr), ScheduleInterval
+	return b
+}
+
+// OnQueue sets the queue of the dispatched jobs (job schedules; a workflow
+// schedule uses its definition's queue).
+func (b *ScheduleBuilder) OnQueue(queue string) *ScheduleBuilder {
+	if b.def != nil {
+		b.fail(invalidf("OnQueue applies to job schedules; set the workflow definition's queue"))
+		return b
+	}
+	if queue == "" || len(queue) > 64 {
+		b.fail(invalidf("queue name must be 1-64 characters"))
+		return b
+	}
+	b.s.Queue = queue
+	return b
+}
+
+// Overlap sets the overlap policy (default OverlapAllow).
+func (b *ScheduleBuilder) Overlap(p OverlapPolicy) *ScheduleBuilder {
+	switch p {
+	case OverlapAllow, OverlapSkip, OverlapBuffer:
+		b.s.Overlap = p
+	default:
+		b.fail(invalidf("overlap policy %q (want allow, skip or buffer)", string(p)))
+	}
+	return b
+}
+
+// CatchUp sets the catch-up policy (default CatchUpOnce).
+func (b *ScheduleBuilder) CatchUp(p CatchUpPolicy) *ScheduleBuilder {
+	switch p {
+	case CatchUpOnce, CatchUpAll, CatchUpNone:
+		b.s.CatchUp = p
+	default:
+		b.fail(invalidf("catch-up policy %q (want once, all or none)", string(p)))
+	}
+	return b
+}
+
+// Disabled saves the schedule disabled.
+func (b *ScheduleBuilder) Disabled() *ScheduleBuilder {
+	b.s.Enabled = false
+	return b
+}
+
+// Save writes the schedule and returns its id. A schedule with the same
+// handler (or workflow key) is updated in place; its next run is
+// recomputed only when the expression changed, so saving the same schedule
+// at every application start is safe.
+func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
+	if b.err == nil && b.s.Expression == "" {
+		b.err = invalidf("schedule has no expression: call Cron, Every or Interval")
+	}
+	if b.err != nil {
+		return 0, fmt.Errorf("queuety: save schedule %q: %w", b.s.Handler, b.err)
+	}
+	if b.def != nil {
+		b.s.Workflow = encodeJSON(encodeDefinition(*b.def))
+	}
+	expr, _ := parseSchedule(&b.s)
+	var id int64
+	err := b.c.store.InTx(ctx, func(tx Tx) error {
+		now := b.c.clock.Now()
+		s := b.s
+		old, err := tx.ScheduleByHandler(ctx, s.Handler, LockUpdate)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		s.NextRun = expr.Next(floorSecond(now))
+		if old != nil {
+			s.ID, s.CreatedAt, s.LastRun, s.LastRunRef, s.PendingRun = old.ID, old.CreatedAt, old.LastRun, old.LastRunRef, old.PendingRun
+			if old.Expression == s.Expression && old.ExpressionType == s.ExpressionType {
+				s.NextRun = old.NextRun
+			}
+		} else {
+			s.CreatedAt = now
+		}
+		if err := tx.ScheduleSave(ctx, &s); err != nil {
+			return err
+		}
+		id = s.ID
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("queuety: save schedule %q: %w", b.s.Handler, err)
+	}
+	return id, nil
+}
+
+// parseSchedule reads a stored expression.
+func parseSchedule(s *Schedule) (schedexpr.Schedule, error) {
+	return schedexpr.Parse(schedexpr.Type(s.ExpressionType), s.Expression)
+}
+
+// Schedules lists every schedule, by id.
+func (c *Client) Schedules(ctx context.Context) ([]*Schedule, error) {
+	var out []*Schedule
+	err := c.store.InTx(ctx, func(tx Tx) (err error) { out, err = tx.ScheduleList(ctx); return err })
+	return out, wrap("list schedules", err)
+}
+
+// ScheduleByID reads one schedule.
+func (c *Client) ScheduleByID(ctx context.Context, id int64) (*Schedule, error) {
+	var s *Schedule
+	err := c.store.InTx(ctx, func(tx Tx) (err error) { s, err = tx.ScheduleGet(ctx, id, LockNone); return err })
+	return s, wrap("read schedule", err)
+}
+
+// RemoveSchedule deletes a schedule; jobs it dispatched are not touched.
+func (c *Client) RemoveSchedule(ctx context.Context, id int64) error {
+	err := c.store.InTx(ctx, func(tx Tx) error {
+		if _, err := tx.ScheduleGet(ctx, id, LockUpdate); err != nil {
+			return err
+		}
+		return tx.ScheduleDelete(ctx, id)
+	})
+	return wrap(fmt.Sprintf("remove schedule %d", id), err)
+}
+
+// SetScheduleEnabled enables or disables a schedule. Enabling moves a
+// next run that lies in the past to the next slot after now, so a schedule
+// disabled for a while does not fire for the time it was off.
+func (c *Client) SetScheduleEnabled(ctx context.Context, id int64, enabled bool) error {
+	err := c.store.InTx(ctx, func(tx Tx) error {
+		s, err := tx.ScheduleGet(ctx, id, LockUpdate)
+		if err != nil {
+			return err
+		}
+		old := s.NextRun
+		if enabled && !s.Enabled {
+			now := c.clock.Now()
+			if expr, err := parseSchedule(s); err == nil && !s.NextRun.After(now) {
+				s.NextRun = expr.Next(floorSecond(now))
+			}
+		}
+		s.Enabled = enabled
+		_, err = tx.ScheduleUpdate(ctx, s, old)
+		return err
+	})
+	return wrap(fmt.Sprintf("set schedule %d enabled=%v", id, enabled), err)
+}
+
+// RunScheduleNow fires a schedule once now, outside its timetable (its
+// next run is unchanged), honouring its overlap policy. It returns the id
+// of the job or workflow it dispatched, or 0 when the policy held it back.
+func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
+	var ref int64
+	err := c.store.InTx(ctx, func(tx Tx) error {
+		ref = 0
+		s, err := tx.ScheduleGet(ctx, id, LockUpdate)
+		if err != nil {
+			return err
+		}
+		now := c.clock.Now()
+		old := s.NextRun
+		fired, err := c.engine.fire(ctx, tx, s, now, now)
+		if err != nil {
+			return err
+		}
+		ref = fired
+		_, err = tx.ScheduleUpdate(ctx, s, old)
+		return err
+	})
+	return ref, wrap(fmt.Sprintf("run schedule %d", id), err)
+}
+
+// TickSchedules fires the due schedules: up to limit rows taken with SKIP
+// LOCKED, each changed under its lock with a compare-and-set on next_run,
+// so any number of workers and processes ticking at once fire every due
+// slot exactly once. It returns how many jobs or workflows it dispatched
+// and whether a full batch of schedules was due.
+func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error) {
+	var n int
+	var more bool
+	err := e.c.store.InTx(ctx, func(tx Tx) error {
+		n = 0
+		now := e.c.clock.Now()
+		due, err := tx.ScheduleFindDue(ctx, ExpiredParams{Now: now, Limit: limit, Lock: LockSkipLocked})
+		if err != nil {
+			return err
+		}
+		more = len(due) >= limit
+		for _, s := range due {
+			fired, err := e.tickOne(ctx, tx, s, now)
+			if err != nil {
+				return err
+			}
+			n += fired
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("queuety: tick schedules: %w", err)
+	}
+	return n, more, nil
+}
+
+// tickOne handles one locked, due schedule.
+func (e *Engine) tickOne(ctx context.Context, tx Tx, s *Schedule, now time.Time) (int, error) {
+	oldNext := s.NextRun
+	fired := 0
+	if !s.PendingRun.IsZero() && !s.PendingRun.After(now) {
+		active, err := e.scheduleActive(ctx, tx, s)
+		if err != nil {
+			return 0, err
+		}
+		if !active {
+			slot := s.PendingRun
+			s.PendingRun = time.Time{}
+			if _, err := e.dispatchFiring(ctx, tx, s, slot, now); err != nil {
+				return 0, err
+			}
+			fired++
+		}
+	}
+	if !s.NextRun.After(now) {
+		expr, err := parseSchedule(s)
+		if err != nil {
+			// A malformed expression (written by hand or by another runtime)
+			// must not stall the tick: try again in an hour.
+			e.c.log.Error("queuety: schedule has an invalid expression; retrying in an hour", "schedule_id", s.ID, "handler", s.Handler, "err", err)
+			s.NextRun = floorSecond(now).Add(time.Hour)
+			_, err := tx.ScheduleUpdate(ctx, s, oldNext)
+			return fired, err
+		}
+		var slots []time.Time
+		slot := s.NextRun
+		for !slot.After(now) && !slot.IsZero() && len(slots) <= MaxCatchUp {
+			slots = append(slots, slot)
+			slot = expr.Next(slot)
+		}
+		for !slot.IsZero() && !slot.After(now) { // beyond MaxCatchUp: skip ahead
+			slot = expr.Next(slot)
+		}
+		if slot.IsZero() { // nothing within the cron library's horizon
+			slot = floorSecond(now).Add(24 * time.Hour)
+		}
+		var firings []time.Time
+		switch s.CatchUp {
+		case CatchUpAll:
+			firings = slots[:min(len(slots), MaxCatchUp)]
+		case CatchUpNone:
+			if len(slots) == 1 {
+				firings = slots
+			}
+		default:
+			firings = slots[len(slots)-1:]
+		}
+		for _, f := range firings {
+			ref, err := e.fire(ctx, tx, s, f, now)
+			if err != nil {
+				return 0, err
+			}
+			if ref != 0 {
+				fired++
+			}
+		}
+		s.NextRun = slot
+	}
+	ok, err := tx.ScheduleUpdate(ctx, s, oldNext)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		// Another ticker moved next_run first (one that does not lock the
+		// row). Roll back this tick's firings; the next tick sees the new
+		// next_run.
+		return 0, fmt.Errorf("schedule %d: next_run changed by another ticker", s.ID)
+	}
+	return fired, nil
+}
+
+// fire applies the overlap policy to one firing and dispatches it when
+// allowed. It returns the dispatched id (0 when held back or dropped) and
+// updates s in memory (last_run, pending run, last reference).
+func (e *Engine) fire(ctx context.Context, tx Tx, s *Schedule, slot, now time.Time) (int64, error) {
+	if s.Overlap == OverlapSkip || s.Overlap == OverlapBuffer {
+		active, err := e.scheduleActive(ctx, tx, s)
+		if err != nil {
+			return 0, err
+		}
+		if active {
+			if s.Overlap == OverlapBuffer && s.PendingRun.IsZero() {
+				s.PendingRun = slot
+			}
+			s.LastRun = floorSecond(now)
+			return 0, nil
+		}
+	}
+	return e.dispatchFiring(ctx, tx, s, slot, now)
+}
+
+// dispatchFiring dispatches one firing's job or workflow.
+func (e *Engine) dispatchFiring(ctx context.Context, tx Tx, s *Schedule, slot, now time.Time) (int64, error) {
+	s.LastRun = floorSecond(now)
+	if s.IsWorkflow() {
+		def, err := decodeDefinition(s.Workflow)
+		if err != nil {
+			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+		}
+		key := def.IdempotencyKey
+		if key == "" {
+			key = "queuety-schedule:" + strconv.FormatInt(s.ID, 10)
+		}
+		def.IdempotencyKey = key + "@" + slot.UTC().Format(time.RFC3339)
+		state, err := decodeObject("schedule payload", s.Payload)
+		if err != nil {
+			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+		}
+		p, err := prepareWorkflow(def, state)
+		if err != nil {
+			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+		}
+		id, err := e.insertWorkflow(ctx, tx, p, now)
+		if err != nil {
+			return 0, err
+		}
+		s.LastRunRef = id
+		return id, nil
+	}
+	payload := s.Payload
+	if len(payload) == 0 {
+		payload = []byte("[]")
+	}
+	j := &Job{Queue: orDefault(s.Queue, DefaultQueue), Handler: s.Handler, Payload: payload, Status: JobPending,
+		MaxAttempts: DefaultMaxAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now)}
+	if err := tx.JobInsert(ctx, []*Job{j}); err != nil {
+		return 0, err
+	}
+	s.LastRunRef = j.ID
+	return j.ID, nil
+}
+
+// scheduleActive reports whether the schedule's previous run is still
+// pending or processing (a job) or not finished (a workflow). For rows
+// without a recorded run (written by Queuety PHP), a job schedule counts
+// any pending or processing job of its handler, as Queuety does.
+func (e *Engine) scheduleActive(ctx context.Context, tx Tx, s *Schedule) (bool, error) {
+	if s.LastRunRef == 0 {
+		if s.IsWorkflow() {
+			return false, nil
+		}
+		n, err := tx.JobCountActiveByHandler(ctx, s.Handler)
+		return n > 0, err
+	}
+	if s.IsWorkflow() {
+		wf, err := tx.WorkflowGet(ctx, s.LastRunRef, LockNone)
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return err == nil && !wf.Status.Terminal(), err
+	}
+	j, err := tx.JobGet(ctx, s.LastRunRef, LockNone)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && (j.Status == JobPending || j.Status == JobProcessing), err
+}
+
+// NextScheduleDue returns the earliest time a schedule (or a buffered
+// firing) is due, and false when no schedule is enabled. Workers sleep
+// until then.
+func (e *Engine) NextScheduleDue(ctx context.Context) (time.Time, bool, error) {
+	var t time.Time
+	err := e.c.store.InTx(ctx, func(tx Tx) (err error) { t, err = tx.ScheduleNextDue(ctx); return err })
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("queuety: next schedule due: %w", err)
+	}
+	return t, !t.IsZero(), nil
+}
+
+// encodeDefinition writes a workflow definition in Queuety's runtime
+// definition shape (build_runtime_definition), plus the Go engine's keys.
+func encodeDefinition(d WorkflowDefinition) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("name", d.Name)
+	steps := make([]any, len(d.Steps))
+	for i := range d.Steps {
+		steps[i] = d.Steps[i].encode()
+	}
+	o.Set("steps", steps)
+	o.Set("queue", orDefault(d.Queue, DefaultQueue))
+	o.Set("priority", int64(d.Priority))
+	o.Set("max_attempts", int64(orDefaultInt(d.MaxAttempts, DefaultMaxAttempts)))
+	o.Set("cancel_handler", nilIfEmpty(d.OnCancel))
+	o.Set("prune_after", nil)
+	if d.ExecutionTimeout > 0 {
+		o.Set("deadline_seconds", int64(math.Ceil(d.ExecutionTimeout.Seconds())))
+	} else {
+		o.Set("deadline_seconds", nil)
+	}
+	o.Set("deadline_handler", nilIfEmpty(d.OnDeadline))
+	o.Set("definition_version", nilIfEmpty(d.Version))
+	if d.RunTimeout > 0 {
+		o.Set("run_timeout_seconds", int64(math.Ceil(d.RunTimeout.Seconds())))
+	}
+	if d.IdempotencyKey != "" {
+		o.Set("idempotency_key", d.IdempotencyKey)
+	}
+	return o
+}
+
+// decodeDefinition reads what encodeDefinition wrote.
+func decodeDefinition(raw []byte) (WorkflowDefinition, error) {
+	o, err := decodeObject("workflow definition", raw)
+	if err != nil {
+		return WorkflowDefinition{}, err
+	}
+	d := WorkflowDefinition{
+		Name: strField(o, "name"), Queue: strField(o, "queue"), MaxAttempts: int(intValue(o, "max_attempts")),
+		ExecutionTimeout: time.Duration(intValue(o, "deadline_seconds")) * time.Second,
+		RunTimeout:       time.Duration(intValue(o, "run_timeout_seconds")) * time.Second,
+		OnCancel:         callbackName(o, "cancel_handler"), OnDeadline: callbackName(o, "deadline_handler"),
+		Version: strField(o, "definition_version"), IdempotencyKey: strField(o, "idempotency_key"),
+	}
+	if p, ok := priorityField(o); ok {
+		d.Priority = p
+	}
+	raws, _ := o.Get("steps")
+	list, ok := raws.([]any)
+	if !ok {
+		return d, errors.New("workflow definition has no steps list")
+	}
+	for i, r := range list {
+		step, err := parseStep(r, i)
+		if err != nil {
+			return d, fmt.Errorf("workflow definition step %d: %w", i, err)
+		}
+		d.Steps = append(d.Steps, stepFromDef(step))
+	}
+	return d, nil
+}
+
+// stepFromDef turns a decoded _steps entry back into a WorkflowStep.
+func stepFromDef(s *stepDef) WorkflowStep {
+	w := WorkflowStep{Type: StepType(s.Type), Name: s.Name}
+	switch s.Type {
+	case "single":
+		w.Handler = s.Class
+	case "parallel":
+		w.Handlers = s.handlers()
+	case "delay":
+		w.Delay = time.Duration(s.Delay) * time.Second
+	case "wait_for_signal":
+		if len(s.SignalNames) > 0 {
+			w.Signal = s.SignalNames[0]
+		}
+		w.ResultKey, w.Timeout = s.ResultKey, s.Timeout
+	}
+	rt := parseRuntimeFromDefinition(s.raw)
+	w.Options = JobSpec{Queue: strField(s.raw, "queue"), MaxAttempts: int(intValue(s.raw, "max_attempts")),
+		Backoff: rt.Backoff, Timeouts: rt.Timeouts, Delay: time.Duration(intValue(s.raw, "job_delay_seconds")) * time.Second}
+	if w.Options.Timeouts.StartToClose == 0 && rt.TimeoutSeconds > 0 {
+		w.Options.Timeouts.StartToClose = time.Duration(rt.TimeoutSeconds) * time.Second
+	}
+	if p, ok := priorityField(s.raw); ok {
+		w.Options.Priority, w.Options.PrioritySet = p, true
+	}
+	return w
+}
