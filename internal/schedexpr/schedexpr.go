@@ -9,8 +9,10 @@
 //   - "cron": a 5-field cron expression (minute hour day-of-month month
 //     day-of-week) such as "0 3 * * *". See ParseCron.
 //
-// Like Queuety, the scheduler computes a schedule's next_run from the time it
-// ticks, not from the previous next_run, so missed runs are not caught up.
+// This package only computes firing times. The engine (package queuety)
+// decides what a tick does with them: it anchors each next_run on the slot
+// before it, so intervals do not drift, and applies the schedule's catch-up
+// policy to slots missed during downtime.
 // All times are UTC: stored next_run values are UTC wall-clock times, and
 // Next always returns a UTC time whatever the location of its argument.
 //
