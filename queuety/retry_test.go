@@ -1,0 +1,79 @@
+package queuety
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestBackoffDelays(t *testing.T) {
+	s := time.Second
+	cases := []struct {
+		name string
+		b    Backoff
+		want []time.Duration // delays after attempts 1, 2, 3, ...
+	}{
+		{"exponential (Queuety default)", BackoffExponential, []time.Duration{60 * s, 120 * s, 240 * s, 480 * s, 960 * s, 1920 * s, 3600 * s, 3600 * s}},
+		{"fixed", BackoffFixed, []time.Duration{60 * s, 60 * s, 60 * s}},
+		{"linear", BackoffLinear, []time.Duration{60 * s, 120 * s, 180 * s}},
+		{"list, last repeats", BackoffSeconds(5, 30), []time.Duration{5 * s, 30 * s, 30 * s}},
+		{"policy", BackoffPolicy(time.Second, 2, 5*time.Second), []time.Duration{s, 2 * s, 4 * s, 5 * s, 5 * s}},
+		{"policy defaults", BackoffPolicy(time.Second, 0, 0), []time.Duration{s, 2 * s, 4 * s}},
+	}
+	for _, c := range cases {
+		for i, want := range c.want {
+			if got := c.b.Delay(i + 1); got != want {
+				t.Errorf("%s: after attempt %d = %s, want %s", c.name, i+1, got, want)
+			}
+		}
+		if err := validateBackoff(c.b); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	if d := BackoffExponential.Delay(200); d != MaxBackoff {
+		t.Errorf("exponential after 200 attempts = %s", d)
+	}
+}
+
+func TestBackoffValidation(t *testing.T) {
+	for name, b := range map[string]Backoff{
+		"unknown strategy":  BackoffStrategy("random"),
+		"empty list":        BackoffSeconds(),
+		"negative seconds":  BackoffSeconds(1, -1),
+		"tiny initial":      BackoffPolicy(time.Microsecond, 2, time.Second),
+		"coefficient < 1":   BackoffPolicy(time.Second, 0.5, time.Minute),
+		"maximum < initial": BackoffPolicy(time.Minute, 2, time.Second),
+	} {
+		if err := validateBackoff(b); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestParseBackoff(t *testing.T) {
+	for in, want := range map[string]string{"exponential": "exponential", " Fixed ": "fixed", "10,30,60": "[10 30 60]", "5": "[5]"} {
+		b, err := ParseBackoff(in)
+		if err != nil || b.String() != want {
+			t.Errorf("ParseBackoff(%q) = %v, %v; want %s", in, b, err, want)
+		}
+	}
+	for _, in := range []string{"", "10x,20y", "soon", "1,-2"} {
+		if _, err := ParseBackoff(in); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("ParseBackoff(%q): %v", in, err)
+		}
+	}
+}
+
+func TestParsePriority(t *testing.T) {
+	for in, want := range map[string]Priority{"0": PriorityLow, "low": PriorityLow, "1": PriorityNormal, "NORMAL": PriorityNormal,
+		"2": PriorityHigh, "high": PriorityHigh, "3": PriorityUrgent, " urgent ": PriorityUrgent} {
+		if got, err := ParsePriority(in); err != nil || got != want {
+			t.Errorf("ParsePriority(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"4", "-1", "critical", ""} {
+		if _, err := ParsePriority(in); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("ParsePriority(%q): %v", in, err)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package queuety
+
+import (
+	"testing"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+)
+
+// The __queuety_runtime object is read by Queuety PHP too: its Queuety keys
+// come first, in Queuety's order, and the Go engine's keys follow.
+func TestRuntimeEncoding(t *testing.T) {
+	cases := []struct {
+		rt   runtimeOptions
+		want string
+	}{
+		{runtimeOptions{MaxAttempts: 3}, `{"max_attempts":3}`},
+		{runtimeOptions{MaxAttempts: 4, Backoff: BackoffSeconds(7, 11)}, `{"max_attempts":4,"backoff":[7,11]}`},
+		{runtimeOptions{MaxAttempts: 2, Backoff: BackoffLinear}, `{"max_attempts":2,"backoff":"linear"}`},
+		{runtimeOptions{MaxAttempts: 3, Timeouts: ActivityTimeouts{StartToClose: 1500 * time.Millisecond}},
+			`{"max_attempts":3,"timeout_seconds":2,"start_to_close_ms":1500}`},
+		{runtimeOptions{MaxAttempts: 3, Backoff: BackoffPolicy(time.Second, 2, time.Minute),
+			Timeouts: ActivityTimeouts{ScheduleToStart: time.Minute, ScheduleToClose: time.Hour, Heartbeat: 10 * time.Second}},
+			`{"max_attempts":3,"backoff_policy":{"initial_ms":1000,"coefficient":2,"max_ms":60000},"schedule_to_start_ms":60000,"schedule_to_close_ms":3600000,"heartbeat_timeout_ms":10000}`},
+	}
+	for _, c := range cases {
+		got, err := phpjson.Marshal(c.rt.encode())
+		if err != nil || string(got) != c.want {
+			t.Errorf("encode %+v = %s (%v), want %s", c.rt, got, err, c.want)
+			continue
+		}
+		payload := phpjson.NewObject()
+		payload.Set(runtimeKey, c.rt.encode())
+		back := parseRuntime(payload)
+		again, _ := phpjson.Marshal(back.encode())
+		if string(again) != c.want {
+			t.Errorf("round trip of %s gave %s", c.want, again)
+		}
+	}
+}
+
+// Runtime options written by Queuety PHP are honoured; malformed ones are
+// ignored, as PHP ignores them.
+func TestParseRuntimeFromPHP(t *testing.T) {
+	doc, err := phpjson.DecodeObject([]byte(`{"step_index":1,"__queuety_runtime":{"max_attempts":5,"backoff":"fixed","timeout_seconds":30,"rate_limit":[10,60]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := parseRuntime(doc)
+	if rt.MaxAttempts != 5 || rt.Backoff != BackoffFixed || rt.startToClose() != 30*time.Second {
+		t.Fatalf("parsed %+v", rt)
+	}
+	for _, raw := range []string{`{"__queuety_runtime":"x"}`, `{"__queuety_runtime":{"backoff":"sometimes","max_attempts":"3"}}`, `[]`} {
+		doc, _ := phpjson.DecodeObject([]byte(raw))
+		if rt := parseRuntime(doc); rt.MaxAttempts != 0 || rt.Backoff != nil {
+			t.Errorf("%s parsed as %+v", raw, rt)
+		}
+	}
+}
+
+func TestActivityTimeoutValidation(t *testing.T) {
+	ok := ActivityTimeouts{ScheduleToStart: time.Second, StartToClose: time.Minute}
+	if err := ok.validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []ActivityTimeouts{{StartToClose: 999 * time.Millisecond}, {Heartbeat: -time.Second}, {ScheduleToClose: time.Nanosecond}} {
+		if err := bad.validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+func TestDueTimes(t *testing.T) {
+	now := time.Date(2030, 1, 1, 10, 0, 0, 300_000_000, time.UTC)
+	if got := dueAt(now, 0); !got.Equal(time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("immediate job due %s: it must be due at once", got)
+	}
+	if got := dueAt(now, 30*time.Second); !got.Equal(time.Date(2030, 1, 1, 10, 0, 31, 0, time.UTC)) {
+		t.Errorf("delayed job due %s: a delay never ends early", got)
+	}
+}
