@@ -591,3 +591,69 @@ func testDescribe(t *testing.T, e *Env) {
 		t.Fatalf("describe missing: %v", err)
 	}
 }
+
+func init() {
+	register("Workflows/MalformedStateFailsWorkflow", testMalformedState)
+	register("Workflows/PHPOnlyStepEnqueuedForPHP", testPHPOnlyStep)
+}
+
+// insertWorkflow writes a workflow row and its first step job directly, as
+// another runtime would.
+func (e *Env) insertWorkflow(state string, handler string) (int64, int64) {
+	e.T.Helper()
+	var wfID, jobID int64
+	err := e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) error {
+		wf := &queuety.Workflow{Name: "php_made", Status: queuety.WorkflowRunning, State: []byte(state), TotalSteps: 2, StartedAt: Epoch}
+		if err := tx.WorkflowInsert(e.Ctx, wf); err != nil {
+			return err
+		}
+		step := 0
+		j := &queuety.Job{Queue: "default", Handler: handler, Payload: []byte(`{"__queuety_runtime":{"max_attempts":3}}`),
+			Status: queuety.JobPending, MaxAttempts: 3, AvailableAt: Epoch, WorkflowID: wf.ID, StepIndex: &step, CostUnits: 1, CreatedAt: Epoch}
+		if err := tx.JobInsert(e.Ctx, []*queuety.Job{j}); err != nil {
+			return err
+		}
+		wfID, jobID = wf.ID, j.ID
+		return nil
+	})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return wfID, jobID
+}
+
+func testMalformedState(t *testing.T, e *Env) {
+	wfID, jobID := e.insertWorkflow(`{"_steps":[{"type":"single","name":"0","class":"a"}`, "a")
+	var called atomic.Int64
+	w := e.Worker(nil)
+	w.HandleStep("a", counter(&called, nil))
+	e.Drain(w)
+	Equal(t, "handler called with an unreadable state", called.Load(), int64(0))
+	j := e.Job(jobID)
+	Equal(t, "job", j.Status, queuety.JobBuried)
+	Equal(t, "attempts (the error is final)", j.Attempts, 1)
+	if !strings.Contains(j.ErrorMessage, "malformed workflow state JSON") {
+		t.Fatalf("error = %q", j.ErrorMessage)
+	}
+	Equal(t, "workflow", e.Workflow(wfID).Status, queuety.WorkflowFailed)
+}
+
+func testPHPOnlyStep(t *testing.T, e *Env) {
+	state := `{"items":[1,2],"_steps":[{"type":"single","name":"0","class":"a"},` +
+		`{"type":"for_each","name":"each","items_key":"items","class":"App\\Steps\\Item","result_key":null,"mode":"all","quorum":null,"reducer_class":null,"compensation":null}],` +
+		`"_queue":"default","_priority":0,"_max_attempts":3}`
+	wfID, _ := e.insertWorkflow(state, "a")
+	w := e.Worker(nil)
+	w.HandleStep("a", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"a": 1}, nil })
+	e.Drain(w)
+	wf := e.Workflow(wfID)
+	Equal(t, "status", wf.Status, queuety.WorkflowRunning)
+	Equal(t, "current step", wf.CurrentStep, 1)
+	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: wfID, Handler: "__queuety_for_each"})
+	if len(jobs) != 1 {
+		t.Fatalf("for_each placeholder jobs = %d", len(jobs))
+	}
+	Equal(t, "placeholder payload, as Queuety writes it", string(jobs[0].Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
+	Equal(t, "placeholder cost", jobs[0].CostUnits, 0)
+	Equal(t, "left for a PHP worker", jobs[0].Status, queuety.JobPending)
+}
