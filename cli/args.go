@@ -43,6 +43,7 @@ func parseDuration(s string) (time.Duration, error) {
 // durationValue is a flag.Value for parseDuration.
 type durationValue time.Duration
 
+// String implements flag.Value.
 func (d *durationValue) String() string {
 	if time.Duration(*d) == 0 {
 		return "0s"
@@ -50,6 +51,7 @@ func (d *durationValue) String() string {
 	return time.Duration(*d).String()
 }
 
+// Set implements flag.Value.
 func (d *durationValue) Set(s string) error {
 	v, err := parseDuration(s)
 	if err != nil {

@@ -163,6 +163,7 @@ type UsageError struct {
 	cmd string // the command path, for the help hint
 }
 
+// Error returns the usage message.
 func (e *UsageError) Error() string { return e.msg }
 
 // Usagef returns a usage error (exit code 2).

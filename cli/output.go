@@ -218,6 +218,7 @@ type syncWriter struct {
 	w  io.Writer
 }
 
+// Write implements io.Writer under the lock.
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -73,8 +73,13 @@ func (e *TimeoutError) Error() string {
 // nonRetryableError marks an error as final.
 type nonRetryableError struct{ err error }
 
-func (e *nonRetryableError) Error() string      { return e.err.Error() }
-func (e *nonRetryableError) Unwrap() error      { return e.err }
+// Error returns the wrapped error's message.
+func (e *nonRetryableError) Error() string { return e.err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *nonRetryableError) Unwrap() error { return e.err }
+
+// NonRetryable marks the error as final.
 func (e *nonRetryableError) NonRetryable() bool { return true }
 
 // NonRetryable wraps err so that the job or step fails at once, without

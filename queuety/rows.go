@@ -161,6 +161,7 @@ func (f *Failure) Err() error {
 // failureError is a recorded non-timeout failure.
 type failureError struct{ f *Failure }
 
+// Error returns the recorded message.
 func (e *failureError) Error() string { return e.f.Message }
 
 // ErrorClass returns the recorded error class.

@@ -57,6 +57,7 @@ func (n nullTime) parse(s string) error {
 // nullInt scans a nullable integer into an int64 (NULL → 0).
 type nullInt struct{ p *int64 }
 
+// Scan implements sql.Scanner.
 func (n nullInt) Scan(v any) error {
 	var x sql.NullInt64
 	if err := x.Scan(v); err != nil {
@@ -69,6 +70,7 @@ func (n nullInt) Scan(v any) error {
 // nullIntPtr scans a nullable integer into an *int (NULL → nil).
 type nullIntPtr struct{ p **int }
 
+// Scan implements sql.Scanner.
 func (n nullIntPtr) Scan(v any) error {
 	var x sql.NullInt64
 	if err := x.Scan(v); err != nil {
@@ -86,6 +88,7 @@ func (n nullIntPtr) Scan(v any) error {
 // nullString scans a nullable string (NULL → "").
 type nullString struct{ p *string }
 
+// Scan implements sql.Scanner.
 func (n nullString) Scan(v any) error {
 	var x sql.NullString
 	if err := x.Scan(v); err != nil {
@@ -98,6 +101,7 @@ func (n nullString) Scan(v any) error {
 // nullBytes scans nullable text into bytes (NULL → nil).
 type nullBytes struct{ p *[]byte }
 
+// Scan implements sql.Scanner.
 func (n nullBytes) Scan(v any) error {
 	switch x := v.(type) {
 	case nil:
