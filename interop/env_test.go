@@ -39,6 +39,7 @@ var goOnlyColumns = map[string][]string{
 	"queuety_jobs": {"claim_token", "schedule_to_start_at", "start_to_close_at", "schedule_to_close_at",
 		"heartbeat_deadline_at", "last_heartbeat_at"},
 	"queuety_workflows": {"run_number", "run_started_at", "run_deadline_at", "wait_deadline_at"},
+	"queuety_schedules": {"workflow_definition", "catch_up", "last_run_ref", "pending_run"},
 }
 
 func isGoOnly(table, col string) bool {

@@ -185,11 +185,57 @@ func (sc *stepCtx) logs(completed bool) []*LogEntry {
 	return out
 }
 
+// writes collects the rows one or more step transitions write, so that a
+// batch of transitions shares its statements.
+type writes struct {
+	workflows []*Workflow
+	jobs      []*Job
+	events    []*WorkflowEvent
+	logs      []*LogEntry
+}
+
+// flush writes everything collected, inside tx.
+func (w *writes) flush(ctx context.Context, tx Tx) error {
+	for _, wf := range w.workflows {
+		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+			return err
+		}
+	}
+	if len(w.jobs) > 0 {
+		if err := tx.JobInsert(ctx, w.jobs); err != nil {
+			return err
+		}
+	}
+	if len(w.events) > 0 {
+		if err := tx.EventInsert(ctx, w.events); err != nil {
+			return err
+		}
+	}
+	if len(w.logs) > 0 {
+		return tx.LogInsert(ctx, w.logs)
+	}
+	return nil
+}
+
 // finalize merges a completed step's output and moves the workflow to the
 // next step (or completes it): one transition, written with the job's
 // completion, its logs and events, and the next step's job.
 func (sc *stepCtx) finalize(output *phpjson.Object, withStarted bool) error {
 	ctx, tx := context.Background(), sc.tx
+	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+		return err
+	}
+	w := &writes{}
+	if err := sc.finalizeInto(w, output, withStarted); err != nil {
+		return err
+	}
+	return w.flush(ctx, tx)
+}
+
+// finalizeInto computes a step's transition (merged state, next step,
+// events, logs, next jobs) into w without touching the database; the
+// step's job is completed by the caller.
+func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object, withStarted bool) error {
 	stateBefore := publicState(sc.state)
 	next := sc.wf.CurrentStep + 1
 	if target, ok := nextStepTarget(output); ok && sc.step.Type != "parallel" {
@@ -200,50 +246,48 @@ func (sc *stepCtx) finalize(output *phpjson.Object, withStarted bool) error {
 		next = i
 	}
 	mergeOutput(sc.state, output, sc.wf.CurrentStep)
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
-		return err
-	}
-	events := []*WorkflowEvent{}
 	if withStarted {
-		events = append(events, sc.startedEvent(stateBefore))
+		w.events = append(w.events, sc.startedEvent(stateBefore))
 	}
-	events = append(events, &WorkflowEvent{
+	w.events = append(w.events, &WorkflowEvent{
 		WorkflowID: sc.wf.ID, JobID: sc.row.ID, StepIndex: *sc.row.StepIndex, StepName: sc.step.Name,
 		StepType: sc.step.Type, Handler: sc.row.Handler, Event: EventStepCompleted, Queue: sc.row.Queue,
 		Attempt: ptr(sc.row.Attempts), Input: sc.stepInput(stateBefore), Output: encodeJSON(output),
 		StateBefore: encodeJSON(stateBefore), StateAfter: encodeJSON(publicState(sc.state)),
 		DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
 	})
-	logs := sc.logs(withStarted)
-	if err := sc.e.moveTo(ctx, tx, sc.wf, sc.state, sc.steps, next, sc.now, &logs); err != nil {
-		return err
-	}
-	if err := tx.EventInsert(ctx, events); err != nil {
-		return err
-	}
-	return tx.LogInsert(ctx, logs)
+	w.logs = append(w.logs, sc.logs(withStarted)...)
+	sc.e.advance(w, sc.wf, sc.state, sc.steps, next, sc.now)
+	return nil
 }
 
-// moveTo sets current_step to next and either completes the workflow or
-// enqueues the next step (unless the workflow is paused). It saves the
-// workflow row.
-func (e *Engine) moveTo(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, next int, now time.Time, logs *[]*LogEntry) error {
+// advance sets current_step to next and either completes the workflow or
+// queues the next step's jobs (unless the workflow is paused), into w.
+func (e *Engine) advance(w *writes, wf *Workflow, state *phpjson.Object, steps []*stepDef, next int, now time.Time) {
 	wf.CurrentStep = next
 	wf.State = encodeJSON(state)
+	w.workflows = append(w.workflows, wf)
 	if next >= wf.TotalSteps || next >= len(steps) {
 		wf.Status = WorkflowCompleted
 		wf.CompletedAt = floorSecond(now)
 		wf.WaitDeadlineAt = time.Time{}
-		*logs = append(*logs, &LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: LogWorkflowCompleted, CreatedAt: now})
-		return tx.WorkflowUpdate(ctx, wf)
+		w.logs = append(w.logs, &LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: LogWorkflowCompleted, CreatedAt: now})
+		return
 	}
-	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
-		return err
+	if wf.Status != WorkflowPaused {
+		w.jobs = append(w.jobs, e.stepJobs(wf, state, steps, next, now)...)
 	}
-	if wf.Status == WorkflowPaused {
-		return nil
-	}
-	return e.enqueueStep(ctx, tx, wf, state, steps, next, now)
+}
+
+// moveTo is advance written at once: it saves the workflow and inserts
+// the next step's jobs, and appends its log rows to logs for the caller to
+// insert.
+func (e *Engine) moveTo(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, next int, now time.Time, logs *[]*LogEntry) error {
+	w := &writes{}
+	e.advance(w, wf, state, steps, next, now)
+	*logs = append(*logs, w.logs...)
+	w.logs = nil
+	return w.flush(ctx, tx)
 }
 
 // completeBranch merges one finished parallel branch; the last branch to
@@ -885,11 +929,16 @@ func debugLog(wf *Workflow, state *phpjson.Object, now time.Time, context map[st
 	return &LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: LogDebug, Context: encodeJSON(context), CreatedAt: now}
 }
 
-// enqueueStep writes the job(s) of step idx, as Queuety's enqueue_step_def
+// enqueueStep writes the job(s) of step idx.
+func (e *Engine) enqueueStep(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) error {
+	return tx.JobInsert(ctx, e.stepJobs(wf, state, steps, idx, now))
+}
+
+// stepJobs builds the job(s) of step idx, as Queuety's enqueue_step_def
 // does: the step's handler (one job per parallel branch) or its internal
 // placeholder, with the options resolved from the step definition and the
 // workflow's defaults, and __queuety_runtime in the payload.
-func (e *Engine) enqueueStep(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) error {
+func (e *Engine) stepJobs(wf *Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) []*Job {
 	step := steps[idx]
 	var jobs []*Job
 	switch step.Type {
@@ -909,7 +958,7 @@ func (e *Engine) enqueueStep(ctx context.Context, tx Tx, wf *Workflow, state *ph
 		}
 		jobs = append(jobs, e.stepJob(wf, state, step.raw, placeholderHandler(step.Type), p, idx, 0, now, delay))
 	}
-	return tx.JobInsert(ctx, jobs)
+	return jobs
 }
 
 // stepJob resolves one step job row (Queuety's StepDispatchOptions): step

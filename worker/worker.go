@@ -53,6 +53,9 @@ type Worker struct {
 	freed    chan struct{}
 	wg       sync.WaitGroup
 	results  chan *queuety.Result
+	// unrecorded counts successes handed to the completer and not yet
+	// recorded; a step's next job exists only once its success is.
+	unrecorded atomic.Int64
 
 	stats counters
 }
@@ -216,9 +219,10 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	}, sweepErr
 }
 
-// idle reports, in once mode, that nothing is running and nothing is due.
+// idle reports, in once mode, that nothing is running, no result is
+// waiting to be recorded, and nothing is due.
 func (w *Worker) idle(ctx context.Context) bool {
-	if w.busyCount() > 0 {
+	if w.busyCount() > 0 || w.unrecorded.Load() > 0 {
 		return false
 	}
 	due, err := w.engine.HasDue(ctx, w.cfg.queues, w.handlers())
@@ -351,8 +355,9 @@ func (w *Worker) execute(ctx context.Context, cj *queuety.Claimed) {
 		}
 	}
 	r := &queuety.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur}
-	if err == nil && cj.Err() == nil && !cj.IsStep() {
-		w.results <- r
+	if err == nil && cj.Err() == nil {
+		w.unrecorded.Add(1)
+		w.results <- r // successes are recorded in batches
 		return
 	}
 	w.finish(r)
@@ -481,15 +486,44 @@ func (w *Worker) completer() {
 			}
 		}
 		w.completeBatch(batch)
+		w.unrecorded.Add(-int64(len(batch)))
+		select { // a recorded step may have enqueued the next one
+		case w.freed <- struct{}{}:
+		default:
+		}
 	}
 }
 
+// completeBatch records a batch of successes: plain jobs with one
+// CompleteJobs call and workflow steps with one CompleteSteps call, each
+// retried while the database is unreachable (for up to a minute; after
+// that stale recovery returns the jobs).
 func (w *Worker) completeBatch(batch []*queuety.Result) {
+	var jobs, steps []*queuety.Result
+	for _, r := range batch {
+		if r.Claimed.IsStep() {
+			steps = append(steps, r)
+		} else {
+			jobs = append(jobs, r)
+		}
+	}
+	w.recordBatch(jobs, w.engine.CompleteJobs)
+	w.recordBatch(steps, w.engine.CompleteSteps)
+}
+
+func (w *Worker) recordBatch(batch []*queuety.Result, complete func(context.Context, []*queuety.Result) ([]error, error)) {
+	if len(batch) == 0 {
+		return
+	}
 	deadline := time.Now().Add(time.Minute)
 	for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
-		errs, err := w.engine.CompleteJobs(context.Background(), batch)
+		errs, err := complete(context.Background(), batch)
 		if err == nil {
 			for i, r := range batch {
+				if errs[i] != nil && !errors.Is(errs[i], queuety.ErrStaleAttempt) {
+					w.finish(r) // a database error on this one result: retry it alone
+					continue
+				}
 				w.recordOutcome(r, errs[i])
 			}
 			return
@@ -500,7 +534,7 @@ func (w *Worker) completeBatch(batch []*queuety.Result) {
 			}
 			return
 		}
-		w.log.Error("queuety: complete jobs failed; retrying", "count", len(batch), "err", err)
+		w.log.Error("queuety: record completed jobs failed; retrying", "count", len(batch), "err", err)
 		time.Sleep(wait)
 	}
 }
