@@ -82,7 +82,8 @@ worker that has them; they are never buried for lack of a handler.`,
 							"workflows_expired": st.Swept.WorkflowsExpired, "waits_timed_out": st.Swept.WaitsTimedOut,
 							"jobs_timed_out": st.Swept.JobsTimedOut, "jobs_recovered": st.Swept.JobsRecovered,
 						},
-						"duration_ms": took.Milliseconds(), "interrupted": ctx.Err() != nil,
+						"schedules_fired": st.SchedulesFired,
+						"duration_ms":     took.Milliseconds(), "interrupted": ctx.Err() != nil,
 					}
 					if err != nil {
 						out["error"] = cleanError(err)
@@ -91,10 +92,10 @@ worker that has them; they are never buried for lack of a handler.`,
 						return perr
 					}
 				} else {
-					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d); %s\n",
+					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d); schedules fired %d; %s\n",
 						st.Claimed, st.Succeeded, st.Failed, st.HandedBack, st.Stale, st.Swept.Total(),
 						st.Swept.WorkflowsExpired, st.Swept.WaitsTimedOut, st.Swept.JobsTimedOut, st.Swept.JobsRecovered,
-						took.Round(time.Millisecond))
+						st.SchedulesFired, took.Round(time.Millisecond))
 				}
 				if err != nil {
 					return fmt.Errorf("sweeps failed: %w", err)

@@ -13,6 +13,7 @@ func commands() []*Command {
 		jobCommand(),
 		workflowCommand(),
 		signalCommand(),
+		scheduleCommand(),
 		demoCommand(),
 		benchCommand(),
 		versionCommand(),

@@ -94,10 +94,11 @@ func (s *Schedule) IsWorkflow() bool { return len(s.Workflow) > 0 }
 
 // ScheduleBuilder configures a schedule; Save writes it.
 type ScheduleBuilder struct {
-	c   *Client
-	s   Schedule
-	def *WorkflowDefinition
-	err error
+	c          *Client
+	s          Schedule
+	def        *WorkflowDefinition
+	enabledSet bool // Enabled or Disabled was called
+	err        error
 }
 
 // Schedule starts a recurring job schedule for handler with payload
@@ -172,14 +173,35 @@ func (b *ScheduleBuilder) Key(key string) *ScheduleBuilder {
 	return b
 }
 
+// cronDescriptors are the cron descriptors spelled as the five fields
+// Queuety PHP's parser reads, so a saved schedule runs on either side.
+var cronDescriptors = map[string]string{
+	"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
+	"@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
+}
+
 // Cron fires on a 5-field cron expression ("*/5 * * * *") or a descriptor
-// ("@hourly", "@daily", "@every 90s"), in UTC. See the schedexpr package
-// for how day-of-month and day-of-week combine.
+// ("@hourly", "@daily", "@every 90s"), in UTC. Descriptors are stored as
+// the equivalent five fields, and "@every d" as the interval d, which is
+// what Queuety PHP can read. See the schedexpr package for how
+// day-of-month and day-of-week combine.
 func (b *ScheduleBuilder) Cron(expr string) *ScheduleBuilder {
-	if _, err := schedexpr.ParseCron(expr); err != nil {
+	spec := strings.TrimSpace(expr)
+	if rest, ok := strings.CutPrefix(spec, "@every"); ok {
+		d, err := time.ParseDuration(strings.TrimSpace(rest))
+		if err != nil {
+			b.fail(invalidf("cron expression %q: @every needs a Go duration such as 90s or 1h", expr))
+			return b
+		}
+		return b.Every(d)
+	}
+	if fields, ok := cronDescriptors[strings.ToLower(spec)]; ok {
+		spec = fields
+	}
+	if _, err := schedexpr.ParseCron(spec); err != nil {
 		b.fail(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
 	}
-	b.s.Expression, b.s.ExpressionType = strings.TrimSpace(expr), ScheduleCron
+	b.s.Expression, b.s.ExpressionType = spec, ScheduleCron
 	return b
 }
 
@@ -196,7 +218,12 @@ func (b *ScheduleBuilder) Every(d time.Duration) *ScheduleBuilder {
 }
 
 // Interval fires on a Queuety interval string ("15 minutes", "1 hour").
+// A Go duration ("90s", "1h30m") is accepted too and stored as Every
+// stores it, in a form Queuety PHP reads.
 func (b *ScheduleBuilder) Interval(expr string) *ScheduleBuilder {
+	if d, err := time.ParseDuration(strings.TrimSpace(expr)); err == nil {
+		return b.Every(d)
+	}
 	if _, err := schedexpr.ParseInterval(expr); err != nil {
 		b.fail(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
 	}
@@ -241,16 +268,28 @@ func (b *ScheduleBuilder) CatchUp(p CatchUpPolicy) *ScheduleBuilder {
 	return b
 }
 
-// Disabled saves the schedule disabled.
+// Disabled saves the schedule disabled. Without Enabled or Disabled, Save
+// creates a schedule enabled and leaves an existing one's enabled flag as
+// it is, so a schedule switched off from the CLI stays off when the
+// application saves it again at start.
 func (b *ScheduleBuilder) Disabled() *ScheduleBuilder {
-	b.s.Enabled = false
+	b.s.Enabled, b.enabledSet = false, true
+	return b
+}
+
+// Enabled saves the schedule enabled, switching an existing disabled one
+// back on (its missed slots are not fired; it continues with the next slot
+// after now).
+func (b *ScheduleBuilder) Enabled() *ScheduleBuilder {
+	b.s.Enabled, b.enabledSet = true, true
 	return b
 }
 
 // Save writes the schedule and returns its id. A schedule with the same
-// handler (or workflow key) is updated in place; its next run is
-// recomputed only when the expression changed, so saving the same schedule
-// at every application start is safe.
+// handler (or workflow key) is updated in place: its next run is
+// recomputed only when the expression changed or it is switched back on,
+// and its enabled flag is kept unless Enabled or Disabled was called, so
+// saving the same schedule at every application start is safe.
 func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 	if b.err == nil && b.s.Expression == "" {
 		b.err = invalidf("schedule has no expression: call Cron, Every or Interval")
@@ -273,7 +312,11 @@ func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 		s.NextRun = expr.Next(floorSecond(now))
 		if old != nil {
 			s.ID, s.CreatedAt, s.LastRun, s.LastRunRef, s.PendingRun = old.ID, old.CreatedAt, old.LastRun, old.LastRunRef, old.PendingRun
-			if old.Expression == s.Expression && old.ExpressionType == s.ExpressionType {
+			if !b.enabledSet {
+				s.Enabled = old.Enabled
+			}
+			reenabled := s.Enabled && !old.Enabled
+			if old.Expression == s.Expression && old.ExpressionType == s.ExpressionType && !reenabled {
 				s.NextRun = old.NextRun
 			}
 		} else {
@@ -484,10 +527,15 @@ func (e *Engine) fire(ctx context.Context, tx Tx, s *Schedule, slot, now time.Ti
 			return 0, err
 		}
 		if active {
-			if s.Overlap == OverlapBuffer && s.PendingRun.IsZero() {
-				s.PendingRun = slot
+			if s.Overlap == OverlapBuffer {
+				// A buffered firing has not run yet: last_run stays, as in
+				// Queuety PHP.
+				if s.PendingRun.IsZero() {
+					s.PendingRun = slot
+				}
+				return 0, nil
 			}
-			s.LastRun = floorSecond(now)
+			s.LastRun = floorSecond(now) // a skipped slot counts as run, as in Queuety PHP
 			return 0, nil
 		}
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,8 @@ func init() {
 	register("Schedules/EnableDisableRemoveRunNow", testScheduleOps)
 	register("Schedules/QueuetyIntervalStrings", testIntervalStrings)
 	register("Schedules/RunOnceTicksAndDrains", testRunOnceTicks)
+	register("Schedules/SaveKeepsEnabledFlag", testSaveKeepsEnabled)
+	register("Schedules/StoredInQueuetyPHPForm", testStoredInPHPForm)
 }
 
 // tick fires the due schedules once.
@@ -153,6 +156,7 @@ func testOverlapBuffer(t *testing.T, e *Env) {
 		t.Fatal("no buffered firing recorded")
 	}
 	Equal(t, "buffered slot is the first one missed", s.PendingRun, time.Date(2030, 1, 2, 3, 6, 5, 0, time.UTC))
+	Equal(t, "last_run is the run that dispatched, not the buffered slots", s.LastRun, time.Date(2030, 1, 2, 3, 5, 5, 0, time.UTC))
 	Equal(t, "jobs while active", len(e.jobsOf("sync")), 1)
 	e.Complete(running...)
 	Equal(t, "the buffered run is dispatched as soon as the tick sees the run ended", e.tick(), 1)
@@ -318,4 +322,69 @@ func testRunOnceTicks(t *testing.T, e *Env) {
 	st := e.Drain(w)
 	Equal(t, "fired by RunOnce", st.SchedulesFired, 1)
 	Equal(t, "ran in the same RunOnce", ran.Load(), int64(1))
+}
+
+func testSaveKeepsEnabled(t *testing.T, e *Env) {
+	id, err := e.C.Schedule("report", nil).Every(time.Hour).Save(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.C.SetScheduleEnabled(e.Ctx, id, false); err != nil {
+		t.Fatal(err)
+	}
+	// The application saves its schedules again at every start.
+	if _, err := e.C.Schedule("report", nil).Every(time.Hour).Save(e.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	Equal(t, "switched off from outside: stays off after Save", e.schedule(id).Enabled, false)
+	e.Clock.Advance(5 * time.Hour)
+	Equal(t, "disabled schedule fired", e.tick(), 0)
+	if _, err := e.C.Schedule("report", nil).Every(time.Hour).Enabled().Save(e.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := e.schedule(id)
+	Equal(t, "Enabled switches it back on", s.Enabled, true)
+	Equal(t, "re-enabled: next slot after now, no firing for the time it was off", s.NextRun, e.Clock.Now().Truncate(time.Second).Add(time.Hour))
+	Equal(t, "nothing due", e.tick(), 0)
+	if _, err := e.C.Schedule("report", nil).Every(time.Hour).Disabled().Save(e.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	Equal(t, "Disabled switches it off", e.schedule(id).Enabled, false)
+	fresh, _ := e.C.Schedule("fresh", nil).Every(time.Hour).Save(e.Ctx)
+	Equal(t, "a new schedule is enabled", e.schedule(fresh).Enabled, true)
+}
+
+// testStoredInPHPForm checks that what Go writes is what Queuety PHP's
+// parser reads: five plain cron fields and "<n> <unit>" intervals.
+func testStoredInPHPForm(t *testing.T, e *Env) {
+	cases := []struct {
+		build    func(*queuety.ScheduleBuilder) *queuety.ScheduleBuilder
+		typ      queuety.ScheduleType
+		expr     string
+		nextFrom time.Duration // next_run after Epoch
+	}{
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@hourly") }, queuety.ScheduleCron, "0 * * * *", 0},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@DAILY") }, queuety.ScheduleCron, "0 0 * * *", 0},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@weekly") }, queuety.ScheduleCron, "0 0 * * 0", 0},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@every 90s") }, queuety.ScheduleInterval, "90 seconds", 90 * time.Second},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval("1h30m") }, queuety.ScheduleInterval, "5400 seconds", 90 * time.Minute},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval(" 2 hours ") }, queuety.ScheduleInterval, "2 hours", 2 * time.Hour},
+	}
+	for i, c := range cases {
+		id, err := c.build(e.C.Schedule(fmt.Sprintf("h%d", i), nil)).Save(e.Ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", c.expr, err)
+		}
+		s := e.schedule(id)
+		Equal(t, "expression_type of "+c.expr, s.ExpressionType, c.typ)
+		Equal(t, "expression", s.Expression, c.expr)
+		if c.nextFrom > 0 {
+			Equal(t, "next_run of "+c.expr, s.NextRun, Epoch.Add(c.nextFrom))
+		}
+	}
+	for _, bad := range []string{"@every", "@every soon", "@every 0s", "@fortnightly"} {
+		if _, err := e.C.Schedule("bad", nil).Cron(bad).Save(e.Ctx); !errors.Is(err, queuety.ErrInvalidArgument) {
+			t.Errorf("Cron(%q): %v", bad, err)
+		}
+	}
 }

@@ -1,0 +1,449 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/schedexpr"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// workflowSchedulePrefix starts the handler of workflow schedules (the
+// rest is the schedule's key); the CLI shows them as "workflow:KEY".
+const workflowSchedulePrefix = "__queuety_workflow:"
+
+func scheduleCommand() *Command {
+	return &Command{
+		Name:    "schedule",
+		Summary: "list, add and operate recurring job and workflow schedules",
+		Help: `Schedules live in Queuety's schedules table, shared with Queuety PHP. Each
+firing dispatches a job (or, for workflow schedules, a fresh workflow).
+Workers fire the due schedules: a long-running worker at each schedule's
+due time, and work --once (cron) when it starts, so cron-driven workers run
+schedules too.
+
+Workflow schedules are created from Go code (Client.ScheduleWorkflow) and
+are listed as workflow:KEY; remove, enable, disable and run-now apply to
+them as well.`,
+		Examples: []string{
+			Program + " schedule list",
+			Program + ` schedule add cleanup_sessions '{"older_than_days": 30}' --cron '0 3 * * *' --overlap skip`,
+			Program + " schedule add sync_feed --every 5m --queue feeds",
+			Program + " schedule run-now 3",
+			Program + " schedule disable 3",
+		},
+		Sub: []*Command{
+			scheduleListCommand(),
+			scheduleAddCommand(),
+			scheduleRemoveCommand(),
+			scheduleEnableCommand(true),
+			scheduleEnableCommand(false),
+			scheduleRunNowCommand(),
+		},
+	}
+}
+
+// scheduleJSON is a schedule row as the CLI prints it with --json.
+type scheduleJSON struct {
+	ID          int64                 `json:"id"`
+	Handler     string                `json:"handler"` // as stored
+	Kind        string                `json:"kind"`    // job or workflow
+	WorkflowKey string                `json:"workflow_key,omitempty"`
+	Type        queuety.ScheduleType  `json:"type"`
+	Expression  string                `json:"expression"`
+	Queue       string                `json:"queue"`
+	Overlap     queuety.OverlapPolicy `json:"overlap"`
+	CatchUp     queuety.CatchUpPolicy `json:"catch_up"`
+	Enabled     bool                  `json:"enabled"`
+	LastRun     string                `json:"last_run,omitempty"`
+	NextRun     string                `json:"next_run,omitempty"`
+	LastRunID   int64                 `json:"last_run_id,omitempty"` // the job or workflow the latest firing dispatched
+	PendingRun  string                `json:"pending_run,omitempty"` // a buffered firing's slot
+	CreatedAt   string                `json:"created_at,omitempty"`
+	Payload     json.RawMessage       `json:"payload"`
+}
+
+func scheduleView(s *queuety.Schedule) scheduleJSON {
+	key, _ := workflowKey(s)
+	return scheduleJSON{
+		ID: s.ID, Handler: s.Handler, Kind: scheduleKind(s), WorkflowKey: key, Type: s.ExpressionType,
+		Expression: s.Expression, Queue: s.Queue, Overlap: s.Overlap, CatchUp: catchUpOf(s), Enabled: s.Enabled,
+		LastRun: ts(s.LastRun), NextRun: ts(s.NextRun), LastRunID: s.LastRunRef, PendingRun: ts(s.PendingRun),
+		CreatedAt: ts(s.CreatedAt), Payload: rawJSON(s.Payload),
+	}
+}
+
+// workflowKey returns the key of a workflow schedule ("" and false for a
+// job schedule).
+func workflowKey(s *queuety.Schedule) (string, bool) {
+	if key, ok := strings.CutPrefix(s.Handler, workflowSchedulePrefix); ok {
+		return key, true
+	}
+	return "", false
+}
+
+func scheduleKind(s *queuety.Schedule) string {
+	if _, ok := workflowKey(s); ok || s.IsWorkflow() {
+		return "workflow"
+	}
+	return "job"
+}
+
+// scheduleTarget is the HANDLER column: the handler, or workflow:KEY.
+func scheduleTarget(s *queuety.Schedule) string {
+	if key, ok := workflowKey(s); ok {
+		return "workflow:" + key
+	}
+	return s.Handler
+}
+
+// catchUpOf reads an empty catch-up policy as the default, once.
+func catchUpOf(s *queuety.Schedule) queuety.CatchUpPolicy {
+	if s.CatchUp == "" {
+		return queuety.CatchUpOnce
+	}
+	return s.CatchUp
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func scheduleListCommand() *Command {
+	return &Command{
+		Name:    "list",
+		Summary: "list the schedules with their policies, last run and next run (UTC)",
+		Examples: []string{
+			Program + " schedule list",
+			Program + " schedule list --json",
+		},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, _ []string) error {
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				list, err := c.Schedules(e.Ctx)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					out := make([]scheduleJSON, len(list))
+					for i, s := range list {
+						out[i] = scheduleView(s)
+					}
+					return printJSON(e.Stdout, out)
+				}
+				if len(list) == 0 {
+					fmt.Fprintln(e.Stdout, "No schedules.")
+					return nil
+				}
+				tw := newTable(e.Stdout)
+				fmt.Fprintln(tw, "ID\tHANDLER\tTYPE\tEXPRESSION\tQUEUE\tOVERLAP\tCATCH-UP\tENABLED\tLAST RUN\tNEXT RUN")
+				for _, s := range list {
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, cell(scheduleTarget(s), 60),
+						dash(string(s.ExpressionType)), cell(s.Expression, 40), dash(s.Queue), dash(string(s.Overlap)),
+						catchUpOf(s), yesNo(s.Enabled), dash(ts(s.LastRun)), dash(ts(s.NextRun)))
+				}
+				return tw.Flush()
+			}
+		},
+	}
+}
+
+// parseOverlap reads --overlap.
+func parseOverlap(s string) (queuety.OverlapPolicy, error) {
+	p := queuety.OverlapPolicy(strings.ToLower(strings.TrimSpace(s)))
+	switch p {
+	case queuety.OverlapAllow, queuety.OverlapSkip, queuety.OverlapBuffer:
+		return p, nil
+	}
+	return "", Usagef("--overlap %q: want allow, skip or buffer", s)
+}
+
+// parseCatchUp reads --catch-up.
+func parseCatchUp(s string) (queuety.CatchUpPolicy, error) {
+	p := queuety.CatchUpPolicy(strings.ToLower(strings.TrimSpace(s)))
+	switch p {
+	case queuety.CatchUpOnce, queuety.CatchUpAll, queuety.CatchUpNone:
+		return p, nil
+	}
+	return "", Usagef("--catch-up %q: want once, all or none", s)
+}
+
+// exprProblem turns an expression parser error into the reason alone.
+func exprProblem(err error) string {
+	return strings.TrimPrefix(err.Error(), "schedexpr: ")
+}
+
+func scheduleAddCommand() *Command {
+	return &Command{
+		Name:    "add",
+		Summary: "add a recurring job schedule for a handler, or update the handler's schedule, and print its id",
+		Args:    "HANDLER [JSON]",
+		Help: `JSON is the payload of every dispatched job: a JSON object (default {}).
+Give exactly one of --cron, --every and --interval. Schedules fire in UTC.
+Expressions are stored in the form Queuety PHP reads too: cron
+descriptors as five fields (@daily is '0 0 * * *'), '@every 90s' and Go
+durations as '90 seconds'.
+
+A handler has at most one schedule: adding a handler that already has one
+updates it in place (same id) with the arguments and flags given, defaults
+included. Its enabled flag is kept unless --disabled is given (switch it
+back on with 'schedule enable'), and its next run is kept unless the
+expression changed.
+
+Under --overlap skip or buffer, a firing while the previous job is still
+pending or processing is dropped (skip) or held until that job ends
+(buffer, at most one waiting). --catch-up says what happens to the firings
+missed while no worker ran: once (fire once), all (fire each, up to 100 per
+tick) or none (skip to the next slot).`,
+		Examples: []string{
+			Program + ` schedule add cleanup_sessions '{"older_than_days": 30}' --cron '0 3 * * *'`,
+			Program + " schedule add sync_feed --every 5m --queue feeds --overlap skip",
+			Program + ` schedule add 'App\Jobs\Digest' --interval '1 hour' --catch-up none --disabled --json`,
+			Program + " schedule add report --cron @daily",
+		},
+		MinArgs: 1, MaxArgs: 2,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			cron := fs.String("cron", "", "fire on a 5-field cron `expression` ('*/5 * * * *') or a descriptor (@hourly, @daily, '@every 90s'), in UTC")
+			every := durationFlag(fs, "every", 0, "fire every `duration` (at least 1s; 30s, 5m, 2h, 1d; stored in whole seconds)")
+			interval := fs.String("interval", "", "fire on a Queuety interval `string` ('15 minutes', '1 hour', '3600 seconds')")
+			queue := fs.String("queue", queuety.DefaultQueue, "`name` of the queue the jobs are put on")
+			overlap := fs.String("overlap", string(queuety.OverlapAllow), "`policy` while the previous job is active: allow, skip or buffer")
+			catchUp := fs.String("catch-up", string(queuety.CatchUpOnce), "`policy` for firings missed while no worker ran: once, all or none")
+			disabled := fs.Bool("disabled", false, "save the schedule disabled (enable it later with 'schedule enable')")
+			return func(e *Env, args []string) error {
+				handler := args[0]
+				if strings.TrimSpace(handler) == "" {
+					return Usagef("HANDLER is empty")
+				}
+				payload := queuety.State{}
+				if len(args) == 2 {
+					var err error
+					if payload, err = parseJSONObject("the JSON payload", args[1]); err != nil {
+						return err
+					}
+				}
+				var given []string
+				fs.Visit(func(f *flag.Flag) {
+					if f.Name == "cron" || f.Name == "every" || f.Name == "interval" {
+						given = append(given, "--"+f.Name)
+					}
+				})
+				switch len(given) {
+				case 0:
+					return Usagef("no expression: give one of --cron, --every or --interval")
+				case 1:
+				default:
+					return Usagef("give only one of --cron, --every or --interval, not %s", strings.Join(given, " and "))
+				}
+				if strings.TrimSpace(*queue) == "" {
+					return Usagef("--queue is empty")
+				}
+				ov, err := parseOverlap(*overlap)
+				if err != nil {
+					return err
+				}
+				cu, err := parseCatchUp(*catchUp)
+				if err != nil {
+					return err
+				}
+				// Check the expression here so the error names the flag; Save
+				// checks it again.
+				switch given[0] {
+				case "--cron":
+					if strings.TrimSpace(*cron) == "" {
+						return Usagef("--cron is empty")
+					}
+					if _, err := schedexpr.ParseCron(*cron); err != nil {
+						return Usagef("--cron: %s", exprProblem(err))
+					}
+				case "--every":
+					if *every < time.Second {
+						return Usagef("--every must be at least 1s, got %s", *every)
+					}
+				case "--interval":
+					if strings.TrimSpace(*interval) == "" {
+						return Usagef("--interval is empty")
+					}
+					if _, err := schedexpr.ParseInterval(*interval); err != nil {
+						return Usagef("--interval: %s", exprProblem(err))
+					}
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				b := c.Schedule(handler, payload).OnQueue(*queue).Overlap(ov).CatchUp(cu)
+				switch given[0] {
+				case "--cron":
+					b.Cron(*cron)
+				case "--every":
+					b.Every(*every)
+				default:
+					b.Interval(*interval)
+				}
+				if *disabled {
+					b.Disabled()
+				}
+				id, err := b.Save(e.Ctx)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, map[string]int64{"id": id})
+				}
+				_, err = fmt.Fprintln(e.Stdout, id)
+				return err
+			}
+		},
+	}
+}
+
+func scheduleRemoveCommand() *Command {
+	return &Command{
+		Name:     "remove",
+		Summary:  "delete a schedule (the jobs and workflows it dispatched are kept)",
+		Args:     "ID",
+		MinArgs:  1,
+		MaxArgs:  1,
+		Examples: []string{Program + " schedule remove 3"},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("schedule", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if err := c.RemoveSchedule(e.Ctx, id); err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, map[string]any{"id": id, "removed": true})
+				}
+				fmt.Fprintf(e.Stdout, "Schedule %d removed.\n", id)
+				return nil
+			}
+		},
+	}
+}
+
+func scheduleEnableCommand(enable bool) *Command {
+	name, summary := "disable", "stop a schedule from firing (run-now still fires it)"
+	if enable {
+		name, summary = "enable", "let a disabled schedule fire again, from its next slot after now"
+	}
+	return &Command{
+		Name:     name,
+		Summary:  summary,
+		Args:     "ID",
+		MinArgs:  1,
+		MaxArgs:  1,
+		Examples: []string{Program + " schedule " + name + " 3"},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("schedule", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if err := c.SetScheduleEnabled(e.Ctx, id, enable); err != nil {
+					return err
+				}
+				s, err := c.ScheduleByID(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, map[string]any{"id": id, "enabled": s.Enabled, "next_run": ts(s.NextRun)})
+				}
+				if enable {
+					fmt.Fprintf(e.Stdout, "Schedule %d enabled; next run %s.\n", id, dash(ts(s.NextRun)))
+				} else {
+					fmt.Fprintf(e.Stdout, "Schedule %d disabled.\n", id)
+				}
+				return nil
+			}
+		},
+	}
+}
+
+func scheduleRunNowCommand() *Command {
+	return &Command{
+		Name:    "run-now",
+		Summary: "fire a schedule once now, outside its timetable, and print what it dispatched",
+		Args:    "ID",
+		Help: `The schedule's next run is unchanged, and run-now fires disabled schedules
+too. The overlap policy applies: under skip or buffer, while the previous
+job or workflow is still active, nothing is dispatched (buffer dispatches
+the firing as soon as that run ends).`,
+		MinArgs: 1,
+		MaxArgs: 1,
+		Examples: []string{
+			Program + " schedule run-now 3",
+			Program + " schedule run-now 3 --json",
+		},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("schedule", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				ref, err := c.RunScheduleNow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				s, err := c.ScheduleByID(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				kind := scheduleKind(s)
+				buffered := ref == 0 && s.Overlap == queuety.OverlapBuffer && !s.PendingRun.IsZero()
+				if e.Globals.JSON {
+					out := map[string]any{"id": id, "kind": kind, "dispatched_id": ref, "held_back": ref == 0, "overlap": s.Overlap}
+					if ref == 0 {
+						out["buffered"] = buffered
+						out["active_run_id"] = s.LastRunRef
+					}
+					return printJSON(e.Stdout, out)
+				}
+				if ref != 0 {
+					fmt.Fprintf(e.Stdout, "Schedule %d dispatched %s %d.\n", id, kind, ref)
+					return nil
+				}
+				active := "its previous run"
+				if s.LastRunRef != 0 {
+					active += fmt.Sprintf(" (%s %d)", kind, s.LastRunRef)
+				}
+				if buffered {
+					fmt.Fprintf(e.Stdout, "Schedule %d held back by its overlap policy (buffer): %s is still active; a firing waits and is dispatched when that run ends.\n", id, active)
+				} else {
+					fmt.Fprintf(e.Stdout, "Schedule %d held back by its overlap policy (%s): %s is still active; nothing was dispatched.\n", id, s.Overlap, active)
+				}
+				return nil
+			}
+		},
+	}
+}
