@@ -1,5 +1,6 @@
 // Package cli is the queuety-worker command line: work, migrate, status,
-// dispatch, queue, job, workflow, signal, demo and version.
+// dispatch, queue, job, workflow, signal, schedule, demo, bench and
+// version.
 //
 // The whole CLI is a library so that an application can build its own
 // worker binary with its handlers registered:
