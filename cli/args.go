@@ -23,6 +23,24 @@ func parseID(what, s string) (int64, error) {
 	return id, nil
 }
 
+// onID makes the RunFunc of a command whose one argument is the id of a
+// what (job, workflow, schedule): it parses the id, opens the store and
+// calls run.
+func onID(what string, run func(e *Env, c *queuety.Client, id int64) error) RunFunc {
+	return func(e *Env, args []string) error {
+		id, err := parseID(what, args[0])
+		if err != nil {
+			return err
+		}
+		c, err := e.Open()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return run(e, c, id)
+	}
+}
+
 // parseDuration reads a Go duration ("90s", "1h30m") or a number of days
 // ("7d").
 func parseDuration(s string) (time.Duration, error) {

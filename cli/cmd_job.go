@@ -100,16 +100,7 @@ func jobShowCommand() *Command {
 		MaxArgs:  1,
 		Examples: []string{Program + " job show 17", Program + " job show 17 --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, err := parseID("job", args[0])
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onID("job", func(e *Env, c *queuety.Client, id int64) error {
 				j, err := c.Job(e.Ctx, id)
 				if err != nil {
 					return err
@@ -181,7 +172,7 @@ func jobShowCommand() *Command {
 					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", ts(l.CreatedAt), l.Event, intPtr(l.Attempt), dur, cell(detail, 100))
 				}
 				return tw.Flush()
-			}
+			})
 		},
 	}
 }
@@ -197,16 +188,7 @@ func jobRetryCommand() *Command {
 		MaxArgs:  1,
 		Examples: []string{Program + " job retry 17"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, err := parseID("job", args[0])
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onID("job", func(e *Env, c *queuety.Client, id int64) error {
 				if err := c.RetryJob(e.Ctx, id); err != nil {
 					return err
 				}
@@ -215,7 +197,7 @@ func jobRetryCommand() *Command {
 				}
 				fmt.Fprintf(e.Stdout, "Job %d is pending again, with fresh attempts.\n", id)
 				return nil
-			}
+			})
 		},
 	}
 }

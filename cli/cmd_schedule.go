@@ -318,16 +318,7 @@ func scheduleRemoveCommand() *Command {
 		MaxArgs:  1,
 		Examples: []string{Program + " schedule remove 3"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, err := parseID("schedule", args[0])
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onID("schedule", func(e *Env, c *queuety.Client, id int64) error {
 				if err := c.RemoveSchedule(e.Ctx, id); err != nil {
 					return err
 				}
@@ -336,7 +327,7 @@ func scheduleRemoveCommand() *Command {
 				}
 				fmt.Fprintf(e.Stdout, "Schedule %d removed.\n", id)
 				return nil
-			}
+			})
 		},
 	}
 }
@@ -354,16 +345,7 @@ func scheduleEnableCommand(enable bool) *Command {
 		MaxArgs:  1,
 		Examples: []string{Program + " schedule " + name + " 3"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, err := parseID("schedule", args[0])
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onID("schedule", func(e *Env, c *queuety.Client, id int64) error {
 				if err := c.SetScheduleEnabled(e.Ctx, id, enable); err != nil {
 					return err
 				}
@@ -380,7 +362,7 @@ func scheduleEnableCommand(enable bool) *Command {
 					fmt.Fprintf(e.Stdout, "Schedule %d disabled.\n", id)
 				}
 				return nil
-			}
+			})
 		},
 	}
 }
@@ -401,16 +383,7 @@ the firing as soon as that run ends).`,
 			Program + " schedule run-now 3 --json",
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, err := parseID("schedule", args[0])
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onID("schedule", func(e *Env, c *queuety.Client, id int64) error {
 				ref, err := c.RunScheduleNow(e.Ctx, id)
 				if err != nil {
 					return err
@@ -443,7 +416,7 @@ the firing as soon as that run ends).`,
 					fmt.Fprintf(e.Stdout, "Schedule %d held back by its overlap policy (%s): %s is still active; nothing was dispatched.\n", id, s.Overlap, active)
 				}
 				return nil
-			}
+			})
 		},
 	}
 }

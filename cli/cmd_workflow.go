@@ -101,16 +101,7 @@ func workflowStatusCommand() *Command {
 		MaxArgs:  1,
 		Examples: []string{Program + " workflow status 42", Program + " workflow status 42 --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, err := parseID("workflow", args[0])
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onID("workflow", func(e *Env, c *queuety.Client, id int64) error {
 				w, err := c.Workflow(e.Ctx, id)
 				if err != nil {
 					return err
@@ -147,7 +138,7 @@ func workflowStatusCommand() *Command {
 				row("signal wait times out at", ts(w.WaitDeadlineAt))
 				row("state", compactJSON(v.State))
 				return tw.Flush()
-			}
+			})
 		},
 	}
 }
@@ -164,16 +155,7 @@ each event.`,
 		MaxArgs:  1,
 		Examples: []string{Program + " workflow inspect 42", Program + " workflow inspect 42 --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, err := parseID("workflow", args[0])
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onID("workflow", func(e *Env, c *queuety.Client, id int64) error {
 				d, err := c.DescribeWorkflow(e.Ctx, id)
 				if err != nil {
 					return err
@@ -182,7 +164,7 @@ each event.`,
 					return printJSON(e.Stdout, d)
 				}
 				return printDescription(e.Stdout, d)
-			}
+			})
 		},
 	}
 }
@@ -414,16 +396,7 @@ func workflowOpCommand(name, summary, done string, op func(*queuety.Client, cont
 		MaxArgs:  1,
 		Examples: []string{Program + " workflow " + name + " 42"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, err := parseID("workflow", args[0])
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onID("workflow", func(e *Env, c *queuety.Client, id int64) error {
 				if err := op(c, e.Ctx, id); err != nil {
 					return err
 				}
@@ -436,7 +409,7 @@ func workflowOpCommand(name, summary, done string, op func(*queuety.Client, cont
 				}
 				fmt.Fprintf(e.Stdout, "Workflow %d %s (status %s).\n", id, done, w.Status)
 				return nil
-			}
+			})
 		},
 	}
 }
