@@ -13,19 +13,13 @@ func (c *Client) PauseQueue(ctx context.Context, queue string) error {
 		return invalidf("queue name is empty")
 	}
 	err := c.store.InTx(ctx, func(tx Tx) error { return tx.QueueSetPaused(ctx, queue, true, c.clock.Now()) })
-	if err != nil {
-		return fmt.Errorf("queuety: pause queue %q: %w", queue, err)
-	}
-	return nil
+	return wrap(fmt.Sprintf("pause queue %q", queue), err)
 }
 
 // ResumeQueue lets workers claim a paused queue's jobs again.
 func (c *Client) ResumeQueue(ctx context.Context, queue string) error {
 	err := c.store.InTx(ctx, func(tx Tx) error { return tx.QueueSetPaused(ctx, queue, false, c.clock.Now()) })
-	if err != nil {
-		return fmt.Errorf("queuety: resume queue %q: %w", queue, err)
-	}
-	return nil
+	return wrap(fmt.Sprintf("resume queue %q", queue), err)
 }
 
 // QueueStates lists paused queues.
@@ -93,13 +87,7 @@ func (c *Client) RetryJob(ctx context.Context, id int64) error {
 		j.ErrorMessage = ""
 		j.ClaimToken = 0
 		if doc, err := decodeObject("payload", j.Payload); err == nil {
-			rt := parseRuntime(doc)
-			if rt.Timeouts.ScheduleToStart > 0 {
-				j.ScheduleToStartAt = j.AvailableAt.Add(rt.Timeouts.ScheduleToStart)
-			}
-			if rt.Timeouts.ScheduleToClose > 0 {
-				j.ScheduleToCloseAt = now.Add(rt.Timeouts.ScheduleToClose)
-			}
+			applyScheduleDeadlines(j, parseRuntime(doc).Timeouts, now)
 		}
 		if err := tx.JobUpdate(ctx, j); err != nil {
 			return err
@@ -158,6 +146,8 @@ func (c *Client) State(ctx context.Context, id int64) (State, error) {
 	return toState(publicState(doc)), nil
 }
 
+// wrap adds the package prefix and what was being done to err; nil stays
+// nil.
 func wrap(what string, err error) error {
 	if err == nil {
 		return nil

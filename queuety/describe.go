@@ -236,15 +236,8 @@ func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 	}
 	if w, ok := state.Get("_wait"); ok {
 		if wo, ok := w.(*phpjson.Object); ok {
-			wi := &WaitInfo{Type: strField(wo, "type"), Mode: strField(wo, "wait_mode"), TimeoutAt: iso(wf.WaitDeadlineAt)}
-			if list, ok := func() ([]any, bool) { v, _ := wo.Get("waiting_for"); l, ok := v.([]any); return l, ok }(); ok {
-				for _, x := range list {
-					if s, ok := x.(string); ok {
-						wi.WaitingFor = append(wi.WaitingFor, s)
-					}
-				}
-			}
-			d.Wait = wi
+			d.Wait = &WaitInfo{Type: strField(wo, "type"), WaitingFor: strList(wo, "waiting_for"), Mode: strField(wo, "wait_mode"),
+				TimeoutAt: iso(wf.WaitDeadlineAt)}
 		}
 	}
 
@@ -320,16 +313,6 @@ func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		d.Signals = append(d.Signals, SignalInfo{Name: s.Name, ReceivedAt: iso(s.ReceivedAt), Payload: json.RawMessage(s.Payload)})
 	}
 	return d, nil
-}
-
-func callbackName(state *phpjson.Object, key string) string {
-	switch v, _ := state.Get(key); h := v.(type) {
-	case string:
-		return h
-	case *phpjson.Object:
-		return strField(h, "class")
-	}
-	return ""
 }
 
 func stepTimeouts(s *stepDef) Timeouts {

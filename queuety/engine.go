@@ -190,19 +190,13 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 			}
 			out = append(out, cj)
 		}
-		if len(wfIDs) > 0 {
-			wfs, err := tx.WorkflowGetMany(ctx, wfIDs, LockNone)
-			if err != nil {
-				return err
-			}
-			byID := make(map[int64]*Workflow, len(wfs))
-			for _, wf := range wfs {
-				byID[wf.ID] = wf
-			}
-			for _, cj := range out {
-				if cj.IsStep() {
-					e.attachWorkflow(cj, byID[cj.Job.WorkflowID])
-				}
+		wfs, err := workflowsByID(ctx, tx, wfIDs, LockNone)
+		if err != nil {
+			return err
+		}
+		for _, cj := range out {
+			if cj.IsStep() {
+				e.attachWorkflow(cj, wfs[cj.Job.WorkflowID])
 			}
 		}
 		kept := out[:0]
@@ -326,49 +320,62 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 	if len(results) == 0 {
 		return errs, nil
 	}
-	type claim struct {
-		token    int64
-		attempts int
-	}
-	groups := map[claim][]int{}
-	var order []claim
+	jobs := make([]*Job, len(results))
 	for i, r := range results {
-		k := claim{r.Claimed.Job.ClaimToken, r.Claimed.Job.Attempts}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], i)
+		jobs[i] = r.Claimed.Job
 	}
-	errMismatch := errors.New("a completed row no longer matched its claim")
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
 		now := e.c.clock.Now()
+		if err := completeClaimed(ctx, tx, jobs, now); err != nil {
+			return err
+		}
 		logs := make([]*LogEntry, 0, 2*len(results))
-		for _, k := range order {
-			idx := groups[k]
-			ids := make([]int64, len(idx))
-			for n, i := range idx {
-				ids[n] = results[i].Claimed.Job.ID
-			}
-			changed, err := tx.JobCompleteClaimed(ctx, ids, k.token, k.attempts, now)
-			if err != nil {
-				return err
-			}
-			if changed != int64(len(ids)) {
-				return errMismatch
-			}
-			for _, i := range idx {
-				logs = append(logs, completedLogs(results[i], now)...)
-			}
+		for _, r := range results {
+			logs = append(logs, completedLogs(r, now)...)
 		}
 		return tx.LogInsert(ctx, logs)
 	})
-	if errors.Is(err, errMismatch) {
+	if errors.Is(err, errClaimMismatch) {
 		return e.completeJobsChecked(ctx, results)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
 	}
 	return errs, nil
+}
+
+// errClaimMismatch rolls back a batch completion in which some row no
+// longer matched its claim; the caller then checks the rows one by one.
+var errClaimMismatch = errors.New("a completed row no longer matched its claim")
+
+// completeClaimed completes jobs that are still processing under the claim
+// token and attempt number each one was claimed with, with one guarded
+// UPDATE per claim. It returns errClaimMismatch when some row did not
+// match.
+func completeClaimed(ctx context.Context, tx Tx, jobs []*Job, now time.Time) error {
+	type claim struct {
+		token    int64
+		attempts int
+	}
+	groups := map[claim][]int64{}
+	var order []claim
+	for _, j := range jobs {
+		k := claim{j.ClaimToken, j.Attempts}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], j.ID)
+	}
+	for _, k := range order {
+		changed, err := tx.JobCompleteClaimed(ctx, groups[k], k.token, k.attempts, now)
+		if err != nil {
+			return err
+		}
+		if changed != int64(len(groups[k])) {
+			return errClaimMismatch
+		}
+	}
+	return nil
 }
 
 // completeJobsChecked is CompleteJobs' careful path: lock the rows, check
@@ -381,13 +388,9 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 	}
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
 		now := e.c.clock.Now()
-		rows, err := tx.JobGetMany(ctx, ids, LockUpdate)
+		byID, err := jobsByID(ctx, tx, ids, LockUpdate)
 		if err != nil {
 			return err
-		}
-		byID := make(map[int64]*Job, len(rows))
-		for _, row := range rows {
-			byID[row.ID] = row
 		}
 		var done []int64
 		var logs []*LogEntry
@@ -576,13 +579,9 @@ func (e *Engine) Release(ctx context.Context, jobs []*Claimed) error {
 		ids[i] = cj.Job.ID
 	}
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
-		rows, err := tx.JobGetMany(ctx, ids, LockUpdate)
+		byID, err := jobsByID(ctx, tx, ids, LockUpdate)
 		if err != nil {
 			return err
-		}
-		byID := make(map[int64]*Job, len(rows))
-		for _, r := range rows {
-			byID[r.ID] = r
 		}
 		for _, cj := range jobs {
 			row := byID[cj.Job.ID]
@@ -623,13 +622,9 @@ func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]er
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
 		clear(lost)
 		now := e.c.clock.Now()
-		rows, err := tx.JobGetMany(ctx, ids, LockNone)
+		byID, err := jobsByID(ctx, tx, ids, LockNone)
 		if err != nil {
 			return err
-		}
-		byID := make(map[int64]*Job, len(rows))
-		for _, r := range rows {
-			byID[r.ID] = r
 		}
 		byToken := map[int64][]int64{}
 		for _, cj := range jobs {
@@ -691,13 +686,18 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error)
 			return err
 		}
 		more = len(rows) >= limit
+		var wfIDs []int64
 		for _, row := range rows {
-			cj := &Claimed{Job: row}
-			if doc, err := decodeObject("payload", row.Payload); err == nil {
-				cj.payload = doc
-				cj.runtime = parseRuntime(doc)
+			if row.WorkflowID != 0 && row.StepIndex != nil {
+				wfIDs = append(wfIDs, row.WorkflowID)
 			}
-			row.ClaimToken = 0
+		}
+		wfs, err := workflowsByID(ctx, tx, wfIDs, LockNone)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			cj := takeOver(row, wfs[row.WorkflowID])
 			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: errors.New(StaleMessage)}, nil)
 			if err != nil {
 				return err
@@ -718,6 +718,51 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error)
 		}
 	}
 	return n, more, nil
+}
+
+// jobsByID reads the jobs with the given ids with one statement, and
+// returns them by id.
+func jobsByID(ctx context.Context, tx Tx, ids []int64, lock LockMode) (map[int64]*Job, error) {
+	rows, err := tx.JobGetMany(ctx, ids, lock)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*Job, len(rows))
+	for _, row := range rows {
+		byID[row.ID] = row
+	}
+	return byID, nil
+}
+
+// workflowsByID reads the workflows with the given ids (repeats allowed)
+// with one statement, and returns them by id.
+func workflowsByID(ctx context.Context, tx Tx, ids []int64, lock LockMode) (map[int64]*Workflow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	wfs, err := tx.WorkflowGetMany(ctx, uniqueIDs(ids), lock)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*Workflow, len(wfs))
+	for _, wf := range wfs {
+		byID[wf.ID] = wf
+	}
+	return byID, nil
+}
+
+// takeOver returns a Claimed for a row whose attempt the engine ends
+// itself (stale recovery, timeouts), with the payload's runtime options
+// when the payload decodes. wf is the step's workflow, or nil. It voids
+// the row's claim, so a late result from that attempt changes nothing.
+func takeOver(row *Job, wf *Workflow) *Claimed {
+	row.ClaimToken = 0
+	cj := &Claimed{Job: row, wf: wf}
+	if doc, err := decodeObject("payload", row.Payload); err == nil {
+		cj.payload = doc
+		cj.runtime = parseRuntime(doc)
+	}
+	return cj
 }
 
 // Heartbeat records progress for a running attempt: it renews the claim,

@@ -24,15 +24,15 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 	var batch, single []int
 	for i, r := range results {
 		cj := r.Claimed
-		_, can := asContinueAsNew(r.Err)
-		if !cj.IsStep() || r.Err != nil || can || cj.preErr != nil || cj.step == nil || (cj.step.Type != "single" && cj.step.Type != "delay") {
+		// r.Err covers failures and continue-as-new alike.
+		if !cj.IsStep() || r.Err != nil || cj.preErr != nil || cj.step == nil || (cj.step.Type != "single" && cj.step.Type != "delay") {
 			single = append(single, i)
 			continue
 		}
 		out := phpjson.NewObject()
 		if cj.step.Type == "single" {
 			var err error
-			if out, err = stepOutput(r.Output); err == nil {
+			if out, err = stateObject("step output", r.Output); err == nil {
 				err = checkNextStep(out, cj.steps)
 			}
 			if err != nil {
@@ -65,7 +65,6 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 		state *phpjson.Object
 		steps []*stepDef
 	}
-	errMismatch := errors.New("a step job no longer matched its claim")
 	var individual []int
 	err := e.c.store.InTx(ctx, func(tx Tx) error {
 		individual = individual[:0]
@@ -74,15 +73,12 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 		for _, i := range batch {
 			ids = append(ids, results[i].Claimed.Job.WorkflowID)
 		}
-		wfs, err := tx.WorkflowGetMany(ctx, uniqueIDs(ids), LockUpdate)
+		byID, err := workflowsByID(ctx, tx, ids, LockUpdate)
 		if err != nil {
 			return err
 		}
-		byID := make(map[int64]*Workflow, len(wfs))
-		for _, wf := range wfs {
-			byID[wf.ID] = wf
-		}
 		var items []item
+		var jobs []*Job
 		taken := map[int64]bool{}
 		for _, i := range batch {
 			cj := results[i].Claimed
@@ -105,32 +101,13 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 			}
 			taken[wf.ID] = true
 			items = append(items, item{i: i, wf: wf, state: state, steps: steps})
+			jobs = append(jobs, cj.Job)
 		}
 		if len(items) == 0 {
 			return nil
 		}
-		type claim struct {
-			token    int64
-			attempts int
-		}
-		groups := map[claim][]int64{}
-		var order []claim
-		for _, it := range items {
-			j := results[it.i].Claimed.Job
-			k := claim{j.ClaimToken, j.Attempts}
-			if _, ok := groups[k]; !ok {
-				order = append(order, k)
-			}
-			groups[k] = append(groups[k], j.ID)
-		}
-		for _, k := range order {
-			changed, err := tx.JobCompleteClaimed(ctx, groups[k], k.token, k.attempts, now)
-			if err != nil {
-				return err
-			}
-			if changed != int64(len(groups[k])) {
-				return errMismatch
-			}
+		if err := completeClaimed(ctx, tx, jobs, now); err != nil {
+			return err
 		}
 		w := &writes{}
 		for _, it := range items {
@@ -138,13 +115,13 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 			cj := r.Claimed
 			sc := &stepCtx{e: e, tx: tx, wf: it.wf, row: cj.Job, state: it.state, steps: it.steps, step: it.steps[*cj.Job.StepIndex],
 				cj: cj, r: r, now: now}
-			if err := sc.finalizeInto(w, outputs[it.i], true); err != nil {
+			if err := sc.finalizeInto(w, outputs[it.i]); err != nil {
 				return err
 			}
 		}
 		return w.flush(ctx, tx)
 	})
-	if errors.Is(err, errMismatch) {
+	if errors.Is(err, errClaimMismatch) {
 		return batch, nil // let Finish sort out which attempts still own their jobs
 	}
 	if err != nil {

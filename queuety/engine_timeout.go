@@ -85,16 +85,11 @@ func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) 
 			return nil
 		}
 		acted = true
-		cj := &Claimed{Job: row, wf: wf}
-		if doc, err := decodeObject("payload", row.Payload); err == nil {
-			cj.payload = doc
-			cj.runtime = parseRuntime(doc)
-		}
+		cj := takeOver(row, wf)
 		terr := &TimeoutError{Kind: kind, Deadline: deadline, Message: timeoutMessage(row, kind, deadline)}
 		if row.Status == JobPending {
 			row.Attempts++ // the attempt that never started counts
 		}
-		row.ClaimToken = 0
 		buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: terr}, terr)
 		if err != nil {
 			return err

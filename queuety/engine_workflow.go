@@ -76,7 +76,7 @@ func (e *Engine) lockStep(ctx context.Context, tx Tx, cj *Claimed) (*Workflow, *
 func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 	cj := r.Claimed
 	can, _ := asContinueAsNew(r.Err)
-	output, err := stepOutput(r.Output)
+	output, err := stateObject("step output", r.Output)
 	if err == nil {
 		err = checkNextStep(output, cj.steps)
 	}
@@ -112,9 +112,9 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 		}
 		switch step.Type {
 		case "single":
-			return sc.finalize(output, true)
+			return sc.finalize(output)
 		case "delay":
-			return sc.finalize(phpjson.NewObject(), true)
+			return sc.finalize(phpjson.NewObject())
 		case "parallel":
 			return sc.completeBranch(output)
 		case "wait_for_signal":
@@ -149,40 +149,76 @@ type stepCtx struct {
 
 func (sc *stepCtx) queue() string { return stateQueue(sc.state) }
 
-// events returns the step_started event of this attempt, with the input
-// Queuety records for the step's type.
-func (sc *stepCtx) startedEvent(stateBefore *phpjson.Object) *WorkflowEvent {
-	started := sc.r.StartedAt
-	if started.IsZero() {
-		started = sc.cj.ClaimedAt
+// stepInputs is the public state before a step attempt, encoded once for
+// every event of the attempt: the state itself, and the step's input (the
+// state for single steps; the state and the step definition otherwise).
+type stepInputs struct {
+	state []byte
+	input []byte
+}
+
+// inputs snapshots the public state before this attempt changes it.
+func (sc *stepCtx) inputs() stepInputs {
+	before := publicState(sc.state)
+	in := stepInputs{state: encodeJSON(before)}
+	in.input = in.state
+	if sc.step.Type != "single" {
+		o := phpjson.NewObject()
+		o.Set("state", before)
+		o.Set("definition", sc.step.raw)
+		in.input = encodeJSON(o)
 	}
+	return in
+}
+
+// event returns an event of this attempt with its input and state before.
+func (sc *stepCtx) event(ev EventType, in stepInputs) *WorkflowEvent {
 	return &WorkflowEvent{
 		WorkflowID: sc.wf.ID, JobID: sc.row.ID, StepIndex: *sc.row.StepIndex, StepName: sc.step.Name,
-		StepType: sc.step.Type, Handler: sc.row.Handler, Event: EventStepStarted, Queue: sc.row.Queue,
-		Attempt: ptr(sc.row.Attempts), Input: sc.stepInput(stateBefore), StateBefore: encodeJSON(stateBefore),
-		Context: []byte("[]"), CreatedAt: started,
+		StepType: sc.step.Type, Handler: sc.row.Handler, Event: ev, Queue: sc.row.Queue,
+		Attempt: ptr(sc.row.Attempts), Input: in.input, StateBefore: in.state,
+		DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
 	}
 }
 
-func (sc *stepCtx) stepInput(stateBefore *phpjson.Object) []byte {
-	if sc.step.Type == "single" {
-		return encodeJSON(stateBefore)
+// startedEvent returns the step_started event of this attempt, stamped with
+// its start time.
+func (sc *stepCtx) startedEvent(in stepInputs) *WorkflowEvent {
+	ev := sc.event(EventStepStarted, in)
+	ev.CreatedAt = sc.r.StartedAt
+	if ev.CreatedAt.IsZero() {
+		ev.CreatedAt = sc.cj.ClaimedAt
 	}
-	in := phpjson.NewObject()
-	in.Set("state", stateBefore)
-	in.Set("definition", sc.step.raw)
-	return encodeJSON(in)
+	ev.Context, ev.DurationMS = []byte("[]"), nil
+	return ev
 }
 
-func (sc *stepCtx) logs(completed bool) []*LogEntry {
-	out := []*LogEntry{startedLog(sc.cj, sc.r.StartedAt)}
-	if completed {
-		out = append(out, &LogEntry{
-			JobID: ptr(sc.row.ID), WorkflowID: sc.wf.ID, StepIndex: ptr(*sc.row.StepIndex), Handler: sc.row.Handler,
-			Queue: sc.row.Queue, Event: LogCompleted, DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
-		})
-	}
-	return out
+// completedEvent returns a step_completed or step_branch_completed event
+// with the step's output and the public state after it.
+func (sc *stepCtx) completedEvent(ev EventType, in stepInputs, output, after *phpjson.Object) *WorkflowEvent {
+	e := sc.event(ev, in)
+	e.Output, e.StateAfter = encodeJSON(output), encodeJSON(publicState(after))
+	return e
+}
+
+// failedEvents returns the step_started and step_failed events of an
+// attempt that failed with the given error; the state is unchanged.
+func (sc *stepCtx) failedEvents(in stepInputs, msg, class, trace string) []*WorkflowEvent {
+	errDoc := phpjson.NewObject()
+	errDoc.Set("message", msg)
+	errDoc.Set("class", class)
+	errDoc.Set("trace", trace)
+	f := sc.event(EventStepFailed, in)
+	f.StateAfter, f.Context, f.Error = in.state, []byte("[]"), encodeJSON(errDoc)
+	return []*WorkflowEvent{sc.startedEvent(in), f}
+}
+
+// logs returns the 'started' and 'completed' log rows of this attempt.
+func (sc *stepCtx) logs() []*LogEntry {
+	return []*LogEntry{startedLog(sc.cj, sc.r.StartedAt), {
+		JobID: ptr(sc.row.ID), WorkflowID: sc.wf.ID, StepIndex: ptr(*sc.row.StepIndex), Handler: sc.row.Handler,
+		Queue: sc.row.Queue, Event: LogCompleted, DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
+	}}
 }
 
 // writes collects the rows one or more step transitions write, so that a
@@ -194,7 +230,8 @@ type writes struct {
 	logs      []*LogEntry
 }
 
-// flush writes everything collected, inside tx.
+// flush writes everything collected, inside tx: workflows, then jobs,
+// events and log rows.
 func (w *writes) flush(ctx context.Context, tx Tx) error {
 	for _, wf := range w.workflows {
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
@@ -220,13 +257,13 @@ func (w *writes) flush(ctx context.Context, tx Tx) error {
 // finalize merges a completed step's output and moves the workflow to the
 // next step (or completes it): one transition, written with the job's
 // completion, its logs and events, and the next step's job.
-func (sc *stepCtx) finalize(output *phpjson.Object, withStarted bool) error {
+func (sc *stepCtx) finalize(output *phpjson.Object) error {
 	ctx, tx := context.Background(), sc.tx
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
 	w := &writes{}
-	if err := sc.finalizeInto(w, output, withStarted); err != nil {
+	if err := sc.finalizeInto(w, output); err != nil {
 		return err
 	}
 	return w.flush(ctx, tx)
@@ -235,8 +272,7 @@ func (sc *stepCtx) finalize(output *phpjson.Object, withStarted bool) error {
 // finalizeInto computes a step's transition (merged state, next step,
 // events, logs, next jobs) into w without touching the database; the
 // step's job is completed by the caller.
-func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object, withStarted bool) error {
-	stateBefore := publicState(sc.state)
+func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object) error {
 	next := sc.wf.CurrentStep + 1
 	if target, ok := nextStepTarget(output); ok && sc.step.Type != "parallel" {
 		i := stepIndexByName(sc.steps, target)
@@ -245,18 +281,10 @@ func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object, withStarted b
 		}
 		next = i
 	}
+	in := sc.inputs()
 	mergeOutput(sc.state, output, sc.wf.CurrentStep)
-	if withStarted {
-		w.events = append(w.events, sc.startedEvent(stateBefore))
-	}
-	w.events = append(w.events, &WorkflowEvent{
-		WorkflowID: sc.wf.ID, JobID: sc.row.ID, StepIndex: *sc.row.StepIndex, StepName: sc.step.Name,
-		StepType: sc.step.Type, Handler: sc.row.Handler, Event: EventStepCompleted, Queue: sc.row.Queue,
-		Attempt: ptr(sc.row.Attempts), Input: sc.stepInput(stateBefore), Output: encodeJSON(output),
-		StateBefore: encodeJSON(stateBefore), StateAfter: encodeJSON(publicState(sc.state)),
-		DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
-	})
-	w.logs = append(w.logs, sc.logs(withStarted)...)
+	w.events = append(w.events, sc.startedEvent(in), sc.completedEvent(EventStepCompleted, in, output, sc.state))
+	w.logs = append(w.logs, sc.logs()...)
 	sc.e.advance(w, sc.wf, sc.state, sc.steps, next, sc.now)
 	return nil
 }
@@ -279,22 +307,11 @@ func (e *Engine) advance(w *writes, wf *Workflow, state *phpjson.Object, steps [
 	}
 }
 
-// moveTo is advance written at once: it saves the workflow and inserts
-// the next step's jobs, and appends its log rows to logs for the caller to
-// insert.
-func (e *Engine) moveTo(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, next int, now time.Time, logs *[]*LogEntry) error {
-	w := &writes{}
-	e.advance(w, wf, state, steps, next, now)
-	*logs = append(*logs, w.logs...)
-	w.logs = nil
-	return w.flush(ctx, tx)
-}
-
 // completeBranch merges one finished parallel branch; the last branch to
 // finish advances the workflow (parallel steps ignore _next_step).
 func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	ctx, tx := context.Background(), sc.tx
-	stateBefore := publicState(sc.state)
+	in := sc.inputs()
 	mergeOutput(sc.state, output, sc.wf.CurrentStep)
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
@@ -309,37 +326,20 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 			completed++
 		}
 	}
-	events := []*WorkflowEvent{sc.startedEvent(stateBefore), {
-		WorkflowID: sc.wf.ID, JobID: sc.row.ID, StepIndex: *sc.row.StepIndex, StepName: sc.step.Name,
-		StepType: sc.step.Type, Handler: sc.row.Handler, Event: EventStepBranchCompleted, Queue: sc.row.Queue,
-		Attempt: ptr(sc.row.Attempts), Input: sc.stepInput(stateBefore), Output: encodeJSON(output),
-		StateBefore: encodeJSON(stateBefore), StateAfter: encodeJSON(publicState(sc.state)),
-		DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
-	}}
-	logs := sc.logs(true)
+	branch := sc.completedEvent(EventStepBranchCompleted, in, output, sc.state)
+	w := &writes{events: []*WorkflowEvent{sc.startedEvent(in), branch}, logs: sc.logs()}
 	if completed < len(sc.step.Branches) {
 		sc.wf.State = encodeJSON(sc.state)
-		if err := tx.WorkflowUpdate(ctx, sc.wf); err != nil {
-			return err
-		}
-	} else {
-		// Queuety writes the last branch's step_completed input as the plain
-		// public state (step_started and step_branch_completed wrap it).
-		events = append(events, &WorkflowEvent{
-			WorkflowID: sc.wf.ID, JobID: sc.row.ID, StepIndex: *sc.row.StepIndex, StepName: sc.step.Name,
-			StepType: sc.step.Type, Handler: sc.row.Handler, Event: EventStepCompleted, Queue: sc.row.Queue,
-			Attempt: ptr(sc.row.Attempts), Input: encodeJSON(stateBefore), Output: encodeJSON(output),
-			StateBefore: encodeJSON(stateBefore), StateAfter: encodeJSON(publicState(sc.state)),
-			DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
-		})
-		if err := sc.e.moveTo(ctx, tx, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep+1, sc.now, &logs); err != nil {
-			return err
-		}
+		w.workflows = append(w.workflows, sc.wf)
+		return w.flush(ctx, tx)
 	}
-	if err := tx.EventInsert(ctx, events); err != nil {
-		return err
-	}
-	return tx.LogInsert(ctx, logs)
+	// Queuety writes the last branch's step_completed input as the plain
+	// public state (step_started and step_branch_completed wrap it).
+	last := *branch
+	last.Event, last.Input = EventStepCompleted, in.state
+	w.events = append(w.events, &last)
+	sc.e.advance(w, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep+1, sc.now)
+	return w.flush(ctx, tx)
 }
 
 // openWait runs a wait_for_signal placeholder: the placeholder job
@@ -347,14 +347,14 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 // otherwise the workflow waits (with a timer when the step has a timeout).
 func (sc *stepCtx) openWait() error {
 	ctx, tx := context.Background(), sc.tx
-	stateBefore := publicState(sc.state)
+	in := sc.inputs()
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
-	if err := tx.EventInsert(ctx, []*WorkflowEvent{sc.startedEvent(stateBefore)}); err != nil {
+	if err := tx.EventInsert(ctx, []*WorkflowEvent{sc.startedEvent(in)}); err != nil {
 		return err
 	}
-	if err := tx.LogInsert(ctx, sc.logs(true)); err != nil {
+	if err := tx.LogInsert(ctx, sc.logs()); err != nil {
 		return err
 	}
 	matched, err := sc.e.matchSignals(ctx, tx, sc.wf.ID, sc.state, sc.step)
@@ -408,8 +408,8 @@ func (sc *stepCtx) openWait() error {
 	after := publicState(sc.state)
 	return tx.EventInsert(ctx, []*WorkflowEvent{{
 		WorkflowID: sc.wf.ID, StepIndex: sc.wf.CurrentStep, StepName: sc.step.Name, StepType: sc.step.Type,
-		Handler: HandlerWaitForSignal, Event: EventWorkflowWaiting, Input: encodeJSON(stateBefore),
-		Output: encodeJSON(details), StateBefore: encodeJSON(stateBefore), StateAfter: encodeJSON(after),
+		Handler: HandlerWaitForSignal, Event: EventWorkflowWaiting, Input: in.state,
+		Output: encodeJSON(details), StateBefore: in.state, StateAfter: encodeJSON(after),
 		Context: encodeJSON(wctx), CreatedAt: sc.now,
 	}})
 }
@@ -424,22 +424,16 @@ func (e *Engine) settleWait(ctx context.Context, tx Tx, wf *Workflow, state *php
 	mergeOutput(state, output, idx)
 	wf.Status = WorkflowRunning
 	wf.WaitDeadlineAt = time.Time{}
-	var logs []*LogEntry
-	if err := e.moveTo(ctx, tx, wf, state, steps, idx+1, now, &logs); err != nil {
-		return err
-	}
+	w := &writes{}
+	e.advance(w, wf, state, steps, idx+1, now)
 	step := steps[idx]
-	if err := tx.EventInsert(ctx, []*WorkflowEvent{{
+	before := encodeJSON(stateBefore)
+	w.events = append(w.events, &WorkflowEvent{
 		WorkflowID: wf.ID, StepIndex: idx, StepName: step.Name, StepType: step.Type, Handler: placeholderHandler(step.Type),
-		Event: EventWorkflowResumed, Input: encodeJSON(stateBefore), Output: encodeJSON(output),
-		StateBefore: encodeJSON(stateBefore), StateAfter: encodeJSON(publicState(state)), CreatedAt: now,
-	}}); err != nil {
-		return err
-	}
-	if len(logs) == 0 {
-		return nil
-	}
-	return tx.LogInsert(ctx, logs)
+		Event: EventWorkflowResumed, Input: before, Output: encodeJSON(output),
+		StateBefore: before, StateAfter: encodeJSON(publicState(state)), CreatedAt: now,
+	})
+	return w.flush(ctx, tx)
 }
 
 // matchSignals returns the first matching payload per signal name when the
@@ -618,21 +612,9 @@ func (e *Engine) failStep(ctx context.Context, r *Result) error {
 			}
 		}
 		if state != nil && steps != nil && *row.StepIndex < len(steps) {
-			step := steps[*row.StepIndex]
-			before := publicState(state)
-			sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: step, cj: cj, r: r, now: now}
+			sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: steps[*row.StepIndex], cj: cj, r: r, now: now}
 			msg, class, trace := describeError(r.Err)
-			errDoc := phpjson.NewObject()
-			errDoc.Set("message", msg)
-			errDoc.Set("class", class)
-			errDoc.Set("trace", trace)
-			evs := []*WorkflowEvent{sc.startedEvent(before), {
-				WorkflowID: wf.ID, JobID: row.ID, StepIndex: *row.StepIndex, StepName: step.Name, StepType: step.Type,
-				Handler: row.Handler, Event: EventStepFailed, Queue: row.Queue, Attempt: ptr(row.Attempts),
-				Input: sc.stepInput(before), StateBefore: encodeJSON(before), StateAfter: encodeJSON(before),
-				Context: []byte("[]"), Error: encodeJSON(errDoc), DurationMS: ptr(r.Duration.Milliseconds()), CreatedAt: now,
-			}}
-			if err := tx.EventInsert(ctx, evs); err != nil {
+			if err := tx.EventInsert(ctx, sc.failedEvents(sc.inputs(), msg, class, trace)); err != nil {
 				return err
 			}
 		}
@@ -870,17 +852,7 @@ func (e *Engine) traceOverrun(ctx context.Context, tx Tx, wf *Workflow, state *p
 		return nil
 	}
 	sc := &stepCtx{e: e, tx: tx, wf: wf, row: j, state: state, steps: at.steps, step: at.steps[idx], cj: at.cj, r: at.r, now: now}
-	before := publicState(state)
-	errDoc := phpjson.NewObject()
-	errDoc.Set("message", msg)
-	errDoc.Set("class", "queuety.TimeoutError")
-	errDoc.Set("trace", "")
-	return tx.EventInsert(ctx, []*WorkflowEvent{sc.startedEvent(before), {
-		WorkflowID: wf.ID, JobID: j.ID, StepIndex: idx, StepName: sc.step.Name, StepType: sc.step.Type,
-		Handler: j.Handler, Event: EventStepFailed, Queue: j.Queue, Attempt: ptr(j.Attempts),
-		Input: sc.stepInput(before), StateBefore: encodeJSON(before), StateAfter: encodeJSON(before),
-		Context: []byte("[]"), Error: encodeJSON(errDoc), DurationMS: ptr(at.r.Duration.Milliseconds()), CreatedAt: now,
-	}})
+	return tx.EventInsert(ctx, sc.failedEvents(sc.inputs(), msg, "queuety.TimeoutError", ""))
 }
 
 // enqueueCallback enqueues a workflow's deadline or cancel callback as a
@@ -888,25 +860,14 @@ func (e *Engine) traceOverrun(ctx context.Context, tx Tx, wf *Workflow, state *p
 // payload = the public state plus a marker. Only workers that registered
 // the callback claim it; it has one attempt, so it runs at most once.
 func (e *Engine) enqueueCallback(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, key, kind string, now time.Time) error {
-	v, ok := state.Get(key)
-	if !ok || v == nil {
-		return nil
-	}
-	var handler string
-	extra := phpjson.NewObject()
-	switch h := v.(type) {
-	case string:
-		handler = h
-	case *phpjson.Object: // {class, payload} in definition-dispatched workflows
-		handler = strField(h, "class")
-		if p, ok := h.Get("payload"); ok {
-			if po, ok := p.(*phpjson.Object); ok {
-				extra = po
-			}
-		}
-	}
+	handler := callbackName(state, key)
 	if handler == "" {
 		return nil
+	}
+	v, _ := state.Get(key)
+	extra := phpjson.NewObject()
+	if h, ok := v.(*phpjson.Object); ok {
+		extra = objField(h, "payload")
 	}
 	payload := publicState(state)
 	for _, k := range extra.Keys() {
@@ -923,6 +884,18 @@ func (e *Engine) enqueueCallback(ctx context.Context, tx Tx, wf *Workflow, state
 		Queue: stateQueue(state), Handler: handler, Payload: encodeJSON(payload), Priority: statePriority(state),
 		Status: JobPending, MaxAttempts: 1, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
 	}})
+}
+
+// callbackName returns the handler of a stored callback: a name, or the
+// class of a {class, payload} object (definition-dispatched workflows).
+func callbackName(state *phpjson.Object, key string) string {
+	switch v, _ := state.Get(key); h := v.(type) {
+	case string:
+		return h
+	case *phpjson.Object:
+		return strField(h, "class")
+	}
+	return ""
 }
 
 func debugLog(wf *Workflow, state *phpjson.Object, now time.Time, context map[string]any) *LogEntry {
@@ -1085,26 +1058,6 @@ func stateMaxAttempts(state *phpjson.Object) int {
 		return n
 	}
 	return DefaultMaxAttempts
-}
-
-// stepOutput converts a handler's output into an ordered object (keys
-// sorted, since Go maps have no order).
-func stepOutput(out State) (*phpjson.Object, error) {
-	if len(out) == 0 {
-		return phpjson.NewObject(), nil
-	}
-	n, err := phpjson.Normalize(map[string]any(out))
-	if err != nil {
-		return nil, fmt.Errorf("step output does not encode as JSON: %w", err)
-	}
-	o, ok := n.(*phpjson.Object)
-	if !ok {
-		return phpjson.NewObject(), nil
-	}
-	if _, err := phpjson.Marshal(o); err != nil {
-		return nil, fmt.Errorf("step output does not encode as JSON: %w", err)
-	}
-	return o, nil
 }
 
 func nextStepTarget(output *phpjson.Object) (string, bool) {

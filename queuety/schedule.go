@@ -1,6 +1,7 @@
 package queuety
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,8 +35,8 @@ const (
 	// OverlapSkip drops a firing while the previous run is active.
 	OverlapSkip OverlapPolicy = "skip"
 	// OverlapBuffer keeps at most one firing waiting while the previous run
-	// is active, and dispatches it as soon as that run ends. Further
-	// firings in the meantime are dropped.
+	// is active, and dispatches it at the first tick after that run ends.
+	// Further firings in the meantime are dropped.
 	OverlapBuffer OverlapPolicy = "buffer"
 )
 
@@ -91,6 +92,24 @@ type Schedule struct {
 
 // IsWorkflow reports whether the schedule dispatches workflows.
 func (s *Schedule) IsWorkflow() bool { return len(s.Workflow) > 0 }
+
+// WorkflowKey returns the key of a workflow schedule: its handler without
+// the "__queuety_workflow:" prefix ("" and false for a job schedule).
+func (s *Schedule) WorkflowKey() (string, bool) {
+	if key, ok := strings.CutPrefix(s.Handler, workflowSchedulePrefix); ok {
+		return key, true
+	}
+	return "", false
+}
+
+// EffectiveCatchUp returns the catch-up policy the tick applies: CatchUp,
+// or CatchUpOnce for rows that have none (written by Queuety PHP).
+func (s *Schedule) EffectiveCatchUp() CatchUpPolicy {
+	if s.CatchUp == "" {
+		return CatchUpOnce
+	}
+	return s.CatchUp
+}
 
 // ScheduleBuilder configures a schedule; Save writes it.
 type ScheduleBuilder struct {
@@ -300,38 +319,58 @@ func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 	if b.def != nil {
 		b.s.Workflow = encodeJSON(encodeDefinition(*b.def))
 	}
-	expr, _ := parseSchedule(&b.s)
+	expr, _ := parseSchedule(&b.s) // Cron, Every and Interval validated it
 	var id int64
-	err := b.c.store.InTx(ctx, func(tx Tx) error {
+	save := func(tx Tx) error {
 		now := b.c.clock.Now()
 		s := b.s
 		old, err := tx.ScheduleByHandler(ctx, s.Handler, LockUpdate)
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		switch {
+		case errors.Is(err, ErrNotFound):
+			s.CreatedAt, s.NextRun = now, expr.Next(floorSecond(now))
+		case err != nil:
 			return err
-		}
-		s.NextRun = expr.Next(floorSecond(now))
-		if old != nil {
+		default:
 			s.ID, s.CreatedAt, s.LastRun, s.LastRunRef, s.PendingRun = old.ID, old.CreatedAt, old.LastRun, old.LastRunRef, old.PendingRun
 			if !b.enabledSet {
 				s.Enabled = old.Enabled
 			}
-			reenabled := s.Enabled && !old.Enabled
-			if old.Expression == s.Expression && old.ExpressionType == s.ExpressionType && !reenabled {
-				s.NextRun = old.NextRun
+			s.NextRun = old.NextRun
+			if old.Expression != s.Expression || old.ExpressionType != s.ExpressionType || (s.Enabled && !old.Enabled) {
+				s.NextRun = expr.Next(floorSecond(now))
 			}
-		} else {
-			s.CreatedAt = now
+			if s.sameSettings(old) {
+				id = old.ID
+				return nil // stored as saved: nothing to write
+			}
 		}
 		if err := tx.ScheduleSave(ctx, &s); err != nil {
 			return err
 		}
 		id = s.ID
 		return nil
-	})
+	}
+	// A read that finds no row locks nothing, so two processes saving a
+	// new schedule at once both insert; the loser updates the row the
+	// winner wrote on the next pass.
+	var err error
+	for range 3 {
+		if err = b.c.store.InTx(ctx, save); !errors.Is(err, ErrDuplicate) {
+			break
+		}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("queuety: save schedule %q: %w", b.s.Handler, err)
 	}
 	return id, nil
+}
+
+// sameSettings reports whether s holds what the stored row old holds in
+// every column Save sets.
+func (s *Schedule) sameSettings(old *Schedule) bool {
+	return s.Queue == old.Queue && s.Expression == old.Expression && s.ExpressionType == old.ExpressionType &&
+		s.Overlap == old.Overlap && s.Enabled == old.Enabled && s.CatchUp == old.CatchUp && s.NextRun.Equal(old.NextRun) &&
+		bytes.Equal(s.Payload, old.Payload) && bytes.Equal(s.Workflow, old.Workflow)
 }
 
 // parseSchedule reads a stored expression.
@@ -400,7 +439,7 @@ func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 		}
 		now := c.clock.Now()
 		old := s.NextRun
-		fired, err := c.engine.fire(ctx, tx, s, now, now)
+		fired, err := c.engine.fire(ctx, tx, s, now, now, &runState{})
 		if err != nil {
 			return err
 		}
@@ -415,7 +454,10 @@ func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 // LOCKED, each changed under its lock with a compare-and-set on next_run,
 // so any number of workers and processes ticking at once fire every due
 // slot exactly once. It returns how many jobs or workflows it dispatched
-// and whether a full batch of schedules was due.
+// and whether calling it again may fire more: a full batch was due and
+// the tick moved at least one of its schedules on (buffered firings still
+// waiting for their runs alone do not count, or a caller looping on it
+// would spin until those runs end).
 func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error) {
 	var n int
 	var more bool
@@ -426,14 +468,15 @@ func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error
 		if err != nil {
 			return err
 		}
-		more = len(due) >= limit
+		moved := false
 		for _, s := range due {
-			fired, err := e.tickOne(ctx, tx, s, now)
+			fired, wrote, err := e.tickOne(ctx, tx, s, now, &runState{})
 			if err != nil {
 				return err
 			}
-			n += fired
+			n, moved = n+fired, moved || wrote
 		}
+		more = len(due) >= limit && moved
 		return nil
 	})
 	if err != nil {
@@ -442,87 +485,95 @@ func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error
 	return n, more, nil
 }
 
-// tickOne handles one locked, due schedule.
-func (e *Engine) tickOne(ctx context.Context, tx Tx, s *Schedule, now time.Time) (int, error) {
+// tickOne handles one locked, due schedule: its buffered firing, once the
+// run it waits for has ended, then the slots its next run has reached. It
+// returns how many jobs or workflows it dispatched and whether it wrote
+// the row (it does not when only a buffered firing was due and its run is
+// still active).
+func (e *Engine) tickOne(ctx context.Context, tx Tx, s *Schedule, now time.Time, run *runState) (int, bool, error) {
 	oldNext := s.NextRun
 	fired := 0
 	if !s.PendingRun.IsZero() && !s.PendingRun.After(now) {
-		active, err := e.scheduleActive(ctx, tx, s)
+		active, err := e.runActive(ctx, tx, s, run)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if !active {
 			slot := s.PendingRun
 			s.PendingRun = time.Time{}
-			if _, err := e.dispatchFiring(ctx, tx, s, slot, now); err != nil {
-				return 0, err
+			if _, err := e.dispatchFiring(ctx, tx, s, slot, now, run); err != nil {
+				return 0, false, err
 			}
 			fired++
 		}
 	}
-	if !s.NextRun.After(now) {
-		expr, err := parseSchedule(s)
-		if err != nil {
-			// A malformed expression (written by hand or by another runtime)
-			// must not stall the tick: try again in an hour.
-			e.c.log.Error("queuety: schedule has an invalid expression; retrying in an hour", "schedule_id", s.ID, "handler", s.Handler, "err", err)
-			s.NextRun = floorSecond(now).Add(time.Hour)
-			_, err := tx.ScheduleUpdate(ctx, s, oldNext)
-			return fired, err
+	if s.NextRun.After(now) {
+		if fired == 0 {
+			return 0, false, nil
 		}
-		var slots []time.Time
-		slot := s.NextRun
-		for !slot.After(now) && !slot.IsZero() && len(slots) <= MaxCatchUp {
-			slots = append(slots, slot)
-			slot = expr.Next(slot)
-		}
-		for !slot.IsZero() && !slot.After(now) { // beyond MaxCatchUp: skip ahead
-			slot = expr.Next(slot)
-		}
-		if slot.IsZero() { // nothing within the cron library's horizon
-			slot = floorSecond(now).Add(24 * time.Hour)
-		}
-		var firings []time.Time
-		switch s.CatchUp {
-		case CatchUpAll:
-			firings = slots[:min(len(slots), MaxCatchUp)]
-		case CatchUpNone:
-			if len(slots) == 1 {
-				firings = slots
-			}
-		default:
-			firings = slots[len(slots)-1:]
-		}
-		for _, f := range firings {
-			ref, err := e.fire(ctx, tx, s, f, now)
+	} else if expr, err := parseSchedule(s); err != nil {
+		// A malformed expression (written by hand or by another runtime)
+		// must not stall the tick: try again in an hour.
+		e.c.log.Error("queuety: schedule has an invalid expression; retrying in an hour", "schedule_id", s.ID, "handler", s.Handler, "err", err)
+		s.NextRun = floorSecond(now).Add(time.Hour)
+	} else {
+		firings, next := catchUp(expr, s.CatchUp, s.NextRun, now)
+		for _, slot := range firings {
+			ref, err := e.fire(ctx, tx, s, slot, now, run)
 			if err != nil {
-				return 0, err
+				return 0, false, err
 			}
 			if ref != 0 {
 				fired++
 			}
 		}
-		s.NextRun = slot
+		s.NextRun = next
 	}
 	ok, err := tx.ScheduleUpdate(ctx, s, oldNext)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if !ok {
 		// Another ticker moved next_run first (one that does not lock the
 		// row). Roll back this tick's firings; the next tick sees the new
 		// next_run.
-		return 0, fmt.Errorf("schedule %d: next_run changed by another ticker", s.ID)
+		return 0, false, fmt.Errorf("schedule %d: next_run changed by another ticker", s.ID)
 	}
-	return fired, nil
+	return fired, true, nil
+}
+
+// catchUp returns the slots a tick fires for a schedule whose next run,
+// next, is due, under catch-up policy p, and the first slot after now.
+func catchUp(expr schedexpr.Schedule, p CatchUpPolicy, next, now time.Time) (firings []time.Time, following time.Time) {
+	var missed []time.Time // the first MaxCatchUp missed slots
+	var last time.Time
+	slot := next
+	for ; !slot.IsZero() && !slot.After(now); slot = expr.Next(slot) {
+		if len(missed) < MaxCatchUp {
+			missed = append(missed, slot)
+		}
+		last = slot
+	}
+	if slot.IsZero() { // nothing within the cron library's horizon
+		slot = floorSecond(now).Add(24 * time.Hour)
+	}
+	switch {
+	case len(missed) == 0: // a zero next run: nothing to fire
+		return nil, slot
+	case p == CatchUpAll:
+		return missed, slot
+	case p == CatchUpNone && len(missed) > 1:
+		return nil, slot
+	}
+	return []time.Time{last}, slot
 }
 
 // fire applies the overlap policy to one firing and dispatches it when
 // allowed. It returns the dispatched id (0 when held back or dropped) and
 // updates s in memory (last_run, pending run, last reference).
-func (e *Engine) fire(ctx context.Context, tx Tx, s *Schedule, slot, now time.Time) (int64, error) {
+func (e *Engine) fire(ctx context.Context, tx Tx, s *Schedule, slot, now time.Time, run *runState) (int64, error) {
 	if s.Overlap == OverlapSkip || s.Overlap == OverlapBuffer {
-		active, err := e.scheduleActive(ctx, tx, s)
+		active, err := e.runActive(ctx, tx, s, run)
 		if err != nil {
 			return 0, err
 		}
@@ -539,11 +590,12 @@ func (e *Engine) fire(ctx context.Context, tx Tx, s *Schedule, slot, now time.Ti
 			return 0, nil
 		}
 	}
-	return e.dispatchFiring(ctx, tx, s, slot, now)
+	return e.dispatchFiring(ctx, tx, s, slot, now, run)
 }
 
-// dispatchFiring dispatches one firing's job or workflow.
-func (e *Engine) dispatchFiring(ctx context.Context, tx Tx, s *Schedule, slot, now time.Time) (int64, error) {
+// dispatchFiring dispatches one firing's job or workflow and records it in
+// run.
+func (e *Engine) dispatchFiring(ctx context.Context, tx Tx, s *Schedule, slot, now time.Time, run *runState) (int64, error) {
 	s.LastRun = floorSecond(now)
 	if s.IsWorkflow() {
 		def, err := decodeDefinition(s.Workflow)
@@ -568,6 +620,9 @@ func (e *Engine) dispatchFiring(ctx context.Context, tx Tx, s *Schedule, slot, n
 			return 0, err
 		}
 		s.LastRunRef = id
+		// The slot's idempotency key may have returned a workflow an
+		// earlier firing started, finished or not: read it when asked.
+		*run = runState{}
 		return id, nil
 	}
 	payload := s.Payload
@@ -580,8 +635,31 @@ func (e *Engine) dispatchFiring(ctx context.Context, tx Tx, s *Schedule, slot, n
 		return 0, err
 	}
 	s.LastRunRef = j.ID
+	*run = runState{known: true, active: true} // the job just inserted is pending
 	return j.ID, nil
 }
+
+// runState is what one transaction knows of whether a schedule's last run
+// is still active, so the overlap policy reads that run at most once per
+// schedule however many slots a tick fires.
+type runState struct{ known, active bool }
+
+// runActive reports whether the run s last dispatched is still active,
+// reading it unless run already knows.
+func (e *Engine) runActive(ctx context.Context, tx Tx, s *Schedule, run *runState) (bool, error) {
+	if !run.known {
+		active, err := e.scheduleActive(ctx, tx, s)
+		if err != nil {
+			return false, err
+		}
+		*run = runState{known: true, active: active}
+	}
+	return run.active, nil
+}
+
+// activeRun reports whether a schedule's job still counts as its running
+// run for the overlap policy: pending or processing.
+func (j *Job) activeRun() bool { return j.Status == JobPending || j.Status == JobProcessing }
 
 // scheduleActive reports whether the schedule's previous run is still
 // pending or processing (a job) or not finished (a workflow). For rows
@@ -606,12 +684,14 @@ func (e *Engine) scheduleActive(ctx context.Context, tx Tx, s *Schedule) (bool, 
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
-	return err == nil && (j.Status == JobPending || j.Status == JobProcessing), err
+	return err == nil && j.activeRun(), err
 }
 
-// NextScheduleDue returns the earliest time a schedule (or a buffered
-// firing) is due, and false when no schedule is enabled. Workers sleep
-// until then.
+// NextScheduleDue returns the earliest next run of an enabled schedule,
+// and false when no schedule is enabled. Workers sleep until then. A
+// buffered firing is not counted: it waits for its schedule's previous run
+// to end, which no stored time predicts, and the first tick after that
+// dispatches it.
 func (e *Engine) NextScheduleDue(ctx context.Context) (time.Time, bool, error) {
 	var t time.Time
 	err := e.c.store.InTx(ctx, func(tx Tx) (err error) { t, err = tx.ScheduleNextDue(ctx); return err })
@@ -624,25 +704,11 @@ func (e *Engine) NextScheduleDue(ctx context.Context) (time.Time, bool, error) {
 // encodeDefinition writes a workflow definition in Queuety's runtime
 // definition shape (build_runtime_definition), plus the Go engine's keys.
 func encodeDefinition(d WorkflowDefinition) *phpjson.Object {
-	o := phpjson.NewObject()
-	o.Set("name", d.Name)
 	steps := make([]any, len(d.Steps))
 	for i := range d.Steps {
 		steps[i] = d.Steps[i].encode()
 	}
-	o.Set("steps", steps)
-	o.Set("queue", orDefault(d.Queue, DefaultQueue))
-	o.Set("priority", int64(d.Priority))
-	o.Set("max_attempts", int64(orDefaultInt(d.MaxAttempts, DefaultMaxAttempts)))
-	o.Set("cancel_handler", nilIfEmpty(d.OnCancel))
-	o.Set("prune_after", nil)
-	if d.ExecutionTimeout > 0 {
-		o.Set("deadline_seconds", int64(math.Ceil(d.ExecutionTimeout.Seconds())))
-	} else {
-		o.Set("deadline_seconds", nil)
-	}
-	o.Set("deadline_handler", nilIfEmpty(d.OnDeadline))
-	o.Set("definition_version", nilIfEmpty(d.Version))
+	o := runtimeDefinition(d, steps)
 	if d.RunTimeout > 0 {
 		o.Set("run_timeout_seconds", int64(math.Ceil(d.RunTimeout.Seconds())))
 	}

@@ -125,14 +125,25 @@ func encodeJSON(v any) []byte {
 	return b
 }
 
+// normalizeJSON converts a value from user code into the JSON tree
+// phpjson writes, and checks that the tree encodes: Normalize alone lets
+// NaN and invalid UTF-8 through. It returns the tree and its encoding.
+func normalizeJSON(v any) (any, []byte, error) {
+	n, err := phpjson.Normalize(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := phpjson.Marshal(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, b, nil
+}
+
 // encodeUserJSON encodes a value that came from user code and may not be
 // representable (NaN, invalid UTF-8, channels).
 func encodeUserJSON(what string, v any) ([]byte, error) {
-	n, err := phpjson.Normalize(v)
-	if err != nil {
-		return nil, invalidf("%s does not encode as JSON: %v", what, err)
-	}
-	b, err := phpjson.Marshal(n)
+	_, b, err := normalizeJSON(v)
 	if err != nil {
 		return nil, invalidf("%s does not encode as JSON: %v", what, err)
 	}
@@ -151,10 +162,29 @@ func decodeObject(what string, b []byte) (*phpjson.Object, error) {
 	return o, nil
 }
 
+// stateObject converts a State from user code (a step's output, a
+// continue-as-new state) into an ordered object, keys sorted since Go maps
+// have no order. It rejects values that do not encode as JSON; what names
+// the value in the error.
+func stateObject(what string, s State) (*phpjson.Object, error) {
+	if len(s) == 0 {
+		return phpjson.NewObject(), nil
+	}
+	n, _, err := normalizeJSON(map[string]any(s))
+	if err != nil {
+		return nil, fmt.Errorf("%s does not encode as JSON: %w", what, err)
+	}
+	o, ok := n.(*phpjson.Object)
+	if !ok {
+		return phpjson.NewObject(), nil
+	}
+	return o, nil
+}
+
 // toObject converts a payload, initial state or signal body (a State, a
 // map, a struct, or nil) into an ordered JSON object. Struct fields keep
-// their order; map keys are sorted. Anything that is not a JSON object, or
-// that does not encode as JSON (NaN, invalid UTF-8), is rejected.
+// their order; map keys are sorted. Anything that does not encode as JSON
+// (NaN, invalid UTF-8), or is not a JSON object, is rejected.
 func toObject(what string, v any) (*phpjson.Object, error) {
 	if v == nil {
 		return phpjson.NewObject(), nil
@@ -162,26 +192,20 @@ func toObject(what string, v any) (*phpjson.Object, error) {
 	if s, ok := v.(State); ok {
 		v = map[string]any(s)
 	}
-	n, err := phpjson.Normalize(v)
+	n, _, err := normalizeJSON(v)
 	if err != nil {
 		return nil, invalidf("%s does not encode as JSON: %v", what, err)
 	}
-	var o *phpjson.Object
 	switch x := n.(type) {
 	case *phpjson.Object:
-		o = x
+		return x, nil
 	case []any:
 		if len(x) != 0 {
 			return nil, invalidf("%s must be a JSON object, got a list", what)
 		}
-		o = phpjson.NewObject()
 	case nil:
-		o = phpjson.NewObject()
 	default:
 		return nil, invalidf("%s must be a JSON object, got %T", what, v)
 	}
-	if _, err := phpjson.Marshal(o); err != nil {
-		return nil, invalidf("%s does not encode as JSON: %v", what, err)
-	}
-	return o, nil
+	return phpjson.NewObject(), nil
 }

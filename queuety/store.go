@@ -167,8 +167,8 @@ type Tx interface {
 	// of s, only if next_run still equals oldNext (compare-and-set). It
 	// reports whether the row was written.
 	ScheduleUpdate(ctx context.Context, s *Schedule, oldNext time.Time) (bool, error)
-	// ScheduleNextDue returns the earliest next run or buffered firing of
-	// an enabled schedule (zero when none).
+	// ScheduleNextDue returns the earliest next run of an enabled
+	// schedule (zero when none).
 	ScheduleNextDue(ctx context.Context) (time.Time, error)
 
 	// FailureInsert records a failure and sets its ID.

@@ -384,15 +384,7 @@ func parseStep(v any, index int) (*stepDef, error) {
 	case "delay":
 		d.Delay = intValue(o, "delay_seconds")
 	case "wait_for_signal":
-		if names, ok := o.Get("signal_names"); ok {
-			if list, ok := names.([]any); ok {
-				for _, n := range list {
-					if s, ok := n.(string); ok && s != "" {
-						d.SignalNames = append(d.SignalNames, s)
-					}
-				}
-			}
-		}
+		d.SignalNames = strList(o, "signal_names")
 		if len(d.SignalNames) == 0 {
 			if s := strField(o, "signal_name"); s != "" {
 				d.SignalNames = []string{s}
@@ -457,6 +449,19 @@ func strField(o *phpjson.Object, k string) string {
 	return strings.TrimSpace(s)
 }
 
+// strList returns the non-empty strings of the list at k.
+func strList(o *phpjson.Object, k string) []string {
+	v, _ := o.Get(k)
+	list, _ := v.([]any)
+	var out []string
+	for _, x := range list {
+		if s, ok := x.(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // DispatchWorkflow validates def and starts a workflow with the initial
 // state (a State, map or struct encoding as a JSON object). In one
 // transaction it writes the workflow row, the first step's job(s) and the
@@ -497,6 +502,28 @@ type preparedWorkflow struct {
 	deadlineSecs int64
 }
 
+// runtimeDefinition starts Queuety's runtime definition of def
+// (build_runtime_definition), with its steps already encoded: the keys
+// shared by the definition hash and stored workflow schedules.
+func runtimeDefinition(def WorkflowDefinition, steps []any) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("name", def.Name)
+	o.Set("steps", steps)
+	o.Set("queue", orDefault(def.Queue, DefaultQueue))
+	o.Set("priority", int64(def.Priority))
+	o.Set("max_attempts", int64(orDefaultInt(def.MaxAttempts, DefaultMaxAttempts)))
+	o.Set("cancel_handler", nilIfEmpty(def.OnCancel))
+	o.Set("prune_after", nil)
+	if def.ExecutionTimeout > 0 {
+		o.Set("deadline_seconds", int64(math.Ceil(def.ExecutionTimeout.Seconds())))
+	} else {
+		o.Set("deadline_seconds", nil)
+	}
+	o.Set("deadline_handler", nilIfEmpty(def.OnDeadline))
+	o.Set("definition_version", nilIfEmpty(def.Version))
+	return o
+}
+
 // prepareWorkflow validates def and builds the stored state: the initial
 // keys, then Queuety's private keys in Queuety's order.
 func prepareWorkflow(def WorkflowDefinition, initial any) (*preparedWorkflow, error) {
@@ -521,21 +548,7 @@ func prepareWorkflow(def WorkflowDefinition, initial any) (*preparedWorkflow, er
 	for i := range def.Steps {
 		steps[i] = def.Steps[i].encode()
 	}
-	hashDoc := phpjson.NewObject()
-	hashDoc.Set("name", def.Name)
-	hashDoc.Set("steps", steps)
-	hashDoc.Set("queue", queue)
-	hashDoc.Set("priority", int64(def.Priority))
-	hashDoc.Set("max_attempts", int64(maxAttempts))
-	hashDoc.Set("cancel_handler", nilIfEmpty(def.OnCancel))
-	hashDoc.Set("prune_after", nil)
-	if deadlineSecs > 0 {
-		hashDoc.Set("deadline_seconds", deadlineSecs)
-	} else {
-		hashDoc.Set("deadline_seconds", nil)
-	}
-	hashDoc.Set("deadline_handler", nilIfEmpty(def.OnDeadline))
-	hashDoc.Set("definition_version", nilIfEmpty(def.Version))
+	hashDoc := runtimeDefinition(def, steps)
 	hashDoc.Set("max_transitions", nil)
 	hashDoc.Set("max_for_each_items", nil)
 	hashDoc.Set("max_state_bytes", nil)
@@ -588,7 +601,6 @@ func (e *Engine) insertWorkflow(ctx context.Context, tx Tx, p *preparedWorkflow,
 			return existing, err
 		}
 	}
-	state := p.state.Clone()
 	wf := &Workflow{
 		Name: def.Name, Status: WorkflowRunning, State: p.stateJSON, TotalSteps: len(def.Steps),
 		StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now,
@@ -596,7 +608,7 @@ func (e *Engine) insertWorkflow(ctx context.Context, tx Tx, p *preparedWorkflow,
 	if p.deadlineSecs > 0 {
 		wf.DeadlineAt = ceilSecond(now).Add(time.Duration(p.deadlineSecs) * time.Second)
 	}
-	setRunDeadline(wf, state, now)
+	setRunDeadline(wf, p.state, now)
 	if err := tx.WorkflowInsert(ctx, wf); err != nil {
 		return 0, err
 	}
@@ -605,7 +617,7 @@ func (e *Engine) insertWorkflow(ctx context.Context, tx Tx, p *preparedWorkflow,
 			return 0, err
 		}
 	}
-	if err := e.enqueueStep(ctx, tx, wf, state, p.steps, 0, now); err != nil {
+	if err := e.enqueueStep(ctx, tx, wf, p.state, p.steps, 0, now); err != nil {
 		return 0, err
 	}
 	err := tx.LogInsert(ctx, []*LogEntry{{WorkflowID: wf.ID, Handler: def.Name, Queue: p.queue, Event: LogWorkflowStarted, CreatedAt: now}})

@@ -314,15 +314,11 @@ var runtimePrivateKeys = map[string]bool{
 // the step's transaction.
 func (sc *stepCtx) continueAsNew(next State) error {
 	ctx, tx := context.Background(), sc.tx
-	stateBefore := publicState(sc.state)
-	n, err := phpjson.Normalize(map[string]any(next))
+	fresh, err := stateObject("continue-as-new state", next)
 	if err != nil {
-		return NonRetryable(fmt.Errorf("continue-as-new state does not encode as JSON: %w", err))
+		return NonRetryable(err)
 	}
-	fresh, _ := n.(*phpjson.Object)
-	if fresh == nil {
-		fresh = phpjson.NewObject()
-	}
+	in := sc.inputs()
 	for _, k := range fresh.Keys() {
 		if isPrivateKey(k) {
 			fresh.Delete(k)
@@ -345,26 +341,14 @@ func (sc *stepCtx) continueAsNew(next State) error {
 	for _, k := range sortedKeys(next) {
 		marker.Set(k, next[k])
 	}
-	events := []*WorkflowEvent{sc.startedEvent(stateBefore), {
-		WorkflowID: sc.wf.ID, JobID: sc.row.ID, StepIndex: *sc.row.StepIndex, StepName: sc.step.Name,
-		StepType: sc.step.Type, Handler: sc.row.Handler, Event: EventStepCompleted, Queue: sc.row.Queue,
-		Attempt: ptr(sc.row.Attempts), Input: sc.stepInput(stateBefore), Output: encodeJSON(marker),
-		StateBefore: encodeJSON(stateBefore), StateAfter: encodeJSON(publicState(fresh)),
-		DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
-	}}
+	w := &writes{events: []*WorkflowEvent{sc.startedEvent(in), sc.completedEvent(EventStepCompleted, in, marker, fresh)}}
 	sc.wf.RunNumber = max(sc.wf.RunNumber, 1) + 1
 	setRunDeadline(sc.wf, fresh, sc.now)
 	sc.wf.Status = WorkflowRunning
-	logs := sc.logs(true)
-	logs = append(logs, debugLog(sc.wf, fresh, sc.now, map[string]any{"type": "continued_as_new", "run": int64(sc.wf.RunNumber)}))
+	w.logs = append(sc.logs(), debugLog(sc.wf, fresh, sc.now, map[string]any{"type": "continued_as_new", "run": int64(sc.wf.RunNumber)}))
 	sc.state = fresh
-	if err := sc.e.moveTo(ctx, tx, sc.wf, fresh, sc.steps, 0, sc.now, &logs); err != nil {
-		return err
-	}
-	if err := tx.EventInsert(ctx, events); err != nil {
-		return err
-	}
-	return tx.LogInsert(ctx, logs)
+	sc.e.advance(w, sc.wf, fresh, sc.steps, 0, sc.now)
+	return w.flush(ctx, tx)
 }
 
 // asContinueAsNew extracts a continue-as-new request from a step error.

@@ -23,6 +23,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/sqlstore"
 )
 
 // SourcePrefix is the table prefix Queuety PHP used when the fixtures were
@@ -146,21 +148,7 @@ func CreateSchema(db *sql.DB, prefix, schemaSQLPath string) error {
 // lines and replaces the table prefix: inside the statements, table names
 // are the only place "`wp_" occurs.
 func Statements(schemaSQL, prefix string) []string {
-	var lines []string
-	for _, l := range strings.Split(schemaSQL, "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
-			lines = append(lines, l)
-		}
-	}
-	body := strings.ReplaceAll(strings.Join(lines, "\n"), "`"+SourcePrefix, "`"+prefix)
-	var out []string
-	for _, stmt := range strings.Split(body, ";\n") {
-		stmt = strings.TrimSuffix(strings.TrimSpace(stmt), ";")
-		if stmt != "" {
-			out = append(out, stmt)
-		}
-	}
-	return out
+	return sqlstore.SplitStatements(strings.ReplaceAll(schemaSQL, "`"+SourcePrefix, "`"+prefix))
 }
 
 // Insert writes every row of the snapshot into the tables under prefix,

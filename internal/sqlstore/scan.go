@@ -116,12 +116,15 @@ func (n nullBytes) Scan(v any) error {
 	return nil
 }
 
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
 const jobCols = "id, queue, handler, payload, payload_hash, priority, status, attempts, max_attempts, " +
 	"available_at, reserved_at, completed_at, failed_at, error_message, workflow_id, step_index, depends_on, " +
 	"batch_id, concurrency_group, concurrency_limit, cost_units, heartbeat_data, created_at, claim_token, " +
 	"schedule_to_start_at, start_to_close_at, schedule_to_close_at, heartbeat_deadline_at, last_heartbeat_at"
 
-func scanJob(sc interface{ Scan(...any) error }) (*queuety.Job, error) {
+func scanJob(sc scanner) (*queuety.Job, error) {
 	j := &queuety.Job{}
 	var status string
 	var limit int64
@@ -142,7 +145,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*queuety.Job, error) {
 const workflowCols = "id, name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index, " +
 	"started_at, completed_at, failed_at, error_message, deadline_at, run_number, run_started_at, run_deadline_at, wait_deadline_at"
 
-func scanWorkflow(sc interface{ Scan(...any) error }) (*queuety.Workflow, error) {
+func scanWorkflow(sc scanner) (*queuety.Workflow, error) {
 	w := &queuety.Workflow{}
 	var status string
 	var run int64
@@ -161,7 +164,7 @@ func scanWorkflow(sc interface{ Scan(...any) error }) (*queuety.Workflow, error)
 const logCols = "id, job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, memory_peak_kb, " +
 	"error_message, error_class, error_trace, context, created_at"
 
-func scanLog(sc interface{ Scan(...any) error }) (*queuety.LogEntry, error) {
+func scanLog(sc scanner) (*queuety.LogEntry, error) {
 	l := &queuety.LogEntry{}
 	var jobID, dur, mem sql.NullInt64
 	var event string
@@ -189,7 +192,7 @@ func scanLog(sc interface{ Scan(...any) error }) (*queuety.LogEntry, error) {
 const eventCols = "id, workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, attempt, input, " +
 	"output, state_before, state_after, context, error, duration_ms, created_at"
 
-func scanEvent(sc interface{ Scan(...any) error }) (*queuety.WorkflowEvent, error) {
+func scanEvent(sc scanner) (*queuety.WorkflowEvent, error) {
 	e := &queuety.WorkflowEvent{}
 	var event string
 	var dur sql.NullInt64

@@ -13,7 +13,7 @@ import (
 const scheduleCols = "id, handler, payload, queue, expression, expression_type, last_run, next_run, overlap_policy, enabled, created_at, " +
 	"workflow_definition, catch_up, last_run_ref, pending_run"
 
-func scanSchedule(sc interface{ Scan(...any) error }) (*queuety.Schedule, error) {
+func scanSchedule(sc scanner) (*queuety.Schedule, error) {
 	s := &queuety.Schedule{}
 	var typ, overlap, catchUp string
 	var enabled int
@@ -27,27 +27,7 @@ func scanSchedule(sc interface{ Scan(...any) error }) (*queuety.Schedule, error)
 }
 
 func (t *txn) querySchedules(ctx context.Context, q string, args ...any) ([]*queuety.Schedule, error) {
-	rows, err := t.tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*queuety.Schedule
-	for rows.Next() {
-		s, err := scanSchedule(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return queryAll(ctx, t.tx, scanSchedule, q, args...)
 }
 
 // ScheduleSave implements queuety.Tx.
@@ -126,16 +106,7 @@ func (t *txn) ScheduleFindDue(ctx context.Context, p queuety.ExpiredParams) ([]*
 	if err != nil {
 		return nil, fmt.Errorf("find buffered schedules: %w", err)
 	}
-	seen := map[int64]bool{}
-	for _, s := range due {
-		seen[s.ID] = true
-	}
-	for _, s := range pending {
-		if !seen[s.ID] && len(due) < p.Limit {
-			due = append(due, s)
-		}
-	}
-	return due, nil
+	return mergeByID(due, pending, func(s *queuety.Schedule) int64 { return s.ID }, p.Limit), nil
 }
 
 // ScheduleUpdate implements queuety.Tx.
@@ -146,34 +117,23 @@ func (t *txn) ScheduleUpdate(ctx context.Context, s *queuety.Schedule, oldNext t
 	if err != nil {
 		return false, fmt.Errorf("update schedule %d: %w", s.ID, err)
 	}
-	n, err := res.RowsAffected()
+	n, err := res.RowsAffected() // matched rows: see Dialect
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("update schedule %d: %w", s.ID, err)
 	}
-	if n == 0 {
-		// RowsAffected counts changed rows on MySQL: a write of identical
-		// values reports 0. Tell that apart from a lost compare-and-set.
-		var one int
-		err := t.tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.s.T.Schedules+" WHERE id = ? AND next_run = ?", s.ID, t.sec(s.NextRun)).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, nil
-		}
-		return err == nil, err
-	}
-	return true, nil
+	return n > 0, nil
 }
 
-// ScheduleNextDue implements queuety.Tx.
+// ScheduleNextDue implements queuety.Tx: the earliest next run, the first
+// entry of idx_next_run (enabled, next_run). Buffered firings are left
+// out: a firing is buffered at a slot that has already passed and waits
+// for the schedule's previous run to end, which no stored time predicts,
+// so counting it would make a waiting worker tick continuously until then.
 func (t *txn) ScheduleNextDue(ctx context.Context) (time.Time, error) {
-	var next, pending time.Time
-	if err := t.tx.QueryRowContext(ctx, "SELECT MIN(next_run) FROM "+t.s.T.Schedules+" WHERE enabled = 1").Scan(nullTime{&next}); err != nil {
-		return time.Time{}, err
-	}
-	if err := t.tx.QueryRowContext(ctx, "SELECT MIN(pending_run) FROM "+t.s.T.Schedules+" WHERE enabled = 1 AND pending_run IS NOT NULL").Scan(nullTime{&pending}); err != nil {
-		return time.Time{}, err
-	}
-	if next.IsZero() || (!pending.IsZero() && pending.Before(next)) {
-		return pending, nil
+	var next time.Time
+	err := t.tx.QueryRowContext(ctx, "SELECT MIN(next_run) FROM "+t.s.T.Schedules+" WHERE enabled = 1").Scan(nullTime{&next})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("next schedule due: %w", err)
 	}
 	return next, nil
 }

@@ -11,12 +11,16 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
 )
 
-// Dialect describes one database family.
+// Dialect describes one database family. Its connections must report
+// matched rows, not changed rows, as an UPDATE's RowsAffected (SQLite
+// always does; the MySQL store sets CLIENT_FOUND_ROWS), so an update that
+// writes the values a row already holds still counts it.
 type Dialect struct {
 	// Name is the store's driver name ("mysql", "sqlite").
 	Name string
@@ -128,6 +132,24 @@ func buildStatements(t Tables, d Dialect) Statements {
 		st.TimedOut = append(st.TimedOut, "SELECT id FROM "+t.Jobs+" WHERE "+col+" <= ? LIMIT ?")
 	}
 	return st
+}
+
+// SplitStatements splits a schema file into its statements, without the
+// "--" comment lines and the terminating semicolons.
+func SplitStatements(ddl string) []string {
+	var out []string
+	for _, stmt := range strings.Split(ddl, ";") {
+		var lines []string
+		for _, l := range strings.Split(stmt, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+				lines = append(lines, l)
+			}
+		}
+		if st := strings.TrimSpace(strings.Join(lines, "\n")); st != "" {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // Info implements queuety.Store.

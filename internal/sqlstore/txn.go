@@ -83,6 +83,13 @@ func nullText(b []byte) any {
 	return string(b)
 }
 
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func nullIntp(p *int) any {
 	if p == nil {
 		return nil
@@ -112,38 +119,30 @@ func idArgs(ids []int64) []any {
 	return out
 }
 
-func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*queuety.Job, error) {
-	rows, err := t.tx.QueryContext(ctx, q, args...)
+// queryAll runs q and scans every row it returns with scan.
+func queryAll[T any](ctx context.Context, tx *sql.Tx, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*queuety.Job
+	var out []T
 	for rows.Next() {
-		j, err := scanJob(rows)
+		v, err := scan(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, j)
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }
 
+func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*queuety.Job, error) {
+	return queryAll(ctx, t.tx, scanJob, q, args...)
+}
+
 func (t *txn) queryWorkflows(ctx context.Context, q string, args ...any) ([]*queuety.Workflow, error) {
-	rows, err := t.tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*queuety.Workflow
-	for rows.Next() {
-		w, err := scanWorkflow(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.tx, scanWorkflow, q, args...)
 }
 
 // JobInsert implements queuety.Tx.
@@ -229,7 +228,8 @@ func (t *txn) JobUpdate(ctx context.Context, j *queuety.Job) error {
 	return nil
 }
 
-// claimArgs are the arguments of Sweeps.Claim and Sweeps.HasDue, in order.
+// claimArgs are the arguments of Statements.Claim and Statements.HasDue,
+// without Claim's limit.
 func (t *txn) claimArgs(p queuety.ClaimParams) []any {
 	args := []any{p.Queue, t.sec(p.Now.Truncate(time.Second))}
 	for _, h := range p.Handlers {
@@ -294,13 +294,17 @@ func prefixed(prefix, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
+// completeSet marks jobs completed (completed_at is the one argument) and
+// clears their activity deadlines.
+const completeSet = " SET status = 'completed', completed_at = ?, start_to_close_at = NULL, " +
+	"heartbeat_deadline_at = NULL, schedule_to_start_at = NULL, schedule_to_close_at = NULL "
+
 // JobComplete implements queuety.Tx.
 func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'completed', completed_at = ?, start_to_close_at = NULL, " +
-		"heartbeat_deadline_at = NULL, schedule_to_start_at = NULL, schedule_to_close_at = NULL " +
+	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
 		"WHERE id IN (" + placeholders(len(ids)) + ") AND status IN ('pending', 'processing')"
 	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, idArgs(ids)...)...); err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
@@ -313,8 +317,7 @@ func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, 
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'completed', completed_at = ?, start_to_close_at = NULL, " +
-		"heartbeat_deadline_at = NULL, schedule_to_start_at = NULL, schedule_to_close_at = NULL " +
+	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
 		"WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'processing' AND claim_token = ? AND attempts = ?"
 	args := append([]any{t.sec(at)}, idArgs(ids)...)
 	res, err := t.tx.ExecContext(ctx, q, append(args, token, attempts)...)
@@ -354,46 +357,37 @@ func (t *txn) JobFindTimedOut(ctx context.Context, p queuety.TimedOutParams) ([]
 		if err != nil {
 			return nil, fmt.Errorf("find timed-out jobs: %w", err)
 		}
-		ids = mergeIDs(ids, got, p.Limit)
+		ids = mergeByID(ids, got, idOf, p.Limit)
 	}
 	return t.JobGetMany(ctx, ids, p.Lock)
 }
 
 // ids runs a query that returns one id column.
 func (t *txn) ids(ctx context.Context, q string, args ...any) ([]int64, error) {
-	rows, err := t.tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.tx, func(sc scanner) (id int64, err error) { return id, sc.Scan(&id) }, q, args...)
 }
 
-// mergeIDs appends the ids of b not already in a, up to limit in total.
-func mergeIDs(a, b []int64, limit int) []int64 {
+// mergeByID appends the elements of b whose id is not already in a, up to
+// limit elements in total.
+func mergeByID[T any](a, b []T, id func(T) int64, limit int) []T {
 	seen := make(map[int64]bool, len(a))
-	for _, id := range a {
-		seen[id] = true
+	for _, v := range a {
+		seen[id(v)] = true
 	}
-	for _, id := range b {
+	for _, v := range b {
 		if len(a) >= limit {
 			break
 		}
-		if !seen[id] {
-			seen[id] = true
-			a = append(a, id)
+		if !seen[id(v)] {
+			seen[id(v)] = true
+			a = append(a, v)
 		}
 	}
 	return a
 }
+
+// idOf is mergeByID's id for plain ids.
+func idOf(id int64) int64 { return id }
 
 // JobListByWorkflow implements queuety.Tx.
 func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []queuety.JobStatus, lock queuety.LockMode) ([]*queuety.Job, error) {
@@ -499,15 +493,7 @@ func (t *txn) QueueSetPaused(ctx context.Context, queue string, paused bool, at 
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		return nil
-	}
-	var one int
-	err = t.tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.s.T.QueueStates+" WHERE queue = ?", queue).Scan(&one)
-	if err == nil {
-		return nil // already paused with the same values
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	if n, err := res.RowsAffected(); err != nil || n > 0 { // matched rows: see Dialect
 		return err
 	}
 	_, err = t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.QueueStates+" (queue, paused, paused_at) VALUES (?, 1, ?)", queue, t.sec(at))
@@ -594,20 +580,7 @@ func (t *txn) LogList(ctx context.Context, f queuety.LogFilter) ([]*queuety.LogE
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := t.tx.QueryContext(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*queuety.LogEntry
-	for rows.Next() {
-		l, err := scanLog(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.tx, scanLog, q+" ORDER BY id LIMIT ?", append(args, limit)...)
 }
 
 // EventInsert implements queuety.Tx.
@@ -638,20 +611,7 @@ func (t *txn) EventInsert(ctx context.Context, events []*queuety.WorkflowEvent) 
 
 // EventList implements queuety.Tx.
 func (t *txn) EventList(ctx context.Context, wfID int64) ([]*queuety.WorkflowEvent, error) {
-	rows, err := t.tx.QueryContext(ctx, "SELECT "+eventCols+" FROM "+t.s.T.Events+" WHERE workflow_id = ? ORDER BY id", wfID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*queuety.WorkflowEvent
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.tx, scanEvent, "SELECT "+eventCols+" FROM "+t.s.T.Events+" WHERE workflow_id = ? ORDER BY id", wfID)
 }
 
 // WorkflowInsert implements queuety.Tx.
@@ -720,19 +680,7 @@ func (t *txn) WorkflowFindExpired(ctx context.Context, p queuety.ExpiredParams) 
 	if err != nil {
 		return nil, fmt.Errorf("find expired workflows: %w", err)
 	}
-	seen := map[int64]bool{}
-	for _, w := range out {
-		seen[w.ID] = true
-	}
-	for _, w := range run {
-		if len(out) >= p.Limit {
-			break
-		}
-		if !seen[w.ID] {
-			out = append(out, w)
-		}
-	}
-	return out, nil
+	return mergeByID(out, run, func(w *queuety.Workflow) int64 { return w.ID }, p.Limit), nil
 }
 
 // WorkflowFindWaitExpired implements queuety.Tx.
@@ -844,12 +792,8 @@ func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*qu
 func (t *txn) FailureInsert(ctx context.Context, f *queuety.Failure) error {
 	q := "INSERT INTO " + t.s.T.Failures + " (workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, " +
 		"non_retryable, message, error_class, deadline_at, created_at) VALUES (" + placeholders(12) + ")"
-	nr := 0
-	if f.NonRetryable {
-		nr = 1
-	}
 	res, err := t.tx.ExecContext(ctx, q, nullID(f.WorkflowID), nullID(f.JobID), nullIntp(f.StepIndex), nullID(int64(f.Attempt)),
-		nullID(int64(f.RunNumber)), string(f.Category), nullStr(string(f.TimeoutKind)), nr, truncate(f.Message, 65000),
+		nullID(int64(f.RunNumber)), string(f.Category), nullStr(string(f.TimeoutKind)), boolInt(f.NonRetryable), truncate(f.Message, 65000),
 		nullStr(truncate(f.ErrorClass, 255)), t.frac(f.DeadlineAt), t.frac(f.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert failure: %w", err)

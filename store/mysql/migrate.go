@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/sqlstore"
 )
 
 //go:embed queuety_tables.sql
@@ -121,11 +123,7 @@ var (
 // existing tables).
 func (m *migrator) queuetyTables(ctx context.Context) error {
 	ddl := strings.ReplaceAll(queuetyTablesSQL, "{prefix}", m.prefix)
-	for _, stmt := range strings.Split(ddl, ";") {
-		stmt = strings.TrimSpace(stripComments(stmt))
-		if stmt == "" {
-			continue
-		}
+	for _, stmt := range sqlstore.SplitStatements(ddl) {
 		if _, err := m.conn.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("%.60s...: %w", stmt, err)
 		}
@@ -158,16 +156,6 @@ func (m *migrator) queuetyTables(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func stripComments(s string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // goColumns adds the Go engine's nullable columns and indexes. Queuety PHP

@@ -266,6 +266,9 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	dc.ParseTime = true
 	dc.Loc = time.UTC
 	dc.InterpolateParams = true
+	// RowsAffected counts matched rows, as on SQLite, so a compare-and-set
+	// UPDATE that rewrites a row's current values still reports it.
+	dc.ClientFoundRows = true
 	if dc.Timeout == 0 {
 		dc.Timeout = 10 * time.Second
 	}

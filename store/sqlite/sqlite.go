@@ -129,7 +129,7 @@ var migrations = []struct {
 	up   func(s *Store) []string
 }{
 	{"Queuety tables and Go engine columns", func(s *Store) []string {
-		return splitStatements(strings.ReplaceAll(schemaSQL, "{prefix}", s.cfg.Prefix))
+		return sqlstore.SplitStatements(strings.ReplaceAll(schemaSQL, "{prefix}", s.cfg.Prefix))
 	}},
 	{"Go engine: workflow schedules, catch-up policy, buffered firings", func(s *Store) []string {
 		t := s.T.Schedules
@@ -146,8 +146,17 @@ var migrations = []struct {
 // LatestVersion is the schema version this package migrates to.
 var LatestVersion = len(migrations)
 
-// migrate applies the migrations the database has not seen yet.
+// migrate applies the migrations the database has not seen yet. A
+// database that has them all is only read, so opening it never waits for
+// another connection's write lock.
 func (s *Store) migrate(ctx context.Context) error {
+	var applied int
+	err := s.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+s.T.Migrations+" WHERE version <= ?", len(migrations)).Scan(&applied)
+	if err == nil && applied == len(migrations) {
+		return nil
+	}
+	// Otherwise (a new database has no migrations table yet) take the
+	// write lock version by version, re-checking each under it.
 	if _, err := s.DB.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+s.T.Migrations+
 		" (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -184,27 +193,6 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// splitStatements splits a schema file into statements.
-func splitStatements(ddl string) []string {
-	var out []string
-	for _, stmt := range strings.Split(ddl, ";") {
-		if st := strings.TrimSpace(stripComments(stmt)); st != "" {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-func stripComments(s string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // sqlite result codes.

@@ -1,0 +1,61 @@
+package mysql_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// TestDeadlockIsRetried makes the server pick a deadlock victim: two
+// transactions each lock one job, then the other's. The server rolls one
+// back with error 1213; InTx runs it again, and both commit.
+func TestDeadlockIsRetried(t *testing.T) {
+	ctx := context.Background()
+	dsn, _ := testdb.DSN(t)
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ids, err := c.DispatchMany(ctx, []queuety.JobRequest{{Handler: "a"}, {Handler: "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var attempts atomic.Int32
+	var bothLocked sync.WaitGroup
+	bothLocked.Add(2)
+	lockInOrder := func(first, second int64) error {
+		firstAttempt := true
+		return c.Store().InTx(ctx, func(tx queuety.Tx) error {
+			attempts.Add(1)
+			if _, err := tx.JobGet(ctx, first, queuety.LockUpdate); err != nil {
+				return err
+			}
+			if firstAttempt {
+				firstAttempt = false
+				bothLocked.Done()
+				bothLocked.Wait() // each now holds one lock and asks for the other's
+			}
+			_, err := tx.JobGet(ctx, second, queuety.LockUpdate)
+			return err
+		})
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- lockInOrder(ids[0], ids[1]) }()
+	go func() { errs <- lockInOrder(ids[1], ids[0]) }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("transaction failed instead of being retried: %v", err)
+		}
+	}
+	if n := attempts.Load(); n != 3 {
+		t.Fatalf("transaction attempts = %d, want 3 (one deadlock victim run again)", n)
+	}
+}
