@@ -298,12 +298,8 @@ func checkOptions(s queuety.WorkflowStep, kind stepKind) string {
 		if s.Timeout != 0 {
 			return "Timeout applies only to WaitForSignal steps (use StartToClose or ScheduleToClose to bound a step)"
 		}
-		if s.Options.DependsOn != 0 {
-			return "queuety.DependsOn does not apply to workflow steps (steps already run in order)"
-		}
-		if s.Options.Unique {
-			return "queuety.Unique does not apply to workflow steps (use IdempotencyKey on the workflow)"
-		}
+		// queuety.DependsOn and queuety.Unique are rejected by
+		// WorkflowDefinition.Validate.
 	case waitStep:
 		if jobOptionsSet(s.Options) {
 			return "only the Name, ResultKey and Timeout options apply to a signal wait"

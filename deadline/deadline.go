@@ -1,6 +1,6 @@
 // Package deadline runs the engine's sweeps: workflow deadlines (execution
 // and run timeouts), signal-wait timers, the activity-timeout watchdog and
-// stale-claim recovery.
+// stale-claim recovery, and the schedule tick.
 //
 // Every sweep finds its candidates through an index, so its cost grows with
 // the rows that expired, not with the size of the table. Every sweep is
@@ -69,13 +69,17 @@ func (r Report) Total() int {
 	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered
 }
 
-// drain calls step until it finds less than a full batch of candidates.
-func (s *Sweeper) drain(ctx context.Context, step func(context.Context, int) (int, bool, error)) (int, error) {
+// sweep calls step until it finds less than a full batch of candidates,
+// then logs msg at level with the number of rows changed, if any.
+func (s *Sweeper) sweep(ctx context.Context, step func(context.Context, int) (int, bool, error), level slog.Level, msg string) (int, error) {
 	total := 0
 	for {
 		n, more, err := step(ctx, s.batch)
 		total += n
 		if err != nil || !more || ctx.Err() != nil {
+			if total > 0 {
+				s.log.Log(ctx, level, msg, "count", total)
+			}
 			return total, err
 		}
 	}
@@ -87,41 +91,32 @@ func (s *Sweeper) drain(ctx context.Context, step func(context.Context, int) (in
 // recorded, workflow_failed and workflow_deadline_exceeded are logged, and
 // the OnDeadline callback is enqueued, once per workflow.
 func (s *Sweeper) Deadlines(ctx context.Context) (int, error) {
-	n, err := s.drain(ctx, s.engine.ExpireWorkflows)
-	if n > 0 {
-		s.log.Info("queuety: workflows failed: deadline exceeded", "count", n)
-	}
-	return n, err
+	return s.sweep(ctx, s.engine.ExpireWorkflows, slog.LevelInfo, "queuety: workflows failed: deadline exceeded")
 }
 
 // WaitTimers resumes signal waits whose timeout passed before the signal.
 func (s *Sweeper) WaitTimers(ctx context.Context) (int, error) {
-	n, err := s.drain(ctx, s.engine.FireWaitTimeouts)
-	if n > 0 {
-		s.log.Info("queuety: signal waits timed out", "count", n)
-	}
-	return n, err
+	return s.sweep(ctx, s.engine.FireWaitTimeouts, slog.LevelInfo, "queuety: signal waits timed out")
 }
 
 // Timeouts enforces expired activity deadlines: retry while attempts
 // remain, otherwise bury the job (failing its workflow).
 func (s *Sweeper) Timeouts(ctx context.Context) (int, error) {
-	n, err := s.drain(ctx, s.engine.EnforceTimeouts)
-	if n > 0 {
-		s.log.Info("queuety: activity timeouts enforced", "count", n)
-	}
-	return n, err
+	return s.sweep(ctx, s.engine.EnforceTimeouts, slog.LevelInfo, "queuety: activity timeouts enforced")
 }
 
 // Stale recovers jobs whose claim was not renewed within the client's
 // stale timeout (the worker died): retry with backoff, or bury when their
 // attempts are used up.
 func (s *Sweeper) Stale(ctx context.Context) (int, error) {
-	n, err := s.drain(ctx, s.engine.RecoverStale)
-	if n > 0 {
-		s.log.Warn("queuety: stale jobs recovered", "count", n)
-	}
-	return n, err
+	return s.sweep(ctx, s.engine.RecoverStale, slog.LevelWarn, "queuety: stale jobs recovered")
+}
+
+// Schedules fires every due schedule, dispatching its jobs or workflows.
+// It is not part of RunAll: workers tick schedules on their own timer,
+// which wakes at the next due time.
+func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
+	return s.sweep(ctx, s.engine.TickSchedules, slog.LevelInfo, "queuety: schedules fired")
 }
 
 // RunAll runs every sweep once, in this order: stale recovery, activity

@@ -8,14 +8,6 @@ import (
 	"github.com/go-co-op/gocron/v2"
 )
 
-// maintenance is the gocron scheduler that runs the sweeps of a
-// long-running worker. Each task runs at start and then every interval
-// (± jitter); a task never overlaps itself (a run that is still going when
-// the next is due makes that next run wait for the following slot).
-type maintenance struct {
-	s gocron.Scheduler
-}
-
 // task is one periodic maintenance job.
 type task struct {
 	name     string
@@ -33,7 +25,11 @@ func (w *Worker) tasks() []task {
 	}
 }
 
-func (w *Worker) startMaintenance(ctx context.Context) (*maintenance, error) {
+// startMaintenance starts the gocron scheduler that runs the sweeps of a
+// long-running worker. Each task runs at start and then every interval
+// (± jitter); a task never overlaps itself (a run that is still going when
+// the next is due makes that next run wait for the following slot).
+func (w *Worker) startMaintenance(ctx context.Context) (gocron.Scheduler, error) {
 	s, err := gocron.NewScheduler(gocron.WithStopTimeout(w.cfg.shutdownTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("worker: start maintenance scheduler: %w", err)
@@ -57,38 +53,31 @@ func (w *Worker) startMaintenance(ctx context.Context) (*maintenance, error) {
 			return nil, fmt.Errorf("worker: schedule %s: %w", t.name, err)
 		}
 	}
-	m := &maintenance{s: s}
 	if w.cfg.intervals.ScheduleIdle >= 0 {
-		if err := w.scheduleTick(ctx, m, time.Time{}); err != nil {
+		if err := w.scheduleTick(ctx, s, time.Time{}); err != nil {
 			_ = s.Shutdown()
 			return nil, err
 		}
 	}
 	s.Start()
-	return m, nil
+	return s, nil
 }
 
 // scheduleTick registers a one-time gocron job for the next schedule tick
 // at wake (now when zero). Each run ticks every due schedule, then
 // registers the next run for the earliest due time, capped by
 // ScheduleIdle, so the tick sleeps until there is something to fire.
-func (w *Worker) scheduleTick(ctx context.Context, m *maintenance, wake time.Time) error {
+func (w *Worker) scheduleTick(ctx context.Context, s gocron.Scheduler, wake time.Time) error {
 	start := gocron.OneTimeJobStartImmediately()
 	if !wake.IsZero() && wake.After(time.Now()) {
 		start = gocron.OneTimeJobStartDateTime(wake)
 	}
-	_, err := m.s.NewJob(gocron.OneTimeJob(start), gocron.NewTask(func(ctx context.Context) {
-		n, err := w.tickSchedules(ctx)
-		if err != nil && ctx.Err() == nil {
-			w.log.Error("queuety: maintenance task failed", "task", "schedule-tick", "err", err)
-		}
-		if h := w.cfg.hooks.Swept; h != nil {
-			h("schedule-tick", n, err)
-		}
+	_, err := s.NewJob(gocron.OneTimeJob(start), gocron.NewTask(func(ctx context.Context) {
+		w.runTask(ctx, task{name: "schedule-tick", run: w.sweeper.Schedules})
 		if ctx.Err() != nil {
 			return
 		}
-		if err := w.scheduleTick(ctx, m, w.nextTick(ctx)); err != nil && ctx.Err() == nil {
+		if err := w.scheduleTick(ctx, s, w.nextTick(ctx)); err != nil && ctx.Err() == nil {
 			w.log.Error("queuety: reschedule the schedule tick", "err", err)
 		}
 	}), gocron.WithName("schedule-tick"), gocron.WithContext(ctx))
@@ -111,21 +100,6 @@ func (w *Worker) nextTick(ctx context.Context) time.Time {
 	return time.Now().Add(jitter(wait, w.cfg.intervals.Jitter/10))
 }
 
-// tickSchedules fires every due schedule.
-func (w *Worker) tickSchedules(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		n, more, err := w.engine.TickSchedules(ctx, 100)
-		total += n
-		if err != nil || !more || ctx.Err() != nil {
-			if total > 0 {
-				w.log.Info("queuety: schedules fired", "dispatched", total)
-			}
-			return total, err
-		}
-	}
-}
-
 // runTask runs one sweep (gocron passes the job's context first).
 func (w *Worker) runTask(ctx context.Context, t task) {
 	n, err := t.run(ctx)
@@ -136,5 +110,3 @@ func (w *Worker) runTask(ctx context.Context, t task) {
 		h(t.name, n, err)
 	}
 }
-
-func (m *maintenance) stop() { _ = m.s.Shutdown() }

@@ -2,9 +2,10 @@
 // records the outcomes.
 //
 // A Worker claims due jobs in batches (one round trip for many jobs), runs
-// each handler in its own goroutine, up to its concurrency, and completes
-// plain jobs in batches. Workflow steps are completed one transaction each,
-// which also advances the workflow. While handlers run, the worker renews
+// each handler in its own goroutine, up to its concurrency, and records
+// successes in batches: plain jobs with one CompleteJobs call, workflow
+// steps (and the workflows they advance) with one CompleteSteps call.
+// Failures are recorded one at a time. While handlers run, the worker renews
 // their claims and cancels a handler's context when its job is taken away
 // (its workflow failed, it timed out, or it was recovered as stale).
 //
@@ -26,11 +27,11 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-co-op/gocron/v2"
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
 )
@@ -47,7 +48,10 @@ type Worker struct {
 
 	running atomic.Bool
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// busy counts running handlers. inflight holds the newest attempt of
+	// each running job, so it can hold fewer: a job claimed again while an
+	// earlier attempt of it still runs replaces that attempt's entry.
 	busy     int
 	inflight map[int64]*attempt
 	freed    chan struct{}
@@ -138,9 +142,7 @@ func (w *Worker) Stats() Stats {
 
 // handlers lists the handler names this worker claims.
 func (w *Worker) handlers() []string {
-	names := append(w.reg.Names(), queuety.InternalHandlers()...)
-	sort.Strings(names)
-	return names
+	return append(w.reg.Names(), queuety.InternalHandlers()...)
 }
 
 // ErrAlreadyRunning is returned when Run or RunOnce is called on a worker
@@ -164,7 +166,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	hardCtx, hardCancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer hardCancel(nil)
 
-	var sched *maintenance
+	var sched gocron.Scheduler
 	if w.cfg.maintenance {
 		var err error
 		if sched, err = w.startMaintenance(ctx); err != nil {
@@ -178,7 +180,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	w.log.Info("queuety: worker stopping", "running", w.busyCount(), "grace", w.cfg.shutdownTimeout)
 	if sched != nil {
-		sched.stop()
+		_ = sched.Shutdown()
 	}
 	w.drain(hardCancel)
 	stopAux()
@@ -199,7 +201,7 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	defer w.running.Store(false)
 	before := w.Stats()
 	report, sweepErr := w.sweeper.RunAll(ctx)
-	fired, tickErr := w.tickSchedules(ctx)
+	fired, tickErr := w.sweeper.Schedules(ctx)
 	sweepErr = errors.Join(sweepErr, tickErr)
 
 	hardCtx, hardCancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -238,15 +240,15 @@ func (w *Worker) idle(ctx context.Context) bool {
 func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
-		free := w.cfg.concurrency - w.busyCount()
-		if free <= 0 || (free < w.minBatch() && w.busyCount() > 0) {
+		// With few slots free, wait briefly for more so that a claim
+		// takes a worthwhile batch; with none free, wait for one.
+		if busy := w.busyCount(); busy > 0 && w.cfg.concurrency-busy < w.minBatch() {
 			w.waitFreed(ctx, 20*time.Millisecond)
-			if free <= 0 {
+			if busy >= w.cfg.concurrency {
 				continue
 			}
 		}
-		free = w.cfg.concurrency - w.busyCount()
-		n := min(free, w.cfg.batchSize)
+		n := min(w.cfg.concurrency-w.busyCount(), w.cfg.batchSize)
 		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), queuety.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n})
 		if err != nil {
 			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
@@ -307,23 +309,31 @@ func (w *Worker) handBack(jobs []*queuety.Claimed) {
 // start runs one claimed job in its own goroutine.
 func (w *Worker) start(hardCtx context.Context, cj *queuety.Claimed) {
 	ctx, cancel := context.WithCancelCause(hardCtx)
+	a := &attempt{cj: cj, cancel: cancel}
 	w.mu.Lock()
 	w.busy++
-	w.inflight[cj.Job.ID] = &attempt{cj: cj, cancel: cancel}
+	prev := w.inflight[cj.Job.ID]
+	w.inflight[cj.Job.ID] = a
 	w.mu.Unlock()
+	if prev != nil {
+		// The job was claimed again, so the earlier attempt has lost it.
+		prev.cancel(fmt.Errorf("%w: job %d was claimed again", queuety.ErrLeaseLost, cj.Job.ID))
+	}
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		defer w.finishSlot(cj.Job.ID, cancel)
-		w.execute(ctx, cj)
+		defer w.finishSlot(a)
+		w.execute(ctx, a)
 	}()
 }
 
-func (w *Worker) finishSlot(id int64, cancel context.CancelCauseFunc) {
-	cancel(nil)
+func (w *Worker) finishSlot(a *attempt) {
+	a.cancel(nil)
 	w.mu.Lock()
 	w.busy--
-	delete(w.inflight, id)
+	if w.inflight[a.cj.Job.ID] == a { // not replaced by a later attempt
+		delete(w.inflight, a.cj.Job.ID)
+	}
 	w.mu.Unlock()
 	select {
 	case w.freed <- struct{}{}:
@@ -331,18 +341,20 @@ func (w *Worker) finishSlot(id int64, cancel context.CancelCauseFunc) {
 	}
 }
 
-// execute runs the handler and records the outcome.
-func (w *Worker) execute(ctx context.Context, cj *queuety.Claimed) {
-	clock := w.c.Clock()
-	hctx, flush := w.engine.Attach(ctx, cj, func(cause error) { w.cancelAttempt(cj.Job.ID, cause) })
-	hctx, stop := withDeadlines(hctx, cj.Info(), clock)
+// execute runs the handler of a, whose context is ctx, and records the
+// outcome.
+func (w *Worker) execute(ctx context.Context, a *attempt) {
+	cj, clock := a.cj, w.c.Clock()
+	hctx, flush := w.engine.Attach(ctx, cj, a.cancel)
+	info, _ := queuety.JobInfoFrom(hctx) // Attach put cj.Info() there
+	hctx, stop := withDeadlines(hctx, info, clock)
 	startedAt, t0 := clock.Now(), time.Now()
 	out, err := w.call(hctx, cj)
 	dur := time.Since(t0)
 	stop()
 	flush()
 	if err != nil {
-		if cause := context.Cause(hctx); cause != nil && hctx.Err() != nil && !errors.Is(err, cause) {
+		if cause := context.Cause(hctx); cause != nil && !errors.Is(err, cause) {
 			var te *queuety.TimeoutError
 			if errors.As(cause, &te) || errors.Is(cause, queuety.ErrDeadlineExceeded) {
 				err = fmt.Errorf("%w (handler returned: %v)", cause, err)
@@ -361,16 +373,6 @@ func (w *Worker) execute(ctx context.Context, cj *queuety.Claimed) {
 		return
 	}
 	w.finish(r)
-}
-
-// cancelAttempt cancels a running handler's context with cause.
-func (w *Worker) cancelAttempt(id int64, cause error) {
-	w.mu.Lock()
-	a := w.inflight[id]
-	w.mu.Unlock()
-	if a != nil {
-		a.cancel(cause)
-	}
 }
 
 // call runs the registered handler, turning a panic into a PanicError.
@@ -411,14 +413,23 @@ func (w *Worker) call(ctx context.Context, cj *queuety.Claimed) (out queuety.Sta
 // finish records one outcome, retrying while the database is unreachable
 // (for up to a minute; after that stale recovery returns the job).
 func (w *Worker) finish(r *queuety.Result) {
+	err := w.persist("queuety: record job outcome failed; retrying", []any{"job_id", r.Claimed.Job.ID}, func() error {
+		return w.engine.Finish(context.Background(), r)
+	})
+	w.recordOutcome(r, err)
+}
+
+// persist calls write until it succeeds, reports ErrStaleAttempt, or a
+// minute has passed, backing off between tries and logging msg with attrs
+// after each failure. It returns write's last error.
+func (w *Worker) persist(msg string, attrs []any, write func() error) error {
 	deadline := time.Now().Add(time.Minute)
 	for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
-		err := w.engine.Finish(context.Background(), r)
+		err := write()
 		if err == nil || errors.Is(err, queuety.ErrStaleAttempt) || time.Now().After(deadline) {
-			w.recordOutcome(r, err)
-			return
+			return err
 		}
-		w.log.Error("queuety: record job outcome failed; retrying", "job_id", r.Claimed.Job.ID, "err", err)
+		w.log.Error(msg, append(attrs, "err", err)...)
 		time.Sleep(wait)
 	}
 }
@@ -468,8 +479,8 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 	}
 }
 
-// completer records successful plain jobs in batches: whatever has queued
-// up while the previous batch was written goes into the next one.
+// completer records successes in batches: whatever has queued up while
+// the previous batch was written goes into the next one.
 func (w *Worker) completer() {
 	for r := range w.results {
 		batch := []*queuety.Result{r}
@@ -515,27 +526,20 @@ func (w *Worker) recordBatch(batch []*queuety.Result, complete func(context.Cont
 	if len(batch) == 0 {
 		return
 	}
-	deadline := time.Now().Add(time.Minute)
-	for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
-		errs, err := complete(context.Background(), batch)
-		if err == nil {
-			for i, r := range batch {
-				if errs[i] != nil && !errors.Is(errs[i], queuety.ErrStaleAttempt) {
-					w.finish(r) // a database error on this one result: retry it alone
-					continue
-				}
-				w.recordOutcome(r, errs[i])
-			}
-			return
+	var errs []error
+	err := w.persist("queuety: record completed jobs failed; retrying", []any{"count", len(batch)}, func() (err error) {
+		errs, err = complete(context.Background(), batch)
+		return err
+	})
+	for i, r := range batch {
+		switch {
+		case err != nil:
+			w.recordOutcome(r, err)
+		case errs[i] != nil && !errors.Is(errs[i], queuety.ErrStaleAttempt):
+			w.finish(r) // a database error on this one result: retry it alone
+		default:
+			w.recordOutcome(r, errs[i])
 		}
-		if time.Now().After(deadline) {
-			for _, r := range batch {
-				w.recordOutcome(r, err)
-			}
-			return
-		}
-		w.log.Error("queuety: record completed jobs failed; retrying", "count", len(batch), "err", err)
-		time.Sleep(wait)
 	}
 }
 
@@ -551,8 +555,10 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 		case <-t.C:
 		}
 		w.mu.Lock()
+		running := make([]*attempt, 0, len(w.inflight))
 		jobs := make([]*queuety.Claimed, 0, len(w.inflight))
 		for _, a := range w.inflight {
+			running = append(running, a)
 			jobs = append(jobs, a.cj)
 		}
 		w.mu.Unlock()
@@ -566,9 +572,13 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 			}
 			continue
 		}
-		for id, cause := range lost {
-			w.log.Warn("queuety: job taken away from running handler", "job_id", id, "reason", cause)
-			w.cancelAttempt(id, cause)
+		// Cancel the attempts RenewLeases checked, not whatever runs under
+		// the same job id by now.
+		for _, a := range running {
+			if cause, ok := lost[a.cj.Job.ID]; ok {
+				w.log.Warn("queuety: job taken away from running handler", "job_id", a.cj.Job.ID, "reason", cause)
+				a.cancel(cause)
+			}
 		}
 	}
 }
