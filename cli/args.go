@@ -32,13 +32,41 @@ func onID(what string, run func(e *Env, c *queuety.Client, id int64) error) RunF
 		if err != nil {
 			return err
 		}
+		return onStore(func(e *Env, c *queuety.Client) error { return run(e, c, id) })(e, args)
+	}
+}
+
+// onStore makes the RunFunc of a command that only needs the store: it
+// opens the store, calls run and closes the store.
+func onStore(run func(e *Env, c *queuety.Client) error) RunFunc {
+	return func(e *Env, _ []string) error {
 		c, err := e.Open()
 		if err != nil {
 			return err
 		}
 		defer c.Close()
-		return run(e, c, id)
+		return run(e, c)
 	}
+}
+
+// handlerArgs reads the HANDLER [JSON] arguments of dispatch and schedule
+// add.
+func handlerArgs(args []string) (handler string, payload queuety.State, err error) {
+	handler = args[0]
+	if strings.TrimSpace(handler) == "" {
+		return "", nil, Usagef("HANDLER is empty")
+	}
+	payload, err = payloadArg(args, 1)
+	return handler, payload, err
+}
+
+// payloadArg reads the optional JSON payload argument args[i]: a JSON
+// object, {} when absent.
+func payloadArg(args []string, i int) (queuety.State, error) {
+	if len(args) <= i {
+		return queuety.State{}, nil
+	}
+	return parseJSONObject("the JSON payload", args[i])
 }
 
 // parseDuration reads a Go duration ("90s", "1h30m") or a number of days

@@ -111,7 +111,10 @@ func TestBinary(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("dispatch: exit %d %s", r.code, r.stderr)
 		}
-		jobID, _ := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64)
+		jobID, err := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64)
+		if err != nil {
+			t.Fatalf("dispatch printed %q, not an id", r.stdout)
+		}
 
 		r = runBinary(t, bin, nil, 60*time.Second, "work", "--once", "--max-time", "20s", "--dsn", dsn)
 		if r.code != 0 || !strings.Contains(r.stdout, "work --once: claimed 2, succeeded 2, failed 0") {

@@ -148,8 +148,11 @@ func TestHelp(t *testing.T) {
 		t.Errorf("version: %q", out)
 	}
 	v := decode[map[string]any](t, mustRun(t, nil, "version", "--json"))
-	if v["version"] == "" || v["go"] == "" {
-		t.Errorf("version --json: %v", v)
+	if version, _ := v["version"].(string); version == "" {
+		t.Errorf("version --json has no version: %v", v)
+	}
+	if goVersion, _ := v["go"].(string); !strings.HasPrefix(goVersion, "go") {
+		t.Errorf("version --json has no Go version: %v", v)
 	}
 }
 

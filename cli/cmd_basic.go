@@ -86,13 +86,9 @@ func versionCommand() *Command {
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			return func(e *Env, _ []string) error {
 				v := versionString()
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]any{
-						"version": v, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH, "stores": queuety.Drivers(),
-					})
-				}
-				fmt.Fprintf(e.Stdout, "%s %s (%s, %s/%s; stores: %v)\n", Program, v, runtime.Version(), runtime.GOOS, runtime.GOARCH, queuety.Drivers())
-				return nil
+				return printResult(e, map[string]any{
+					"version": v, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH, "stores": queuety.Drivers(),
+				}, "%s %s (%s, %s/%s; stores: %v)\n", Program, v, runtime.Version(), runtime.GOOS, runtime.GOARCH, queuety.Drivers())
 			}
 		},
 	}

@@ -51,10 +51,8 @@ raw-sql-ceiling-4c. The tables it creates are dropped afterwards.`,
 					}
 					ws = append(ws, n)
 				}
-				cfg := bench.Config{DSN: dsn, Jobs: *jobs, Workflows: *workflows, Runs: *runs, Workers: ws, Concurrency: *concurrency}
-				if *scenarios != "" {
-					cfg.Scenarios = strings.Split(*scenarios, ",")
-				}
+				cfg := bench.Config{Jobs: *jobs, Workflows: *workflows, Runs: *runs, Workers: ws, Concurrency: *concurrency,
+					Scenarios: splitList(*scenarios)}
 				if !e.Globals.JSON {
 					cfg.Progress = e.Stderr
 				}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -348,10 +349,6 @@ func (d *demo) finished(job *queuety.Job, err error) {
 	}
 }
 
-var openWorkflowStatuses = []queuety.WorkflowStatus{
-	queuety.WorkflowRunning, queuety.WorkflowPaused, queuety.WorkflowWaitingForSignal, queuety.WorkflowWaitingForWorkflows,
-}
-
 // waitUntilDone polls every 100 ms until every demo workflow is finished
 // and the demo queue has no pending or processing job, sending the signal
 // the approval workflow waits for once it waits.
@@ -376,7 +373,7 @@ func (d *demo) waitUntilDone(ctx context.Context) error {
 			signalled = true
 			continue
 		}
-		openJobs, err := d.openJobs(ctx)
+		openJobs, err := d.countJobs(ctx, queuety.JobPending, queuety.JobProcessing)
 		if err != nil {
 			return err
 		}
@@ -398,7 +395,10 @@ func (d *demo) openWorkflows(ctx context.Context) (open int, approvalWaiting boo
 	if len(d.wfIDs) == 0 {
 		return 0, false, nil
 	}
-	for _, s := range openWorkflowStatuses {
+	for _, s := range workflowStatuses {
+		if s.Terminal() {
+			continue
+		}
 		wfs, err := d.c.ListWorkflows(ctx, queuety.WorkflowFilter{Status: s, Limit: len(d.wfIDs) + 1000})
 		if err != nil {
 			return 0, false, err
@@ -415,14 +415,15 @@ func (d *demo) openWorkflows(ctx context.Context) (open int, approvalWaiting boo
 	return open, approvalWaiting, nil
 }
 
-func (d *demo) openJobs(ctx context.Context) (int64, error) {
+// countJobs counts the demo queue's jobs in the given statuses.
+func (d *demo) countJobs(ctx context.Context, statuses ...queuety.JobStatus) (int64, error) {
 	counts, err := d.c.Counts(ctx)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
 	for _, qc := range counts {
-		if qc.Queue == demoQueue && (qc.Status == queuety.JobPending || qc.Status == queuety.JobProcessing) {
+		if qc.Queue == demoQueue && slices.Contains(statuses, qc.Status) {
 			n += qc.Count
 		}
 	}
@@ -430,7 +431,7 @@ func (d *demo) openJobs(ctx context.Context) (int64, error) {
 }
 
 func (d *demo) summary(ctx context.Context, start time.Time, elapsed time.Duration) error {
-	completedWfs, failedWfs := 0, 0
+	completedWfs := 0
 	var failed []*queuety.Workflow
 	for id := range d.wfIDs {
 		w, err := d.c.Workflow(ctx, id)
@@ -441,19 +442,12 @@ func (d *demo) summary(ctx context.Context, start time.Time, elapsed time.Durati
 		case queuety.WorkflowCompleted:
 			completedWfs++
 		case queuety.WorkflowFailed:
-			failedWfs++
 			failed = append(failed, w)
 		}
 	}
-	counts, err := d.c.Counts(ctx)
+	buried, err := d.countJobs(ctx, queuety.JobBuried)
 	if err != nil {
 		return err
-	}
-	var buried int64
-	for _, qc := range counts {
-		if qc.Queue == demoQueue && qc.Status == queuety.JobBuried {
-			buried += qc.Count
-		}
 	}
 
 	d.printf("\nSummary (%s)\n", elapsed.Round(10*time.Millisecond))
@@ -466,7 +460,7 @@ func (d *demo) summary(ctx context.Context, start time.Time, elapsed time.Durati
 	if buried > 0 {
 		fmt.Fprintf(tw, "  buried\t%d (the step jobs of failed workflows, and jobs out of attempts)\n", buried)
 	}
-	fmt.Fprintf(tw, "  workflows\t%d completed, %d failed\n", completedWfs, failedWfs)
+	fmt.Fprintf(tw, "  workflows\t%d completed, %d failed\n", completedWfs, len(failed))
 	for _, w := range failed {
 		fmt.Fprintf(tw, "  failed\tworkflow %d (%s): %s\n", w.ID, w.Name, w.ErrorMessage)
 	}

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"flag"
-	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
@@ -11,19 +9,9 @@ import (
 
 // parseBackoff reads --backoff: a strategy name or a list of seconds.
 func parseBackoff(s string) (queuety.Backoff, error) {
-	bad := Usagef("--backoff %q: want exponential, fixed, linear or a comma-separated list of seconds such as 10,30,60", s)
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "exponential", "fixed", "linear":
-	default:
-		for _, part := range strings.Split(s, ",") {
-			if n, err := strconv.Atoi(strings.TrimSpace(part)); err != nil || n < 0 {
-				return nil, bad
-			}
-		}
-	}
 	b, err := queuety.ParseBackoff(s)
 	if err != nil {
-		return nil, bad
+		return nil, Usagef("--backoff %q: want exponential, fixed, linear or a comma-separated list of seconds such as 10,30,60", s)
 	}
 	return b, nil
 }
@@ -58,21 +46,14 @@ string stored in jobs.handler; PHP class names work ('App\Jobs\SendEmail').`,
 			unique := fs.Bool("unique", false, "return the id of an identical pending or processing job instead of adding one")
 			dependsOn := fs.Int64("depends-on", 0, "run only after the job with this `id` completed")
 			return func(e *Env, args []string) error {
-				handler := args[0]
-				if strings.TrimSpace(handler) == "" {
-					return Usagef("HANDLER is empty")
+				handler, payload, err := handlerArgs(args)
+				if err != nil {
+					return err
 				}
-				payload := queuety.State{}
-				if len(args) == 2 {
-					var err error
-					if payload, err = parseJSONObject("the JSON payload", args[1]); err != nil {
-						return err
-					}
-				}
-				opts := []queuety.JobOption{queuety.OnQueue(*queue)}
 				if strings.TrimSpace(*queue) == "" {
 					return Usagef("--queue is empty")
 				}
+				opts := []queuety.JobOption{queuety.OnQueue(*queue)}
 				p, err := parsePriority(*priority)
 				if err != nil {
 					return err
@@ -113,11 +94,7 @@ string stored in jobs.handler; PHP class names work ('App\Jobs\SendEmail').`,
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]int64{"id": id})
-				}
-				_, err = fmt.Fprintln(e.Stdout, id)
-				return err
+				return printID(e, id)
 			}
 		},
 	}

@@ -3,7 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
-	"time"
+	"io"
 
 	"github.com/queuety/queuety-go/queuety"
 )
@@ -58,28 +58,17 @@ func jobListCommand() *Command {
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					out := make([]jobJSON, len(jobs))
-					for i, j := range jobs {
-						out[i] = jobView(j)
-					}
-					return printJSON(e.Stdout, out)
-				}
-				if len(jobs) == 0 {
-					fmt.Fprintln(e.Stdout, "No jobs match.")
-					return nil
-				}
-				tw := newTable(e.Stdout)
-				fmt.Fprintln(tw, "ID\tQUEUE\tHANDLER\tSTATUS\tPRIORITY\tATTEMPTS\tAVAILABLE AT\tWORKFLOW\tERROR")
-				for _, j := range jobs {
-					wfCell := "-"
-					if j.WorkflowID != 0 {
-						wfCell = fmt.Sprintf("%d step %s", j.WorkflowID, intPtr(j.StepIndex))
-					}
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Queue, cell(j.Handler, 40), j.Status, j.Priority,
-						j.Attempts, j.MaxAttempts, dash(ts(j.AvailableAt)), wfCell, cell(j.ErrorMessage, 60))
-				}
-				if err := tw.Flush(); err != nil {
+				err = printList(e, jobs, jobView, "No jobs match.",
+					"ID\tQUEUE\tHANDLER\tSTATUS\tPRIORITY\tATTEMPTS\tAVAILABLE AT\tWORKFLOW\tERROR",
+					func(w io.Writer, j *queuety.Job) {
+						wfCell := "-"
+						if j.WorkflowID != 0 {
+							wfCell = fmt.Sprintf("%d step %s", j.WorkflowID, intPtr(j.StepIndex))
+						}
+						fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Queue, cell(j.Handler, 40), j.Status, j.Priority,
+							j.Attempts, j.MaxAttempts, dash(ts(j.AvailableAt)), wfCell, cell(j.ErrorMessage, 60))
+					})
+				if err != nil || e.Globals.JSON {
 					return err
 				}
 				if len(jobs) == *limit {
@@ -110,46 +99,37 @@ func jobShowCommand() *Command {
 					return err
 				}
 				if e.Globals.JSON {
-					lv := make([]logJSON, len(logs))
-					for i, l := range logs {
-						lv[i] = logView(l)
-					}
-					return printJSON(e.Stdout, map[string]any{"job": jobView(j), "logs": lv})
+					return printJSON(e.Stdout, map[string]any{"job": jobView(j), "logs": viewsOf(logs, logView)})
 				}
 				fmt.Fprintf(e.Stdout, "Job %d\n", j.ID)
-				tw := newTable(e.Stdout)
-				row := func(k, v string) {
-					if v != "" {
-						fmt.Fprintf(tw, "  %s\t%s\n", k, v)
-					}
-				}
-				row("handler", j.Handler)
-				row("queue", j.Queue)
-				row("status", string(j.Status))
-				row("priority", fmt.Sprintf("%s (%d)", j.Priority, int(j.Priority)))
-				row("attempts", fmt.Sprintf("%d of %d", j.Attempts, j.MaxAttempts))
-				row("created at", ts(j.CreatedAt))
-				row("available at", ts(j.AvailableAt))
-				row("reserved at", ts(j.ReservedAt))
-				row("completed at", ts(j.CompletedAt))
-				row("failed at", ts(j.FailedAt))
-				row("error", j.ErrorMessage)
+				f := newFieldTable(e.Stdout)
+				f.add("handler", j.Handler)
+				f.add("queue", j.Queue)
+				f.add("status", string(j.Status))
+				f.add("priority", fmt.Sprintf("%s (%d)", j.Priority, int(j.Priority)))
+				f.add("attempts", fmt.Sprintf("%d of %d", j.Attempts, j.MaxAttempts))
+				f.add("created at", ts(j.CreatedAt))
+				f.add("available at", ts(j.AvailableAt))
+				f.add("reserved at", ts(j.ReservedAt))
+				f.add("completed at", ts(j.CompletedAt))
+				f.add("failed at", ts(j.FailedAt))
+				f.add("error", j.ErrorMessage)
 				if j.WorkflowID != 0 {
-					row("workflow", fmt.Sprintf("%d, step %s", j.WorkflowID, intPtr(j.StepIndex)))
+					f.add("workflow", fmt.Sprintf("%d, step %s", j.WorkflowID, intPtr(j.StepIndex)))
 				}
 				if j.DependsOn != 0 {
-					row("depends on", itoa(j.DependsOn))
+					f.add("depends on", itoa(j.DependsOn))
 				}
-				row("schedule-to-start deadline", ts(j.ScheduleToStartAt))
-				row("start-to-close deadline", ts(j.StartToCloseAt))
-				row("schedule-to-close deadline", ts(j.ScheduleToCloseAt))
-				row("heartbeat deadline", ts(j.HeartbeatDeadline))
-				row("last heartbeat", ts(j.LastHeartbeatAt))
+				f.add("schedule-to-start deadline", ts(j.ScheduleToStartAt))
+				f.add("start-to-close deadline", ts(j.StartToCloseAt))
+				f.add("schedule-to-close deadline", ts(j.ScheduleToCloseAt))
+				f.add("heartbeat deadline", ts(j.HeartbeatDeadline))
+				f.add("last heartbeat", ts(j.LastHeartbeatAt))
 				if len(j.HeartbeatData) > 0 {
-					row("heartbeat details", compactRaw(j.HeartbeatData))
+					f.add("heartbeat details", compactRaw(j.HeartbeatData))
 				}
-				row("payload", compactRaw(j.Payload))
-				if err := tw.Flush(); err != nil {
+				f.add("payload", compactRaw(j.Payload))
+				if err := f.Flush(); err != nil {
 					return err
 				}
 				fmt.Fprintln(e.Stdout)
@@ -158,18 +138,11 @@ func jobShowCommand() *Command {
 					return nil
 				}
 				fmt.Fprintln(e.Stdout, "Log")
-				tw = newTable(e.Stdout)
+				tw := newTable(e.Stdout)
 				fmt.Fprintln(tw, "  AT\tEVENT\tATTEMPT\tDURATION\tERROR")
 				for _, l := range logs {
-					dur := "-"
-					if l.DurationMS != nil {
-						dur = fmt.Sprintf("%d ms", *l.DurationMS)
-					}
-					detail := l.ErrorMessage
-					if detail == "" && len(l.Context) > 0 {
-						detail = compactRaw(l.Context)
-					}
-					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", ts(l.CreatedAt), l.Event, intPtr(l.Attempt), dur, cell(detail, 100))
+					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", ts(l.CreatedAt), l.Event, intPtr(l.Attempt), durationMS(l.DurationMS),
+						cell(detailOrContext(l.ErrorMessage, l.Context), 100))
 				}
 				return tw.Flush()
 			})
@@ -192,11 +165,8 @@ func jobRetryCommand() *Command {
 				if err := c.RetryJob(e.Ctx, id); err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]any{"id": id, "status": queuety.JobPending})
-				}
-				fmt.Fprintf(e.Stdout, "Job %d is pending again, with fresh attempts.\n", id)
-				return nil
+				return printResult(e, map[string]any{"id": id, "status": queuety.JobPending},
+					"Job %d is pending again, with fresh attempts.\n", id)
 			})
 		},
 	}
@@ -228,11 +198,8 @@ func jobPurgeCommand() *Command {
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]any{"deleted": n, "completed_before": ts(before)})
-				}
-				fmt.Fprintf(e.Stdout, "Deleted %d completed jobs that completed before %s.\n", n, before.UTC().Format(time.RFC3339))
-				return nil
+				return printResult(e, map[string]any{"deleted": n, "completed_before": ts(before)},
+					"Deleted %d completed jobs that completed before %s.\n", n, ts(before))
 			}
 		},
 	}

@@ -3,7 +3,10 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/queuety/queuety-go/queuety"
 )
 
 func queueCommand() *Command {
@@ -23,34 +26,21 @@ func queueCommand() *Command {
 				Summary:  "list queues with their job counts and paused state",
 				Examples: []string{Program + " queue list", Program + " queue list --json"},
 				Setup: func(fs *flag.FlagSet) RunFunc {
-					return func(e *Env, _ []string) error {
-						c, err := e.Open()
-						if err != nil {
-							return err
-						}
-						defer c.Close()
+					return onStore(func(e *Env, c *queuety.Client) error {
 						rows, err := queueRows(e.Ctx, c)
 						if err != nil {
 							return err
 						}
-						if e.Globals.JSON {
-							return printJSON(e.Stdout, nonNil(rows))
-						}
-						if len(rows) == 0 {
-							fmt.Fprintln(e.Stdout, "No queues: no jobs and no paused queues.")
-							return nil
-						}
-						tw := newTable(e.Stdout)
-						fmt.Fprintln(tw, "QUEUE\tSTATE\tPAUSED AT\tPENDING\tPROCESSING\tTOTAL JOBS")
-						for _, q := range rows {
-							state := "active"
-							if q.Paused {
-								state = "paused"
-							}
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", q.Queue, state, dash(q.PausedAt), q.Pending, q.Processing, q.Total)
-						}
-						return tw.Flush()
-					}
+						return printList(e, rows, func(q *queueRow) *queueRow { return q }, "No queues: no jobs and no paused queues.",
+							"QUEUE\tSTATE\tPAUSED AT\tPENDING\tPROCESSING\tTOTAL JOBS",
+							func(w io.Writer, q *queueRow) {
+								state := "active"
+								if q.Paused {
+									state = "paused"
+								}
+								fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\n", q.Queue, state, dash(q.PausedAt), q.Pending, q.Processing, q.Total)
+							})
+					})
 				},
 			},
 		},
@@ -88,11 +78,7 @@ func queuePauseCommand(pause bool) *Command {
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]any{"queue": q, "paused": pause})
-				}
-				fmt.Fprintf(e.Stdout, "Queue %s %s.\n", q, done)
-				return nil
+				return printResult(e, map[string]any{"queue": q, "paused": pause}, "Queue %s %s.\n", q, done)
 			}
 		},
 	}

@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/schedexpr"
 	"github.com/queuety/queuety-go/queuety"
 )
-
-// workflowSchedulePrefix starts the handler of workflow schedules (the
-// rest is the schedule's key); the CLI shows them as "workflow:KEY".
-const workflowSchedulePrefix = "__queuety_workflow:"
 
 func scheduleCommand() *Command {
 	return &Command{
@@ -67,26 +64,17 @@ type scheduleJSON struct {
 }
 
 func scheduleView(s *queuety.Schedule) scheduleJSON {
-	key, _ := workflowKey(s)
+	key, _ := s.WorkflowKey()
 	return scheduleJSON{
 		ID: s.ID, Handler: s.Handler, Kind: scheduleKind(s), WorkflowKey: key, Type: s.ExpressionType,
-		Expression: s.Expression, Queue: s.Queue, Overlap: s.Overlap, CatchUp: catchUpOf(s), Enabled: s.Enabled,
+		Expression: s.Expression, Queue: s.Queue, Overlap: s.Overlap, CatchUp: s.EffectiveCatchUp(), Enabled: s.Enabled,
 		LastRun: ts(s.LastRun), NextRun: ts(s.NextRun), LastRunID: s.LastRunRef, PendingRun: ts(s.PendingRun),
 		CreatedAt: ts(s.CreatedAt), Payload: rawJSON(s.Payload),
 	}
 }
 
-// workflowKey returns the key of a workflow schedule ("" and false for a
-// job schedule).
-func workflowKey(s *queuety.Schedule) (string, bool) {
-	if key, ok := strings.CutPrefix(s.Handler, workflowSchedulePrefix); ok {
-		return key, true
-	}
-	return "", false
-}
-
 func scheduleKind(s *queuety.Schedule) string {
-	if _, ok := workflowKey(s); ok || s.IsWorkflow() {
+	if _, ok := s.WorkflowKey(); ok || s.IsWorkflow() {
 		return "workflow"
 	}
 	return "job"
@@ -94,18 +82,10 @@ func scheduleKind(s *queuety.Schedule) string {
 
 // scheduleTarget is the HANDLER column: the handler, or workflow:KEY.
 func scheduleTarget(s *queuety.Schedule) string {
-	if key, ok := workflowKey(s); ok {
+	if key, ok := s.WorkflowKey(); ok {
 		return "workflow:" + key
 	}
 	return s.Handler
-}
-
-// catchUpOf reads an empty catch-up policy as the default, once.
-func catchUpOf(s *queuety.Schedule) queuety.CatchUpPolicy {
-	if s.CatchUp == "" {
-		return queuety.CatchUpOnce
-	}
-	return s.CatchUp
 }
 
 func yesNo(b bool) string {
@@ -124,36 +104,19 @@ func scheduleListCommand() *Command {
 			Program + " schedule list --json",
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, _ []string) error {
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onStore(func(e *Env, c *queuety.Client) error {
 				list, err := c.Schedules(e.Ctx)
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					out := make([]scheduleJSON, len(list))
-					for i, s := range list {
-						out[i] = scheduleView(s)
-					}
-					return printJSON(e.Stdout, out)
-				}
-				if len(list) == 0 {
-					fmt.Fprintln(e.Stdout, "No schedules.")
-					return nil
-				}
-				tw := newTable(e.Stdout)
-				fmt.Fprintln(tw, "ID\tHANDLER\tTYPE\tEXPRESSION\tQUEUE\tOVERLAP\tCATCH-UP\tENABLED\tLAST RUN\tNEXT RUN")
-				for _, s := range list {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, cell(scheduleTarget(s), 60),
-						dash(string(s.ExpressionType)), cell(s.Expression, 40), dash(s.Queue), dash(string(s.Overlap)),
-						catchUpOf(s), yesNo(s.Enabled), dash(ts(s.LastRun)), dash(ts(s.NextRun)))
-				}
-				return tw.Flush()
-			}
+				return printList(e, list, scheduleView, "No schedules.",
+					"ID\tHANDLER\tTYPE\tEXPRESSION\tQUEUE\tOVERLAP\tCATCH-UP\tENABLED\tLAST RUN\tNEXT RUN",
+					func(w io.Writer, s *queuety.Schedule) {
+						fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, cell(scheduleTarget(s), 60),
+							dash(string(s.ExpressionType)), cell(s.Expression, 40), dash(s.Queue), dash(string(s.Overlap)),
+							s.EffectiveCatchUp(), yesNo(s.Enabled), dash(ts(s.LastRun)), dash(ts(s.NextRun)))
+					})
+			})
 		},
 	}
 }
@@ -221,16 +184,9 @@ tick) or none (skip to the next slot).`,
 			catchUp := fs.String("catch-up", string(queuety.CatchUpOnce), "`policy` for firings missed while no worker ran: once, all or none")
 			disabled := fs.Bool("disabled", false, "save the schedule disabled (enable it later with 'schedule enable')")
 			return func(e *Env, args []string) error {
-				handler := args[0]
-				if strings.TrimSpace(handler) == "" {
-					return Usagef("HANDLER is empty")
-				}
-				payload := queuety.State{}
-				if len(args) == 2 {
-					var err error
-					if payload, err = parseJSONObject("the JSON payload", args[1]); err != nil {
-						return err
-					}
+				handler, payload, err := handlerArgs(args)
+				if err != nil {
+					return err
 				}
 				var given []string
 				fs.Visit(func(f *flag.Flag) {
@@ -299,11 +255,7 @@ tick) or none (skip to the next slot).`,
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]int64{"id": id})
-				}
-				_, err = fmt.Fprintln(e.Stdout, id)
-				return err
+				return printID(e, id)
 			}
 		},
 	}
@@ -322,11 +274,7 @@ func scheduleRemoveCommand() *Command {
 				if err := c.RemoveSchedule(e.Ctx, id); err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]any{"id": id, "removed": true})
-				}
-				fmt.Fprintf(e.Stdout, "Schedule %d removed.\n", id)
-				return nil
+				return printResult(e, map[string]any{"id": id, "removed": true}, "Schedule %d removed.\n", id)
 			})
 		},
 	}
@@ -353,15 +301,11 @@ func scheduleEnableCommand(enable bool) *Command {
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]any{"id": id, "enabled": s.Enabled, "next_run": ts(s.NextRun)})
-				}
+				v := map[string]any{"id": id, "enabled": s.Enabled, "next_run": ts(s.NextRun)}
 				if enable {
-					fmt.Fprintf(e.Stdout, "Schedule %d enabled; next run %s.\n", id, dash(ts(s.NextRun)))
-				} else {
-					fmt.Fprintf(e.Stdout, "Schedule %d disabled.\n", id)
+					return printResult(e, v, "Schedule %d enabled; next run %s.\n", id, dash(ts(s.NextRun)))
 				}
-				return nil
+				return printResult(e, v, "Schedule %d disabled.\n", id)
 			})
 		},
 	}
@@ -375,7 +319,7 @@ func scheduleRunNowCommand() *Command {
 		Help: `The schedule's next run is unchanged, and run-now fires disabled schedules
 too. The overlap policy applies: under skip or buffer, while the previous
 job or workflow is still active, nothing is dispatched (buffer dispatches
-the firing as soon as that run ends).`,
+the firing at the first schedule tick after that run ends).`,
 		MinArgs: 1,
 		MaxArgs: 1,
 		Examples: []string{
@@ -411,7 +355,7 @@ the firing as soon as that run ends).`,
 					active += fmt.Sprintf(" (%s %d)", kind, s.LastRunRef)
 				}
 				if buffered {
-					fmt.Fprintf(e.Stdout, "Schedule %d held back by its overlap policy (buffer): %s is still active; a firing waits and is dispatched when that run ends.\n", id, active)
+					fmt.Fprintf(e.Stdout, "Schedule %d held back by its overlap policy (buffer): %s is still active; a firing waits and is dispatched when that run ends (at the next tick).\n", id, active)
 				} else {
 					fmt.Fprintf(e.Stdout, "Schedule %d held back by its overlap policy (%s): %s is still active; nothing was dispatched.\n", id, s.Overlap, active)
 				}

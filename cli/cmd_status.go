@@ -99,12 +99,7 @@ func statusCommand() *Command {
 			Program + " --wp-config /var/www/html/wp-config.php status",
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, _ []string) error {
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			return onStore(func(e *Env, c *queuety.Client) error {
 				queues, err := queueRows(e.Ctx, c)
 				if err != nil {
 					return err
@@ -117,7 +112,7 @@ func statusCommand() *Command {
 				if e.Globals.JSON {
 					return printJSON(e.Stdout, map[string]any{
 						"store":     map[string]string{"driver": info.Driver, "server": info.Server, "address": info.Address, "prefix": info.Prefix},
-						"queues":    nonNil(queues),
+						"queues":    queues,
 						"workflows": wfs,
 					})
 				}
@@ -155,7 +150,7 @@ func statusCommand() *Command {
 					fmt.Fprintf(tw, "%s\t%d\n", w.Status, w.Count)
 				}
 				return tw.Flush()
-			}
+			})
 		},
 	}
 }

@@ -65,28 +65,16 @@ func workflowListCommand() *Command {
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					out := make([]workflowJSON, len(wfs))
-					for i, w := range wfs {
-						out[i] = workflowView(w)
-					}
-					return printJSON(e.Stdout, out)
-				}
-				if len(wfs) == 0 {
-					fmt.Fprintln(e.Stdout, "No workflows match.")
-					return nil
-				}
-				tw := newTable(e.Stdout)
-				fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tSTEPS DONE\tSTARTED AT\tENDED AT\tDEADLINE\tERROR")
-				for _, w := range wfs {
-					ended := w.CompletedAt
-					if ended.IsZero() {
-						ended = w.FailedAt
-					}
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", w.ID, cell(w.Name, 40), w.Status, w.CurrentStep, w.TotalSteps,
-						dash(ts(w.StartedAt)), dash(ts(ended)), dash(ts(w.DeadlineAt)), cell(w.ErrorMessage, 60))
-				}
-				return tw.Flush()
+				return printList(e, wfs, workflowView, "No workflows match.",
+					"ID\tNAME\tSTATUS\tSTEPS DONE\tSTARTED AT\tENDED AT\tDEADLINE\tERROR",
+					func(tw io.Writer, w *queuety.Workflow) {
+						ended := w.CompletedAt
+						if ended.IsZero() {
+							ended = w.FailedAt
+						}
+						fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", w.ID, cell(w.Name, 40), w.Status, w.CurrentStep, w.TotalSteps,
+							dash(ts(w.StartedAt)), dash(ts(ended)), dash(ts(w.DeadlineAt)), cell(w.ErrorMessage, 60))
+					})
 			}
 		},
 	}
@@ -111,33 +99,25 @@ func workflowStatusCommand() *Command {
 					return err
 				}
 				v := workflowView(w)
-				v.State = state
-				if v.State == nil {
-					v.State = queuety.State{}
-				}
+				v.State = nonNilState(state)
 				if e.Globals.JSON {
 					return printJSON(e.Stdout, v)
 				}
 				fmt.Fprintf(e.Stdout, "Workflow %d (%s): %s\n", w.ID, w.Name, w.Status)
-				tw := newTable(e.Stdout)
-				row := func(k, v string) {
-					if v != "" {
-						fmt.Fprintf(tw, "  %s\t%s\n", k, v)
-					}
-				}
-				row("steps done", fmt.Sprintf("%d of %d", w.CurrentStep, w.TotalSteps))
-				row("started at", ts(w.StartedAt))
-				row("completed at", ts(w.CompletedAt))
-				row("failed at", ts(w.FailedAt))
-				row("error", w.ErrorMessage)
-				row("deadline", ts(w.DeadlineAt))
+				f := newFieldTable(e.Stdout)
+				f.add("steps done", fmt.Sprintf("%d of %d", w.CurrentStep, w.TotalSteps))
+				f.add("started at", ts(w.StartedAt))
+				f.add("completed at", ts(w.CompletedAt))
+				f.add("failed at", ts(w.FailedAt))
+				f.add("error", w.ErrorMessage)
+				f.add("deadline", ts(w.DeadlineAt))
 				if v.Run > 1 || !w.RunDeadlineAt.IsZero() {
-					row("run", fmt.Sprintf("%d, started %s", v.Run, dash(v.RunStartedAt)))
-					row("run deadline", v.RunDeadlineAt)
+					f.add("run", fmt.Sprintf("%d, started %s", v.Run, dash(v.RunStartedAt)))
+					f.add("run deadline", v.RunDeadlineAt)
 				}
-				row("signal wait times out at", ts(w.WaitDeadlineAt))
-				row("state", compactJSON(v.State))
-				return tw.Flush()
+				f.add("signal wait times out at", ts(w.WaitDeadlineAt))
+				f.add("state", compactJSON(v.State))
+				return f.Flush()
 			})
 		},
 	}
@@ -172,34 +152,29 @@ each event.`,
 // printDescription renders a workflow description as text.
 func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 	fmt.Fprintf(w, "Workflow %d (%s): %s\n", d.ID, d.Name, d.Status)
-	tw := newTable(w)
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(tw, "  %s\t%s\n", k, v)
-		}
-	}
+	f := newFieldTable(w)
 	cur := fmt.Sprintf("%d of %d", d.CurrentStep, d.TotalSteps)
 	if d.CurrentStepName != "" && d.CurrentStep < d.TotalSteps {
 		cur = fmt.Sprintf("%d (%s) of %d", d.CurrentStep, d.CurrentStepName, d.TotalSteps)
 	}
-	row("current step", cur)
-	row("queue", d.Queue)
-	row("priority", fmt.Sprintf("%s (%d)", d.Priority, int(d.Priority)))
-	row("max attempts", itoa(d.MaxAttempts))
-	row("started at", isoTS(d.StartedAt))
-	row("completed at", isoTS(d.CompletedAt))
-	row("failed at", isoTS(d.FailedAt))
-	row("error", d.Error)
-	row("on deadline", d.OnDeadline)
-	row("on cancel", d.OnCancel)
-	row("idempotency key", d.IdempotencyKey)
-	row("state", compactJSON(nonNilState(d.State)))
-	if err := tw.Flush(); err != nil {
+	f.add("current step", cur)
+	f.add("queue", d.Queue)
+	f.add("priority", fmt.Sprintf("%s (%d)", d.Priority, int(d.Priority)))
+	f.add("max attempts", itoa(d.MaxAttempts))
+	f.add("started at", isoTS(d.StartedAt))
+	f.add("completed at", isoTS(d.CompletedAt))
+	f.add("failed at", isoTS(d.FailedAt))
+	f.add("error", d.Error)
+	f.add("on deadline", d.OnDeadline)
+	f.add("on cancel", d.OnCancel)
+	f.add("idempotency key", d.IdempotencyKey)
+	f.add("state", compactJSON(nonNilState(d.State)))
+	if err := f.Flush(); err != nil {
 		return err
 	}
 
 	fmt.Fprintf(w, "\nDeadlines\n")
-	tw = newTable(w)
+	tw := newTable(w)
 	dl := d.Deadlines
 	if dl.ExecutionTimeoutSeconds > 0 || dl.ExecutionDeadline != "" {
 		fmt.Fprintf(tw, "  execution timeout\t%s\tdeadline %s\n", isoSeconds(dl.ExecutionTimeoutSeconds), dash(isoTS(dl.ExecutionDeadline)))
@@ -262,12 +237,8 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 		for _, s := range d.Steps {
 			for _, j := range s.Jobs {
 				for _, a := range j.History {
-					dur := "-"
-					if a.DurationMS != nil {
-						dur = fmt.Sprintf("%d ms", *a.DurationMS)
-					}
 					fmt.Fprintf(tw, "  %d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Index, j.ID, a.Attempt, a.Outcome, dash(string(a.TimeoutKind)),
-						dash(isoTS(a.StartedAt)), dash(isoTS(a.EndedAt)), dur, cell(a.Error, 60))
+						dash(isoTS(a.StartedAt)), dash(isoTS(a.EndedAt)), durationMS(a.DurationMS), cell(a.Error, 60))
 				}
 			}
 		}
@@ -283,15 +254,8 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 		tw = newTable(w)
 		fmt.Fprintln(tw, "  AT\tCATEGORY\tTIMEOUT KIND\tNON-RETRYABLE\tRUN\tSTEP\tJOB\tATTEMPT\tDEADLINE\tMESSAGE")
 		for _, f := range d.Failures {
-			job, attempt := "-", "-"
-			if f.JobID != 0 {
-				job = itoa(f.JobID)
-			}
-			if f.Attempt != 0 {
-				attempt = itoa(f.Attempt)
-			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%t\t%d\t%s\t%s\t%s\t%s\t%s\n", isoTS(f.At), f.Category, dash(string(f.TimeoutKind)), f.NonRetryable,
-				f.Run, intPtr(f.StepIndex), job, attempt, dash(isoTS(f.Deadline)), cell(f.Message, 80))
+				f.Run, intPtr(f.StepIndex), idCell(f.JobID), idCell(f.Attempt), dash(isoTS(f.Deadline)), cell(f.Message, 80))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -314,15 +278,8 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 	tw = newTable(w)
 	fmt.Fprintln(tw, "  AT\tSOURCE\tEVENT\tSTEP\tJOB\tATTEMPT\tDETAIL")
 	for _, t := range d.Timeline {
-		job := "-"
-		if t.JobID != 0 {
-			job = itoa(t.JobID)
-		}
-		detail := t.Detail
-		if detail == "" && len(t.Context) > 0 {
-			detail = compactRaw(t.Context)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", isoTS(t.At), t.Source, t.Event, intPtr(t.StepIndex), job, intPtr(t.Attempt), cell(detail, 80))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", isoTS(t.At), t.Source, t.Event, intPtr(t.StepIndex), idCell(t.JobID), intPtr(t.Attempt),
+			cell(detailOrContext(t.Detail, t.Context), 80))
 	}
 	return tw.Flush()
 }
@@ -404,11 +361,8 @@ func workflowOpCommand(name, summary, done string, op func(*queuety.Client, cont
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]any{"id": id, "action": name, "status": w.Status})
-				}
-				fmt.Fprintf(e.Stdout, "Workflow %d %s (status %s).\n", id, done, w.Status)
-				return nil
+				return printResult(e, map[string]any{"id": id, "action": name, "status": w.Status},
+					"Workflow %d %s (status %s).\n", id, done, w.Status)
 			})
 		},
 	}
@@ -437,11 +391,9 @@ the workflow reaches its wait counts when it gets there.`,
 				if strings.TrimSpace(name) == "" {
 					return Usagef("signal NAME is empty")
 				}
-				payload := queuety.State{}
-				if len(args) == 3 {
-					if payload, err = parseJSONObject("the JSON payload", args[2]); err != nil {
-						return err
-					}
+				payload, err := payloadArg(args, 2)
+				if err != nil {
+					return err
 				}
 				c, err := e.Open()
 				if err != nil {
@@ -455,11 +407,8 @@ the workflow reaches its wait counts when it gets there.`,
 				if err != nil {
 					return err
 				}
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, map[string]any{"id": id, "signal": name, "status": w.Status})
-				}
-				fmt.Fprintf(e.Stdout, "Signal %s sent to workflow %d (status %s).\n", name, id, w.Status)
-				return nil
+				return printResult(e, map[string]any{"id": id, "signal": name, "status": w.Status},
+					"Signal %s sent to workflow %d (status %s).\n", name, id, w.Status)
 			}
 		},
 	}

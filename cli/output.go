@@ -28,6 +28,67 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// viewsOf maps rows to their --json views (an empty slice, never nil, so
+// no rows print as []).
+func viewsOf[T, V any](rows []T, view func(T) V) []V {
+	out := make([]V, len(rows))
+	for i, r := range rows {
+		out[i] = view(r)
+	}
+	return out
+}
+
+// printList prints the rows of a list command: with --json their views as
+// a JSON array; otherwise the line empty when there are none, else a table
+// of header and one line per row, written by line.
+func printList[T, V any](e *Env, rows []T, view func(T) V, empty, header string, line func(w io.Writer, r T)) error {
+	if e.Globals.JSON {
+		return printJSON(e.Stdout, viewsOf(rows, view))
+	}
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(e.Stdout, empty)
+		return err
+	}
+	tw := newTable(e.Stdout)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		line(tw, r)
+	}
+	return tw.Flush()
+}
+
+// printResult prints the outcome of a command: v as JSON with --json,
+// else the text that format (ending in a newline) and args make.
+func printResult(e *Env, v any, format string, args ...any) error {
+	if e.Globals.JSON {
+		return printJSON(e.Stdout, v)
+	}
+	_, err := fmt.Fprintf(e.Stdout, format, args...)
+	return err
+}
+
+// printID prints the id of a row a command added: {"id": N} with --json,
+// else the bare number.
+func printID(e *Env, id int64) error {
+	return printResult(e, map[string]int64{"id": id}, "%d\n", id)
+}
+
+// fieldTable is an indented two-column table of named values, as the
+// show, status and inspect commands print them.
+type fieldTable struct{ tw *tabwriter.Writer }
+
+func newFieldTable(w io.Writer) fieldTable { return fieldTable{newTable(w)} }
+
+// add writes a row, unless v is empty.
+func (f fieldTable) add(k, v string) {
+	if v != "" {
+		fmt.Fprintf(f.tw, "  %s\t%s\n", k, v)
+	}
+}
+
+// Flush writes the aligned rows.
+func (f fieldTable) Flush() error { return f.tw.Flush() }
+
 // ts formats a time in UTC RFC 3339; "" for the zero time.
 func ts(t time.Time) string {
 	if t.IsZero() {
@@ -69,11 +130,27 @@ func cell(s string, n int) string {
 
 func itoa[T ~int | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }
 
+// idCell formats an optional id or count; "-" for 0.
+func idCell[T ~int | ~int64](n T) string {
+	if n == 0 {
+		return "-"
+	}
+	return itoa(n)
+}
+
 func intPtr(p *int) string {
 	if p == nil {
 		return "-"
 	}
 	return strconv.Itoa(*p)
+}
+
+// durationMS formats an optional duration in milliseconds; "-" for none.
+func durationMS(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d ms", *p)
 }
 
 // rawJSON returns stored JSON text for embedding in --json output, or
@@ -86,6 +163,14 @@ func rawJSON(b []byte) json.RawMessage {
 	return json.RawMessage(b)
 }
 
+// optionalJSON is rawJSON for an omitempty field: nil when b is empty.
+func optionalJSON(b []byte) json.RawMessage {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	return rawJSON(b)
+}
+
 // compactJSON renders a value as one line of JSON for text output.
 func compactJSON(v any) string {
 	var buf bytes.Buffer
@@ -95,6 +180,15 @@ func compactJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSpace(buf.String())
+}
+
+// detailOrContext is the DETAIL cell of a log or timeline row: the
+// message, or else the row's JSON context on one line.
+func detailOrContext(detail string, context []byte) string {
+	if detail == "" && len(context) > 0 {
+		return compactRaw(context)
+	}
+	return detail
 }
 
 // compactRaw renders stored JSON text on one line.
@@ -134,7 +228,7 @@ type jobJSON struct {
 }
 
 func jobView(j *queuety.Job) jobJSON {
-	v := jobJSON{
+	return jobJSON{
 		ID: j.ID, Queue: j.Queue, Handler: j.Handler, Status: j.Status, Priority: int(j.Priority),
 		Attempts: j.Attempts, MaxAttempts: j.MaxAttempts, Payload: rawJSON(j.Payload),
 		AvailableAt: ts(j.AvailableAt), ReservedAt: ts(j.ReservedAt), CompletedAt: ts(j.CompletedAt),
@@ -142,12 +236,8 @@ func jobView(j *queuety.Job) jobJSON {
 		WorkflowID: j.WorkflowID, StepIndex: j.StepIndex, DependsOn: j.DependsOn,
 		ScheduleToStartAt: ts(j.ScheduleToStartAt), StartToCloseAt: ts(j.StartToCloseAt),
 		ScheduleToCloseAt: ts(j.ScheduleToCloseAt), HeartbeatDeadline: ts(j.HeartbeatDeadline),
-		LastHeartbeatAt: ts(j.LastHeartbeatAt),
+		LastHeartbeatAt: ts(j.LastHeartbeatAt), HeartbeatData: optionalJSON(j.HeartbeatData),
 	}
-	if len(bytes.TrimSpace(j.HeartbeatData)) > 0 {
-		v.HeartbeatData = rawJSON(j.HeartbeatData)
-	}
-	return v
 }
 
 // logJSON is a log row as the CLI prints it with --json.
@@ -169,15 +259,11 @@ type logJSON struct {
 }
 
 func logView(l *queuety.LogEntry) logJSON {
-	v := logJSON{
+	return logJSON{
 		ID: l.ID, At: ts(l.CreatedAt), Event: l.Event, JobID: l.JobID, WorkflowID: l.WorkflowID,
 		StepIndex: l.StepIndex, Handler: l.Handler, Queue: l.Queue, Attempt: l.Attempt, DurationMS: l.DurationMS,
-		ErrorMessage: l.ErrorMessage, ErrorClass: l.ErrorClass, ErrorTrace: l.ErrorTrace,
+		ErrorMessage: l.ErrorMessage, ErrorClass: l.ErrorClass, ErrorTrace: l.ErrorTrace, Context: optionalJSON(l.Context),
 	}
-	if len(bytes.TrimSpace(l.Context)) > 0 {
-		v.Context = rawJSON(l.Context)
-	}
-	return v
 }
 
 // workflowJSON is a workflow row as the CLI prints it with --json. State

@@ -27,11 +27,8 @@ import (
 	"github.com/queuety/queuety-go/worker"
 )
 
-// Config says what to run.
+// Config says what to run. The store is the Env's.
 type Config struct {
-	// DSN is the store; the prefix (MySQL) is replaced by a fresh one per
-	// run, and the tables are dropped afterwards.
-	DSN string
 	// Jobs is the number of no-op jobs per dispatch/drain run.
 	Jobs int
 	// Workflows is the number of 3-step workflows per workflow run.
@@ -69,8 +66,13 @@ type Report struct {
 
 // Env opens fresh stores for each run.
 type Env interface {
-	// Open returns a DSN for a fresh, empty database and a cleanup.
+	// Fresh returns a DSN for a fresh, empty database and a cleanup.
 	Fresh(ctx context.Context) (dsn string, cleanup func(), err error)
+}
+
+// ceilingEnv is an Env that can also measure the raw SQL ceiling (MySQL).
+type ceilingEnv interface {
+	RawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error)
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -93,27 +95,27 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		cfg.Concurrency = 16
 	}
 	rep := &Report{Jobs: cfg.Jobs, Runs: cfg.Runs}
+	// A scenario gets a client on a fresh store, and its DSN for the
+	// workers' own clients.
 	type scenario struct {
 		name, unit string
-		run        func(ctx context.Context, dsn string) (float64, error)
+		run        func(ctx context.Context, c *queuety.Client, dsn string) (float64, error)
 	}
 	var scenarios []scenario
-	scenarios = append(scenarios, scenario{"dispatch", "jobs/s", func(ctx context.Context, dsn string) (float64, error) {
-		return dispatch(ctx, dsn, cfg.Jobs)
+	scenarios = append(scenarios, scenario{"dispatch", "jobs/s", func(ctx context.Context, c *queuety.Client, _ string) (float64, error) {
+		return dispatch(ctx, c, cfg.Jobs)
 	}})
 	for _, w := range cfg.Workers {
-		scenarios = append(scenarios, scenario{fmt.Sprintf("drain-%dw", w), "jobs/s", func(ctx context.Context, dsn string) (float64, error) {
-			return drain(ctx, dsn, cfg.Jobs, w, cfg.Concurrency)
+		scenarios = append(scenarios, scenario{fmt.Sprintf("drain-%dw", w), "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+			return drain(ctx, c, dsn, cfg.Jobs, w, cfg.Concurrency)
 		}})
 	}
-	scenarios = append(scenarios, scenario{"workflow-3step-4w", "steps/s", func(ctx context.Context, dsn string) (float64, error) {
-		return workflows(ctx, dsn, cfg.Workflows, 4, cfg.Concurrency)
+	scenarios = append(scenarios, scenario{"workflow-3step-4w", "steps/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+		return workflows(ctx, c, dsn, cfg.Workflows, 4, cfg.Concurrency)
 	}})
-	if raw, ok := env.(interface {
-		RawCeiling(ctx context.Context, dsn string, jobs, conns int) (float64, error)
-	}); ok {
-		scenarios = append(scenarios, scenario{"raw-sql-ceiling-4c", "jobs/s", func(ctx context.Context, dsn string) (float64, error) {
-			return raw.RawCeiling(ctx, dsn, cfg.Jobs, 4)
+	if raw, ok := env.(ceilingEnv); ok {
+		scenarios = append(scenarios, scenario{"raw-sql-ceiling-4c", "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+			return raw.RawCeiling(ctx, c, dsn, cfg.Jobs, 4)
 		}})
 	}
 	want := map[string]bool{}
@@ -137,18 +139,7 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			if r == nil {
 				continue
 			}
-			dsn, cleanup, err := env.Fresh(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if rep.Store == "" {
-				if c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet())); err == nil {
-					rep.Store, rep.Server = c.Store().Info().Driver, c.Store().Info().Server
-					c.Close()
-				}
-			}
-			rate, err := s.run(ctx, dsn)
-			cleanup()
+			rate, err := runOnce(ctx, env, s.run, rep)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.name, err)
 			}
@@ -170,6 +161,26 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// runOnce runs a scenario on a fresh store from env, and notes the store
+// in rep the first time.
+func runOnce(ctx context.Context, env Env, run func(context.Context, *queuety.Client, string) (float64, error), rep *Report) (float64, error) {
+	dsn, cleanup, err := env.Fresh(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	c, err := open(ctx, dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if rep.Store == "" {
+		info := c.Store().Info()
+		rep.Store, rep.Server = info.Driver, info.Server
+	}
+	return run(ctx, c, dsn)
 }
 
 func median(xs []float64) float64 {
@@ -201,8 +212,8 @@ func (r *Report) Format(w io.Writer) {
 	}
 }
 
-func open(ctx context.Context, dsn string) (*queuety.Client, error) {
-	return queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
+func open(ctx context.Context, dsn string, opts ...queuety.Option) (*queuety.Client, error) {
+	return queuety.Open(ctx, dsn, append([]queuety.Option{queuety.WithLogger(quiet())}, opts...)...)
 }
 
 func noopRequests(n int) []queuety.JobRequest {
@@ -213,35 +224,30 @@ func noopRequests(n int) []queuety.JobRequest {
 	return reqs
 }
 
-// dispatch times DispatchMany of n jobs.
-func dispatch(ctx context.Context, dsn string, n int) (float64, error) {
-	c, err := open(ctx, dsn)
-	if err != nil {
-		return 0, err
+// dispatchAll dispatches reqs with DispatchMany in batches of 1000.
+func dispatchAll(ctx context.Context, c *queuety.Client, reqs []queuety.JobRequest) error {
+	for i := 0; i < len(reqs); i += 1000 {
+		if _, err := c.DispatchMany(ctx, reqs[i:min(i+1000, len(reqs))]); err != nil {
+			return err
+		}
 	}
-	defer c.Close()
+	return nil
+}
+
+// dispatch times DispatchMany of n jobs.
+func dispatch(ctx context.Context, c *queuety.Client, n int) (float64, error) {
 	reqs := noopRequests(n)
 	start := time.Now()
-	for i := 0; i < n; i += 1000 {
-		if _, err := c.DispatchMany(ctx, reqs[i:min(i+1000, n)]); err != nil {
-			return 0, err
-		}
+	if err := dispatchAll(ctx, c, reqs); err != nil {
+		return 0, err
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
 // drain dispatches n no-op jobs (untimed), then times workers draining them.
-func drain(ctx context.Context, dsn string, n, workers, concurrency int) (float64, error) {
-	setup, err := open(ctx, dsn)
-	if err != nil {
+func drain(ctx context.Context, setup *queuety.Client, dsn string, n, workers, concurrency int) (float64, error) {
+	if err := dispatchAll(ctx, setup, noopRequests(n)); err != nil {
 		return 0, err
-	}
-	defer setup.Close()
-	reqs := noopRequests(n)
-	for i := 0; i < n; i += 1000 {
-		if _, err := setup.DispatchMany(ctx, reqs[i:min(i+1000, n)]); err != nil {
-			return 0, err
-		}
 	}
 	var done atomic.Int64
 	return runWorkers(ctx, dsn, workers, concurrency, func(w *worker.Worker) {
@@ -263,12 +269,7 @@ func drain(ctx context.Context, dsn string, n, workers, concurrency int) (float6
 
 // workflows dispatches n 3-step workflows (untimed), then times workers
 // running them; the rate is steps per second.
-func workflows(ctx context.Context, dsn string, n, workers, concurrency int) (float64, error) {
-	setup, err := open(ctx, dsn)
-	if err != nil {
-		return 0, err
-	}
-	defer setup.Close()
+func workflows(ctx context.Context, setup *queuety.Client, dsn string, n, workers, concurrency int) (float64, error) {
 	def := queuety.WorkflowDefinition{Name: "bench_three_step", Steps: []queuety.WorkflowStep{
 		{Type: queuety.StepSingle, Handler: "mark"}, {Type: queuety.StepSingle, Handler: "mark"}, {Type: queuety.StepSingle, Handler: "mark"},
 	}}
@@ -301,7 +302,7 @@ func runWorkers(ctx context.Context, dsn string, workers, concurrency int, regis
 	}()
 	ws := make([]*worker.Worker, workers)
 	for i := range ws {
-		c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()), queuety.SkipMigrate())
+		c, err := open(ctx, dsn, queuety.SkipMigrate())
 		if err != nil {
 			return 0, err
 		}

@@ -79,25 +79,17 @@ func (e *MySQLEnv) admin() (*sql.DB, error) {
 	return sql.OpenDB(conn), nil
 }
 
-// RawCeiling seeds jobs through the engine (untimed), then drains them
-// with hand-written SQL on conns connections: one transaction per batch of
+// RawCeiling seeds jobs through the engine's client c on the store dsn
+// names (untimed), then drains them with hand-written SQL on conns
+// connections: one transaction per batch of
 // 100 (SELECT ... FOR UPDATE SKIP LOCKED in the claim index's order, then
 // UPDATE ... IN), and one batched completion UPDATE. No logs, no fencing,
 // no handlers: the most any queue on these tables could do on this server.
-func (e *MySQLEnv) RawCeiling(ctx context.Context, dsn string, jobs, conns int) (float64, error) {
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
-	if err != nil {
+func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error) {
+	if err := dispatchAll(ctx, c, noopRequests(jobs)); err != nil {
 		return 0, err
 	}
-	reqs := noopRequests(jobs)
-	for i := 0; i < jobs; i += 1000 {
-		if _, err := c.DispatchMany(ctx, reqs[i:min(i+1000, jobs)]); err != nil {
-			c.Close()
-			return 0, err
-		}
-	}
 	table := c.Store().Info().Prefix + "queuety_jobs"
-	c.Close()
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return 0, err
