@@ -137,7 +137,13 @@ func (e *env) rows(table string) []phpfixture.Row {
 	return queryRows(e.t, e.db, "SELECT * FROM `"+e.prefix+table+"` ORDER BY 1")
 }
 
-func queryRows(t *testing.T, db *sql.DB, q string, args ...any) []phpfixture.Row {
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	Query(query string, args ...any) (*sql.Rows, error)
+}
+
+// queryRows runs q and reads every row as column -> stored text.
+func queryRows(t *testing.T, db querier, q string, args ...any) []phpfixture.Row {
 	t.Helper()
 	rs, err := db.Query(q, args...)
 	if err != nil {
@@ -178,25 +184,6 @@ func scanRows(t *testing.T, rs *sql.Rows) []phpfixture.Row {
 	}
 	if err := rs.Err(); err != nil {
 		t.Fatal(err)
-	}
-	return out
-}
-
-// columns returns a table's column names in ordinal order.
-func (e *env) columns(prefix, table string) []string {
-	e.t.Helper()
-	rs, err := e.db.Query("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION", prefix+table)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer rs.Close()
-	var out []string
-	for rs.Next() {
-		var c string
-		if err := rs.Scan(&c); err != nil {
-			e.t.Fatal(err)
-		}
-		out = append(out, c)
 	}
 	return out
 }
@@ -256,6 +243,39 @@ func step(w *worker.Worker, rec *recorder, name string, out func(queuety.State) 
 		rec.add(name, s)
 		return out(s), nil
 	})
+}
+
+// stepBodies maps step handler names to what each returns for its input.
+type stepBodies map[string]func(queuety.State) queuety.State
+
+// runSteps runs the due jobs once with a fresh Go worker that has the
+// given step handlers, recording their inputs in rec.
+func (e *env) runSteps(rec *recorder, bodies stepBodies) worker.Stats {
+	e.t.Helper()
+	w := e.worker()
+	for name, out := range bodies {
+		step(w, rec, name, out)
+	}
+	return e.drain(w)
+}
+
+// expect compares the tables with want (PHP's snapshot, possibly adjusted)
+// and the inputs rec recorded with want's step_started events after event
+// id since.
+func (e *env) expect(want *phpfixture.Snapshot, rec *recorder, since int) {
+	e.t.Helper()
+	e.compareWith(want)
+	checkInputs(e.t, rec, want, since)
+}
+
+// runExpect runs the due jobs once with a fresh Go worker that has the
+// given step handlers, then checks the tables and the handlers' inputs
+// against want, as expect does.
+func (e *env) runExpect(bodies stepBodies, want *phpfixture.Snapshot, since int) {
+	e.t.Helper()
+	rec := &recorder{}
+	e.runSteps(rec, bodies)
+	e.expect(want, rec, since)
 }
 
 // constant returns a step body that always returns out.

@@ -35,6 +35,19 @@ func columnDefs(t *testing.T, db *sql.DB, table string) []columnDef {
 		}
 		out = append(out, c)
 	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// columnNames returns a table's column names in ordinal order.
+func columnNames(t *testing.T, db *sql.DB, table string) []string {
+	t.Helper()
+	var out []string
+	for _, c := range columnDefs(t, db, table) {
+		out = append(out, c.Name)
+	}
 	return out
 }
 
@@ -58,6 +71,9 @@ func indexDefs(t *testing.T, db *sql.DB, table string) map[string]string {
 		if nonUnique == 0 {
 			out[name] += " UNIQUE"
 		}
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -91,6 +107,9 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 	t.Run("schema", func(t *testing.T) {
 		for _, tbl := range phpTables {
 			want, got := columnDefs(t, db, pristine+tbl), columnDefs(t, db, p+tbl)
+			if len(want) == 0 {
+				t.Fatalf("%s: schema.sql created no such table", tbl)
+			}
 			if len(got) < len(want) {
 				t.Fatalf("%s: %d columns after migration, PHP created %d", tbl, len(got), len(want))
 			}
@@ -105,6 +124,9 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 				}
 			}
 			wi, gi := indexDefs(t, db, pristine+tbl), indexDefs(t, db, p+tbl)
+			if _, ok := wi["PRIMARY"]; !ok {
+				t.Errorf("%s: PHP's table has no primary key: %v", tbl, wi)
+			}
 			for name, cols := range wi {
 				if gi[name] != cols {
 					t.Errorf("%s: index %s is %q after migration, PHP created %q", tbl, name, gi[name], cols)
@@ -116,10 +138,13 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 				}
 			}
 		}
+		tables, err := testdb.Tables(db, p)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var extra []string
-		for _, r := range queryRows(t, db, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ?",
-			strings.ReplaceAll(p, "_", `\_`)+"%") {
-			name := strings.TrimPrefix(*r["TABLE_NAME"], p)
+		for _, table := range tables {
+			name := strings.TrimPrefix(table, p)
 			isPHP := false
 			for _, tbl := range phpTables {
 				isPHP = isPHP || tbl == name
@@ -162,12 +187,12 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 			"php", "send_email", "[]", 0, 3, "php", "send_email", "[]", 0, 3)
 
 		// SELECT * hydration: PHP's columns in PHP's order, then Go's, NULL.
-		phpCols := e.columns(pristine, "queuety_jobs")
+		phpCols := columnNames(t, db, pristine+"queuety_jobs")
 		rows := queryRows(t, db, "SELECT * FROM "+jobs+" WHERE id = ?", jobID)
 		if len(rows) != 1 {
 			t.Fatalf("SELECT * found %d rows", len(rows))
 		}
-		gotCols := e.columns(p, "queuety_jobs")
+		gotCols := columnNames(t, db, p+"queuety_jobs")
 		if jsonOf(gotCols[:len(phpCols)]) != jsonOf(phpCols) {
 			t.Errorf("SELECT * column order: %v, PHP's %v", gotCols, phpCols)
 		}
@@ -182,7 +207,7 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		claimed := queryTx(t, tx, "SELECT job.* FROM "+jobs+" AS job FORCE INDEX (idx_queue_claim) WHERE job.status = 'pending' AND job.queue = ? "+
+		claimed := queryRows(t, tx, "SELECT job.* FROM "+jobs+" AS job FORCE INDEX (idx_queue_claim) WHERE job.status = 'pending' AND job.queue = ? "+
 			"AND job.available_at <= NOW() "+
 			"AND (job.workflow_id IS NULL OR EXISTS (SELECT 1 FROM "+wfs+" AS wf WHERE wf.id = job.workflow_id AND wf.status IN ('running','paused'))) "+
 			"AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM "+jobs+" AS dep WHERE dep.id = job.depends_on AND dep.status = 'completed')) "+
@@ -219,8 +244,8 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		queryTx(t, tx, "SELECT * FROM "+wfs+" WHERE id = ? FOR UPDATE", wfID)
-		queryTx(t, tx, "SELECT * FROM "+jobs+" WHERE id = ? FOR UPDATE", stepJob)
+		queryRows(t, tx, "SELECT * FROM "+wfs+" WHERE id = ? FOR UPDATE", wfID)
+		queryRows(t, tx, "SELECT * FROM "+jobs+" WHERE id = ? FOR UPDATE", stepJob)
 		for _, q := range []string{
 			"UPDATE " + wfs + " SET state = ?, current_step = ? WHERE id = ?",
 			"UPDATE " + jobs + " SET status = 'completed', completed_at = NOW() WHERE id = ? AND status IN ('pending','processing')",
@@ -273,7 +298,10 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		phpJob, _ := res.LastInsertId()
+		phpJob, err := res.LastInsertId()
+		if err != nil {
+			t.Fatal(err)
+		}
 		rec := &jobRecorder{}
 		w := e.worker(worker.Queues("cross"))
 		rec.handle(w, "php_made", nil)
@@ -295,7 +323,7 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		claimed := queryTx(t, tx, "SELECT job.* FROM "+jobs+" AS job FORCE INDEX (idx_queue_claim) WHERE job.status = 'pending' AND job.queue = ? "+
+		claimed := queryRows(t, tx, "SELECT job.* FROM "+jobs+" AS job FORCE INDEX (idx_queue_claim) WHERE job.status = 'pending' AND job.queue = ? "+
 			"AND job.available_at <= NOW() AND (job.workflow_id IS NULL) AND (job.depends_on IS NULL) "+
 			"ORDER BY job.priority DESC, job.id ASC LIMIT 1 FOR UPDATE SKIP LOCKED", "cross2")
 		if len(claimed) != 1 || *claimed[0]["id"] != itoa(goJob) || val(claimed[0]["payload"]) != `{"y":2}` || val(claimed[0]["priority"]) != "2" {
@@ -348,13 +376,4 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 			}
 		}
 	})
-}
-
-func queryTx(t *testing.T, tx *sql.Tx, q string, args ...any) []phpfixture.Row {
-	t.Helper()
-	rs, err := tx.Query(q, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return scanRows(t, rs)
 }

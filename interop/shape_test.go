@@ -209,15 +209,8 @@ func TestGoRowsMatchPHPShape(t *testing.T) {
 		if _, err := e.c.DispatchWorkflow(e.ctx, cases[0].def, cases[0].initial); err != nil {
 			t.Fatal(err)
 		}
-		rec := &recorder{}
-		w := e.worker()
-		step(w, rec, `App\Steps\FetchOrder`, fetchOrder)
-		step(w, rec, "reserve_stock", reserveStock)
-		step(w, rec, `App\Steps\NotifyCustomer`, notifyCustomer)
-		e.drain(w)
 		php := e.snap("completed")
-		e.compareWith(php)
-		checkInputs(t, rec, php, 0)
+		e.runExpect(orderSteps, php, 0)
 		for _, tbl := range []string{"queuety_jobs", "queuety_workflows", "queuety_logs", "queuety_workflow_events"} {
 			pr, gr := rowsOf(php, tbl), e.rows(tbl)
 			if len(pr) != len(gr) {

@@ -25,6 +25,9 @@ func checkInputs(t *testing.T, rec *recorder, want *phpfixture.Snapshot, since i
 		}
 		started = append(started, ev)
 	}
+	if len(started) == 0 {
+		t.Errorf("PHP's snapshot has no step_started event after event %d: nothing to check the Go handlers' inputs against", since)
+	}
 	calls := rec.all()
 	if len(calls) != len(started) {
 		t.Errorf("Go called %d step handlers %v; PHP's events show %d step starts", len(calls), rec.handlers(), len(started))
@@ -67,6 +70,8 @@ func fetchOrder(s queuety.State) queuety.State {
 var (
 	reserveStock   = constant(queuety.State{"status": "reserved", "reservation_id": "R-1001", "_reservation_debug": "dropped by the engine"})
 	notifyCustomer = constant(queuety.State{"notified": true, "channel": "email"})
+	// orderSteps are all three steps of c_three_step_workflow.
+	orderSteps = stepBodies{`App\Steps\FetchOrder`: fetchOrder, "reserve_stock": reserveStock, `App\Steps\NotifyCustomer`: notifyCustomer}
 )
 
 // TestPHPThreeStepWorkflowRunByGo runs a workflow PHP dispatched
@@ -82,22 +87,8 @@ func TestPHPThreeStepWorkflowRunByGo(t *testing.T) {
 	e := newEnv(t, "c_three_step_workflow.json")
 	e.load("dispatched")
 
-	rec := &recorder{}
-	w := e.worker()
-	step(w, rec, `App\Steps\FetchOrder`, fetchOrder)
-	e.drain(w)
-	after0 := e.snap("after step 0 processed")
-	e.compareWith(after0)
-	checkInputs(t, rec, after0, 0)
-
-	rec2 := &recorder{}
-	w = e.worker()
-	step(w, rec2, `App\Steps\FetchOrder`, fetchOrder)
-	step(w, rec2, "reserve_stock", reserveStock)
-	step(w, rec2, `App\Steps\NotifyCustomer`, notifyCustomer)
-	e.drain(w)
-	e.compareWith(e.snap("completed"))
-	checkInputs(t, rec2, e.snap("completed"), 2)
+	e.runExpect(stepBodies{`App\Steps\FetchOrder`: fetchOrder}, e.snap("after step 0 processed"), 0)
+	e.runExpect(orderSteps, e.snap("completed"), 2)
 }
 
 // TestPHPDelayStep runs then(A)->delay(30 s)->then('send_followup'),
@@ -110,13 +101,14 @@ func TestPHPDelayStep(t *testing.T) {
 	e := newEnv(t, "d_delay_step.json")
 	e.load("dispatched")
 	rec := &recorder{}
-	w := e.worker()
-	step(w, rec, `App\Steps\SendWelcome`, constant(queuety.State{"welcome_sent": true}))
-	step(w, rec, "send_followup", constant(queuety.State{"followup_sent": true}))
+	bodies := stepBodies{
+		`App\Steps\SendWelcome`: constant(queuety.State{"welcome_sent": true}),
+		"send_followup":         constant(queuety.State{"followup_sent": true}),
+	}
 
-	e.drain(w)
+	e.runSteps(rec, bodies)
 	waiting := e.snap("after step 0 processed")
-	e.compareWith(waiting)
+	e.expect(waiting, rec, 0)
 
 	// The delay job is due at step 0's completion + delay_seconds, in Go's
 	// rows as in PHP's.
@@ -129,11 +121,11 @@ func TestPHPDelayStep(t *testing.T) {
 	}
 
 	e.clock.Advance(29 * time.Second)
-	if st := e.drain(w); st.Claimed != 0 {
+	if st := e.runSteps(rec, bodies); st.Claimed != 0 {
 		t.Fatalf("the delay job ran %s early", time.Second)
 	}
 	e.clock.Advance(time.Second)
-	e.drain(w)
+	e.runSteps(rec, bodies)
 
 	want := clone(e.snap("completed"))
 	// PHP writes two 'completed' log rows for a delay step (advance_step
@@ -151,8 +143,7 @@ func TestPHPDelayStep(t *testing.T) {
 		logs = append(logs, r)
 	}
 	setRows(want, "queuety_logs", logs)
-	e.compareWith(want)
-	checkInputs(t, rec, want, 0)
+	e.expect(want, rec, 0)
 }
 
 func parseTime(t *testing.T, v *string) time.Time {
@@ -160,7 +151,10 @@ func parseTime(t *testing.T, v *string) time.Time {
 	if v == nil {
 		t.Fatal("time is NULL")
 	}
-	tm, err := time.ParseInLocation("2006-01-02 15:04:05", (*v)[:19], time.UTC)
+	if len(*v) < len(phpfixture.DBNowLayout) {
+		t.Fatalf("time %q", *v)
+	}
+	tm, err := time.ParseInLocation(phpfixture.DBNowLayout, (*v)[:len(phpfixture.DBNowLayout)], time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,21 +262,15 @@ func recordApproval(s queuety.State) queuety.State {
 // no log row), and the workflow runs to completion.
 func TestPHPSignalSettledByGo(t *testing.T) {
 	t.Parallel()
-	handlers := func(w *worker.Worker, rec *recorder) {
-		step(w, rec, `App\Steps\SubmitExpense`, constant(queuety.State{"submitted": true}))
-		step(w, rec, "record_approval", recordApproval)
+	bodies := stepBodies{
+		`App\Steps\SubmitExpense`: constant(queuety.State{"submitted": true}),
+		"record_approval":         recordApproval,
 	}
 	t.Run("wait placeholder", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, "f_signal.json")
 		e.load("dispatched")
-		rec := &recorder{}
-		w := e.worker()
-		handlers(w, rec)
-		e.drain(w)
-		want := e.snap("waiting for signal")
-		e.compareWith(want)
-		checkInputs(t, rec, want, 0)
+		e.runExpect(bodies, e.snap("waiting for signal"), 0)
 	})
 	t.Run("signal", func(t *testing.T) {
 		t.Parallel()
@@ -301,12 +289,7 @@ func TestPHPSignalSettledByGo(t *testing.T) {
 			t.Errorf("state after the signal:\n  PHP %s\n  Go  %s", php, got)
 		}
 
-		rec := &recorder{}
-		w := e.worker()
-		handlers(w, rec)
-		e.drain(w)
-		e.compareWith(e.snap("completed"))
-		checkInputs(t, rec, e.snap("completed"), 5)
+		e.runExpect(bodies, e.snap("completed"), 5)
 	})
 }
 
@@ -338,20 +321,7 @@ func TestPHPParallel(t *testing.T) {
 	e.load("dispatched")
 	avatar := constant(queuety.State{"avatar_url": "https://cdn.example.com/u/7.png"})
 
-	rec := &recorder{}
-	w := e.worker()
-	step(w, rec, `App\Steps\FetchAvatar`, avatar)
-	e.drain(w)
-	first := e.snap("after the first branch processed")
-	e.compareWith(first)
-	checkInputs(t, rec, first, 0)
-
-	rec = &recorder{}
-	w = e.worker()
-	step(w, rec, `App\Steps\FetchAvatar`, avatar)
-	step(w, rec, "lookup_company", constant(queuety.State{"company": "Acme GmbH"}))
-	step(w, rec, `App\Steps\MergeProfile`, constant(queuety.State{"profile_complete": true}))
-	e.drain(w)
+	e.runExpect(stepBodies{`App\Steps\FetchAvatar`: avatar}, e.snap("after the first branch processed"), 0)
 
 	want := clone(e.snap("completed"))
 	// PHP's second branch ran within 2 s of the first in the same process
@@ -368,8 +338,11 @@ func TestPHPParallel(t *testing.T) {
 			ev["state_before"] = str(fresh)
 		}
 	}
-	e.compareWith(want)
-	checkInputs(t, rec, want, 2)
+	e.runExpect(stepBodies{
+		`App\Steps\FetchAvatar`:  avatar,
+		"lookup_company":         constant(queuety.State{"company": "Acme GmbH"}),
+		`App\Steps\MergeProfile`: constant(queuety.State{"profile_complete": true}),
+	}, want, 2)
 }
 
 // TestPHPNextStep runs a PHP-dispatched workflow whose first step returns
@@ -383,42 +356,40 @@ func TestPHPNextStep(t *testing.T) {
 	e.load("dispatched")
 	classify := constant(queuety.State{"category": "faq", "_next_step": "auto_reply"})
 
-	rec := &recorder{}
-	w := e.worker()
-	step(w, rec, `App\Steps\ClassifyTicket`, classify)
-	e.drain(w)
-	jumped := e.snap("after step 0 (classify) processed")
-	e.compareWith(jumped)
-	checkInputs(t, rec, jumped, 0)
-
-	rec = &recorder{}
-	w = e.worker()
-	step(w, rec, `App\Steps\ClassifyTicket`, classify)
-	step(w, rec, "escalate_ticket", constant(queuety.State{"escalated": true}))
-	step(w, rec, `App\Steps\AutoReply`, constant(queuety.State{"replied": true}))
-	step(w, rec, "close_ticket", constant(queuety.State{"closed": true}))
-	e.drain(w)
-	e.compareWith(e.snap("completed"))
-	checkInputs(t, rec, e.snap("completed"), 2)
+	e.runExpect(stepBodies{`App\Steps\ClassifyTicket`: classify}, e.snap("after step 0 (classify) processed"), 0)
+	e.runExpect(stepBodies{
+		`App\Steps\ClassifyTicket`: classify,
+		"escalate_ticket":          constant(queuety.State{"escalated": true}),
+		`App\Steps\AutoReply`:      constant(queuety.State{"replied": true}),
+		"close_ticket":             constant(queuety.State{"closed": true}),
+	}, e.snap("completed"), 2)
 }
 
-// crm is the push_to_crm step of i_failed_step_retry_workflow: it fails
-// while down is set.
-type crm struct {
-	mu   chan struct{}
-	down bool
-}
-
-func (c *crm) set(down bool) { c.mu <- struct{}{}; c.down = down; <-c.mu }
-
-func (c *crm) step(_ context.Context, _ queuety.State) (queuety.State, error) {
-	c.mu <- struct{}{}
-	down := c.down
-	<-c.mu
-	if down {
-		return nil, &phpException{`App\Exceptions\CrmUnavailable`, "CRM API timed out after 30s"}
+// pushToCRM is the push_to_crm step of i_failed_step_retry_workflow: it
+// records its input in rec and fails while the CRM is down.
+func pushToCRM(rec *recorder, down bool) queuety.StepFunc {
+	return func(_ context.Context, s queuety.State) (queuety.State, error) {
+		rec.add("push_to_crm", s)
+		if down {
+			return nil, &phpException{`App\Exceptions\CrmUnavailable`, "CRM API timed out after 30s"}
+		}
+		return queuety.State{"pushed": true}, nil
 	}
-	return queuety.State{"pushed": true}, nil
+}
+
+// lastEventID returns the highest workflow_events id of a snapshot (0 when
+// it has none).
+func lastEventID(t *testing.T, s *phpfixture.Snapshot) int {
+	t.Helper()
+	last := 0
+	for _, ev := range s.Rows("queuety_workflow_events") {
+		id, err := strconv.Atoi(val(ev["id"]))
+		if err != nil {
+			t.Fatalf("workflow_events id %s: %v", val(ev["id"]), err)
+		}
+		last = max(last, id)
+	}
+	return last
 }
 
 // TestPHPFailedStepRetriedByGo covers a step with max_attempts(2) that
@@ -431,17 +402,22 @@ func (c *crm) step(_ context.Context, _ queuety.State) (queuety.State, error) {
 // the buried job untouched, no log row), and the workflow completes.
 func TestPHPFailedStepRetriedByGo(t *testing.T) {
 	t.Parallel()
+	// crmWorker runs both steps, recording their inputs in rec;
+	// push_to_crm fails while the CRM is down.
+	crmWorker := func(e *env, rec *recorder, down bool) *worker.Worker {
+		w := e.worker()
+		step(w, rec, `App\Steps\ExportContacts`, constant(queuety.State{"exported": 2}))
+		w.HandleStep("push_to_crm", pushToCRM(rec, down))
+		return w
+	}
 	t.Run("step fails", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, "i_failed_step_retry_workflow.json")
 		e.load("dispatched")
-		push := &crm{mu: make(chan struct{}, 1), down: true}
 		rec := &recorder{}
-		w := e.worker()
-		step(w, rec, `App\Steps\ExportContacts`, constant(queuety.State{"exported": 2}))
-		w.HandleStep("push_to_crm", push.step)
+		w := crmWorker(e, rec, true)
 		e.drain(w)
-		e.compareWith(e.snap("step 1 failed once"))
+		e.expect(e.snap("step 1 failed once"), rec, 0)
 		// Queuety's default backoff after attempt 1: 2^1 × 30 s.
 		if due := parseTime(t, one(t, e.rows("queuety_jobs"), "id", "2")["available_at"]); !due.Equal(e.clock.Now().Add(60 * time.Second)) {
 			t.Errorf("retry due %s, want failure time %s + 60s", due, e.clock.Now())
@@ -449,25 +425,21 @@ func TestPHPFailedStepRetriedByGo(t *testing.T) {
 		// PHP's fixture made the retry due by SQL; here the clock moves.
 		e.clock.Advance(60 * time.Second)
 		e.drain(w)
-		e.compareWith(e.snap("workflow failed"))
+		e.expect(e.snap("workflow failed"), rec, 0)
 	})
 	t.Run("retry workflow", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, "i_failed_step_retry_workflow.json")
-		e.load("workflow failed")
+		failed := e.load("workflow failed")
 		e.clock.Advance(time.Second)
 		if err := e.c.RetryWorkflow(e.ctx, 1); err != nil {
 			t.Fatal(err)
 		}
 		e.compareWith(e.snap("after Queuety::retry_workflow()"))
 
-		push := &crm{mu: make(chan struct{}, 1)}
 		rec := &recorder{}
-		w := e.worker()
-		step(w, rec, `App\Steps\ExportContacts`, constant(queuety.State{"exported": 2}))
-		w.HandleStep("push_to_crm", push.step)
-		e.drain(w)
-		e.compareWith(e.snap("completed after the CRM came back"))
+		e.drain(crmWorker(e, rec, false))
+		e.expect(e.snap("completed after the CRM came back"), rec, lastEventID(t, failed))
 	})
 }
 

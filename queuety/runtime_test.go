@@ -1,6 +1,7 @@
 package queuety
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -32,8 +33,8 @@ func TestRuntimeEncoding(t *testing.T) {
 		payload := phpjson.NewObject()
 		payload.Set(runtimeKey, c.rt.encode())
 		back := parseRuntime(payload)
-		again, _ := phpjson.Marshal(back.encode())
-		if string(again) != c.want {
+		again, err := phpjson.Marshal(back.encode())
+		if err != nil || string(again) != c.want {
 			t.Errorf("round trip of %s gave %s", c.want, again)
 		}
 	}
@@ -51,7 +52,10 @@ func TestParseRuntimeFromPHP(t *testing.T) {
 		t.Fatalf("parsed %+v", rt)
 	}
 	for _, raw := range []string{`{"__queuety_runtime":"x"}`, `{"__queuety_runtime":{"backoff":"sometimes","max_attempts":"3"}}`, `[]`} {
-		doc, _ := phpjson.DecodeObject([]byte(raw))
+		doc, err := phpjson.DecodeObject([]byte(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
 		if rt := parseRuntime(doc); rt.MaxAttempts != 0 || rt.Backoff != nil {
 			t.Errorf("%s parsed as %+v", raw, rt)
 		}
@@ -64,8 +68,8 @@ func TestActivityTimeoutValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []ActivityTimeouts{{StartToClose: 999 * time.Millisecond}, {Heartbeat: -time.Second}, {ScheduleToClose: time.Nanosecond}} {
-		if err := bad.validate(); err == nil {
-			t.Errorf("%+v accepted", bad)
+		if err := bad.validate(); !errors.Is(err, ErrInvalidTimeout) {
+			t.Errorf("%+v: %v, want ErrInvalidTimeout", bad, err)
 		}
 	}
 }

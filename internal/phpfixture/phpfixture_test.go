@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const dir = "../../testdata/queuety-php"
@@ -22,13 +23,28 @@ func TestLoadEveryFixture(t *testing.T) {
 		if fx.Scenario+".json" != filepath.Base(f) {
 			t.Errorf("%s: scenario %q", f, fx.Scenario)
 		}
+		var prev *Snapshot
 		for _, s := range fx.Snapshots {
 			if len(s.Tables) != 16 {
 				t.Errorf("%s / %s: %d tables, want 16", fx.Scenario, s.Label, len(s.Tables))
 			}
-			if s.Now().IsZero() {
-				t.Errorf("%s / %s: db_now %q", fx.Scenario, s.Label, s.DBNow)
+			for name := range s.Tables {
+				if !strings.HasPrefix(name, SourcePrefix+"queuety_") {
+					t.Errorf("%s / %s: table %q is not one of Queuety's", fx.Scenario, s.Label, name)
+				}
 			}
+			// Tests look snapshots up by label: each label must find its own.
+			if got := fx.Snapshot(s.Label); got != s {
+				t.Errorf("%s: label %q finds another snapshot (%v)", fx.Scenario, s.Label, got)
+			}
+			if s.Now().Format(DBNowLayout) != s.DBNow {
+				t.Errorf("%s / %s: db_now %q reads back as %s", fx.Scenario, s.Label, s.DBNow, s.Now())
+			}
+			// Tests move the fake clock forward through the snapshots.
+			if prev != nil && s.Now().Before(prev.Now()) {
+				t.Errorf("%s / %s: db_now %s is before the previous snapshot's %s", fx.Scenario, s.Label, s.DBNow, prev.DBNow)
+			}
+			prev = s
 		}
 	}
 }
@@ -47,6 +63,13 @@ func TestSnapshotLookup(t *testing.T) {
 	if s := fx.Snapshot("nope"); s != nil {
 		t.Errorf("unknown label found %q", s.Label)
 	}
+	two := &Fixture{Snapshots: []*Snapshot{{Label: "after a"}, {Label: "after b"}, {Label: "after"}}}
+	if s := two.Snapshot("after "); s != nil {
+		t.Errorf("ambiguous label prefix found %q", s.Label)
+	}
+	if s := two.Snapshot("after"); s != two.Snapshots[2] {
+		t.Errorf("an exact label loses to prefixes: found %v", s)
+	}
 	s := fx.Snapshot("dispatched")
 	jobs := s.Rows("queuety_jobs")
 	if len(jobs) != 1 {
@@ -58,7 +81,7 @@ func TestSnapshotLookup(t *testing.T) {
 	if _, ok := jobs[0].Get("reserved_at"); ok {
 		t.Error("reserved_at is NULL in the fixture")
 	}
-	if s.Now().Format(DBNowLayout) != s.DBNow {
+	if s.Now().Location() != time.UTC || s.Now().Format(DBNowLayout) != s.DBNow {
 		t.Errorf("Now() = %s, db_now %s", s.Now(), s.DBNow)
 	}
 }

@@ -72,7 +72,9 @@ func Prefix(t testing.TB) string {
 	t.Helper()
 	db := Admin(t)
 	b := make([]byte, 5)
-	_, _ = rand.Read(b)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("testdb: random prefix: %v", err)
+	}
 	prefix := "t" + hex.EncodeToString(b) + "_"
 	t.Cleanup(func() { Drop(t, db, prefix) })
 	return prefix
@@ -89,26 +91,59 @@ func DSN(t testing.TB) (dsn, prefix string) {
 	return baseDSN + sep + "prefix=" + prefix, prefix
 }
 
-// Drop drops every table whose name starts with prefix.
-func Drop(t testing.TB, db *sql.DB, prefix string) {
-	rows, err := db.Query("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ?",
+// BaseDSN returns the test server's go-sql-driver DSN without a table
+// prefix, or skips (fails under CI=true) when the server is unreachable.
+// Code that makes its own prefixes (the bench harness) starts from it.
+func BaseDSN(t testing.TB) string {
+	t.Helper()
+	Admin(t)
+	return baseDSN
+}
+
+// Tables returns the names of the tables in the current database whose
+// name starts with prefix, in name order.
+func Tables(db *sql.DB, prefix string) ([]string, error) {
+	rows, err := db.Query("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ? ORDER BY TABLE_NAME",
 		strings.ReplaceAll(prefix, "_", `\_`)+"%")
 	if err != nil {
-		t.Errorf("testdb: list tables of %s: %v", prefix, err)
-		return
+		return nil, fmt.Errorf("testdb: list tables of %s: %w", prefix, err)
 	}
+	defer rows.Close()
 	var names []string
 	for rows.Next() {
 		var n string
-		if rows.Scan(&n) == nil {
-			names = append(names, "`"+n+"`")
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("testdb: list tables of %s: %w", prefix, err)
 		}
+		names = append(names, n)
 	}
-	rows.Close()
-	if len(names) == 0 {
-		return
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("testdb: list tables of %s: %w", prefix, err)
 	}
-	if _, err := db.Exec("DROP TABLE IF EXISTS " + strings.Join(names, ", ")); err != nil {
-		t.Errorf("testdb: drop tables of %s: %v", prefix, err)
+	return names, nil
+}
+
+// DropTables drops every table whose name starts with prefix.
+func DropTables(db *sql.DB, prefix string) error {
+	names, err := Tables(db, prefix)
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "`" + n + "`"
+	}
+	if _, err := db.Exec("DROP TABLE IF EXISTS " + strings.Join(quoted, ", ")); err != nil {
+		return fmt.Errorf("testdb: drop tables of %s: %w", prefix, err)
+	}
+	return nil
+}
+
+// Drop drops every table whose name starts with prefix, and fails t when
+// that does not work.
+func Drop(t testing.TB, db *sql.DB, prefix string) {
+	t.Helper()
+	if err := DropTables(db, prefix); err != nil {
+		t.Error(err)
 	}
 }

@@ -75,17 +75,23 @@ func analyze(t *testing.T, db *sql.DB, query string, args ...any) plan {
 		}
 		return false
 	}
-	find(doc)
+	if !find(doc) {
+		t.Fatalf("no table access in the plan of %s: %s", query, out)
+	}
 	return p
 }
 
 func explainMySQL(t *testing.T, db *sql.DB, query string, args ...any) plan {
+	t.Helper()
 	rows, err := db.Query("EXPLAIN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -94,7 +100,9 @@ func explainMySQL(t *testing.T, db *sql.DB, query string, args ...any) plan {
 	if !rows.Next() {
 		t.Fatal("EXPLAIN returned nothing")
 	}
-	_ = rows.Scan(ptrs...)
+	if err := rows.Scan(ptrs...); err != nil {
+		t.Fatal(err)
+	}
 	p := plan{RowsRead: -1}
 	for i, c := range cols {
 		switch c {
@@ -200,6 +208,24 @@ func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
 	if err != nil || n != 100 {
 		t.Fatalf("expire: %d, %v", n, err)
 	}
+	// The run-deadline and wait-timer queries, too, find the 100 due rows
+	// and read no others.
+	if _, err := db.Exec("UPDATE "+table+" SET run_deadline_at = ? WHERE status = 'running' ORDER BY id LIMIT 100", past); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE "+table+" SET status = 'waiting_for_signal', wait_deadline_at = ? WHERE status = 'running' AND run_deadline_at > ? ORDER BY id LIMIT 100", past, micro); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct{ name, sql, key string }{
+		{"run deadline", s.SQL.ExpiredRun, "idx_go_run_deadline"},
+		{"wait timers", s.SQL.WaitExpired, "idx_go_wait_deadline"},
+	} {
+		p := analyze(t, db, q.sql, micro, 1000)
+		t.Logf("%s, 100 due: %+v", q.name, p)
+		if p.Key != q.key || (p.RowsRead >= 0 && p.RowsRead != 100) {
+			t.Errorf("%s with 100 due: %+v, want 100 rows read through %s", q.name, p, q.key)
+		}
+	}
 }
 
 // TestClaimAndWatchdogReadThroughIndexes fills the jobs table with 100,000
@@ -228,7 +254,13 @@ func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
 	if p.RowsRead > 150 {
 		t.Errorf("claim of 100 read %v rows", p.RowsRead)
 	}
+	if p.RowsRead >= 0 && p.RowsRead < 100 {
+		t.Errorf("claim of 100 read %v rows: it cannot have found 100 due jobs", p.RowsRead)
+	}
 	keys := []string{"idx_go_schedule_to_close", "idx_go_schedule_to_start", "idx_go_heartbeat", "idx_go_start_to_close"}
+	if len(s.SQL.TimedOut) != len(keys) {
+		t.Fatalf("%d watchdog queries, want one per activity timeout (%d)", len(s.SQL.TimedOut), len(keys))
+	}
 	for i, q := range s.SQL.TimedOut {
 		p := analyze(t, db, q, now.Truncate(time.Microsecond), 100)
 		if p.Key != keys[i] || p.Access != "range" || p.RowsRead > 0 {

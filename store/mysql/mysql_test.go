@@ -9,7 +9,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, storetest.Harness{Concurrent: true, DSN: func(t *testing.T) string {
+	storetest.Run(t, storetest.Harness{DSN: func(t *testing.T) string {
 		dsn, _ := testdb.DSN(t)
 		return dsn
 	}})

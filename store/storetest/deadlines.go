@@ -51,24 +51,21 @@ func testDeadlineSweep(t *testing.T, e *Env) {
 	var calls []queuety.State
 	w.HandleDeadline("escalate", func(_ context.Context, s queuety.State) error { calls = append(calls, s); return nil })
 	e.Drain(w) // step 0 runs; step 1 ("send") has no handler here and stays pending
-	sw := deadline.New(e.C)
-	if n, err := sw.Deadlines(e.Ctx); err != nil || n != 0 {
-		t.Fatalf("sweep before the deadline: %d, %v", n, err)
-	}
+	Equal(t, "expired before the deadline", e.sweep(), 0)
 	e.Clock.Advance(time.Hour)
-	n, err := sw.Deadlines(e.Ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("sweep: %d, %v", n, err)
-	}
+	Equal(t, "expired at the deadline", e.sweep(), 1)
 	wf = e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 	Equal(t, "error_message", wf.ErrorMessage, "Deadline exceeded")
 	Equal(t, "failed_at", wf.FailedAt, Epoch.Add(time.Hour))
 	Equal(t, "current_step", wf.CurrentStep, 1)
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id, Handler: "send"})
-	Equal(t, "pending step job", jobs[0].Status, queuety.JobBuried)
-	Equal(t, "pending step job error", jobs[0].ErrorMessage, "Deadline exceeded")
+	send := e.OneJob(queuety.JobFilter{WorkflowID: id, Handler: "send"})
+	Equal(t, "pending step job", send.Status, queuety.JobBuried)
+	Equal(t, "pending step job error", send.ErrorMessage, "Deadline exceeded")
 	logs := e.Logs(queuety.LogFilter{WorkflowID: id})
+	if len(logs) < 2 {
+		t.Fatalf("workflow logs = %d rows, want at least workflow_failed and workflow_deadline_exceeded", len(logs))
+	}
 	last2 := logs[len(logs)-2:]
 	Equal(t, "workflow_failed", last2[0].Event, queuety.LogWorkflowFailed)
 	Equal(t, "workflow_failed job_id (Queuety writes 0)", *last2[0].JobID, int64(0))
@@ -77,8 +74,7 @@ func testDeadlineSweep(t *testing.T, e *Env) {
 	Equal(t, "workflow_deadline_exceeded", last2[1].Event, queuety.LogWorkflowDeadlineExceeded)
 	Equal(t, "workflow_deadline_exceeded handler", last2[1].Handler, "invoice_collection")
 	Equal(t, "workflow_deadline_exceeded queue", last2[1].Queue, "invoices")
-	var fails []*queuety.Failure
-	_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { fails, err = tx.FailureList(e.Ctx, id, 0); return err })
+	fails := e.failures(id, 0)
 	if len(fails) != 1 || fails[0].Category != queuety.FailureTimeout || fails[0].TimeoutKind != queuety.TimeoutExecution {
 		t.Fatalf("failures = %+v", fails)
 	}
@@ -88,9 +84,7 @@ func testDeadlineSweep(t *testing.T, e *Env) {
 	}
 	want := `map[amount:120 customer_id:501 invoice_number:INV-2026-0042]`
 	Equal(t, "handler got the public state", fmt.Sprint(calls[0]), want)
-	if n, _ := sw.Deadlines(e.Ctx); n != 0 {
-		t.Fatal("a failed workflow was swept again")
-	}
+	Equal(t, "failed workflows swept again", e.sweep(), 0)
 	e.Drain(w)
 	Equal(t, "handler calls after another sweep", len(calls), 1)
 }
@@ -108,9 +102,7 @@ func testDeadlineCompletedInTime(t *testing.T, e *Env) {
 	e.Drain(w)
 	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
 	e.Clock.Advance(2 * time.Hour)
-	if n, _ := deadline.New(e.C).Deadlines(e.Ctx); n != 0 {
-		t.Fatal("a completed workflow was expired")
-	}
+	Equal(t, "completed workflows expired", e.sweep(), 0)
 	e.Drain(w)
 	Equal(t, "handler calls", calls.Load(), int64(0))
 	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
@@ -126,10 +118,7 @@ func testDeadlineConcurrentSweepers(t *testing.T, e *Env) {
 	}
 	e.Clock.Advance(2 * time.Minute)
 	const sweepers = 8
-	clients := make([]*queuety.Client, sweepers)
-	for i := range clients {
-		clients[i] = e.Client()
-	}
+	clients := e.Clients(sweepers)
 	var expired atomic.Int64
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -215,7 +204,7 @@ func testDeadlineAtCommit(t *testing.T, e *Env) {
 	if _, ok := e.State(id)["late"]; ok {
 		t.Fatal("the late result was merged")
 	}
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
+	jobs := e.Jobs(queuety.JobFilter{WorkflowID: id})
 	Equal(t, "jobs (no next step enqueued)", len(jobs), 1)
 	Equal(t, "the step's job", jobs[0].Status, queuety.JobBuried)
 	// The overrunning attempt leaves a trace: its log rows and a failure
@@ -269,9 +258,7 @@ func testDeadlineHandlerErrors(t *testing.T, e *Env) {
 	w.HandleDeadline("fails", func(context.Context, queuety.State) error { fails.Add(1); return errors.New("pager down") })
 	w.HandleDeadline("panics", func(context.Context, queuety.State) error { panics.Add(1); panic("bad handler") })
 	e.Clock.Advance(2 * time.Minute)
-	if _, err := deadline.New(e.C).Deadlines(e.Ctx); err != nil {
-		t.Fatal(err)
-	}
+	Equal(t, "workflows expired", e.sweep(), 2)
 	e.Drain(w)
 	e.Clock.Advance(time.Hour)
 	e.Drain(w)
@@ -282,17 +269,16 @@ func testDeadlineHandlerErrors(t *testing.T, e *Env) {
 		Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 		Equal(t, "error", wf.ErrorMessage, "Deadline exceeded")
 	}
-	cb, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{Handler: "fails"})
-	Equal(t, "callback job", cb[0].Status, queuety.JobBuried)
-	Equal(t, "callback error recorded", cb[0].ErrorMessage, "pager down")
+	cb := e.OneJob(queuety.JobFilter{Handler: "fails"})
+	Equal(t, "callback job", cb.Status, queuety.JobBuried)
+	Equal(t, "callback error recorded", cb.ErrorMessage, "pager down")
+	Equal(t, "panicking callback job", e.OneJob(queuety.JobFilter{Handler: "panics"}).Status, queuety.JobBuried)
 }
 
 func testDeadlineRetry(t *testing.T, e *Env) {
 	id := e.Start(expiring("wf"), nil)
 	e.Clock.Advance(time.Hour)
-	if n, _ := deadline.New(e.C).Deadlines(e.Ctx); n != 1 {
-		t.Fatal("not expired")
-	}
+	Equal(t, "workflows expired", e.sweep(), 1)
 	if err := e.C.RetryWorkflow(e.Ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -319,9 +305,7 @@ func testDeadlineWhileWaiting(t *testing.T, e *Env) {
 	e.Drain(w)
 	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowWaitingForSignal)
 	e.Clock.Advance(time.Hour)
-	if n, _ := deadline.New(e.C).Deadlines(e.Ctx); n != 1 {
-		t.Fatal("a waiting workflow past its deadline was not expired")
-	}
+	Equal(t, "waiting workflows past their deadline expired", e.sweep(), 1)
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 	Equal(t, "wait timer cancelled", wf.WaitDeadlineAt, time.Time{})
@@ -333,9 +317,7 @@ func testDeadlineWhileWaiting(t *testing.T, e *Env) {
 		t.Fatal("the cancelled wait timer was not recorded")
 	}
 	e.Clock.Advance(2 * time.Hour)
-	if n, _ := deadline.New(e.C).WaitTimers(e.Ctx); n != 0 {
-		t.Fatal("the cancelled timer fired")
-	}
+	Equal(t, "cancelled timers fired", e.waitTimers(), 0)
 }
 
 func testRunTimeout(t *testing.T, e *Env) {
@@ -344,14 +326,11 @@ func testRunTimeout(t *testing.T, e *Env) {
 	wf := e.Workflow(id)
 	Equal(t, "run deadline", wf.RunDeadlineAt, Epoch.Add(10*time.Minute))
 	e.Clock.Advance(11 * time.Minute)
-	if n, _ := deadline.New(e.C).Deadlines(e.Ctx); n != 1 {
-		t.Fatal("run timeout not enforced")
-	}
+	Equal(t, "workflows expired by the run timeout", e.sweep(), 1)
 	wf = e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 	Equal(t, "error", wf.ErrorMessage, "Run deadline exceeded")
-	var fails []*queuety.Failure
-	_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { fails, err = tx.FailureList(e.Ctx, id, 0); return err })
+	fails := e.failures(id, 0)
 	if len(fails) != 1 || fails[0].TimeoutKind != queuety.TimeoutRun || fails[0].RunNumber != 1 {
 		t.Fatalf("failures = %+v", fails)
 	}

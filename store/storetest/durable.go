@@ -61,6 +61,50 @@ func (e *Env) enforce() int {
 	return n
 }
 
+// sweep runs the workflow-deadline sweep once and returns how many
+// workflows it expired.
+func (e *Env) sweep() int {
+	e.T.Helper()
+	n, err := deadline.New(e.C).Deadlines(e.Ctx)
+	if err != nil {
+		e.T.Fatalf("deadline sweep: %v", err)
+	}
+	return n
+}
+
+// waitTimers fires the due wait-for-signal timers once and returns how
+// many fired.
+func (e *Env) waitTimers() int {
+	e.T.Helper()
+	n, err := deadline.New(e.C).WaitTimers(e.Ctx)
+	if err != nil {
+		e.T.Fatalf("wait timers: %v", err)
+	}
+	return n
+}
+
+// events returns a workflow's event rows, in order.
+func (e *Env) events(id int64) []*queuety.WorkflowEvent {
+	e.T.Helper()
+	var events []*queuety.WorkflowEvent
+	err := e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
+	if err != nil {
+		e.T.Fatalf("events of workflow %d: %v", id, err)
+	}
+	return events
+}
+
+// recoverStale runs stale-claim recovery once and returns how many jobs it
+// recovered.
+func (e *Env) recoverStale() int {
+	e.T.Helper()
+	n, _, err := e.C.Engine().RecoverStale(e.Ctx, 100)
+	if err != nil {
+		e.T.Fatalf("recover stale: %v", err)
+	}
+	return n
+}
+
 func opts(o ...queuety.JobOption) queuety.JobSpec { return queuety.ResolveJobOptions(o...) }
 
 func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
@@ -76,14 +120,12 @@ func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
 	w.HandleStep("b", counter(&b, nil))
 	e.Drain(w)
 	e.Clock.Advance(time.Hour)
-	if n, _ := deadline.New(e.C).Deadlines(e.Ctx); n != 1 {
-		t.Fatal("run deadline not enforced while sleeping")
-	}
+	Equal(t, "workflows expired by the run deadline while sleeping", e.sweep(), 1)
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 	Equal(t, "error", wf.ErrorMessage, "Run deadline exceeded")
-	timer, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
-	Equal(t, "timer job cancelled (buried)", timer[0].Status, queuety.JobBuried)
+	timer := e.OneJob(queuety.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
+	Equal(t, "timer job cancelled (buried)", timer.Status, queuety.JobBuried)
 	f := e.failures(id, 0)
 	var te *queuety.TimeoutError
 	if len(f) != 1 || !errors.As(f[0].Err(), &te) || te.Kind != queuety.TimeoutRun {
@@ -96,7 +138,7 @@ func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
 
 func testLateAfterRunDeadline(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "wf", RunTimeout: time.Minute, Steps: steps("slow", "next")}, nil)
-	jobs := e.Claim(1, "slow")
+	jobs := e.ClaimOne("slow")
 	e.Clock.Advance(2 * time.Minute)
 	if err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: jobs[0], Output: queuety.State{"x": 1}}); err != nil {
 		t.Fatal(err)
@@ -108,8 +150,7 @@ func testLateAfterRunDeadline(t *testing.T, e *Env) {
 	if _, ok := e.State(id)["x"]; ok {
 		t.Fatal("the late result was merged")
 	}
-	all, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
-	Equal(t, "jobs", len(all), 1)
+	Equal(t, "jobs", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 1)
 }
 
 func testContinueAsNew(t *testing.T, e *Env) {
@@ -146,7 +187,7 @@ func testContinueAsNew(t *testing.T, e *Env) {
 
 func testStartToClose(t *testing.T, e *Env) {
 	id := e.Dispatch("slow", nil, queuety.StartToClose(10*time.Second), queuety.Retry(2, queuety.BackoffSeconds(5)))
-	jobs := e.Claim(1, "slow")
+	jobs := e.ClaimOne("slow")
 	Equal(t, "start-to-close deadline", e.Job(id).StartToCloseAt, Epoch.Add(10*time.Second))
 	Equal(t, "ctx deadline in JobInfo", jobs[0].Info().Deadline, Epoch.Add(10*time.Second))
 	e.Clock.Advance(9 * time.Second)
@@ -160,7 +201,7 @@ func testStartToClose(t *testing.T, e *Env) {
 		t.Fatalf("result of the timed-out attempt: %v", errs[0])
 	}
 	e.Clock.Advance(5 * time.Second)
-	jobs = e.Claim(1, "slow")
+	jobs = e.ClaimOne("slow")
 	Equal(t, "attempt", jobs[0].Job.Attempts, 2)
 	e.Clock.Advance(11 * time.Second)
 	Equal(t, "enforced", e.enforce(), 1)
@@ -172,15 +213,13 @@ func testStartToClose(t *testing.T, e *Env) {
 	if !errors.As(f[1].Err(), &te) || te.Kind != queuety.TimeoutStartToClose || f[1].Attempt != 2 {
 		t.Fatalf("terminal failure = %+v", f[1])
 	}
-	if !strings.Contains(j.ErrorMessage, "start-to-close deadline expired") {
-		t.Fatalf("error = %q", j.ErrorMessage)
-	}
+	Contains(t, "error", j.ErrorMessage, "start-to-close deadline expired")
 }
 
 func testScheduleToCloseDuringBackoff(t *testing.T, e *Env) {
 	id := e.Dispatch("flaky", nil, queuety.ScheduleToClose(60*time.Second), queuety.Retry(10, queuety.BackoffSeconds(30)))
 	e.Clock.Advance(10 * time.Second)
-	jobs := e.Claim(1, "flaky")
+	jobs := e.ClaimOne("flaky")
 	if err := e.Fail(jobs[0], errors.New("503")); err != nil {
 		t.Fatal(err)
 	}
@@ -198,22 +237,20 @@ func testScheduleToCloseDuringBackoff(t *testing.T, e *Env) {
 
 func testScheduleToCloseNoTime(t *testing.T, e *Env) {
 	id := e.Dispatch("flaky", nil, queuety.ScheduleToClose(60*time.Second), queuety.Retry(10, queuety.BackoffSeconds(120)))
-	jobs := e.Claim(1, "flaky")
+	jobs := e.ClaimOne("flaky")
 	if err := e.Fail(jobs[0], errors.New("503")); err != nil {
 		t.Fatal(err)
 	}
 	j := e.Job(id)
 	Equal(t, "status: the next attempt could only start after the deadline", j.Status, queuety.JobBuried)
-	if !strings.Contains(j.ErrorMessage, "schedule-to-close") || !strings.Contains(j.ErrorMessage, "503") {
-		t.Fatalf("error = %q", j.ErrorMessage)
-	}
+	Contains(t, "error", j.ErrorMessage, "schedule-to-close", "503")
 }
 
 func testScheduleToStartFreshWindow(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.ScheduleToStart(30*time.Second), queuety.Retry(3, queuety.BackoffSeconds(5)))
 	Equal(t, "initial window", e.Job(id).ScheduleToStartAt, Epoch.Add(30*time.Second))
 	e.Clock.Advance(20 * time.Second)
-	jobs := e.Claim(1, "h")
+	jobs := e.ClaimOne("h")
 	Equal(t, "window closed at claim", e.Job(id).ScheduleToStartAt, time.Time{})
 	if err := e.Fail(jobs[0], errors.New("boom")); err != nil {
 		t.Fatal(err)
@@ -248,7 +285,7 @@ func testHeartbeatTimeout(t *testing.T, e *Env) {
 		{Type: queuety.StepSingle, Handler: "crunch", Options: opts(queuety.HeartbeatTimeout(20*time.Second), queuety.WithBackoff(queuety.BackoffSeconds(0)))},
 	}}
 	id := e.Start(def, nil)
-	jobs := e.Claim(1, "crunch")
+	jobs := e.ClaimOne("crunch")
 	j := e.Job(jobs[0].Job.ID)
 	Equal(t, "heartbeat deadline at claim", j.HeartbeatDeadline, Epoch.Add(20*time.Second))
 	e.Clock.Advance(15 * time.Second)
@@ -264,26 +301,27 @@ func testHeartbeatTimeout(t *testing.T, e *Env) {
 	if err := e.C.Engine().Heartbeat(e.Ctx, jobs[0], nil); !errors.Is(err, queuety.ErrStaleAttempt) {
 		t.Fatalf("heartbeat after the timeout: %v", err)
 	}
-	second := e.Claim(1, "crunch")
+	second := e.ClaimOne("crunch")
 	Equal(t, "next attempt reads the last details", string(second[0].Info().LastDetails), `{"done":10}`)
 	e.Clock.Advance(21 * time.Second)
 	Equal(t, "enforced", e.enforce(), 1)
 	wf := e.Workflow(id)
 	Equal(t, "workflow failed", wf.Status, queuety.WorkflowFailed)
-	if !strings.Contains(wf.ErrorMessage, "heartbeat deadline expired") || !strings.Contains(wf.ErrorMessage, "last heartbeat: never") {
-		t.Fatalf("error = %q", wf.ErrorMessage)
-	}
+	Contains(t, "error", wf.ErrorMessage, "heartbeat deadline expired", "last heartbeat: never")
 }
 
 func testHeartbeatFencesScan(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.HeartbeatTimeout(10*time.Second))
-	jobs := e.Claim(1, "h")
+	jobs := e.ClaimOne("h")
 	e.Clock.Advance(11 * time.Second)
 	var found []*queuety.Job
-	_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) {
+	err := e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) {
 		found, err = tx.JobFindTimedOut(e.Ctx, queuety.TimedOutParams{Now: e.Clock.Now(), Limit: 10})
 		return err
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	Equal(t, "scan found the job", len(found), 1)
 	if err := e.C.Engine().Heartbeat(e.Ctx, jobs[0], nil); err != nil { // arrives between scan and enforcement
 		t.Fatal(err)
@@ -300,12 +338,12 @@ func testHeartbeatFencesScan(t *testing.T, e *Env) {
 
 func testConcurrentEnforcers(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.ScheduleToClose(time.Minute), queuety.MaxAttempts(5))
-	e.Claim(1, "h")
+	e.ClaimOne("h")
 	e.Clock.Advance(2 * time.Minute)
 	var acted atomic.Int64
 	var wg sync.WaitGroup
-	for range 8 {
-		c := e.Client()
+	clients := e.Clients(8)
+	for _, c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -326,14 +364,12 @@ func testConcurrentEnforcers(t *testing.T, e *Env) {
 
 func testLateAfterRedelivery(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "wf", Steps: steps("a", "b")}, nil)
-	first := e.Claim(1, "a")
+	first := e.ClaimOne("a")
 	info1 := first[0].Info()
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Minute)
-	if n, _, err := e.C.Engine().RecoverStale(e.Ctx, 10); err != nil || n != 1 {
-		t.Fatalf("recover: %d %v", n, err)
-	}
+	Equal(t, "recovered", e.recoverStale(), 1)
 	e.Clock.Advance(10 * time.Minute) // past the backoff
-	second := e.Claim(1, "a")
+	second := e.ClaimOne("a")
 	info2 := second[0].Info()
 	Equal(t, "execution id is stable", info2.JobID, info1.JobID)
 	if info2.AttemptID == info1.AttemptID || info2.Attempt != 2 {
@@ -353,7 +389,7 @@ func testLateAfterRedelivery(t *testing.T, e *Env) {
 func testMicrosecondDeadlines(t *testing.T, e *Env) {
 	e.Clock.Set(Epoch.Add(500 * time.Millisecond))
 	id := e.Dispatch("h", nil, queuety.StartToClose(1100*time.Millisecond))
-	e.Claim(1, "h")
+	e.ClaimOne("h")
 	Equal(t, "deadline keeps microseconds", e.Job(id).StartToCloseAt, Epoch.Add(1600*time.Millisecond))
 	e.Clock.Set(Epoch.Add(1500 * time.Millisecond))
 	Equal(t, "enforced 100 ms early", e.enforce(), 0)
@@ -364,17 +400,17 @@ func testMicrosecondDeadlines(t *testing.T, e *Env) {
 func testTimeoutPriority(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.StartToClose(10*time.Second), queuety.HeartbeatTimeout(5*time.Second),
 		queuety.ScheduleToClose(20*time.Second), queuety.MaxAttempts(3))
-	e.Claim(1, "h")
+	e.ClaimOne("h")
 	e.Clock.Advance(time.Minute) // every deadline has passed
-	e.enforce()
+	Equal(t, "enforced", e.enforce(), 1)
 	f := e.failures(0, id)
 	if len(f) != 1 || f[0].TimeoutKind != queuety.TimeoutScheduleToClose {
 		t.Fatalf("recorded = %+v", f)
 	}
 	id2 := e.Dispatch("h2", nil, queuety.StartToClose(10*time.Second), queuety.HeartbeatTimeout(5*time.Second), queuety.MaxAttempts(3))
-	e.Claim(1, "h2")
+	e.ClaimOne("h2")
 	e.Clock.Advance(time.Minute)
-	e.enforce()
+	Equal(t, "enforced", e.enforce(), 1)
 	f = e.failures(0, id2)
 	if len(f) != 1 || f[0].TimeoutKind != queuety.TimeoutHeartbeat {
 		t.Fatalf("recorded = %+v", f)
@@ -428,12 +464,9 @@ func testSignalTimerRace(t *testing.T, e *Env) {
 		if _, hasPayload := st["by"]; hasPayload == timedOut {
 			t.Fatalf("workflow %d: timed_out=%v but payload present=%v", id, timedOut, hasPayload)
 		}
-		next, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id, Handler: "next"})
-		Equal(t, "next step enqueued once", len(next), 1)
-		var events []*queuety.WorkflowEvent
-		_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
+		Equal(t, "next step enqueued once", len(e.Jobs(queuety.JobFilter{WorkflowID: id, Handler: "next"})), 1)
 		resumed := 0
-		for _, ev := range events {
+		for _, ev := range e.events(id) {
 			if ev.Event == queuety.EventWorkflowResumed {
 				resumed++
 			}
@@ -461,13 +494,9 @@ func testSignalTimeout(t *testing.T, e *Env) {
 	wf := e.Workflow(id)
 	Equal(t, "wait deadline", wf.WaitDeadlineAt, Epoch.Add(time.Hour))
 	e.Clock.Advance(59 * time.Minute)
-	if n, _ := deadline.New(e.C).WaitTimers(e.Ctx); n != 0 {
-		t.Fatal("timer fired early")
-	}
+	Equal(t, "timers fired a minute early", e.waitTimers(), 0)
 	e.Clock.Advance(time.Minute)
-	if n, _ := deadline.New(e.C).WaitTimers(e.Ctx); n != 1 {
-		t.Fatal("timer did not fire")
-	}
+	Equal(t, "timers fired when due", e.waitTimers(), 1)
 	e.Drain(w)
 	Equal(t, "next step saw the timed-out marker", seen.Load(), any(true))
 	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
@@ -493,9 +522,7 @@ func testSignalBeatsTimer(t *testing.T, e *Env) {
 	Equal(t, "payload merged", st.String("by"), "ana")
 	Equal(t, "timer cancelled", e.Workflow(id).WaitDeadlineAt, time.Time{})
 	e.Clock.Advance(time.Hour)
-	if n, _ := deadline.New(e.C).WaitTimers(e.Ctx); n != 0 {
-		t.Fatal("the cancelled timer fired")
-	}
+	Equal(t, "cancelled timers fired", e.waitTimers(), 0)
 }
 
 func testStepNonRetryable(t *testing.T, e *Env) {
@@ -522,24 +549,31 @@ func testPolicySnapshot(t *testing.T, e *Env) {
 			queuety.StartToClose(90*time.Second), queuety.ScheduleToStart(time.Minute))},
 	}}
 	id := e.Start(def, nil)
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
-	Equal(t, "payload carries the policy", string(jobs[0].Payload),
+	job := e.OneJob(queuety.JobFilter{WorkflowID: id})
+	Equal(t, "payload carries the policy", string(job.Payload),
 		`{"__queuety_runtime":{"max_attempts":4,"backoff":[7,11],"timeout_seconds":90,"schedule_to_start_ms":60000,"start_to_close_ms":90000}}`)
-	Equal(t, "max_attempts column", jobs[0].MaxAttempts, 4)
+	Equal(t, "max_attempts column", job.MaxAttempts, 4)
 	// A later deploy changes the definition; the enqueued step keeps its rules.
-	_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) error {
+	err := e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) error {
 		wf, err := tx.WorkflowGet(e.Ctx, id, queuety.LockUpdate)
 		if err != nil {
 			return err
 		}
-		wf.State = []byte(strings.Replace(string(wf.State), `"backoff":[7,11]`, `"backoff":[999]`, 1))
+		changed := strings.Replace(string(wf.State), `"backoff":[7,11]`, `"backoff":[999]`, 1)
+		if changed == string(wf.State) {
+			return errors.New("the stored definition has no backoff [7,11] to change: " + changed)
+		}
+		wf.State = []byte(changed)
 		return tx.WorkflowUpdate(e.Ctx, wf)
 	})
-	claimed := e.Claim(1, "a")
+	if err != nil {
+		t.Fatalf("change the stored definition: %v", err)
+	}
+	claimed := e.ClaimOne("a")
 	if err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: claimed[0], Err: errors.New("x"), StartedAt: e.Clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	Equal(t, "backoff from the step's own policy", e.Job(jobs[0].ID).AvailableAt, Epoch.Add(7*time.Second))
+	Equal(t, "backoff from the step's own policy", e.Job(job.ID).AvailableAt, Epoch.Add(7*time.Second))
 }
 
 func testHandlerContext(t *testing.T, e *Env) {
@@ -570,6 +604,7 @@ func testHandlerContext(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	Equal(t, "attempts", len(infos), 2)
+	Equal(t, "ctx deadlines seen", len(deadlines), 2)
 	Equal(t, "same execution id", infos[0].JobID, infos[1].JobID)
 	if infos[0].AttemptID == infos[1].AttemptID || infos[1].Attempt != 2 || infos[1].MaxAttempts != 2 {
 		t.Fatalf("infos = %+v", infos)
@@ -584,8 +619,6 @@ func testHandlerContext(t *testing.T, e *Env) {
 
 func testHeartbeatThrottle(t *testing.T, e *Env) {
 	id := e.Dispatch("crunch", nil, queuety.HeartbeatTimeout(10*time.Second))
-	release := make(chan struct{})
-	checked := make(chan struct{})
 	w := e.Worker(nil)
 	var results []string
 	w.HandleJob("crunch", func(ctx context.Context, _ queuety.Payload) error {
@@ -599,11 +632,8 @@ func testHeartbeatThrottle(t *testing.T, e *Env) {
 		j = e.Job(id)
 		results = append(results, string(j.HeartbeatData), j.LastHeartbeatAt.Sub(Epoch).String())
 		_ = queuety.Heartbeat(ctx, map[string]int{"n": 4}) // buffered; flushed when the handler returns
-		close(checked)
-		<-release
 		return nil
 	})
-	go func() { <-checked; close(release) }()
 	e.Drain(w)
 	Equal(t, "results", strings.Join(results, " "), `{"n":1} 0s {"n":3} 9s`)
 	Equal(t, "buffered details flushed at the end", string(e.Job(id).HeartbeatData), `{"n":4}`)

@@ -108,11 +108,7 @@ func testDispatchRejects(t *testing.T, e *Env) {
 			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
 		}
 	}
-	jobs, err := e.C.ListJobs(e.Ctx, queuety.JobFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "jobs written by rejected dispatches", len(jobs), 0)
+	Equal(t, "jobs written by rejected dispatches", len(e.Jobs(queuety.JobFilter{})), 0)
 }
 
 func testDispatchMany(t *testing.T, e *Env) {
@@ -137,8 +133,8 @@ func testDispatchMany(t *testing.T, e *Env) {
 	if !errors.Is(err, queuety.ErrInvalidArgument) {
 		t.Fatalf("bad batch: err = %v", err)
 	}
-	all, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{Handler: "ok"})
-	Equal(t, "jobs from the rejected batch", len(all), 0)
+	Equal(t, "jobs from the rejected batch", len(e.Jobs(queuety.JobFilter{Handler: "ok"})), 0)
+	Equal(t, "jobs in total", len(e.Jobs(queuety.JobFilter{Limit: 2000})), 1200)
 }
 
 func testUnique(t *testing.T, e *Env) {
@@ -151,8 +147,7 @@ func testUnique(t *testing.T, e *Env) {
 	}
 	// sha256 of the stored payload bytes, as Queuety PHP computes it.
 	Equal(t, "payload_hash", e.Job(a).PayloadHash, sha256Hex(`{"day":"mon"}`))
-	jobs := e.Claim(10, "report")
-	e.Complete(jobs...)
+	e.completeAll(e.Claim(10, "report"), a, c)
 	d := e.Dispatch("report", queuety.State{"day": "mon"}, queuety.Unique())
 	if d == a {
 		t.Fatal("a completed job must not block a new unique dispatch")
@@ -209,7 +204,10 @@ func testPausedQueue(t *testing.T, e *Env) {
 	if err := e.C.ResumeQueue(e.Ctx, "reports"); err != nil {
 		t.Fatal(err)
 	}
-	states, _ = e.C.QueueStates(e.Ctx)
+	states, err = e.C.QueueStates(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	Equal(t, "queue_states rows after resume (Queuety deletes the row)", len(states), 0)
 	EqualIDs(t, "claimed after resume", IDs(e.ClaimFrom(e.C, []string{"reports"}, 10, "h")), []int64{id})
 }
@@ -236,7 +234,6 @@ func testDependsOn(t *testing.T, e *Env) {
 func testCompleteLogs(t *testing.T, e *Env) {
 	id := e.Dispatch("h", queuety.State{"a": 1})
 	jobs := e.Claim(10, "h")
-	Equal(t, "claimed", len(jobs), 1)
 	j := e.Job(id)
 	Equal(t, "status while claimed", j.Status, queuety.JobProcessing)
 	Equal(t, "attempts after claim", j.Attempts, 1)
@@ -276,14 +273,15 @@ func testRetryBackoff(t *testing.T, e *Env) {
 		{"list", []queuety.JobOption{queuety.WithBackoff(queuety.BackoffSeconds(5, 30))}, []time.Duration{5 * time.Second, 30 * time.Second, 30 * time.Second}},
 		{"policy", []queuety.JobOption{queuety.WithBackoff(queuety.BackoffPolicy(2*time.Second, 3, 10*time.Second))}, []time.Duration{2 * time.Second, 6 * time.Second, 10 * time.Second}},
 	}
+	var first int64
 	for i, c := range cases {
 		handler := fmt.Sprintf("retry_%d", i)
 		id := e.Dispatch(handler, nil, append(c.opts, queuety.MaxAttempts(4))...)
+		if i == 0 {
+			first = id
+		}
 		for n, want := range c.delays {
-			jobs := e.Claim(1, handler)
-			if len(jobs) != 1 {
-				t.Fatalf("%s: attempt %d not claimable", c.name, n+1)
-			}
+			jobs := e.ClaimOne(handler)
 			now := e.Clock.Now()
 			if err := e.Fail(jobs[0], errors.New("upstream 503")); err != nil {
 				t.Fatalf("%s: fail: %v", c.name, err)
@@ -298,9 +296,11 @@ func testRetryBackoff(t *testing.T, e *Env) {
 			e.Clock.Set(j.AvailableAt)
 		}
 	}
-	logs := e.Events(queuety.LogFilter{JobID: 1})
-	Equal(t, "logs of one failed attempt", strings.Join(logs[:3], ","), "started,failed,retried")
-	l := e.Logs(queuety.LogFilter{JobID: 1, Event: queuety.LogFailed})[0]
+	logs := e.Events(queuety.LogFilter{JobID: first})
+	Equal(t, "logs of three failed attempts", strings.Join(logs, ","), "started,failed,retried,started,failed,retried,started,failed,retried")
+	failed := e.Logs(queuety.LogFilter{JobID: first, Event: queuety.LogFailed})
+	Equal(t, "failed log rows", len(failed), 3)
+	l := failed[0]
 	Equal(t, "failed log error", l.ErrorMessage, "upstream 503")
 	Equal(t, "failed log error_class (plain errors have no type worth naming)", l.ErrorClass, "error")
 }
@@ -308,10 +308,7 @@ func testRetryBackoff(t *testing.T, e *Env) {
 func testBury(t *testing.T, e *Env) {
 	id := e.Dispatch("charge_card", nil, queuety.MaxAttempts(2), queuety.WithBackoff(queuety.BackoffSeconds(0)))
 	for attempt := 1; attempt <= 2; attempt++ {
-		jobs := e.Claim(1, "charge_card")
-		if len(jobs) != 1 {
-			t.Fatalf("attempt %d not claimable", attempt)
-		}
+		jobs := e.ClaimOne("charge_card")
 		if err := e.Fail(jobs[0], errors.New("Card declined: insufficient funds")); err != nil {
 			t.Fatal(err)
 		}
@@ -324,8 +321,7 @@ func testBury(t *testing.T, e *Env) {
 	Equal(t, "claimable after burial", len(e.Claim(1, "charge_card")), 0)
 	got := strings.Join(e.Events(queuety.LogFilter{JobID: id}), ",")
 	Equal(t, "logs", got, "started,failed,retried,started,buried")
-	var fails []*queuety.Failure
-	_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { fails, err = tx.FailureList(e.Ctx, 0, id); return err })
+	fails := e.failures(0, id)
 	if len(fails) != 1 || fails[0].Category != queuety.FailureApplication || fails[0].Attempt != 2 || fails[0].NonRetryable {
 		t.Fatalf("failures = %+v", fails)
 	}
@@ -333,15 +329,14 @@ func testBury(t *testing.T, e *Env) {
 
 func testNonRetryable(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.MaxAttempts(5))
-	jobs := e.Claim(1, "h")
+	jobs := e.ClaimOne("h")
 	if err := e.Fail(jobs[0], queuety.NonRetryable(errors.New("invalid card number"))); err != nil {
 		t.Fatal(err)
 	}
 	j := e.Job(id)
 	Equal(t, "status", j.Status, queuety.JobBuried)
 	Equal(t, "attempts", j.Attempts, 1)
-	var fails []*queuety.Failure
-	_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { fails, err = tx.FailureList(e.Ctx, 0, id); return err })
+	fails := e.failures(0, id)
 	if len(fails) != 1 || !fails[0].NonRetryable {
 		t.Fatalf("failures = %+v", fails)
 	}
@@ -349,8 +344,10 @@ func testNonRetryable(t *testing.T, e *Env) {
 
 func testRetryBuried(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.MaxAttempts(1))
-	jobs := e.Claim(1, "h")
-	_ = e.Fail(jobs[0], errors.New("boom"))
+	jobs := e.ClaimOne("h")
+	if err := e.Fail(jobs[0], errors.New("boom")); err != nil {
+		t.Fatal(err)
+	}
 	Equal(t, "status", e.Job(id).Status, queuety.JobBuried)
 	if err := e.C.RetryJob(e.Ctx, id); err != nil {
 		t.Fatal(err)
@@ -359,7 +356,7 @@ func testRetryBuried(t *testing.T, e *Env) {
 	Equal(t, "status after retry", j.Status, queuety.JobPending)
 	Equal(t, "attempts reset", j.Attempts, 0)
 	Equal(t, "error cleared", j.ErrorMessage, "")
-	jobs = e.Claim(1, "h")
+	jobs = e.ClaimOne("h")
 	Equal(t, "claimable", len(jobs), 1)
 	Equal(t, "fresh attempt number", jobs[0].Job.Attempts, 1)
 	if err := e.C.RetryJob(e.Ctx, id); !errors.Is(err, queuety.ErrInvalidState) {
@@ -372,7 +369,7 @@ func testRetryBuried(t *testing.T, e *Env) {
 
 func testRelease(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.ScheduleToStart(time.Hour))
-	jobs := e.Claim(1, "h")
+	jobs := e.ClaimOne("h")
 	before := e.Job(id)
 	Equal(t, "schedule-to-start cleared at claim", before.ScheduleToStartAt, time.Time{})
 	if err := e.C.Engine().Release(e.Ctx, jobs); err != nil {
@@ -383,7 +380,7 @@ func testRelease(t *testing.T, e *Env) {
 	Equal(t, "attempts", j.Attempts, 0)
 	Equal(t, "schedule-to-start restored", j.ScheduleToStartAt, Epoch.Add(time.Hour))
 	Equal(t, "logs written for an unstarted job", len(e.Logs(queuety.LogFilter{JobID: id})), 0)
-	again := e.Claim(1, "h")
+	again := e.ClaimOne("h")
 	Equal(t, "attempt number", again[0].Job.Attempts, 1)
 	if errs := e.Complete(jobs...); !errors.Is(errs[0], queuety.ErrStaleAttempt) {
 		t.Fatalf("completion from the released claim: %v", errs[0])
@@ -395,7 +392,7 @@ func testRelease(t *testing.T, e *Env) {
 
 func testStaleRecovery(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.MaxAttempts(2), queuety.WithBackoff(queuety.BackoffSeconds(10)))
-	first := e.Claim(1, "h")
+	first := e.ClaimOne("h")
 	e.Clock.Advance(queuety.DefaultStaleTimeout - time.Second)
 	n, _, err := e.C.Engine().RecoverStale(e.Ctx, 100)
 	if err != nil || n != 0 {
@@ -411,7 +408,7 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	Equal(t, "attempts kept (the lost attempt counts)", j.Attempts, 1)
 	Equal(t, "backoff applied", j.AvailableAt, e.Clock.Now().Add(10*time.Second).Truncate(time.Second))
 	e.Clock.Advance(10 * time.Second)
-	second := e.Claim(1, "h")
+	second := e.ClaimOne("h")
 	Equal(t, "second attempt", second[0].Job.Attempts, 2)
 	if errs := e.Complete(first...); !errors.Is(errs[0], queuety.ErrStaleAttempt) {
 		t.Fatalf("late completion of attempt 1: %v", errs[0])
@@ -437,13 +434,13 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 	if _, err := e.C.DispatchMany(e.Ctx, reqs); err != nil {
 		t.Fatal(err)
 	}
-	for len(e.Claim(100, "h")) > 0 {
+	claimed := 0
+	for n := len(e.Claim(100, "h")); n > 0; n = len(e.Claim(100, "h")) {
+		claimed += n
 	}
+	Equal(t, "jobs claimed before the claims went stale", claimed, jobs)
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Minute)
-	clients := make([]*queuety.Client, 6)
-	for i := range clients {
-		clients[i] = e.Client()
-	}
+	clients := e.Clients(6)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	total := 0
@@ -474,22 +471,18 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 
 func testLeaseRenewal(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
-	jobs := e.Claim(1, "h")
+	jobs := e.ClaimOne("h")
 	e.Clock.Advance(queuety.DefaultStaleTimeout - time.Minute)
 	lost, err := e.C.Engine().RenewLeases(e.Ctx, jobs)
 	if err != nil || len(lost) != 0 {
 		t.Fatalf("renew: %v %v", lost, err)
 	}
 	e.Clock.Advance(2 * time.Minute)
-	if n, _, _ := e.C.Engine().RecoverStale(e.Ctx, 10); n != 0 {
-		t.Fatal("a renewed claim was recovered as stale")
-	}
+	Equal(t, "renewed claims recovered as stale", e.recoverStale(), 0)
 	Equal(t, "status", e.Job(id).Status, queuety.JobProcessing)
 	// After another worker's recovery, renewal reports the loss.
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Second)
-	if n, _, _ := e.C.Engine().RecoverStale(e.Ctx, 10); n != 1 {
-		t.Fatal("stale claim not recovered")
-	}
+	Equal(t, "stale claims recovered", e.recoverStale(), 1)
 	lost, err = e.C.Engine().RenewLeases(e.Ctx, jobs)
 	if err != nil || !errors.Is(lost[id], queuety.ErrLeaseLost) {
 		t.Fatalf("renew after recovery: %v %v", lost, err)
@@ -509,8 +502,8 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 	seen := map[int64]int{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for range 6 {
-		c := e.Client()
+	clients := e.Clients(6)
+	for _, c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -550,7 +543,10 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 			t.Fatalf("job %d claimed %d times", id, n)
 		}
 	}
-	counts, _ := e.C.Counts(e.Ctx)
+	counts, err := e.C.Counts(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(counts) != 1 || counts[0].Status != queuety.JobCompleted || counts[0].Count != total {
 		t.Fatalf("counts = %+v", counts)
 	}
@@ -558,7 +554,7 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 
 func testHeartbeatFencing(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
-	first := e.Claim(1, "h")
+	first := e.ClaimOne("h")
 	e.Clock.Advance(time.Minute)
 	if err := e.C.Engine().Heartbeat(e.Ctx, first[0], []byte(`{"page":3}`)); err != nil {
 		t.Fatal(err)
@@ -567,8 +563,11 @@ func testHeartbeatFencing(t *testing.T, e *Env) {
 	Equal(t, "heartbeat_data", string(j.HeartbeatData), `{"page":3}`)
 	Equal(t, "reserved_at renewed", j.ReservedAt, Epoch.Add(time.Minute))
 	Equal(t, "last heartbeat", j.LastHeartbeatAt, Epoch.Add(time.Minute))
-	_ = e.C.Engine().Release(e.Ctx, first)
-	second := e.Claim(1, "h")
+	if err := e.C.Engine().Release(e.Ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	second := e.ClaimOne("h")
+	Equal(t, "claimed again after the release", len(second), 1)
 	if err := e.C.Engine().Heartbeat(e.Ctx, first[0], []byte(`{"page":9}`)); !errors.Is(err, queuety.ErrStaleAttempt) {
 		t.Fatalf("heartbeat from a superseded attempt: %v", err)
 	}
@@ -578,10 +577,10 @@ func testHeartbeatFencing(t *testing.T, e *Env) {
 
 func testPurge(t *testing.T, e *Env) {
 	old := e.Dispatch("h", nil)
-	e.Complete(e.Claim(1, "h")...)
+	e.completeAll(e.ClaimOne("h"), old)
 	e.Clock.Advance(8 * 24 * time.Hour)
 	recent := e.Dispatch("h", nil)
-	e.Complete(e.Claim(1, "h")...)
+	e.completeAll(e.ClaimOne("h"), recent)
 	pending := e.Dispatch("h", nil)
 	n, err := e.C.PurgeCompleted(e.Ctx, 7*24*time.Hour)
 	if err != nil || n != 1 {
@@ -590,8 +589,8 @@ func testPurge(t *testing.T, e *Env) {
 	if _, err := e.C.Job(e.Ctx, old); !errors.Is(err, queuety.ErrNotFound) {
 		t.Fatalf("old job still there: %v", err)
 	}
-	e.Job(recent)
-	e.Job(pending)
+	Equal(t, "recent completed job", e.Job(recent).Status, queuety.JobCompleted)
+	Equal(t, "pending job", e.Job(pending).Status, queuety.JobPending)
 }
 
 func testMalformedPayload(t *testing.T, e *Env) {
@@ -615,9 +614,7 @@ func testMalformedPayload(t *testing.T, e *Env) {
 	}
 	j := e.Job(id)
 	Equal(t, "status", j.Status, queuety.JobBuried)
-	if !strings.Contains(j.ErrorMessage, "malformed payload JSON") {
-		t.Fatalf("error = %q", j.ErrorMessage)
-	}
+	Contains(t, "error", j.ErrorMessage, "malformed payload JSON")
 }
 
 func testPanic(t *testing.T, e *Env) {

@@ -44,11 +44,27 @@ func (e *Env) tick() int {
 // jobsOf lists the jobs of a handler.
 func (e *Env) jobsOf(handler string) []*queuety.Job {
 	e.T.Helper()
-	jobs, err := e.C.ListJobs(e.Ctx, queuety.JobFilter{Handler: handler, Limit: 1000})
+	return e.Jobs(queuety.JobFilter{Handler: handler, Limit: 1000})
+}
+
+// save saves a schedule and returns its id.
+func (e *Env) save(b *queuety.ScheduleBuilder) int64 {
+	e.T.Helper()
+	id, err := b.Save(e.Ctx)
 	if err != nil {
-		e.T.Fatal(err)
+		e.T.Fatalf("save schedule: %v", err)
 	}
-	return jobs
+	return id
+}
+
+// schedules lists every schedule.
+func (e *Env) schedules() []*queuety.Schedule {
+	e.T.Helper()
+	all, err := e.C.Schedules(e.Ctx)
+	if err != nil {
+		e.T.Fatalf("list schedules: %v", err)
+	}
+	return all
 }
 
 func (e *Env) schedule(id int64) *queuety.Schedule {
@@ -105,48 +121,48 @@ func testDailyAfterDowntime(t *testing.T, e *Env) {
 }
 
 func testCatchUpPolicies(t *testing.T, e *Env) {
-	all, _ := e.C.Schedule("hourly_all", nil).Cron("@hourly").CatchUp(queuety.CatchUpAll).Save(e.Ctx)
-	none, _ := e.C.Schedule("hourly_none", nil).Cron("@hourly").CatchUp(queuety.CatchUpNone).Save(e.Ctx)
+	all := e.save(e.C.Schedule("hourly_all", nil).Cron("@hourly").CatchUp(queuety.CatchUpAll))
+	none := e.save(e.C.Schedule("hourly_none", nil).Cron("@hourly").CatchUp(queuety.CatchUpNone))
 	e.Clock.Advance(5 * time.Hour) // slots 04:00 .. 08:00 missed
-	e.tick()
+	Equal(t, "runs dispatched after the downtime", e.tick(), 5)
 	Equal(t, "catch-up all: one run per missed slot", len(e.jobsOf("hourly_all")), 5)
 	Equal(t, "catch-up none: no run after downtime", len(e.jobsOf("hourly_none")), 0)
 	Equal(t, "none's next_run", e.schedule(none).NextRun, time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC))
 	Equal(t, "all's next_run", e.schedule(all).NextRun, time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC))
 	e.Clock.Advance(time.Hour) // one slot, on time
-	e.tick()
+	Equal(t, "runs dispatched on time", e.tick(), 2)
 	Equal(t, "catch-up none fires on time", len(e.jobsOf("hourly_none")), 1)
 }
 
 func testOverlapAllow(t *testing.T, e *Env) {
-	_, _ = e.C.Schedule("sync", nil).Every(time.Minute).Save(e.Ctx)
+	e.save(e.C.Schedule("sync", nil).Every(time.Minute))
 	for range 3 {
 		e.Clock.Advance(time.Minute)
-		e.tick()
+		Equal(t, "fired", e.tick(), 1)
 	}
 	Equal(t, "runs while the first is still pending", len(e.jobsOf("sync")), 3)
 }
 
 func testOverlapSkip(t *testing.T, e *Env) {
-	_, _ = e.C.Schedule("sync", nil).Every(time.Minute).Overlap(queuety.OverlapSkip).Save(e.Ctx)
+	e.save(e.C.Schedule("sync", nil).Every(time.Minute).Overlap(queuety.OverlapSkip))
 	e.Clock.Advance(time.Minute)
 	Equal(t, "first firing", e.tick(), 1)
 	e.Clock.Advance(time.Minute)
 	Equal(t, "firing while the run is pending", e.tick(), 0)
-	jobs := e.Claim(1, "sync")
+	jobs := e.ClaimOne("sync")
 	e.Clock.Advance(time.Minute)
 	Equal(t, "firing while the run is processing", e.tick(), 0)
-	e.Complete(jobs...)
+	e.completeAll(jobs, jobs[0].Job.ID)
 	e.Clock.Advance(time.Minute)
 	Equal(t, "firing after the run finished", e.tick(), 1)
 	Equal(t, "jobs", len(e.jobsOf("sync")), 2)
 }
 
 func testOverlapBuffer(t *testing.T, e *Env) {
-	id, _ := e.C.Schedule("sync", nil).Every(time.Minute).Overlap(queuety.OverlapBuffer).Save(e.Ctx)
+	id := e.save(e.C.Schedule("sync", nil).Every(time.Minute).Overlap(queuety.OverlapBuffer))
 	e.Clock.Advance(time.Minute)
 	Equal(t, "first firing", e.tick(), 1)
-	running := e.Claim(1, "sync")
+	running := e.ClaimOne("sync")
 	for range 3 { // three slots pass while the run is active
 		e.Clock.Advance(time.Minute)
 		Equal(t, "firing while active", e.tick(), 0)
@@ -158,11 +174,12 @@ func testOverlapBuffer(t *testing.T, e *Env) {
 	Equal(t, "buffered slot is the first one missed", s.PendingRun, time.Date(2030, 1, 2, 3, 6, 5, 0, time.UTC))
 	Equal(t, "last_run is the run that dispatched, not the buffered slots", s.LastRun, time.Date(2030, 1, 2, 3, 5, 5, 0, time.UTC))
 	Equal(t, "jobs while active", len(e.jobsOf("sync")), 1)
-	e.Complete(running...)
+	e.completeAll(running, running[0].Job.ID)
 	Equal(t, "the buffered run is dispatched as soon as the tick sees the run ended", e.tick(), 1)
 	Equal(t, "jobs: at most one buffered run", len(e.jobsOf("sync")), 2)
 	Equal(t, "buffer cleared", e.schedule(id).PendingRun, time.Time{})
-	e.Complete(e.Claim(1, "sync")...)
+	buffered := e.ClaimOne("sync")
+	e.completeAll(buffered, buffered[0].Job.ID)
 	e.Clock.Advance(time.Minute)
 	Equal(t, "the timetable continues", e.tick(), 1)
 }
@@ -171,10 +188,7 @@ func testFourTickers(t *testing.T, e *Env) {
 	if _, err := e.C.Schedule("every5", nil).Cron("*/5 * * * *").Save(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	clients := make([]*queuety.Client, 4)
-	for i := range clients {
-		clients[i] = e.Client()
-	}
+	clients := e.Clients(4)
 	var fired atomic.Int64
 	for range 100 { // 100 simulated minutes
 		e.Clock.Advance(time.Minute)
@@ -216,7 +230,7 @@ func testWorkflowSchedule(t *testing.T, e *Env) {
 		Equal(t, "fired", e.tick(), 1)
 		e.Drain(w)
 	}
-	wfs, _ := e.C.ListWorkflows(e.Ctx, queuety.WorkflowFilter{Name: "nightly_report"})
+	wfs := e.Workflows(queuety.WorkflowFilter{Name: "nightly_report"})
 	Equal(t, "workflows", len(wfs), 2)
 	for _, wf := range wfs {
 		Equal(t, "status", e.Workflow(wf.ID).Status, queuety.WorkflowCompleted)
@@ -245,10 +259,9 @@ func testScheduleSave(t *testing.T, e *Env) {
 	Equal(t, "same schedule", b, a)
 	Equal(t, "next_run kept when the timetable is unchanged", e.schedule(a).NextRun, next)
 	Equal(t, "payload updated", string(e.schedule(a).Payload), `{"v":2}`)
-	_, _ = e.C.Schedule("cleanup", nil).Every(time.Hour).Save(e.Ctx)
+	Equal(t, "same schedule after a timetable change", e.save(e.C.Schedule("cleanup", nil).Every(time.Hour)), a)
 	Equal(t, "next_run recomputed when the timetable changes", e.schedule(a).NextRun, e.Clock.Now().Truncate(time.Second).Add(time.Hour))
-	all, _ := e.C.Schedules(e.Ctx)
-	Equal(t, "schedules", len(all), 1)
+	Equal(t, "schedules", len(e.schedules()), 1)
 }
 
 func testScheduleValidation(t *testing.T, e *Env) {
@@ -270,12 +283,11 @@ func testScheduleValidation(t *testing.T, e *Env) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	all, _ := e.C.Schedules(e.Ctx)
-	Equal(t, "schedules written", len(all), 0)
+	Equal(t, "schedules written", len(e.schedules()), 0)
 }
 
 func testScheduleOps(t *testing.T, e *Env) {
-	id, _ := e.C.Schedule("ping", nil).Every(time.Minute).Save(e.Ctx)
+	id := e.save(e.C.Schedule("ping", nil).Every(time.Minute))
 	if err := e.C.SetScheduleEnabled(e.Ctx, id, false); err != nil {
 		t.Fatal(err)
 	}
@@ -309,12 +321,12 @@ func testIntervalStrings(t *testing.T, e *Env) {
 	s := e.schedule(id)
 	Equal(t, "expression stored as written", s.Expression, "15 minutes")
 	Equal(t, "next_run", s.NextRun, Epoch.Add(15*time.Minute))
-	every, _ := e.C.Schedule("other", nil).Every(5 * time.Minute).Save(e.Ctx)
+	every := e.save(e.C.Schedule("other", nil).Every(5 * time.Minute))
 	Equal(t, "Every is stored as Queuety writes intervals", e.schedule(every).Expression, "300 seconds")
 }
 
 func testRunOnceTicks(t *testing.T, e *Env) {
-	_, _ = e.C.Schedule("tick_job", nil).Every(time.Minute).Save(e.Ctx)
+	e.save(e.C.Schedule("tick_job", nil).Every(time.Minute))
 	var ran atomic.Int64
 	w := e.Worker(nil)
 	w.HandleJob("tick_job", func(context.Context, queuety.Payload) error { ran.Add(1); return nil })
@@ -350,7 +362,7 @@ func testSaveKeepsEnabled(t *testing.T, e *Env) {
 		t.Fatal(err)
 	}
 	Equal(t, "Disabled switches it off", e.schedule(id).Enabled, false)
-	fresh, _ := e.C.Schedule("fresh", nil).Every(time.Hour).Save(e.Ctx)
+	fresh := e.save(e.C.Schedule("fresh", nil).Every(time.Hour))
 	Equal(t, "a new schedule is enabled", e.schedule(fresh).Enabled, true)
 }
 
@@ -358,17 +370,18 @@ func testSaveKeepsEnabled(t *testing.T, e *Env) {
 // parser reads: five plain cron fields and "<n> <unit>" intervals.
 func testStoredInPHPForm(t *testing.T, e *Env) {
 	cases := []struct {
-		build    func(*queuety.ScheduleBuilder) *queuety.ScheduleBuilder
-		typ      queuety.ScheduleType
-		expr     string
-		nextFrom time.Duration // next_run after Epoch
+		build func(*queuety.ScheduleBuilder) *queuety.ScheduleBuilder
+		typ   queuety.ScheduleType
+		expr  string
+		next  time.Time
 	}{
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@hourly") }, queuety.ScheduleCron, "0 * * * *", 0},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@DAILY") }, queuety.ScheduleCron, "0 0 * * *", 0},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@weekly") }, queuety.ScheduleCron, "0 0 * * 0", 0},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@every 90s") }, queuety.ScheduleInterval, "90 seconds", 90 * time.Second},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval("1h30m") }, queuety.ScheduleInterval, "5400 seconds", 90 * time.Minute},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval(" 2 hours ") }, queuety.ScheduleInterval, "2 hours", 2 * time.Hour},
+		// Epoch is Wednesday 2030-01-02 03:04:05 UTC.
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@hourly") }, queuety.ScheduleCron, "0 * * * *", time.Date(2030, 1, 2, 4, 0, 0, 0, time.UTC)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@DAILY") }, queuety.ScheduleCron, "0 0 * * *", time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@weekly") }, queuety.ScheduleCron, "0 0 * * 0", time.Date(2030, 1, 6, 0, 0, 0, 0, time.UTC)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@every 90s") }, queuety.ScheduleInterval, "90 seconds", Epoch.Add(90 * time.Second)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval("1h30m") }, queuety.ScheduleInterval, "5400 seconds", Epoch.Add(90 * time.Minute)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval(" 2 hours ") }, queuety.ScheduleInterval, "2 hours", Epoch.Add(2 * time.Hour)},
 	}
 	for i, c := range cases {
 		id, err := c.build(e.C.Schedule(fmt.Sprintf("h%d", i), nil)).Save(e.Ctx)
@@ -378,9 +391,7 @@ func testStoredInPHPForm(t *testing.T, e *Env) {
 		s := e.schedule(id)
 		Equal(t, "expression_type of "+c.expr, s.ExpressionType, c.typ)
 		Equal(t, "expression", s.Expression, c.expr)
-		if c.nextFrom > 0 {
-			Equal(t, "next_run of "+c.expr, s.NextRun, Epoch.Add(c.nextFrom))
-		}
+		Equal(t, "next_run of "+c.expr, s.NextRun, c.next)
 	}
 	for _, bad := range []string{"@every", "@every soon", "@every 0s", "@fortnightly"} {
 		if _, err := e.C.Schedule("bad", nil).Cron(bad).Save(e.Ctx); !errors.Is(err, queuety.ErrInvalidArgument) {

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,10 +32,6 @@ type Harness struct {
 	// same database, so the suite can run several clients (separate
 	// connections) against it.
 	DSN func(t *testing.T) string
-	// Concurrent reports whether separate connections may hold row locks
-	// at the same time (MySQL). Stores that serialise writers (SQLite)
-	// still run the concurrency cases; they just take longer.
-	Concurrent bool
 }
 
 // testCase is one named conformance case.
@@ -134,6 +131,30 @@ func (e *Env) Claim(n int, handlers ...string) []*queuety.Claimed {
 	return e.ClaimFrom(e.C, []string{queuety.DefaultQueue}, n, handlers...)
 }
 
+// ClaimOne claims one job of handler from queue "default" and fails unless
+// there was one. It returns the claim as a one-element slice, as Complete,
+// Release and RenewLeases take it.
+func (e *Env) ClaimOne(handler string) []*queuety.Claimed {
+	e.T.Helper()
+	jobs := e.Claim(1, handler)
+	if len(jobs) != 1 {
+		e.T.Fatalf("claim of %s: found no due job", handler)
+	}
+	return jobs
+}
+
+// Clients opens n more clients on the database, for concurrency cases. They
+// are all open before the caller starts any goroutine, so a failed open
+// never ends the test while goroutines still use it.
+func (e *Env) Clients(n int) []*queuety.Client {
+	e.T.Helper()
+	out := make([]*queuety.Client, n)
+	for i := range out {
+		out[i] = e.Client()
+	}
+	return out
+}
+
 // ClaimFrom claims with client c from queues.
 func (e *Env) ClaimFrom(c *queuety.Client, queues []string, n int, handlers ...string) []*queuety.Claimed {
 	e.T.Helper()
@@ -174,6 +195,36 @@ func (e *Env) Workflow(id int64) *queuety.Workflow {
 	return wf
 }
 
+// Jobs lists the jobs matching f.
+func (e *Env) Jobs(f queuety.JobFilter) []*queuety.Job {
+	e.T.Helper()
+	jobs, err := e.C.ListJobs(e.Ctx, f)
+	if err != nil {
+		e.T.Fatalf("list jobs %+v: %v", f, err)
+	}
+	return jobs
+}
+
+// OneJob returns the only job matching f, or fails.
+func (e *Env) OneJob(f queuety.JobFilter) *queuety.Job {
+	e.T.Helper()
+	jobs := e.Jobs(f)
+	if len(jobs) != 1 {
+		e.T.Fatalf("jobs matching %+v: %d, want 1", f, len(jobs))
+	}
+	return jobs[0]
+}
+
+// Workflows lists the workflows matching f.
+func (e *Env) Workflows(f queuety.WorkflowFilter) []*queuety.Workflow {
+	e.T.Helper()
+	wfs, err := e.C.ListWorkflows(e.Ctx, f)
+	if err != nil {
+		e.T.Fatalf("list workflows %+v: %v", f, err)
+	}
+	return wfs
+}
+
 // Logs returns the log events of a job (or workflow when job is 0), in order.
 func (e *Env) Logs(f queuety.LogFilter) []*queuety.LogEntry {
 	e.T.Helper()
@@ -207,6 +258,18 @@ func (e *Env) Complete(jobs ...*queuety.Claimed) []error {
 	return errs
 }
 
+// completeAll completes claimed jobs and fails unless they are exactly the
+// jobs want, in order, and every completion succeeded.
+func (e *Env) completeAll(jobs []*queuety.Claimed, want ...int64) {
+	e.T.Helper()
+	EqualIDs(e.T, "claimed", IDs(jobs), want)
+	for i, err := range e.Complete(jobs...) {
+		if err != nil {
+			e.T.Fatalf("complete job %d: %v", jobs[i].Job.ID, err)
+		}
+	}
+}
+
 // Fail records a failed attempt.
 func (e *Env) Fail(cj *queuety.Claimed, cause error) error {
 	return e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: cj, Err: cause, StartedAt: e.Clock.Now()})
@@ -217,6 +280,16 @@ func Equal[T comparable](t *testing.T, what string, got, want T) {
 	t.Helper()
 	if got != want {
 		t.Fatalf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// Contains fails the test unless got contains every one of parts.
+func Contains(t *testing.T, what, got string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(got, p) {
+			t.Fatalf("%s = %q, want it to contain %q", what, got, p)
+		}
 	}
 }
 

@@ -84,11 +84,11 @@ func testStepsInOrder(t *testing.T, e *Env) {
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowRunning)
 	Equal(t, "total_steps", wf.TotalSteps, 3)
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
-	if len(jobs) != 1 || jobs[0].Handler != "fetch" || *jobs[0].StepIndex != 0 {
-		t.Fatalf("jobs at dispatch = %+v", jobs)
+	first := e.OneJob(queuety.JobFilter{WorkflowID: id})
+	if first.Handler != "fetch" || first.StepIndex == nil || *first.StepIndex != 0 {
+		t.Fatalf("job at dispatch = %+v", first)
 	}
-	Equal(t, "first step payload", string(jobs[0].Payload), `{"__queuety_runtime":{"max_attempts":3}}`)
+	Equal(t, "first step payload", string(first.Payload), `{"__queuety_runtime":{"max_attempts":3}}`)
 	Equal(t, "dispatch log", strings.Join(e.Events(queuety.LogFilter{WorkflowID: id}), ","), "workflow_started")
 
 	var order []string
@@ -123,8 +123,7 @@ func testStepsInOrder(t *testing.T, e *Env) {
 		"order_id,_steps,_queue,_priority,_max_attempts,_definition_hash,order,status,notified")
 	logs := strings.Join(e.Events(queuety.LogFilter{WorkflowID: id}), ",")
 	Equal(t, "logs", logs, "workflow_started,started,completed,started,completed,started,completed,workflow_completed")
-	var events []*queuety.WorkflowEvent
-	_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
+	events := e.events(id)
 	Equal(t, "events", len(events), 6)
 	ev := events[3]
 	Equal(t, "event", ev.Event, queuety.EventStepCompleted)
@@ -172,8 +171,7 @@ func testNextStep(t *testing.T, e *Env) {
 	if _, ok := e.rawState(id).Get("_next_step"); ok {
 		t.Fatal("_next_step stored in state")
 	}
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
-	Equal(t, "jobs (step 1 skipped)", len(jobs), 2)
+	Equal(t, "jobs (step 1 skipped)", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 2)
 }
 
 func testNextStepUnknown(t *testing.T, e *Env) {
@@ -186,9 +184,7 @@ func testNextStepUnknown(t *testing.T, e *Env) {
 	e.Drain(w)
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	if !strings.Contains(wf.ErrorMessage, "_next_step target 'nowhere' not found") {
-		t.Fatalf("error = %q", wf.ErrorMessage)
-	}
+	Contains(t, "error", wf.ErrorMessage, "_next_step target 'nowhere' not found")
 }
 
 func testParallel(t *testing.T, e *Env) {
@@ -197,10 +193,9 @@ func testParallel(t *testing.T, e *Env) {
 		{Type: queuety.StepSingle, Handler: "merge"},
 	}}
 	id := e.Start(def, queuety.State{"user_id": 7})
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
-	Equal(t, "branch jobs at dispatch", len(jobs), 2)
+	Equal(t, "branch jobs at dispatch", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 2)
 	// Run the first branch alone.
-	first := e.Claim(1, "avatar")
+	first := e.ClaimOne("avatar")
 	err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: first[0], Output: queuety.State{"avatar_url": "u.png"}})
 	if err != nil {
 		t.Fatal(err)
@@ -223,10 +218,8 @@ func testParallel(t *testing.T, e *Env) {
 	e.Drain(w)
 	Equal(t, "merge ran", merged.Load(), int64(1))
 	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
-	var events []*queuety.WorkflowEvent
-	_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
 	var kinds []string
-	for _, ev := range events {
+	for _, ev := range e.events(id) {
 		if ev.StepIndex == 0 && ev.Event != queuety.EventStepStarted {
 			kinds = append(kinds, string(ev.Event))
 		}
@@ -248,13 +241,10 @@ func testSleepStep(t *testing.T, e *Env) {
 	})
 	w.HandleStep("followup", counter(&followups, queuety.State{"followup_sent": true}))
 	e.Drain(w)
-	delay, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
-	if len(delay) != 1 {
-		t.Fatalf("delay jobs = %d", len(delay))
-	}
-	Equal(t, "delay job due", delay[0].AvailableAt, Epoch.Add(30*time.Second))
-	Equal(t, "delay job payload", string(delay[0].Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
-	Equal(t, "delay job cost", delay[0].CostUnits, 0)
+	delay := e.OneJob(queuety.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
+	Equal(t, "delay job due", delay.AvailableAt, Epoch.Add(30*time.Second))
+	Equal(t, "delay job payload", string(delay.Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
+	Equal(t, "delay job cost", delay.CostUnits, 0)
 	Equal(t, "follow-up before the timer", followups.Load(), int64(0))
 	Equal(t, "status while sleeping", e.Workflow(id).Status, queuety.WorkflowRunning)
 	e.Clock.Advance(30 * time.Second)
@@ -285,7 +275,8 @@ func testStepFailure(t *testing.T, e *Env) {
 	if wf.ErrorMessage != "CRM API timed out after 30s" && wf.ErrorMessage != "export failing too" {
 		t.Fatalf("error = %q", wf.ErrorMessage)
 	}
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
+	jobs := e.Jobs(queuety.JobFilter{WorkflowID: id})
+	Equal(t, "jobs (the two branches; the next step never enqueued)", len(jobs), 2)
 	for _, j := range jobs {
 		if j.Status != queuety.JobBuried {
 			t.Fatalf("job %d (%s) is %s after the workflow failed", j.ID, j.Handler, j.Status)
@@ -295,10 +286,8 @@ func testStepFailure(t *testing.T, e *Env) {
 	if len(failed) != 1 || failed[0].JobID == nil || *failed[0].JobID == 0 || failed[0].Handler != "" {
 		t.Fatalf("workflow_failed logs = %+v", failed)
 	}
-	var events []*queuety.WorkflowEvent
-	_ = e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
 	stepFailed := 0
-	for _, ev := range events {
+	for _, ev := range e.events(id) {
 		if ev.Event == queuety.EventStepFailed {
 			stepFailed++
 			if !strings.Contains(string(ev.Error), `"message"`) || string(ev.StateAfter) != string(ev.StateBefore) {
@@ -371,27 +360,23 @@ func testPauseResume(t *testing.T, e *Env) {
 	Equal(t, "import ran once", imported.Load(), int64(1))
 	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
 	got := strings.Join(e.Events(queuety.LogFilter{WorkflowID: id}), ",")
-	if !strings.Contains(got, "workflow_paused") || !strings.Contains(got, "workflow_resumed") {
-		t.Fatalf("logs = %s", got)
-	}
+	Contains(t, "logs", got, "workflow_paused", "workflow_resumed")
 }
 
 func testResumeOnce(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "wf", Steps: steps("a", "b")}, nil)
-	jobs := e.Claim(1, "a") // step 0 is running
+	jobs := e.ClaimOne("a") // step 0 is running
 	if err := e.C.PauseWorkflow(e.Ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.C.ResumeWorkflow(e.Ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	all, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
-	Equal(t, "jobs after resume while step 0 runs", len(all), 1)
+	Equal(t, "jobs after resume while step 0 runs", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 1)
 	if err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: jobs[0]}); err != nil {
 		t.Fatal(err)
 	}
-	all, _ = e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
-	Equal(t, "jobs after step 0 finished", len(all), 2)
+	Equal(t, "jobs after step 0 finished", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 2)
 }
 
 func testCancel(t *testing.T, e *Env) {
@@ -406,9 +391,9 @@ func testCancel(t *testing.T, e *Env) {
 	}
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowCancelled)
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: id})
-	Equal(t, "step job buried", jobs[0].Status, queuety.JobBuried)
-	Equal(t, "step job error", jobs[0].ErrorMessage, "Workflow cancelled")
+	stepJob := e.OneJob(queuety.JobFilter{WorkflowID: id, Handler: "a"})
+	Equal(t, "step job buried", stepJob.Status, queuety.JobBuried)
+	Equal(t, "step job error", stepJob.ErrorMessage, "Workflow cancelled")
 	e.Drain(w)
 	if len(got) != 1 || got[0].String("temp_file") != "/tmp/x" || len(got[0]) != 1 {
 		t.Fatalf("cancel callback calls = %v", got)
@@ -491,10 +476,8 @@ func testIdempotency(t *testing.T, e *Env) {
 	a := e.Start(def, queuety.State{"date": "2026-11-21"})
 	b := e.Start(def, queuety.State{"date": "2026-11-21", "rerun": true})
 	Equal(t, "second dispatch returns the first id", b, a)
-	all, _ := e.C.ListWorkflows(e.Ctx, queuety.WorkflowFilter{})
-	Equal(t, "workflows", len(all), 1)
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{})
-	Equal(t, "jobs", len(jobs), 1)
+	Equal(t, "workflows", len(e.Workflows(queuety.WorkflowFilter{})), 1)
+	Equal(t, "jobs", len(e.Jobs(queuety.JobFilter{})), 1)
 	if _, ok := e.State(a)["rerun"]; ok {
 		t.Fatal("the second dispatch's state was written")
 	}
@@ -510,12 +493,16 @@ func testIdempotency(t *testing.T, e *Env) {
 			ids <- id
 		}()
 	}
-	first := <-ids
-	for range 7 {
-		if id := <-ids; id != first {
-			t.Fatalf("concurrent dispatch returned %d and %d", first, id)
+	got := make([]int64, 0, 8)
+	for range 8 {
+		got = append(got, <-ids)
+	}
+	for _, id := range got {
+		if id == 0 || id != got[0] {
+			t.Fatalf("concurrent dispatches returned %v, want one workflow id", got)
 		}
 	}
+	Equal(t, "workflows with the key", len(e.Workflows(queuety.WorkflowFilter{Name: "nightly"})), 2)
 }
 
 func testWorkflowValidation(t *testing.T, e *Env) {
@@ -549,10 +536,8 @@ func testWorkflowValidation(t *testing.T, e *Env) {
 	if _, err := e.C.DispatchWorkflow(e.Ctx, queuety.WorkflowDefinition{Name: "wf", Steps: steps("a")}, queuety.State{"_x": 1}); !errors.Is(err, queuety.ErrInvalidArgument) {
 		t.Errorf("private initial key: %v", err)
 	}
-	all, _ := e.C.ListWorkflows(e.Ctx, queuety.WorkflowFilter{})
-	Equal(t, "workflows written", len(all), 0)
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{})
-	Equal(t, "jobs written", len(jobs), 0)
+	Equal(t, "workflows written", len(e.Workflows(queuety.WorkflowFilter{})), 0)
+	Equal(t, "jobs written", len(e.Jobs(queuety.JobFilter{})), 0)
 }
 
 func testDescribe(t *testing.T, e *Env) {
@@ -632,9 +617,7 @@ func testMalformedState(t *testing.T, e *Env) {
 	j := e.Job(jobID)
 	Equal(t, "job", j.Status, queuety.JobBuried)
 	Equal(t, "attempts (the error is final)", j.Attempts, 1)
-	if !strings.Contains(j.ErrorMessage, "malformed workflow state JSON") {
-		t.Fatalf("error = %q", j.ErrorMessage)
-	}
+	Contains(t, "error", j.ErrorMessage, "malformed workflow state JSON")
 	Equal(t, "workflow", e.Workflow(wfID).Status, queuety.WorkflowFailed)
 }
 
@@ -649,11 +632,8 @@ func testPHPOnlyStep(t *testing.T, e *Env) {
 	wf := e.Workflow(wfID)
 	Equal(t, "status", wf.Status, queuety.WorkflowRunning)
 	Equal(t, "current step", wf.CurrentStep, 1)
-	jobs, _ := e.C.ListJobs(e.Ctx, queuety.JobFilter{WorkflowID: wfID, Handler: "__queuety_for_each"})
-	if len(jobs) != 1 {
-		t.Fatalf("for_each placeholder jobs = %d", len(jobs))
-	}
-	Equal(t, "placeholder payload, as Queuety writes it", string(jobs[0].Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
-	Equal(t, "placeholder cost", jobs[0].CostUnits, 0)
-	Equal(t, "left for a PHP worker", jobs[0].Status, queuety.JobPending)
+	placeholder := e.OneJob(queuety.JobFilter{WorkflowID: wfID, Handler: "__queuety_for_each"})
+	Equal(t, "placeholder payload, as Queuety writes it", string(placeholder.Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
+	Equal(t, "placeholder cost", placeholder.CostUnits, 0)
+	Equal(t, "left for a PHP worker", placeholder.Status, queuety.JobPending)
 }
