@@ -14,6 +14,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func TestInvalidDefinitions(t *testing.T) {
@@ -286,7 +287,7 @@ func TestStepOptionsReachTheJobRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := c.ListJobs(ctx, queuety.JobFilter{WorkflowID: id})
+	jobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: id})
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("ListJobs = %d jobs, %v; want 1", len(jobs), err)
 	}
@@ -407,8 +408,8 @@ func TestIdempotentDispatch(t *testing.T) {
 	if id1 != id2 {
 		t.Errorf("ids %d and %d; want the same", id1, id2)
 	}
-	wfs, _ := c.ListWorkflows(ctx, queuety.WorkflowFilter{})
-	jobs, _ := c.ListJobs(ctx, queuety.JobFilter{})
+	wfs, _ := c.ListWorkflows(ctx, driver.WorkflowFilter{})
+	jobs, _ := c.ListJobs(ctx, driver.JobFilter{})
 	if len(wfs) != 1 || len(jobs) != 1 {
 		t.Errorf("%d workflows and %d jobs; want 1 and 1", len(wfs), len(jobs))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -176,7 +177,7 @@ func TestEndToEndDeadlineExceeded(t *testing.T) {
 	if n := loadRan.Load(); n != 0 {
 		t.Errorf("load_data ran %d times after the deadline; want 0", n)
 	}
-	jobs, err := c.ListJobs(ctx, queuety.JobFilter{WorkflowID: id})
+	jobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestEndToEndDeadlineExceeded(t *testing.T) {
 			t.Errorf("load_data was enqueued (job %d, %s) after the deadline", j.ID, j.Status)
 		}
 	}
-	logs, err := c.Logs(ctx, queuety.LogFilter{WorkflowID: id, Event: queuety.LogWorkflowDeadlineExceeded})
+	logs, err := c.Logs(ctx, driver.LogFilter{WorkflowID: id, Event: driver.LogWorkflowDeadlineExceeded})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 )
 
@@ -25,15 +26,15 @@ func openClient(t *testing.T, opts ...queuety.Option) *queuety.Client {
 func assertNothingWritten(t *testing.T, c *queuety.Client) {
 	t.Helper()
 	ctx := context.Background()
-	wfs, err := c.ListWorkflows(ctx, queuety.WorkflowFilter{})
+	wfs, err := c.ListWorkflows(ctx, driver.WorkflowFilter{})
 	if err != nil {
 		t.Fatalf("list workflows: %v", err)
 	}
-	jobs, err := c.ListJobs(ctx, queuety.JobFilter{})
+	jobs, err := c.ListJobs(ctx, driver.JobFilter{})
 	if err != nil {
 		t.Fatalf("list jobs: %v", err)
 	}
-	logs, err := c.Logs(ctx, queuety.LogFilter{})
+	logs, err := c.Logs(ctx, driver.LogFilter{})
 	if err != nil {
 		t.Fatalf("list logs: %v", err)
 	}

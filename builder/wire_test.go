@@ -13,6 +13,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // phpFixture is the part of a testdata/queuety-php scenario these tests
@@ -212,7 +213,7 @@ func TestWireShapeMatchesQueuetyPHP(t *testing.T) {
 			checkDeadline(t, wf, phpWF, snap.DBNow)
 
 			// The first step's job.
-			jobs, err := c.ListJobs(ctx, queuety.JobFilter{WorkflowID: id})
+			jobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: id})
 			if err != nil || len(jobs) != 1 {
 				t.Fatalf("ListJobs = %d jobs, %v; want 1", len(jobs), err)
 			}
@@ -275,7 +276,7 @@ func privateTail(t *testing.T, state []byte) string {
 }
 
 // checkDeadline compares deadline_at - dispatch time with PHP's.
-func checkDeadline(t *testing.T, wf *queuety.Workflow, phpWF map[string]*string, dbNow string) {
+func checkDeadline(t *testing.T, wf *driver.Workflow, phpWF map[string]*string, dbNow string) {
 	t.Helper()
 	if phpWF["deadline_at"] == nil {
 		if !wf.DeadlineAt.IsZero() {
@@ -307,8 +308,8 @@ func checkIdempotency(t *testing.T, c *queuety.Client, b *builder.Builder, id in
 	if again != id {
 		t.Errorf("second dispatch returned %d; want %d", again, id)
 	}
-	wfs, _ := c.ListWorkflows(ctx, queuety.WorkflowFilter{})
-	jobs, _ := c.ListJobs(ctx, queuety.JobFilter{})
+	wfs, _ := c.ListWorkflows(ctx, driver.WorkflowFilter{})
+	jobs, _ := c.ListJobs(ctx, driver.JobFilter{})
 	if len(wfs) != 1 || len(jobs) != 1 {
 		t.Errorf("%d workflows, %d jobs after a second dispatch; PHP wrote 1 and 1", len(wfs), len(jobs))
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/queuety/queuety-go/cli"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers (loggers
@@ -229,7 +230,7 @@ func TestDispatch(t *testing.T) {
 		wantFail(t, 2, tc.want, append([]string{"--dsn", dsn, "dispatch"}, tc.args...)...)
 	}
 	// Nothing was written by the failed dispatches.
-	jobs, err := c.ListJobs(context.Background(), queuety.JobFilter{Handler: "h"})
+	jobs, err := c.ListJobs(context.Background(), driver.JobFilter{Handler: "h"})
 	if err != nil || len(jobs) != 0 {
 		t.Errorf("failed dispatches wrote %d jobs (%v)", len(jobs), err)
 	}
@@ -480,7 +481,7 @@ func TestWorkOnceSIGTERM(t *testing.T) {
 	}
 	// The interrupted job went back to the queue without using its attempt.
 	c := openClient(t, dsn)
-	jobs, err := c.ListJobs(context.Background(), queuety.JobFilter{Handler: "t.block"})
+	jobs, err := c.ListJobs(context.Background(), driver.JobFilter{Handler: "t.block"})
 	if err != nil || len(jobs) != 1 || jobs[0].Status != queuety.JobPending {
 		t.Errorf("interrupted job = %+v (%v)", jobs, err)
 	}
@@ -636,7 +637,7 @@ func TestWorkflows(t *testing.T) {
 		}
 	}
 	fdesc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", fid, "--json"))
-	if len(fdesc.Failures) == 0 || !fdesc.Failures[0].NonRetryable || fdesc.Failures[0].Category != queuety.FailureApplication {
+	if len(fdesc.Failures) == 0 || !fdesc.Failures[0].NonRetryable || fdesc.Failures[0].Category != driver.FailureApplication {
 		t.Errorf("failures = %+v", fdesc.Failures)
 	}
 
@@ -694,7 +695,7 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	c := openClient(t, dsn)
-	wfs, err := c.ListWorkflows(context.Background(), queuety.WorkflowFilter{Status: queuety.WorkflowCompleted})
+	wfs, err := c.ListWorkflows(context.Background(), driver.WorkflowFilter{Status: queuety.WorkflowCompleted})
 	if err != nil || len(wfs) != 2 {
 		t.Errorf("completed workflows = %d (%v)", len(wfs), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Version is the queuety-worker version. Release builds set it with
@@ -87,8 +88,8 @@ func versionCommand() *Command {
 			return func(e *Env, _ []string) error {
 				v := versionString()
 				return printResult(e, map[string]any{
-					"version": v, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH, "stores": queuety.Drivers(),
-				}, "%s %s (%s, %s/%s; stores: %v)\n", Program, v, runtime.Version(), runtime.GOOS, runtime.GOARCH, queuety.Drivers())
+					"version": v, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH, "stores": driver.Drivers(),
+				}, "%s %s (%s, %s/%s; stores: %v)\n", Program, v, runtime.Version(), runtime.GOOS, runtime.GOARCH, driver.Drivers())
 			}
 		},
 	}

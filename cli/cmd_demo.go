@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -181,7 +182,7 @@ func (d *demo) chooseStore() error {
 			return err
 		}
 		d.dsn, d.source, d.hintDSN = dsn, source, "'<your DSN>'"
-		if queuety.SchemeOf(dsn) == "sqlite" {
+		if driver.SchemeOf(dsn) == "sqlite" {
 			d.hintDSN = dsn
 		}
 		return nil
@@ -329,7 +330,7 @@ func (d *demo) dispatch(ctx context.Context) error {
 }
 
 // finished counts outcomes (a worker hook; called from many goroutines).
-func (d *demo) finished(job *queuety.Job, err error) {
+func (d *demo) finished(job *driver.Job, err error) {
 	switch {
 	case job.WorkflowID != 0:
 		if err == nil {
@@ -399,7 +400,7 @@ func (d *demo) openWorkflows(ctx context.Context) (open int, approvalWaiting boo
 		if s.Terminal() {
 			continue
 		}
-		wfs, err := d.c.ListWorkflows(ctx, queuety.WorkflowFilter{Status: s, Limit: len(d.wfIDs) + 1000})
+		wfs, err := d.c.ListWorkflows(ctx, driver.WorkflowFilter{Status: s, Limit: len(d.wfIDs) + 1000})
 		if err != nil {
 			return 0, false, err
 		}
@@ -432,7 +433,7 @@ func (d *demo) countJobs(ctx context.Context, statuses ...queuety.JobStatus) (in
 
 func (d *demo) summary(ctx context.Context, start time.Time, elapsed time.Duration) error {
 	completedWfs := 0
-	var failed []*queuety.Workflow
+	var failed []*driver.Workflow
 	for id := range d.wfIDs {
 		w, err := d.c.Workflow(ctx, id)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func jobCommand() *Command {
@@ -54,13 +55,13 @@ func jobListCommand() *Command {
 					return err
 				}
 				defer c.Close()
-				jobs, err := c.ListJobs(e.Ctx, queuety.JobFilter{Queue: *queue, Status: st, Handler: *handler, WorkflowID: *wf, AfterID: *after, Limit: *limit})
+				jobs, err := c.ListJobs(e.Ctx, driver.JobFilter{Queue: *queue, Status: st, Handler: *handler, WorkflowID: *wf, AfterID: *after, Limit: *limit})
 				if err != nil {
 					return err
 				}
 				err = printList(e, jobs, jobView, "No jobs match.",
 					"ID\tQUEUE\tHANDLER\tSTATUS\tPRIORITY\tATTEMPTS\tAVAILABLE AT\tWORKFLOW\tERROR",
-					func(w io.Writer, j *queuety.Job) {
+					func(w io.Writer, j *driver.Job) {
 						wfCell := "-"
 						if j.WorkflowID != 0 {
 							wfCell = fmt.Sprintf("%d step %s", j.WorkflowID, intPtr(j.StepIndex))
@@ -94,7 +95,7 @@ func jobShowCommand() *Command {
 				if err != nil {
 					return err
 				}
-				logs, err := c.Logs(e.Ctx, queuety.LogFilter{JobID: id})
+				logs, err := c.Logs(e.Ctx, driver.LogFilter{JobID: id})
 				if err != nil {
 					return err
 				}

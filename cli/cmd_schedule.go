@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/schedexpr"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func scheduleCommand() *Command {
@@ -45,25 +46,25 @@ them as well.`,
 
 // scheduleJSON is a schedule row as the CLI prints it with --json.
 type scheduleJSON struct {
-	ID          int64                 `json:"id"`
-	Handler     string                `json:"handler"` // as stored
-	Kind        string                `json:"kind"`    // job or workflow
-	WorkflowKey string                `json:"workflow_key,omitempty"`
-	Type        queuety.ScheduleType  `json:"type"`
-	Expression  string                `json:"expression"`
-	Queue       string                `json:"queue"`
-	Overlap     queuety.OverlapPolicy `json:"overlap"`
-	CatchUp     queuety.CatchUpPolicy `json:"catch_up"`
-	Enabled     bool                  `json:"enabled"`
-	LastRun     string                `json:"last_run,omitempty"`
-	NextRun     string                `json:"next_run,omitempty"`
-	LastRunID   int64                 `json:"last_run_id,omitempty"` // the job or workflow the latest firing dispatched
-	PendingRun  string                `json:"pending_run,omitempty"` // a buffered firing's slot
-	CreatedAt   string                `json:"created_at,omitempty"`
-	Payload     json.RawMessage       `json:"payload"`
+	ID          int64                `json:"id"`
+	Handler     string               `json:"handler"` // as stored
+	Kind        string               `json:"kind"`    // job or workflow
+	WorkflowKey string               `json:"workflow_key,omitempty"`
+	Type        driver.ScheduleType  `json:"type"`
+	Expression  string               `json:"expression"`
+	Queue       string               `json:"queue"`
+	Overlap     driver.OverlapPolicy `json:"overlap"`
+	CatchUp     driver.CatchUpPolicy `json:"catch_up"`
+	Enabled     bool                 `json:"enabled"`
+	LastRun     string               `json:"last_run,omitempty"`
+	NextRun     string               `json:"next_run,omitempty"`
+	LastRunID   int64                `json:"last_run_id,omitempty"` // the job or workflow the latest firing dispatched
+	PendingRun  string               `json:"pending_run,omitempty"` // a buffered firing's slot
+	CreatedAt   string               `json:"created_at,omitempty"`
+	Payload     json.RawMessage      `json:"payload"`
 }
 
-func scheduleView(s *queuety.Schedule) scheduleJSON {
+func scheduleView(s *driver.Schedule) scheduleJSON {
 	key, _ := s.WorkflowKey()
 	return scheduleJSON{
 		ID: s.ID, Handler: s.Handler, Kind: scheduleKind(s), WorkflowKey: key, Type: s.ExpressionType,
@@ -73,7 +74,7 @@ func scheduleView(s *queuety.Schedule) scheduleJSON {
 	}
 }
 
-func scheduleKind(s *queuety.Schedule) string {
+func scheduleKind(s *driver.Schedule) string {
 	if _, ok := s.WorkflowKey(); ok || s.IsWorkflow() {
 		return "workflow"
 	}
@@ -81,7 +82,7 @@ func scheduleKind(s *queuety.Schedule) string {
 }
 
 // scheduleTarget is the HANDLER column: the handler, or workflow:KEY.
-func scheduleTarget(s *queuety.Schedule) string {
+func scheduleTarget(s *driver.Schedule) string {
 	if key, ok := s.WorkflowKey(); ok {
 		return "workflow:" + key
 	}
@@ -111,7 +112,7 @@ func scheduleListCommand() *Command {
 				}
 				return printList(e, list, scheduleView, "No schedules.",
 					"ID\tHANDLER\tTYPE\tEXPRESSION\tQUEUE\tOVERLAP\tCATCH-UP\tENABLED\tLAST RUN\tNEXT RUN",
-					func(w io.Writer, s *queuety.Schedule) {
+					func(w io.Writer, s *driver.Schedule) {
 						fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, cell(scheduleTarget(s), 60),
 							dash(string(s.ExpressionType)), cell(s.Expression, 40), dash(s.Queue), dash(string(s.Overlap)),
 							s.EffectiveCatchUp(), yesNo(s.Enabled), dash(ts(s.LastRun)), dash(ts(s.NextRun)))
@@ -122,20 +123,20 @@ func scheduleListCommand() *Command {
 }
 
 // parseOverlap reads --overlap.
-func parseOverlap(s string) (queuety.OverlapPolicy, error) {
-	p := queuety.OverlapPolicy(strings.ToLower(strings.TrimSpace(s)))
+func parseOverlap(s string) (driver.OverlapPolicy, error) {
+	p := driver.OverlapPolicy(strings.ToLower(strings.TrimSpace(s)))
 	switch p {
-	case queuety.OverlapAllow, queuety.OverlapSkip, queuety.OverlapBuffer:
+	case driver.OverlapAllow, driver.OverlapSkip, driver.OverlapBuffer:
 		return p, nil
 	}
 	return "", Usagef("--overlap %q: want allow, skip or buffer", s)
 }
 
 // parseCatchUp reads --catch-up.
-func parseCatchUp(s string) (queuety.CatchUpPolicy, error) {
-	p := queuety.CatchUpPolicy(strings.ToLower(strings.TrimSpace(s)))
+func parseCatchUp(s string) (driver.CatchUpPolicy, error) {
+	p := driver.CatchUpPolicy(strings.ToLower(strings.TrimSpace(s)))
 	switch p {
-	case queuety.CatchUpOnce, queuety.CatchUpAll, queuety.CatchUpNone:
+	case driver.CatchUpOnce, driver.CatchUpAll, driver.CatchUpNone:
 		return p, nil
 	}
 	return "", Usagef("--catch-up %q: want once, all or none", s)
@@ -180,8 +181,8 @@ tick) or none (skip to the next slot).`,
 			every := durationFlag(fs, "every", 0, "fire every `duration` (at least 1s; 30s, 5m, 2h, 1d; stored in whole seconds)")
 			interval := fs.String("interval", "", "fire on a Queuety interval `string` ('15 minutes', '1 hour', '3600 seconds')")
 			queue := fs.String("queue", queuety.DefaultQueue, "`name` of the queue the jobs are put on")
-			overlap := fs.String("overlap", string(queuety.OverlapAllow), "`policy` while the previous job is active: allow, skip or buffer")
-			catchUp := fs.String("catch-up", string(queuety.CatchUpOnce), "`policy` for firings missed while no worker ran: once, all or none")
+			overlap := fs.String("overlap", string(driver.OverlapAllow), "`policy` while the previous job is active: allow, skip or buffer")
+			catchUp := fs.String("catch-up", string(driver.CatchUpOnce), "`policy` for firings missed while no worker ran: once, all or none")
 			disabled := fs.Bool("disabled", false, "save the schedule disabled (enable it later with 'schedule enable')")
 			return func(e *Env, args []string) error {
 				handler, payload, err := handlerArgs(args)
@@ -337,7 +338,7 @@ the firing at the first schedule tick after that run ends).`,
 					return err
 				}
 				kind := scheduleKind(s)
-				buffered := ref == 0 && s.Overlap == queuety.OverlapBuffer && !s.PendingRun.IsZero()
+				buffered := ref == 0 && s.Overlap == driver.OverlapBuffer && !s.PendingRun.IsZero()
 				if e.Globals.JSON {
 					out := map[string]any{"id": id, "kind": kind, "dispatched_id": ref, "held_back": ref == 0, "overlap": s.Overlap}
 					if ref == 0 {

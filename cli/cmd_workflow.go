@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func workflowCommand() *Command {
@@ -61,13 +62,13 @@ func workflowListCommand() *Command {
 					return err
 				}
 				defer c.Close()
-				wfs, err := c.ListWorkflows(e.Ctx, queuety.WorkflowFilter{Status: st, Name: *name, Limit: *limit})
+				wfs, err := c.ListWorkflows(e.Ctx, driver.WorkflowFilter{Status: st, Name: *name, Limit: *limit})
 				if err != nil {
 					return err
 				}
 				return printList(e, wfs, workflowView, "No workflows match.",
 					"ID\tNAME\tSTATUS\tSTEPS DONE\tSTARTED AT\tENDED AT\tDEADLINE\tERROR",
-					func(tw io.Writer, w *queuety.Workflow) {
+					func(tw io.Writer, w *driver.Workflow) {
 						ended := w.CompletedAt
 						if ended.IsZero() {
 							ended = w.FailedAt

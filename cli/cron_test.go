@@ -19,6 +19,7 @@ import (
 	"github.com/queuety/queuety-go/cli"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // The test binary doubles as a queuety-worker program with handlers: when
@@ -181,9 +182,9 @@ func cronScenario(t *testing.T, exe, dsn string) {
 	}
 	deadlineAt := wf.DeadlineAt
 
-	callbacks := func() []*queuety.Job {
+	callbacks := func() []*driver.Job {
 		t.Helper()
-		jobs, err := c.ListJobs(ctx, queuety.JobFilter{Handler: "cron.deadline"})
+		jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "cron.deadline"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +314,7 @@ func cronScenario(t *testing.T, exe, dsn string) {
 
 	// No job ran twice: each step job completed on its first attempt, once
 	// per step, with one "started" log row.
-	jobs, err := c.ListJobs(ctx, queuety.JobFilter{WorkflowID: pipeline})
+	jobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: pipeline})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func cronScenario(t *testing.T, exe, dsn string) {
 	if want := []string{queuety.HandlerDelay, "cron.fetch", "cron.load", "cron.transform"}; !slices.Equal(handlers, want) {
 		t.Errorf("pipeline job handlers = %v, want %v", handlers, want)
 	}
-	started, err := c.Logs(ctx, queuety.LogFilter{WorkflowID: pipeline, Event: queuety.LogStarted})
+	started, err := c.Logs(ctx, driver.LogFilter{WorkflowID: pipeline, Event: driver.LogStarted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +360,7 @@ func cronScenario(t *testing.T, exe, dsn string) {
 	if err != nil || d.Status != queuety.WorkflowFailed || !strings.Contains(d.ErrorMessage, "Deadline exceeded") {
 		t.Fatalf("doomed = %+v (%v)", d, err)
 	}
-	djobs, err := c.ListJobs(ctx, queuety.JobFilter{WorkflowID: doomed})
+	djobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: doomed})
 	if err != nil {
 		t.Fatal(err)
 	}

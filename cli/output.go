@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // newTable returns a tabwriter for aligned columns; Flush it at the end.
@@ -227,7 +228,7 @@ type jobJSON struct {
 	HeartbeatData     json.RawMessage   `json:"heartbeat_data,omitempty"`
 }
 
-func jobView(j *queuety.Job) jobJSON {
+func jobView(j *driver.Job) jobJSON {
 	return jobJSON{
 		ID: j.ID, Queue: j.Queue, Handler: j.Handler, Status: j.Status, Priority: int(j.Priority),
 		Attempts: j.Attempts, MaxAttempts: j.MaxAttempts, Payload: rawJSON(j.Payload),
@@ -242,23 +243,23 @@ func jobView(j *queuety.Job) jobJSON {
 
 // logJSON is a log row as the CLI prints it with --json.
 type logJSON struct {
-	ID           int64            `json:"id"`
-	At           string           `json:"at"`
-	Event        queuety.LogEvent `json:"event"`
-	JobID        *int64           `json:"job_id,omitempty"`
-	WorkflowID   int64            `json:"workflow_id,omitempty"`
-	StepIndex    *int             `json:"step_index,omitempty"`
-	Handler      string           `json:"handler,omitempty"`
-	Queue        string           `json:"queue,omitempty"`
-	Attempt      *int             `json:"attempt,omitempty"`
-	DurationMS   *int64           `json:"duration_ms,omitempty"`
-	ErrorMessage string           `json:"error_message,omitempty"`
-	ErrorClass   string           `json:"error_class,omitempty"`
-	ErrorTrace   string           `json:"error_trace,omitempty"`
-	Context      json.RawMessage  `json:"context,omitempty"`
+	ID           int64           `json:"id"`
+	At           string          `json:"at"`
+	Event        driver.LogEvent `json:"event"`
+	JobID        *int64          `json:"job_id,omitempty"`
+	WorkflowID   int64           `json:"workflow_id,omitempty"`
+	StepIndex    *int            `json:"step_index,omitempty"`
+	Handler      string          `json:"handler,omitempty"`
+	Queue        string          `json:"queue,omitempty"`
+	Attempt      *int            `json:"attempt,omitempty"`
+	DurationMS   *int64          `json:"duration_ms,omitempty"`
+	ErrorMessage string          `json:"error_message,omitempty"`
+	ErrorClass   string          `json:"error_class,omitempty"`
+	ErrorTrace   string          `json:"error_trace,omitempty"`
+	Context      json.RawMessage `json:"context,omitempty"`
 }
 
-func logView(l *queuety.LogEntry) logJSON {
+func logView(l *driver.LogEntry) logJSON {
 	return logJSON{
 		ID: l.ID, At: ts(l.CreatedAt), Event: l.Event, JobID: l.JobID, WorkflowID: l.WorkflowID,
 		StepIndex: l.StepIndex, Handler: l.Handler, Queue: l.Queue, Attempt: l.Attempt, DurationMS: l.DurationMS,
@@ -287,7 +288,7 @@ type workflowJSON struct {
 	State          queuety.State          `json:"state,omitempty"`
 }
 
-func workflowView(w *queuety.Workflow) workflowJSON {
+func workflowView(w *driver.Workflow) workflowJSON {
 	return workflowJSON{
 		ID: w.ID, Name: w.Name, Status: w.Status, CurrentStep: w.CurrentStep, TotalSteps: w.TotalSteps,
 		StartedAt: ts(w.StartedAt), CompletedAt: ts(w.CompletedAt), FailedAt: ts(w.FailedAt),

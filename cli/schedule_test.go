@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // scheduleID runs `schedule add` and returns the printed id.
@@ -37,7 +38,7 @@ func compact(t *testing.T, raw []byte) string {
 // rfc3339 formats a time as the CLI prints it.
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-func getSchedule(t *testing.T, c *queuety.Client, id int64) *queuety.Schedule {
+func getSchedule(t *testing.T, c *queuety.Client, id int64) *driver.Schedule {
 	t.Helper()
 	s, err := c.ScheduleByID(context.Background(), id)
 	if err != nil {
@@ -80,8 +81,8 @@ func TestScheduleAddAndList(t *testing.T) {
 		"--queue", "maintenance", "--overlap", "skip", "--catch-up", "none")
 	c := openClient(t, dsn)
 	s := getSchedule(t, c, cleanup)
-	if s.Handler != "cleanup_sessions" || s.ExpressionType != queuety.ScheduleCron || s.Expression != "0 3 * * *" ||
-		s.Queue != "maintenance" || s.Overlap != queuety.OverlapSkip || s.CatchUp != queuety.CatchUpNone || !s.Enabled || s.IsWorkflow() {
+	if s.Handler != "cleanup_sessions" || s.ExpressionType != driver.ScheduleCron || s.Expression != "0 3 * * *" ||
+		s.Queue != "maintenance" || s.Overlap != driver.OverlapSkip || s.CatchUp != driver.CatchUpNone || !s.Enabled || s.IsWorkflow() {
 		t.Errorf("cron schedule = %+v", s)
 	}
 	if next := s.NextRun.UTC(); next.Hour() != 3 || next.Minute() != 0 || !next.After(time.Now()) || next.Sub(time.Now()) > 24*time.Hour {
@@ -93,13 +94,13 @@ func TestScheduleAddAndList(t *testing.T) {
 
 	// --json prints {"id": N}; --every is stored as Queuety writes intervals.
 	feed := decode[map[string]int64](t, mustRun(t, nil, "--dsn", dsn, "schedule", "add", "sync_feed", "--every", "90s", "--json"))["id"]
-	if s := getSchedule(t, c, feed); feed == 0 || s.Expression != "90 seconds" || s.ExpressionType != queuety.ScheduleInterval ||
-		s.Queue != queuety.DefaultQueue || s.Overlap != queuety.OverlapAllow || s.CatchUp != queuety.CatchUpOnce || string(s.Payload) != "[]" {
+	if s := getSchedule(t, c, feed); feed == 0 || s.Expression != "90 seconds" || s.ExpressionType != driver.ScheduleInterval ||
+		s.Queue != queuety.DefaultQueue || s.Overlap != driver.OverlapAllow || s.CatchUp != driver.CatchUpOnce || string(s.Payload) != "[]" {
 		t.Errorf("every schedule %d = %+v (payload %s)", feed, s, s.Payload)
 	}
 	digest := scheduleID(t, dsn, `App\Jobs\Digest`, "--interval", "15 minutes", "--disabled", "--overlap", "buffer", "--catch-up", "all")
-	if s := getSchedule(t, c, digest); s.Expression != "15 minutes" || s.ExpressionType != queuety.ScheduleInterval || s.Enabled ||
-		s.Overlap != queuety.OverlapBuffer || s.CatchUp != queuety.CatchUpAll {
+	if s := getSchedule(t, c, digest); s.Expression != "15 minutes" || s.ExpressionType != driver.ScheduleInterval || s.Enabled ||
+		s.Overlap != driver.OverlapBuffer || s.CatchUp != driver.CatchUpAll {
 		t.Errorf("interval schedule = %+v", s)
 	}
 
@@ -109,7 +110,7 @@ func TestScheduleAddAndList(t *testing.T) {
 		t.Errorf("second add of sync_feed returned id %d, want %d", again, feed)
 	}
 	after := getSchedule(t, c, feed)
-	if after.Queue != "feeds" || after.Overlap != queuety.OverlapSkip || string(after.Payload) != `{"feed":7}` {
+	if after.Queue != "feeds" || after.Overlap != driver.OverlapSkip || string(after.Payload) != `{"feed":7}` {
 		t.Errorf("updated schedule = %+v (payload %s)", after, after.Payload)
 	}
 	if !after.NextRun.Equal(before.NextRun) || !after.CreatedAt.Equal(before.CreatedAt) {
@@ -118,7 +119,7 @@ func TestScheduleAddAndList(t *testing.T) {
 	if again := scheduleID(t, dsn, "sync_feed", "--cron", "*/5 * * * *", "--disabled"); again != feed {
 		t.Errorf("third add of sync_feed returned id %d, want %d", again, feed)
 	}
-	if s := getSchedule(t, c, feed); s.ExpressionType != queuety.ScheduleCron || s.Enabled || s.NextRun.UTC().Minute()%5 != 0 || s.Queue != queuety.DefaultQueue {
+	if s := getSchedule(t, c, feed); s.ExpressionType != driver.ScheduleCron || s.Enabled || s.NextRun.UTC().Minute()%5 != 0 || s.Queue != queuety.DefaultQueue {
 		t.Errorf("schedule after changing to cron = %+v", s)
 	}
 	scheduleID(t, dsn, "sync_feed", "--cron", "*/5 * * * *")
@@ -292,7 +293,7 @@ func TestScheduleOperations(t *testing.T) {
 	if held["held_back"] != true || held["dispatched_id"] != 0.0 || held["buffered"] != false || held["active_run_id"] != first["dispatched_id"] {
 		t.Errorf("held-back run-now --json = %v", held)
 	}
-	if jobs, err := c.ListJobs(ctx, queuety.JobFilter{Handler: "exclusive"}); err != nil || len(jobs) != 1 {
+	if jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "exclusive"}); err != nil || len(jobs) != 1 {
 		t.Errorf("skip schedule dispatched %d jobs (%v), want 1", len(jobs), err)
 	}
 
@@ -425,7 +426,7 @@ func TestScheduleFiresInWorkOnce(t *testing.T) {
 	if err != nil || j.Handler != "sched.tick" || j.Status != queuety.JobCompleted || j.Attempts != 1 {
 		t.Errorf("fired job = %+v (%v)", j, err)
 	}
-	jobs, err := c.ListJobs(ctx, queuety.JobFilter{Handler: "sched.tick"})
+	jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "sched.tick"})
 	if err != nil || len(jobs) != 1 {
 		t.Errorf("%d sched.tick jobs (%v), want 1", len(jobs), err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -207,7 +208,7 @@ func TestPHPDeadlineSweptByGo(t *testing.T) {
 		t.Errorf("deadline_at = %s, want 2026-11-22 05:18:29 (unchanged)", got)
 	}
 	fails, err := e.c.Failures(e.ctx, 1, 0)
-	if err != nil || len(fails) != 1 || fails[0].Category != queuety.FailureTimeout || fails[0].TimeoutKind != queuety.TimeoutExecution {
+	if err != nil || len(fails) != 1 || fails[0].Category != driver.FailureTimeout || fails[0].TimeoutKind != queuety.TimeoutExecution {
 		t.Errorf("failures = %s, %v; want one timeout/execution_timeout failure", jsonOf(fails), err)
 	}
 

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Client dispatches jobs and workflows and operates on them. It is safe for
 // concurrent use. Create one with Open (or NewClient around a Store) and
 // share it.
 type Client struct {
-	store  Store
+	store  driver.Store
 	cfg    config
 	clock  Clock
 	log    *slog.Logger
@@ -23,16 +24,16 @@ type Client struct {
 }
 
 // NewClient wraps an open Store. Open is the usual way to get a Client.
-func NewClient(s Store, opts ...Option) *Client { return newClient(s, newConfig(opts)) }
+func NewClient(s driver.Store, opts ...Option) *Client { return newClient(s, newConfig(opts)) }
 
-func newClient(s Store, cfg config) *Client {
+func newClient(s driver.Store, cfg config) *Client {
 	c := &Client{store: s, cfg: cfg, clock: cfg.clock, log: cfg.logger}
 	c.engine = &Engine{c: c}
 	return c
 }
 
 // Store returns the underlying store.
-func (c *Client) Store() Store { return c.store }
+func (c *Client) Store() driver.Store { return c.store }
 
 // Clock returns the clock the client uses.
 func (c *Client) Clock() Clock { return c.clock }
@@ -69,7 +70,7 @@ func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts
 	if err != nil {
 		return 0, err
 	}
-	err = c.store.InTx(ctx, func(tx Tx) error {
+	err = c.store.InTx(ctx, func(tx driver.Tx) error {
 		if spec.Unique {
 			id, err := tx.JobFindActiveByHash(ctx, job.Handler, job.PayloadHash)
 			if err != nil {
@@ -81,7 +82,7 @@ func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts
 			}
 		}
 		job.ID = 0
-		return tx.JobInsert(ctx, []*Job{job})
+		return tx.JobInsert(ctx, []*driver.Job{job})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch %q: %w", handler, err)
@@ -93,7 +94,7 @@ func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts
 // transaction, and returns their ids in order. The Unique option is not
 // supported here. Either every job is written or none.
 func (c *Client) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, error) {
-	jobs := make([]*Job, len(reqs))
+	jobs := make([]*driver.Job, len(reqs))
 	for i, r := range reqs {
 		job, spec, err := c.buildJob(r)
 		if err != nil {
@@ -105,7 +106,7 @@ func (c *Client) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, 
 		jobs[i] = job
 	}
 	const chunk = 500 // keeps statements well below max_allowed_packet
-	err := c.store.InTx(ctx, func(tx Tx) error {
+	err := c.store.InTx(ctx, func(tx driver.Tx) error {
 		for start := 0; start < len(jobs); start += chunk {
 			if err := tx.JobInsert(ctx, jobs[start:min(start+chunk, len(jobs))]); err != nil {
 				return err
@@ -124,7 +125,7 @@ func (c *Client) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, 
 }
 
 // buildJob validates a request and turns it into a row.
-func (c *Client) buildJob(r JobRequest) (*Job, JobSpec, error) {
+func (c *Client) buildJob(r JobRequest) (*driver.Job, JobSpec, error) {
 	spec := ResolveJobOptions(r.Options...)
 	if err := validateHandlerName(r.Handler); err != nil {
 		return nil, spec, err
@@ -153,7 +154,7 @@ func (c *Client) buildJob(r JobRequest) (*Job, JobSpec, error) {
 		return nil, spec, invalidf("payload does not encode as JSON: %v", err)
 	}
 	now := c.clock.Now()
-	job := &Job{
+	job := &driver.Job{
 		Queue:       orDefault(spec.Queue, DefaultQueue),
 		Handler:     r.Handler,
 		Payload:     payload,
@@ -174,7 +175,7 @@ func (c *Client) buildJob(r JobRequest) (*Job, JobSpec, error) {
 }
 
 // applyScheduleDeadlines sets the deadlines that start at scheduling.
-func applyScheduleDeadlines(job *Job, t ActivityTimeouts, now time.Time) {
+func applyScheduleDeadlines(job *driver.Job, t ActivityTimeouts, now time.Time) {
 	if t.ScheduleToStart > 0 {
 		job.ScheduleToStartAt = job.AvailableAt.Add(t.ScheduleToStart)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // WorkflowDescription is everything known about one workflow: its status,
@@ -114,16 +115,16 @@ type AttemptInfo struct {
 
 // FailureInfo is one recorded failure.
 type FailureInfo struct {
-	At           string          `json:"at"`
-	Category     FailureCategory `json:"category"`
-	TimeoutKind  TimeoutKind     `json:"timeout_kind,omitempty"`
-	NonRetryable bool            `json:"non_retryable"`
-	JobID        int64           `json:"job_id,omitempty"`
-	StepIndex    *int            `json:"step_index,omitempty"`
-	Attempt      int             `json:"attempt,omitempty"`
-	Run          int             `json:"run,omitempty"`
-	Message      string          `json:"message"`
-	Deadline     string          `json:"deadline,omitempty"`
+	At           string                 `json:"at"`
+	Category     driver.FailureCategory `json:"category"`
+	TimeoutKind  TimeoutKind            `json:"timeout_kind,omitempty"`
+	NonRetryable bool                   `json:"non_retryable"`
+	JobID        int64                  `json:"job_id,omitempty"`
+	StepIndex    *int                   `json:"step_index,omitempty"`
+	Attempt      int                    `json:"attempt,omitempty"`
+	Run          int                    `json:"run,omitempty"`
+	Message      string                 `json:"message"`
+	Deadline     string                 `json:"deadline,omitempty"`
 }
 
 // TimelineEntry is one row of the workflow's history, from the
@@ -185,21 +186,21 @@ func isoDuration(d time.Duration) string {
 // and failures, in one transaction.
 func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
 	var (
-		wf      *Workflow
-		jobs    []*Job
-		logs    []*LogEntry
-		events  []*WorkflowEvent
-		fails   []*Failure
-		signals []*Signal
+		wf      *driver.Workflow
+		jobs    []*driver.Job
+		logs    []*driver.LogEntry
+		events  []*driver.WorkflowEvent
+		fails   []*driver.Failure
+		signals []*driver.Signal
 	)
-	err := c.store.InTx(ctx, func(tx Tx) (err error) {
-		if wf, err = tx.WorkflowGet(ctx, id, LockNone); err != nil {
+	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) {
+		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
 			return err
 		}
-		if jobs, err = tx.JobListByWorkflow(ctx, id, nil, LockNone); err != nil {
+		if jobs, err = tx.JobListByWorkflow(ctx, id, nil, driver.LockNone); err != nil {
 			return err
 		}
-		if logs, err = tx.LogList(ctx, LogFilter{WorkflowID: id, Limit: 10000}); err != nil {
+		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, Limit: 10000}); err != nil {
 			return err
 		}
 		if events, err = tx.EventList(ctx, id); err != nil {
@@ -241,13 +242,13 @@ func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		}
 	}
 
-	byStep := map[int][]*Job{}
+	byStep := map[int][]*driver.Job{}
 	for _, j := range jobs {
 		if j.StepIndex != nil {
 			byStep[*j.StepIndex] = append(byStep[*j.StepIndex], j)
 		}
 	}
-	failsByJob := map[int64][]*Failure{}
+	failsByJob := map[int64][]*driver.Failure{}
 	for _, f := range fails {
 		fi := FailureInfo{At: iso(f.CreatedAt), Category: f.Category, TimeoutKind: f.TimeoutKind, NonRetryable: f.NonRetryable,
 			JobID: f.JobID, StepIndex: f.StepIndex, Attempt: f.Attempt, Run: f.RunNumber, Message: f.Message, Deadline: iso(f.DeadlineAt)}
@@ -256,7 +257,7 @@ func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 			failsByJob[f.JobID] = append(failsByJob[f.JobID], f)
 		}
 	}
-	logsByJob := map[int64][]*LogEntry{}
+	logsByJob := map[int64][]*driver.LogEntry{}
 	for _, l := range logs {
 		if l.JobID != nil && *l.JobID != 0 {
 			logsByJob[*l.JobID] = append(logsByJob[*l.JobID], l)
@@ -327,7 +328,7 @@ func stepTimeouts(s *stepDef) Timeouts {
 }
 
 // stepStatus derives a step's status from the workflow and the step's jobs.
-func stepStatus(wf *Workflow, i int, jobs []*Job) string {
+func stepStatus(wf *driver.Workflow, i int, jobs []*driver.Job) string {
 	has := func(s JobStatus) bool {
 		for _, j := range jobs {
 			if j.Status == s {
@@ -367,7 +368,7 @@ func stepStatus(wf *Workflow, i int, jobs []*Job) string {
 }
 
 // describeJob builds a job's attempt history from its log rows and failures.
-func describeJob(j *Job, logs []*LogEntry, fails []*Failure) JobInfoRow {
+func describeJob(j *driver.Job, logs []*driver.LogEntry, fails []*driver.Failure) JobInfoRow {
 	row := JobInfoRow{ID: j.ID, Handler: j.Handler, Status: j.Status, Attempts: j.Attempts, MaxAttempts: j.MaxAttempts,
 		AvailableAt: iso(j.AvailableAt), Error: j.ErrorMessage, History: []AttemptInfo{},
 		Deadlines: JobDeadlines{ScheduleToStart: iso(j.ScheduleToStartAt), StartToClose: iso(j.StartToCloseAt),
@@ -387,24 +388,24 @@ func describeJob(j *Job, logs []*LogEntry, fails []*Failure) JobInfoRow {
 			n = *l.Attempt
 		}
 		switch l.Event {
-		case LogStarted:
+		case driver.LogStarted:
 			get(n).StartedAt = iso(l.CreatedAt)
-		case LogCompleted:
+		case driver.LogCompleted:
 			if n == 0 { // step completions carry no attempt (Queuety)
 				n = j.Attempts
 			}
 			a := get(n)
 			a.Outcome, a.EndedAt, a.DurationMS = "completed", iso(l.CreatedAt), l.DurationMS
-		case LogFailed:
+		case driver.LogFailed:
 			a := get(n)
 			a.Error, a.EndedAt, a.DurationMS = l.ErrorMessage, iso(l.CreatedAt), l.DurationMS
-		case LogRetried:
+		case driver.LogRetried:
 			a := get(n)
 			a.Outcome = "retried"
 			if a.EndedAt == "" {
 				a.EndedAt = iso(l.CreatedAt)
 			}
-		case LogBuried:
+		case driver.LogBuried:
 			a := get(n)
 			a.Outcome, a.Error, a.EndedAt = "buried", l.ErrorMessage, iso(l.CreatedAt)
 			if l.DurationMS != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Engine holds the engine's state transitions: claiming, completing,
@@ -31,7 +32,7 @@ type ClaimRequest struct {
 
 // Claimed is one job claimed for one attempt.
 type Claimed struct {
-	Job       *Job
+	Job       *driver.Job
 	ClaimedAt time.Time
 
 	payload *phpjson.Object
@@ -42,7 +43,7 @@ type Claimed struct {
 	preErr error
 
 	// Workflow steps.
-	wf    *Workflow
+	wf    *driver.Workflow
 	state *phpjson.Object
 	steps []*stepDef
 	step  *stepDef
@@ -133,12 +134,12 @@ func (cj *Claimed) runNumber() int {
 
 // attemptID is the identity of one attempt: job id, attempt number and
 // claim token.
-func attemptID(j *Job) string {
+func attemptID(j *driver.Job) string {
 	return strconv.FormatInt(j.ID, 10) + "-" + strconv.Itoa(j.Attempts) + "-" + strconv.FormatInt(j.ClaimToken, 36)
 }
 
 // owns reports whether the stored row still belongs to the claimed attempt.
-func (cj *Claimed) owns(row *Job) bool {
+func (cj *Claimed) owns(row *driver.Job) bool {
 	return row.Status == JobProcessing && row.Attempts == cj.Job.Attempts && row.ClaimToken == cj.Job.ClaimToken
 }
 
@@ -156,13 +157,13 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 	var out []*Claimed
 	var expiredWorkflows []int64
 	var failWorkflows []wfFailure
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		out, expiredWorkflows, failWorkflows = nil, nil, nil
 		now := e.c.clock.Now()
 		token := newClaimToken()
-		var jobs []*Job
+		var jobs []*driver.Job
 		for _, q := range req.Queues {
-			got, err := tx.JobClaim(ctx, ClaimParams{Queue: q, Handlers: req.Handlers, Limit: req.Limit - len(jobs), Now: now, Token: token})
+			got, err := tx.JobClaim(ctx, driver.ClaimParams{Queue: q, Handlers: req.Handlers, Limit: req.Limit - len(jobs), Now: now, Token: token})
 			if err != nil {
 				return err
 			}
@@ -190,7 +191,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 			}
 			out = append(out, cj)
 		}
-		wfs, err := workflowsByID(ctx, tx, wfIDs, LockNone)
+		wfs, err := workflowsByID(ctx, tx, wfIDs, driver.LockNone)
 		if err != nil {
 			return err
 		}
@@ -244,7 +245,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 }
 
 // armAttempt sets the per-attempt deadlines on a freshly claimed job.
-func (e *Engine) armAttempt(ctx context.Context, tx Tx, cj *Claimed, now time.Time) error {
+func (e *Engine) armAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, now time.Time) error {
 	j := cj.Job
 	stc := cj.runtime.startToClose()
 	hb := cj.runtime.Timeouts.Heartbeat
@@ -264,7 +265,7 @@ func (e *Engine) armAttempt(ctx context.Context, tx Tx, cj *Claimed, now time.Ti
 // claimTimeout returns the activity timeout that has already passed for a
 // job being claimed (schedule-to-close, then schedule-to-start) and its
 // deadline.
-func claimTimeout(j *Job, now time.Time) (TimeoutKind, time.Time) {
+func claimTimeout(j *driver.Job, now time.Time) (TimeoutKind, time.Time) {
 	if !j.ScheduleToCloseAt.IsZero() && !now.Before(j.ScheduleToCloseAt) {
 		return TimeoutScheduleToClose, j.ScheduleToCloseAt
 	}
@@ -320,16 +321,16 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 	if len(results) == 0 {
 		return errs, nil
 	}
-	jobs := make([]*Job, len(results))
+	jobs := make([]*driver.Job, len(results))
 	for i, r := range results {
 		jobs[i] = r.Claimed.Job
 	}
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		now := e.c.clock.Now()
 		if err := completeClaimed(ctx, tx, jobs, now); err != nil {
 			return err
 		}
-		logs := make([]*LogEntry, 0, 2*len(results))
+		logs := make([]*driver.LogEntry, 0, 2*len(results))
 		for _, r := range results {
 			logs = append(logs, completedLogs(r, now)...)
 		}
@@ -352,7 +353,7 @@ var errClaimMismatch = errors.New("a completed row no longer matched its claim")
 // token and attempt number each one was claimed with, with one guarded
 // UPDATE per claim. It returns errClaimMismatch when some row did not
 // match.
-func completeClaimed(ctx context.Context, tx Tx, jobs []*Job, now time.Time) error {
+func completeClaimed(ctx context.Context, tx driver.Tx, jobs []*driver.Job, now time.Time) error {
 	type claim struct {
 		token    int64
 		attempts int
@@ -386,14 +387,14 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 	for i, r := range results {
 		ids[i] = r.Claimed.Job.ID
 	}
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		now := e.c.clock.Now()
-		byID, err := jobsByID(ctx, tx, ids, LockUpdate)
+		byID, err := jobsByID(ctx, tx, ids, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
 		var done []int64
-		var logs []*LogEntry
+		var logs []*driver.LogEntry
 		for i, r := range results {
 			row := byID[r.Claimed.Job.ID]
 			if row == nil || !r.Claimed.owns(row) {
@@ -420,10 +421,10 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 
 // completedLogs are the 'started' and 'completed' rows of a successful
 // plain-job attempt.
-func completedLogs(r *Result, now time.Time) []*LogEntry {
+func completedLogs(r *Result, now time.Time) []*driver.LogEntry {
 	j := r.Claimed.Job
-	return []*LogEntry{startedLog(r.Claimed, r.StartedAt), {
-		JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: LogCompleted,
+	return []*driver.LogEntry{startedLog(r.Claimed, r.StartedAt), {
+		JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogCompleted,
 		Attempt: ptr(j.Attempts), DurationMS: ptr(r.Duration.Milliseconds()), CreatedAt: now,
 	}}
 }
@@ -431,12 +432,12 @@ func completedLogs(r *Result, now time.Time) []*LogEntry {
 // startedLog is the 'started' row of an attempt. The engine writes it with
 // the attempt's outcome, stamped with the start time, so a job handed back
 // unstarted leaves no trace.
-func startedLog(cj *Claimed, startedAt time.Time) *LogEntry {
+func startedLog(cj *Claimed, startedAt time.Time) *driver.LogEntry {
 	j := cj.Job
 	if startedAt.IsZero() {
 		startedAt = cj.ClaimedAt
 	}
-	l := &LogEntry{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: LogStarted, Attempt: ptr(j.Attempts), CreatedAt: startedAt}
+	l := &driver.LogEntry{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogStarted, Attempt: ptr(j.Attempts), CreatedAt: startedAt}
 	if cj.IsStep() {
 		l.WorkflowID = j.WorkflowID
 		l.StepIndex = ptr(*j.StepIndex)
@@ -447,8 +448,8 @@ func startedLog(cj *Claimed, startedAt time.Time) *LogEntry {
 // failJob records a failed plain-job attempt: retry with backoff, or bury
 // when attempts are exhausted or the error is non-retryable.
 func (e *Engine) failJob(ctx context.Context, r *Result) error {
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
-		row, err := tx.JobGet(ctx, r.Claimed.Job.ID, LockUpdate)
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
+		row, err := tx.JobGet(ctx, r.Claimed.Job.ID, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
@@ -468,7 +469,7 @@ func (e *Engine) failJob(ctx context.Context, r *Result) error {
 // attempt owns and writes the log rows. It returns true when the job was
 // buried. timeout is set when a timeout (not a handler error) ended the
 // attempt.
-func (e *Engine) failAttempt(ctx context.Context, tx Tx, cj *Claimed, row *Job, r *Result, timeout *TimeoutError) (bool, error) {
+func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row *driver.Job, r *Result, timeout *TimeoutError) (bool, error) {
 	now := e.c.clock.Now()
 	cause := r.Err
 	attempt := row.Attempts
@@ -485,15 +486,15 @@ func (e *Engine) failAttempt(ctx context.Context, tx Tx, cj *Claimed, row *Job, 
 		}
 	}
 	msg, class, trace := describeError(cause)
-	logBase := func(ev LogEvent) *LogEntry {
-		l := &LogEntry{JobID: ptr(row.ID), Handler: row.Handler, Queue: row.Queue, Event: ev, Attempt: ptr(attempt), CreatedAt: now}
+	logBase := func(ev driver.LogEvent) *driver.LogEntry {
+		l := &driver.LogEntry{JobID: ptr(row.ID), Handler: row.Handler, Queue: row.Queue, Event: ev, Attempt: ptr(attempt), CreatedAt: now}
 		if row.WorkflowID != 0 && row.StepIndex != nil {
 			l.WorkflowID = row.WorkflowID
 			l.StepIndex = ptr(*row.StepIndex)
 		}
 		return l
 	}
-	logs := []*LogEntry{}
+	logs := []*driver.LogEntry{}
 	if r != nil && !r.StartedAt.IsZero() {
 		logs = append(logs, startedLog(cj, r.StartedAt))
 	}
@@ -504,16 +505,16 @@ func (e *Engine) failAttempt(ctx context.Context, tx Tx, cj *Claimed, row *Job, 
 		row.ErrorMessage = msg
 		row.ScheduleToStartAt = time.Time{}
 		row.ScheduleToCloseAt = time.Time{}
-		b := logBase(LogBuried)
+		b := logBase(driver.LogBuried)
 		b.ErrorMessage, b.ErrorClass, b.ErrorTrace = msg, class, trace
 		if r != nil && !r.StartedAt.IsZero() {
 			b.DurationMS = ptr(r.Duration.Milliseconds())
 		}
 		logs = append(logs, b)
-		f := &Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex, Attempt: attempt, RunNumber: cj.runNumber(),
-			Category: FailureApplication, NonRetryable: IsNonRetryable(cause), Message: msg, ErrorClass: class, CreatedAt: now}
+		f := &driver.Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex, Attempt: attempt, RunNumber: cj.runNumber(),
+			Category: driver.FailureApplication, NonRetryable: IsNonRetryable(cause), Message: msg, ErrorClass: class, CreatedAt: now}
 		if timeout != nil {
-			f.Category, f.TimeoutKind, f.DeadlineAt = FailureTimeout, timeout.Kind, timeout.Deadline
+			f.Category, f.TimeoutKind, f.DeadlineAt = driver.FailureTimeout, timeout.Kind, timeout.Deadline
 		}
 		if err := tx.FailureInsert(ctx, f); err != nil {
 			return false, err
@@ -530,15 +531,15 @@ func (e *Engine) failAttempt(ctx context.Context, tx Tx, cj *Claimed, row *Job, 
 		if r != nil && !r.StartedAt.IsZero() {
 			// The attempt ran here and reported: Queuety writes 'failed'
 			// then 'retried'. Stale recovery and timeouts write 'retried'.
-			f := logBase(LogFailed)
+			f := logBase(driver.LogFailed)
 			f.ErrorMessage, f.ErrorClass, f.ErrorTrace = msg, class, trace
 			f.DurationMS = ptr(r.Duration.Milliseconds())
 			logs = append(logs, f)
 		}
-		logs = append(logs, logBase(LogRetried))
+		logs = append(logs, logBase(driver.LogRetried))
 		if timeout != nil {
-			if err := tx.FailureInsert(ctx, &Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex,
-				Attempt: attempt, RunNumber: cj.runNumber(), Category: FailureTimeout, TimeoutKind: timeout.Kind, Message: msg,
+			if err := tx.FailureInsert(ctx, &driver.Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex,
+				Attempt: attempt, RunNumber: cj.runNumber(), Category: driver.FailureTimeout, TimeoutKind: timeout.Kind, Message: msg,
 				ErrorClass: class, DeadlineAt: timeout.Deadline, CreatedAt: now}); err != nil {
 				return false, err
 			}
@@ -561,7 +562,7 @@ func (e *Engine) backoffFor(cj *Claimed) Backoff {
 // clearAttemptDeadlines removes what belongs to one attempt: its
 // start-to-close and heartbeat deadlines and its last heartbeat time. The
 // heartbeat details stay for the next attempt to read.
-func clearAttemptDeadlines(j *Job) {
+func clearAttemptDeadlines(j *driver.Job) {
 	j.StartToCloseAt = time.Time{}
 	j.HeartbeatDeadline = time.Time{}
 	j.LastHeartbeatAt = time.Time{}
@@ -578,8 +579,8 @@ func (e *Engine) Release(ctx context.Context, jobs []*Claimed) error {
 	for i, cj := range jobs {
 		ids[i] = cj.Job.ID
 	}
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
-		byID, err := jobsByID(ctx, tx, ids, LockUpdate)
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
+		byID, err := jobsByID(ctx, tx, ids, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
@@ -619,10 +620,10 @@ func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]er
 	for i, cj := range jobs {
 		ids[i] = cj.Job.ID
 	}
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		clear(lost)
 		now := e.c.clock.Now()
-		byID, err := jobsByID(ctx, tx, ids, LockNone)
+		byID, err := jobsByID(ctx, tx, ids, driver.LockNone)
 		if err != nil {
 			return err
 		}
@@ -652,7 +653,7 @@ func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]er
 }
 
 // lostReason explains why an attempt lost its job.
-func lostReason(row *Job) error {
+func lostReason(row *driver.Job) error {
 	if row.ErrorMessage == ErrDeadlineExceeded.Error() {
 		return fmt.Errorf("%w: %w: the job's workflow passed its deadline", ErrLeaseLost, ErrDeadlineExceeded)
 	}
@@ -678,10 +679,10 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error)
 	var n int
 	var more bool
 	var failWorkflows []wfFailure
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		n, failWorkflows = 0, nil
 		now := e.c.clock.Now()
-		rows, err := tx.JobFindStale(ctx, StaleParams{ReservedBefore: now.Add(-e.c.cfg.staleTimeout), Limit: limit, Lock: LockSkipLocked})
+		rows, err := tx.JobFindStale(ctx, driver.StaleParams{ReservedBefore: now.Add(-e.c.cfg.staleTimeout), Limit: limit, Lock: driver.LockSkipLocked})
 		if err != nil {
 			return err
 		}
@@ -692,7 +693,7 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error)
 				wfIDs = append(wfIDs, row.WorkflowID)
 			}
 		}
-		wfs, err := workflowsByID(ctx, tx, wfIDs, LockNone)
+		wfs, err := workflowsByID(ctx, tx, wfIDs, driver.LockNone)
 		if err != nil {
 			return err
 		}
@@ -722,12 +723,12 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error)
 
 // jobsByID reads the jobs with the given ids with one statement, and
 // returns them by id.
-func jobsByID(ctx context.Context, tx Tx, ids []int64, lock LockMode) (map[int64]*Job, error) {
+func jobsByID(ctx context.Context, tx driver.Tx, ids []int64, lock driver.LockMode) (map[int64]*driver.Job, error) {
 	rows, err := tx.JobGetMany(ctx, ids, lock)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]*Job, len(rows))
+	byID := make(map[int64]*driver.Job, len(rows))
 	for _, row := range rows {
 		byID[row.ID] = row
 	}
@@ -736,7 +737,7 @@ func jobsByID(ctx context.Context, tx Tx, ids []int64, lock LockMode) (map[int64
 
 // workflowsByID reads the workflows with the given ids (repeats allowed)
 // with one statement, and returns them by id.
-func workflowsByID(ctx context.Context, tx Tx, ids []int64, lock LockMode) (map[int64]*Workflow, error) {
+func workflowsByID(ctx context.Context, tx driver.Tx, ids []int64, lock driver.LockMode) (map[int64]*driver.Workflow, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -744,7 +745,7 @@ func workflowsByID(ctx context.Context, tx Tx, ids []int64, lock LockMode) (map[
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]*Workflow, len(wfs))
+	byID := make(map[int64]*driver.Workflow, len(wfs))
 	for _, wf := range wfs {
 		byID[wf.ID] = wf
 	}
@@ -755,7 +756,7 @@ func workflowsByID(ctx context.Context, tx Tx, ids []int64, lock LockMode) (map[
 // itself (stale recovery, timeouts), with the payload's runtime options
 // when the payload decodes. wf is the step's workflow, or nil. It voids
 // the row's claim, so a late result from that attempt changes nothing.
-func takeOver(row *Job, wf *Workflow) *Claimed {
+func takeOver(row *driver.Job, wf *driver.Workflow) *Claimed {
 	row.ClaimToken = 0
 	cj := &Claimed{Job: row, wf: wf}
 	if doc, err := decodeObject("payload", row.Payload); err == nil {
@@ -770,9 +771,9 @@ func takeOver(row *Job, wf *Workflow) *Claimed {
 // the heartbeat deadline out. It returns ErrStaleAttempt when the attempt
 // no longer owns the job.
 func (e *Engine) Heartbeat(ctx context.Context, cj *Claimed, details []byte) error {
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		now := e.c.clock.Now()
-		row, err := tx.JobGet(ctx, cj.Job.ID, LockUpdate)
+		row, err := tx.JobGet(ctx, cj.Job.ID, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
@@ -875,11 +876,11 @@ func plain(v any) any {
 // queue is empty" from "other workers hold the due rows right now".
 func (e *Engine) HasDue(ctx context.Context, queues, handlers []string) (bool, error) {
 	var due bool
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		due = false
 		now := e.c.clock.Now()
 		for _, q := range queues {
-			ok, err := tx.JobHasDue(ctx, ClaimParams{Queue: q, Handlers: handlers, Now: now})
+			ok, err := tx.JobHasDue(ctx, driver.ClaimParams{Queue: q, Handlers: handlers, Now: now})
 			if err != nil {
 				return err
 			}

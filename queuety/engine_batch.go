@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // CompleteSteps records successful step attempts. Single and delay steps
@@ -61,24 +62,24 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int) ([]int, error) {
 	type item struct {
 		i     int
-		wf    *Workflow
+		wf    *driver.Workflow
 		state *phpjson.Object
 		steps []*stepDef
 	}
 	var individual []int
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		individual = individual[:0]
 		now := e.c.clock.Now()
 		ids := make([]int64, 0, len(batch))
 		for _, i := range batch {
 			ids = append(ids, results[i].Claimed.Job.WorkflowID)
 		}
-		byID, err := workflowsByID(ctx, tx, ids, LockUpdate)
+		byID, err := workflowsByID(ctx, tx, ids, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
 		var items []item
-		var jobs []*Job
+		var jobs []*driver.Job
 		taken := map[int64]bool{}
 		for _, i := range batch {
 			cj := results[i].Claimed

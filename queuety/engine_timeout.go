@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // resolveTimeout returns the activity timeout that has passed for a job at
 // now, by a fixed priority (not by which deadline came first):
 // schedule-to-close, schedule-to-start, heartbeat, start-to-close.
-func resolveTimeout(j *Job, now time.Time) (TimeoutKind, time.Time) {
+func resolveTimeout(j *driver.Job, now time.Time) (TimeoutKind, time.Time) {
 	passed := func(t time.Time) bool { return !t.IsZero() && !now.Before(t) }
 	open := j.Status == JobPending || j.Status == JobProcessing
 	switch {
@@ -27,7 +29,7 @@ func resolveTimeout(j *Job, now time.Time) (TimeoutKind, time.Time) {
 }
 
 // timeoutMessage words a timeout the way Durable Workflow does.
-func timeoutMessage(j *Job, kind TimeoutKind, deadline time.Time) string {
+func timeoutMessage(j *driver.Job, kind TimeoutKind, deadline time.Time) string {
 	switch kind {
 	case TimeoutScheduleToStart:
 		return fmt.Sprintf("Activity %s schedule-to-start deadline expired at %s.", j.Handler, isoTime(deadline))
@@ -55,20 +57,20 @@ func timeoutMessage(j *Job, kind TimeoutKind, deadline time.Time) string {
 func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) {
 	var acted bool
 	var failWF *wfFailure
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		acted, failWF = false, nil
-		peek, err := tx.JobGet(ctx, jobID, LockNone)
+		peek, err := tx.JobGet(ctx, jobID, driver.LockNone)
 		if err != nil {
 			return err
 		}
-		var wf *Workflow
+		var wf *driver.Workflow
 		if peek.WorkflowID != 0 {
-			wf, err = tx.WorkflowGet(ctx, peek.WorkflowID, LockUpdate)
+			wf, err = tx.WorkflowGet(ctx, peek.WorkflowID, driver.LockUpdate)
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return err
 			}
 		}
-		row, err := tx.JobGet(ctx, jobID, LockUpdate)
+		row, err := tx.JobGet(ctx, jobID, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
@@ -113,7 +115,7 @@ func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) 
 	return acted, nil
 }
 
-func hasDeadlines(j *Job) bool {
+func hasDeadlines(j *driver.Job) bool {
 	return !j.ScheduleToStartAt.IsZero() || !j.StartToCloseAt.IsZero() || !j.ScheduleToCloseAt.IsZero() || !j.HeartbeatDeadline.IsZero()
 }
 
@@ -125,8 +127,8 @@ func hasDeadlines(j *Job) bool {
 // candidates; the lock and re-check let only one of them act.
 func (e *Engine) EnforceTimeouts(ctx context.Context, limit int) (int, bool, error) {
 	var ids []int64
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
-		jobs, err := tx.JobFindTimedOut(ctx, TimedOutParams{Now: e.c.clock.Now(), Limit: limit, Lock: LockNone})
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
+		jobs, err := tx.JobFindTimedOut(ctx, driver.TimedOutParams{Now: e.c.clock.Now(), Limit: limit, Lock: driver.LockNone})
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Messages stored on buried jobs and failed workflows, as Queuety writes them.
@@ -20,7 +21,7 @@ const (
 
 // attachWorkflow decodes the workflow a claimed step belongs to. A workflow
 // the engine cannot read makes the step fail at once with a clear error.
-func (e *Engine) attachWorkflow(cj *Claimed, wf *Workflow) {
+func (e *Engine) attachWorkflow(cj *Claimed, wf *driver.Workflow) {
 	if wf == nil {
 		cj.preErr = NonRetryable(fmt.Errorf("workflow %d not found", cj.Job.WorkflowID))
 		return
@@ -48,12 +49,12 @@ func (e *Engine) attachWorkflow(cj *Claimed, wf *Workflow) {
 
 // lockStep locks a step's workflow and job (in that order, as Queuety
 // does), checks that the attempt still owns the job, and decodes the state.
-func (e *Engine) lockStep(ctx context.Context, tx Tx, cj *Claimed) (*Workflow, *Job, *phpjson.Object, []*stepDef, error) {
-	wf, err := tx.WorkflowGet(ctx, cj.Job.WorkflowID, LockUpdate)
+func (e *Engine) lockStep(ctx context.Context, tx driver.Tx, cj *Claimed) (*driver.Workflow, *driver.Job, *phpjson.Object, []*stepDef, error) {
+	wf, err := tx.WorkflowGet(ctx, cj.Job.WorkflowID, driver.LockUpdate)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	row, err := tx.JobGet(ctx, cj.Job.ID, LockUpdate)
+	row, err := tx.JobGet(ctx, cj.Job.ID, driver.LockUpdate)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -84,7 +85,7 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 		r.Err = NonRetryable(err)
 		return e.failStep(ctx, r)
 	}
-	err = e.c.store.InTx(ctx, func(tx Tx) error {
+	err = e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		now := e.c.clock.Now()
 		wf, row, state, steps, err := e.lockStep(ctx, tx, cj)
 		if err != nil {
@@ -136,9 +137,9 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 // stepCtx carries one step transition inside its transaction.
 type stepCtx struct {
 	e     *Engine
-	tx    Tx
-	wf    *Workflow
-	row   *Job
+	tx    driver.Tx
+	wf    *driver.Workflow
+	row   *driver.Job
 	state *phpjson.Object
 	steps []*stepDef
 	step  *stepDef
@@ -172,8 +173,8 @@ func (sc *stepCtx) inputs() stepInputs {
 }
 
 // event returns an event of this attempt with its input and state before.
-func (sc *stepCtx) event(ev EventType, in stepInputs) *WorkflowEvent {
-	return &WorkflowEvent{
+func (sc *stepCtx) event(ev driver.EventType, in stepInputs) *driver.WorkflowEvent {
+	return &driver.WorkflowEvent{
 		WorkflowID: sc.wf.ID, JobID: sc.row.ID, StepIndex: *sc.row.StepIndex, StepName: sc.step.Name,
 		StepType: sc.step.Type, Handler: sc.row.Handler, Event: ev, Queue: sc.row.Queue,
 		Attempt: ptr(sc.row.Attempts), Input: in.input, StateBefore: in.state,
@@ -183,8 +184,8 @@ func (sc *stepCtx) event(ev EventType, in stepInputs) *WorkflowEvent {
 
 // startedEvent returns the step_started event of this attempt, stamped with
 // its start time.
-func (sc *stepCtx) startedEvent(in stepInputs) *WorkflowEvent {
-	ev := sc.event(EventStepStarted, in)
+func (sc *stepCtx) startedEvent(in stepInputs) *driver.WorkflowEvent {
+	ev := sc.event(driver.EventStepStarted, in)
 	ev.CreatedAt = sc.r.StartedAt
 	if ev.CreatedAt.IsZero() {
 		ev.CreatedAt = sc.cj.ClaimedAt
@@ -195,7 +196,7 @@ func (sc *stepCtx) startedEvent(in stepInputs) *WorkflowEvent {
 
 // completedEvent returns a step_completed or step_branch_completed event
 // with the step's output and the public state after it.
-func (sc *stepCtx) completedEvent(ev EventType, in stepInputs, output, after *phpjson.Object) *WorkflowEvent {
+func (sc *stepCtx) completedEvent(ev driver.EventType, in stepInputs, output, after *phpjson.Object) *driver.WorkflowEvent {
 	e := sc.event(ev, in)
 	e.Output, e.StateAfter = encodeJSON(output), encodeJSON(publicState(after))
 	return e
@@ -203,36 +204,36 @@ func (sc *stepCtx) completedEvent(ev EventType, in stepInputs, output, after *ph
 
 // failedEvents returns the step_started and step_failed events of an
 // attempt that failed with the given error; the state is unchanged.
-func (sc *stepCtx) failedEvents(in stepInputs, msg, class, trace string) []*WorkflowEvent {
+func (sc *stepCtx) failedEvents(in stepInputs, msg, class, trace string) []*driver.WorkflowEvent {
 	errDoc := phpjson.NewObject()
 	errDoc.Set("message", msg)
 	errDoc.Set("class", class)
 	errDoc.Set("trace", trace)
-	f := sc.event(EventStepFailed, in)
+	f := sc.event(driver.EventStepFailed, in)
 	f.StateAfter, f.Context, f.Error = in.state, []byte("[]"), encodeJSON(errDoc)
-	return []*WorkflowEvent{sc.startedEvent(in), f}
+	return []*driver.WorkflowEvent{sc.startedEvent(in), f}
 }
 
 // logs returns the 'started' and 'completed' log rows of this attempt.
-func (sc *stepCtx) logs() []*LogEntry {
-	return []*LogEntry{startedLog(sc.cj, sc.r.StartedAt), {
+func (sc *stepCtx) logs() []*driver.LogEntry {
+	return []*driver.LogEntry{startedLog(sc.cj, sc.r.StartedAt), {
 		JobID: ptr(sc.row.ID), WorkflowID: sc.wf.ID, StepIndex: ptr(*sc.row.StepIndex), Handler: sc.row.Handler,
-		Queue: sc.row.Queue, Event: LogCompleted, DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
+		Queue: sc.row.Queue, Event: driver.LogCompleted, DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
 	}}
 }
 
 // writes collects the rows one or more step transitions write, so that a
 // batch of transitions shares its statements.
 type writes struct {
-	workflows []*Workflow
-	jobs      []*Job
-	events    []*WorkflowEvent
-	logs      []*LogEntry
+	workflows []*driver.Workflow
+	jobs      []*driver.Job
+	events    []*driver.WorkflowEvent
+	logs      []*driver.LogEntry
 }
 
 // flush writes everything collected, inside tx: workflows, then jobs,
 // events and log rows.
-func (w *writes) flush(ctx context.Context, tx Tx) error {
+func (w *writes) flush(ctx context.Context, tx driver.Tx) error {
 	for _, wf := range w.workflows {
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
@@ -283,7 +284,7 @@ func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object) error {
 	}
 	in := sc.inputs()
 	mergeOutput(sc.state, output, sc.wf.CurrentStep)
-	w.events = append(w.events, sc.startedEvent(in), sc.completedEvent(EventStepCompleted, in, output, sc.state))
+	w.events = append(w.events, sc.startedEvent(in), sc.completedEvent(driver.EventStepCompleted, in, output, sc.state))
 	w.logs = append(w.logs, sc.logs()...)
 	sc.e.advance(w, sc.wf, sc.state, sc.steps, next, sc.now)
 	return nil
@@ -291,7 +292,7 @@ func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object) error {
 
 // advance sets current_step to next and either completes the workflow or
 // queues the next step's jobs (unless the workflow is paused), into w.
-func (e *Engine) advance(w *writes, wf *Workflow, state *phpjson.Object, steps []*stepDef, next int, now time.Time) {
+func (e *Engine) advance(w *writes, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, next int, now time.Time) {
 	wf.CurrentStep = next
 	wf.State = encodeJSON(state)
 	w.workflows = append(w.workflows, wf)
@@ -299,7 +300,7 @@ func (e *Engine) advance(w *writes, wf *Workflow, state *phpjson.Object, steps [
 		wf.Status = WorkflowCompleted
 		wf.CompletedAt = floorSecond(now)
 		wf.WaitDeadlineAt = time.Time{}
-		w.logs = append(w.logs, &LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: LogWorkflowCompleted, CreatedAt: now})
+		w.logs = append(w.logs, &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogWorkflowCompleted, CreatedAt: now})
 		return
 	}
 	if wf.Status != WorkflowPaused {
@@ -316,7 +317,7 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
-	done, err := tx.JobListByWorkflow(ctx, sc.wf.ID, []JobStatus{JobCompleted}, LockNone)
+	done, err := tx.JobListByWorkflow(ctx, sc.wf.ID, []JobStatus{JobCompleted}, driver.LockNone)
 	if err != nil {
 		return err
 	}
@@ -326,8 +327,8 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 			completed++
 		}
 	}
-	branch := sc.completedEvent(EventStepBranchCompleted, in, output, sc.state)
-	w := &writes{events: []*WorkflowEvent{sc.startedEvent(in), branch}, logs: sc.logs()}
+	branch := sc.completedEvent(driver.EventStepBranchCompleted, in, output, sc.state)
+	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in), branch}, logs: sc.logs()}
 	if completed < len(sc.step.Branches) {
 		sc.wf.State = encodeJSON(sc.state)
 		w.workflows = append(w.workflows, sc.wf)
@@ -336,7 +337,7 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	// Queuety writes the last branch's step_completed input as the plain
 	// public state (step_started and step_branch_completed wrap it).
 	last := *branch
-	last.Event, last.Input = EventStepCompleted, in.state
+	last.Event, last.Input = driver.EventStepCompleted, in.state
 	w.events = append(w.events, &last)
 	sc.e.advance(w, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep+1, sc.now)
 	return w.flush(ctx, tx)
@@ -351,7 +352,7 @@ func (sc *stepCtx) openWait() error {
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
-	if err := tx.EventInsert(ctx, []*WorkflowEvent{sc.startedEvent(in)}); err != nil {
+	if err := tx.EventInsert(ctx, []*driver.WorkflowEvent{sc.startedEvent(in)}); err != nil {
 		return err
 	}
 	if err := tx.LogInsert(ctx, sc.logs()); err != nil {
@@ -406,9 +407,9 @@ func (sc *stepCtx) openWait() error {
 	wctx := phpjson.NewObject()
 	wctx.Set("wait_type", "signal")
 	after := publicState(sc.state)
-	return tx.EventInsert(ctx, []*WorkflowEvent{{
+	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
 		WorkflowID: sc.wf.ID, StepIndex: sc.wf.CurrentStep, StepName: sc.step.Name, StepType: sc.step.Type,
-		Handler: HandlerWaitForSignal, Event: EventWorkflowWaiting, Input: in.state,
+		Handler: HandlerWaitForSignal, Event: driver.EventWorkflowWaiting, Input: in.state,
 		Output: encodeJSON(details), StateBefore: in.state, StateAfter: encodeJSON(after),
 		Context: encodeJSON(wctx), CreatedAt: sc.now,
 	}})
@@ -417,7 +418,7 @@ func (sc *stepCtx) openWait() error {
 // settleWait resolves a signal wait (the signal or the timer won): it
 // merges the wait's output, moves to the next step and records
 // workflow_resumed.
-func (e *Engine) settleWait(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, idx int, output *phpjson.Object, now time.Time) error {
+func (e *Engine) settleWait(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, output *phpjson.Object, now time.Time) error {
 	stateBefore := publicState(state)
 	state.Delete("_wait")
 	state.Delete("_waiting_for_signal")
@@ -428,9 +429,9 @@ func (e *Engine) settleWait(ctx context.Context, tx Tx, wf *Workflow, state *php
 	e.advance(w, wf, state, steps, idx+1, now)
 	step := steps[idx]
 	before := encodeJSON(stateBefore)
-	w.events = append(w.events, &WorkflowEvent{
+	w.events = append(w.events, &driver.WorkflowEvent{
 		WorkflowID: wf.ID, StepIndex: idx, StepName: step.Name, StepType: step.Type, Handler: placeholderHandler(step.Type),
-		Event: EventWorkflowResumed, Input: before, Output: encodeJSON(output),
+		Event: driver.EventWorkflowResumed, Input: before, Output: encodeJSON(output),
 		StateBefore: before, StateAfter: encodeJSON(publicState(state)), CreatedAt: now,
 	})
 	return w.flush(ctx, tx)
@@ -440,7 +441,7 @@ func (e *Engine) settleWait(ctx context.Context, tx Tx, wf *Workflow, state *php
 // wait is satisfied (all names for mode "all", the earliest for "any"), or
 // nil. Stored signals are never consumed, as in Queuety: a signal sent
 // before the wait was reached counts.
-func (e *Engine) matchSignals(ctx context.Context, tx Tx, wfID int64, state *phpjson.Object, step *stepDef) (map[string]*phpjson.Object, error) {
+func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, state *phpjson.Object, step *stepDef) (map[string]*phpjson.Object, error) {
 	if len(step.SignalNames) == 0 {
 		return nil, nil
 	}
@@ -599,7 +600,7 @@ func containsSubset(p, subset *phpjson.Object) bool {
 func (e *Engine) failStep(ctx context.Context, r *Result) error {
 	cj := r.Claimed
 	var buried bool
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		buried = false
 		now := e.c.clock.Now()
 		wf, row, state, steps, err := e.lockStep(ctx, tx, cj)
@@ -645,8 +646,8 @@ type wfFailure struct {
 
 // failWorkflow fails a workflow in its own transaction.
 func (e *Engine) failWorkflow(ctx context.Context, f wfFailure) error {
-	return e.c.store.InTx(ctx, func(tx Tx) error {
-		wf, err := tx.WorkflowGet(ctx, f.id, LockUpdate)
+	return e.c.store.InTx(ctx, func(tx driver.Tx) error {
+		wf, err := tx.WorkflowGet(ctx, f.id, driver.LockUpdate)
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
@@ -660,7 +661,7 @@ func (e *Engine) failWorkflow(ctx context.Context, f wfFailure) error {
 // failWorkflowLocked marks a locked, non-terminal workflow failed because
 // job jobID was buried, buries its other open jobs and logs
 // workflow_failed, as Queuety's mark_workflow_failed_locked does.
-func (e *Engine) failWorkflowLocked(ctx context.Context, tx Tx, wf *Workflow, jobID int64, msg string, now time.Time) error {
+func (e *Engine) failWorkflowLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, jobID int64, msg string, now time.Time) error {
 	if wf.Status.Terminal() {
 		return nil
 	}
@@ -674,13 +675,13 @@ func (e *Engine) failWorkflowLocked(ctx context.Context, tx Tx, wf *Workflow, jo
 	if err := e.buryOpenJobs(ctx, tx, wf.ID, jobID, msg, now); err != nil {
 		return err
 	}
-	return tx.LogInsert(ctx, []*LogEntry{{JobID: ptr(jobID), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue,
-		Event: LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now}})
+	return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(jobID), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue,
+		Event: driver.LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now}})
 }
 
 // buryOpenJobs buries a workflow's pending and processing jobs, except one.
-func (e *Engine) buryOpenJobs(ctx context.Context, tx Tx, wfID, except int64, msg string, now time.Time) error {
-	jobs, err := tx.JobListByWorkflow(ctx, wfID, []JobStatus{JobPending, JobProcessing}, LockUpdate)
+func (e *Engine) buryOpenJobs(ctx context.Context, tx driver.Tx, wfID, except int64, msg string, now time.Time) error {
+	jobs, err := tx.JobListByWorkflow(ctx, wfID, []JobStatus{JobPending, JobProcessing}, driver.LockUpdate)
 	if err != nil {
 		return err
 	}
@@ -696,7 +697,7 @@ func (e *Engine) buryOpenJobs(ctx context.Context, tx Tx, wfID, except int64, ms
 }
 
 // buryJob buries one job row with a message.
-func (e *Engine) buryJob(ctx context.Context, tx Tx, j *Job, msg string, now time.Time) error {
+func (e *Engine) buryJob(ctx context.Context, tx driver.Tx, j *driver.Job, msg string, now time.Time) error {
 	j.Status = JobBuried
 	j.FailedAt = floorSecond(now)
 	j.ErrorMessage = msg
@@ -715,10 +716,10 @@ func (e *Engine) buryJob(ctx context.Context, tx Tx, j *Job, msg string, now tim
 // the workflow: under the row lock only one caller can.
 func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
 	var expired bool
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		expired = false
 		now := e.c.clock.Now()
-		wf, err := tx.WorkflowGet(ctx, id, LockUpdate)
+		wf, err := tx.WorkflowGet(ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
@@ -747,10 +748,10 @@ func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
 func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, bool, error) {
 	var n int
 	var more bool
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		n = 0
 		now := e.c.clock.Now()
-		wfs, err := tx.WorkflowFindExpired(ctx, ExpiredParams{Now: now, Limit: limit, Lock: LockSkipLocked})
+		wfs, err := tx.WorkflowFindExpired(ctx, driver.ExpiredParams{Now: now, Limit: limit, Lock: driver.LockSkipLocked})
 		if err != nil {
 			return err
 		}
@@ -786,7 +787,7 @@ type attemptTrace struct {
 	steps []*stepDef
 }
 
-func (e *Engine) expireLocked(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, kind TimeoutKind, now time.Time, at *attemptTrace) error {
+func (e *Engine) expireLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, kind TimeoutKind, now time.Time, at *attemptTrace) error {
 	msg := ErrDeadlineExceeded.Error()
 	deadline := wf.DeadlineAt
 	if kind == TimeoutRun {
@@ -808,9 +809,9 @@ func (e *Engine) expireLocked(ctx context.Context, tx Tx, wf *Workflow, state *p
 	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 		return err
 	}
-	logs := []*LogEntry{
-		{JobID: ptr(int64(0)), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue, Event: LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now},
-		{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: LogWorkflowDeadlineExceeded, CreatedAt: now},
+	logs := []*driver.LogEntry{
+		{JobID: ptr(int64(0)), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue, Event: driver.LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now},
+		{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogWorkflowDeadlineExceeded, CreatedAt: now},
 	}
 	if kind == TimeoutRun {
 		logs[1].Context = encodeJSON(map[string]any{"timeout_kind": string(kind), "run": int64(max(wf.RunNumber, 1))})
@@ -821,7 +822,7 @@ func (e *Engine) expireLocked(ctx context.Context, tx Tx, wf *Workflow, state *p
 	if err := tx.LogInsert(ctx, logs); err != nil {
 		return err
 	}
-	f := &Failure{WorkflowID: wf.ID, Category: FailureTimeout, TimeoutKind: kind,
+	f := &driver.Failure{WorkflowID: wf.ID, Category: driver.FailureTimeout, TimeoutKind: kind,
 		RunNumber: max(wf.RunNumber, 1), Message: msg, ErrorClass: "queuety.TimeoutError", DeadlineAt: deadline, CreatedAt: now}
 	if at != nil {
 		f.JobID, f.StepIndex, f.Attempt = at.cj.Job.ID, ptr(*at.cj.Job.StepIndex), at.cj.Job.Attempts
@@ -835,15 +836,15 @@ func (e *Engine) expireLocked(ctx context.Context, tx Tx, wf *Workflow, state *p
 // traceOverrun writes the log rows and events of a step attempt whose
 // result came after the workflow's deadline: it started, and it was
 // buried with the deadline's message.
-func (e *Engine) traceOverrun(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, at *attemptTrace, msg string, now time.Time) error {
+func (e *Engine) traceOverrun(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, at *attemptTrace, msg string, now time.Time) error {
 	j := at.cj.Job
 	idx := *j.StepIndex
-	buried := &LogEntry{JobID: ptr(j.ID), WorkflowID: wf.ID, StepIndex: ptr(idx), Handler: j.Handler, Queue: j.Queue,
-		Event: LogBuried, Attempt: ptr(j.Attempts), ErrorMessage: msg, ErrorClass: "queuety.TimeoutError", CreatedAt: now}
-	logs := []*LogEntry{buried}
+	buried := &driver.LogEntry{JobID: ptr(j.ID), WorkflowID: wf.ID, StepIndex: ptr(idx), Handler: j.Handler, Queue: j.Queue,
+		Event: driver.LogBuried, Attempt: ptr(j.Attempts), ErrorMessage: msg, ErrorClass: "queuety.TimeoutError", CreatedAt: now}
+	logs := []*driver.LogEntry{buried}
 	if !at.r.StartedAt.IsZero() {
 		buried.DurationMS = ptr(at.r.Duration.Milliseconds())
-		logs = []*LogEntry{startedLog(at.cj, at.r.StartedAt), buried}
+		logs = []*driver.LogEntry{startedLog(at.cj, at.r.StartedAt), buried}
 	}
 	if err := tx.LogInsert(ctx, logs); err != nil {
 		return err
@@ -859,7 +860,7 @@ func (e *Engine) traceOverrun(ctx context.Context, tx Tx, wf *Workflow, state *p
 // plain job on the workflow's queue: handler = the callback's name,
 // payload = the public state plus a marker. Only workers that registered
 // the callback claim it; it has one attempt, so it runs at most once.
-func (e *Engine) enqueueCallback(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, key, kind string, now time.Time) error {
+func (e *Engine) enqueueCallback(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, key, kind string, now time.Time) error {
 	handler := callbackName(state, key)
 	if handler == "" {
 		return nil
@@ -880,7 +881,7 @@ func (e *Engine) enqueueCallback(ctx context.Context, tx Tx, wf *Workflow, state
 	marker.Set("kind", kind)
 	marker.Set("workflow_id", wf.ID)
 	payload.Set(callbackKey, marker)
-	return tx.JobInsert(ctx, []*Job{{
+	return tx.JobInsert(ctx, []*driver.Job{{
 		Queue: stateQueue(state), Handler: handler, Payload: encodeJSON(payload), Priority: statePriority(state),
 		Status: JobPending, MaxAttempts: 1, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
 	}})
@@ -898,12 +899,12 @@ func callbackName(state *phpjson.Object, key string) string {
 	return ""
 }
 
-func debugLog(wf *Workflow, state *phpjson.Object, now time.Time, context map[string]any) *LogEntry {
-	return &LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: LogDebug, Context: encodeJSON(context), CreatedAt: now}
+func debugLog(wf *driver.Workflow, state *phpjson.Object, now time.Time, context map[string]any) *driver.LogEntry {
+	return &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogDebug, Context: encodeJSON(context), CreatedAt: now}
 }
 
 // enqueueStep writes the job(s) of step idx.
-func (e *Engine) enqueueStep(ctx context.Context, tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) error {
+func (e *Engine) enqueueStep(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) error {
 	return tx.JobInsert(ctx, e.stepJobs(wf, state, steps, idx, now))
 }
 
@@ -911,9 +912,9 @@ func (e *Engine) enqueueStep(ctx context.Context, tx Tx, wf *Workflow, state *ph
 // does: the step's handler (one job per parallel branch) or its internal
 // placeholder, with the options resolved from the step definition and the
 // workflow's defaults, and __queuety_runtime in the payload.
-func (e *Engine) stepJobs(wf *Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) []*Job {
+func (e *Engine) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) []*driver.Job {
 	step := steps[idx]
-	var jobs []*Job
+	var jobs []*driver.Job
 	switch step.Type {
 	case "parallel":
 		for _, b := range step.Branches {
@@ -936,7 +937,7 @@ func (e *Engine) stepJobs(wf *Workflow, state *phpjson.Object, steps []*stepDef,
 
 // stepJob resolves one step job row (Queuety's StepDispatchOptions): step
 // options first, then the workflow's _queue, _priority and _max_attempts.
-func (e *Engine) stepJob(wf *Workflow, state, def *phpjson.Object, handler string, payload *phpjson.Object, idx, defaultCost int, now time.Time, delaySeconds int64) *Job {
+func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handler string, payload *phpjson.Object, idx, defaultCost int, now time.Time, delaySeconds int64) *driver.Job {
 	queue := strField(def, "queue")
 	if queue == "" {
 		queue = stateQueue(state)
@@ -971,7 +972,7 @@ func (e *Engine) stepJob(wf *Workflow, state, def *phpjson.Object, handler strin
 			}
 		}
 	}
-	j := &Job{
+	j := &driver.Job{
 		Queue: queue, Handler: handler, Payload: encodeJSON(doc), Priority: prio, Status: JobPending,
 		MaxAttempts: maxAttempts, AvailableAt: dueAt(now, delay), WorkflowID: wf.ID, StepIndex: ptr(idx),
 		CostUnits: cost, CreatedAt: floorSecond(now),

@@ -4,16 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Sentinel errors. Test for them with errors.Is.
 var (
 	// ErrNotFound means the job, workflow or schedule does not exist.
-	ErrNotFound = errors.New("queuety: not found")
+	ErrNotFound = driver.ErrNotFound
 	// ErrInvalidArgument means a caller passed a value the engine cannot
 	// store or act on: an empty handler, a negative delay, a priority out of
 	// range, a payload that is not a JSON object, and so on.
-	ErrInvalidArgument = errors.New("queuety: invalid argument")
+	ErrInvalidArgument = driver.ErrInvalidArgument
 	// ErrInvalidTimeout means a timeout or deadline is below one second.
 	ErrInvalidTimeout = errors.New("queuety: invalid timeout")
 	// ErrInvalidState means the operation does not apply to the row's
@@ -25,8 +27,6 @@ var (
 	// changed. A worker treats it as "someone else owns this now", not as a
 	// failure.
 	ErrStaleAttempt = errors.New("queuety: stale attempt")
-	// ErrDuplicate is returned by stores when a unique key already exists.
-	ErrDuplicate = errors.New("queuety: duplicate key")
 
 	// ErrDeadlineExceeded is the context cause seen by a step whose workflow
 	// passed its execution deadline while the step was running.
@@ -41,17 +41,17 @@ var (
 )
 
 // TimeoutKind names which deadline expired.
-type TimeoutKind string
+type TimeoutKind = driver.TimeoutKind
 
 // The timeout kinds. The first four are activity (step or job) timeouts;
 // the last two are workflow timeouts.
 const (
-	TimeoutScheduleToStart TimeoutKind = "schedule_to_start"
-	TimeoutStartToClose    TimeoutKind = "start_to_close"
-	TimeoutScheduleToClose TimeoutKind = "schedule_to_close"
-	TimeoutHeartbeat       TimeoutKind = "heartbeat"
-	TimeoutExecution       TimeoutKind = "execution_timeout"
-	TimeoutRun             TimeoutKind = "run_timeout"
+	TimeoutScheduleToStart = driver.TimeoutScheduleToStart
+	TimeoutStartToClose    = driver.TimeoutStartToClose
+	TimeoutScheduleToClose = driver.TimeoutScheduleToClose
+	TimeoutHeartbeat       = driver.TimeoutHeartbeat
+	TimeoutExecution       = driver.TimeoutExecution
+	TimeoutRun             = driver.TimeoutRun
 )
 
 // TimeoutError reports an expired deadline. A job or step that ends on a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -107,7 +108,7 @@ func ExampleClient_Schedule() {
 	defer q.Close()
 
 	id, err := q.Schedule("cleanup_sessions", queuety.State{"older_than_days": 30}).
-		Cron("0 3 * * *").Overlap(queuety.OverlapSkip).Save(ctx)
+		Cron("0 3 * * *").Overlap(driver.OverlapSkip).Save(ctx)
 	if err != nil {
 		panic(err)
 	}

@@ -3,77 +3,9 @@ package queuety
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
-	"sync"
+
+	"github.com/queuety/queuety-go/store/driver"
 )
-
-// Driver opens a Store from a DSN. Stores register a Driver under their
-// URL scheme in an init function, the way database/sql drivers do:
-//
-//	import _ "github.com/queuety/queuety-go/store/mysql"
-type Driver interface {
-	Open(ctx context.Context, dsn string) (Store, error)
-}
-
-var (
-	driversMu sync.RWMutex
-	drivers   = map[string]Driver{}
-)
-
-// Register makes a store driver available under scheme ("mysql",
-// "sqlite"). It panics when called twice for one scheme or with a nil
-// driver, since both are programming errors.
-func Register(scheme string, d Driver) {
-	driversMu.Lock()
-	defer driversMu.Unlock()
-	if d == nil {
-		panic("queuety: Register driver is nil")
-	}
-	if _, dup := drivers[scheme]; dup {
-		panic("queuety: Register called twice for scheme " + scheme)
-	}
-	drivers[scheme] = d
-}
-
-// Drivers returns the registered schemes, sorted.
-func Drivers() []string {
-	driversMu.RLock()
-	defer driversMu.RUnlock()
-	out := make([]string, 0, len(drivers))
-	for s := range drivers {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// SchemeOf returns the store scheme of a DSN: the part before "://", or
-// "mysql" for a plain go-sql-driver DSN such as
-// "user:pass@tcp(127.0.0.1:3306)/wordpress?prefix=wp_".
-func SchemeOf(dsn string) string {
-	if i := strings.Index(dsn, "://"); i > 0 {
-		return strings.ToLower(dsn[:i])
-	}
-	return "mysql"
-}
-
-// OpenStore opens the Store a DSN names, without running migrations.
-func OpenStore(ctx context.Context, dsn string) (Store, error) {
-	scheme := SchemeOf(dsn)
-	driversMu.RLock()
-	d := drivers[scheme]
-	driversMu.RUnlock()
-	if d == nil {
-		return nil, fmt.Errorf("queuety: no store registered for %q (import _ \"github.com/queuety/queuety-go/store/%s\"; registered: %s)",
-			scheme, scheme, strings.Join(Drivers(), ", "))
-	}
-	s, err := d.Open(ctx, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("queuety: open %s store: %w", scheme, err)
-	}
-	return s, nil
-}
 
 // Open opens the store a DSN names, applies migrations (unless
 // SkipMigrate is given) and returns a Client. DSNs look like
@@ -86,7 +18,7 @@ func OpenStore(ctx context.Context, dsn string) (Store, error) {
 // The matching store package must be imported (blank import).
 func Open(ctx context.Context, dsn string, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
-	s, err := OpenStore(ctx, dsn)
+	s, err := driver.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}

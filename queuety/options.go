@@ -3,12 +3,14 @@ package queuety
 import (
 	"log/slog"
 	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Defaults used when a job or workflow does not say otherwise. They match
 // Queuety's.
 const (
-	DefaultQueue       = "default"
+	DefaultQueue       = driver.DefaultQueue
 	DefaultMaxAttempts = 3
 	// MaxAttemptsLimit is the largest attempt count a row can hold
 	// (Queuety stores attempts in a TINYINT UNSIGNED).

@@ -1,153 +1,13 @@
 package queuety
 
-import "time"
+import "github.com/queuety/queuety-go/store/driver"
 
-// Job is one row of Queuety's jobs table, plus the columns the Go engine
-// adds for activity timeouts and attempt fencing. Zero values stand for SQL
-// NULL: a zero time, a zero id, an empty string.
-type Job struct {
-	ID          int64
-	Queue       string
-	Handler     string
-	Payload     []byte // the stored JSON text, as written (PHP json_encode style)
-	PayloadHash string // sha256 hex, set only for unique jobs
-	Priority    Priority
-	Status      JobStatus
-	Attempts    int // attempts started so far; a claim adds one
-	MaxAttempts int
-
-	AvailableAt  time.Time // due time (second precision)
-	ReservedAt   time.Time // when the current attempt was claimed or last renewed
-	CompletedAt  time.Time
-	FailedAt     time.Time
-	ErrorMessage string
-
-	WorkflowID int64
-	StepIndex  *int // set for workflow step jobs
-	DependsOn  int64
-	BatchID    int64
-
-	ConcurrencyGroup string
-	ConcurrencyLimit int
-	CostUnits        int
-	HeartbeatData    []byte // JSON text, or nil
-	CreatedAt        time.Time
-
-	// ClaimToken identifies the claim that started the current attempt.
-	// Together with Attempts it fences results from superseded attempts.
-	ClaimToken int64
-	// The activity deadlines (absolute, UTC). Zero when not set.
-	ScheduleToStartAt time.Time
-	StartToCloseAt    time.Time
-	ScheduleToCloseAt time.Time
-	HeartbeatDeadline time.Time
-	LastHeartbeatAt   time.Time
-}
-
-// Workflow is one row of Queuety's workflows table, plus the Go engine's
-// run-timeout columns. State holds the stored JSON text, including the
-// private "_" keys.
-type Workflow struct {
-	ID               int64
-	Name             string
-	Status           WorkflowStatus
-	State            []byte
-	CurrentStep      int
-	TotalSteps       int
-	ParentWorkflowID int64
-	ParentStepIndex  *int
-	StartedAt        time.Time
-	CompletedAt      time.Time
-	FailedAt         time.Time
-	ErrorMessage     string
-	// DeadlineAt is the execution deadline (MustCompleteWithin /
-	// ExecutionTimeout), fixed at dispatch.
-	DeadlineAt time.Time
-
-	// RunNumber counts runs: 1 at dispatch, +1 at each RetryWorkflow and
-	// continue-as-new. Zero is read as 1 (rows written by Queuety PHP).
-	RunNumber      int
-	RunStartedAt   time.Time
-	RunDeadlineAt  time.Time // run start + run timeout, capped at DeadlineAt
-	WaitDeadlineAt time.Time // when a signal wait with a timeout gives up
-}
-
-// LogEntry is one row of Queuety's logs table.
-type LogEntry struct {
-	ID           int64
-	JobID        *int64 // NULL, or a job id (0 is a real value Queuety writes)
-	WorkflowID   int64
-	StepIndex    *int
-	Handler      string
-	Queue        string
-	Event        LogEvent
-	Attempt      *int
-	DurationMS   *int64
-	MemoryPeakKB *int64
-	ErrorMessage string
-	ErrorClass   string
-	ErrorTrace   string
-	Context      []byte // JSON text or nil
-	CreatedAt    time.Time
-}
-
-// WorkflowEvent is one row of Queuety's workflow_events table. The JSON
-// columns hold public state only (no "_" keys), except Output, which holds
-// the raw step output as Queuety writes it.
-type WorkflowEvent struct {
-	ID          int64
-	WorkflowID  int64
-	JobID       int64
-	StepIndex   int
-	StepName    string
-	StepType    string
-	Handler     string
-	Event       EventType
-	Queue       string
-	Attempt     *int
-	Input       []byte
-	Output      []byte
-	StateBefore []byte
-	StateAfter  []byte
-	Context     []byte
-	Error       []byte
-	DurationMS  *int64
-	CreatedAt   time.Time
-}
-
-// Signal is one row of Queuety's signals table.
-type Signal struct {
-	ID         int64
-	WorkflowID int64
-	Name       string
-	Payload    []byte
-	ReceivedAt time.Time
-}
-
-// Failure is a row of the Go engine's failures table: one per terminal
-// failure of a job, step or workflow, with its category.
-type Failure struct {
-	ID           int64
-	WorkflowID   int64
-	JobID        int64
-	StepIndex    *int
-	Attempt      int
-	RunNumber    int
-	Category     FailureCategory
-	TimeoutKind  TimeoutKind
-	NonRetryable bool
-	Message      string
-	ErrorClass   string
-	DeadlineAt   time.Time
-	CreatedAt    time.Time
-}
-
-// Err returns the failure as an error: a *TimeoutError for timeouts
+// failureErr returns a recorded failure as an error: a *TimeoutError for timeouts
 // (errors.As finds it, with its Kind), wrapped with NonRetryable when the
 // failure was non-retryable.
-func (f *Failure) Err() error {
+func failureErr(f *driver.Failure) error {
 	var err error
-	if f.Category == FailureTimeout {
+	if f.Category == driver.FailureTimeout {
 		err = &TimeoutError{Kind: f.TimeoutKind, Deadline: f.DeadlineAt, Message: f.Message}
 	} else {
 		err = &failureError{f: f}
@@ -159,35 +19,10 @@ func (f *Failure) Err() error {
 }
 
 // failureError is a recorded non-timeout failure.
-type failureError struct{ f *Failure }
+type failureError struct{ f *driver.Failure }
 
 // Error returns the recorded message.
 func (e *failureError) Error() string { return e.f.Message }
 
 // ErrorClass returns the recorded error class.
 func (e *failureError) ErrorClass() string { return e.f.ErrorClass }
-
-// FailureCategory classifies a recorded failure.
-type FailureCategory string
-
-// Failure categories (the same strings Durable Workflow uses).
-const (
-	FailureApplication FailureCategory = "application"
-	FailureTimeout     FailureCategory = "timeout"
-	FailureCancelled   FailureCategory = "cancelled"
-	FailureInternal    FailureCategory = "internal"
-)
-
-// QueueCount is the number of jobs in one queue with one status.
-type QueueCount struct {
-	Queue  string
-	Status JobStatus
-	Count  int64
-}
-
-// QueueState is one row of Queuety's queue_states table.
-type QueueState struct {
-	Queue    string
-	Paused   bool
-	PausedAt time.Time
-}

@@ -12,109 +12,17 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/schedexpr"
-)
-
-// ScheduleType is how a schedule's expression is read (Queuety's
-// expression_type column).
-type ScheduleType string
-
-// Schedule types.
-const (
-	ScheduleInterval ScheduleType = "interval" // "5 minutes", "1 hour", "3600 seconds"
-	ScheduleCron     ScheduleType = "cron"     // "0 3 * * *", "@daily"
-)
-
-// OverlapPolicy says what a firing does while the schedule's previous run
-// is still pending or processing.
-type OverlapPolicy string
-
-// Overlap policies (Queuety's overlap_policy column).
-const (
-	// OverlapAllow dispatches every firing, whatever is still running.
-	OverlapAllow OverlapPolicy = "allow"
-	// OverlapSkip drops a firing while the previous run is active.
-	OverlapSkip OverlapPolicy = "skip"
-	// OverlapBuffer keeps at most one firing waiting while the previous run
-	// is active, and dispatches it at the first tick after that run ends.
-	// Further firings in the meantime are dropped.
-	OverlapBuffer OverlapPolicy = "buffer"
-)
-
-// CatchUpPolicy says what happens to firings that were missed while no
-// worker ticked (downtime).
-type CatchUpPolicy string
-
-// Catch-up policies.
-const (
-	// CatchUpOnce fires once for all missed slots, then continues with the
-	// next slot after now. It is the default.
-	CatchUpOnce CatchUpPolicy = "once"
-	// CatchUpAll fires once per missed slot, up to MaxCatchUp per tick.
-	CatchUpAll CatchUpPolicy = "all"
-	// CatchUpNone fires only when no slot was missed; after downtime it
-	// skips straight to the next slot after now.
-	CatchUpNone CatchUpPolicy = "none"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // MaxCatchUp bounds the firings one tick makes for one schedule under
 // CatchUpAll.
 const MaxCatchUp = 100
 
-// workflowSchedulePrefix starts the handler key of workflow schedules.
-const workflowSchedulePrefix = "__queuety_workflow:"
-
-// Schedule is one row of Queuety's schedules table plus the Go engine's
-// columns. Handler is unique: one schedule per handler string (for
-// workflow schedules, "__queuety_workflow:" + a key).
-type Schedule struct {
-	ID             int64
-	Handler        string
-	Payload        []byte // JSON object: the job's payload, or the workflow's initial state
-	Queue          string
-	Expression     string
-	ExpressionType ScheduleType
-	LastRun        time.Time
-	NextRun        time.Time
-	Overlap        OverlapPolicy
-	Enabled        bool
-	CreatedAt      time.Time
-
-	// Workflow is the definition a workflow schedule dispatches, in
-	// Queuety's runtime-definition shape (nil for job schedules).
-	Workflow []byte
-	// CatchUp is the catch-up policy ("" reads as CatchUpOnce).
-	CatchUp CatchUpPolicy
-	// LastRunRef is the job or workflow id the latest firing dispatched.
-	LastRunRef int64
-	// PendingRun is the slot a buffered firing waits for (OverlapBuffer).
-	PendingRun time.Time
-}
-
-// IsWorkflow reports whether the schedule dispatches workflows.
-func (s *Schedule) IsWorkflow() bool { return len(s.Workflow) > 0 }
-
-// WorkflowKey returns the key of a workflow schedule: its handler without
-// the "__queuety_workflow:" prefix ("" and false for a job schedule).
-func (s *Schedule) WorkflowKey() (string, bool) {
-	if key, ok := strings.CutPrefix(s.Handler, workflowSchedulePrefix); ok {
-		return key, true
-	}
-	return "", false
-}
-
-// EffectiveCatchUp returns the catch-up policy the tick applies: CatchUp,
-// or CatchUpOnce for rows that have none (written by Queuety PHP).
-func (s *Schedule) EffectiveCatchUp() CatchUpPolicy {
-	if s.CatchUp == "" {
-		return CatchUpOnce
-	}
-	return s.CatchUp
-}
-
 // ScheduleBuilder configures a schedule; Save writes it.
 type ScheduleBuilder struct {
 	c          *Client
-	s          Schedule
+	s          driver.Schedule
 	def        *WorkflowDefinition
 	enabledSet bool // Enabled or Disabled was called
 	err        error
@@ -127,7 +35,7 @@ type ScheduleBuilder struct {
 //	id, err := q.Schedule("cleanup_sessions", queuety.State{"older_than_days": 30}).
 //		Cron("0 3 * * *").OnQueue("maintenance").Overlap(queuety.OverlapSkip).Save(ctx)
 func (c *Client) Schedule(handler string, payload any) *ScheduleBuilder {
-	b := &ScheduleBuilder{c: c, s: Schedule{Handler: handler, Queue: DefaultQueue, Overlap: OverlapAllow, Enabled: true, CatchUp: CatchUpOnce}}
+	b := &ScheduleBuilder{c: c, s: driver.Schedule{Handler: handler, Queue: DefaultQueue, Overlap: driver.OverlapAllow, Enabled: true, CatchUp: driver.CatchUpOnce}}
 	if err := validateHandlerName(handler); err != nil {
 		b.err = err
 	} else if IsInternalHandler(handler) {
@@ -144,14 +52,14 @@ func (c *Client) Schedule(handler string, payload any) *ScheduleBuilder {
 // definition's key (or the schedule's) and the firing time, so a firing
 // can never start two workflows.
 func (c *Client) ScheduleWorkflow(def WorkflowDefinition, state any) *ScheduleBuilder {
-	b := &ScheduleBuilder{c: c, s: Schedule{Queue: orDefault(def.Queue, DefaultQueue), Overlap: OverlapAllow, Enabled: true, CatchUp: CatchUpOnce}}
+	b := &ScheduleBuilder{c: c, s: driver.Schedule{Queue: orDefault(def.Queue, DefaultQueue), Overlap: driver.OverlapAllow, Enabled: true, CatchUp: driver.CatchUpOnce}}
 	norm, err := def.normalized()
 	if err != nil {
 		b.err = err
 		return b
 	}
 	b.def = &norm
-	b.s.Handler = workflowSchedulePrefix + def.Name
+	b.s.Handler = driver.WorkflowSchedulePrefix + def.Name
 	b.setPayload("initial state", state)
 	return b
 }
@@ -188,7 +96,7 @@ func (b *ScheduleBuilder) Key(key string) *ScheduleBuilder {
 		b.fail(invalidf("schedule key is empty"))
 		return b
 	}
-	b.s.Handler = workflowSchedulePrefix + key
+	b.s.Handler = driver.WorkflowSchedulePrefix + key
 	return b
 }
 
@@ -220,7 +128,7 @@ func (b *ScheduleBuilder) Cron(expr string) *ScheduleBuilder {
 	if _, err := schedexpr.ParseCron(spec); err != nil {
 		b.fail(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
 	}
-	b.s.Expression, b.s.ExpressionType = spec, ScheduleCron
+	b.s.Expression, b.s.ExpressionType = spec, driver.ScheduleCron
 	return b
 }
 
@@ -232,7 +140,7 @@ func (b *ScheduleBuilder) Every(d time.Duration) *ScheduleBuilder {
 		return b
 	}
 	b.s.Expression = strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10) + " seconds"
-	b.s.ExpressionType = ScheduleInterval
+	b.s.ExpressionType = driver.ScheduleInterval
 	return b
 }
 
@@ -246,7 +154,7 @@ func (b *ScheduleBuilder) Interval(expr string) *ScheduleBuilder {
 	if _, err := schedexpr.ParseInterval(expr); err != nil {
 		b.fail(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
 	}
-	b.s.Expression, b.s.ExpressionType = strings.TrimSpace(expr), ScheduleInterval
+	b.s.Expression, b.s.ExpressionType = strings.TrimSpace(expr), driver.ScheduleInterval
 	return b
 }
 
@@ -266,9 +174,9 @@ func (b *ScheduleBuilder) OnQueue(queue string) *ScheduleBuilder {
 }
 
 // Overlap sets the overlap policy (default OverlapAllow).
-func (b *ScheduleBuilder) Overlap(p OverlapPolicy) *ScheduleBuilder {
+func (b *ScheduleBuilder) Overlap(p driver.OverlapPolicy) *ScheduleBuilder {
 	switch p {
-	case OverlapAllow, OverlapSkip, OverlapBuffer:
+	case driver.OverlapAllow, driver.OverlapSkip, driver.OverlapBuffer:
 		b.s.Overlap = p
 	default:
 		b.fail(invalidf("overlap policy %q (want allow, skip or buffer)", string(p)))
@@ -277,9 +185,9 @@ func (b *ScheduleBuilder) Overlap(p OverlapPolicy) *ScheduleBuilder {
 }
 
 // CatchUp sets the catch-up policy (default CatchUpOnce).
-func (b *ScheduleBuilder) CatchUp(p CatchUpPolicy) *ScheduleBuilder {
+func (b *ScheduleBuilder) CatchUp(p driver.CatchUpPolicy) *ScheduleBuilder {
 	switch p {
-	case CatchUpOnce, CatchUpAll, CatchUpNone:
+	case driver.CatchUpOnce, driver.CatchUpAll, driver.CatchUpNone:
 		b.s.CatchUp = p
 	default:
 		b.fail(invalidf("catch-up policy %q (want once, all or none)", string(p)))
@@ -321,10 +229,10 @@ func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 	}
 	expr, _ := parseSchedule(&b.s) // Cron, Every and Interval validated it
 	var id int64
-	save := func(tx Tx) error {
+	save := func(tx driver.Tx) error {
 		now := b.c.clock.Now()
 		s := b.s
-		old, err := tx.ScheduleByHandler(ctx, s.Handler, LockUpdate)
+		old, err := tx.ScheduleByHandler(ctx, s.Handler, driver.LockUpdate)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			s.CreatedAt, s.NextRun = now, expr.Next(floorSecond(now))
@@ -339,7 +247,7 @@ func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 			if old.Expression != s.Expression || old.ExpressionType != s.ExpressionType || (s.Enabled && !old.Enabled) {
 				s.NextRun = expr.Next(floorSecond(now))
 			}
-			if s.sameSettings(old) {
+			if sameScheduleSettings(&s, old) {
 				id = old.ID
 				return nil // stored as saved: nothing to write
 			}
@@ -355,7 +263,7 @@ func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 	// winner wrote on the next pass.
 	var err error
 	for range 3 {
-		if err = b.c.store.InTx(ctx, save); !errors.Is(err, ErrDuplicate) {
+		if err = b.c.store.InTx(ctx, save); !errors.Is(err, driver.ErrDuplicate) {
 			break
 		}
 	}
@@ -365,37 +273,37 @@ func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 	return id, nil
 }
 
-// sameSettings reports whether s holds what the stored row old holds in
+// sameScheduleSettings reports whether s holds what the stored row old holds in
 // every column Save sets.
-func (s *Schedule) sameSettings(old *Schedule) bool {
+func sameScheduleSettings(s, old *driver.Schedule) bool {
 	return s.Queue == old.Queue && s.Expression == old.Expression && s.ExpressionType == old.ExpressionType &&
 		s.Overlap == old.Overlap && s.Enabled == old.Enabled && s.CatchUp == old.CatchUp && s.NextRun.Equal(old.NextRun) &&
 		bytes.Equal(s.Payload, old.Payload) && bytes.Equal(s.Workflow, old.Workflow)
 }
 
 // parseSchedule reads a stored expression.
-func parseSchedule(s *Schedule) (schedexpr.Schedule, error) {
+func parseSchedule(s *driver.Schedule) (schedexpr.Schedule, error) {
 	return schedexpr.Parse(schedexpr.Type(s.ExpressionType), s.Expression)
 }
 
 // Schedules lists every schedule, by id.
-func (c *Client) Schedules(ctx context.Context) ([]*Schedule, error) {
-	var out []*Schedule
-	err := c.store.InTx(ctx, func(tx Tx) (err error) { out, err = tx.ScheduleList(ctx); return err })
+func (c *Client) Schedules(ctx context.Context) ([]*driver.Schedule, error) {
+	var out []*driver.Schedule
+	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.ScheduleList(ctx); return err })
 	return out, wrap("list schedules", err)
 }
 
 // ScheduleByID reads one schedule.
-func (c *Client) ScheduleByID(ctx context.Context, id int64) (*Schedule, error) {
-	var s *Schedule
-	err := c.store.InTx(ctx, func(tx Tx) (err error) { s, err = tx.ScheduleGet(ctx, id, LockNone); return err })
+func (c *Client) ScheduleByID(ctx context.Context, id int64) (*driver.Schedule, error) {
+	var s *driver.Schedule
+	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { s, err = tx.ScheduleGet(ctx, id, driver.LockNone); return err })
 	return s, wrap("read schedule", err)
 }
 
 // RemoveSchedule deletes a schedule; jobs it dispatched are not touched.
 func (c *Client) RemoveSchedule(ctx context.Context, id int64) error {
-	err := c.store.InTx(ctx, func(tx Tx) error {
-		if _, err := tx.ScheduleGet(ctx, id, LockUpdate); err != nil {
+	err := c.store.InTx(ctx, func(tx driver.Tx) error {
+		if _, err := tx.ScheduleGet(ctx, id, driver.LockUpdate); err != nil {
 			return err
 		}
 		return tx.ScheduleDelete(ctx, id)
@@ -407,8 +315,8 @@ func (c *Client) RemoveSchedule(ctx context.Context, id int64) error {
 // next run that lies in the past to the next slot after now, so a schedule
 // disabled for a while does not fire for the time it was off.
 func (c *Client) SetScheduleEnabled(ctx context.Context, id int64, enabled bool) error {
-	err := c.store.InTx(ctx, func(tx Tx) error {
-		s, err := tx.ScheduleGet(ctx, id, LockUpdate)
+	err := c.store.InTx(ctx, func(tx driver.Tx) error {
+		s, err := tx.ScheduleGet(ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
@@ -431,9 +339,9 @@ func (c *Client) SetScheduleEnabled(ctx context.Context, id int64, enabled bool)
 // of the job or workflow it dispatched, or 0 when the policy held it back.
 func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 	var ref int64
-	err := c.store.InTx(ctx, func(tx Tx) error {
+	err := c.store.InTx(ctx, func(tx driver.Tx) error {
 		ref = 0
-		s, err := tx.ScheduleGet(ctx, id, LockUpdate)
+		s, err := tx.ScheduleGet(ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
@@ -461,10 +369,10 @@ func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error) {
 	var n int
 	var more bool
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		n = 0
 		now := e.c.clock.Now()
-		due, err := tx.ScheduleFindDue(ctx, ExpiredParams{Now: now, Limit: limit, Lock: LockSkipLocked})
+		due, err := tx.ScheduleFindDue(ctx, driver.ExpiredParams{Now: now, Limit: limit, Lock: driver.LockSkipLocked})
 		if err != nil {
 			return err
 		}
@@ -490,7 +398,7 @@ func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error
 // returns how many jobs or workflows it dispatched and whether it wrote
 // the row (it does not when only a buffered firing was due and its run is
 // still active).
-func (e *Engine) tickOne(ctx context.Context, tx Tx, s *Schedule, now time.Time, run *runState) (int, bool, error) {
+func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, run *runState) (int, bool, error) {
 	oldNext := s.NextRun
 	fired := 0
 	if !s.PendingRun.IsZero() && !s.PendingRun.After(now) {
@@ -544,7 +452,7 @@ func (e *Engine) tickOne(ctx context.Context, tx Tx, s *Schedule, now time.Time,
 
 // catchUp returns the slots a tick fires for a schedule whose next run,
 // next, is due, under catch-up policy p, and the first slot after now.
-func catchUp(expr schedexpr.Schedule, p CatchUpPolicy, next, now time.Time) (firings []time.Time, following time.Time) {
+func catchUp(expr schedexpr.Schedule, p driver.CatchUpPolicy, next, now time.Time) (firings []time.Time, following time.Time) {
 	var missed []time.Time // the first MaxCatchUp missed slots
 	var last time.Time
 	slot := next
@@ -560,9 +468,9 @@ func catchUp(expr schedexpr.Schedule, p CatchUpPolicy, next, now time.Time) (fir
 	switch {
 	case len(missed) == 0: // a zero next run: nothing to fire
 		return nil, slot
-	case p == CatchUpAll:
+	case p == driver.CatchUpAll:
 		return missed, slot
-	case p == CatchUpNone && len(missed) > 1:
+	case p == driver.CatchUpNone && len(missed) > 1:
 		return nil, slot
 	}
 	return []time.Time{last}, slot
@@ -571,14 +479,14 @@ func catchUp(expr schedexpr.Schedule, p CatchUpPolicy, next, now time.Time) (fir
 // fire applies the overlap policy to one firing and dispatches it when
 // allowed. It returns the dispatched id (0 when held back or dropped) and
 // updates s in memory (last_run, pending run, last reference).
-func (e *Engine) fire(ctx context.Context, tx Tx, s *Schedule, slot, now time.Time, run *runState) (int64, error) {
-	if s.Overlap == OverlapSkip || s.Overlap == OverlapBuffer {
+func (e *Engine) fire(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
+	if s.Overlap == driver.OverlapSkip || s.Overlap == driver.OverlapBuffer {
 		active, err := e.runActive(ctx, tx, s, run)
 		if err != nil {
 			return 0, err
 		}
 		if active {
-			if s.Overlap == OverlapBuffer {
+			if s.Overlap == driver.OverlapBuffer {
 				// A buffered firing has not run yet: last_run stays, as in
 				// Queuety PHP.
 				if s.PendingRun.IsZero() {
@@ -595,7 +503,7 @@ func (e *Engine) fire(ctx context.Context, tx Tx, s *Schedule, slot, now time.Ti
 
 // dispatchFiring dispatches one firing's job or workflow and records it in
 // run.
-func (e *Engine) dispatchFiring(ctx context.Context, tx Tx, s *Schedule, slot, now time.Time, run *runState) (int64, error) {
+func (e *Engine) dispatchFiring(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
 	s.LastRun = floorSecond(now)
 	if s.IsWorkflow() {
 		def, err := decodeDefinition(s.Workflow)
@@ -629,9 +537,9 @@ func (e *Engine) dispatchFiring(ctx context.Context, tx Tx, s *Schedule, slot, n
 	if len(payload) == 0 {
 		payload = []byte("[]")
 	}
-	j := &Job{Queue: orDefault(s.Queue, DefaultQueue), Handler: s.Handler, Payload: payload, Status: JobPending,
+	j := &driver.Job{Queue: orDefault(s.Queue, DefaultQueue), Handler: s.Handler, Payload: payload, Status: JobPending,
 		MaxAttempts: DefaultMaxAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now)}
-	if err := tx.JobInsert(ctx, []*Job{j}); err != nil {
+	if err := tx.JobInsert(ctx, []*driver.Job{j}); err != nil {
 		return 0, err
 	}
 	s.LastRunRef = j.ID
@@ -646,7 +554,7 @@ type runState struct{ known, active bool }
 
 // runActive reports whether the run s last dispatched is still active,
 // reading it unless run already knows.
-func (e *Engine) runActive(ctx context.Context, tx Tx, s *Schedule, run *runState) (bool, error) {
+func (e *Engine) runActive(ctx context.Context, tx driver.Tx, s *driver.Schedule, run *runState) (bool, error) {
 	if !run.known {
 		active, err := e.scheduleActive(ctx, tx, s)
 		if err != nil {
@@ -659,13 +567,13 @@ func (e *Engine) runActive(ctx context.Context, tx Tx, s *Schedule, run *runStat
 
 // activeRun reports whether a schedule's job still counts as its running
 // run for the overlap policy: pending or processing.
-func (j *Job) activeRun() bool { return j.Status == JobPending || j.Status == JobProcessing }
+func activeRun(j *driver.Job) bool { return j.Status == JobPending || j.Status == JobProcessing }
 
 // scheduleActive reports whether the schedule's previous run is still
 // pending or processing (a job) or not finished (a workflow). For rows
 // without a recorded run (written by Queuety PHP), a job schedule counts
 // any pending or processing job of its handler, as Queuety does.
-func (e *Engine) scheduleActive(ctx context.Context, tx Tx, s *Schedule) (bool, error) {
+func (e *Engine) scheduleActive(ctx context.Context, tx driver.Tx, s *driver.Schedule) (bool, error) {
 	if s.LastRunRef == 0 {
 		if s.IsWorkflow() {
 			return false, nil
@@ -674,17 +582,17 @@ func (e *Engine) scheduleActive(ctx context.Context, tx Tx, s *Schedule) (bool, 
 		return n > 0, err
 	}
 	if s.IsWorkflow() {
-		wf, err := tx.WorkflowGet(ctx, s.LastRunRef, LockNone)
+		wf, err := tx.WorkflowGet(ctx, s.LastRunRef, driver.LockNone)
 		if errors.Is(err, ErrNotFound) {
 			return false, nil
 		}
 		return err == nil && !wf.Status.Terminal(), err
 	}
-	j, err := tx.JobGet(ctx, s.LastRunRef, LockNone)
+	j, err := tx.JobGet(ctx, s.LastRunRef, driver.LockNone)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
-	return err == nil && j.activeRun(), err
+	return err == nil && activeRun(j), err
 }
 
 // NextScheduleDue returns the earliest next run of an enabled schedule,
@@ -694,7 +602,7 @@ func (e *Engine) scheduleActive(ctx context.Context, tx Tx, s *Schedule) (bool, 
 // dispatches it.
 func (e *Engine) NextScheduleDue(ctx context.Context) (time.Time, bool, error) {
 	var t time.Time
-	err := e.c.store.InTx(ctx, func(tx Tx) (err error) { t, err = tx.ScheduleNextDue(ctx); return err })
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) (err error) { t, err = tx.ScheduleNextDue(ctx); return err })
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("queuety: next schedule due: %w", err)
 	}

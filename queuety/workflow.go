@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // StepType names a kind of workflow step, as stored in _steps[i].type.
@@ -476,11 +477,11 @@ func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, i
 	}
 	var id int64
 	for range 3 {
-		err = c.store.InTx(ctx, func(tx Tx) (err error) {
+		err = c.store.InTx(ctx, func(tx driver.Tx) (err error) {
 			id, err = c.engine.insertWorkflow(ctx, tx, p, c.clock.Now())
 			return err
 		})
-		if errors.Is(err, ErrDuplicate) && p.def.IdempotencyKey != "" {
+		if errors.Is(err, driver.ErrDuplicate) && p.def.IdempotencyKey != "" {
 			continue // a concurrent dispatch won the key: read it on the next pass
 		}
 		break
@@ -593,7 +594,7 @@ func prepareWorkflow(def WorkflowDefinition, initial any) (*preparedWorkflow, er
 // its idempotency key, the first step's job(s) and the workflow_started
 // log. With a known idempotency key it returns the existing id and writes
 // nothing; a key inserted concurrently surfaces as ErrDuplicate.
-func (e *Engine) insertWorkflow(ctx context.Context, tx Tx, p *preparedWorkflow, now time.Time) (int64, error) {
+func (e *Engine) insertWorkflow(ctx context.Context, tx driver.Tx, p *preparedWorkflow, now time.Time) (int64, error) {
 	def := p.def
 	if def.IdempotencyKey != "" {
 		existing, err := tx.DispatchKeyGet(ctx, def.IdempotencyKey)
@@ -601,7 +602,7 @@ func (e *Engine) insertWorkflow(ctx context.Context, tx Tx, p *preparedWorkflow,
 			return existing, err
 		}
 	}
-	wf := &Workflow{
+	wf := &driver.Workflow{
 		Name: def.Name, Status: WorkflowRunning, State: p.stateJSON, TotalSteps: len(def.Steps),
 		StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now,
 	}
@@ -620,13 +621,13 @@ func (e *Engine) insertWorkflow(ctx context.Context, tx Tx, p *preparedWorkflow,
 	if err := e.enqueueStep(ctx, tx, wf, p.state, p.steps, 0, now); err != nil {
 		return 0, err
 	}
-	err := tx.LogInsert(ctx, []*LogEntry{{WorkflowID: wf.ID, Handler: def.Name, Queue: p.queue, Event: LogWorkflowStarted, CreatedAt: now}})
+	err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: def.Name, Queue: p.queue, Event: driver.LogWorkflowStarted, CreatedAt: now}})
 	return wf.ID, err
 }
 
 // setRunDeadline starts a run's clock: run start + run timeout, capped at
 // the execution deadline.
-func setRunDeadline(wf *Workflow, state *phpjson.Object, now time.Time) {
+func setRunDeadline(wf *driver.Workflow, state *phpjson.Object, now time.Time) {
 	wf.RunStartedAt = now
 	wf.RunDeadlineAt = time.Time{}
 	secs := intValue(state, runTimeoutKey)
@@ -643,7 +644,7 @@ func setRunDeadline(wf *Workflow, state *phpjson.Object, now time.Time) {
 // workflowExpired returns the timeout kind that has passed for a
 // non-terminal workflow at now, or "". The execution deadline wins when
 // both have passed.
-func workflowExpired(wf *Workflow, now time.Time) TimeoutKind {
+func workflowExpired(wf *driver.Workflow, now time.Time) TimeoutKind {
 	if wf.Status.Terminal() {
 		return ""
 	}

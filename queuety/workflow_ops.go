@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Signal sends a named signal with a payload (anything that encodes as a
@@ -27,13 +28,13 @@ func (c *Client) Signal(ctx context.Context, workflowID int64, name string, payl
 		return fmt.Errorf("queuety: signal %q: %w", name, err)
 	}
 	raw := encodeJSON(body)
-	err = c.store.InTx(ctx, func(tx Tx) error {
+	err = c.store.InTx(ctx, func(tx driver.Tx) error {
 		now := c.clock.Now()
-		wf, err := tx.WorkflowGet(ctx, workflowID, LockUpdate)
+		wf, err := tx.WorkflowGet(ctx, workflowID, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
-		if err := tx.SignalInsert(ctx, &Signal{WorkflowID: workflowID, Name: name, Payload: raw, ReceivedAt: now}); err != nil {
+		if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: workflowID, Name: name, Payload: raw, ReceivedAt: now}); err != nil {
 			return err
 		}
 		state, err := decodeObject("workflow state", wf.State)
@@ -45,7 +46,7 @@ func (c *Client) Signal(ctx context.Context, workflowID int64, name string, payl
 			return err
 		}
 		ignore := func(reason string) error {
-			return tx.LogInsert(ctx, []*LogEntry{debugLog(wf, state, now, map[string]any{"type": "signal_ignored", "signal": name, "reason": reason})})
+			return tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{"type": "signal_ignored", "signal": name, "reason": reason})})
 		}
 		if wf.Status.Terminal() {
 			return ignore("workflow is " + string(wf.Status))
@@ -58,7 +59,7 @@ func (c *Client) Signal(ctx context.Context, workflowID int64, name string, payl
 					return err
 				}
 				if !wf.WaitDeadlineAt.IsZero() {
-					if err := tx.LogInsert(ctx, []*LogEntry{debugLog(wf, state, now, map[string]any{
+					if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
 						"type": "timer_cancelled", "reason": "signal " + name + " arrived first", "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
 						return err
 					}
@@ -95,10 +96,10 @@ func contains(list []string, s string) bool {
 func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, error) {
 	var n int
 	var more bool
-	err := e.c.store.InTx(ctx, func(tx Tx) error {
+	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
 		n = 0
 		now := e.c.clock.Now()
-		wfs, err := tx.WorkflowFindWaitExpired(ctx, ExpiredParams{Now: now, Limit: limit, Lock: LockSkipLocked})
+		wfs, err := tx.WorkflowFindWaitExpired(ctx, driver.ExpiredParams{Now: now, Limit: limit, Lock: driver.LockSkipLocked})
 		if err != nil {
 			return err
 		}
@@ -119,7 +120,7 @@ func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, er
 				continue
 			}
 			step := steps[wf.CurrentStep]
-			if err := tx.LogInsert(ctx, []*LogEntry{debugLog(wf, state, now, map[string]any{
+			if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
 				"type": "signal_timed_out", "signals": stringsToAny(step.SignalNames), "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
 				return err
 			}
@@ -137,9 +138,9 @@ func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, er
 }
 
 // lockWorkflow runs fn on a locked workflow and its decoded state.
-func (c *Client) lockWorkflow(ctx context.Context, id int64, fn func(tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error) error {
-	return c.store.InTx(ctx, func(tx Tx) error {
-		wf, err := tx.WorkflowGet(ctx, id, LockUpdate)
+func (c *Client) lockWorkflow(ctx context.Context, id int64, fn func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error) error {
+	return c.store.InTx(ctx, func(tx driver.Tx) error {
+		wf, err := tx.WorkflowGet(ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
@@ -159,7 +160,7 @@ func (c *Client) lockWorkflow(ctx context.Context, id int64, fn func(tx Tx, wf *
 // its output is merged, but the next step is not enqueued until
 // ResumeWorkflow. It returns ErrInvalidState unless the workflow is running.
 func (c *Client) PauseWorkflow(ctx context.Context, id int64) error {
-	err := c.lockWorkflow(ctx, id, func(tx Tx, wf *Workflow, state *phpjson.Object, _ []*stepDef, now time.Time) error {
+	err := c.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, _ []*stepDef, now time.Time) error {
 		if wf.Status != WorkflowRunning {
 			return fmt.Errorf("%w: workflow is %s, only a running workflow can be paused", ErrInvalidState, wf.Status)
 		}
@@ -167,7 +168,7 @@ func (c *Client) PauseWorkflow(ctx context.Context, id int64) error {
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
 		}
-		return tx.LogInsert(ctx, []*LogEntry{{WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue, Event: LogWorkflowPaused, CreatedAt: now}})
+		return tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue, Event: driver.LogWorkflowPaused, CreatedAt: now}})
 	})
 	if err != nil {
 		return fmt.Errorf("queuety: pause workflow %d: %w", id, err)
@@ -180,7 +181,7 @@ func (c *Client) PauseWorkflow(ctx context.Context, id int64) error {
 // runs a step twice. It returns ErrInvalidState unless the workflow is
 // paused.
 func (c *Client) ResumeWorkflow(ctx context.Context, id int64) error {
-	err := c.lockWorkflow(ctx, id, func(tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+	err := c.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
 		if wf.Status != WorkflowPaused {
 			return fmt.Errorf("%w: workflow is %s, only a paused workflow can be resumed", ErrInvalidState, wf.Status)
 		}
@@ -191,7 +192,7 @@ func (c *Client) ResumeWorkflow(ctx context.Context, id int64) error {
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
 		}
-		open, err := tx.JobListByWorkflow(ctx, wf.ID, []JobStatus{JobPending, JobProcessing}, LockNone)
+		open, err := tx.JobListByWorkflow(ctx, wf.ID, []JobStatus{JobPending, JobProcessing}, driver.LockNone)
 		if err != nil {
 			return err
 		}
@@ -206,7 +207,7 @@ func (c *Client) ResumeWorkflow(ctx context.Context, id int64) error {
 				return err
 			}
 		}
-		return tx.LogInsert(ctx, []*LogEntry{{WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue, Event: LogWorkflowResumed, CreatedAt: now}})
+		return tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue, Event: driver.LogWorkflowResumed, CreatedAt: now}})
 	})
 	if err != nil {
 		return fmt.Errorf("queuety: resume workflow %d: %w", id, err)
@@ -220,7 +221,7 @@ func (c *Client) ResumeWorkflow(ctx context.Context, id int64) error {
 // is discarded. It returns ErrInvalidState for a completed or cancelled
 // workflow.
 func (c *Client) CancelWorkflow(ctx context.Context, id int64) error {
-	err := c.lockWorkflow(ctx, id, func(tx Tx, wf *Workflow, state *phpjson.Object, _ []*stepDef, now time.Time) error {
+	err := c.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, _ []*stepDef, now time.Time) error {
 		if wf.Status == WorkflowCompleted || wf.Status == WorkflowCancelled {
 			return fmt.Errorf("%w: workflow is already %s", ErrInvalidState, wf.Status)
 		}
@@ -233,10 +234,10 @@ func (c *Client) CancelWorkflow(ctx context.Context, id int64) error {
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
 		}
-		if err := tx.LogInsert(ctx, []*LogEntry{{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: LogWorkflowCancelled, CreatedAt: now}}); err != nil {
+		if err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogWorkflowCancelled, CreatedAt: now}}); err != nil {
 			return err
 		}
-		if err := tx.FailureInsert(ctx, &Failure{WorkflowID: wf.ID, Category: FailureCancelled, RunNumber: max(wf.RunNumber, 1),
+		if err := tx.FailureInsert(ctx, &driver.Failure{WorkflowID: wf.ID, Category: driver.FailureCancelled, RunNumber: max(wf.RunNumber, 1),
 			Message: msgWorkflowCancelled, CreatedAt: now}); err != nil {
 			return err
 		}
@@ -253,7 +254,7 @@ func (c *Client) CancelWorkflow(ctx context.Context, id int64) error {
 // deadline is not extended: a workflow past it fails again at once. It
 // returns ErrInvalidState unless the workflow failed.
 func (c *Client) RetryWorkflow(ctx context.Context, id int64) error {
-	err := c.lockWorkflow(ctx, id, func(tx Tx, wf *Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+	err := c.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
 		if wf.Status != WorkflowFailed {
 			return fmt.Errorf("%w: workflow is %s, only a failed workflow can be retried", ErrInvalidState, wf.Status)
 		}
@@ -341,7 +342,7 @@ func (sc *stepCtx) continueAsNew(next State) error {
 	for _, k := range sortedKeys(next) {
 		marker.Set(k, next[k])
 	}
-	w := &writes{events: []*WorkflowEvent{sc.startedEvent(in), sc.completedEvent(EventStepCompleted, in, marker, fresh)}}
+	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in), sc.completedEvent(driver.EventStepCompleted, in, marker, fresh)}}
 	sc.wf.RunNumber = max(sc.wf.RunNumber, 1) + 1
 	setRunDeadline(sc.wf, fresh, sc.now)
 	sc.wf.Status = WorkflowRunning

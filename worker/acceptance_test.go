@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -184,7 +185,7 @@ func TestKilledWorkerJobIsRecovered(t *testing.T) {
 			if j.Status != queuety.JobCompleted || j.Attempts != 2 {
 				t.Fatalf("final: status %s attempts %d", j.Status, j.Attempts)
 			}
-			logs, _ := c2.Logs(ctx, queuety.LogFilter{JobID: id})
+			logs, _ := c2.Logs(ctx, driver.LogFilter{JobID: id})
 			var events []string
 			for _, l := range logs {
 				events = append(events, string(l.Event))

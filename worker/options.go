@@ -6,6 +6,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Defaults for Worker options.
@@ -126,7 +127,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // Hooks are test and metrics callbacks. Each is optional and must be quick.
 type Hooks struct {
 	// Finished is called after an attempt's outcome is recorded.
-	Finished func(job *queuety.Job, err error)
+	Finished func(job *driver.Job, err error)
 	// Swept is called after each maintenance sweep.
 	Swept func(task string, n int, err error)
 }

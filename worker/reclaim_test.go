@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -42,7 +43,7 @@ func TestReclaimedJobKeepsItsNewAttempt(t *testing.T) {
 	finished := make(chan outcome, 2)
 	w := worker.New(c, worker.Concurrency(2), worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond),
 		worker.LeaseInterval(10*time.Millisecond), worker.WithLogger(quiet()),
-		worker.WithHooks(worker.Hooks{Finished: func(j *queuety.Job, err error) { finished <- outcome{j.Attempts, err} }}))
+		worker.WithHooks(worker.Hooks{Finished: func(j *driver.Job, err error) { finished <- outcome{j.Attempts, err} }}))
 	w.HandleJob("stubborn", func(ctx context.Context, _ queuety.Payload) error {
 		info, _ := queuety.JobInfoFrom(ctx)
 		attempt := info.Attempt

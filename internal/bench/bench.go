@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -283,7 +284,7 @@ func workflows(ctx context.Context, setup *queuety.Client, dsn string, n, worker
 			return queuety.State{"marked": len(s)}, nil
 		})
 	}, func() (bool, error) {
-		wfs, err := setup.ListWorkflows(ctx, queuety.WorkflowFilter{Status: queuety.WorkflowCompleted, Limit: n})
+		wfs, err := setup.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowCompleted, Limit: n})
 		return len(wfs) >= n, err
 	}, float64(3*n))
 }

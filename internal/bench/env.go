@@ -10,16 +10,17 @@ import (
 	"sync"
 	"time"
 
-	driver "github.com/go-sql-driver/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
 )
 
 // EnvFor returns the Env for a DSN: a fresh table prefix per run on MySQL,
 // a fresh file per run on SQLite.
 func EnvFor(dsn string) (Env, error) {
-	switch queuety.SchemeOf(dsn) {
+	switch driver.SchemeOf(dsn) {
 	case "mysql":
 		cfg, err := mysql.ParseDSN(dsn)
 		if err != nil {
@@ -29,7 +30,7 @@ func EnvFor(dsn string) (Env, error) {
 	case "sqlite":
 		return &SQLiteEnv{}, nil
 	}
-	return nil, fmt.Errorf("bench: unsupported store %q", queuety.SchemeOf(dsn))
+	return nil, fmt.Errorf("bench: unsupported store %q", driver.SchemeOf(dsn))
 }
 
 // MySQLEnv runs each benchmark on a fresh table prefix of one database.
@@ -72,7 +73,7 @@ func (e *MySQLEnv) Fresh(ctx context.Context) (string, func(), error) {
 }
 
 func (e *MySQLEnv) admin() (*sql.DB, error) {
-	conn, err := driver.NewConnector(e.base.Driver.Clone())
+	conn, err := gomysql.NewConnector(e.base.Driver.Clone())
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string
 	dc.InterpolateParams = true
 	dc.ParseTime = true
 	dc.Params = map[string]string{"time_zone": "'+00:00'"}
-	conn, err := driver.NewConnector(dc)
+	conn, err := gomysql.NewConnector(dc)
 	if err != nil {
 		return 0, err
 	}

@@ -2,13 +2,13 @@ package sqlstore
 
 import (
 	"database/sql"
-	"database/sql/driver"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // nullTime scans DATETIME values from either driver: time.Time (MySQL with
@@ -124,8 +124,8 @@ const jobCols = "id, queue, handler, payload, payload_hash, priority, status, at
 	"batch_id, concurrency_group, concurrency_limit, cost_units, heartbeat_data, created_at, claim_token, " +
 	"schedule_to_start_at, start_to_close_at, schedule_to_close_at, heartbeat_deadline_at, last_heartbeat_at"
 
-func scanJob(sc scanner) (*queuety.Job, error) {
-	j := &queuety.Job{}
+func scanJob(sc scanner) (*driver.Job, error) {
+	j := &driver.Job{}
 	var status string
 	var limit int64
 	err := sc.Scan(&j.ID, &j.Queue, &j.Handler, nullBytes{&j.Payload}, nullString{&j.PayloadHash}, &j.Priority, &status,
@@ -137,7 +137,7 @@ func scanJob(sc scanner) (*queuety.Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scan job: %w", err)
 	}
-	j.Status = queuety.JobStatus(status)
+	j.Status = driver.JobStatus(status)
 	j.ConcurrencyLimit = int(limit)
 	return j, nil
 }
@@ -145,8 +145,8 @@ func scanJob(sc scanner) (*queuety.Job, error) {
 const workflowCols = "id, name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index, " +
 	"started_at, completed_at, failed_at, error_message, deadline_at, run_number, run_started_at, run_deadline_at, wait_deadline_at"
 
-func scanWorkflow(sc scanner) (*queuety.Workflow, error) {
-	w := &queuety.Workflow{}
+func scanWorkflow(sc scanner) (*driver.Workflow, error) {
+	w := &driver.Workflow{}
 	var status string
 	var run int64
 	err := sc.Scan(&w.ID, &w.Name, &status, nullBytes{&w.State}, &w.CurrentStep, &w.TotalSteps, nullInt{&w.ParentWorkflowID},
@@ -156,7 +156,7 @@ func scanWorkflow(sc scanner) (*queuety.Workflow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scan workflow: %w", err)
 	}
-	w.Status = queuety.WorkflowStatus(status)
+	w.Status = driver.WorkflowStatus(status)
 	w.RunNumber = int(run)
 	return w, nil
 }
@@ -164,8 +164,8 @@ func scanWorkflow(sc scanner) (*queuety.Workflow, error) {
 const logCols = "id, job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, memory_peak_kb, " +
 	"error_message, error_class, error_trace, context, created_at"
 
-func scanLog(sc scanner) (*queuety.LogEntry, error) {
-	l := &queuety.LogEntry{}
+func scanLog(sc scanner) (*driver.LogEntry, error) {
+	l := &driver.LogEntry{}
 	var jobID, dur, mem sql.NullInt64
 	var event string
 	var step, attempt *int
@@ -175,7 +175,7 @@ func scanLog(sc scanner) (*queuety.LogEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scan log: %w", err)
 	}
-	l.Event = queuety.LogEvent(event)
+	l.Event = driver.LogEvent(event)
 	l.StepIndex, l.Attempt = step, attempt
 	if jobID.Valid {
 		l.JobID = &jobID.Int64
@@ -192,8 +192,8 @@ func scanLog(sc scanner) (*queuety.LogEntry, error) {
 const eventCols = "id, workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, attempt, input, " +
 	"output, state_before, state_after, context, error, duration_ms, created_at"
 
-func scanEvent(sc scanner) (*queuety.WorkflowEvent, error) {
-	e := &queuety.WorkflowEvent{}
+func scanEvent(sc scanner) (*driver.WorkflowEvent, error) {
+	e := &driver.WorkflowEvent{}
 	var event string
 	var dur sql.NullInt64
 	var attempt *int
@@ -203,7 +203,7 @@ func scanEvent(sc scanner) (*queuety.WorkflowEvent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scan workflow event: %w", err)
 	}
-	e.Event = queuety.EventType(event)
+	e.Event = driver.EventType(event)
 	e.Attempt = attempt
 	if dur.Valid {
 		e.DurationMS = &dur.Int64
@@ -213,7 +213,7 @@ func scanEvent(sc scanner) (*queuety.WorkflowEvent, error) {
 
 // isBadConn reports a lost connection.
 func isBadConn(err error) bool {
-	if errors.Is(err, driver.ErrBadConn) {
+	if errors.Is(err, sqldriver.ErrBadConn) {
 		return true
 	}
 	msg := err.Error()

@@ -7,14 +7,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 const scheduleCols = "id, handler, payload, queue, expression, expression_type, last_run, next_run, overlap_policy, enabled, created_at, " +
 	"workflow_definition, catch_up, last_run_ref, pending_run"
 
-func scanSchedule(sc scanner) (*queuety.Schedule, error) {
-	s := &queuety.Schedule{}
+func scanSchedule(sc scanner) (*driver.Schedule, error) {
+	s := &driver.Schedule{}
 	var typ, overlap, catchUp string
 	var enabled int
 	err := sc.Scan(&s.ID, &s.Handler, nullBytes{&s.Payload}, &s.Queue, &s.Expression, &typ, nullTime{&s.LastRun}, nullTime{&s.NextRun},
@@ -22,16 +22,16 @@ func scanSchedule(sc scanner) (*queuety.Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scan schedule: %w", err)
 	}
-	s.ExpressionType, s.Overlap, s.CatchUp, s.Enabled = queuety.ScheduleType(typ), queuety.OverlapPolicy(overlap), queuety.CatchUpPolicy(catchUp), enabled != 0
+	s.ExpressionType, s.Overlap, s.CatchUp, s.Enabled = driver.ScheduleType(typ), driver.OverlapPolicy(overlap), driver.CatchUpPolicy(catchUp), enabled != 0
 	return s, nil
 }
 
-func (t *txn) querySchedules(ctx context.Context, q string, args ...any) ([]*queuety.Schedule, error) {
+func (t *txn) querySchedules(ctx context.Context, q string, args ...any) ([]*driver.Schedule, error) {
 	return queryAll(ctx, t.tx, scanSchedule, q, args...)
 }
 
 // ScheduleSave implements queuety.Tx.
-func (t *txn) ScheduleSave(ctx context.Context, s *queuety.Schedule) error {
+func (t *txn) ScheduleSave(ctx context.Context, s *driver.Schedule) error {
 	if s.ID != 0 {
 		q := "UPDATE " + t.s.T.Schedules + " SET handler = ?, payload = ?, queue = ?, expression = ?, expression_type = ?, last_run = ?, " +
 			"next_run = ?, overlap_policy = ?, enabled = ?, workflow_definition = ?, catch_up = ?, last_run_ref = ?, pending_run = ? WHERE id = ?"
@@ -50,7 +50,7 @@ func (t *txn) ScheduleSave(ctx context.Context, s *queuety.Schedule) error {
 		nullID(s.LastRunRef), t.frac(s.PendingRun))
 	if err != nil {
 		if t.s.D.Duplicate(err) {
-			return fmt.Errorf("schedule for handler %q: %w", s.Handler, queuety.ErrDuplicate)
+			return fmt.Errorf("schedule for handler %q: %w", s.Handler, driver.ErrDuplicate)
 		}
 		return fmt.Errorf("insert schedule: %w", err)
 	}
@@ -63,25 +63,25 @@ func (t *txn) ScheduleSave(ctx context.Context, s *queuety.Schedule) error {
 }
 
 // ScheduleGet implements queuety.Tx.
-func (t *txn) ScheduleGet(ctx context.Context, id int64, lock queuety.LockMode) (*queuety.Schedule, error) {
+func (t *txn) ScheduleGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Schedule, error) {
 	s, err := scanSchedule(t.tx.QueryRowContext(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" WHERE id = ?"+t.lock(lock), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("schedule %d: %w", id, queuety.ErrNotFound)
+		return nil, fmt.Errorf("schedule %d: %w", id, driver.ErrNotFound)
 	}
 	return s, err
 }
 
 // ScheduleByHandler implements queuety.Tx.
-func (t *txn) ScheduleByHandler(ctx context.Context, handler string, lock queuety.LockMode) (*queuety.Schedule, error) {
+func (t *txn) ScheduleByHandler(ctx context.Context, handler string, lock driver.LockMode) (*driver.Schedule, error) {
 	s, err := scanSchedule(t.tx.QueryRowContext(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" WHERE handler = ?"+t.lock(lock), handler))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("schedule %q: %w", handler, queuety.ErrNotFound)
+		return nil, fmt.Errorf("schedule %q: %w", handler, driver.ErrNotFound)
 	}
 	return s, err
 }
 
 // ScheduleList implements queuety.Tx.
-func (t *txn) ScheduleList(ctx context.Context) ([]*queuety.Schedule, error) {
+func (t *txn) ScheduleList(ctx context.Context) ([]*driver.Schedule, error) {
 	return t.querySchedules(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" ORDER BY id")
 }
 
@@ -94,7 +94,7 @@ func (t *txn) ScheduleDelete(ctx context.Context, id int64) error {
 // ScheduleFindDue implements queuety.Tx: due next runs through
 // idx_next_run (enabled, next_run), then due buffered firings through
 // idx_go_pending_run, both locking what they return.
-func (t *txn) ScheduleFindDue(ctx context.Context, p queuety.ExpiredParams) ([]*queuety.Schedule, error) {
+func (t *txn) ScheduleFindDue(ctx context.Context, p driver.ExpiredParams) ([]*driver.Schedule, error) {
 	due, err := t.querySchedules(ctx, t.s.SQL.DueSchedules+t.lock(p.Lock), t.sec(p.Now), p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("find due schedules: %w", err)
@@ -106,11 +106,11 @@ func (t *txn) ScheduleFindDue(ctx context.Context, p queuety.ExpiredParams) ([]*
 	if err != nil {
 		return nil, fmt.Errorf("find buffered schedules: %w", err)
 	}
-	return mergeByID(due, pending, func(s *queuety.Schedule) int64 { return s.ID }, p.Limit), nil
+	return mergeByID(due, pending, func(s *driver.Schedule) int64 { return s.ID }, p.Limit), nil
 }
 
 // ScheduleUpdate implements queuety.Tx.
-func (t *txn) ScheduleUpdate(ctx context.Context, s *queuety.Schedule, oldNext time.Time) (bool, error) {
+func (t *txn) ScheduleUpdate(ctx context.Context, s *driver.Schedule, oldNext time.Time) (bool, error) {
 	q := "UPDATE " + t.s.T.Schedules + " SET last_run = ?, next_run = ?, enabled = ?, last_run_ref = ?, pending_run = ? WHERE id = ? AND next_run = ?"
 	res, err := t.tx.ExecContext(ctx, q, t.sec(s.LastRun), t.sec(s.NextRun), boolInt(s.Enabled), nullID(s.LastRunRef), t.frac(s.PendingRun),
 		s.ID, t.sec(oldNext))

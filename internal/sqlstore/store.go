@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Dialect describes one database family. Its connections must report
@@ -67,7 +67,7 @@ type Store struct {
 	DB      *sql.DB
 	D       Dialect
 	T       Tables
-	info    queuety.StoreInfo
+	info    driver.StoreInfo
 	migrate func(ctx context.Context) error
 	q       queries
 	// SQL holds the statements of the hot paths and the sweeps, exported
@@ -76,7 +76,7 @@ type Store struct {
 }
 
 // New returns a Store. migrate applies the schema.
-func New(db *sql.DB, d Dialect, prefix string, info queuety.StoreInfo, migrate func(ctx context.Context) error) *Store {
+func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrate func(ctx context.Context) error) *Store {
 	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrate: migrate}
 	s.q = buildQueries(s.T, d)
 	s.SQL = buildStatements(s.T, d)
@@ -153,7 +153,7 @@ func SplitStatements(ddl string) []string {
 }
 
 // Info implements queuety.Store.
-func (s *Store) Info() queuety.StoreInfo { return s.info }
+func (s *Store) Info() driver.StoreInfo { return s.info }
 
 // Migrate implements queuety.Store.
 func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx) }
@@ -173,7 +173,7 @@ var ErrCommitUnknown = errors.New("sqlstore: commit outcome unknown")
 // (deadlocks, lock-wait timeouts, a busy database, and a connection lost
 // mid-transaction, which the server rolls back) re-run fn with jittered
 // backoff; an error from COMMIT itself is returned, never retried.
-func (s *Store) InTx(ctx context.Context, fn func(queuety.Tx) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 	var err error
 	for attempt := 0; attempt < maxTxAttempts; attempt++ {
 		if attempt > 0 {
@@ -215,7 +215,7 @@ func (s *Store) InTx(ctx context.Context, fn func(queuety.Tx) error) error {
 
 // transient reports errors worth re-running a whole transaction for.
 func (s *Store) transient(err error) bool {
-	if errors.Is(err, queuety.ErrStaleAttempt) || errors.Is(err, queuety.ErrNotFound) {
+	if errors.Is(err, driver.ErrNotFound) {
 		return false
 	}
 	return s.D.Retryable(err) || errors.Is(err, sql.ErrConnDone) || isBadConn(err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // queries holds the statements that do not depend on arguments.
@@ -37,11 +37,11 @@ type txn struct {
 	tx *sql.Tx
 }
 
-func (t *txn) lock(m queuety.LockMode) string {
+func (t *txn) lock(m driver.LockMode) string {
 	switch m {
-	case queuety.LockUpdate:
+	case driver.LockUpdate:
 		return t.s.D.ForUpdate
-	case queuety.LockSkipLocked:
+	case driver.LockSkipLocked:
 		return t.s.D.SkipLocked
 	}
 	return ""
@@ -137,16 +137,16 @@ func queryAll[T any](ctx context.Context, tx *sql.Tx, scan func(scanner) (T, err
 	return out, rows.Err()
 }
 
-func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*queuety.Job, error) {
+func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*driver.Job, error) {
 	return queryAll(ctx, t.tx, scanJob, q, args...)
 }
 
-func (t *txn) queryWorkflows(ctx context.Context, q string, args ...any) ([]*queuety.Workflow, error) {
+func (t *txn) queryWorkflows(ctx context.Context, q string, args ...any) ([]*driver.Workflow, error) {
 	return queryAll(ctx, t.tx, scanWorkflow, q, args...)
 }
 
 // JobInsert implements queuety.Tx.
-func (t *txn) JobInsert(ctx context.Context, jobs []*queuety.Job) error {
+func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -168,7 +168,7 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*queuety.Job) error {
 		}
 		status := j.Status
 		if status == "" {
-			status = queuety.JobPending
+			status = driver.JobPending
 		}
 		args = append(args, j.Queue, j.Handler, string(j.Payload), nullStr(j.PayloadHash), int(j.Priority), string(status),
 			j.Attempts, j.MaxAttempts, t.sec(j.AvailableAt), nullID(j.WorkflowID), nullIntp(j.StepIndex), nullID(j.DependsOn),
@@ -190,24 +190,24 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*queuety.Job) error {
 	return nil
 }
 
-func status(s queuety.JobStatus) queuety.JobStatus {
+func status(s driver.JobStatus) driver.JobStatus {
 	if s == "" {
-		return queuety.JobPending
+		return driver.JobPending
 	}
 	return s
 }
 
 // JobGet implements queuety.Tx.
-func (t *txn) JobGet(ctx context.Context, id int64, lock queuety.LockMode) (*queuety.Job, error) {
+func (t *txn) JobGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Job, error) {
 	j, err := scanJob(t.tx.QueryRowContext(ctx, t.s.q.jobByID+t.lock(lock), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("job %d: %w", id, queuety.ErrNotFound)
+		return nil, fmt.Errorf("job %d: %w", id, driver.ErrNotFound)
 	}
 	return j, err
 }
 
 // JobGetMany implements queuety.Tx.
-func (t *txn) JobGetMany(ctx context.Context, ids []int64, lock queuety.LockMode) ([]*queuety.Job, error) {
+func (t *txn) JobGetMany(ctx context.Context, ids []int64, lock driver.LockMode) ([]*driver.Job, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -216,7 +216,7 @@ func (t *txn) JobGetMany(ctx context.Context, ids []int64, lock queuety.LockMode
 }
 
 // JobUpdate implements queuety.Tx.
-func (t *txn) JobUpdate(ctx context.Context, j *queuety.Job) error {
+func (t *txn) JobUpdate(ctx context.Context, j *driver.Job) error {
 	_, err := t.tx.ExecContext(ctx, t.s.q.jobsUpdate, nullStr(j.PayloadHash), int(j.Priority), string(j.Status), j.Attempts,
 		j.MaxAttempts, t.sec(j.AvailableAt), t.sec(j.ReservedAt), t.sec(j.CompletedAt), t.sec(j.FailedAt),
 		nullStr(j.ErrorMessage), nullID(j.WorkflowID), nullIntp(j.StepIndex), nullID(j.DependsOn), nullText(j.HeartbeatData),
@@ -230,7 +230,7 @@ func (t *txn) JobUpdate(ctx context.Context, j *queuety.Job) error {
 
 // claimArgs are the arguments of Statements.Claim and Statements.HasDue,
 // without Claim's limit.
-func (t *txn) claimArgs(p queuety.ClaimParams) []any {
+func (t *txn) claimArgs(p driver.ClaimParams) []any {
 	args := []any{p.Queue, t.sec(p.Now.Truncate(time.Second))}
 	for _, h := range p.Handlers {
 		args = append(args, h)
@@ -239,7 +239,7 @@ func (t *txn) claimArgs(p queuety.ClaimParams) []any {
 }
 
 // JobClaim implements queuety.Tx.
-func (t *txn) JobClaim(ctx context.Context, p queuety.ClaimParams) ([]*queuety.Job, error) {
+func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job, error) {
 	if p.Limit <= 0 || len(p.Handlers) == 0 {
 		return nil, nil
 	}
@@ -265,7 +265,7 @@ func (t *txn) JobClaim(ctx context.Context, p queuety.ClaimParams) ([]*queuety.J
 		return nil, fmt.Errorf("claim update: changed %d of %d locked rows", n, len(ids))
 	}
 	for _, j := range jobs {
-		j.Status = queuety.JobProcessing
+		j.Status = driver.JobProcessing
 		j.ReservedAt = p.Now.UTC().Truncate(time.Second)
 		j.Attempts++
 		j.ClaimToken = p.Token
@@ -274,7 +274,7 @@ func (t *txn) JobClaim(ctx context.Context, p queuety.ClaimParams) ([]*queuety.J
 }
 
 // JobHasDue implements queuety.Tx.
-func (t *txn) JobHasDue(ctx context.Context, p queuety.ClaimParams) (bool, error) {
+func (t *txn) JobHasDue(ctx context.Context, p driver.ClaimParams) (bool, error) {
 	if len(p.Handlers) == 0 {
 		return false, nil
 	}
@@ -343,14 +343,14 @@ func (t *txn) JobTouch(ctx context.Context, ids []int64, token int64, at time.Ti
 }
 
 // JobFindStale implements queuety.Tx.
-func (t *txn) JobFindStale(ctx context.Context, p queuety.StaleParams) ([]*queuety.Job, error) {
+func (t *txn) JobFindStale(ctx context.Context, p driver.StaleParams) ([]*driver.Job, error) {
 	return t.queryJobs(ctx, t.s.SQL.Stale+t.lock(p.Lock), t.sec(p.ReservedBefore), p.Limit)
 }
 
 // JobFindTimedOut implements queuety.Tx. Each deadline column has its own
 // index and is NULL unless the deadline is armed, so every read touches
 // only expired entries.
-func (t *txn) JobFindTimedOut(ctx context.Context, p queuety.TimedOutParams) ([]*queuety.Job, error) {
+func (t *txn) JobFindTimedOut(ctx context.Context, p driver.TimedOutParams) ([]*driver.Job, error) {
 	var ids []int64
 	for _, q := range t.s.SQL.TimedOut {
 		got, err := t.ids(ctx, q, t.frac(p.Now), p.Limit)
@@ -390,7 +390,7 @@ func mergeByID[T any](a, b []T, id func(T) int64, limit int) []T {
 func idOf(id int64) int64 { return id }
 
 // JobListByWorkflow implements queuety.Tx.
-func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []queuety.JobStatus, lock queuety.LockMode) ([]*queuety.Job, error) {
+func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driver.JobStatus, lock driver.LockMode) ([]*driver.Job, error) {
 	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + " WHERE workflow_id = ?"
 	args := []any{wfID}
 	if len(statuses) > 0 {
@@ -421,7 +421,7 @@ func (t *txn) JobCountActiveByHandler(ctx context.Context, handler string) (int6
 }
 
 // JobList implements queuety.Tx.
-func (t *txn) JobList(ctx context.Context, f queuety.JobFilter) ([]*queuety.Job, error) {
+func (t *txn) JobList(ctx context.Context, f driver.JobFilter) ([]*driver.Job, error) {
 	var conds []string
 	var args []any
 	add := func(cond string, v any) { conds = append(conds, cond); args = append(args, v) }
@@ -452,20 +452,20 @@ func (t *txn) JobList(ctx context.Context, f queuety.JobFilter) ([]*queuety.Job,
 }
 
 // JobCounts implements queuety.Tx.
-func (t *txn) JobCounts(ctx context.Context) ([]queuety.QueueCount, error) {
+func (t *txn) JobCounts(ctx context.Context) ([]driver.QueueCount, error) {
 	rows, err := t.tx.QueryContext(ctx, "SELECT queue, status, COUNT(*) FROM "+t.s.T.Jobs+" GROUP BY queue, status ORDER BY queue, status")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []queuety.QueueCount
+	var out []driver.QueueCount
 	for rows.Next() {
-		var c queuety.QueueCount
+		var c driver.QueueCount
 		var s string
 		if err := rows.Scan(&c.Queue, &s, &c.Count); err != nil {
 			return nil, err
 		}
-		c.Status = queuety.JobStatus(s)
+		c.Status = driver.JobStatus(s)
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -504,15 +504,15 @@ func (t *txn) QueueSetPaused(ctx context.Context, queue string, paused bool, at 
 }
 
 // QueueStates implements queuety.Tx.
-func (t *txn) QueueStates(ctx context.Context) ([]queuety.QueueState, error) {
+func (t *txn) QueueStates(ctx context.Context) ([]driver.QueueState, error) {
 	rows, err := t.tx.QueryContext(ctx, "SELECT queue, paused, paused_at FROM "+t.s.T.QueueStates+" ORDER BY queue")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []queuety.QueueState
+	var out []driver.QueueState
 	for rows.Next() {
-		var s queuety.QueueState
+		var s driver.QueueState
 		var paused int
 		if err := rows.Scan(&s.Queue, &paused, nullTime{&s.PausedAt}); err != nil {
 			return nil, err
@@ -524,7 +524,7 @@ func (t *txn) QueueStates(ctx context.Context) ([]queuety.QueueState, error) {
 }
 
 // LogInsert implements queuety.Tx.
-func (t *txn) LogInsert(ctx context.Context, entries []*queuety.LogEntry) error {
+func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -540,7 +540,7 @@ func (t *txn) LogInsert(ctx context.Context, entries []*queuety.LogEntry) error 
 		b.WriteString("(" + placeholders(n) + ")")
 		q := l.Queue
 		if q == "" {
-			q = queuety.DefaultQueue
+			q = driver.DefaultQueue
 		}
 		args = append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
 			nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
@@ -560,7 +560,7 @@ func truncate(s string, n int) string {
 }
 
 // LogList implements queuety.Tx.
-func (t *txn) LogList(ctx context.Context, f queuety.LogFilter) ([]*queuety.LogEntry, error) {
+func (t *txn) LogList(ctx context.Context, f driver.LogFilter) ([]*driver.LogEntry, error) {
 	var conds []string
 	var args []any
 	if f.JobID != 0 {
@@ -584,7 +584,7 @@ func (t *txn) LogList(ctx context.Context, f queuety.LogFilter) ([]*queuety.LogE
 }
 
 // EventInsert implements queuety.Tx.
-func (t *txn) EventInsert(ctx context.Context, events []*queuety.WorkflowEvent) error {
+func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -610,12 +610,12 @@ func (t *txn) EventInsert(ctx context.Context, events []*queuety.WorkflowEvent) 
 }
 
 // EventList implements queuety.Tx.
-func (t *txn) EventList(ctx context.Context, wfID int64) ([]*queuety.WorkflowEvent, error) {
+func (t *txn) EventList(ctx context.Context, wfID int64) ([]*driver.WorkflowEvent, error) {
 	return queryAll(ctx, t.tx, scanEvent, "SELECT "+eventCols+" FROM "+t.s.T.Events+" WHERE workflow_id = ? ORDER BY id", wfID)
 }
 
 // WorkflowInsert implements queuety.Tx.
-func (t *txn) WorkflowInsert(ctx context.Context, w *queuety.Workflow) error {
+func (t *txn) WorkflowInsert(ctx context.Context, w *driver.Workflow) error {
 	q := "INSERT INTO " + t.s.T.Workflows + " (name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index, " +
 		"started_at, deadline_at, run_number, run_started_at, run_deadline_at, wait_deadline_at) VALUES (" + placeholders(13) + ")"
 	res, err := t.tx.ExecContext(ctx, q, w.Name, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
@@ -633,16 +633,16 @@ func (t *txn) WorkflowInsert(ctx context.Context, w *queuety.Workflow) error {
 }
 
 // WorkflowGet implements queuety.Tx.
-func (t *txn) WorkflowGet(ctx context.Context, id int64, lock queuety.LockMode) (*queuety.Workflow, error) {
+func (t *txn) WorkflowGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Workflow, error) {
 	w, err := scanWorkflow(t.tx.QueryRowContext(ctx, t.s.q.wfByID+t.lock(lock), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("workflow %d: %w", id, queuety.ErrNotFound)
+		return nil, fmt.Errorf("workflow %d: %w", id, driver.ErrNotFound)
 	}
 	return w, err
 }
 
 // WorkflowGetMany implements queuety.Tx.
-func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock queuety.LockMode) ([]*queuety.Workflow, error) {
+func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock driver.LockMode) ([]*driver.Workflow, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -651,7 +651,7 @@ func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock queuety.Loc
 }
 
 // WorkflowUpdate implements queuety.Tx.
-func (t *txn) WorkflowUpdate(ctx context.Context, w *queuety.Workflow) error {
+func (t *txn) WorkflowUpdate(ctx context.Context, w *driver.Workflow) error {
 	_, err := t.tx.ExecContext(ctx, t.s.q.wfUpdate, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
 		t.sec(w.CompletedAt), t.sec(w.FailedAt), nullStr(w.ErrorMessage), t.sec(w.DeadlineAt), nullID(int64(w.RunNumber)),
 		t.frac(w.RunStartedAt), t.frac(w.RunDeadlineAt), t.frac(w.WaitDeadlineAt), w.ID)
@@ -668,7 +668,7 @@ const nonTerminal = "'running', 'paused', 'waiting_for_signal', 'waiting_for_wor
 // (status, deadline) index that locks what it returns. With SKIP LOCKED,
 // concurrent sweepers each take rows nobody else holds, so they split the
 // work instead of queueing on the same rows.
-func (t *txn) WorkflowFindExpired(ctx context.Context, p queuety.ExpiredParams) ([]*queuety.Workflow, error) {
+func (t *txn) WorkflowFindExpired(ctx context.Context, p driver.ExpiredParams) ([]*driver.Workflow, error) {
 	out, err := t.queryWorkflows(ctx, t.s.SQL.ExpiredExecution+t.lock(p.Lock), t.sec(p.Now), p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("find expired workflows: %w", err)
@@ -680,16 +680,16 @@ func (t *txn) WorkflowFindExpired(ctx context.Context, p queuety.ExpiredParams) 
 	if err != nil {
 		return nil, fmt.Errorf("find expired workflows: %w", err)
 	}
-	return mergeByID(out, run, func(w *queuety.Workflow) int64 { return w.ID }, p.Limit), nil
+	return mergeByID(out, run, func(w *driver.Workflow) int64 { return w.ID }, p.Limit), nil
 }
 
 // WorkflowFindWaitExpired implements queuety.Tx.
-func (t *txn) WorkflowFindWaitExpired(ctx context.Context, p queuety.ExpiredParams) ([]*queuety.Workflow, error) {
+func (t *txn) WorkflowFindWaitExpired(ctx context.Context, p driver.ExpiredParams) ([]*driver.Workflow, error) {
 	return t.queryWorkflows(ctx, t.s.SQL.WaitExpired+t.lock(p.Lock), t.frac(p.Now), p.Limit)
 }
 
 // WorkflowList implements queuety.Tx.
-func (t *txn) WorkflowList(ctx context.Context, f queuety.WorkflowFilter) ([]*queuety.Workflow, error) {
+func (t *txn) WorkflowList(ctx context.Context, f driver.WorkflowFilter) ([]*driver.Workflow, error) {
 	var conds []string
 	var args []any
 	if f.Status != "" {
@@ -710,20 +710,20 @@ func (t *txn) WorkflowList(ctx context.Context, f queuety.WorkflowFilter) ([]*qu
 }
 
 // WorkflowCounts implements queuety.Tx.
-func (t *txn) WorkflowCounts(ctx context.Context) (map[queuety.WorkflowStatus]int64, error) {
+func (t *txn) WorkflowCounts(ctx context.Context) (map[driver.WorkflowStatus]int64, error) {
 	rows, err := t.tx.QueryContext(ctx, "SELECT status, COUNT(*) FROM "+t.s.T.Workflows+" GROUP BY status")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[queuety.WorkflowStatus]int64{}
+	out := map[driver.WorkflowStatus]int64{}
 	for rows.Next() {
 		var s string
 		var n int64
 		if err := rows.Scan(&s, &n); err != nil {
 			return nil, err
 		}
-		out[queuety.WorkflowStatus(s)] = n
+		out[driver.WorkflowStatus(s)] = n
 	}
 	return out, rows.Err()
 }
@@ -742,13 +742,13 @@ func (t *txn) DispatchKeyGet(ctx context.Context, key string) (int64, error) {
 func (t *txn) DispatchKeyInsert(ctx context.Context, key string, wfID int64, at time.Time) error {
 	_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.DispatchKeys+" (dispatch_key, workflow_id, created_at) VALUES (?, ?, ?)", key, wfID, t.sec(at))
 	if err != nil && t.s.D.Duplicate(err) {
-		return fmt.Errorf("idempotency key %q: %w", key, queuety.ErrDuplicate)
+		return fmt.Errorf("idempotency key %q: %w", key, driver.ErrDuplicate)
 	}
 	return err
 }
 
 // SignalInsert implements queuety.Tx.
-func (t *txn) SignalInsert(ctx context.Context, s *queuety.Signal) error {
+func (t *txn) SignalInsert(ctx context.Context, s *driver.Signal) error {
 	res, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Signals+" (workflow_id, signal_name, payload, received_at) VALUES (?, ?, ?, ?)",
 		s.WorkflowID, s.Name, string(s.Payload), t.sec(s.ReceivedAt))
 	if err != nil {
@@ -763,7 +763,7 @@ func (t *txn) SignalInsert(ctx context.Context, s *queuety.Signal) error {
 }
 
 // SignalList implements queuety.Tx.
-func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*queuety.Signal, error) {
+func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*driver.Signal, error) {
 	q := "SELECT id, workflow_id, signal_name, payload, received_at FROM " + t.s.T.Signals + " WHERE workflow_id = ?"
 	args := []any{wfID}
 	if len(names) > 0 {
@@ -777,9 +777,9 @@ func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*qu
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*queuety.Signal
+	var out []*driver.Signal
 	for rows.Next() {
-		s := &queuety.Signal{}
+		s := &driver.Signal{}
 		if err := rows.Scan(&s.ID, &s.WorkflowID, &s.Name, nullBytes{&s.Payload}, nullTime{&s.ReceivedAt}); err != nil {
 			return nil, err
 		}
@@ -789,7 +789,7 @@ func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*qu
 }
 
 // FailureInsert implements queuety.Tx.
-func (t *txn) FailureInsert(ctx context.Context, f *queuety.Failure) error {
+func (t *txn) FailureInsert(ctx context.Context, f *driver.Failure) error {
 	q := "INSERT INTO " + t.s.T.Failures + " (workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, " +
 		"non_retryable, message, error_class, deadline_at, created_at) VALUES (" + placeholders(12) + ")"
 	res, err := t.tx.ExecContext(ctx, q, nullID(f.WorkflowID), nullID(f.JobID), nullIntp(f.StepIndex), nullID(int64(f.Attempt)),
@@ -807,7 +807,7 @@ func (t *txn) FailureInsert(ctx context.Context, f *queuety.Failure) error {
 }
 
 // FailureList implements queuety.Tx.
-func (t *txn) FailureList(ctx context.Context, wfID, jobID int64) ([]*queuety.Failure, error) {
+func (t *txn) FailureList(ctx context.Context, wfID, jobID int64) ([]*driver.Failure, error) {
 	q := "SELECT id, workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, non_retryable, message, " +
 		"error_class, deadline_at, created_at FROM " + t.s.T.Failures
 	var arg int64
@@ -821,9 +821,9 @@ func (t *txn) FailureList(ctx context.Context, wfID, jobID int64) ([]*queuety.Fa
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*queuety.Failure
+	var out []*driver.Failure
 	for rows.Next() {
-		f := &queuety.Failure{}
+		f := &driver.Failure{}
 		var attempt, run int64
 		var cat, kind string
 		var nr int
@@ -832,7 +832,7 @@ func (t *txn) FailureList(ctx context.Context, wfID, jobID int64) ([]*queuety.Fa
 			return nil, err
 		}
 		f.Attempt, f.RunNumber = int(attempt), int(run)
-		f.Category, f.TimeoutKind, f.NonRetryable = queuety.FailureCategory(cat), queuety.TimeoutKind(kind), nr != 0
+		f.Category, f.TimeoutKind, f.NonRetryable = driver.FailureCategory(cat), driver.TimeoutKind(kind), nr != 0
 		out = append(out, f)
 	}
 	return out, rows.Err()

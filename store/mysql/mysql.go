@@ -30,52 +30,38 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	driver "github.com/go-sql-driver/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/queuety/queuety-go/internal/sqlstore"
-	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
-func init() { queuety.Register("mysql", Driver{}) }
+func init() { driver.Register("mysql", Driver{}) }
 
 // Driver opens MySQL stores. It is registered under the "mysql" scheme.
 type Driver struct{}
 
-// DefaultPrefix is the table prefix used when the DSN names none.
-const DefaultPrefix = "wp_"
-
-var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_]{0,32}$`)
-
-// ValidatePrefix checks a table prefix.
-func ValidatePrefix(p string) error {
-	if !prefixRE.MatchString(p) {
-		return fmt.Errorf("%w: table prefix %q must match ^[A-Za-z0-9_]{0,32}$", queuety.ErrInvalidArgument, p)
-	}
-	return nil
-}
-
 // Config is a parsed DSN.
 type Config struct {
-	Driver       *driver.Config
+	Driver       *gomysql.Config
 	Prefix       string
 	MaxOpenConns int
 }
 
 // ParseDSN parses either DSN form.
 func ParseDSN(dsn string) (*Config, error) {
-	c := &Config{Prefix: DefaultPrefix, MaxOpenConns: 64}
-	var dc *driver.Config
+	c := &Config{Prefix: driver.DefaultPrefix, MaxOpenConns: 64}
+	var dc *gomysql.Config
 	if strings.HasPrefix(strings.ToLower(dsn), "mysql://") {
 		u, err := url.Parse(dsn)
 		if err != nil {
 			return nil, fmt.Errorf("parse DSN: %w", redact(err))
 		}
-		dc = driver.NewConfig()
+		dc = gomysql.NewConfig()
 		if u.User != nil {
 			dc.User = u.User.Username()
 			dc.Passwd, _ = u.User.Password()
@@ -116,16 +102,16 @@ func ParseDSN(dsn string) (*Config, error) {
 		if rest != "" {
 			base += "?" + rest
 		}
-		dc, err = driver.ParseDSN(base)
+		dc, err = gomysql.ParseDSN(base)
 		if err != nil {
 			return nil, fmt.Errorf("parse DSN: %w", err)
 		}
 	}
 	if dc.DBName == "" {
-		return nil, fmt.Errorf("%w: DSN names no database", queuety.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: DSN names no database", driver.ErrInvalidArgument)
 	}
 	c.Driver = dc
-	return c, ValidatePrefix(c.Prefix)
+	return c, driver.ValidatePrefix(c.Prefix)
 }
 
 // takeParams removes the store's own parameters from q.
@@ -137,7 +123,7 @@ func (c *Config) takeParams(q url.Values) error {
 	if q.Has("max_open_conns") {
 		n, err := strconv.Atoi(q.Get("max_open_conns"))
 		if err != nil || n < 1 {
-			return fmt.Errorf("%w: max_open_conns must be a positive integer", queuety.ErrInvalidArgument)
+			return fmt.Errorf("%w: max_open_conns must be a positive integer", driver.ErrInvalidArgument)
 		}
 		c.MaxOpenConns = n
 		q.Del("max_open_conns")
@@ -147,8 +133,8 @@ func (c *Config) takeParams(q url.Values) error {
 
 // applyDriverParam passes a URL parameter to go-sql-driver by round-tripping
 // it through the driver's own DSN parser.
-func applyDriverParam(dc *driver.Config, k, v string) error {
-	probe, err := driver.ParseDSN("/x?" + url.Values{k: {v}}.Encode())
+func applyDriverParam(dc *gomysql.Config, k, v string) error {
+	probe, err := gomysql.ParseDSN("/x?" + url.Values{k: {v}}.Encode())
 	if err != nil {
 		return fmt.Errorf("DSN parameter %s: %w", k, err)
 	}
@@ -162,7 +148,7 @@ func applyDriverParam(dc *driver.Config, k, v string) error {
 		}
 	default:
 		// A driver option (timeout, tls, ...): re-parse it into dc.
-		merged, err := driver.ParseDSN(dc.FormatDSN() + sep(dc.FormatDSN()) + url.Values{k: {v}}.Encode())
+		merged, err := gomysql.ParseDSN(dc.FormatDSN() + sep(dc.FormatDSN()) + url.Values{k: {v}}.Encode())
 		if err != nil {
 			return fmt.Errorf("DSN parameter %s: %w", k, err)
 		}
@@ -251,8 +237,8 @@ func (v ServerVersion) isolationVariable() string {
 	return "transaction_isolation"
 }
 
-// Open implements queuety.Driver.
-func (Driver) Open(ctx context.Context, dsn string) (queuety.Store, error) {
+// Open implements driver.Driver.
+func (Driver) Open(ctx context.Context, dsn string) (driver.Store, error) {
 	cfg, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -307,7 +293,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	db.SetConnMaxLifetime(30 * time.Minute)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
-	info := queuety.StoreInfo{Driver: "mysql", Server: raw, Prefix: cfg.Prefix, Address: dc.Addr + "/" + dc.DBName}
+	info := driver.StoreInfo{Driver: "mysql", Server: raw, Prefix: cfg.Prefix, Address: dc.Addr + "/" + dc.DBName}
 	if offset != 0 {
 		info.Warnings = append(info.Warnings, fmt.Sprintf(
 			"server time zone %q is %+d s from UTC: Go sessions use UTC, but Queuety PHP workers on this database compare UTC times with NOW() and will run jobs and deadlines early or late; set the server's time_zone to '+00:00'",
@@ -324,8 +310,8 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	return s, nil
 }
 
-func openDB(dc *driver.Config) (*sql.DB, error) {
-	conn, err := driver.NewConnector(dc)
+func openDB(dc *gomysql.Config) (*sql.DB, error) {
+	conn, err := gomysql.NewConnector(dc)
 	if err != nil {
 		return nil, fmt.Errorf("configure driver: %w", err)
 	}
@@ -377,7 +363,7 @@ func dialect(incr int64) sqlstore.Dialect {
 }
 
 func errNumber(err error) uint16 {
-	var me *driver.MySQLError
+	var me *gomysql.MySQLError
 	if errors.As(err, &me) {
 		return me.Number
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // TestDeadlockIsRetried makes the server pick a deadlock victim: two
@@ -33,9 +34,9 @@ func TestDeadlockIsRetried(t *testing.T) {
 	bothLocked.Add(2)
 	lockInOrder := func(first, second int64) error {
 		firstAttempt := true
-		return c.Store().InTx(ctx, func(tx queuety.Tx) error {
+		return c.Store().InTx(ctx, func(tx driver.Tx) error {
 			attempts.Add(1)
-			if _, err := tx.JobGet(ctx, first, queuety.LockUpdate); err != nil {
+			if _, err := tx.JobGet(ctx, first, driver.LockUpdate); err != nil {
 				return err
 			}
 			if firstAttempt {
@@ -43,7 +44,7 @@ func TestDeadlockIsRetried(t *testing.T) {
 				bothLocked.Done()
 				bothLocked.Wait() // each now holds one lock and asks for the other's
 			}
-			_, err := tx.JobGet(ctx, second, queuety.LockUpdate)
+			_, err := tx.JobGet(ctx, second, driver.LockUpdate)
 			return err
 		})
 	}

@@ -31,11 +31,10 @@ import (
 	sqlite "modernc.org/sqlite"
 
 	"github.com/queuety/queuety-go/internal/sqlstore"
-	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/store/mysql"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
-func init() { queuety.Register("sqlite", Driver{}) }
+func init() { driver.Register("sqlite", Driver{}) }
 
 //go:embed schema.sql
 var schemaSQL string
@@ -54,11 +53,11 @@ type Config struct {
 func ParseDSN(dsn string) (*Config, error) {
 	rest, ok := strings.CutPrefix(dsn, "sqlite://")
 	if !ok {
-		return nil, fmt.Errorf("%w: sqlite DSN must start with sqlite://", queuety.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: sqlite DSN must start with sqlite://", driver.ErrInvalidArgument)
 	}
 	path, rawQuery, _ := strings.Cut(rest, "?")
 	if path == "" {
-		return nil, fmt.Errorf("%w: sqlite DSN names no file (use sqlite://queuety.db or sqlite://:memory:)", queuety.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: sqlite DSN names no file (use sqlite://queuety.db or sqlite://:memory:)", driver.ErrInvalidArgument)
 	}
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
@@ -68,15 +67,15 @@ func ParseDSN(dsn string) (*Config, error) {
 	if v := q.Get("busy_timeout"); v != "" {
 		ms, err := strconv.Atoi(v)
 		if err != nil || ms < 0 {
-			return nil, fmt.Errorf("%w: busy_timeout must be milliseconds", queuety.ErrInvalidArgument)
+			return nil, fmt.Errorf("%w: busy_timeout must be milliseconds", driver.ErrInvalidArgument)
 		}
 		c.BusyTimeout = time.Duration(ms) * time.Millisecond
 	}
-	return c, mysql.ValidatePrefix(c.Prefix)
+	return c, driver.ValidatePrefix(c.Prefix)
 }
 
-// Open implements queuety.Driver.
-func (Driver) Open(ctx context.Context, dsn string) (queuety.Store, error) {
+// Open implements driver.Driver.
+func (Driver) Open(ctx context.Context, dsn string) (driver.Store, error) {
 	cfg, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -111,7 +110,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
 	}
 	s := &Store{cfg: cfg}
-	info := queuety.StoreInfo{Driver: "sqlite", Server: "SQLite " + version, Prefix: cfg.Prefix, Address: cfg.Path}
+	info := driver.StoreInfo{Driver: "sqlite", Server: "SQLite " + version, Prefix: cfg.Prefix, Address: cfg.Path}
 	s.Store = sqlstore.New(db, dialect, cfg.Prefix, info, s.migrate)
 	return s, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -59,23 +60,23 @@ func testDeadlineSweep(t *testing.T, e *Env) {
 	Equal(t, "error_message", wf.ErrorMessage, "Deadline exceeded")
 	Equal(t, "failed_at", wf.FailedAt, Epoch.Add(time.Hour))
 	Equal(t, "current_step", wf.CurrentStep, 1)
-	send := e.OneJob(queuety.JobFilter{WorkflowID: id, Handler: "send"})
+	send := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "send"})
 	Equal(t, "pending step job", send.Status, queuety.JobBuried)
 	Equal(t, "pending step job error", send.ErrorMessage, "Deadline exceeded")
-	logs := e.Logs(queuety.LogFilter{WorkflowID: id})
+	logs := e.Logs(driver.LogFilter{WorkflowID: id})
 	if len(logs) < 2 {
 		t.Fatalf("workflow logs = %d rows, want at least workflow_failed and workflow_deadline_exceeded", len(logs))
 	}
 	last2 := logs[len(logs)-2:]
-	Equal(t, "workflow_failed", last2[0].Event, queuety.LogWorkflowFailed)
+	Equal(t, "workflow_failed", last2[0].Event, driver.LogWorkflowFailed)
 	Equal(t, "workflow_failed job_id (Queuety writes 0)", *last2[0].JobID, int64(0))
 	Equal(t, "workflow_failed handler", last2[0].Handler, "")
 	Equal(t, "workflow_failed queue", last2[0].Queue, "default")
-	Equal(t, "workflow_deadline_exceeded", last2[1].Event, queuety.LogWorkflowDeadlineExceeded)
+	Equal(t, "workflow_deadline_exceeded", last2[1].Event, driver.LogWorkflowDeadlineExceeded)
 	Equal(t, "workflow_deadline_exceeded handler", last2[1].Handler, "invoice_collection")
 	Equal(t, "workflow_deadline_exceeded queue", last2[1].Queue, "invoices")
 	fails := e.failures(id, 0)
-	if len(fails) != 1 || fails[0].Category != queuety.FailureTimeout || fails[0].TimeoutKind != queuety.TimeoutExecution {
+	if len(fails) != 1 || fails[0].Category != driver.FailureTimeout || fails[0].TimeoutKind != queuety.TimeoutExecution {
 		t.Fatalf("failures = %+v", fails)
 	}
 	e.Drain(w)
@@ -167,7 +168,7 @@ func testDeadlineConcurrentSweepers(t *testing.T, e *Env) {
 			t.Fatalf("deadline handler for workflow %d called %d times", i, got)
 		}
 	}
-	exceeded := e.Logs(queuety.LogFilter{Event: queuety.LogWorkflowDeadlineExceeded, Limit: 5000})
+	exceeded := e.Logs(driver.LogFilter{Event: driver.LogWorkflowDeadlineExceeded, Limit: 5000})
 	Equal(t, "workflow_deadline_exceeded rows", len(exceeded), n)
 }
 
@@ -204,12 +205,12 @@ func testDeadlineAtCommit(t *testing.T, e *Env) {
 	if _, ok := e.State(id)["late"]; ok {
 		t.Fatal("the late result was merged")
 	}
-	jobs := e.Jobs(queuety.JobFilter{WorkflowID: id})
+	jobs := e.Jobs(driver.JobFilter{WorkflowID: id})
 	Equal(t, "jobs (no next step enqueued)", len(jobs), 1)
 	Equal(t, "the step's job", jobs[0].Status, queuety.JobBuried)
 	// The overrunning attempt leaves a trace: its log rows and a failure
 	// that names the job, step and attempt.
-	Equal(t, "step logs", strings.Join(e.Events(queuety.LogFilter{JobID: jobs[0].ID}), ","), "started,buried")
+	Equal(t, "step logs", strings.Join(e.Events(driver.LogFilter{JobID: jobs[0].ID}), ","), "started,buried")
 	f := e.failures(id, 0)
 	if len(f) != 1 || f[0].JobID != jobs[0].ID || f[0].StepIndex == nil || *f[0].StepIndex != 0 || f[0].Attempt != 1 {
 		t.Fatalf("failures = %+v", f)
@@ -269,10 +270,10 @@ func testDeadlineHandlerErrors(t *testing.T, e *Env) {
 		Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 		Equal(t, "error", wf.ErrorMessage, "Deadline exceeded")
 	}
-	cb := e.OneJob(queuety.JobFilter{Handler: "fails"})
+	cb := e.OneJob(driver.JobFilter{Handler: "fails"})
 	Equal(t, "callback job", cb.Status, queuety.JobBuried)
 	Equal(t, "callback error recorded", cb.ErrorMessage, "pager down")
-	Equal(t, "panicking callback job", e.OneJob(queuety.JobFilter{Handler: "panics"}).Status, queuety.JobBuried)
+	Equal(t, "panicking callback job", e.OneJob(driver.JobFilter{Handler: "panics"}).Status, queuety.JobBuried)
 }
 
 func testDeadlineRetry(t *testing.T, e *Env) {
@@ -310,7 +311,7 @@ func testDeadlineWhileWaiting(t *testing.T, e *Env) {
 	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 	Equal(t, "wait timer cancelled", wf.WaitDeadlineAt, time.Time{})
 	cancelled := false
-	for _, l := range e.Logs(queuety.LogFilter{WorkflowID: id, Event: queuety.LogDebug}) {
+	for _, l := range e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogDebug}) {
 		cancelled = cancelled || strings.Contains(string(l.Context), "timer_cancelled")
 	}
 	if !cancelled {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // The durable-engine scenarios: workflow run and execution timeouts, the
@@ -42,7 +43,7 @@ func init() {
 }
 
 // failures returns the recorded failures of a workflow or job.
-func (e *Env) failures(wfID, jobID int64) []*queuety.Failure {
+func (e *Env) failures(wfID, jobID int64) []*driver.Failure {
 	e.T.Helper()
 	f, err := e.C.Failures(e.Ctx, wfID, jobID)
 	if err != nil {
@@ -84,10 +85,10 @@ func (e *Env) waitTimers() int {
 }
 
 // events returns a workflow's event rows, in order.
-func (e *Env) events(id int64) []*queuety.WorkflowEvent {
+func (e *Env) events(id int64) []*driver.WorkflowEvent {
 	e.T.Helper()
-	var events []*queuety.WorkflowEvent
-	err := e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
+	var events []*driver.WorkflowEvent
+	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
 	if err != nil {
 		e.T.Fatalf("events of workflow %d: %v", id, err)
 	}
@@ -124,11 +125,10 @@ func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 	Equal(t, "error", wf.ErrorMessage, "Run deadline exceeded")
-	timer := e.OneJob(queuety.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
+	timer := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
 	Equal(t, "timer job cancelled (buried)", timer.Status, queuety.JobBuried)
 	f := e.failures(id, 0)
-	var te *queuety.TimeoutError
-	if len(f) != 1 || !errors.As(f[0].Err(), &te) || te.Kind != queuety.TimeoutRun {
+	if len(f) != 1 || f[0].Category != driver.FailureTimeout || f[0].TimeoutKind != queuety.TimeoutRun {
 		t.Fatalf("failures = %+v", f)
 	}
 	e.Clock.Advance(2 * time.Hour)
@@ -150,7 +150,7 @@ func testLateAfterRunDeadline(t *testing.T, e *Env) {
 	if _, ok := e.State(id)["x"]; ok {
 		t.Fatal("the late result was merged")
 	}
-	Equal(t, "jobs", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 1)
+	Equal(t, "jobs", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 1)
 }
 
 func testContinueAsNew(t *testing.T, e *Env) {
@@ -209,8 +209,7 @@ func testStartToClose(t *testing.T, e *Env) {
 	Equal(t, "status", j.Status, queuety.JobBuried)
 	f := e.failures(0, id)
 	Equal(t, "failure records", len(f), 2)
-	var te *queuety.TimeoutError
-	if !errors.As(f[1].Err(), &te) || te.Kind != queuety.TimeoutStartToClose || f[1].Attempt != 2 {
+	if f[1].Category != driver.FailureTimeout || f[1].TimeoutKind != queuety.TimeoutStartToClose || f[1].Attempt != 2 {
 		t.Fatalf("terminal failure = %+v", f[1])
 	}
 	Contains(t, "error", j.ErrorMessage, "start-to-close deadline expired")
@@ -229,8 +228,7 @@ func testScheduleToCloseDuringBackoff(t *testing.T, e *Env) {
 	j := e.Job(id)
 	Equal(t, "status (terminal with 9 attempts left)", j.Status, queuety.JobBuried)
 	f := e.failures(0, id)
-	var te *queuety.TimeoutError
-	if !errors.As(f[len(f)-1].Err(), &te) || te.Kind != queuety.TimeoutScheduleToClose {
+	if last := f[len(f)-1]; last.Category != driver.FailureTimeout || last.TimeoutKind != queuety.TimeoutScheduleToClose {
 		t.Fatalf("failures = %+v", f)
 	}
 }
@@ -314,9 +312,9 @@ func testHeartbeatFencesScan(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.HeartbeatTimeout(10*time.Second))
 	jobs := e.ClaimOne("h")
 	e.Clock.Advance(11 * time.Second)
-	var found []*queuety.Job
-	err := e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) (err error) {
-		found, err = tx.JobFindTimedOut(e.Ctx, queuety.TimedOutParams{Now: e.Clock.Now(), Limit: 10})
+	var found []*driver.Job
+	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) {
+		found, err = tx.JobFindTimedOut(e.Ctx, driver.TimedOutParams{Now: e.Clock.Now(), Limit: 10})
 		return err
 	})
 	if err != nil {
@@ -359,7 +357,7 @@ func testConcurrentEnforcers(t *testing.T, e *Env) {
 	wg.Wait()
 	Equal(t, "enforcers that acted", acted.Load(), int64(1))
 	Equal(t, "terminal failure records", len(e.failures(0, id)), 1)
-	Equal(t, "buried log rows", len(e.Logs(queuety.LogFilter{JobID: id, Event: queuety.LogBuried})), 1)
+	Equal(t, "buried log rows", len(e.Logs(driver.LogFilter{JobID: id, Event: driver.LogBuried})), 1)
 }
 
 func testLateAfterRedelivery(t *testing.T, e *Env) {
@@ -464,16 +462,16 @@ func testSignalTimerRace(t *testing.T, e *Env) {
 		if _, hasPayload := st["by"]; hasPayload == timedOut {
 			t.Fatalf("workflow %d: timed_out=%v but payload present=%v", id, timedOut, hasPayload)
 		}
-		Equal(t, "next step enqueued once", len(e.Jobs(queuety.JobFilter{WorkflowID: id, Handler: "next"})), 1)
+		Equal(t, "next step enqueued once", len(e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "next"})), 1)
 		resumed := 0
 		for _, ev := range e.events(id) {
-			if ev.Event == queuety.EventWorkflowResumed {
+			if ev.Event == driver.EventWorkflowResumed {
 				resumed++
 			}
 		}
 		Equal(t, "workflow_resumed events", resumed, 1)
 		loser := false
-		for _, l := range e.Logs(queuety.LogFilter{WorkflowID: id, Event: queuety.LogDebug}) {
+		for _, l := range e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogDebug}) {
 			loser = loser || strings.Contains(string(l.Context), "signal_ignored") || strings.Contains(string(l.Context), "timer_cancelled")
 		}
 		if !loser {
@@ -538,7 +536,7 @@ func testStepNonRetryable(t *testing.T, e *Env) {
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 	f := e.failures(id, 0)
-	if len(f) != 1 || !f[0].NonRetryable || f[0].Attempt != 1 || !queuety.IsNonRetryable(f[0].Err()) {
+	if len(f) != 1 || !f[0].NonRetryable || f[0].Attempt != 1 || f[0].Category != driver.FailureApplication {
 		t.Fatalf("failures = %+v", f)
 	}
 }
@@ -549,13 +547,13 @@ func testPolicySnapshot(t *testing.T, e *Env) {
 			queuety.StartToClose(90*time.Second), queuety.ScheduleToStart(time.Minute))},
 	}}
 	id := e.Start(def, nil)
-	job := e.OneJob(queuety.JobFilter{WorkflowID: id})
+	job := e.OneJob(driver.JobFilter{WorkflowID: id})
 	Equal(t, "payload carries the policy", string(job.Payload),
 		`{"__queuety_runtime":{"max_attempts":4,"backoff":[7,11],"timeout_seconds":90,"schedule_to_start_ms":60000,"start_to_close_ms":90000}}`)
 	Equal(t, "max_attempts column", job.MaxAttempts, 4)
 	// A later deploy changes the definition; the enqueued step keeps its rules.
-	err := e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) error {
-		wf, err := tx.WorkflowGet(e.Ctx, id, queuety.LockUpdate)
+	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+		wf, err := tx.WorkflowGet(e.Ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func init() {
@@ -108,7 +109,7 @@ func testDispatchRejects(t *testing.T, e *Env) {
 			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
 		}
 	}
-	Equal(t, "jobs written by rejected dispatches", len(e.Jobs(queuety.JobFilter{})), 0)
+	Equal(t, "jobs written by rejected dispatches", len(e.Jobs(driver.JobFilter{})), 0)
 }
 
 func testDispatchMany(t *testing.T, e *Env) {
@@ -133,8 +134,8 @@ func testDispatchMany(t *testing.T, e *Env) {
 	if !errors.Is(err, queuety.ErrInvalidArgument) {
 		t.Fatalf("bad batch: err = %v", err)
 	}
-	Equal(t, "jobs from the rejected batch", len(e.Jobs(queuety.JobFilter{Handler: "ok"})), 0)
-	Equal(t, "jobs in total", len(e.Jobs(queuety.JobFilter{Limit: 2000})), 1200)
+	Equal(t, "jobs from the rejected batch", len(e.Jobs(driver.JobFilter{Handler: "ok"})), 0)
+	Equal(t, "jobs in total", len(e.Jobs(driver.JobFilter{Limit: 2000})), 1200)
 }
 
 func testUnique(t *testing.T, e *Env) {
@@ -245,10 +246,10 @@ func testCompleteLogs(t *testing.T, e *Env) {
 	j = e.Job(id)
 	Equal(t, "status", j.Status, queuety.JobCompleted)
 	Equal(t, "completed_at", j.CompletedAt, Epoch.Add(3*time.Second))
-	logs := e.Logs(queuety.LogFilter{JobID: id})
+	logs := e.Logs(driver.LogFilter{JobID: id})
 	Equal(t, "log rows", len(logs), 2)
-	Equal(t, "first log", logs[0].Event, queuety.LogStarted)
-	Equal(t, "second log", logs[1].Event, queuety.LogCompleted)
+	Equal(t, "first log", logs[0].Event, driver.LogStarted)
+	Equal(t, "second log", logs[1].Event, driver.LogCompleted)
 	Equal(t, "completed attempt", *logs[1].Attempt, 1)
 	Equal(t, "completed handler", logs[1].Handler, "h")
 	if logs[1].DurationMS == nil {
@@ -258,7 +259,7 @@ func testCompleteLogs(t *testing.T, e *Env) {
 	if errs := e.Complete(jobs...); !errors.Is(errs[0], queuety.ErrStaleAttempt) {
 		t.Fatalf("second completion: %v", errs[0])
 	}
-	Equal(t, "log rows after stale completion", len(e.Logs(queuety.LogFilter{JobID: id})), 2)
+	Equal(t, "log rows after stale completion", len(e.Logs(driver.LogFilter{JobID: id})), 2)
 }
 
 func testRetryBackoff(t *testing.T, e *Env) {
@@ -296,9 +297,9 @@ func testRetryBackoff(t *testing.T, e *Env) {
 			e.Clock.Set(j.AvailableAt)
 		}
 	}
-	logs := e.Events(queuety.LogFilter{JobID: first})
+	logs := e.Events(driver.LogFilter{JobID: first})
 	Equal(t, "logs of three failed attempts", strings.Join(logs, ","), "started,failed,retried,started,failed,retried,started,failed,retried")
-	failed := e.Logs(queuety.LogFilter{JobID: first, Event: queuety.LogFailed})
+	failed := e.Logs(driver.LogFilter{JobID: first, Event: driver.LogFailed})
 	Equal(t, "failed log rows", len(failed), 3)
 	l := failed[0]
 	Equal(t, "failed log error", l.ErrorMessage, "upstream 503")
@@ -319,10 +320,10 @@ func testBury(t *testing.T, e *Env) {
 	Equal(t, "error_message", j.ErrorMessage, "Card declined: insufficient funds")
 	Equal(t, "failed_at", j.FailedAt, Epoch)
 	Equal(t, "claimable after burial", len(e.Claim(1, "charge_card")), 0)
-	got := strings.Join(e.Events(queuety.LogFilter{JobID: id}), ",")
+	got := strings.Join(e.Events(driver.LogFilter{JobID: id}), ",")
 	Equal(t, "logs", got, "started,failed,retried,started,buried")
 	fails := e.failures(0, id)
-	if len(fails) != 1 || fails[0].Category != queuety.FailureApplication || fails[0].Attempt != 2 || fails[0].NonRetryable {
+	if len(fails) != 1 || fails[0].Category != driver.FailureApplication || fails[0].Attempt != 2 || fails[0].NonRetryable {
 		t.Fatalf("failures = %+v", fails)
 	}
 }
@@ -379,7 +380,7 @@ func testRelease(t *testing.T, e *Env) {
 	Equal(t, "status", j.Status, queuety.JobPending)
 	Equal(t, "attempts", j.Attempts, 0)
 	Equal(t, "schedule-to-start restored", j.ScheduleToStartAt, Epoch.Add(time.Hour))
-	Equal(t, "logs written for an unstarted job", len(e.Logs(queuety.LogFilter{JobID: id})), 0)
+	Equal(t, "logs written for an unstarted job", len(e.Logs(driver.LogFilter{JobID: id})), 0)
 	again := e.ClaimOne("h")
 	Equal(t, "attempt number", again[0].Job.Attempts, 1)
 	if errs := e.Complete(jobs...); !errors.Is(errs[0], queuety.ErrStaleAttempt) {
@@ -422,7 +423,7 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	j = e.Job(id)
 	Equal(t, "status", j.Status, queuety.JobBuried)
 	Equal(t, "error", j.ErrorMessage, queuety.StaleMessage)
-	Equal(t, "logs", strings.Join(e.Events(queuety.LogFilter{JobID: id}), ","), "retried,buried")
+	Equal(t, "logs", strings.Join(e.Events(driver.LogFilter{JobID: id}), ","), "retried,buried")
 }
 
 func testStaleConcurrent(t *testing.T, e *Env) {
@@ -465,7 +466,7 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 	}
 	wg.Wait()
 	Equal(t, "jobs recovered in total", total, jobs)
-	retried := e.Logs(queuety.LogFilter{Event: queuety.LogRetried, Limit: 10000})
+	retried := e.Logs(driver.LogFilter{Event: driver.LogRetried, Limit: 10000})
 	Equal(t, "retried log rows (one per job)", len(retried), jobs)
 }
 
@@ -595,10 +596,10 @@ func testPurge(t *testing.T, e *Env) {
 
 func testMalformedPayload(t *testing.T, e *Env) {
 	var id int64
-	err := e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) error {
-		j := &queuety.Job{Queue: "default", Handler: "h", Payload: []byte(`{"broken": `), Status: queuety.JobPending,
+	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+		j := &driver.Job{Queue: "default", Handler: "h", Payload: []byte(`{"broken": `), Status: queuety.JobPending,
 			MaxAttempts: 3, AvailableAt: Epoch, CreatedAt: Epoch, CostUnits: 1}
-		err := tx.JobInsert(e.Ctx, []*queuety.Job{j})
+		err := tx.JobInsert(e.Ctx, []*driver.Job{j})
 		id = j.ID
 		return err
 	})
@@ -631,7 +632,7 @@ func testPanic(t *testing.T, e *Env) {
 	j := e.Job(id)
 	Equal(t, "status", j.Status, queuety.JobBuried)
 	Equal(t, "error", j.ErrorMessage, "panic: kaboom")
-	b := e.Logs(queuety.LogFilter{JobID: id, Event: queuety.LogBuried})
+	b := e.Logs(driver.LogFilter{JobID: id, Event: driver.LogBuried})
 	if len(b) != 1 || b[0].ErrorClass != "panic" || !strings.Contains(b[0].ErrorTrace, "goroutine") {
 		t.Fatalf("buried log = %+v", b)
 	}

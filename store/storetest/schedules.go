@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -42,9 +43,9 @@ func (e *Env) tick() int {
 }
 
 // jobsOf lists the jobs of a handler.
-func (e *Env) jobsOf(handler string) []*queuety.Job {
+func (e *Env) jobsOf(handler string) []*driver.Job {
 	e.T.Helper()
-	return e.Jobs(queuety.JobFilter{Handler: handler, Limit: 1000})
+	return e.Jobs(driver.JobFilter{Handler: handler, Limit: 1000})
 }
 
 // save saves a schedule and returns its id.
@@ -58,7 +59,7 @@ func (e *Env) save(b *queuety.ScheduleBuilder) int64 {
 }
 
 // schedules lists every schedule.
-func (e *Env) schedules() []*queuety.Schedule {
+func (e *Env) schedules() []*driver.Schedule {
 	e.T.Helper()
 	all, err := e.C.Schedules(e.Ctx)
 	if err != nil {
@@ -67,7 +68,7 @@ func (e *Env) schedules() []*queuety.Schedule {
 	return all
 }
 
-func (e *Env) schedule(id int64) *queuety.Schedule {
+func (e *Env) schedule(id int64) *driver.Schedule {
 	e.T.Helper()
 	s, err := e.C.ScheduleByID(e.Ctx, id)
 	if err != nil {
@@ -84,7 +85,7 @@ func testCronTimes(t *testing.T, e *Env) {
 	s := e.schedule(id)
 	Equal(t, "first next_run", s.NextRun, time.Date(2030, 1, 2, 3, 5, 0, 0, time.UTC))
 	Equal(t, "expression stored", s.Expression, "*/5 * * * *")
-	Equal(t, "type", s.ExpressionType, queuety.ScheduleCron)
+	Equal(t, "type", s.ExpressionType, driver.ScheduleCron)
 	var fired []time.Time
 	for range 30 { // minute by minute until 03:34:05
 		e.Clock.Advance(time.Minute)
@@ -121,8 +122,8 @@ func testDailyAfterDowntime(t *testing.T, e *Env) {
 }
 
 func testCatchUpPolicies(t *testing.T, e *Env) {
-	all := e.save(e.C.Schedule("hourly_all", nil).Cron("@hourly").CatchUp(queuety.CatchUpAll))
-	none := e.save(e.C.Schedule("hourly_none", nil).Cron("@hourly").CatchUp(queuety.CatchUpNone))
+	all := e.save(e.C.Schedule("hourly_all", nil).Cron("@hourly").CatchUp(driver.CatchUpAll))
+	none := e.save(e.C.Schedule("hourly_none", nil).Cron("@hourly").CatchUp(driver.CatchUpNone))
 	e.Clock.Advance(5 * time.Hour) // slots 04:00 .. 08:00 missed
 	Equal(t, "runs dispatched after the downtime", e.tick(), 5)
 	Equal(t, "catch-up all: one run per missed slot", len(e.jobsOf("hourly_all")), 5)
@@ -144,7 +145,7 @@ func testOverlapAllow(t *testing.T, e *Env) {
 }
 
 func testOverlapSkip(t *testing.T, e *Env) {
-	e.save(e.C.Schedule("sync", nil).Every(time.Minute).Overlap(queuety.OverlapSkip))
+	e.save(e.C.Schedule("sync", nil).Every(time.Minute).Overlap(driver.OverlapSkip))
 	e.Clock.Advance(time.Minute)
 	Equal(t, "first firing", e.tick(), 1)
 	e.Clock.Advance(time.Minute)
@@ -159,7 +160,7 @@ func testOverlapSkip(t *testing.T, e *Env) {
 }
 
 func testOverlapBuffer(t *testing.T, e *Env) {
-	id := e.save(e.C.Schedule("sync", nil).Every(time.Minute).Overlap(queuety.OverlapBuffer))
+	id := e.save(e.C.Schedule("sync", nil).Every(time.Minute).Overlap(driver.OverlapBuffer))
 	e.Clock.Advance(time.Minute)
 	Equal(t, "first firing", e.tick(), 1)
 	running := e.ClaimOne("sync")
@@ -230,7 +231,7 @@ func testWorkflowSchedule(t *testing.T, e *Env) {
 		Equal(t, "fired", e.tick(), 1)
 		e.Drain(w)
 	}
-	wfs := e.Workflows(queuety.WorkflowFilter{Name: "nightly_report"})
+	wfs := e.Workflows(driver.WorkflowFilter{Name: "nightly_report"})
 	Equal(t, "workflows", len(wfs), 2)
 	for _, wf := range wfs {
 		Equal(t, "status", e.Workflow(wf.ID).Status, queuety.WorkflowCompleted)
@@ -371,17 +372,17 @@ func testSaveKeepsEnabled(t *testing.T, e *Env) {
 func testStoredInPHPForm(t *testing.T, e *Env) {
 	cases := []struct {
 		build func(*queuety.ScheduleBuilder) *queuety.ScheduleBuilder
-		typ   queuety.ScheduleType
+		typ   driver.ScheduleType
 		expr  string
 		next  time.Time
 	}{
 		// Epoch is Wednesday 2030-01-02 03:04:05 UTC.
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@hourly") }, queuety.ScheduleCron, "0 * * * *", time.Date(2030, 1, 2, 4, 0, 0, 0, time.UTC)},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@DAILY") }, queuety.ScheduleCron, "0 0 * * *", time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC)},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@weekly") }, queuety.ScheduleCron, "0 0 * * 0", time.Date(2030, 1, 6, 0, 0, 0, 0, time.UTC)},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@every 90s") }, queuety.ScheduleInterval, "90 seconds", Epoch.Add(90 * time.Second)},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval("1h30m") }, queuety.ScheduleInterval, "5400 seconds", Epoch.Add(90 * time.Minute)},
-		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval(" 2 hours ") }, queuety.ScheduleInterval, "2 hours", Epoch.Add(2 * time.Hour)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@hourly") }, driver.ScheduleCron, "0 * * * *", time.Date(2030, 1, 2, 4, 0, 0, 0, time.UTC)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@DAILY") }, driver.ScheduleCron, "0 0 * * *", time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@weekly") }, driver.ScheduleCron, "0 0 * * 0", time.Date(2030, 1, 6, 0, 0, 0, 0, time.UTC)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@every 90s") }, driver.ScheduleInterval, "90 seconds", Epoch.Add(90 * time.Second)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval("1h30m") }, driver.ScheduleInterval, "5400 seconds", Epoch.Add(90 * time.Minute)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval(" 2 hours ") }, driver.ScheduleInterval, "2 hours", Epoch.Add(2 * time.Hour)},
 	}
 	for i, c := range cases {
 		id, err := c.build(e.C.Schedule(fmt.Sprintf("h%d", i), nil)).Save(e.Ctx)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -176,7 +177,7 @@ func (e *Env) Dispatch(handler string, payload any, opts ...queuety.JobOption) i
 }
 
 // Job reads a job row.
-func (e *Env) Job(id int64) *queuety.Job {
+func (e *Env) Job(id int64) *driver.Job {
 	e.T.Helper()
 	j, err := e.C.Job(e.Ctx, id)
 	if err != nil {
@@ -186,7 +187,7 @@ func (e *Env) Job(id int64) *queuety.Job {
 }
 
 // Workflow reads a workflow row.
-func (e *Env) Workflow(id int64) *queuety.Workflow {
+func (e *Env) Workflow(id int64) *driver.Workflow {
 	e.T.Helper()
 	wf, err := e.C.Workflow(e.Ctx, id)
 	if err != nil {
@@ -196,7 +197,7 @@ func (e *Env) Workflow(id int64) *queuety.Workflow {
 }
 
 // Jobs lists the jobs matching f.
-func (e *Env) Jobs(f queuety.JobFilter) []*queuety.Job {
+func (e *Env) Jobs(f driver.JobFilter) []*driver.Job {
 	e.T.Helper()
 	jobs, err := e.C.ListJobs(e.Ctx, f)
 	if err != nil {
@@ -206,7 +207,7 @@ func (e *Env) Jobs(f queuety.JobFilter) []*queuety.Job {
 }
 
 // OneJob returns the only job matching f, or fails.
-func (e *Env) OneJob(f queuety.JobFilter) *queuety.Job {
+func (e *Env) OneJob(f driver.JobFilter) *driver.Job {
 	e.T.Helper()
 	jobs := e.Jobs(f)
 	if len(jobs) != 1 {
@@ -216,7 +217,7 @@ func (e *Env) OneJob(f queuety.JobFilter) *queuety.Job {
 }
 
 // Workflows lists the workflows matching f.
-func (e *Env) Workflows(f queuety.WorkflowFilter) []*queuety.Workflow {
+func (e *Env) Workflows(f driver.WorkflowFilter) []*driver.Workflow {
 	e.T.Helper()
 	wfs, err := e.C.ListWorkflows(e.Ctx, f)
 	if err != nil {
@@ -226,7 +227,7 @@ func (e *Env) Workflows(f queuety.WorkflowFilter) []*queuety.Workflow {
 }
 
 // Logs returns the log events of a job (or workflow when job is 0), in order.
-func (e *Env) Logs(f queuety.LogFilter) []*queuety.LogEntry {
+func (e *Env) Logs(f driver.LogFilter) []*driver.LogEntry {
 	e.T.Helper()
 	logs, err := e.C.Logs(e.Ctx, f)
 	if err != nil {
@@ -236,7 +237,7 @@ func (e *Env) Logs(f queuety.LogFilter) []*queuety.LogEntry {
 }
 
 // Events lists the log event names of a filter, in order.
-func (e *Env) Events(f queuety.LogFilter) []string {
+func (e *Env) Events(f driver.LogFilter) []string {
 	var out []string
 	for _, l := range e.Logs(f) {
 		out = append(out, string(l.Event))

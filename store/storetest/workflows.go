@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -84,12 +85,12 @@ func testStepsInOrder(t *testing.T, e *Env) {
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowRunning)
 	Equal(t, "total_steps", wf.TotalSteps, 3)
-	first := e.OneJob(queuety.JobFilter{WorkflowID: id})
+	first := e.OneJob(driver.JobFilter{WorkflowID: id})
 	if first.Handler != "fetch" || first.StepIndex == nil || *first.StepIndex != 0 {
 		t.Fatalf("job at dispatch = %+v", first)
 	}
 	Equal(t, "first step payload", string(first.Payload), `{"__queuety_runtime":{"max_attempts":3}}`)
-	Equal(t, "dispatch log", strings.Join(e.Events(queuety.LogFilter{WorkflowID: id}), ","), "workflow_started")
+	Equal(t, "dispatch log", strings.Join(e.Events(driver.LogFilter{WorkflowID: id}), ","), "workflow_started")
 
 	var order []string
 	w := e.Worker(nil, worker.Concurrency(1))
@@ -121,12 +122,12 @@ func testStepsInOrder(t *testing.T, e *Env) {
 	raw := e.rawState(id)
 	Equal(t, "key order", strings.Join(raw.Keys(), ","),
 		"order_id,_steps,_queue,_priority,_max_attempts,_definition_hash,order,status,notified")
-	logs := strings.Join(e.Events(queuety.LogFilter{WorkflowID: id}), ",")
+	logs := strings.Join(e.Events(driver.LogFilter{WorkflowID: id}), ",")
 	Equal(t, "logs", logs, "workflow_started,started,completed,started,completed,started,completed,workflow_completed")
 	events := e.events(id)
 	Equal(t, "events", len(events), 6)
 	ev := events[3]
-	Equal(t, "event", ev.Event, queuety.EventStepCompleted)
+	Equal(t, "event", ev.Event, driver.EventStepCompleted)
 	Equal(t, "event step", ev.StepIndex, 1)
 	Equal(t, "output", string(ev.Output), `{"status":"reserved"}`)
 	Equal(t, "state_before", string(ev.StateBefore), `{"order_id":42,"order":{"id":42,"total":19.5},"status":"fetched"}`)
@@ -171,7 +172,7 @@ func testNextStep(t *testing.T, e *Env) {
 	if _, ok := e.rawState(id).Get("_next_step"); ok {
 		t.Fatal("_next_step stored in state")
 	}
-	Equal(t, "jobs (step 1 skipped)", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 2)
+	Equal(t, "jobs (step 1 skipped)", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 2)
 }
 
 func testNextStepUnknown(t *testing.T, e *Env) {
@@ -193,7 +194,7 @@ func testParallel(t *testing.T, e *Env) {
 		{Type: queuety.StepSingle, Handler: "merge"},
 	}}
 	id := e.Start(def, queuety.State{"user_id": 7})
-	Equal(t, "branch jobs at dispatch", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 2)
+	Equal(t, "branch jobs at dispatch", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 2)
 	// Run the first branch alone.
 	first := e.ClaimOne("avatar")
 	err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: first[0], Output: queuety.State{"avatar_url": "u.png"}})
@@ -220,7 +221,7 @@ func testParallel(t *testing.T, e *Env) {
 	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
 	var kinds []string
 	for _, ev := range e.events(id) {
-		if ev.StepIndex == 0 && ev.Event != queuety.EventStepStarted {
+		if ev.StepIndex == 0 && ev.Event != driver.EventStepStarted {
 			kinds = append(kinds, string(ev.Event))
 		}
 	}
@@ -241,7 +242,7 @@ func testSleepStep(t *testing.T, e *Env) {
 	})
 	w.HandleStep("followup", counter(&followups, queuety.State{"followup_sent": true}))
 	e.Drain(w)
-	delay := e.OneJob(queuety.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
+	delay := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
 	Equal(t, "delay job due", delay.AvailableAt, Epoch.Add(30*time.Second))
 	Equal(t, "delay job payload", string(delay.Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
 	Equal(t, "delay job cost", delay.CostUnits, 0)
@@ -275,20 +276,20 @@ func testStepFailure(t *testing.T, e *Env) {
 	if wf.ErrorMessage != "CRM API timed out after 30s" && wf.ErrorMessage != "export failing too" {
 		t.Fatalf("error = %q", wf.ErrorMessage)
 	}
-	jobs := e.Jobs(queuety.JobFilter{WorkflowID: id})
+	jobs := e.Jobs(driver.JobFilter{WorkflowID: id})
 	Equal(t, "jobs (the two branches; the next step never enqueued)", len(jobs), 2)
 	for _, j := range jobs {
 		if j.Status != queuety.JobBuried {
 			t.Fatalf("job %d (%s) is %s after the workflow failed", j.ID, j.Handler, j.Status)
 		}
 	}
-	failed := e.Logs(queuety.LogFilter{WorkflowID: id, Event: queuety.LogWorkflowFailed})
+	failed := e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogWorkflowFailed})
 	if len(failed) != 1 || failed[0].JobID == nil || *failed[0].JobID == 0 || failed[0].Handler != "" {
 		t.Fatalf("workflow_failed logs = %+v", failed)
 	}
 	stepFailed := 0
 	for _, ev := range e.events(id) {
-		if ev.Event == queuety.EventStepFailed {
+		if ev.Event == driver.EventStepFailed {
 			stepFailed++
 			if !strings.Contains(string(ev.Error), `"message"`) || string(ev.StateAfter) != string(ev.StateBefore) {
 				t.Fatalf("step_failed event = %s / %s", ev.Error, ev.StateAfter)
@@ -359,7 +360,7 @@ func testPauseResume(t *testing.T, e *Env) {
 	e.Drain(w)
 	Equal(t, "import ran once", imported.Load(), int64(1))
 	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
-	got := strings.Join(e.Events(queuety.LogFilter{WorkflowID: id}), ",")
+	got := strings.Join(e.Events(driver.LogFilter{WorkflowID: id}), ",")
 	Contains(t, "logs", got, "workflow_paused", "workflow_resumed")
 }
 
@@ -372,11 +373,11 @@ func testResumeOnce(t *testing.T, e *Env) {
 	if err := e.C.ResumeWorkflow(e.Ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	Equal(t, "jobs after resume while step 0 runs", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 1)
+	Equal(t, "jobs after resume while step 0 runs", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 1)
 	if err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: jobs[0]}); err != nil {
 		t.Fatal(err)
 	}
-	Equal(t, "jobs after step 0 finished", len(e.Jobs(queuety.JobFilter{WorkflowID: id})), 2)
+	Equal(t, "jobs after step 0 finished", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 2)
 }
 
 func testCancel(t *testing.T, e *Env) {
@@ -391,7 +392,7 @@ func testCancel(t *testing.T, e *Env) {
 	}
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowCancelled)
-	stepJob := e.OneJob(queuety.JobFilter{WorkflowID: id, Handler: "a"})
+	stepJob := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "a"})
 	Equal(t, "step job buried", stepJob.Status, queuety.JobBuried)
 	Equal(t, "step job error", stepJob.ErrorMessage, "Workflow cancelled")
 	e.Drain(w)
@@ -445,7 +446,7 @@ func testSignal(t *testing.T, e *Env) {
 	if err := e.C.Signal(e.Ctx, id, "approval", nil); err != nil {
 		t.Fatalf("late signal: %v", err)
 	}
-	ignored := e.Logs(queuety.LogFilter{WorkflowID: id, Event: queuety.LogDebug})
+	ignored := e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogDebug})
 	if len(ignored) != 1 || !strings.Contains(string(ignored[0].Context), "signal_ignored") {
 		t.Fatalf("late signal not recorded as ignored: %+v", ignored)
 	}
@@ -476,8 +477,8 @@ func testIdempotency(t *testing.T, e *Env) {
 	a := e.Start(def, queuety.State{"date": "2026-11-21"})
 	b := e.Start(def, queuety.State{"date": "2026-11-21", "rerun": true})
 	Equal(t, "second dispatch returns the first id", b, a)
-	Equal(t, "workflows", len(e.Workflows(queuety.WorkflowFilter{})), 1)
-	Equal(t, "jobs", len(e.Jobs(queuety.JobFilter{})), 1)
+	Equal(t, "workflows", len(e.Workflows(driver.WorkflowFilter{})), 1)
+	Equal(t, "jobs", len(e.Jobs(driver.JobFilter{})), 1)
 	if _, ok := e.State(a)["rerun"]; ok {
 		t.Fatal("the second dispatch's state was written")
 	}
@@ -502,7 +503,7 @@ func testIdempotency(t *testing.T, e *Env) {
 			t.Fatalf("concurrent dispatches returned %v, want one workflow id", got)
 		}
 	}
-	Equal(t, "workflows with the key", len(e.Workflows(queuety.WorkflowFilter{Name: "nightly"})), 2)
+	Equal(t, "workflows with the key", len(e.Workflows(driver.WorkflowFilter{Name: "nightly"})), 2)
 }
 
 func testWorkflowValidation(t *testing.T, e *Env) {
@@ -536,8 +537,8 @@ func testWorkflowValidation(t *testing.T, e *Env) {
 	if _, err := e.C.DispatchWorkflow(e.Ctx, queuety.WorkflowDefinition{Name: "wf", Steps: steps("a")}, queuety.State{"_x": 1}); !errors.Is(err, queuety.ErrInvalidArgument) {
 		t.Errorf("private initial key: %v", err)
 	}
-	Equal(t, "workflows written", len(e.Workflows(queuety.WorkflowFilter{})), 0)
-	Equal(t, "jobs written", len(e.Jobs(queuety.JobFilter{})), 0)
+	Equal(t, "workflows written", len(e.Workflows(driver.WorkflowFilter{})), 0)
+	Equal(t, "jobs written", len(e.Jobs(driver.JobFilter{})), 0)
 }
 
 func testDescribe(t *testing.T, e *Env) {
@@ -587,15 +588,15 @@ func init() {
 func (e *Env) insertWorkflow(state string, handler string) (int64, int64) {
 	e.T.Helper()
 	var wfID, jobID int64
-	err := e.C.Store().InTx(e.Ctx, func(tx queuety.Tx) error {
-		wf := &queuety.Workflow{Name: "php_made", Status: queuety.WorkflowRunning, State: []byte(state), TotalSteps: 2, StartedAt: Epoch}
+	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+		wf := &driver.Workflow{Name: "php_made", Status: queuety.WorkflowRunning, State: []byte(state), TotalSteps: 2, StartedAt: Epoch}
 		if err := tx.WorkflowInsert(e.Ctx, wf); err != nil {
 			return err
 		}
 		step := 0
-		j := &queuety.Job{Queue: "default", Handler: handler, Payload: []byte(`{"__queuety_runtime":{"max_attempts":3}}`),
+		j := &driver.Job{Queue: "default", Handler: handler, Payload: []byte(`{"__queuety_runtime":{"max_attempts":3}}`),
 			Status: queuety.JobPending, MaxAttempts: 3, AvailableAt: Epoch, WorkflowID: wf.ID, StepIndex: &step, CostUnits: 1, CreatedAt: Epoch}
-		if err := tx.JobInsert(e.Ctx, []*queuety.Job{j}); err != nil {
+		if err := tx.JobInsert(e.Ctx, []*driver.Job{j}); err != nil {
 			return err
 		}
 		wfID, jobID = wf.ID, j.ID
@@ -632,7 +633,7 @@ func testPHPOnlyStep(t *testing.T, e *Env) {
 	wf := e.Workflow(wfID)
 	Equal(t, "status", wf.Status, queuety.WorkflowRunning)
 	Equal(t, "current step", wf.CurrentStep, 1)
-	placeholder := e.OneJob(queuety.JobFilter{WorkflowID: wfID, Handler: "__queuety_for_each"})
+	placeholder := e.OneJob(driver.JobFilter{WorkflowID: wfID, Handler: "__queuety_for_each"})
 	Equal(t, "placeholder payload, as Queuety writes it", string(placeholder.Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
 	Equal(t, "placeholder cost", placeholder.CostUnits, 0)
 	Equal(t, "left for a PHP worker", placeholder.Status, queuety.JobPending)

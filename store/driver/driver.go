@@ -1,19 +1,24 @@
-package queuety
+// Package driver is the storage seam between the engine and a database:
+// the Store and Tx interfaces, the row types they read and write, the
+// parameter structs of their operations, the registry of store drivers, a
+// shared migration runner and table-prefix validation.
+//
+// The contract is not stable. It changes whenever the engine needs it to,
+// and it is exported only so that store packages (store/mysql,
+// store/sqlite, or one of your own) can implement it and run the shared
+// conformance suite in store/storetest. Applications use package queuety.
+//
+// The engine's rules live in the engine and are written once. A store only
+// runs small row operations inside a transaction and owns its SQL.
+package driver
 
 import (
 	"context"
 	"time"
 )
 
-// Store is the storage seam between the engine and a database.
-//
-// The API is not stable: it changes whenever the engine needs it to. It is
-// exported for the stores in this module (store/mysql, store/sqlite) and
-// for the conformance suite in store/storetest, which every store must
-// pass. Applications use Client instead.
-//
-// The engine's rules live in this package and are written once. A store
-// only runs small row operations inside a transaction and owns its SQL.
+// Store is an open database: the engine runs every state transition as
+// one InTx call.
 type Store interface {
 	// InTx runs fn inside one database transaction and commits when fn
 	// returns nil. When the database reports a transient conflict (a

@@ -1,0 +1,79 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Driver opens a Store from a DSN. Stores register a Driver under their
+// URL scheme in an init function, the way database/sql drivers do:
+//
+//	import _ "github.com/queuety/queuety-go/store/mysql"
+//
+// queuety.Open finds the driver by the DSN's scheme.
+type Driver interface {
+	Open(ctx context.Context, dsn string) (Store, error)
+}
+
+var (
+	driversMu sync.RWMutex
+	drivers   = map[string]Driver{}
+)
+
+// Register makes a store driver available under scheme ("mysql",
+// "sqlite"). It panics when called twice for one scheme or with a nil
+// driver, since both are programming errors.
+func Register(scheme string, d Driver) {
+	driversMu.Lock()
+	defer driversMu.Unlock()
+	if d == nil {
+		panic("driver: Register driver is nil")
+	}
+	if _, dup := drivers[scheme]; dup {
+		panic("driver: Register called twice for scheme " + scheme)
+	}
+	drivers[scheme] = d
+}
+
+// Drivers returns the registered schemes, sorted.
+func Drivers() []string {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	out := make([]string, 0, len(drivers))
+	for s := range drivers {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SchemeOf returns the store scheme of a DSN: the part before "://", or
+// "mysql" for a plain go-sql-driver DSN such as
+// "user:pass@tcp(127.0.0.1:3306)/wordpress?prefix=wp_".
+func SchemeOf(dsn string) string {
+	if i := strings.Index(dsn, "://"); i > 0 {
+		return strings.ToLower(dsn[:i])
+	}
+	return "mysql"
+}
+
+// Open opens the Store a DSN names through its registered driver,
+// without running migrations.
+func Open(ctx context.Context, dsn string) (Store, error) {
+	scheme := SchemeOf(dsn)
+	driversMu.RLock()
+	d := drivers[scheme]
+	driversMu.RUnlock()
+	if d == nil {
+		return nil, fmt.Errorf("queuety: no store registered for %q (import _ \"github.com/queuety/queuety-go/store/%s\"; registered: %s)",
+			scheme, scheme, strings.Join(Drivers(), ", "))
+	}
+	s, err := d.Open(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("queuety: open %s store: %w", scheme, err)
+	}
+	return s, nil
+}
