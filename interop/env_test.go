@@ -188,8 +188,11 @@ func scanRows(t *testing.T, rs *sql.Rows) []phpfixture.Row {
 	return out
 }
 
-// worker returns a Go worker that runs one job at a time, so the order in
-// which it takes jobs is the order of the rows it writes.
+// worker returns a Go worker that runs one job at a time, in claim order.
+// It writes a failed attempt's rows before it takes the next job, and its
+// successes in order, but a success is recorded by the completer while the
+// next job runs: a success's rows may follow a failure of a job taken
+// after it (see logsJobsInAnyOrder).
 func (e *env) worker(opts ...worker.Option) *worker.Worker {
 	base := []worker.Option{worker.NoMaintenance(), worker.Concurrency(1)}
 	return worker.New(e.c, append(base, opts...)...)
