@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
@@ -87,7 +89,7 @@ func TestInvalidDefinitions(t *testing.T) {
 		{name: "empty name", b: builder.Workflow("").Then("a"), want: queuety.ErrInvalidArgument, msg: "workflow name is empty"},
 		{name: "no steps", b: builder.Workflow("w").MustCompleteWithin(0, 1, 0, 0), want: queuety.ErrInvalidArgument, msg: "no steps"},
 		{name: "empty handler", b: builder.Workflow("w").Then("a").Then(""), want: queuety.ErrInvalidArgument, msg: "handler name is empty"},
-		{name: "reserved handler", b: builder.Workflow("w").Then(queuety.HandlerDelay), want: queuety.ErrInvalidArgument},
+		{name: "reserved handler", b: builder.Workflow("w").Then(engine.HandlerDelay), want: queuety.ErrInvalidArgument},
 		{name: "parallel without handlers", b: builder.Workflow("w").Parallel(), want: queuety.ErrInvalidArgument},
 		{name: "parallel with an empty handler", b: builder.Workflow("w").Parallel("a", ""), want: queuety.ErrInvalidArgument},
 		{name: "duplicate names", b: builder.Workflow("w").Then("a", builder.Name("x")).Then("b", builder.Name("x")),

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -194,7 +196,7 @@ func jobPurgeCommand() *Command {
 					return err
 				}
 				defer c.Close()
-				before := c.Clock().Now().Add(-*olderThan)
+				before := engine.OfClient(c).Clock().Now().Add(-*olderThan)
 				n, err := c.PurgeCompleted(e.Ctx, *olderThan)
 				if err != nil {
 					return err

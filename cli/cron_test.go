@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -335,7 +336,7 @@ func cronScenario(t *testing.T, exe, dsn string) {
 		steps[*j.StepIndex] = j.ID
 	}
 	slices.Sort(handlers)
-	if want := []string{queuety.HandlerDelay, "cron.fetch", "cron.load", "cron.transform"}; !slices.Equal(handlers, want) {
+	if want := []string{engine.HandlerDelay, "cron.fetch", "cron.load", "cron.transform"}; !slices.Equal(handlers, want) {
 		t.Errorf("pipeline job handlers = %v, want %v", handlers, want)
 	}
 	started, err := c.Logs(ctx, driver.LogFilter{WorkflowID: pipeline, Event: driver.LogStarted})

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -46,14 +47,15 @@ const (
 
 // Sweeper runs the sweeps for one client.
 type Sweeper struct {
-	engine *queuety.Engine
+	engine *engine.Engine
 	log    *slog.Logger
 	batch  int
 }
 
 // New returns a Sweeper for c.
 func New(c *queuety.Client) *Sweeper {
-	return &Sweeper{engine: c.Engine(), log: c.Logger(), batch: BatchSize}
+	e := engine.OfClient(c)
+	return &Sweeper{engine: e, log: e.Logger(), batch: BatchSize}
 }
 
 // Report counts what one RunAll did.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -21,7 +22,7 @@ func checkInputs(t *testing.T, rec *recorder, want *phpfixture.Snapshot, since i
 	var started []phpfixture.Row
 	for _, ev := range rowsOf(want, "queuety_workflow_events") {
 		id, _ := strconv.Atoi(*ev["id"])
-		if id <= since || *ev["event"] != "step_started" || queuety.IsInternalHandler(*ev["handler"]) {
+		if id <= since || *ev["event"] != "step_started" || engine.IsInternalHandler(*ev["handler"]) {
 			continue
 		}
 		started = append(started, ev)
@@ -115,7 +116,7 @@ func TestPHPDelayStep(t *testing.T) {
 	// rows as in PHP's.
 	for who, jobs := range map[string][]phpfixture.Row{"PHP": rowsOf(waiting, "queuety_jobs"), "Go": e.rows("queuety_jobs")} {
 		done := parseTime(t, one(t, jobs, "id", "1")["completed_at"])
-		due := parseTime(t, one(t, jobs, "id", "2", "handler", queuety.HandlerDelay)["available_at"])
+		due := parseTime(t, one(t, jobs, "id", "2", "handler", engine.HandlerDelay)["available_at"])
 		if due.Sub(done) != 30*time.Second {
 			t.Errorf("%s: delay job due %s, step 0 completed %s: want +30s", who, due, done)
 		}
@@ -135,7 +136,7 @@ func TestPHPDelayStep(t *testing.T) {
 	var logs []phpfixture.Row
 	seen := false
 	for _, r := range rowsOf(want, "queuety_logs") {
-		if val(r["handler"]) == queuety.HandlerDelay && val(r["event"]) == "completed" {
+		if val(r["handler"]) == engine.HandlerDelay && val(r["event"]) == "completed" {
 			if seen {
 				continue
 			}

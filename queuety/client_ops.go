@@ -3,26 +3,10 @@ package queuety
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/store/driver"
 )
-
-// PauseQueue stops workers from claiming jobs of a queue (Queuety's
-// queue_states row). Jobs already running finish.
-func (c *Client) PauseQueue(ctx context.Context, queue string) error {
-	if queue == "" {
-		return invalidf("queue name is empty")
-	}
-	err := c.store.InTx(ctx, func(tx driver.Tx) error { return tx.QueueSetPaused(ctx, queue, true, c.clock.Now()) })
-	return wrap(fmt.Sprintf("pause queue %q", queue), err)
-}
-
-// ResumeQueue lets workers claim a paused queue's jobs again.
-func (c *Client) ResumeQueue(ctx context.Context, queue string) error {
-	err := c.store.InTx(ctx, func(tx driver.Tx) error { return tx.QueueSetPaused(ctx, queue, false, c.clock.Now()) })
-	return wrap(fmt.Sprintf("resume queue %q", queue), err)
-}
 
 // QueueStates lists paused queues.
 func (c *Client) QueueStates(ctx context.Context) ([]driver.QueueState, error) {
@@ -66,61 +50,6 @@ func (c *Client) Logs(ctx context.Context, f driver.LogFilter) ([]*driver.LogEnt
 	return out, wrap("list logs", err)
 }
 
-// RetryJob puts a buried (or failed) job back in its queue, due now, with a
-// fresh attempt count. It returns ErrInvalidState for a job in any other
-// status. For a workflow step, use RetryWorkflow instead.
-func (c *Client) RetryJob(ctx context.Context, id int64) error {
-	err := c.store.InTx(ctx, func(tx driver.Tx) error {
-		j, err := tx.JobGet(ctx, id, driver.LockUpdate)
-		if err != nil {
-			return err
-		}
-		if j.Status != JobBuried && j.Status != JobFailed {
-			return fmt.Errorf("%w: job is %s; only buried or failed jobs can be retried", ErrInvalidState, j.Status)
-		}
-		if j.WorkflowID != 0 {
-			return fmt.Errorf("%w: job %d is a step of workflow %d; retry the workflow", ErrInvalidState, id, j.WorkflowID)
-		}
-		now := c.clock.Now()
-		j.Status = JobPending
-		j.Attempts = 0
-		j.AvailableAt = floorSecond(now)
-		j.ReservedAt, j.FailedAt = time.Time{}, time.Time{}
-		j.ErrorMessage = ""
-		j.ClaimToken = 0
-		if doc, err := decodeObject("payload", j.Payload); err == nil {
-			applyScheduleDeadlines(j, parseRuntime(doc).Timeouts, now)
-		}
-		if err := tx.JobUpdate(ctx, j); err != nil {
-			return err
-		}
-		return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogRetried, CreatedAt: now,
-			Context: encodeJSON(map[string]any{"type": "manual_retry", "attempts_reset": true})}})
-	})
-	return wrap(fmt.Sprintf("retry job %d", id), err)
-}
-
-// PurgeCompleted deletes completed jobs that completed more than olderThan
-// ago, in batches, and returns how many it deleted.
-func (c *Client) PurgeCompleted(ctx context.Context, olderThan time.Duration) (int64, error) {
-	if olderThan < 0 {
-		return 0, invalidf("purge age must not be negative")
-	}
-	before := c.clock.Now().Add(-olderThan)
-	var total int64
-	for {
-		var n int64
-		err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { n, err = tx.JobDeleteFinished(ctx, before, 1000); return err })
-		if err != nil {
-			return total, wrap("purge completed jobs", err)
-		}
-		total += n
-		if n < 1000 {
-			return total, nil
-		}
-	}
-}
-
 // Workflow reads one workflow row.
 func (c *Client) Workflow(ctx context.Context, id int64) (*driver.Workflow, error) {
 	var wf *driver.Workflow
@@ -141,11 +70,11 @@ func (c *Client) State(ctx context.Context, id int64) (State, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := decodeObject("workflow state", wf.State)
+	doc, err := engine.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		return nil, err
 	}
-	return toState(publicState(doc)), nil
+	return State(engine.PublicState(doc).ToMap()), nil
 }
 
 // wrap adds the package prefix and what was being done to err; nil stays

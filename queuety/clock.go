@@ -50,17 +50,3 @@ func (c *FakeClock) Set(t time.Time) {
 	defer c.mu.Unlock()
 	c.now = t.UTC()
 }
-
-// floorSecond truncates t to the whole second (Queuety's DATETIME columns
-// have second precision).
-func floorSecond(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
-
-// ceilSecond rounds t up to the next whole second, so a "not before" time
-// stored at second precision is never earlier than asked.
-func ceilSecond(t time.Time) time.Time {
-	f := floorSecond(t)
-	if f.Equal(t) {
-		return f
-	}
-	return f.Add(time.Second)
-}

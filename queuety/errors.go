@@ -1,10 +1,9 @@
 package queuety
 
 import (
-	"errors"
 	"fmt"
-	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -17,27 +16,26 @@ var (
 	// range, a payload that is not a JSON object, and so on.
 	ErrInvalidArgument = driver.ErrInvalidArgument
 	// ErrInvalidTimeout means a timeout or deadline is below one second.
-	ErrInvalidTimeout = errors.New("queuety: invalid timeout")
+	ErrInvalidTimeout = engine.ErrInvalidTimeout
 	// ErrInvalidState means the operation does not apply to the row's
 	// current status, for example retrying a workflow that is running.
-	ErrInvalidState = errors.New("queuety: invalid state")
+	ErrInvalidState = engine.ErrInvalidState
 	// ErrStaleAttempt is returned when a completion, failure or heartbeat
 	// comes from an attempt that no longer owns its job: the job was
 	// recovered as stale, timed out, or was claimed again. Nothing is
 	// changed. A worker treats it as "someone else owns this now", not as a
 	// failure.
-	ErrStaleAttempt = errors.New("queuety: stale attempt")
-
+	ErrStaleAttempt = engine.ErrStaleAttempt
 	// ErrDeadlineExceeded is the context cause seen by a step whose workflow
 	// passed its execution deadline while the step was running.
-	ErrDeadlineExceeded = errors.New("Deadline exceeded")
+	ErrDeadlineExceeded = engine.ErrDeadlineExceeded
 	// ErrWorkerShutdown is the context cause seen by a handler that was
 	// still running when the worker's shutdown grace period ended.
-	ErrWorkerShutdown = errors.New("queuety: worker shutting down")
+	ErrWorkerShutdown = engine.ErrWorkerShutdown
 	// ErrLeaseLost is the context cause seen by a handler whose job was
 	// taken away from it (recovered as stale, timed out, or its workflow
 	// ended) while it ran.
-	ErrLeaseLost = errors.New("queuety: job no longer owned by this attempt")
+	ErrLeaseLost = engine.ErrLeaseLost
 )
 
 // TimeoutKind names which deadline expired.
@@ -54,66 +52,34 @@ const (
 	TimeoutRun             = driver.TimeoutRun
 )
 
-// TimeoutError reports an expired deadline. A job or step that ends on a
-// terminal timeout carries it as its error, and errors.As finds it.
-type TimeoutError struct {
-	Kind     TimeoutKind
-	Deadline time.Time // when the deadline was (UTC)
-	Message  string    // the human-readable message stored with the failure
-}
+// TimeoutError reports an expired deadline: Kind says which, Deadline
+// when it was (UTC), Message is the text stored with the failure. A job or
+// step that ends on a terminal timeout carries it as its error, a handler
+// whose attempt timed out sees it as its context's cause, and errors.As
+// finds it.
+type TimeoutError = engine.TimeoutError
 
-// Error returns the stored message.
-func (e *TimeoutError) Error() string {
-	if e.Message != "" {
-		return e.Message
-	}
-	return fmt.Sprintf("%s deadline expired at %s", e.Kind, e.Deadline.UTC().Format(time.RFC3339))
-}
+// PanicError is the failure recorded when a handler panics: Value is what
+// was passed to panic and Stack the goroutine's stack. The worker
+// recovers the panic; the job fails (and retries) like any other error,
+// with the stack in the log row's error_trace.
+type PanicError = engine.PanicError
 
-// nonRetryableError marks an error as final.
-type nonRetryableError struct{ err error }
+// HandlerNotFoundError is returned when no handler is registered for a
+// name (Name).
+type HandlerNotFoundError = engine.HandlerNotFoundError
 
-// Error returns the wrapped error's message.
-func (e *nonRetryableError) Error() string { return e.err.Error() }
-
-// Unwrap returns the wrapped error.
-func (e *nonRetryableError) Unwrap() error { return e.err }
-
-// NonRetryable marks the error as final.
-func (e *nonRetryableError) NonRetryable() bool { return true }
+// ContinueAsNewError is what ContinueAsNew returns; State is the next
+// run's public state.
+type ContinueAsNewError = engine.ContinueAsNewError
 
 // NonRetryable wraps err so that the job or step fails at once, without
 // using its remaining attempts. It returns nil for a nil err.
-func NonRetryable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &nonRetryableError{err: err}
-}
+func NonRetryable(err error) error { return engine.NonRetryable(err) }
 
 // IsNonRetryable reports whether err, or any error it wraps, has a
 // NonRetryable() bool method that returns true.
-func IsNonRetryable(err error) bool {
-	var nr interface{ NonRetryable() bool }
-	return errors.As(err, &nr) && nr.NonRetryable()
-}
-
-// PanicError is the failure recorded when a handler panics. The worker
-// recovers the panic; the job fails (and retries) like any other error,
-// with the stack in the log row's error_trace.
-type PanicError struct {
-	Value any
-	Stack string
-}
-
-// Error describes the panic value.
-func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
-
-// HandlerNotFoundError is returned when no handler is registered for a name.
-type HandlerNotFoundError struct{ Name string }
-
-// Error names the handler the way Queuety does.
-func (e *HandlerNotFoundError) Error() string { return "Handler not found: " + e.Name }
+func IsNonRetryable(err error) bool { return engine.IsNonRetryable(err) }
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))

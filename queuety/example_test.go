@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -116,7 +118,7 @@ func ExampleClient_Schedule() {
 	fmt.Println("next run:", s.NextRun.Format(time.RFC3339))
 
 	clock.Advance(16 * time.Hour) // 04:00 the next day
-	fired, _, _ := q.Engine().TickSchedules(ctx, 100)
+	fired, _, _ := engine.OfClient(q).TickSchedules(ctx, 100)
 	fmt.Println("fired:", fired)
 	// Output:
 	// next run: 2030-01-02T03:00:00Z

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/queuety/queuety-go/internal/engine"
 )
 
 // JobFunc handles a plain job. The payload has the engine's reserved keys
@@ -70,13 +72,13 @@ func (r *Registry) HandleDeadline(name string, fn CallbackFunc) {
 }
 
 func (r *Registry) checkNew(name string, nilFn bool) {
-	if err := validateHandlerName(name); err != nil {
+	if err := engine.ValidateHandlerName(name); err != nil {
 		panic(fmt.Sprintf("queuety: register handler: %v", err))
 	}
 	if nilFn {
 		panic("queuety: register handler " + name + ": nil function")
 	}
-	if IsInternalHandler(name) {
+	if engine.IsInternalHandler(name) {
 		panic("queuety: register handler " + name + ": names starting with __queuety_ are reserved")
 	}
 	_, a := r.jobs[name]
@@ -127,18 +129,4 @@ func (r *Registry) Names() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// Internal handler names: placeholder steps the engine runs itself.
-const (
-	HandlerDelay         = "__queuety_delay"
-	HandlerWaitForSignal = "__queuety_wait_for_signal"
-)
-
-// InternalHandlers lists the internal handlers every Go worker runs.
-func InternalHandlers() []string { return []string{HandlerDelay, HandlerWaitForSignal} }
-
-// IsInternalHandler reports whether name is reserved for the engine.
-func IsInternalHandler(name string) bool {
-	return len(name) >= 10 && name[:10] == "__queuety_"
 }

@@ -1,40 +1,49 @@
 package queuety
 
 import (
+	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/store/driver"
+
 	"log/slog"
 	"time"
-
-	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Defaults used when a job or workflow does not say otherwise. They match
 // Queuety's.
 const (
 	DefaultQueue       = driver.DefaultQueue
-	DefaultMaxAttempts = 3
+	DefaultMaxAttempts = engine.DefaultMaxAttempts
 	// MaxAttemptsLimit is the largest attempt count a row can hold
 	// (Queuety stores attempts in a TINYINT UNSIGNED).
-	MaxAttemptsLimit = 255
+	MaxAttemptsLimit = engine.MaxAttemptsLimit
 	// DefaultStaleTimeout is how long a claim may go without a renewal
 	// before stale recovery takes the job back (Queuety's
 	// QUEUETY_STALE_TIMEOUT). Go workers renew their claims while handlers
 	// run, so only a dead or wedged process lets a claim go stale.
-	DefaultStaleTimeout = 10 * time.Minute
+	DefaultStaleTimeout = engine.DefaultStaleTimeout
 )
 
-// JobSpec is the resolved form of a list of JobOptions. The builder uses it
-// for per-step options; most code never needs it.
-type JobSpec struct {
-	Queue       string        // "" means the default (or the workflow's queue)
-	Priority    Priority      // valid only when PrioritySet
-	PrioritySet bool          //
-	Delay       time.Duration // wait before the first attempt
-	MaxAttempts int           // 0 means the default
-	Backoff     Backoff       // nil means the client's default backoff
-	DependsOn   int64         // run only after this job completed
-	Unique      bool          // skip dispatch while an identical job is pending or processing
-	Timeouts    ActivityTimeouts
-}
+// JobSpec is the resolved form of a list of JobOptions: queue, priority
+// (valid only when PrioritySet), delay, attempts, backoff, dependency,
+// uniqueness and activity timeouts. The builder uses it for per-step
+// options; most code never needs it.
+type JobSpec = engine.JobSpec
+
+// ActivityTimeouts are the four per-job (or per-step) timeouts. Zero means
+// "not set"; set values must be at least one second.
+//
+//   - ScheduleToStart bounds the wait in the queue before an attempt starts;
+//     every retry gets a fresh window, counted from when it becomes due.
+//   - StartToClose bounds one attempt, from claim to result. The handler's
+//     ctx carries this deadline.
+//   - ScheduleToClose bounds the whole job, all attempts and backoffs
+//     included, from dispatch. It never resets and is always final.
+//   - Heartbeat bounds the gap between heartbeats (Heartbeat) while an
+//     attempt runs, counted from the claim.
+//
+// Schedule-to-start, start-to-close and heartbeat timeouts retry while
+// attempts remain; schedule-to-close does not.
+type ActivityTimeouts = engine.ActivityTimeouts
 
 // JobOption configures a dispatched job, or a workflow step in the builder.
 type JobOption func(*JobSpec)
@@ -48,29 +57,6 @@ func ResolveJobOptions(opts ...JobOption) JobSpec {
 		}
 	}
 	return s
-}
-
-// Validate checks the values a JobSpec would store.
-func (s JobSpec) Validate() error {
-	if len(s.Queue) > 64 {
-		return invalidf("queue name %q is longer than 64 characters", s.Queue)
-	}
-	if s.PrioritySet && !s.Priority.Valid() {
-		return invalidf("priority %d out of range (0-3)", int(s.Priority))
-	}
-	if s.Delay < 0 {
-		return invalidf("delay must not be negative, got %s", s.Delay)
-	}
-	if s.MaxAttempts < 0 || s.MaxAttempts > MaxAttemptsLimit {
-		return invalidf("max attempts %d out of range (1-%d)", s.MaxAttempts, MaxAttemptsLimit)
-	}
-	if s.DependsOn < 0 {
-		return invalidf("depends-on job id must be positive, got %d", s.DependsOn)
-	}
-	if err := validateBackoff(s.Backoff); err != nil {
-		return err
-	}
-	return s.Timeouts.validate()
 }
 
 // OnQueue puts the job on a named queue (default "default").

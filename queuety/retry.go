@@ -1,174 +1,48 @@
 package queuety
 
 import (
-	"fmt"
-	"math"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/engine"
 )
 
 // Backoff computes how long a failed job waits before its next attempt.
 // Use one of Queuety's strategies (BackoffExponential, BackoffFixed,
 // BackoffLinear), an explicit list (BackoffSeconds), or Temporal-style
 // exponential growth (BackoffPolicy). The backoff is stored with the job
-// when it is dispatched, so a job keeps the rules it started with.
-type Backoff interface {
-	// Delay returns the wait after attempt (1-based) failed.
-	Delay(attempt int) time.Duration
-	// String describes the backoff for logs and the CLI.
-	String() string
-}
+// when it is dispatched, so a job keeps the rules it started with. Delay
+// returns the wait after attempt (1-based) failed; String describes the
+// backoff for logs and the CLI.
+type Backoff = engine.Backoff
 
-// MaxBackoff caps Queuety's exponential strategy.
-const MaxBackoff = time.Hour
+// BackoffStrategy is one of Queuety's named backoff strategies, stored in
+// __queuety_runtime.backoff by name so Queuety PHP applies the same delays.
+type BackoffStrategy = engine.BackoffStrategy
 
-// BackoffStrategy is one of Queuety's named backoff strategies.
-type BackoffStrategy string
-
-// Queuety's named backoff strategies, stored in __queuety_runtime.backoff
-// as these strings so Queuety PHP applies the same delays.
+// Queuety's named backoff strategies.
 const (
 	// BackoffExponential waits min(2^attempt × 30 s, 1 h): 60 s, 120 s,
 	// 240 s, ... It is the default, as in Queuety.
-	BackoffExponential BackoffStrategy = "exponential"
+	BackoffExponential = engine.BackoffExponential
 	// BackoffFixed waits 60 s after every failure.
-	BackoffFixed BackoffStrategy = "fixed"
+	BackoffFixed = engine.BackoffFixed
 	// BackoffLinear waits attempt × 60 s.
-	BackoffLinear BackoffStrategy = "linear"
+	BackoffLinear = engine.BackoffLinear
 )
-
-// Delay implements Backoff.
-func (s BackoffStrategy) Delay(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
-	}
-	switch s {
-	case BackoffFixed:
-		return 60 * time.Second
-	case BackoffLinear:
-		return time.Duration(attempt) * 60 * time.Second
-	default:
-		if attempt >= 7 { // 2^7 × 30 s > 1 h
-			return MaxBackoff
-		}
-		d := time.Duration(1<<attempt) * 30 * time.Second
-		return min(d, MaxBackoff)
-	}
-}
-
-// String implements Backoff.
-func (s BackoffStrategy) String() string { return string(s) }
-
-// listBackoff is an explicit list of delays in seconds; the last repeats.
-type listBackoff []int
 
 // BackoffSeconds waits secs[attempt-1] seconds after a failure; when the
 // attempts outrun the list, the last value repeats. Queuety PHP reads the
 // same list. Negative values are rejected at dispatch.
-func BackoffSeconds(secs ...int) Backoff { return listBackoff(append([]int(nil), secs...)) }
-
-// Delay implements Backoff.
-func (l listBackoff) Delay(attempt int) time.Duration {
-	if len(l) == 0 {
-		return 0
-	}
-	i := min(max(attempt-1, 0), len(l)-1)
-	return time.Duration(l[i]) * time.Second
-}
-
-// String implements Backoff.
-func (l listBackoff) String() string { return fmt.Sprint([]int(l)) }
-
-// exponentialBackoff grows by a coefficient per attempt, Temporal style.
-type exponentialBackoff struct {
-	Initial     time.Duration
-	Coefficient float64
-	Maximum     time.Duration
-}
+func BackoffSeconds(secs ...int) Backoff { return engine.BackoffSeconds(secs...) }
 
 // BackoffPolicy waits initial × coefficient^(attempt-1), capped at
 // maximum (Temporal's retry policy). Zero coefficient means 2; zero
 // maximum means 100 × initial. Invalid values (initial below 1 ms,
 // coefficient below 1, maximum below initial) are rejected at dispatch.
 func BackoffPolicy(initial time.Duration, coefficient float64, maximum time.Duration) Backoff {
-	if coefficient == 0 {
-		coefficient = 2
-	}
-	if maximum == 0 {
-		maximum = 100 * initial
-	}
-	return exponentialBackoff{Initial: initial, Coefficient: coefficient, Maximum: maximum}
-}
-
-// Delay implements Backoff.
-func (e exponentialBackoff) Delay(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
-	}
-	d := float64(e.Initial) * math.Pow(e.Coefficient, float64(attempt-1))
-	if d > float64(e.Maximum) || math.IsInf(d, 0) || math.IsNaN(d) {
-		return e.Maximum
-	}
-	return time.Duration(d)
-}
-
-// String implements Backoff.
-func (e exponentialBackoff) String() string {
-	return fmt.Sprintf("exponential(initial=%s, coefficient=%g, max=%s)", e.Initial, e.Coefficient, e.Maximum)
-}
-
-// validateBackoff checks a backoff before it is stored.
-func validateBackoff(b Backoff) error {
-	switch v := b.(type) {
-	case nil:
-		return nil
-	case BackoffStrategy:
-		switch v {
-		case BackoffExponential, BackoffFixed, BackoffLinear:
-			return nil
-		}
-		return invalidf("unknown backoff strategy %q (want exponential, fixed or linear)", string(v))
-	case listBackoff:
-		if len(v) == 0 {
-			return invalidf("backoff list is empty")
-		}
-		for _, s := range v {
-			if s < 0 {
-				return invalidf("backoff seconds must not be negative, got %d", s)
-			}
-		}
-		return nil
-	case exponentialBackoff:
-		switch {
-		case v.Initial < time.Millisecond:
-			return invalidf("backoff initial interval must be at least 1ms, got %s", v.Initial)
-		case v.Coefficient < 1:
-			return invalidf("backoff coefficient cannot be less than 1, got %g", v.Coefficient)
-		case v.Maximum < v.Initial:
-			return invalidf("backoff maximum interval %s cannot be less than initial interval %s", v.Maximum, v.Initial)
-		}
-		return nil
-	}
-	return invalidf("unsupported backoff type %T", b)
+	return engine.BackoffPolicy(initial, coefficient, maximum)
 }
 
 // ParseBackoff reads a backoff from the CLI: "exponential", "fixed",
 // "linear", or a comma-separated list of seconds ("10,30,60").
-func ParseBackoff(s string) (Backoff, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	switch s {
-	case "exponential", "fixed", "linear":
-		return BackoffStrategy(s), nil
-	}
-	var secs []int
-	for _, part := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil {
-			return nil, invalidf("backoff %q: want exponential, fixed, linear or a list of seconds", s)
-		}
-		secs = append(secs, n)
-	}
-	b := BackoffSeconds(secs...)
-	return b, validateBackoff(b)
-}
+func ParseBackoff(s string) (Backoff, error) { return engine.ParseBackoff(s) }

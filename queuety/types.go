@@ -1,9 +1,7 @@
 package queuety
 
 import (
-	"fmt"
-	"strings"
-
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -19,21 +17,6 @@ const (
 	PriorityHigh   = driver.PriorityHigh
 	PriorityUrgent = driver.PriorityUrgent
 )
-
-// ParsePriority accepts 0-3 or low/normal/high/urgent (any case).
-func ParsePriority(s string) (Priority, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "0", "low":
-		return PriorityLow, nil
-	case "1", "normal":
-		return PriorityNormal, nil
-	case "2", "high":
-		return PriorityHigh, nil
-	case "3", "urgent":
-		return PriorityUrgent, nil
-	}
-	return 0, fmt.Errorf("%w: priority %q (want 0-3 or low, normal, high, urgent)", ErrInvalidArgument, s)
-}
 
 // JobStatus is the status of a job row.
 type JobStatus = driver.JobStatus
@@ -61,3 +44,6 @@ const (
 	WorkflowWaitingForWorkflows = driver.WorkflowWaitingForWorkflows
 	WorkflowCancelled           = driver.WorkflowCancelled
 )
+
+// ParsePriority accepts 0-3 or low/normal/high/urgent (any case).
+func ParsePriority(s string) (Priority, error) { return engine.ParsePriority(s) }

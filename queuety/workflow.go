@@ -2,17 +2,14 @@ package queuety
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
-	"github.com/queuety/queuety-go/store/driver"
 )
 
 // StepType names a kind of workflow step, as stored in _steps[i].type.
@@ -27,10 +24,6 @@ const (
 	StepDelay         StepType = "delay"
 	StepWaitForSignal StepType = "wait_for_signal"
 )
-
-// MaxSteps is the most steps a workflow can have (Queuety stores step
-// indexes in TINYINT UNSIGNED columns).
-const MaxSteps = 255
 
 // WorkflowStep is one step of a WorkflowDefinition. The builder package
 // fills these in; it is exported for tools that build definitions directly.
@@ -81,14 +74,6 @@ type WorkflowDefinition struct {
 	Version string
 }
 
-// TimedOutKey is the state key a signal wait with a timeout sets: true when
-// the timer won, false when the signal arrived first. name is the wait's
-// result key, or its signal name when it has none.
-func TimedOutKey(name string) string { return name + "_timed_out" }
-
-// runTimeoutKey stores the run timeout in the workflow's private state.
-const runTimeoutKey = "_run_timeout_seconds"
-
 // Validate checks a definition without changing it: the same checks
 // DispatchWorkflow runs before it writes anything.
 func (d WorkflowDefinition) Validate() error {
@@ -115,8 +100,8 @@ func (d *WorkflowDefinition) validate() error {
 	if len(d.Steps) == 0 {
 		return invalidf("workflow %q has no steps", d.Name)
 	}
-	if len(d.Steps) > MaxSteps {
-		return invalidf("workflow %q has %d steps; at most %d are allowed", d.Name, len(d.Steps), MaxSteps)
+	if len(d.Steps) > engine.MaxSteps {
+		return invalidf("workflow %q has %d steps; at most %d are allowed", d.Name, len(d.Steps), engine.MaxSteps)
 	}
 	if len(d.Queue) > 64 {
 		return invalidf("queue name %q is longer than 64 characters", d.Queue)
@@ -134,12 +119,12 @@ func (d *WorkflowDefinition) validate() error {
 		return timeoutf("run timeout must be at least 1 second, got %s", d.RunTimeout)
 	}
 	if d.OnDeadline != "" {
-		if err := validateHandlerName(d.OnDeadline); err != nil {
+		if err := engine.ValidateHandlerName(d.OnDeadline); err != nil {
 			return fmt.Errorf("on-deadline handler: %w", err)
 		}
 	}
 	if d.OnCancel != "" {
-		if err := validateHandlerName(d.OnCancel); err != nil {
+		if err := engine.ValidateHandlerName(d.OnCancel); err != nil {
 			return fmt.Errorf("on-cancel handler: %w", err)
 		}
 	}
@@ -180,10 +165,10 @@ func (d *WorkflowDefinition) validate() error {
 func (s *WorkflowStep) validate(i int) error {
 	switch s.Type {
 	case StepSingle:
-		if err := validateHandlerName(s.Handler); err != nil {
+		if err := engine.ValidateHandlerName(s.Handler); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 		}
-		if IsInternalHandler(s.Handler) {
+		if engine.IsInternalHandler(s.Handler) {
 			return invalidf("step %d (%s): handler names starting with __queuety_ are reserved", i, s.Name)
 		}
 	case StepParallel:
@@ -191,7 +176,7 @@ func (s *WorkflowStep) validate(i int) error {
 			return invalidf("step %d (%s): parallel step has no handlers", i, s.Name)
 		}
 		for _, h := range s.Handlers {
-			if err := validateHandlerName(h); err != nil {
+			if err := engine.ValidateHandlerName(h); err != nil {
 				return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 			}
 		}
@@ -244,7 +229,7 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 		o.Set("signal_name", s.Signal)
 		o.Set("signal_names", []any{s.Signal})
 		o.Set("wait_mode", "all")
-		o.Set("result_key", nilIfEmpty(s.ResultKey))
+		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
 		o.Set("match_payload", []any{})
 		o.Set("correlation_key", nil)
 		o.Set("human_wait", nil)
@@ -267,7 +252,7 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 	if opt.Delay > 0 {
 		o.Set("job_delay_seconds", int64(math.Ceil(opt.Delay.Seconds())))
 	}
-	rt := runtimeOptions{Backoff: opt.Backoff, Timeouts: opt.Timeouts}.encode()
+	rt := engine.EncodeStepRuntime(opt.Backoff, opt.Timeouts)
 	for _, k := range rt.Keys() {
 		v, _ := rt.Get(k)
 		o.Set(k, v)
@@ -275,192 +260,20 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 	return o
 }
 
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
+// engineDefinition turns a validated definition into the engine's form:
+// the runtime-definition header and the encoded steps.
+func (d WorkflowDefinition) engineDefinition() engine.Definition {
+	steps := make([]any, len(d.Steps))
+	for i := range d.Steps {
+		steps[i] = d.Steps[i].encode()
 	}
-	return s
-}
-
-// stepDef is a decoded _steps entry.
-type stepDef struct {
-	raw         *phpjson.Object
-	Type        string
-	Name        string
-	Class       string
-	Branches    []*phpjson.Object // parallel branches, each with "class"
-	Delay       int64             // delay_seconds
-	SignalNames []string
-	WaitMode    string
-	ResultKey   string
-	Timeout     time.Duration
-}
-
-// handlers returns the handler names that run this step's jobs.
-func (s *stepDef) handlers() []string {
-	switch s.Type {
-	case "parallel":
-		out := make([]string, len(s.Branches))
-		for i, b := range s.Branches {
-			v, _ := b.Get("class")
-			out[i], _ = v.(string)
-		}
-		return out
-	case "single":
-		return []string{s.Class}
+	return engine.Definition{
+		Name: d.Name, Steps: steps, Queue: d.Queue, Priority: d.Priority, MaxAttempts: d.MaxAttempts,
+		OnCancel: d.OnCancel, OnDeadline: d.OnDeadline,
+		DeadlineSecs:   int64(math.Ceil(d.ExecutionTimeout.Seconds())),
+		RunTimeoutSecs: int64(math.Ceil(d.RunTimeout.Seconds())),
+		Version:        d.Version, IdempotencyKey: d.IdempotencyKey,
 	}
-	return []string{placeholderHandler(s.Type)}
-}
-
-// placeholderHandler maps a step type to its internal handler.
-func placeholderHandler(typ string) string {
-	switch typ {
-	case "delay":
-		return HandlerDelay
-	case "wait_for_signal":
-		return HandlerWaitForSignal
-	}
-	return "__queuety_" + typ
-}
-
-// parseSteps decodes the _steps value of a state.
-func parseSteps(state *phpjson.Object) ([]*stepDef, error) {
-	raw, ok := state.Get("_steps")
-	if !ok {
-		return nil, errors.New("state has no _steps")
-	}
-	var items []any
-	switch v := raw.(type) {
-	case []any:
-		items = v
-	case *phpjson.Object: // index-keyed object form
-		for _, k := range v.Keys() {
-			e, _ := v.Get(k)
-			items = append(items, e)
-		}
-	default:
-		return nil, fmt.Errorf("_steps is %T, not a list", raw)
-	}
-	out := make([]*stepDef, len(items))
-	for i, it := range items {
-		d, err := parseStep(it, i)
-		if err != nil {
-			return nil, fmt.Errorf("_steps[%d]: %w", i, err)
-		}
-		out[i] = d
-	}
-	return out, nil
-}
-
-func parseStep(v any, index int) (*stepDef, error) {
-	if s, ok := v.(string); ok { // legacy: a bare class string
-		o := phpjson.NewObject()
-		o.Set("type", "single")
-		o.Set("name", strconv.Itoa(index))
-		o.Set("class", s)
-		v = o
-	}
-	o, ok := v.(*phpjson.Object)
-	if !ok {
-		return nil, fmt.Errorf("step is %T, not an object", v)
-	}
-	d := &stepDef{raw: o, Type: strField(o, "type"), Name: strField(o, "name")}
-	if d.Type == "" {
-		d.Type = "single"
-	}
-	if d.Name == "" {
-		d.Name = strconv.Itoa(index)
-	}
-	switch d.Type {
-	case "single":
-		d.Class = strField(o, "class")
-		if d.Class == "" {
-			return nil, errors.New("single step has no class")
-		}
-	case "parallel":
-		d.Branches = parallelBranches(o)
-		if len(d.Branches) == 0 {
-			return nil, errors.New("parallel step has no handlers")
-		}
-	case "delay":
-		d.Delay = intValue(o, "delay_seconds")
-	case "wait_for_signal":
-		d.SignalNames = strList(o, "signal_names")
-		if len(d.SignalNames) == 0 {
-			if s := strField(o, "signal_name"); s != "" {
-				d.SignalNames = []string{s}
-			}
-		}
-		d.WaitMode = strField(o, "wait_mode")
-		if d.WaitMode == "" {
-			d.WaitMode = "all"
-		}
-		d.ResultKey = strField(o, "result_key")
-		d.Timeout = time.Duration(intValue(o, "timeout_ms")) * time.Millisecond
-	}
-	return d, nil
-}
-
-// parallelBranches normalises "branches" (objects or strings) or
-// "handlers" into branch objects with a "class".
-func parallelBranches(o *phpjson.Object) []*phpjson.Object {
-	var out []*phpjson.Object
-	if v, ok := o.Get("branches"); ok {
-		if list, ok := v.([]any); ok {
-			for _, b := range list {
-				switch x := b.(type) {
-				case string:
-					if strings.TrimSpace(x) != "" {
-						bo := phpjson.NewObject()
-						bo.Set("class", strings.TrimSpace(x))
-						out = append(out, bo)
-					}
-				case *phpjson.Object:
-					h := strField(x, "class")
-					if h == "" {
-						h = strField(x, "handler")
-					}
-					if h != "" {
-						bo := x.Clone()
-						bo.Set("class", h)
-						out = append(out, bo)
-					}
-				}
-			}
-			return out
-		}
-	}
-	if v, ok := o.Get("handlers"); ok {
-		if list, ok := v.([]any); ok {
-			for _, h := range list {
-				if s, ok := h.(string); ok && strings.TrimSpace(s) != "" {
-					bo := phpjson.NewObject()
-					bo.Set("class", strings.TrimSpace(s))
-					out = append(out, bo)
-				}
-			}
-		}
-	}
-	return out
-}
-
-func strField(o *phpjson.Object, k string) string {
-	v, _ := o.Get(k)
-	s, _ := v.(string)
-	return strings.TrimSpace(s)
-}
-
-// strList returns the non-empty strings of the list at k.
-func strList(o *phpjson.Object, k string) []string {
-	v, _ := o.Get(k)
-	list, _ := v.([]any)
-	var out []string
-	for _, x := range list {
-		if s, ok := x.(string); ok && s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // DispatchWorkflow validates def and starts a workflow with the initial
@@ -471,188 +284,22 @@ func strList(o *phpjson.Object, k string) []string {
 // nothing. Invalid definitions return an error wrapping ErrInvalidArgument
 // or ErrInvalidTimeout.
 func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, initial any) (int64, error) {
-	p, err := prepareWorkflow(def, initial)
-	if err != nil {
-		return 0, err
-	}
-	var id int64
-	for range 3 {
-		err = c.store.InTx(ctx, func(tx driver.Tx) (err error) {
-			id, err = c.engine.insertWorkflow(ctx, tx, p, c.clock.Now())
-			return err
-		})
-		if errors.Is(err, driver.ErrDuplicate) && p.def.IdempotencyKey != "" {
-			continue // a concurrent dispatch won the key: read it on the next pass
-		}
-		break
-	}
-	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", p.def.Name, err)
-	}
-	return id, nil
-}
-
-// preparedWorkflow is a validated definition with its initial state
-// encoded, ready to insert.
-type preparedWorkflow struct {
-	def          WorkflowDefinition
-	state        *phpjson.Object
-	stateJSON    []byte
-	steps        []*stepDef
-	queue        string
-	deadlineSecs int64
-}
-
-// runtimeDefinition starts Queuety's runtime definition of def
-// (build_runtime_definition), with its steps already encoded: the keys
-// shared by the definition hash and stored workflow schedules.
-func runtimeDefinition(def WorkflowDefinition, steps []any) *phpjson.Object {
-	o := phpjson.NewObject()
-	o.Set("name", def.Name)
-	o.Set("steps", steps)
-	o.Set("queue", orDefault(def.Queue, DefaultQueue))
-	o.Set("priority", int64(def.Priority))
-	o.Set("max_attempts", int64(orDefaultInt(def.MaxAttempts, DefaultMaxAttempts)))
-	o.Set("cancel_handler", nilIfEmpty(def.OnCancel))
-	o.Set("prune_after", nil)
-	if def.ExecutionTimeout > 0 {
-		o.Set("deadline_seconds", int64(math.Ceil(def.ExecutionTimeout.Seconds())))
-	} else {
-		o.Set("deadline_seconds", nil)
-	}
-	o.Set("deadline_handler", nilIfEmpty(def.OnDeadline))
-	o.Set("definition_version", nilIfEmpty(def.Version))
-	return o
-}
-
-// prepareWorkflow validates def and builds the stored state: the initial
-// keys, then Queuety's private keys in Queuety's order.
-func prepareWorkflow(def WorkflowDefinition, initial any) (*preparedWorkflow, error) {
 	def, err := def.normalized()
 	if err != nil {
-		return nil, fmt.Errorf("queuety: dispatch workflow: %w", err)
+		return 0, fmt.Errorf("queuety: dispatch workflow: %w", err)
 	}
-	state, err := toObject("initial state", initial)
+	state, err := engine.ToObject("initial state", initial)
 	if err != nil {
-		return nil, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
+		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
 	}
-	for _, k := range state.Keys() {
-		if isPrivateKey(k) {
-			return nil, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, invalidf("initial state key %q starts with _, which is reserved", k))
-		}
-	}
-	queue := orDefault(def.Queue, DefaultQueue)
-	maxAttempts := orDefaultInt(def.MaxAttempts, DefaultMaxAttempts)
-	deadlineSecs := int64(math.Ceil(def.ExecutionTimeout.Seconds()))
-
-	steps := make([]any, len(def.Steps))
-	for i := range def.Steps {
-		steps[i] = def.Steps[i].encode()
-	}
-	hashDoc := runtimeDefinition(def, steps)
-	hashDoc.Set("max_transitions", nil)
-	hashDoc.Set("max_for_each_items", nil)
-	hashDoc.Set("max_state_bytes", nil)
-	hashDoc.Set("compensate_on_failure", false)
-	sum := sha256.Sum256(encodeJSON(hashDoc))
-
-	state.Set("_steps", steps)
-	state.Set("_queue", queue)
-	state.Set("_priority", int64(def.Priority))
-	state.Set("_max_attempts", int64(maxAttempts))
-	state.Set("_definition_hash", hex.EncodeToString(sum[:]))
-	if def.OnCancel != "" {
-		state.Set("_on_cancel", def.OnCancel)
-	}
-	if deadlineSecs > 0 {
-		state.Set("_deadline_seconds", deadlineSecs)
-	}
-	if def.OnDeadline != "" {
-		state.Set("_on_deadline", def.OnDeadline)
-	}
-	if def.Version != "" {
-		state.Set("_definition_version", def.Version)
-	}
-	if def.IdempotencyKey != "" {
-		state.Set("_idempotency_key", def.IdempotencyKey)
-	}
-	if def.RunTimeout > 0 {
-		state.Set(runTimeoutKey, int64(math.Ceil(def.RunTimeout.Seconds())))
-	}
-	stateJSON, err := phpjson.Marshal(state)
-	if err != nil {
-		return nil, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, invalidf("state does not encode as JSON: %v", err))
-	}
-	parsed, err := parseSteps(state)
-	if err != nil {
-		return nil, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
-	}
-	return &preparedWorkflow{def: def, state: state, stateJSON: stateJSON, steps: parsed, queue: queue, deadlineSecs: deadlineSecs}, nil
+	return c.engine.DispatchWorkflow(ctx, def.engineDefinition(), state)
 }
 
-// insertWorkflow writes a prepared workflow inside tx: the workflow row,
-// its idempotency key, the first step's job(s) and the workflow_started
-// log. With a known idempotency key it returns the existing id and writes
-// nothing; a key inserted concurrently surfaces as ErrDuplicate.
-func (e *Engine) insertWorkflow(ctx context.Context, tx driver.Tx, p *preparedWorkflow, now time.Time) (int64, error) {
-	def := p.def
-	if def.IdempotencyKey != "" {
-		existing, err := tx.DispatchKeyGet(ctx, def.IdempotencyKey)
-		if err != nil || existing != 0 {
-			return existing, err
-		}
-	}
-	wf := &driver.Workflow{
-		Name: def.Name, Status: WorkflowRunning, State: p.stateJSON, TotalSteps: len(def.Steps),
-		StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now,
-	}
-	if p.deadlineSecs > 0 {
-		wf.DeadlineAt = ceilSecond(now).Add(time.Duration(p.deadlineSecs) * time.Second)
-	}
-	setRunDeadline(wf, p.state, now)
-	if err := tx.WorkflowInsert(ctx, wf); err != nil {
-		return 0, err
-	}
-	if def.IdempotencyKey != "" {
-		if err := tx.DispatchKeyInsert(ctx, def.IdempotencyKey, wf.ID, now); err != nil {
-			return 0, err
-		}
-	}
-	if err := e.enqueueStep(ctx, tx, wf, p.state, p.steps, 0, now); err != nil {
-		return 0, err
-	}
-	err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: def.Name, Queue: p.queue, Event: driver.LogWorkflowStarted, CreatedAt: now}})
-	return wf.ID, err
-}
+// TimedOutKey is the state key a signal wait with a timeout sets: true when
+// the timer won, false when the signal arrived first. name is the wait's
+// result key, or its signal name when it has none.
+func TimedOutKey(name string) string { return engine.TimedOutKey(name) }
 
-// setRunDeadline starts a run's clock: run start + run timeout, capped at
-// the execution deadline.
-func setRunDeadline(wf *driver.Workflow, state *phpjson.Object, now time.Time) {
-	wf.RunStartedAt = now
-	wf.RunDeadlineAt = time.Time{}
-	secs := intValue(state, runTimeoutKey)
-	if secs <= 0 {
-		return
-	}
-	d := now.Add(time.Duration(secs) * time.Second)
-	if !wf.DeadlineAt.IsZero() && wf.DeadlineAt.Before(d) {
-		d = wf.DeadlineAt
-	}
-	wf.RunDeadlineAt = d
-}
-
-// workflowExpired returns the timeout kind that has passed for a
-// non-terminal workflow at now, or "". The execution deadline wins when
-// both have passed.
-func workflowExpired(wf *driver.Workflow, now time.Time) TimeoutKind {
-	if wf.Status.Terminal() {
-		return ""
-	}
-	if !wf.DeadlineAt.IsZero() && !now.Before(wf.DeadlineAt) {
-		return TimeoutExecution
-	}
-	if !wf.RunDeadlineAt.IsZero() && !now.Before(wf.RunDeadlineAt) {
-		return TimeoutRun
-	}
-	return ""
-}
+// MaxSteps is the most steps a workflow definition may have (Queuety
+// stores the current step in a TINYINT UNSIGNED).
+const MaxSteps = engine.MaxSteps

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/go-co-op/gocron/v2"
 )
 
@@ -95,7 +97,7 @@ func (w *Worker) nextTick(ctx context.Context) time.Time {
 	if err != nil {
 		w.log.Warn("queuety: read next schedule due time", "err", err)
 	} else if ok {
-		wait = min(max(due.Sub(w.c.Clock().Now()), 0), idle)
+		wait = min(max(due.Sub(engine.OfClient(w.c).Clock().Now()), 0), idle)
 	}
 	return time.Now().Add(jitter(wait, w.cfg.intervals.Jitter/10))
 }

@@ -31,6 +31,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/go-co-op/gocron/v2"
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
@@ -40,7 +42,7 @@ import (
 // handlers, then call Run or RunOnce (not both at once).
 type Worker struct {
 	c       *queuety.Client
-	engine  *queuety.Engine
+	engine  *engine.Engine
 	sweeper *deadline.Sweeper
 	cfg     config
 	reg     *queuety.Registry
@@ -56,7 +58,7 @@ type Worker struct {
 	inflight map[int64]*attempt
 	freed    chan struct{}
 	wg       sync.WaitGroup
-	results  chan *queuety.Result
+	results  chan *engine.Result
 	// unrecorded counts successes handed to the completer and not yet
 	// recorded; a step's next job exists only once its success is.
 	unrecorded atomic.Int64
@@ -65,7 +67,7 @@ type Worker struct {
 }
 
 type attempt struct {
-	cj     *queuety.Claimed
+	cj     *engine.Claimed
 	cancel context.CancelCauseFunc
 }
 
@@ -111,11 +113,11 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		cfg.registry = queuety.NewRegistry()
 	}
 	if cfg.logger == nil {
-		cfg.logger = c.Logger()
+		cfg.logger = engine.OfClient(c).Logger()
 	}
 	cfg.intervals = cfg.intervals.withDefaults()
 	return &Worker{
-		c: c, engine: c.Engine(), sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
+		c: c, engine: engine.OfClient(c), sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
 	}
 }
@@ -142,7 +144,7 @@ func (w *Worker) Stats() Stats {
 
 // handlers lists the handler names this worker claims.
 func (w *Worker) handlers() []string {
-	return append(w.reg.Names(), queuety.InternalHandlers()...)
+	return append(w.reg.Names(), engine.InternalHandlers()...)
 }
 
 // ErrAlreadyRunning is returned when Run or RunOnce is called on a worker
@@ -249,7 +251,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			}
 		}
 		n := min(w.cfg.concurrency-w.busyCount(), w.cfg.batchSize)
-		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), queuety.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n})
+		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n})
 		if err != nil {
 			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
 			w.log.Error("queuety: claim failed; retrying", "err", err, "in", backoff)
@@ -298,7 +300,7 @@ func (w *Worker) waitFreed(ctx context.Context, d time.Duration) {
 	}
 }
 
-func (w *Worker) handBack(jobs []*queuety.Claimed) {
+func (w *Worker) handBack(jobs []*engine.Claimed) {
 	if err := w.engine.Release(context.Background(), jobs); err != nil {
 		w.log.Error("queuety: hand back claimed jobs (stale recovery will return them)", "count", len(jobs), "err", err)
 		return
@@ -307,7 +309,7 @@ func (w *Worker) handBack(jobs []*queuety.Claimed) {
 }
 
 // start runs one claimed job in its own goroutine.
-func (w *Worker) start(hardCtx context.Context, cj *queuety.Claimed) {
+func (w *Worker) start(hardCtx context.Context, cj *engine.Claimed) {
 	ctx, cancel := context.WithCancelCause(hardCtx)
 	a := &attempt{cj: cj, cancel: cancel}
 	w.mu.Lock()
@@ -344,7 +346,7 @@ func (w *Worker) finishSlot(a *attempt) {
 // execute runs the handler of a, whose context is ctx, and records the
 // outcome.
 func (w *Worker) execute(ctx context.Context, a *attempt) {
-	cj, clock := a.cj, w.c.Clock()
+	cj, clock := a.cj, engine.OfClient(w.c).Clock()
 	hctx, flush := w.engine.Attach(ctx, cj, a.cancel)
 	info, _ := queuety.JobInfoFrom(hctx) // Attach put cj.Info() there
 	hctx, stop := withDeadlines(hctx, info, clock)
@@ -362,11 +364,11 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		}
 		if errors.Is(context.Cause(ctx), queuety.ErrWorkerShutdown) {
 			// Interrupted by shutdown: hand back without using the attempt.
-			w.handBack([]*queuety.Claimed{cj})
+			w.handBack([]*engine.Claimed{cj})
 			return
 		}
 	}
-	r := &queuety.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur}
+	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur}
 	if err == nil && cj.Err() == nil {
 		w.unrecorded.Add(1)
 		w.results <- r // successes are recorded in batches
@@ -376,7 +378,7 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 }
 
 // call runs the registered handler, turning a panic into a PanicError.
-func (w *Worker) call(ctx context.Context, cj *queuety.Claimed) (out queuety.State, err error) {
+func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.State, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &queuety.PanicError{Value: r, Stack: string(debug.Stack())}
@@ -387,7 +389,7 @@ func (w *Worker) call(ctx context.Context, cj *queuety.Claimed) (out queuety.Sta
 	}
 	name := cj.Job.Handler
 	if cj.IsStep() {
-		if queuety.IsInternalHandler(name) {
+		if engine.IsInternalHandler(name) {
 			return nil, nil // the engine runs internal steps when it records the result
 		}
 		if fn, ok := w.reg.Step(name); ok {
@@ -412,7 +414,7 @@ func (w *Worker) call(ctx context.Context, cj *queuety.Claimed) (out queuety.Sta
 
 // finish records one outcome, retrying while the database is unreachable
 // (for up to a minute; after that stale recovery returns the job).
-func (w *Worker) finish(r *queuety.Result) {
+func (w *Worker) finish(r *engine.Result) {
 	err := w.persist("queuety: record job outcome failed; retrying", []any{"job_id", r.Claimed.Job.ID}, func() error {
 		return w.engine.Finish(context.Background(), r)
 	})
@@ -434,7 +436,7 @@ func (w *Worker) persist(msg string, attrs []any, write func() error) error {
 	}
 }
 
-func (w *Worker) recordOutcome(r *queuety.Result, err error) {
+func (w *Worker) recordOutcome(r *engine.Result, err error) {
 	switch {
 	case errors.Is(err, queuety.ErrStaleAttempt):
 		w.stats.stale.Add(1)
@@ -459,7 +461,7 @@ func (w *Worker) recordOutcome(r *queuety.Result, err error) {
 // startAux starts the completer and the lease keeper; the returned
 // function stops them after the executors are done.
 func (w *Worker) startAux(hardCtx context.Context) func() {
-	w.results = make(chan *queuety.Result, 4*BatchSizeMax)
+	w.results = make(chan *engine.Result, 4*BatchSizeMax)
 	completerDone := make(chan struct{})
 	go func() {
 		defer close(completerDone)
@@ -483,7 +485,7 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 // the previous batch was written goes into the next one.
 func (w *Worker) completer() {
 	for r := range w.results {
-		batch := []*queuety.Result{r}
+		batch := []*engine.Result{r}
 	fill:
 		for len(batch) < BatchSizeMax {
 			select {
@@ -509,8 +511,8 @@ func (w *Worker) completer() {
 // CompleteJobs call and workflow steps with one CompleteSteps call, each
 // retried while the database is unreachable (for up to a minute; after
 // that stale recovery returns the jobs).
-func (w *Worker) completeBatch(batch []*queuety.Result) {
-	var jobs, steps []*queuety.Result
+func (w *Worker) completeBatch(batch []*engine.Result) {
+	var jobs, steps []*engine.Result
 	for _, r := range batch {
 		if r.Claimed.IsStep() {
 			steps = append(steps, r)
@@ -522,7 +524,7 @@ func (w *Worker) completeBatch(batch []*queuety.Result) {
 	w.recordBatch(steps, w.engine.CompleteSteps)
 }
 
-func (w *Worker) recordBatch(batch []*queuety.Result, complete func(context.Context, []*queuety.Result) ([]error, error)) {
+func (w *Worker) recordBatch(batch []*engine.Result, complete func(context.Context, []*engine.Result) ([]error, error)) {
 	if len(batch) == 0 {
 		return
 	}
@@ -556,7 +558,7 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 		}
 		w.mu.Lock()
 		running := make([]*attempt, 0, len(w.inflight))
-		jobs := make([]*queuety.Claimed, 0, len(w.inflight))
+		jobs := make([]*engine.Claimed, 0, len(w.inflight))
 		for _, a := range w.inflight {
 			running = append(running, a)
 			jobs = append(jobs, a.cj)

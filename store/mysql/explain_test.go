@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/mysql"
@@ -204,7 +206,7 @@ func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
 	if p.Key != "idx_deadline" || (p.RowsRead >= 0 && p.RowsRead != 100) {
 		t.Errorf("with 100 expired: %+v, want 100 rows read through idx_deadline", p)
 	}
-	n, _, err := c.Engine().ExpireWorkflows(context.Background(), 1000)
+	n, _, err := engine.OfClient(c).ExpireWorkflows(context.Background(), 1000)
 	if err != nil || n != 100 {
 		t.Fatalf("expire: %d, %v", n, err)
 	}

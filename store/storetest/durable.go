@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -99,7 +101,7 @@ func (e *Env) events(id int64) []*driver.WorkflowEvent {
 // recovered.
 func (e *Env) recoverStale() int {
 	e.T.Helper()
-	n, _, err := e.C.Engine().RecoverStale(e.Ctx, 100)
+	n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
 	if err != nil {
 		e.T.Fatalf("recover stale: %v", err)
 	}
@@ -125,7 +127,7 @@ func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
 	wf := e.Workflow(id)
 	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
 	Equal(t, "error", wf.ErrorMessage, "Run deadline exceeded")
-	timer := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
+	timer := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: engine.HandlerDelay})
 	Equal(t, "timer job cancelled (buried)", timer.Status, queuety.JobBuried)
 	f := e.failures(id, 0)
 	if len(f) != 1 || f[0].Category != driver.FailureTimeout || f[0].TimeoutKind != queuety.TimeoutRun {
@@ -140,7 +142,7 @@ func testLateAfterRunDeadline(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "wf", RunTimeout: time.Minute, Steps: steps("slow", "next")}, nil)
 	jobs := e.ClaimOne("slow")
 	e.Clock.Advance(2 * time.Minute)
-	if err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: jobs[0], Output: queuety.State{"x": 1}}); err != nil {
+	if err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0], Output: queuety.State{"x": 1}}); err != nil {
 		t.Fatal(err)
 	}
 	wf := e.Workflow(id)
@@ -287,7 +289,7 @@ func testHeartbeatTimeout(t *testing.T, e *Env) {
 	j := e.Job(jobs[0].Job.ID)
 	Equal(t, "heartbeat deadline at claim", j.HeartbeatDeadline, Epoch.Add(20*time.Second))
 	e.Clock.Advance(15 * time.Second)
-	if err := e.C.Engine().Heartbeat(e.Ctx, jobs[0], []byte(`{"done":10}`)); err != nil {
+	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], []byte(`{"done":10}`)); err != nil {
 		t.Fatal(err)
 	}
 	Equal(t, "deadline pushed out", e.Job(j.ID).HeartbeatDeadline, Epoch.Add(35*time.Second))
@@ -296,7 +298,7 @@ func testHeartbeatTimeout(t *testing.T, e *Env) {
 	e.Clock.Advance(6 * time.Second)
 	Equal(t, "enforced", e.enforce(), 1)
 	Equal(t, "retried", e.Job(j.ID).Status, queuety.JobPending)
-	if err := e.C.Engine().Heartbeat(e.Ctx, jobs[0], nil); !errors.Is(err, queuety.ErrStaleAttempt) {
+	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil); !errors.Is(err, queuety.ErrStaleAttempt) {
 		t.Fatalf("heartbeat after the timeout: %v", err)
 	}
 	second := e.ClaimOne("crunch")
@@ -321,10 +323,10 @@ func testHeartbeatFencesScan(t *testing.T, e *Env) {
 		t.Fatal(err)
 	}
 	Equal(t, "scan found the job", len(found), 1)
-	if err := e.C.Engine().Heartbeat(e.Ctx, jobs[0], nil); err != nil { // arrives between scan and enforcement
+	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil); err != nil { // arrives between scan and enforcement
 		t.Fatal(err)
 	}
-	acted, err := e.C.Engine().EnforceTimeout(e.Ctx, id)
+	acted, err := engine.OfClient(e.C).EnforceTimeout(e.Ctx, id)
 	if err != nil || acted {
 		t.Fatalf("enforced despite the heartbeat: %v %v", acted, err)
 	}
@@ -345,7 +347,7 @@ func testConcurrentEnforcers(t *testing.T, e *Env) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := c.Engine().EnforceTimeout(context.Background(), id)
+			ok, err := engine.OfClient(c).EnforceTimeout(context.Background(), id)
 			if err != nil {
 				t.Errorf("enforce: %v", err)
 			}
@@ -373,12 +375,12 @@ func testLateAfterRedelivery(t *testing.T, e *Env) {
 	if info2.AttemptID == info1.AttemptID || info2.Attempt != 2 {
 		t.Fatalf("attempt identity: %+v vs %+v", info1, info2)
 	}
-	err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: first[0], Output: queuety.State{"from": "attempt 1"}})
+	err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"from": "attempt 1"}})
 	if !errors.Is(err, queuety.ErrStaleAttempt) {
 		t.Fatalf("late completion from attempt 1: %v", err)
 	}
 	Equal(t, "current step unchanged", e.Workflow(id).CurrentStep, 0)
-	if err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: second[0], Output: queuety.State{"from": "attempt 2"}}); err != nil {
+	if err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: second[0], Output: queuety.State{"from": "attempt 2"}}); err != nil {
 		t.Fatal(err)
 	}
 	Equal(t, "state from the owning attempt", e.State(id).String("from"), "attempt 2")
@@ -444,7 +446,7 @@ func testSignalTimerRace(t *testing.T, e *Env) {
 		}()
 		go func() {
 			defer wg.Done()
-			if _, _, err := timerClient.Engine().FireWaitTimeouts(context.Background(), 5); err != nil {
+			if _, _, err := engine.OfClient(timerClient).FireWaitTimeouts(context.Background(), 5); err != nil {
 				t.Errorf("timer: %v", err)
 			}
 		}()
@@ -568,7 +570,7 @@ func testPolicySnapshot(t *testing.T, e *Env) {
 		t.Fatalf("change the stored definition: %v", err)
 	}
 	claimed := e.ClaimOne("a")
-	if err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: claimed[0], Err: errors.New("x"), StartedAt: e.Clock.Now()}); err != nil {
+	if err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: claimed[0], Err: errors.New("x"), StartedAt: e.Clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	Equal(t, "backoff from the step's own policy", e.Job(job.ID).AvailableAt, Epoch.Add(7*time.Second))

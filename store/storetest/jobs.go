@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -373,7 +375,7 @@ func testRelease(t *testing.T, e *Env) {
 	jobs := e.ClaimOne("h")
 	before := e.Job(id)
 	Equal(t, "schedule-to-start cleared at claim", before.ScheduleToStartAt, time.Time{})
-	if err := e.C.Engine().Release(e.Ctx, jobs); err != nil {
+	if err := engine.OfClient(e.C).Release(e.Ctx, jobs); err != nil {
 		t.Fatal(err)
 	}
 	j := e.Job(id)
@@ -395,12 +397,12 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.MaxAttempts(2), queuety.WithBackoff(queuety.BackoffSeconds(10)))
 	first := e.ClaimOne("h")
 	e.Clock.Advance(queuety.DefaultStaleTimeout - time.Second)
-	n, _, err := e.C.Engine().RecoverStale(e.Ctx, 100)
+	n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
 	if err != nil || n != 0 {
 		t.Fatalf("recovered a fresh claim: %d, %v", n, err)
 	}
 	e.Clock.Advance(2 * time.Second)
-	n, _, err = e.C.Engine().RecoverStale(e.Ctx, 100)
+	n, _, err = engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
 	if err != nil || n != 1 {
 		t.Fatalf("recover: %d, %v", n, err)
 	}
@@ -417,12 +419,12 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	Equal(t, "status after late completion", e.Job(id).Status, queuety.JobProcessing)
 	// The second attempt dies too: attempts are used up, so it is buried.
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Second)
-	if n, _, err := e.C.Engine().RecoverStale(e.Ctx, 100); err != nil || n != 1 {
+	if n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100); err != nil || n != 1 {
 		t.Fatalf("recover: %d, %v", n, err)
 	}
 	j = e.Job(id)
 	Equal(t, "status", j.Status, queuety.JobBuried)
-	Equal(t, "error", j.ErrorMessage, queuety.StaleMessage)
+	Equal(t, "error", j.ErrorMessage, engine.StaleMessage)
 	Equal(t, "logs", strings.Join(e.Events(driver.LogFilter{JobID: id}), ","), "retried,buried")
 }
 
@@ -450,7 +452,7 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 		go func() {
 			defer wg.Done()
 			for {
-				n, more, err := c.Engine().RecoverStale(context.Background(), 7)
+				n, more, err := engine.OfClient(c).RecoverStale(context.Background(), 7)
 				if err != nil {
 					t.Errorf("recover: %v", err)
 					return
@@ -474,7 +476,7 @@ func testLeaseRenewal(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
 	jobs := e.ClaimOne("h")
 	e.Clock.Advance(queuety.DefaultStaleTimeout - time.Minute)
-	lost, err := e.C.Engine().RenewLeases(e.Ctx, jobs)
+	lost, err := engine.OfClient(e.C).RenewLeases(e.Ctx, jobs)
 	if err != nil || len(lost) != 0 {
 		t.Fatalf("renew: %v %v", lost, err)
 	}
@@ -484,7 +486,7 @@ func testLeaseRenewal(t *testing.T, e *Env) {
 	// After another worker's recovery, renewal reports the loss.
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Second)
 	Equal(t, "stale claims recovered", e.recoverStale(), 1)
-	lost, err = e.C.Engine().RenewLeases(e.Ctx, jobs)
+	lost, err = engine.OfClient(e.C).RenewLeases(e.Ctx, jobs)
 	if err != nil || !errors.Is(lost[id], queuety.ErrLeaseLost) {
 		t.Fatalf("renew after recovery: %v %v", lost, err)
 	}
@@ -509,7 +511,7 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 		go func() {
 			defer wg.Done()
 			for {
-				jobs, err := c.Engine().Claim(context.Background(), queuety.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"h"}, Limit: 13})
+				jobs, err := engine.OfClient(c).Claim(context.Background(), engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"h"}, Limit: 13})
 				if err != nil {
 					t.Errorf("claim: %v", err)
 					return
@@ -517,11 +519,11 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 				if len(jobs) == 0 {
 					return
 				}
-				rs := make([]*queuety.Result, len(jobs))
+				rs := make([]*engine.Result, len(jobs))
 				for i, j := range jobs {
-					rs[i] = &queuety.Result{Claimed: j}
+					rs[i] = &engine.Result{Claimed: j}
 				}
-				errs, err := c.Engine().CompleteJobs(context.Background(), rs)
+				errs, err := engine.OfClient(c).CompleteJobs(context.Background(), rs)
 				if err != nil {
 					t.Errorf("complete: %v", err)
 					return
@@ -557,19 +559,19 @@ func testHeartbeatFencing(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
 	first := e.ClaimOne("h")
 	e.Clock.Advance(time.Minute)
-	if err := e.C.Engine().Heartbeat(e.Ctx, first[0], []byte(`{"page":3}`)); err != nil {
+	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":3}`)); err != nil {
 		t.Fatal(err)
 	}
 	j := e.Job(id)
 	Equal(t, "heartbeat_data", string(j.HeartbeatData), `{"page":3}`)
 	Equal(t, "reserved_at renewed", j.ReservedAt, Epoch.Add(time.Minute))
 	Equal(t, "last heartbeat", j.LastHeartbeatAt, Epoch.Add(time.Minute))
-	if err := e.C.Engine().Release(e.Ctx, first); err != nil {
+	if err := engine.OfClient(e.C).Release(e.Ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	second := e.ClaimOne("h")
 	Equal(t, "claimed again after the release", len(second), 1)
-	if err := e.C.Engine().Heartbeat(e.Ctx, first[0], []byte(`{"page":9}`)); !errors.Is(err, queuety.ErrStaleAttempt) {
+	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":9}`)); !errors.Is(err, queuety.ErrStaleAttempt) {
 		t.Fatalf("heartbeat from a superseded attempt: %v", err)
 	}
 	Equal(t, "heartbeat_data after stale heartbeat", string(e.Job(id).HeartbeatData), `{"page":3}`)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
@@ -35,7 +37,7 @@ func init() {
 // tick fires the due schedules once.
 func (e *Env) tick() int {
 	e.T.Helper()
-	n, _, err := e.C.Engine().TickSchedules(e.Ctx, 100)
+	n, _, err := engine.OfClient(e.C).TickSchedules(e.Ctx, 100)
 	if err != nil {
 		e.T.Fatalf("tick: %v", err)
 	}
@@ -198,7 +200,7 @@ func testFourTickers(t *testing.T, e *Env) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				n, _, err := c.Engine().TickSchedules(context.Background(), 10)
+				n, _, err := engine.OfClient(c).TickSchedules(context.Background(), 10)
 				if err != nil {
 					t.Errorf("tick: %v", err)
 				}

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
@@ -127,7 +129,7 @@ func (e *Env) Drain(w *worker.Worker) worker.Stats {
 }
 
 // Claim claims up to n jobs of the given handlers from queue "default".
-func (e *Env) Claim(n int, handlers ...string) []*queuety.Claimed {
+func (e *Env) Claim(n int, handlers ...string) []*engine.Claimed {
 	e.T.Helper()
 	return e.ClaimFrom(e.C, []string{queuety.DefaultQueue}, n, handlers...)
 }
@@ -135,7 +137,7 @@ func (e *Env) Claim(n int, handlers ...string) []*queuety.Claimed {
 // ClaimOne claims one job of handler from queue "default" and fails unless
 // there was one. It returns the claim as a one-element slice, as Complete,
 // Release and RenewLeases take it.
-func (e *Env) ClaimOne(handler string) []*queuety.Claimed {
+func (e *Env) ClaimOne(handler string) []*engine.Claimed {
 	e.T.Helper()
 	jobs := e.Claim(1, handler)
 	if len(jobs) != 1 {
@@ -157,9 +159,9 @@ func (e *Env) Clients(n int) []*queuety.Client {
 }
 
 // ClaimFrom claims with client c from queues.
-func (e *Env) ClaimFrom(c *queuety.Client, queues []string, n int, handlers ...string) []*queuety.Claimed {
+func (e *Env) ClaimFrom(c *queuety.Client, queues []string, n int, handlers ...string) []*engine.Claimed {
 	e.T.Helper()
-	jobs, err := c.Engine().Claim(e.Ctx, queuety.ClaimRequest{Queues: queues, Handlers: handlers, Limit: n})
+	jobs, err := engine.OfClient(c).Claim(e.Ctx, engine.ClaimRequest{Queues: queues, Handlers: handlers, Limit: n})
 	if err != nil {
 		e.T.Fatalf("claim: %v", err)
 	}
@@ -246,13 +248,13 @@ func (e *Env) Events(f driver.LogFilter) []string {
 }
 
 // Complete records success for claimed plain jobs.
-func (e *Env) Complete(jobs ...*queuety.Claimed) []error {
+func (e *Env) Complete(jobs ...*engine.Claimed) []error {
 	e.T.Helper()
-	rs := make([]*queuety.Result, len(jobs))
+	rs := make([]*engine.Result, len(jobs))
 	for i, j := range jobs {
-		rs[i] = &queuety.Result{Claimed: j, StartedAt: e.Clock.Now()}
+		rs[i] = &engine.Result{Claimed: j, StartedAt: e.Clock.Now()}
 	}
-	errs, err := e.C.Engine().CompleteJobs(e.Ctx, rs)
+	errs, err := engine.OfClient(e.C).CompleteJobs(e.Ctx, rs)
 	if err != nil {
 		e.T.Fatalf("complete: %v", err)
 	}
@@ -261,7 +263,7 @@ func (e *Env) Complete(jobs ...*queuety.Claimed) []error {
 
 // completeAll completes claimed jobs and fails unless they are exactly the
 // jobs want, in order, and every completion succeeded.
-func (e *Env) completeAll(jobs []*queuety.Claimed, want ...int64) {
+func (e *Env) completeAll(jobs []*engine.Claimed, want ...int64) {
 	e.T.Helper()
 	EqualIDs(e.T, "claimed", IDs(jobs), want)
 	for i, err := range e.Complete(jobs...) {
@@ -272,8 +274,8 @@ func (e *Env) completeAll(jobs []*queuety.Claimed, want ...int64) {
 }
 
 // Fail records a failed attempt.
-func (e *Env) Fail(cj *queuety.Claimed, cause error) error {
-	return e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: cj, Err: cause, StartedAt: e.Clock.Now()})
+func (e *Env) Fail(cj *engine.Claimed, cause error) error {
+	return engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: cj, Err: cause, StartedAt: e.Clock.Now()})
 }
 
 // Equal fails the test when got != want.
@@ -295,7 +297,7 @@ func Contains(t *testing.T, what, got string, parts ...string) {
 }
 
 // IDs returns the job ids of claimed jobs, in claim order.
-func IDs(jobs []*queuety.Claimed) []int64 {
+func IDs(jobs []*engine.Claimed) []int64 {
 	out := make([]int64, len(jobs))
 	for i, j := range jobs {
 		out[i] = j.Job.ID

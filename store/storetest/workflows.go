@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
+
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -197,7 +199,7 @@ func testParallel(t *testing.T, e *Env) {
 	Equal(t, "branch jobs at dispatch", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 2)
 	// Run the first branch alone.
 	first := e.ClaimOne("avatar")
-	err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: first[0], Output: queuety.State{"avatar_url": "u.png"}})
+	err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"avatar_url": "u.png"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +244,7 @@ func testSleepStep(t *testing.T, e *Env) {
 	})
 	w.HandleStep("followup", counter(&followups, queuety.State{"followup_sent": true}))
 	e.Drain(w)
-	delay := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: queuety.HandlerDelay})
+	delay := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: engine.HandlerDelay})
 	Equal(t, "delay job due", delay.AvailableAt, Epoch.Add(30*time.Second))
 	Equal(t, "delay job payload", string(delay.Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
 	Equal(t, "delay job cost", delay.CostUnits, 0)
@@ -374,7 +376,7 @@ func testResumeOnce(t *testing.T, e *Env) {
 		t.Fatal(err)
 	}
 	Equal(t, "jobs after resume while step 0 runs", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 1)
-	if err := e.C.Engine().Finish(e.Ctx, &queuety.Result{Claimed: jobs[0]}); err != nil {
+	if err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0]}); err != nil {
 		t.Fatal(err)
 	}
 	Equal(t, "jobs after step 0 finished", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 2)

@@ -1,4 +1,4 @@
-package queuety
+package engine
 
 import (
 	"math"
@@ -192,4 +192,15 @@ func floatValue(o *phpjson.Object, k string) float64 {
 		return n
 	}
 	return 0
+}
+
+// IsReservedPayloadKey reports whether k is a payload key the engine owns
+// (__queuety_runtime, __queuety_callback), which callers may not set.
+func IsReservedPayloadKey(k string) bool { return k == runtimeKey || k == callbackKey }
+
+// EncodeStepRuntime returns a step definition's retry and timeout keys
+// (backoff, backoff_policy, timeout_seconds and the Go timeout keys) in
+// the order Queuety's runtime object uses.
+func EncodeStepRuntime(b Backoff, t ActivityTimeouts) *phpjson.Object {
+	return runtimeOptions{Backoff: b, Timeouts: t}.encode()
 }

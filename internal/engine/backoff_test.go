@@ -1,9 +1,11 @@
-package queuety
+package engine
 
 import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func TestBackoffDelays(t *testing.T) {
@@ -44,7 +46,7 @@ func TestBackoffValidation(t *testing.T) {
 		"coefficient < 1":   BackoffPolicy(time.Second, 0.5, time.Minute),
 		"maximum < initial": BackoffPolicy(time.Minute, 2, time.Second),
 	} {
-		if err := validateBackoff(b); !errors.Is(err, ErrInvalidArgument) {
+		if err := validateBackoff(b); !errors.Is(err, driver.ErrInvalidArgument) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -58,21 +60,21 @@ func TestParseBackoff(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "10x,20y", "soon", "1,-2"} {
-		if _, err := ParseBackoff(in); !errors.Is(err, ErrInvalidArgument) {
+		if _, err := ParseBackoff(in); !errors.Is(err, driver.ErrInvalidArgument) {
 			t.Errorf("ParseBackoff(%q): %v", in, err)
 		}
 	}
 }
 
 func TestParsePriority(t *testing.T) {
-	for in, want := range map[string]Priority{"0": PriorityLow, "low": PriorityLow, "1": PriorityNormal, "NORMAL": PriorityNormal,
-		"2": PriorityHigh, "high": PriorityHigh, "3": PriorityUrgent, " urgent ": PriorityUrgent} {
+	for in, want := range map[string]driver.Priority{"0": driver.PriorityLow, "low": driver.PriorityLow, "1": driver.PriorityNormal, "NORMAL": driver.PriorityNormal,
+		"2": driver.PriorityHigh, "high": driver.PriorityHigh, "3": driver.PriorityUrgent, " urgent ": driver.PriorityUrgent} {
 		if got, err := ParsePriority(in); err != nil || got != want {
 			t.Errorf("ParsePriority(%q) = %v, %v", in, got, err)
 		}
 	}
 	for _, in := range []string{"4", "-1", "critical", ""} {
-		if _, err := ParsePriority(in); !errors.Is(err, ErrInvalidArgument) {
+		if _, err := ParsePriority(in); !errors.Is(err, driver.ErrInvalidArgument) {
 			t.Errorf("ParsePriority(%q): %v", in, err)
 		}
 	}

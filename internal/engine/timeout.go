@@ -1,4 +1,4 @@
-package queuety
+package engine
 
 import (
 	"context"
@@ -12,30 +12,30 @@ import (
 // resolveTimeout returns the activity timeout that has passed for a job at
 // now, by a fixed priority (not by which deadline came first):
 // schedule-to-close, schedule-to-start, heartbeat, start-to-close.
-func resolveTimeout(j *driver.Job, now time.Time) (TimeoutKind, time.Time) {
+func resolveTimeout(j *driver.Job, now time.Time) (driver.TimeoutKind, time.Time) {
 	passed := func(t time.Time) bool { return !t.IsZero() && !now.Before(t) }
-	open := j.Status == JobPending || j.Status == JobProcessing
+	open := j.Status == driver.JobPending || j.Status == driver.JobProcessing
 	switch {
 	case open && passed(j.ScheduleToCloseAt):
-		return TimeoutScheduleToClose, j.ScheduleToCloseAt
-	case j.Status == JobPending && passed(j.ScheduleToStartAt):
-		return TimeoutScheduleToStart, j.ScheduleToStartAt
-	case j.Status == JobProcessing && passed(j.HeartbeatDeadline):
-		return TimeoutHeartbeat, j.HeartbeatDeadline
-	case j.Status == JobProcessing && passed(j.StartToCloseAt):
-		return TimeoutStartToClose, j.StartToCloseAt
+		return driver.TimeoutScheduleToClose, j.ScheduleToCloseAt
+	case j.Status == driver.JobPending && passed(j.ScheduleToStartAt):
+		return driver.TimeoutScheduleToStart, j.ScheduleToStartAt
+	case j.Status == driver.JobProcessing && passed(j.HeartbeatDeadline):
+		return driver.TimeoutHeartbeat, j.HeartbeatDeadline
+	case j.Status == driver.JobProcessing && passed(j.StartToCloseAt):
+		return driver.TimeoutStartToClose, j.StartToCloseAt
 	}
 	return "", time.Time{}
 }
 
 // timeoutMessage words a timeout the way Durable Workflow does.
-func timeoutMessage(j *driver.Job, kind TimeoutKind, deadline time.Time) string {
+func timeoutMessage(j *driver.Job, kind driver.TimeoutKind, deadline time.Time) string {
 	switch kind {
-	case TimeoutScheduleToStart:
+	case driver.TimeoutScheduleToStart:
 		return fmt.Sprintf("Activity %s schedule-to-start deadline expired at %s.", j.Handler, isoTime(deadline))
-	case TimeoutScheduleToClose:
+	case driver.TimeoutScheduleToClose:
 		return fmt.Sprintf("Activity %s schedule-to-close deadline expired at %s.", j.Handler, isoTime(deadline))
-	case TimeoutHeartbeat:
+	case driver.TimeoutHeartbeat:
 		last := "never"
 		if !j.LastHeartbeatAt.IsZero() {
 			last = isoTime(j.LastHeartbeatAt)
@@ -57,7 +57,7 @@ func timeoutMessage(j *driver.Job, kind TimeoutKind, deadline time.Time) string 
 func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) {
 	var acted bool
 	var failWF *wfFailure
-	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		acted, failWF = false, nil
 		peek, err := tx.JobGet(ctx, jobID, driver.LockNone)
 		if err != nil {
@@ -74,10 +74,10 @@ func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) 
 		if err != nil {
 			return err
 		}
-		now := e.c.clock.Now()
+		now := e.clock.Now()
 		kind, deadline := resolveTimeout(row, now)
 		if kind == "" {
-			if row.Status != JobPending && row.Status != JobProcessing && hasDeadlines(row) {
+			if row.Status != driver.JobPending && row.Status != driver.JobProcessing && hasDeadlines(row) {
 				// Finished elsewhere (for example by a PHP worker) with its
 				// deadlines left set: clear them so the sweep skips it.
 				clearAttemptDeadlines(row)
@@ -89,7 +89,7 @@ func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) 
 		acted = true
 		cj := takeOver(row, wf)
 		terr := &TimeoutError{Kind: kind, Deadline: deadline, Message: timeoutMessage(row, kind, deadline)}
-		if row.Status == JobPending {
+		if row.Status == driver.JobPending {
 			row.Attempts++ // the attempt that never started counts
 		}
 		buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: terr}, terr)
@@ -127,8 +127,8 @@ func hasDeadlines(j *driver.Job) bool {
 // candidates; the lock and re-check let only one of them act.
 func (e *Engine) EnforceTimeouts(ctx context.Context, limit int) (int, bool, error) {
 	var ids []int64
-	err := e.c.store.InTx(ctx, func(tx driver.Tx) error {
-		jobs, err := tx.JobFindTimedOut(ctx, driver.TimedOutParams{Now: e.c.clock.Now(), Limit: limit, Lock: driver.LockNone})
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		jobs, err := tx.JobFindTimedOut(ctx, driver.TimedOutParams{Now: e.clock.Now(), Limit: limit, Lock: driver.LockNone})
 		if err != nil {
 			return err
 		}

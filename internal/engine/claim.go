@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// ClaimRequest says what a worker can take.
+type ClaimRequest struct {
+	Queues   []string // tried in order; earlier queues win
+	Handlers []string // handler names this worker can run
+	Limit    int      // at most this many jobs
+}
+
+// Claimed is one job claimed for one attempt.
+type Claimed struct {
+	Job       *driver.Job
+	ClaimedAt time.Time
+
+	payload *phpjson.Object
+	runtime runtimeOptions
+	prevS2S time.Time // schedule-to-start deadline before the claim, restored on hand-back
+	// preErr is set when the job cannot run at all (malformed JSON, a
+	// malformed step definition). The worker reports it as the failure.
+	preErr error
+
+	// Workflow steps.
+	wf    *driver.Workflow
+	state *phpjson.Object
+	steps []*stepDef
+	step  *stepDef
+}
+
+// IsStep reports whether the job is a workflow step.
+func (cj *Claimed) IsStep() bool { return cj.Job.WorkflowID != 0 && cj.Job.StepIndex != nil }
+
+// Err returns why the job cannot run, or nil. A worker reports this error as
+// the attempt's failure without calling a handler.
+func (cj *Claimed) Err() error { return cj.preErr }
+
+// Payload returns the payload a job handler sees: the stored object without
+// the engine's reserved keys.
+func (cj *Claimed) Payload() Payload {
+	p := State{}
+	if cj.payload == nil {
+		return p
+	}
+	for _, k := range cj.payload.Keys() {
+		if k == runtimeKey || k == chainKey || k == callbackKey {
+			continue
+		}
+		v, _ := cj.payload.Get(k)
+		p[k] = plain(v)
+	}
+	return p
+}
+
+// State returns the public workflow state a step handler sees (nil for
+// plain jobs).
+func (cj *Claimed) State() State {
+	if cj.state == nil {
+		return nil
+	}
+	return PublicState(cj.state).ToMap()
+}
+
+// Info describes the attempt for the handler's context.
+func (cj *Claimed) Info() RunningAttempt {
+	j := cj.Job
+	info := RunningAttempt{
+		JobID:       j.ID,
+		Attempt:     j.Attempts,
+		AttemptID:   attemptID(j),
+		MaxAttempts: cj.maxAttempts(),
+		Queue:       j.Queue,
+		Handler:     j.Handler,
+		WorkflowID:  j.WorkflowID,
+		StepIndex:   -1,
+		Deadline:    j.StartToCloseAt,
+		Heartbeat:   cj.runtime.Timeouts.Heartbeat,
+		LastDetails: j.HeartbeatData,
+	}
+	if j.StepIndex != nil {
+		info.StepIndex = *j.StepIndex
+	}
+	if cj.step != nil {
+		info.StepName = cj.step.Name
+	}
+	if cj.wf != nil && !cj.wf.DeadlineAt.IsZero() {
+		info.WorkflowDeadline = cj.wf.DeadlineAt
+		if !cj.wf.RunDeadlineAt.IsZero() && cj.wf.RunDeadlineAt.Before(info.WorkflowDeadline) {
+			info.WorkflowDeadline = cj.wf.RunDeadlineAt
+		}
+	} else if cj.wf != nil {
+		info.WorkflowDeadline = cj.wf.RunDeadlineAt
+	}
+	return info
+}
+
+// maxAttempts is the effective attempt limit: __queuety_runtime first, then
+// the row (Queuety's order).
+func (cj *Claimed) maxAttempts() int {
+	if cj.runtime.MaxAttempts > 0 {
+		return cj.runtime.MaxAttempts
+	}
+	return max(cj.Job.MaxAttempts, 1)
+}
+
+// runNumber is the run of the step's workflow (0 for plain jobs).
+func (cj *Claimed) runNumber() int {
+	if cj.wf == nil {
+		return 0
+	}
+	return max(cj.wf.RunNumber, 1)
+}
+
+// attemptID is the identity of one attempt: job id, attempt number and
+// claim token.
+func attemptID(j *driver.Job) string {
+	return strconv.FormatInt(j.ID, 10) + "-" + strconv.Itoa(j.Attempts) + "-" + strconv.FormatInt(j.ClaimToken, 36)
+}
+
+// owns reports whether the stored row still belongs to the claimed attempt.
+func (cj *Claimed) owns(row *driver.Job) bool {
+	return row.Status == driver.JobProcessing && row.Attempts == cj.Job.Attempts && row.ClaimToken == cj.Job.ClaimToken
+}
+
+func newClaimToken() int64 { return rand.Int64N(1<<62) + 1 }
+
+// Claim claims up to req.Limit due jobs in one transaction, queue by queue
+// in the given order, and returns them ready to run. Jobs whose
+// schedule-to-close or schedule-to-start deadline has already passed, and
+// steps of workflows already past their deadline, are timed out or failed
+// instead of being returned.
+func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error) {
+	if req.Limit <= 0 || len(req.Handlers) == 0 || len(req.Queues) == 0 {
+		return nil, nil
+	}
+	var out []*Claimed
+	var expiredWorkflows []int64
+	var failWorkflows []wfFailure
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		out, expiredWorkflows, failWorkflows = nil, nil, nil
+		now := e.clock.Now()
+		token := newClaimToken()
+		var jobs []*driver.Job
+		for _, q := range req.Queues {
+			got, err := tx.JobClaim(ctx, driver.ClaimParams{Queue: q, Handlers: req.Handlers, Limit: req.Limit - len(jobs), Now: now, Token: token})
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, got...)
+			if len(jobs) >= req.Limit {
+				break
+			}
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		var wfIDs []int64
+		for _, j := range jobs {
+			cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt}
+			doc, err := DecodeObject("payload", j.Payload)
+			if err != nil {
+				cj.preErr = NonRetryable(err)
+				cj.payload = phpjson.NewObject()
+			} else {
+				cj.payload = doc
+			}
+			cj.runtime = parseRuntime(cj.payload)
+			if cj.IsStep() {
+				wfIDs = append(wfIDs, j.WorkflowID)
+			}
+			out = append(out, cj)
+		}
+		wfs, err := workflowsByID(ctx, tx, wfIDs, driver.LockNone)
+		if err != nil {
+			return err
+		}
+		for _, cj := range out {
+			if cj.IsStep() {
+				e.attachWorkflow(cj, wfs[cj.Job.WorkflowID])
+			}
+		}
+		kept := out[:0]
+		for _, cj := range out {
+			if cj.wf != nil && cj.preErr == nil && workflowExpired(cj.wf, now) != "" {
+				expiredWorkflows = append(expiredWorkflows, cj.wf.ID)
+				continue
+			}
+			if kind, deadline := claimTimeout(cj.Job, now); kind != "" {
+				// The claim itself is the attempt that timed out: it ends
+				// here, in this transaction, instead of running.
+				terr := &TimeoutError{Kind: kind, Deadline: deadline, Message: timeoutMessage(cj.Job, kind, deadline)}
+				cj.Job.ClaimToken = 0
+				buried, err := e.failAttempt(ctx, tx, cj, cj.Job, &Result{Claimed: cj, Err: terr}, terr)
+				if err != nil {
+					return err
+				}
+				if buried && cj.Job.WorkflowID != 0 {
+					failWorkflows = append(failWorkflows, wfFailure{id: cj.Job.WorkflowID, jobID: cj.Job.ID, msg: cj.Job.ErrorMessage})
+				}
+				continue
+			}
+			if err := e.armAttempt(ctx, tx, cj, now); err != nil {
+				return err
+			}
+			kept = append(kept, cj)
+		}
+		out = kept
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: claim: %w", err)
+	}
+	for _, id := range uniqueIDs(expiredWorkflows) {
+		if _, err := e.ExpireWorkflow(ctx, id); err != nil {
+			e.log.Error("queuety: expire workflow found at claim", "workflow_id", id, "err", err)
+		}
+	}
+	for _, f := range failWorkflows {
+		if err := e.failWorkflow(ctx, f); err != nil {
+			e.log.Error("queuety: fail workflow of job timed out at claim", "workflow_id", f.id, "err", err)
+		}
+	}
+	return out, nil
+}
+
+// armAttempt sets the per-attempt deadlines on a freshly claimed job.
+func (e *Engine) armAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, now time.Time) error {
+	j := cj.Job
+	stc := cj.runtime.startToClose()
+	hb := cj.runtime.Timeouts.Heartbeat
+	if stc == 0 && hb == 0 && j.ScheduleToStartAt.IsZero() {
+		return nil
+	}
+	j.ScheduleToStartAt = time.Time{}
+	if stc > 0 {
+		j.StartToCloseAt = now.Add(stc)
+	}
+	if hb > 0 {
+		j.HeartbeatDeadline = now.Add(hb)
+	}
+	return tx.JobUpdate(ctx, j)
+}
+
+// claimTimeout returns the activity timeout that has already passed for a
+// job being claimed (schedule-to-close, then schedule-to-start) and its
+// deadline.
+func claimTimeout(j *driver.Job, now time.Time) (driver.TimeoutKind, time.Time) {
+	if !j.ScheduleToCloseAt.IsZero() && !now.Before(j.ScheduleToCloseAt) {
+		return driver.TimeoutScheduleToClose, j.ScheduleToCloseAt
+	}
+	if !j.ScheduleToStartAt.IsZero() && !now.Before(j.ScheduleToStartAt) {
+		return driver.TimeoutScheduleToStart, j.ScheduleToStartAt
+	}
+	return "", time.Time{}
+}

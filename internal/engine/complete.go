@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// Result is the outcome of one attempt, reported by a worker.
+type Result struct {
+	Claimed   *Claimed
+	Err       error // nil for success
+	Output    State // a step's output; nil for plain jobs
+	StartedAt time.Time
+	Duration  time.Duration
+}
+
+// Finish records the outcome of one attempt: completion, retry, burial or,
+// for a step, advancing the workflow. It returns ErrStaleAttempt when the
+// attempt no longer owns its job.
+func (e *Engine) Finish(ctx context.Context, r *Result) error {
+	if r.Err == nil && r.Claimed.preErr != nil {
+		r.Err = r.Claimed.preErr
+	}
+	switch {
+	case r.Claimed.IsStep():
+		if _, can := asContinueAsNew(r.Err); r.Err != nil && !can {
+			return e.failStep(ctx, r)
+		}
+		return e.completeStep(ctx, r)
+	case r.Err != nil:
+		return e.failJob(ctx, r)
+	default:
+		errs, err := e.CompleteJobs(ctx, []*Result{r})
+		if err != nil {
+			return err
+		}
+		return errs[0]
+	}
+}
+
+// CompleteJobs records successful plain-job attempts in one transaction:
+// the jobs become completed and get their started/completed log rows. The
+// returned slice holds, per result, nil or ErrStaleAttempt.
+//
+// The fast path completes each claim's jobs with one guarded UPDATE (still
+// processing, same claim token, same attempt). Only when a row no longer
+// matches does it fall back to locking the rows and checking them one by
+// one.
+func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, error) {
+	errs := make([]error, len(results))
+	if len(results) == 0 {
+		return errs, nil
+	}
+	jobs := make([]*driver.Job, len(results))
+	for i, r := range results {
+		jobs[i] = r.Claimed.Job
+	}
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		now := e.clock.Now()
+		if err := completeClaimed(ctx, tx, jobs, now); err != nil {
+			return err
+		}
+		logs := make([]*driver.LogEntry, 0, 2*len(results))
+		for _, r := range results {
+			logs = append(logs, completedLogs(r, now)...)
+		}
+		return tx.LogInsert(ctx, logs)
+	})
+	if errors.Is(err, errClaimMismatch) {
+		return e.completeJobsChecked(ctx, results)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
+	}
+	return errs, nil
+}
+
+// errClaimMismatch rolls back a batch completion in which some row no
+// longer matched its claim; the caller then checks the rows one by one.
+var errClaimMismatch = errors.New("a completed row no longer matched its claim")
+
+// completeClaimed completes jobs that are still processing under the claim
+// token and attempt number each one was claimed with, with one guarded
+// UPDATE per claim. It returns errClaimMismatch when some row did not
+// match.
+func completeClaimed(ctx context.Context, tx driver.Tx, jobs []*driver.Job, now time.Time) error {
+	type claim struct {
+		token    int64
+		attempts int
+	}
+	groups := map[claim][]int64{}
+	var order []claim
+	for _, j := range jobs {
+		k := claim{j.ClaimToken, j.Attempts}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], j.ID)
+	}
+	for _, k := range order {
+		changed, err := tx.JobCompleteClaimed(ctx, groups[k], k.token, k.attempts, now)
+		if err != nil {
+			return err
+		}
+		if changed != int64(len(groups[k])) {
+			return errClaimMismatch
+		}
+	}
+	return nil
+}
+
+// completeJobsChecked is CompleteJobs' careful path: lock the rows, check
+// each against its claim, complete the owned ones.
+func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]error, error) {
+	errs := make([]error, len(results))
+	ids := make([]int64, len(results))
+	for i, r := range results {
+		ids[i] = r.Claimed.Job.ID
+	}
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		now := e.clock.Now()
+		byID, err := jobsByID(ctx, tx, ids, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		var done []int64
+		var logs []*driver.LogEntry
+		for i, r := range results {
+			row := byID[r.Claimed.Job.ID]
+			if row == nil || !r.Claimed.owns(row) {
+				errs[i] = ErrStaleAttempt
+				continue
+			}
+			errs[i] = nil
+			done = append(done, row.ID)
+			logs = append(logs, completedLogs(r, now)...)
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		if err := tx.JobComplete(ctx, done, now); err != nil {
+			return err
+		}
+		return tx.LogInsert(ctx, logs)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
+	}
+	return errs, nil
+}
+
+// completedLogs are the 'started' and 'completed' rows of a successful
+// plain-job attempt.
+func completedLogs(r *Result, now time.Time) []*driver.LogEntry {
+	j := r.Claimed.Job
+	return []*driver.LogEntry{startedLog(r.Claimed, r.StartedAt), {
+		JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogCompleted,
+		Attempt: ptr(j.Attempts), DurationMS: ptr(r.Duration.Milliseconds()), CreatedAt: now,
+	}}
+}
+
+// startedLog is the 'started' row of an attempt. The engine writes it with
+// the attempt's outcome, stamped with the start time, so a job handed back
+// unstarted leaves no trace.
+func startedLog(cj *Claimed, startedAt time.Time) *driver.LogEntry {
+	j := cj.Job
+	if startedAt.IsZero() {
+		startedAt = cj.ClaimedAt
+	}
+	l := &driver.LogEntry{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogStarted, Attempt: ptr(j.Attempts), CreatedAt: startedAt}
+	if cj.IsStep() {
+		l.WorkflowID = j.WorkflowID
+		l.StepIndex = ptr(*j.StepIndex)
+	}
+	return l
+}
+
+// CompleteSteps records successful step attempts. Single and delay steps
+// of running (or paused) workflows whose attempt still owns its job are
+// advanced together in one transaction: the workflows are locked in id
+// order with one statement, each claim's jobs are completed with one
+// guarded UPDATE, and the next jobs, events and log rows are inserted with
+// one statement each. Everything else (parallel branches, signal waits,
+// continue-as-new, expired or stopped workflows, a fence that no longer
+// holds) goes through Finish one by one, so every rule of a single step
+// transition still applies. The returned slice holds, per result, nil,
+// ErrStaleAttempt, or the error Finish returned.
+func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error, error) {
+	errs := make([]error, len(results))
+	outputs := make([]*phpjson.Object, len(results))
+	var batch, single []int
+	for i, r := range results {
+		cj := r.Claimed
+		// r.Err covers failures and continue-as-new alike.
+		if !cj.IsStep() || r.Err != nil || cj.preErr != nil || cj.step == nil || (cj.step.Type != "single" && cj.step.Type != "delay") {
+			single = append(single, i)
+			continue
+		}
+		out := phpjson.NewObject()
+		if cj.step.Type == "single" {
+			var err error
+			if out, err = stateObject("step output", r.Output); err == nil {
+				err = checkNextStep(out, cj.steps)
+			}
+			if err != nil {
+				single = append(single, i)
+				continue
+			}
+		}
+		outputs[i] = out
+		batch = append(batch, i)
+	}
+	if len(batch) > 0 {
+		individual, err := e.completeStepBatch(ctx, results, outputs, batch)
+		if err != nil {
+			return nil, err
+		}
+		single = append(single, individual...)
+	}
+	for _, i := range single {
+		errs[i] = e.Finish(ctx, results[i])
+	}
+	return errs, nil
+}
+
+// completeStepBatch advances the batch's workflows in one transaction and
+// returns the results it left for Finish.
+func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int) ([]int, error) {
+	type item struct {
+		i     int
+		wf    *driver.Workflow
+		state *phpjson.Object
+		steps []*stepDef
+	}
+	var individual []int
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		individual = individual[:0]
+		now := e.clock.Now()
+		ids := make([]int64, 0, len(batch))
+		for _, i := range batch {
+			ids = append(ids, results[i].Claimed.Job.WorkflowID)
+		}
+		byID, err := workflowsByID(ctx, tx, ids, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		var items []item
+		var jobs []*driver.Job
+		taken := map[int64]bool{}
+		for _, i := range batch {
+			cj := results[i].Claimed
+			wf := byID[cj.Job.WorkflowID]
+			idx := *cj.Job.StepIndex
+			if wf == nil || taken[wf.ID] || workflowExpired(wf, now) != "" ||
+				(wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused) || wf.CurrentStep != idx {
+				individual = append(individual, i)
+				continue
+			}
+			state, err := DecodeObject("workflow state", wf.State)
+			if err != nil {
+				individual = append(individual, i)
+				continue
+			}
+			steps, err := parseSteps(state)
+			if err != nil || idx >= len(steps) || steps[idx].Type != cj.step.Type {
+				individual = append(individual, i)
+				continue
+			}
+			taken[wf.ID] = true
+			items = append(items, item{i: i, wf: wf, state: state, steps: steps})
+			jobs = append(jobs, cj.Job)
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		if err := completeClaimed(ctx, tx, jobs, now); err != nil {
+			return err
+		}
+		w := &writes{}
+		for _, it := range items {
+			r := results[it.i]
+			cj := r.Claimed
+			sc := &stepCtx{e: e, tx: tx, wf: it.wf, row: cj.Job, state: it.state, steps: it.steps, step: it.steps[*cj.Job.StepIndex],
+				cj: cj, r: r, now: now}
+			if err := sc.finalizeInto(w, outputs[it.i]); err != nil {
+				return err
+			}
+		}
+		return w.flush(ctx, tx)
+	})
+	if errors.Is(err, errClaimMismatch) {
+		return batch, nil // let Finish sort out which attempts still own their jobs
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queuety: complete steps: %w", err)
+	}
+	return individual, nil
+}

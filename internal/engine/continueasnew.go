@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// runtimePrivateKeys are engine keys that belong to one run and are dropped
+// when a workflow continues as new.
+var runtimePrivateKeys = map[string]bool{
+	"_wait": true, "_waiting_for_signal": true, "_for_each_steps": true, "_repeat_steps": true,
+	"_workflow_groups": true, "_compensation_stack": true, "_workflow_counters": true,
+}
+
+// continueAsNew restarts the workflow at step 0 with a fresh state, inside
+// the step's transaction.
+func (sc *stepCtx) continueAsNew(next State) error {
+	ctx, tx := context.Background(), sc.tx
+	fresh, err := stateObject("continue-as-new state", next)
+	if err != nil {
+		return NonRetryable(err)
+	}
+	in := sc.inputs()
+	for _, k := range fresh.Keys() {
+		if IsPrivateKey(k) {
+			fresh.Delete(k)
+		}
+	}
+	for _, k := range sc.state.Keys() {
+		if IsPrivateKey(k) && !runtimePrivateKeys[k] {
+			v, _ := sc.state.Get(k)
+			if k == "_step_outputs" {
+				v = []any{}
+			}
+			fresh.Set(k, v)
+		}
+	}
+	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+		return err
+	}
+	marker := phpjson.NewObject()
+	marker.Set("_continue_as_new", true)
+	for _, k := range sortedKeys(next) {
+		marker.Set(k, next[k])
+	}
+	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in), sc.completedEvent(driver.EventStepCompleted, in, marker, fresh)}}
+	sc.wf.RunNumber = max(sc.wf.RunNumber, 1) + 1
+	setRunDeadline(sc.wf, fresh, sc.now)
+	sc.wf.Status = driver.WorkflowRunning
+	w.logs = append(sc.logs(), debugLog(sc.wf, fresh, sc.now, map[string]any{"type": "continued_as_new", "run": int64(sc.wf.RunNumber)}))
+	sc.state = fresh
+	sc.e.advance(w, sc.wf, fresh, sc.steps, 0, sc.now)
+	return w.flush(ctx, tx)
+}

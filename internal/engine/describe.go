@@ -1,0 +1,441 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// WorkflowDescription is everything known about one workflow: its status,
+// steps with their jobs and attempts, deadlines and timeouts, failures and
+// the timeline of events. Times are ISO 8601 strings in UTC. It marshals to
+// the JSON the CLI prints with --json.
+type WorkflowDescription struct {
+	ID              int64                 `json:"id"`
+	Name            string                `json:"name"`
+	Status          driver.WorkflowStatus `json:"status"`
+	CurrentStep     int                   `json:"current_step"`
+	CurrentStepName string                `json:"current_step_name,omitempty"`
+	TotalSteps      int                   `json:"total_steps"`
+	Queue           string                `json:"queue"`
+	Priority        driver.Priority       `json:"priority"`
+	MaxAttempts     int                   `json:"max_attempts"`
+	State           State                 `json:"state"`
+	StartedAt       string                `json:"started_at,omitempty"`
+	CompletedAt     string                `json:"completed_at,omitempty"`
+	FailedAt        string                `json:"failed_at,omitempty"`
+	Error           string                `json:"error,omitempty"`
+	Deadlines       DeadlineInfo          `json:"deadlines"`
+	Wait            *WaitInfo             `json:"wait,omitempty"`
+	DefinitionHash  string                `json:"definition_hash,omitempty"`
+	IdempotencyKey  string                `json:"idempotency_key,omitempty"`
+	OnDeadline      string                `json:"on_deadline,omitempty"`
+	OnCancel        string                `json:"on_cancel,omitempty"`
+	Steps           []StepInfo            `json:"steps"`
+	Failures        []FailureInfo         `json:"failures"`
+	Timeline        []TimelineEntry       `json:"timeline"`
+	Signals         []SignalInfo          `json:"signals,omitempty"`
+}
+
+// DeadlineInfo holds a workflow's deadlines and timeouts.
+type DeadlineInfo struct {
+	ExecutionTimeoutSeconds int64  `json:"execution_timeout_seconds,omitempty"`
+	ExecutionDeadline       string `json:"execution_deadline,omitempty"`
+	RunTimeoutSeconds       int64  `json:"run_timeout_seconds,omitempty"`
+	Run                     int    `json:"run"`
+	RunStartedAt            string `json:"run_started_at,omitempty"`
+	RunDeadline             string `json:"run_deadline,omitempty"`
+}
+
+// WaitInfo describes a signal wait in progress.
+type WaitInfo struct {
+	Type       string   `json:"type"`
+	WaitingFor []string `json:"waiting_for"`
+	Mode       string   `json:"mode,omitempty"`
+	TimeoutAt  string   `json:"timeout_at,omitempty"`
+}
+
+// StepInfo describes one step and the jobs that ran it.
+type StepInfo struct {
+	Index    int          `json:"index"`
+	Name     string       `json:"name"`
+	Type     string       `json:"type"`
+	Handlers []string     `json:"handlers"`
+	Status   string       `json:"status"` // not_started, pending, running, waiting, completed, failed, skipped, cancelled
+	Timeouts *Timeouts    `json:"timeouts,omitempty"`
+	Jobs     []JobInfoRow `json:"jobs,omitempty"`
+}
+
+// Timeouts are a step's configured timeouts in ISO 8601 durations.
+type Timeouts struct {
+	ScheduleToStart string `json:"schedule_to_start,omitempty"`
+	StartToClose    string `json:"start_to_close,omitempty"`
+	ScheduleToClose string `json:"schedule_to_close,omitempty"`
+	Heartbeat       string `json:"heartbeat,omitempty"`
+	Signal          string `json:"signal,omitempty"`
+}
+
+// JobInfoRow describes one job of a step.
+type JobInfoRow struct {
+	ID          int64            `json:"id"`
+	Handler     string           `json:"handler"`
+	Status      driver.JobStatus `json:"status"`
+	Attempts    int              `json:"attempts"`
+	MaxAttempts int              `json:"max_attempts"`
+	AvailableAt string           `json:"available_at,omitempty"`
+	Error       string           `json:"error,omitempty"`
+	Deadlines   JobDeadlines     `json:"deadlines"`
+	History     []AttemptInfo    `json:"history"`
+}
+
+// JobDeadlines are a job's armed activity deadlines.
+type JobDeadlines struct {
+	ScheduleToStart string `json:"schedule_to_start,omitempty"`
+	StartToClose    string `json:"start_to_close,omitempty"`
+	ScheduleToClose string `json:"schedule_to_close,omitempty"`
+	Heartbeat       string `json:"heartbeat,omitempty"`
+	LastHeartbeat   string `json:"last_heartbeat,omitempty"`
+}
+
+// AttemptInfo is one attempt of a job.
+type AttemptInfo struct {
+	Attempt     int                `json:"attempt"`
+	StartedAt   string             `json:"started_at,omitempty"`
+	EndedAt     string             `json:"ended_at,omitempty"`
+	Outcome     string             `json:"outcome"` // completed, retried, buried, timed_out, running
+	Error       string             `json:"error,omitempty"`
+	TimeoutKind driver.TimeoutKind `json:"timeout_kind,omitempty"`
+	DurationMS  *int64             `json:"duration_ms,omitempty"`
+}
+
+// FailureInfo is one recorded failure.
+type FailureInfo struct {
+	At           string                 `json:"at"`
+	Category     driver.FailureCategory `json:"category"`
+	TimeoutKind  driver.TimeoutKind     `json:"timeout_kind,omitempty"`
+	NonRetryable bool                   `json:"non_retryable"`
+	JobID        int64                  `json:"job_id,omitempty"`
+	StepIndex    *int                   `json:"step_index,omitempty"`
+	Attempt      int                    `json:"attempt,omitempty"`
+	Run          int                    `json:"run,omitempty"`
+	Message      string                 `json:"message"`
+	Deadline     string                 `json:"deadline,omitempty"`
+}
+
+// TimelineEntry is one row of the workflow's history, from the
+// workflow_events and logs tables, in time order.
+type TimelineEntry struct {
+	At        string          `json:"at"`
+	Source    string          `json:"source"` // "event" or "log"
+	Event     string          `json:"event"`
+	StepIndex *int            `json:"step_index,omitempty"`
+	JobID     int64           `json:"job_id,omitempty"`
+	Attempt   *int            `json:"attempt,omitempty"`
+	Detail    string          `json:"detail,omitempty"`
+	Context   json.RawMessage `json:"context,omitempty"`
+	id        int64
+	at        time.Time
+}
+
+// SignalInfo is one stored signal.
+type SignalInfo struct {
+	Name       string          `json:"name"`
+	ReceivedAt string          `json:"received_at"`
+	Payload    json.RawMessage `json:"payload"`
+}
+
+// iso formats a time as ISO 8601 (RFC 3339) in UTC; "" for zero.
+func iso(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// isoDuration formats a duration as ISO 8601 (PT1H30M, PT0.5S).
+func isoDuration(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	out := "PT"
+	if h := d / time.Hour; h > 0 {
+		out += fmt.Sprintf("%dH", h)
+		d -= h * time.Hour
+	}
+	if m := d / time.Minute; m > 0 {
+		out += fmt.Sprintf("%dM", m)
+		d -= m * time.Minute
+	}
+	if d > 0 || out == "PT" {
+		s := d.Seconds()
+		if d%time.Second == 0 {
+			out += fmt.Sprintf("%dS", int64(s))
+		} else {
+			out += fmt.Sprintf("%gS", s)
+		}
+	}
+	return out
+}
+
+// DescribeWorkflow reads a workflow with its jobs, logs, events, signals
+// and failures, in one transaction.
+func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
+	var (
+		wf      *driver.Workflow
+		jobs    []*driver.Job
+		logs    []*driver.LogEntry
+		events  []*driver.WorkflowEvent
+		fails   []*driver.Failure
+		signals []*driver.Signal
+	)
+	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
+		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
+			return err
+		}
+		if jobs, err = tx.JobListByWorkflow(ctx, id, nil, driver.LockNone); err != nil {
+			return err
+		}
+		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, Limit: 10000}); err != nil {
+			return err
+		}
+		if events, err = tx.EventList(ctx, id); err != nil {
+			return err
+		}
+		if signals, err = tx.SignalList(ctx, id, nil); err != nil {
+			return err
+		}
+		fails, err = tx.FailureList(ctx, id, 0)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: describe workflow %d: %w", id, err)
+	}
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil {
+		return nil, fmt.Errorf("queuety: describe workflow %d: %w", id, err)
+	}
+	steps, stepsErr := parseSteps(state)
+	d := &WorkflowDescription{
+		ID: wf.ID, Name: wf.Name, Status: wf.Status, CurrentStep: wf.CurrentStep, TotalSteps: wf.TotalSteps,
+		Queue: stateQueue(state), Priority: statePriority(state), MaxAttempts: stateMaxAttempts(state),
+		State: PublicState(state).ToMap(), StartedAt: iso(wf.StartedAt), CompletedAt: iso(wf.CompletedAt),
+		FailedAt: iso(wf.FailedAt), Error: wf.ErrorMessage, DefinitionHash: strField(state, "_definition_hash"),
+		IdempotencyKey: strField(state, "_idempotency_key"),
+		Steps:          []StepInfo{}, Failures: []FailureInfo{}, Timeline: []TimelineEntry{},
+	}
+	d.OnDeadline = callbackName(state, "_on_deadline")
+	d.OnCancel = callbackName(state, "_on_cancel")
+	d.Deadlines = DeadlineInfo{
+		ExecutionTimeoutSeconds: intValue(state, "_deadline_seconds"), ExecutionDeadline: iso(wf.DeadlineAt),
+		RunTimeoutSeconds: intValue(state, runTimeoutKey), Run: max(wf.RunNumber, 1),
+		RunStartedAt: iso(wf.RunStartedAt), RunDeadline: iso(wf.RunDeadlineAt),
+	}
+	if w, ok := state.Get("_wait"); ok {
+		if wo, ok := w.(*phpjson.Object); ok {
+			d.Wait = &WaitInfo{Type: strField(wo, "type"), WaitingFor: strList(wo, "waiting_for"), Mode: strField(wo, "wait_mode"),
+				TimeoutAt: iso(wf.WaitDeadlineAt)}
+		}
+	}
+
+	byStep := map[int][]*driver.Job{}
+	for _, j := range jobs {
+		if j.StepIndex != nil {
+			byStep[*j.StepIndex] = append(byStep[*j.StepIndex], j)
+		}
+	}
+	failsByJob := map[int64][]*driver.Failure{}
+	for _, f := range fails {
+		fi := FailureInfo{At: iso(f.CreatedAt), Category: f.Category, TimeoutKind: f.TimeoutKind, NonRetryable: f.NonRetryable,
+			JobID: f.JobID, StepIndex: f.StepIndex, Attempt: f.Attempt, Run: f.RunNumber, Message: f.Message, Deadline: iso(f.DeadlineAt)}
+		d.Failures = append(d.Failures, fi)
+		if f.JobID != 0 {
+			failsByJob[f.JobID] = append(failsByJob[f.JobID], f)
+		}
+	}
+	logsByJob := map[int64][]*driver.LogEntry{}
+	for _, l := range logs {
+		if l.JobID != nil && *l.JobID != 0 {
+			logsByJob[*l.JobID] = append(logsByJob[*l.JobID], l)
+		}
+	}
+	if stepsErr == nil {
+		for i, s := range steps {
+			si := StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.handlers(), Status: stepStatus(wf, i, byStep[i])}
+			if t := stepTimeouts(s); t != (Timeouts{}) {
+				si.Timeouts = &t
+			}
+			for _, j := range byStep[i] {
+				si.Jobs = append(si.Jobs, describeJob(j, logsByJob[j.ID], failsByJob[j.ID]))
+			}
+			if i == wf.CurrentStep {
+				d.CurrentStepName = s.Name
+			}
+			d.Steps = append(d.Steps, si)
+		}
+	}
+
+	for _, e := range events {
+		te := TimelineEntry{At: iso(e.CreatedAt), Source: "event", Event: string(e.Event), StepIndex: ptr(e.StepIndex),
+			JobID: e.JobID, Attempt: e.Attempt, id: e.ID, at: e.CreatedAt}
+		if len(e.Error) > 0 {
+			if eo, err := DecodeObject("event error", e.Error); err == nil {
+				te.Detail = strField(eo, "message")
+			}
+		}
+		d.Timeline = append(d.Timeline, te)
+	}
+	for _, l := range logs {
+		te := TimelineEntry{At: iso(l.CreatedAt), Source: "log", Event: string(l.Event), StepIndex: l.StepIndex,
+			Attempt: l.Attempt, Detail: l.ErrorMessage, id: l.ID, at: l.CreatedAt}
+		if l.JobID != nil {
+			te.JobID = *l.JobID
+		}
+		if len(l.Context) > 0 && json.Valid(l.Context) {
+			te.Context = json.RawMessage(l.Context)
+		}
+		d.Timeline = append(d.Timeline, te)
+	}
+	sort.SliceStable(d.Timeline, func(a, b int) bool {
+		ta, tb := d.Timeline[a], d.Timeline[b]
+		if !ta.at.Equal(tb.at) {
+			return ta.at.Before(tb.at)
+		}
+		if ta.Source != tb.Source {
+			return ta.Source == "log"
+		}
+		return ta.id < tb.id
+	})
+	for _, s := range signals {
+		d.Signals = append(d.Signals, SignalInfo{Name: s.Name, ReceivedAt: iso(s.ReceivedAt), Payload: json.RawMessage(s.Payload)})
+	}
+	return d, nil
+}
+
+func stepTimeouts(s *stepDef) Timeouts {
+	rt := parseRuntimeFromDefinition(s.raw)
+	return Timeouts{
+		ScheduleToStart: isoDuration(rt.Timeouts.ScheduleToStart),
+		StartToClose:    isoDuration(rt.startToClose()),
+		ScheduleToClose: isoDuration(rt.Timeouts.ScheduleToClose),
+		Heartbeat:       isoDuration(rt.Timeouts.Heartbeat),
+		Signal:          isoDuration(s.Timeout),
+	}
+}
+
+// stepStatus derives a step's status from the workflow and the step's jobs.
+func stepStatus(wf *driver.Workflow, i int, jobs []*driver.Job) string {
+	has := func(s driver.JobStatus) bool {
+		for _, j := range jobs {
+			if j.Status == s {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case i < wf.CurrentStep:
+		if len(jobs) == 0 {
+			return "skipped"
+		}
+		return "completed"
+	case i > wf.CurrentStep:
+		return "not_started"
+	}
+	switch wf.Status {
+	case driver.WorkflowCompleted:
+		return "completed"
+	case driver.WorkflowFailed:
+		return "failed"
+	case driver.WorkflowCancelled:
+		return "cancelled"
+	case driver.WorkflowWaitingForSignal, driver.WorkflowWaitingForWorkflows:
+		return "waiting"
+	}
+	switch {
+	case has(driver.JobProcessing):
+		return "running"
+	case has(driver.JobPending):
+		return "pending"
+	case has(driver.JobCompleted):
+		return "completed"
+	}
+	return "not_started"
+}
+
+// describeJob builds a job's attempt history from its log rows and failures.
+func describeJob(j *driver.Job, logs []*driver.LogEntry, fails []*driver.Failure) JobInfoRow {
+	row := JobInfoRow{ID: j.ID, Handler: j.Handler, Status: j.Status, Attempts: j.Attempts, MaxAttempts: j.MaxAttempts,
+		AvailableAt: iso(j.AvailableAt), Error: j.ErrorMessage, History: []AttemptInfo{},
+		Deadlines: JobDeadlines{ScheduleToStart: iso(j.ScheduleToStartAt), StartToClose: iso(j.StartToCloseAt),
+			ScheduleToClose: iso(j.ScheduleToCloseAt), Heartbeat: iso(j.HeartbeatDeadline), LastHeartbeat: iso(j.LastHeartbeatAt)}}
+	byAttempt := map[int]*AttemptInfo{}
+	get := func(n int) *AttemptInfo {
+		if a, ok := byAttempt[n]; ok {
+			return a
+		}
+		a := &AttemptInfo{Attempt: n, Outcome: "running"}
+		byAttempt[n] = a
+		return a
+	}
+	for _, l := range logs {
+		n := 0
+		if l.Attempt != nil {
+			n = *l.Attempt
+		}
+		switch l.Event {
+		case driver.LogStarted:
+			get(n).StartedAt = iso(l.CreatedAt)
+		case driver.LogCompleted:
+			if n == 0 { // step completions carry no attempt (Queuety)
+				n = j.Attempts
+			}
+			a := get(n)
+			a.Outcome, a.EndedAt, a.DurationMS = "completed", iso(l.CreatedAt), l.DurationMS
+		case driver.LogFailed:
+			a := get(n)
+			a.Error, a.EndedAt, a.DurationMS = l.ErrorMessage, iso(l.CreatedAt), l.DurationMS
+		case driver.LogRetried:
+			a := get(n)
+			a.Outcome = "retried"
+			if a.EndedAt == "" {
+				a.EndedAt = iso(l.CreatedAt)
+			}
+		case driver.LogBuried:
+			a := get(n)
+			a.Outcome, a.Error, a.EndedAt = "buried", l.ErrorMessage, iso(l.CreatedAt)
+			if l.DurationMS != nil {
+				a.DurationMS = l.DurationMS
+			}
+		}
+	}
+	for _, f := range fails {
+		if f.TimeoutKind != "" {
+			a := get(f.Attempt)
+			a.TimeoutKind = f.TimeoutKind
+			if a.Error == "" {
+				a.Error = f.Message
+			}
+			if a.Outcome == "running" {
+				a.Outcome = "timed_out"
+			}
+		}
+	}
+	keys := make([]int, 0, len(byAttempt))
+	for k := range byAttempt {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	for _, k := range keys {
+		a := byAttempt[k]
+		if a.Outcome == "running" && (j.Status != driver.JobProcessing || k != j.Attempts) {
+			a.Outcome = "unknown"
+		}
+		row.History = append(row.History, *a)
+	}
+	return row
+}

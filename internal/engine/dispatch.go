@@ -1,0 +1,473 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// DispatchWorkflow starts a workflow from its runtime definition (see
+// Definition) and initial state. In one transaction it writes the workflow
+// row, the first step's job(s) and the workflow_started log, all in
+// Queuety's format. With an idempotency key that was used before, it
+// returns the existing workflow's id and writes nothing.
+func (e *Engine) DispatchWorkflow(ctx context.Context, def Definition, initial *phpjson.Object) (int64, error) {
+	p, err := prepareWorkflow(def, initial)
+	if err != nil {
+		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
+	}
+	var id int64
+	for range 3 {
+		err = e.store.InTx(ctx, func(tx driver.Tx) (err error) {
+			id, err = e.insertWorkflow(ctx, tx, p, e.clock.Now())
+			return err
+		})
+		if errors.Is(err, driver.ErrDuplicate) && p.def.IdempotencyKey != "" {
+			continue // a concurrent dispatch won the key: read it on the next pass
+		}
+		break
+	}
+	if err != nil {
+		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", p.def.Name, err)
+	}
+	return id, nil
+}
+
+// Definition is a workflow definition in the engine's terms: the header
+// fields of Queuety's runtime definition and the encoded _steps entries.
+// Package queuety validates a WorkflowDefinition and encodes it into one.
+type Definition struct {
+	Name           string
+	Steps          []any // encoded _steps entries (*phpjson.Object)
+	Queue          string
+	Priority       driver.Priority
+	MaxAttempts    int
+	OnCancel       string
+	OnDeadline     string
+	DeadlineSecs   int64 // execution timeout in whole seconds; 0 for none
+	RunTimeoutSecs int64 // run timeout in whole seconds; 0 for none
+	Version        string
+	IdempotencyKey string
+}
+
+// Encode writes d in Queuety's runtime definition shape
+// (build_runtime_definition), plus the Go engine's keys, which Queuety PHP
+// ignores. Stored workflow schedules hold this object.
+func (d Definition) Encode() *phpjson.Object {
+	o := d.runtimeHeader()
+	if d.RunTimeoutSecs > 0 {
+		o.Set("run_timeout_seconds", d.RunTimeoutSecs)
+	}
+	if d.IdempotencyKey != "" {
+		o.Set("idempotency_key", d.IdempotencyKey)
+	}
+	return o
+}
+
+// runtimeHeader is the part of the runtime definition that Queuety hashes.
+func (d Definition) runtimeHeader() *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("name", d.Name)
+	o.Set("steps", d.Steps)
+	o.Set("queue", orDefault(d.Queue, DefaultQueue))
+	o.Set("priority", int64(d.Priority))
+	o.Set("max_attempts", int64(orDefaultInt(d.MaxAttempts, DefaultMaxAttempts)))
+	o.Set("cancel_handler", NilIfEmpty(d.OnCancel))
+	o.Set("prune_after", nil)
+	if d.DeadlineSecs > 0 {
+		o.Set("deadline_seconds", d.DeadlineSecs)
+	} else {
+		o.Set("deadline_seconds", nil)
+	}
+	o.Set("deadline_handler", NilIfEmpty(d.OnDeadline))
+	o.Set("definition_version", NilIfEmpty(d.Version))
+	return o
+}
+
+// DecodeDefinition reads what Definition.Encode wrote.
+func DecodeDefinition(raw []byte) (Definition, error) {
+	o, err := DecodeObject("workflow definition", raw)
+	if err != nil {
+		return Definition{}, err
+	}
+	d := Definition{
+		Name: strField(o, "name"), Queue: strField(o, "queue"), MaxAttempts: int(intValue(o, "max_attempts")),
+		DeadlineSecs: intValue(o, "deadline_seconds"), RunTimeoutSecs: intValue(o, "run_timeout_seconds"),
+		OnCancel: callbackName(o, "cancel_handler"), OnDeadline: callbackName(o, "deadline_handler"),
+		Version: strField(o, "definition_version"), IdempotencyKey: strField(o, "idempotency_key"),
+	}
+	if p, ok := priorityField(o); ok {
+		d.Priority = p
+	}
+	raws, _ := o.Get("steps")
+	list, ok := raws.([]any)
+	if !ok {
+		return d, errors.New("workflow definition has no steps list")
+	}
+	d.Steps = list
+	return d, nil
+}
+
+func NilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// preparedWorkflow is a definition with its initial state encoded, ready
+// to insert.
+type preparedWorkflow struct {
+	def       Definition
+	state     *phpjson.Object
+	stateJSON []byte
+	steps     []*stepDef
+	queue     string
+}
+
+// prepareWorkflow builds the stored state: the initial keys, then
+// Queuety's private keys in Queuety's order.
+func prepareWorkflow(def Definition, state *phpjson.Object) (*preparedWorkflow, error) {
+	state = state.Clone()
+	for _, k := range state.Keys() {
+		if IsPrivateKey(k) {
+			return nil, invalidf("initial state key %q starts with _, which is reserved", k)
+		}
+	}
+	queue := orDefault(def.Queue, DefaultQueue)
+	maxAttempts := orDefaultInt(def.MaxAttempts, DefaultMaxAttempts)
+
+	hashDoc := def.runtimeHeader()
+	hashDoc.Set("max_transitions", nil)
+	hashDoc.Set("max_for_each_items", nil)
+	hashDoc.Set("max_state_bytes", nil)
+	hashDoc.Set("compensate_on_failure", false)
+	sum := sha256.Sum256(EncodeJSON(hashDoc))
+
+	state.Set("_steps", def.Steps)
+	state.Set("_queue", queue)
+	state.Set("_priority", int64(def.Priority))
+	state.Set("_max_attempts", int64(maxAttempts))
+	state.Set("_definition_hash", hex.EncodeToString(sum[:]))
+	if def.OnCancel != "" {
+		state.Set("_on_cancel", def.OnCancel)
+	}
+	if def.DeadlineSecs > 0 {
+		state.Set("_deadline_seconds", def.DeadlineSecs)
+	}
+	if def.OnDeadline != "" {
+		state.Set("_on_deadline", def.OnDeadline)
+	}
+	if def.Version != "" {
+		state.Set("_definition_version", def.Version)
+	}
+	if def.IdempotencyKey != "" {
+		state.Set("_idempotency_key", def.IdempotencyKey)
+	}
+	if def.RunTimeoutSecs > 0 {
+		state.Set(runTimeoutKey, def.RunTimeoutSecs)
+	}
+	stateJSON, err := phpjson.Marshal(state)
+	if err != nil {
+		return nil, invalidf("state does not encode as JSON: %v", err)
+	}
+	parsed, err := parseSteps(state)
+	if err != nil {
+		return nil, err
+	}
+	return &preparedWorkflow{def: def, state: state, stateJSON: stateJSON, steps: parsed, queue: queue}, nil
+}
+
+// insertWorkflow writes a prepared workflow inside tx: the workflow row,
+// its idempotency key, the first step's job(s) and the workflow_started
+// log. With a known idempotency key it returns the existing id and writes
+// nothing; a key inserted concurrently surfaces as ErrDuplicate.
+func (e *Engine) insertWorkflow(ctx context.Context, tx driver.Tx, p *preparedWorkflow, now time.Time) (int64, error) {
+	def := p.def
+	if def.IdempotencyKey != "" {
+		existing, err := tx.DispatchKeyGet(ctx, def.IdempotencyKey)
+		if err != nil || existing != 0 {
+			return existing, err
+		}
+	}
+	wf := &driver.Workflow{
+		Name: def.Name, Status: driver.WorkflowRunning, State: p.stateJSON, TotalSteps: len(p.steps),
+		StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now,
+	}
+	if def.DeadlineSecs > 0 {
+		wf.DeadlineAt = ceilSecond(now).Add(time.Duration(def.DeadlineSecs) * time.Second)
+	}
+	setRunDeadline(wf, p.state, now)
+	if err := tx.WorkflowInsert(ctx, wf); err != nil {
+		return 0, err
+	}
+	if def.IdempotencyKey != "" {
+		if err := tx.DispatchKeyInsert(ctx, def.IdempotencyKey, wf.ID, now); err != nil {
+			return 0, err
+		}
+	}
+	if err := e.enqueueStep(ctx, tx, wf, p.state, p.steps, 0, now); err != nil {
+		return 0, err
+	}
+	err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: def.Name, Queue: p.queue, Event: driver.LogWorkflowStarted, CreatedAt: now}})
+	return wf.ID, err
+}
+
+// setRunDeadline starts a run's clock: run start + run timeout, capped at
+// the execution deadline.
+func setRunDeadline(wf *driver.Workflow, state *phpjson.Object, now time.Time) {
+	wf.RunStartedAt = now
+	wf.RunDeadlineAt = time.Time{}
+	secs := intValue(state, runTimeoutKey)
+	if secs <= 0 {
+		return
+	}
+	d := now.Add(time.Duration(secs) * time.Second)
+	if !wf.DeadlineAt.IsZero() && wf.DeadlineAt.Before(d) {
+		d = wf.DeadlineAt
+	}
+	wf.RunDeadlineAt = d
+}
+
+// workflowExpired returns the timeout kind that has passed for a
+// non-terminal workflow at now, or "". The execution deadline wins when
+// both have passed.
+func workflowExpired(wf *driver.Workflow, now time.Time) driver.TimeoutKind {
+	if wf.Status.Terminal() {
+		return ""
+	}
+	if !wf.DeadlineAt.IsZero() && !now.Before(wf.DeadlineAt) {
+		return driver.TimeoutExecution
+	}
+	if !wf.RunDeadlineAt.IsZero() && !now.Before(wf.RunDeadlineAt) {
+		return driver.TimeoutRun
+	}
+	return ""
+}
+
+// Dispatch enqueues one job for handler and returns its id. The payload
+// must encode as a JSON object (a State, a map or a struct); nil means an
+// empty payload. Invalid input returns an error wrapping
+// driver.ErrInvalidArgument and writes nothing.
+//
+// With the Unique option, an identical pending or processing job's id is
+// returned instead of a new one.
+func (e *Engine) Dispatch(ctx context.Context, handler string, payload *phpjson.Object, spec JobSpec) (int64, error) {
+	job, err := e.buildJob(JobRequest{Handler: handler, Payload: payload, Spec: spec})
+	if err != nil {
+		return 0, err
+	}
+	err = e.store.InTx(ctx, func(tx driver.Tx) error {
+		if spec.Unique {
+			id, err := tx.JobFindActiveByHash(ctx, job.Handler, job.PayloadHash)
+			if err != nil {
+				return err
+			}
+			if id != 0 {
+				job.ID = id
+				return nil
+			}
+		}
+		job.ID = 0
+		return tx.JobInsert(ctx, []*driver.Job{job})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("queuety: dispatch %q: %w", handler, err)
+	}
+	return job.ID, nil
+}
+
+// DispatchMany enqueues many jobs with one multi-row insert, in one
+// transaction, and returns their ids in order. The Unique option is not
+// supported here. Either every job is written or none.
+func (e *Engine) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, error) {
+	jobs := make([]*driver.Job, len(reqs))
+	for i, r := range reqs {
+		job, err := e.buildJob(r)
+		if err != nil {
+			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
+		}
+		if r.Spec.Unique {
+			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, invalidf("Unique is not supported in DispatchMany"))
+		}
+		jobs[i] = job
+	}
+	const chunk = 500 // keeps statements well below max_allowed_packet
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		for start := 0; start < len(jobs); start += chunk {
+			if err := tx.JobInsert(ctx, jobs[start:min(start+chunk, len(jobs))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: dispatch batch: %w", err)
+	}
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	return ids, nil
+}
+
+// JobRequest is one job to dispatch: a handler, its payload as an ordered
+// JSON object (nil for none) and its resolved options.
+type JobRequest struct {
+	Handler string
+	Payload *phpjson.Object
+	Spec    JobSpec
+}
+
+// buildJob validates a request and turns it into a row.
+func (e *Engine) buildJob(r JobRequest) (*driver.Job, error) {
+	spec := r.Spec
+	if err := ValidateHandlerName(r.Handler); err != nil {
+		return nil, err
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	doc := phpjson.NewObject()
+	if r.Payload != nil {
+		doc = r.Payload.Clone()
+	}
+	for _, k := range doc.Keys() {
+		if k == runtimeKey || k == callbackKey {
+			return nil, invalidf("payload key %q is reserved", k)
+		}
+	}
+	rt := runtimeOptions{MaxAttempts: spec.MaxAttempts, Backoff: spec.Backoff, Timeouts: spec.Timeouts}
+	if rt.Backoff != nil || rt.Timeouts != (ActivityTimeouts{}) {
+		if rt.MaxAttempts == 0 {
+			rt.MaxAttempts = DefaultMaxAttempts
+		}
+		doc.Set(runtimeKey, rt.encode())
+	}
+	payload, err := phpjson.Marshal(doc)
+	if err != nil {
+		return nil, invalidf("payload does not encode as JSON: %v", err)
+	}
+	now := e.clock.Now()
+	job := &driver.Job{
+		Queue:       orDefault(spec.Queue, DefaultQueue),
+		Handler:     r.Handler,
+		Payload:     payload,
+		Priority:    spec.Priority,
+		Status:      driver.JobPending,
+		MaxAttempts: orDefaultInt(spec.MaxAttempts, DefaultMaxAttempts),
+		AvailableAt: dueAt(now, spec.Delay),
+		DependsOn:   spec.DependsOn,
+		CostUnits:   1,
+		CreatedAt:   floorSecond(now),
+	}
+	if spec.Unique {
+		sum := sha256.Sum256(payload)
+		job.PayloadHash = hex.EncodeToString(sum[:])
+	}
+	applyScheduleDeadlines(job, spec.Timeouts, now)
+	return job, nil
+}
+
+// applyScheduleDeadlines sets the deadlines that start at scheduling.
+func applyScheduleDeadlines(job *driver.Job, t ActivityTimeouts, now time.Time) {
+	if t.ScheduleToStart > 0 {
+		job.ScheduleToStartAt = job.AvailableAt.Add(t.ScheduleToStart)
+	}
+	if t.ScheduleToClose > 0 {
+		job.ScheduleToCloseAt = now.Add(t.ScheduleToClose)
+	}
+}
+
+// dueAt is the stored available_at for a job dispatched at now with delay
+// d: now for immediate jobs (so they are due at once), rounded up for
+// delayed ones (never early).
+func dueAt(now time.Time, d time.Duration) time.Time {
+	if d <= 0 {
+		return floorSecond(now)
+	}
+	return ceilSecond(now.Add(d))
+}
+
+func ValidateHandlerName(h string) error {
+	switch {
+	case h == "":
+		return invalidf("handler name is empty")
+	case len(h) > 255:
+		return invalidf("handler name is longer than 255 characters")
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orDefaultInt(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
+}
+
+// JobSpec is the resolved form of a list of JobOptions. The builder uses it
+// for per-step options; most code never needs it.
+type JobSpec struct {
+	Queue       string          // "" means the default (or the workflow's queue)
+	Priority    driver.Priority // valid only when PrioritySet
+	PrioritySet bool            //
+	Delay       time.Duration   // wait before the first attempt
+	MaxAttempts int             // 0 means the default
+	Backoff     Backoff         // nil means the client's default backoff
+	DependsOn   int64           // run only after this job completed
+	Unique      bool            // skip dispatch while an identical job is pending or processing
+	Timeouts    ActivityTimeouts
+}
+
+// Validate checks the values a JobSpec would store.
+func (s JobSpec) Validate() error {
+	if len(s.Queue) > 64 {
+		return invalidf("queue name %q is longer than 64 characters", s.Queue)
+	}
+	if s.PrioritySet && !s.Priority.Valid() {
+		return invalidf("priority %d out of range (0-3)", int(s.Priority))
+	}
+	if s.Delay < 0 {
+		return invalidf("delay must not be negative, got %s", s.Delay)
+	}
+	if s.MaxAttempts < 0 || s.MaxAttempts > MaxAttemptsLimit {
+		return invalidf("max attempts %d out of range (1-%d)", s.MaxAttempts, MaxAttemptsLimit)
+	}
+	if s.DependsOn < 0 {
+		return invalidf("depends-on job id must be positive, got %d", s.DependsOn)
+	}
+	if err := validateBackoff(s.Backoff); err != nil {
+		return err
+	}
+	return s.Timeouts.validate()
+}
+
+// ParsePriority accepts 0-3 or low/normal/high/urgent (any case).
+func ParsePriority(s string) (driver.Priority, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "0", "low":
+		return driver.PriorityLow, nil
+	case "1", "normal":
+		return driver.PriorityNormal, nil
+	case "2", "high":
+		return driver.PriorityHigh, nil
+	case "3", "urgent":
+		return driver.PriorityUrgent, nil
+	}
+	return 0, fmt.Errorf("%w: priority %q (want 0-3 or low, normal, high, urgent)", driver.ErrInvalidArgument, s)
+}

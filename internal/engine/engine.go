@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// Engine holds the engine's state transitions: claiming, completing,
+// failing, retrying, timing out and recovering jobs and workflow steps.
+// Workers and sweepers drive it; applications rarely call it directly.
+//
+// Every transition runs in one store transaction and is fenced: a result
+// from an attempt that no longer owns its job changes nothing and returns
+// ErrStaleAttempt.
+type Engine struct {
+	store driver.Store
+	clock Clock
+	log   *slog.Logger
+	cfg   Config
+}
+
+// Config holds the engine's settings. Zero fields take the defaults named
+// on each field.
+type Config struct {
+	// Clock tells the engine the time (default: the system clock in UTC).
+	Clock Clock
+	// Logger receives the engine's warnings (default slog.Default()).
+	Logger *slog.Logger
+	// DefaultBackoff applies to jobs that carry no backoff of their own
+	// (default BackoffExponential, as in Queuety).
+	DefaultBackoff Backoff
+	// StaleTimeout is the age at which an unrenewed claim counts as stale
+	// (default DefaultStaleTimeout).
+	StaleTimeout time.Duration
+}
+
+// OfClient returns the engine of a *queuety.Client. Package queuety sets it
+// when it is initialised; the worker and the sweeps use it, so the engine
+// stays out of queuety's public API.
+var OfClient func(client any) *Engine
+
+// New returns an engine that runs its transitions on store.
+func New(store driver.Store, cfg Config) *Engine {
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.DefaultBackoff == nil {
+		cfg.DefaultBackoff = BackoffExponential
+	}
+	if cfg.StaleTimeout <= 0 {
+		cfg.StaleTimeout = DefaultStaleTimeout
+	}
+	return &Engine{store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg}
+}
+
+// Store returns the store the engine runs on.
+func (e *Engine) Store() driver.Store { return e.store }
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() Clock { return e.clock }
+
+// Logger returns the engine's logger.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
+// StaleTimeout is the age at which an unrenewed claim counts as stale.
+func (e *Engine) StaleTimeout() time.Duration { return e.cfg.StaleTimeout }
+
+// jobsByID reads the jobs with the given ids with one statement, and
+// returns them by id.
+func jobsByID(ctx context.Context, tx driver.Tx, ids []int64, lock driver.LockMode) (map[int64]*driver.Job, error) {
+	rows, err := tx.JobGetMany(ctx, ids, lock)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*driver.Job, len(rows))
+	for _, row := range rows {
+		byID[row.ID] = row
+	}
+	return byID, nil
+}
+
+// workflowsByID reads the workflows with the given ids (repeats allowed)
+// with one statement, and returns them by id.
+func workflowsByID(ctx context.Context, tx driver.Tx, ids []int64, lock driver.LockMode) (map[int64]*driver.Workflow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	wfs, err := tx.WorkflowGetMany(ctx, uniqueIDs(ids), lock)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*driver.Workflow, len(wfs))
+	for _, wf := range wfs {
+		byID[wf.ID] = wf
+	}
+	return byID, nil
+}
+
+// describeError splits an error into the message, class and trace stored
+// in a log row.
+func describeError(err error) (msg, class, trace string) {
+	if err == nil {
+		return "", "", ""
+	}
+	msg = err.Error()
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		return msg, "panic", pe.Stack
+	}
+	class = errorClass(err)
+	var b strings.Builder
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		fmt.Fprintf(&b, "%s: %s\n", reflect.TypeOf(e), e.Error())
+	}
+	return msg, class, strings.TrimSuffix(b.String(), "\n")
+}
+
+// errorClass names an error's type the way Queuety names exception
+// classes: the first type in the chain that is not a plain wrapper.
+func errorClass(err error) string {
+	if c, ok := err.(interface{ ErrorClass() string }); ok {
+		return c.ErrorClass()
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if _, ok := e.(*nonRetryableError); ok {
+			continue
+		}
+		t := strings.TrimPrefix(reflect.TypeOf(e).String(), "*")
+		if strings.HasPrefix(t, "fmt.") || strings.HasPrefix(t, "errors.") {
+			continue
+		}
+		return t
+	}
+	return "error"
+}
+
+// isoTime formats a time as ISO 8601 in UTC.
+func isoTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func uniqueIDs(ids []int64) []int64 {
+	seen := map[int64]bool{}
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// plain converts a decoded JSON tree into plain Go values for handlers.
+func plain(v any) any {
+	switch x := v.(type) {
+	case *phpjson.Object:
+		return x.ToMap()
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	}
+	return v
+}
+
+// HasDue reports whether any job is due for a worker with these queues and
+// handlers, without locking anything. Once-mode workers use it to tell "the
+// queue is empty" from "other workers hold the due rows right now".
+func (e *Engine) HasDue(ctx context.Context, queues, handlers []string) (bool, error) {
+	var due bool
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		due = false
+		now := e.clock.Now()
+		for _, q := range queues {
+			ok, err := tx.JobHasDue(ctx, driver.ClaimParams{Queue: q, Handlers: handlers, Now: now})
+			if err != nil {
+				return err
+			}
+			if ok {
+				due = true
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("queuety: check due jobs: %w", err)
+	}
+	return due, nil
+}
+
+// wrap prefixes err with the operation it failed in; nil stays nil.
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("queuety: %s: %w", what, err)
+}

@@ -1,0 +1,319 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// failStep records a failed step attempt: retry, or bury the job and fail
+// the workflow when the attempts are used up.
+func (e *Engine) failStep(ctx context.Context, r *Result) error {
+	cj := r.Claimed
+	var buried bool
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		buried = false
+		now := e.clock.Now()
+		wf, row, state, steps, err := e.lockStep(ctx, tx, cj)
+		if err != nil && !IsNonRetryable(err) {
+			return err
+		}
+		if wf != nil && state != nil {
+			if kind := workflowExpired(wf, now); kind != "" {
+				return e.expireLocked(ctx, tx, wf, state, kind, now, &attemptTrace{cj: cj, r: r, steps: steps})
+			}
+		}
+		if state != nil && steps != nil && *row.StepIndex < len(steps) {
+			sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: steps[*row.StepIndex], cj: cj, r: r, now: now}
+			msg, class, trace := describeError(r.Err)
+			if err := tx.EventInsert(ctx, sc.failedEvents(sc.inputs(), msg, class, trace)); err != nil {
+				return err
+			}
+		}
+		var timeout *TimeoutError
+		errors.As(r.Err, &timeout)
+		buried, err = e.failAttempt(ctx, tx, cj, row, r, timeout)
+		if err != nil {
+			return err
+		}
+		if buried && wf != nil {
+			return e.failWorkflowLocked(ctx, tx, wf, row.ID, row.ErrorMessage, now)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrStaleAttempt) {
+		return fmt.Errorf("queuety: fail step (job %d): %w", cj.Job.ID, err)
+	}
+	return err
+}
+
+// wfFailure is a workflow to fail after a job outside a step transaction
+// was buried (stale recovery, activity timeouts).
+type wfFailure struct {
+	id    int64
+	jobID int64
+	msg   string
+}
+
+// failWorkflow fails a workflow in its own transaction.
+func (e *Engine) failWorkflow(ctx context.Context, f wfFailure) error {
+	return e.store.InTx(ctx, func(tx driver.Tx) error {
+		wf, err := tx.WorkflowGet(ctx, f.id, driver.LockUpdate)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return e.failWorkflowLocked(ctx, tx, wf, f.jobID, f.msg, e.clock.Now())
+	})
+}
+
+// failWorkflowLocked marks a locked, non-terminal workflow failed because
+// job jobID was buried, buries its other open jobs and logs
+// workflow_failed, as Queuety's mark_workflow_failed_locked does.
+func (e *Engine) failWorkflowLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, jobID int64, msg string, now time.Time) error {
+	if wf.Status.Terminal() {
+		return nil
+	}
+	wf.Status = driver.WorkflowFailed
+	wf.FailedAt = floorSecond(now)
+	wf.ErrorMessage = msg
+	wf.WaitDeadlineAt = time.Time{}
+	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+		return err
+	}
+	if err := e.buryOpenJobs(ctx, tx, wf.ID, jobID, msg, now); err != nil {
+		return err
+	}
+	return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(jobID), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue,
+		Event: driver.LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now}})
+}
+
+// buryOpenJobs buries a workflow's pending and processing jobs, except one.
+func (e *Engine) buryOpenJobs(ctx context.Context, tx driver.Tx, wfID, except int64, msg string, now time.Time) error {
+	jobs, err := tx.JobListByWorkflow(ctx, wfID, []driver.JobStatus{driver.JobPending, driver.JobProcessing}, driver.LockUpdate)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if j.ID == except {
+			continue
+		}
+		if err := e.buryJob(ctx, tx, j, msg, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buryJob buries one job row with a message.
+func (e *Engine) buryJob(ctx context.Context, tx driver.Tx, j *driver.Job, msg string, now time.Time) error {
+	j.Status = driver.JobBuried
+	j.FailedAt = floorSecond(now)
+	j.ErrorMessage = msg
+	clearAttemptDeadlines(j)
+	j.ScheduleToStartAt = time.Time{}
+	j.ScheduleToCloseAt = time.Time{}
+	return tx.JobUpdate(ctx, j)
+}
+
+// ExpireWorkflow fails one workflow whose execution or run deadline has
+// passed: in one transaction it buries the open step jobs (cancelling
+// timers and waits), marks the workflow failed with "Deadline exceeded"
+// (or "Run deadline exceeded"), records a timeout failure, logs
+// workflow_failed and workflow_deadline_exceeded as Queuety does, and
+// enqueues the OnDeadline callback. It reports whether this call expired
+// the workflow: under the row lock only one caller can.
+func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
+	var expired bool
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		expired = false
+		now := e.clock.Now()
+		wf, err := tx.WorkflowGet(ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		kind := workflowExpired(wf, now)
+		if kind == "" {
+			return nil
+		}
+		state, err := DecodeObject("workflow state", wf.State)
+		if err != nil {
+			state = phpjson.NewObject()
+		}
+		expired = true
+		return e.expireLocked(ctx, tx, wf, state, kind, now, nil)
+	})
+	if err != nil {
+		return false, fmt.Errorf("queuety: expire workflow %d: %w", id, err)
+	}
+	return expired, nil
+}
+
+// ExpireWorkflows expires up to limit workflows past a deadline. Candidates
+// are read through the deadline indexes with SKIP LOCKED and expired under
+// their lock, so concurrent sweepers split the work and each workflow is
+// expired (and its callback enqueued) once. It returns how many it expired
+// and whether a full batch was found (more may be waiting).
+func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, bool, error) {
+	var n int
+	var more bool
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		n = 0
+		now := e.clock.Now()
+		wfs, err := tx.WorkflowFindExpired(ctx, driver.ExpiredParams{Now: now, Limit: limit, Lock: driver.LockSkipLocked})
+		if err != nil {
+			return err
+		}
+		more = len(wfs) >= limit
+		for _, wf := range wfs {
+			kind := workflowExpired(wf, now)
+			if kind == "" {
+				continue
+			}
+			state, err := DecodeObject("workflow state", wf.State)
+			if err != nil {
+				state = phpjson.NewObject()
+			}
+			if err := e.expireLocked(ctx, tx, wf, state, kind, now, nil); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("queuety: expire workflows: %w", err)
+	}
+	return n, more, nil
+}
+
+// attemptTrace is the step attempt whose result arrived after its
+// workflow's deadline; the expiry records it so the timeline shows which
+// step overran.
+type attemptTrace struct {
+	cj    *Claimed
+	r     *Result
+	steps []*stepDef
+}
+
+func (e *Engine) expireLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, kind driver.TimeoutKind, now time.Time, at *attemptTrace) error {
+	msg := ErrDeadlineExceeded.Error()
+	deadline := wf.DeadlineAt
+	if kind == driver.TimeoutRun {
+		msg, deadline = msgRunDeadline, wf.RunDeadlineAt
+	}
+	if at != nil {
+		if err := e.traceOverrun(ctx, tx, wf, state, at, msg, now); err != nil {
+			return err
+		}
+	}
+	waiting := !wf.WaitDeadlineAt.IsZero()
+	if err := e.buryOpenJobs(ctx, tx, wf.ID, 0, msg, now); err != nil {
+		return err
+	}
+	wf.Status = driver.WorkflowFailed
+	wf.FailedAt = floorSecond(now)
+	wf.ErrorMessage = msg
+	wf.WaitDeadlineAt = time.Time{}
+	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+		return err
+	}
+	logs := []*driver.LogEntry{
+		{JobID: ptr(int64(0)), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue, Event: driver.LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now},
+		{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogWorkflowDeadlineExceeded, CreatedAt: now},
+	}
+	if kind == driver.TimeoutRun {
+		logs[1].Context = EncodeJSON(map[string]any{"timeout_kind": string(kind), "run": int64(max(wf.RunNumber, 1))})
+	}
+	if waiting {
+		logs = append(logs, debugLog(wf, state, now, map[string]any{"type": "timer_cancelled", "reason": "workflow " + string(kind)}))
+	}
+	if err := tx.LogInsert(ctx, logs); err != nil {
+		return err
+	}
+	f := &driver.Failure{WorkflowID: wf.ID, Category: driver.FailureTimeout, TimeoutKind: kind,
+		RunNumber: max(wf.RunNumber, 1), Message: msg, ErrorClass: "queuety.TimeoutError", DeadlineAt: deadline, CreatedAt: now}
+	if at != nil {
+		f.JobID, f.StepIndex, f.Attempt = at.cj.Job.ID, ptr(*at.cj.Job.StepIndex), at.cj.Job.Attempts
+	}
+	if err := tx.FailureInsert(ctx, f); err != nil {
+		return err
+	}
+	return e.enqueueCallback(ctx, tx, wf, state, "_on_deadline", "deadline", now)
+}
+
+// traceOverrun writes the log rows and events of a step attempt whose
+// result came after the workflow's deadline: it started, and it was
+// buried with the deadline's message.
+func (e *Engine) traceOverrun(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, at *attemptTrace, msg string, now time.Time) error {
+	j := at.cj.Job
+	idx := *j.StepIndex
+	buried := &driver.LogEntry{JobID: ptr(j.ID), WorkflowID: wf.ID, StepIndex: ptr(idx), Handler: j.Handler, Queue: j.Queue,
+		Event: driver.LogBuried, Attempt: ptr(j.Attempts), ErrorMessage: msg, ErrorClass: "queuety.TimeoutError", CreatedAt: now}
+	logs := []*driver.LogEntry{buried}
+	if !at.r.StartedAt.IsZero() {
+		buried.DurationMS = ptr(at.r.Duration.Milliseconds())
+		logs = []*driver.LogEntry{startedLog(at.cj, at.r.StartedAt), buried}
+	}
+	if err := tx.LogInsert(ctx, logs); err != nil {
+		return err
+	}
+	if idx >= len(at.steps) {
+		return nil
+	}
+	sc := &stepCtx{e: e, tx: tx, wf: wf, row: j, state: state, steps: at.steps, step: at.steps[idx], cj: at.cj, r: at.r, now: now}
+	return tx.EventInsert(ctx, sc.failedEvents(sc.inputs(), msg, "queuety.TimeoutError", ""))
+}
+
+// enqueueCallback enqueues a workflow's deadline or cancel callback as a
+// plain job on the workflow's queue: handler = the callback's name,
+// payload = the public state plus a marker. Only workers that registered
+// the callback claim it; it has one attempt, so it runs at most once.
+func (e *Engine) enqueueCallback(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, key, kind string, now time.Time) error {
+	handler := callbackName(state, key)
+	if handler == "" {
+		return nil
+	}
+	v, _ := state.Get(key)
+	extra := phpjson.NewObject()
+	if h, ok := v.(*phpjson.Object); ok {
+		extra = objField(h, "payload")
+	}
+	payload := PublicState(state)
+	for _, k := range extra.Keys() {
+		if !IsPrivateKey(k) {
+			x, _ := extra.Get(k)
+			payload.Set(k, x)
+		}
+	}
+	marker := phpjson.NewObject()
+	marker.Set("kind", kind)
+	marker.Set("workflow_id", wf.ID)
+	payload.Set(callbackKey, marker)
+	return tx.JobInsert(ctx, []*driver.Job{{
+		Queue: stateQueue(state), Handler: handler, Payload: EncodeJSON(payload), Priority: statePriority(state),
+		Status: driver.JobPending, MaxAttempts: 1, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
+	}})
+}
+
+// callbackName returns the handler of a stored callback: a name, or the
+// class of a {class, payload} object (definition-dispatched workflows).
+func callbackName(state *phpjson.Object, key string) string {
+	switch v, _ := state.Get(key); h := v.(type) {
+	case string:
+		return h
+	case *phpjson.Object:
+		return strField(h, "class")
+	}
+	return ""
+}
+
+func debugLog(wf *driver.Workflow, state *phpjson.Object, now time.Time, context map[string]any) *driver.LogEntry {
+	return &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogDebug, Context: EncodeJSON(context), CreatedAt: now}
+}

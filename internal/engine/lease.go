@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// Release hands claimed jobs that never started back to the queue: pending
+// again, with the claim's attempt taken back, so nothing is lost or
+// counted. Jobs this process no longer owns are left alone.
+func (e *Engine) Release(ctx context.Context, jobs []*Claimed) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(jobs))
+	for i, cj := range jobs {
+		ids[i] = cj.Job.ID
+	}
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		byID, err := jobsByID(ctx, tx, ids, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		for _, cj := range jobs {
+			row := byID[cj.Job.ID]
+			if row == nil || !cj.owns(row) {
+				continue
+			}
+			row.Status = driver.JobPending
+			row.Attempts = max(row.Attempts-1, 0)
+			row.ReservedAt = time.Time{}
+			row.ClaimToken = 0
+			row.ScheduleToStartAt = cj.prevS2S
+			clearAttemptDeadlines(row)
+			if err := tx.JobUpdate(ctx, row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("queuety: release jobs: %w", err)
+	}
+	return nil
+}
+
+// RenewLeases refreshes reserved_at on the jobs this process is running, so
+// stale recovery leaves them alone, and reports the ones it no longer owns
+// with the reason (their workflow failed, they were recovered as stale or
+// timed out).
+func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]error, error) {
+	lost := map[int64]error{}
+	if len(jobs) == 0 {
+		return lost, nil
+	}
+	ids := make([]int64, len(jobs))
+	for i, cj := range jobs {
+		ids[i] = cj.Job.ID
+	}
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		clear(lost)
+		now := e.clock.Now()
+		byID, err := jobsByID(ctx, tx, ids, driver.LockNone)
+		if err != nil {
+			return err
+		}
+		byToken := map[int64][]int64{}
+		for _, cj := range jobs {
+			row := byID[cj.Job.ID]
+			switch {
+			case row == nil:
+				lost[cj.Job.ID] = fmt.Errorf("%w: job %d was deleted", ErrLeaseLost, cj.Job.ID)
+			case !cj.owns(row):
+				lost[cj.Job.ID] = lostReason(row)
+			default:
+				byToken[row.ClaimToken] = append(byToken[row.ClaimToken], row.ID)
+			}
+		}
+		for token, ids := range byToken {
+			if _, err := tx.JobTouch(ctx, ids, token, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: renew leases: %w", err)
+	}
+	return lost, nil
+}
+
+// lostReason explains why an attempt lost its job.
+func lostReason(row *driver.Job) error {
+	if row.ErrorMessage == ErrDeadlineExceeded.Error() {
+		return fmt.Errorf("%w: %w: the job's workflow passed its deadline", ErrLeaseLost, ErrDeadlineExceeded)
+	}
+	if row.ErrorMessage != "" {
+		return fmt.Errorf("%w: job is %s: %s", ErrLeaseLost, row.Status, row.ErrorMessage)
+	}
+	return fmt.Errorf("%w: job is %s under another attempt", ErrLeaseLost, row.Status)
+}
+
+// StaleMessage is the error stored on a job buried by stale recovery.
+const StaleMessage = "Stale: worker died without completing."
+
+// RecoverStale takes back up to limit jobs whose claim has not been renewed
+// within the stale timeout: each is retried with backoff or, when its
+// attempts are used up, buried (failing its workflow). Rows are claimed
+// with SKIP LOCKED and changed under their lock, so any number of
+// concurrent sweepers recover each job once. It returns how many jobs it
+// recovered and whether a full batch was found.
+func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	var n int
+	var more bool
+	var failWorkflows []wfFailure
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		n, failWorkflows = 0, nil
+		now := e.clock.Now()
+		rows, err := tx.JobFindStale(ctx, driver.StaleParams{ReservedBefore: now.Add(-e.cfg.StaleTimeout), Limit: limit, Lock: driver.LockSkipLocked})
+		if err != nil {
+			return err
+		}
+		more = len(rows) >= limit
+		var wfIDs []int64
+		for _, row := range rows {
+			if row.WorkflowID != 0 && row.StepIndex != nil {
+				wfIDs = append(wfIDs, row.WorkflowID)
+			}
+		}
+		wfs, err := workflowsByID(ctx, tx, wfIDs, driver.LockNone)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			cj := takeOver(row, wfs[row.WorkflowID])
+			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: errors.New(StaleMessage)}, nil)
+			if err != nil {
+				return err
+			}
+			if buried && row.WorkflowID != 0 {
+				failWorkflows = append(failWorkflows, wfFailure{id: row.WorkflowID, jobID: row.ID, msg: StaleMessage})
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("queuety: recover stale jobs: %w", err)
+	}
+	for _, f := range failWorkflows {
+		if err := e.failWorkflow(ctx, f); err != nil {
+			e.log.Error("queuety: fail workflow of stale job", "workflow_id", f.id, "err", err)
+		}
+	}
+	return n, more, nil
+}
+
+// takeOver returns a Claimed for a row whose attempt the engine ends
+// itself (stale recovery, timeouts), with the payload's runtime options
+// when the payload decodes. wf is the step's workflow, or nil. It voids
+// the row's claim, so a late result from that attempt changes nothing.
+func takeOver(row *driver.Job, wf *driver.Workflow) *Claimed {
+	row.ClaimToken = 0
+	cj := &Claimed{Job: row, wf: wf}
+	if doc, err := DecodeObject("payload", row.Payload); err == nil {
+		cj.payload = doc
+		cj.runtime = parseRuntime(doc)
+	}
+	return cj
+}
+
+// Heartbeat records progress for a running attempt: it renews the claim,
+// stores details (when non-nil) for a later attempt to read, and pushes
+// the heartbeat deadline out. It returns ErrStaleAttempt when the attempt
+// no longer owns the job.
+func (e *Engine) Heartbeat(ctx context.Context, cj *Claimed, details []byte) error {
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		now := e.clock.Now()
+		row, err := tx.JobGet(ctx, cj.Job.ID, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		if !cj.owns(row) {
+			return ErrStaleAttempt
+		}
+		row.ReservedAt = now
+		row.LastHeartbeatAt = now
+		if details != nil {
+			row.HeartbeatData = details
+		}
+		if hb := cj.runtime.Timeouts.Heartbeat; hb > 0 {
+			row.HeartbeatDeadline = now.Add(hb)
+		}
+		return tx.JobUpdate(ctx, row)
+	})
+	if err != nil && !errors.Is(err, ErrStaleAttempt) {
+		return fmt.Errorf("queuety: heartbeat job %d: %w", cj.Job.ID, err)
+	}
+	return err
+}

@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// failJob records a failed plain-job attempt: retry with backoff, or bury
+// when attempts are exhausted or the error is non-retryable.
+func (e *Engine) failJob(ctx context.Context, r *Result) error {
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		row, err := tx.JobGet(ctx, r.Claimed.Job.ID, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		if !r.Claimed.owns(row) {
+			return ErrStaleAttempt
+		}
+		_, err = e.failAttempt(ctx, tx, r.Claimed, row, r, nil)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrStaleAttempt) {
+		return fmt.Errorf("queuety: fail job %d: %w", r.Claimed.Job.ID, err)
+	}
+	return err
+}
+
+// failAttempt applies the retry-or-bury rule to a locked row that the
+// attempt owns and writes the log rows. It returns true when the job was
+// buried. timeout is set when a timeout (not a handler error) ended the
+// attempt.
+func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row *driver.Job, r *Result, timeout *TimeoutError) (bool, error) {
+	now := e.clock.Now()
+	cause := r.Err
+	attempt := row.Attempts
+	final := attempt >= cj.maxAttempts() || IsNonRetryable(cause) ||
+		(timeout != nil && timeout.Kind == driver.TimeoutScheduleToClose)
+	if !final && !row.ScheduleToCloseAt.IsZero() {
+		// A retry that could only start after the schedule-to-close deadline
+		// is pointless: the job ends now with that timeout.
+		if next := now.Add(e.backoffFor(cj).Delay(attempt)); !next.Before(row.ScheduleToCloseAt) {
+			final = true
+			timeout = &TimeoutError{Kind: driver.TimeoutScheduleToClose, Deadline: row.ScheduleToCloseAt,
+				Message: fmt.Sprintf("Activity %s schedule-to-close deadline %s leaves no time for another attempt (last error: %v).", row.Handler, isoTime(row.ScheduleToCloseAt), cause)}
+			cause = timeout
+		}
+	}
+	msg, class, trace := describeError(cause)
+	logBase := func(ev driver.LogEvent) *driver.LogEntry {
+		l := &driver.LogEntry{JobID: ptr(row.ID), Handler: row.Handler, Queue: row.Queue, Event: ev, Attempt: ptr(attempt), CreatedAt: now}
+		if row.WorkflowID != 0 && row.StepIndex != nil {
+			l.WorkflowID = row.WorkflowID
+			l.StepIndex = ptr(*row.StepIndex)
+		}
+		return l
+	}
+	logs := []*driver.LogEntry{}
+	if r != nil && !r.StartedAt.IsZero() {
+		logs = append(logs, startedLog(cj, r.StartedAt))
+	}
+	clearAttemptDeadlines(row)
+	if final {
+		row.Status = driver.JobBuried
+		row.FailedAt = now
+		row.ErrorMessage = msg
+		row.ScheduleToStartAt = time.Time{}
+		row.ScheduleToCloseAt = time.Time{}
+		b := logBase(driver.LogBuried)
+		b.ErrorMessage, b.ErrorClass, b.ErrorTrace = msg, class, trace
+		if r != nil && !r.StartedAt.IsZero() {
+			b.DurationMS = ptr(r.Duration.Milliseconds())
+		}
+		logs = append(logs, b)
+		f := &driver.Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex, Attempt: attempt, RunNumber: cj.runNumber(),
+			Category: driver.FailureApplication, NonRetryable: IsNonRetryable(cause), Message: msg, ErrorClass: class, CreatedAt: now}
+		if timeout != nil {
+			f.Category, f.TimeoutKind, f.DeadlineAt = driver.FailureTimeout, timeout.Kind, timeout.Deadline
+		}
+		if err := tx.FailureInsert(ctx, f); err != nil {
+			return false, err
+		}
+	} else {
+		delay := e.backoffFor(cj).Delay(attempt)
+		row.Status = driver.JobPending
+		row.ReservedAt = time.Time{}
+		row.AvailableAt = dueAt(now, delay)
+		row.ErrorMessage = ""
+		if s2s := cj.runtime.Timeouts.ScheduleToStart; s2s > 0 {
+			row.ScheduleToStartAt = row.AvailableAt.Add(s2s) // a fresh window for every retry
+		}
+		if r != nil && !r.StartedAt.IsZero() {
+			// The attempt ran here and reported: Queuety writes 'failed'
+			// then 'retried'. Stale recovery and timeouts write 'retried'.
+			f := logBase(driver.LogFailed)
+			f.ErrorMessage, f.ErrorClass, f.ErrorTrace = msg, class, trace
+			f.DurationMS = ptr(r.Duration.Milliseconds())
+			logs = append(logs, f)
+		}
+		logs = append(logs, logBase(driver.LogRetried))
+		if timeout != nil {
+			if err := tx.FailureInsert(ctx, &driver.Failure{JobID: row.ID, WorkflowID: row.WorkflowID, StepIndex: row.StepIndex,
+				Attempt: attempt, RunNumber: cj.runNumber(), Category: driver.FailureTimeout, TimeoutKind: timeout.Kind, Message: msg,
+				ErrorClass: class, DeadlineAt: timeout.Deadline, CreatedAt: now}); err != nil {
+				return false, err
+			}
+		}
+	}
+	if err := tx.JobUpdate(ctx, row); err != nil {
+		return false, err
+	}
+	return final, tx.LogInsert(ctx, logs)
+}
+
+// backoffFor returns the job's own backoff or the client default.
+func (e *Engine) backoffFor(cj *Claimed) Backoff {
+	if cj.runtime.Backoff != nil {
+		return cj.runtime.Backoff
+	}
+	return e.cfg.DefaultBackoff
+}
+
+// clearAttemptDeadlines removes what belongs to one attempt: its
+// start-to-close and heartbeat deadlines and its last heartbeat time. The
+// heartbeat details stay for the next attempt to read.
+func clearAttemptDeadlines(j *driver.Job) {
+	j.StartToCloseAt = time.Time{}
+	j.HeartbeatDeadline = time.Time{}
+	j.LastHeartbeatAt = time.Time{}
+}

@@ -1,0 +1,395 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/schedexpr"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// MaxCatchUp bounds the firings one tick makes for one schedule under
+// driver.CatchUpAll.
+const MaxCatchUp = 100
+
+// SaveSchedule writes a schedule and returns its id. A schedule with the
+// same handler (or workflow key) is updated in place: its next run is
+// recomputed only when the expression changed or it is switched back on,
+// and its enabled flag is kept unless setEnabled, so saving the same
+// schedule at every application start is safe.
+func (e *Engine) SaveSchedule(ctx context.Context, sched driver.Schedule, setEnabled bool) (int64, error) {
+	expr, err := parseSchedule(&sched)
+	if err != nil {
+		return 0, fmt.Errorf("queuety: save schedule %q: %w", sched.Handler, invalidf("%v", err))
+	}
+	var id int64
+	save := func(tx driver.Tx) error {
+		now := e.clock.Now()
+		s := sched
+		old, err := tx.ScheduleByHandler(ctx, s.Handler, driver.LockUpdate)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			s.CreatedAt, s.NextRun = now, expr.Next(floorSecond(now))
+		case err != nil:
+			return err
+		default:
+			s.ID, s.CreatedAt, s.LastRun, s.LastRunRef, s.PendingRun = old.ID, old.CreatedAt, old.LastRun, old.LastRunRef, old.PendingRun
+			if !setEnabled {
+				s.Enabled = old.Enabled
+			}
+			s.NextRun = old.NextRun
+			if old.Expression != s.Expression || old.ExpressionType != s.ExpressionType || (s.Enabled && !old.Enabled) {
+				s.NextRun = expr.Next(floorSecond(now))
+			}
+			if sameScheduleSettings(&s, old) {
+				id = old.ID
+				return nil // stored as saved: nothing to write
+			}
+		}
+		if err := tx.ScheduleSave(ctx, &s); err != nil {
+			return err
+		}
+		id = s.ID
+		return nil
+	}
+	// A read that finds no row locks nothing, so two processes saving a
+	// new schedule at once both insert; the loser updates the row the
+	// winner wrote on the next pass.
+	for range 3 {
+		if err = e.store.InTx(ctx, save); !errors.Is(err, driver.ErrDuplicate) {
+			break
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("queuety: save schedule %q: %w", sched.Handler, err)
+	}
+	return id, nil
+}
+
+// sameScheduleSettings reports whether s holds what the stored row old holds in
+// every column Save sets.
+func sameScheduleSettings(s, old *driver.Schedule) bool {
+	return s.Queue == old.Queue && s.Expression == old.Expression && s.ExpressionType == old.ExpressionType &&
+		s.Overlap == old.Overlap && s.Enabled == old.Enabled && s.CatchUp == old.CatchUp && s.NextRun.Equal(old.NextRun) &&
+		bytes.Equal(s.Payload, old.Payload) && bytes.Equal(s.Workflow, old.Workflow)
+}
+
+// parseSchedule reads a stored expression.
+func parseSchedule(s *driver.Schedule) (schedexpr.Schedule, error) {
+	return schedexpr.Parse(schedexpr.Type(s.ExpressionType), s.Expression)
+}
+
+// RemoveSchedule deletes a schedule; jobs it dispatched are not touched.
+func (e *Engine) RemoveSchedule(ctx context.Context, id int64) error {
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		if _, err := tx.ScheduleGet(ctx, id, driver.LockUpdate); err != nil {
+			return err
+		}
+		return tx.ScheduleDelete(ctx, id)
+	})
+	return wrap(fmt.Sprintf("remove schedule %d", id), err)
+}
+
+// SetScheduleEnabled enables or disables a schedule. Enabling moves a
+// next run that lies in the past to the next slot after now, so a schedule
+// disabled for a while does not fire for the time it was off.
+func (e *Engine) SetScheduleEnabled(ctx context.Context, id int64, enabled bool) error {
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		s, err := tx.ScheduleGet(ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		old := s.NextRun
+		if enabled && !s.Enabled {
+			now := e.clock.Now()
+			if expr, err := parseSchedule(s); err == nil && !s.NextRun.After(now) {
+				s.NextRun = expr.Next(floorSecond(now))
+			}
+		}
+		s.Enabled = enabled
+		_, err = tx.ScheduleUpdate(ctx, s, old)
+		return err
+	})
+	return wrap(fmt.Sprintf("set schedule %d enabled=%v", id, enabled), err)
+}
+
+// RunScheduleNow fires a schedule once now, outside its timetable (its
+// next run is unchanged), honouring its overlap policy. It returns the id
+// of the job or workflow it dispatched, or 0 when the policy held it back.
+func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
+	var ref int64
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		ref = 0
+		s, err := tx.ScheduleGet(ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		now := e.clock.Now()
+		old := s.NextRun
+		fired, err := e.fire(ctx, tx, s, now, now, &runState{})
+		if err != nil {
+			return err
+		}
+		ref = fired
+		_, err = tx.ScheduleUpdate(ctx, s, old)
+		return err
+	})
+	return ref, wrap(fmt.Sprintf("run schedule %d", id), err)
+}
+
+// TickSchedules fires the due schedules: up to limit rows taken with SKIP
+// LOCKED, each changed under its lock with a compare-and-set on next_run,
+// so any number of workers and processes ticking at once fire every due
+// slot exactly once. It returns how many jobs or workflows it dispatched
+// and whether calling it again may fire more: a full batch was due and
+// the tick moved at least one of its schedules on (buffered firings still
+// waiting for their runs alone do not count, or a caller looping on it
+// would spin until those runs end).
+func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error) {
+	var n int
+	var more bool
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		n = 0
+		now := e.clock.Now()
+		due, err := tx.ScheduleFindDue(ctx, driver.ExpiredParams{Now: now, Limit: limit, Lock: driver.LockSkipLocked})
+		if err != nil {
+			return err
+		}
+		moved := false
+		for _, s := range due {
+			fired, wrote, err := e.tickOne(ctx, tx, s, now, &runState{})
+			if err != nil {
+				return err
+			}
+			n, moved = n+fired, moved || wrote
+		}
+		more = len(due) >= limit && moved
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("queuety: tick schedules: %w", err)
+	}
+	return n, more, nil
+}
+
+// tickOne handles one locked, due schedule: its buffered firing, once the
+// run it waits for has ended, then the slots its next run has reached. It
+// returns how many jobs or workflows it dispatched and whether it wrote
+// the row (it does not when only a buffered firing was due and its run is
+// still active).
+func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, run *runState) (int, bool, error) {
+	oldNext := s.NextRun
+	fired := 0
+	if !s.PendingRun.IsZero() && !s.PendingRun.After(now) {
+		active, err := e.runActive(ctx, tx, s, run)
+		if err != nil {
+			return 0, false, err
+		}
+		if !active {
+			slot := s.PendingRun
+			s.PendingRun = time.Time{}
+			if _, err := e.dispatchFiring(ctx, tx, s, slot, now, run); err != nil {
+				return 0, false, err
+			}
+			fired++
+		}
+	}
+	if s.NextRun.After(now) {
+		if fired == 0 {
+			return 0, false, nil
+		}
+	} else if expr, err := parseSchedule(s); err != nil {
+		// A malformed expression (written by hand or by another runtime)
+		// must not stall the tick: try again in an hour.
+		e.log.Error("queuety: schedule has an invalid expression; retrying in an hour", "schedule_id", s.ID, "handler", s.Handler, "err", err)
+		s.NextRun = floorSecond(now).Add(time.Hour)
+	} else {
+		firings, next := catchUp(expr, s.CatchUp, s.NextRun, now)
+		for _, slot := range firings {
+			ref, err := e.fire(ctx, tx, s, slot, now, run)
+			if err != nil {
+				return 0, false, err
+			}
+			if ref != 0 {
+				fired++
+			}
+		}
+		s.NextRun = next
+	}
+	ok, err := tx.ScheduleUpdate(ctx, s, oldNext)
+	if err != nil {
+		return 0, false, err
+	}
+	if !ok {
+		// Another ticker moved next_run first (one that does not lock the
+		// row). Roll back this tick's firings; the next tick sees the new
+		// next_run.
+		return 0, false, fmt.Errorf("schedule %d: next_run changed by another ticker", s.ID)
+	}
+	return fired, true, nil
+}
+
+// catchUp returns the slots a tick fires for a schedule whose next run,
+// next, is due, under catch-up policy p, and the first slot after now.
+func catchUp(expr schedexpr.Schedule, p driver.CatchUpPolicy, next, now time.Time) (firings []time.Time, following time.Time) {
+	var missed []time.Time // the first MaxCatchUp missed slots
+	var last time.Time
+	slot := next
+	for ; !slot.IsZero() && !slot.After(now); slot = expr.Next(slot) {
+		if len(missed) < MaxCatchUp {
+			missed = append(missed, slot)
+		}
+		last = slot
+	}
+	if slot.IsZero() { // nothing within the cron library's horizon
+		slot = floorSecond(now).Add(24 * time.Hour)
+	}
+	switch {
+	case len(missed) == 0: // a zero next run: nothing to fire
+		return nil, slot
+	case p == driver.CatchUpAll:
+		return missed, slot
+	case p == driver.CatchUpNone && len(missed) > 1:
+		return nil, slot
+	}
+	return []time.Time{last}, slot
+}
+
+// fire applies the overlap policy to one firing and dispatches it when
+// allowed. It returns the dispatched id (0 when held back or dropped) and
+// updates s in memory (last_run, pending run, last reference).
+func (e *Engine) fire(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
+	if s.Overlap == driver.OverlapSkip || s.Overlap == driver.OverlapBuffer {
+		active, err := e.runActive(ctx, tx, s, run)
+		if err != nil {
+			return 0, err
+		}
+		if active {
+			if s.Overlap == driver.OverlapBuffer {
+				// A buffered firing has not run yet: last_run stays, as in
+				// Queuety PHP.
+				if s.PendingRun.IsZero() {
+					s.PendingRun = slot
+				}
+				return 0, nil
+			}
+			s.LastRun = floorSecond(now) // a skipped slot counts as run, as in Queuety PHP
+			return 0, nil
+		}
+	}
+	return e.dispatchFiring(ctx, tx, s, slot, now, run)
+}
+
+// dispatchFiring dispatches one firing's job or workflow and records it in
+// run.
+func (e *Engine) dispatchFiring(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
+	s.LastRun = floorSecond(now)
+	if s.IsWorkflow() {
+		def, err := DecodeDefinition(s.Workflow)
+		if err != nil {
+			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+		}
+		key := def.IdempotencyKey
+		if key == "" {
+			key = "queuety-schedule:" + strconv.FormatInt(s.ID, 10)
+		}
+		def.IdempotencyKey = key + "@" + slot.UTC().Format(time.RFC3339)
+		state, err := DecodeObject("schedule payload", s.Payload)
+		if err != nil {
+			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+		}
+		p, err := prepareWorkflow(def, state)
+		if err != nil {
+			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+		}
+		id, err := e.insertWorkflow(ctx, tx, p, now)
+		if err != nil {
+			return 0, err
+		}
+		s.LastRunRef = id
+		// The slot's idempotency key may have returned a workflow an
+		// earlier firing started, finished or not: read it when asked.
+		*run = runState{}
+		return id, nil
+	}
+	payload := s.Payload
+	if len(payload) == 0 {
+		payload = []byte("[]")
+	}
+	j := &driver.Job{Queue: orDefault(s.Queue, DefaultQueue), Handler: s.Handler, Payload: payload, Status: driver.JobPending,
+		MaxAttempts: DefaultMaxAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now)}
+	if err := tx.JobInsert(ctx, []*driver.Job{j}); err != nil {
+		return 0, err
+	}
+	s.LastRunRef = j.ID
+	*run = runState{known: true, active: true} // the job just inserted is pending
+	return j.ID, nil
+}
+
+// runState is what one transaction knows of whether a schedule's last run
+// is still active, so the overlap policy reads that run at most once per
+// schedule however many slots a tick fires.
+type runState struct{ known, active bool }
+
+// runActive reports whether the run s last dispatched is still active,
+// reading it unless run already knows.
+func (e *Engine) runActive(ctx context.Context, tx driver.Tx, s *driver.Schedule, run *runState) (bool, error) {
+	if !run.known {
+		active, err := e.scheduleActive(ctx, tx, s)
+		if err != nil {
+			return false, err
+		}
+		*run = runState{known: true, active: active}
+	}
+	return run.active, nil
+}
+
+// activeRun reports whether a schedule's job still counts as its running
+// run for the overlap policy: pending or processing.
+func activeRun(j *driver.Job) bool {
+	return j.Status == driver.JobPending || j.Status == driver.JobProcessing
+}
+
+// scheduleActive reports whether the schedule's previous run is still
+// pending or processing (a job) or not finished (a workflow). For rows
+// without a recorded run (written by Queuety PHP), a job schedule counts
+// any pending or processing job of its handler, as Queuety does.
+func (e *Engine) scheduleActive(ctx context.Context, tx driver.Tx, s *driver.Schedule) (bool, error) {
+	if s.LastRunRef == 0 {
+		if s.IsWorkflow() {
+			return false, nil
+		}
+		n, err := tx.JobCountActiveByHandler(ctx, s.Handler)
+		return n > 0, err
+	}
+	if s.IsWorkflow() {
+		wf, err := tx.WorkflowGet(ctx, s.LastRunRef, driver.LockNone)
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return err == nil && !wf.Status.Terminal(), err
+	}
+	j, err := tx.JobGet(ctx, s.LastRunRef, driver.LockNone)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && activeRun(j), err
+}
+
+// NextScheduleDue returns the earliest next run of an enabled schedule,
+// and false when no schedule is enabled. Workers sleep until then. A
+// buffered firing is not counted: it waits for its schedule's previous run
+// to end, which no stored time predicts, and the first tick after that
+// dispatches it.
+func (e *Engine) NextScheduleDue(ctx context.Context) (time.Time, bool, error) {
+	var t time.Time
+	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) { t, err = tx.ScheduleNextDue(ctx); return err })
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("queuety: next schedule due: %w", err)
+	}
+	return t, !t.IsZero(), nil
+}

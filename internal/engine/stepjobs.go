@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// enqueueStep writes the job(s) of step idx.
+func (e *Engine) enqueueStep(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) error {
+	return tx.JobInsert(ctx, e.stepJobs(wf, state, steps, idx, now))
+}
+
+// stepJobs builds the job(s) of step idx, as Queuety's enqueue_step_def
+// does: the step's handler (one job per parallel branch) or its internal
+// placeholder, with the options resolved from the step definition and the
+// workflow's defaults, and __queuety_runtime in the payload.
+func (e *Engine) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) []*driver.Job {
+	step := steps[idx]
+	var jobs []*driver.Job
+	switch step.Type {
+	case "parallel":
+		for _, b := range step.Branches {
+			def := mergeBranch(step.raw, b)
+			jobs = append(jobs, e.stepJob(wf, state, def, strField(def, "class"), objField(def, "payload"), idx, 1, now, -1))
+		}
+	case "single":
+		jobs = append(jobs, e.stepJob(wf, state, step.raw, step.Class, objField(step.raw, "payload"), idx, 1, now, -1))
+	default:
+		p := phpjson.NewObject()
+		p.Set(stepIndexKey, int64(idx))
+		delay := int64(-1)
+		if step.Type == "delay" {
+			delay = max(step.Delay, 0)
+		}
+		jobs = append(jobs, e.stepJob(wf, state, step.raw, placeholderHandler(step.Type), p, idx, 0, now, delay))
+	}
+	return jobs
+}
+
+// stepJob resolves one step job row (Queuety's StepDispatchOptions): step
+// options first, then the workflow's _queue, _priority and _max_attempts.
+func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handler string, payload *phpjson.Object, idx, defaultCost int, now time.Time, delaySeconds int64) *driver.Job {
+	queue := strField(def, "queue")
+	if queue == "" {
+		queue = stateQueue(state)
+	}
+	prio := statePriority(state)
+	if p, ok := priorityField(def); ok {
+		prio = p
+	}
+	maxAttempts := int(intValue(def, "max_attempts"))
+	if maxAttempts <= 0 {
+		maxAttempts = stateMaxAttempts(state)
+	}
+	maxAttempts = min(max(maxAttempts, 1), MaxAttemptsLimit)
+	rtDef := parseRuntimeFromDefinition(def)
+	rtDef.MaxAttempts = maxAttempts
+	doc := payload.Clone()
+	doc.Set(runtimeKey, rtDef.encode())
+	cost := defaultCost
+	if v, ok := def.Get("cost_units"); ok {
+		if n, ok := v.(int64); ok && n >= 0 {
+			cost = int(n)
+		}
+	}
+	var delay time.Duration
+	if delaySeconds >= 0 {
+		delay = time.Duration(delaySeconds) * time.Second
+	} else {
+		for _, k := range []string{"job_delay_seconds", "job_delay", "delay"} {
+			if n := intValue(def, k); n > 0 {
+				delay = time.Duration(n) * time.Second
+				break
+			}
+		}
+	}
+	j := &driver.Job{
+		Queue: queue, Handler: handler, Payload: EncodeJSON(doc), Priority: prio, Status: driver.JobPending,
+		MaxAttempts: maxAttempts, AvailableAt: dueAt(now, delay), WorkflowID: wf.ID, StepIndex: ptr(idx),
+		CostUnits: cost, CreatedAt: floorSecond(now),
+	}
+	applyScheduleDeadlines(j, rtDef.Timeouts, now)
+	return j
+}
+
+// parseRuntimeFromDefinition reads the runtime options a step definition
+// carries (backoff, timeout_seconds and the Go timeout keys).
+func parseRuntimeFromDefinition(def *phpjson.Object) runtimeOptions {
+	wrapper := phpjson.NewObject()
+	wrapper.Set(runtimeKey, def)
+	rt := parseRuntime(wrapper)
+	if v, ok := def.Get("retry"); ok { // grouped form: retry{max_attempts, backoff}
+		if ro, ok := v.(*phpjson.Object); ok && rt.Backoff == nil {
+			w := phpjson.NewObject()
+			w.Set(runtimeKey, ro)
+			rt.Backoff = parseRuntime(w).Backoff
+		}
+	}
+	return rt
+}
+
+func mergeBranch(parent, branch *phpjson.Object) *phpjson.Object {
+	out := phpjson.NewObject()
+	for _, k := range parent.Keys() {
+		if k == "branches" || k == "handlers" || k == "type" {
+			continue
+		}
+		v, _ := parent.Get(k)
+		out.Set(k, v)
+	}
+	for _, k := range branch.Keys() {
+		v, _ := branch.Get(k)
+		out.Set(k, v)
+	}
+	return out
+}

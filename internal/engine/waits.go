@@ -1,0 +1,389 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// openWait runs a wait_for_signal placeholder: the placeholder job
+// completes; the wait settles at once when matching signals already exist,
+// otherwise the workflow waits (with a timer when the step has a timeout).
+func (sc *stepCtx) openWait() error {
+	ctx, tx := context.Background(), sc.tx
+	in := sc.inputs()
+	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+		return err
+	}
+	if err := tx.EventInsert(ctx, []*driver.WorkflowEvent{sc.startedEvent(in)}); err != nil {
+		return err
+	}
+	if err := tx.LogInsert(ctx, sc.logs()); err != nil {
+		return err
+	}
+	matched, err := sc.e.matchSignals(ctx, tx, sc.wf.ID, sc.state, sc.step)
+	if err != nil {
+		return err
+	}
+	if matched != nil {
+		return sc.e.settleWait(ctx, tx, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep, signalOutput(sc.step, matched, false), sc.now)
+	}
+	wait := phpjson.NewObject()
+	wait.Set("type", "signal")
+	wait.Set("step_index", int64(sc.wf.CurrentStep))
+	wait.Set("wait_mode", sc.step.WaitMode)
+	wait.Set("result_key", NilIfEmpty(sc.step.ResultKey))
+	wait.Set("waiting_for", stringsToAny(sc.step.SignalNames))
+	wait.Set("step_name", sc.step.Name)
+	mp, _ := sc.step.raw.Get("match_payload")
+	if mp == nil {
+		mp = []any{}
+	}
+	wait.Set("match_payload", mp)
+	if ck := strField(sc.step.raw, "correlation_key"); ck != "" {
+		wait.Set("correlation_key", ck)
+	}
+	if sc.step.Timeout > 0 {
+		sc.wf.WaitDeadlineAt = sc.now.Add(sc.step.Timeout)
+		wait.Set("timeout_at", isoTime(sc.wf.WaitDeadlineAt))
+	}
+	sc.state.Set("_wait", wait)
+	sc.wf.Status = driver.WorkflowWaitingForSignal
+	sc.wf.State = EncodeJSON(sc.state)
+	if err := tx.WorkflowUpdate(ctx, sc.wf); err != nil {
+		return err
+	}
+	details := phpjson.NewObject()
+	details.Set("wait_type", "signal")
+	details.Set("waiting_for", stringsToAny(sc.step.SignalNames))
+	details.Set("wait_mode", sc.step.WaitMode)
+	details.Set("step_name", sc.step.Name)
+	hw, _ := sc.step.raw.Get("human_wait")
+	details.Set("human_wait", hw)
+	details.Set("result_key", NilIfEmpty(sc.step.ResultKey))
+	details.Set("match_payload", mp)
+	ck, _ := sc.step.raw.Get("correlation_key")
+	details.Set("correlation_key", ck)
+	if sc.step.Timeout > 0 {
+		details.Set("timeout_at", isoTime(sc.wf.WaitDeadlineAt))
+	}
+	wctx := phpjson.NewObject()
+	wctx.Set("wait_type", "signal")
+	after := PublicState(sc.state)
+	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
+		WorkflowID: sc.wf.ID, StepIndex: sc.wf.CurrentStep, StepName: sc.step.Name, StepType: sc.step.Type,
+		Handler: HandlerWaitForSignal, Event: driver.EventWorkflowWaiting, Input: in.state,
+		Output: EncodeJSON(details), StateBefore: in.state, StateAfter: EncodeJSON(after),
+		Context: EncodeJSON(wctx), CreatedAt: sc.now,
+	}})
+}
+
+// settleWait resolves a signal wait (the signal or the timer won): it
+// merges the wait's output, moves to the next step and records
+// workflow_resumed.
+func (e *Engine) settleWait(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, output *phpjson.Object, now time.Time) error {
+	stateBefore := PublicState(state)
+	state.Delete("_wait")
+	state.Delete("_waiting_for_signal")
+	mergeOutput(state, output, idx)
+	wf.Status = driver.WorkflowRunning
+	wf.WaitDeadlineAt = time.Time{}
+	w := &writes{}
+	e.advance(w, wf, state, steps, idx+1, now)
+	step := steps[idx]
+	before := EncodeJSON(stateBefore)
+	w.events = append(w.events, &driver.WorkflowEvent{
+		WorkflowID: wf.ID, StepIndex: idx, StepName: step.Name, StepType: step.Type, Handler: placeholderHandler(step.Type),
+		Event: driver.EventWorkflowResumed, Input: before, Output: EncodeJSON(output),
+		StateBefore: before, StateAfter: EncodeJSON(PublicState(state)), CreatedAt: now,
+	})
+	return w.flush(ctx, tx)
+}
+
+// matchSignals returns the first matching payload per signal name when the
+// wait is satisfied (all names for mode "all", the earliest for "any"), or
+// nil. Stored signals are never consumed, as in Queuety: a signal sent
+// before the wait was reached counts.
+func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, state *phpjson.Object, step *stepDef) (map[string]*phpjson.Object, error) {
+	if len(step.SignalNames) == 0 {
+		return nil, nil
+	}
+	sigs, err := tx.SignalList(ctx, wfID, step.SignalNames)
+	if err != nil {
+		return nil, err
+	}
+	matchPayload, _ := step.raw.Get("match_payload")
+	mp, _ := matchPayload.(*phpjson.Object)
+	corr := strField(step.raw, "correlation_key")
+	matched := map[string]*phpjson.Object{}
+	var first string
+	for _, s := range sigs {
+		p, err := DecodeObject("signal payload", s.Payload)
+		if err != nil {
+			e.log.Warn("queuety: ignoring signal with malformed payload", "workflow_id", wfID, "signal_id", s.ID, "err", err)
+			continue
+		}
+		if mp != nil && mp.Len() > 0 && !containsSubset(p, mp) {
+			continue
+		}
+		if corr != "" {
+			pv, ok1 := p.Get(corr)
+			sv, ok2 := state.Get(corr)
+			if !ok1 || !ok2 || string(EncodeJSON(pv)) != string(EncodeJSON(sv)) {
+				continue
+			}
+		}
+		if first == "" {
+			first = s.Name
+		}
+		if _, ok := matched[s.Name]; !ok {
+			matched[s.Name] = p
+		}
+	}
+	if step.WaitMode == "any" {
+		if first == "" {
+			return nil, nil
+		}
+		return map[string]*phpjson.Object{first: matched[first]}, nil
+	}
+	for _, n := range step.SignalNames {
+		if _, ok := matched[n]; !ok {
+			return nil, nil
+		}
+	}
+	return matched, nil
+}
+
+// signalOutput is what a settled wait merges into the state (Queuety's
+// rules), plus the timed-out marker for waits that have a timeout.
+func signalOutput(step *stepDef, matched map[string]*phpjson.Object, timedOut bool) *phpjson.Object {
+	out := phpjson.NewObject()
+	if dm, ok := step.raw.Get("decision_map"); ok && dm != nil {
+		if m, ok := dm.(*phpjson.Object); ok && m.Len() > 0 && !timedOut {
+			var sel string
+			for _, n := range step.SignalNames {
+				if _, ok := matched[n]; ok {
+					sel = n
+					break
+				}
+			}
+			var outcome any = sel
+			if v, ok := m.Get(sel); ok {
+				outcome = v
+			}
+			data := matched[sel]
+			if data == nil {
+				data = phpjson.NewObject()
+			}
+			if step.ResultKey != "" {
+				d := phpjson.NewObject()
+				d.Set("outcome", outcome)
+				d.Set("signal", sel)
+				d.Set("data", data)
+				out.Set(step.ResultKey, d)
+			} else {
+				out.Set("decision_outcome", outcome)
+				out.Set("decision_signal", sel)
+				for _, k := range data.Keys() {
+					if !IsPrivateKey(k) {
+						v, _ := data.Get(k)
+						out.Set(k, v)
+					}
+				}
+			}
+			return out
+		}
+	}
+	switch {
+	case timedOut:
+	case step.ResultKey != "" && len(step.SignalNames) == 1:
+		p := matched[step.SignalNames[0]]
+		if p == nil {
+			p = phpjson.NewObject()
+		}
+		out.Set(step.ResultKey, p)
+	case step.ResultKey != "":
+		col := phpjson.NewObject()
+		for _, n := range step.SignalNames {
+			if p, ok := matched[n]; ok {
+				col.Set(n, p)
+			}
+		}
+		out.Set(step.ResultKey, col)
+	default:
+		for _, n := range step.SignalNames {
+			p := matched[n]
+			if p == nil {
+				continue
+			}
+			for _, k := range p.Keys() {
+				if !IsPrivateKey(k) {
+					v, _ := p.Get(k)
+					out.Set(k, v)
+				}
+			}
+		}
+	}
+	if step.Timeout > 0 {
+		name := step.ResultKey
+		if name == "" && len(step.SignalNames) > 0 {
+			name = step.SignalNames[0]
+		}
+		out.Set(TimedOutKey(name), timedOut)
+	}
+	return out
+}
+
+// containsSubset reports whether p contains every key of subset with an
+// equal value (recursively for objects).
+func containsSubset(p, subset *phpjson.Object) bool {
+	for _, k := range subset.Keys() {
+		want, _ := subset.Get(k)
+		got, ok := p.Get(k)
+		if !ok {
+			return false
+		}
+		wo, wIsObj := want.(*phpjson.Object)
+		go_, gIsObj := got.(*phpjson.Object)
+		if wIsObj && gIsObj {
+			if !containsSubset(go_, wo) {
+				return false
+			}
+			continue
+		}
+		if string(EncodeJSON(want)) != string(EncodeJSON(got)) {
+			return false
+		}
+	}
+	return true
+}
+
+// Signal sends a named signal with a payload (anything that encodes as a
+// JSON object; nil for none) to a workflow. The signal is stored in
+// Queuety's signals table whatever the workflow is doing. If the workflow
+// is waiting for it, the wait settles in the same transaction and the next
+// step is enqueued. A signal sent before the workflow reaches its wait
+// counts when it gets there. A signal that can no longer matter (the
+// workflow ended, or its wait timed out first) is stored, logged as
+// ignored, and changes nothing. It returns ErrNotFound for an unknown
+// workflow.
+func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payload any) error {
+	if name == "" || len(name) > 255 {
+		return fmt.Errorf("queuety: signal: %w", invalidf("signal name must be 1-255 characters"))
+	}
+	body, err := ToObject("signal payload", payload)
+	if err != nil {
+		return fmt.Errorf("queuety: signal %q: %w", name, err)
+	}
+	raw := EncodeJSON(body)
+	err = e.store.InTx(ctx, func(tx driver.Tx) error {
+		now := e.clock.Now()
+		wf, err := tx.WorkflowGet(ctx, workflowID, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: workflowID, Name: name, Payload: raw, ReceivedAt: now}); err != nil {
+			return err
+		}
+		state, err := DecodeObject("workflow state", wf.State)
+		if err != nil {
+			return err
+		}
+		steps, err := parseSteps(state)
+		if err != nil {
+			return err
+		}
+		ignore := func(reason string) error {
+			return tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{"type": "signal_ignored", "signal": name, "reason": reason})})
+		}
+		if wf.Status.Terminal() {
+			return ignore("workflow is " + string(wf.Status))
+		}
+		if wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
+			step := steps[wf.CurrentStep]
+			if step.Type == "wait_for_signal" && contains(step.SignalNames, name) {
+				matched, err := e.matchSignals(ctx, tx, wf.ID, state, step)
+				if err != nil || matched == nil {
+					return err
+				}
+				if !wf.WaitDeadlineAt.IsZero() {
+					if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
+						"type": "timer_cancelled", "reason": "signal " + name + " arrived first", "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
+						return err
+					}
+				}
+				return e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, matched, false), now)
+			}
+		}
+		if v, ok := state.Get(TimedOutKey(name)); ok && v == true {
+			return ignore("the wait for it timed out first")
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("queuety: signal %q to workflow %d: %w", name, workflowID, err)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// FireWaitTimeouts settles up to limit signal waits whose timeout has
+// passed: the workflow continues with TimedOutKey(...) = true. Candidates
+// are read with SKIP LOCKED and re-checked under the row lock, which a
+// competing Signal also takes, so exactly one of the signal and the timer
+// wins. It returns how many waits it timed out and whether a full batch
+// was found.
+func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, error) {
+	var n int
+	var more bool
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		n = 0
+		now := e.clock.Now()
+		wfs, err := tx.WorkflowFindWaitExpired(ctx, driver.ExpiredParams{Now: now, Limit: limit, Lock: driver.LockSkipLocked})
+		if err != nil {
+			return err
+		}
+		more = len(wfs) >= limit
+		for _, wf := range wfs {
+			if wf.Status != driver.WorkflowWaitingForSignal || wf.WaitDeadlineAt.IsZero() || now.Before(wf.WaitDeadlineAt) {
+				continue
+			}
+			state, err := DecodeObject("workflow state", wf.State)
+			if err != nil {
+				return err
+			}
+			steps, err := parseSteps(state)
+			if err != nil {
+				return err
+			}
+			if wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != "wait_for_signal" {
+				continue
+			}
+			step := steps[wf.CurrentStep]
+			if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
+				"type": "signal_timed_out", "signals": stringsToAny(step.SignalNames), "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
+				return err
+			}
+			if err := e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, nil, true), now); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("queuety: fire wait timeouts: %w", err)
+	}
+	return n, more, nil
+}

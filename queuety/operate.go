@@ -1,0 +1,100 @@
+package queuety
+
+import (
+	"context"
+	"time"
+)
+
+// Signal sends a named signal with a payload (anything that encodes as a
+// JSON object; nil for none) to a workflow. The signal is stored in
+// Queuety's signals table whatever the workflow is doing. If the workflow
+// is waiting for it, the wait settles in the same transaction and the next
+// step is enqueued. A signal sent before the workflow reaches its wait
+// counts when it gets there. A signal that can no longer matter (the
+// workflow ended, or its wait timed out first) is stored, logged as
+// ignored, and changes nothing. It returns ErrNotFound for an unknown
+// workflow.
+func (c *Client) Signal(ctx context.Context, workflowID int64, name string, payload any) error {
+	return c.engine.Signal(ctx, workflowID, name, payload)
+}
+
+// PauseWorkflow pauses a running workflow: the step in flight finishes and
+// its output is merged, but the next step is not enqueued until
+// ResumeWorkflow. It returns ErrInvalidState unless the workflow is running.
+func (c *Client) PauseWorkflow(ctx context.Context, id int64) error {
+	return c.engine.PauseWorkflow(ctx, id)
+}
+
+// ResumeWorkflow resumes a paused workflow. It enqueues the current step
+// only when that step has no pending or processing job, so resuming never
+// runs a step twice. It returns ErrInvalidState unless the workflow is
+// paused.
+func (c *Client) ResumeWorkflow(ctx context.Context, id int64) error {
+	return c.engine.ResumeWorkflow(ctx, id)
+}
+
+// CancelWorkflow cancels a workflow that has not completed: its open jobs
+// are buried ("Workflow cancelled"), it becomes cancelled, and its OnCancel
+// callback is enqueued. A running step is not interrupted, but its result
+// is discarded. It returns ErrInvalidState for a completed or cancelled
+// workflow.
+func (c *Client) CancelWorkflow(ctx context.Context, id int64) error {
+	return c.engine.CancelWorkflow(ctx, id)
+}
+
+// RetryWorkflow restarts a failed workflow at the step that failed, with a
+// fresh job, and starts a new run (a fresh run deadline). The execution
+// deadline is not extended: a workflow past it fails again at once. It
+// returns ErrInvalidState unless the workflow failed.
+func (c *Client) RetryWorkflow(ctx context.Context, id int64) error {
+	return c.engine.RetryWorkflow(ctx, id)
+}
+
+// RetryJob puts a buried (or failed) job back in its queue, due now, with a
+// fresh attempt count. It returns ErrInvalidState for a job in any other
+// status. For a workflow step, use RetryWorkflow instead.
+func (c *Client) RetryJob(ctx context.Context, id int64) error {
+	return c.engine.RetryJob(ctx, id)
+}
+
+// PurgeCompleted deletes completed jobs that completed more than olderThan
+// ago, in batches, and returns how many it deleted.
+func (c *Client) PurgeCompleted(ctx context.Context, olderThan time.Duration) (int64, error) {
+	return c.engine.PurgeCompleted(ctx, olderThan)
+}
+
+// PauseQueue stops workers from claiming jobs of a queue (Queuety's
+// queue_states row). Jobs already running finish.
+func (c *Client) PauseQueue(ctx context.Context, queue string) error {
+	return c.engine.PauseQueue(ctx, queue)
+}
+
+// ResumeQueue lets workers claim a paused queue's jobs again.
+func (c *Client) ResumeQueue(ctx context.Context, queue string) error {
+	return c.engine.ResumeQueue(ctx, queue)
+}
+
+// RemoveSchedule deletes a schedule; jobs it dispatched are not touched.
+func (c *Client) RemoveSchedule(ctx context.Context, id int64) error {
+	return c.engine.RemoveSchedule(ctx, id)
+}
+
+// SetScheduleEnabled enables or disables a schedule. Enabling moves a
+// next run that lies in the past to the next slot after now, so a schedule
+// disabled for a while does not fire for the time it was off.
+func (c *Client) SetScheduleEnabled(ctx context.Context, id int64, enabled bool) error {
+	return c.engine.SetScheduleEnabled(ctx, id, enabled)
+}
+
+// RunScheduleNow fires a schedule once now, outside its timetable (its
+// next run is unchanged), honouring its overlap policy. It returns the id
+// of the job or workflow it dispatched, or 0 when the policy held it back.
+func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
+	return c.engine.RunScheduleNow(ctx, id)
+}
+
+// DescribeWorkflow reads a workflow with its jobs, logs, events, signals
+// and failures, in one transaction.
+func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
+	return c.engine.DescribeWorkflow(ctx, id)
+}
