@@ -161,36 +161,18 @@ func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
 // expired (and its callback enqueued) once. It returns how many it expired
 // and whether a full batch was found (more may be waiting).
 func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, bool, error) {
-	var n int
-	var more bool
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		n = 0
-		now := e.clock.Now()
-		wfs, err := tx.WorkflowFindExpired(ctx, driver.ExpiredParams{Now: now, Limit: limit, Lock: driver.LockSkipLocked})
-		if err != nil {
-			return err
-		}
-		more = len(wfs) >= limit
-		for _, wf := range wfs {
+	return sweepBatch(ctx, e, "expire workflows", limit, driver.Tx.WorkflowFindExpired,
+		func(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (int, bool, error) {
 			kind := workflowExpired(wf, now)
 			if kind == "" {
-				continue
+				return 0, true, nil
 			}
 			state, err := DecodeObject("workflow state", wf.State)
 			if err != nil {
 				state = phpjson.NewObject()
 			}
-			if err := e.expireLocked(ctx, tx, wf, state, kind, now, nil); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: expire workflows: %w", err)
-	}
-	return n, more, nil
+			return 1, true, e.expireLocked(ctx, tx, wf, state, kind, now, nil)
+		})
 }
 
 // attemptTrace is the step attempt whose result arrived after its

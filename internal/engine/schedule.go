@@ -150,30 +150,10 @@ func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 // waiting for their runs alone do not count, or a caller looping on it
 // would spin until those runs end).
 func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error) {
-	var n int
-	var more bool
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		n = 0
-		now := e.clock.Now()
-		due, err := tx.ScheduleFindDue(ctx, driver.ExpiredParams{Now: now, Limit: limit, Lock: driver.LockSkipLocked})
-		if err != nil {
-			return err
-		}
-		moved := false
-		for _, s := range due {
-			fired, wrote, err := e.tickOne(ctx, tx, s, now, &runState{})
-			if err != nil {
-				return err
-			}
-			n, moved = n+fired, moved || wrote
-		}
-		more = len(due) >= limit && moved
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: tick schedules: %w", err)
-	}
-	return n, more, nil
+	return sweepBatch(ctx, e, "tick schedules", limit, driver.Tx.ScheduleFindDue,
+		func(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time) (int, bool, error) {
+			return e.tickOne(ctx, tx, s, now, &runState{})
+		})
 }
 
 // tickOne handles one locked, due schedule: its buffered firing, once the

@@ -345,45 +345,27 @@ func contains(list []string, s string) bool {
 // wins. It returns how many waits it timed out and whether a full batch
 // was found.
 func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, error) {
-	var n int
-	var more bool
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		n = 0
-		now := e.clock.Now()
-		wfs, err := tx.WorkflowFindWaitExpired(ctx, driver.ExpiredParams{Now: now, Limit: limit, Lock: driver.LockSkipLocked})
-		if err != nil {
-			return err
-		}
-		more = len(wfs) >= limit
-		for _, wf := range wfs {
+	return sweepBatch(ctx, e, "fire wait timeouts", limit, driver.Tx.WorkflowFindWaitExpired,
+		func(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (int, bool, error) {
 			if wf.Status != driver.WorkflowWaitingForSignal || wf.WaitDeadlineAt.IsZero() || now.Before(wf.WaitDeadlineAt) {
-				continue
+				return 0, true, nil
 			}
 			state, err := DecodeObject("workflow state", wf.State)
 			if err != nil {
-				return err
+				return 0, false, err
 			}
 			steps, err := parseSteps(state)
 			if err != nil {
-				return err
+				return 0, false, err
 			}
 			if wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != "wait_for_signal" {
-				continue
+				return 0, true, nil
 			}
 			step := steps[wf.CurrentStep]
 			if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
 				"type": "signal_timed_out", "signals": stringsToAny(step.SignalNames), "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
-				return err
+				return 0, false, err
 			}
-			if err := e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, nil, true), now); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: fire wait timeouts: %w", err)
-	}
-	return n, more, nil
+			return 1, true, e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, nil, true), now)
+		})
 }

@@ -1,0 +1,274 @@
+package sqlstore
+
+// This file holds the workflow, event, signal and failure row operations:
+// what the workflow engine uses beyond jobs.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+func (t *txn) queryWorkflows(ctx context.Context, q string, args ...any) ([]*driver.Workflow, error) {
+	return queryAll(ctx, t.tx, scanWorkflow, q, args...)
+}
+
+// EventInsert implements queuety.Tx.
+func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	const n = 17
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + t.s.T.Events + " (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, " +
+		"attempt, input, output, state_before, state_after, context, error, duration_ms, created_at) VALUES ")
+	args := make([]any, 0, len(events)*n)
+	for i, e := range events {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(" + placeholders(n) + ")")
+		args = append(args, e.WorkflowID, nullID(e.JobID), e.StepIndex, nullStr(e.StepName), nullStr(e.StepType), e.Handler,
+			string(e.Event), nullStr(e.Queue), nullIntp(e.Attempt), nullText(e.Input), nullText(e.Output),
+			nullText(e.StateBefore), nullText(e.StateAfter), nullText(e.Context), nullText(e.Error), nullInt64p(e.DurationMS),
+			t.sec(e.CreatedAt))
+	}
+	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("insert workflow events: %w", err)
+	}
+	return nil
+}
+
+// EventList implements queuety.Tx.
+func (t *txn) EventList(ctx context.Context, wfID int64) ([]*driver.WorkflowEvent, error) {
+	return queryAll(ctx, t.tx, scanEvent, "SELECT "+eventCols+" FROM "+t.s.T.Events+" WHERE workflow_id = ? ORDER BY id", wfID)
+}
+
+// WorkflowInsert implements queuety.Tx.
+func (t *txn) WorkflowInsert(ctx context.Context, w *driver.Workflow) error {
+	q := "INSERT INTO " + t.s.T.Workflows + " (name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index, " +
+		"started_at, deadline_at, run_number, run_started_at, run_deadline_at, wait_deadline_at) VALUES (" + placeholders(13) + ")"
+	res, err := t.tx.ExecContext(ctx, q, w.Name, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
+		nullID(w.ParentWorkflowID), nullIntp(w.ParentStepIndex), t.sec(w.StartedAt), t.sec(w.DeadlineAt),
+		nullID(int64(w.RunNumber)), t.frac(w.RunStartedAt), t.frac(w.RunDeadlineAt), t.frac(w.WaitDeadlineAt))
+	if err != nil {
+		return fmt.Errorf("insert workflow: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, 1)
+	if err != nil {
+		return fmt.Errorf("insert workflow: %w", err)
+	}
+	w.ID = ids[0]
+	return nil
+}
+
+// WorkflowGet implements queuety.Tx.
+func (t *txn) WorkflowGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Workflow, error) {
+	w, err := scanWorkflow(t.tx.QueryRowContext(ctx, t.s.q.wfByID+t.lock(lock), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("workflow %d: %w", id, driver.ErrNotFound)
+	}
+	return w, err
+}
+
+// WorkflowGetMany implements queuety.Tx.
+func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock driver.LockMode) ([]*driver.Workflow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE id IN (" + placeholders(len(ids)) + ") ORDER BY id" + t.lock(lock)
+	return t.queryWorkflows(ctx, q, idArgs(ids)...)
+}
+
+// WorkflowUpdate implements queuety.Tx.
+func (t *txn) WorkflowUpdate(ctx context.Context, w *driver.Workflow) error {
+	_, err := t.tx.ExecContext(ctx, t.s.q.wfUpdate, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
+		t.sec(w.CompletedAt), t.sec(w.FailedAt), nullStr(w.ErrorMessage), t.sec(w.DeadlineAt), nullID(int64(w.RunNumber)),
+		t.frac(w.RunStartedAt), t.frac(w.RunDeadlineAt), t.frac(w.WaitDeadlineAt), w.ID)
+	if err != nil {
+		return fmt.Errorf("update workflow %d: %w", w.ID, err)
+	}
+	return nil
+}
+
+// nonTerminal lists the workflow statuses a deadline applies to.
+const nonTerminal = "'running', 'paused', 'waiting_for_signal', 'waiting_for_workflows'"
+
+// WorkflowFindExpired implements queuety.Tx: a range read of each
+// (status, deadline) index that locks what it returns. With SKIP LOCKED,
+// concurrent sweepers each take rows nobody else holds, so they split the
+// work instead of queueing on the same rows.
+func (t *txn) WorkflowFindExpired(ctx context.Context, p driver.ExpiredParams) ([]*driver.Workflow, error) {
+	out, err := t.queryWorkflows(ctx, t.s.SQL.ExpiredExecution+t.lock(p.Lock), t.sec(p.Now), p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("find expired workflows: %w", err)
+	}
+	if len(out) >= p.Limit {
+		return out, nil
+	}
+	run, err := t.queryWorkflows(ctx, t.s.SQL.ExpiredRun+t.lock(p.Lock), t.frac(p.Now), p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("find expired workflows: %w", err)
+	}
+	return mergeByID(out, run, func(w *driver.Workflow) int64 { return w.ID }, p.Limit), nil
+}
+
+// WorkflowFindWaitExpired implements queuety.Tx.
+func (t *txn) WorkflowFindWaitExpired(ctx context.Context, p driver.ExpiredParams) ([]*driver.Workflow, error) {
+	return t.queryWorkflows(ctx, t.s.SQL.WaitExpired+t.lock(p.Lock), t.frac(p.Now), p.Limit)
+}
+
+// WorkflowList implements queuety.Tx.
+func (t *txn) WorkflowList(ctx context.Context, f driver.WorkflowFilter) ([]*driver.Workflow, error) {
+	var conds []string
+	var args []any
+	if f.Status != "" {
+		conds, args = append(conds, "status = ?"), append(args, string(f.Status))
+	}
+	if f.Name != "" {
+		conds, args = append(conds, "name = ?"), append(args, f.Name)
+	}
+	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	return t.queryWorkflows(ctx, q+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
+}
+
+// WorkflowCounts implements queuety.Tx.
+func (t *txn) WorkflowCounts(ctx context.Context) (map[driver.WorkflowStatus]int64, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT status, COUNT(*) FROM "+t.s.T.Workflows+" GROUP BY status")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[driver.WorkflowStatus]int64{}
+	for rows.Next() {
+		var s string
+		var n int64
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
+		}
+		out[driver.WorkflowStatus(s)] = n
+	}
+	return out, rows.Err()
+}
+
+// DispatchKeyGet implements queuety.Tx.
+func (t *txn) DispatchKeyGet(ctx context.Context, key string) (int64, error) {
+	var id int64
+	err := t.tx.QueryRowContext(ctx, "SELECT workflow_id FROM "+t.s.T.DispatchKeys+" WHERE dispatch_key = ?", key).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}
+
+// DispatchKeyInsert implements queuety.Tx.
+func (t *txn) DispatchKeyInsert(ctx context.Context, key string, wfID int64, at time.Time) error {
+	_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.DispatchKeys+" (dispatch_key, workflow_id, created_at) VALUES (?, ?, ?)", key, wfID, t.sec(at))
+	if err != nil && t.s.D.Duplicate(err) {
+		return fmt.Errorf("idempotency key %q: %w", key, driver.ErrDuplicate)
+	}
+	return err
+}
+
+// SignalInsert implements queuety.Tx.
+func (t *txn) SignalInsert(ctx context.Context, s *driver.Signal) error {
+	res, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Signals+" (workflow_id, signal_name, payload, received_at) VALUES (?, ?, ?, ?)",
+		s.WorkflowID, s.Name, string(s.Payload), t.sec(s.ReceivedAt))
+	if err != nil {
+		return fmt.Errorf("insert signal: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, 1)
+	if err != nil {
+		return err
+	}
+	s.ID = ids[0]
+	return nil
+}
+
+// SignalList implements queuety.Tx.
+func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*driver.Signal, error) {
+	q := "SELECT id, workflow_id, signal_name, payload, received_at FROM " + t.s.T.Signals + " WHERE workflow_id = ?"
+	args := []any{wfID}
+	if len(names) > 0 {
+		q += " AND signal_name IN (" + placeholders(len(names)) + ")"
+		for _, n := range names {
+			args = append(args, n)
+		}
+	}
+	rows, err := t.tx.QueryContext(ctx, q+" ORDER BY id", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*driver.Signal
+	for rows.Next() {
+		s := &driver.Signal{}
+		if err := rows.Scan(&s.ID, &s.WorkflowID, &s.Name, nullBytes{&s.Payload}, nullTime{&s.ReceivedAt}); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// FailureInsert implements queuety.Tx.
+func (t *txn) FailureInsert(ctx context.Context, f *driver.Failure) error {
+	q := "INSERT INTO " + t.s.T.Failures + " (workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, " +
+		"non_retryable, message, error_class, deadline_at, created_at) VALUES (" + placeholders(12) + ")"
+	res, err := t.tx.ExecContext(ctx, q, nullID(f.WorkflowID), nullID(f.JobID), nullIntp(f.StepIndex), nullID(int64(f.Attempt)),
+		nullID(int64(f.RunNumber)), string(f.Category), nullStr(string(f.TimeoutKind)), boolInt(f.NonRetryable), truncate(f.Message, 65000),
+		nullStr(truncate(f.ErrorClass, 255)), t.frac(f.DeadlineAt), t.frac(f.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert failure: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, 1)
+	if err != nil {
+		return err
+	}
+	f.ID = ids[0]
+	return nil
+}
+
+// FailureList implements queuety.Tx.
+func (t *txn) FailureList(ctx context.Context, wfID, jobID int64) ([]*driver.Failure, error) {
+	q := "SELECT id, workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, non_retryable, message, " +
+		"error_class, deadline_at, created_at FROM " + t.s.T.Failures
+	var arg int64
+	if wfID != 0 {
+		q, arg = q+" WHERE workflow_id = ?", wfID
+	} else {
+		q, arg = q+" WHERE job_id = ?", jobID
+	}
+	rows, err := t.tx.QueryContext(ctx, q+" ORDER BY id", arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*driver.Failure
+	for rows.Next() {
+		f := &driver.Failure{}
+		var attempt, run int64
+		var cat, kind string
+		var nr int
+		if err := rows.Scan(&f.ID, nullInt{&f.WorkflowID}, nullInt{&f.JobID}, nullIntPtr{&f.StepIndex}, nullInt{&attempt}, nullInt{&run},
+			&cat, nullString{&kind}, &nr, nullString{&f.Message}, nullString{&f.ErrorClass}, nullTime{&f.DeadlineAt}, nullTime{&f.CreatedAt}); err != nil {
+			return nil, err
+		}
+		f.Attempt, f.RunNumber = int(attempt), int(run)
+		f.Category, f.TimeoutKind, f.NonRetryable = driver.FailureCategory(cat), driver.TimeoutKind(kind), nr != 0
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
