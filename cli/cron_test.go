@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/cli"
-	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -147,7 +147,7 @@ func TestCronDrivenWorkers(t *testing.T) {
 	})
 	t.Run("mysql", func(t *testing.T) {
 		t.Parallel()
-		dsn, _ := testdb.DSN(t)
+		dsn, _ := migrated.DSN(t)
 		cronScenario(t, exe, dsn)
 	})
 }
