@@ -18,7 +18,7 @@ import (
 
 	"github.com/queuety/queuety-go/cli"
 	"github.com/queuety/queuety-go/internal/engine"
-	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -149,7 +149,7 @@ func TestCronDrivenWorkers(t *testing.T) {
 	})
 	t.Run("mysql", func(t *testing.T) {
 		t.Parallel()
-		dsn, _ := testdb.DSN(t)
+		dsn, _ := migrated.DSN(t)
 		cronScenario(t, exe, dsn)
 	})
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
@@ -30,7 +30,7 @@ func TestEightWorkersTwentyThousandJobs(t *testing.T) {
 		t.Skip("long-running: 20,000 jobs")
 	}
 	ctx := context.Background()
-	dsn, _ := testdb.DSN(t)
+	dsn, _ := migrated.DSN(t)
 	const total, workers = 20000, 8
 	setup, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
 	if err != nil {
@@ -119,7 +119,7 @@ func TestKilledWorkerJobIsRecovered(t *testing.T) {
 		t.Run(store, func(t *testing.T) {
 			var dsn string
 			if store == "mysql" {
-				dsn, _ = testdb.DSN(t)
+				dsn, _ = migrated.DSN(t)
 			} else {
 				dsn = "sqlite://" + filepath.Join(t.TempDir(), "q.db")
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -97,7 +97,7 @@ func (p *proxy) restore(t *testing.T) {
 // retries, and every job completes; none is buried or lost.
 func TestDatabaseGoesAwayMidRun(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := testdb.DSN(t) // root@tcp(127.0.0.1:3306)/test?prefix=...
+	dsn, _ := migrated.DSN(t) // root@tcp(127.0.0.1:3306)/test?prefix=...
 	direct, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
 	if err != nil {
 		t.Fatal(err)

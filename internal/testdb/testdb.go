@@ -1,7 +1,8 @@
 // Package testdb gives tests their own tables on the real MariaDB/MySQL
 // server: each call picks a fresh table prefix and drops every table with
 // that prefix when the test ends, so tests run in parallel without sharing
-// rows.
+// rows. Migrated does the same with tables already migrated, cloned from
+// a template that is migrated once.
 //
 // The server comes from QUEUETY_TEST_MYSQL (a go-sql-driver DSN, default
 // root@tcp(127.0.0.1:3306)/test). When it cannot be reached the test is
@@ -84,11 +85,16 @@ func Prefix(t testing.TB) string {
 func DSN(t testing.TB) (dsn, prefix string) {
 	t.Helper()
 	prefix = Prefix(t)
+	return dsnWithPrefix(prefix), prefix
+}
+
+// dsnWithPrefix returns the test server's DSN with the table prefix set.
+func dsnWithPrefix(prefix string) string {
 	sep := "?"
 	if strings.Contains(baseDSN, "?") {
 		sep = "&"
 	}
-	return baseDSN + sep + "prefix=" + prefix, prefix
+	return baseDSN + sep + "prefix=" + prefix
 }
 
 // BaseDSN returns the test server's go-sql-driver DSN without a table

@@ -11,6 +11,7 @@ import (
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/bench"
 	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -64,7 +65,7 @@ func BenchmarkWatchdogSweep(b *testing.B) {
 
 func benchWatchdog(b *testing.B, size, expired int) {
 	ctx := context.Background()
-	dsn, prefix := testdb.DSN(b)
+	dsn, prefix := migrated.DSN(b)
 	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	c, err := queuety.Open(ctx, dsn, queuety.WithClock(clock), queuety.WithLogger(quiet()))
 	if err != nil {

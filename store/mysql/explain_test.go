@@ -11,7 +11,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 
-	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/mysql"
 )
@@ -126,7 +126,7 @@ func explainMySQL(t *testing.T, db *sql.DB, query string, args ...any) plan {
 // settings (interpolated parameters, UTC, READ COMMITTED).
 func bigStore(t *testing.T) (*queuety.Client, *mysql.Store, *sql.DB, string) {
 	t.Helper()
-	dsn, prefix := testdb.DSN(t)
+	dsn, prefix := migrated.DSN(t)
 	c, err := queuety.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)

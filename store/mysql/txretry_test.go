@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -18,7 +18,7 @@ import (
 // back with error 1213; InTx runs it again, and both commit.
 func TestDeadlockIsRetried(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := testdb.DSN(t)
+	dsn, _ := migrated.DSN(t)
 	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)

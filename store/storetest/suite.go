@@ -3,7 +3,7 @@
 // worker, deadline) with a fake clock, so deadline and timeout cases take
 // milliseconds, and checks the rows the store writes.
 //
-// A store's test calls Run with a Harness that hands out empty databases:
+// A store's test calls Run with a Harness that hands out fresh databases:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, storetest.Harness{DSN: func(t *testing.T) string { ... }})
@@ -30,10 +30,11 @@ import (
 
 // Harness opens databases for the suite.
 type Harness struct {
-	// DSN returns a DSN for a fresh, empty database (or table prefix) that
-	// is cleaned up when t ends. Opening the same DSN twice must reach the
-	// same database, so the suite can run several clients (separate
-	// connections) against it.
+	// DSN returns a DSN for a fresh database (or table prefix) with no
+	// rows of its own, cleaned up when t ends. Its tables may be missing or
+	// already migrated; the suite's clients migrate when they open. Opening
+	// the same DSN twice must reach the same database, so the suite can run
+	// several clients (separate connections) against it.
 	DSN func(t *testing.T) string
 }
 
