@@ -2,16 +2,16 @@ package builder_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -28,9 +28,8 @@ func TestInvalidDefinitions(t *testing.T) {
 	for i := range queuety.MaxSteps {
 		maxSteps.Then(fmt.Sprintf("step_%d", i))
 	}
-	if _, err := maxSteps.Definition(); err != nil {
-		t.Fatalf("255 steps: %v", err)
-	}
+	_, err := maxSteps.Definition()
+	require.NoError(t, err, "255 steps")
 
 	tests := []struct {
 		name  string
@@ -128,21 +127,19 @@ func TestInvalidDefinitions(t *testing.T) {
 			// checks and the engine's); only the initial state is checked at
 			// Dispatch alone.
 			_, defErr := tt.b.Definition()
-			if wantDefErr := tt.state == nil; wantDefErr != (defErr != nil) {
-				t.Errorf("Definition() error = %v; want an error: %v", defErr, wantDefErr)
+			if tt.state == nil {
+				assert.Error(t, defErr, "Definition()")
+			} else {
+				assert.NoError(t, defErr, "Definition()")
 			}
 			id, err := tt.b.Dispatch(context.Background(), c, tt.state)
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("Dispatch() = %d, %v; want an error wrapping %v", id, err, tt.want)
+			require.ErrorIs(t, err, tt.want, "Dispatch() = %d", id)
+			if defErr != nil {
+				assert.ErrorIs(t, defErr, tt.want, "Definition()")
 			}
-			if defErr != nil && !errors.Is(defErr, tt.want) {
-				t.Errorf("Definition() error = %v; want one wrapping %v", defErr, tt.want)
-			}
-			if id != 0 {
-				t.Errorf("Dispatch() id = %d; want 0", id)
-			}
-			if tt.msg != "" && !strings.Contains(err.Error(), tt.msg) {
-				t.Errorf("Dispatch() error = %q; want it to contain %q", err, tt.msg)
+			assert.Zero(t, id, "Dispatch() id")
+			if tt.msg != "" {
+				assert.ErrorContains(t, err, tt.msg, "Dispatch()")
 			}
 			assertNothingWritten(t, c)
 		})
@@ -151,13 +148,10 @@ func TestInvalidDefinitions(t *testing.T) {
 
 func TestDispatchNilClient(t *testing.T) {
 	_, err := builder.Workflow("w").Then("a").Dispatch(context.Background(), nil, nil)
-	if !errors.Is(err, queuety.ErrInvalidArgument) {
-		t.Fatalf("Dispatch(nil client) = %v; want ErrInvalidArgument", err)
-	}
+	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "Dispatch(nil client)")
 	var b *builder.Builder
-	if _, err := b.Definition(); !errors.Is(err, queuety.ErrInvalidArgument) {
-		t.Fatalf("nil Builder Definition() = %v; want ErrInvalidArgument", err)
-	}
+	_, err = b.Definition()
+	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "nil Builder Definition()")
 }
 
 func TestMustCompleteWithinSums(t *testing.T) {
@@ -174,22 +168,14 @@ func TestMustCompleteWithinSums(t *testing.T) {
 	}
 	for _, tt := range tests {
 		def, err := builder.Workflow("w").Then("a").MustCompleteWithin(tt.d, tt.h, tt.m, tt.s).Definition()
-		if err != nil {
-			t.Fatalf("MustCompleteWithin(%d, %d, %d, %d): %v", tt.d, tt.h, tt.m, tt.s, err)
-		}
-		if def.ExecutionTimeout != tt.want {
-			t.Errorf("MustCompleteWithin(%d, %d, %d, %d) = %s; want %s", tt.d, tt.h, tt.m, tt.s, def.ExecutionTimeout, tt.want)
-		}
+		require.NoError(t, err, "MustCompleteWithin(%d, %d, %d, %d)", tt.d, tt.h, tt.m, tt.s)
+		assert.Equal(t, tt.want, def.ExecutionTimeout, "MustCompleteWithin(%d, %d, %d, %d)", tt.d, tt.h, tt.m, tt.s)
 	}
 	// The last deadline setter wins, in either order.
 	def, _ := builder.Workflow("w").Then("a").ExecutionTimeout(time.Minute).MustCompleteWithin(0, 2, 0, 0).Definition()
-	if def.ExecutionTimeout != 2*time.Hour {
-		t.Errorf("MustCompleteWithin after ExecutionTimeout = %s; want 2h", def.ExecutionTimeout)
-	}
+	assert.Equal(t, 2*time.Hour, def.ExecutionTimeout, "MustCompleteWithin after ExecutionTimeout")
 	def, _ = builder.Workflow("w").Then("a").MustCompleteWithin(0, 2, 0, 0).ExecutionTimeout(time.Minute).Definition()
-	if def.ExecutionTimeout != time.Minute {
-		t.Errorf("ExecutionTimeout after MustCompleteWithin = %s; want 1m", def.ExecutionTimeout)
-	}
+	assert.Equal(t, time.Minute, def.ExecutionTimeout, "ExecutionTimeout after MustCompleteWithin")
 }
 
 func TestDefinitionMapsEverySetting(t *testing.T) {
@@ -212,9 +198,7 @@ func TestDefinitionMapsEverySetting(t *testing.T) {
 		IdempotencyKey("import:2026-05-01").
 		Version("v2").
 		Definition()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := queuety.WorkflowDefinition{
 		Name: "import",
 		Steps: []queuety.WorkflowStep{
@@ -232,19 +216,13 @@ func TestDefinitionMapsEverySetting(t *testing.T) {
 		OnDeadline: "import_timeout", OnCancel: "import_cancelled",
 		IdempotencyKey: "import:2026-05-01", Version: "v2",
 	}
-	if !reflect.DeepEqual(def, want) {
-		t.Errorf("Definition() =\n%+v\nwant\n%+v", def, want)
-	}
+	assert.Equal(t, want, def, "Definition()")
 }
 
 func TestNilOptionsAreIgnored(t *testing.T) {
 	def, err := builder.Workflow("w").Then("a", nil, builder.Job(nil)).WaitForSignal("s", nil).Definition()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := def.Steps[0].Options; got != (queuety.JobSpec{}) {
-		t.Errorf("options = %+v; want none", got)
-	}
+	require.NoError(t, err)
+	assert.Zero(t, def.Steps[0].Options, "options; want none")
 }
 
 func TestSleepRoundsUpToWholeSeconds(t *testing.T) {
@@ -256,27 +234,19 @@ func TestSleepRoundsUpToWholeSeconds(t *testing.T) {
 		{30 * time.Minute, 30 * time.Minute},
 	} {
 		def, err := builder.Workflow("w").Sleep(tt.in).Definition()
-		if err != nil {
-			t.Fatalf("Sleep(%s): %v", tt.in, err)
-		}
-		if got := def.Steps[0].Delay; got != tt.want {
-			t.Errorf("Sleep(%s) stores %s; want %s", tt.in, got, tt.want)
-		}
+		require.NoError(t, err, "Sleep(%s)", tt.in)
+		assert.Equal(t, tt.want, def.Steps[0].Delay, "Sleep(%s) stores", tt.in)
 	}
 
 	// The stored step says delay_seconds 2 and the sleeps are named by count.
 	c := openClient(t)
 	id, err := builder.Workflow("w").Sleep(1500*time.Millisecond).Then("a").Sleep(time.Minute).Dispatch(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	steps := storedSteps(t, c, id)
 	want := `[{"type":"delay","name":"delay_0","delay_seconds":2,"compensation":null},` +
 		`{"type":"single","name":"1","class":"a"},` +
 		`{"type":"delay","name":"delay_1","delay_seconds":60,"compensation":null}]`
-	if steps != want {
-		t.Errorf("_steps =\n%s\nwant\n%s", steps, want)
-	}
+	assert.Equal(t, want, steps, "_steps")
 }
 
 func TestStepOptionsReachTheJobRow(t *testing.T) {
@@ -286,26 +256,19 @@ func TestStepOptionsReachTheJobRow(t *testing.T) {
 		Then("a", builder.Queue("io"), builder.Priority(queuety.PriorityUrgent), builder.Retry(7, queuety.BackoffFixed)).
 		OnQueue("imports").WithPriority(queuety.PriorityNormal).MaxAttempts(4).
 		Dispatch(ctx, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	jobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: id})
-	if err != nil || len(jobs) != 1 {
-		t.Fatalf("ListJobs = %d jobs, %v; want 1", len(jobs), err)
-	}
+	require.NoError(t, err)
+	require.Len(t, jobs, 1, "jobs")
 	j := jobs[0]
-	if j.Queue != "io" || j.Priority != queuety.PriorityUrgent || j.MaxAttempts != 7 {
-		t.Errorf("job queue %q, priority %d, max_attempts %d; want io, 3, 7", j.Queue, j.Priority, j.MaxAttempts)
-	}
-	if got, want := string(j.Payload), `{"__queuety_runtime":{"max_attempts":7,"backoff":"fixed"}}`; got != want {
-		t.Errorf("payload = %s; want %s", got, want)
-	}
+	assert.Equal(t, "io", j.Queue, "job queue")
+	assert.Equal(t, queuety.PriorityUrgent, j.Priority, "job priority")
+	assert.Equal(t, 7, j.MaxAttempts, "job max_attempts")
+	assert.Equal(t, `{"__queuety_runtime":{"max_attempts":7,"backoff":"fixed"}}`, string(j.Payload), "payload")
 	state := storedState(t, c, id)
 	for k, want := range map[string]string{"_queue": `"imports"`, "_priority": "1", "_max_attempts": "4"} {
 		v, _ := state.Get(k)
-		if got := mustMarshal(t, v); got != want {
-			t.Errorf("state %s = %s; want %s", k, got, want)
-		}
+		assert.Equal(t, want, mustMarshal(t, v), "state %s", k)
 	}
 }
 
@@ -317,49 +280,35 @@ func TestBuilderIsReusable(t *testing.T) {
 	handlers[0] = "changed by the caller"
 
 	first, err := b.Definition()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	second, _ := b.Definition()
 	first.Steps[0].Handlers[1] = "changed"
 	first.Steps[1].Name = "renamed"
 	first.Steps = append(first.Steps[:1], queuety.WorkflowStep{Type: queuety.StepSingle, Handler: "x"})
-	if !reflect.DeepEqual(second.Steps, []queuety.WorkflowStep{
+	assert.Equal(t, []queuety.WorkflowStep{
 		{Type: queuety.StepParallel, Handlers: []string{"a", "b"}},
 		{Type: queuety.StepSingle, Handler: "c"},
-	}) {
-		t.Fatalf("second definition changed with the first: %+v", second.Steps)
-	}
+	}, second.Steps, "second definition changed with the first")
 
 	c := openClient(t)
 	ctx := context.Background()
 	id1, err := b.Dispatch(ctx, c, queuety.State{"n": 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	id2, err := b.Dispatch(ctx, c, queuety.State{"n": 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id1 == id2 {
-		t.Fatalf("two dispatches returned the same id %d", id1)
-	}
+	require.NoError(t, err)
+	assert.NotEqual(t, id1, id2, "two dispatches returned the same id")
 	// Dispatch filled in default step names on its own copy only.
 	third, _ := b.Definition()
-	if third.Steps[0].Name != "" || third.Steps[1].Name != "" {
-		t.Errorf("dispatch changed the builder's steps: %+v", third.Steps)
-	}
+	assert.Empty(t, third.Steps[0].Name, "dispatch changed the builder's steps: %+v", third.Steps)
+	assert.Empty(t, third.Steps[1].Name, "dispatch changed the builder's steps: %+v", third.Steps)
 	s1, s2 := storedSteps(t, c, id1), storedSteps(t, c, id2)
 	want := `[{"type":"parallel","name":"0","handlers":["a","b"]},{"type":"single","name":"1","class":"c"}]`
-	if s1 != want || s2 != want {
-		t.Errorf("_steps = %s and %s; want both %s", s1, s2, want)
-	}
+	assert.Equal(t, want, s1, "_steps of the first dispatch")
+	assert.Equal(t, want, s2, "_steps of the second dispatch")
 
 	// Growing the builder after a dispatch does not touch what was dispatched.
 	b.Then("d")
-	if got := storedSteps(t, c, id1); got != want {
-		t.Errorf("_steps after growing the builder = %s; want %s", got, want)
-	}
+	assert.Equal(t, want, storedSteps(t, c, id1), "_steps after growing the builder")
 }
 
 // A finished Builder may be dispatched from several goroutines at once
@@ -382,17 +331,13 @@ func TestConcurrentDispatch(t *testing.T) {
 	close(ids)
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	seen := map[int64]bool{}
 	for id := range ids {
 		seen[id] = true
 	}
-	if len(seen) != n {
-		t.Errorf("%d distinct workflows; want %d", len(seen), n)
-	}
+	assert.Len(t, seen, n, "distinct workflows")
 }
 
 func TestIdempotentDispatch(t *testing.T) {
@@ -400,34 +345,23 @@ func TestIdempotentDispatch(t *testing.T) {
 	ctx := context.Background()
 	b := builder.Workflow("nightly").Then("build").IdempotencyKey("nightly:1")
 	id1, err := b.Dispatch(ctx, c, queuety.State{"date": "2026-11-21"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	id2, err := b.Dispatch(ctx, c, queuety.State{"date": "2026-11-21", "rerun": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id1 != id2 {
-		t.Errorf("ids %d and %d; want the same", id1, id2)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, id1, id2, "ids of the two dispatches")
 	wfs, _ := c.ListWorkflows(ctx, driver.WorkflowFilter{})
 	jobs, _ := c.ListJobs(ctx, driver.JobFilter{})
-	if len(wfs) != 1 || len(jobs) != 1 {
-		t.Errorf("%d workflows and %d jobs; want 1 and 1", len(wfs), len(jobs))
-	}
+	assert.Len(t, wfs, 1, "workflows")
+	assert.Len(t, jobs, 1, "jobs")
 }
 
 // storedState reads a workflow's stored state with its key order.
 func storedState(t *testing.T, c *queuety.Client, id int64) *phpjson.Object {
 	t.Helper()
 	wf, err := c.Workflow(context.Background(), id)
-	if err != nil {
-		t.Fatalf("read workflow %d: %v", id, err)
-	}
+	require.NoError(t, err, "read workflow %d", id)
 	o, err := phpjson.DecodeObject(wf.State)
-	if err != nil {
-		t.Fatalf("decode state of workflow %d: %v", id, err)
-	}
+	require.NoError(t, err, "decode state of workflow %d", id)
 	return o
 }
 
@@ -435,17 +369,13 @@ func storedState(t *testing.T, c *queuety.Client, id int64) *phpjson.Object {
 func storedSteps(t *testing.T, c *queuety.Client, id int64) string {
 	t.Helper()
 	v, ok := storedState(t, c, id).Get("_steps")
-	if !ok {
-		t.Fatalf("workflow %d has no _steps", id)
-	}
+	require.True(t, ok, "workflow %d has no _steps", id)
 	return mustMarshal(t, v)
 }
 
 func mustMarshal(t *testing.T, v any) string {
 	t.Helper()
 	b, err := phpjson.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }

@@ -2,12 +2,14 @@ package builder_test
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
@@ -37,9 +39,7 @@ func (d *deadlineCalls) get() []queuety.State {
 func runOnce(t *testing.T, w *worker.Worker) worker.Stats {
 	t.Helper()
 	st, err := w.RunOnce(context.Background(), 30*time.Second)
-	if err != nil {
-		t.Fatalf("RunOnce: %v", err)
-	}
+	require.NoError(t, err, "RunOnce")
 	return st
 }
 
@@ -73,25 +73,17 @@ func TestEndToEndStateFlowsThroughSteps(t *testing.T) {
 		MustCompleteWithin(0, 24, 0, 0).
 		OnDeadline("import_timeout").
 		Dispatch(ctx, c, queuety.State{"source": "https://example.com/export.csv"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	st := runOnce(t, w)
-	if st.Succeeded != 3 || st.Failed != 0 {
-		t.Errorf("stats = %+v; want 3 succeeded, 0 failed", st)
-	}
+	assert.Equal(t, int64(3), st.Succeeded, "succeeded; stats %+v", st)
+	assert.Equal(t, int64(0), st.Failed, "failed; stats %+v", st)
 
 	wf, err := c.Workflow(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wf.Status != queuety.WorkflowCompleted || wf.CurrentStep != 3 {
-		t.Fatalf("workflow status %s at step %d; want completed at 3 (error %q)", wf.Status, wf.CurrentStep, wf.ErrorMessage)
-	}
+	require.NoError(t, err)
+	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow status (error %q)", wf.ErrorMessage)
+	require.Equal(t, 3, wf.CurrentStep, "workflow current step")
 	state, err := c.State(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := queuety.State{
 		"source":          "https://example.com/export.csv",
 		"rows":            []any{"A", "B", "C"},
@@ -100,12 +92,8 @@ func TestEndToEndStateFlowsThroughSteps(t *testing.T) {
 		"loaded":          int64(3),
 		"saw_transformed": true,
 	}
-	if !reflect.DeepEqual(state, want) {
-		t.Errorf("final state = %#v\nwant %#v", state, want)
-	}
-	if n := len(calls.get()); n != 0 {
-		t.Errorf("deadline handler called %d times; want 0", n)
-	}
+	assert.Equal(t, want, state, "final state")
+	assert.Empty(t, calls.get(), "deadline handler calls")
 }
 
 func TestEndToEndDeadlineExceeded(t *testing.T) {
@@ -137,60 +125,33 @@ func TestEndToEndDeadlineExceeded(t *testing.T) {
 		MustCompleteWithin(0, 0, 1, 0).
 		OnDeadline("import_timeout").
 		Dispatch(ctx, c, importState{Source: "s3://bucket/export.csv", Batch: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wf, err := c.Workflow(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := wf.DeadlineAt.Sub(clock.Now()); got != time.Minute {
-		t.Fatalf("deadline_at is %s after dispatch; want 1m", got)
-	}
+	require.NoError(t, err)
+	require.Equal(t, time.Minute, wf.DeadlineAt.Sub(clock.Now()), "deadline_at after dispatch")
 
 	runOnce(t, w)
 	runOnce(t, w)
 
 	wf, err = c.Workflow(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wf.Status != queuety.WorkflowFailed || wf.ErrorMessage != "Deadline exceeded" {
-		t.Fatalf("workflow status %s, error %q; want failed, %q", wf.Status, wf.ErrorMessage, "Deadline exceeded")
-	}
-	if wf.CurrentStep != 0 {
-		t.Errorf("current_step = %d; want 0 (the late result must not advance the workflow)", wf.CurrentStep)
-	}
+	require.NoError(t, err)
+	require.Equal(t, queuety.WorkflowFailed, wf.Status, "workflow status (error %q)", wf.ErrorMessage)
+	assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "workflow error")
+	assert.Equal(t, 0, wf.CurrentStep, "current_step (the late result must not advance the workflow)")
 	got := calls.get()
-	if len(got) != 1 {
-		t.Fatalf("deadline handler called %d times; want once", len(got))
-	}
+	require.Len(t, got, 1, "deadline handler calls")
 	want := queuety.State{"source": "s3://bucket/export.csv", "batch": int64(7)}
-	if !reflect.DeepEqual(got[0], want) {
-		t.Errorf("deadline handler state = %#v; want %#v", got[0], want)
-	}
+	assert.Equal(t, want, got[0], "deadline handler state")
 	for k := range got[0] {
-		if strings.HasPrefix(k, "_") {
-			t.Errorf("deadline handler saw private key %q", k)
-		}
+		assert.False(t, strings.HasPrefix(k, "_"), "deadline handler saw private key %q", k)
 	}
-	if n := loadRan.Load(); n != 0 {
-		t.Errorf("load_data ran %d times after the deadline; want 0", n)
-	}
+	assert.Zero(t, loadRan.Load(), "load_data runs after the deadline")
 	jobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: id})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, j := range jobs {
-		if j.Handler == "load_data" {
-			t.Errorf("load_data was enqueued (job %d, %s) after the deadline", j.ID, j.Status)
-		}
+		assert.NotEqual(t, "load_data", j.Handler, "load_data was enqueued (job %d, %s) after the deadline", j.ID, j.Status)
 	}
 	logs, err := c.Logs(ctx, driver.LogFilter{WorkflowID: id, Event: driver.LogWorkflowDeadlineExceeded})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(logs) != 1 {
-		t.Errorf("%d workflow_deadline_exceeded log rows; want 1", len(logs))
-	}
+	require.NoError(t, err)
+	assert.Len(t, logs, 1, "workflow_deadline_exceeded log rows")
 }

@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/sqlite"
@@ -15,9 +18,7 @@ func openClient(t *testing.T, opts ...queuety.Option) *queuety.Client {
 	t.Helper()
 	opts = append([]queuety.Option{queuety.WithLogger(slog.New(slog.DiscardHandler))}, opts...)
 	c, err := queuety.Open(context.Background(), "sqlite://:memory:", opts...)
-	if err != nil {
-		t.Fatalf("open sqlite: %v", err)
-	}
+	require.NoError(t, err, "open sqlite")
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -27,18 +28,12 @@ func assertNothingWritten(t *testing.T, c *queuety.Client) {
 	t.Helper()
 	ctx := context.Background()
 	wfs, err := c.ListWorkflows(ctx, driver.WorkflowFilter{})
-	if err != nil {
-		t.Fatalf("list workflows: %v", err)
-	}
+	require.NoError(t, err, "list workflows")
 	jobs, err := c.ListJobs(ctx, driver.JobFilter{})
-	if err != nil {
-		t.Fatalf("list jobs: %v", err)
-	}
+	require.NoError(t, err, "list jobs")
 	logs, err := c.Logs(ctx, driver.LogFilter{})
-	if err != nil {
-		t.Fatalf("list logs: %v", err)
-	}
-	if len(wfs) != 0 || len(jobs) != 0 || len(logs) != 0 {
-		t.Errorf("rows written: %d workflows, %d jobs, %d logs; want none", len(wfs), len(jobs), len(logs))
-	}
+	require.NoError(t, err, "list logs")
+	assert.Empty(t, wfs, "workflow rows written")
+	assert.Empty(t, jobs, "job rows written")
+	assert.Empty(t, logs, "log rows written")
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
@@ -34,16 +37,12 @@ type phpFixture struct {
 func loadFixture(t *testing.T, name string) *phpFixture {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "testdata", "queuety-php", name))
-	if err != nil {
-		t.Fatalf("read fixture: %v", err)
-	}
+	require.NoError(t, err, "read fixture")
 	var f phpFixture
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatalf("parse fixture %s: %v", name, err)
-	}
-	if len(f.Snapshots) == 0 || len(f.Snapshots[0].Tables.Workflows) != 1 || len(f.Snapshots[0].Tables.Jobs) != 1 {
-		t.Fatalf("fixture %s: want one workflow and one job in the first snapshot", name)
-	}
+	require.NoError(t, json.Unmarshal(raw, &f), "parse fixture %s", name)
+	require.NotEmpty(t, f.Snapshots, "fixture %s has no snapshots", name)
+	require.Len(t, f.Snapshots[0].Tables.Workflows, 1, "fixture %s: workflows in the first snapshot", name)
+	require.Len(t, f.Snapshots[0].Tables.Jobs, 1, "fixture %s: jobs in the first snapshot", name)
 	return &f
 }
 
@@ -164,59 +163,43 @@ func TestWireShapeMatchesQueuetyPHP(t *testing.T) {
 			snap := fx.Snapshots[0]
 			phpWF, phpJob := snap.Tables.Workflows[0], snap.Tables.Jobs[0]
 			phpState, err := phpjson.DecodeObject([]byte(*phpWF["state"]))
-			if err != nil {
-				t.Fatalf("decode PHP state: %v", err)
-			}
+			require.NoError(t, err, "decode PHP state")
 
 			c := openClient(t)
 			ctx := context.Background()
 			id, err := tc.build().Dispatch(ctx, c, tc.state)
-			if err != nil {
-				t.Fatalf("Dispatch: %v", err)
-			}
+			require.NoError(t, err, "Dispatch")
 			wf, err := c.Workflow(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			goState, err := phpjson.DecodeObject(wf.State)
-			if err != nil {
-				t.Fatalf("decode Go state: %v", err)
-			}
+			require.NoError(t, err, "decode Go state")
 
 			// _steps and _definition_hash, byte for byte.
 			for _, key := range []string{"_steps", "_definition_hash"} {
 				want, _ := phpState.Get(key)
 				got, ok := goState.Get(key)
-				if !ok {
-					t.Errorf("Go state has no %s", key)
+				if !assert.True(t, ok, "Go state has no %s", key) {
 					continue
 				}
-				if g, w := mustMarshal(t, got), mustMarshal(t, want); g != w {
-					t.Errorf("%s differs\n Go: %s\nPHP: %s", key, g, w)
-				}
+				assert.Equal(t, mustMarshal(t, want), mustMarshal(t, got), "%s (expected: PHP, actual: Go)", key)
 			}
 			// The re-encoded PHP _steps are PHP's own bytes.
-			if steps, _ := phpState.Get("_steps"); !bytes.Contains([]byte(*phpWF["state"]), []byte(`"_steps":`+mustMarshal(t, steps))) {
-				t.Errorf("phpjson does not reproduce PHP's _steps bytes")
-			}
+			steps, _ := phpState.Get("_steps")
+			assert.Contains(t, *phpWF["state"], `"_steps":`+mustMarshal(t, steps), "phpjson does not reproduce PHP's _steps bytes")
 			// Everything the engine adds to the initial state, in PHP's
 			// key order and bytes: from "_steps" to the end.
-			if g, w := privateTail(t, wf.State), privateTail(t, []byte(*phpWF["state"])); g != w {
-				t.Errorf("private state keys differ\n Go: %s\nPHP: %s", g, w)
-			}
+			assert.Equal(t, privateTail(t, []byte(*phpWF["state"])), privateTail(t, wf.State), "private state keys (expected: PHP, actual: Go)")
 
-			if wf.Name != *phpWF["name"] || string(wf.Status) != *phpWF["status"] ||
-				strconv.Itoa(wf.CurrentStep) != *phpWF["current_step"] || strconv.Itoa(wf.TotalSteps) != *phpWF["total_steps"] {
-				t.Errorf("workflow row: name %q status %q current_step %d total_steps %d; PHP: %q %q %s %s",
-					wf.Name, wf.Status, wf.CurrentStep, wf.TotalSteps, *phpWF["name"], *phpWF["status"], *phpWF["current_step"], *phpWF["total_steps"])
-			}
+			assert.Equal(t, *phpWF["name"], wf.Name, "workflow name")
+			assert.Equal(t, *phpWF["status"], string(wf.Status), "workflow status")
+			assert.Equal(t, *phpWF["current_step"], strconv.Itoa(wf.CurrentStep), "workflow current_step")
+			assert.Equal(t, *phpWF["total_steps"], strconv.Itoa(wf.TotalSteps), "workflow total_steps")
 			checkDeadline(t, wf, phpWF, snap.DBNow)
 
 			// The first step's job.
 			jobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: id})
-			if err != nil || len(jobs) != 1 {
-				t.Fatalf("ListJobs = %d jobs, %v; want 1", len(jobs), err)
-			}
+			require.NoError(t, err)
+			require.Len(t, jobs, 1, "jobs")
 			j := jobs[0]
 			got := map[string]string{
 				"handler": j.Handler, "queue": j.Queue, "priority": strconv.Itoa(int(j.Priority)),
@@ -225,13 +208,12 @@ func TestWireShapeMatchesQueuetyPHP(t *testing.T) {
 				"step_index": strconv.Itoa(*j.StepIndex),
 			}
 			for col, g := range got {
-				if w := phpJob[col]; w == nil || g != *w {
-					t.Errorf("job %s = %q; PHP wrote %v", col, g, deref(w))
+				if w := phpJob[col]; assert.NotNil(t, w, "PHP wrote NULL for job %s = %q", col, g) {
+					assert.Equal(t, *w, g, "job %s (expected: PHP)", col)
 				}
 			}
-			if j.Payload == nil || string(j.Payload) != `{"__queuety_runtime":{"max_attempts":3}}` {
-				t.Errorf("job payload = %s", j.Payload)
-			}
+			assert.NotNil(t, j.Payload, "job payload")
+			assert.Equal(t, `{"__queuety_runtime":{"max_attempts":3}}`, string(j.Payload), "job payload")
 
 			if len(snap.Tables.Keys) > 0 {
 				checkIdempotency(t, c, tc.build(), id, snap.Tables.Keys[0])
@@ -251,16 +233,10 @@ func TestWireStateMatchesQueuetyPHP(t *testing.T) {
 			want := *fx.Snapshots[0].Tables.Workflows[0]["state"]
 			c := openClient(t)
 			id, err := tc.build().Dispatch(context.Background(), c, tc.state)
-			if err != nil {
-				t.Fatalf("Dispatch: %v", err)
-			}
+			require.NoError(t, err, "Dispatch")
 			wf, err := c.Workflow(context.Background(), id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(wf.State) != want {
-				t.Errorf("state differs\n Go: %s\nPHP: %s", wf.State, want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, want, string(wf.State), "state (expected: PHP, actual: Go)")
 		})
 	}
 }
@@ -269,9 +245,7 @@ func TestWireStateMatchesQueuetyPHP(t *testing.T) {
 func privateTail(t *testing.T, state []byte) string {
 	t.Helper()
 	i := bytes.Index(state, []byte(`"_steps":`))
-	if i < 0 {
-		t.Fatalf("state has no _steps: %s", state)
-	}
+	require.NotEqual(t, -1, i, "state has no _steps: %s", state)
 	return string(state[i:])
 }
 
@@ -279,21 +253,18 @@ func privateTail(t *testing.T, state []byte) string {
 func checkDeadline(t *testing.T, wf *driver.Workflow, phpWF map[string]*string, dbNow string) {
 	t.Helper()
 	if phpWF["deadline_at"] == nil {
-		if !wf.DeadlineAt.IsZero() {
-			t.Errorf("deadline_at = %s; PHP wrote NULL", wf.DeadlineAt)
-		}
+		assert.True(t, wf.DeadlineAt.IsZero(), "deadline_at = %s; PHP wrote NULL", wf.DeadlineAt)
 		return
 	}
 	const layout = "2006-01-02 15:04:05"
-	phpDeadline, err1 := time.Parse(layout, *phpWF["deadline_at"])
-	phpNow, err2 := time.Parse(layout, dbNow)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("parse PHP times: %v %v", err1, err2)
-	}
+	phpDeadline, err := time.Parse(layout, *phpWF["deadline_at"])
+	require.NoError(t, err, "parse PHP deadline_at")
+	phpNow, err := time.Parse(layout, dbNow)
+	require.NoError(t, err, "parse PHP db_now")
 	want := phpDeadline.Sub(phpNow)
-	if got := wf.DeadlineAt.Sub(wf.StartedAt); got < want || got > want+time.Second {
-		t.Errorf("deadline_at - started_at = %s; PHP: %s", got, want)
-	}
+	got := wf.DeadlineAt.Sub(wf.StartedAt)
+	assert.GreaterOrEqual(t, got, want, "deadline_at - started_at; PHP: %s", want)
+	assert.LessOrEqual(t, got, want+time.Second, "deadline_at - started_at; PHP: %s", want)
 }
 
 // checkIdempotency dispatches again with the same key and a different
@@ -302,29 +273,15 @@ func checkIdempotency(t *testing.T, c *queuety.Client, b *builder.Builder, id in
 	t.Helper()
 	ctx := context.Background()
 	again, err := b.Dispatch(ctx, c, reportState{Date: "2026-11-21", Rerun: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again != id {
-		t.Errorf("second dispatch returned %d; want %d", again, id)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, id, again, "id of the second dispatch")
 	wfs, _ := c.ListWorkflows(ctx, driver.WorkflowFilter{})
 	jobs, _ := c.ListJobs(ctx, driver.JobFilter{})
-	if len(wfs) != 1 || len(jobs) != 1 {
-		t.Errorf("%d workflows, %d jobs after a second dispatch; PHP wrote 1 and 1", len(wfs), len(jobs))
-	}
+	assert.Len(t, wfs, 1, "workflows after a second dispatch; PHP wrote 1")
+	assert.Len(t, jobs, 1, "jobs after a second dispatch; PHP wrote 1")
 	state := storedState(t, c, id)
-	if v, _ := state.Get("_idempotency_key"); v != *phpKey["dispatch_key"] {
-		t.Errorf("_idempotency_key = %v; PHP key %q", v, *phpKey["dispatch_key"])
-	}
-	if _, ok := state.Get("rerun"); ok {
-		t.Error("the second dispatch's state was written")
-	}
-}
-
-func deref(p *string) any {
-	if p == nil {
-		return nil
-	}
-	return *p
+	v, _ := state.Get("_idempotency_key")
+	assert.Equal(t, *phpKey["dispatch_key"], v, "_idempotency_key (expected: PHP's key)")
+	_, ok := state.Get("rerun")
+	assert.False(t, ok, "the second dispatch's state was written")
 }

@@ -3,6 +3,8 @@ package phpjson_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
 
@@ -18,21 +20,15 @@ const benchState = `{"order_id":42,"customer":{"email":"ana@example.com","name":
 
 func benchObject(b *testing.B) *phpjson.Object {
 	o, err := phpjson.DecodeObject([]byte(benchState))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return o
 }
 
 func BenchmarkMarshal(b *testing.B) {
 	o := benchObject(b)
 	out, err := phpjson.Marshal(o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if string(out) != benchState {
-		b.Fatalf("round trip differs:\n%s", out)
-	}
+	require.NoError(b, err)
+	require.Equal(b, benchState, string(out), "round trip differs")
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {

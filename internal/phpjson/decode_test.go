@@ -2,14 +2,16 @@ package phpjson_test
 
 import (
 	"math"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
 
-// plain converts a decoded tree to maps for comparison with reflect.DeepEqual
+// plain converts a decoded tree to maps for comparison with assert.Equal
 // and also records key order of every object.
 func plain(v any) any {
 	switch x := v.(type) {
@@ -72,12 +74,8 @@ func TestDecode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := phpjson.Decode([]byte(tt.in))
-			if err != nil {
-				t.Fatalf("Decode(%s): %v", tt.in, err)
-			}
-			if p := plain(got); !reflect.DeepEqual(p, tt.want) {
-				t.Fatalf("Decode(%s) = %#v, want %#v", tt.in, p, tt.want)
-			}
+			require.NoError(t, err, "Decode(%s)", tt.in)
+			assert.Equal(t, tt.want, plain(got), "Decode(%s)", tt.in)
 		})
 	}
 }
@@ -133,12 +131,9 @@ func TestDecodeErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v, err := phpjson.Decode([]byte(tt.in))
-			if err == nil {
-				t.Fatalf("Decode(%q) = %#v, want error", tt.in, v)
-			}
-			if !strings.HasPrefix(err.Error(), "phpjson: ") || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("Decode(%q) error %q, want it to contain %q", tt.in, err, tt.wantErr)
-			}
+			require.Error(t, err, "Decode(%q) = %#v, want error", tt.in, v)
+			assert.True(t, strings.HasPrefix(err.Error(), "phpjson: "), "Decode(%q) error %q lacks the package prefix", tt.in, err)
+			assert.ErrorContains(t, err, tt.wantErr, "Decode(%q)", tt.in)
 		})
 	}
 }
@@ -151,22 +146,15 @@ func TestBigIntRoundTrip(t *testing.T) {
 		`{"big_int":9007199254740993,"list":[9007199254740993]}`,
 	} {
 		v, err := phpjson.Decode([]byte(in))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out, err := phpjson.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(out) != in {
-			t.Errorf("Decode→Marshal(%s) = %s", in, out)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, in, string(out), "Decode→Marshal(%s)", in)
 	}
 	// Beyond int64, PHP decodes a float and re-encodes it as one.
 	v, _ := phpjson.Decode([]byte("9223372036854775808"))
-	if out, _ := phpjson.Marshal(v); string(out) != "9.223372036854776e+18" {
-		t.Errorf("above int64: got %s", out)
-	}
+	out, _ := phpjson.Marshal(v)
+	assert.Equal(t, "9.223372036854776e+18", string(out), "above int64")
 }
 
 func TestDecodeObject(t *testing.T) {
@@ -186,19 +174,11 @@ func TestDecodeObject(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, err := phpjson.DecodeObject([]byte(tt.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := o.Keys(); !reflect.DeepEqual(got, tt.keys) {
-				t.Errorf("keys %q, want %q", got, tt.keys)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.keys, o.Keys(), "keys")
 			b, err := phpjson.Marshal(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(b) != tt.out {
-				t.Errorf("Marshal = %s, want %s", b, tt.out)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.out, string(b), "Marshal")
 		})
 	}
 
@@ -211,8 +191,6 @@ func TestDecodeObject(t *testing.T) {
 		`{"a":`: "phpjson: unexpected end of JSON input",
 	} {
 		o, err := phpjson.DecodeObject([]byte(in))
-		if err == nil || err.Error() != want {
-			t.Errorf("DecodeObject(%s) = %v, %v; want error %q", in, o, err, want)
-		}
+		assert.EqualError(t, err, want, "DecodeObject(%s) = %v", in, o)
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
 
@@ -28,12 +31,8 @@ func runMarshal(t *testing.T, tests []marshalCase) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := phpjson.Marshal(tt.in)
-			if err != nil {
-				t.Fatalf("Marshal(%#v): %v", tt.in, err)
-			}
-			if string(got) != tt.want {
-				t.Fatalf("Marshal(%#v) = %s, want %s", tt.in, got, tt.want)
-			}
+			require.NoError(t, err, "Marshal(%#v)", tt.in)
+			assert.Equal(t, tt.want, string(got), "Marshal(%#v)", tt.in)
 		})
 	}
 }
@@ -91,9 +90,8 @@ func TestMarshalFloatErrors(t *testing.T) {
 		map[string]float64{"x": math.NaN()},
 		struct{ F float64 }{math.Inf(1)},
 	} {
-		if b, err := phpjson.Marshal(v); err == nil {
-			t.Errorf("Marshal(%v) = %s, want error", v, b)
-		}
+		b, err := phpjson.Marshal(v)
+		assert.Error(t, err, "Marshal(%v) = %s, want error", v, b)
 	}
 }
 
@@ -117,9 +115,8 @@ func TestMarshalInt(t *testing.T) {
 		{"bool false", false, "false"},
 		{"nil", nil, "null"},
 	})
-	if _, err := phpjson.Marshal(json.Number("1.")); err == nil {
-		t.Error("Marshal(json.Number(\"1.\")) succeeded, want error")
-	}
+	_, err := phpjson.Marshal(json.Number("1."))
+	assert.Error(t, err, `Marshal(json.Number("1.")) succeeded, want error`)
 }
 
 func TestMarshalString(t *testing.T) {
@@ -165,17 +162,13 @@ func TestMarshalInvalidUTF8(t *testing.T) {
 	}
 	for _, s := range bad {
 		for _, v := range []any{s, []any{s}, obj(s, 1), obj("k", s), map[string]any{s: 1}, []string{s}, S{s}, &S{s}, map[string]S{"k": {s}}} {
-			if b, err := phpjson.Marshal(v); err == nil {
-				t.Errorf("Marshal(%#v) = %s, want error", v, b)
-			} else if !strings.Contains(err.Error(), "UTF-8") {
-				t.Errorf("Marshal(%#v): error %q does not mention UTF-8", v, err)
-			}
+			b, err := phpjson.Marshal(v)
+			assert.ErrorContains(t, err, "UTF-8", "Marshal(%#v) = %s", v, b)
 		}
 	}
 	// Fields encoding/json does not encode are not checked.
-	if _, err := phpjson.Marshal(tagged{Skipped: "\xff"}); err != nil {
-		t.Errorf("skipped field: %v", err)
-	}
+	_, err := phpjson.Marshal(tagged{Skipped: "\xff"})
+	assert.NoError(t, err, "skipped field")
 }
 
 func TestMarshalEmptyContainers(t *testing.T) {
@@ -298,21 +291,18 @@ func TestMarshalUnsupported(t *testing.T) {
 		map[float64]int{1: 1},
 		struct{ C chan int }{make(chan int)},
 	} {
-		if b, err := phpjson.Marshal(v); err == nil {
-			t.Errorf("Marshal(%T) = %s, want error", v, b)
-		}
+		b, err := phpjson.Marshal(v)
+		assert.Error(t, err, "Marshal(%T) = %s, want error", v, b)
 	}
 	// A cycle through a pointer must fail, not recurse forever.
 	var p any
 	p = &p
-	if _, err := phpjson.Marshal(p); err == nil {
-		t.Error("pointer cycle: want error")
-	}
+	_, err := phpjson.Marshal(p)
+	assert.Error(t, err, "pointer cycle")
 	m := map[string]any{}
 	m["self"] = m
-	if _, err := phpjson.Marshal(m); err == nil {
-		t.Error("map cycle: want error")
-	}
+	_, err = phpjson.Marshal(m)
+	assert.Error(t, err, "map cycle")
 }
 
 func nestedList(depth int) any {
@@ -327,20 +317,15 @@ func nestedList(depth int) any {
 func TestDepthLimit(t *testing.T) {
 	ok := strings.Repeat("[", 512) + strings.Repeat("]", 512)
 	tooDeep := "[" + ok + "]"
-	if _, err := phpjson.Marshal(nestedList(512)); err != nil {
-		t.Errorf("Marshal depth 512: %v", err)
-	}
-	if _, err := phpjson.Marshal(nestedList(513)); err == nil {
-		t.Error("Marshal depth 513: want error")
-	}
-	if _, err := phpjson.Decode([]byte(ok)); err != nil {
-		t.Errorf("Decode depth 512: %v", err)
-	}
-	if _, err := phpjson.Decode([]byte(tooDeep)); err == nil {
-		t.Error("Decode depth 513: want error")
-	}
+	_, err := phpjson.Marshal(nestedList(512))
+	assert.NoError(t, err, "Marshal depth 512")
+	_, err = phpjson.Marshal(nestedList(513))
+	assert.Error(t, err, "Marshal depth 513")
+	_, err = phpjson.Decode([]byte(ok))
+	assert.NoError(t, err, "Decode depth 512")
+	_, err = phpjson.Decode([]byte(tooDeep))
+	assert.Error(t, err, "Decode depth 513")
 	objs := strings.Repeat(`{"a":`, 513) + "1" + strings.Repeat("}", 513)
-	if _, err := phpjson.Decode([]byte(objs)); err == nil {
-		t.Error("Decode object depth 513: want error")
-	}
+	_, err = phpjson.Decode([]byte(objs))
+	assert.Error(t, err, "Decode object depth 513")
 }

@@ -3,8 +3,11 @@ package phpjson_test
 import (
 	"bytes"
 	"math"
+	"slices"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
@@ -57,44 +60,30 @@ func FuzzRoundTrip(f *testing.F) {
 			return
 		}
 		b1, err := phpjson.Marshal(v)
-		if err != nil {
-			// Decode rejects invalid UTF-8, so nothing it returns may fail.
-			t.Fatalf("Marshal(Decode(%q)): %v", data, err)
-		}
+		// Decode rejects invalid UTF-8, so nothing it returns may fail.
+		require.NoError(t, err, "Marshal(Decode(%q))", data)
 		// Output is pure ASCII with no whitespace outside strings and no raw
 		// control characters (DEL is written raw, as PHP does).
-		for _, c := range b1 {
-			if c >= utf8.RuneSelf || c < 0x20 {
-				t.Fatalf("Marshal output has a raw control or non-ASCII byte: %q", b1)
-			}
-		}
+		bad := slices.IndexFunc(b1, func(c byte) bool { return c >= utf8.RuneSelf || c < 0x20 })
+		require.Equal(t, -1, bad, "Marshal output has a raw control or non-ASCII byte: %q", b1)
 		v2, err := phpjson.Decode(b1)
-		if err != nil {
-			t.Fatalf("Decode(Marshal(...)) of %q: %v", b1, err)
-		}
+		require.NoError(t, err, "Decode(Marshal(...)) of %q", b1)
 		b2, err := phpjson.Marshal(v2)
-		if err != nil {
-			t.Fatalf("second Marshal of %q: %v", b1, err)
-		}
+		require.NoError(t, err, "second Marshal of %q", b1)
 		if bytes.Equal(b1, b2) {
 			return
 		}
-		if !hasNegativeZero(v) {
-			t.Fatalf("not idempotent:\n input: %q\nfirst:  %s\nsecond: %s", data, b1, b2)
-		}
+		require.True(t, hasNegativeZero(v), "not idempotent:\n input: %q\nfirst:  %s\nsecond: %s", data, b1, b2)
 		v3, err := phpjson.Decode(b2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b3, err := phpjson.Marshal(v3); err != nil || !bytes.Equal(b2, b3) {
-			t.Fatalf("not idempotent after -0 normalisation:\nsecond: %s\nthird:  %s (%v)", b2, b3, err)
-		}
+		require.NoError(t, err)
+		b3, err := phpjson.Marshal(v3)
+		require.NoError(t, err, "third Marshal of %q", b2)
+		require.Equal(t, string(b2), string(b3), "not idempotent after -0 normalisation")
 
-		if _, err := phpjson.DecodeObject(data); err != nil {
-			switch v.(type) {
-			case *phpjson.Object, []any:
-				t.Fatalf("DecodeObject rejected an object or list: %v", err)
-			}
+		_, err = phpjson.DecodeObject(data)
+		switch v.(type) {
+		case *phpjson.Object, []any:
+			require.NoError(t, err, "DecodeObject rejected an object or list")
 		}
 	})
 }

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
@@ -29,13 +31,9 @@ type fixture struct {
 func loadFixture(t testing.TB, name string) fixture {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(fixtureDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var f fixture
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	require.NoError(t, json.Unmarshal(b, &f), name)
 	return f
 }
 
@@ -45,13 +43,11 @@ func cell(t testing.TB, f fixture, snap int, table, id, col string) string {
 	t.Helper()
 	for _, row := range f.Snapshots[snap].Tables[table] {
 		if row["id"] != nil && *row["id"] == id {
-			if row[col] == nil {
-				t.Fatalf("%s snapshot %d %s id %s: %s is NULL", f.Scenario, snap, table, id, col)
-			}
+			require.NotNil(t, row[col], "%s snapshot %d %s id %s: %s is NULL", f.Scenario, snap, table, id, col)
 			return *row[col]
 		}
 	}
-	t.Fatalf("%s snapshot %d: no %s row with id %s", f.Scenario, snap, table, id)
+	require.FailNow(t, "row not found", "%s snapshot %d: no %s row with id %s", f.Scenario, snap, table, id)
 	return ""
 }
 
@@ -88,26 +84,16 @@ func job9Payload(t testing.TB) []byte {
 func TestGoldenPayloadRoundTrip(t *testing.T) {
 	stored := job9Payload(t)
 	o, err := phpjson.DecodeObject(stored)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got, err := phpjson.Marshal(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// PHP wrote (object)[] as {}; decoded, it is an empty PHP array, which
 	// json_encode writes as []. That is the only expected difference.
 	const phpEmpty, goEmpty = `"empty_object":{}`, `"empty_object":[]`
-	if bytes.Count(stored, []byte(phpEmpty)) != 1 {
-		t.Fatalf("fixture changed: want exactly one %s in %s", phpEmpty, stored)
-	}
+	require.Equal(t, 1, bytes.Count(stored, []byte(phpEmpty)), "fixture changed: want exactly one %s in %s", phpEmpty, stored)
 	want := bytes.Replace(stored, []byte(phpEmpty), []byte(goEmpty), 1)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("round trip differs\n got: %s\nwant: %s", got, want)
-	}
-	if len(got) != len(stored) {
-		t.Fatalf("length %d, want %d", len(got), len(stored))
-	}
+	assert.Equal(t, string(want), string(got), "round trip differs")
+	require.Len(t, got, len(stored), "round trip changed the length")
 	var diffs []int
 	for i := range got {
 		if got[i] != stored[i] {
@@ -115,14 +101,10 @@ func TestGoldenPayloadRoundTrip(t *testing.T) {
 		}
 	}
 	at := bytes.Index(stored, []byte(phpEmpty)) + len(`"empty_object":`)
-	if !slices.Equal(diffs, []int{at, at + 1}) {
-		t.Fatalf("bytes differ at %v, want only the {} at %d", diffs, at)
-	}
+	assert.Equal(t, []int{at, at + 1}, diffs, "bytes differ elsewhere than the {} at %d", at)
 
 	big, _ := o.Get("big_int")
-	if big != int64(9007199254740993) {
-		t.Errorf("big_int decoded as %#v", big)
-	}
+	assert.Equal(t, int64(9007199254740993), big, "big_int")
 }
 
 // TestGoldenPayloadFromGoValues encodes the PHP dispatch() arguments of job 9
@@ -163,13 +145,9 @@ func TestGoldenPayloadFromGoValues(t *testing.T) {
 	p.Set("sparse", sparse)
 
 	got, err := phpjson.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := bytes.Replace(job9Payload(t), []byte(`"empty_object":{}`), []byte(`"empty_object":[]`), 1)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("\n got: %s\nwant: %s", got, want)
-	}
+	assert.Equal(t, string(want), string(got))
 }
 
 func TestGoldenWorkflowStateRoundTrip(t *testing.T) {
@@ -178,16 +156,10 @@ func TestGoldenWorkflowStateRoundTrip(t *testing.T) {
 		t.Run(snap.Label, func(t *testing.T) {
 			stored := []byte(cell(t, f, i, "wp_queuety_workflows", "1", "state"))
 			o, err := phpjson.DecodeObject(stored)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got, err := phpjson.Marshal(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, stored) {
-				t.Fatalf("\n got: %s\nwant: %s", got, stored)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, string(stored), string(got))
 		})
 	}
 }
@@ -200,9 +172,8 @@ func TestGoldenFixtureCorpus(t *testing.T) {
 		"state_before": true, "state_after": true, "error": true,
 	}
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no fixtures")
 	checked := 0
 	for _, file := range files {
 		f := loadFixture(t, filepath.Base(file))
@@ -215,27 +186,21 @@ func TestGoldenFixtureCorpus(t *testing.T) {
 						}
 						stored := []byte(*v)
 						val, err := phpjson.Decode(stored)
-						if err != nil {
-							t.Errorf("%s %s.%s: decode: %v", f.Scenario, table, col, err)
+						if !assert.NoError(t, err, "%s %s.%s: decode", f.Scenario, table, col) {
 							continue
 						}
 						got, err := phpjson.Marshal(val)
-						if err != nil {
-							t.Errorf("%s %s.%s: marshal: %v", f.Scenario, table, col, err)
+						if !assert.NoError(t, err, "%s %s.%s: marshal", f.Scenario, table, col) {
 							continue
 						}
-						if want := emptyObjectsAsArrays(stored); !bytes.Equal(got, want) {
-							t.Errorf("%s %s.%s:\n got: %s\nwant: %s", f.Scenario, table, col, got, want)
-						}
+						assert.Equal(t, string(emptyObjectsAsArrays(stored)), string(got), "%s %s.%s", f.Scenario, table, col)
 						checked++
 					}
 				}
 			}
 		}
 	}
-	if checked < 100 {
-		t.Fatalf("only %d cells checked", checked)
-	}
+	require.GreaterOrEqual(t, checked, 100, "cells checked")
 	t.Logf("%d JSON cells round-tripped", checked)
 }
 
@@ -257,9 +222,7 @@ func definitionHash(t *testing.T, name string, steps any) string {
 	}
 	def.Set("compensate_on_failure", false)
 	b, err := phpjson.Marshal(def)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -276,17 +239,11 @@ func TestDefinitionHash(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			f := loadFixture(t, tt.file)
 			state, err := phpjson.DecodeObject([]byte(cell(t, f, 0, "wp_queuety_workflows", "1", "state")))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			steps, ok := state.Get("_steps")
-			if !ok {
-				t.Fatal("state has no _steps")
-			}
+			require.True(t, ok, "state has no _steps")
 			want, _ := state.Get("_definition_hash")
-			if got := definitionHash(t, tt.workflow, steps); got != want {
-				t.Fatalf("definition hash %s, PHP stored %v", got, want)
-			}
+			assert.Equal(t, want, definitionHash(t, tt.workflow, steps), "definition hash, against the one PHP stored")
 		})
 	}
 }

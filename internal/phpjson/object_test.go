@@ -2,67 +2,55 @@ package phpjson_test
 
 import (
 	"encoding/json"
-	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
 
 func TestObjectBasics(t *testing.T) {
 	o := phpjson.NewObject()
-	if o.Len() != 0 || len(o.Keys()) != 0 {
-		t.Fatal("new object not empty")
-	}
+	assert.Zero(t, o.Len(), "new object Len")
+	assert.Empty(t, o.Keys(), "new object Keys")
 	o.Set("b", 1)
 	o.Set("a", 2)
 	o.Set("c", 3)
 	o.Set("b", 4) // existing key keeps its position
-	if got, want := o.Keys(), []string{"b", "a", "c"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("Keys = %q, want %q", got, want)
-	}
-	if v, ok := o.Get("b"); !ok || v != 4 {
-		t.Fatalf("Get(b) = %v, %v", v, ok)
-	}
-	if v, ok := o.Get("missing"); ok || v != nil {
-		t.Fatalf("Get(missing) = %v, %v", v, ok)
-	}
-	if o.Len() != 3 {
-		t.Fatalf("Len = %d", o.Len())
-	}
+	assert.Equal(t, []string{"b", "a", "c"}, o.Keys())
+	v, ok := o.Get("b")
+	assert.True(t, ok, "Get(b) found nothing")
+	assert.Equal(t, 4, v, "Get(b)")
+	v, ok = o.Get("missing")
+	assert.False(t, ok, "Get(missing) found a value")
+	assert.Nil(t, v, "Get(missing)")
+	assert.Equal(t, 3, o.Len())
 
 	keys := o.Keys()
 	keys[0] = "changed"
-	if o.Keys()[0] != "b" {
-		t.Fatal("Keys did not return a copy")
-	}
+	assert.Equal(t, "b", o.Keys()[0], "Keys did not return a copy")
 
 	o.Delete("a")
 	o.Delete("missing")
-	if got, want := o.Keys(), []string{"b", "c"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("after Delete: Keys = %q, want %q", got, want)
-	}
+	assert.Equal(t, []string{"b", "c"}, o.Keys(), "after Delete")
 	o.Set("a", 5) // re-added key goes to the end
-	if got, want := o.Keys(), []string{"b", "c", "a"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("after re-Set: Keys = %q, want %q", got, want)
-	}
-	if b, _ := phpjson.Marshal(o); string(b) != `{"b":4,"c":3,"a":5}` {
-		t.Fatalf("Marshal = %s", b)
-	}
+	assert.Equal(t, []string{"b", "c", "a"}, o.Keys(), "after re-Set")
+	b, _ := phpjson.Marshal(o)
+	assert.Equal(t, `{"b":4,"c":3,"a":5}`, string(b), "Marshal")
 
 	var zero phpjson.Object
 	zero.Set("x", 1)
-	if b, _ := phpjson.Marshal(&zero); string(b) != `{"x":1}` {
-		t.Fatalf("zero value Object: %s", b)
-	}
+	b, _ = phpjson.Marshal(&zero)
+	assert.Equal(t, `{"x":1}`, string(b), "zero value Object")
 
 	var nilObj *phpjson.Object
-	if nilObj.Len() != 0 || nilObj.Keys() != nil || nilObj.Clone() != nil || nilObj.ToMap() != nil {
-		t.Fatal("nil *Object accessors")
-	}
-	if _, ok := nilObj.Get("x"); ok {
-		t.Fatal("nil *Object Get")
-	}
+	assert.Zero(t, nilObj.Len(), "nil *Object Len")
+	assert.Nil(t, nilObj.Keys(), "nil *Object Keys")
+	assert.Nil(t, nilObj.Clone(), "nil *Object Clone")
+	assert.Nil(t, nilObj.ToMap(), "nil *Object ToMap")
+	_, ok = nilObj.Get("x")
+	assert.False(t, ok, "nil *Object Get")
 	nilObj.Delete("x")
 }
 
@@ -80,13 +68,10 @@ func TestObjectClone(t *testing.T) {
 	o.Set("added", 1)
 
 	b, _ := phpjson.Marshal(c)
-	if want := `{"inner":{"x":1},"list":[{"y":2},"s"],"n":3}`; string(b) != want {
-		t.Fatalf("clone changed with the original: %s, want %s", b, want)
-	}
+	assert.Equal(t, `{"inner":{"x":1},"list":[{"y":2},"s"],"n":3}`, string(b), "clone changed with the original")
 	c.Set("n", 9)
-	if v, _ := o.Get("n"); v != 4 {
-		t.Fatal("original changed with the clone")
-	}
+	v, _ := o.Get("n")
+	assert.Equal(t, 4, v, "original changed with the clone")
 }
 
 func TestObjectToMapAndFromMap(t *testing.T) {
@@ -96,26 +81,17 @@ func TestObjectToMapAndFromMap(t *testing.T) {
 		"b": map[string]any{"y": 1, "x": 2},
 		"a": []any{map[string]any{"k": "v"}, 1},
 	}
-	if !reflect.DeepEqual(m, want) {
-		t.Fatalf("ToMap = %#v", m)
-	}
+	assert.Equal(t, want, m, "ToMap")
 
 	back := phpjson.ObjectFromMap(m)
-	if b, _ := phpjson.Marshal(back); string(b) != `{"a":[{"k":"v"},1],"b":{"x":2,"y":1}}` {
-		t.Fatalf("ObjectFromMap sorted = %s", b)
-	}
+	b, _ := phpjson.Marshal(back)
+	assert.Equal(t, `{"a":[{"k":"v"},1],"b":{"x":2,"y":1}}`, string(b), "ObjectFromMap sorted")
 	nested, _ := back.Get("b")
-	if _, ok := nested.(*phpjson.Object); !ok {
-		t.Fatalf("nested map not converted: %T", nested)
-	}
+	assert.IsType(t, &phpjson.Object{}, nested, "nested map not converted")
 	list, _ := back.Get("a")
-	if _, ok := list.([]any)[0].(*phpjson.Object); !ok {
-		t.Fatalf("map inside list not converted: %T", list.([]any)[0])
-	}
+	assert.IsType(t, &phpjson.Object{}, list.([]any)[0], "map inside list not converted")
 	// The input map is not modified.
-	if _, ok := m["a"].([]any)[0].(map[string]any); !ok {
-		t.Fatal("ObjectFromMap modified its input")
-	}
+	assert.IsType(t, map[string]any{}, m["a"].([]any)[0], "ObjectFromMap modified its input")
 
 	tests := []struct {
 		in   map[string]any
@@ -131,55 +107,36 @@ func TestObjectToMapAndFromMap(t *testing.T) {
 		{nil, []string{}},
 	}
 	for _, tt := range tests {
-		if got := phpjson.ObjectFromMap(tt.in).Keys(); !reflect.DeepEqual(got, tt.keys) {
-			t.Errorf("ObjectFromMap(%v).Keys() = %q, want %q", tt.in, got, tt.keys)
-		}
+		assert.Equal(t, tt.keys, phpjson.ObjectFromMap(tt.in).Keys(), "ObjectFromMap(%v).Keys()", tt.in)
 	}
 }
 
 func TestObjectJSONInterfaces(t *testing.T) {
 	o := obj("url", "a/b", "n", 1.0)
 	b, err := o.MarshalJSON()
-	if err != nil || string(b) != `{"url":"a\/b","n":1}` {
-		t.Fatalf("MarshalJSON = %s, %v", b, err)
-	}
+	require.NoError(t, err, "MarshalJSON")
+	assert.Equal(t, `{"url":"a\/b","n":1}`, string(b), "MarshalJSON")
 
 	var u phpjson.Object
-	if err := u.UnmarshalJSON([]byte(`{"z":1,"a":{"k":[]}}`)); err != nil {
-		t.Fatal(err)
-	}
-	if got := u.Keys(); !reflect.DeepEqual(got, []string{"z", "a"}) {
-		t.Fatalf("UnmarshalJSON keys %q", got)
-	}
-	if err := u.UnmarshalJSON([]byte(`["p","q"]`)); err != nil {
-		t.Fatal(err)
-	}
-	if got := u.Keys(); !reflect.DeepEqual(got, []string{"0", "1"}) {
-		t.Fatalf("UnmarshalJSON list keys %q", got)
-	}
-	if err := u.UnmarshalJSON([]byte(` null `)); err != nil || u.Len() != 2 {
-		t.Fatalf("UnmarshalJSON(null) = %v, len %d; want no-op", err, u.Len())
-	}
+	require.NoError(t, u.UnmarshalJSON([]byte(`{"z":1,"a":{"k":[]}}`)))
+	assert.Equal(t, []string{"z", "a"}, u.Keys(), "UnmarshalJSON keys")
+	require.NoError(t, u.UnmarshalJSON([]byte(`["p","q"]`)))
+	assert.Equal(t, []string{"0", "1"}, u.Keys(), "UnmarshalJSON list keys")
+	assert.NoError(t, u.UnmarshalJSON([]byte(` null `)), "UnmarshalJSON(null)")
+	assert.Equal(t, 2, u.Len(), "UnmarshalJSON(null) must be a no-op")
 	err = u.UnmarshalJSON([]byte(`"s"`))
-	if err == nil || !strings.Contains(err.Error(), "expected a JSON object, got string") {
-		t.Fatalf("UnmarshalJSON(string) error = %v", err)
-	}
+	assert.ErrorContains(t, err, "expected a JSON object, got string", "UnmarshalJSON(string)")
 
 	// Through encoding/json.
 	var holder struct {
 		State *phpjson.Object `json:"state"`
 		Other phpjson.Object  `json:"other"`
 	}
-	if err := json.Unmarshal([]byte(`{"state":{"b":1,"a":2},"other":[]}`), &holder); err != nil {
-		t.Fatal(err)
-	}
-	if got := holder.State.Keys(); !reflect.DeepEqual(got, []string{"b", "a"}) {
-		t.Fatalf("encoding/json Unmarshal keys %q", got)
-	}
+	require.NoError(t, json.Unmarshal([]byte(`{"state":{"b":1,"a":2},"other":[]}`), &holder))
+	assert.Equal(t, []string{"b", "a"}, holder.State.Keys(), "encoding/json Unmarshal keys")
 	out, err := json.Marshal(&holder)
-	if err != nil || string(out) != `{"state":{"b":1,"a":2},"other":[]}` {
-		t.Fatalf("encoding/json Marshal = %s, %v", out, err)
-	}
+	require.NoError(t, err, "encoding/json Marshal")
+	assert.Equal(t, `{"state":{"b":1,"a":2},"other":[]}`, string(out), "encoding/json Marshal")
 }
 
 func TestNormalize(t *testing.T) {
@@ -217,41 +174,29 @@ func TestNormalize(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := phpjson.Normalize(tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p := plain(got); !reflect.DeepEqual(p, tt.want) {
-				t.Fatalf("Normalize = %#v, want %#v", p, tt.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, plain(got), "Normalize")
 		})
 	}
 
 	// Generic trees pass through without copying.
 	o := obj("a", int64(1), "b", []any{"x", obj("c", true)})
-	if got, _ := phpjson.Normalize(o); got != any(o) {
-		t.Error("generic *Object was copied")
-	}
+	got, _ := phpjson.Normalize(o)
+	assert.Same(t, o, got, "generic *Object was copied")
 	l := []any{int64(1), "x"}
-	if got, _ := phpjson.Normalize(l); &got.([]any)[0] != &l[0] {
-		t.Error("generic []any was copied")
-	}
+	got, _ = phpjson.Normalize(l)
+	assert.Same(t, &l[0], &got.([]any)[0], "generic []any was copied")
 	// A container needing conversion is copied, not modified.
 	o2 := obj("a", 1, "b", "x")
 	n, _ := phpjson.Normalize(o2)
-	if n == any(o2) {
-		t.Error("converted *Object is the input")
-	}
-	if v, _ := o2.Get("a"); v != 1 {
-		t.Error("Normalize modified its input")
-	}
-	if v, _ := n.(*phpjson.Object).Get("a"); v != int64(1) {
-		t.Errorf("converted value %#v", v)
-	}
+	assert.NotSame(t, o2, n, "converted *Object is the input")
+	v, _ := o2.Get("a")
+	assert.Equal(t, 1, v, "Normalize modified its input")
+	v, _ = n.(*phpjson.Object).Get("a")
+	assert.Equal(t, int64(1), v, "converted value")
 
-	if _, err := phpjson.Normalize(json.Number("x")); err == nil {
-		t.Error("invalid json.Number: want error")
-	}
-	if _, err := phpjson.Normalize(struct{ S string }{"\xff"}); err == nil {
-		t.Error("invalid UTF-8 in struct: want error")
-	}
+	_, err := phpjson.Normalize(json.Number("x"))
+	assert.Error(t, err, "invalid json.Number")
+	_, err = phpjson.Normalize(struct{ S string }{"\xff"})
+	assert.Error(t, err, "invalid UTF-8 in struct")
 }

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // at parses a UTC "2006-01-02 15:04:05" time, the format of Queuety's
@@ -12,9 +15,7 @@ import (
 func at(t *testing.T, s string) time.Time {
 	t.Helper()
 	v, err := time.ParseInLocation(time.DateTime, s, time.UTC)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return v
 }
 
@@ -77,13 +78,9 @@ func TestCronNext(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.expr+" after "+tt.after, func(t *testing.T) {
 			s, err := ParseCron(tt.expr)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got := nextN(s, at(t, tt.after), len(tt.want))
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("Next sequence:\n got %q\nwant %q", got, tt.want)
-			}
+			assert.Equal(t, tt.want, got, "Next sequence")
 		})
 	}
 }
@@ -93,9 +90,7 @@ func TestCronNext(t *testing.T) {
 // either matches (Vixie cron), PHP only when both match.
 func TestCronDayOfMonthOrDayOfWeek(t *testing.T) {
 	s, err := ParseCron("0 0 13 * 5")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := nextN(s, at(t, "2026-01-01 00:00:00"), 5)
 	want := []string{
 		"2026-01-02 00:00:00 Fri UTC", // a Friday that is not the 13th
@@ -104,15 +99,12 @@ func TestCronDayOfMonthOrDayOfWeek(t *testing.T) {
 		"2026-01-16 00:00:00 Fri UTC",
 		"2026-01-23 00:00:00 Fri UTC",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("Next sequence:\n got %q\nwant %q", got, want)
-	}
+	assert.Equal(t, want, got, "Next sequence")
 	// Queuety PHP's first run for the same expression and start is Friday
 	// 2026-02-13, the first Friday the 13th; here that day is just one of
 	// many matches.
-	if next := s.Next(at(t, "2026-02-12 00:00:00")); !next.Equal(at(t, "2026-02-13 00:00:00")) {
-		t.Errorf("Next(2026-02-12) = %v, want 2026-02-13 00:00:00", next)
-	}
+	next := s.Next(at(t, "2026-02-12 00:00:00"))
+	assert.WithinDuration(t, at(t, "2026-02-13 00:00:00"), next, 0, "Next(2026-02-12)")
 }
 
 func TestCronEvaluatesInUTC(t *testing.T) {
@@ -123,16 +115,13 @@ func TestCronEvaluatesInUTC(t *testing.T) {
 	defer func() { time.Local = saved }()
 
 	s, err := ParseCron("0 3 * * *")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := at(t, "2026-11-23 03:00:00")
 	for _, loc := range []*time.Location{time.UTC, time.Local, time.FixedZone("UTC-8", -8*3600)} {
 		after := at(t, "2026-11-22 04:18:46").In(loc)
 		got := s.Next(after)
-		if !got.Equal(want) || got.Location() != time.UTC {
-			t.Errorf("Next(%v) = %v, want %v", after, got, want)
-		}
+		assert.WithinDuration(t, want, got, 0, "Next(%v)", after)
+		assert.Same(t, time.UTC, got.Location(), "Next(%v) = %v, not in UTC", after, got)
 	}
 }
 
@@ -168,15 +157,9 @@ func TestCronErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
 			s, err := ParseCron(tt.expr)
-			if err == nil {
-				t.Fatalf("ParseCron(%q) = %v, want an error", tt.expr, s)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not contain %q", err, tt.want)
-			}
-			if !strings.HasPrefix(err.Error(), "schedexpr: invalid cron expression ") {
-				t.Errorf("error %q lacks the package prefix", err)
-			}
+			require.Error(t, err, "ParseCron(%q) = %v, want an error", tt.expr, s)
+			assert.ErrorContains(t, err, tt.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "schedexpr: invalid cron expression "), "error %q lacks the package prefix", err)
 		})
 	}
 }
@@ -200,9 +183,7 @@ func TestNormalizeDayOfWeek(t *testing.T) {
 		"6-7,1-3": "6-6,0,1-3",
 	}
 	for in, want := range tests {
-		if got := normalizeDayOfWeek(in); got != want {
-			t.Errorf("normalizeDayOfWeek(%q) = %q, want %q", in, got, want)
-		}
+		assert.Equal(t, want, normalizeDayOfWeek(in), "normalizeDayOfWeek(%q)", in)
 	}
 }
 
@@ -246,12 +227,8 @@ func TestParseInterval(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
 			got, err := ParseInterval(tt.expr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.want {
-				t.Errorf("ParseInterval(%q) = %v, want %v", tt.expr, got, tt.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got, "ParseInterval(%q)", tt.expr)
 		})
 	}
 }
@@ -283,12 +260,8 @@ func TestParseIntervalErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
 			d, err := ParseInterval(tt.expr)
-			if err == nil {
-				t.Fatalf("ParseInterval(%q) = %v, want an error", tt.expr, d)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not contain %q", err, tt.want)
-			}
+			require.Error(t, err, "ParseInterval(%q) = %v, want an error", tt.expr, d)
+			assert.ErrorContains(t, err, tt.want)
 		})
 	}
 }
@@ -309,30 +282,21 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s, err := Parse(tt.typ, tt.expr)
-		if err != nil {
-			t.Fatalf("Parse(%q, %q): %v", tt.typ, tt.expr, err)
-		}
+		require.NoError(t, err, "Parse(%q, %q)", tt.typ, tt.expr)
 		got := s.Next(added.In(time.FixedZone("UTC+2", 7200)))
-		if got.Format(time.DateTime) != tt.want || got.Location() != time.UTC {
-			t.Errorf("Parse(%q, %q).Next = %v, want %s UTC", tt.typ, tt.expr, got, tt.want)
-		}
+		assert.Equal(t, tt.want, got.Format(time.DateTime), "Parse(%q, %q).Next", tt.typ, tt.expr)
+		assert.Same(t, time.UTC, got.Location(), "Parse(%q, %q).Next = %v, not in UTC", tt.typ, tt.expr, got)
 	}
 
-	if _, err := Parse("weekly", "1 week"); err == nil ||
-		err.Error() != `schedexpr: unknown expression type "weekly" (want "interval" or "cron")` {
-		t.Errorf("Parse with unknown type: error = %v", err)
-	}
-	if _, err := Parse(Interval, "0 3 * * *"); err == nil || !strings.Contains(err.Error(), "invalid interval") {
-		t.Errorf("Parse(Interval, cron expression): error = %v", err)
-	}
-	if _, err := Parse(Cron, "15 minutes"); err == nil || !strings.Contains(err.Error(), "invalid cron expression") {
-		t.Errorf("Parse(Cron, interval): error = %v", err)
-	}
+	_, err := Parse("weekly", "1 week")
+	assert.EqualError(t, err, `schedexpr: unknown expression type "weekly" (want "interval" or "cron")`, "Parse with unknown type")
+	_, err = Parse(Interval, "0 3 * * *")
+	assert.ErrorContains(t, err, "invalid interval", "Parse(Interval, cron expression)")
+	_, err = Parse(Cron, "15 minutes")
+	assert.ErrorContains(t, err, "invalid cron expression", "Parse(Cron, interval)")
 }
 
 func TestErrorsWrapRobfigReasons(t *testing.T) {
 	_, err := ParseCron("* * *")
-	if errors.Unwrap(err) == nil {
-		t.Fatalf("error %v does not wrap the parser's reason", err)
-	}
+	assert.Error(t, errors.Unwrap(err), "error %v does not wrap the parser's reason", err)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestDSN(t *testing.T) {
@@ -47,9 +49,7 @@ func TestDSN(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.cfg.DSN(); got != tt.want {
-				t.Errorf("DSN() = %q, want %q", got, tt.want)
-			}
+			assert.Equal(t, tt.want, tt.cfg.DSN())
 		})
 	}
 }
@@ -88,9 +88,7 @@ func TestDSNRoundTrip(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/%s/%s/%s", user, password, addr.host+addr.socket, name), func(t *testing.T) {
 						dsn := cfg.DSN()
 						got, err := mysql.ParseDSN(dsn)
-						if err != nil {
-							t.Fatalf("ParseDSN(%q): %v", dsn, err)
-						}
+						require.NoError(t, err, "ParseDSN(%q)", dsn)
 						wantNet, wantAddr := "tcp", fmt.Sprintf("[%s]:3307", addr.host)
 						if !strings.Contains(addr.host, ":") {
 							wantAddr = addr.host + ":3307"
@@ -98,11 +96,12 @@ func TestDSNRoundTrip(t *testing.T) {
 						if addr.socket != "" {
 							wantNet, wantAddr = "unix", addr.socket
 						}
-						if got.User != user || got.Passwd != password || got.Net != wantNet ||
-							got.Addr != wantAddr || got.DBName != name || got.Params["prefix"] != "wp_2_" {
-							t.Errorf("ParseDSN(%q) = user %q, password %q, %s(%s), db %q, prefix %q",
-								dsn, got.User, got.Passwd, got.Net, got.Addr, got.DBName, got.Params["prefix"])
-						}
+						assert.Equal(t, user, got.User, "user from ParseDSN(%q)", dsn)
+						assert.Equal(t, password, got.Passwd, "password from ParseDSN(%q)", dsn)
+						assert.Equal(t, wantNet, got.Net, "network from ParseDSN(%q)", dsn)
+						assert.Equal(t, wantAddr, got.Addr, "address from ParseDSN(%q)", dsn)
+						assert.Equal(t, name, got.DBName, "database from ParseDSN(%q)", dsn)
+						assert.Equal(t, "wp_2_", got.Params["prefix"], "prefix from ParseDSN(%q)", dsn)
 					})
 				}
 			}
@@ -116,15 +115,10 @@ func TestDSNRoundTrip(t *testing.T) {
 func TestDSNPrefixIsNotADriverOption(t *testing.T) {
 	cfg := Config{DBName: "wordpress", DBUser: "wp", DBPassword: "p@ss/word", Host: "db", Port: 3306, TablePrefix: "wp_"}
 	mc, err := mysql.ParseDSN(cfg.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	prefix := mc.Params["prefix"]
 	delete(mc.Params, "prefix")
-	if prefix != "wp_" || len(mc.Params) != 0 {
-		t.Fatalf("prefix %q, remaining params %v", prefix, mc.Params)
-	}
-	if got, want := mc.FormatDSN(), "wp:p@ss/word@tcp(db:3306)/wordpress"; got != want {
-		t.Errorf("FormatDSN() = %q, want %q", got, want)
-	}
+	assert.Equal(t, "wp_", prefix, "prefix")
+	assert.Empty(t, mc.Params, "remaining params")
+	assert.Equal(t, "wp:p@ss/word@tcp(db:3306)/wordpress", mc.FormatDSN())
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParse checks that Parse never panics and that whatever it accepts has a
@@ -11,9 +13,7 @@ import (
 func FuzzParse(f *testing.F) {
 	for _, name := range []string{"wp-config-sample.php", "wp-config-production.php"} {
 		src, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(src)
 	}
 	f.Add([]byte("<?php define(\"DB_NAME\", \"a{$b['}']}\\u{1F600}\\x41\\101\"); $h = <<<'X'\n'\nX;\n"))
@@ -22,11 +22,10 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !validPrefix.MatchString(cfg.TablePrefix) {
-			t.Fatalf("accepted invalid prefix %q", cfg.TablePrefix)
-		}
-		if cfg.Socket == "" && (cfg.Port < 1 || cfg.Port > 65535) {
-			t.Fatalf("accepted port %d", cfg.Port)
+		require.Regexp(t, validPrefix, cfg.TablePrefix, "accepted an invalid prefix")
+		if cfg.Socket == "" {
+			require.GreaterOrEqual(t, cfg.Port, 1, "accepted port %d", cfg.Port)
+			require.LessOrEqual(t, cfg.Port, 65535, "accepted port %d", cfg.Port)
 		}
 		_ = cfg.DSN()
 	})

@@ -1,11 +1,13 @@
 package wpconfig
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // php builds a wp-config.php body from lines of PHP code.
@@ -47,12 +49,8 @@ func TestParseFiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			got, err := ParseFile(filepath.Join("testdata", tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.want {
-				t.Errorf("ParseFile:\n got %+v\nwant %+v", got, tt.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got, "ParseFile")
 		})
 	}
 }
@@ -81,16 +79,12 @@ func TestParseHostForms(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.dbHost, func(t *testing.T) {
 			cfg, err := Parse(php(dbDefines(tt.dbHost)...))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cfg.DBHost != tt.dbHost || cfg.Host != tt.host || cfg.Port != tt.port || cfg.Socket != tt.socket {
-				t.Errorf("got DBHost=%q Host=%q Port=%d Socket=%q, want %q %q %d %q",
-					cfg.DBHost, cfg.Host, cfg.Port, cfg.Socket, tt.dbHost, tt.host, tt.port, tt.socket)
-			}
-			if got := cfg.DSN(); got != tt.dsn {
-				t.Errorf("DSN() = %q, want %q", got, tt.dsn)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.dbHost, cfg.DBHost, "DBHost")
+			assert.Equal(t, tt.host, cfg.Host, "Host")
+			assert.Equal(t, tt.port, cfg.Port, "Port")
+			assert.Equal(t, tt.socket, cfg.Socket, "Socket")
+			assert.Equal(t, tt.dsn, cfg.DSN(), "DSN()")
 		})
 	}
 }
@@ -99,9 +93,7 @@ func TestParseBadHost(t *testing.T) {
 	for _, host := range []string{"db:abc", "db:0", "db:65536", "db:-1", "db:+80", "[::1", "[::1]3306", "[]:3306", "[::1]:x"} {
 		t.Run(host, func(t *testing.T) {
 			_, err := Parse(php(dbDefines(host)...))
-			if err == nil || !strings.Contains(err.Error(), "invalid DB_HOST") {
-				t.Fatalf("Parse(DB_HOST=%q) error = %v, want an invalid DB_HOST error", host, err)
-			}
+			assert.ErrorContains(t, err, "invalid DB_HOST", "Parse(DB_HOST=%q)", host)
 		})
 	}
 }
@@ -209,15 +201,11 @@ func TestParseValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Parse(tt.src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.DBName != tt.want.DBName || got.DBUser != tt.want.DBUser ||
-				got.DBPassword != tt.want.DBPassword || got.TablePrefix != tt.want.TablePrefix {
-				t.Errorf("got  name=%q user=%q password=%q prefix=%q\nwant name=%q user=%q password=%q prefix=%q",
-					got.DBName, got.DBUser, got.DBPassword, got.TablePrefix,
-					tt.want.DBName, tt.want.DBUser, tt.want.DBPassword, tt.want.TablePrefix)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want.DBName, got.DBName, "DBName")
+			assert.Equal(t, tt.want.DBUser, got.DBUser, "DBUser")
+			assert.Equal(t, tt.want.DBPassword, got.DBPassword, "DBPassword")
+			assert.Equal(t, tt.want.TablePrefix, got.TablePrefix, "TablePrefix")
 		})
 	}
 }
@@ -272,15 +260,11 @@ func TestParseErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse(tt.src)
-			if err == nil {
-				t.Fatal("Parse succeeded, want an error")
+			require.Error(t, err, "Parse succeeded, want an error")
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
 			}
-			if tt.is != nil && !errors.Is(err, tt.is) {
-				t.Errorf("error %q does not wrap %v", err, tt.is)
-			}
-			if !strings.Contains(err.Error(), tt.message) {
-				t.Errorf("error %q does not contain %q", err, tt.message)
-			}
+			assert.ErrorContains(t, err, tt.message)
 		})
 	}
 }
@@ -289,25 +273,20 @@ func TestParseFileErrorsNameThePath(t *testing.T) {
 	dir := t.TempDir()
 
 	missing := filepath.Join(dir, "missing", "wp-config.php")
-	if _, err := ParseFile(missing); err == nil || !strings.Contains(err.Error(), missing) || !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("ParseFile(missing) error = %v, want a not-exist error naming %s", err, missing)
-	}
+	_, err := ParseFile(missing)
+	assert.ErrorContains(t, err, missing, "ParseFile(missing) must name the path")
+	assert.ErrorIs(t, err, os.ErrNotExist, "ParseFile(missing)")
 
 	bad := filepath.Join(dir, "wp-config.php")
-	if err := os.WriteFile(bad, php(`define('DB_NAME', 'wordpress');`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err := ParseFile(bad)
-	if want := "wpconfig: " + bad + ": DB_USER is not defined"; err == nil || err.Error() != want || !errors.Is(err, ErrNotDefined) {
-		t.Errorf("ParseFile(bad) error = %v, want %q", err, want)
-	}
+	require.NoError(t, os.WriteFile(bad, php(`define('DB_NAME', 'wordpress');`), 0o600))
+	_, err = ParseFile(bad)
+	assert.EqualError(t, err, "wpconfig: "+bad+": DB_USER is not defined", "ParseFile(bad)")
+	assert.ErrorIs(t, err, ErrNotDefined, "ParseFile(bad)")
 }
 
 func TestLexDoesNotPanicOnTruncatedInput(t *testing.T) {
 	full, err := os.ReadFile(filepath.Join("testdata", "wp-config-production.php"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	full = append(full, []byte("$s = \"\\u{1F600} \\x4 \\400 {$a['}']} ${b}\"; $h = <<<\"X\"\nx\nX;\n")...)
 	for i := range full {
 		_, _ = Parse(full[:i]) // must not panic; errors are expected
