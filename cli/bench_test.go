@@ -4,15 +4,16 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBenchSQLite(t *testing.T) {
 	t.Parallel()
 	dsn := "sqlite://" + filepath.Join(t.TempDir(), "unused.db")
 	r := run(t, nil, "bench", "--dsn", dsn, "--jobs", "300", "--workflows", "20", "--runs", "1", "--json")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
+	require.Equal(t, 0, r.code, "exit code; stderr: %s", r.stderr)
 	var rep struct {
 		Store   string `json:"store"`
 		Results []struct {
@@ -20,20 +21,14 @@ func TestBenchSQLite(t *testing.T) {
 			Median float64 `json:"median"`
 		} `json:"results"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("bad JSON %q: %v", r.stdout, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), "bad JSON %q", r.stdout)
 	want := map[string]bool{"dispatch": true, "drain-1w": true, "drain-4w": true, "workflow-3step-4w": true}
 	for _, res := range rep.Results {
-		if res.Median <= 0 {
-			t.Errorf("%s: median %v", res.Name, res.Median)
-		}
+		assert.Positive(t, res.Median, "%s: median", res.Name)
 		delete(want, res.Name)
 	}
-	if rep.Store != "sqlite" || len(want) != 0 {
-		t.Fatalf("store %q, missing scenarios %v", rep.Store, want)
-	}
-	if bad := run(t, nil, "bench", "--dsn", dsn, "--workers", "0"); bad.code != 2 {
-		t.Fatalf("--workers 0: exit %d", bad.code)
-	}
+	assert.Equal(t, "sqlite", rep.Store, "store")
+	assert.Empty(t, want, "missing scenarios")
+	bad := run(t, nil, "bench", "--dsn", dsn, "--workers", "0")
+	assert.Equal(t, 2, bad.code, "--workers 0: exit code")
 }

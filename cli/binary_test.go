@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -32,9 +35,8 @@ func buildBinary(t *testing.T) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/queuety-worker")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
 	return bin
 }
 
@@ -48,15 +50,13 @@ func runBinary(t *testing.T, bin string, env []string, timeout time.Duration, ar
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%v did not finish within %s\nstdout:\n%s\nstderr:\n%s", args, timeout, out.String(), errOut.String())
-	}
+	require.NoError(t, ctx.Err(), "%v did not finish within %s\nstdout:\n%s\nstderr:\n%s", args, timeout, out.String(), errOut.String())
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%v: %v", args, err)
+	} else {
+		require.NoError(t, err, "%v", args)
 	}
 	return result{out.String(), errOut.String(), code}
 }
@@ -70,27 +70,17 @@ func TestBinary(t *testing.T) {
 		tmp := t.TempDir()
 		start := time.Now()
 		r := runBinary(t, bin, []string{"TMPDIR=" + tmp}, 60*time.Second, "demo", "--jobs", "20", "--workflows", "3")
-		if r.code != 0 {
-			t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-		}
-		if took := time.Since(start); took > 30*time.Second {
-			t.Errorf("demo took %s", took)
-		}
-		if !strings.Contains(r.stdout, "Deadline exceeded") || !strings.Contains(r.stdout, "20 of 20 done") {
-			t.Errorf("demo output:\n%s", r.stdout)
-		}
+		require.Equal(t, 0, r.code, "demo exit code\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		assert.LessOrEqual(t, time.Since(start), 30*time.Second, "demo took too long")
+		assert.Contains(t, r.stdout, "Deadline exceeded", "demo output")
+		assert.Contains(t, r.stdout, "20 of 20 done", "demo output")
 		// The demo's fresh database is in TMPDIR, and its hint works.
 		m := regexp.MustCompile(`--dsn (sqlite://\S+) status`).FindStringSubmatch(r.stdout)
-		if m == nil {
-			t.Fatalf("no status hint in:\n%s", r.stdout)
-		}
-		if !strings.HasPrefix(strings.TrimPrefix(m[1], "sqlite://"), tmp) {
-			t.Errorf("demo database %s is not in TMPDIR %s", m[1], tmp)
-		}
+		require.NotNil(t, m, "no status hint in:\n%s", r.stdout)
+		assert.True(t, strings.HasPrefix(strings.TrimPrefix(m[1], "sqlite://"), tmp), "demo database %s is not in TMPDIR %s", m[1], tmp)
 		st := runBinary(t, bin, nil, 30*time.Second, "--dsn", m[1], "status")
-		if st.code != 0 || !strings.Contains(st.stdout, "demo") {
-			t.Errorf("status on the demo database: exit %d\n%s%s", st.code, st.stdout, st.stderr)
-		}
+		assert.Equal(t, 0, st.code, "status on the demo database: exit code\n%s%s", st.stdout, st.stderr)
+		assert.Contains(t, st.stdout, "demo", "status on the demo database")
 	})
 
 	t.Run("work once", func(t *testing.T) {
@@ -104,36 +94,28 @@ func TestBinary(t *testing.T) {
 			{Type: queuety.StepDelay, Delay: 0},
 			{Type: queuety.StepWaitForSignal, Signal: "go"},
 		}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		r := runBinary(t, bin, nil, 60*time.Second, "--dsn", dsn, "dispatch", "App\\Jobs\\NotHere")
-		if r.code != 0 {
-			t.Fatalf("dispatch: exit %d %s", r.code, r.stderr)
-		}
+		require.Equal(t, 0, r.code, "dispatch: exit code; stderr %s", r.stderr)
 		jobID, err := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64)
-		if err != nil {
-			t.Fatalf("dispatch printed %q, not an id", r.stdout)
-		}
+		require.NoError(t, err, "dispatch printed %q, not an id", r.stdout)
 
 		r = runBinary(t, bin, nil, 60*time.Second, "work", "--once", "--max-time", "20s", "--dsn", dsn)
-		if r.code != 0 || !strings.Contains(r.stdout, "work --once: claimed 2, succeeded 2, failed 0") {
-			t.Fatalf("work --once: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-		}
+		require.Equal(t, 0, r.code, "work --once: exit code\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		require.Contains(t, r.stdout, "work --once: claimed 2, succeeded 2, failed 0", "work --once\nstderr:\n%s", r.stderr)
 		wf, err := c.Workflow(context.Background(), id)
-		if err != nil || wf.Status != queuety.WorkflowWaitingForSignal {
-			t.Errorf("workflow after work --once: %+v (%v)", wf, err)
-		}
+		require.NoError(t, err, "workflow after work --once")
+		assert.Equal(t, queuety.WorkflowWaitingForSignal, wf.Status, "workflow after work --once: %+v", wf)
 		j, err := c.Job(context.Background(), jobID)
-		if err != nil || j.Status != queuety.JobPending || j.Attempts != 0 {
-			t.Errorf("job without a handler: %+v (%v)", j, err)
-		}
+		require.NoError(t, err, "job without a handler")
+		assert.Equal(t, queuety.JobPending, j.Status, "job without a handler: %+v", j)
+		assert.Equal(t, 0, j.Attempts, "job without a handler: %+v", j)
 
 		// A store that cannot be opened is a failure.
 		r = runBinary(t, bin, nil, 60*time.Second, "work", "--once", "--dsn", "sqlite://"+filepath.Join(t.TempDir(), "no", "such", "dir", "q.db"))
-		if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "cannot open the store") {
-			t.Errorf("work --once on a bad store: exit %d\nstderr:\n%s", r.code, r.stderr)
-		}
+		assert.Equal(t, 1, r.code, "work --once on a bad store: exit code\nstderr:\n%s", r.stderr)
+		assert.Zero(t, strings.Count(strings.TrimSpace(r.stderr), "\n"), "work --once on a bad store: stderr is not one line:\n%s", r.stderr)
+		assert.Contains(t, r.stderr, "cannot open the store", "work --once on a bad store")
 	})
 
 	t.Run("sigterm", func(t *testing.T) {
@@ -143,12 +125,8 @@ func TestBinary(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "work", "--dsn", dsn, "--log-level", "info")
 		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
 		lines := make(chan string, 100)
 		go func() {
 			defer close(lines)
@@ -165,32 +143,24 @@ func TestBinary(t *testing.T) {
 			for {
 				select {
 				case l, ok := <-lines:
-					if !ok {
-						t.Fatalf("worker output ended before %q:\n%s", want, strings.Join(log, "\n"))
-					}
+					require.True(t, ok, "worker output ended before %q:\n%s", want, strings.Join(log, "\n"))
 					log = append(log, l)
 					if strings.Contains(l, want) {
 						return
 					}
 				case <-timer.C:
-					t.Fatalf("no %q within %s:\n%s", want, within, strings.Join(log, "\n"))
+					require.FailNow(t, "timed out waiting for worker output", "no %q within %s:\n%s", want, within, strings.Join(log, "\n"))
 				}
 			}
 		}
 		waitFor("worker started", 30*time.Second)
 		sent := time.Now()
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 		waitFor("worker stopped", 10*time.Second)
 		for range lines { // drain until the pipe closes
 		}
 		err = cmd.Wait()
-		if took := time.Since(sent); took > 10*time.Second {
-			t.Errorf("exit took %s after SIGTERM", took)
-		}
-		if err != nil {
-			t.Errorf("worker exit after SIGTERM: %v\n%s", err, strings.Join(log, "\n"))
-		}
+		assert.LessOrEqual(t, time.Since(sent), 10*time.Second, "exit after SIGTERM took too long")
+		assert.NoError(t, err, "worker exit after SIGTERM\n%s", strings.Join(log, "\n"))
 	})
 }

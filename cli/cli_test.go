@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/cli"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -63,9 +66,7 @@ func run(t *testing.T, reg *queuety.Registry, args ...string) result {
 func mustRun(t *testing.T, reg *queuety.Registry, args ...string) string {
 	t.Helper()
 	r := run(t, reg, args...)
-	if r.code != 0 {
-		t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
-	}
+	require.Equal(t, 0, r.code, "%v: exit code\nstdout:\n%s\nstderr:\n%s", args, r.stdout, r.stderr)
 	return r.stdout
 }
 
@@ -74,17 +75,12 @@ func mustRun(t *testing.T, reg *queuety.Registry, args ...string) string {
 func wantFail(t *testing.T, code int, want string, args ...string) result {
 	t.Helper()
 	r := run(t, nil, args...)
-	if r.code != code {
-		t.Fatalf("%v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args, r.code, code, r.stdout, r.stderr)
-	}
+	require.Equal(t, code, r.code, "%v: exit code\nstdout:\n%s\nstderr:\n%s", args, r.stdout, r.stderr)
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	last := lines[len(lines)-1]
-	if !strings.Contains(last, want) {
-		t.Fatalf("%v: stderr %q does not contain %q", args, r.stderr, want)
-	}
-	if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") {
-		t.Fatalf("%v: stderr has a stack trace:\n%s", args, r.stderr)
-	}
+	assert.Contains(t, last, want, "%v: last line of stderr; stderr:\n%s", args, r.stderr)
+	assert.NotContains(t, r.stderr, "goroutine ", "%v: stderr has a stack trace", args)
+	assert.NotContains(t, r.stderr, "panic", "%v: stderr has a stack trace", args)
 	return r
 }
 
@@ -96,9 +92,7 @@ func tempDSN(t *testing.T) string {
 func openClient(t *testing.T, dsn string) *queuety.Client {
 	t.Helper()
 	c, err := queuety.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -106,9 +100,7 @@ func openClient(t *testing.T, dsn string) *queuety.Client {
 func decode[T any](t *testing.T, s string) T {
 	t.Helper()
 	var v T
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatalf("decode %T: %v\n%s", v, err, s)
-	}
+	require.NoError(t, json.Unmarshal([]byte(s), &v), "decode %T:\n%s", v, s)
 	return v
 }
 
@@ -116,9 +108,7 @@ func dispatchID(t *testing.T, dsn string, args ...string) int64 {
 	t.Helper()
 	out := mustRun(t, nil, append([]string{"--dsn", dsn, "dispatch"}, args...)...)
 	id, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
-	if err != nil {
-		t.Fatalf("dispatch printed %q, not an id", out)
-	}
+	require.NoError(t, err, "dispatch printed %q, not an id", out)
 	return id
 }
 
@@ -126,49 +116,41 @@ func TestHelp(t *testing.T) {
 	t.Parallel()
 	out := mustRun(t, nil, "help")
 	for _, cmd := range []string{"work", "migrate", "status", "dispatch", "queue", "job", "workflow", "signal", "demo", "version", "Examples:"} {
-		if !strings.Contains(out, cmd) {
-			t.Errorf("help does not mention %q:\n%s", cmd, out)
-		}
+		assert.Contains(t, out, cmd, "help")
 	}
 	for _, args := range [][]string{{"dispatch", "-h"}, {"work", "--help"}, {"workflow", "inspect", "-h"}, {"help", "job", "purge"}, {"queue", "-h"}} {
 		r := run(t, nil, args...)
-		if r.code != 0 || !strings.Contains(r.stdout, "Usage: queuety-worker") || !strings.Contains(r.stdout, "Examples:") {
-			t.Errorf("%v: exit %d, stdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
-		}
+		assert.Equal(t, 0, r.code, "%v: exit code\nstderr:\n%s", args, r.stderr)
+		assert.Contains(t, r.stdout, "Usage: queuety-worker", "%v", args)
+		assert.Contains(t, r.stdout, "Examples:", "%v", args)
 	}
 	r := run(t, nil)
-	if r.code != 2 || !strings.Contains(r.stderr, "no command given") {
-		t.Errorf("no args: exit %d, stderr:\n%s", r.code, r.stderr)
-	}
+	assert.Equal(t, 2, r.code, "no args: exit code\nstderr:\n%s", r.stderr)
+	assert.Contains(t, r.stderr, "no command given", "no args")
 	wantFail(t, 2, `unknown command "frobnicate"`, "frobnicate")
 	wantFail(t, 2, `unknown command "frob"`, "queue", "frob")
 	wantFail(t, 2, "no subcommand given", "workflow")
 	wantFail(t, 2, "flag provided but not defined", "status", "--bogus")
 	wantFail(t, 2, "--log-level", "status", "--log-level", "loud")
-	if out := mustRun(t, nil, "version"); !strings.HasPrefix(out, "queuety-worker ") {
-		t.Errorf("version: %q", out)
-	}
+	out = mustRun(t, nil, "version")
+	assert.True(t, strings.HasPrefix(out, "queuety-worker "), "version: %q", out)
 	v := decode[map[string]any](t, mustRun(t, nil, "version", "--json"))
-	if version, _ := v["version"].(string); version == "" {
-		t.Errorf("version --json has no version: %v", v)
-	}
-	if goVersion, _ := v["go"].(string); !strings.HasPrefix(goVersion, "go") {
-		t.Errorf("version --json has no Go version: %v", v)
-	}
+	version, _ := v["version"].(string)
+	assert.NotEmpty(t, version, "version --json has no version: %v", v)
+	goVersion, _ := v["go"].(string)
+	assert.True(t, strings.HasPrefix(goVersion, "go"), "version --json has no Go version: %v", v)
 }
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
 	dsn := tempDSN(t)
 	out := mustRun(t, nil, "migrate", "--dsn", dsn)
-	if !strings.Contains(out, "Migrated the sqlite store") || !strings.Contains(out, "SQLite") {
-		t.Errorf("migrate output:\n%s", out)
-	}
+	assert.Contains(t, out, "Migrated the sqlite store", "migrate output")
+	assert.Contains(t, out, "SQLite", "migrate output")
 	// Idempotent, and global flags work before the command too.
 	info := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "--json", "migrate"))
-	if info["driver"] != "sqlite" || info["migrated"] != true {
-		t.Errorf("migrate --json: %v", info)
-	}
+	assert.Equal(t, "sqlite", info["driver"], "migrate --json: %v", info)
+	assert.Equal(t, true, info["migrated"], "migrate --json: %v", info)
 }
 
 func TestDispatch(t *testing.T) {
@@ -178,33 +160,27 @@ func TestDispatch(t *testing.T) {
 		"--queue", "mail", "--priority", "high", "--max-attempts", "5", "--backoff", "10,30,60")
 	c := openClient(t, dsn)
 	j, err := c.Job(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if j.Queue != "mail" || j.Priority != queuety.PriorityHigh || j.MaxAttempts != 5 || j.Handler != "send_email" {
-		t.Errorf("job = %+v", j)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "mail", j.Queue, "job queue")
+	assert.Equal(t, queuety.PriorityHigh, j.Priority, "job priority")
+	assert.Equal(t, 5, j.MaxAttempts, "job max_attempts")
+	assert.Equal(t, "send_email", j.Handler, "job handler")
 	var payload map[string]any
-	if err := json.Unmarshal(j.Payload, &payload); err != nil || payload["to"] != "ada@example.com" || payload["n"] != 7.0 || payload["ratio"] != 1.5 {
-		t.Errorf("payload = %s (%v)", j.Payload, err)
-	}
-	if !strings.Contains(string(j.Payload), `"n":7,`) && !strings.Contains(string(j.Payload), `"n":7}`) {
-		t.Errorf("integer stored as float: %s", j.Payload)
-	}
+	assert.NoError(t, json.Unmarshal(j.Payload, &payload), "payload = %s", j.Payload)
+	assert.Equal(t, "ada@example.com", payload["to"], "payload = %s", j.Payload)
+	assert.Equal(t, 7.0, payload["n"], "payload = %s", j.Payload)
+	assert.Equal(t, 1.5, payload["ratio"], "payload = %s", j.Payload)
+	assert.Regexp(t, `"n":7[,}]`, string(j.Payload), "integer stored as float")
 
 	// --json, --delay, priority by number, and --unique returns the same id.
 	first := decode[map[string]int64](t, mustRun(t, nil, "--dsn", dsn, "dispatch", "report", "--delay", "1h", "--priority", "3", "--unique", "--json"))["id"]
 	again := decode[map[string]int64](t, mustRun(t, nil, "--dsn", dsn, "dispatch", "report", "--unique", "--json"))["id"]
-	if first == 0 || first != again {
-		t.Errorf("unique dispatch ids %d and %d", first, again)
-	}
+	assert.NotZero(t, first, "unique dispatch id")
+	assert.Equal(t, first, again, "unique dispatch ids")
 	j, err = c.Job(context.Background(), first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if until := time.Until(j.AvailableAt); until < 58*time.Minute || j.Priority != queuety.PriorityUrgent {
-		t.Errorf("delayed job due in %s with priority %s", until, j.Priority)
-	}
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Until(j.AvailableAt), 58*time.Minute, "delayed job is due too soon")
+	assert.Equal(t, queuety.PriorityUrgent, j.Priority, "delayed job priority")
 
 	for _, tc := range []struct {
 		args []string
@@ -231,9 +207,8 @@ func TestDispatch(t *testing.T) {
 	}
 	// Nothing was written by the failed dispatches.
 	jobs, err := c.ListJobs(context.Background(), driver.JobFilter{Handler: "h"})
-	if err != nil || len(jobs) != 0 {
-		t.Errorf("failed dispatches wrote %d jobs (%v)", len(jobs), err)
-	}
+	require.NoError(t, err)
+	assert.Empty(t, jobs, "failed dispatches wrote jobs")
 }
 
 func TestDSNSelection(t *testing.T) {
@@ -242,34 +217,24 @@ func TestDSNSelection(t *testing.T) {
 	t.Setenv("QUEUETY_DSN", dsn)
 	id := dispatchID(t, "", "from_env") // --dsn "" falls back to the environment
 	c := openClient(t, dsn)
-	if _, err := c.Job(context.Background(), id); err != nil {
-		t.Errorf("job dispatched through QUEUETY_DSN not found: %v", err)
-	}
+	_, err := c.Job(context.Background(), id)
+	assert.NoError(t, err, "job dispatched through QUEUETY_DSN not found")
 
 	wp := filepath.Join(t.TempDir(), "wp-config.php")
-	if err := os.WriteFile(wp, []byte(`<?php
+	require.NoError(t, os.WriteFile(wp, []byte(`<?php
 define( 'DB_NAME', 'wordpress' );
 define( 'DB_USER', 'wp' );
 define( 'DB_PASSWORD', 'supersecret' );
 define( 'DB_HOST', '127.0.0.1:1' );
 $table_prefix = 'wp_';
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`), 0o600))
 	start := time.Now()
 	r := wantFail(t, 1, "cannot open the store", "status", "--wp-config", wp)
-	if took := time.Since(start); took > 20*time.Second {
-		t.Errorf("unreachable wp-config host took %s", took)
-	}
-	if !strings.Contains(r.stderr, "--wp-config") || !strings.Contains(r.stderr, "127.0.0.1:1") {
-		t.Errorf("error does not say where the DSN came from: %s", r.stderr)
-	}
-	if strings.Contains(r.stderr, "supersecret") {
-		t.Errorf("error leaks the password: %s", r.stderr)
-	}
-	if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n != 0 {
-		t.Errorf("error is %d lines:\n%s", n+1, r.stderr)
-	}
+	assert.LessOrEqual(t, time.Since(start), 20*time.Second, "unreachable wp-config host took too long")
+	assert.Contains(t, r.stderr, "--wp-config", "error does not say where the DSN came from")
+	assert.Contains(t, r.stderr, "127.0.0.1:1", "error does not say where the DSN came from")
+	assert.NotContains(t, r.stderr, "supersecret", "error leaks the password")
+	assert.Zero(t, strings.Count(strings.TrimSpace(r.stderr), "\n"), "error is more than one line:\n%s", r.stderr)
 	wantFail(t, 2, "--dsn and --wp-config", "--dsn", dsn, "status", "--wp-config", wp)
 	wantFail(t, 2, "--dsn and --wp-config", "--wp-config", wp, "--dsn", dsn, "job", "list")
 	wantFail(t, 1, "wp-config", "status", "--wp-config", filepath.Join(t.TempDir(), "missing.php"))
@@ -287,9 +252,7 @@ func TestStatusAndQueues(t *testing.T) {
 
 	out := mustRun(t, nil, "--dsn", dsn, "status")
 	for _, want := range []string{"QUEUE", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "BURIED", "PAUSED", "WORKFLOWS", "waiting_for_signal"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status has no %q:\n%s", want, out)
-		}
+		assert.Contains(t, out, want, "status")
 	}
 	rows := map[string][]string{}
 	for _, l := range strings.Split(out, "\n") {
@@ -298,14 +261,16 @@ func TestStatusAndQueues(t *testing.T) {
 			rows[f[0]] = f
 		}
 	}
-	if r := rows["default"]; len(r) < 6 || r[1] != "3" || r[2] != "0" {
-		t.Errorf("default row = %v\n%s", r, out)
+	if r := rows["default"]; assert.GreaterOrEqual(t, len(r), 6, "default row = %v\n%s", r, out) {
+		assert.Equal(t, "3", r[1], "default row pending\n%s", out)
+		assert.Equal(t, "0", r[2], "default row processing\n%s", out)
 	}
-	if r := rows["mail"]; len(r) < 7 || r[1] != "1" || r[6] != "paused" {
-		t.Errorf("mail row = %v\n%s", r, out)
+	if r := rows["mail"]; assert.GreaterOrEqual(t, len(r), 7, "mail row = %v\n%s", r, out) {
+		assert.Equal(t, "1", r[1], "mail row pending\n%s", out)
+		assert.Equal(t, "paused", r[6], "mail row\n%s", out)
 	}
-	if r := rows["idle"]; len(r) < 7 || r[6] != "paused" {
-		t.Errorf("paused queue without jobs: %v\n%s", r, out)
+	if r := rows["idle"]; assert.GreaterOrEqual(t, len(r), 7, "paused queue without jobs: %v\n%s", r, out) {
+		assert.Equal(t, "paused", r[6], "paused queue without jobs\n%s", out)
 	}
 
 	type status struct {
@@ -324,12 +289,10 @@ func TestStatusAndQueues(t *testing.T) {
 	for _, q := range st.Queues {
 		got[q.Queue] = strconv.FormatInt(q.Pending, 10) + "/" + strconv.FormatBool(q.Paused)
 	}
-	if got["default"] != "3/false" || got["mail"] != "1/true" || got["idle"] != "0/true" {
-		t.Errorf("status --json queues = %v", got)
-	}
-	if len(st.Workflows) != 7 {
-		t.Errorf("status --json workflows = %v", st.Workflows)
-	}
+	assert.Equal(t, "3/false", got["default"], "status --json queues = %v", got)
+	assert.Equal(t, "1/true", got["mail"], "status --json queues = %v", got)
+	assert.Equal(t, "0/true", got["idle"], "status --json queues = %v", got)
+	assert.Len(t, st.Workflows, 7, "status --json workflows")
 
 	mustRun(t, nil, "--dsn", dsn, "queue", "resume", "mail")
 	list := decode[[]map[string]any](t, mustRun(t, nil, "--dsn", dsn, "queue", "list", "--json"))
@@ -337,12 +300,11 @@ func TestStatusAndQueues(t *testing.T) {
 	for _, q := range list {
 		paused[q["queue"].(string)] = q["paused"].(bool)
 	}
-	if paused["mail"] || !paused["idle"] {
-		t.Errorf("queue list after resume: %v", list)
-	}
-	if out := mustRun(t, nil, "--dsn", dsn, "queue", "list"); !strings.Contains(out, "idle") || !strings.Contains(out, "paused") {
-		t.Errorf("queue list:\n%s", out)
-	}
+	assert.False(t, paused["mail"], "queue list after resume: %v", list)
+	assert.True(t, paused["idle"], "queue list after resume: %v", list)
+	out = mustRun(t, nil, "--dsn", dsn, "queue", "list")
+	assert.Contains(t, out, "idle", "queue list")
+	assert.Contains(t, out, "paused", "queue list")
 	wantFail(t, 2, "missing arguments", "--dsn", dsn, "queue", "pause")
 }
 
@@ -370,41 +332,34 @@ func TestWorkOnceAndJobs(t *testing.T) {
 	unknownID := dispatchID(t, dsn, "t.unknown")
 
 	out := mustRun(t, reg, "--dsn", dsn, "work", "--once", "--max-time", "20s")
-	if !strings.Contains(out, "claimed 6, succeeded 5, failed 1") {
-		t.Errorf("work --once summary:\n%s", out)
-	}
-	if ran.Load() != 5 {
-		t.Errorf("t.ok ran %d times", ran.Load())
-	}
+	assert.Contains(t, out, "claimed 6, succeeded 5, failed 1", "work --once summary")
+	assert.Equal(t, int64(5), ran.Load(), "t.ok runs")
 
 	// The job without a handler is left pending, never buried.
 	j := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "job", "show", strconv.FormatInt(unknownID, 10), "--json"))
-	if job := j["job"].(map[string]any); job["status"] != "pending" || job["attempts"] != 0.0 {
-		t.Errorf("unknown-handler job = %v", job)
-	}
+	job := j["job"].(map[string]any)
+	assert.Equal(t, "pending", job["status"], "unknown-handler job = %v", job)
+	assert.Equal(t, 0.0, job["attempts"], "unknown-handler job = %v", job)
 
 	// job list filters.
 	buried := decode[[]map[string]any](t, mustRun(t, nil, "--dsn", dsn, "job", "list", "--status", "buried", "--json"))
-	if len(buried) != 1 || buried[0]["id"] != float64(failID) || buried[0]["error_message"] != "boom" {
-		t.Errorf("buried jobs = %v", buried)
+	if assert.Len(t, buried, 1, "buried jobs") {
+		assert.Equal(t, float64(failID), buried[0]["id"], "buried jobs = %v", buried)
+		assert.Equal(t, "boom", buried[0]["error_message"], "buried jobs = %v", buried)
 	}
 	out = mustRun(t, nil, "--dsn", dsn, "job", "list", "--handler", "t.ok", "--limit", "2")
-	if strings.Count(out, "t.ok") != 2 || !strings.Contains(out, "--after") {
-		t.Errorf("job list --limit 2:\n%s", out)
-	}
+	assert.Equal(t, 2, strings.Count(out, "t.ok"), "job list --limit 2:\n%s", out)
+	assert.Contains(t, out, "--after", "job list --limit 2")
 	wantFail(t, 2, "--status", "--dsn", dsn, "job", "list", "--status", "weird")
 
 	// job show: the row and its log rows.
 	out = mustRun(t, nil, "--dsn", dsn, "job", "show", strconv.FormatInt(failID, 10))
 	for _, want := range []string{"t.fail", "buried", "boom", "Log", "started", "failed", "buried"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("job show has no %q:\n%s", want, out)
-		}
+		assert.Contains(t, out, want, "job show")
 	}
 	shown := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "job", "show", strconv.FormatInt(failID, 10), "--json"))
-	if logs := shown["logs"].([]any); len(logs) < 2 {
-		t.Errorf("job show --json logs = %v", logs)
-	}
+	logs := shown["logs"].([]any)
+	assert.GreaterOrEqual(t, len(logs), 2, "job show --json logs = %v", logs)
 
 	// job retry: buried → pending → completed.
 	wantFail(t, 1, "only buried or failed jobs can be retried", "--dsn", dsn, "job", "retry", strconv.FormatInt(unknownID, 10))
@@ -413,19 +368,16 @@ func TestWorkOnceAndJobs(t *testing.T) {
 	mustRun(t, nil, "--dsn", dsn, "job", "retry", strconv.FormatInt(failID, 10))
 	failing.Store(false)
 	out = mustRun(t, reg, "--dsn", dsn, "work", "--once", "--json")
-	if sum := decode[map[string]any](t, out); sum["succeeded"] != 1.0 || sum["claimed"] != 1.0 {
-		t.Errorf("second work --once = %v", sum)
-	}
+	sum := decode[map[string]any](t, out)
+	assert.Equal(t, 1.0, sum["succeeded"], "second work --once = %v", sum)
+	assert.Equal(t, 1.0, sum["claimed"], "second work --once = %v", sum)
 	shown = decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "job", "show", strconv.FormatInt(failID, 10), "--json"))
-	if st := shown["job"].(map[string]any)["status"]; st != "completed" {
-		t.Errorf("retried job status = %v", st)
-	}
+	assert.Equal(t, "completed", shown["job"].(map[string]any)["status"], "retried job status")
 
 	// job purge needs --older-than; 0 purges everything completed.
 	wantFail(t, 2, "--older-than is required", "--dsn", dsn, "job", "purge")
-	if out := mustRun(t, nil, "--dsn", dsn, "job", "purge", "--older-than", "7d"); !strings.Contains(out, "Deleted 0 ") {
-		t.Errorf("purge 7d: %s", out)
-	}
+	out = mustRun(t, nil, "--dsn", dsn, "job", "purge", "--older-than", "7d")
+	assert.Contains(t, out, "Deleted 0 ", "purge 7d")
 	// Completion times have whole seconds: poll until the jobs completed
 	// in an earlier second than now.
 	deleted := 0.0
@@ -436,9 +388,7 @@ func TestWorkOnceAndJobs(t *testing.T) {
 			<-time.After(50 * time.Millisecond) // poll interval
 		}
 	}
-	if deleted != 6 {
-		t.Errorf("purge 0s deleted %v jobs, want 6", deleted)
-	}
+	assert.Equal(t, 6.0, deleted, "jobs deleted by purge 0s")
 
 	wantFail(t, 2, "--concurrency", "--dsn", dsn, "work", "--once", "--concurrency", "0")
 	wantFail(t, 2, "--max-time", "--dsn", dsn, "work", "--once", "--max-time", "0s")
@@ -464,27 +414,24 @@ func TestWorkOnceSIGTERM(t *testing.T) {
 	select {
 	case <-started:
 	case r := <-done:
-		t.Fatalf("work --once ended before its handler started: %+v", r)
+		require.FailNow(t, "work --once ended before its handler started", "%+v", r)
 	case <-time.After(30 * time.Second):
-		t.Fatal("handler did not start")
+		require.FailNow(t, "handler did not start")
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
 	select {
 	case r := <-done:
-		if r.code != 0 || !strings.Contains(r.stdout, "handed back 1") {
-			t.Errorf("work --once after SIGTERM: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-		}
+		assert.Equal(t, 0, r.code, "work --once after SIGTERM: exit code\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "handed back 1", "work --once after SIGTERM\nstderr:\n%s", r.stderr)
 	case <-time.After(15 * time.Second):
-		t.Fatal("work --once did not stop after SIGTERM")
+		require.FailNow(t, "work --once did not stop after SIGTERM")
 	}
 	// The interrupted job went back to the queue without using its attempt.
 	c := openClient(t, dsn)
 	jobs, err := c.ListJobs(context.Background(), driver.JobFilter{Handler: "t.block"})
-	if err != nil || len(jobs) != 1 || jobs[0].Status != queuety.JobPending {
-		t.Errorf("interrupted job = %+v (%v)", jobs, err)
-	}
+	require.NoError(t, err)
+	require.Len(t, jobs, 1, "interrupted jobs")
+	assert.Equal(t, queuety.JobPending, jobs[0].Status, "interrupted job = %+v", jobs[0])
 }
 
 func TestWorkRunStopsOnCancel(t *testing.T) {
@@ -499,23 +446,20 @@ func TestWorkRunStopsOnCancel(t *testing.T) {
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(errOut.String(), "worker started") {
-		if time.Now().After(deadline) {
-			t.Fatalf("worker did not start:\n%s", errOut.String())
-		}
+		require.False(t, time.Now().After(deadline), "worker did not start:\n%s", errOut.String())
 		select {
 		case code := <-done:
-			t.Fatalf("work exited %d early:\n%s", code, errOut.String())
+			require.FailNow(t, "work exited early", "exit %d:\n%s", code, errOut.String())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
 	cancel()
 	select {
 	case code := <-done:
-		if code != 0 || !strings.Contains(errOut.String(), "worker stopped") {
-			t.Errorf("work exit %d:\n%s", code, errOut.String())
-		}
+		assert.Equal(t, 0, code, "work exit code:\n%s", errOut.String())
+		assert.Contains(t, errOut.String(), "worker stopped", "work output")
 	case <-time.After(15 * time.Second):
-		t.Fatal("work did not stop")
+		require.FailNow(t, "work did not stop")
 	}
 }
 
@@ -554,122 +498,101 @@ func TestWorkflows(t *testing.T) {
 		{Type: queuety.StepWaitForSignal, Name: "wait", Signal: "go"},
 		{Type: queuety.StepSingle, Name: "second", Handler: "wf.b", Options: queuety.JobSpec{Timeouts: queuety.ActivityTimeouts{StartToClose: time.Minute}}},
 	}, ExecutionTimeout: time.Hour}, queuety.State{"n": 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	failing, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "fragile", Steps: []queuety.WorkflowStep{
 		{Type: queuety.StepSingle, Name: "try", Handler: "wf.flaky"},
 	}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	idle, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "idle", Queue: "elsewhere", Steps: []queuety.WorkflowStep{
 		{Type: queuety.StepSingle, Handler: "wf.a"}, {Type: queuety.StepSingle, Handler: "wf.b"},
 	}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sid, fid, iid := strconv.FormatInt(signalled, 10), strconv.FormatInt(failing, 10), strconv.FormatInt(idle, 10)
 
 	mustRun(t, reg, "--dsn", dsn, "work", "--once")
 	statusOf := func(id string) map[string]any {
 		return decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "status", id, "--json"))
 	}
-	if st := statusOf(sid); st["status"] != "waiting_for_signal" || st["state"].(map[string]any)["a"] != 2.0 {
-		t.Fatalf("workflow %s = %v", sid, st)
-	}
-	if st := statusOf(fid); st["status"] != "failed" || !strings.Contains(st["error_message"].(string), "upstream said no") {
-		t.Fatalf("workflow %s = %v", fid, st)
-	}
+	st := statusOf(sid)
+	require.Equal(t, "waiting_for_signal", st["status"], "workflow %s = %v", sid, st)
+	require.Equal(t, 2.0, st["state"].(map[string]any)["a"], "workflow %s = %v", sid, st)
+	st = statusOf(fid)
+	require.Equal(t, "failed", st["status"], "workflow %s = %v", fid, st)
+	require.Contains(t, st["error_message"].(string), "upstream said no", "workflow %s = %v", fid, st)
 
 	// list with filters.
 	list := decode[[]map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "list", "--status", "failed", "--json"))
-	if len(list) != 1 || list[0]["id"] != float64(failing) {
-		t.Errorf("workflow list --status failed = %v", list)
+	if assert.Len(t, list, 1, "workflow list --status failed") {
+		assert.Equal(t, float64(failing), list[0]["id"], "workflow list --status failed = %v", list)
 	}
 	out := mustRun(t, nil, "--dsn", dsn, "workflow", "list")
 	for _, want := range []string{"approve", "fragile", "idle", "waiting_for_signal", "STEPS DONE"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("workflow list has no %q:\n%s", want, out)
-		}
+		assert.Contains(t, out, want, "workflow list")
 	}
-	if out := mustRun(t, nil, "--dsn", dsn, "workflow", "list", "--name", "idle"); strings.Contains(out, "fragile") {
-		t.Errorf("workflow list --name idle:\n%s", out)
-	}
+	out = mustRun(t, nil, "--dsn", dsn, "workflow", "list", "--name", "idle")
+	assert.NotContains(t, out, "fragile", "workflow list --name idle")
 	wantFail(t, 2, "--status", "--dsn", dsn, "workflow", "list", "--status", "sleeping")
 
 	// signal, then the rest of the workflow runs.
 	out = mustRun(t, nil, "--dsn", dsn, "signal", sid, "go", `{"by": "ada"}`)
-	if !strings.Contains(out, "Signal go sent") {
-		t.Errorf("signal output: %s", out)
-	}
+	assert.Contains(t, out, "Signal go sent", "signal output")
 	wantFail(t, 2, "must be a JSON object", "--dsn", dsn, "signal", sid, "go", "[]")
 	wantFail(t, 1, "not found", "--dsn", dsn, "signal", "99999", "go")
 	mustRun(t, reg, "--dsn", dsn, "work", "--once")
-	st := statusOf(sid)
+	st = statusOf(sid)
 	state := st["state"].(map[string]any)
-	if st["status"] != "completed" || state["b"] != 20.0 || state["approved_by"] != "ada" {
-		t.Errorf("signalled workflow = %v", st)
-	}
-	if text := mustRun(t, nil, "--dsn", dsn, "workflow", "status", sid); !strings.Contains(text, "completed") || !strings.Contains(text, "3 of 3") {
-		t.Errorf("workflow status:\n%s", text)
-	}
+	assert.Equal(t, "completed", st["status"], "signalled workflow = %v", st)
+	assert.Equal(t, 20.0, state["b"], "signalled workflow = %v", st)
+	assert.Equal(t, "ada", state["approved_by"], "signalled workflow = %v", st)
+	text := mustRun(t, nil, "--dsn", dsn, "workflow", "status", sid)
+	assert.Contains(t, text, "completed", "workflow status")
+	assert.Contains(t, text, "3 of 3", "workflow status")
 
 	// inspect: text and JSON.
 	out = mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid)
 	for _, want := range []string{"Workflow " + sid + " (approve): completed", "Deadlines", "execution timeout", "PT1H",
 		"Steps", "first", "wait", "second", "start_to_close=PT1M", "Attempts", "Failures", "Signals", "Timeline", "workflow_started", "workflow_completed"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("inspect has no %q:\n%s", want, out)
-		}
+		assert.Contains(t, out, want, "inspect")
 	}
 	desc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--json"))
-	if desc.Status != queuety.WorkflowCompleted || len(desc.Steps) != 3 || len(desc.Timeline) == 0 || desc.Deadlines.ExecutionTimeoutSeconds != 3600 {
-		t.Errorf("inspect --json = %+v", desc)
-	}
-	if _, err := time.Parse(time.RFC3339, desc.Deadlines.ExecutionDeadline); err != nil {
-		t.Errorf("execution deadline %q is not RFC 3339", desc.Deadlines.ExecutionDeadline)
-	}
+	assert.Equal(t, queuety.WorkflowCompleted, desc.Status, "inspect --json status")
+	assert.Len(t, desc.Steps, 3, "inspect --json steps")
+	assert.NotEmpty(t, desc.Timeline, "inspect --json timeline")
+	assert.Equal(t, int64(3600), desc.Deadlines.ExecutionTimeoutSeconds, "inspect --json execution timeout")
+	_, err = time.Parse(time.RFC3339, desc.Deadlines.ExecutionDeadline)
+	assert.NoError(t, err, "execution deadline %q is not RFC 3339", desc.Deadlines.ExecutionDeadline)
 	out = mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", fid)
 	for _, want := range []string{"failed", "application", "true", "upstream said no"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("inspect of failed workflow has no %q:\n%s", want, out)
-		}
+		assert.Contains(t, out, want, "inspect of failed workflow")
 	}
 	fdesc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", fid, "--json"))
-	if len(fdesc.Failures) == 0 || !fdesc.Failures[0].NonRetryable || fdesc.Failures[0].Category != driver.FailureApplication {
-		t.Errorf("failures = %+v", fdesc.Failures)
+	if assert.NotEmpty(t, fdesc.Failures, "failures") {
+		assert.True(t, fdesc.Failures[0].NonRetryable, "failures = %+v", fdesc.Failures)
+		assert.Equal(t, driver.FailureApplication, fdesc.Failures[0].Category, "failures = %+v", fdesc.Failures)
 	}
 
 	// retry the failed workflow, which then completes.
 	wantFail(t, 1, "only a failed workflow can be retried", "--dsn", dsn, "workflow", "retry", sid)
 	out = mustRun(t, nil, "--dsn", dsn, "workflow", "retry", fid)
-	if !strings.Contains(out, "retried") || !strings.Contains(out, "running") {
-		t.Errorf("retry output: %s", out)
-	}
+	assert.Contains(t, out, "retried", "retry output")
+	assert.Contains(t, out, "running", "retry output")
 	fail.Store(false)
 	mustRun(t, reg, "--dsn", dsn, "work", "--once")
-	if st := statusOf(fid); st["status"] != "completed" || st["run"] != 2.0 {
-		t.Errorf("retried workflow = %v", st)
-	}
+	st = statusOf(fid)
+	assert.Equal(t, "completed", st["status"], "retried workflow = %v", st)
+	assert.Equal(t, 2.0, st["run"], "retried workflow = %v", st)
 
 	// pause, resume and cancel the idle one (its queue has no worker).
 	r := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "pause", iid, "--json"))
-	if r["status"] != "paused" {
-		t.Errorf("pause = %v", r)
-	}
+	assert.Equal(t, "paused", r["status"], "pause = %v", r)
 	wantFail(t, 1, "only a running workflow can be paused", "--dsn", dsn, "workflow", "pause", iid)
 	mustRun(t, nil, "--dsn", dsn, "workflow", "resume", iid)
-	if st := statusOf(iid); st["status"] != "running" {
-		t.Errorf("resumed workflow = %v", st)
-	}
+	st = statusOf(iid)
+	assert.Equal(t, "running", st["status"], "resumed workflow = %v", st)
 	out = mustRun(t, nil, "--dsn", dsn, "workflow", "cancel", iid)
-	if !strings.Contains(out, "cancelled") {
-		t.Errorf("cancel output: %s", out)
-	}
-	if st := statusOf(iid); st["status"] != "cancelled" {
-		t.Errorf("cancelled workflow = %v", st)
-	}
+	assert.Contains(t, out, "cancelled", "cancel output")
+	st = statusOf(iid)
+	assert.Equal(t, "cancelled", st["status"], "cancelled workflow = %v", st)
 	wantFail(t, 1, "already cancelled", "--dsn", dsn, "workflow", "cancel", iid)
 	wantFail(t, 1, "not found", "--dsn", dsn, "workflow", "inspect", "424242")
 	wantFail(t, 2, "positive integer", "--dsn", dsn, "workflow", "status", "0")
@@ -680,24 +603,17 @@ func TestDemo(t *testing.T) {
 	dsn := tempDSN(t)
 	start := time.Now()
 	r := run(t, nil, "demo", "--jobs", "20", "--workflows", "3", "--dsn", dsn)
-	if r.code != 0 {
-		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("demo took %s", took)
-	}
+	require.Equal(t, 0, r.code, "demo exit code\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.LessOrEqual(t, time.Since(start), 30*time.Second, "demo took too long")
 	for _, want := range []string{
 		"20 of 20 done", "2 completed, 1 failed", "Deadline exceeded", "jobs/s", "steps/s",
 		"on-deadline callback", `waiting for signal "approved"`, "--dsn " + dsn + " status",
 	} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("demo output has no %q:\n%s", want, r.stdout)
-		}
+		assert.Contains(t, r.stdout, want, "demo output")
 	}
 	c := openClient(t, dsn)
 	wfs, err := c.ListWorkflows(context.Background(), driver.WorkflowFilter{Status: queuety.WorkflowCompleted})
-	if err != nil || len(wfs) != 2 {
-		t.Errorf("completed workflows = %d (%v)", len(wfs), err)
-	}
+	require.NoError(t, err)
+	assert.Len(t, wfs, 2, "completed workflows")
 	wantFail(t, 2, "--jobs", "demo", "--jobs", "-1", "--dsn", dsn)
 }

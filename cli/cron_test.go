@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/cli"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
@@ -140,9 +143,7 @@ func TestCronDrivenWorkers(t *testing.T) {
 		t.Skip("re-executes the test binary as a worker")
 	}
 	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
 		cronScenario(t, exe, tempDSN(t))
@@ -166,29 +167,22 @@ func cronScenario(t *testing.T, exe, dsn string) {
 		{Type: queuety.StepSingle, Name: "transform", Handler: "cron.transform"},
 		{Type: queuety.StepSingle, Name: "load", Handler: "cron.load"},
 	}}, queuety.State{"source": "cron"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// (b) one step no worker has, a 1 s execution timeout and a deadline
 	// callback the workers have.
 	doomed, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "cron_doomed", Steps: []queuety.WorkflowStep{
 		{Type: queuety.StepSingle, Name: "never", Handler: "cron.never"},
 	}, ExecutionTimeout: time.Second, OnDeadline: "cron.deadline"}, queuety.State{"tag": "doomed"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wf, err := c.Workflow(ctx, doomed)
-	if err != nil || wf.DeadlineAt.IsZero() {
-		t.Fatalf("doomed workflow = %+v (%v)", wf, err)
-	}
+	require.NoError(t, err)
+	require.False(t, wf.DeadlineAt.IsZero(), "doomed workflow has no deadline: %+v", wf)
 	deadlineAt := wf.DeadlineAt
 
 	callbacks := func() []*driver.Job {
 		t.Helper()
 		jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "cron.deadline"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return jobs
 	}
 	var runs []cronRun
@@ -202,21 +196,16 @@ func cronScenario(t *testing.T, exe, dsn string) {
 	finished := func() bool {
 		t.Helper()
 		p, err := c.Workflow(ctx, pipeline)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		d, err := c.Workflow(ctx, doomed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.Status == queuety.WorkflowFailed || p.Status == queuety.WorkflowCancelled || d.Status == queuety.WorkflowCompleted {
-			t.Fatalf("pipeline %s (%s), doomed %s\n%s", p.Status, p.ErrorMessage, d.Status, history())
-		}
+		require.NoError(t, err)
+		require.NotEqual(t, queuety.WorkflowFailed, p.Status, "pipeline (%s)\n%s", p.ErrorMessage, history())
+		require.NotEqual(t, queuety.WorkflowCancelled, p.Status, "pipeline\n%s", history())
+		require.NotEqual(t, queuety.WorkflowCompleted, d.Status, "doomed\n%s", history())
 		cb := callbacks()
 		for _, j := range cb {
-			if j.Status == queuety.JobBuried || j.Status == queuety.JobFailed {
-				t.Fatalf("deadline callback job %d %s: %s\n%s", j.ID, j.Status, j.ErrorMessage, history())
-			}
+			require.NotEqual(t, queuety.JobBuried, j.Status, "deadline callback job %d: %s\n%s", j.ID, j.ErrorMessage, history())
+			require.NotEqual(t, queuety.JobFailed, j.Status, "deadline callback job %d: %s\n%s", j.ID, j.ErrorMessage, history())
 		}
 		return p.Status == queuety.WorkflowCompleted && d.Status == queuety.WorkflowFailed &&
 			len(cb) == 1 && cb[0].Status == queuety.JobCompleted
@@ -231,9 +220,8 @@ func cronScenario(t *testing.T, exe, dsn string) {
 	limit := start.Add(60 * time.Second)
 	pairAt := -1
 	for !finished() {
-		if len(runs) >= maxRuns || time.Now().After(limit) {
-			t.Fatalf("not finished after %d runs in %s\n%s", len(runs), time.Since(start).Round(time.Millisecond), history())
-		}
+		require.Less(t, len(runs), maxRuns, "not finished after %d runs in %s\n%s", len(runs), time.Since(start).Round(time.Millisecond), history())
+		require.False(t, time.Now().After(limit), "not finished after %d runs in %s\n%s", len(runs), time.Since(start).Round(time.Millisecond), history())
 		var batch []cronRun
 		if pairAt < 0 && time.Now().After(deadlineAt) {
 			pairAt = len(runs)
@@ -249,9 +237,7 @@ func cronScenario(t *testing.T, exe, dsn string) {
 		}
 		runs = append(runs, batch...)
 		for _, r := range batch {
-			if r.code != 0 {
-				t.Fatalf("worker run %d failed: %s", len(runs), r)
-			}
+			require.Equal(t, 0, r.code, "worker run %d failed: %s", len(runs), r)
 		}
 	}
 	took := time.Since(start)
@@ -260,89 +246,75 @@ func cronScenario(t *testing.T, exe, dsn string) {
 	// Every process was a once-mode run that exited 0 (its summary line
 	// says so); none ran as a daemon.
 	for i, r := range runs {
-		if !strings.Contains(r.stdout, "work --once: claimed") ||
-			strings.Contains(r.stderr, "worker started") || strings.Contains(r.stderr, "worker stopped") {
-			t.Errorf("run %d was not a once-mode run: %s", i+1, r)
-		}
+		assert.Contains(t, r.stdout, "work --once: claimed", "run %d was not a once-mode run: %s", i+1, r)
+		assert.NotContains(t, r.stderr, "worker started", "run %d was not a once-mode run: %s", i+1, r)
+		assert.NotContains(t, r.stderr, "worker stopped", "run %d was not a once-mode run: %s", i+1, r)
 	}
-	if pairAt < 0 {
-		t.Fatal("no concurrent pair was started")
-	}
-	if a, b := runs[pairAt], runs[pairAt+1]; !a.start.Before(b.finish) || !b.start.Before(a.finish) {
-		t.Errorf("the pair did not overlap: [%s, %s] and [%s, %s]", a.start, a.finish, b.start, b.finish)
-	}
+	require.GreaterOrEqual(t, pairAt, 0, "no concurrent pair was started")
+	a, b := runs[pairAt], runs[pairAt+1]
+	assert.True(t, a.start.Before(b.finish), "the pair did not overlap: [%s, %s] and [%s, %s]", a.start, a.finish, b.start, b.finish)
+	assert.True(t, b.start.Before(a.finish), "the pair did not overlap: [%s, %s] and [%s, %s]", a.start, a.finish, b.start, b.finish)
 
 	// (a) completed with state from all three steps, carried across
 	// processes by the store.
 	p, err := c.Workflow(ctx, pipeline)
-	if err != nil || p.Status != queuety.WorkflowCompleted {
-		t.Fatalf("pipeline = %+v (%v)", p, err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, queuety.WorkflowCompleted, p.Status, "pipeline = %+v", p)
 	st, err := c.State(ctx, pipeline)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rows, _ := st.Int("rows")
 	transformed, _ := st.Int("transformed")
 	loaded, _ := st.Int("loaded")
-	if rows != 3 || transformed != 30 || loaded != 30 || st.String("source") != "cron" {
-		t.Errorf("pipeline state = %v", st)
-	}
+	assert.Equal(t, int64(3), rows, "pipeline state = %v", st)
+	assert.Equal(t, int64(30), transformed, "pipeline state = %v", st)
+	assert.Equal(t, int64(30), loaded, "pipeline state = %v", st)
+	assert.Equal(t, "cron", st.String("source"), "pipeline state = %v", st)
 	self := int64(os.Getpid())
 	fetchPID, _ := st.Int("fetch_pid")
 	transformPID, _ := st.Int("transform_pid")
 	loadPID, _ := st.Int("load_pid")
-	if fetchPID == 0 || transformPID == 0 || loadPID == 0 || fetchPID == self || transformPID == self || loadPID == self {
-		t.Errorf("steps did not run in worker processes: fetch %d, transform %d, load %d (test %d)", fetchPID, transformPID, loadPID, self)
+	stepPIDs := map[string]int64{"fetch": fetchPID, "transform": transformPID, "load": loadPID}
+	for name, pid := range stepPIDs {
+		assert.NotZero(t, pid, "%s step recorded no process", name)
+		assert.NotEqual(t, self, pid, "%s step ran in the test process, not in a worker process", name)
 	}
 	byPID := map[int64]cronRun{}
 	for _, r := range runs {
 		byPID[int64(r.pid)] = r
 	}
-	for name, pid := range map[string]int64{"fetch": fetchPID, "transform": transformPID, "load": loadPID} {
-		if _, ok := byPID[pid]; !ok {
-			t.Errorf("%s ran in process %d, which is none of the work --once runs", name, pid)
-		}
+	for name, pid := range stepPIDs {
+		_, ok := byPID[pid]
+		assert.True(t, ok, "%s ran in process %d, which is none of the work --once runs", name, pid)
 	}
 	// A once-mode run exits when nothing is due, so unless the run that
 	// fetched was itself slower than the sleep, another run transformed.
-	if fr := byPID[fetchPID]; fetchPID == transformPID && fr.finish.Sub(fr.start) < 1500*time.Millisecond {
-		t.Errorf("fetch and transform ran in the same %s-long process %d, across a 2 s sleep", fr.finish.Sub(fr.start), fetchPID)
+	if fr := byPID[fetchPID]; fetchPID == transformPID {
+		assert.GreaterOrEqual(t, fr.finish.Sub(fr.start), 1500*time.Millisecond, "fetch and transform ran in the same process %d, across a 2 s sleep", fetchPID)
 	}
-	if p.CompletedAt.Sub(p.StartedAt) < time.Second { // a 2 s sleep, stored at second precision
-		t.Errorf("pipeline took %s, shorter than its sleep", p.CompletedAt.Sub(p.StartedAt))
-	}
+	// a 2 s sleep, stored at second precision
+	assert.GreaterOrEqual(t, p.CompletedAt.Sub(p.StartedAt), time.Second, "pipeline took less than its sleep")
 
 	// No job ran twice: each step job completed on its first attempt, once
 	// per step, with one "started" log row.
 	jobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: pipeline})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var handlers []string
 	steps := map[int]int64{}
 	for _, j := range jobs {
 		handlers = append(handlers, j.Handler)
-		if j.Status != queuety.JobCompleted || j.Attempts != 1 {
-			t.Errorf("pipeline job %d (%s): status %s, attempts %d", j.ID, j.Handler, j.Status, j.Attempts)
-		}
-		if j.StepIndex == nil {
-			t.Errorf("pipeline job %d has no step index", j.ID)
+		assert.Equal(t, queuety.JobCompleted, j.Status, "pipeline job %d (%s) status", j.ID, j.Handler)
+		assert.Equal(t, 1, j.Attempts, "pipeline job %d (%s) attempts", j.ID, j.Handler)
+		if !assert.NotNil(t, j.StepIndex, "pipeline job %d has no step index", j.ID) {
 			continue
 		}
-		if prev, dup := steps[*j.StepIndex]; dup {
-			t.Errorf("step %d has two jobs: %d and %d", *j.StepIndex, prev, j.ID)
-		}
+		prev, dup := steps[*j.StepIndex]
+		assert.False(t, dup, "step %d has two jobs: %d and %d", *j.StepIndex, prev, j.ID)
 		steps[*j.StepIndex] = j.ID
 	}
 	slices.Sort(handlers)
-	if want := []string{engine.HandlerDelay, "cron.fetch", "cron.load", "cron.transform"}; !slices.Equal(handlers, want) {
-		t.Errorf("pipeline job handlers = %v, want %v", handlers, want)
-	}
+	assert.Equal(t, []string{engine.HandlerDelay, "cron.fetch", "cron.load", "cron.transform"}, handlers, "pipeline job handlers")
 	started, err := c.Logs(ctx, driver.LogFilter{WorkflowID: pipeline, Event: driver.LogStarted})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	perJob := map[int64]int{}
 	for _, l := range started {
 		if l.JobID != nil {
@@ -350,44 +322,41 @@ func cronScenario(t *testing.T, exe, dsn string) {
 		}
 	}
 	for _, j := range jobs {
-		if n := perJob[j.ID]; n > 1 || (n == 0 && strings.HasPrefix(j.Handler, "cron.")) {
-			t.Errorf("pipeline job %d (%s) has %d started log rows, want 1", j.ID, j.Handler, n)
+		if strings.HasPrefix(j.Handler, "cron.") {
+			assert.Equal(t, 1, perJob[j.ID], "started log rows of pipeline job %d (%s)", j.ID, j.Handler)
+		} else {
+			assert.LessOrEqual(t, perJob[j.ID], 1, "started log rows of pipeline job %d (%s)", j.ID, j.Handler)
 		}
 	}
 
 	// (b) failed at its deadline; its step never ran; the callback ran once,
 	// in a worker process.
 	d, err := c.Workflow(ctx, doomed)
-	if err != nil || d.Status != queuety.WorkflowFailed || !strings.Contains(d.ErrorMessage, "Deadline exceeded") {
-		t.Fatalf("doomed = %+v (%v)", d, err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, queuety.WorkflowFailed, d.Status, "doomed = %+v", d)
+	assert.Contains(t, d.ErrorMessage, "Deadline exceeded", "doomed workflow error")
 	djobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: doomed})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, j := range djobs {
-		if j.Handler == "cron.never" && (j.Status != queuety.JobBuried || j.Attempts != 0) {
-			t.Errorf("doomed step job %d: status %s, attempts %d (want buried, never attempted)", j.ID, j.Status, j.Attempts)
+		if j.Handler == "cron.never" {
+			assert.Equal(t, queuety.JobBuried, j.Status, "doomed step job %d (want buried, never attempted)", j.ID)
+			assert.Zero(t, j.Attempts, "doomed step job %d (want buried, never attempted)", j.ID)
 		}
 	}
 	cb := callbacks()
-	if len(cb) != 1 || cb[0].Status != queuety.JobCompleted || cb[0].Attempts != 1 || !strings.Contains(string(cb[0].Payload), `"tag":"doomed"`) {
-		t.Fatalf("deadline callback jobs = %+v", cb)
-	}
+	require.Len(t, cb, 1, "deadline callback jobs")
+	assert.Equal(t, queuety.JobCompleted, cb[0].Status, "deadline callback job = %+v", cb[0])
+	assert.Equal(t, 1, cb[0].Attempts, "deadline callback job = %+v", cb[0])
+	assert.Contains(t, string(cb[0].Payload), `"tag":"doomed"`, "deadline callback job payload")
 	calls, err := os.ReadFile(marker)
-	if err != nil {
-		t.Fatalf("the deadline callback left no trace: %v", err)
-	}
+	require.NoError(t, err, "the deadline callback left no trace")
 	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "deadline tag=doomed pid=") {
-		t.Fatalf("deadline callback calls:\n%s", calls)
+	require.Len(t, lines, 1, "deadline callback calls:\n%s", calls)
+	require.True(t, strings.HasPrefix(lines[0], "deadline tag=doomed pid="), "deadline callback calls:\n%s", calls)
+	pid, _ := strconv.ParseInt(strings.TrimPrefix(lines[0], "deadline tag=doomed pid="), 10, 64)
+	if assert.NotEqual(t, self, pid, "deadline callback ran in the test process") {
+		_, ok := byPID[pid]
+		assert.True(t, ok, "deadline callback ran in process %d, which is none of the work --once runs", pid)
 	}
-	if pid, _ := strconv.ParseInt(strings.TrimPrefix(lines[0], "deadline tag=doomed pid="), 10, 64); pid == self {
-		t.Errorf("deadline callback ran in the test process %d", pid)
-	} else if _, ok := byPID[pid]; !ok {
-		t.Errorf("deadline callback ran in process %d, which is none of the work --once runs", pid)
-	}
-	if took > 30*time.Second {
-		t.Errorf("the cron loop took %s", took)
-	}
+	assert.LessOrEqual(t, took, 30*time.Second, "the cron loop took too long")
 }

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -9,6 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -19,20 +21,8 @@ func scheduleID(t *testing.T, dsn string, args ...string) int64 {
 	t.Helper()
 	out := mustRun(t, nil, append([]string{"--dsn", dsn, "schedule", "add"}, args...)...)
 	id, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
-	if err != nil {
-		t.Fatalf("schedule add printed %q, not an id", out)
-	}
+	require.NoError(t, err, "schedule add printed %q, not an id", out)
 	return id
-}
-
-// compact returns JSON text on one line.
-func compact(t *testing.T, raw []byte) string {
-	t.Helper()
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		t.Fatalf("compact %s: %v", raw, err)
-	}
-	return b.String()
 }
 
 // rfc3339 formats a time as the CLI prints it.
@@ -41,9 +31,7 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func getSchedule(t *testing.T, c *queuety.Client, id int64) *driver.Schedule {
 	t.Helper()
 	s, err := c.ScheduleByID(context.Background(), id)
-	if err != nil {
-		t.Fatalf("schedule %d: %v", id, err)
-	}
+	require.NoError(t, err, "schedule %d", id)
 	return s
 }
 
@@ -70,99 +58,102 @@ func TestScheduleAddAndList(t *testing.T) {
 	dsn := tempDSN(t)
 	ctx := context.Background()
 
-	if out := mustRun(t, nil, "--dsn", dsn, "schedule", "list"); !strings.Contains(out, "No schedules") {
-		t.Errorf("empty list:\n%s", out)
-	}
-	if out := mustRun(t, nil, "--dsn", dsn, "schedule", "list", "--json"); strings.TrimSpace(out) != "[]" {
-		t.Errorf("empty list --json: %q", out)
-	}
+	assert.Contains(t, mustRun(t, nil, "--dsn", dsn, "schedule", "list"), "No schedules", "empty list")
+	assert.Equal(t, "[]", strings.TrimSpace(mustRun(t, nil, "--dsn", dsn, "schedule", "list", "--json")), "empty list --json")
 
 	cleanup := scheduleID(t, dsn, "cleanup_sessions", `{"older_than_days": 30}`, "--cron", "0 3 * * *",
 		"--queue", "maintenance", "--overlap", "skip", "--catch-up", "none")
 	c := openClient(t, dsn)
 	s := getSchedule(t, c, cleanup)
-	if s.Handler != "cleanup_sessions" || s.ExpressionType != driver.ScheduleCron || s.Expression != "0 3 * * *" ||
-		s.Queue != "maintenance" || s.Overlap != driver.OverlapSkip || s.CatchUp != driver.CatchUpNone || !s.Enabled || s.IsWorkflow() {
-		t.Errorf("cron schedule = %+v", s)
-	}
-	if next := s.NextRun.UTC(); next.Hour() != 3 || next.Minute() != 0 || !next.After(time.Now()) || next.Sub(time.Now()) > 24*time.Hour {
-		t.Errorf("next run of '0 3 * * *' = %s", next)
-	}
-	if string(s.Payload) != `{"older_than_days":30}` {
-		t.Errorf("payload = %s", s.Payload)
-	}
+	assert.Equal(t, "cleanup_sessions", s.Handler, "cron schedule handler")
+	assert.Equal(t, driver.ScheduleCron, s.ExpressionType, "cron schedule expression type")
+	assert.Equal(t, "0 3 * * *", s.Expression, "cron schedule expression")
+	assert.Equal(t, "maintenance", s.Queue, "cron schedule queue")
+	assert.Equal(t, driver.OverlapSkip, s.Overlap, "cron schedule overlap")
+	assert.Equal(t, driver.CatchUpNone, s.CatchUp, "cron schedule catch-up")
+	assert.True(t, s.Enabled, "cron schedule is disabled")
+	assert.False(t, s.IsWorkflow(), "cron schedule is a workflow schedule")
+	next := s.NextRun.UTC()
+	assert.Equal(t, 3, next.Hour(), "next run of '0 3 * * *' = %s", next)
+	assert.Zero(t, next.Minute(), "next run of '0 3 * * *' = %s", next)
+	assert.True(t, next.After(time.Now()), "next run of '0 3 * * *' = %s is not in the future", next)
+	assert.LessOrEqual(t, next.Sub(time.Now()), 24*time.Hour, "next run of '0 3 * * *' = %s", next)
+	assert.Equal(t, `{"older_than_days":30}`, string(s.Payload), "payload")
 
 	// --json prints {"id": N}; --every is stored as Queuety writes intervals.
 	feed := decode[map[string]int64](t, mustRun(t, nil, "--dsn", dsn, "schedule", "add", "sync_feed", "--every", "90s", "--json"))["id"]
-	if s := getSchedule(t, c, feed); feed == 0 || s.Expression != "90 seconds" || s.ExpressionType != driver.ScheduleInterval ||
-		s.Queue != queuety.DefaultQueue || s.Overlap != driver.OverlapAllow || s.CatchUp != driver.CatchUpOnce || string(s.Payload) != "[]" {
-		t.Errorf("every schedule %d = %+v (payload %s)", feed, s, s.Payload)
-	}
+	fs := getSchedule(t, c, feed)
+	assert.NotZero(t, feed, "every schedule id")
+	assert.Equal(t, "90 seconds", fs.Expression, "every schedule expression")
+	assert.Equal(t, driver.ScheduleInterval, fs.ExpressionType, "every schedule expression type")
+	assert.Equal(t, queuety.DefaultQueue, fs.Queue, "every schedule queue")
+	assert.Equal(t, driver.OverlapAllow, fs.Overlap, "every schedule overlap")
+	assert.Equal(t, driver.CatchUpOnce, fs.CatchUp, "every schedule catch-up")
+	assert.Equal(t, "[]", string(fs.Payload), "every schedule payload")
 	digest := scheduleID(t, dsn, `App\Jobs\Digest`, "--interval", "15 minutes", "--disabled", "--overlap", "buffer", "--catch-up", "all")
-	if s := getSchedule(t, c, digest); s.Expression != "15 minutes" || s.ExpressionType != driver.ScheduleInterval || s.Enabled ||
-		s.Overlap != driver.OverlapBuffer || s.CatchUp != driver.CatchUpAll {
-		t.Errorf("interval schedule = %+v", s)
-	}
+	ds := getSchedule(t, c, digest)
+	assert.Equal(t, "15 minutes", ds.Expression, "interval schedule expression")
+	assert.Equal(t, driver.ScheduleInterval, ds.ExpressionType, "interval schedule expression type")
+	assert.False(t, ds.Enabled, "interval schedule added with --disabled is enabled")
+	assert.Equal(t, driver.OverlapBuffer, ds.Overlap, "interval schedule overlap")
+	assert.Equal(t, driver.CatchUpAll, ds.CatchUp, "interval schedule catch-up")
 
 	// Adding the same handler again updates the schedule in place.
 	before := getSchedule(t, c, feed)
-	if again := scheduleID(t, dsn, "sync_feed", `{"feed": 7}`, "--every", "90s", "--queue", "feeds", "--overlap", "skip"); again != feed {
-		t.Errorf("second add of sync_feed returned id %d, want %d", again, feed)
-	}
+	again := scheduleID(t, dsn, "sync_feed", `{"feed": 7}`, "--every", "90s", "--queue", "feeds", "--overlap", "skip")
+	assert.Equal(t, feed, again, "id returned by the second add of sync_feed")
 	after := getSchedule(t, c, feed)
-	if after.Queue != "feeds" || after.Overlap != driver.OverlapSkip || string(after.Payload) != `{"feed":7}` {
-		t.Errorf("updated schedule = %+v (payload %s)", after, after.Payload)
-	}
-	if !after.NextRun.Equal(before.NextRun) || !after.CreatedAt.Equal(before.CreatedAt) {
-		t.Errorf("same expression: next run %s -> %s, created %s -> %s", before.NextRun, after.NextRun, before.CreatedAt, after.CreatedAt)
-	}
-	if again := scheduleID(t, dsn, "sync_feed", "--cron", "*/5 * * * *", "--disabled"); again != feed {
-		t.Errorf("third add of sync_feed returned id %d, want %d", again, feed)
-	}
-	if s := getSchedule(t, c, feed); s.ExpressionType != driver.ScheduleCron || s.Enabled || s.NextRun.UTC().Minute()%5 != 0 || s.Queue != queuety.DefaultQueue {
-		t.Errorf("schedule after changing to cron = %+v", s)
-	}
+	assert.Equal(t, "feeds", after.Queue, "updated schedule queue")
+	assert.Equal(t, driver.OverlapSkip, after.Overlap, "updated schedule overlap")
+	assert.Equal(t, `{"feed":7}`, string(after.Payload), "updated schedule payload")
+	assert.WithinDuration(t, before.NextRun, after.NextRun, 0, "same expression: next run changed")
+	assert.WithinDuration(t, before.CreatedAt, after.CreatedAt, 0, "same expression: created at changed")
+	again = scheduleID(t, dsn, "sync_feed", "--cron", "*/5 * * * *", "--disabled")
+	assert.Equal(t, feed, again, "id returned by the third add of sync_feed")
+	cs := getSchedule(t, c, feed)
+	assert.Equal(t, driver.ScheduleCron, cs.ExpressionType, "schedule after changing to cron = %+v", cs)
+	assert.False(t, cs.Enabled, "schedule after changing to cron = %+v", cs)
+	assert.Zero(t, cs.NextRun.UTC().Minute()%5, "schedule after changing to cron = %+v", cs)
+	assert.Equal(t, queuety.DefaultQueue, cs.Queue, "schedule after changing to cron = %+v", cs)
 	scheduleID(t, dsn, "sync_feed", "--cron", "*/5 * * * *")
-	if getSchedule(t, c, feed).Enabled {
-		t.Error("adding again without --disabled switched a disabled schedule back on")
-	}
+	assert.False(t, getSchedule(t, c, feed).Enabled, "adding again without --disabled switched a disabled schedule back on")
 
 	// A workflow schedule (made from code) is listed as workflow:KEY.
 	def := queuety.WorkflowDefinition{Name: "nightly_import", Queue: "imports", Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "imp.fetch"}}}
 	wfID, err := c.ScheduleWorkflow(def, queuety.State{"source": "s3"}).Cron("@hourly").Save(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	rows := decode[[]scheduleRow](t, mustRun(t, nil, "--dsn", dsn, "schedule", "list", "--json"))
-	if len(rows) != 4 {
-		t.Fatalf("schedule list --json has %d rows, want 4: %+v", len(rows), rows)
-	}
+	require.Len(t, rows, 4, "schedule list --json rows")
 	byID := map[int64]scheduleRow{}
 	for _, r := range rows {
 		byID[r.ID] = r
-		if _, err := time.Parse(time.RFC3339, r.NextRun); err != nil || !strings.HasSuffix(r.NextRun, "Z") {
-			t.Errorf("schedule %d next_run %q is not UTC RFC 3339", r.ID, r.NextRun)
-		}
+		_, err := time.Parse(time.RFC3339, r.NextRun)
+		assert.NoError(t, err, "schedule %d next_run %q is not RFC 3339", r.ID, r.NextRun)
+		assert.True(t, strings.HasSuffix(r.NextRun, "Z"), "schedule %d next_run %q is not UTC", r.ID, r.NextRun)
 	}
-	if r := byID[cleanup]; r.Handler != "cleanup_sessions" || r.Kind != "job" || r.WorkflowKey != "" || r.Type != "cron" ||
-		r.Queue != "maintenance" || r.Overlap != "skip" || r.CatchUp != "none" || !r.Enabled || compact(t, r.Payload) != `{"older_than_days":30}` {
-		t.Errorf("list --json cleanup = %+v", r)
-	}
-	if r := byID[wfID]; r.Kind != "workflow" || r.WorkflowKey != "nightly_import" || r.Handler != "__queuety_workflow:nightly_import" ||
-		r.Queue != "imports" || r.Expression != "0 * * * *" {
-		t.Errorf("list --json workflow schedule = %+v", r)
-	}
+	r := byID[cleanup]
+	assert.Equal(t, "cleanup_sessions", r.Handler, "list --json cleanup = %+v", r)
+	assert.Equal(t, "job", r.Kind, "list --json cleanup = %+v", r)
+	assert.Empty(t, r.WorkflowKey, "list --json cleanup = %+v", r)
+	assert.Equal(t, "cron", r.Type, "list --json cleanup = %+v", r)
+	assert.Equal(t, "maintenance", r.Queue, "list --json cleanup = %+v", r)
+	assert.Equal(t, "skip", r.Overlap, "list --json cleanup = %+v", r)
+	assert.Equal(t, "none", r.CatchUp, "list --json cleanup = %+v", r)
+	assert.True(t, r.Enabled, "list --json cleanup = %+v", r)
+	assert.JSONEq(t, `{"older_than_days":30}`, string(r.Payload), "list --json cleanup payload")
+	r = byID[wfID]
+	assert.Equal(t, "workflow", r.Kind, "list --json workflow schedule = %+v", r)
+	assert.Equal(t, "nightly_import", r.WorkflowKey, "list --json workflow schedule = %+v", r)
+	assert.Equal(t, "__queuety_workflow:nightly_import", r.Handler, "list --json workflow schedule = %+v", r)
+	assert.Equal(t, "imports", r.Queue, "list --json workflow schedule = %+v", r)
+	assert.Equal(t, "0 * * * *", r.Expression, "list --json workflow schedule = %+v", r)
 
 	out := mustRun(t, nil, "--dsn", dsn, "schedule", "list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("schedule list has %d lines, want a header and 4 rows:\n%s", len(lines), out)
-	}
+	require.Len(t, lines, 5, "schedule list: want a header and 4 rows:\n%s", out)
 	for _, want := range []string{"ID", "HANDLER", "TYPE", "EXPRESSION", "QUEUE", "OVERLAP", "CATCH-UP", "ENABLED", "LAST RUN", "NEXT RUN"} {
-		if !strings.Contains(lines[0], want) {
-			t.Errorf("header has no %q: %s", want, lines[0])
-		}
+		assert.Contains(t, lines[0], want, "header")
 	}
 	rowOf := func(id int64) string {
 		for _, l := range lines[1:] {
@@ -170,7 +161,7 @@ func TestScheduleAddAndList(t *testing.T) {
 				return l
 			}
 		}
-		t.Fatalf("no row for schedule %d:\n%s", id, out)
+		require.FailNow(t, "no row", "no row for schedule %d:\n%s", id, out)
 		return ""
 	}
 	for id, want := range map[int64][]string{
@@ -181,14 +172,10 @@ func TestScheduleAddAndList(t *testing.T) {
 	} {
 		row := rowOf(id)
 		for _, w := range want {
-			if !strings.Contains(row, w) {
-				t.Errorf("row of schedule %d has no %q: %s", id, w, row)
-			}
+			assert.Contains(t, row, w, "row of schedule %d", id)
 		}
 	}
-	if strings.Contains(out, "__queuety_workflow") {
-		t.Errorf("list shows the internal handler:\n%s", out)
-	}
+	assert.NotContains(t, out, "__queuety_workflow", "list shows the internal handler")
 }
 
 func TestScheduleAddErrors(t *testing.T) {
@@ -227,15 +214,12 @@ func TestScheduleAddErrors(t *testing.T) {
 		{[]string{"h", `{"__queuety_callback": 1}`, "--every", "1m"}, "reserved"},
 	} {
 		r := wantFail(t, 2, tc.want, append([]string{"--dsn", dsn, "schedule", "add"}, tc.args...)...)
-		if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n != 0 {
-			t.Errorf("%v: error is %d lines:\n%s", tc.args, n+1, r.stderr)
-		}
+		assert.Zero(t, strings.Count(strings.TrimSpace(r.stderr), "\n"), "%v: error is more than one line:\n%s", tc.args, r.stderr)
 	}
 	// Nothing was written by the failed adds.
 	list, err := openClient(t, dsn).Schedules(context.Background())
-	if err != nil || len(list) != 0 {
-		t.Errorf("failed adds wrote %d schedules (%v)", len(list), err)
-	}
+	require.NoError(t, err)
+	assert.Empty(t, list, "failed adds wrote schedules")
 }
 
 func TestScheduleOperations(t *testing.T) {
@@ -247,104 +231,87 @@ func TestScheduleOperations(t *testing.T) {
 
 	// enable / disable.
 	report := scheduleID(t, dsn, "report", `{"kind": "weekly"}`, "--cron", "0 6 * * 1", "--queue", "reports")
-	if out := mustRun(t, nil, "--dsn", dsn, "schedule", "disable", sid(report)); !strings.Contains(out, "Schedule "+sid(report)+" disabled") {
-		t.Errorf("disable output: %s", out)
-	}
-	if s := getSchedule(t, c, report); s.Enabled {
-		t.Errorf("disabled schedule is enabled: %+v", s)
-	}
-	out := mustRun(t, nil, "--dsn", dsn, "schedule", "enable", sid(report))
+	out := mustRun(t, nil, "--dsn", dsn, "schedule", "disable", sid(report))
+	assert.Contains(t, out, "Schedule "+sid(report)+" disabled", "disable output")
+	assert.False(t, getSchedule(t, c, report).Enabled, "disabled schedule is enabled")
+	out = mustRun(t, nil, "--dsn", dsn, "schedule", "enable", sid(report))
 	s := getSchedule(t, c, report)
-	if !s.Enabled || !s.NextRun.After(time.Now()) || !strings.Contains(out, "enabled; next run "+rfc3339(s.NextRun)) {
-		t.Errorf("enable: %q, schedule %+v", out, s)
-	}
+	assert.True(t, s.Enabled, "enabled schedule = %+v", s)
+	assert.True(t, s.NextRun.After(time.Now()), "enabled schedule = %+v: next run is not in the future", s)
+	assert.Contains(t, out, "enabled; next run "+rfc3339(s.NextRun), "enable output")
 	en := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "schedule", "disable", sid(report), "--json"))
-	if en["enabled"] != false || en["id"] != float64(report) {
-		t.Errorf("disable --json = %v", en)
-	}
+	assert.Equal(t, false, en["enabled"], "disable --json = %v", en)
+	assert.Equal(t, float64(report), en["id"], "disable --json = %v", en)
 
 	// run-now fires a disabled schedule too, and leaves its next run alone.
 	before := getSchedule(t, c, report)
 	out = mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", sid(report))
 	s = getSchedule(t, c, report)
-	if s.LastRunRef == 0 || !strings.Contains(out, "Schedule "+sid(report)+" dispatched job "+sid(s.LastRunRef)) {
-		t.Fatalf("run-now output %q, schedule %+v", out, s)
-	}
-	if !s.NextRun.Equal(before.NextRun) || s.LastRun.IsZero() {
-		t.Errorf("run-now changed next run %s -> %s (last run %s)", before.NextRun, s.NextRun, s.LastRun)
-	}
+	require.NotZero(t, s.LastRunRef, "run-now output %q, schedule %+v", out, s)
+	require.Contains(t, out, "Schedule "+sid(report)+" dispatched job "+sid(s.LastRunRef), "run-now output")
+	assert.WithinDuration(t, before.NextRun, s.NextRun, 0, "run-now changed the next run")
+	assert.False(t, s.LastRun.IsZero(), "run-now left the last run empty")
 	reportJob := s.LastRunRef
 	j, err := c.Job(ctx, reportJob)
-	if err != nil || j.Handler != "report" || j.Queue != "reports" || j.Status != queuety.JobPending || !strings.Contains(string(j.Payload), `"kind":"weekly"`) {
-		t.Errorf("dispatched job = %+v (%v)", j, err)
-	}
+	require.NoError(t, err, "dispatched job")
+	assert.Equal(t, "report", j.Handler, "dispatched job = %+v", j)
+	assert.Equal(t, "reports", j.Queue, "dispatched job = %+v", j)
+	assert.Equal(t, queuety.JobPending, j.Status, "dispatched job = %+v", j)
+	assert.Contains(t, string(j.Payload), `"kind":"weekly"`, "dispatched job payload")
 
 	// Overlap skip: the second run-now is held back while the first job is pending.
 	skip := scheduleID(t, dsn, "exclusive", "--every", "1h", "--overlap", "skip")
 	first := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", sid(skip), "--json"))
-	if first["held_back"] != false || first["kind"] != "job" || first["dispatched_id"].(float64) == 0 {
-		t.Fatalf("first run-now --json = %v", first)
-	}
+	require.Equal(t, false, first["held_back"], "first run-now --json = %v", first)
+	require.Equal(t, "job", first["kind"], "first run-now --json = %v", first)
+	require.NotZero(t, first["dispatched_id"].(float64), "first run-now --json = %v", first)
 	out = mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", sid(skip))
-	if !strings.Contains(out, "held back by its overlap policy (skip)") || !strings.Contains(out, "job "+strconv.FormatFloat(first["dispatched_id"].(float64), 'f', 0, 64)) {
-		t.Errorf("held-back run-now output: %s", out)
-	}
+	assert.Contains(t, out, "held back by its overlap policy (skip)", "held-back run-now output")
+	assert.Contains(t, out, "job "+strconv.FormatFloat(first["dispatched_id"].(float64), 'f', 0, 64), "held-back run-now output")
 	held := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", sid(skip), "--json"))
-	if held["held_back"] != true || held["dispatched_id"] != 0.0 || held["buffered"] != false || held["active_run_id"] != first["dispatched_id"] {
-		t.Errorf("held-back run-now --json = %v", held)
-	}
-	if jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "exclusive"}); err != nil || len(jobs) != 1 {
-		t.Errorf("skip schedule dispatched %d jobs (%v), want 1", len(jobs), err)
-	}
+	assert.Equal(t, true, held["held_back"], "held-back run-now --json = %v", held)
+	assert.Equal(t, 0.0, held["dispatched_id"], "held-back run-now --json = %v", held)
+	assert.Equal(t, false, held["buffered"], "held-back run-now --json = %v", held)
+	assert.Equal(t, first["dispatched_id"], held["active_run_id"], "held-back run-now --json = %v", held)
+	jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "exclusive"})
+	require.NoError(t, err)
+	assert.Len(t, jobs, 1, "jobs dispatched by the skip schedule")
 
 	// Overlap buffer: the held-back firing waits for the active run.
 	buf := scheduleID(t, dsn, "buffered", "--every", "1h", "--overlap", "buffer")
 	mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", sid(buf))
 	out = mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", sid(buf))
-	if !strings.Contains(out, "held back by its overlap policy (buffer)") || !strings.Contains(out, "dispatched when that run ends") {
-		t.Errorf("buffered run-now output: %s", out)
-	}
-	if s := getSchedule(t, c, buf); s.PendingRun.IsZero() {
-		t.Errorf("buffered schedule has no pending run: %+v", s)
-	}
+	assert.Contains(t, out, "held back by its overlap policy (buffer)", "buffered run-now output")
+	assert.Contains(t, out, "dispatched when that run ends", "buffered run-now output")
+	bs := getSchedule(t, c, buf)
+	assert.False(t, bs.PendingRun.IsZero(), "buffered schedule has no pending run: %+v", bs)
 
 	// run-now of a workflow schedule dispatches a workflow.
 	def := queuety.WorkflowDefinition{Name: "nightly", Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "n.step"}}}
 	wfSched, err := c.ScheduleWorkflow(def, queuety.State{"n": 1}).Every(time.Hour).Save(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wr := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", sid(wfSched), "--json"))
-	if wr["kind"] != "workflow" || wr["held_back"] != false {
-		t.Fatalf("workflow run-now --json = %v", wr)
-	}
+	require.Equal(t, "workflow", wr["kind"], "workflow run-now --json = %v", wr)
+	require.Equal(t, false, wr["held_back"], "workflow run-now --json = %v", wr)
 	wf, err := c.Workflow(ctx, int64(wr["dispatched_id"].(float64)))
-	if err != nil || wf.Name != "nightly" || wf.Status != queuety.WorkflowRunning {
-		t.Errorf("dispatched workflow = %+v (%v)", wf, err)
-	}
+	require.NoError(t, err, "dispatched workflow")
+	assert.Equal(t, "nightly", wf.Name, "dispatched workflow = %+v", wf)
+	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "dispatched workflow = %+v", wf)
 	out = mustRun(t, nil, "--dsn", dsn, "schedule", "disable", sid(wfSched))
-	if !strings.Contains(out, "disabled") || getSchedule(t, c, wfSched).Enabled {
-		t.Errorf("disable workflow schedule: %s", out)
-	}
+	assert.Contains(t, out, "disabled", "disable workflow schedule output")
+	assert.False(t, getSchedule(t, c, wfSched).Enabled, "disabled workflow schedule is enabled")
 
 	// remove.
 	out = mustRun(t, nil, "--dsn", dsn, "schedule", "remove", sid(report))
-	if !strings.Contains(out, "Schedule "+sid(report)+" removed") {
-		t.Errorf("remove output: %s", out)
-	}
-	if _, err := c.ScheduleByID(ctx, report); err == nil {
-		t.Errorf("schedule %d still exists after remove", report)
-	}
-	if _, err := c.Job(ctx, reportJob); err != nil {
-		t.Errorf("remove deleted the dispatched job: %v", err)
-	}
+	assert.Contains(t, out, "Schedule "+sid(report)+" removed", "remove output")
+	_, err = c.ScheduleByID(ctx, report)
+	assert.Error(t, err, "schedule %d still exists after remove", report)
+	_, err = c.Job(ctx, reportJob)
+	assert.NoError(t, err, "remove deleted the dispatched job")
 	rm := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "schedule", "remove", sid(wfSched), "--json"))
-	if rm["removed"] != true {
-		t.Errorf("remove --json = %v", rm)
-	}
-	if rows := decode[[]scheduleRow](t, mustRun(t, nil, "--dsn", dsn, "schedule", "list", "--json")); len(rows) != 2 {
-		t.Errorf("after two removes the list has %d rows, want 2", len(rows))
-	}
+	assert.Equal(t, true, rm["removed"], "remove --json = %v", rm)
+	rows := decode[[]scheduleRow](t, mustRun(t, nil, "--dsn", dsn, "schedule", "list", "--json"))
+	assert.Len(t, rows, 2, "schedule list after two removes")
 
 	// Missing schedules are runtime errors (exit 1); bad ids are usage errors.
 	for _, cmd := range []string{"remove", "enable", "disable", "run-now"} {
@@ -360,23 +327,20 @@ func TestScheduleOperations(t *testing.T) {
 
 func TestScheduleHelp(t *testing.T) {
 	t.Parallel()
-	if out := mustRun(t, nil, "help"); !strings.Contains(out, "schedule") {
-		t.Errorf("help does not list schedule:\n%s", out)
-	}
+	assert.Contains(t, mustRun(t, nil, "help"), "schedule", "help does not list schedule")
 	out := mustRun(t, nil, "schedule", "-h")
 	for _, want := range []string{"Usage: queuety-worker schedule COMMAND", "list", "add HANDLER [JSON]", "remove ID", "enable ID", "disable ID", "run-now ID", "Examples:"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("schedule -h has no %q:\n%s", want, out)
-		}
+		assert.Contains(t, out, want, "schedule -h")
 	}
 	for _, args := range [][]string{{"schedule", "add", "-h"}, {"help", "schedule", "run-now"}, {"schedule", "list", "--help"}} {
 		r := run(t, nil, args...)
-		if r.code != 0 || !strings.Contains(r.stdout, "Usage: queuety-worker schedule") || !strings.Contains(r.stdout, "Examples:") {
-			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
-		}
+		assert.Equal(t, 0, r.code, "%v: exit code\n%s%s", args, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "Usage: queuety-worker schedule", "%v", args)
+		assert.Contains(t, r.stdout, "Examples:", "%v", args)
 	}
-	if out := mustRun(t, nil, "schedule", "add", "-h"); !strings.Contains(out, "--cron") || !strings.Contains(out, "--every") || !strings.Contains(out, "--interval") || !strings.Contains(out, "--catch-up") {
-		t.Errorf("schedule add -h:\n%s", out)
+	out = mustRun(t, nil, "schedule", "add", "-h")
+	for _, want := range []string{"--cron", "--every", "--interval", "--catch-up"} {
+		assert.Contains(t, out, want, "schedule add -h")
 	}
 }
 
@@ -398,42 +362,36 @@ func TestScheduleFiresInWorkOnce(t *testing.T) {
 	c := openClient(t, dsn)
 
 	s := getSchedule(t, c, id)
-	if s.LastRunRef != 0 || s.NextRun.IsZero() {
-		t.Fatalf("fresh schedule = %+v", s)
-	}
+	require.Zero(t, s.LastRunRef, "fresh schedule = %+v", s)
+	require.False(t, s.NextRun.IsZero(), "fresh schedule = %+v", s)
 	// Wait until the next run has passed.
 	deadline := time.Now().Add(10 * time.Second)
 	for !time.Now().After(s.NextRun) {
-		if time.Now().After(deadline) {
-			t.Fatalf("next run %s did not pass", s.NextRun)
-		}
+		require.False(t, time.Now().After(deadline), "next run %s did not pass", s.NextRun)
 		time.Sleep(min(time.Until(s.NextRun)+10*time.Millisecond, 200*time.Millisecond))
 	}
 
 	out := mustRun(t, reg, "--dsn", dsn, "work", "--once", "--max-time", "10s", "--json")
 	sum := decode[map[string]any](t, out)
-	if sum["claimed"] != 1.0 || sum["succeeded"] != 1.0 {
-		t.Errorf("work --once = %v", sum)
-	}
-	if ran.Load() != 1 || got.Load() != "cron" {
-		t.Errorf("sched.tick ran %d times with who=%v", ran.Load(), got.Load())
-	}
+	assert.Equal(t, 1.0, sum["claimed"], "work --once = %v", sum)
+	assert.Equal(t, 1.0, sum["succeeded"], "work --once = %v", sum)
+	assert.Equal(t, int64(1), ran.Load(), "sched.tick runs")
+	assert.Equal(t, "cron", got.Load(), "sched.tick who")
 	after := getSchedule(t, c, id)
-	if after.LastRunRef == 0 || after.LastRun.IsZero() || !after.NextRun.After(s.NextRun) {
-		t.Fatalf("schedule after work --once = %+v", after)
-	}
+	require.NotZero(t, after.LastRunRef, "schedule after work --once = %+v", after)
+	require.False(t, after.LastRun.IsZero(), "schedule after work --once = %+v", after)
+	require.True(t, after.NextRun.After(s.NextRun), "schedule after work --once = %+v: next run did not move on", after)
 	j, err := c.Job(ctx, after.LastRunRef)
-	if err != nil || j.Handler != "sched.tick" || j.Status != queuety.JobCompleted || j.Attempts != 1 {
-		t.Errorf("fired job = %+v (%v)", j, err)
-	}
+	require.NoError(t, err, "fired job")
+	assert.Equal(t, "sched.tick", j.Handler, "fired job = %+v", j)
+	assert.Equal(t, queuety.JobCompleted, j.Status, "fired job = %+v", j)
+	assert.Equal(t, 1, j.Attempts, "fired job = %+v", j)
 	jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "sched.tick"})
-	if err != nil || len(jobs) != 1 {
-		t.Errorf("%d sched.tick jobs (%v), want 1", len(jobs), err)
-	}
+	require.NoError(t, err)
+	assert.Len(t, jobs, 1, "sched.tick jobs")
 
 	// The list shows the run.
 	row := decode[[]scheduleRow](t, mustRun(t, nil, "--dsn", dsn, "schedule", "list", "--json"))[0]
-	if row.LastRun == "" || row.LastRunID != after.LastRunRef {
-		t.Errorf("list after firing = %+v", row)
-	}
+	assert.NotEmpty(t, row.LastRun, "list after firing = %+v", row)
+	assert.Equal(t, after.LastRunRef, row.LastRunID, "list after firing = %+v", row)
 }
