@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -313,7 +314,7 @@ func isoSeconds(n int64) string {
 }
 
 // stepTimeouts lists a step's configured timeouts.
-func stepTimeouts(t *queuety.Timeouts) string {
+func stepTimeouts(t *engine.Timeouts) string {
 	if t == nil {
 		return "-"
 	}
@@ -332,7 +333,7 @@ func stepTimeouts(t *queuety.Timeouts) string {
 }
 
 // timeoutKinds lists the timeout kinds a job's attempts ended with.
-func timeoutKinds(j queuety.JobInfoRow) string {
+func timeoutKinds(j engine.JobInfoRow) string {
 	var kinds []string
 	seen := map[queuety.TimeoutKind]bool{}
 	for _, a := range j.History {

@@ -54,10 +54,6 @@ func LastHeartbeat(ctx context.Context) json.RawMessage { return engine.LastHear
 // ErrNoAttempt is returned by Heartbeat outside a handler.
 var ErrNoAttempt = engine.ErrNoAttempt
 
-// HeartbeatThrottleDefault is the heartbeat throttle interval for jobs
-// without a heartbeat timeout; with one, it is 0.8 × the timeout.
-const HeartbeatThrottleDefault = engine.HeartbeatThrottleDefault
-
 // Heartbeat reports that the running attempt is alive and, when details is
 // not nil, stores details (anything that encodes as JSON) for a later
 // attempt to read with LastHeartbeat. Calls are throttled on the client:

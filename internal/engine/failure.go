@@ -80,18 +80,25 @@ func (e *Engine) failWorkflowLocked(ctx context.Context, tx driver.Tx, wf *drive
 	if wf.Status.Terminal() {
 		return nil
 	}
-	wf.Status = driver.WorkflowFailed
-	wf.FailedAt = floorSecond(now)
-	wf.ErrorMessage = msg
-	wf.WaitDeadlineAt = time.Time{}
-	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
-		return err
-	}
-	if err := e.buryOpenJobs(ctx, tx, wf.ID, jobID, msg, now); err != nil {
+	if err := e.markFailed(ctx, tx, wf, jobID, msg, now); err != nil {
 		return err
 	}
 	return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(jobID), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue,
 		Event: driver.LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now}})
+}
+
+// markFailed buries a locked workflow's open jobs (all but except) with
+// msg and writes the workflow failed with it: the transition both a buried
+// step and an expired deadline make. The caller logs why.
+func (e *Engine) markFailed(ctx context.Context, tx driver.Tx, wf *driver.Workflow, except int64, msg string, now time.Time) error {
+	if err := e.buryOpenJobs(ctx, tx, wf.ID, except, msg, now); err != nil {
+		return err
+	}
+	wf.Status = driver.WorkflowFailed
+	wf.FailedAt = floorSecond(now)
+	wf.ErrorMessage = msg
+	wf.WaitDeadlineAt = time.Time{}
+	return tx.WorkflowUpdate(ctx, wf)
 }
 
 // buryOpenJobs buries a workflow's pending and processing jobs, except one.
@@ -196,14 +203,7 @@ func (e *Engine) expireLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 		}
 	}
 	waiting := !wf.WaitDeadlineAt.IsZero()
-	if err := e.buryOpenJobs(ctx, tx, wf.ID, 0, msg, now); err != nil {
-		return err
-	}
-	wf.Status = driver.WorkflowFailed
-	wf.FailedAt = floorSecond(now)
-	wf.ErrorMessage = msg
-	wf.WaitDeadlineAt = time.Time{}
-	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+	if err := e.markFailed(ctx, tx, wf, 0, msg, now); err != nil {
 		return err
 	}
 	logs := []*driver.LogEntry{

@@ -279,21 +279,8 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 		return fmt.Errorf("queuety: signal %q: %w", name, err)
 	}
 	raw := EncodeJSON(body)
-	err = e.store.InTx(ctx, func(tx driver.Tx) error {
-		now := e.clock.Now()
-		wf, err := tx.WorkflowGet(ctx, workflowID, driver.LockUpdate)
-		if err != nil {
-			return err
-		}
+	err = e.lockWorkflow(ctx, workflowID, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
 		if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: workflowID, Name: name, Payload: raw, ReceivedAt: now}); err != nil {
-			return err
-		}
-		state, err := DecodeObject("workflow state", wf.State)
-		if err != nil {
-			return err
-		}
-		steps, err := parseSteps(state)
-		if err != nil {
 			return err
 		}
 		ignore := func(reason string) error {

@@ -77,3 +77,20 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	}
 	return s, nil
 }
+
+// NewDriver returns the Driver of a store that reads a DSN with parse and
+// opens the parsed configuration with open, the way every store in this
+// module does.
+func NewDriver[C any, S Store](parse func(dsn string) (C, error), open func(ctx context.Context, cfg C) (S, error)) Driver {
+	return driverFunc(func(ctx context.Context, dsn string) (Store, error) {
+		cfg, err := parse(dsn)
+		if err != nil {
+			return nil, err
+		}
+		return open(ctx, cfg)
+	})
+}
+
+type driverFunc func(ctx context.Context, dsn string) (Store, error)
+
+func (f driverFunc) Open(ctx context.Context, dsn string) (Store, error) { return f(ctx, dsn) }

@@ -40,10 +40,7 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-func init() { driver.Register("mysql", Driver{}) }
-
-// Driver opens MySQL stores. It is registered under the "mysql" scheme.
-type Driver struct{}
+func init() { driver.Register("mysql", driver.NewDriver(ParseDSN, OpenConfig)) }
 
 // Config is a parsed DSN.
 type Config struct {
@@ -235,15 +232,6 @@ func (v ServerVersion) isolationVariable() string {
 		return "tx_isolation"
 	}
 	return "transaction_isolation"
-}
-
-// Open implements driver.Driver.
-func (Driver) Open(ctx context.Context, dsn string) (driver.Store, error) {
-	cfg, err := ParseDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return OpenConfig(ctx, cfg)
 }
 
 // OpenConfig opens a store from a parsed Config.

@@ -34,13 +34,10 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-func init() { driver.Register("sqlite", Driver{}) }
+func init() { driver.Register("sqlite", driver.NewDriver(ParseDSN, OpenConfig)) }
 
 //go:embed schema.sql
 var schemaSQL string
-
-// Driver opens SQLite stores. It is registered under the "sqlite" scheme.
-type Driver struct{}
 
 // Config is a parsed sqlite:// DSN.
 type Config struct {
@@ -72,15 +69,6 @@ func ParseDSN(dsn string) (*Config, error) {
 		c.BusyTimeout = time.Duration(ms) * time.Millisecond
 	}
 	return c, driver.ValidatePrefix(c.Prefix)
-}
-
-// Open implements driver.Driver.
-func (Driver) Open(ctx context.Context, dsn string) (driver.Store, error) {
-	cfg, err := ParseDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return OpenConfig(ctx, cfg)
 }
 
 // OpenConfig opens a store from a parsed Config.

@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
 )
 
@@ -38,7 +39,7 @@ var schema = sync.OnceValue(func() *testdb.Schema {
 })
 
 func migrate(ctx context.Context, dsn string) error {
-	s, err := mysql.Driver{}.Open(ctx, dsn)
+	s, err := driver.Open(ctx, dsn)
 	if err != nil {
 		return err
 	}
