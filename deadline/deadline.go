@@ -12,6 +12,12 @@
 //
 // Workers run the sweeps on a schedule (see package worker); RunAll runs
 // them once, which is what cron-driven `queuety-worker work --once` does.
+//
+// A Sweeper repeats each sweep's batch transaction until a batch comes back
+// short and logs what changed. The batch transactions are the engine's
+// (internal/engine/sweep.go), and so are the transitions they make: a
+// workflow past its deadline is failed by the engine's expireLocked, in
+// the same transaction that enqueues its OnDeadline callback.
 package deadline
 
 import (

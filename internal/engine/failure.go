@@ -162,26 +162,6 @@ func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
 	return expired, nil
 }
 
-// ExpireWorkflows expires up to limit workflows past a deadline. Candidates
-// are read through the deadline indexes with SKIP LOCKED and expired under
-// their lock, so concurrent sweepers split the work and each workflow is
-// expired (and its callback enqueued) once. It returns how many it expired
-// and whether a full batch was found (more may be waiting).
-func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, bool, error) {
-	return sweepBatch(ctx, e, "expire workflows", limit, driver.Tx.WorkflowFindExpired,
-		func(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (int, bool, error) {
-			kind := workflowExpired(wf, now)
-			if kind == "" {
-				return 0, true, nil
-			}
-			state, err := DecodeObject("workflow state", wf.State)
-			if err != nil {
-				state = phpjson.NewObject()
-			}
-			return 1, true, e.expireLocked(ctx, tx, wf, state, kind, now, nil)
-		})
-}
-
 // attemptTrace is the step attempt whose result arrived after its
 // workflow's deadline; the expiry records it so the timeline shows which
 // step overran.

@@ -107,61 +107,6 @@ func lostReason(row *driver.Job) error {
 // StaleMessage is the error stored on a job buried by stale recovery.
 const StaleMessage = "Stale: worker died without completing."
 
-// RecoverStale takes back up to limit jobs whose claim has not been renewed
-// within the stale timeout: each is retried with backoff or, when its
-// attempts are used up, buried (failing its workflow). Rows are claimed
-// with SKIP LOCKED and changed under their lock, so any number of
-// concurrent sweepers recover each job once. It returns how many jobs it
-// recovered and whether a full batch was found.
-func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error) {
-	if limit <= 0 {
-		limit = 100
-	}
-	var n int
-	var more bool
-	var failWorkflows []wfFailure
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		n, failWorkflows = 0, nil
-		now := e.clock.Now()
-		rows, err := tx.JobFindStale(ctx, driver.StaleParams{ReservedBefore: now.Add(-e.cfg.StaleTimeout), Limit: limit, Lock: driver.LockSkipLocked})
-		if err != nil {
-			return err
-		}
-		more = len(rows) >= limit
-		var wfIDs []int64
-		for _, row := range rows {
-			if row.WorkflowID != 0 && row.StepIndex != nil {
-				wfIDs = append(wfIDs, row.WorkflowID)
-			}
-		}
-		wfs, err := workflowsByID(ctx, tx, wfIDs, driver.LockNone)
-		if err != nil {
-			return err
-		}
-		for _, row := range rows {
-			cj := takeOver(row, wfs[row.WorkflowID])
-			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: errors.New(StaleMessage)}, nil)
-			if err != nil {
-				return err
-			}
-			if buried && row.WorkflowID != 0 {
-				failWorkflows = append(failWorkflows, wfFailure{id: row.WorkflowID, jobID: row.ID, msg: StaleMessage})
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: recover stale jobs: %w", err)
-	}
-	for _, f := range failWorkflows {
-		if err := e.failWorkflow(ctx, f); err != nil {
-			e.log.Error("queuety: fail workflow of stale job", "workflow_id", f.id, "err", err)
-		}
-	}
-	return n, more, nil
-}
-
 // takeOver returns a Claimed for a row whose attempt the engine ends
 // itself (stale recovery, timeouts), with the payload's runtime options
 // when the payload decodes. wf is the step's workflow, or nil. It voids

@@ -141,21 +141,6 @@ func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 	return ref, wrap(fmt.Sprintf("run schedule %d", id), err)
 }
 
-// TickSchedules fires the due schedules: up to limit rows taken with SKIP
-// LOCKED, each changed under its lock with a compare-and-set on next_run,
-// so any number of workers and processes ticking at once fire every due
-// slot exactly once. It returns how many jobs or workflows it dispatched
-// and whether calling it again may fire more: a full batch was due and
-// the tick moved at least one of its schedules on (buffered firings still
-// waiting for their runs alone do not count, or a caller looping on it
-// would spin until those runs end).
-func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error) {
-	return sweepBatch(ctx, e, "tick schedules", limit, driver.Tx.ScheduleFindDue,
-		func(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time) (int, bool, error) {
-			return e.tickOne(ctx, tx, s, now, &runState{})
-		})
-}
-
 // tickOne handles one locked, due schedule: its buffered firing, once the
 // run it waits for has ended, then the slots its next run has reached. It
 // returns how many jobs or workflows it dispatched and whether it wrote

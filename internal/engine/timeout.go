@@ -118,38 +118,3 @@ func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) 
 func hasDeadlines(j *driver.Job) bool {
 	return !j.ScheduleToStartAt.IsZero() || !j.StartToCloseAt.IsZero() || !j.ScheduleToCloseAt.IsZero() || !j.HeartbeatDeadline.IsZero()
 }
-
-// EnforceTimeouts finds up to limit jobs with an expired activity deadline
-// through the deadline indexes (a plain read, so its cost grows with the
-// expired rows, not with the table) and enforces each under its own lock.
-// It returns how many timeouts it applied and whether a full batch of
-// candidates was found. Concurrent enforcers may examine the same
-// candidates; the lock and re-check let only one of them act.
-func (e *Engine) EnforceTimeouts(ctx context.Context, limit int) (int, bool, error) {
-	var ids []int64
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		jobs, err := tx.JobFindTimedOut(ctx, driver.TimedOutParams{Now: e.clock.Now(), Limit: limit, Lock: driver.LockNone})
-		if err != nil {
-			return err
-		}
-		ids = ids[:0]
-		for _, j := range jobs {
-			ids = append(ids, j.ID)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: find timed-out jobs: %w", err)
-	}
-	n := 0
-	for _, id := range ids {
-		acted, err := e.EnforceTimeout(ctx, id)
-		if err != nil {
-			return n, false, err
-		}
-		if acted {
-			n++
-		}
-	}
-	return n, len(ids) >= limit, nil
-}

@@ -324,35 +324,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
-// FireWaitTimeouts settles up to limit signal waits whose timeout has
-// passed: the workflow continues with TimedOutKey(...) = true. Candidates
-// are read with SKIP LOCKED and re-checked under the row lock, which a
-// competing Signal also takes, so exactly one of the signal and the timer
-// wins. It returns how many waits it timed out and whether a full batch
-// was found.
-func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, error) {
-	return sweepBatch(ctx, e, "fire wait timeouts", limit, driver.Tx.WorkflowFindWaitExpired,
-		func(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (int, bool, error) {
-			if wf.Status != driver.WorkflowWaitingForSignal || wf.WaitDeadlineAt.IsZero() || now.Before(wf.WaitDeadlineAt) {
-				return 0, true, nil
-			}
-			state, err := DecodeObject("workflow state", wf.State)
-			if err != nil {
-				return 0, false, err
-			}
-			steps, err := parseSteps(state)
-			if err != nil {
-				return 0, false, err
-			}
-			if wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != "wait_for_signal" {
-				return 0, true, nil
-			}
-			step := steps[wf.CurrentStep]
-			if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
-				"type": "signal_timed_out", "signals": stringsToAny(step.SignalNames), "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
-				return 0, false, err
-			}
-			return 1, true, e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, nil, true), now)
-		})
-}
