@@ -30,7 +30,7 @@ func (t *txn) querySchedules(ctx context.Context, q string, args ...any) ([]*dri
 	return queryAll(ctx, t.tx, scanSchedule, q, args...)
 }
 
-// ScheduleSave implements queuety.Tx.
+// ScheduleSave implements driver.Tx.
 func (t *txn) ScheduleSave(ctx context.Context, s *driver.Schedule) error {
 	if s.ID != 0 {
 		q := "UPDATE " + t.s.T.Schedules + " SET handler = ?, payload = ?, queue = ?, expression = ?, expression_type = ?, last_run = ?, " +
@@ -62,7 +62,7 @@ func (t *txn) ScheduleSave(ctx context.Context, s *driver.Schedule) error {
 	return nil
 }
 
-// ScheduleGet implements queuety.Tx.
+// ScheduleGet implements driver.Tx.
 func (t *txn) ScheduleGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Schedule, error) {
 	s, err := scanSchedule(t.tx.QueryRowContext(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" WHERE id = ?"+t.lock(lock), id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -71,7 +71,7 @@ func (t *txn) ScheduleGet(ctx context.Context, id int64, lock driver.LockMode) (
 	return s, err
 }
 
-// ScheduleByHandler implements queuety.Tx.
+// ScheduleByHandler implements driver.Tx.
 func (t *txn) ScheduleByHandler(ctx context.Context, handler string, lock driver.LockMode) (*driver.Schedule, error) {
 	s, err := scanSchedule(t.tx.QueryRowContext(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" WHERE handler = ?"+t.lock(lock), handler))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -80,18 +80,18 @@ func (t *txn) ScheduleByHandler(ctx context.Context, handler string, lock driver
 	return s, err
 }
 
-// ScheduleList implements queuety.Tx.
+// ScheduleList implements driver.Tx.
 func (t *txn) ScheduleList(ctx context.Context) ([]*driver.Schedule, error) {
 	return t.querySchedules(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" ORDER BY id")
 }
 
-// ScheduleDelete implements queuety.Tx.
+// ScheduleDelete implements driver.Tx.
 func (t *txn) ScheduleDelete(ctx context.Context, id int64) error {
 	_, err := t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.Schedules+" WHERE id = ?", id)
 	return err
 }
 
-// ScheduleFindDue implements queuety.Tx: due next runs through
+// ScheduleFindDue implements driver.Tx: due next runs through
 // idx_next_run (enabled, next_run), then due buffered firings through
 // idx_go_pending_run, both locking what they return.
 func (t *txn) ScheduleFindDue(ctx context.Context, p driver.ExpiredParams) ([]*driver.Schedule, error) {
@@ -109,7 +109,7 @@ func (t *txn) ScheduleFindDue(ctx context.Context, p driver.ExpiredParams) ([]*d
 	return mergeByID(due, pending, func(s *driver.Schedule) int64 { return s.ID }, p.Limit), nil
 }
 
-// ScheduleUpdate implements queuety.Tx.
+// ScheduleUpdate implements driver.Tx.
 func (t *txn) ScheduleUpdate(ctx context.Context, s *driver.Schedule, oldNext time.Time) (bool, error) {
 	q := "UPDATE " + t.s.T.Schedules + " SET last_run = ?, next_run = ?, enabled = ?, last_run_ref = ?, pending_run = ? WHERE id = ? AND next_run = ?"
 	res, err := t.tx.ExecContext(ctx, q, t.sec(s.LastRun), t.sec(s.NextRun), boolInt(s.Enabled), nullID(s.LastRunRef), t.frac(s.PendingRun),
@@ -124,7 +124,7 @@ func (t *txn) ScheduleUpdate(ctx context.Context, s *driver.Schedule, oldNext ti
 	return n > 0, nil
 }
 
-// ScheduleNextDue implements queuety.Tx: the earliest next run, the first
+// ScheduleNextDue implements driver.Tx: the earliest next run, the first
 // entry of idx_next_run (enabled, next_run). Buffered firings are left
 // out: a firing is buffered at a slot that has already passed and waits
 // for the schedule's previous run to end, which no stored time predicts,

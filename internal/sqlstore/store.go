@@ -1,4 +1,4 @@
-// Package sqlstore implements queuety.Store on database/sql. The row
+// Package sqlstore implements driver.Store on database/sql. The row
 // operations are written once, in SQL that MySQL, MariaDB and SQLite all
 // accept; each store package (store/mysql, store/sqlite) supplies a Dialect
 // for the few places where they differ (row locks, index hints, error
@@ -62,7 +62,7 @@ func NewTables(prefix string) Tables {
 	}
 }
 
-// Store is a queuety.Store on database/sql.
+// Store is a driver.Store on database/sql.
 type Store struct {
 	DB      *sql.DB
 	D       Dialect
@@ -152,13 +152,13 @@ func SplitStatements(ddl string) []string {
 	return out
 }
 
-// Info implements queuety.Store.
+// Info implements driver.Store.
 func (s *Store) Info() driver.StoreInfo { return s.info }
 
-// Migrate implements queuety.Store.
+// Migrate implements driver.Store.
 func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx) }
 
-// Close implements queuety.Store.
+// Close implements driver.Store.
 func (s *Store) Close() error { return s.DB.Close() }
 
 // maxTxAttempts bounds how often InTx re-runs a transaction that hit a
@@ -169,7 +169,7 @@ const maxTxAttempts = 12
 // transaction may or may not have been applied, so it is not retried.
 var ErrCommitUnknown = errors.New("sqlstore: commit outcome unknown")
 
-// InTx implements queuety.Store. Conflicts reported before COMMIT
+// InTx implements driver.Store. Conflicts reported before COMMIT
 // (deadlocks, lock-wait timeouts, a busy database, and a connection lost
 // mid-transaction, which the server rolls back) re-run fn with jittered
 // backoff; an error from COMMIT itself is returned, never retried.

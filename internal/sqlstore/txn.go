@@ -31,7 +31,7 @@ func buildQueries(t Tables, d Dialect) queries {
 	}
 }
 
-// txn implements queuety.Tx.
+// txn implements driver.Tx.
 type txn struct {
 	s  *Store
 	tx *sql.Tx
@@ -141,7 +141,7 @@ func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*driver.J
 	return queryAll(ctx, t.tx, scanJob, q, args...)
 }
 
-// JobInsert implements queuety.Tx.
+// JobInsert implements driver.Tx.
 func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	if len(jobs) == 0 {
 		return nil
@@ -193,7 +193,7 @@ func status(s driver.JobStatus) driver.JobStatus {
 	return s
 }
 
-// JobGet implements queuety.Tx.
+// JobGet implements driver.Tx.
 func (t *txn) JobGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Job, error) {
 	j, err := scanJob(t.tx.QueryRowContext(ctx, t.s.q.jobByID+t.lock(lock), id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -202,7 +202,7 @@ func (t *txn) JobGet(ctx context.Context, id int64, lock driver.LockMode) (*driv
 	return j, err
 }
 
-// JobGetMany implements queuety.Tx.
+// JobGetMany implements driver.Tx.
 func (t *txn) JobGetMany(ctx context.Context, ids []int64, lock driver.LockMode) ([]*driver.Job, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -211,7 +211,7 @@ func (t *txn) JobGetMany(ctx context.Context, ids []int64, lock driver.LockMode)
 	return t.queryJobs(ctx, q, idArgs(ids)...)
 }
 
-// JobUpdate implements queuety.Tx.
+// JobUpdate implements driver.Tx.
 func (t *txn) JobUpdate(ctx context.Context, j *driver.Job) error {
 	_, err := t.tx.ExecContext(ctx, t.s.q.jobsUpdate, nullStr(j.PayloadHash), int(j.Priority), string(j.Status), j.Attempts,
 		j.MaxAttempts, t.sec(j.AvailableAt), t.sec(j.ReservedAt), t.sec(j.CompletedAt), t.sec(j.FailedAt),
@@ -234,7 +234,7 @@ func (t *txn) claimArgs(p driver.ClaimParams) []any {
 	return append(args, p.Queue)
 }
 
-// JobClaim implements queuety.Tx.
+// JobClaim implements driver.Tx.
 func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job, error) {
 	if p.Limit <= 0 || len(p.Handlers) == 0 {
 		return nil, nil
@@ -269,7 +269,7 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 	return jobs, nil
 }
 
-// JobHasDue implements queuety.Tx.
+// JobHasDue implements driver.Tx.
 func (t *txn) JobHasDue(ctx context.Context, p driver.ClaimParams) (bool, error) {
 	if len(p.Handlers) == 0 {
 		return false, nil
@@ -295,7 +295,7 @@ func prefixed(prefix, cols string) string {
 const completeSet = " SET status = 'completed', completed_at = ?, start_to_close_at = NULL, " +
 	"heartbeat_deadline_at = NULL, schedule_to_start_at = NULL, schedule_to_close_at = NULL "
 
-// JobComplete implements queuety.Tx.
+// JobComplete implements driver.Tx.
 func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
 	if len(ids) == 0 {
 		return nil
@@ -308,7 +308,7 @@ func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error 
 	return nil
 }
 
-// JobCompleteClaimed implements queuety.Tx.
+// JobCompleteClaimed implements driver.Tx.
 func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, attempts int, at time.Time) (int64, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -323,7 +323,7 @@ func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, 
 	return res.RowsAffected()
 }
 
-// JobTouch implements queuety.Tx.
+// JobTouch implements driver.Tx.
 func (t *txn) JobTouch(ctx context.Context, ids []int64, token int64, at time.Time) (int64, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -338,12 +338,12 @@ func (t *txn) JobTouch(ctx context.Context, ids []int64, token int64, at time.Ti
 	return n, nil
 }
 
-// JobFindStale implements queuety.Tx.
+// JobFindStale implements driver.Tx.
 func (t *txn) JobFindStale(ctx context.Context, p driver.StaleParams) ([]*driver.Job, error) {
 	return t.queryJobs(ctx, t.s.SQL.Stale+t.lock(p.Lock), t.sec(p.ReservedBefore), p.Limit)
 }
 
-// JobFindTimedOut implements queuety.Tx. Each deadline column has its own
+// JobFindTimedOut implements driver.Tx. Each deadline column has its own
 // index and is NULL unless the deadline is armed, so every read touches
 // only expired entries.
 func (t *txn) JobFindTimedOut(ctx context.Context, p driver.TimedOutParams) ([]*driver.Job, error) {
@@ -385,7 +385,7 @@ func mergeByID[T any](a, b []T, id func(T) int64, limit int) []T {
 // idOf is mergeByID's id for plain ids.
 func idOf(id int64) int64 { return id }
 
-// JobListByWorkflow implements queuety.Tx.
+// JobListByWorkflow implements driver.Tx.
 func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driver.JobStatus, lock driver.LockMode) ([]*driver.Job, error) {
 	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + " WHERE workflow_id = ?"
 	args := []any{wfID}
@@ -398,7 +398,7 @@ func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driv
 	return t.queryJobs(ctx, q+" ORDER BY id"+t.lock(lock), args...)
 }
 
-// JobFindActiveByHash implements queuety.Tx.
+// JobFindActiveByHash implements driver.Tx.
 func (t *txn) JobFindActiveByHash(ctx context.Context, handler, hash string) (int64, error) {
 	var id int64
 	err := t.tx.QueryRowContext(ctx, "SELECT id FROM "+t.s.T.Jobs+" WHERE handler = ? AND payload_hash = ? AND status IN ('pending', 'processing') ORDER BY id LIMIT 1",
@@ -409,14 +409,14 @@ func (t *txn) JobFindActiveByHash(ctx context.Context, handler, hash string) (in
 	return id, err
 }
 
-// JobCountActiveByHandler implements queuety.Tx.
+// JobCountActiveByHandler implements driver.Tx.
 func (t *txn) JobCountActiveByHandler(ctx context.Context, handler string) (int64, error) {
 	var n int64
 	err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.s.T.Jobs+" WHERE handler = ? AND status IN ('pending', 'processing')", handler).Scan(&n)
 	return n, err
 }
 
-// JobList implements queuety.Tx.
+// JobList implements driver.Tx.
 func (t *txn) JobList(ctx context.Context, f driver.JobFilter) ([]*driver.Job, error) {
 	var conds []string
 	var args []any
@@ -447,7 +447,7 @@ func (t *txn) JobList(ctx context.Context, f driver.JobFilter) ([]*driver.Job, e
 	return t.queryJobs(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
 }
 
-// JobCounts implements queuety.Tx.
+// JobCounts implements driver.Tx.
 func (t *txn) JobCounts(ctx context.Context) ([]driver.QueueCount, error) {
 	rows, err := t.tx.QueryContext(ctx, "SELECT queue, status, COUNT(*) FROM "+t.s.T.Jobs+" GROUP BY queue, status ORDER BY queue, status")
 	if err != nil {
@@ -467,7 +467,7 @@ func (t *txn) JobCounts(ctx context.Context) ([]driver.QueueCount, error) {
 	return out, rows.Err()
 }
 
-// JobDeleteFinished implements queuety.Tx.
+// JobDeleteFinished implements driver.Tx.
 func (t *txn) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error) {
 	q := "DELETE FROM " + t.s.T.Jobs + " WHERE id IN (SELECT id FROM (SELECT id FROM " + t.s.T.Jobs +
 		" WHERE status = 'completed' AND completed_at < ? ORDER BY id LIMIT ?) AS old)"
@@ -478,7 +478,7 @@ func (t *txn) JobDeleteFinished(ctx context.Context, before time.Time, limit int
 	return res.RowsAffected()
 }
 
-// QueueSetPaused implements queuety.Tx. Pausing writes a queue_states row
+// QueueSetPaused implements driver.Tx. Pausing writes a queue_states row
 // and resuming deletes it, as Queuety does.
 func (t *txn) QueueSetPaused(ctx context.Context, queue string, paused bool, at time.Time) error {
 	if !paused {
@@ -499,7 +499,7 @@ func (t *txn) QueueSetPaused(ctx context.Context, queue string, paused bool, at 
 	return err
 }
 
-// QueueStates implements queuety.Tx.
+// QueueStates implements driver.Tx.
 func (t *txn) QueueStates(ctx context.Context) ([]driver.QueueState, error) {
 	rows, err := t.tx.QueryContext(ctx, "SELECT queue, paused, paused_at FROM "+t.s.T.QueueStates+" ORDER BY queue")
 	if err != nil {
@@ -519,7 +519,7 @@ func (t *txn) QueueStates(ctx context.Context) ([]driver.QueueState, error) {
 	return out, rows.Err()
 }
 
-// LogInsert implements queuety.Tx.
+// LogInsert implements driver.Tx.
 func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 	if len(entries) == 0 {
 		return nil
@@ -555,7 +555,7 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// LogList implements queuety.Tx.
+// LogList implements driver.Tx.
 func (t *txn) LogList(ctx context.Context, f driver.LogFilter) ([]*driver.LogEntry, error) {
 	var conds []string
 	var args []any

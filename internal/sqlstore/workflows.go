@@ -18,7 +18,7 @@ func (t *txn) queryWorkflows(ctx context.Context, q string, args ...any) ([]*dri
 	return queryAll(ctx, t.tx, scanWorkflow, q, args...)
 }
 
-// EventInsert implements queuety.Tx.
+// EventInsert implements driver.Tx.
 func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) error {
 	if len(events) == 0 {
 		return nil
@@ -44,12 +44,12 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 	return nil
 }
 
-// EventList implements queuety.Tx.
+// EventList implements driver.Tx.
 func (t *txn) EventList(ctx context.Context, wfID int64) ([]*driver.WorkflowEvent, error) {
 	return queryAll(ctx, t.tx, scanEvent, "SELECT "+eventCols+" FROM "+t.s.T.Events+" WHERE workflow_id = ? ORDER BY id", wfID)
 }
 
-// WorkflowInsert implements queuety.Tx.
+// WorkflowInsert implements driver.Tx.
 func (t *txn) WorkflowInsert(ctx context.Context, w *driver.Workflow) error {
 	q := "INSERT INTO " + t.s.T.Workflows + " (name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index, " +
 		"started_at, deadline_at, run_number, run_started_at, run_deadline_at, wait_deadline_at) VALUES (" + placeholders(13) + ")"
@@ -67,7 +67,7 @@ func (t *txn) WorkflowInsert(ctx context.Context, w *driver.Workflow) error {
 	return nil
 }
 
-// WorkflowGet implements queuety.Tx.
+// WorkflowGet implements driver.Tx.
 func (t *txn) WorkflowGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Workflow, error) {
 	w, err := scanWorkflow(t.tx.QueryRowContext(ctx, t.s.q.wfByID+t.lock(lock), id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -76,7 +76,7 @@ func (t *txn) WorkflowGet(ctx context.Context, id int64, lock driver.LockMode) (
 	return w, err
 }
 
-// WorkflowGetMany implements queuety.Tx.
+// WorkflowGetMany implements driver.Tx.
 func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock driver.LockMode) ([]*driver.Workflow, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -85,7 +85,7 @@ func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock driver.Lock
 	return t.queryWorkflows(ctx, q, idArgs(ids)...)
 }
 
-// WorkflowUpdate implements queuety.Tx.
+// WorkflowUpdate implements driver.Tx.
 func (t *txn) WorkflowUpdate(ctx context.Context, w *driver.Workflow) error {
 	_, err := t.tx.ExecContext(ctx, t.s.q.wfUpdate, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
 		t.sec(w.CompletedAt), t.sec(w.FailedAt), nullStr(w.ErrorMessage), t.sec(w.DeadlineAt), nullID(int64(w.RunNumber)),
@@ -99,7 +99,7 @@ func (t *txn) WorkflowUpdate(ctx context.Context, w *driver.Workflow) error {
 // nonTerminal lists the workflow statuses a deadline applies to.
 const nonTerminal = "'running', 'paused', 'waiting_for_signal', 'waiting_for_workflows'"
 
-// WorkflowFindExpired implements queuety.Tx: a range read of each
+// WorkflowFindExpired implements driver.Tx: a range read of each
 // (status, deadline) index that locks what it returns. With SKIP LOCKED,
 // concurrent sweepers each take rows nobody else holds, so they split the
 // work instead of queueing on the same rows.
@@ -118,12 +118,12 @@ func (t *txn) WorkflowFindExpired(ctx context.Context, p driver.ExpiredParams) (
 	return mergeByID(out, run, func(w *driver.Workflow) int64 { return w.ID }, p.Limit), nil
 }
 
-// WorkflowFindWaitExpired implements queuety.Tx.
+// WorkflowFindWaitExpired implements driver.Tx.
 func (t *txn) WorkflowFindWaitExpired(ctx context.Context, p driver.ExpiredParams) ([]*driver.Workflow, error) {
 	return t.queryWorkflows(ctx, t.s.SQL.WaitExpired+t.lock(p.Lock), t.frac(p.Now), p.Limit)
 }
 
-// WorkflowList implements queuety.Tx.
+// WorkflowList implements driver.Tx.
 func (t *txn) WorkflowList(ctx context.Context, f driver.WorkflowFilter) ([]*driver.Workflow, error) {
 	var conds []string
 	var args []any
@@ -144,7 +144,7 @@ func (t *txn) WorkflowList(ctx context.Context, f driver.WorkflowFilter) ([]*dri
 	return t.queryWorkflows(ctx, q+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
 }
 
-// WorkflowCounts implements queuety.Tx.
+// WorkflowCounts implements driver.Tx.
 func (t *txn) WorkflowCounts(ctx context.Context) (map[driver.WorkflowStatus]int64, error) {
 	rows, err := t.tx.QueryContext(ctx, "SELECT status, COUNT(*) FROM "+t.s.T.Workflows+" GROUP BY status")
 	if err != nil {
@@ -163,7 +163,7 @@ func (t *txn) WorkflowCounts(ctx context.Context) (map[driver.WorkflowStatus]int
 	return out, rows.Err()
 }
 
-// DispatchKeyGet implements queuety.Tx.
+// DispatchKeyGet implements driver.Tx.
 func (t *txn) DispatchKeyGet(ctx context.Context, key string) (int64, error) {
 	var id int64
 	err := t.tx.QueryRowContext(ctx, "SELECT workflow_id FROM "+t.s.T.DispatchKeys+" WHERE dispatch_key = ?", key).Scan(&id)
@@ -173,7 +173,7 @@ func (t *txn) DispatchKeyGet(ctx context.Context, key string) (int64, error) {
 	return id, err
 }
 
-// DispatchKeyInsert implements queuety.Tx.
+// DispatchKeyInsert implements driver.Tx.
 func (t *txn) DispatchKeyInsert(ctx context.Context, key string, wfID int64, at time.Time) error {
 	_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.DispatchKeys+" (dispatch_key, workflow_id, created_at) VALUES (?, ?, ?)", key, wfID, t.sec(at))
 	if err != nil && t.s.D.Duplicate(err) {
@@ -182,7 +182,7 @@ func (t *txn) DispatchKeyInsert(ctx context.Context, key string, wfID int64, at 
 	return err
 }
 
-// SignalInsert implements queuety.Tx.
+// SignalInsert implements driver.Tx.
 func (t *txn) SignalInsert(ctx context.Context, s *driver.Signal) error {
 	res, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Signals+" (workflow_id, signal_name, payload, received_at) VALUES (?, ?, ?, ?)",
 		s.WorkflowID, s.Name, string(s.Payload), t.sec(s.ReceivedAt))
@@ -197,7 +197,7 @@ func (t *txn) SignalInsert(ctx context.Context, s *driver.Signal) error {
 	return nil
 }
 
-// SignalList implements queuety.Tx.
+// SignalList implements driver.Tx.
 func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*driver.Signal, error) {
 	q := "SELECT id, workflow_id, signal_name, payload, received_at FROM " + t.s.T.Signals + " WHERE workflow_id = ?"
 	args := []any{wfID}
@@ -223,7 +223,7 @@ func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*dr
 	return out, rows.Err()
 }
 
-// FailureInsert implements queuety.Tx.
+// FailureInsert implements driver.Tx.
 func (t *txn) FailureInsert(ctx context.Context, f *driver.Failure) error {
 	q := "INSERT INTO " + t.s.T.Failures + " (workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, " +
 		"non_retryable, message, error_class, deadline_at, created_at) VALUES (" + placeholders(12) + ")"
@@ -241,7 +241,7 @@ func (t *txn) FailureInsert(ctx context.Context, f *driver.Failure) error {
 	return nil
 }
 
-// FailureList implements queuety.Tx.
+// FailureList implements driver.Tx.
 func (t *txn) FailureList(ctx context.Context, wfID, jobID int64) ([]*driver.Failure, error) {
 	q := "SELECT id, workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, non_retryable, message, " +
 		"error_class, deadline_at, created_at FROM " + t.s.T.Failures

@@ -1,0 +1,16 @@
+// Package engine holds the engine's rules, written once: claiming jobs,
+// recording results with attempt fencing, retries and backoff, leases and
+// heartbeats, activity and workflow timeouts, advancing workflows (state
+// merge, parallel joins, _next_step, signal waits, continue-as-new),
+// failure and expiry with their callbacks, schedules, and describing a
+// workflow. Every transition is one driver.Store transaction.
+//
+// An Engine is built by New from a store, a clock, a logger and Config; it
+// never reaches back to the queuety.Client that owns it. Package queuety
+// translates its user types into the engine's; package worker drives
+// claims and results, and package deadline drives the sweeps (sweep.go).
+//
+// Files are split by concern: claim, complete, retry, lease, heartbeat,
+// timeout, dispatch, steps, stepjobs, statefields, waits, failure,
+// continueasnew, operate, schedule, describe, sweep.
+package engine
