@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
@@ -97,7 +100,7 @@ func (e *env) compareWith(want *phpfixture.Snapshot, opts ...compareOption) {
 		case logsJobsInAnyOrder:
 			c.anyJobOrder = true
 		default:
-			e.t.Fatalf("unknown compare option %d", o)
+			require.Failf(e.t, "unknown compare option", "option %d", o)
 		}
 	}
 	if e.loaded != nil {
@@ -142,22 +145,24 @@ func (c *cmp) byKey(table string, want, got []phpfixture.Row) {
 		seen[k] = true
 		g, ok := gotBy[k]
 		if !ok {
-			t.Errorf("%s: PHP has row %s=%s, Go has none\n  PHP: %s", table, key, k, show(w))
+			assert.Failf(t, table+": row missing in Go", "PHP has row %s=%s, Go has none\n  PHP: %s", key, k, show(w))
 			continue
 		}
-		c.row(table, w, g)
+		if d := c.row(table, w, g); d != "" {
+			assert.Failf(t, table+" row mismatch", "%s=%s:\n%s", key, k, d)
+		}
 	}
 	for _, g := range got {
 		if !seen[*g[key]] {
-			t.Errorf("%s: Go has row %s=%s, PHP has none\n  Go:  %s", table, key, *g[key], show(g))
+			assert.Failf(t, table+": row missing in PHP", "Go has row %s=%s, PHP has none\n  Go:  %s", key, *g[key], show(g))
 		}
 	}
 }
 
-// row compares one PHP row with one Go row, column by column.
-func (c *cmp) row(table string, want, got phpfixture.Row) bool {
-	t := c.e.t
-	t.Helper()
+// row compares one PHP row with one Go row, column by column, and returns
+// "" when they match, else every difference and both rows, for the
+// caller's failure message.
+func (c *cmp) row(table string, want, got phpfixture.Row) string {
 	var diffs []string
 	for _, col := range sortedKeys(want) {
 		if _, ok := got[col]; !ok {
@@ -174,10 +179,9 @@ func (c *cmp) row(table string, want, got phpfixture.Row) bool {
 		}
 	}
 	if len(diffs) > 0 {
-		t.Errorf("%s row mismatch:\n  - %s\n  PHP: %s\n  Go:  %s", table, strings.Join(diffs, "\n  - "), show(want), show(got))
-		return false
+		return fmt.Sprintf("  - %s\n  PHP: %s\n  Go:  %s", strings.Join(diffs, "\n  - "), show(want), show(got))
 	}
-	return true
+	return ""
 }
 
 // column returns "" when the column matches, else a description.
@@ -286,8 +290,7 @@ func (c *cmp) logs(want, got []phpfixture.Row) {
 	t := c.e.t
 	t.Helper()
 	const table = "queuety_logs"
-	if len(want) != len(got) {
-		t.Errorf("%s: PHP has %d rows, Go has %d\n  PHP:\n%s\n  Go:\n%s", table, len(want), len(got), showAll(want), showAll(got))
+	if !assert.Equal(t, len(want), len(got), "%s: number of rows, PHP's (expected) and Go's (actual)\n  PHP:\n%s\n  Go:\n%s", table, showAll(want), showAll(got)) {
 		return
 	}
 	notStarted := func(rs []phpfixture.Row) (out []phpfixture.Row) {
@@ -340,14 +343,13 @@ func (c *cmp) pairwise(what string, want, got []phpfixture.Row) bool {
 	t := c.e.t
 	t.Helper()
 	table := strings.Fields(what)[0]
-	if len(want) != len(got) {
-		t.Errorf("%s: PHP has %d rows, Go has %d\n  PHP:\n%s\n  Go:\n%s", what, len(want), len(got), showAll(want), showAll(got))
+	if !assert.Equal(t, len(want), len(got), "%s: number of rows, PHP's (expected) and Go's (actual)\n  PHP:\n%s\n  Go:\n%s", what, showAll(want), showAll(got)) {
 		return false
 	}
 	ok := true
 	for i := range want {
-		if !c.row(table, want[i], got[i]) {
-			t.Errorf("  (%s, row %d of %d)", what, i+1, len(want))
+		if d := c.row(table, want[i], got[i]); d != "" {
+			assert.Failf(t, table+" row mismatch", "%s, row %d of %d:\n%s", what, i+1, len(want), d)
 			ok = false
 		}
 	}
@@ -416,9 +418,7 @@ func find(rows []phpfixture.Row, kv ...string) []phpfixture.Row {
 func one(t *testing.T, rows []phpfixture.Row, kv ...string) phpfixture.Row {
 	t.Helper()
 	m := find(rows, kv...)
-	if len(m) != 1 {
-		t.Fatalf("want one row with %v, found %d:\n%s", kv, len(m), showAll(rows))
-	}
+	require.Equal(t, 1, len(m), "rows with %v, among:\n%s", kv, showAll(rows))
 	return m[0]
 }
 
@@ -504,9 +504,7 @@ func decodeMap(s string) map[string]any {
 func objectKeys(t *testing.T, s string) []string {
 	t.Helper()
 	o, err := phpjson.DecodeObject([]byte(s))
-	if err != nil {
-		t.Fatalf("not a JSON object: %v: %s", err, s)
-	}
+	require.NoError(t, err, "not a JSON object: %s", s)
 	return o.Keys()
 }
 
@@ -516,20 +514,14 @@ func objectKeys(t *testing.T, s string) []string {
 func rawMember(t *testing.T, s, key string) string {
 	t.Helper()
 	o, err := phpjson.DecodeObject([]byte(s))
-	if err != nil {
-		t.Fatalf("not a JSON object: %v: %s", err, s)
-	}
+	require.NoError(t, err, "not a JSON object: %s", s)
 	v, ok := o.Get(key)
 	if !ok {
 		return ""
 	}
 	b, err := phpjson.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(s, `"`+key+`":`+string(b)) {
-		t.Fatalf("re-encoding %s does not reproduce the stored bytes of %s", key, s)
-	}
+	require.NoError(t, err, "re-encoding %s", key)
+	require.Contains(t, s, `"`+key+`":`+string(b), "re-encoding %s does not reproduce the stored bytes", key)
 	return string(b)
 }
 
@@ -556,8 +548,6 @@ func phpjsonDecodeObject(s string) (*phpjson.Object, error) { return phpjson.Dec
 func phpjsonMarshal(t *testing.T, v any) string {
 	t.Helper()
 	b, err := phpjson.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
@@ -71,36 +73,37 @@ func newEnv(t *testing.T, fixture string) *env {
 	t.Helper()
 	dsn, prefix := testdb.DSN(t)
 	db := testdb.Admin(t)
-	if err := phpfixture.CreateSchema(db, prefix, schemaPath); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, phpfixture.CreateSchema(db, prefix, schemaPath), "create PHP's tables")
 	e := &env{t: t, ctx: context.Background(), db: db, prefix: prefix}
 	start := time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
 	if fixture != "" {
 		fx, err := phpfixture.Load(filepath.Join(fixtureDir, fixture))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "load fixture %s", fixture)
 		e.fx = fx
 		start = fx.Snapshots[0].Now()
 	}
 	e.clock = queuety.NewFakeClock(start)
 	c, err := queuety.Open(e.ctx, dsn, queuety.WithClock(e.clock), queuety.WithLogger(testLogger(t)))
-	if err != nil {
-		t.Fatalf("open client on PHP-created tables (runs the Go migrations): %v", err)
-	}
+	require.NoError(t, err, "open client on PHP-created tables (runs the Go migrations)")
 	t.Cleanup(func() { c.Close() })
 	e.c = c
 	return e
+}
+
+// on returns a copy of e that reports failures to t. A subtest that uses
+// its parent's env must use it through on(t): stopping the parent test from
+// the subtest's goroutine is not allowed.
+func (e *env) on(t *testing.T) *env {
+	sub := *e
+	sub.t = t
+	return &sub
 }
 
 // snap returns the fixture's snapshot by label (or unique label prefix).
 func (e *env) snap(label string) *phpfixture.Snapshot {
 	e.t.Helper()
 	s := e.fx.Snapshot(label)
-	if s == nil {
-		e.t.Fatalf("%s has no snapshot %q", e.fx.Scenario, label)
-	}
+	require.NotNil(e.t, s, "%s has no snapshot %q", e.fx.Scenario, label)
 	return s
 }
 
@@ -111,9 +114,7 @@ func (e *env) load(label string) *phpfixture.Snapshot {
 	e.t.Helper()
 	s := e.snap(label)
 	e.truncate()
-	if err := s.Insert(e.db, e.prefix); err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, s.Insert(e.db, e.prefix), "load snapshot %q", label)
 	e.clock.Set(s.Now())
 	e.loaded = s
 	return s
@@ -124,9 +125,8 @@ func (e *env) load(label string) *phpfixture.Snapshot {
 func (e *env) truncate() {
 	e.t.Helper()
 	for _, tbl := range append(append([]string{}, phpTables...), "queuety_go_failures") {
-		if _, err := e.db.Exec("TRUNCATE TABLE `" + e.prefix + tbl + "`"); err != nil {
-			e.t.Fatal(err)
-		}
+		_, err := e.db.Exec("TRUNCATE TABLE `" + e.prefix + tbl + "`")
+		require.NoError(e.t, err, "truncate %s", tbl)
 	}
 }
 
@@ -146,9 +146,7 @@ type querier interface {
 func queryRows(t *testing.T, db querier, q string, args ...any) []phpfixture.Row {
 	t.Helper()
 	rs, err := db.Query(q, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
+	require.NoError(t, err, q)
 	return scanRows(t, rs)
 }
 
@@ -158,9 +156,7 @@ func scanRows(t *testing.T, rs *sql.Rows) []phpfixture.Row {
 	t.Helper()
 	defer rs.Close()
 	cols, err := rs.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var out []phpfixture.Row
 	for rs.Next() {
 		vals := make([]sql.NullString, len(cols))
@@ -168,9 +164,7 @@ func scanRows(t *testing.T, rs *sql.Rows) []phpfixture.Row {
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		if err := rs.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rs.Scan(ptrs...))
 		r := phpfixture.Row{}
 		for i, c := range cols {
 			if vals[i].Valid {
@@ -182,9 +176,7 @@ func scanRows(t *testing.T, rs *sql.Rows) []phpfixture.Row {
 		}
 		out = append(out, r)
 	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rs.Err())
 	return out
 }
 
@@ -202,9 +194,7 @@ func (e *env) worker(opts ...worker.Option) *worker.Worker {
 func (e *env) drain(w *worker.Worker) worker.Stats {
 	e.t.Helper()
 	st, err := w.RunOnce(e.ctx, time.Minute)
-	if err != nil {
-		e.t.Fatalf("RunOnce: %v", err)
-	}
+	require.NoError(e.t, err, "RunOnce")
 	return st
 }
 

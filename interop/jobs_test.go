@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -55,9 +58,7 @@ func TestPHPPlainJobs(t *testing.T) {
 		rec.handle(w, h, nil)
 	}
 	st := e.drain(w)
-	if st.Succeeded != 7 {
-		t.Errorf("succeeded %d jobs; PHP's flush_queue() returned 7", st.Succeeded)
-	}
+	assert.Equal(t, int64(7), st.Succeeded, "jobs succeeded; PHP's flush_queue() returned 7")
 	want := e.snap("after Queuety::flush_queue")
 	e.compareWith(want)
 
@@ -68,18 +69,15 @@ func TestPHPPlainJobs(t *testing.T) {
 		}
 	}
 	wantOrder := []string{"4", "3", "1", "6", "7", "9", "2"}
-	if jsonOf(order) != jsonOf(wantOrder) || jsonOf(rec.ids) != jsonOf(wantOrder) {
-		t.Errorf("completed order: logs %v, handler calls %v; PHP's was %v", order, rec.ids, wantOrder)
-	}
+	assert.Equal(t, wantOrder, order, "completed order in the logs, PHP's expected")
+	assert.Equal(t, wantOrder, rec.ids, "completed order of the handler calls, PHP's expected")
 
 	// The delayed jobs are exactly as PHP dispatched them, every column.
 	got := e.rows("queuety_jobs")
 	for _, id := range []string{"5", "8"} {
 		w, g := one(t, rowsOf(dispatched, "queuety_jobs"), "id", id), one(t, got, "id", id)
 		for col := range w {
-			if val(w[col]) != val(g[col]) {
-				t.Errorf("delayed job %s: %s changed from %s to %s", id, col, val(w[col]), val(g[col]))
-			}
+			assert.Equal(t, val(w[col]), val(g[col]), "delayed job %s: %s changed", id, col)
 		}
 	}
 	// Handlers get the stored payload: PHP's [] as an empty object, {} too,
@@ -89,13 +87,10 @@ func TestPHPPlainJobs(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if !jsonEqual(jsonOf(p), val(j["payload"])) {
-			t.Errorf("job %s: handler got %s, stored payload %s", val(j["id"]), jsonOf(p), val(j["payload"]))
-		}
+		assert.True(t, jsonEqual(jsonOf(p), val(j["payload"])), "job %s: handler got %s, stored payload %s", val(j["id"]), jsonOf(p), val(j["payload"]))
 	}
-	if n, _ := rec.payloads["9"].Int("big_int"); n != 9007199254740993 {
-		t.Errorf("big_int = %v, want 9007199254740993", rec.payloads["9"]["big_int"])
-	}
+	n, _ := rec.payloads["9"].Int("big_int")
+	assert.Equal(t, int64(9007199254740993), n, "big_int; job 9's handler got %v", rec.payloads["9"]["big_int"])
 }
 
 // TestPHPRetryAndBury fails PHP-dispatched jobs on a Go worker. Attempt 1
@@ -125,27 +120,24 @@ func TestPHPRetryAndBury(t *testing.T) {
 		return &phpException{`App\Exceptions\PaymentDeclined`, "Card declined: insufficient funds"}
 	})
 
-	if st := e.drain(w); st.Failed != 2 {
-		t.Errorf("attempt 1: %d failed, want 2", st.Failed)
-	}
+	st := e.drain(w)
+	assert.Equal(t, int64(2), st.Failed, "attempt 1: jobs failed")
 	e.compareWith(e.snap("after attempt 1 of both"))
 	failedAt := e.clock.Now()
 	for _, j := range e.rows("queuety_jobs") {
-		if due := parseTime(t, j["available_at"]); !due.Equal(failedAt.Add(60 * time.Second)) {
-			t.Errorf("job %s due %s, want failure time %s + 60s", val(j["id"]), due, failedAt)
-		}
+		due := parseTime(t, j["available_at"])
+		assert.WithinDuration(t, failedAt.Add(60*time.Second), due, 0, "job %s due time: failure time %s + 60s", val(j["id"]), failedAt)
 	}
 
 	// Not due before the backoff has passed. (PHP's fixture made the jobs
 	// due by SQL; here the clock moves.)
 	e.clock.Advance(59 * time.Second)
-	if st := e.drain(w); st.Claimed != 0 {
-		t.Fatalf("claimed %d jobs before their backoff passed", st.Claimed)
-	}
+	st = e.drain(w)
+	require.Zero(t, st.Claimed, "jobs claimed before their backoff passed")
 	e.clock.Advance(time.Second)
-	if st := e.drain(w); st.Succeeded != 1 || st.Failed != 1 {
-		t.Errorf("attempt 2: %+v, want 1 succeeded and 1 failed", st)
-	}
+	st = e.drain(w)
+	assert.Equal(t, int64(1), st.Succeeded, "attempt 2: jobs succeeded; stats %+v", st)
+	assert.Equal(t, int64(1), st.Failed, "attempt 2: jobs failed; stats %+v", st)
 	after2 := e.snap("after attempt 2")
 	e.compareWith(after2, logsJobsInAnyOrder)
 
@@ -157,7 +149,6 @@ func TestPHPRetryAndBury(t *testing.T) {
 			phpOrder = append(phpOrder, val(l["job_id"]))
 		}
 	}
-	if got := rec.ids; len(phpOrder) != 4 || jsonOf(got) != jsonOf(phpOrder) {
-		t.Errorf("handler calls by job id %v; PHP's 'started' rows %v", got, phpOrder)
-	}
+	assert.Len(t, phpOrder, 4, "PHP's 'started' rows")
+	assert.Equal(t, phpOrder, rec.ids, "handler calls by job id, in the order of PHP's 'started' rows")
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
@@ -23,21 +26,15 @@ func columnDefs(t *testing.T, db *sql.DB, table string) []columnDef {
 	rs, err := db.Query(`SELECT COLUMN_NAME, ORDINAL_POSITION, COLUMN_TYPE, IS_NULLABLE, COALESCE(COLUMN_DEFAULT, '<none>'),
 		EXTRA, COALESCE(COLLATION_NAME, '') FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, table)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "columns of %s", table)
 	defer rs.Close()
 	var out []columnDef
 	for rs.Next() {
 		var c columnDef
-		if err := rs.Scan(&c.Name, &c.Position, &c.Type, &c.Nullable, &c.Default, &c.Extra, &c.Collation); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rs.Scan(&c.Name, &c.Position, &c.Type, &c.Nullable, &c.Default, &c.Extra, &c.Collation), "columns of %s", table)
 		out = append(out, c)
 	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rs.Err(), "columns of %s", table)
 	return out
 }
 
@@ -56,25 +53,19 @@ func indexDefs(t *testing.T, db *sql.DB, table string) map[string]string {
 	t.Helper()
 	rs, err := db.Query(`SELECT INDEX_NAME, NON_UNIQUE, GROUP_CONCAT(CONCAT(COLUMN_NAME, ' ', COALESCE(COLLATION, '')) ORDER BY SEQ_IN_INDEX)
 		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? GROUP BY INDEX_NAME, NON_UNIQUE`, table)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "indexes of %s", table)
 	defer rs.Close()
 	out := map[string]string{}
 	for rs.Next() {
 		var name, cols string
 		var nonUnique int
-		if err := rs.Scan(&name, &nonUnique, &cols); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rs.Scan(&name, &nonUnique, &cols), "indexes of %s", table)
 		out[name] = cols
 		if nonUnique == 0 {
 			out[name] += " UNIQUE"
 		}
 	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rs.Err(), "indexes of %s", table)
 	return out
 }
 
@@ -100,48 +91,32 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 	e := newEnv(t, "")
 	db, p := e.db, e.prefix
 	pristine := testdb.Prefix(t)
-	if err := phpfixture.CreateSchema(db, pristine, schemaPath); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, phpfixture.CreateSchema(db, pristine, schemaPath), "create PHP's tables under a second prefix")
 
 	t.Run("schema", func(t *testing.T) {
 		for _, tbl := range phpTables {
 			want, got := columnDefs(t, db, pristine+tbl), columnDefs(t, db, p+tbl)
-			if len(want) == 0 {
-				t.Fatalf("%s: schema.sql created no such table", tbl)
-			}
-			if len(got) < len(want) {
-				t.Fatalf("%s: %d columns after migration, PHP created %d", tbl, len(got), len(want))
-			}
+			require.NotEmpty(t, want, "%s: schema.sql created no such table", tbl)
+			require.GreaterOrEqual(t, len(got), len(want), "%s: columns after migration, at least as many as PHP created", tbl)
 			for i, w := range want {
-				if got[i] != w {
-					t.Errorf("%s: column changed by the migrations:\n  PHP %+v\n  Go  %+v", tbl, w, got[i])
-				}
+				assert.Equal(t, w, got[i], "%s: column %s changed by the migrations", tbl, w.Name)
 			}
 			for _, g := range got[len(want):] {
-				if !isGoOnly(tbl, g.Name) || g.Nullable != "YES" {
-					t.Errorf("%s: added column %+v is not a known nullable Go column", tbl, g)
-				}
+				assert.True(t, isGoOnly(tbl, g.Name), "%s: added column %+v is not a known Go column", tbl, g)
+				assert.Equal(t, "YES", g.Nullable, "%s: added column %s must be nullable", tbl, g.Name)
 			}
 			wi, gi := indexDefs(t, db, pristine+tbl), indexDefs(t, db, p+tbl)
-			if _, ok := wi["PRIMARY"]; !ok {
-				t.Errorf("%s: PHP's table has no primary key: %v", tbl, wi)
-			}
+			assert.Contains(t, wi, "PRIMARY", "%s: PHP's table has no primary key", tbl)
 			for name, cols := range wi {
-				if gi[name] != cols {
-					t.Errorf("%s: index %s is %q after migration, PHP created %q", tbl, name, gi[name], cols)
-				}
+				assert.Equal(t, cols, gi[name], "%s: index %s after migration, PHP's (expected) and Go's (actual)", tbl, name)
 			}
 			for name, cols := range gi {
-				if _, ok := wi[name]; !ok && !strings.HasPrefix(name, "idx_go_") {
-					t.Errorf("%s: unexpected index %s (%s)", tbl, name, cols)
-				}
+				_, ok := wi[name]
+				assert.True(t, ok || strings.HasPrefix(name, "idx_go_"), "%s: unexpected index %s (%s)", tbl, name, cols)
 			}
 		}
 		tables, err := testdb.Tables(db, p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var extra []string
 		for _, table := range tables {
 			name := strings.TrimPrefix(table, p)
@@ -153,9 +128,7 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 				extra = append(extra, name)
 			}
 		}
-		if jsonOf(sorted(extra)) != jsonOf([]string{"queuety_go_failures", "queuety_go_migrations"}) {
-			t.Errorf("tables added by the migrations: %v", extra)
-		}
+		assert.Equal(t, []string{"queuety_go_failures", "queuety_go_migrations"}, sorted(extra), "tables added by the migrations")
 	})
 
 	t.Run("PHP statements", func(t *testing.T) {
@@ -163,16 +136,12 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		exec := func(q string, args ...any) sql.Result {
 			t.Helper()
 			res, err := db.Exec(q, args...)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
+			require.NoError(t, err, q)
 			return res
 		}
 		lastID := func(res sql.Result) int64 {
 			id, err := res.LastInsertId()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return id
 		}
 
@@ -189,38 +158,26 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		// SELECT * hydration: PHP's columns in PHP's order, then Go's, NULL.
 		phpCols := columnNames(t, db, pristine+"queuety_jobs")
 		rows := queryRows(t, db, "SELECT * FROM "+jobs+" WHERE id = ?", jobID)
-		if len(rows) != 1 {
-			t.Fatalf("SELECT * found %d rows", len(rows))
-		}
+		require.Equal(t, 1, len(rows), "rows SELECT * found")
 		gotCols := columnNames(t, db, p+"queuety_jobs")
-		if jsonOf(gotCols[:len(phpCols)]) != jsonOf(phpCols) {
-			t.Errorf("SELECT * column order: %v, PHP's %v", gotCols, phpCols)
-		}
+		assert.Equal(t, phpCols, gotCols[:len(phpCols)], "SELECT * column order, PHP's (expected); all columns %v", gotCols)
 		for _, c := range goOnlyColumns["queuety_jobs"] {
-			if rows[0][c] != nil {
-				t.Errorf("Go column %s = %s on a row PHP inserted", c, val(rows[0][c]))
-			}
+			assert.Nil(t, rows[0][c], "Go column %s = %s on a row PHP inserted", c, val(rows[0][c]))
 		}
 
 		// Queue::claim, in PHP's transaction.
 		tx, err := db.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		claimed := queryRows(t, tx, "SELECT job.* FROM "+jobs+" AS job FORCE INDEX (idx_queue_claim) WHERE job.status = 'pending' AND job.queue = ? "+
 			"AND job.available_at <= NOW() "+
 			"AND (job.workflow_id IS NULL OR EXISTS (SELECT 1 FROM "+wfs+" AS wf WHERE wf.id = job.workflow_id AND wf.status IN ('running','paused'))) "+
 			"AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM "+jobs+" AS dep WHERE dep.id = job.depends_on AND dep.status = 'completed')) "+
 			"ORDER BY job.priority DESC, job.id ASC LIMIT 1 FOR UPDATE SKIP LOCKED", "php")
-		if len(claimed) != 1 || *claimed[0]["id"] != itoa(jobID) {
-			t.Fatalf("PHP's claim took %v, want job %d (priority 2)", showAll(claimed), jobID)
-		}
-		if _, err := tx.Exec("UPDATE "+jobs+" SET status = 'processing', reserved_at = NOW(), attempts = attempts + 1 WHERE id = ?", jobID); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		require.Equal(t, 1, len(claimed), "jobs PHP's claim took:\n%s", showAll(claimed))
+		require.Equal(t, itoa(jobID), val(claimed[0]["id"]), "job PHP's claim took: want the priority 2 job")
+		_, err = tx.Exec("UPDATE "+jobs+" SET status = 'processing', reserved_at = NOW(), attempts = attempts + 1 WHERE id = ?", jobID)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
 		// Logger::log, then the outcomes.
 		exec("INSERT INTO "+logs+" (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, memory_peak_kb, "+
 			"error_message, error_class, error_trace, context) VALUES (?, NULL, NULL, ?, ?, 'started', 1, NULL, NULL, NULL, NULL, NULL, NULL)",
@@ -241,9 +198,7 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 			"VALUES ('php', 'A', ?, NULL, 0, 'pending', 3, UTC_TIMESTAMP(), ?, 0, NULL, NULL, NULL, NULL, 1)", `{"__queuety_runtime":{"max_attempts":3}}`, wfID))
 		exec("INSERT INTO "+logs+" (job_id, workflow_id, step_index, handler, queue, event) VALUES (NULL, ?, NULL, 'php_flow', 'php', 'workflow_started')", wfID)
 		tx, err = db.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		queryRows(t, tx, "SELECT * FROM "+wfs+" WHERE id = ? FOR UPDATE", wfID)
 		queryRows(t, tx, "SELECT * FROM "+jobs+" WHERE id = ? FOR UPDATE", stepJob)
 		for _, q := range []string{
@@ -254,18 +209,14 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 			if strings.Contains(q, "current_step") {
 				args = []any{strings.Replace(state, `"n":1`, `"n":1,"a":true`, 1), 1, wfID}
 			}
-			if _, err := tx.Exec(q, args...); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
+			_, err := tx.Exec(q, args...)
+			require.NoError(t, err, q)
 		}
-		if _, err := tx.Exec("INSERT INTO "+events+" (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, attempt, "+
+		_, err = tx.Exec("INSERT INTO "+events+" (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, attempt, "+
 			"input, output, state_before, state_after, context, duration_ms) VALUES (?, ?, 0, '0', 'single', 'A', 'step_completed', 'php', 1, "+
-			"'{\"n\":1}', '{\"a\":true}', '{\"n\":1}', '{\"n\":1,\"a\":true}', NULL, 1)", wfID, stepJob); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
+			"'{\"n\":1}', '{\"a\":true}', '{\"n\":1}', '{\"n\":1,\"a\":true}', NULL, 1)", wfID, stepJob)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
 		exec("UPDATE "+wfs+" SET status = 'failed', failed_at = NOW(), error_message = ?, state = ? WHERE id = ? "+
 			"AND status IN ('running','paused','waiting_for_signal','waiting_for_workflows')", "boom", state, wfID)
 		exec("UPDATE "+wfs+" SET status = 'running', failed_at = NULL, error_message = NULL WHERE id = ?", wfID)
@@ -274,102 +225,88 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		exec("DELETE FROM `" + p + "queuety_queue_states` WHERE queue = 'php'")
 		queryRows(t, db, "SELECT * FROM "+wfs+" WHERE status = 'running' AND deadline_at IS NOT NULL AND deadline_at <= NOW()")
 		for _, c := range goOnlyColumns["queuety_workflows"] {
-			if r := one(t, queryRows(t, db, "SELECT * FROM "+wfs+" WHERE id = ?", wfID), "id", itoa(wfID)); r[c] != nil {
-				t.Errorf("Go column %s = %s on a workflow PHP inserted", c, val(r[c]))
-			}
+			r := one(t, queryRows(t, db, "SELECT * FROM "+wfs+" WHERE id = ?", wfID), "id", itoa(wfID))
+			assert.Nil(t, r[c], "Go column %s = %s on a workflow PHP inserted", c, val(r[c]))
 		}
 
 		// Go reads what PHP wrote.
-		if j, err := e.c.Job(e.ctx, jobID); err != nil || j.Status != queuety.JobCompleted || string(j.HeartbeatData) != `{"done":3}` {
-			t.Errorf("Go reads PHP's job: %+v, %v", j, err)
-		}
-		if wf, err := e.c.Workflow(e.ctx, wfID); err != nil || wf.Status != queuety.WorkflowRunning || wf.CurrentStep != 1 || wf.RunNumber != 0 {
-			t.Errorf("Go reads PHP's workflow: %+v, %v", wf, err)
-		}
+		j, err := e.c.Job(e.ctx, jobID)
+		require.NoError(t, err, "Go reads PHP's job")
+		assert.Equal(t, queuety.JobCompleted, j.Status, "status of PHP's job, read by Go: %+v", j)
+		assert.Equal(t, `{"done":3}`, string(j.HeartbeatData), "heartbeat data of PHP's job, read by Go")
+		wf, err := e.c.Workflow(e.ctx, wfID)
+		require.NoError(t, err, "Go reads PHP's workflow")
+		assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status of PHP's workflow, read by Go: %+v", wf)
+		assert.Equal(t, 1, wf.CurrentStep, "current step of PHP's workflow, read by Go: %+v", wf)
+		assert.Zero(t, wf.RunNumber, "run number of PHP's workflow, read by Go: %+v", wf)
 	})
 
 	t.Run("rows cross over", func(t *testing.T) {
+		e := e.on(t)
 		jobs := "`" + p + "queuety_jobs`"
 		// A job inserted by PHP's statement, run by a Go worker.
 		res, err := db.Exec("INSERT INTO "+jobs+" (queue, handler, payload, payload_hash, priority, status, max_attempts, available_at, "+
 			"workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units) "+
 			"VALUES ('cross', 'php_made', '{\"x\":1}', NULL, 0, 'pending', 3, ?, NULL, NULL, NULL, NULL, NULL, NULL, 1)",
 			e.clock.Now().Format(phpfixture.DBNowLayout))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		phpJob, err := res.LastInsertId()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		rec := &jobRecorder{}
 		w := e.worker(worker.Queues("cross"))
 		rec.handle(w, "php_made", nil)
-		if st := e.drain(w); st.Succeeded != 1 {
-			t.Fatalf("Go worker on a PHP-inserted job: %+v", st)
-		}
-		if r := one(t, e.rows("queuety_jobs"), "id", itoa(phpJob)); val(r["status"]) != "completed" || val(r["attempts"]) != "1" {
-			t.Errorf("after the Go worker: %s", show(r))
-		}
+		st := e.drain(w)
+		require.Equal(t, int64(1), st.Succeeded, "Go worker on a PHP-inserted job: jobs succeeded; stats %+v", st)
+		r := one(t, e.rows("queuety_jobs"), "id", itoa(phpJob))
+		assert.Equal(t, "completed", val(r["status"]), "status after the Go worker: %s", show(r))
+		assert.Equal(t, "1", val(r["attempts"]), "attempts after the Go worker: %s", show(r))
 
 		// A job dispatched by Go, taken by PHP's claim.
 		goJob, err := e.c.Dispatch(e.ctx, "go_made", map[string]any{"y": 2}, queuety.OnQueue("cross2"), queuety.WithPriority(queuety.PriorityHigh))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// PHP compares available_at with NOW(); the Go job is due at the
 		// fake clock's time, which is in the past.
 		tx, err := db.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		claimed := queryRows(t, tx, "SELECT job.* FROM "+jobs+" AS job FORCE INDEX (idx_queue_claim) WHERE job.status = 'pending' AND job.queue = ? "+
 			"AND job.available_at <= NOW() AND (job.workflow_id IS NULL) AND (job.depends_on IS NULL) "+
 			"ORDER BY job.priority DESC, job.id ASC LIMIT 1 FOR UPDATE SKIP LOCKED", "cross2")
-		if len(claimed) != 1 || *claimed[0]["id"] != itoa(goJob) || val(claimed[0]["payload"]) != `{"y":2}` || val(claimed[0]["priority"]) != "2" {
-			t.Fatalf("PHP's claim on a Go-dispatched job: %s", showAll(claimed))
-		}
-		if _, err := tx.Exec("UPDATE "+jobs+" SET status = 'processing', reserved_at = NOW(), attempts = attempts + 1 WHERE id = ?", goJob); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec("UPDATE "+jobs+" SET status = 'completed', completed_at = NOW() WHERE id = ?", goJob); err != nil {
-			t.Fatal(err)
-		}
-		if j, err := e.c.Job(e.ctx, goJob); err != nil || j.Status != queuety.JobCompleted || j.Attempts != 1 {
-			t.Errorf("Go reads the job PHP completed: %+v, %v", j, err)
-		}
+		require.Equal(t, 1, len(claimed), "jobs PHP's claim took:\n%s", showAll(claimed))
+		require.Equal(t, itoa(goJob), val(claimed[0]["id"]), "job PHP's claim took: want the Go-dispatched job")
+		assert.Equal(t, `{"y":2}`, val(claimed[0]["payload"]), "payload of the Go-dispatched job PHP claimed")
+		assert.Equal(t, "2", val(claimed[0]["priority"]), "priority of the Go-dispatched job PHP claimed")
+		_, err = tx.Exec("UPDATE "+jobs+" SET status = 'processing', reserved_at = NOW(), attempts = attempts + 1 WHERE id = ?", goJob)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		_, err = db.Exec("UPDATE "+jobs+" SET status = 'completed', completed_at = NOW() WHERE id = ?", goJob)
+		require.NoError(t, err)
+		j, err := e.c.Job(e.ctx, goJob)
+		require.NoError(t, err, "Go reads the job PHP completed")
+		assert.Equal(t, queuety.JobCompleted, j.Status, "status of the job PHP completed, read by Go: %+v", j)
+		assert.Equal(t, 1, j.Attempts, "attempts of the job PHP completed, read by Go: %+v", j)
 	})
 
 	t.Run("every fixture loads", func(t *testing.T) {
+		e := e.on(t)
 		files, err := filepath.Glob(filepath.Join(fixtureDir, "*.json"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("fixtures: %v, %v", files, err)
-		}
+		require.NoError(t, err, "fixtures")
+		require.NotEmpty(t, files, "fixtures")
 		for _, f := range files {
 			fx, err := phpfixture.Load(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err, f)
 			for _, s := range fx.Snapshots {
 				e.truncate()
-				if err := s.Insert(db, p); err != nil {
-					t.Errorf("%s / %s: %v", fx.Scenario, s.Label, err)
+				if !assert.NoError(t, s.Insert(db, p), "%s / %s", fx.Scenario, s.Label) {
 					continue
 				}
 				for _, tbl := range phpTables {
 					want, got := s.Rows(tbl), e.rows(tbl)
-					if len(want) != len(got) {
-						t.Errorf("%s / %s / %s: loaded %d rows, read %d", fx.Scenario, s.Label, tbl, len(want), len(got))
+					if !assert.Equal(t, len(want), len(got), "%s / %s / %s: rows loaded (expected) and read back (actual)", fx.Scenario, s.Label, tbl) {
 						continue
 					}
 					for i := range want {
 						for col, v := range want[i] {
-							if val(v) != val(got[i][col]) {
-								t.Errorf("%s / %s / %s row %d: %s stored %s, read back %s", fx.Scenario, s.Label, tbl, i, col, val(v), val(got[i][col]))
-							}
+							assert.Equal(t, val(v), val(got[i][col]), "%s / %s / %s row %d: %s stored (expected) and read back (actual)", fx.Scenario, s.Label, tbl, i, col)
 						}
 					}
 				}

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
@@ -49,36 +52,28 @@ func compareShape(t *testing.T, table string, php, gorow phpfixture.Row, skip ..
 	}
 	for _, col := range sortedKeys(php) {
 		g, ok := gorow[col]
-		if !ok {
-			t.Errorf("%s.%s: PHP writes it, Go's row has no such column", table, col)
+		if !assert.True(t, ok, "%s.%s: PHP writes it, Go's row has no such column", table, col) {
 			continue
 		}
 		w := php[col]
-		if kind(w) != kind(g) {
-			t.Errorf("%s.%s: PHP %s (%s), Go %s (%s)", table, col, val(w), kind(w), val(g), kind(g))
+		if !assert.Equal(t, kind(w), kind(g), "%s.%s: kind of value, PHP %s, Go %s", table, col, val(w), val(g)) {
 			continue
 		}
-		if enumColumns[col] && val(w) != val(g) {
-			t.Errorf("%s.%s: enum value PHP %s, Go %s", table, col, val(w), val(g))
+		if enumColumns[col] && !assert.Equal(t, val(w), val(g), "%s.%s: enum value", table, col) {
 			continue
 		}
 		if skipped[col] || kind(w) == "datetime" || w == nil {
 			continue
 		}
 		if kind(w) == "json" && col != "payload" {
-			if !jsonEqual(*w, *g) {
-				t.Errorf("%s.%s: PHP %s, Go %s", table, col, *w, *g)
-			}
+			assert.True(t, jsonEqual(*w, *g), "%s.%s: JSON values differ: PHP %s, Go %s", table, col, *w, *g)
 			continue
 		}
-		if *w != *g {
-			t.Errorf("%s.%s: PHP %s, Go %s", table, col, *w, *g)
-		}
+		assert.Equal(t, *w, *g, "%s.%s", table, col)
 	}
 	for col := range gorow {
-		if _, ok := php[col]; !ok && !isGoOnly(table, col) {
-			t.Errorf("%s.%s: Go's row has a column that is neither Queuety's nor a known Go column", table, col)
-		}
+		_, ok := php[col]
+		assert.True(t, ok || isGoOnly(table, col), "%s.%s: Go's row has a column that is neither Queuety's nor a known Go column", table, col)
 	}
 }
 
@@ -148,12 +143,8 @@ func TestGoRowsMatchPHPShape(t *testing.T) {
 			php := e.snap("dispatched")
 			e.clock.Set(php.Now())
 			id, err := e.c.DispatchWorkflow(e.ctx, tc.def, tc.initial)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if id != 1 {
-				t.Fatalf("workflow id %d on empty tables, PHP's was 1", id)
-			}
+			require.NoError(t, err)
+			require.Equal(t, int64(1), id, "workflow id on empty tables, PHP's was 1")
 
 			// Row by row, then the whole snapshot with the rules of the
 			// other tests.
@@ -161,41 +152,29 @@ func TestGoRowsMatchPHPShape(t *testing.T) {
 			gw := one(t, e.rows("queuety_workflows"), "id", "1")
 			compareShape(t, "queuety_workflows", pw, gw, "state")
 			ps, gs := val(pw["state"]), val(gw["state"])
-			if pk, gk := objectKeys(t, ps), objectKeys(t, gs); jsonOf(pk) != jsonOf(gk) {
-				t.Errorf("state keys: PHP %v, Go %v", pk, gk)
-			}
+			assert.Equal(t, objectKeys(t, ps), objectKeys(t, gs), "state keys, PHP's (expected) and Go's (actual)")
 			for _, k := range []string{"_steps", "_definition_hash"} {
-				if p, g := rawMember(t, ps, k), rawMember(t, gs, k); p != g {
-					t.Errorf("state %s: PHP %s, Go %s", k, p, g)
-				}
+				assert.Equal(t, rawMember(t, ps, k), rawMember(t, gs, k), "state %s bytes", k)
 			}
 			// With struct initial states, the whole state is byte-equal.
-			if ps != gs {
-				t.Errorf("state bytes:\n  PHP %s\n  Go  %s", ps, gs)
-			}
-			if p, g := val(pw["deadline_at"]), val(gw["deadline_at"]); p != g {
-				t.Errorf("deadline_at: PHP %s, Go %s (dispatch time + _deadline_seconds)", p, g)
-			}
+			assert.Equal(t, ps, gs, "state bytes")
+			assert.Equal(t, val(pw["deadline_at"]), val(gw["deadline_at"]), "deadline_at (dispatch time + _deadline_seconds)")
 			// Go-only columns: a PHP-dispatched row has them NULL; a Go
 			// dispatch starts run 1.
-			if val(gw["run_number"]) != "1" || gw["run_started_at"] == nil || gw["run_deadline_at"] != nil || gw["wait_deadline_at"] != nil {
-				t.Errorf("Go-only workflow columns: %s", show(gw))
-			}
+			assert.Equal(t, "1", val(gw["run_number"]), "run_number; row %s", show(gw))
+			assert.NotNil(t, gw["run_started_at"], "run_started_at; row %s", show(gw))
+			assert.Nil(t, gw["run_deadline_at"], "run_deadline_at; row %s", show(gw))
+			assert.Nil(t, gw["wait_deadline_at"], "wait_deadline_at; row %s", show(gw))
 
 			pj, gj := rowsOf(php, "queuety_jobs"), e.rows("queuety_jobs")
-			if len(pj) != len(gj) {
-				t.Fatalf("jobs at dispatch: PHP %d, Go %d", len(pj), len(gj))
-			}
+			require.Equal(t, len(pj), len(gj), "jobs at dispatch, PHP's (expected) and Go's (actual)")
 			compareShape(t, "queuety_jobs", pj[0], gj[0], "id")
 			for _, c := range goOnlyColumns["queuety_jobs"] {
-				if gj[0][c] != nil {
-					t.Errorf("jobs.%s = %s on a step job without timeouts, want NULL", c, val(gj[0][c]))
-				}
+				assert.Nil(t, gj[0][c], "jobs.%s = %s on a step job without timeouts, want NULL", c, val(gj[0][c]))
 			}
 			pl, gl := rowsOf(php, "queuety_logs"), e.rows("queuety_logs")
-			if len(pl) != 1 || len(gl) != 1 {
-				t.Fatalf("logs at dispatch: PHP %d, Go %d", len(pl), len(gl))
-			}
+			require.Equal(t, 1, len(pl), "PHP's logs at dispatch:\n%s", showAll(pl))
+			require.Equal(t, 1, len(gl), "Go's logs at dispatch:\n%s", showAll(gl))
 			compareShape(t, "queuety_logs", pl[0], gl[0], "id")
 
 			e.compareWith(php)
@@ -206,15 +185,13 @@ func TestGoRowsMatchPHPShape(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, "c_three_step_workflow.json")
 		e.clock.Set(e.snap("dispatched").Now())
-		if _, err := e.c.DispatchWorkflow(e.ctx, cases[0].def, cases[0].initial); err != nil {
-			t.Fatal(err)
-		}
+		_, err := e.c.DispatchWorkflow(e.ctx, cases[0].def, cases[0].initial)
+		require.NoError(t, err)
 		php := e.snap("completed")
 		e.runExpect(orderSteps, php, 0)
 		for _, tbl := range []string{"queuety_jobs", "queuety_workflows", "queuety_logs", "queuety_workflow_events"} {
 			pr, gr := rowsOf(php, tbl), e.rows(tbl)
-			if len(pr) != len(gr) {
-				t.Errorf("%s: PHP %d rows, Go %d", tbl, len(pr), len(gr))
+			if !assert.Equal(t, len(pr), len(gr), "%s: number of rows, PHP's (expected) and Go's (actual)", tbl) {
 				continue
 			}
 			for i := range pr {

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpfixture"
@@ -27,12 +30,9 @@ func checkInputs(t *testing.T, rec *recorder, want *phpfixture.Snapshot, since i
 		}
 		started = append(started, ev)
 	}
-	if len(started) == 0 {
-		t.Errorf("PHP's snapshot has no step_started event after event %d: nothing to check the Go handlers' inputs against", since)
-	}
+	assert.NotEmpty(t, started, "PHP's snapshot has no step_started event after event %d: nothing to check the Go handlers' inputs against", since)
 	calls := rec.all()
-	if len(calls) != len(started) {
-		t.Errorf("Go called %d step handlers %v; PHP's events show %d step starts", len(calls), rec.handlers(), len(started))
+	if !assert.Equal(t, len(started), len(calls), "step handler calls, PHP's step starts (expected) and Go's (actual); Go called %v", rec.handlers()) {
 		return
 	}
 	for i, ev := range started {
@@ -40,12 +40,8 @@ func checkInputs(t *testing.T, rec *recorder, want *phpfixture.Snapshot, since i
 		if *ev["step_type"] != "single" {
 			input = jsonOf(decodeMap(input)["state"])
 		}
-		if calls[i].handler != *ev["handler"] {
-			t.Errorf("call %d: Go ran %s, PHP ran %s", i+1, calls[i].handler, *ev["handler"])
-		}
-		if !jsonEqual(jsonOf(calls[i].input), input) {
-			t.Errorf("call %d (%s): Go handler got %s, PHP handler got %s", i+1, calls[i].handler, jsonOf(calls[i].input), input)
-		}
+		assert.Equal(t, *ev["handler"], calls[i].handler, "call %d: handler, PHP's (expected) and Go's (actual)", i+1)
+		assert.True(t, jsonEqual(jsonOf(calls[i].input), input), "call %d (%s): Go handler got %s, PHP handler got %s", i+1, calls[i].handler, jsonOf(calls[i].input), input)
 	}
 }
 
@@ -117,15 +113,12 @@ func TestPHPDelayStep(t *testing.T) {
 	for who, jobs := range map[string][]phpfixture.Row{"PHP": rowsOf(waiting, "queuety_jobs"), "Go": e.rows("queuety_jobs")} {
 		done := parseTime(t, one(t, jobs, "id", "1")["completed_at"])
 		due := parseTime(t, one(t, jobs, "id", "2", "handler", engine.HandlerDelay)["available_at"])
-		if due.Sub(done) != 30*time.Second {
-			t.Errorf("%s: delay job due %s, step 0 completed %s: want +30s", who, due, done)
-		}
+		assert.WithinDuration(t, done.Add(30*time.Second), due, 0, "%s: delay job due time: step 0 completed %s, want +30s", who, done)
 	}
 
 	e.clock.Advance(29 * time.Second)
-	if st := e.runSteps(rec, bodies); st.Claimed != 0 {
-		t.Fatalf("the delay job ran %s early", time.Second)
-	}
+	st := e.runSteps(rec, bodies)
+	require.Zero(t, st.Claimed, "jobs claimed: the delay job ran %s early", time.Second)
 	e.clock.Advance(time.Second)
 	e.runSteps(rec, bodies)
 
@@ -150,16 +143,10 @@ func TestPHPDelayStep(t *testing.T) {
 
 func parseTime(t *testing.T, v *string) time.Time {
 	t.Helper()
-	if v == nil {
-		t.Fatal("time is NULL")
-	}
-	if len(*v) < len(phpfixture.DBNowLayout) {
-		t.Fatalf("time %q", *v)
-	}
+	require.NotNil(t, v, "time is NULL")
+	require.GreaterOrEqual(t, len(*v), len(phpfixture.DBNowLayout), "time %q is too short", *v)
 	tm, err := time.ParseInLocation(phpfixture.DBNowLayout, (*v)[:len(phpfixture.DBNowLayout)], time.UTC)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tm
 }
 
@@ -175,16 +162,13 @@ func TestPHPDeadlineSweptByGo(t *testing.T) {
 	e := newEnv(t, "e_deadline.json")
 	e.load("after step 0 processed")
 	wf, err := e.c.Workflow(e.ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// PHP's fixture moved deadline_at into the past by SQL; the Go engine
 	// compares deadlines with its clock, so the clock moves instead.
 	e.clock.Set(wf.DeadlineAt.Add(time.Second))
 	n, err := deadline.New(e.c).Deadlines(e.ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("Deadlines() = %d, %v; PHP's check_deadlines() returned 1", n, err)
-	}
+	require.NoError(t, err, "Deadlines()")
+	require.Equal(t, 1, n, "Deadlines(); PHP's check_deadlines() returned 1")
 
 	want := clone(e.snap("after deadline sweep"))
 	// PHP calls the on_deadline handler in the sweeping process before it
@@ -205,20 +189,19 @@ func TestPHPDeadlineSweptByGo(t *testing.T) {
 
 	// deadline_at is the execution deadline fixed at dispatch: the sweep
 	// does not change it (PHP's final value is the one its SQL wrote).
-	if got := val(one(t, e.rows("queuety_workflows"), "id", "1")["deadline_at"]); got != "2026-11-22 05:18:29" {
-		t.Errorf("deadline_at = %s, want 2026-11-22 05:18:29 (unchanged)", got)
-	}
+	assert.Equal(t, "2026-11-22 05:18:29", val(one(t, e.rows("queuety_workflows"), "id", "1")["deadline_at"]), "deadline_at (unchanged)")
 	fails, err := e.c.Failures(e.ctx, 1, 0)
-	if err != nil || len(fails) != 1 || fails[0].Category != driver.FailureTimeout || fails[0].TimeoutKind != queuety.TimeoutExecution {
-		t.Errorf("failures = %s, %v; want one timeout/execution_timeout failure", jsonOf(fails), err)
+	require.NoError(t, err, "Failures")
+	if assert.Len(t, fails, 1, "failures %s: want one timeout/execution_timeout failure", jsonOf(fails)) {
+		assert.Equal(t, driver.FailureTimeout, fails[0].Category, "failure category")
+		assert.Equal(t, queuety.TimeoutExecution, fails[0].TimeoutKind, "failure timeout kind")
 	}
 
 	// The deadline handler runs once, with the public state PHP's handler
 	// received.
 	var observed []queuety.State
-	if err := jsonUnmarshal(e.snap("after deadline sweep").Observed["EscalateOverdueInvoice::handle() received"], &observed); err != nil || len(observed) != 1 {
-		t.Fatalf("fixture observation: %v", err)
-	}
+	require.NoError(t, jsonUnmarshal(e.snap("after deadline sweep").Observed["EscalateOverdueInvoice::handle() received"], &observed), "fixture observation")
+	require.Len(t, observed, 1, "fixture observation")
 	rec := &recorder{}
 	w := e.worker()
 	w.HandleDeadline(`App\Handlers\EscalateOverdueInvoice`, func(_ context.Context, s queuety.State) error {
@@ -228,20 +211,17 @@ func TestPHPDeadlineSweptByGo(t *testing.T) {
 	step(w, rec, "send_invoice", constant(queuety.State{"invoice_sent": true}))
 	e.drain(w)
 	e.clock.Advance(deadline.DeadlineInterval)
-	if n, err := deadline.New(e.c).Deadlines(e.ctx); err != nil || n != 0 {
-		t.Fatalf("second sweep: %d, %v", n, err)
-	}
+	n, err = deadline.New(e.c).Deadlines(e.ctx)
+	require.NoError(t, err, "second sweep")
+	require.Zero(t, n, "second sweep: workflows failed")
 	e.drain(w)
+	require.Equal(t, []string{"deadline"}, rec.handlers(), "handler calls: want the deadline handler once")
 	calls := rec.all()
-	if len(calls) != 1 || calls[0].handler != "deadline" {
-		t.Fatalf("handler calls: %v, want the deadline handler once", rec.handlers())
-	}
-	if !jsonEqual(jsonOf(calls[0].input), jsonOf(observed[0])) || !jsonEqual(jsonOf(calls[0].input), `{"customer_id":501,"invoice_number":"INV-2026-0042","amount":120}`) {
-		t.Errorf("deadline handler got %s, PHP's got %s", jsonOf(calls[0].input), jsonOf(observed[0]))
-	}
-	if j := one(t, e.rows("queuety_jobs"), "id", "2"); val(j["status"]) != "buried" {
-		t.Errorf("step job after the sweep: %s", show(j))
-	}
+	got := jsonOf(calls[0].input)
+	assert.True(t, jsonEqual(got, jsonOf(observed[0])), "deadline handler got %s, PHP's got %s", got, jsonOf(observed[0]))
+	assert.True(t, jsonEqual(got, `{"customer_id":501,"invoice_number":"INV-2026-0042","amount":120}`), "deadline handler got %s", got)
+	j := one(t, e.rows("queuety_jobs"), "id", "2")
+	assert.Equal(t, "buried", val(j["status"]), "step job after the sweep: %s", show(j))
 }
 
 // approval is the signal payload of f_signal, as a struct so its keys keep
@@ -279,17 +259,13 @@ func TestPHPSignalSettledByGo(t *testing.T) {
 		e := newEnv(t, "f_signal.json")
 		e.load("waiting for signal")
 		e.clock.Advance(time.Second)
-		if err := e.c.Signal(e.ctx, 1, "approval", approval{"manager@example.com", "OK ✓ – Q4/2026"}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e.c.Signal(e.ctx, 1, "approval", approval{"manager@example.com", "OK ✓ – Q4/2026"}))
 		want := e.snap("after Queuety::signal()")
 		e.compareWith(want)
 		// The settled state is byte-identical: the signal's keys are
 		// appended in the payload's order.
 		php := val(one(t, rowsOf(want, "queuety_workflows"), "id", "1")["state"])
-		if got := val(one(t, e.rows("queuety_workflows"), "id", "1")["state"]); got != php {
-			t.Errorf("state after the signal:\n  PHP %s\n  Go  %s", php, got)
-		}
+		assert.Equal(t, php, val(one(t, e.rows("queuety_workflows"), "id", "1")["state"]), "state after the signal")
 
 		e.runExpect(bodies, e.snap("completed"), 5)
 	})
@@ -300,13 +276,9 @@ func TestPHPSignalSettledByGo(t *testing.T) {
 func withState(t *testing.T, input, stateJSON string) *string {
 	t.Helper()
 	o, err := phpjsonDecodeObject(input)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "event input %s", input)
 	s, err := phpjsonDecodeObject(stateJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "state %s", stateJSON)
 	o.Set("state", s)
 	return str(phpjsonMarshal(t, o))
 }
@@ -386,9 +358,7 @@ func lastEventID(t *testing.T, s *phpfixture.Snapshot) int {
 	last := 0
 	for _, ev := range s.Rows("queuety_workflow_events") {
 		id, err := strconv.Atoi(val(ev["id"]))
-		if err != nil {
-			t.Fatalf("workflow_events id %s: %v", val(ev["id"]), err)
-		}
+		require.NoError(t, err, "workflow_events id %s", val(ev["id"]))
 		last = max(last, id)
 	}
 	return last
@@ -421,9 +391,8 @@ func TestPHPFailedStepRetriedByGo(t *testing.T) {
 		e.drain(w)
 		e.expect(e.snap("step 1 failed once"), rec, 0)
 		// Queuety's default backoff after attempt 1: 2^1 × 30 s.
-		if due := parseTime(t, one(t, e.rows("queuety_jobs"), "id", "2")["available_at"]); !due.Equal(e.clock.Now().Add(60 * time.Second)) {
-			t.Errorf("retry due %s, want failure time %s + 60s", due, e.clock.Now())
-		}
+		due := parseTime(t, one(t, e.rows("queuety_jobs"), "id", "2")["available_at"])
+		assert.WithinDuration(t, e.clock.Now().Add(60*time.Second), due, 0, "retry due time: failure time %s + 60s", e.clock.Now())
 		// PHP's fixture made the retry due by SQL; here the clock moves.
 		e.clock.Advance(60 * time.Second)
 		e.drain(w)
@@ -434,9 +403,7 @@ func TestPHPFailedStepRetriedByGo(t *testing.T) {
 		e := newEnv(t, "i_failed_step_retry_workflow.json")
 		failed := e.load("workflow failed")
 		e.clock.Advance(time.Second)
-		if err := e.c.RetryWorkflow(e.ctx, 1); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e.c.RetryWorkflow(e.ctx, 1))
 		e.compareWith(e.snap("after Queuety::retry_workflow()"))
 
 		rec := &recorder{}
@@ -469,9 +436,8 @@ func TestPHPPausedQueueAndWorkflow(t *testing.T) {
 	}
 
 	paused := e.load("queue \"reports\" paused")
-	if st := e.drain(newWorker()); st.Claimed != 0 {
-		t.Errorf("a Go worker claimed %d jobs from the paused queue", st.Claimed)
-	}
+	st := e.drain(newWorker())
+	assert.Zero(t, st.Claimed, "jobs a Go worker claimed from the paused queue")
 	// PHP's worker pass wrote a '_worker' debug row; the Go worker skips a
 	// paused queue in its claim query and writes nothing.
 	e.compareWith(paused)
@@ -484,50 +450,35 @@ func TestPHPPausedQueueAndWorkflow(t *testing.T) {
 		Name:  "catalog_import",
 		Steps: []queuety.WorkflowStep{single(`App\Steps\DownloadFeed`), single("import_products")},
 	}, queuety.State{"feed": "https://example.com/feed.csv"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.c.PauseWorkflow(e.ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, e.c.PauseWorkflow(e.ctx, id))
 	e.compareWith(e.snap("workflow dispatched and paused"))
 
 	// From here on, PHP's rows.
 	e.load("workflow dispatched and paused")
 	e.drain(newWorker())
 	e.compareWith(e.snap("paused workflow after its already-queued step 0 ran"))
-	if got := rec.handlers(); len(got) != 1 || got[0] != `App\Steps\DownloadFeed` {
-		t.Errorf("handlers run: %v, want only DownloadFeed", got)
-	}
+	assert.Equal(t, []string{`App\Steps\DownloadFeed`}, rec.handlers(), "handlers run: want only DownloadFeed")
 
 	e.clock.Advance(time.Second)
-	if err := e.c.ResumeWorkflow(e.ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.c.ResumeQueue(e.ctx, "reports"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.c.ResumeWorkflow(e.ctx, 1))
+	require.NoError(t, e.c.ResumeQueue(e.ctx, "reports"))
 	e.compareWith(e.snap("after Queuety::resume_workflow() and Queuety::resume(reports)"))
 
 	// PauseQueue writes the row PHP's pause() wrote.
-	if err := e.c.PauseQueue(e.ctx, "reports"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.c.PauseQueue(e.ctx, "reports"))
 	c := &cmp{e: e}
 	c.byKey("queuety_queue_states", rowsOf(paused, "queuety_queue_states"), e.rows("queuety_queue_states"))
-	if err := e.c.ResumeQueue(e.ctx, "reports"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.c.ResumeQueue(e.ctx, "reports"))
 
 	// Resumed, both run.
 	e.drain(newWorker())
 	jobs := e.rows("queuety_jobs")
 	for _, id := range []string{"1", "2", "3"} {
-		if j := one(t, jobs, "id", id); val(j["status"]) != "completed" {
-			t.Errorf("job %s after resuming: %s", id, show(j))
-		}
+		j := one(t, jobs, "id", id)
+		assert.Equal(t, "completed", val(j["status"]), "job %s after resuming: %s", id, show(j))
 	}
-	if wf := one(t, e.rows("queuety_workflows"), "id", "1"); val(wf["status"]) != "completed" || val(wf["current_step"]) != "2" {
-		t.Errorf("workflow after resuming: %s", show(wf))
-	}
+	wf := one(t, e.rows("queuety_workflows"), "id", "1")
+	assert.Equal(t, "completed", val(wf["status"]), "workflow status after resuming: %s", show(wf))
+	assert.Equal(t, "2", val(wf["current_step"]), "workflow current_step after resuming: %s", show(wf))
 }

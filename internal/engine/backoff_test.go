@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"errors"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -24,17 +25,11 @@ func TestBackoffDelays(t *testing.T) {
 	}
 	for _, c := range cases {
 		for i, want := range c.want {
-			if got := c.b.Delay(i + 1); got != want {
-				t.Errorf("%s: after attempt %d = %s, want %s", c.name, i+1, got, want)
-			}
+			assert.Equal(t, want, c.b.Delay(i+1), "%s: delay after attempt %d", c.name, i+1)
 		}
-		if err := validateBackoff(c.b); err != nil {
-			t.Errorf("%s: %v", c.name, err)
-		}
+		assert.NoError(t, validateBackoff(c.b), c.name)
 	}
-	if d := BackoffExponential.Delay(200); d != MaxBackoff {
-		t.Errorf("exponential after 200 attempts = %s", d)
-	}
+	assert.Equal(t, MaxBackoff, BackoffExponential.Delay(200), "exponential after 200 attempts")
 }
 
 func TestBackoffValidation(t *testing.T) {
@@ -46,36 +41,32 @@ func TestBackoffValidation(t *testing.T) {
 		"coefficient < 1":   BackoffPolicy(time.Second, 0.5, time.Minute),
 		"maximum < initial": BackoffPolicy(time.Minute, 2, time.Second),
 	} {
-		if err := validateBackoff(b); !errors.Is(err, driver.ErrInvalidArgument) {
-			t.Errorf("%s: %v", name, err)
-		}
+		assert.ErrorIs(t, validateBackoff(b), driver.ErrInvalidArgument, name)
 	}
 }
 
 func TestParseBackoff(t *testing.T) {
 	for in, want := range map[string]string{"exponential": "exponential", " Fixed ": "fixed", "10,30,60": "[10 30 60]", "5": "[5]"} {
 		b, err := ParseBackoff(in)
-		if err != nil || b.String() != want {
-			t.Errorf("ParseBackoff(%q) = %v, %v; want %s", in, b, err, want)
+		if assert.NoError(t, err, "ParseBackoff(%q)", in) {
+			assert.Equal(t, want, b.String(), "ParseBackoff(%q)", in)
 		}
 	}
 	for _, in := range []string{"", "10x,20y", "soon", "1,-2"} {
-		if _, err := ParseBackoff(in); !errors.Is(err, driver.ErrInvalidArgument) {
-			t.Errorf("ParseBackoff(%q): %v", in, err)
-		}
+		_, err := ParseBackoff(in)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument, "ParseBackoff(%q)", in)
 	}
 }
 
 func TestParsePriority(t *testing.T) {
 	for in, want := range map[string]driver.Priority{"0": driver.PriorityLow, "low": driver.PriorityLow, "1": driver.PriorityNormal, "NORMAL": driver.PriorityNormal,
 		"2": driver.PriorityHigh, "high": driver.PriorityHigh, "3": driver.PriorityUrgent, " urgent ": driver.PriorityUrgent} {
-		if got, err := ParsePriority(in); err != nil || got != want {
-			t.Errorf("ParsePriority(%q) = %v, %v", in, got, err)
-		}
+		got, err := ParsePriority(in)
+		assert.NoError(t, err, "ParsePriority(%q)", in)
+		assert.Equal(t, want, got, "ParsePriority(%q)", in)
 	}
 	for _, in := range []string{"4", "-1", "critical", ""} {
-		if _, err := ParsePriority(in); !errors.Is(err, driver.ErrInvalidArgument) {
-			t.Errorf("ParsePriority(%q): %v", in, err)
-		}
+		_, err := ParsePriority(in)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument, "ParsePriority(%q)", in)
 	}
 }

@@ -1,9 +1,11 @@
 package engine
 
 import (
-	"errors"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
@@ -26,17 +28,15 @@ func TestRuntimeEncoding(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, err := phpjson.Marshal(c.rt.encode())
-		if err != nil || string(got) != c.want {
-			t.Errorf("encode %+v = %s (%v), want %s", c.rt, got, err, c.want)
+		if !assert.NoError(t, err, "encode %+v", c.rt) || !assert.Equal(t, c.want, string(got), "encode %+v", c.rt) {
 			continue
 		}
 		payload := phpjson.NewObject()
 		payload.Set(runtimeKey, c.rt.encode())
 		back := parseRuntime(payload)
 		again, err := phpjson.Marshal(back.encode())
-		if err != nil || string(again) != c.want {
-			t.Errorf("round trip of %s gave %s", c.want, again)
-		}
+		assert.NoError(t, err, "round trip of %s", c.want)
+		assert.Equal(t, c.want, string(again), "round trip of %s", c.want)
 	}
 }
 
@@ -44,42 +44,30 @@ func TestRuntimeEncoding(t *testing.T) {
 // ignored, as PHP ignores them.
 func TestParseRuntimeFromPHP(t *testing.T) {
 	doc, err := phpjson.DecodeObject([]byte(`{"step_index":1,"__queuety_runtime":{"max_attempts":5,"backoff":"fixed","timeout_seconds":30,"rate_limit":[10,60]}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rt := parseRuntime(doc)
-	if rt.MaxAttempts != 5 || rt.Backoff != BackoffFixed || rt.startToClose() != 30*time.Second {
-		t.Fatalf("parsed %+v", rt)
-	}
+	assert.Equal(t, 5, rt.MaxAttempts, "max_attempts of %+v", rt)
+	assert.Equal(t, BackoffFixed, rt.Backoff, "backoff of %+v", rt)
+	assert.Equal(t, 30*time.Second, rt.startToClose(), "start-to-close of %+v", rt)
 	for _, raw := range []string{`{"__queuety_runtime":"x"}`, `{"__queuety_runtime":{"backoff":"sometimes","max_attempts":"3"}}`, `[]`} {
 		doc, err := phpjson.DecodeObject([]byte(raw))
-		if err != nil {
-			t.Fatalf("%s: %v", raw, err)
-		}
-		if rt := parseRuntime(doc); rt.MaxAttempts != 0 || rt.Backoff != nil {
-			t.Errorf("%s parsed as %+v", raw, rt)
-		}
+		require.NoError(t, err, raw)
+		rt := parseRuntime(doc)
+		assert.Zero(t, rt.MaxAttempts, "max_attempts of %s parsed as %+v", raw, rt)
+		assert.Nil(t, rt.Backoff, "backoff of %s parsed as %+v", raw, rt)
 	}
 }
 
 func TestActivityTimeoutValidation(t *testing.T) {
 	ok := ActivityTimeouts{ScheduleToStart: time.Second, StartToClose: time.Minute}
-	if err := ok.validate(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ok.validate())
 	for _, bad := range []ActivityTimeouts{{StartToClose: 999 * time.Millisecond}, {Heartbeat: -time.Second}, {ScheduleToClose: time.Nanosecond}} {
-		if err := bad.validate(); !errors.Is(err, ErrInvalidTimeout) {
-			t.Errorf("%+v: %v, want ErrInvalidTimeout", bad, err)
-		}
+		assert.ErrorIs(t, bad.validate(), ErrInvalidTimeout, "%+v", bad)
 	}
 }
 
 func TestDueTimes(t *testing.T) {
 	now := time.Date(2030, 1, 1, 10, 0, 0, 300_000_000, time.UTC)
-	if got := dueAt(now, 0); !got.Equal(time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)) {
-		t.Errorf("immediate job due %s: it must be due at once", got)
-	}
-	if got := dueAt(now, 30*time.Second); !got.Equal(time.Date(2030, 1, 1, 10, 0, 31, 0, time.UTC)) {
-		t.Errorf("delayed job due %s: a delay never ends early", got)
-	}
+	assert.WithinDuration(t, time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC), dueAt(now, 0), 0, "immediate job: it must be due at once")
+	assert.WithinDuration(t, time.Date(2030, 1, 1, 10, 0, 31, 0, time.UTC), dueAt(now, 30*time.Second), 0, "delayed job: a delay never ends early")
 }

@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeSchema migrates two tables, one holding a version row, and counts
@@ -16,9 +18,8 @@ import (
 func fakeSchema(t *testing.T, db *sql.DB) (*Schema, *atomic.Int32) {
 	t.Helper()
 	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
+	_, err := rand.Read(b)
+	require.NoError(t, err)
 	var runs atomic.Int32
 	s := &Schema{Key: "testdb test " + hex.EncodeToString(b), Migrate: func(ctx context.Context, dsn string) error {
 		runs.Add(1)
@@ -36,9 +37,8 @@ func fakeSchema(t *testing.T, db *sql.DB) (*Schema, *atomic.Int32) {
 	}}
 	tp := templateFor(s)
 	t.Cleanup(func() {
-		if _, err := db.Exec("DROP TABLE IF EXISTS `" + tp.marker + "`"); err != nil {
-			t.Error(err)
-		}
+		_, err := db.Exec("DROP TABLE IF EXISTS `" + tp.marker + "`")
+		assert.NoError(t, err, "drop the template marker %s", tp.marker)
 		Drop(t, db, tp.prefix)
 	})
 	return s, &runs
@@ -53,45 +53,32 @@ func TestMigratedClonesTemplate(t *testing.T) {
 	t.Run("first", func(t *testing.T) {
 		_, first = Migrated(t, s)
 		names, err := Tables(db, first)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := []string{first + "items", first + "versions"}; !slices.Equal(names, want) {
-			t.Fatalf("tables %v, want %v", names, want)
-		}
+		require.NoError(t, err)
+		require.Equal(t, []string{first + "items", first + "versions"}, names, "tables of the clone")
 		var versions int
-		if err := db.QueryRow("SELECT COUNT(*) FROM `" + first + "versions`").Scan(&versions); err != nil || versions != 2 {
-			t.Fatalf("%d version rows copied (%v), want 2", versions, err)
-		}
+		require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM `"+first+"versions`").Scan(&versions))
+		assert.Equal(t, 2, versions, "version rows copied")
 		var ddl string
-		if err := db.QueryRow("SHOW CREATE TABLE `"+first+"items`").Scan(new(string), &ddl); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(ddl, "idx_name") || !strings.Contains(ddl, "AUTO_INCREMENT") {
-			t.Errorf("clone lost the index or the auto-increment:\n%s", ddl)
-		}
+		require.NoError(t, db.QueryRow("SHOW CREATE TABLE `"+first+"items`").Scan(new(string), &ddl))
+		assert.Contains(t, ddl, "idx_name", "clone lost the index")
+		assert.Contains(t, ddl, "AUTO_INCREMENT", "clone lost the auto-increment")
 	})
-	if names, err := Tables(db, first); err != nil || len(names) != 0 {
-		t.Errorf("clone tables left after the test: %v (%v)", names, err)
-	}
-	if names, err := Tables(db, tp.prefix); err != nil || len(names) != 2 {
-		t.Errorf("template tables after a test: %v (%v), want both kept", names, err)
-	}
+	names, err := Tables(db, first)
+	assert.NoError(t, err, "clone tables after the test")
+	assert.Empty(t, names, "clone tables left after the test")
+	names, err = Tables(db, tp.prefix)
+	assert.NoError(t, err, "template tables after a test")
+	assert.Len(t, names, 2, "template tables after a test: want both kept")
 	t.Run("second", func(t *testing.T) {
-		if _, p := Migrated(t, s); p == first {
-			t.Errorf("prefix %s handed out twice", p)
-		}
+		_, p := Migrated(t, s)
+		assert.NotEqual(t, first, p, "prefix handed out twice")
 	})
-	if n := runs.Load(); n != 1 {
-		t.Errorf("migrated %d times, want once", n)
-	}
+	assert.Equal(t, int32(1), runs.Load(), "times migrated")
 
 	// Another test binary finds the template complete and reuses it.
 	delete(templates, s.Key)
 	t.Run("reuse", func(t *testing.T) { Migrated(t, s) })
-	if n := runs.Load(); n != 1 {
-		t.Errorf("migrated %d times after the template was complete, want once", n)
-	}
+	assert.Equal(t, int32(1), runs.Load(), "times migrated after the template was complete")
 }
 
 func TestMigratedRebuildsIncompleteTemplate(t *testing.T) {
@@ -99,17 +86,14 @@ func TestMigratedRebuildsIncompleteTemplate(t *testing.T) {
 	s, runs := fakeSchema(t, db)
 	tp := templateFor(s)
 	// A build that died after creating a table, before the marker.
-	if _, err := db.Exec("CREATE TABLE `" + tp.prefix + "items` (id INT)"); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Exec("CREATE TABLE `" + tp.prefix + "items` (id INT)")
+	require.NoError(t, err)
 	_, prefix := Migrated(t, s)
-	if n := runs.Load(); n != 1 {
-		t.Errorf("migrated %d times, want once", n)
-	}
+	assert.Equal(t, int32(1), runs.Load(), "times migrated")
 	var cols int
-	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", prefix+"items").Scan(&cols); err != nil || cols != 2 {
-		t.Errorf("clone of the rebuilt template has %d columns (%v), want 2", cols, err)
-	}
+	err = db.QueryRow("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", prefix+"items").Scan(&cols)
+	require.NoError(t, err)
+	assert.Equal(t, 2, cols, "columns of the clone of the rebuilt template")
 }
 
 func TestBuildPrunesIdleTemplates(t *testing.T) {
@@ -120,9 +104,8 @@ func TestBuildPrunesIdleTemplates(t *testing.T) {
 		Migrated(t, idle)
 		Migrated(t, recent)
 	})
-	if _, err := db.Exec("UPDATE `" + templateFor(idle).marker + "` SET used_at = NOW() - INTERVAL 2 DAY"); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Exec("UPDATE `" + templateFor(idle).marker + "` SET used_at = NOW() - INTERVAL 2 DAY")
+	require.NoError(t, err)
 	fresh, _ := fakeSchema(t, db)
 	t.Run("build another", func(t *testing.T) { Migrated(t, fresh) })
 	for _, c := range []struct {
@@ -131,15 +114,15 @@ func TestBuildPrunesIdleTemplates(t *testing.T) {
 	}{{idle, false}, {recent, true}, {fresh, true}} {
 		tp := templateFor(c.s)
 		names, err := Tables(db, tp.prefix)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		marked, err := tableExists(context.Background(), mustConn(t, db), tp.marker)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if kept := len(names) == 2 && marked; kept != c.kept {
-			t.Errorf("template %s: tables %v, marker %v; want kept=%v", tp.prefix, names, marked, c.kept)
+		require.NoError(t, err)
+		if c.kept {
+			assert.Len(t, names, 2, "tables of kept template %s", tp.prefix)
+			assert.True(t, marked, "marker of kept template %s", tp.prefix)
+		} else {
+			assert.Empty(t, names, "tables of pruned template %s", tp.prefix)
+			assert.False(t, marked, "marker of pruned template %s", tp.prefix)
 		}
 	}
 }
@@ -147,9 +130,7 @@ func TestBuildPrunesIdleTemplates(t *testing.T) {
 func mustConn(t *testing.T, db *sql.DB) *sql.Conn {
 	t.Helper()
 	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
 	return conn
 }
