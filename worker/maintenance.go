@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
-
 	"github.com/go-co-op/gocron/v2"
 )
 
@@ -27,12 +25,15 @@ func (w *Worker) tasks() []task {
 	}
 }
 
-// startMaintenance starts the gocron scheduler that runs the sweeps of a
-// long-running worker. Each task runs at start and then every interval
-// (± jitter); a task never overlaps itself (a run that is still going when
-// the next is due makes that next run wait for the following slot).
-func (w *Worker) startMaintenance(ctx context.Context) (gocron.Scheduler, error) {
-	s, err := gocron.NewScheduler(gocron.WithStopTimeout(w.cfg.shutdownTimeout))
+// startMaintenance starts the sweeps of a long-running worker on a gocron
+// scheduler and the schedule tick in its own goroutine, both on the
+// worker's timer clock (see TimerClock). Each sweep runs at start and then
+// every interval (± jitter); a sweep never overlaps itself (a run that is
+// still going when the next is due makes that next run wait for the
+// following slot). The returned function stops them and waits for running
+// sweeps (up to the shutdown timeout) and the tick.
+func (w *Worker) startMaintenance(ctx context.Context) (func(), error) {
+	s, err := gocron.NewScheduler(gocron.WithStopTimeout(w.cfg.shutdownTimeout), gocron.WithClock(w.timers))
 	if err != nil {
 		return nil, fmt.Errorf("worker: start maintenance scheduler: %w", err)
 	}
@@ -55,51 +56,64 @@ func (w *Worker) startMaintenance(ctx context.Context) (gocron.Scheduler, error)
 			return nil, fmt.Errorf("worker: schedule %s: %w", t.name, err)
 		}
 	}
-	if w.cfg.intervals.ScheduleIdle >= 0 {
-		if err := w.scheduleTick(ctx, s, time.Time{}); err != nil {
-			_ = s.Shutdown()
-			return nil, err
-		}
-	}
 	s.Start()
-	return s, nil
+	if h := w.cfg.test.started; h != nil {
+		h(s)
+	}
+	tickDone := make(chan struct{})
+	if w.cfg.intervals.ScheduleIdle >= 0 {
+		go func() {
+			defer close(tickDone)
+			w.scheduleLoop(ctx)
+		}()
+	} else {
+		close(tickDone)
+	}
+	return func() {
+		_ = s.Shutdown()
+		<-tickDone
+	}, nil
 }
 
-// scheduleTick registers a one-time gocron job for the next schedule tick
-// at wake (now when zero). Each run ticks every due schedule, then
-// registers the next run for the earliest due time, capped by
-// ScheduleIdle, so the tick sleeps until there is something to fire.
-func (w *Worker) scheduleTick(ctx context.Context, s gocron.Scheduler, wake time.Time) error {
-	start := gocron.OneTimeJobStartImmediately()
-	if !wake.IsZero() && wake.After(time.Now()) {
-		start = gocron.OneTimeJobStartDateTime(wake)
-	}
-	_, err := s.NewJob(gocron.OneTimeJob(start), gocron.NewTask(func(ctx context.Context) {
+// scheduleLoop runs the schedule tick at start and then whenever the next
+// schedule is due, capped by ScheduleIdle, so the tick sleeps until there
+// is something to fire. It returns when ctx is done.
+//
+// The tick is not a gocron one-time job: gocron loops forever when a
+// one-time job's start time passes between NewJob and the scheduler
+// registering it, which a near due time or a moving fake clock can cause.
+func (w *Worker) scheduleLoop(ctx context.Context) {
+	for {
 		w.runTask(ctx, task{name: "schedule-tick", run: w.sweeper.Schedules})
 		if ctx.Err() != nil {
 			return
 		}
-		if err := w.scheduleTick(ctx, s, w.nextTick(ctx)); err != nil && ctx.Err() == nil {
-			w.log.Error("queuety: reschedule the schedule tick", "err", err)
+		wait := w.nextTick(ctx)
+		t := w.timers.NewTimer(wait)
+		if h := w.cfg.test.tickArmed; h != nil {
+			h(wait)
 		}
-	}), gocron.WithName("schedule-tick"), gocron.WithContext(ctx))
-	if err != nil {
-		return fmt.Errorf("worker: schedule the schedule tick: %w", err)
+		select {
+		case <-t.Chan():
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
 	}
-	return nil
 }
 
-// nextTick is the wall-clock time of the next schedule tick.
-func (w *Worker) nextTick(ctx context.Context) time.Time {
+// nextTick is how long the schedule tick sleeps before its next run, on
+// the worker's timer clock.
+func (w *Worker) nextTick(ctx context.Context) time.Duration {
 	idle := w.cfg.intervals.ScheduleIdle
 	wait := idle
 	due, ok, err := w.engine.NextScheduleDue(ctx)
 	if err != nil {
 		w.log.Warn("queuety: read next schedule due time", "err", err)
 	} else if ok {
-		wait = min(max(due.Sub(engine.OfClient(w.c).Clock().Now()), 0), idle)
+		wait = min(max(due.Sub(w.engine.Clock().Now()), 0), idle)
 	}
-	return time.Now().Add(jitter(wait, w.cfg.intervals.Jitter/10))
+	return jitter(wait, w.cfg.intervals.Jitter/10)
 }
 
 // runTask runs one sweep (gocron passes the job's context first).
