@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -13,15 +14,16 @@ type task struct {
 	name     string
 	interval time.Duration
 	run      func(context.Context) (int, error)
+	running  atomic.Bool
 }
 
-func (w *Worker) tasks() []task {
+func (w *Worker) tasks() []*task {
 	iv := w.cfg.intervals
-	return []task{
-		{"stale-recovery", iv.Stale, w.sweeper.Stale},
-		{"activity-timeouts", iv.Watchdog, w.sweeper.Timeouts},
-		{"wait-timers", iv.WaitTimer, w.sweeper.WaitTimers},
-		{"workflow-deadlines", iv.Deadlines, w.sweeper.Deadlines},
+	return []*task{
+		{name: "stale-recovery", interval: iv.Stale, run: w.sweeper.Stale},
+		{name: "activity-timeouts", interval: iv.Watchdog, run: w.sweeper.Timeouts},
+		{name: "wait-timers", interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
+		{name: "workflow-deadlines", interval: iv.Deadlines, run: w.sweeper.Deadlines},
 	}
 }
 
@@ -32,6 +34,12 @@ func (w *Worker) tasks() []task {
 // still going when the next is due makes that next run wait for the
 // following slot). The returned function stops them and waits for running
 // sweeps (up to the shutdown timeout) and the tick.
+//
+// runTask keeps a sweep from overlapping itself rather than gocron's
+// singleton mode: that mode skips a run that is due before gocron has
+// finished its bookkeeping of the previous one, after the task returned,
+// so a fake clock moved on as soon as a sweep reported could skip the next
+// run. A plain gocron job has its next run scheduled before it runs.
 func (w *Worker) startMaintenance(ctx context.Context) (func(), error) {
 	s, err := gocron.NewScheduler(gocron.WithStopTimeout(w.cfg.shutdownTimeout), gocron.WithClock(w.timers))
 	if err != nil {
@@ -49,7 +57,6 @@ func (w *Worker) startMaintenance(ctx context.Context) (func(), error) {
 		_, err := s.NewJob(def, gocron.NewTask(w.runTask, t),
 			gocron.WithName(t.name),
 			gocron.WithContext(ctx),
-			gocron.WithSingletonMode(gocron.LimitModeReschedule),
 			gocron.WithStartAt(gocron.WithStartImmediately()))
 		if err != nil {
 			_ = s.Shutdown()
@@ -83,8 +90,9 @@ func (w *Worker) startMaintenance(ctx context.Context) (func(), error) {
 // one-time job's start time passes between NewJob and the scheduler
 // registering it, which a near due time or a moving fake clock can cause.
 func (w *Worker) scheduleLoop(ctx context.Context) {
+	tick := &task{name: "schedule-tick", run: w.sweeper.Schedules}
 	for {
-		w.runTask(ctx, task{name: "schedule-tick", run: w.sweeper.Schedules})
+		w.runTask(ctx, tick)
 		if ctx.Err() != nil {
 			return
 		}
@@ -116,9 +124,16 @@ func (w *Worker) nextTick(ctx context.Context) time.Duration {
 	return jitter(wait, w.cfg.intervals.Jitter/10)
 }
 
-// runTask runs one sweep (gocron passes the job's context first).
-func (w *Worker) runTask(ctx context.Context, t task) {
+// runTask runs one sweep (gocron passes the job's context first), unless
+// the previous run of the same sweep is still going: then this run is
+// skipped and the sweep waits for its next slot.
+func (w *Worker) runTask(ctx context.Context, t *task) {
+	if !t.running.CompareAndSwap(false, true) {
+		w.log.Debug("queuety: maintenance task still running; skipping this run", "task", t.name)
+		return
+	}
 	n, err := t.run(ctx)
+	t.running.Store(false)
 	if err != nil && ctx.Err() == nil {
 		w.log.Error("queuety: maintenance task failed", "task", t.name, "err", err)
 	}
