@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -33,17 +36,14 @@ func TestEightWorkersTwentyThousandJobs(t *testing.T) {
 	dsn, _ := migrated.DSN(t)
 	const total, workers = 20000, 8
 	setup, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer setup.Close()
 	reqs := make([]queuety.JobRequest, total)
 	for i := range reqs {
 		reqs[i] = queuety.JobRequest{Handler: "count", Payload: queuety.State{"i": i}}
 	}
-	if _, err := setup.DispatchMany(ctx, reqs); err != nil {
-		t.Fatal(err)
-	}
+	_, err = setup.DispatchMany(ctx, reqs)
+	require.NoError(t, err)
 
 	runs := make([]atomic.Int32, total)
 	var done atomic.Int64
@@ -54,16 +54,15 @@ func TestEightWorkersTwentyThousandJobs(t *testing.T) {
 	var all []*worker.Worker
 	for range workers {
 		c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()), queuety.SkipMigrate())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer c.Close()
 		w := worker.New(c, worker.Concurrency(4), worker.NoMaintenance(), worker.PollInterval(20*time.Millisecond), worker.WithLogger(quiet()))
 		all = append(all, w)
 		w.HandleJob("count", func(_ context.Context, p queuety.Payload) error {
 			i, ok := p.Int("i")
-			if !ok || i < 0 || i >= total {
-				t.Errorf("bad payload %v", p)
+			if !assert.True(t, ok, "payload %v has no integer i", p) ||
+				!assert.GreaterOrEqual(t, i, int64(0), "bad payload %v", p) ||
+				!assert.Less(t, i, int64(total), "bad payload %v", p) {
 				return nil
 			}
 			runs[i].Add(1)
@@ -75,27 +74,20 @@ func TestEightWorkersTwentyThousandJobs(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := w.Run(runCtx); err != nil {
-				t.Errorf("worker: %v", err)
-			}
+			assert.NoError(t, w.Run(runCtx), "worker")
 		}()
 	}
 	select {
 	case <-allDone:
 	case <-runCtx.Done():
-		t.Errorf("only %d of %d jobs ran before the timeout", done.Load(), total)
+		assert.Failf(t, "not every job ran before the timeout", "only %d of %d jobs ran", done.Load(), total)
 	}
 	// Let the workers record the last completions, then stop them.
-	waitFor(t, time.Minute, func() bool {
-		counts, err := setup.Counts(ctx)
-		return err == nil && len(counts) == 1 && counts[0].Status == queuety.JobCompleted && counts[0].Count == total
-	})
+	requireAllCompleted(t, setup, total, time.Minute, 10*time.Millisecond)
 	cancel()
 	wg.Wait()
 	for i := range runs {
-		if n := runs[i].Load(); n != 1 {
-			t.Fatalf("job %d ran %d times", i, n)
-		}
+		require.Equal(t, int32(1), runs[i].Load(), "runs of job %d", i)
 	}
 	// The workers' own counts agree: every job claimed and recorded once.
 	var claimed, succeeded, other int64
@@ -105,10 +97,9 @@ func TestEightWorkersTwentyThousandJobs(t *testing.T) {
 		succeeded += st.Succeeded
 		other += st.Failed + st.Stale + st.HandedBack
 	}
-	if claimed != total || succeeded != total || other != 0 {
-		t.Errorf("workers claimed %d and recorded %d successes and %d other outcomes; want %d, %d, 0",
-			claimed, succeeded, other, total, total)
-	}
+	assert.Equal(t, int64(total), claimed, "jobs the workers claimed")
+	assert.Equal(t, int64(total), succeeded, "successes the workers recorded")
+	assert.Zero(t, other, "other outcomes the workers recorded (failed, stale, handed back)")
 }
 
 // TestKilledWorkerJobIsRecovered starts a real worker process, kills it
@@ -125,86 +116,74 @@ func TestKilledWorkerJobIsRecovered(t *testing.T) {
 			}
 			ctx := context.Background()
 			c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer c.Close()
 			id, err := c.Dispatch(ctx, "slow", queuety.State{"report": 7}, queuety.WithBackoff(queuety.BackoffSeconds(0)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 
 			child := exec.Command(os.Args[0], "-test.run=^$")
 			child.Env = append(os.Environ(), childEnv+"="+dsn)
 			var stderr strings.Builder
 			child.Stderr = &stderr
-			if err := child.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, 30*time.Second, func() bool {
+			require.NoError(t, child.Start())
+			require.Eventually(t, func() bool {
 				j, err := c.Job(ctx, id)
 				return err == nil && j.Status == queuety.JobProcessing
-			})
-			if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			state, _ := child.Process.Wait()
-			if ws, ok := state.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-				t.Fatalf("child did not die of SIGKILL: %v (stderr: %s)", state, stderr.String())
-			}
-			j, _ := c.Job(ctx, id)
-			if j.Status != queuety.JobProcessing || j.Attempts != 1 {
-				t.Fatalf("after the kill: status %s attempts %d", j.Status, j.Attempts)
-			}
+			}, 30*time.Second, 10*time.Millisecond, "the child worker did not start the job")
+			require.NoError(t, child.Process.Signal(syscall.SIGKILL))
+			state, err := child.Process.Wait()
+			require.NoError(t, err, "wait for the child")
+			ws, ok := state.Sys().(syscall.WaitStatus)
+			require.True(t, ok, "child exit status %v is not a syscall.WaitStatus", state)
+			require.Equal(t, syscall.SIGKILL, ws.Signal(), "child did not die of SIGKILL: %v (stderr: %s)", state, stderr.String())
+			j, err := c.Job(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, queuety.JobProcessing, j.Status, "status after the kill")
+			require.Equal(t, 1, j.Attempts, "attempts after the kill")
 
 			// Later (as seen by a fake clock past the stale timeout), another
 			// process recovers the job and runs it.
 			clock := queuety.NewFakeClock(time.Now().Add(queuety.DefaultStaleTimeout + time.Minute))
 			c2, err := queuety.Open(ctx, dsn, queuety.WithClock(clock), queuety.WithLogger(quiet()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer c2.Close()
 			var ran atomic.Int64
 			w := worker.New(c2, worker.NoMaintenance(), worker.WithLogger(quiet()))
 			w.HandleJob("slow", func(_ context.Context, p queuety.Payload) error {
-				if v, _ := p.Int("report"); v != 7 {
-					t.Errorf("payload = %v", p)
-				}
+				v, _ := p.Int("report")
+				assert.Equal(t, int64(7), v, "payload %v", p)
 				ran.Add(1)
 				return nil
 			})
 			st, err := w.RunOnce(ctx, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.Swept.JobsRecovered != 1 || ran.Load() != 1 {
-				t.Fatalf("recovered %d, ran %d", st.Swept.JobsRecovered, ran.Load())
-			}
-			j, _ = c2.Job(ctx, id)
-			if j.Status != queuety.JobCompleted || j.Attempts != 2 {
-				t.Fatalf("final: status %s attempts %d", j.Status, j.Attempts)
-			}
-			logs, _ := c2.Logs(ctx, driver.LogFilter{JobID: id})
+			require.NoError(t, err)
+			require.Equal(t, 1, st.Swept.JobsRecovered, "jobs recovered")
+			require.Equal(t, int64(1), ran.Load(), "runs")
+			j, err = c2.Job(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, queuety.JobCompleted, j.Status, "final status")
+			require.Equal(t, 2, j.Attempts, "final attempts")
+			logs, err := c2.Logs(ctx, driver.LogFilter{JobID: id})
+			require.NoError(t, err)
 			var events []string
 			for _, l := range logs {
 				events = append(events, string(l.Event))
 			}
-			if got := strings.Join(events, ","); got != "retried,started,completed" {
-				t.Fatalf("logs = %s", got)
-			}
+			require.Equal(t, "retried,started,completed", strings.Join(events, ","), "logs")
 		})
 	}
 }
 
-// waitFor polls cond until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+// requireAllCompleted polls c every tick, for up to d, until its jobs are
+// total completed jobs and nothing else.
+func requireAllCompleted(t *testing.T, c *queuety.Client, total int, d, tick time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", d)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		counts, err := c.Counts(context.Background())
+		if !assert.NoError(ct, err) || !assert.Len(ct, counts, 1, "job counts %+v", counts) {
+			return
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		assert.Equal(ct, queuety.JobCompleted, counts[0].Status, "job counts %+v", counts)
+		assert.Equal(ct, int64(total), counts[0].Count, "job counts %+v", counts)
+	}, d, tick, "the jobs did not all complete")
 }

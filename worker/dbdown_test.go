@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
@@ -29,9 +32,7 @@ type proxy struct {
 func startProxy(t *testing.T, target string) *proxy {
 	p := &proxy{target: target, conns: map[net.Conn]bool{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p.addr = ln.Addr().String()
 	p.serve(ln)
 	t.Cleanup(p.cut)
@@ -84,9 +85,7 @@ func (p *proxy) restore(t *testing.T) {
 			p.serve(ln)
 			return
 		}
-		if i > 100 {
-			t.Fatalf("re-listen on %s: %v", p.addr, err)
-		}
+		require.LessOrEqual(t, i, 100, "re-listen on %s: %v", p.addr, err)
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -99,18 +98,15 @@ func TestDatabaseGoesAwayMidRun(t *testing.T) {
 	ctx := context.Background()
 	dsn, _ := migrated.DSN(t) // root@tcp(127.0.0.1:3306)/test?prefix=...
 	direct, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer direct.Close()
 	const total = 400
 	reqs := make([]queuety.JobRequest, total)
 	for i := range reqs {
 		reqs[i] = queuety.JobRequest{Handler: "work", Payload: queuety.State{"i": i}}
 	}
-	if _, err := direct.DispatchMany(ctx, reqs); err != nil {
-		t.Fatal(err)
-	}
+	_, err = direct.DispatchMany(ctx, reqs)
+	require.NoError(t, err)
 
 	p := startProxy(t, "127.0.0.1:3306")
 	proxied := strings.Replace(dsn, "tcp(127.0.0.1:3306)", "tcp("+p.addr+")", 1)
@@ -118,9 +114,7 @@ func TestDatabaseGoesAwayMidRun(t *testing.T) {
 		t.Skip("the test server is not at 127.0.0.1:3306")
 	}
 	c, err := queuety.Open(ctx, proxied+"&timeout=2s&readTimeout=5s&writeTimeout=5s", queuety.WithLogger(quiet()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 
 	var ran atomic.Int64
@@ -146,44 +140,32 @@ func TestDatabaseGoesAwayMidRun(t *testing.T) {
 	select {
 	case <-halfway:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the worker did not start")
+		require.FailNow(t, "the worker did not start")
 	}
 	p.cut()
 	time.Sleep(2 * time.Second) // the database is away
 	select {
 	case err := <-done:
-		t.Fatalf("the worker stopped while the database was away: %v", err)
+		require.FailNow(t, "the worker stopped while the database was away", "Run returned %v", err)
 	default:
 	}
 	p.restore(t)
 
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		counts, err := direct.Counts(ctx)
-		if err == nil && len(counts) == 1 && counts[0].Status == queuety.JobCompleted && counts[0].Count == total {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("jobs did not all complete after the database came back: %+v (%v)", counts, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	requireAllCompleted(t, direct, total, 90*time.Second, 50*time.Millisecond)
 	cancel()
-	if err := <-done; err != nil { // Run returns nil after a clean shutdown
-		t.Fatalf("Run: %v", err)
-	}
+	require.NoError(t, <-done, "Run") // Run returns nil after a clean shutdown
 	// No attempt failed. A job completes once, so at most total successes
 	// were recorded; a success whose commit was lost with its reply is
 	// rejected as stale when it is recorded again.
-	if st := w.Stats(); st.Failed != 0 || st.Succeeded > total || st.Succeeded+st.Stale < total {
-		t.Errorf("stats = %+v; want 0 failed and %d succeeded or stale, at most %d succeeded", st, total, total)
-	}
+	st := w.Stats()
+	assert.Zero(t, st.Failed, "failed; stats %+v", st)
+	assert.LessOrEqual(t, st.Succeeded, int64(total), "succeeded; stats %+v", st)
+	assert.GreaterOrEqual(t, st.Succeeded+st.Stale, int64(total), "succeeded or stale; stats %+v", st)
 	dup := 0
 	for i := range runs {
-		switch n := runs[i].Load(); {
-		case n == 0:
-			t.Fatalf("job %d never ran", i)
-		case n > 1:
+		n := runs[i].Load()
+		require.NotZero(t, n, "job %d never ran", i)
+		if n > 1 {
 			dup++ // at-least-once: an attempt whose result was lost with the connection runs again
 		}
 	}

@@ -3,9 +3,8 @@ package worker
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
-
-	"github.com/queuety/queuety-go/internal/engine"
 
 	"github.com/go-co-op/gocron/v2"
 )
@@ -15,24 +14,34 @@ type task struct {
 	name     string
 	interval time.Duration
 	run      func(context.Context) (int, error)
+	running  atomic.Bool
 }
 
-func (w *Worker) tasks() []task {
+func (w *Worker) tasks() []*task {
 	iv := w.cfg.intervals
-	return []task{
-		{"stale-recovery", iv.Stale, w.sweeper.Stale},
-		{"activity-timeouts", iv.Watchdog, w.sweeper.Timeouts},
-		{"wait-timers", iv.WaitTimer, w.sweeper.WaitTimers},
-		{"workflow-deadlines", iv.Deadlines, w.sweeper.Deadlines},
+	return []*task{
+		{name: "stale-recovery", interval: iv.Stale, run: w.sweeper.Stale},
+		{name: "activity-timeouts", interval: iv.Watchdog, run: w.sweeper.Timeouts},
+		{name: "wait-timers", interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
+		{name: "workflow-deadlines", interval: iv.Deadlines, run: w.sweeper.Deadlines},
 	}
 }
 
-// startMaintenance starts the gocron scheduler that runs the sweeps of a
-// long-running worker. Each task runs at start and then every interval
-// (± jitter); a task never overlaps itself (a run that is still going when
-// the next is due makes that next run wait for the following slot).
-func (w *Worker) startMaintenance(ctx context.Context) (gocron.Scheduler, error) {
-	s, err := gocron.NewScheduler(gocron.WithStopTimeout(w.cfg.shutdownTimeout))
+// startMaintenance starts the sweeps of a long-running worker on a gocron
+// scheduler and the schedule tick in its own goroutine, both on the
+// worker's timer clock (see TimerClock). Each sweep runs at start and then
+// every interval (± jitter); a sweep never overlaps itself (a run that is
+// still going when the next is due makes that next run wait for the
+// following slot). The returned function stops them and waits for running
+// sweeps (up to the shutdown timeout) and the tick.
+//
+// runTask keeps a sweep from overlapping itself rather than gocron's
+// singleton mode: that mode skips a run that is due before gocron has
+// finished its bookkeeping of the previous one, after the task returned,
+// so a fake clock moved on as soon as a sweep reported could skip the next
+// run. A plain gocron job has its next run scheduled before it runs.
+func (w *Worker) startMaintenance(ctx context.Context) (func(), error) {
+	s, err := gocron.NewScheduler(gocron.WithStopTimeout(w.cfg.shutdownTimeout), gocron.WithClock(w.timers))
 	if err != nil {
 		return nil, fmt.Errorf("worker: start maintenance scheduler: %w", err)
 	}
@@ -48,63 +57,83 @@ func (w *Worker) startMaintenance(ctx context.Context) (gocron.Scheduler, error)
 		_, err := s.NewJob(def, gocron.NewTask(w.runTask, t),
 			gocron.WithName(t.name),
 			gocron.WithContext(ctx),
-			gocron.WithSingletonMode(gocron.LimitModeReschedule),
 			gocron.WithStartAt(gocron.WithStartImmediately()))
 		if err != nil {
 			_ = s.Shutdown()
 			return nil, fmt.Errorf("worker: schedule %s: %w", t.name, err)
 		}
 	}
-	if w.cfg.intervals.ScheduleIdle >= 0 {
-		if err := w.scheduleTick(ctx, s, time.Time{}); err != nil {
-			_ = s.Shutdown()
-			return nil, err
-		}
-	}
 	s.Start()
-	return s, nil
+	if h := w.cfg.test.started; h != nil {
+		h(s)
+	}
+	tickDone := make(chan struct{})
+	if w.cfg.intervals.ScheduleIdle >= 0 {
+		go func() {
+			defer close(tickDone)
+			w.scheduleLoop(ctx)
+		}()
+	} else {
+		close(tickDone)
+	}
+	return func() {
+		_ = s.Shutdown()
+		<-tickDone
+	}, nil
 }
 
-// scheduleTick registers a one-time gocron job for the next schedule tick
-// at wake (now when zero). Each run ticks every due schedule, then
-// registers the next run for the earliest due time, capped by
-// ScheduleIdle, so the tick sleeps until there is something to fire.
-func (w *Worker) scheduleTick(ctx context.Context, s gocron.Scheduler, wake time.Time) error {
-	start := gocron.OneTimeJobStartImmediately()
-	if !wake.IsZero() && wake.After(time.Now()) {
-		start = gocron.OneTimeJobStartDateTime(wake)
-	}
-	_, err := s.NewJob(gocron.OneTimeJob(start), gocron.NewTask(func(ctx context.Context) {
-		w.runTask(ctx, task{name: "schedule-tick", run: w.sweeper.Schedules})
+// scheduleLoop runs the schedule tick at start and then whenever the next
+// schedule is due, capped by ScheduleIdle, so the tick sleeps until there
+// is something to fire. It returns when ctx is done.
+//
+// The tick is not a gocron one-time job: gocron loops forever when a
+// one-time job's start time passes between NewJob and the scheduler
+// registering it, which a near due time or a moving fake clock can cause.
+func (w *Worker) scheduleLoop(ctx context.Context) {
+	tick := &task{name: "schedule-tick", run: w.sweeper.Schedules}
+	for {
+		w.runTask(ctx, tick)
 		if ctx.Err() != nil {
 			return
 		}
-		if err := w.scheduleTick(ctx, s, w.nextTick(ctx)); err != nil && ctx.Err() == nil {
-			w.log.Error("queuety: reschedule the schedule tick", "err", err)
+		wait := w.nextTick(ctx)
+		t := w.timers.NewTimer(wait)
+		if h := w.cfg.test.tickArmed; h != nil {
+			h(wait)
 		}
-	}), gocron.WithName("schedule-tick"), gocron.WithContext(ctx))
-	if err != nil {
-		return fmt.Errorf("worker: schedule the schedule tick: %w", err)
+		select {
+		case <-t.Chan():
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
 	}
-	return nil
 }
 
-// nextTick is the wall-clock time of the next schedule tick.
-func (w *Worker) nextTick(ctx context.Context) time.Time {
+// nextTick is how long the schedule tick sleeps before its next run, on
+// the worker's timer clock.
+func (w *Worker) nextTick(ctx context.Context) time.Duration {
 	idle := w.cfg.intervals.ScheduleIdle
 	wait := idle
 	due, ok, err := w.engine.NextScheduleDue(ctx)
 	if err != nil {
 		w.log.Warn("queuety: read next schedule due time", "err", err)
 	} else if ok {
-		wait = min(max(due.Sub(engine.OfClient(w.c).Clock().Now()), 0), idle)
+		wait = min(max(due.Sub(w.engine.Clock().Now()), 0), idle)
 	}
-	return time.Now().Add(jitter(wait, w.cfg.intervals.Jitter/10))
+	return jitter(wait, w.cfg.intervals.Jitter/10)
 }
 
-// runTask runs one sweep (gocron passes the job's context first).
-func (w *Worker) runTask(ctx context.Context, t task) {
+// runTask runs one sweep (gocron passes the job's context first), unless
+// the previous run of the same sweep is still going: then this run is
+// skipped and the sweep waits for its next slot.
+func (w *Worker) runTask(ctx context.Context, t *task) {
+	if !t.running.CompareAndSwap(false, true) {
+		w.log.Debug("queuety: maintenance task still running; skipping this run", "task", t.name)
+		return
+	}
 	n, err := t.run(ctx)
+	t.running.Store(false)
 	if err != nil && ctx.Err() == nil {
 		w.log.Error("queuety: maintenance task failed", "task", t.name, "err", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-co-op/gocron/v2"
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -83,6 +84,17 @@ type config struct {
 	registry        *queuety.Registry
 	logger          *slog.Logger
 	hooks           Hooks
+	test            testHooks
+}
+
+// testHooks let the package's tests (export_test.go) follow the
+// maintenance; each must be quick.
+type testHooks struct {
+	// started is called with the maintenance scheduler once it started.
+	started func(gocron.Scheduler)
+	// tickArmed is called each time the schedule tick armed its timer,
+	// with how long it sleeps.
+	tickArmed func(wait time.Duration)
 }
 
 // Queues sets the queues to claim from, in priority order: a job in an

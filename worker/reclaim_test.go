@@ -2,10 +2,12 @@ package worker_test
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
@@ -22,14 +24,10 @@ func TestReclaimedJobKeepsItsNewAttempt(t *testing.T) {
 	ctx := context.Background()
 	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock), queuety.WithLogger(quiet()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	id, err := c.Dispatch(ctx, "stubborn", nil, queuety.StartToClose(time.Minute), queuety.WithBackoff(queuety.BackoffSeconds(0)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	started := make(chan int, 2)
 	testDone := make(chan struct{})
@@ -62,74 +60,48 @@ func TestReclaimedJobKeepsItsNewAttempt(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
 
-	wait := func(what string) int {
-		t.Helper()
-		select {
-		case a := <-started:
-			return a
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s did not start", what)
-			return 0
-		}
-	}
-	if a := wait("the first attempt"); a != 1 {
-		t.Fatalf("first attempt is %d", a)
-	}
+	require.Equal(t, 1, receive(t, started, "the start of the first attempt"), "first attempt")
 	// The first attempt passes its start-to-close deadline; the watchdog
 	// retries the job, and this worker claims it again.
 	clock.Advance(2 * time.Minute)
-	if n, err := deadline.New(c).Timeouts(ctx); err != nil || n != 1 {
-		t.Fatalf("Timeouts = %d, %v; want 1", n, err)
-	}
-	if a := wait("the second attempt"); a != 2 {
-		t.Fatalf("second attempt is %d", a)
-	}
+	n, err := deadline.New(c).Timeouts(ctx)
+	require.NoError(t, err, "Timeouts")
+	require.Equal(t, 1, n, "Timeouts")
+	require.Equal(t, 2, receive(t, started, "the start of the second attempt"), "second attempt")
 
 	close(release[1])
-	select {
-	case o := <-finished:
-		if o.attempt != 1 || !errors.Is(o.err, queuety.ErrStaleAttempt) {
-			t.Fatalf("first outcome: attempt %d, %v; want attempt 1 rejected as stale", o.attempt, o.err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first attempt's result was not recorded")
-	}
+	o := receive(t, finished, "the recording of the first attempt's result")
+	require.Equal(t, 1, o.attempt, "first outcome: want attempt 1 rejected as stale")
+	require.ErrorIs(t, o.err, queuety.ErrStaleAttempt, "first outcome: want attempt 1 rejected as stale")
 
 	// The second attempt's claim is still renewed: twice past the stale
 	// timeout, stale recovery finds nothing.
 	for range 2 {
 		clock.Advance(queuety.DefaultStaleTimeout)
 		now := clock.Now().Truncate(time.Second)
-		waitFor(t, 10*time.Second, func() bool {
+		require.Eventually(t, func() bool {
 			j, err := c.Job(ctx, id)
 			return err == nil && !j.ReservedAt.Before(now)
-		})
-		if n, err := deadline.New(c).Stale(ctx); err != nil || n != 0 {
-			t.Fatalf("Stale = %d, %v; want 0", n, err)
-		}
+		}, 10*time.Second, 10*time.Millisecond, "the claim was not renewed")
+		n, err := deadline.New(c).Stale(ctx)
+		require.NoError(t, err, "Stale")
+		require.Equal(t, 0, n, "Stale")
 	}
 
 	close(release[2])
-	if err := <-secondCtxErr; err != nil {
-		t.Errorf("the second attempt's context was cancelled: %v", err)
-	}
-	select {
-	case o := <-finished:
-		if o.attempt != 2 || o.err != nil {
-			t.Fatalf("second outcome: attempt %d, %v; want attempt 2 recorded", o.attempt, o.err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the second attempt's result was not recorded")
-	}
+	assert.NoError(t, receive(t, secondCtxErr, "the end of the second attempt"), "the second attempt's context was cancelled")
+	o = receive(t, finished, "the recording of the second attempt's result")
+	require.Equal(t, 2, o.attempt, "second outcome: want attempt 2 recorded")
+	require.NoError(t, o.err, "second outcome: want attempt 2 recorded")
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, <-done)
 	j, err := c.Job(ctx, id)
-	if err != nil || j.Status != queuety.JobCompleted || j.Attempts != 2 {
-		t.Fatalf("job = %+v, %v; want completed after 2 attempts", j, err)
-	}
-	if st := w.Stats(); st.Claimed != 2 || st.Succeeded != 1 || st.Stale != 1 || st.Failed != 0 {
-		t.Errorf("stats = %+v; want 2 claimed, 1 succeeded, 1 stale", st)
-	}
+	require.NoError(t, err)
+	require.Equal(t, queuety.JobCompleted, j.Status, "job %+v: want completed after 2 attempts", j)
+	require.Equal(t, 2, j.Attempts, "job %+v: want completed after 2 attempts", j)
+	st := w.Stats()
+	assert.Equal(t, int64(2), st.Claimed, "claimed; stats %+v", st)
+	assert.Equal(t, int64(1), st.Succeeded, "succeeded; stats %+v", st)
+	assert.Equal(t, int64(1), st.Stale, "stale; stats %+v", st)
+	assert.Zero(t, st.Failed, "failed; stats %+v", st)
 }

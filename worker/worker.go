@@ -18,6 +18,10 @@
 // Run works until its context is cancelled, running the periodic sweeps of
 // package deadline on a gocron schedule. RunOnce drains due work within a
 // time budget and returns, for workers started by cron.
+//
+// The sweeps and the schedule tick run on the client's clock when it can
+// drive timers (TimerClock; queuety.FakeClock can), so a test moves a fake
+// clock forward instead of waiting for them.
 package worker
 
 import (
@@ -33,7 +37,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 
-	"github.com/go-co-op/gocron/v2"
+	"github.com/jonboulle/clockwork"
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
 )
@@ -47,6 +51,10 @@ type Worker struct {
 	cfg     config
 	reg     *queuety.Registry
 	log     *slog.Logger
+	// timers is the clock the maintenance runs on: the engine's clock when
+	// it drives timers (engineTimers), real time otherwise.
+	timers       clockwork.Clock
+	engineTimers bool
 
 	running atomic.Bool
 
@@ -116,8 +124,11 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		cfg.logger = engine.OfClient(c).Logger()
 	}
 	cfg.intervals = cfg.intervals.withDefaults()
+	e := engine.OfClient(c)
+	timers, engineTimers := timersOf(e.Clock())
 	return &Worker{
-		c: c, engine: engine.OfClient(c), sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
+		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
+		timers: timers, engineTimers: engineTimers,
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
 	}
 }
@@ -168,10 +179,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	hardCtx, hardCancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer hardCancel(nil)
 
-	var sched gocron.Scheduler
+	stopMaintenance := func() {}
 	if w.cfg.maintenance {
 		var err error
-		if sched, err = w.startMaintenance(ctx); err != nil {
+		if stopMaintenance, err = w.startMaintenance(ctx); err != nil {
 			return err
 		}
 	}
@@ -181,9 +192,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.fetchLoop(ctx, hardCtx, nil)
 
 	w.log.Info("queuety: worker stopping", "running", w.busyCount(), "grace", w.cfg.shutdownTimeout)
-	if sched != nil {
-		_ = sched.Shutdown()
-	}
+	stopMaintenance()
 	w.drain(hardCancel)
 	stopAux()
 	w.log.Info("queuety: worker stopped", "succeeded", w.stats.succeeded.Load(), "failed", w.stats.failed.Load())
@@ -277,7 +286,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			w.waitFreed(ctx, 50*time.Millisecond)
 			continue
 		}
-		w.waitFreed(ctx, jitter(w.cfg.pollInterval, 0.1))
+		w.waitIdle(ctx, jitter(w.cfg.pollInterval, 0.1))
 	}
 }
 
@@ -296,6 +305,21 @@ func (w *Worker) waitFreed(ctx context.Context, d time.Duration) {
 	select {
 	case <-w.freed:
 	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// waitIdle is the wait of an idle worker between claims: until a handler
+// finishes, ctx is done, or d passes in real time or on the engine clock
+// (see TimerClock), so a job that falls due because a fake clock moved is
+// claimed at once.
+func (w *Worker) waitIdle(ctx context.Context, d time.Duration) {
+	t := w.newEither(d)
+	defer t.stop()
+	select {
+	case <-w.freed:
+	case <-t.real.C:
+	case <-t.engC():
 	case <-ctx.Done():
 	}
 }
@@ -546,16 +570,21 @@ func (w *Worker) recordBatch(batch []*engine.Result, complete func(context.Conte
 }
 
 // leaseKeeper renews the claims of running jobs and cancels the handlers
-// of jobs this worker no longer owns.
+// of jobs this worker no longer owns. It runs every lease interval, of real
+// time or of the engine clock (see TimerClock), whichever passes first: a
+// claim is stale when the engine clock has gone past the stale timeout
+// without a renewal.
 func (w *Worker) leaseKeeper(ctx context.Context) {
-	t := time.NewTicker(w.cfg.leaseInterval)
-	defer t.Stop()
 	for {
+		t := w.newEither(w.cfg.leaseInterval)
 		select {
 		case <-ctx.Done():
+			t.stop()
 			return
-		case <-t.C:
+		case <-t.real.C:
+		case <-t.engC():
 		}
+		t.stop()
 		w.mu.Lock()
 		running := make([]*attempt, 0, len(w.inflight))
 		jobs := make([]*engine.Claimed, 0, len(w.inflight))
