@@ -8,9 +8,11 @@ import (
 	"github.com/queuety/queuety-go/store/storetest"
 )
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, storetest.Harness{DSN: func(t *testing.T) string {
-		dsn, _ := migrated.DSN(t)
-		return dsn
-	}})
-}
+// harness gives every case a fresh table prefix cloned from the migrated
+// template.
+var harness = storetest.Harness{DSN: func(tb testing.TB) string {
+	dsn, _ := migrated.DSN(tb)
+	return dsn
+}}
+
+func TestAcceptance(t *testing.T) { storetest.RunAcceptance(t, harness) }

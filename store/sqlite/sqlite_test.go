@@ -8,8 +8,13 @@ import (
 	"github.com/queuety/queuety-go/store/storetest"
 )
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, storetest.Harness{DSN: func(t *testing.T) string {
-		return "sqlite://" + filepath.Join(t.TempDir(), "queuety.db")
-	}})
+// harness gives every case a fresh database file. SQLite serialises
+// writers: every transaction begins IMMEDIATE.
+var harness = storetest.Harness{
+	DSN: func(tb testing.TB) string {
+		return "sqlite://" + filepath.Join(tb.TempDir(), "queuety.db")
+	},
+	SerialWriters: true,
 }
+
+func TestAcceptance(t *testing.T) { storetest.RunAcceptance(t, harness) }
