@@ -5,12 +5,13 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/engine"
 
@@ -46,9 +47,7 @@ func (e *Env) Client(opts ...queuety.Option) *queuety.Client {
 	e.T.Helper()
 	all := append([]queuety.Option{queuety.WithClock(e.Clock), queuety.WithLogger(quietLogger())}, opts...)
 	c, err := queuety.Open(e.Ctx, e.DSN, all...)
-	if err != nil {
-		e.T.Fatalf("open %s: %v", e.DSN, err)
-	}
+	require.NoErrorf(e.T, err, "open %s", e.DSN)
 	e.T.Cleanup(func() { c.Close() })
 	return c
 }
@@ -72,9 +71,7 @@ func (e *Env) Worker(c *queuety.Client, opts ...worker.Option) *worker.Worker {
 func (e *Env) Drain(w *worker.Worker) worker.Stats {
 	e.T.Helper()
 	st, err := w.RunOnce(e.Ctx, time.Minute)
-	if err != nil {
-		e.T.Fatalf("RunOnce: %v", err)
-	}
+	require.NoError(e.T, err, "RunOnce")
 	return st
 }
 
@@ -90,9 +87,7 @@ func (e *Env) Claim(n int, handlers ...string) []*engine.Claimed {
 func (e *Env) ClaimOne(handler string) []*engine.Claimed {
 	e.T.Helper()
 	jobs := e.Claim(1, handler)
-	if len(jobs) != 1 {
-		e.T.Fatalf("claim of %s: found no due job", handler)
-	}
+	require.Lenf(e.T, jobs, 1, "claim of %s: found no due job", handler)
 	return jobs
 }
 
@@ -112,9 +107,7 @@ func (e *Env) Clients(n int) []*queuety.Client {
 func (e *Env) ClaimFrom(c *queuety.Client, queues []string, n int, handlers ...string) []*engine.Claimed {
 	e.T.Helper()
 	jobs, err := engine.OfClient(c).Claim(e.Ctx, engine.ClaimRequest{Queues: queues, Handlers: handlers, Limit: n})
-	if err != nil {
-		e.T.Fatalf("claim: %v", err)
-	}
+	require.NoError(e.T, err, "claim")
 	return jobs
 }
 
@@ -122,9 +115,7 @@ func (e *Env) ClaimFrom(c *queuety.Client, queues []string, n int, handlers ...s
 func (e *Env) Dispatch(handler string, payload any, opts ...queuety.JobOption) int64 {
 	e.T.Helper()
 	id, err := e.C.Dispatch(e.Ctx, handler, payload, opts...)
-	if err != nil {
-		e.T.Fatalf("dispatch %s: %v", handler, err)
-	}
+	require.NoErrorf(e.T, err, "dispatch %s", handler)
 	return id
 }
 
@@ -132,9 +123,7 @@ func (e *Env) Dispatch(handler string, payload any, opts ...queuety.JobOption) i
 func (e *Env) Job(id int64) *driver.Job {
 	e.T.Helper()
 	j, err := e.C.Job(e.Ctx, id)
-	if err != nil {
-		e.T.Fatalf("read job %d: %v", id, err)
-	}
+	require.NoErrorf(e.T, err, "read job %d", id)
 	return j
 }
 
@@ -142,9 +131,7 @@ func (e *Env) Job(id int64) *driver.Job {
 func (e *Env) Workflow(id int64) *driver.Workflow {
 	e.T.Helper()
 	wf, err := e.C.Workflow(e.Ctx, id)
-	if err != nil {
-		e.T.Fatalf("read workflow %d: %v", id, err)
-	}
+	require.NoErrorf(e.T, err, "read workflow %d", id)
 	return wf
 }
 
@@ -152,9 +139,7 @@ func (e *Env) Workflow(id int64) *driver.Workflow {
 func (e *Env) Jobs(f driver.JobFilter) []*driver.Job {
 	e.T.Helper()
 	jobs, err := e.C.ListJobs(e.Ctx, f)
-	if err != nil {
-		e.T.Fatalf("list jobs %+v: %v", f, err)
-	}
+	require.NoErrorf(e.T, err, "list jobs %+v", f)
 	return jobs
 }
 
@@ -162,9 +147,7 @@ func (e *Env) Jobs(f driver.JobFilter) []*driver.Job {
 func (e *Env) OneJob(f driver.JobFilter) *driver.Job {
 	e.T.Helper()
 	jobs := e.Jobs(f)
-	if len(jobs) != 1 {
-		e.T.Fatalf("jobs matching %+v: %d, want 1", f, len(jobs))
-	}
+	require.Lenf(e.T, jobs, 1, "jobs matching %+v", f)
 	return jobs[0]
 }
 
@@ -172,9 +155,7 @@ func (e *Env) OneJob(f driver.JobFilter) *driver.Job {
 func (e *Env) Workflows(f driver.WorkflowFilter) []*driver.Workflow {
 	e.T.Helper()
 	wfs, err := e.C.ListWorkflows(e.Ctx, f)
-	if err != nil {
-		e.T.Fatalf("list workflows %+v: %v", f, err)
-	}
+	require.NoErrorf(e.T, err, "list workflows %+v", f)
 	return wfs
 }
 
@@ -182,9 +163,7 @@ func (e *Env) Workflows(f driver.WorkflowFilter) []*driver.Workflow {
 func (e *Env) Logs(f driver.LogFilter) []*driver.LogEntry {
 	e.T.Helper()
 	logs, err := e.C.Logs(e.Ctx, f)
-	if err != nil {
-		e.T.Fatalf("logs: %v", err)
-	}
+	require.NoError(e.T, err, "logs")
 	return logs
 }
 
@@ -205,9 +184,7 @@ func (e *Env) Complete(jobs ...*engine.Claimed) []error {
 		rs[i] = &engine.Result{Claimed: j, StartedAt: e.Clock.Now()}
 	}
 	errs, err := engine.OfClient(e.C).CompleteJobs(e.Ctx, rs)
-	if err != nil {
-		e.T.Fatalf("complete: %v", err)
-	}
+	require.NoError(e.T, err, "complete")
 	return errs
 }
 
@@ -215,35 +192,15 @@ func (e *Env) Complete(jobs ...*engine.Claimed) []error {
 // jobs want, in order, and every completion succeeded.
 func (e *Env) completeAll(jobs []*engine.Claimed, want ...int64) {
 	e.T.Helper()
-	EqualIDs(e.T, "claimed", IDs(jobs), want)
+	assert.Equal(e.T, want, IDs(jobs), "claimed")
 	for i, err := range e.Complete(jobs...) {
-		if err != nil {
-			e.T.Fatalf("complete job %d: %v", jobs[i].Job.ID, err)
-		}
+		require.NoErrorf(e.T, err, "complete job %d", jobs[i].Job.ID)
 	}
 }
 
 // Fail records a failed attempt.
 func (e *Env) Fail(cj *engine.Claimed, cause error) error {
 	return engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: cj, Err: cause, StartedAt: e.Clock.Now()})
-}
-
-// Equal fails the test when got != want.
-func Equal[T comparable](t *testing.T, what string, got, want T) {
-	t.Helper()
-	if got != want {
-		t.Fatalf("%s = %v, want %v", what, got, want)
-	}
-}
-
-// Contains fails the test unless got contains every one of parts.
-func Contains(t *testing.T, what, got string, parts ...string) {
-	t.Helper()
-	for _, p := range parts {
-		if !strings.Contains(got, p) {
-			t.Fatalf("%s = %q, want it to contain %q", what, got, p)
-		}
-	}
 }
 
 // IDs returns the job ids of claimed jobs, in claim order.
@@ -253,12 +210,4 @@ func IDs(jobs []*engine.Claimed) []int64 {
 		out[i] = j.Job.ID
 	}
 	return out
-}
-
-// EqualIDs fails unless the two id lists are equal.
-func EqualIDs(t *testing.T, what string, got, want []int64) {
-	t.Helper()
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("%s = %v, want %v", what, got, want)
-	}
 }
