@@ -15,4 +15,6 @@ var harness = storetest.Harness{DSN: func(tb testing.TB) string {
 	return dsn
 }}
 
+func TestDriver(t *testing.T) { storetest.RunDriver(t, harness) }
+
 func TestAcceptance(t *testing.T) { storetest.RunAcceptance(t, harness) }

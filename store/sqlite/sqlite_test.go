@@ -17,4 +17,6 @@ var harness = storetest.Harness{
 	SerialWriters: true,
 }
 
+func TestDriver(t *testing.T) { storetest.RunDriver(t, harness) }
+
 func TestAcceptance(t *testing.T) { storetest.RunAcceptance(t, harness) }
