@@ -148,6 +148,7 @@ func sqlTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.00
 // deadline sweep's queries must be index range reads that read no row,
 // and with 100 expired ones, read those 100 and no more.
 func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("loads 100,000 rows")
 	}
@@ -212,6 +213,7 @@ func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
 // is an ordered range read of idx_go_claim with no filesort, reading about
 // as many rows as it returns, and that each watchdog query reads nothing.
 func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("loads 100,000 rows")
 	}

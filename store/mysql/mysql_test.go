@@ -15,6 +15,12 @@ var harness = storetest.Harness{DSN: func(tb testing.TB) string {
 	return dsn
 }}
 
-func TestDriver(t *testing.T) { storetest.RunDriver(t, harness) }
+func TestDriver(t *testing.T) {
+	t.Parallel()
+	storetest.RunDriver(t, harness)
+}
 
-func TestAcceptance(t *testing.T) { storetest.RunAcceptance(t, harness) }
+func TestAcceptance(t *testing.T) {
+	t.Parallel()
+	storetest.RunAcceptance(t, harness)
+}

@@ -20,6 +20,7 @@ import (
 // transactions each lock one job, then the other's. The server rolls one
 // back with error 1213; InTx runs it again, and both commit.
 func TestDeadlockIsRetried(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn, _ := migrated.DSN(t)
 	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
