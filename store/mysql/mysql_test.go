@@ -24,3 +24,7 @@ func TestAcceptance(t *testing.T) {
 	t.Parallel()
 	storetest.RunAcceptance(t, harness)
 }
+
+// BenchmarkDriver runs the twin benchmarks of storetest.Bench, the same
+// operations on both stores.
+func BenchmarkDriver(b *testing.B) { storetest.Bench(b, harness) }

@@ -40,6 +40,10 @@ func TestAcceptance(t *testing.T) {
 	storetest.RunAcceptance(t, harness)
 }
 
+// BenchmarkDriver runs the twin benchmarks of storetest.Bench, the same
+// operations on both stores.
+func BenchmarkDriver(b *testing.B) { storetest.Bench(b, harness) }
+
 // templateDir holds the template database; TestMain removes it.
 var templateDir string
 
