@@ -471,7 +471,7 @@ func (t *txn) JobCounts(ctx context.Context) ([]driver.QueueCount, error) {
 func (t *txn) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error) {
 	q := "DELETE FROM " + t.s.T.Jobs + " WHERE id IN (SELECT id FROM (SELECT id FROM " + t.s.T.Jobs +
 		" WHERE status = 'completed' AND completed_at < ? ORDER BY id LIMIT ?) AS old)"
-	res, err := t.tx.ExecContext(ctx, q, t.frac(before), limit)
+	res, err := t.tx.ExecContext(ctx, q, t.sec(before), limit)
 	if err != nil {
 		return 0, fmt.Errorf("purge jobs: %w", err)
 	}

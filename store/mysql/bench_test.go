@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/bench"
 	"github.com/queuety/queuety-go/internal/testdb"
@@ -20,9 +22,7 @@ import (
 // as medians of several runs, come from `queuety-worker bench`.
 func BenchmarkThroughput(b *testing.B) {
 	env, err := bench.EnvFor(testdb.BaseDSN(b))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	for _, s := range []struct{ scenario, unit string }{
 		{"dispatch", "jobs/s"}, {"drain-1w", "jobs/s"}, {"drain-4w", "jobs/s"},
 		{"workflow-3step-4w", "steps/s"}, {"raw-sql-ceiling-4c", "jobs/s"},
@@ -32,15 +32,14 @@ func BenchmarkThroughput(b *testing.B) {
 			for range b.N {
 				rep, err := bench.Run(context.Background(), env, bench.Config{Jobs: 10000, Workflows: 500, Runs: 1,
 					Concurrency: 100, Scenarios: []string{s.scenario}})
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				// bench.Run fails a drain or workflow run that does not
 				// finish its work; a result without a positive rate means
 				// the scenario did not run.
-				if len(rep.Results) != 1 || rep.Results[0].Name != s.scenario || len(rep.Results[0].Runs) != 1 || !(rep.Results[0].Median > 0) {
-					b.Fatalf("report for %s: %+v", s.scenario, rep.Results)
-				}
+				require.Len(b, rep.Results, 1, "results")
+				require.Equal(b, s.scenario, rep.Results[0].Name, "scenario reported")
+				require.Len(b, rep.Results[0].Runs, 1, "runs of %s", s.scenario)
+				require.Greater(b, rep.Results[0].Median, 0.0, "median rate of %s", s.scenario)
 				total += rep.Results[0].Median
 			}
 			b.ReportMetric(total/float64(b.N), s.unit)
@@ -68,9 +67,7 @@ func benchWatchdog(b *testing.B, size, expired int) {
 	dsn, prefix := migrated.DSN(b)
 	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	c, err := queuety.Open(ctx, dsn, queuety.WithClock(clock), queuety.WithLogger(quiet()))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	defer c.Close()
 	db := testdb.Admin(b)
 	now := clock.Now()
@@ -89,12 +86,10 @@ func benchWatchdog(b *testing.B, size, expired int) {
 			return
 		}
 		past := sqlTime(now.Add(-time.Minute))
-		if _, err := db.Exec(fmt.Sprintf("UPDATE %s SET status = 'processing', claim_token = 7, start_to_close_at = '%s' ORDER BY id LIMIT %d", jobs, past, expired)); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := db.Exec(fmt.Sprintf("UPDATE %s SET status = 'running', deadline_at = '%s' ORDER BY id LIMIT %d", wfs, past, expired)); err != nil {
-			b.Fatal(err)
-		}
+		_, err := db.Exec(fmt.Sprintf("UPDATE %s SET status = 'processing', claim_token = 7, start_to_close_at = '%s' ORDER BY id LIMIT %d", jobs, past, expired))
+		require.NoError(b, err)
+		_, err = db.Exec(fmt.Sprintf("UPDATE %s SET status = 'running', deadline_at = '%s' ORDER BY id LIMIT %d", wfs, past, expired))
+		require.NoError(b, err)
 	}
 	b.ResetTimer()
 	for range b.N {
@@ -102,13 +97,11 @@ func benchWatchdog(b *testing.B, size, expired int) {
 		rearm()
 		b.StartTimer()
 		n, err := sw.Timeouts(ctx)
-		if err != nil || n != expired {
-			b.Fatalf("watchdog enforced %d, want %d (%v)", n, expired, err)
-		}
+		require.NoError(b, err, "watchdog")
+		require.Equal(b, expired, n, "timeouts the watchdog enforced")
 		n, err = sw.Deadlines(ctx)
-		if err != nil || n != expired {
-			b.Fatalf("deadline sweep expired %d, want %d (%v)", n, expired, err)
-		}
+		require.NoError(b, err, "deadline sweep")
+		require.Equal(b, expired, n, "workflows the deadline sweep expired")
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/mysql"
@@ -32,20 +34,14 @@ type plan struct {
 func analyze(t *testing.T, db *sql.DB, query string, args ...any) plan {
 	t.Helper()
 	var version string
-	if err := db.QueryRow("SELECT VERSION()").Scan(&version); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, db.QueryRow("SELECT VERSION()").Scan(&version))
 	if !strings.Contains(strings.ToLower(version), "mariadb") {
 		return explainMySQL(t, db, query, args...)
 	}
 	var out string
-	if err := db.QueryRow("ANALYZE FORMAT=JSON "+query, args...).Scan(&out); err != nil {
-		t.Fatalf("analyze %s: %v", query, err)
-	}
+	require.NoErrorf(t, db.QueryRow("ANALYZE FORMAT=JSON "+query, args...).Scan(&out), "analyze %s", query)
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
 	p := plan{RowsRead: -1, Filesort: strings.Contains(out, "filesort")}
 	var find func(v any) bool
 	find = func(v any) bool {
@@ -77,34 +73,24 @@ func analyze(t *testing.T, db *sql.DB, query string, args ...any) plan {
 		}
 		return false
 	}
-	if !find(doc) {
-		t.Fatalf("no table access in the plan of %s: %s", query, out)
-	}
+	require.Truef(t, find(doc), "no table access in the plan of %s: %s", query, out)
 	return p
 }
 
 func explainMySQL(t *testing.T, db *sql.DB, query string, args ...any) plan {
 	t.Helper()
 	rows, err := db.Query("EXPLAIN "+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rows.Close()
 	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	if !rows.Next() {
-		t.Fatal("EXPLAIN returned nothing")
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		t.Fatal(err)
-	}
+	require.True(t, rows.Next(), "EXPLAIN returned nothing")
+	require.NoError(t, rows.Scan(ptrs...))
 	p := plan{RowsRead: -1}
 	for i, c := range cols {
 		switch c {
@@ -128,9 +114,7 @@ func bigStore(t *testing.T) (*queuety.Client, *mysql.Store, *sql.DB, string) {
 	t.Helper()
 	dsn, prefix := migrated.DSN(t)
 	c, err := queuety.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	s := c.Store().(*mysql.Store)
 	return c, s, s.DB, prefix
@@ -148,13 +132,11 @@ func insertRows(t testing.TB, db *sql.DB, table, cols string, n int, row func(i 
 			}
 			b.WriteString(row(i))
 		}
-		if _, err := db.Exec(b.String()); err != nil {
-			t.Fatal(err)
-		}
+		_, err := db.Exec(b.String())
+		require.NoError(t, err)
 	}
-	if _, err := db.Exec("ANALYZE TABLE " + table); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Exec("ANALYZE TABLE " + table)
+	require.NoError(t, err)
 }
 
 const wfCols = "name, status, state, current_step, total_steps, started_at, deadline_at, run_deadline_at"
@@ -166,6 +148,7 @@ func sqlTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.00
 // deadline sweep's queries must be index range reads that read no row,
 // and with 100 expired ones, read those 100 and no more.
 func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("loads 100,000 rows")
 	}
@@ -190,42 +173,37 @@ func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
 	} {
 		p := analyze(t, db, q.sql, q.now, 100)
 		t.Logf("%s: %+v", q.name, p)
-		if p.Key != q.key || (p.Access != "range" && p.Access != "ref") {
-			t.Errorf("%s: reads %s via key %q (%s), want a range read of %s", q.name, p.Table, p.Key, p.Access, q.key)
-		}
-		if p.RowsRead > 0 {
-			t.Errorf("%s: read %v rows with nothing expired", q.name, p.RowsRead)
-		}
+		assert.Equalf(t, q.key, p.Key, "%s: index read", q.name)
+		assert.Containsf(t, []string{"range", "ref"}, p.Access, "%s: access to %s, want a range read", q.name, p.Table)
+		assert.LessOrEqualf(t, p.RowsRead, 0.0, "%s: rows read with nothing expired", q.name)
 	}
 	// 100 expired among the 100,000: the sweep reads those and no more.
-	if _, err := db.Exec("UPDATE "+table+" SET deadline_at = ? WHERE status = 'running' ORDER BY id LIMIT 100", past); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Exec("UPDATE "+table+" SET deadline_at = ? WHERE status = 'running' ORDER BY id LIMIT 100", past)
+	require.NoError(t, err)
 	p := analyze(t, db, s.SQL.ExpiredExecution, sec, 1000)
 	t.Logf("100 expired: %+v", p)
-	if p.Key != "idx_deadline" || (p.RowsRead >= 0 && p.RowsRead != 100) {
-		t.Errorf("with 100 expired: %+v, want 100 rows read through idx_deadline", p)
+	assert.Equal(t, "idx_deadline", p.Key, "with 100 expired: index read")
+	if p.RowsRead >= 0 {
+		assert.Equal(t, 100.0, p.RowsRead, "with 100 expired: rows read through idx_deadline")
 	}
 	n, _, err := engine.OfClient(c).ExpireWorkflows(context.Background(), 1000)
-	if err != nil || n != 100 {
-		t.Fatalf("expire: %d, %v", n, err)
-	}
+	require.NoError(t, err, "expire")
+	require.Equal(t, 100, n, "workflows expired")
 	// The run-deadline and wait-timer queries, too, find the 100 due rows
 	// and read no others.
-	if _, err := db.Exec("UPDATE "+table+" SET run_deadline_at = ? WHERE status = 'running' ORDER BY id LIMIT 100", past); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("UPDATE "+table+" SET status = 'waiting_for_signal', wait_deadline_at = ? WHERE status = 'running' AND run_deadline_at > ? ORDER BY id LIMIT 100", past, micro); err != nil {
-		t.Fatal(err)
-	}
+	_, err = db.Exec("UPDATE "+table+" SET run_deadline_at = ? WHERE status = 'running' ORDER BY id LIMIT 100", past)
+	require.NoError(t, err)
+	_, err = db.Exec("UPDATE "+table+" SET status = 'waiting_for_signal', wait_deadline_at = ? WHERE status = 'running' AND run_deadline_at > ? ORDER BY id LIMIT 100", past, micro)
+	require.NoError(t, err)
 	for _, q := range []struct{ name, sql, key string }{
 		{"run deadline", s.SQL.ExpiredRun, "idx_go_run_deadline"},
 		{"wait timers", s.SQL.WaitExpired, "idx_go_wait_deadline"},
 	} {
 		p := analyze(t, db, q.sql, micro, 1000)
 		t.Logf("%s, 100 due: %+v", q.name, p)
-		if p.Key != q.key || (p.RowsRead >= 0 && p.RowsRead != 100) {
-			t.Errorf("%s with 100 due: %+v, want 100 rows read through %s", q.name, p, q.key)
+		assert.Equalf(t, q.key, p.Key, "%s with 100 due: index read", q.name)
+		if p.RowsRead >= 0 {
+			assert.Equalf(t, 100.0, p.RowsRead, "%s with 100 due: rows read through %s", q.name, q.key)
 		}
 	}
 }
@@ -235,6 +213,7 @@ func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
 // is an ordered range read of idx_go_claim with no filesort, reading about
 // as many rows as it returns, and that each watchdog query reads nothing.
 func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("loads 100,000 rows")
 	}
@@ -250,27 +229,21 @@ func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
 	args := []any{"default", now.Truncate(time.Second), "noop", "default", 100}
 	p := analyze(t, db, s.SQL.Claim(1), args...)
 	t.Logf("claim: %+v", p)
-	if p.Key != "idx_go_claim" || p.Filesort {
-		t.Errorf("claim plan %+v: want idx_go_claim without filesort", p)
-	}
-	if p.RowsRead > 150 {
-		t.Errorf("claim of 100 read %v rows", p.RowsRead)
-	}
-	if p.RowsRead >= 0 && p.RowsRead < 100 {
-		t.Errorf("claim of 100 read %v rows: it cannot have found 100 due jobs", p.RowsRead)
+	assert.Equal(t, "idx_go_claim", p.Key, "claim index")
+	assert.False(t, p.Filesort, "claim sorts its candidates")
+	assert.LessOrEqual(t, p.RowsRead, 150.0, "rows read by a claim of 100")
+	if p.RowsRead >= 0 {
+		assert.GreaterOrEqual(t, p.RowsRead, 100.0, "rows read by a claim of 100: it cannot have found 100 due jobs with fewer")
 	}
 	keys := []string{"idx_go_schedule_to_close", "idx_go_schedule_to_start", "idx_go_heartbeat", "idx_go_start_to_close"}
-	if len(s.SQL.TimedOut) != len(keys) {
-		t.Fatalf("%d watchdog queries, want one per activity timeout (%d)", len(s.SQL.TimedOut), len(keys))
-	}
+	require.Len(t, s.SQL.TimedOut, len(keys), "watchdog queries, want one per activity timeout")
 	for i, q := range s.SQL.TimedOut {
 		p := analyze(t, db, q, now.Truncate(time.Microsecond), 100)
-		if p.Key != keys[i] || p.Access != "range" || p.RowsRead > 0 {
-			t.Errorf("watchdog query %d: %+v, want a range read of %s reading nothing", i, p, keys[i])
-		}
+		assert.Equalf(t, keys[i], p.Key, "watchdog query %d: index", i)
+		assert.Equalf(t, "range", p.Access, "watchdog query %d: access", i)
+		assert.LessOrEqualf(t, p.RowsRead, 0.0, "watchdog query %d: rows read", i)
 	}
 	p = analyze(t, db, s.SQL.Stale, now.Add(-10*time.Minute).Truncate(time.Second), 100)
-	if p.Key != "idx_reserved" || p.RowsRead > 0 {
-		t.Errorf("stale query: %+v, want idx_reserved reading nothing", p)
-	}
+	assert.Equal(t, "idx_reserved", p.Key, "stale query index")
+	assert.LessOrEqual(t, p.RowsRead, 0.0, "rows read by the stale query")
 }

@@ -3,13 +3,14 @@ package mysql_test
 import (
 	"context"
 	"database/sql"
-	"maps"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
@@ -27,25 +28,18 @@ type versionRow struct {
 func versionRows(t *testing.T, db *sql.DB, prefix string) []versionRow {
 	t.Helper()
 	rows, err := db.Query("SELECT version, name, applied_at FROM `" + prefix + "queuety_go_migrations` ORDER BY version")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rows.Close()
 	var out []versionRow
 	for rows.Next() {
 		var r versionRow
 		var at string
-		if err := rows.Scan(&r.Version, &r.Name, &at); err != nil {
-			t.Fatal(err)
-		}
-		if r.AppliedAt, err = time.Parse("2006-01-02 15:04:05.999999", at); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rows.Scan(&r.Version, &r.Name, &at))
+		r.AppliedAt, err = time.Parse("2006-01-02 15:04:05.999999", at)
+		require.NoError(t, err)
 		out = append(out, r)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rows.Err())
 	return out
 }
 
@@ -54,16 +48,12 @@ func versionRows(t *testing.T, db *sql.DB, prefix string) []versionRow {
 func schemaOf(t *testing.T, db *sql.DB, prefix string) map[string]string {
 	t.Helper()
 	names, err := testdb.Tables(db, prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	autoIncrement := regexp.MustCompile(` AUTO_INCREMENT=\d+`)
 	out := map[string]string{}
 	for _, n := range names {
 		var name, ddl string
-		if err := db.QueryRow("SHOW CREATE TABLE `"+n+"`").Scan(&name, &ddl); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, db.QueryRow("SHOW CREATE TABLE `"+n+"`").Scan(&name, &ddl))
 		out[strings.TrimPrefix(n, prefix)] = autoIncrement.ReplaceAllString(strings.ReplaceAll(ddl, prefix, "{prefix}"), "")
 	}
 	return out
@@ -72,9 +62,7 @@ func schemaOf(t *testing.T, db *sql.DB, prefix string) map[string]string {
 func openStore(t *testing.T, dsn string) *mysql.Store {
 	t.Helper()
 	s, err := driver.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s.(*mysql.Store)
 }
@@ -104,63 +92,38 @@ func TestMigrateFreshPrefix(t *testing.T) {
 	}
 	start.Done()
 	for range racers {
-		if err := <-errs; err != nil {
-			t.Fatalf("concurrent migrate: %v", err)
-		}
+		require.NoError(t, <-errs, "concurrent migrate")
 	}
-	if v, err := stores[0].SchemaVersion(ctx); err != nil || v != mysql.LatestVersion {
-		t.Fatalf("schema version %d (%v), want %d", v, err, mysql.LatestVersion)
-	}
+	v, err := stores[0].SchemaVersion(ctx)
+	require.NoError(t, err, "schema version")
+	require.Equal(t, mysql.LatestVersion, v, "schema version")
 	applied := versionRows(t, db, prefix)
-	if len(applied) != mysql.LatestVersion {
-		t.Fatalf("%d versions recorded, want %d: %+v", len(applied), mysql.LatestVersion, applied)
-	}
+	require.Len(t, applied, mysql.LatestVersion, "versions recorded")
 	fresh := schemaOf(t, db, prefix)
-	if len(fresh) != 18 {
-		t.Errorf("%d tables after migrating, want 16 of Queuety's and 2 of the Go engine's: %v", len(fresh), fresh)
-	}
+	assert.Len(t, fresh, 18, "tables after migrating: 16 of Queuety's and 2 of the Go engine's")
 
 	// Idempotent: a second run changes nothing.
-	if err := openStore(t, dsn).Migrate(ctx); err != nil {
-		t.Fatalf("second migrate: %v", err)
-	}
-	if again := versionRows(t, db, prefix); !slices.Equal(again, applied) {
-		t.Errorf("second migrate changed the versions:\n  before %+v\n  after  %+v", applied, again)
-	}
-	if again := schemaOf(t, db, prefix); !maps.Equal(again, fresh) {
-		t.Errorf("second migrate changed the tables")
-	}
+	require.NoError(t, openStore(t, dsn).Migrate(ctx), "second migrate")
+	assert.Equal(t, applied, versionRows(t, db, prefix), "versions after a second migrate")
+	assert.Equal(t, fresh, schemaOf(t, db, prefix), "tables after a second migrate")
 
 	// A cloned prefix has the same tables and versions, and migrating it
 	// only reads the versions.
 	cloneDSN, clonePrefix := migrated.DSN(t)
 	cloned := schemaOf(t, db, clonePrefix)
 	for name, ddl := range fresh {
-		if cloned[name] != ddl {
-			t.Errorf("%s differs between a fresh migration and the template (is the template stale?):\n  fresh  %s\n  cloned %s", name, ddl, cloned[name])
-		}
+		assert.Equalf(t, ddl, cloned[name], "%s differs between a fresh migration and the template (is the template stale?)", name)
 	}
 	for name := range cloned {
-		if _, ok := fresh[name]; !ok {
-			t.Errorf("the template has %s, a fresh migration does not", name)
-		}
+		assert.Containsf(t, fresh, name, "the template has %s, a fresh migration does not", name)
 	}
 	clonedRows := versionRows(t, db, clonePrefix)
-	if len(clonedRows) != len(applied) {
-		t.Fatalf("cloned versions %+v, migrated %+v", clonedRows, applied)
-	}
+	require.Len(t, clonedRows, len(applied), "cloned versions")
 	for i := range applied {
-		if clonedRows[i].Version != applied[i].Version || clonedRows[i].Name != applied[i].Name {
-			t.Errorf("cloned version %+v, migrated %+v", clonedRows[i], applied[i])
-		}
+		assert.Equal(t, applied[i].Version, clonedRows[i].Version, "cloned version")
+		assert.Equal(t, applied[i].Name, clonedRows[i].Name, "cloned version name")
 	}
-	if err := openStore(t, cloneDSN).Migrate(ctx); err != nil {
-		t.Fatalf("migrate the clone: %v", err)
-	}
-	if again := versionRows(t, db, clonePrefix); !slices.Equal(again, clonedRows) {
-		t.Errorf("migrating the clone changed its versions:\n  before %+v\n  after  %+v", clonedRows, again)
-	}
-	if again := schemaOf(t, db, clonePrefix); !maps.Equal(again, cloned) {
-		t.Errorf("migrating the clone changed its tables")
-	}
+	require.NoError(t, openStore(t, cloneDSN).Migrate(ctx), "migrate the clone")
+	assert.Equal(t, clonedRows, versionRows(t, db, clonePrefix), "versions after migrating the clone")
+	assert.Equal(t, cloned, schemaOf(t, db, clonePrefix), "tables after migrating the clone")
 }

@@ -8,9 +8,23 @@ import (
 	"github.com/queuety/queuety-go/store/storetest"
 )
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, storetest.Harness{DSN: func(t *testing.T) string {
-		dsn, _ := migrated.DSN(t)
-		return dsn
-	}})
+// harness gives every case a fresh table prefix cloned from the migrated
+// template.
+var harness = storetest.Harness{DSN: func(tb testing.TB) string {
+	dsn, _ := migrated.DSN(tb)
+	return dsn
+}}
+
+func TestDriver(t *testing.T) {
+	t.Parallel()
+	storetest.RunDriver(t, harness)
 }
+
+func TestAcceptance(t *testing.T) {
+	t.Parallel()
+	storetest.RunAcceptance(t, harness)
+}
+
+// BenchmarkDriver runs the twin benchmarks of storetest.Bench, the same
+// operations on both stores.
+func BenchmarkDriver(b *testing.B) { storetest.Bench(b, harness) }

@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -17,17 +20,15 @@ import (
 // transactions each lock one job, then the other's. The server rolls one
 // back with error 1213; InTx runs it again, and both commit.
 func TestDeadlockIsRetried(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn, _ := migrated.DSN(t)
 	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	ids, err := c.DispatchMany(ctx, []queuety.JobRequest{{Handler: "a"}, {Handler: "b"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.Len(t, ids, 2)
 
 	var attempts atomic.Int32
 	var bothLocked sync.WaitGroup
@@ -52,11 +53,7 @@ func TestDeadlockIsRetried(t *testing.T) {
 	go func() { errs <- lockInOrder(ids[0], ids[1]) }()
 	go func() { errs <- lockInOrder(ids[1], ids[0]) }()
 	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatalf("transaction failed instead of being retried: %v", err)
-		}
+		require.NoError(t, <-errs, "transaction failed instead of being retried")
 	}
-	if n := attempts.Load(); n != 3 {
-		t.Fatalf("transaction attempts = %d, want 3 (one deadlock victim run again)", n)
-	}
+	assert.Equal(t, int32(3), attempts.Load(), "transaction attempts (one deadlock victim run again)")
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -16,35 +18,24 @@ func TestOpenMigratedDatabaseWhileAnotherWrites(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "q.db")
 	first, err := queuety.Open(ctx, "sqlite://"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer first.Close()
 
 	writer, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer writer.Close()
 	conn, err := writer.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+	require.NoError(t, err)
 
 	// A short busy timeout: opening fails at once if it asks for the lock.
 	second, err := queuety.Open(ctx, "sqlite://"+path+"?busy_timeout=200")
-	if err != nil {
-		t.Fatalf("open while another connection writes: %v", err)
-	}
+	require.NoError(t, err, "open while another connection writes")
 	defer second.Close()
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := second.Dispatch(ctx, "after_open", nil); err != nil {
-		t.Fatalf("write once the other connection is done: %v", err)
-	}
+	_, err = conn.ExecContext(ctx, "ROLLBACK")
+	require.NoError(t, err)
+	_, err = second.Dispatch(ctx, "after_open", nil)
+	require.NoError(t, err, "write once the other connection is done")
 }

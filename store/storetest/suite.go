@@ -1,315 +1,91 @@
-// Package storetest is the conformance suite every queuety store must
-// pass. It drives the engine through the public API (Client, Engine,
-// worker, deadline) with a fake clock, so deadline and timeout cases take
-// milliseconds, and checks the rows the store writes.
+// Package storetest holds the suites every queuety store must pass, run
+// by the store's own tests against a real database:
 //
-// A store's test calls Run with a Harness that hands out fresh databases:
+//   - the driver suite (RunDriver) checks the driver.Tx contract row
+//     operation by row operation, without the engine: claim order and
+//     filters, lock modes, compare-and-set updates, insert ids, errors,
+//     list filters and the sweeps' selections;
+//   - the acceptance suite (RunAcceptance) drives the engine through the
+//     public API (Client, worker, deadline) with a fake clock, so deadline
+//     and timeout scenarios take milliseconds, and checks the rows the
+//     store writes;
+//   - Bench measures the hot row operations and an engine round trip, so
+//     the stores can be compared with the same numbers.
 //
-//	func TestConformance(t *testing.T) {
-//		storetest.Run(t, storetest.Harness{DSN: func(t *testing.T) string { ... }})
-//	}
+// A store's tests run both suites and the benchmarks with one Harness that
+// hands out fresh databases:
+//
+//	var harness = storetest.Harness{DSN: func(tb testing.TB) string { ... }}
+//
+//	func TestDriver(t *testing.T)     { storetest.RunDriver(t, harness) }
+//	func TestAcceptance(t *testing.T) { storetest.RunAcceptance(t, harness) }
+//	func BenchmarkDriver(b *testing.B) { storetest.Bench(b, harness) }
 package storetest
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/queuety/queuety-go/internal/engine"
-
-	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/store/driver"
-	"github.com/queuety/queuety-go/worker"
 )
 
-// Harness opens databases for the suite.
+// Harness opens databases for the suites.
 type Harness struct {
 	// DSN returns a DSN for a fresh database (or table prefix) with no
-	// rows of its own, cleaned up when t ends. Its tables may be missing or
-	// already migrated; the suite's clients migrate when they open. Opening
-	// the same DSN twice must reach the same database, so the suite can run
-	// several clients (separate connections) against it.
-	DSN func(t *testing.T) string
+	// rows of its own, cleaned up when tb ends. Its tables may be missing
+	// or already migrated; the suites migrate when they open it. Opening
+	// the same DSN twice must reach the same database, so the suites can
+	// run several stores or clients (separate connections) against it.
+	DSN func(tb testing.TB) string
+	// SerialWriters says the store runs one write transaction at a time
+	// instead of locking rows (SQLite: every transaction begins
+	// IMMEDIATE): a second transaction waits until the first commits, and
+	// LockUpdate and LockSkipLocked read like LockNone. The driver suite
+	// then checks that concurrent transactions take turns instead of
+	// checking what row locks let the second one see.
+	SerialWriters bool
 }
 
-// testCase is one named conformance case.
-type testCase struct {
+// testCase is one named case of a suite, run on an environment E.
+type testCase[E any] struct {
 	name string
-	run  func(t *testing.T, e *Env)
+	run  func(t *testing.T, e E)
 }
 
-var (
-	casesMu sync.Mutex
-	cases   []testCase
-)
-
-// register adds cases; each file of the suite registers its own.
-func register(name string, run func(t *testing.T, e *Env)) {
-	casesMu.Lock()
-	defer casesMu.Unlock()
-	cases = append(cases, testCase{name, run})
+// registry collects a suite's cases; each file of the suite registers its
+// own from an init function.
+type registry[E any] struct {
+	mu    sync.Mutex
+	cases []testCase[E]
 }
 
-// Run runs every case as a parallel subtest, each on its own database.
-func Run(t *testing.T, h Harness) {
-	casesMu.Lock()
-	all := append([]testCase(nil), cases...)
-	casesMu.Unlock()
+func (r *registry[E]) add(name string, run func(t *testing.T, e E)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cases = append(r.cases, testCase[E]{name, run})
+}
+
+// run runs every case, in name order, as a parallel subtest on its own
+// environment.
+func (r *registry[E]) run(t *testing.T, newEnv func(t *testing.T) E) {
+	r.mu.Lock()
+	all := append([]testCase[E](nil), r.cases...)
+	r.mu.Unlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].name < all[j].name })
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			c.run(t, NewEnv(t, h))
+			c.run(t, newEnv(t))
 		})
 	}
 }
 
-// Epoch is the fake clock's starting time in every case.
-var Epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+var acceptance registry[*Env]
 
-// Env is one case's setup: a database, a fake clock and a client on it.
-type Env struct {
-	T     *testing.T
-	Ctx   context.Context
-	DSN   string
-	Clock *queuety.FakeClock
-	C     *queuety.Client
-	H     Harness
-}
+// register adds an acceptance case.
+func register(name string, run func(t *testing.T, e *Env)) { acceptance.add(name, run) }
 
-// NewEnv opens a fresh database with a fake clock at Epoch.
-func NewEnv(t *testing.T, h Harness) *Env {
-	t.Helper()
-	e := &Env{T: t, Ctx: context.Background(), DSN: h.DSN(t), Clock: queuety.NewFakeClock(Epoch), H: h}
-	e.C = e.Client()
-	return e
-}
-
-// Client opens another client on the same database (its own connections)
-// sharing the fake clock.
-func (e *Env) Client(opts ...queuety.Option) *queuety.Client {
-	e.T.Helper()
-	all := append([]queuety.Option{queuety.WithClock(e.Clock), queuety.WithLogger(quietLogger())}, opts...)
-	c, err := queuety.Open(e.Ctx, e.DSN, all...)
-	if err != nil {
-		e.T.Fatalf("open %s: %v", e.DSN, err)
-	}
-	e.T.Cleanup(func() { c.Close() })
-	return c
-}
-
-func quietLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
-
-// Worker returns a worker on c (e.C when nil) without periodic
-// maintenance; tests call sweeps explicitly.
-func (e *Env) Worker(c *queuety.Client, opts ...worker.Option) *worker.Worker {
-	if c == nil {
-		c = e.C
-	}
-	all := append([]worker.Option{worker.NoMaintenance(), worker.Concurrency(4), worker.WithLogger(quietLogger()),
-		worker.ShutdownTimeout(5 * time.Second)}, opts...)
-	return worker.New(c, all...)
-}
-
-// Drain runs w once until nothing is due.
-func (e *Env) Drain(w *worker.Worker) worker.Stats {
-	e.T.Helper()
-	st, err := w.RunOnce(e.Ctx, time.Minute)
-	if err != nil {
-		e.T.Fatalf("RunOnce: %v", err)
-	}
-	return st
-}
-
-// Claim claims up to n jobs of the given handlers from queue "default".
-func (e *Env) Claim(n int, handlers ...string) []*engine.Claimed {
-	e.T.Helper()
-	return e.ClaimFrom(e.C, []string{queuety.DefaultQueue}, n, handlers...)
-}
-
-// ClaimOne claims one job of handler from queue "default" and fails unless
-// there was one. It returns the claim as a one-element slice, as Complete,
-// Release and RenewLeases take it.
-func (e *Env) ClaimOne(handler string) []*engine.Claimed {
-	e.T.Helper()
-	jobs := e.Claim(1, handler)
-	if len(jobs) != 1 {
-		e.T.Fatalf("claim of %s: found no due job", handler)
-	}
-	return jobs
-}
-
-// Clients opens n more clients on the database, for concurrency cases. They
-// are all open before the caller starts any goroutine, so a failed open
-// never ends the test while goroutines still use it.
-func (e *Env) Clients(n int) []*queuety.Client {
-	e.T.Helper()
-	out := make([]*queuety.Client, n)
-	for i := range out {
-		out[i] = e.Client()
-	}
-	return out
-}
-
-// ClaimFrom claims with client c from queues.
-func (e *Env) ClaimFrom(c *queuety.Client, queues []string, n int, handlers ...string) []*engine.Claimed {
-	e.T.Helper()
-	jobs, err := engine.OfClient(c).Claim(e.Ctx, engine.ClaimRequest{Queues: queues, Handlers: handlers, Limit: n})
-	if err != nil {
-		e.T.Fatalf("claim: %v", err)
-	}
-	return jobs
-}
-
-// Dispatch dispatches one job and returns its id.
-func (e *Env) Dispatch(handler string, payload any, opts ...queuety.JobOption) int64 {
-	e.T.Helper()
-	id, err := e.C.Dispatch(e.Ctx, handler, payload, opts...)
-	if err != nil {
-		e.T.Fatalf("dispatch %s: %v", handler, err)
-	}
-	return id
-}
-
-// Job reads a job row.
-func (e *Env) Job(id int64) *driver.Job {
-	e.T.Helper()
-	j, err := e.C.Job(e.Ctx, id)
-	if err != nil {
-		e.T.Fatalf("read job %d: %v", id, err)
-	}
-	return j
-}
-
-// Workflow reads a workflow row.
-func (e *Env) Workflow(id int64) *driver.Workflow {
-	e.T.Helper()
-	wf, err := e.C.Workflow(e.Ctx, id)
-	if err != nil {
-		e.T.Fatalf("read workflow %d: %v", id, err)
-	}
-	return wf
-}
-
-// Jobs lists the jobs matching f.
-func (e *Env) Jobs(f driver.JobFilter) []*driver.Job {
-	e.T.Helper()
-	jobs, err := e.C.ListJobs(e.Ctx, f)
-	if err != nil {
-		e.T.Fatalf("list jobs %+v: %v", f, err)
-	}
-	return jobs
-}
-
-// OneJob returns the only job matching f, or fails.
-func (e *Env) OneJob(f driver.JobFilter) *driver.Job {
-	e.T.Helper()
-	jobs := e.Jobs(f)
-	if len(jobs) != 1 {
-		e.T.Fatalf("jobs matching %+v: %d, want 1", f, len(jobs))
-	}
-	return jobs[0]
-}
-
-// Workflows lists the workflows matching f.
-func (e *Env) Workflows(f driver.WorkflowFilter) []*driver.Workflow {
-	e.T.Helper()
-	wfs, err := e.C.ListWorkflows(e.Ctx, f)
-	if err != nil {
-		e.T.Fatalf("list workflows %+v: %v", f, err)
-	}
-	return wfs
-}
-
-// Logs returns the log events of a job (or workflow when job is 0), in order.
-func (e *Env) Logs(f driver.LogFilter) []*driver.LogEntry {
-	e.T.Helper()
-	logs, err := e.C.Logs(e.Ctx, f)
-	if err != nil {
-		e.T.Fatalf("logs: %v", err)
-	}
-	return logs
-}
-
-// Events lists the log event names of a filter, in order.
-func (e *Env) Events(f driver.LogFilter) []string {
-	var out []string
-	for _, l := range e.Logs(f) {
-		out = append(out, string(l.Event))
-	}
-	return out
-}
-
-// Complete records success for claimed plain jobs.
-func (e *Env) Complete(jobs ...*engine.Claimed) []error {
-	e.T.Helper()
-	rs := make([]*engine.Result, len(jobs))
-	for i, j := range jobs {
-		rs[i] = &engine.Result{Claimed: j, StartedAt: e.Clock.Now()}
-	}
-	errs, err := engine.OfClient(e.C).CompleteJobs(e.Ctx, rs)
-	if err != nil {
-		e.T.Fatalf("complete: %v", err)
-	}
-	return errs
-}
-
-// completeAll completes claimed jobs and fails unless they are exactly the
-// jobs want, in order, and every completion succeeded.
-func (e *Env) completeAll(jobs []*engine.Claimed, want ...int64) {
-	e.T.Helper()
-	EqualIDs(e.T, "claimed", IDs(jobs), want)
-	for i, err := range e.Complete(jobs...) {
-		if err != nil {
-			e.T.Fatalf("complete job %d: %v", jobs[i].Job.ID, err)
-		}
-	}
-}
-
-// Fail records a failed attempt.
-func (e *Env) Fail(cj *engine.Claimed, cause error) error {
-	return engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: cj, Err: cause, StartedAt: e.Clock.Now()})
-}
-
-// Equal fails the test when got != want.
-func Equal[T comparable](t *testing.T, what string, got, want T) {
-	t.Helper()
-	if got != want {
-		t.Fatalf("%s = %v, want %v", what, got, want)
-	}
-}
-
-// Contains fails the test unless got contains every one of parts.
-func Contains(t *testing.T, what, got string, parts ...string) {
-	t.Helper()
-	for _, p := range parts {
-		if !strings.Contains(got, p) {
-			t.Fatalf("%s = %q, want it to contain %q", what, got, p)
-		}
-	}
-}
-
-// IDs returns the job ids of claimed jobs, in claim order.
-func IDs(jobs []*engine.Claimed) []int64 {
-	out := make([]int64, len(jobs))
-	for i, j := range jobs {
-		out[i] = j.Job.ID
-	}
-	return out
-}
-
-// EqualIDs fails unless the two id lists are equal.
-func EqualIDs(t *testing.T, what string, got, want []int64) {
-	t.Helper()
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("%s = %v, want %v", what, got, want)
-	}
+// RunAcceptance runs the engine acceptance suite: every scenario as a
+// parallel subtest, each on its own database with its own fake clock.
+func RunAcceptance(t *testing.T, h Harness) {
+	acceptance.run(t, func(t *testing.T) *Env { return NewEnv(t, h) })
 }

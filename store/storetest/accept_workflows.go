@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -48,9 +50,7 @@ func steps(handlers ...string) []queuety.WorkflowStep {
 func (e *Env) Start(def queuety.WorkflowDefinition, state any) int64 {
 	e.T.Helper()
 	id, err := e.C.DispatchWorkflow(e.Ctx, def, state)
-	if err != nil {
-		e.T.Fatalf("dispatch workflow: %v", err)
-	}
+	require.NoError(e.T, err, "dispatch workflow")
 	return id
 }
 
@@ -58,9 +58,7 @@ func (e *Env) Start(def queuety.WorkflowDefinition, state any) int64 {
 func (e *Env) State(id int64) queuety.State {
 	e.T.Helper()
 	s, err := e.C.State(e.Ctx, id)
-	if err != nil {
-		e.T.Fatal(err)
-	}
+	require.NoError(e.T, err)
 	return s
 }
 
@@ -68,9 +66,7 @@ func (e *Env) State(id int64) queuety.State {
 func (e *Env) rawState(id int64) *phpjson.Object {
 	e.T.Helper()
 	o, err := phpjson.DecodeObject(e.Workflow(id).State)
-	if err != nil {
-		e.T.Fatal(err)
-	}
+	require.NoError(e.T, err)
 	return o
 }
 
@@ -85,14 +81,15 @@ func testStepsInOrder(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "order_fulfilment", Steps: steps("fetch", "reserve", "notify")},
 		queuety.State{"order_id": 42})
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowRunning)
-	Equal(t, "total_steps", wf.TotalSteps, 3)
+	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status")
+	assert.Equal(t, 3, wf.TotalSteps, "total_steps")
 	first := e.OneJob(driver.JobFilter{WorkflowID: id})
-	if first.Handler != "fetch" || first.StepIndex == nil || *first.StepIndex != 0 {
-		t.Fatalf("job at dispatch = %+v", first)
+	assert.Equal(t, "fetch", first.Handler, "handler of the job at dispatch")
+	if assert.NotNil(t, first.StepIndex, "step_index of the job at dispatch") {
+		assert.Equal(t, 0, *first.StepIndex, "step_index of the job at dispatch")
 	}
-	Equal(t, "first step payload", string(first.Payload), `{"__queuety_runtime":{"max_attempts":3}}`)
-	Equal(t, "dispatch log", strings.Join(e.Events(driver.LogFilter{WorkflowID: id}), ","), "workflow_started")
+	assert.Equal(t, `{"__queuety_runtime":{"max_attempts":3}}`, string(first.Payload), "first step payload")
+	assert.Equal(t, "workflow_started", strings.Join(e.Events(driver.LogFilter{WorkflowID: id}), ","), "dispatch log")
 
 	var order []string
 	w := e.Worker(nil, worker.Concurrency(1))
@@ -113,27 +110,26 @@ func testStepsInOrder(t *testing.T, e *Env) {
 		return queuety.State{"notified": true}, nil
 	})
 	e.Drain(w)
-	Equal(t, "order", strings.Join(order, ","), "fetch,reserve,notify")
+	assert.Equal(t, "fetch,reserve,notify", strings.Join(order, ","), "order")
 	wf = e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowCompleted)
-	Equal(t, "current_step", wf.CurrentStep, 3)
+	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "status")
+	assert.Equal(t, 3, wf.CurrentStep, "current_step")
 	st := e.State(id)
-	Equal(t, "status key overwritten in place", st.String("status"), "reserved")
-	Equal(t, "notified", st.Bool("notified"), true)
+	assert.Equal(t, "reserved", st.String("status"), "status key overwritten in place")
+	assert.Equal(t, true, st.Bool("notified"), "notified")
 	// Keys keep Queuety's order: initial keys, then private keys, then step output.
 	raw := e.rawState(id)
-	Equal(t, "key order", strings.Join(raw.Keys(), ","),
-		"order_id,_steps,_queue,_priority,_max_attempts,_definition_hash,order,status,notified")
+	assert.Equal(t, "order_id,_steps,_queue,_priority,_max_attempts,_definition_hash,order,status,notified", strings.Join(raw.Keys(), ","), "key order")
 	logs := strings.Join(e.Events(driver.LogFilter{WorkflowID: id}), ",")
-	Equal(t, "logs", logs, "workflow_started,started,completed,started,completed,started,completed,workflow_completed")
+	assert.Equal(t, "workflow_started,started,completed,started,completed,started,completed,workflow_completed", logs, "logs")
 	events := e.events(id)
-	Equal(t, "events", len(events), 6)
+	require.Len(t, events, 6, "events")
 	ev := events[3]
-	Equal(t, "event", ev.Event, driver.EventStepCompleted)
-	Equal(t, "event step", ev.StepIndex, 1)
-	Equal(t, "output", string(ev.Output), `{"status":"reserved"}`)
-	Equal(t, "state_before", string(ev.StateBefore), `{"order_id":42,"order":{"id":42,"total":19.5},"status":"fetched"}`)
-	Equal(t, "state_after", string(ev.StateAfter), `{"order_id":42,"order":{"id":42,"total":19.5},"status":"reserved"}`)
+	assert.Equal(t, driver.EventStepCompleted, ev.Event, "event")
+	assert.Equal(t, 1, ev.StepIndex, "event step")
+	assert.Equal(t, `{"status":"reserved"}`, string(ev.Output), "output")
+	assert.Equal(t, `{"order_id":42,"order":{"id":42,"total":19.5},"status":"fetched"}`, string(ev.StateBefore), "state_before")
+	assert.Equal(t, `{"order_id":42,"order":{"id":42,"total":19.5},"status":"reserved"}`, string(ev.StateAfter), "state_after")
 }
 
 func testMergePrivate(t *testing.T, e *Env) {
@@ -144,12 +140,11 @@ func testMergePrivate(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	raw := e.rawState(id)
-	if _, ok := raw.Get("_debug"); ok {
-		t.Fatal("a private output key reached the state")
-	}
+	_, ok := raw.Get("_debug")
+	assert.False(t, ok, "a private output key reached the state")
 	q, _ := raw.Get("_queue")
-	Equal(t, "_queue untouched", q, any("default"))
-	Equal(t, "kept", e.State(id)["kept"], any(int64(1)))
+	assert.Equal(t, any("default"), q, "_queue untouched")
+	assert.Equal(t, any(int64(1)), e.State(id)["kept"], "kept")
 }
 
 func testNextStep(t *testing.T, e *Env) {
@@ -169,12 +164,11 @@ func testNextStep(t *testing.T, e *Env) {
 		return queuety.State{"replied": true}, nil
 	})
 	e.Drain(w)
-	Equal(t, "escalate ran", escalated.Load(), int64(0))
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
-	if _, ok := e.rawState(id).Get("_next_step"); ok {
-		t.Fatal("_next_step stored in state")
-	}
-	Equal(t, "jobs (step 1 skipped)", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 2)
+	assert.Equal(t, int64(0), escalated.Load(), "escalate ran")
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	_, ok := e.rawState(id).Get("_next_step")
+	assert.False(t, ok, "_next_step stored in state")
+	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 2, "jobs (step 1 skipped)")
 }
 
 func testNextStepUnknown(t *testing.T, e *Env) {
@@ -186,8 +180,8 @@ func testNextStepUnknown(t *testing.T, e *Env) {
 	w.HandleStep("b", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	Contains(t, "error", wf.ErrorMessage, "_next_step target 'nowhere' not found")
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Contains(t, wf.ErrorMessage, "_next_step target 'nowhere' not found", "error")
 }
 
 func testParallel(t *testing.T, e *Env) {
@@ -196,16 +190,14 @@ func testParallel(t *testing.T, e *Env) {
 		{Type: queuety.StepSingle, Handler: "merge"},
 	}}
 	id := e.Start(def, queuety.State{"user_id": 7})
-	Equal(t, "branch jobs at dispatch", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 2)
+	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 2, "branch jobs at dispatch")
 	// Run the first branch alone.
 	first := e.ClaimOne("avatar")
 	err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"avatar_url": "u.png"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wf := e.Workflow(id)
-	Equal(t, "current_step after one branch", wf.CurrentStep, 0)
-	Equal(t, "first branch merged at once", e.State(id).String("avatar_url"), "u.png")
+	assert.Equal(t, 0, wf.CurrentStep, "current_step after one branch")
+	assert.Equal(t, "u.png", e.State(id).String("avatar_url"), "first branch merged at once")
 	var merged atomic.Int64
 	w := e.Worker(nil)
 	w.HandleStep("company", func(context.Context, queuety.State) (queuety.State, error) {
@@ -219,15 +211,15 @@ func testParallel(t *testing.T, e *Env) {
 		return queuety.State{"profile_complete": true}, nil
 	})
 	e.Drain(w)
-	Equal(t, "merge ran", merged.Load(), int64(1))
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
+	assert.Equal(t, int64(1), merged.Load(), "merge ran")
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
 	var kinds []string
 	for _, ev := range e.events(id) {
 		if ev.StepIndex == 0 && ev.Event != driver.EventStepStarted {
 			kinds = append(kinds, string(ev.Event))
 		}
 	}
-	Equal(t, "step 0 events", strings.Join(kinds, ","), "step_branch_completed,step_branch_completed,step_completed")
+	assert.Equal(t, "step_branch_completed,step_branch_completed,step_completed", strings.Join(kinds, ","), "step 0 events")
 }
 
 func testSleepStep(t *testing.T, e *Env) {
@@ -245,15 +237,15 @@ func testSleepStep(t *testing.T, e *Env) {
 	w.HandleStep("followup", counter(&followups, queuety.State{"followup_sent": true}))
 	e.Drain(w)
 	delay := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: engine.HandlerDelay})
-	Equal(t, "delay job due", delay.AvailableAt, Epoch.Add(30*time.Second))
-	Equal(t, "delay job payload", string(delay.Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
-	Equal(t, "delay job cost", delay.CostUnits, 0)
-	Equal(t, "follow-up before the timer", followups.Load(), int64(0))
-	Equal(t, "status while sleeping", e.Workflow(id).Status, queuety.WorkflowRunning)
+	assert.Equal(t, Epoch.Add(30*time.Second), delay.AvailableAt, "delay job due")
+	assert.Equal(t, `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`, string(delay.Payload), "delay job payload")
+	assert.Equal(t, 0, delay.CostUnits, "delay job cost")
+	assert.Equal(t, int64(0), followups.Load(), "follow-up before the timer")
+	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(id).Status, "status while sleeping")
 	e.Clock.Advance(30 * time.Second)
 	e.Drain(w)
-	Equal(t, "follow-up after the timer", followups.Load(), int64(1))
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
+	assert.Equal(t, int64(1), followups.Load(), "follow-up after the timer")
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
 }
 
 func testStepFailure(t *testing.T, e *Env) {
@@ -274,33 +266,28 @@ func testStepFailure(t *testing.T, e *Env) {
 	e.Clock.Advance(time.Hour)
 	e.Drain(w)
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	if wf.ErrorMessage != "CRM API timed out after 30s" && wf.ErrorMessage != "export failing too" {
-		t.Fatalf("error = %q", wf.ErrorMessage)
-	}
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Contains(t, []string{"CRM API timed out after 30s", "export failing too"}, wf.ErrorMessage, "error")
 	jobs := e.Jobs(driver.JobFilter{WorkflowID: id})
-	Equal(t, "jobs (the two branches; the next step never enqueued)", len(jobs), 2)
+	assert.Len(t, jobs, 2, "jobs (the two branches; the next step never enqueued)")
 	for _, j := range jobs {
-		if j.Status != queuety.JobBuried {
-			t.Fatalf("job %d (%s) is %s after the workflow failed", j.ID, j.Handler, j.Status)
-		}
+		assert.Equalf(t, queuety.JobBuried, j.Status, "job %d (%s) after the workflow failed", j.ID, j.Handler)
 	}
 	failed := e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogWorkflowFailed})
-	if len(failed) != 1 || failed[0].JobID == nil || *failed[0].JobID == 0 || failed[0].Handler != "" {
-		t.Fatalf("workflow_failed logs = %+v", failed)
+	require.Len(t, failed, 1, "workflow_failed logs")
+	if assert.NotNil(t, failed[0].JobID, "workflow_failed job_id") {
+		assert.NotZero(t, *failed[0].JobID, "workflow_failed job_id")
 	}
+	assert.Empty(t, failed[0].Handler, "workflow_failed handler")
 	stepFailed := 0
 	for _, ev := range e.events(id) {
 		if ev.Event == driver.EventStepFailed {
 			stepFailed++
-			if !strings.Contains(string(ev.Error), `"message"`) || string(ev.StateAfter) != string(ev.StateBefore) {
-				t.Fatalf("step_failed event = %s / %s", ev.Error, ev.StateAfter)
-			}
+			assert.Contains(t, string(ev.Error), `"message"`, "step_failed error")
+			assert.Equal(t, string(ev.StateBefore), string(ev.StateAfter), "step_failed state_after")
 		}
 	}
-	if stepFailed < 2 {
-		t.Fatalf("step_failed events = %d", stepFailed)
-	}
+	assert.GreaterOrEqual(t, stepFailed, 2, "step_failed events")
 }
 
 func testRetryWorkflow(t *testing.T, e *Env) {
@@ -317,69 +304,52 @@ func testRetryWorkflow(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	Equal(t, "current step", wf.CurrentStep, 1)
-	if err := e.C.RetryWorkflow(e.Ctx, 999999); !errors.Is(err, queuety.ErrNotFound) {
-		t.Fatalf("retry missing: %v", err)
-	}
-	if err := e.C.RetryWorkflow(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, 1, wf.CurrentStep, "current step")
+	require.ErrorIs(t, e.C.RetryWorkflow(e.Ctx, 999999), queuety.ErrNotFound, "retry missing")
+	require.NoError(t, e.C.RetryWorkflow(e.Ctx, id))
 	wf = e.Workflow(id)
-	Equal(t, "status after retry", wf.Status, queuety.WorkflowRunning)
-	Equal(t, "error cleared", wf.ErrorMessage, "")
-	Equal(t, "run number", wf.RunNumber, 2)
-	if err := e.C.RetryWorkflow(e.Ctx, id); !errors.Is(err, queuety.ErrInvalidState) {
-		t.Fatalf("retry running: %v", err)
-	}
+	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status after retry")
+	assert.Equal(t, "", wf.ErrorMessage, "error cleared")
+	assert.Equal(t, 2, wf.RunNumber, "run number")
+	require.ErrorIs(t, e.C.RetryWorkflow(e.Ctx, id), queuety.ErrInvalidState, "retry running")
 	down.Store(false)
 	e.Drain(w)
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
 	st := e.State(id)
-	Equal(t, "a kept", st["a"], any(int64(1)))
+	assert.Equal(t, any(int64(1)), st["a"], "a kept")
 }
 
 func testPauseResume(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "import", Steps: steps("download", "import")}, nil)
-	if err := e.C.PauseWorkflow(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.C.PauseWorkflow(e.Ctx, id))
 	var imported atomic.Int64
 	w := e.Worker(nil)
 	w.HandleStep("download", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"rows": 1200}, nil })
 	w.HandleStep("import", counter(&imported, nil))
 	e.Drain(w)
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowPaused)
-	Equal(t, "in-flight step advanced", wf.CurrentStep, 1)
-	Equal(t, "next step ran while paused", imported.Load(), int64(0))
-	if err := e.C.PauseWorkflow(e.Ctx, id); !errors.Is(err, queuety.ErrInvalidState) {
-		t.Fatalf("pause paused: %v", err)
-	}
-	if err := e.C.ResumeWorkflow(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, queuety.WorkflowPaused, wf.Status, "status")
+	assert.Equal(t, 1, wf.CurrentStep, "in-flight step advanced")
+	assert.Equal(t, int64(0), imported.Load(), "next step ran while paused")
+	require.ErrorIs(t, e.C.PauseWorkflow(e.Ctx, id), queuety.ErrInvalidState, "pause paused")
+	require.NoError(t, e.C.ResumeWorkflow(e.Ctx, id))
 	e.Drain(w)
-	Equal(t, "import ran once", imported.Load(), int64(1))
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
+	assert.Equal(t, int64(1), imported.Load(), "import ran once")
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
 	got := strings.Join(e.Events(driver.LogFilter{WorkflowID: id}), ",")
-	Contains(t, "logs", got, "workflow_paused", "workflow_resumed")
+	assert.Contains(t, got, "workflow_paused", "logs")
+	assert.Contains(t, got, "workflow_resumed", "logs")
 }
 
 func testResumeOnce(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "wf", Steps: steps("a", "b")}, nil)
 	jobs := e.ClaimOne("a") // step 0 is running
-	if err := e.C.PauseWorkflow(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.C.ResumeWorkflow(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "jobs after resume while step 0 runs", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 1)
-	if err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0]}); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "jobs after step 0 finished", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 2)
+	require.NoError(t, e.C.PauseWorkflow(e.Ctx, id))
+	require.NoError(t, e.C.ResumeWorkflow(e.Ctx, id))
+	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 1, "jobs after resume while step 0 runs")
+	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0]}))
+	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 2, "jobs after step 0 finished")
 }
 
 func testCancel(t *testing.T, e *Env) {
@@ -389,21 +359,16 @@ func testCancel(t *testing.T, e *Env) {
 	w := e.Worker(nil)
 	w.HandleStep("a", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	w.HandleDeadline("cleanup", func(_ context.Context, s queuety.State) error { got = append(got, s); return nil })
-	if err := e.C.CancelWorkflow(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.C.CancelWorkflow(e.Ctx, id))
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowCancelled)
+	assert.Equal(t, queuety.WorkflowCancelled, wf.Status, "status")
 	stepJob := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "a"})
-	Equal(t, "step job buried", stepJob.Status, queuety.JobBuried)
-	Equal(t, "step job error", stepJob.ErrorMessage, "Workflow cancelled")
+	assert.Equal(t, queuety.JobBuried, stepJob.Status, "step job buried")
+	assert.Equal(t, "Workflow cancelled", stepJob.ErrorMessage, "step job error")
 	e.Drain(w)
-	if len(got) != 1 || got[0].String("temp_file") != "/tmp/x" || len(got[0]) != 1 {
-		t.Fatalf("cancel callback calls = %v", got)
-	}
-	if err := e.C.CancelWorkflow(e.Ctx, id); !errors.Is(err, queuety.ErrInvalidState) {
-		t.Fatalf("cancel cancelled: %v", err)
-	}
+	require.Len(t, got, 1, "cancel callback calls")
+	assert.Equal(t, queuety.State{"temp_file": "/tmp/x"}, got[0], "state the cancel callback got")
+	require.ErrorIs(t, e.C.CancelWorkflow(e.Ctx, id), queuety.ErrInvalidState, "cancel cancelled")
 }
 
 func testSignal(t *testing.T, e *Env) {
@@ -424,37 +389,26 @@ func testSignal(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowWaitingForSignal)
-	Equal(t, "current step", wf.CurrentStep, 1)
-	if _, ok := e.rawState(id).Get("_wait"); !ok {
-		t.Fatal("no _wait in state")
-	}
-	if err := e.C.Signal(e.Ctx, id, "other", nil); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "status after an unrelated signal", e.Workflow(id).Status, queuety.WorkflowWaitingForSignal)
-	if err := e.C.Signal(e.Ctx, id, "approval", queuety.State{"approved_by": "manager@example.com"}); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, queuety.WorkflowWaitingForSignal, wf.Status, "status")
+	assert.Equal(t, 1, wf.CurrentStep, "current step")
+	_, ok := e.rawState(id).Get("_wait")
+	assert.True(t, ok, "no _wait in state")
+	require.NoError(t, e.C.Signal(e.Ctx, id, "other", nil))
+	assert.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "status after an unrelated signal")
+	require.NoError(t, e.C.Signal(e.Ctx, id, "approval", queuety.State{"approved_by": "manager@example.com"}))
 	wf = e.Workflow(id)
-	Equal(t, "status after signal", wf.Status, queuety.WorkflowRunning)
-	Equal(t, "current step", wf.CurrentStep, 2)
-	if _, ok := e.rawState(id).Get("_wait"); ok {
-		t.Fatal("_wait left in state")
-	}
+	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status after signal")
+	assert.Equal(t, 2, wf.CurrentStep, "current step")
+	_, ok = e.rawState(id).Get("_wait")
+	assert.False(t, ok, "_wait left in state")
 	e.Drain(w)
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
-	Equal(t, "next step saw the payload", recorded.Load(), any("manager@example.com"))
-	if err := e.C.Signal(e.Ctx, id, "approval", nil); err != nil {
-		t.Fatalf("late signal: %v", err)
-	}
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, any("manager@example.com"), recorded.Load(), "next step saw the payload")
+	require.NoError(t, e.C.Signal(e.Ctx, id, "approval", nil), "late signal")
 	ignored := e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogDebug})
-	if len(ignored) != 1 || !strings.Contains(string(ignored[0].Context), "signal_ignored") {
-		t.Fatalf("late signal not recorded as ignored: %+v", ignored)
-	}
-	if err := e.C.Signal(e.Ctx, 999999, "approval", nil); !errors.Is(err, queuety.ErrNotFound) {
-		t.Fatalf("signal to a missing workflow: %v", err)
-	}
+	require.Len(t, ignored, 1, "late signal not recorded as ignored")
+	assert.Contains(t, string(ignored[0].Context), "signal_ignored", "late signal not recorded as ignored")
+	require.ErrorIs(t, e.C.Signal(e.Ctx, 999999, "approval", nil), queuety.ErrNotFound, "signal to a missing workflow")
 }
 
 func testSignalEarly(t *testing.T, e *Env) {
@@ -463,36 +417,30 @@ func testSignalEarly(t *testing.T, e *Env) {
 		{Type: queuety.StepWaitForSignal, Signal: "go", ResultKey: "go_payload"},
 	}}
 	id := e.Start(def, nil)
-	if err := e.C.Signal(e.Ctx, id, "go", queuety.State{"n": 1}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.C.Signal(e.Ctx, id, "go", queuety.State{"n": 1}))
 	w := e.Worker(nil)
 	w.HandleStep("a", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
 	p, _ := e.State(id)["go_payload"].(map[string]any)
-	Equal(t, "result key holds the payload", p["n"], any(int64(1)))
+	assert.Equal(t, any(int64(1)), p["n"], "result key holds the payload")
 }
 
 func testIdempotency(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "nightly", Steps: steps("build"), IdempotencyKey: "report:2026-11-21"}
 	a := e.Start(def, queuety.State{"date": "2026-11-21"})
 	b := e.Start(def, queuety.State{"date": "2026-11-21", "rerun": true})
-	Equal(t, "second dispatch returns the first id", b, a)
-	Equal(t, "workflows", len(e.Workflows(driver.WorkflowFilter{})), 1)
-	Equal(t, "jobs", len(e.Jobs(driver.JobFilter{})), 1)
-	if _, ok := e.State(a)["rerun"]; ok {
-		t.Fatal("the second dispatch's state was written")
-	}
+	assert.Equal(t, a, b, "second dispatch returns the first id")
+	assert.Len(t, e.Workflows(driver.WorkflowFilter{}), 1, "workflows")
+	assert.Len(t, e.Jobs(driver.JobFilter{}), 1, "jobs")
+	assert.NotContains(t, e.State(a), "rerun", "the second dispatch's state was written")
 	// Concurrent dispatches with one key: one workflow.
 	def.IdempotencyKey = "race"
 	ids := make(chan int64, 8)
 	for range 8 {
 		go func() {
 			id, err := e.C.DispatchWorkflow(context.Background(), def, nil)
-			if err != nil {
-				t.Errorf("dispatch: %v", err)
-			}
+			assert.NoError(t, err, "dispatch")
 			ids <- id
 		}()
 	}
@@ -501,11 +449,10 @@ func testIdempotency(t *testing.T, e *Env) {
 		got = append(got, <-ids)
 	}
 	for _, id := range got {
-		if id == 0 || id != got[0] {
-			t.Fatalf("concurrent dispatches returned %v, want one workflow id", got)
-		}
+		assert.NotZero(t, id, "workflow id of a concurrent dispatch")
+		assert.Equal(t, got[0], id, "concurrent dispatches must return one workflow id")
 	}
-	Equal(t, "workflows with the key", len(e.Workflows(driver.WorkflowFilter{Name: "nightly"})), 2)
+	assert.Len(t, e.Workflows(driver.WorkflowFilter{Name: "nightly"}), 2, "workflows with the key")
 }
 
 func testWorkflowValidation(t *testing.T, e *Env) {
@@ -532,15 +479,13 @@ func testWorkflowValidation(t *testing.T, e *Env) {
 		{"internal handler", queuety.WorkflowDefinition{Name: "wf", Steps: steps("__queuety_delay")}, queuety.ErrInvalidArgument},
 	}
 	for _, c := range cases {
-		if _, err := e.C.DispatchWorkflow(e.Ctx, c.def, nil); !errors.Is(err, c.want) {
-			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
-		}
+		_, err := e.C.DispatchWorkflow(e.Ctx, c.def, nil)
+		assert.ErrorIs(t, err, c.want, c.name)
 	}
-	if _, err := e.C.DispatchWorkflow(e.Ctx, queuety.WorkflowDefinition{Name: "wf", Steps: steps("a")}, queuety.State{"_x": 1}); !errors.Is(err, queuety.ErrInvalidArgument) {
-		t.Errorf("private initial key: %v", err)
-	}
-	Equal(t, "workflows written", len(e.Workflows(driver.WorkflowFilter{})), 0)
-	Equal(t, "jobs written", len(e.Jobs(driver.JobFilter{})), 0)
+	_, err := e.C.DispatchWorkflow(e.Ctx, queuety.WorkflowDefinition{Name: "wf", Steps: steps("a")}, queuety.State{"_x": 1})
+	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "private initial key")
+	assert.Empty(t, e.Workflows(driver.WorkflowFilter{}), "workflows written")
+	assert.Empty(t, e.Jobs(driver.JobFilter{}), "jobs written")
 }
 
 func testDescribe(t *testing.T, e *Env) {
@@ -555,29 +500,25 @@ func testDescribe(t *testing.T, e *Env) {
 	w.HandleStep("b", func(context.Context, queuety.State) (queuety.State, error) { return nil, errors.New("nope") })
 	e.Drain(w)
 	d, err := e.C.DescribeWorkflow(e.Ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "status", d.Status, queuety.WorkflowRunning)
-	Equal(t, "execution deadline", d.Deadlines.ExecutionDeadline, Epoch.Add(time.Hour).Format(time.RFC3339))
-	Equal(t, "run deadline", d.Deadlines.RunDeadline, Epoch.Add(10*time.Minute).Format(time.RFC3339))
-	Equal(t, "run", d.Deadlines.Run, 1)
-	Equal(t, "execution timeout", d.Deadlines.ExecutionTimeoutSeconds, int64(3600))
-	Equal(t, "steps", len(d.Steps), 2)
-	Equal(t, "step 0 status", d.Steps[0].Status, "completed")
-	Equal(t, "step 0 start-to-close", d.Steps[0].Timeouts.StartToClose, "PT1M30S")
-	Equal(t, "step 1 status", d.Steps[1].Status, "pending")
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowRunning, d.Status, "status")
+	assert.Equal(t, Epoch.Add(time.Hour).Format(time.RFC3339), d.Deadlines.ExecutionDeadline, "execution deadline")
+	assert.Equal(t, Epoch.Add(10*time.Minute).Format(time.RFC3339), d.Deadlines.RunDeadline, "run deadline")
+	assert.Equal(t, 1, d.Deadlines.Run, "run")
+	assert.Equal(t, int64(3600), d.Deadlines.ExecutionTimeoutSeconds, "execution timeout")
+	assert.Len(t, d.Steps, 2, "steps")
+	assert.Equal(t, "completed", d.Steps[0].Status, "step 0 status")
+	assert.Equal(t, "PT1M30S", d.Steps[0].Timeouts.StartToClose, "step 0 start-to-close")
+	assert.Equal(t, "pending", d.Steps[1].Status, "step 1 status")
 	h := d.Steps[1].Jobs[0].History
-	if len(h) != 1 || h[0].Outcome != "retried" || h[0].Error != "nope" {
-		t.Fatalf("step 1 history = %+v", h)
-	}
-	Equal(t, "on_deadline", d.OnDeadline, "alert")
-	if len(d.Timeline) < 5 || d.Timeline[0].Event != "workflow_started" {
-		t.Fatalf("timeline = %+v", d.Timeline)
-	}
-	if _, err := e.C.DescribeWorkflow(e.Ctx, 424242); !errors.Is(err, queuety.ErrNotFound) {
-		t.Fatalf("describe missing: %v", err)
-	}
+	require.Len(t, h, 1, "step 1 history")
+	assert.Equal(t, "retried", h[0].Outcome, "step 1 outcome")
+	assert.Equal(t, "nope", h[0].Error, "step 1 error")
+	assert.Equal(t, "alert", d.OnDeadline, "on_deadline")
+	require.GreaterOrEqual(t, len(d.Timeline), 5, "timeline entries")
+	assert.Equal(t, "workflow_started", d.Timeline[0].Event, "first timeline entry")
+	_, err = e.C.DescribeWorkflow(e.Ctx, 424242)
+	require.ErrorIs(t, err, queuety.ErrNotFound, "describe missing")
 }
 
 func init() {
@@ -604,9 +545,7 @@ func (e *Env) insertWorkflow(state string, handler string) (int64, int64) {
 		wfID, jobID = wf.ID, j.ID
 		return nil
 	})
-	if err != nil {
-		e.T.Fatal(err)
-	}
+	require.NoError(e.T, err)
 	return wfID, jobID
 }
 
@@ -616,12 +555,12 @@ func testMalformedState(t *testing.T, e *Env) {
 	w := e.Worker(nil)
 	w.HandleStep("a", counter(&called, nil))
 	e.Drain(w)
-	Equal(t, "handler called with an unreadable state", called.Load(), int64(0))
+	assert.Equal(t, int64(0), called.Load(), "handler called with an unreadable state")
 	j := e.Job(jobID)
-	Equal(t, "job", j.Status, queuety.JobBuried)
-	Equal(t, "attempts (the error is final)", j.Attempts, 1)
-	Contains(t, "error", j.ErrorMessage, "malformed workflow state JSON")
-	Equal(t, "workflow", e.Workflow(wfID).Status, queuety.WorkflowFailed)
+	assert.Equal(t, queuety.JobBuried, j.Status, "job")
+	assert.Equal(t, 1, j.Attempts, "attempts (the error is final)")
+	assert.Contains(t, j.ErrorMessage, "malformed workflow state JSON", "error")
+	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(wfID).Status, "workflow")
 }
 
 func testPHPOnlyStep(t *testing.T, e *Env) {
@@ -633,10 +572,10 @@ func testPHPOnlyStep(t *testing.T, e *Env) {
 	w.HandleStep("a", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"a": 1}, nil })
 	e.Drain(w)
 	wf := e.Workflow(wfID)
-	Equal(t, "status", wf.Status, queuety.WorkflowRunning)
-	Equal(t, "current step", wf.CurrentStep, 1)
+	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status")
+	assert.Equal(t, 1, wf.CurrentStep, "current step")
 	placeholder := e.OneJob(driver.JobFilter{WorkflowID: wfID, Handler: "__queuety_for_each"})
-	Equal(t, "placeholder payload, as Queuety writes it", string(placeholder.Payload), `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`)
-	Equal(t, "placeholder cost", placeholder.CostUnits, 0)
-	Equal(t, "left for a PHP worker", placeholder.Status, queuety.JobPending)
+	assert.Equal(t, `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`, string(placeholder.Payload), "placeholder payload, as Queuety writes it")
+	assert.Equal(t, 0, placeholder.CostUnits, "placeholder cost")
+	assert.Equal(t, queuety.JobPending, placeholder.Status, "left for a PHP worker")
 }

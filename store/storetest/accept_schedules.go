@@ -2,15 +2,16 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
@@ -38,9 +39,7 @@ func init() {
 func (e *Env) tick() int {
 	e.T.Helper()
 	n, _, err := engine.OfClient(e.C).TickSchedules(e.Ctx, 100)
-	if err != nil {
-		e.T.Fatalf("tick: %v", err)
-	}
+	require.NoError(e.T, err, "tick")
 	return n
 }
 
@@ -54,9 +53,7 @@ func (e *Env) jobsOf(handler string) []*driver.Job {
 func (e *Env) save(b *queuety.ScheduleBuilder) int64 {
 	e.T.Helper()
 	id, err := b.Save(e.Ctx)
-	if err != nil {
-		e.T.Fatalf("save schedule: %v", err)
-	}
+	require.NoError(e.T, err, "save schedule")
 	return id
 }
 
@@ -64,30 +61,24 @@ func (e *Env) save(b *queuety.ScheduleBuilder) int64 {
 func (e *Env) schedules() []*driver.Schedule {
 	e.T.Helper()
 	all, err := e.C.Schedules(e.Ctx)
-	if err != nil {
-		e.T.Fatalf("list schedules: %v", err)
-	}
+	require.NoError(e.T, err, "list schedules")
 	return all
 }
 
 func (e *Env) schedule(id int64) *driver.Schedule {
 	e.T.Helper()
 	s, err := e.C.ScheduleByID(e.Ctx, id)
-	if err != nil {
-		e.T.Fatal(err)
-	}
+	require.NoError(e.T, err)
 	return s
 }
 
 func testCronTimes(t *testing.T, e *Env) {
 	id, err := e.C.Schedule("report", queuety.State{"kind": "5m"}).Cron("*/5 * * * *").Save(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := e.schedule(id)
-	Equal(t, "first next_run", s.NextRun, time.Date(2030, 1, 2, 3, 5, 0, 0, time.UTC))
-	Equal(t, "expression stored", s.Expression, "*/5 * * * *")
-	Equal(t, "type", s.ExpressionType, driver.ScheduleCron)
+	assert.Equal(t, time.Date(2030, 1, 2, 3, 5, 0, 0, time.UTC), s.NextRun, "first next_run")
+	assert.Equal(t, "*/5 * * * *", s.Expression, "expression stored")
+	assert.Equal(t, driver.ScheduleCron, s.ExpressionType, "type")
 	var fired []time.Time
 	for range 30 { // minute by minute until 03:34:05
 		e.Clock.Advance(time.Minute)
@@ -96,101 +87,95 @@ func testCronTimes(t *testing.T, e *Env) {
 		}
 	}
 	want := []string{"03:05", "03:10", "03:15", "03:20", "03:25", "03:30"}
-	if len(fired) != len(want) {
-		t.Fatalf("fired at %v", fired)
-	}
+	got := make([]string, len(fired))
 	for i, f := range fired {
-		Equal(t, "firing", f.Format("15:04"), want[i])
+		got[i] = f.Format("15:04")
 	}
+	assert.Equal(t, want, got, "firings")
 	jobs := e.jobsOf("report")
-	Equal(t, "jobs", len(jobs), 6)
-	Equal(t, "payload", string(jobs[0].Payload), `{"kind":"5m"}`)
+	require.Len(t, jobs, 6, "jobs")
+	assert.Equal(t, `{"kind":"5m"}`, string(jobs[0].Payload), "payload")
 	s = e.schedule(id)
-	Equal(t, "next_run", s.NextRun, time.Date(2030, 1, 2, 3, 35, 0, 0, time.UTC))
-	Equal(t, "last_run", s.LastRun, time.Date(2030, 1, 2, 3, 30, 5, 0, time.UTC))
+	assert.Equal(t, time.Date(2030, 1, 2, 3, 35, 0, 0, time.UTC), s.NextRun, "next_run")
+	assert.Equal(t, time.Date(2030, 1, 2, 3, 30, 5, 0, time.UTC), s.LastRun, "last_run")
 }
 
 func testDailyAfterDowntime(t *testing.T, e *Env) {
 	id, err := e.C.Schedule("digest", nil).Cron("@daily").Save(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "first next_run", e.schedule(id).NextRun, time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC), e.schedule(id).NextRun, "first next_run")
 	e.Clock.Advance(3 * 24 * time.Hour) // nobody ticked for three days
-	Equal(t, "fired after downtime", e.tick(), 1)
-	Equal(t, "ticks again", e.tick(), 0)
-	Equal(t, "jobs", len(e.jobsOf("digest")), 1)
-	Equal(t, "next_run is the next midnight", e.schedule(id).NextRun, time.Date(2030, 1, 6, 0, 0, 0, 0, time.UTC))
+	assert.Equal(t, 1, e.tick(), "fired after downtime")
+	assert.Equal(t, 0, e.tick(), "ticks again")
+	assert.Len(t, e.jobsOf("digest"), 1, "jobs")
+	assert.Equal(t, time.Date(2030, 1, 6, 0, 0, 0, 0, time.UTC), e.schedule(id).NextRun, "next_run is the next midnight")
 }
 
 func testCatchUpPolicies(t *testing.T, e *Env) {
 	all := e.save(e.C.Schedule("hourly_all", nil).Cron("@hourly").CatchUp(driver.CatchUpAll))
 	none := e.save(e.C.Schedule("hourly_none", nil).Cron("@hourly").CatchUp(driver.CatchUpNone))
 	e.Clock.Advance(5 * time.Hour) // slots 04:00 .. 08:00 missed
-	Equal(t, "runs dispatched after the downtime", e.tick(), 5)
-	Equal(t, "catch-up all: one run per missed slot", len(e.jobsOf("hourly_all")), 5)
-	Equal(t, "catch-up none: no run after downtime", len(e.jobsOf("hourly_none")), 0)
-	Equal(t, "none's next_run", e.schedule(none).NextRun, time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC))
-	Equal(t, "all's next_run", e.schedule(all).NextRun, time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC))
+	assert.Equal(t, 5, e.tick(), "runs dispatched after the downtime")
+	assert.Len(t, e.jobsOf("hourly_all"), 5, "catch-up all: one run per missed slot")
+	assert.Empty(t, e.jobsOf("hourly_none"), "catch-up none: no run after downtime")
+	assert.Equal(t, time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC), e.schedule(none).NextRun, "none's next_run")
+	assert.Equal(t, time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC), e.schedule(all).NextRun, "all's next_run")
 	e.Clock.Advance(time.Hour) // one slot, on time
-	Equal(t, "runs dispatched on time", e.tick(), 2)
-	Equal(t, "catch-up none fires on time", len(e.jobsOf("hourly_none")), 1)
+	assert.Equal(t, 2, e.tick(), "runs dispatched on time")
+	assert.Len(t, e.jobsOf("hourly_none"), 1, "catch-up none fires on time")
 }
 
 func testOverlapAllow(t *testing.T, e *Env) {
 	e.save(e.C.Schedule("sync", nil).Every(time.Minute))
 	for range 3 {
 		e.Clock.Advance(time.Minute)
-		Equal(t, "fired", e.tick(), 1)
+		assert.Equal(t, 1, e.tick(), "fired")
 	}
-	Equal(t, "runs while the first is still pending", len(e.jobsOf("sync")), 3)
+	assert.Len(t, e.jobsOf("sync"), 3, "runs while the first is still pending")
 }
 
 func testOverlapSkip(t *testing.T, e *Env) {
 	e.save(e.C.Schedule("sync", nil).Every(time.Minute).Overlap(driver.OverlapSkip))
 	e.Clock.Advance(time.Minute)
-	Equal(t, "first firing", e.tick(), 1)
+	assert.Equal(t, 1, e.tick(), "first firing")
 	e.Clock.Advance(time.Minute)
-	Equal(t, "firing while the run is pending", e.tick(), 0)
+	assert.Equal(t, 0, e.tick(), "firing while the run is pending")
 	jobs := e.ClaimOne("sync")
 	e.Clock.Advance(time.Minute)
-	Equal(t, "firing while the run is processing", e.tick(), 0)
+	assert.Equal(t, 0, e.tick(), "firing while the run is processing")
 	e.completeAll(jobs, jobs[0].Job.ID)
 	e.Clock.Advance(time.Minute)
-	Equal(t, "firing after the run finished", e.tick(), 1)
-	Equal(t, "jobs", len(e.jobsOf("sync")), 2)
+	assert.Equal(t, 1, e.tick(), "firing after the run finished")
+	assert.Len(t, e.jobsOf("sync"), 2, "jobs")
 }
 
 func testOverlapBuffer(t *testing.T, e *Env) {
 	id := e.save(e.C.Schedule("sync", nil).Every(time.Minute).Overlap(driver.OverlapBuffer))
 	e.Clock.Advance(time.Minute)
-	Equal(t, "first firing", e.tick(), 1)
+	assert.Equal(t, 1, e.tick(), "first firing")
 	running := e.ClaimOne("sync")
 	for range 3 { // three slots pass while the run is active
 		e.Clock.Advance(time.Minute)
-		Equal(t, "firing while active", e.tick(), 0)
+		assert.Equal(t, 0, e.tick(), "firing while active")
 	}
 	s := e.schedule(id)
-	if s.PendingRun.IsZero() {
-		t.Fatal("no buffered firing recorded")
-	}
-	Equal(t, "buffered slot is the first one missed", s.PendingRun, time.Date(2030, 1, 2, 3, 6, 5, 0, time.UTC))
-	Equal(t, "last_run is the run that dispatched, not the buffered slots", s.LastRun, time.Date(2030, 1, 2, 3, 5, 5, 0, time.UTC))
-	Equal(t, "jobs while active", len(e.jobsOf("sync")), 1)
+	require.False(t, s.PendingRun.IsZero(), "no buffered firing recorded")
+	assert.Equal(t, time.Date(2030, 1, 2, 3, 6, 5, 0, time.UTC), s.PendingRun, "buffered slot is the first one missed")
+	assert.Equal(t, time.Date(2030, 1, 2, 3, 5, 5, 0, time.UTC), s.LastRun, "last_run is the run that dispatched, not the buffered slots")
+	assert.Len(t, e.jobsOf("sync"), 1, "jobs while active")
 	e.completeAll(running, running[0].Job.ID)
-	Equal(t, "the buffered run is dispatched as soon as the tick sees the run ended", e.tick(), 1)
-	Equal(t, "jobs: at most one buffered run", len(e.jobsOf("sync")), 2)
-	Equal(t, "buffer cleared", e.schedule(id).PendingRun, time.Time{})
+	assert.Equal(t, 1, e.tick(), "the buffered run is dispatched as soon as the tick sees the run ended")
+	assert.Len(t, e.jobsOf("sync"), 2, "jobs: at most one buffered run")
+	assert.Equal(t, time.Time{}, e.schedule(id).PendingRun, "buffer cleared")
 	buffered := e.ClaimOne("sync")
 	e.completeAll(buffered, buffered[0].Job.ID)
 	e.Clock.Advance(time.Minute)
-	Equal(t, "the timetable continues", e.tick(), 1)
+	assert.Equal(t, 1, e.tick(), "the timetable continues")
 }
 
 func testFourTickers(t *testing.T, e *Env) {
-	if _, err := e.C.Schedule("every5", nil).Cron("*/5 * * * *").Save(e.Ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, err := e.C.Schedule("every5", nil).Cron("*/5 * * * *").Save(e.Ctx)
+	require.NoError(t, err)
 	clients := e.Clients(4)
 	var fired atomic.Int64
 	for range 100 { // 100 simulated minutes
@@ -201,28 +186,24 @@ func testFourTickers(t *testing.T, e *Env) {
 			go func() {
 				defer wg.Done()
 				n, _, err := engine.OfClient(c).TickSchedules(context.Background(), 10)
-				if err != nil {
-					t.Errorf("tick: %v", err)
-				}
+				assert.NoError(t, err, "tick")
 				fired.Add(int64(n))
 			}()
 		}
 		wg.Wait()
 	}
-	Equal(t, "firings reported", fired.Load(), int64(20))
-	Equal(t, "jobs dispatched", len(e.jobsOf("every5")), 20)
+	assert.Equal(t, int64(20), fired.Load(), "firings reported")
+	assert.Len(t, e.jobsOf("every5"), 20, "jobs dispatched")
 }
 
 func testWorkflowSchedule(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "nightly_report", Steps: steps("build", "send"), ExecutionTimeout: time.Hour,
 		OnDeadline: "alert", Queue: "reports"}
 	id, err := e.C.ScheduleWorkflow(def, queuety.State{"format": "pdf"}).Every(time.Hour).Save(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := e.schedule(id)
-	Equal(t, "handler key", s.Handler, "__queuety_workflow:nightly_report")
-	Equal(t, "queue", s.Queue, "reports")
+	assert.Equal(t, "__queuety_workflow:nightly_report", s.Handler, "handler key")
+	assert.Equal(t, "reports", s.Queue, "queue")
 	w := e.Worker(nil, worker.Queues("reports"))
 	w.HandleStep("build", func(_ context.Context, st queuety.State) (queuety.State, error) {
 		return queuety.State{"built": st.String("format")}, nil
@@ -230,41 +211,36 @@ func testWorkflowSchedule(t *testing.T, e *Env) {
 	w.HandleStep("send", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	for range 2 {
 		e.Clock.Advance(time.Hour)
-		Equal(t, "fired", e.tick(), 1)
+		assert.Equal(t, 1, e.tick(), "fired")
 		e.Drain(w)
 	}
 	wfs := e.Workflows(driver.WorkflowFilter{Name: "nightly_report"})
-	Equal(t, "workflows", len(wfs), 2)
+	require.Len(t, wfs, 2, "workflows")
 	for _, wf := range wfs {
-		Equal(t, "status", e.Workflow(wf.ID).Status, queuety.WorkflowCompleted)
-		Equal(t, "state flowed", e.State(wf.ID).String("built"), "pdf")
-		Equal(t, "deadline kept from the definition", e.Workflow(wf.ID).DeadlineAt.Sub(e.Workflow(wf.ID).StartedAt), time.Hour)
+		assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(wf.ID).Status, "status")
+		assert.Equal(t, "pdf", e.State(wf.ID).String("built"), "state flowed")
+		assert.Equal(t, time.Hour, e.Workflow(wf.ID).DeadlineAt.Sub(e.Workflow(wf.ID).StartedAt), "deadline kept from the definition")
 	}
 	// Each firing carries its own idempotency key, so firing a slot twice
 	// cannot start a second workflow.
 	key, _ := e.rawState(wfs[0].ID).Get("_idempotency_key")
-	if k, _ := key.(string); len(k) < 10 {
-		t.Fatalf("idempotency key = %v", key)
-	}
+	k, _ := key.(string)
+	assert.GreaterOrEqualf(t, len(k), 10, "length of the idempotency key %v", key)
 }
 
 func testScheduleSave(t *testing.T, e *Env) {
 	a, err := e.C.Schedule("cleanup", nil).Every(10 * time.Minute).Save(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	next := e.schedule(a).NextRun
 	e.Clock.Advance(3 * time.Minute)
 	b, err := e.C.Schedule("cleanup", queuety.State{"v": 2}).Every(10 * time.Minute).Save(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "same schedule", b, a)
-	Equal(t, "next_run kept when the timetable is unchanged", e.schedule(a).NextRun, next)
-	Equal(t, "payload updated", string(e.schedule(a).Payload), `{"v":2}`)
-	Equal(t, "same schedule after a timetable change", e.save(e.C.Schedule("cleanup", nil).Every(time.Hour)), a)
-	Equal(t, "next_run recomputed when the timetable changes", e.schedule(a).NextRun, e.Clock.Now().Truncate(time.Second).Add(time.Hour))
-	Equal(t, "schedules", len(e.schedules()), 1)
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "same schedule")
+	assert.Equal(t, next, e.schedule(a).NextRun, "next_run kept when the timetable is unchanged")
+	assert.Equal(t, `{"v":2}`, string(e.schedule(a).Payload), "payload updated")
+	assert.Equal(t, a, e.save(e.C.Schedule("cleanup", nil).Every(time.Hour)), "same schedule after a timetable change")
+	assert.Equal(t, e.Clock.Now().Truncate(time.Second).Add(time.Hour), e.schedule(a).NextRun, "next_run recomputed when the timetable changes")
+	assert.Len(t, e.schedules(), 1, "schedules")
 }
 
 func testScheduleValidation(t *testing.T, e *Env) {
@@ -282,50 +258,37 @@ func testScheduleValidation(t *testing.T, e *Env) {
 		"key on a job":      e.C.Schedule("h", nil).Every(time.Minute).Key("k"),
 	}
 	for name, b := range cases {
-		if _, err := b.Save(e.Ctx); !errors.Is(err, queuety.ErrInvalidArgument) {
-			t.Errorf("%s: %v", name, err)
-		}
+		_, err := b.Save(e.Ctx)
+		assert.ErrorIs(t, err, queuety.ErrInvalidArgument, name)
 	}
-	Equal(t, "schedules written", len(e.schedules()), 0)
+	assert.Empty(t, e.schedules(), "schedules written")
 }
 
 func testScheduleOps(t *testing.T, e *Env) {
 	id := e.save(e.C.Schedule("ping", nil).Every(time.Minute))
-	if err := e.C.SetScheduleEnabled(e.Ctx, id, false); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.C.SetScheduleEnabled(e.Ctx, id, false))
 	e.Clock.Advance(10 * time.Minute)
-	Equal(t, "disabled schedule fired", e.tick(), 0)
-	if err := e.C.SetScheduleEnabled(e.Ctx, id, true); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "re-enabled: no firing for the time it was off", e.tick(), 0)
+	assert.Equal(t, 0, e.tick(), "disabled schedule fired")
+	require.NoError(t, e.C.SetScheduleEnabled(e.Ctx, id, true))
+	assert.Equal(t, 0, e.tick(), "re-enabled: no firing for the time it was off")
 	ref, err := e.C.RunScheduleNow(e.Ctx, id)
-	if err != nil || ref == 0 {
-		t.Fatalf("run now: %d, %v", ref, err)
-	}
-	Equal(t, "job from run-now", e.Job(ref).Handler, "ping")
-	if err := e.C.RemoveSchedule(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.C.ScheduleByID(e.Ctx, id); !errors.Is(err, queuety.ErrNotFound) {
-		t.Fatalf("removed schedule still there: %v", err)
-	}
-	if err := e.C.RemoveSchedule(e.Ctx, id); !errors.Is(err, queuety.ErrNotFound) {
-		t.Fatalf("remove twice: %v", err)
-	}
+	require.NoError(t, err, "run now")
+	require.NotZero(t, ref, "job dispatched by run-now")
+	assert.Equal(t, "ping", e.Job(ref).Handler, "job from run-now")
+	require.NoError(t, e.C.RemoveSchedule(e.Ctx, id))
+	_, err = e.C.ScheduleByID(e.Ctx, id)
+	require.ErrorIs(t, err, queuety.ErrNotFound, "removed schedule still there")
+	require.ErrorIs(t, e.C.RemoveSchedule(e.Ctx, id), queuety.ErrNotFound, "remove twice")
 }
 
 func testIntervalStrings(t *testing.T, e *Env) {
 	id, err := e.C.Schedule("cleanup_sessions", queuety.State{"older_than_days": 30}).Interval("15 minutes").Save(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := e.schedule(id)
-	Equal(t, "expression stored as written", s.Expression, "15 minutes")
-	Equal(t, "next_run", s.NextRun, Epoch.Add(15*time.Minute))
+	assert.Equal(t, "15 minutes", s.Expression, "expression stored as written")
+	assert.Equal(t, Epoch.Add(15*time.Minute), s.NextRun, "next_run")
 	every := e.save(e.C.Schedule("other", nil).Every(5 * time.Minute))
-	Equal(t, "Every is stored as Queuety writes intervals", e.schedule(every).Expression, "300 seconds")
+	assert.Equal(t, "300 seconds", e.schedule(every).Expression, "Every is stored as Queuety writes intervals")
 }
 
 func testRunOnceTicks(t *testing.T, e *Env) {
@@ -335,38 +298,31 @@ func testRunOnceTicks(t *testing.T, e *Env) {
 	w.HandleJob("tick_job", func(context.Context, queuety.Payload) error { ran.Add(1); return nil })
 	e.Clock.Advance(time.Minute)
 	st := e.Drain(w)
-	Equal(t, "fired by RunOnce", st.SchedulesFired, 1)
-	Equal(t, "ran in the same RunOnce", ran.Load(), int64(1))
+	assert.Equal(t, 1, st.SchedulesFired, "fired by RunOnce")
+	assert.Equal(t, int64(1), ran.Load(), "ran in the same RunOnce")
 }
 
 func testSaveKeepsEnabled(t *testing.T, e *Env) {
 	id, err := e.C.Schedule("report", nil).Every(time.Hour).Save(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.C.SetScheduleEnabled(e.Ctx, id, false); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, e.C.SetScheduleEnabled(e.Ctx, id, false))
 	// The application saves its schedules again at every start.
-	if _, err := e.C.Schedule("report", nil).Every(time.Hour).Save(e.Ctx); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "switched off from outside: stays off after Save", e.schedule(id).Enabled, false)
+	_, err = e.C.Schedule("report", nil).Every(time.Hour).Save(e.Ctx)
+	require.NoError(t, err)
+	assert.Equal(t, false, e.schedule(id).Enabled, "switched off from outside: stays off after Save")
 	e.Clock.Advance(5 * time.Hour)
-	Equal(t, "disabled schedule fired", e.tick(), 0)
-	if _, err := e.C.Schedule("report", nil).Every(time.Hour).Enabled().Save(e.Ctx); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, 0, e.tick(), "disabled schedule fired")
+	_, err = e.C.Schedule("report", nil).Every(time.Hour).Enabled().Save(e.Ctx)
+	require.NoError(t, err)
 	s := e.schedule(id)
-	Equal(t, "Enabled switches it back on", s.Enabled, true)
-	Equal(t, "re-enabled: next slot after now, no firing for the time it was off", s.NextRun, e.Clock.Now().Truncate(time.Second).Add(time.Hour))
-	Equal(t, "nothing due", e.tick(), 0)
-	if _, err := e.C.Schedule("report", nil).Every(time.Hour).Disabled().Save(e.Ctx); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "Disabled switches it off", e.schedule(id).Enabled, false)
+	assert.Equal(t, true, s.Enabled, "Enabled switches it back on")
+	assert.Equal(t, e.Clock.Now().Truncate(time.Second).Add(time.Hour), s.NextRun, "re-enabled: next slot after now, no firing for the time it was off")
+	assert.Equal(t, 0, e.tick(), "nothing due")
+	_, err = e.C.Schedule("report", nil).Every(time.Hour).Disabled().Save(e.Ctx)
+	require.NoError(t, err)
+	assert.Equal(t, false, e.schedule(id).Enabled, "Disabled switches it off")
 	fresh := e.save(e.C.Schedule("fresh", nil).Every(time.Hour))
-	Equal(t, "a new schedule is enabled", e.schedule(fresh).Enabled, true)
+	assert.Equal(t, true, e.schedule(fresh).Enabled, "a new schedule is enabled")
 }
 
 // testStoredInPHPForm checks that what Go writes is what Queuety PHP's
@@ -388,17 +344,14 @@ func testStoredInPHPForm(t *testing.T, e *Env) {
 	}
 	for i, c := range cases {
 		id, err := c.build(e.C.Schedule(fmt.Sprintf("h%d", i), nil)).Save(e.Ctx)
-		if err != nil {
-			t.Fatalf("%s: %v", c.expr, err)
-		}
+		require.NoErrorf(t, err, "%s", c.expr)
 		s := e.schedule(id)
-		Equal(t, "expression_type of "+c.expr, s.ExpressionType, c.typ)
-		Equal(t, "expression", s.Expression, c.expr)
-		Equal(t, "next_run of "+c.expr, s.NextRun, c.next)
+		assert.Equal(t, c.typ, s.ExpressionType, "expression_type of "+c.expr)
+		assert.Equal(t, c.expr, s.Expression, "expression")
+		assert.Equal(t, c.next, s.NextRun, "next_run of "+c.expr)
 	}
 	for _, bad := range []string{"@every", "@every soon", "@every 0s", "@fortnightly"} {
-		if _, err := e.C.Schedule("bad", nil).Cron(bad).Save(e.Ctx); !errors.Is(err, queuety.ErrInvalidArgument) {
-			t.Errorf("Cron(%q): %v", bad, err)
-		}
+		_, err := e.C.Schedule("bad", nil).Cron(bad).Save(e.Ctx)
+		assert.ErrorIsf(t, err, queuety.ErrInvalidArgument, "Cron(%q)", bad)
 	}
 }

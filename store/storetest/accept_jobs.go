@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -48,36 +50,36 @@ func init() {
 func testDispatchRow(t *testing.T, e *Env) {
 	id := e.Dispatch("send_email", queuety.State{"url": "https://example.com/a/b", "name": "Zoë", "n": 1.0, "f": 1.5})
 	j := e.Job(id)
-	Equal(t, "queue", j.Queue, "default")
-	Equal(t, "handler", j.Handler, "send_email")
-	Equal(t, "payload", string(j.Payload), `{"f":1.5,"n":1,"name":"Zo\u00eb","url":"https:\/\/example.com\/a\/b"}`)
-	Equal(t, "priority", j.Priority, queuety.PriorityLow)
-	Equal(t, "status", j.Status, queuety.JobPending)
-	Equal(t, "attempts", j.Attempts, 0)
-	Equal(t, "max_attempts", j.MaxAttempts, 3)
-	Equal(t, "available_at", j.AvailableAt, Epoch)
-	Equal(t, "created_at", j.CreatedAt, Epoch)
-	Equal(t, "cost_units", j.CostUnits, 1)
-	Equal(t, "workflow_id", j.WorkflowID, int64(0))
-	if j.StepIndex != nil || j.PayloadHash != "" || j.ReservedAt != (time.Time{}) {
-		t.Fatalf("unexpected non-NULL columns: %+v", j)
-	}
+	assert.Equal(t, "default", j.Queue, "queue")
+	assert.Equal(t, "send_email", j.Handler, "handler")
+	assert.Equal(t, `{"f":1.5,"n":1,"name":"Zo\u00eb","url":"https:\/\/example.com\/a\/b"}`, string(j.Payload), "payload")
+	assert.Equal(t, queuety.PriorityLow, j.Priority, "priority")
+	assert.Equal(t, queuety.JobPending, j.Status, "status")
+	assert.Equal(t, 0, j.Attempts, "attempts")
+	assert.Equal(t, 3, j.MaxAttempts, "max_attempts")
+	assert.Equal(t, Epoch, j.AvailableAt, "available_at")
+	assert.Equal(t, Epoch, j.CreatedAt, "created_at")
+	assert.Equal(t, 1, j.CostUnits, "cost_units")
+	assert.Equal(t, int64(0), j.WorkflowID, "workflow_id")
+	assert.Nil(t, j.StepIndex, "step_index")
+	assert.Empty(t, j.PayloadHash, "payload_hash")
+	assert.Equal(t, time.Time{}, j.ReservedAt, "reserved_at")
 
 	empty := e.Dispatch("noop", nil, queuety.OnQueue("emails"), queuety.WithPriority(queuety.PriorityUrgent),
 		queuety.Delay(90*time.Second), queuety.MaxAttempts(5))
 	j = e.Job(empty)
-	Equal(t, "empty payload", string(j.Payload), `[]`)
-	Equal(t, "queue", j.Queue, "emails")
-	Equal(t, "priority", j.Priority, queuety.PriorityUrgent)
-	Equal(t, "available_at", j.AvailableAt, Epoch.Add(90*time.Second))
-	Equal(t, "max_attempts", j.MaxAttempts, 5)
+	assert.Equal(t, `[]`, string(j.Payload), "empty payload")
+	assert.Equal(t, "emails", j.Queue, "queue")
+	assert.Equal(t, queuety.PriorityUrgent, j.Priority, "priority")
+	assert.Equal(t, Epoch.Add(90*time.Second), j.AvailableAt, "available_at")
+	assert.Equal(t, 5, j.MaxAttempts, "max_attempts")
 
 	type order struct {
 		ID    int    `json:"order_id"`
 		Email string `json:"email"`
 	}
 	j = e.Job(e.Dispatch("struct", order{ID: 7, Email: "a@b.c"}))
-	Equal(t, "struct payload keeps field order", string(j.Payload), `{"order_id":7,"email":"a@b.c"}`)
+	assert.Equal(t, `{"order_id":7,"email":"a@b.c"}`, string(j.Payload), "struct payload keeps field order")
 }
 
 func testDispatchRejects(t *testing.T, e *Env) {
@@ -107,11 +109,9 @@ func testDispatchRejects(t *testing.T, e *Env) {
 	}
 	for _, c := range cases {
 		_, err := e.C.Dispatch(e.Ctx, c.handler, c.payload, c.opts...)
-		if !errors.Is(err, c.want) {
-			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
-		}
+		assert.ErrorIs(t, err, c.want, c.name)
 	}
-	Equal(t, "jobs written by rejected dispatches", len(e.Jobs(driver.JobFilter{})), 0)
+	assert.Empty(t, e.Jobs(driver.JobFilter{}), "jobs written by rejected dispatches")
 }
 
 func testDispatchMany(t *testing.T, e *Env) {
@@ -120,41 +120,33 @@ func testDispatchMany(t *testing.T, e *Env) {
 		reqs = append(reqs, queuety.JobRequest{Handler: "bulk", Payload: queuety.State{"i": i}})
 	}
 	ids, err := e.C.DispatchMany(e.Ctx, reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "ids", len(ids), 1200)
+	require.NoError(t, err)
+	require.Len(t, ids, 1200, "ids")
 	for i, id := range ids {
-		if i > 0 && id <= ids[i-1] {
-			t.Fatalf("ids not increasing at %d: %d after %d", i, id, ids[i-1])
+		if i > 0 {
+			require.Greaterf(t, id, ids[i-1], "ids not increasing at %d", i)
 		}
 	}
 	j := e.Job(ids[777])
-	Equal(t, "payload of item 777", string(j.Payload), `{"i":777}`)
+	assert.Equal(t, `{"i":777}`, string(j.Payload), "payload of item 777")
 	// One bad item rejects the whole batch.
 	_, err = e.C.DispatchMany(e.Ctx, []queuety.JobRequest{{Handler: "ok"}, {Handler: ""}})
-	if !errors.Is(err, queuety.ErrInvalidArgument) {
-		t.Fatalf("bad batch: err = %v", err)
-	}
-	Equal(t, "jobs from the rejected batch", len(e.Jobs(driver.JobFilter{Handler: "ok"})), 0)
-	Equal(t, "jobs in total", len(e.Jobs(driver.JobFilter{Limit: 2000})), 1200)
+	require.ErrorIs(t, err, queuety.ErrInvalidArgument, "bad batch")
+	assert.Empty(t, e.Jobs(driver.JobFilter{Handler: "ok"}), "jobs from the rejected batch")
+	assert.Len(t, e.Jobs(driver.JobFilter{Limit: 2000}), 1200, "jobs in total")
 }
 
 func testUnique(t *testing.T, e *Env) {
 	a := e.Dispatch("report", queuety.State{"day": "mon"}, queuety.Unique())
 	b := e.Dispatch("report", queuety.State{"day": "mon"}, queuety.Unique())
 	c := e.Dispatch("report", queuety.State{"day": "tue"}, queuety.Unique())
-	Equal(t, "duplicate returns the first id", b, a)
-	if c == a {
-		t.Fatal("a different payload must get its own job")
-	}
+	assert.Equal(t, a, b, "duplicate returns the first id")
+	assert.NotEqual(t, a, c, "a different payload must get its own job")
 	// sha256 of the stored payload bytes, as Queuety PHP computes it.
-	Equal(t, "payload_hash", e.Job(a).PayloadHash, sha256Hex(`{"day":"mon"}`))
+	assert.Equal(t, sha256Hex(`{"day":"mon"}`), e.Job(a).PayloadHash, "payload_hash")
 	e.completeAll(e.Claim(10, "report"), a, c)
 	d := e.Dispatch("report", queuety.State{"day": "mon"}, queuety.Unique())
-	if d == a {
-		t.Fatal("a completed job must not block a new unique dispatch")
-	}
+	assert.NotEqual(t, a, d, "a completed job must not block a new unique dispatch")
 }
 
 func testClaimOrder(t *testing.T, e *Env) {
@@ -168,9 +160,9 @@ func testClaimOrder(t *testing.T, e *Env) {
 	early := e.Dispatch("h", nil)
 	e.Clock.Advance(10 * time.Second)
 	got := IDs(e.Claim(3, "h"))
-	EqualIDs(t, "first batch", got, []int64{urgent, high, normal})
+	assert.Equal(t, []int64{urgent, high, normal}, got, "first batch")
 	got = IDs(e.Claim(10, "h"))
-	EqualIDs(t, "second batch", got, []int64{early, low, low2})
+	assert.Equal(t, []int64{early, low, low2}, got, "second batch")
 }
 
 func testClaimQueueOrder(t *testing.T, e *Env) {
@@ -178,90 +170,78 @@ func testClaimQueueOrder(t *testing.T, e *Env) {
 	a1 := e.Dispatch("h", nil, queuety.OnQueue("a"))
 	a2 := e.Dispatch("h", nil, queuety.OnQueue("a"))
 	got := IDs(e.ClaimFrom(e.C, []string{"a", "b"}, 10, "h"))
-	EqualIDs(t, "claim across queues", got, []int64{a1, a2, b1})
+	assert.Equal(t, []int64{a1, a2, b1}, got, "claim across queues")
 }
 
 func testClaimDelay(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.Delay(30*time.Second))
-	Equal(t, "claimed before due", len(e.Claim(10, "h")), 0)
+	assert.Empty(t, e.Claim(10, "h"), "claimed before due")
 	e.Clock.Advance(29 * time.Second)
-	Equal(t, "claimed 1 s before due", len(e.Claim(10, "h")), 0)
+	assert.Empty(t, e.Claim(10, "h"), "claimed 1 s before due")
 	e.Clock.Advance(time.Second)
-	EqualIDs(t, "claimed when due", IDs(e.Claim(10, "h")), []int64{id})
+	assert.Equal(t, []int64{id}, IDs(e.Claim(10, "h")), "claimed when due")
 }
 
 func testPausedQueue(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.OnQueue("reports"))
-	if err := e.C.PauseQueue(e.Ctx, "reports"); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.C.PauseQueue(e.Ctx, "reports"); err != nil {
-		t.Fatalf("pausing twice: %v", err)
-	}
-	Equal(t, "claimed from paused queue", len(e.ClaimFrom(e.C, []string{"reports"}, 10, "h")), 0)
+	require.NoError(t, e.C.PauseQueue(e.Ctx, "reports"))
+	require.NoError(t, e.C.PauseQueue(e.Ctx, "reports"), "pausing twice")
+	assert.Empty(t, e.ClaimFrom(e.C, []string{"reports"}, 10, "h"), "claimed from paused queue")
 	states, err := e.C.QueueStates(e.Ctx)
-	if err != nil || len(states) != 1 || !states[0].Paused || states[0].Queue != "reports" {
-		t.Fatalf("queue states = %+v, %v", states, err)
-	}
-	Equal(t, "attempts of job in paused queue", e.Job(id).Attempts, 0)
-	if err := e.C.ResumeQueue(e.Ctx, "reports"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.Len(t, states, 1, "queue states")
+	assert.True(t, states[0].Paused, "queue state paused")
+	assert.Equal(t, "reports", states[0].Queue, "queue state queue")
+	assert.Equal(t, 0, e.Job(id).Attempts, "attempts of job in paused queue")
+	require.NoError(t, e.C.ResumeQueue(e.Ctx, "reports"))
 	states, err = e.C.QueueStates(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "queue_states rows after resume (Queuety deletes the row)", len(states), 0)
-	EqualIDs(t, "claimed after resume", IDs(e.ClaimFrom(e.C, []string{"reports"}, 10, "h")), []int64{id})
+	require.NoError(t, err)
+	assert.Empty(t, states, "queue_states rows after resume (Queuety deletes the row)")
+	assert.Equal(t, []int64{id}, IDs(e.ClaimFrom(e.C, []string{"reports"}, 10, "h")), "claimed after resume")
 }
 
 func testClaimKnownHandlers(t *testing.T, e *Env) {
 	other := e.Dispatch("php_only", nil)
 	mine := e.Dispatch("go_handler", nil)
-	EqualIDs(t, "claimed", IDs(e.Claim(10, "go_handler")), []int64{mine})
+	assert.Equal(t, []int64{mine}, IDs(e.Claim(10, "go_handler")), "claimed")
 	j := e.Job(other)
-	Equal(t, "unknown handler's job status", j.Status, queuety.JobPending)
-	Equal(t, "unknown handler's job attempts", j.Attempts, 0)
+	assert.Equal(t, queuety.JobPending, j.Status, "unknown handler's job status")
+	assert.Equal(t, 0, j.Attempts, "unknown handler's job attempts")
 }
 
 func testDependsOn(t *testing.T, e *Env) {
 	a := e.Dispatch("h", nil)
 	b := e.Dispatch("h", nil, queuety.DependsOn(a))
 	first := e.Claim(10, "h")
-	EqualIDs(t, "claimable before the dependency completed", IDs(first), []int64{a})
-	Equal(t, "claim while a runs", len(e.Claim(10, "h")), 0)
+	assert.Equal(t, []int64{a}, IDs(first), "claimable before the dependency completed")
+	assert.Empty(t, e.Claim(10, "h"), "claim while a runs")
 	e.Complete(first...)
-	EqualIDs(t, "claimable after", IDs(e.Claim(10, "h")), []int64{b})
+	assert.Equal(t, []int64{b}, IDs(e.Claim(10, "h")), "claimable after")
 }
 
 func testCompleteLogs(t *testing.T, e *Env) {
 	id := e.Dispatch("h", queuety.State{"a": 1})
 	jobs := e.Claim(10, "h")
 	j := e.Job(id)
-	Equal(t, "status while claimed", j.Status, queuety.JobProcessing)
-	Equal(t, "attempts after claim", j.Attempts, 1)
-	Equal(t, "reserved_at", j.ReservedAt, Epoch)
+	assert.Equal(t, queuety.JobProcessing, j.Status, "status while claimed")
+	assert.Equal(t, 1, j.Attempts, "attempts after claim")
+	assert.Equal(t, Epoch, j.ReservedAt, "reserved_at")
 	e.Clock.Advance(3 * time.Second)
-	if errs := e.Complete(jobs...); errs[0] != nil {
-		t.Fatal(errs[0])
-	}
+	require.NoError(t, e.Complete(jobs...)[0])
 	j = e.Job(id)
-	Equal(t, "status", j.Status, queuety.JobCompleted)
-	Equal(t, "completed_at", j.CompletedAt, Epoch.Add(3*time.Second))
+	assert.Equal(t, queuety.JobCompleted, j.Status, "status")
+	assert.Equal(t, Epoch.Add(3*time.Second), j.CompletedAt, "completed_at")
 	logs := e.Logs(driver.LogFilter{JobID: id})
-	Equal(t, "log rows", len(logs), 2)
-	Equal(t, "first log", logs[0].Event, driver.LogStarted)
-	Equal(t, "second log", logs[1].Event, driver.LogCompleted)
-	Equal(t, "completed attempt", *logs[1].Attempt, 1)
-	Equal(t, "completed handler", logs[1].Handler, "h")
-	if logs[1].DurationMS == nil {
-		t.Fatal("completed log has no duration_ms")
-	}
+	require.Len(t, logs, 2, "log rows")
+	assert.Equal(t, driver.LogStarted, logs[0].Event, "first log")
+	assert.Equal(t, driver.LogCompleted, logs[1].Event, "second log")
+	require.NotNil(t, logs[1].Attempt, "completed attempt")
+	assert.Equal(t, 1, *logs[1].Attempt, "completed attempt")
+	assert.Equal(t, "h", logs[1].Handler, "completed handler")
+	assert.NotNil(t, logs[1].DurationMS, "completed log has no duration_ms")
 	// Completing again is rejected as stale and changes nothing.
-	if errs := e.Complete(jobs...); !errors.Is(errs[0], queuety.ErrStaleAttempt) {
-		t.Fatalf("second completion: %v", errs[0])
-	}
-	Equal(t, "log rows after stale completion", len(e.Logs(driver.LogFilter{JobID: id})), 2)
+	require.ErrorIs(t, e.Complete(jobs...)[0], queuety.ErrStaleAttempt, "second completion")
+	assert.Len(t, e.Logs(driver.LogFilter{JobID: id}), 2, "log rows after stale completion")
 }
 
 func testRetryBackoff(t *testing.T, e *Env) {
@@ -286,111 +266,89 @@ func testRetryBackoff(t *testing.T, e *Env) {
 		for n, want := range c.delays {
 			jobs := e.ClaimOne(handler)
 			now := e.Clock.Now()
-			if err := e.Fail(jobs[0], errors.New("upstream 503")); err != nil {
-				t.Fatalf("%s: fail: %v", c.name, err)
-			}
+			require.NoErrorf(t, e.Fail(jobs[0], errors.New("upstream 503")), "%s: fail", c.name)
 			j := e.Job(id)
-			Equal(t, c.name+" status", j.Status, queuety.JobPending)
-			Equal(t, c.name+" attempts", j.Attempts, n+1)
-			if got := j.AvailableAt.Sub(now); got != want {
-				t.Fatalf("%s: retry %d delay = %s, want %s", c.name, n+1, got, want)
-			}
-			Equal(t, c.name+" error_message cleared", j.ErrorMessage, "")
+			assert.Equal(t, queuety.JobPending, j.Status, c.name+" status")
+			assert.Equal(t, n+1, j.Attempts, c.name+" attempts")
+			assert.Equalf(t, want, j.AvailableAt.Sub(now), "%s: retry %d delay", c.name, n+1)
+			assert.Equal(t, "", j.ErrorMessage, c.name+" error_message cleared")
 			e.Clock.Set(j.AvailableAt)
 		}
 	}
 	logs := e.Events(driver.LogFilter{JobID: first})
-	Equal(t, "logs of three failed attempts", strings.Join(logs, ","), "started,failed,retried,started,failed,retried,started,failed,retried")
+	assert.Equal(t, "started,failed,retried,started,failed,retried,started,failed,retried", strings.Join(logs, ","), "logs of three failed attempts")
 	failed := e.Logs(driver.LogFilter{JobID: first, Event: driver.LogFailed})
-	Equal(t, "failed log rows", len(failed), 3)
+	require.Len(t, failed, 3, "failed log rows")
 	l := failed[0]
-	Equal(t, "failed log error", l.ErrorMessage, "upstream 503")
-	Equal(t, "failed log error_class (plain errors have no type worth naming)", l.ErrorClass, "error")
+	assert.Equal(t, "upstream 503", l.ErrorMessage, "failed log error")
+	assert.Equal(t, "error", l.ErrorClass, "failed log error_class (plain errors have no type worth naming)")
 }
 
 func testBury(t *testing.T, e *Env) {
 	id := e.Dispatch("charge_card", nil, queuety.MaxAttempts(2), queuety.WithBackoff(queuety.BackoffSeconds(0)))
 	for attempt := 1; attempt <= 2; attempt++ {
 		jobs := e.ClaimOne("charge_card")
-		if err := e.Fail(jobs[0], errors.New("Card declined: insufficient funds")); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e.Fail(jobs[0], errors.New("Card declined: insufficient funds")))
 	}
 	j := e.Job(id)
-	Equal(t, "status", j.Status, queuety.JobBuried)
-	Equal(t, "attempts", j.Attempts, 2)
-	Equal(t, "error_message", j.ErrorMessage, "Card declined: insufficient funds")
-	Equal(t, "failed_at", j.FailedAt, Epoch)
-	Equal(t, "claimable after burial", len(e.Claim(1, "charge_card")), 0)
+	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, 2, j.Attempts, "attempts")
+	assert.Equal(t, "Card declined: insufficient funds", j.ErrorMessage, "error_message")
+	assert.Equal(t, Epoch, j.FailedAt, "failed_at")
+	assert.Empty(t, e.Claim(1, "charge_card"), "claimable after burial")
 	got := strings.Join(e.Events(driver.LogFilter{JobID: id}), ",")
-	Equal(t, "logs", got, "started,failed,retried,started,buried")
+	assert.Equal(t, "started,failed,retried,started,buried", got, "logs")
 	fails := e.failures(0, id)
-	if len(fails) != 1 || fails[0].Category != driver.FailureApplication || fails[0].Attempt != 2 || fails[0].NonRetryable {
-		t.Fatalf("failures = %+v", fails)
-	}
+	require.Len(t, fails, 1, "failures")
+	assert.Equal(t, driver.FailureApplication, fails[0].Category, "failure category")
+	assert.Equal(t, 2, fails[0].Attempt, "failure attempt")
+	assert.False(t, fails[0].NonRetryable, "failure non_retryable")
 }
 
 func testNonRetryable(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.MaxAttempts(5))
 	jobs := e.ClaimOne("h")
-	if err := e.Fail(jobs[0], queuety.NonRetryable(errors.New("invalid card number"))); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.Fail(jobs[0], queuety.NonRetryable(errors.New("invalid card number"))))
 	j := e.Job(id)
-	Equal(t, "status", j.Status, queuety.JobBuried)
-	Equal(t, "attempts", j.Attempts, 1)
+	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, 1, j.Attempts, "attempts")
 	fails := e.failures(0, id)
-	if len(fails) != 1 || !fails[0].NonRetryable {
-		t.Fatalf("failures = %+v", fails)
-	}
+	require.Len(t, fails, 1, "failures")
+	assert.True(t, fails[0].NonRetryable, "failure non_retryable")
 }
 
 func testRetryBuried(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.MaxAttempts(1))
 	jobs := e.ClaimOne("h")
-	if err := e.Fail(jobs[0], errors.New("boom")); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "status", e.Job(id).Status, queuety.JobBuried)
-	if err := e.C.RetryJob(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.Fail(jobs[0], errors.New("boom")))
+	assert.Equal(t, queuety.JobBuried, e.Job(id).Status, "status")
+	require.NoError(t, e.C.RetryJob(e.Ctx, id))
 	j := e.Job(id)
-	Equal(t, "status after retry", j.Status, queuety.JobPending)
-	Equal(t, "attempts reset", j.Attempts, 0)
-	Equal(t, "error cleared", j.ErrorMessage, "")
+	assert.Equal(t, queuety.JobPending, j.Status, "status after retry")
+	assert.Equal(t, 0, j.Attempts, "attempts reset")
+	assert.Equal(t, "", j.ErrorMessage, "error cleared")
 	jobs = e.ClaimOne("h")
-	Equal(t, "claimable", len(jobs), 1)
-	Equal(t, "fresh attempt number", jobs[0].Job.Attempts, 1)
-	if err := e.C.RetryJob(e.Ctx, id); !errors.Is(err, queuety.ErrInvalidState) {
-		t.Fatalf("retrying a processing job: %v", err)
-	}
-	if err := e.C.RetryJob(e.Ctx, 999999); !errors.Is(err, queuety.ErrNotFound) {
-		t.Fatalf("retrying a missing job: %v", err)
-	}
+	require.Len(t, jobs, 1, "claimable")
+	assert.Equal(t, 1, jobs[0].Job.Attempts, "fresh attempt number")
+	require.ErrorIs(t, e.C.RetryJob(e.Ctx, id), queuety.ErrInvalidState, "retrying a processing job")
+	require.ErrorIs(t, e.C.RetryJob(e.Ctx, 999999), queuety.ErrNotFound, "retrying a missing job")
 }
 
 func testRelease(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.ScheduleToStart(time.Hour))
 	jobs := e.ClaimOne("h")
 	before := e.Job(id)
-	Equal(t, "schedule-to-start cleared at claim", before.ScheduleToStartAt, time.Time{})
-	if err := engine.OfClient(e.C).Release(e.Ctx, jobs); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, time.Time{}, before.ScheduleToStartAt, "schedule-to-start cleared at claim")
+	require.NoError(t, engine.OfClient(e.C).Release(e.Ctx, jobs))
 	j := e.Job(id)
-	Equal(t, "status", j.Status, queuety.JobPending)
-	Equal(t, "attempts", j.Attempts, 0)
-	Equal(t, "schedule-to-start restored", j.ScheduleToStartAt, Epoch.Add(time.Hour))
-	Equal(t, "logs written for an unstarted job", len(e.Logs(driver.LogFilter{JobID: id})), 0)
+	assert.Equal(t, queuety.JobPending, j.Status, "status")
+	assert.Equal(t, 0, j.Attempts, "attempts")
+	assert.Equal(t, Epoch.Add(time.Hour), j.ScheduleToStartAt, "schedule-to-start restored")
+	assert.Empty(t, e.Logs(driver.LogFilter{JobID: id}), "logs written for an unstarted job")
 	again := e.ClaimOne("h")
-	Equal(t, "attempt number", again[0].Job.Attempts, 1)
-	if errs := e.Complete(jobs...); !errors.Is(errs[0], queuety.ErrStaleAttempt) {
-		t.Fatalf("completion from the released claim: %v", errs[0])
-	}
-	if errs := e.Complete(again...); errs[0] != nil {
-		t.Fatal(errs[0])
-	}
+	assert.Equal(t, 1, again[0].Job.Attempts, "attempt number")
+	require.ErrorIs(t, e.Complete(jobs...)[0], queuety.ErrStaleAttempt, "completion from the released claim")
+	require.NoError(t, e.Complete(again...)[0])
 }
 
 func testStaleRecovery(t *testing.T, e *Env) {
@@ -398,34 +356,30 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	first := e.ClaimOne("h")
 	e.Clock.Advance(queuety.DefaultStaleTimeout - time.Second)
 	n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
-	if err != nil || n != 0 {
-		t.Fatalf("recovered a fresh claim: %d, %v", n, err)
-	}
+	require.NoError(t, err)
+	require.Zero(t, n, "recovered a fresh claim")
 	e.Clock.Advance(2 * time.Second)
 	n, _, err = engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
-	if err != nil || n != 1 {
-		t.Fatalf("recover: %d, %v", n, err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "recovered")
 	j := e.Job(id)
-	Equal(t, "status", j.Status, queuety.JobPending)
-	Equal(t, "attempts kept (the lost attempt counts)", j.Attempts, 1)
-	Equal(t, "backoff applied", j.AvailableAt, e.Clock.Now().Add(10*time.Second).Truncate(time.Second))
+	assert.Equal(t, queuety.JobPending, j.Status, "status")
+	assert.Equal(t, 1, j.Attempts, "attempts kept (the lost attempt counts)")
+	assert.Equal(t, e.Clock.Now().Add(10*time.Second).Truncate(time.Second), j.AvailableAt, "backoff applied")
 	e.Clock.Advance(10 * time.Second)
 	second := e.ClaimOne("h")
-	Equal(t, "second attempt", second[0].Job.Attempts, 2)
-	if errs := e.Complete(first...); !errors.Is(errs[0], queuety.ErrStaleAttempt) {
-		t.Fatalf("late completion of attempt 1: %v", errs[0])
-	}
-	Equal(t, "status after late completion", e.Job(id).Status, queuety.JobProcessing)
+	assert.Equal(t, 2, second[0].Job.Attempts, "second attempt")
+	require.ErrorIs(t, e.Complete(first...)[0], queuety.ErrStaleAttempt, "late completion of attempt 1")
+	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status after late completion")
 	// The second attempt dies too: attempts are used up, so it is buried.
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Second)
-	if n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100); err != nil || n != 1 {
-		t.Fatalf("recover: %d, %v", n, err)
-	}
+	n, _, err = engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "recovered")
 	j = e.Job(id)
-	Equal(t, "status", j.Status, queuety.JobBuried)
-	Equal(t, "error", j.ErrorMessage, engine.StaleMessage)
-	Equal(t, "logs", strings.Join(e.Events(driver.LogFilter{JobID: id}), ","), "retried,buried")
+	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, engine.StaleMessage, j.ErrorMessage, "error")
+	assert.Equal(t, "retried,buried", strings.Join(e.Events(driver.LogFilter{JobID: id}), ","), "logs")
 }
 
 func testStaleConcurrent(t *testing.T, e *Env) {
@@ -434,14 +388,13 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 	for range jobs {
 		reqs = append(reqs, queuety.JobRequest{Handler: "h"})
 	}
-	if _, err := e.C.DispatchMany(e.Ctx, reqs); err != nil {
-		t.Fatal(err)
-	}
+	_, err := e.C.DispatchMany(e.Ctx, reqs)
+	require.NoError(t, err)
 	claimed := 0
 	for n := len(e.Claim(100, "h")); n > 0; n = len(e.Claim(100, "h")) {
 		claimed += n
 	}
-	Equal(t, "jobs claimed before the claims went stale", claimed, jobs)
+	assert.Equal(t, jobs, claimed, "jobs claimed before the claims went stale")
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Minute)
 	clients := e.Clients(6)
 	var wg sync.WaitGroup
@@ -453,8 +406,7 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 			defer wg.Done()
 			for {
 				n, more, err := engine.OfClient(c).RecoverStale(context.Background(), 7)
-				if err != nil {
-					t.Errorf("recover: %v", err)
+				if !assert.NoError(t, err, "recover") {
 					return
 				}
 				mu.Lock()
@@ -467,9 +419,9 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 		}()
 	}
 	wg.Wait()
-	Equal(t, "jobs recovered in total", total, jobs)
+	assert.Equal(t, jobs, total, "jobs recovered in total")
 	retried := e.Logs(driver.LogFilter{Event: driver.LogRetried, Limit: 10000})
-	Equal(t, "retried log rows (one per job)", len(retried), jobs)
+	assert.Len(t, retried, jobs, "retried log rows (one per job)")
 }
 
 func testLeaseRenewal(t *testing.T, e *Env) {
@@ -477,19 +429,17 @@ func testLeaseRenewal(t *testing.T, e *Env) {
 	jobs := e.ClaimOne("h")
 	e.Clock.Advance(queuety.DefaultStaleTimeout - time.Minute)
 	lost, err := engine.OfClient(e.C).RenewLeases(e.Ctx, jobs)
-	if err != nil || len(lost) != 0 {
-		t.Fatalf("renew: %v %v", lost, err)
-	}
+	require.NoError(t, err, "renew")
+	require.Empty(t, lost, "claims lost at renewal")
 	e.Clock.Advance(2 * time.Minute)
-	Equal(t, "renewed claims recovered as stale", e.recoverStale(), 0)
-	Equal(t, "status", e.Job(id).Status, queuety.JobProcessing)
+	assert.Equal(t, 0, e.recoverStale(), "renewed claims recovered as stale")
+	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status")
 	// After another worker's recovery, renewal reports the loss.
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Second)
-	Equal(t, "stale claims recovered", e.recoverStale(), 1)
+	assert.Equal(t, 1, e.recoverStale(), "stale claims recovered")
 	lost, err = engine.OfClient(e.C).RenewLeases(e.Ctx, jobs)
-	if err != nil || !errors.Is(lost[id], queuety.ErrLeaseLost) {
-		t.Fatalf("renew after recovery: %v %v", lost, err)
-	}
+	require.NoError(t, err, "renew after recovery")
+	assert.ErrorIs(t, lost[id], queuety.ErrLeaseLost, "renew after recovery")
 }
 
 func testConcurrentClaims(t *testing.T, e *Env) {
@@ -499,9 +449,8 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 		reqs = append(reqs, queuety.JobRequest{Handler: "h", Payload: queuety.State{"i": i},
 			Options: []queuety.JobOption{queuety.WithPriority(queuety.Priority(i % 4))}})
 	}
-	if _, err := e.C.DispatchMany(e.Ctx, reqs); err != nil {
-		t.Fatal(err)
-	}
+	_, err := e.C.DispatchMany(e.Ctx, reqs)
+	require.NoError(t, err)
 	seen := map[int64]int{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -512,8 +461,7 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 			defer wg.Done()
 			for {
 				jobs, err := engine.OfClient(c).Claim(context.Background(), engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"h"}, Limit: 13})
-				if err != nil {
-					t.Errorf("claim: %v", err)
+				if !assert.NoError(t, err, "claim") {
 					return
 				}
 				if len(jobs) == 0 {
@@ -524,15 +472,12 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 					rs[i] = &engine.Result{Claimed: j}
 				}
 				errs, err := engine.OfClient(c).CompleteJobs(context.Background(), rs)
-				if err != nil {
-					t.Errorf("complete: %v", err)
+				if !assert.NoError(t, err, "complete") {
 					return
 				}
 				mu.Lock()
 				for i, j := range jobs {
-					if errs[i] != nil {
-						t.Errorf("complete job %d: %v", j.Job.ID, errs[i])
-					}
+					assert.NoErrorf(t, errs[i], "complete job %d", j.Job.ID)
 					seen[j.Job.ID]++
 				}
 				mu.Unlock()
@@ -540,42 +485,32 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 		}()
 	}
 	wg.Wait()
-	Equal(t, "distinct jobs claimed", len(seen), total)
+	assert.Len(t, seen, total, "distinct jobs claimed")
 	for id, n := range seen {
-		if n != 1 {
-			t.Fatalf("job %d claimed %d times", id, n)
-		}
+		assert.Equalf(t, 1, n, "times job %d was claimed", id)
 	}
 	counts, err := e.C.Counts(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(counts) != 1 || counts[0].Status != queuety.JobCompleted || counts[0].Count != total {
-		t.Fatalf("counts = %+v", counts)
-	}
+	require.NoError(t, err)
+	require.Len(t, counts, 1, "counts")
+	assert.Equal(t, queuety.JobCompleted, counts[0].Status, "counted status")
+	assert.Equal(t, int64(total), counts[0].Count, "completed jobs")
 }
 
 func testHeartbeatFencing(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
 	first := e.ClaimOne("h")
 	e.Clock.Advance(time.Minute)
-	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":3}`)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":3}`)))
 	j := e.Job(id)
-	Equal(t, "heartbeat_data", string(j.HeartbeatData), `{"page":3}`)
-	Equal(t, "reserved_at renewed", j.ReservedAt, Epoch.Add(time.Minute))
-	Equal(t, "last heartbeat", j.LastHeartbeatAt, Epoch.Add(time.Minute))
-	if err := engine.OfClient(e.C).Release(e.Ctx, first); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, `{"page":3}`, string(j.HeartbeatData), "heartbeat_data")
+	assert.Equal(t, Epoch.Add(time.Minute), j.ReservedAt, "reserved_at renewed")
+	assert.Equal(t, Epoch.Add(time.Minute), j.LastHeartbeatAt, "last heartbeat")
+	require.NoError(t, engine.OfClient(e.C).Release(e.Ctx, first))
 	second := e.ClaimOne("h")
-	Equal(t, "claimed again after the release", len(second), 1)
-	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":9}`)); !errors.Is(err, queuety.ErrStaleAttempt) {
-		t.Fatalf("heartbeat from a superseded attempt: %v", err)
-	}
-	Equal(t, "heartbeat_data after stale heartbeat", string(e.Job(id).HeartbeatData), `{"page":3}`)
-	Equal(t, "the next attempt sees the last details", string(second[0].Info().LastDetails), `{"page":3}`)
+	require.Len(t, second, 1, "claimed again after the release")
+	require.ErrorIs(t, engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":9}`)), queuety.ErrStaleAttempt, "heartbeat from a superseded attempt")
+	assert.Equal(t, `{"page":3}`, string(e.Job(id).HeartbeatData), "heartbeat_data after stale heartbeat")
+	assert.Equal(t, `{"page":3}`, string(second[0].Info().LastDetails), "the next attempt sees the last details")
 }
 
 func testPurge(t *testing.T, e *Env) {
@@ -586,14 +521,12 @@ func testPurge(t *testing.T, e *Env) {
 	e.completeAll(e.ClaimOne("h"), recent)
 	pending := e.Dispatch("h", nil)
 	n, err := e.C.PurgeCompleted(e.Ctx, 7*24*time.Hour)
-	if err != nil || n != 1 {
-		t.Fatalf("purge: %d, %v", n, err)
-	}
-	if _, err := e.C.Job(e.Ctx, old); !errors.Is(err, queuety.ErrNotFound) {
-		t.Fatalf("old job still there: %v", err)
-	}
-	Equal(t, "recent completed job", e.Job(recent).Status, queuety.JobCompleted)
-	Equal(t, "pending job", e.Job(pending).Status, queuety.JobPending)
+	require.NoError(t, err, "purge")
+	assert.Equal(t, int64(1), n, "jobs purged")
+	_, err = e.C.Job(e.Ctx, old)
+	require.ErrorIs(t, err, queuety.ErrNotFound, "old job still there")
+	assert.Equal(t, queuety.JobCompleted, e.Job(recent).Status, "recent completed job")
+	assert.Equal(t, queuety.JobPending, e.Job(pending).Status, "pending job")
 }
 
 func testMalformedPayload(t *testing.T, e *Env) {
@@ -605,19 +538,15 @@ func testMalformedPayload(t *testing.T, e *Env) {
 		id = j.ID
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w := e.Worker(nil)
 	called := false
 	w.HandleJob("h", func(context.Context, queuety.Payload) error { called = true; return nil })
 	e.Drain(w)
-	if called {
-		t.Fatal("handler called with a malformed payload")
-	}
+	assert.False(t, called, "handler called with a malformed payload")
 	j := e.Job(id)
-	Equal(t, "status", j.Status, queuety.JobBuried)
-	Contains(t, "error", j.ErrorMessage, "malformed payload JSON")
+	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Contains(t, j.ErrorMessage, "malformed payload JSON", "error")
 }
 
 func testPanic(t *testing.T, e *Env) {
@@ -628,17 +557,17 @@ func testPanic(t *testing.T, e *Env) {
 	done := false
 	w.HandleJob("fine", func(context.Context, queuety.Payload) error { done = true; return nil })
 	st := e.Drain(w)
-	if !done || st.Succeeded != 1 || st.Failed != 1 {
-		t.Fatalf("worker did not survive the panic: %+v", st)
-	}
+	assert.True(t, done, "the other job ran after the panic")
+	assert.Equal(t, int64(1), st.Succeeded, "jobs succeeded")
+	assert.Equal(t, int64(1), st.Failed, "jobs failed")
 	j := e.Job(id)
-	Equal(t, "status", j.Status, queuety.JobBuried)
-	Equal(t, "error", j.ErrorMessage, "panic: kaboom")
+	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, "panic: kaboom", j.ErrorMessage, "error")
 	b := e.Logs(driver.LogFilter{JobID: id, Event: driver.LogBuried})
-	if len(b) != 1 || b[0].ErrorClass != "panic" || !strings.Contains(b[0].ErrorTrace, "goroutine") {
-		t.Fatalf("buried log = %+v", b)
-	}
-	Equal(t, "other job", e.Job(ok).Status, queuety.JobCompleted)
+	require.Len(t, b, 1, "buried logs")
+	assert.Equal(t, "panic", b[0].ErrorClass, "buried log error_class")
+	assert.Contains(t, b[0].ErrorTrace, "goroutine", "buried log error_trace")
+	assert.Equal(t, queuety.JobCompleted, e.Job(ok).Status, "other job")
 }
 
 func sha256Hex(s string) string {

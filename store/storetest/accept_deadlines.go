@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -38,12 +41,12 @@ func expiring(name string) queuety.WorkflowDefinition {
 func testDeadlineSweep(t *testing.T, e *Env) {
 	id := e.Start(expiring("invoice_collection"), queuety.State{"customer_id": 501})
 	wf := e.Workflow(id)
-	Equal(t, "deadline_at", wf.DeadlineAt, Epoch.Add(time.Hour))
+	assert.Equal(t, Epoch.Add(time.Hour), wf.DeadlineAt, "deadline_at")
 	raw := e.rawState(id)
 	secs, _ := raw.Get("_deadline_seconds")
-	Equal(t, "_deadline_seconds", secs, any(int64(3600)))
+	assert.Equal(t, any(int64(3600)), secs, "_deadline_seconds")
 	onDeadline, _ := raw.Get("_on_deadline")
-	Equal(t, "_on_deadline", onDeadline, any("escalate"))
+	assert.Equal(t, any("escalate"), onDeadline, "_on_deadline")
 
 	w := e.Worker(nil, worker.Queues("invoices"))
 	w.HandleStep("generate", func(context.Context, queuety.State) (queuety.State, error) {
@@ -52,42 +55,39 @@ func testDeadlineSweep(t *testing.T, e *Env) {
 	var calls []queuety.State
 	w.HandleDeadline("escalate", func(_ context.Context, s queuety.State) error { calls = append(calls, s); return nil })
 	e.Drain(w) // step 0 runs; step 1 ("send") has no handler here and stays pending
-	Equal(t, "expired before the deadline", e.sweep(), 0)
+	assert.Equal(t, 0, e.sweep(), "expired before the deadline")
 	e.Clock.Advance(time.Hour)
-	Equal(t, "expired at the deadline", e.sweep(), 1)
+	assert.Equal(t, 1, e.sweep(), "expired at the deadline")
 	wf = e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	Equal(t, "error_message", wf.ErrorMessage, "Deadline exceeded")
-	Equal(t, "failed_at", wf.FailedAt, Epoch.Add(time.Hour))
-	Equal(t, "current_step", wf.CurrentStep, 1)
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "error_message")
+	assert.Equal(t, Epoch.Add(time.Hour), wf.FailedAt, "failed_at")
+	assert.Equal(t, 1, wf.CurrentStep, "current_step")
 	send := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "send"})
-	Equal(t, "pending step job", send.Status, queuety.JobBuried)
-	Equal(t, "pending step job error", send.ErrorMessage, "Deadline exceeded")
+	assert.Equal(t, queuety.JobBuried, send.Status, "pending step job")
+	assert.Equal(t, "Deadline exceeded", send.ErrorMessage, "pending step job error")
 	logs := e.Logs(driver.LogFilter{WorkflowID: id})
-	if len(logs) < 2 {
-		t.Fatalf("workflow logs = %d rows, want at least workflow_failed and workflow_deadline_exceeded", len(logs))
-	}
+	require.GreaterOrEqual(t, len(logs), 2, "workflow logs: want at least workflow_failed and workflow_deadline_exceeded")
 	last2 := logs[len(logs)-2:]
-	Equal(t, "workflow_failed", last2[0].Event, driver.LogWorkflowFailed)
-	Equal(t, "workflow_failed job_id (Queuety writes 0)", *last2[0].JobID, int64(0))
-	Equal(t, "workflow_failed handler", last2[0].Handler, "")
-	Equal(t, "workflow_failed queue", last2[0].Queue, "default")
-	Equal(t, "workflow_deadline_exceeded", last2[1].Event, driver.LogWorkflowDeadlineExceeded)
-	Equal(t, "workflow_deadline_exceeded handler", last2[1].Handler, "invoice_collection")
-	Equal(t, "workflow_deadline_exceeded queue", last2[1].Queue, "invoices")
+	assert.Equal(t, driver.LogWorkflowFailed, last2[0].Event, "workflow_failed")
+	require.NotNil(t, last2[0].JobID, "workflow_failed job_id (Queuety writes 0)")
+	assert.Equal(t, int64(0), *last2[0].JobID, "workflow_failed job_id (Queuety writes 0)")
+	assert.Equal(t, "", last2[0].Handler, "workflow_failed handler")
+	assert.Equal(t, "default", last2[0].Queue, "workflow_failed queue")
+	assert.Equal(t, driver.LogWorkflowDeadlineExceeded, last2[1].Event, "workflow_deadline_exceeded")
+	assert.Equal(t, "invoice_collection", last2[1].Handler, "workflow_deadline_exceeded handler")
+	assert.Equal(t, "invoices", last2[1].Queue, "workflow_deadline_exceeded queue")
 	fails := e.failures(id, 0)
-	if len(fails) != 1 || fails[0].Category != driver.FailureTimeout || fails[0].TimeoutKind != queuety.TimeoutExecution {
-		t.Fatalf("failures = %+v", fails)
-	}
+	require.Len(t, fails, 1, "failures")
+	assert.Equal(t, driver.FailureTimeout, fails[0].Category, "failure category")
+	assert.Equal(t, queuety.TimeoutExecution, fails[0].TimeoutKind, "failure timeout_kind")
 	e.Drain(w)
-	if len(calls) != 1 {
-		t.Fatalf("deadline handler called %d times", len(calls))
-	}
+	require.Len(t, calls, 1, "deadline handler calls")
 	want := `map[amount:120 customer_id:501 invoice_number:INV-2026-0042]`
-	Equal(t, "handler got the public state", fmt.Sprint(calls[0]), want)
-	Equal(t, "failed workflows swept again", e.sweep(), 0)
+	assert.Equal(t, want, fmt.Sprint(calls[0]), "handler got the public state")
+	assert.Equal(t, 0, e.sweep(), "failed workflows swept again")
 	e.Drain(w)
-	Equal(t, "handler calls after another sweep", len(calls), 1)
+	assert.Len(t, calls, 1, "handler calls after another sweep")
 }
 
 func testDeadlineCompletedInTime(t *testing.T, e *Env) {
@@ -101,21 +101,20 @@ func testDeadlineCompletedInTime(t *testing.T, e *Env) {
 	})
 	w.HandleDeadline("escalate", func(context.Context, queuety.State) error { calls.Add(1); return nil })
 	e.Drain(w)
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
 	e.Clock.Advance(2 * time.Hour)
-	Equal(t, "completed workflows expired", e.sweep(), 0)
+	assert.Equal(t, 0, e.sweep(), "completed workflows expired")
 	e.Drain(w)
-	Equal(t, "handler calls", calls.Load(), int64(0))
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
+	assert.Equal(t, int64(0), calls.Load(), "handler calls")
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
 }
 
 func testDeadlineConcurrentSweepers(t *testing.T, e *Env) {
 	const n = 1000
 	def := queuety.WorkflowDefinition{Name: "bulk", Steps: steps("never"), ExecutionTimeout: time.Minute, OnDeadline: "once"}
 	for i := range n {
-		if _, err := e.C.DispatchWorkflow(e.Ctx, def, queuety.State{"n": i}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := e.C.DispatchWorkflow(e.Ctx, def, queuety.State{"n": i})
+		require.NoError(t, err)
 	}
 	e.Clock.Advance(2 * time.Minute)
 	const sweepers = 8
@@ -129,15 +128,13 @@ func testDeadlineConcurrentSweepers(t *testing.T, e *Env) {
 			defer wg.Done()
 			<-start
 			got, err := deadline.New(c).Deadlines(context.Background())
-			if err != nil {
-				t.Errorf("sweep: %v", err)
-			}
+			assert.NoError(t, err, "sweep")
 			expired.Add(int64(got))
 		}()
 	}
 	close(start)
 	wg.Wait()
-	Equal(t, "workflows expired across sweepers", expired.Load(), int64(n))
+	assert.Equal(t, int64(n), expired.Load(), "workflows expired across sweepers")
 
 	calls := make([]atomic.Int64, n)
 	var bad atomic.Int64
@@ -156,20 +153,17 @@ func testDeadlineConcurrentSweepers(t *testing.T, e *Env) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			if _, err := w.RunOnce(context.Background(), time.Minute); err != nil {
-				t.Errorf("RunOnce: %v", err)
-			}
+			_, err := w.RunOnce(context.Background(), time.Minute)
+			assert.NoError(t, err, "RunOnce")
 		}()
 	}
 	workers.Wait()
-	Equal(t, "calls with a bad state", bad.Load(), int64(0))
+	assert.Equal(t, int64(0), bad.Load(), "calls with a bad state")
 	for i := range calls {
-		if got := calls[i].Load(); got != 1 {
-			t.Fatalf("deadline handler for workflow %d called %d times", i, got)
-		}
+		assert.Equalf(t, int64(1), calls[i].Load(), "deadline handler calls for workflow %d", i)
 	}
 	exceeded := e.Logs(driver.LogFilter{Event: driver.LogWorkflowDeadlineExceeded, Limit: 5000})
-	Equal(t, "workflow_deadline_exceeded rows", len(exceeded), n)
+	assert.Len(t, exceeded, n, "workflow_deadline_exceeded rows")
 }
 
 func testDeadlineAtClaim(t *testing.T, e *Env) {
@@ -180,11 +174,11 @@ func testDeadlineAtClaim(t *testing.T, e *Env) {
 	w.HandleDeadline("escalate", func(context.Context, queuety.State) error { called.Add(1); return nil })
 	e.Clock.Advance(time.Hour + time.Second) // nobody swept
 	e.Drain(w)
-	Equal(t, "step ran past the deadline", ran.Load(), int64(0))
+	assert.Equal(t, int64(0), ran.Load(), "step ran past the deadline")
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	Equal(t, "error", wf.ErrorMessage, "Deadline exceeded")
-	Equal(t, "deadline handler calls", called.Load(), int64(1))
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "error")
+	assert.Equal(t, int64(1), called.Load(), "deadline handler calls")
 }
 
 func testDeadlineAtCommit(t *testing.T, e *Env) {
@@ -199,22 +193,23 @@ func testDeadlineAtCommit(t *testing.T, e *Env) {
 	w.HandleDeadline("escalate", func(context.Context, queuety.State) error { return nil })
 	e.Drain(w)
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	Equal(t, "never advanced past the step", wf.CurrentStep, 0)
-	Equal(t, "next step ran", sent.Load(), int64(0))
-	if _, ok := e.State(id)["late"]; ok {
-		t.Fatal("the late result was merged")
-	}
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, 0, wf.CurrentStep, "never advanced past the step")
+	assert.Equal(t, int64(0), sent.Load(), "next step ran")
+	assert.NotContains(t, e.State(id), "late", "the late result was merged")
 	jobs := e.Jobs(driver.JobFilter{WorkflowID: id})
-	Equal(t, "jobs (no next step enqueued)", len(jobs), 1)
-	Equal(t, "the step's job", jobs[0].Status, queuety.JobBuried)
+	require.Len(t, jobs, 1, "jobs (no next step enqueued)")
+	assert.Equal(t, queuety.JobBuried, jobs[0].Status, "the step's job")
 	// The overrunning attempt leaves a trace: its log rows and a failure
 	// that names the job, step and attempt.
-	Equal(t, "step logs", strings.Join(e.Events(driver.LogFilter{JobID: jobs[0].ID}), ","), "started,buried")
+	assert.Equal(t, "started,buried", strings.Join(e.Events(driver.LogFilter{JobID: jobs[0].ID}), ","), "step logs")
 	f := e.failures(id, 0)
-	if len(f) != 1 || f[0].JobID != jobs[0].ID || f[0].StepIndex == nil || *f[0].StepIndex != 0 || f[0].Attempt != 1 {
-		t.Fatalf("failures = %+v", f)
+	require.Len(t, f, 1, "failures")
+	assert.Equal(t, jobs[0].ID, f[0].JobID, "failure job_id")
+	if assert.NotNil(t, f[0].StepIndex, "failure step_index") {
+		assert.Equal(t, 0, *f[0].StepIndex, "failure step_index")
 	}
+	assert.Equal(t, 1, f[0].Attempt, "failure attempt")
 }
 
 func testDeadlineCancelsContext(t *testing.T, e *Env) {
@@ -229,26 +224,26 @@ func testDeadlineCancelsContext(t *testing.T, e *Env) {
 		return nil, context.Cause(ctx)
 	})
 	w.HandleDeadline("escalate", func(context.Context, queuety.State) error { return nil })
-	done := make(chan struct{})
+	drained := make(chan error, 1)
 	go func() {
-		defer close(done)
-		e.Drain(w)
+		_, err := w.RunOnce(e.Ctx, time.Minute)
+		drained <- err
 	}()
 	<-started
 	e.Clock.Advance(2 * time.Hour)
-	if n, err := deadline.New(e.Client()).Deadlines(e.Ctx); err != nil || n != 1 {
-		t.Errorf("sweep: %d, %v", n, err)
-	}
+	sweeper := e.Client()
+	n, err := deadline.New(sweeper).Deadlines(e.Ctx)
+	assert.NoError(t, err, "sweep")
+	assert.Equal(t, 1, n, "workflows expired by the sweep")
 	select {
 	case cause := <-causes:
-		if !errors.Is(cause, queuety.ErrDeadlineExceeded) || !errors.Is(cause, queuety.ErrLeaseLost) {
-			t.Fatalf("context cause = %v", cause)
-		}
+		assert.ErrorIs(t, cause, queuety.ErrDeadlineExceeded, "context cause")
+		assert.ErrorIs(t, cause, queuety.ErrLeaseLost, "context cause")
 	case <-time.After(30 * time.Second):
-		t.Fatal("the running step's context was not cancelled")
+		require.FailNow(t, "the running step's context was not cancelled")
 	}
-	<-done
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowFailed)
+	require.NoError(t, <-drained, "RunOnce")
+	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(id).Status, "status")
 }
 
 func testDeadlineHandlerErrors(t *testing.T, e *Env) {
@@ -259,40 +254,38 @@ func testDeadlineHandlerErrors(t *testing.T, e *Env) {
 	w.HandleDeadline("fails", func(context.Context, queuety.State) error { fails.Add(1); return errors.New("pager down") })
 	w.HandleDeadline("panics", func(context.Context, queuety.State) error { panics.Add(1); panic("bad handler") })
 	e.Clock.Advance(2 * time.Minute)
-	Equal(t, "workflows expired", e.sweep(), 2)
+	assert.Equal(t, 2, e.sweep(), "workflows expired")
 	e.Drain(w)
 	e.Clock.Advance(time.Hour)
 	e.Drain(w)
-	Equal(t, "failing handler calls", fails.Load(), int64(1))
-	Equal(t, "panicking handler calls", panics.Load(), int64(1))
+	assert.Equal(t, int64(1), fails.Load(), "failing handler calls")
+	assert.Equal(t, int64(1), panics.Load(), "panicking handler calls")
 	for _, id := range []int64{a, b} {
 		wf := e.Workflow(id)
-		Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-		Equal(t, "error", wf.ErrorMessage, "Deadline exceeded")
+		assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+		assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "error")
 	}
 	cb := e.OneJob(driver.JobFilter{Handler: "fails"})
-	Equal(t, "callback job", cb.Status, queuety.JobBuried)
-	Equal(t, "callback error recorded", cb.ErrorMessage, "pager down")
-	Equal(t, "panicking callback job", e.OneJob(driver.JobFilter{Handler: "panics"}).Status, queuety.JobBuried)
+	assert.Equal(t, queuety.JobBuried, cb.Status, "callback job")
+	assert.Equal(t, "pager down", cb.ErrorMessage, "callback error recorded")
+	assert.Equal(t, queuety.JobBuried, e.OneJob(driver.JobFilter{Handler: "panics"}).Status, "panicking callback job")
 }
 
 func testDeadlineRetry(t *testing.T, e *Env) {
 	id := e.Start(expiring("wf"), nil)
 	e.Clock.Advance(time.Hour)
-	Equal(t, "workflows expired", e.sweep(), 1)
-	if err := e.C.RetryWorkflow(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, 1, e.sweep(), "workflows expired")
+	require.NoError(t, e.C.RetryWorkflow(e.Ctx, id))
 	wf := e.Workflow(id)
-	Equal(t, "status after retry", wf.Status, queuety.WorkflowRunning)
-	Equal(t, "deadline not extended", wf.DeadlineAt, Epoch.Add(time.Hour))
+	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status after retry")
+	assert.Equal(t, Epoch.Add(time.Hour), wf.DeadlineAt, "deadline not extended")
 	var ran atomic.Int64
 	w := e.Worker(nil, worker.Queues("invoices"))
 	w.HandleStep("generate", counter(&ran, nil))
 	w.HandleDeadline("escalate", func(context.Context, queuety.State) error { return nil })
 	e.Drain(w)
-	Equal(t, "step ran after retry past the deadline", ran.Load(), int64(0))
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowFailed)
+	assert.Equal(t, int64(0), ran.Load(), "step ran after retry past the deadline")
+	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(id).Status, "status")
 }
 
 func testDeadlineWhileWaiting(t *testing.T, e *Env) {
@@ -304,43 +297,39 @@ func testDeadlineWhileWaiting(t *testing.T, e *Env) {
 	w := e.Worker(nil)
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowWaitingForSignal)
+	assert.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "status")
 	e.Clock.Advance(time.Hour)
-	Equal(t, "waiting workflows past their deadline expired", e.sweep(), 1)
+	assert.Equal(t, 1, e.sweep(), "waiting workflows past their deadline expired")
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	Equal(t, "wait timer cancelled", wf.WaitDeadlineAt, time.Time{})
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, time.Time{}, wf.WaitDeadlineAt, "wait timer cancelled")
 	cancelled := false
 	for _, l := range e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogDebug}) {
 		cancelled = cancelled || strings.Contains(string(l.Context), "timer_cancelled")
 	}
-	if !cancelled {
-		t.Fatal("the cancelled wait timer was not recorded")
-	}
+	assert.True(t, cancelled, "the cancelled wait timer was not recorded")
 	e.Clock.Advance(2 * time.Hour)
-	Equal(t, "cancelled timers fired", e.waitTimers(), 0)
+	assert.Equal(t, 0, e.waitTimers(), "cancelled timers fired")
 }
 
 func testRunTimeout(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "runs", Steps: steps("slow"), ExecutionTimeout: time.Hour, RunTimeout: 10 * time.Minute}
 	id := e.Start(def, nil)
 	wf := e.Workflow(id)
-	Equal(t, "run deadline", wf.RunDeadlineAt, Epoch.Add(10*time.Minute))
+	assert.Equal(t, Epoch.Add(10*time.Minute), wf.RunDeadlineAt, "run deadline")
 	e.Clock.Advance(11 * time.Minute)
-	Equal(t, "workflows expired by the run timeout", e.sweep(), 1)
+	assert.Equal(t, 1, e.sweep(), "workflows expired by the run timeout")
 	wf = e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	Equal(t, "error", wf.ErrorMessage, "Run deadline exceeded")
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, "Run deadline exceeded", wf.ErrorMessage, "error")
 	fails := e.failures(id, 0)
-	if len(fails) != 1 || fails[0].TimeoutKind != queuety.TimeoutRun || fails[0].RunNumber != 1 {
-		t.Fatalf("failures = %+v", fails)
-	}
+	require.Len(t, fails, 1, "failures")
+	assert.Equal(t, queuety.TimeoutRun, fails[0].TimeoutKind, "failure timeout_kind")
+	assert.Equal(t, 1, fails[0].RunNumber, "failure run_number")
 	// A retry starts run 2 with a fresh run deadline, capped at the execution deadline.
 	e.Clock.Advance(45 * time.Minute)
-	if err := e.C.RetryWorkflow(e.Ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.C.RetryWorkflow(e.Ctx, id))
 	wf = e.Workflow(id)
-	Equal(t, "run", wf.RunNumber, 2)
-	Equal(t, "run deadline capped at the execution deadline", wf.RunDeadlineAt, Epoch.Add(time.Hour))
+	assert.Equal(t, 2, wf.RunNumber, "run")
+	assert.Equal(t, Epoch.Add(time.Hour), wf.RunDeadlineAt, "run deadline capped at the execution deadline")
 }

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -48,9 +50,7 @@ func init() {
 func (e *Env) failures(wfID, jobID int64) []*driver.Failure {
 	e.T.Helper()
 	f, err := e.C.Failures(e.Ctx, wfID, jobID)
-	if err != nil {
-		e.T.Fatal(err)
-	}
+	require.NoError(e.T, err)
 	return f
 }
 
@@ -58,9 +58,7 @@ func (e *Env) failures(wfID, jobID int64) []*driver.Failure {
 func (e *Env) enforce() int {
 	e.T.Helper()
 	n, err := deadline.New(e.C).Timeouts(e.Ctx)
-	if err != nil {
-		e.T.Fatal(err)
-	}
+	require.NoError(e.T, err)
 	return n
 }
 
@@ -69,9 +67,7 @@ func (e *Env) enforce() int {
 func (e *Env) sweep() int {
 	e.T.Helper()
 	n, err := deadline.New(e.C).Deadlines(e.Ctx)
-	if err != nil {
-		e.T.Fatalf("deadline sweep: %v", err)
-	}
+	require.NoError(e.T, err, "deadline sweep")
 	return n
 }
 
@@ -80,9 +76,7 @@ func (e *Env) sweep() int {
 func (e *Env) waitTimers() int {
 	e.T.Helper()
 	n, err := deadline.New(e.C).WaitTimers(e.Ctx)
-	if err != nil {
-		e.T.Fatalf("wait timers: %v", err)
-	}
+	require.NoError(e.T, err, "wait timers")
 	return n
 }
 
@@ -91,9 +85,7 @@ func (e *Env) events(id int64) []*driver.WorkflowEvent {
 	e.T.Helper()
 	var events []*driver.WorkflowEvent
 	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
-	if err != nil {
-		e.T.Fatalf("events of workflow %d: %v", id, err)
-	}
+	require.NoErrorf(e.T, err, "events of workflow %d", id)
 	return events
 }
 
@@ -102,9 +94,7 @@ func (e *Env) events(id int64) []*driver.WorkflowEvent {
 func (e *Env) recoverStale() int {
 	e.T.Helper()
 	n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
-	if err != nil {
-		e.T.Fatalf("recover stale: %v", err)
-	}
+	require.NoError(e.T, err, "recover stale")
 	return n
 }
 
@@ -123,36 +113,32 @@ func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
 	w.HandleStep("b", counter(&b, nil))
 	e.Drain(w)
 	e.Clock.Advance(time.Hour)
-	Equal(t, "workflows expired by the run deadline while sleeping", e.sweep(), 1)
+	assert.Equal(t, 1, e.sweep(), "workflows expired by the run deadline while sleeping")
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	Equal(t, "error", wf.ErrorMessage, "Run deadline exceeded")
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, "Run deadline exceeded", wf.ErrorMessage, "error")
 	timer := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: engine.HandlerDelay})
-	Equal(t, "timer job cancelled (buried)", timer.Status, queuety.JobBuried)
+	assert.Equal(t, queuety.JobBuried, timer.Status, "timer job cancelled (buried)")
 	f := e.failures(id, 0)
-	if len(f) != 1 || f[0].Category != driver.FailureTimeout || f[0].TimeoutKind != queuety.TimeoutRun {
-		t.Fatalf("failures = %+v", f)
-	}
+	require.Len(t, f, 1, "failures")
+	assert.Equal(t, driver.FailureTimeout, f[0].Category, "failure category")
+	assert.Equal(t, queuety.TimeoutRun, f[0].TimeoutKind, "failure timeout_kind")
 	e.Clock.Advance(2 * time.Hour)
 	e.Drain(w)
-	Equal(t, "step after the timer ran", b.Load(), int64(0))
+	assert.Equal(t, int64(0), b.Load(), "step after the timer ran")
 }
 
 func testLateAfterRunDeadline(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "wf", RunTimeout: time.Minute, Steps: steps("slow", "next")}, nil)
 	jobs := e.ClaimOne("slow")
 	e.Clock.Advance(2 * time.Minute)
-	if err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0], Output: queuety.State{"x": 1}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0], Output: queuety.State{"x": 1}}))
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
-	Equal(t, "error", wf.ErrorMessage, "Run deadline exceeded")
-	Equal(t, "current step", wf.CurrentStep, 0)
-	if _, ok := e.State(id)["x"]; ok {
-		t.Fatal("the late result was merged")
-	}
-	Equal(t, "jobs", len(e.Jobs(driver.JobFilter{WorkflowID: id})), 1)
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, "Run deadline exceeded", wf.ErrorMessage, "error")
+	assert.Equal(t, 0, wf.CurrentStep, "current step")
+	assert.NotContains(t, e.State(id), "x", "the late result was merged")
+	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 1, "jobs")
 }
 
 func testContinueAsNew(t *testing.T, e *Env) {
@@ -172,112 +158,103 @@ func testContinueAsNew(t *testing.T, e *Env) {
 	w.HandleStep("done", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowCompleted)
-	Equal(t, "execution deadline kept", wf.DeadlineAt, first.DeadlineAt)
-	Equal(t, "run number", wf.RunNumber, 4)
-	Equal(t, "run deadline recomputed", wf.RunDeadlineAt, Epoch.Add(30*time.Minute+time.Hour))
-	if !wf.RunDeadlineAt.After(first.RunDeadlineAt) {
-		t.Fatal("run deadline not refreshed")
-	}
+	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "status")
+	assert.Equal(t, first.DeadlineAt, wf.DeadlineAt, "execution deadline kept")
+	assert.Equal(t, 4, wf.RunNumber, "run number")
+	assert.Equal(t, Epoch.Add(30*time.Minute+time.Hour), wf.RunDeadlineAt, "run deadline recomputed")
+	assert.True(t, wf.RunDeadlineAt.After(first.RunDeadlineAt), "run deadline not refreshed")
 	st := e.State(id)
-	Equal(t, "fresh state each run", len(st), 2)
-	Equal(t, "cursor", st["cursor"], any(int64(3)))
-	if secs, _ := e.rawState(id).Get("_deadline_seconds"); secs != any(int64(86400)) {
-		t.Fatalf("_deadline_seconds lost: %v", secs)
-	}
+	require.Len(t, st, 2, "fresh state each run")
+	assert.Equal(t, any(int64(3)), st["cursor"], "cursor")
+	secs, _ := e.rawState(id).Get("_deadline_seconds")
+	assert.Equal(t, any(int64(86400)), secs, "_deadline_seconds")
 }
 
 func testStartToClose(t *testing.T, e *Env) {
 	id := e.Dispatch("slow", nil, queuety.StartToClose(10*time.Second), queuety.Retry(2, queuety.BackoffSeconds(5)))
 	jobs := e.ClaimOne("slow")
-	Equal(t, "start-to-close deadline", e.Job(id).StartToCloseAt, Epoch.Add(10*time.Second))
-	Equal(t, "ctx deadline in JobInfo", jobs[0].Info().Deadline, Epoch.Add(10*time.Second))
+	assert.Equal(t, Epoch.Add(10*time.Second), e.Job(id).StartToCloseAt, "start-to-close deadline")
+	assert.Equal(t, Epoch.Add(10*time.Second), jobs[0].Info().Deadline, "ctx deadline in JobInfo")
 	e.Clock.Advance(9 * time.Second)
-	Equal(t, "enforced early", e.enforce(), 0)
+	assert.Equal(t, 0, e.enforce(), "enforced early")
 	e.Clock.Advance(2 * time.Second)
-	Equal(t, "enforced", e.enforce(), 1)
+	assert.Equal(t, 1, e.enforce(), "enforced")
 	j := e.Job(id)
-	Equal(t, "status after first timeout", j.Status, queuety.JobPending)
-	Equal(t, "retry due", j.AvailableAt, Epoch.Add(16*time.Second))
-	if errs := e.Complete(jobs...); !errors.Is(errs[0], queuety.ErrStaleAttempt) {
-		t.Fatalf("result of the timed-out attempt: %v", errs[0])
-	}
+	assert.Equal(t, queuety.JobPending, j.Status, "status after first timeout")
+	assert.Equal(t, Epoch.Add(16*time.Second), j.AvailableAt, "retry due")
+	require.ErrorIs(t, e.Complete(jobs...)[0], queuety.ErrStaleAttempt, "result of the timed-out attempt")
 	e.Clock.Advance(5 * time.Second)
 	jobs = e.ClaimOne("slow")
-	Equal(t, "attempt", jobs[0].Job.Attempts, 2)
+	assert.Equal(t, 2, jobs[0].Job.Attempts, "attempt")
 	e.Clock.Advance(11 * time.Second)
-	Equal(t, "enforced", e.enforce(), 1)
+	assert.Equal(t, 1, e.enforce(), "enforced")
 	j = e.Job(id)
-	Equal(t, "status", j.Status, queuety.JobBuried)
+	assert.Equal(t, queuety.JobBuried, j.Status, "status")
 	f := e.failures(0, id)
-	Equal(t, "failure records", len(f), 2)
-	if f[1].Category != driver.FailureTimeout || f[1].TimeoutKind != queuety.TimeoutStartToClose || f[1].Attempt != 2 {
-		t.Fatalf("terminal failure = %+v", f[1])
-	}
-	Contains(t, "error", j.ErrorMessage, "start-to-close deadline expired")
+	require.Len(t, f, 2, "failure records")
+	assert.Equal(t, driver.FailureTimeout, f[1].Category, "terminal failure category")
+	assert.Equal(t, queuety.TimeoutStartToClose, f[1].TimeoutKind, "terminal failure timeout_kind")
+	assert.Equal(t, 2, f[1].Attempt, "terminal failure attempt")
+	assert.Contains(t, j.ErrorMessage, "start-to-close deadline expired", "error")
 }
 
 func testScheduleToCloseDuringBackoff(t *testing.T, e *Env) {
 	id := e.Dispatch("flaky", nil, queuety.ScheduleToClose(60*time.Second), queuety.Retry(10, queuety.BackoffSeconds(30)))
 	e.Clock.Advance(10 * time.Second)
 	jobs := e.ClaimOne("flaky")
-	if err := e.Fail(jobs[0], errors.New("503")); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "retry due", e.Job(id).AvailableAt, Epoch.Add(40*time.Second))
+	require.NoError(t, e.Fail(jobs[0], errors.New("503")))
+	assert.Equal(t, Epoch.Add(40*time.Second), e.Job(id).AvailableAt, "retry due")
 	e.Clock.Advance(51 * time.Second) // nobody picked it up; the whole-job deadline passes
-	Equal(t, "enforced", e.enforce(), 1)
+	assert.Equal(t, 1, e.enforce(), "enforced")
 	j := e.Job(id)
-	Equal(t, "status (terminal with 9 attempts left)", j.Status, queuety.JobBuried)
+	assert.Equal(t, queuety.JobBuried, j.Status, "status (terminal with 9 attempts left)")
 	f := e.failures(0, id)
-	if last := f[len(f)-1]; last.Category != driver.FailureTimeout || last.TimeoutKind != queuety.TimeoutScheduleToClose {
-		t.Fatalf("failures = %+v", f)
-	}
+	require.NotEmpty(t, f, "failures")
+	last := f[len(f)-1]
+	assert.Equal(t, driver.FailureTimeout, last.Category, "last failure category")
+	assert.Equal(t, queuety.TimeoutScheduleToClose, last.TimeoutKind, "last failure timeout_kind")
 }
 
 func testScheduleToCloseNoTime(t *testing.T, e *Env) {
 	id := e.Dispatch("flaky", nil, queuety.ScheduleToClose(60*time.Second), queuety.Retry(10, queuety.BackoffSeconds(120)))
 	jobs := e.ClaimOne("flaky")
-	if err := e.Fail(jobs[0], errors.New("503")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.Fail(jobs[0], errors.New("503")))
 	j := e.Job(id)
-	Equal(t, "status: the next attempt could only start after the deadline", j.Status, queuety.JobBuried)
-	Contains(t, "error", j.ErrorMessage, "schedule-to-close", "503")
+	assert.Equal(t, queuety.JobBuried, j.Status, "status: the next attempt could only start after the deadline")
+	assert.Contains(t, j.ErrorMessage, "schedule-to-close", "error")
+	assert.Contains(t, j.ErrorMessage, "503", "error")
 }
 
 func testScheduleToStartFreshWindow(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.ScheduleToStart(30*time.Second), queuety.Retry(3, queuety.BackoffSeconds(5)))
-	Equal(t, "initial window", e.Job(id).ScheduleToStartAt, Epoch.Add(30*time.Second))
+	assert.Equal(t, Epoch.Add(30*time.Second), e.Job(id).ScheduleToStartAt, "initial window")
 	e.Clock.Advance(20 * time.Second)
 	jobs := e.ClaimOne("h")
-	Equal(t, "window closed at claim", e.Job(id).ScheduleToStartAt, time.Time{})
-	if err := e.Fail(jobs[0], errors.New("boom")); err != nil {
-		t.Fatal(err)
-	}
+	assert.Equal(t, time.Time{}, e.Job(id).ScheduleToStartAt, "window closed at claim")
+	require.NoError(t, e.Fail(jobs[0], errors.New("boom")))
 	j := e.Job(id)
-	Equal(t, "fresh window after a failure retry (due + 30 s)", j.ScheduleToStartAt, Epoch.Add(55*time.Second))
+	assert.Equal(t, Epoch.Add(55*time.Second), j.ScheduleToStartAt, "fresh window after a failure retry (due + 30 s)")
 	e.Clock.Set(Epoch.Add(34 * time.Second)) // past the first window, inside the fresh one
-	Equal(t, "enforced against the old window", e.enforce(), 0)
-	Equal(t, "status", e.Job(id).Status, queuety.JobPending)
+	assert.Equal(t, 0, e.enforce(), "enforced against the old window")
+	assert.Equal(t, queuety.JobPending, e.Job(id).Status, "status")
 }
 
 func testScheduleToStartTimeout(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.ScheduleToStart(30*time.Second), queuety.Retry(2, queuety.BackoffSeconds(0)))
 	e.Clock.Advance(31 * time.Second)
-	Equal(t, "enforced", e.enforce(), 1)
+	assert.Equal(t, 1, e.enforce(), "enforced")
 	j := e.Job(id)
-	Equal(t, "status after the first queue timeout", j.Status, queuety.JobPending)
-	Equal(t, "the timed-out wait counts as an attempt", j.Attempts, 1)
-	Equal(t, "fresh window", j.ScheduleToStartAt, e.Clock.Now().Truncate(time.Second).Add(30*time.Second))
+	assert.Equal(t, queuety.JobPending, j.Status, "status after the first queue timeout")
+	assert.Equal(t, 1, j.Attempts, "the timed-out wait counts as an attempt")
+	assert.Equal(t, e.Clock.Now().Truncate(time.Second).Add(30*time.Second), j.ScheduleToStartAt, "fresh window")
 	e.Clock.Advance(31 * time.Second)
-	Equal(t, "enforced", e.enforce(), 1)
-	Equal(t, "status", e.Job(id).Status, queuety.JobBuried)
+	assert.Equal(t, 1, e.enforce(), "enforced")
+	assert.Equal(t, queuety.JobBuried, e.Job(id).Status, "status")
 	// A claim after the window also times out instead of running.
 	late := e.Dispatch("h2", nil, queuety.ScheduleToStart(10*time.Second), queuety.MaxAttempts(1))
 	e.Clock.Advance(11 * time.Second)
-	Equal(t, "claimed past schedule-to-start", len(e.Claim(1, "h2")), 0)
-	Equal(t, "status", e.Job(late).Status, queuety.JobBuried)
+	assert.Empty(t, e.Claim(1, "h2"), "claimed past schedule-to-start")
+	assert.Equal(t, queuety.JobBuried, e.Job(late).Status, "status")
 }
 
 func testHeartbeatTimeout(t *testing.T, e *Env) {
@@ -287,27 +264,24 @@ func testHeartbeatTimeout(t *testing.T, e *Env) {
 	id := e.Start(def, nil)
 	jobs := e.ClaimOne("crunch")
 	j := e.Job(jobs[0].Job.ID)
-	Equal(t, "heartbeat deadline at claim", j.HeartbeatDeadline, Epoch.Add(20*time.Second))
+	assert.Equal(t, Epoch.Add(20*time.Second), j.HeartbeatDeadline, "heartbeat deadline at claim")
 	e.Clock.Advance(15 * time.Second)
-	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], []byte(`{"done":10}`)); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "deadline pushed out", e.Job(j.ID).HeartbeatDeadline, Epoch.Add(35*time.Second))
+	require.NoError(t, engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], []byte(`{"done":10}`)))
+	assert.Equal(t, Epoch.Add(35*time.Second), e.Job(j.ID).HeartbeatDeadline, "deadline pushed out")
 	e.Clock.Advance(15 * time.Second)
-	Equal(t, "enforced before the new deadline", e.enforce(), 0)
+	assert.Equal(t, 0, e.enforce(), "enforced before the new deadline")
 	e.Clock.Advance(6 * time.Second)
-	Equal(t, "enforced", e.enforce(), 1)
-	Equal(t, "retried", e.Job(j.ID).Status, queuety.JobPending)
-	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil); !errors.Is(err, queuety.ErrStaleAttempt) {
-		t.Fatalf("heartbeat after the timeout: %v", err)
-	}
+	assert.Equal(t, 1, e.enforce(), "enforced")
+	assert.Equal(t, queuety.JobPending, e.Job(j.ID).Status, "retried")
+	require.ErrorIs(t, engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil), queuety.ErrStaleAttempt, "heartbeat after the timeout")
 	second := e.ClaimOne("crunch")
-	Equal(t, "next attempt reads the last details", string(second[0].Info().LastDetails), `{"done":10}`)
+	assert.Equal(t, `{"done":10}`, string(second[0].Info().LastDetails), "next attempt reads the last details")
 	e.Clock.Advance(21 * time.Second)
-	Equal(t, "enforced", e.enforce(), 1)
+	assert.Equal(t, 1, e.enforce(), "enforced")
 	wf := e.Workflow(id)
-	Equal(t, "workflow failed", wf.Status, queuety.WorkflowFailed)
-	Contains(t, "error", wf.ErrorMessage, "heartbeat deadline expired", "last heartbeat: never")
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "workflow failed")
+	assert.Contains(t, wf.ErrorMessage, "heartbeat deadline expired", "error")
+	assert.Contains(t, wf.ErrorMessage, "last heartbeat: never", "error")
 }
 
 func testHeartbeatFencesScan(t *testing.T, e *Env) {
@@ -319,21 +293,15 @@ func testHeartbeatFencesScan(t *testing.T, e *Env) {
 		found, err = tx.JobFindTimedOut(e.Ctx, driver.TimedOutParams{Now: e.Clock.Now(), Limit: 10})
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "scan found the job", len(found), 1)
-	if err := engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil); err != nil { // arrives between scan and enforcement
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	assert.Len(t, found, 1, "scan found the job")
+	// The heartbeat arrives between scan and enforcement.
+	require.NoError(t, engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil))
 	acted, err := engine.OfClient(e.C).EnforceTimeout(e.Ctx, id)
-	if err != nil || acted {
-		t.Fatalf("enforced despite the heartbeat: %v %v", acted, err)
-	}
-	Equal(t, "status", e.Job(id).Status, queuety.JobProcessing)
-	if errs := e.Complete(jobs...); errs[0] != nil {
-		t.Fatal(errs[0])
-	}
+	require.NoError(t, err, "enforce")
+	assert.False(t, acted, "enforced despite the heartbeat")
+	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status")
+	require.NoError(t, e.Complete(jobs...)[0])
 }
 
 func testConcurrentEnforcers(t *testing.T, e *Env) {
@@ -348,18 +316,16 @@ func testConcurrentEnforcers(t *testing.T, e *Env) {
 		go func() {
 			defer wg.Done()
 			ok, err := engine.OfClient(c).EnforceTimeout(context.Background(), id)
-			if err != nil {
-				t.Errorf("enforce: %v", err)
-			}
+			assert.NoError(t, err, "enforce")
 			if ok {
 				acted.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
-	Equal(t, "enforcers that acted", acted.Load(), int64(1))
-	Equal(t, "terminal failure records", len(e.failures(0, id)), 1)
-	Equal(t, "buried log rows", len(e.Logs(driver.LogFilter{JobID: id, Event: driver.LogBuried})), 1)
+	assert.Equal(t, int64(1), acted.Load(), "enforcers that acted")
+	assert.Len(t, e.failures(0, id), 1, "terminal failure records")
+	assert.Len(t, e.Logs(driver.LogFilter{JobID: id, Event: driver.LogBuried}), 1, "buried log rows")
 }
 
 func testLateAfterRedelivery(t *testing.T, e *Env) {
@@ -367,34 +333,29 @@ func testLateAfterRedelivery(t *testing.T, e *Env) {
 	first := e.ClaimOne("a")
 	info1 := first[0].Info()
 	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Minute)
-	Equal(t, "recovered", e.recoverStale(), 1)
+	assert.Equal(t, 1, e.recoverStale(), "recovered")
 	e.Clock.Advance(10 * time.Minute) // past the backoff
 	second := e.ClaimOne("a")
 	info2 := second[0].Info()
-	Equal(t, "execution id is stable", info2.JobID, info1.JobID)
-	if info2.AttemptID == info1.AttemptID || info2.Attempt != 2 {
-		t.Fatalf("attempt identity: %+v vs %+v", info1, info2)
-	}
+	assert.Equal(t, info1.JobID, info2.JobID, "execution id is stable")
+	assert.NotEqual(t, info1.AttemptID, info2.AttemptID, "attempt id of the redelivery")
+	assert.Equal(t, 2, info2.Attempt, "attempt of the redelivery")
 	err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"from": "attempt 1"}})
-	if !errors.Is(err, queuety.ErrStaleAttempt) {
-		t.Fatalf("late completion from attempt 1: %v", err)
-	}
-	Equal(t, "current step unchanged", e.Workflow(id).CurrentStep, 0)
-	if err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: second[0], Output: queuety.State{"from": "attempt 2"}}); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "state from the owning attempt", e.State(id).String("from"), "attempt 2")
+	require.ErrorIs(t, err, queuety.ErrStaleAttempt, "late completion from attempt 1")
+	assert.Equal(t, 0, e.Workflow(id).CurrentStep, "current step unchanged")
+	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: second[0], Output: queuety.State{"from": "attempt 2"}}))
+	assert.Equal(t, "attempt 2", e.State(id).String("from"), "state from the owning attempt")
 }
 
 func testMicrosecondDeadlines(t *testing.T, e *Env) {
 	e.Clock.Set(Epoch.Add(500 * time.Millisecond))
 	id := e.Dispatch("h", nil, queuety.StartToClose(1100*time.Millisecond))
 	e.ClaimOne("h")
-	Equal(t, "deadline keeps microseconds", e.Job(id).StartToCloseAt, Epoch.Add(1600*time.Millisecond))
+	assert.Equal(t, Epoch.Add(1600*time.Millisecond), e.Job(id).StartToCloseAt, "deadline keeps microseconds")
 	e.Clock.Set(Epoch.Add(1500 * time.Millisecond))
-	Equal(t, "enforced 100 ms early", e.enforce(), 0)
+	assert.Equal(t, 0, e.enforce(), "enforced 100 ms early")
 	e.Clock.Set(Epoch.Add(1700 * time.Millisecond))
-	Equal(t, "enforced in the same second", e.enforce(), 1)
+	assert.Equal(t, 1, e.enforce(), "enforced in the same second")
 }
 
 func testTimeoutPriority(t *testing.T, e *Env) {
@@ -402,19 +363,17 @@ func testTimeoutPriority(t *testing.T, e *Env) {
 		queuety.ScheduleToClose(20*time.Second), queuety.MaxAttempts(3))
 	e.ClaimOne("h")
 	e.Clock.Advance(time.Minute) // every deadline has passed
-	Equal(t, "enforced", e.enforce(), 1)
+	assert.Equal(t, 1, e.enforce(), "enforced")
 	f := e.failures(0, id)
-	if len(f) != 1 || f[0].TimeoutKind != queuety.TimeoutScheduleToClose {
-		t.Fatalf("recorded = %+v", f)
-	}
+	require.Len(t, f, 1, "failures")
+	assert.Equal(t, queuety.TimeoutScheduleToClose, f[0].TimeoutKind, "recorded timeout_kind")
 	id2 := e.Dispatch("h2", nil, queuety.StartToClose(10*time.Second), queuety.HeartbeatTimeout(5*time.Second), queuety.MaxAttempts(3))
 	e.ClaimOne("h2")
 	e.Clock.Advance(time.Minute)
-	Equal(t, "enforced", e.enforce(), 1)
+	assert.Equal(t, 1, e.enforce(), "enforced")
 	f = e.failures(0, id2)
-	if len(f) != 1 || f[0].TimeoutKind != queuety.TimeoutHeartbeat {
-		t.Fatalf("recorded = %+v", f)
-	}
+	require.Len(t, f, 1, "failures")
+	assert.Equal(t, queuety.TimeoutHeartbeat, f[0].TimeoutKind, "recorded timeout_kind")
 }
 
 // waitDef is a workflow waiting for "approve" with a timeout.
@@ -440,45 +399,37 @@ func testSignalTimerRace(t *testing.T, e *Env) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if err := sigClient.Signal(context.Background(), id, "approve", queuety.State{"by": "ops"}); err != nil {
-				t.Errorf("signal: %v", err)
-			}
+			assert.NoError(t, sigClient.Signal(context.Background(), id, "approve", queuety.State{"by": "ops"}), "signal")
 		}()
 		go func() {
 			defer wg.Done()
-			if _, _, err := engine.OfClient(timerClient).FireWaitTimeouts(context.Background(), 5); err != nil {
-				t.Errorf("timer: %v", err)
-			}
+			_, _, err := engine.OfClient(timerClient).FireWaitTimeouts(context.Background(), 5)
+			assert.NoError(t, err, "timer")
 		}()
 	}
 	wg.Wait()
 	for _, id := range ids {
 		wf := e.Workflow(id)
-		Equal(t, "resumed", wf.Status, queuety.WorkflowRunning)
-		Equal(t, "step", wf.CurrentStep, 1)
+		assert.Equal(t, queuety.WorkflowRunning, wf.Status, "resumed")
+		assert.Equal(t, 1, wf.CurrentStep, "step")
 		st := e.State(id)
 		timedOut, ok := st[queuety.TimedOutKey("approve")].(bool)
-		if !ok {
-			t.Fatalf("workflow %d: no timed-out marker in %v", id, st)
-		}
-		if _, hasPayload := st["by"]; hasPayload == timedOut {
-			t.Fatalf("workflow %d: timed_out=%v but payload present=%v", id, timedOut, hasPayload)
-		}
-		Equal(t, "next step enqueued once", len(e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "next"})), 1)
+		require.Truef(t, ok, "workflow %d: no timed-out marker in %v", id, st)
+		_, hasPayload := st["by"]
+		assert.NotEqualf(t, timedOut, hasPayload, "workflow %d: the signal payload is present exactly when the signal won (timed_out=%v)", id, timedOut)
+		assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "next"}), 1, "next step enqueued once")
 		resumed := 0
 		for _, ev := range e.events(id) {
 			if ev.Event == driver.EventWorkflowResumed {
 				resumed++
 			}
 		}
-		Equal(t, "workflow_resumed events", resumed, 1)
+		assert.Equal(t, 1, resumed, "workflow_resumed events")
 		loser := false
 		for _, l := range e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogDebug}) {
 			loser = loser || strings.Contains(string(l.Context), "signal_ignored") || strings.Contains(string(l.Context), "timer_cancelled")
 		}
-		if !loser {
-			t.Fatalf("workflow %d: the loser was not recorded", id)
-		}
+		assert.Truef(t, loser, "workflow %d: the loser was not recorded", id)
 	}
 }
 
@@ -492,20 +443,16 @@ func testSignalTimeout(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	Equal(t, "wait deadline", wf.WaitDeadlineAt, Epoch.Add(time.Hour))
+	assert.Equal(t, Epoch.Add(time.Hour), wf.WaitDeadlineAt, "wait deadline")
 	e.Clock.Advance(59 * time.Minute)
-	Equal(t, "timers fired a minute early", e.waitTimers(), 0)
+	assert.Equal(t, 0, e.waitTimers(), "timers fired a minute early")
 	e.Clock.Advance(time.Minute)
-	Equal(t, "timers fired when due", e.waitTimers(), 1)
+	assert.Equal(t, 1, e.waitTimers(), "timers fired when due")
 	e.Drain(w)
-	Equal(t, "next step saw the timed-out marker", seen.Load(), any(true))
-	Equal(t, "status", e.Workflow(id).Status, queuety.WorkflowCompleted)
-	if err := e.C.Signal(e.Ctx, id, "approve", queuety.State{"late": true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := e.State(id)["late"]; ok {
-		t.Fatal("a late signal changed the state")
-	}
+	assert.Equal(t, any(true), seen.Load(), "next step saw the timed-out marker")
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	require.NoError(t, e.C.Signal(e.Ctx, id, "approve", queuety.State{"late": true}))
+	assert.NotContains(t, e.State(id), "late", "a late signal changed the state")
 }
 
 func testSignalBeatsTimer(t *testing.T, e *Env) {
@@ -514,15 +461,13 @@ func testSignalBeatsTimer(t *testing.T, e *Env) {
 	w.HandleStep("next", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
 	e.Clock.Advance(30 * time.Minute)
-	if err := e.C.Signal(e.Ctx, id, "approve", queuety.State{"by": "ana"}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.C.Signal(e.Ctx, id, "approve", queuety.State{"by": "ana"}))
 	st := e.State(id)
-	Equal(t, "timed out", st[queuety.TimedOutKey("approve")], any(false))
-	Equal(t, "payload merged", st.String("by"), "ana")
-	Equal(t, "timer cancelled", e.Workflow(id).WaitDeadlineAt, time.Time{})
+	assert.Equal(t, any(false), st[queuety.TimedOutKey("approve")], "timed out")
+	assert.Equal(t, "ana", st.String("by"), "payload merged")
+	assert.Equal(t, time.Time{}, e.Workflow(id).WaitDeadlineAt, "timer cancelled")
 	e.Clock.Advance(time.Hour)
-	Equal(t, "cancelled timers fired", e.waitTimers(), 0)
+	assert.Equal(t, 0, e.waitTimers(), "cancelled timers fired")
 }
 
 func testStepNonRetryable(t *testing.T, e *Env) {
@@ -534,13 +479,14 @@ func testStepNonRetryable(t *testing.T, e *Env) {
 		return nil, queuety.NonRetryable(errors.New("schema mismatch"))
 	})
 	e.Drain(w)
-	Equal(t, "attempts used", calls.Load(), int64(1))
+	assert.Equal(t, int64(1), calls.Load(), "attempts used")
 	wf := e.Workflow(id)
-	Equal(t, "status", wf.Status, queuety.WorkflowFailed)
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
 	f := e.failures(id, 0)
-	if len(f) != 1 || !f[0].NonRetryable || f[0].Attempt != 1 || f[0].Category != driver.FailureApplication {
-		t.Fatalf("failures = %+v", f)
-	}
+	require.Len(t, f, 1, "failures")
+	assert.True(t, f[0].NonRetryable, "failure non_retryable")
+	assert.Equal(t, 1, f[0].Attempt, "failure attempt")
+	assert.Equal(t, driver.FailureApplication, f[0].Category, "failure category")
 }
 
 func testPolicySnapshot(t *testing.T, e *Env) {
@@ -550,9 +496,8 @@ func testPolicySnapshot(t *testing.T, e *Env) {
 	}}
 	id := e.Start(def, nil)
 	job := e.OneJob(driver.JobFilter{WorkflowID: id})
-	Equal(t, "payload carries the policy", string(job.Payload),
-		`{"__queuety_runtime":{"max_attempts":4,"backoff":[7,11],"timeout_seconds":90,"schedule_to_start_ms":60000,"start_to_close_ms":90000}}`)
-	Equal(t, "max_attempts column", job.MaxAttempts, 4)
+	assert.Equal(t, `{"__queuety_runtime":{"max_attempts":4,"backoff":[7,11],"timeout_seconds":90,"schedule_to_start_ms":60000,"start_to_close_ms":90000}}`, string(job.Payload), "payload carries the policy")
+	assert.Equal(t, 4, job.MaxAttempts, "max_attempts column")
 	// A later deploy changes the definition; the enqueued step keeps its rules.
 	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
 		wf, err := tx.WorkflowGet(e.Ctx, id, driver.LockUpdate)
@@ -566,14 +511,10 @@ func testPolicySnapshot(t *testing.T, e *Env) {
 		wf.State = []byte(changed)
 		return tx.WorkflowUpdate(e.Ctx, wf)
 	})
-	if err != nil {
-		t.Fatalf("change the stored definition: %v", err)
-	}
+	require.NoError(t, err, "change the stored definition")
 	claimed := e.ClaimOne("a")
-	if err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: claimed[0], Err: errors.New("x"), StartedAt: e.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	Equal(t, "backoff from the step's own policy", e.Job(job.ID).AvailableAt, Epoch.Add(7*time.Second))
+	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: claimed[0], Err: errors.New("x"), StartedAt: e.Clock.Now()}))
+	assert.Equal(t, Epoch.Add(7*time.Second), e.Job(job.ID).AvailableAt, "backoff from the step's own policy")
 }
 
 func testHandlerContext(t *testing.T, e *Env) {
@@ -603,44 +544,53 @@ func testHandlerContext(t *testing.T, e *Env) {
 		return nil
 	})
 	e.Drain(w)
-	Equal(t, "attempts", len(infos), 2)
-	Equal(t, "ctx deadlines seen", len(deadlines), 2)
-	Equal(t, "same execution id", infos[0].JobID, infos[1].JobID)
-	if infos[0].AttemptID == infos[1].AttemptID || infos[1].Attempt != 2 || infos[1].MaxAttempts != 2 {
-		t.Fatalf("infos = %+v", infos)
-	}
+	require.Len(t, infos, 2, "attempts")
+	assert.Len(t, deadlines, 2, "ctx deadlines seen")
+	assert.Equal(t, infos[1].JobID, infos[0].JobID, "same execution id")
+	assert.NotEqual(t, infos[0].AttemptID, infos[1].AttemptID, "attempt ids")
+	assert.Equal(t, 2, infos[1].Attempt, "second attempt number")
+	assert.Equal(t, 2, infos[1].MaxAttempts, "max attempts")
 	for _, d := range deadlines {
-		if d <= 50*time.Second || d > time.Minute {
-			t.Fatalf("ctx deadline %s away, want about 1 minute", d)
-		}
+		assert.Greater(t, d, 50*time.Second, "ctx deadline, want about 1 minute away")
+		assert.LessOrEqual(t, d, time.Minute, "ctx deadline, want about 1 minute away")
 	}
-	Equal(t, "status", e.Job(infos[0].JobID).Status, queuety.JobCompleted)
+	assert.Equal(t, queuety.JobCompleted, e.Job(infos[0].JobID).Status, "status")
 }
 
 func testHeartbeatThrottle(t *testing.T, e *Env) {
 	id := e.Dispatch("crunch", nil, queuety.HeartbeatTimeout(10*time.Second))
 	w := e.Worker(nil)
 	var results []string
+	// read records the stored heartbeat; it runs in the worker's goroutine,
+	// so it reports a failed read through assert and the handler's error.
+	read := func(ctx context.Context) error {
+		j, err := e.C.Job(ctx, id)
+		if !assert.NoError(t, err, "read the job from the handler") {
+			return err
+		}
+		results = append(results, string(j.HeartbeatData), j.LastHeartbeatAt.Sub(Epoch).String())
+		return nil
+	}
 	w.HandleJob("crunch", func(ctx context.Context, _ queuety.Payload) error {
 		_ = queuety.Heartbeat(ctx, map[string]int{"n": 1}) // sent at once
 		e.Clock.Advance(3 * time.Second)
 		_ = queuety.Heartbeat(ctx, map[string]int{"n": 2}) // inside the 8 s window: buffered
-		j := e.Job(id)
-		results = append(results, string(j.HeartbeatData), j.LastHeartbeatAt.Sub(Epoch).String())
+		if err := read(ctx); err != nil {
+			return err
+		}
 		e.Clock.Advance(6 * time.Second)
 		_ = queuety.Heartbeat(ctx, map[string]int{"n": 3}) // window over: sent, replacing n=2
-		j = e.Job(id)
-		results = append(results, string(j.HeartbeatData), j.LastHeartbeatAt.Sub(Epoch).String())
+		if err := read(ctx); err != nil {
+			return err
+		}
 		_ = queuety.Heartbeat(ctx, map[string]int{"n": 4}) // buffered; flushed when the handler returns
 		return nil
 	})
 	e.Drain(w)
-	Equal(t, "results", strings.Join(results, " "), `{"n":1} 0s {"n":3} 9s`)
-	Equal(t, "buffered details flushed at the end", string(e.Job(id).HeartbeatData), `{"n":4}`)
+	assert.Equal(t, `{"n":1} 0s {"n":3} 9s`, strings.Join(results, " "), "results")
+	assert.Equal(t, `{"n":4}`, string(e.Job(id).HeartbeatData), "buffered details flushed at the end")
 	var raw json.RawMessage = e.Job(id).HeartbeatData
-	if !json.Valid(raw) {
-		t.Fatal("heartbeat_data is not JSON")
-	}
+	assert.True(t, json.Valid(raw), "heartbeat_data is not JSON")
 }
 
 func testTimeoutValidation(t *testing.T, e *Env) {
@@ -656,16 +606,15 @@ func testTimeoutValidation(t *testing.T, e *Env) {
 		"run":       {run, "run timeout must be at least 1 second"},
 	} {
 		_, err := e.C.DispatchWorkflow(e.Ctx, c.def, nil)
-		if !errors.Is(err, queuety.ErrInvalidTimeout) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v", what, err)
+		if assert.ErrorIs(t, err, queuety.ErrInvalidTimeout, what) {
+			assert.Contains(t, err.Error(), c.want, what)
 		}
 	}
 	_, err := e.C.Dispatch(e.Ctx, "h", nil, queuety.ScheduleToStart(999*time.Millisecond))
-	if !errors.Is(err, queuety.ErrInvalidTimeout) || !strings.Contains(err.Error(), "schedule-to-start timeout must be at least 1 second") {
-		t.Errorf("schedule-to-start: %v", err)
+	if assert.ErrorIs(t, err, queuety.ErrInvalidTimeout, "schedule-to-start") {
+		assert.Contains(t, err.Error(), "schedule-to-start timeout must be at least 1 second", "schedule-to-start")
 	}
 	wait := queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuety.StepWaitForSignal, Signal: "s", Timeout: time.Millisecond}}}
-	if _, err := e.C.DispatchWorkflow(e.Ctx, wait, nil); !errors.Is(err, queuety.ErrInvalidTimeout) {
-		t.Errorf("signal timeout: %v", err)
-	}
+	_, err = e.C.DispatchWorkflow(e.Ctx, wait, nil)
+	assert.ErrorIs(t, err, queuety.ErrInvalidTimeout, "signal timeout")
 }

@@ -1,0 +1,189 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// The driver cases of JobClaim and JobHasDue: which jobs a claim may take
+// (driver.ClaimParams) and in which order.
+func init() {
+	registerDriver("Claim/Order", testDriverClaimOrder)
+	registerDriver("Claim/MarksRowsProcessing", testDriverClaimMarks)
+	registerDriver("Claim/OnlyDueJobs", testDriverClaimDue)
+	registerDriver("Claim/OnlyPendingJobsOfTheQueue", testDriverClaimQueueStatus)
+	registerDriver("Claim/OnlyListedHandlers", testDriverClaimHandlers)
+	registerDriver("Claim/SkipsPausedQueues", testDriverClaimPaused)
+	registerDriver("Claim/WaitsForDependency", testDriverClaimDependsOn)
+	registerDriver("Claim/FollowsWorkflowStatus", testDriverClaimWorkflowStatus)
+	registerDriver("Claim/HasDueReadsWithoutClaiming", testDriverHasDue)
+}
+
+func testDriverClaimOrder(t *testing.T, d *DriverEnv) {
+	job := func(p driver.Priority, due time.Duration) *driver.Job {
+		j := newJob("default", "h")
+		j.Priority, j.AvailableAt = p, Epoch.Add(due)
+		return j
+	}
+	// Inserted in an order that is neither the claim order nor its reverse.
+	ids := d.insertJobs(
+		job(driver.PriorityLow, -10*time.Second),    // 0
+		job(driver.PriorityUrgent, -5*time.Second),  // 1
+		job(driver.PriorityUrgent, -20*time.Second), // 2
+		job(driver.PriorityNormal, 0),               // 3
+		job(driver.PriorityLow, -10*time.Second),    // 4: due with 0, later id
+		job(driver.PriorityHigh, -time.Second),      // 5
+		job(driver.PriorityLow, -30*time.Second),    // 6
+	)
+	first := d.claim(claimParams("default", Epoch, 3, "h"))
+	assert.Equal(t, []int64{ids[2], ids[1], ids[5]}, jobIDs(first), "first claim: urgent by due time, then high")
+	rest := d.claim(claimParams("default", Epoch, 10, "h"))
+	assert.Equal(t, []int64{ids[3], ids[6], ids[0], ids[4]}, jobIDs(rest), "second claim: normal, then low by due time and id")
+	assert.Empty(t, d.claim(claimParams("default", Epoch, 10, "h")), "third claim")
+}
+
+func testDriverClaimMarks(t *testing.T, d *DriverEnv) {
+	a := newJob("default", "h")
+	a.Attempts = 2 // a retried job: the claim starts attempt 3
+	ids := d.insertJobs(a, newJob("default", "h"))
+	now := Epoch.Add(90*time.Second + 400*time.Millisecond)
+	p := claimParams("default", now, 10, "h")
+	p.Token = 424242
+	claimed := d.claim(p)
+	require.Len(t, claimed, 2, "claimed")
+	stored := inTx(d, func(tx driver.Tx) ([]*driver.Job, error) { return tx.JobGetMany(d.Ctx, ids, driver.LockNone) })
+	require.Len(t, stored, 2, "stored rows")
+	for i, want := range []int{3, 1} {
+		for what, j := range map[string]*driver.Job{"returned": claimed[i], "stored": stored[i]} {
+			assert.Equalf(t, ids[i], j.ID, "%s row %d: id", what, i)
+			assert.Equalf(t, driver.JobProcessing, j.Status, "%s row %d: status", what, i)
+			assert.Equalf(t, want, j.Attempts, "%s row %d: attempts", what, i)
+			assert.Equalf(t, int64(424242), j.ClaimToken, "%s row %d: claim_token", what, i)
+			assert.Equalf(t, Epoch.Add(90*time.Second), j.ReservedAt, "%s row %d: reserved_at (now, second precision)", what, i)
+			assert.Equalf(t, "h", j.Handler, "%s row %d: handler", what, i)
+			assert.Equalf(t, `{}`, string(j.Payload), "%s row %d: payload", what, i)
+		}
+	}
+}
+
+func testDriverClaimDue(t *testing.T, d *DriverEnv) {
+	due := newJob("default", "h")
+	later := newJob("default", "h")
+	later.AvailableAt = Epoch.Add(time.Second)
+	ids := d.insertJobs(due, later)
+	// now is truncated to the second, as available_at is.
+	assert.Equal(t, []int64{ids[0]}, jobIDs(d.claim(claimParams("default", Epoch.Add(999*time.Millisecond), 10, "h"))),
+		"claimed before the second job is due")
+	assert.Equal(t, []int64{ids[1]}, jobIDs(d.claim(claimParams("default", Epoch.Add(time.Second), 10, "h"))),
+		"claimed when due")
+}
+
+func testDriverClaimQueueStatus(t *testing.T, d *DriverEnv) {
+	with := func(q string, status driver.JobStatus) *driver.Job {
+		j := newJob(q, "h")
+		j.Status = status
+		return j
+	}
+	ids := d.insertJobs(with("other", driver.JobPending), with("q", driver.JobProcessing), with("q", driver.JobCompleted),
+		with("q", driver.JobFailed), with("q", driver.JobBuried), with("q", driver.JobPending))
+	assert.Equal(t, []int64{ids[5]}, jobIDs(d.claim(claimParams("q", Epoch, 10, "h"))), "claimed from q")
+	assert.Equal(t, driver.JobProcessing, d.job(ids[1]).Status, "the processing job")
+	assert.Equal(t, 0, d.job(ids[1]).Attempts, "attempts of the processing job (not claimed again)")
+	assert.Equal(t, driver.JobPending, d.job(ids[0]).Status, "the job of the other queue")
+}
+
+func testDriverClaimHandlers(t *testing.T, d *DriverEnv) {
+	ids := d.insertJobs(newJob("default", "a"), newJob("default", "b"), newJob("default", "c"))
+	assert.Empty(t, d.claim(claimParams("default", Epoch, 10)), "claimed with no handlers")
+	assert.Empty(t, d.claim(claimParams("default", Epoch, 0, "a", "b", "c")), "claimed with a limit of 0")
+	assert.False(t, d.hasDue(claimParams("default", Epoch, 10)), "due with no handlers")
+	assert.Equal(t, []int64{ids[0], ids[2]}, jobIDs(d.claim(claimParams("default", Epoch, 10, "a", "c", "z"))), "claimed for a, c and z")
+	b := d.job(ids[1])
+	assert.Equal(t, driver.JobPending, b.Status, "status of the job no handler was given for")
+	assert.Equal(t, 0, b.Attempts, "attempts of the job no handler was given for")
+}
+
+func testDriverClaimPaused(t *testing.T, d *DriverEnv) {
+	ids := d.insertJobs(newJob("q", "h"), newJob("other", "h"))
+	d.Tx(func(tx driver.Tx) error { return tx.QueueSetPaused(d.Ctx, "q", true, Epoch) })
+	assert.False(t, d.hasDue(claimParams("q", Epoch, 10, "h")), "due in the paused queue")
+	assert.Empty(t, d.claim(claimParams("q", Epoch, 10, "h")), "claimed from the paused queue")
+	assert.Equal(t, []int64{ids[1]}, jobIDs(d.claim(claimParams("other", Epoch, 10, "h"))), "claimed from another queue")
+	d.Tx(func(tx driver.Tx) error { return tx.QueueSetPaused(d.Ctx, "q", false, Epoch) })
+	assert.Equal(t, []int64{ids[0]}, jobIDs(d.claim(claimParams("q", Epoch, 10, "h"))), "claimed after resuming")
+}
+
+func testDriverClaimDependsOn(t *testing.T, d *DriverEnv) {
+	dep := d.insertJob(newJob("default", "first"))
+	after := func(dependsOn int64) *driver.Job {
+		j := newJob("default", "then")
+		j.DependsOn = dependsOn
+		return j
+	}
+	buried := newJob("default", "other")
+	buried.Status = driver.JobBuried
+	buriedID := d.insertJob(buried)
+	ids := d.insertJobs(after(dep), after(buriedID), after(dep+1000))
+	then := claimParams("default", Epoch, 10, "then")
+	assert.Empty(t, d.claim(then), "claimed while the dependency is pending")
+	require.Len(t, d.claim(claimParams("default", Epoch, 10, "first")), 1, "claimed the dependency")
+	assert.False(t, d.hasDue(then), "due while the dependency is processing")
+	assert.Empty(t, d.claim(then), "claimed while the dependency is processing")
+	d.Tx(func(tx driver.Tx) error { return tx.JobComplete(d.Ctx, []int64{dep}, Epoch) })
+	assert.True(t, d.hasDue(then), "due once the dependency completed")
+	assert.Equal(t, []int64{ids[0]}, jobIDs(d.claim(then)),
+		"claimed once the dependency completed (not those waiting on a buried or missing job)")
+}
+
+func testDriverClaimWorkflowStatus(t *testing.T, d *DriverEnv) {
+	claimable := map[driver.WorkflowStatus]bool{
+		driver.WorkflowRunning: true, driver.WorkflowPaused: true,
+		driver.WorkflowWaitingForSignal: false, driver.WorkflowWaitingForWorkflows: false,
+		driver.WorkflowCompleted: false, driver.WorkflowFailed: false, driver.WorkflowCancelled: false,
+	}
+	jobOf := map[int64]driver.WorkflowStatus{}
+	var want []int64
+	for status, ok := range claimable {
+		wf := d.insertWorkflow(newWorkflow("wf", status))
+		step := 0
+		j := newJob("default", "step")
+		j.WorkflowID, j.StepIndex = wf, &step
+		id := d.insertJob(j)
+		jobOf[id] = status
+		if ok {
+			want = append(want, id)
+		}
+	}
+	orphan := newJob("default", "step")
+	orphan.WorkflowID = 999999
+	d.insertJob(orphan)
+	got := jobIDs(d.claim(claimParams("default", Epoch, 20, "step")))
+	assert.ElementsMatch(t, want, got, "claimed the steps of running and paused workflows only")
+	for _, id := range got {
+		assert.Truef(t, claimable[jobOf[id]], "claimed the step of a %s workflow", jobOf[id])
+	}
+}
+
+func testDriverHasDue(t *testing.T, d *DriverEnv) {
+	p := claimParams("default", Epoch, 1, "h")
+	assert.False(t, d.hasDue(p), "due in an empty table")
+	later := newJob("default", "h")
+	later.AvailableAt = Epoch.Add(time.Minute)
+	id := d.insertJob(later)
+	assert.False(t, d.hasDue(p), "due before the job's time")
+	other := p
+	other.Queue = "other"
+	p.Now = Epoch.Add(time.Minute)
+	other.Now = p.Now
+	assert.True(t, d.hasDue(p), "due at the job's time")
+	assert.False(t, d.hasDue(other), "due in another queue")
+	j := d.job(id)
+	assert.Equal(t, driver.JobPending, j.Status, "status after JobHasDue")
+	assert.Equal(t, 0, j.Attempts, "attempts after JobHasDue")
+	assert.Zero(t, j.ClaimToken, "claim_token after JobHasDue")
+}
