@@ -66,8 +66,12 @@ type Tx interface {
 	JobGet(ctx context.Context, id int64, lock LockMode) (*Job, error)
 	// JobGetMany reads jobs by id, in id order; missing ids are skipped.
 	JobGetMany(ctx context.Context, ids []int64, lock LockMode) ([]*Job, error)
-	// JobUpdate writes every mutable column of job (all but id, queue,
-	// handler, created_at) by id.
+	// JobUpdate writes the columns the engine changes on a job by id:
+	// payload_hash, priority, status, attempts, max attempts, the times,
+	// the error message, the workflow link, depends_on, heartbeat data and
+	// time, the claim token and the activity deadlines. It leaves id,
+	// queue, handler, payload, batch_id, concurrency_group,
+	// concurrency_limit, cost_units and created_at as they are.
 	JobUpdate(ctx context.Context, job *Job) error
 	// JobClaim claims up to p.Limit due jobs of one queue and marks them
 	// processing (see ClaimParams). It returns the claimed rows as updated.
@@ -75,7 +79,8 @@ type Tx interface {
 	// JobHasDue reports whether a claim with p would find a job, without
 	// locking anything.
 	JobHasDue(ctx context.Context, p ClaimParams) (bool, error)
-	// JobComplete marks the given processing jobs completed at t.
+	// JobComplete marks the given jobs completed at t, whatever their
+	// status; callers pass jobs they hold under lock.
 	JobComplete(ctx context.Context, ids []int64, t time.Time) error
 	// JobCompleteClaimed marks completed those of ids that are still
 	// processing under the given claim token and attempt number, and
@@ -87,8 +92,10 @@ type Tx interface {
 	// JobFindStale returns processing jobs whose reserved_at is before
 	// p.ReservedBefore, oldest first.
 	JobFindStale(ctx context.Context, p StaleParams) ([]*Job, error)
-	// JobFindTimedOut returns pending or processing jobs with an activity
-	// deadline at or before p.Now.
+	// JobFindTimedOut returns jobs with an activity deadline at or before
+	// p.Now, in any status: the watchdog settles pending and processing
+	// ones and clears the deadlines left on jobs finished elsewhere (by
+	// Queuety PHP, which does not know them).
 	JobFindTimedOut(ctx context.Context, p TimedOutParams) ([]*Job, error)
 	// JobListByWorkflow returns a workflow's jobs, optionally only those
 	// with the given statuses, in id order.
@@ -168,9 +175,9 @@ type Tx interface {
 	// ScheduleFindDue returns enabled schedules whose next run, or
 	// buffered firing, is at or before p.Now.
 	ScheduleFindDue(ctx context.Context, p ExpiredParams) ([]*Schedule, error)
-	// ScheduleUpdate writes last_run, next_run, enabled and the Go columns
-	// of s, only if next_run still equals oldNext (compare-and-set). It
-	// reports whether the row was written.
+	// ScheduleUpdate writes last_run, next_run, enabled, last_run_ref and
+	// pending_run of s, only if next_run still equals oldNext
+	// (compare-and-set). It reports whether the row was written.
 	ScheduleUpdate(ctx context.Context, s *Schedule, oldNext time.Time) (bool, error)
 	// ScheduleNextDue returns the earliest next run of an enabled
 	// schedule (zero when none).
