@@ -319,7 +319,8 @@ func (e *Engine) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, 
 }
 
 // JobRequest is one job to dispatch: a handler, its payload as an ordered
-// JSON object (nil for none) and its resolved options.
+// JSON object (nil for none) and its resolved options. The engine takes
+// the payload over: it adds the runtime key to it in place.
 type JobRequest struct {
 	Handler string
 	Payload *phpjson.Object
@@ -335,9 +336,9 @@ func (e *Engine) buildJob(r JobRequest) (*driver.Job, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	doc := phpjson.NewObject()
-	if r.Payload != nil {
-		doc = r.Payload.Clone()
+	doc := r.Payload
+	if doc == nil {
+		doc = phpjson.NewObject()
 	}
 	for _, k := range doc.Keys() {
 		if k == runtimeKey || k == callbackKey {
