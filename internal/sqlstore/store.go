@@ -64,20 +64,20 @@ func NewTables(prefix string) Tables {
 
 // Store is a driver.Store on database/sql.
 type Store struct {
-	DB      *sql.DB
-	D       Dialect
-	T       Tables
-	info    driver.StoreInfo
-	migrate func(ctx context.Context) error
-	q       queries
+	DB         *sql.DB
+	D          Dialect
+	T          Tables
+	info       driver.StoreInfo
+	migrations Migrations
+	q          queries
 	// SQL holds the statements of the hot paths and the sweeps, exported
 	// so a store's tests can EXPLAIN exactly what runs.
 	SQL Statements
 }
 
-// New returns a Store. migrate applies the schema.
-func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrate func(ctx context.Context) error) *Store {
-	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrate: migrate}
+// New returns a Store whose Migrate applies migrations.
+func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrations Migrations) *Store {
+	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations}
 	s.q = buildQueries(s.T, d)
 	s.SQL = buildStatements(s.T, d)
 	return s

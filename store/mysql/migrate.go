@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/queuety/queuety-go/internal/sqlstore"
 )
@@ -21,82 +20,47 @@ var queuetyTablesSQL string
 // whole backlog.
 const claimIndex = "idx_go_claim"
 
-// migration is one versioned, idempotent schema change. Each step checks
-// what exists before it changes anything, so a migration interrupted half
-// way, or racing another process, completes cleanly when run again.
-type migration struct {
-	version int
-	name    string
-	up      func(m *migrator, ctx context.Context) error
-}
-
-var migrations = []migration{
-	{1, "Queuety 0.22 tables (created when missing, missing columns and indexes added)", (*migrator).queuetyTables},
-	{2, "Go engine: claim index, claim token, activity deadlines, run and wait deadlines", (*migrator).goColumns},
-	{3, "Go engine: failures table", (*migrator).failuresTable},
-	{4, "Go engine: workflow schedules, catch-up policy, buffered firings", (*migrator).scheduleColumns},
-}
-
-// LatestVersion is the schema version this package migrates to.
-var LatestVersion = migrations[len(migrations)-1].version
-
-type migrator struct {
-	conn   *sql.Conn
-	prefix string
-}
-
-func (s *Store) migrate(ctx context.Context) error {
-	conn, err := s.DB.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+// migrations returns the MySQL schema history for a table prefix: Queuety's
+// tables, then the Go engine's additions. Every step checks what exists
+// before it changes anything (see sqlstore.Migration), and GET_LOCK keeps
+// concurrent processes from migrating the same prefix at once.
+func migrations(prefix string) sqlstore.Migrations {
+	step := func(up func(m *migrator, ctx context.Context) error) func(context.Context, sqlstore.Execer) error {
+		return func(ctx context.Context, x sqlstore.Execer) error { return up(&migrator{conn: x, prefix: prefix}, ctx) }
 	}
-	defer conn.Close()
-	lockName := "queuety_migrate:" + s.cfg.Prefix
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 120)", lockName).Scan(&got); err != nil {
-		return fmt.Errorf("migrate: take lock: %w", err)
-	}
-	if got.Int64 != 1 {
-		return fmt.Errorf("migrate: another process held the migration lock for 120 s")
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(?)", lockName)
-
-	m := &migrator{conn: conn, prefix: s.cfg.Prefix}
-	table := s.T.Migrations
-	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+table+` (
+	return sqlstore.Migrations{
+		List: []sqlstore.Migration{
+			{Version: 1, Name: "Queuety 0.22 tables (created when missing, missing columns and indexes added)", Up: step((*migrator).queuetyTables)},
+			{Version: 2, Name: "Go engine: claim index, claim token, activity deadlines, run and wait deadlines", Up: step((*migrator).goColumns)},
+			{Version: 3, Name: "Go engine: failures table", Up: step((*migrator).failuresTable)},
+			{Version: 4, Name: "Go engine: workflow schedules, catch-up policy, buffered firings", Up: step((*migrator).scheduleColumns)},
+		},
+		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,
 		name VARCHAR(255) NOT NULL,
 		applied_at DATETIME(6) NOT NULL
-	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`); err != nil {
-		return fmt.Errorf("migrate: create %s: %w", table, err)
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`,
+		Lock: func(ctx context.Context, conn *sql.Conn) (func(), error) {
+			lockName := "queuety_migrate:" + prefix
+			var got sql.NullInt64
+			if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 120)", lockName).Scan(&got); err != nil {
+				return nil, fmt.Errorf("take lock: %w", err)
+			}
+			if got.Int64 != 1 {
+				return nil, fmt.Errorf("another process held the migration lock for 120 s")
+			}
+			return func() { conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(?)", lockName) }, nil
+		},
 	}
-	applied := map[int]bool{}
-	rows, err := conn.QueryContext(ctx, "SELECT version FROM "+table)
-	if err != nil {
-		return fmt.Errorf("migrate: read versions: %w", err)
-	}
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return err
-		}
-		applied[v] = true
-	}
-	rows.Close()
-	for _, mig := range migrations {
-		if applied[mig.version] {
-			continue
-		}
-		if err := mig.up(m, ctx); err != nil {
-			return fmt.Errorf("migrate: version %d (%s): %w", mig.version, mig.name, err)
-		}
-		if _, err := conn.ExecContext(ctx, "INSERT INTO "+table+" (version, name, applied_at) VALUES (?, ?, ?)",
-			mig.version, mig.name, time.Now().UTC()); err != nil {
-			return fmt.Errorf("migrate: record version %d: %w", mig.version, err)
-		}
-	}
-	return nil
+}
+
+// LatestVersion is the schema version this package migrates to.
+var LatestVersion = migrations("").Latest()
+
+// migrator runs one migration's statements for a prefix.
+type migrator struct {
+	conn   sqlstore.Execer
+	prefix string
 }
 
 // SchemaVersion returns the highest applied migration (0 when none).

@@ -294,7 +294,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 			"MariaDB %s ignores descending index parts, so claims sort their candidates (correct, but slower with long backlogs); MariaDB 10.8+ avoids it", raw))
 	}
 	s := &Store{cfg: cfg, version: ver}
-	s.Store = sqlstore.New(db, dialect(incr), cfg.Prefix, info, s.migrate)
+	s.Store = sqlstore.New(db, dialect(incr), cfg.Prefix, info, migrations(cfg.Prefix))
 	return s, nil
 }
 

@@ -99,7 +99,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg}
 	info := driver.StoreInfo{Driver: "sqlite", Server: "SQLite " + version, Prefix: cfg.Prefix, Address: cfg.Path}
-	s.Store = sqlstore.New(db, dialect, cfg.Prefix, info, s.migrate)
+	s.Store = sqlstore.New(db, dialect, cfg.Prefix, info, migrations(cfg.Prefix))
 	return s, nil
 }
 
@@ -109,78 +109,32 @@ type Store struct {
 	cfg *Config
 }
 
-// migrations are the SQLite schema versions, applied in order, each in
-// one transaction.
-var migrations = []struct {
-	name string
-	up   func(s *Store) []string
-}{
-	{"Queuety tables and Go engine columns", func(s *Store) []string {
-		return sqlstore.SplitStatements(strings.ReplaceAll(schemaSQL, "{prefix}", s.cfg.Prefix))
-	}},
-	{"Go engine: workflow schedules, catch-up policy, buffered firings", func(s *Store) []string {
-		t := s.T.Schedules
-		return []string{
-			"ALTER TABLE " + t + " ADD COLUMN workflow_definition TEXT DEFAULT NULL",
-			"ALTER TABLE " + t + " ADD COLUMN catch_up TEXT DEFAULT NULL",
-			"ALTER TABLE " + t + " ADD COLUMN last_run_ref INTEGER DEFAULT NULL",
-			"ALTER TABLE " + t + " ADD COLUMN pending_run TEXT DEFAULT NULL",
-			"CREATE INDEX IF NOT EXISTS " + t + "_idx_go_pending_run ON " + t + " (enabled, pending_run)",
-		}
-	}},
+// migrations returns the SQLite schema history for a table prefix. Each
+// version runs in its own immediate transaction, so concurrent openers
+// serialise on SQLite's write lock and re-check under it.
+func migrations(prefix string) sqlstore.Migrations {
+	t := sqlstore.NewTables(prefix).Schedules
+	return sqlstore.Migrations{
+		List: []sqlstore.Migration{
+			{Version: 1, Name: "Queuety tables and Go engine columns", Up: sqlstore.RunStatements(func() []string {
+				return sqlstore.SplitStatements(strings.ReplaceAll(schemaSQL, "{prefix}", prefix))
+			})},
+			{Version: 2, Name: "Go engine: workflow schedules, catch-up policy, buffered firings", Up: sqlstore.RunStatements(func() []string {
+				return []string{
+					"ALTER TABLE " + t + " ADD COLUMN workflow_definition TEXT DEFAULT NULL",
+					"ALTER TABLE " + t + " ADD COLUMN catch_up TEXT DEFAULT NULL",
+					"ALTER TABLE " + t + " ADD COLUMN last_run_ref INTEGER DEFAULT NULL",
+					"ALTER TABLE " + t + " ADD COLUMN pending_run TEXT DEFAULT NULL",
+					"CREATE INDEX IF NOT EXISTS " + t + "_idx_go_pending_run ON " + t + " (enabled, pending_run)",
+				}
+			})},
+		},
+		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+	}
 }
 
 // LatestVersion is the schema version this package migrates to.
-var LatestVersion = len(migrations)
-
-// migrate applies the migrations the database has not seen yet. A
-// database that has them all is only read, so opening it never waits for
-// another connection's write lock.
-func (s *Store) migrate(ctx context.Context) error {
-	var applied int
-	err := s.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+s.T.Migrations+" WHERE version <= ?", len(migrations)).Scan(&applied)
-	if err == nil && applied == len(migrations) {
-		return nil
-	}
-	// Otherwise (a new database has no migrations table yet) take the
-	// write lock version by version, re-checking each under it.
-	if _, err := s.DB.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+s.T.Migrations+
-		" (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	for i, m := range migrations {
-		version := i + 1
-		tx, err := s.DB.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		var one int
-		err = tx.QueryRowContext(ctx, "SELECT 1 FROM "+s.T.Migrations+" WHERE version = ?", version).Scan(&one)
-		if err == nil {
-			tx.Rollback()
-			continue
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			tx.Rollback()
-			return fmt.Errorf("migrate: %w", err)
-		}
-		for _, stmt := range m.up(s) {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				tx.Rollback()
-				return fmt.Errorf("migrate version %d (%s): %.60s: %w", version, m.name, strings.TrimSpace(stmt), err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.T.Migrations+" (version, name, applied_at) VALUES (?, ?, ?)",
-			version, m.name, time.Now().UTC().Format("2006-01-02 15:04:05.000000")); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate: %w", err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migrate version %d: %w", version, err)
-		}
-	}
-	return nil
-}
+var LatestVersion = migrations("").Latest()
 
 // sqlite result codes.
 const (
