@@ -63,6 +63,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -71,8 +72,9 @@ import (
 	"github.com/queuety/queuety-go/queuety"
 
 	// The CLI serves both stores.
+	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/mysql"
-	_ "github.com/queuety/queuety-go/store/sqlite"
+	"github.com/queuety/queuety-go/store/sqlite"
 )
 
 // Program is the name used in usage and error messages.
@@ -254,14 +256,52 @@ func (e *Env) ResolveDSN() (dsn, source string, err error) {
 	return DefaultDSN, "the default " + DefaultDSN, nil
 }
 
-// Open opens the selected store, applying migrations unless opts include
-// queuety.SkipMigrate, with the CLI's logger.
+// Open opens the selected store for an operator command, applying
+// migrations unless opts include queuety.SkipMigrate, with the CLI's
+// logger. It never creates a database: an embedded store whose file does
+// not exist is an error (a mistyped path must not look like an empty
+// queue). Commands that may create the store use OpenOrCreate.
 func (e *Env) Open(opts ...queuety.Option) (*queuety.Client, error) {
 	dsn, source, err := e.ResolveDSN()
 	if err != nil {
 		return nil, err
 	}
+	if err := mustExist(dsn); err != nil {
+		return nil, fmt.Errorf("cannot open the store (from %s): %w", source, err)
+	}
 	return e.OpenDSN(dsn, source, opts...)
+}
+
+// OpenOrCreate is Open for the commands that may create the store:
+// migrate and work (demo opens its own).
+func (e *Env) OpenOrCreate(opts ...queuety.Option) (*queuety.Client, error) {
+	dsn, source, err := e.ResolveDSN()
+	if err != nil {
+		return nil, err
+	}
+	return e.OpenDSN(dsn, source, opts...)
+}
+
+// mustExist reports an embedded store whose database file does not exist.
+// Server stores need no check: connecting to a database that does not
+// exist fails on its own.
+func mustExist(dsn string) error {
+	if driver.SchemeOf(dsn) != "sqlite" {
+		return nil
+	}
+	cfg, err := sqlite.ParseDSN(dsn)
+	if err != nil {
+		return err
+	}
+	if cfg.Path == ":memory:" {
+		return nil
+	}
+	if _, err := os.Stat(cfg.Path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no database at %s: create it with `%s migrate` (or `%s work`)", cfg.Path, Program, Program)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // OpenDSN opens a given DSN; source says where it came from.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,9 +85,50 @@ func wantFail(t *testing.T, code int, want string, args ...string) result {
 	return r
 }
 
+// tempDSN returns the DSN of a new, migrated SQLite database.
 func tempDSN(t *testing.T) string {
 	t.Helper()
-	return "sqlite://" + filepath.Join(t.TempDir(), "queuety.db")
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "queuety.db")
+	mustRun(t, nil, "--dsn", dsn, "migrate")
+	return dsn
+}
+
+// TestBenchRejectsNonPositiveCounts: a zero or negative count is a usage
+// error, not a silent default run.
+func TestBenchRejectsNonPositiveCounts(t *testing.T) {
+	t.Parallel()
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "bench.db")
+	for _, args := range [][]string{
+		{"--jobs", "0"}, {"--jobs", "-1"}, {"--workflows", "0"}, {"--runs", "0"}, {"--concurrency", "-5"},
+	} {
+		wantFail(t, 2, "must be at least 1", append([]string{"--dsn", dsn, "bench"}, args...)...)
+	}
+}
+
+// TestOperatorCommandsNeverCreateAStore: a mistyped SQLite path is an
+// error for every operator command, and no file appears; only migrate
+// and work create the database.
+func TestOperatorCommandsNeverCreateAStore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "typo.db")
+	dsn := "sqlite://" + typo
+	for _, args := range [][]string{
+		{"status"}, {"queue", "list"}, {"job", "list"}, {"workflow", "list"},
+		{"schedule", "list"}, {"dispatch", "h"}, {"queue", "pause", "q"}, {"job", "purge", "--older-than", "1h"},
+	} {
+		r := wantFail(t, 1, "no database at "+typo, append([]string{"--dsn", dsn}, args...)...)
+		assert.Contains(t, r.stderr, "migrate", "%v: the error says how to create the store", args)
+		_, err := os.Stat(typo)
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%v created %s", args, typo)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "operator commands left files behind")
+
+	mustRun(t, nil, "--dsn", dsn, "migrate")
+	_, err = os.Stat(typo)
+	assert.NoError(t, err, "migrate creates the store")
 }
 
 func openClient(t *testing.T, dsn string) *queuety.Client {

@@ -29,7 +29,7 @@ Go engine's nullable columns and tables are added; PHP keeps working.`,
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			return func(e *Env, _ []string) error {
-				c, err := e.Open(queuety.SkipMigrate())
+				c, err := e.OpenOrCreate(queuety.SkipMigrate())
 				if err != nil {
 					return err
 				}

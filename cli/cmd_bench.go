@@ -35,6 +35,14 @@ raw-sql-ceiling-4c. The tables it creates are dropped afterwards.`,
 			workers := fs.String("workers", "1,4", "worker counts of the drain scenarios")
 			scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default: all)")
 			return func(e *Env, _ []string) error {
+				for _, f := range []struct {
+					name string
+					v    int
+				}{{"jobs", *jobs}, {"workflows", *workflows}, {"runs", *runs}, {"concurrency", *concurrency}} {
+					if f.v < 1 {
+						return Usagef("--%s must be at least 1, got %d", f.name, f.v)
+					}
+				}
 				dsn, _, err := e.ResolveDSN()
 				if err != nil {
 					return err

@@ -56,7 +56,7 @@ worker that has them; they are never buried for lack of a handler.`,
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
 				e.Ctx = ctx
-				c, err := e.Open()
+				c, err := e.OpenOrCreate()
 				if err != nil {
 					return err
 				}

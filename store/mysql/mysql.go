@@ -73,7 +73,10 @@ func ParseDSN(dsn string) (*Config, error) {
 		}
 		dc.Net, dc.Addr = "tcp", netJoin(host, port)
 		dc.DBName = strings.TrimPrefix(u.Path, "/")
-		q := u.Query()
+		q, err := url.ParseQuery(u.RawQuery)
+		if err != nil {
+			return nil, fmt.Errorf("%w: DSN parameters: %v", driver.ErrInvalidArgument, err)
+		}
 		if s := q.Get("socket"); s != "" {
 			dc.Net, dc.Addr = "unix", s
 			q.Del("socket")
@@ -87,10 +90,17 @@ func ParseDSN(dsn string) (*Config, error) {
 			}
 		}
 	} else {
-		base, rawQuery, _ := strings.Cut(dsn, "?")
+		// The parameters start at the first '?' after the last '/', as in
+		// go-sql-driver: a password may itself hold '?' or '/'.
+		base, rawQuery := dsn, ""
+		if i := strings.LastIndex(dsn, "/"); i >= 0 {
+			if j := strings.IndexByte(dsn[i:], '?'); j >= 0 {
+				base, rawQuery = dsn[:i+j], dsn[i+j+1:]
+			}
+		}
 		q, err := url.ParseQuery(rawQuery)
 		if err != nil {
-			return nil, fmt.Errorf("parse DSN parameters: %w", err)
+			return nil, fmt.Errorf("%w: DSN parameters: %v", driver.ErrInvalidArgument, err)
 		}
 		if err := c.takeParams(q); err != nil {
 			return nil, err
@@ -113,6 +123,11 @@ func ParseDSN(dsn string) (*Config, error) {
 
 // takeParams removes the store's own parameters from q.
 func (c *Config) takeParams(q url.Values) error {
+	for _, k := range []string{"prefix", "max_open_conns", "socket"} {
+		if len(q[k]) > 1 {
+			return fmt.Errorf("%w: DSN parameter %s is given %d times", driver.ErrInvalidArgument, k, len(q[k]))
+		}
+	}
 	if q.Has("prefix") {
 		c.Prefix = q.Get("prefix")
 		q.Del("prefix")

@@ -65,3 +65,24 @@ func TestMigrateFreshFileConcurrently(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_table_info('queuety_schedules') WHERE name IN ('workflow_definition', 'catch_up', 'last_run_ref', 'pending_run')").Scan(&cols))
 	assert.Equal(t, 4, cols, "version 2's columns exist once")
 }
+
+// TestParseDSNRejectsMalformedInput: parameters that do not parse, are
+// unknown or repeated are errors, never ignored.
+func TestParseDSNRejectsMalformedInput(t *testing.T) {
+	for _, dsn := range []string{
+		"sqlite://q.db?prefix=a_;x",
+		"sqlite://q.db?prefx=a_",
+		"sqlite://q.db?prefix=a_&prefix=b_",
+		"sqlite://q.db?prefix=a-b",
+		"sqlite://q.db?busy_timeout=soon",
+		"sqlite://",
+		"q.db",
+	} {
+		_, err := sqlite.ParseDSN(dsn)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument, "%s", dsn)
+	}
+	c, err := sqlite.ParseDSN("sqlite://q.db?prefix=a_&busy_timeout=250")
+	require.NoError(t, err)
+	assert.Equal(t, "a_", c.Prefix)
+	assert.Equal(t, "q.db", c.Path)
+}

@@ -58,7 +58,15 @@ func ParseDSN(dsn string) (*Config, error) {
 	}
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
-		return nil, fmt.Errorf("parse sqlite DSN parameters: %w", err)
+		return nil, fmt.Errorf("%w: sqlite DSN parameters: %v", driver.ErrInvalidArgument, err)
+	}
+	for k, vs := range q {
+		switch {
+		case k != "prefix" && k != "busy_timeout":
+			return nil, fmt.Errorf("%w: unknown sqlite DSN parameter %q (known: prefix, busy_timeout)", driver.ErrInvalidArgument, k)
+		case len(vs) > 1:
+			return nil, fmt.Errorf("%w: sqlite DSN parameter %s is given %d times", driver.ErrInvalidArgument, k, len(vs))
+		}
 	}
 	c := &Config{Path: path, Prefix: q.Get("prefix"), BusyTimeout: 10 * time.Second}
 	if v := q.Get("busy_timeout"); v != "" {

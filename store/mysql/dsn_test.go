@@ -1,0 +1,54 @@
+package mysql_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/store/mysql"
+)
+
+// TestParseDSNRejectsMalformedInput: a DSN that does not parse is an
+// error, never a silent fallback to defaults (a wrong prefix points a
+// worker at another site's tables).
+func TestParseDSNRejectsMalformedInput(t *testing.T) {
+	for _, dsn := range []string{
+		"mysql://root@127.0.0.1:3306/db?prefix=abc_;x",
+		"mysql://root@127.0.0.1:3306/db?prefix=%zz",
+		"mysql://root@127.0.0.1:3306/db?prefix=a_&prefix=b_",
+		"mysql://root@127.0.0.1:3306/db?prefix=abc-",
+		"mysql://root@127.0.0.1:3306/db?max_open_conns=0",
+		"mysql://root@127.0.0.1:3306/",
+		"root@tcp(127.0.0.1:3306)/db?prefix=abc_;x",
+		"root@tcp(127.0.0.1:3306)/db?prefix=%zz",
+		"root@tcp(127.0.0.1:3306)/db?max_open_conns=x",
+		"root@tcp(127.0.0.1:3306)/db?timeout=soon",
+	} {
+		_, err := mysql.ParseDSN(dsn)
+		require.Error(t, err, "%s", dsn)
+		if err != nil && dsn != "root@tcp(127.0.0.1:3306)/db?timeout=soon" {
+			assert.ErrorIs(t, err, driver.ErrInvalidArgument, "%s", dsn)
+		}
+	}
+}
+
+// TestParseDSNKeepsPasswordPunctuation reads the go-sql-driver form the
+// way the driver does: the parameters start after the last '/', so a
+// password may hold '?' and '/' (wp-config passwords often do).
+func TestParseDSNKeepsPasswordPunctuation(t *testing.T) {
+	c, err := mysql.ParseDSN("wp:p?a/s&s=1@tcp(db.local:3307)/site?prefix=w1_")
+	require.NoError(t, err)
+	assert.Equal(t, "wp", c.Driver.User)
+	assert.Equal(t, "p?a/s&s=1", c.Driver.Passwd)
+	assert.Equal(t, "db.local:3307", c.Driver.Addr)
+	assert.Equal(t, "site", c.Driver.DBName)
+	assert.Equal(t, "w1_", c.Prefix)
+
+	c, err = mysql.ParseDSN("mysql://u:p%3Fw@127.0.0.1/app?prefix=x_&max_open_conns=8")
+	require.NoError(t, err)
+	assert.Equal(t, "p?w", c.Driver.Passwd)
+	assert.Equal(t, "x_", c.Prefix)
+	assert.Equal(t, 8, c.MaxOpenConns)
+}
