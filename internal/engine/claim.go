@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -166,7 +168,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 		var wfIDs []int64
 		for _, j := range jobs {
 			cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt}
-			doc, err := DecodeObject("payload", j.Payload)
+			doc, err := decodePayload(j.Payload)
 			if err != nil {
 				cj.preErr = NonRetryable(err)
 				cj.payload = phpjson.NewObject()
@@ -261,4 +263,16 @@ func claimTimeout(j *driver.Job, now time.Time) (driver.TimeoutKind, time.Time) 
 		return driver.TimeoutScheduleToStart, j.ScheduleToStartAt
 	}
 	return "", time.Time{}
+}
+
+// decodePayload reads a stored job payload. A JSON object is the payload;
+// a JSON list becomes an object keyed "0".."n-1", as in Queuety PHP. Any
+// other value, and an empty column, is an error naming what was found:
+// Queuety PHP would run the job with an empty payload, which hides the
+// loss of its data.
+func decodePayload(raw []byte) (*phpjson.Object, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, errors.New("queuety: malformed payload JSON: empty (a payload is a JSON object)")
+	}
+	return DecodeObject("payload", raw)
 }

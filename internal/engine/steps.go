@@ -21,7 +21,7 @@ const (
 // the engine cannot read makes the step fail at once with a clear error.
 func (e *Engine) attachWorkflow(cj *Claimed, wf *driver.Workflow) {
 	if wf == nil {
-		cj.preErr = NonRetryable(fmt.Errorf("workflow %d not found", cj.Job.WorkflowID))
+		cj.preErr = NonRetryable(orphanError(cj.Job.WorkflowID))
 		return
 	}
 	cj.wf = wf
@@ -49,7 +49,7 @@ func (e *Engine) attachWorkflow(cj *Claimed, wf *driver.Workflow) {
 // does), checks that the attempt still owns the job, and decodes the state.
 func (e *Engine) lockStep(ctx context.Context, tx driver.Tx, cj *Claimed) (*driver.Workflow, *driver.Job, *phpjson.Object, []*stepDef, error) {
 	wf, err := tx.WorkflowGet(ctx, cj.Job.WorkflowID, driver.LockUpdate)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, nil, nil, nil, err
 	}
 	row, err := tx.JobGet(ctx, cj.Job.ID, driver.LockUpdate)
@@ -58,6 +58,9 @@ func (e *Engine) lockStep(ctx context.Context, tx driver.Tx, cj *Claimed) (*driv
 	}
 	if !cj.owns(row) {
 		return nil, nil, nil, nil, ErrStaleAttempt
+	}
+	if wf == nil {
+		return nil, row, nil, nil, NonRetryable(orphanError(cj.Job.WorkflowID))
 	}
 	state, err := DecodeObject("workflow state", wf.State)
 	if err != nil {
@@ -86,6 +89,10 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 	err = e.store.InTx(ctx, func(tx driver.Tx) error {
 		now := e.clock.Now()
 		wf, row, state, steps, err := e.lockStep(ctx, tx, cj)
+		if wf == nil && row != nil {
+			// The workflow was deleted while the step ran.
+			return e.buryJob(ctx, tx, row, orphanError(cj.Job.WorkflowID).Error(), now)
+		}
 		if err != nil {
 			return err
 		}
@@ -339,4 +346,11 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	w.events = append(w.events, &last)
 	sc.e.advance(w, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep+1, sc.now)
 	return w.flush(ctx, tx)
+}
+
+// orphanError is the failure of a step job whose workflow row does not
+// exist (deleted, or never written): it can never run, so it is buried
+// with this error instead of waiting forever.
+func orphanError(workflowID int64) error {
+	return fmt.Errorf("workflow %d not found: the step has no workflow to run in", workflowID)
 }

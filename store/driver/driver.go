@@ -192,8 +192,10 @@ type Tx interface {
 
 // ClaimParams selects the jobs a claim may take. A job is claimable when
 // it is pending in Queue, due (available_at <= Now), its queue is not
-// paused, its handler is in Handlers, its workflow (if any) is running or
-// paused, and the job it depends on (if any) is completed. Jobs are taken
+// paused, its handler is in Handlers, its workflow is running or paused
+// or does not exist (an orphan step, which the engine then buries with an
+// error rather than leave pending forever), and the job it depends on (if
+// any) is completed. Jobs are taken
 // in priority order (highest first), then by due time, then by id.
 type ClaimParams struct {
 	Queue    string

@@ -529,24 +529,70 @@ func testPurge(t *testing.T, e *Env) {
 	assert.Equal(t, queuety.JobPending, e.Job(pending).Status, "pending job")
 }
 
+// testMalformedPayload runs stored payloads of every shape through a
+// worker. Like Queuety PHP, a JSON object runs as it is and a JSON list
+// runs as an object keyed "0".."n-1"; unlike PHP, which runs anything else
+// with an empty payload, a payload that is not an object or a list
+// (malformed, empty, null, a string, a number) is buried at once with an
+// error saying what it was, in the row and in the log.
 func testMalformedPayload(t *testing.T, e *Env) {
-	var id int64
+	cases := []struct {
+		payload string
+		runs    bool
+		want    queuety.Payload // the payload the handler sees
+		err     string          // the start of the stored error
+	}{
+		{payload: `{"a":1}`, runs: true, want: queuety.Payload{"a": int64(1)}},
+		{payload: `[]`, runs: true, want: queuety.Payload{}},
+		{payload: `[1,2,3]`, runs: true, want: queuety.Payload{"0": int64(1), "1": int64(2), "2": int64(3)}},
+		{payload: `{"broken": `, err: "queuety: malformed payload JSON"},
+		{payload: ``, err: "queuety: malformed payload JSON: empty"},
+		{payload: `null`, err: "queuety: malformed payload JSON: phpjson: expected a JSON object, got null"},
+		{payload: `"str"`, err: "queuety: malformed payload JSON: phpjson: expected a JSON object, got string"},
+		{payload: `12`, err: "queuety: malformed payload JSON: phpjson: expected a JSON object, got number"},
+	}
+	ids := make([]int64, len(cases))
 	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
-		j := &driver.Job{Queue: "default", Handler: "h", Payload: []byte(`{"broken": `), Status: queuety.JobPending,
-			MaxAttempts: 3, AvailableAt: Epoch, CreatedAt: Epoch, CostUnits: 1}
-		err := tx.JobInsert(e.Ctx, []*driver.Job{j})
-		id = j.ID
-		return err
+		for i, c := range cases {
+			j := &driver.Job{Queue: "default", Handler: "h", Payload: []byte(c.payload), Status: queuety.JobPending,
+				MaxAttempts: 3, AvailableAt: Epoch, CreatedAt: Epoch, CostUnits: 1}
+			if err := tx.JobInsert(e.Ctx, []*driver.Job{j}); err != nil {
+				return err
+			}
+			ids[i] = j.ID
+		}
+		return nil
 	})
 	require.NoError(t, err)
+	var mu sync.Mutex
+	seen := map[int64]queuety.Payload{}
 	w := e.Worker(nil)
-	called := false
-	w.HandleJob("h", func(context.Context, queuety.Payload) error { called = true; return nil })
+	w.HandleJob("h", func(ctx context.Context, p queuety.Payload) error {
+		info, _ := queuety.JobInfoFrom(ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		seen[info.JobID] = p
+		return nil
+	})
 	e.Drain(w)
-	assert.False(t, called, "handler called with a malformed payload")
-	j := e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status")
-	assert.Contains(t, j.ErrorMessage, "malformed payload JSON", "error")
+	for i, c := range cases {
+		j := e.Job(ids[i])
+		got, ran := seen[ids[i]]
+		if c.runs {
+			assert.True(t, ran, "payload %q: handler not called", c.payload)
+			assert.Equal(t, c.want, got, "payload %q: what the handler saw", c.payload)
+			assert.Equal(t, queuety.JobCompleted, j.Status, "payload %q: status", c.payload)
+			continue
+		}
+		assert.False(t, ran, "payload %q: handler called", c.payload)
+		assert.Equal(t, queuety.JobBuried, j.Status, "payload %q: status", c.payload)
+		assert.Equal(t, 1, j.Attempts, "payload %q: buried on its first attempt", c.payload)
+		assert.True(t, strings.HasPrefix(j.ErrorMessage, c.err), "payload %q: error %q, want it to start with %q", c.payload, j.ErrorMessage, c.err)
+		buried := e.Logs(driver.LogFilter{JobID: ids[i], Event: driver.LogBuried})
+		if assert.Len(t, buried, 1, "payload %q: buried log rows", c.payload) {
+			assert.Equal(t, j.ErrorMessage, buried[0].ErrorMessage, "payload %q: the log row's error", c.payload)
+		}
+	}
 }
 
 func testPanic(t *testing.T, e *Env) {

@@ -523,6 +523,7 @@ func testDescribe(t *testing.T, e *Env) {
 
 func init() {
 	register("Workflows/MalformedStateFailsWorkflow", testMalformedState)
+	register("Workflows/OrphanStepIsBuried", testOrphanStep)
 	register("Workflows/PHPOnlyStepEnqueuedForPHP", testPHPOnlyStep)
 }
 
@@ -578,4 +579,34 @@ func testPHPOnlyStep(t *testing.T, e *Env) {
 	assert.Equal(t, `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`, string(placeholder.Payload), "placeholder payload, as Queuety writes it")
 	assert.Equal(t, 0, placeholder.CostUnits, "placeholder cost")
 	assert.Equal(t, queuety.JobPending, placeholder.Status, "left for a PHP worker")
+}
+
+// testOrphanStep: a step job whose workflow row does not exist (deleted by
+// hand, or written by a broken tool) is buried on its first claim with an
+// error naming the workflow, in the row and in the log, instead of staying
+// pending forever; its handler never runs.
+func testOrphanStep(t *testing.T, e *Env) {
+	var id int64
+	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+		step := 0
+		j := &driver.Job{Queue: "default", Handler: "orphan_step", Payload: []byte(`{}`), Status: queuety.JobPending,
+			MaxAttempts: 3, AvailableAt: Epoch, CreatedAt: Epoch, CostUnits: 1, WorkflowID: 987654, StepIndex: &step}
+		err := tx.JobInsert(e.Ctx, []*driver.Job{j})
+		id = j.ID
+		return err
+	})
+	require.NoError(t, err)
+	w := e.Worker(nil)
+	called := false
+	w.HandleStep("orphan_step", func(context.Context, queuety.State) (queuety.State, error) { called = true; return nil, nil })
+	e.Drain(w)
+	assert.False(t, called, "handler of an orphan step called")
+	j := e.Job(id)
+	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, 1, j.Attempts, "buried on its first attempt")
+	assert.Contains(t, j.ErrorMessage, "workflow 987654 not found", "error")
+	buried := e.Logs(driver.LogFilter{JobID: id, Event: driver.LogBuried})
+	if assert.Len(t, buried, 1, "buried log rows") {
+		assert.Equal(t, j.ErrorMessage, buried[0].ErrorMessage, "the log row's error")
+	}
 }
