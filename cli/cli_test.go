@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -474,6 +475,46 @@ func TestWorkOnceSIGTERM(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, jobs, 1, "interrupted jobs")
 	assert.Equal(t, queuety.JobPending, jobs[0].Status, "interrupted job = %+v", jobs[0])
+}
+
+// TestWorkOnceSIGTERMWithAStubbornHandler: a handler that ignores its
+// cancelled context does not hang `work --once`: it exits 1 after the grace
+// and hard-stop periods, naming the job, which stays claimed. Not parallel,
+// as TestWorkOnceSIGTERM.
+func TestWorkOnceSIGTERMWithAStubbornHandler(t *testing.T) {
+	dsn := tempDSN(t)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	reg := queuety.NewRegistry()
+	reg.HandleJob("t.stubborn", func(context.Context, queuety.Payload) error {
+		close(started)
+		<-release // ignores its context
+		return nil
+	})
+	id := dispatchID(t, dsn, "t.stubborn")
+	done := make(chan result, 1)
+	go func() {
+		done <- run(t, reg, "--dsn", dsn, "work", "--once", "--max-time", "50s", "--shutdown-timeout", "200ms", "--hard-stop-timeout", "200ms")
+	}()
+	select {
+	case <-started:
+	case r := <-done:
+		require.FailNow(t, "work --once ended before its handler started", "%+v", r)
+	case <-time.After(30 * time.Second):
+		require.FailNow(t, "handler did not start")
+	}
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
+	select {
+	case r := <-done:
+		assert.Equal(t, 1, r.code, "exit code\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		assert.Contains(t, r.stderr, fmt.Sprintf("jobs [%d]", id), "the error names the abandoned job")
+	case <-time.After(15 * time.Second):
+		require.FailNow(t, "work --once hung after SIGTERM with a handler that ignores its context")
+	}
+	j, err := openClient(t, dsn).Job(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.JobProcessing, j.Status, "the abandoned job stays claimed until its lease expires")
 }
 
 func TestWorkRunStopsOnCancel(t *testing.T) {

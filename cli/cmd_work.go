@@ -19,12 +19,17 @@ func workCommand() *Command {
 		Help: `Without --once the worker runs until SIGINT or SIGTERM, with the periodic
 sweeps (workflow deadlines, signal-wait timers, activity timeouts, stale
 claims). On a signal it stops claiming, lets running handlers finish for up
-to --shutdown-timeout, hands interrupted jobs back and exits 0.
+to --shutdown-timeout, cancels the handlers still running, hands their jobs
+back and exits 0. A handler that ignores the cancellation for
+--hard-stop-timeout more is left behind: the worker exits 1 and names its
+job, which stays claimed until its lease expires and is then recovered.
 
 With --once (for cron) it runs every sweep once, drains what is due within
 --max-time, waits for the running handlers and prints a summary. It exits
-non-zero only when the store cannot be used or a sweep fails; failed jobs
-are recorded on the jobs.
+non-zero only when the store cannot be used, a sweep fails, or a handler
+ignored its cancelled context past --hard-stop-timeout (its job stays
+claimed and is recovered by lease expiry); failed jobs are recorded on the
+jobs.
 
 A worker only claims jobs whose handler it has, plus the engine's internal
 steps (delays and signal waits). Jobs for other handlers stay pending for a
@@ -41,6 +46,7 @@ worker that has them; they are never buried for lack of a handler.`,
 			queues := fs.String("queues", "default", "comma-separated `queues` to claim from, in priority order")
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
+			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
 			return func(e *Env, _ []string) error {
 				qs := splitList(*queues)
 				switch {
@@ -52,6 +58,8 @@ worker that has them; they are never buried for lack of a handler.`,
 					return Usagef("--max-time must be positive, got %s", *maxTime)
 				case *shutdown < 0:
 					return Usagef("--shutdown-timeout must not be negative, got %s", *shutdown)
+				case *hardStop < 0:
+					return Usagef("--hard-stop-timeout must not be negative, got %s", *hardStop)
 				}
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
@@ -62,7 +70,7 @@ worker that has them; they are never buried for lack of a handler.`,
 				}
 				defer c.Close()
 				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
-					worker.ShutdownTimeout(*shutdown), worker.WithLogger(e.Logger()))
+					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()))
 				if !*once {
 					if err := w.Run(ctx); err != nil {
 						return fmt.Errorf("worker: %w", err)
@@ -72,7 +80,8 @@ worker that has them; they are never buried for lack of a handler.`,
 				start := time.Now()
 				st, err := w.RunOnce(ctx, *maxTime)
 				took := time.Since(start)
-				if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				var abandoned *worker.ShutdownError
+				if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) && !errors.As(err, &abandoned) {
 					err = nil // stopped by a signal: a clean stop
 				}
 				if e.Globals.JSON {
@@ -98,7 +107,7 @@ worker that has them; they are never buried for lack of a handler.`,
 						st.SchedulesFired, took.Round(time.Millisecond))
 				}
 				if err != nil {
-					return fmt.Errorf("sweeps failed: %w", err)
+					return fmt.Errorf("work --once: %w", err)
 				}
 				return nil
 			}

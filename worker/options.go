@@ -22,6 +22,12 @@ const (
 	// after Run's context is cancelled, before their contexts are
 	// cancelled with queuety.ErrWorkerShutdown.
 	ShutdownTimeoutDefault = 30 * time.Second
+	// HardStopTimeoutDefault is how long handlers get to return once their
+	// contexts are cancelled at the end of the grace period. Handlers still
+	// running after that are abandoned: Run returns a *ShutdownError, and
+	// their jobs, whose claims are no longer renewed, are recovered by
+	// lease expiry.
+	HardStopTimeoutDefault = 10 * time.Second
 	// LeaseIntervalDefault is how often a worker renews the claims of the
 	// jobs it runs and checks that it still owns them.
 	LeaseIntervalDefault = 5 * time.Second
@@ -78,6 +84,7 @@ type config struct {
 	batchSize       int
 	pollInterval    time.Duration
 	shutdownTimeout time.Duration
+	hardStopTimeout time.Duration
 	leaseInterval   time.Duration
 	intervals       Intervals
 	maintenance     bool
@@ -116,6 +123,11 @@ func PollInterval(d time.Duration) Option { return func(c *config) { c.pollInter
 // ShutdownTimeout sets the grace period for running handlers after Run's
 // context is cancelled (default 30 s).
 func ShutdownTimeout(d time.Duration) Option { return func(c *config) { c.shutdownTimeout = d } }
+
+// HardStopTimeout sets how long handlers get to return after their
+// contexts are cancelled at the end of the grace period (default 10 s).
+// After it, Run and RunOnce return without them (see ShutdownError).
+func HardStopTimeout(d time.Duration) Option { return func(c *config) { c.hardStopTimeout = d } }
 
 // LeaseInterval sets how often running jobs' claims are renewed and their
 // ownership checked (default 5 s). It bounds how soon a handler learns that

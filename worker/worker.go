@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +68,11 @@ type Worker struct {
 	freed    chan struct{}
 	wg       sync.WaitGroup
 	results  chan *engine.Result
+	// resultsMu guards sending on results against closing it: a handler
+	// that outlives the shutdown finds resultsClosed and records its
+	// result itself.
+	resultsMu     sync.RWMutex
+	resultsClosed bool
 	// unrecorded counts successes handed to the completer and not yet
 	// recorded; a step's next job exists only once its success is.
 	unrecorded atomic.Int64
@@ -103,6 +109,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		concurrency:     ConcurrencyDefault,
 		pollInterval:    PollIntervalDefault,
 		shutdownTimeout: ShutdownTimeoutDefault,
+		hardStopTimeout: HardStopTimeoutDefault,
 		leaseInterval:   LeaseIntervalDefault,
 		maintenance:     true,
 	}
@@ -166,8 +173,12 @@ var ErrAlreadyRunning = errors.New("worker: already running")
 // running on their schedule. On cancellation it stops claiming, lets
 // running handlers finish for up to the shutdown timeout, then cancels
 // their contexts with queuety.ErrWorkerShutdown; jobs interrupted that way
-// are handed back to the queue without using an attempt. It returns nil
-// after a clean shutdown. Database errors are logged and retried with
+// are handed back to the queue without using an attempt. Handlers that
+// ignore the cancellation get the hard-stop timeout more; then Run returns
+// a *ShutdownError naming their jobs, which stay claimed and are
+// recovered by lease expiry. The whole shutdown is therefore bounded by
+// ShutdownTimeout + HardStopTimeout (plus a running sweep's end). It
+// returns nil after a clean shutdown. Database errors are logged and retried with
 // backoff; they never stop the worker.
 //
 // To stop on SIGINT/SIGTERM, pass a context from signal.NotifyContext.
@@ -193,18 +204,20 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	w.log.Info("queuety: worker stopping", "running", w.busyCount(), "grace", w.cfg.shutdownTimeout)
 	stopMaintenance()
-	w.drain(hardCancel)
+	err := w.drain(hardCancel)
 	stopAux()
 	w.log.Info("queuety: worker stopped", "succeeded", w.stats.succeeded.Load(), "failed", w.stats.failed.Load())
-	return nil
+	return err
 }
 
-// RunOnce runs every sweep and the schedule tick once, then claims and runs due jobs until none
-// is due for this worker or budget has passed, waits for the running
-// handlers (up to the shutdown timeout) and returns. Jobs it claimed but
-// did not start are handed back. It is what `queuety-worker work --once`
-// runs from cron. The error reports sweep failures; job failures are
-// recorded on the jobs, not returned.
+// RunOnce runs every sweep and the schedule tick once, then claims and
+// runs due jobs until none is due for this worker or budget has passed,
+// waits for the running handlers (up to the shutdown timeout, then the
+// hard-stop timeout, as in Run) and returns. Jobs it claimed but did not
+// start are handed back. It is what `queuety-worker work --once` runs from
+// cron. The error reports sweep failures and, as a *ShutdownError,
+// handlers abandoned at the end; job failures are recorded on the jobs,
+// not returned.
 func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, error) {
 	if !w.running.CompareAndSwap(false, true) {
 		return Stats{}, ErrAlreadyRunning
@@ -221,7 +234,7 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	drainCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	w.fetchLoop(drainCtx, hardCtx, func() bool { return w.idle(drainCtx) })
-	w.drain(hardCancel)
+	sweepErr = errors.Join(sweepErr, w.drain(hardCancel))
 	stopAux()
 
 	after := w.Stats()
@@ -393,12 +406,24 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		}
 	}
 	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur}
-	if err == nil && cj.Err() == nil {
-		w.unrecorded.Add(1)
-		w.results <- r // successes are recorded in batches
+	if err == nil && cj.Err() == nil && w.batchSuccess(r) {
 		return
 	}
 	w.finish(r)
+}
+
+// batchSuccess hands a success to the batch completer, unless the worker
+// has stopped (a handler that outlived the shutdown reports late): then it
+// returns false and the caller records the result itself.
+func (w *Worker) batchSuccess(r *engine.Result) bool {
+	w.resultsMu.RLock()
+	defer w.resultsMu.RUnlock()
+	if w.resultsClosed {
+		return false
+	}
+	w.unrecorded.Add(1)
+	w.results <- r // successes are recorded in batches
+	return true
 }
 
 // call runs the registered handler, turning a panic into a PanicError.
@@ -486,6 +511,7 @@ func (w *Worker) recordOutcome(r *engine.Result, err error) {
 // function stops them after the executors are done.
 func (w *Worker) startAux(hardCtx context.Context) func() {
 	w.results = make(chan *engine.Result, 4*BatchSizeMax)
+	w.resultsClosed = false
 	completerDone := make(chan struct{})
 	go func() {
 		defer close(completerDone)
@@ -500,7 +526,10 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 	return func() {
 		stopKeeper()
 		<-keeperDone
+		w.resultsMu.Lock()
+		w.resultsClosed = true
 		close(w.results)
+		w.resultsMu.Unlock()
 		<-completerDone
 	}
 }
@@ -616,20 +645,59 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 
 // drain waits for running handlers: up to the shutdown timeout, then
 // cancels them with ErrWorkerShutdown and waits for them to return.
-func (w *Worker) drain(hardCancel context.CancelCauseFunc) {
+func (w *Worker) drain(hardCancel context.CancelCauseFunc) error {
 	done := make(chan struct{})
 	go func() {
 		w.wg.Wait()
 		close(done)
 	}()
+	grace := time.NewTimer(w.cfg.shutdownTimeout)
+	defer grace.Stop()
 	select {
 	case <-done:
-		return
-	case <-time.After(w.cfg.shutdownTimeout):
+		return nil
+	case <-grace.C:
 	}
 	w.log.Warn("queuety: shutdown grace period over; cancelling running handlers", "running", w.busyCount())
 	hardCancel(queuety.ErrWorkerShutdown)
-	<-done
+	hard := time.NewTimer(w.cfg.hardStopTimeout)
+	defer hard.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-hard.C:
+	}
+	stuck := w.inflightIDs()
+	w.log.Error("queuety: handlers ignored their cancelled context; stopping without them (their jobs stay claimed until the lease expires)",
+		"job_ids", stuck, "hard_stop_timeout", w.cfg.hardStopTimeout)
+	return &ShutdownError{JobIDs: stuck}
+}
+
+// inflightIDs returns the ids of the jobs whose handlers are running, sorted.
+func (w *Worker) inflightIDs() []int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make([]int64, 0, len(w.inflight))
+	for id := range w.inflight {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// ShutdownError is returned by Run and RunOnce when handlers were still
+// running after the grace period and the hard-stop period: they ignored
+// their cancelled context. The worker returns without them. Their jobs stay
+// claimed, are no longer renewed, and are recovered by lease expiry; a
+// result such a handler reports later is recorded only if its attempt still
+// owns the job.
+type ShutdownError struct {
+	JobIDs []int64 // jobs whose handlers were still running
+}
+
+// Error says how many handlers were abandoned.
+func (e *ShutdownError) Error() string {
+	return fmt.Sprintf("worker: stopped with %d handler(s) still running (jobs %v): they ignored their cancelled context", len(e.JobIDs), e.JobIDs)
 }
 
 // withDeadlines puts the attempt's start-to-close deadline and its
