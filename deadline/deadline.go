@@ -44,8 +44,11 @@ const (
 	// themselves through the handler's context.
 	WatchdogInterval = 10 * time.Second
 	// StaleInterval is how often claims that stopped being renewed are
-	// recovered (Queuety's 60 seconds).
-	StaleInterval = 60 * time.Second
+	// recovered. A Go worker's claim is stale after the client's lease
+	// timeout (10 s by default), so a dead worker's jobs are back within
+	// about lease timeout + this interval; the query reads only processing
+	// jobs, through the (status, reserved_at) index.
+	StaleInterval = 2 * time.Second
 	// BatchSize is how many rows one sweep transaction handles; a sweep
 	// repeats until a batch comes back short.
 	BatchSize = 100

@@ -21,6 +21,11 @@ const (
 	// QUEUETY_STALE_TIMEOUT). Go workers renew their claims while handlers
 	// run, so only a dead or wedged process lets a claim go stale.
 	DefaultStaleTimeout = engine.DefaultStaleTimeout
+	// DefaultLeaseTimeout is how long a Go worker's claim may go without a
+	// renewal before the job is recovered (Go workers renew every few
+	// seconds, so such a claim belongs to a dead process). Claims made by
+	// Queuety PHP wait for DefaultStaleTimeout.
+	DefaultLeaseTimeout = engine.DefaultLeaseTimeout
 )
 
 // JobSpec is the resolved form of a list of JobOptions: queue, priority
@@ -124,6 +129,7 @@ type config struct {
 	skipMigrate  bool
 	backoff      Backoff
 	staleTimeout time.Duration
+	leaseTimeout time.Duration
 }
 
 func newConfig(opts []Option) config {
@@ -152,6 +158,14 @@ func SkipMigrate() Option { return func(cfg *config) { cfg.skipMigrate = true } 
 // WithDefaultBackoff sets the backoff for jobs that do not carry their own
 // (default BackoffExponential, as in Queuety).
 func WithDefaultBackoff(b Backoff) Option { return func(cfg *config) { cfg.backoff = b } }
+
+// WithLeaseTimeout sets how long a Go worker's claim may go without a
+// renewal before stale recovery takes the job back (default
+// DefaultLeaseTimeout, capped at the stale timeout). Keep it at several
+// worker lease intervals.
+func WithLeaseTimeout(d time.Duration) Option {
+	return func(cfg *config) { cfg.leaseTimeout = d }
+}
 
 // WithStaleTimeout sets how old a claim must be, without renewal, before
 // stale recovery takes the job back (default DefaultStaleTimeout).

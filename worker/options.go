@@ -30,7 +30,7 @@ const (
 	HardStopTimeoutDefault = 10 * time.Second
 	// LeaseIntervalDefault is how often a worker renews the claims of the
 	// jobs it runs and checks that it still owns them.
-	LeaseIntervalDefault = 5 * time.Second
+	LeaseIntervalDefault = 3 * time.Second
 	// JitterDefault is the random spread added to maintenance intervals so
 	// a fleet of workers does not sweep in lockstep.
 	JitterDefault = 0.1
@@ -45,7 +45,7 @@ type Intervals struct {
 	Deadlines time.Duration // default deadline.DeadlineInterval (60 s)
 	WaitTimer time.Duration // default deadline.WaitTimerInterval (5 s)
 	Watchdog  time.Duration // default deadline.WatchdogInterval (10 s)
-	Stale     time.Duration // default deadline.StaleInterval (60 s)
+	Stale     time.Duration // default deadline.StaleInterval (2 s)
 	// ScheduleIdle caps how long the schedule tick sleeps: it wakes at the
 	// next due schedule, or after ScheduleIdle to notice schedules other
 	// processes saved (default ScheduleIdleDefault, 30 s).
@@ -130,9 +130,10 @@ func ShutdownTimeout(d time.Duration) Option { return func(c *config) { c.shutdo
 func HardStopTimeout(d time.Duration) Option { return func(c *config) { c.hardStopTimeout = d } }
 
 // LeaseInterval sets how often running jobs' claims are renewed and their
-// ownership checked (default 5 s). It bounds how soon a handler learns that
+// ownership checked (default 3 s). It bounds how soon a handler learns that
 // its workflow failed elsewhere, and must stay well below the client's
-// stale timeout.
+// lease timeout (queuety.WithLeaseTimeout, 10 s by default): a claim not
+// renewed for that long is recovered.
 func LeaseInterval(d time.Duration) Option { return func(c *config) { c.leaseInterval = d } }
 
 // Maintenance sets the sweep intervals of a long-running worker.

@@ -133,7 +133,9 @@ func (cj *Claimed) owns(row *driver.Job) bool {
 	return row.Status == driver.JobProcessing && row.Attempts == cj.Job.Attempts && row.ClaimToken == cj.Job.ClaimToken
 }
 
-func newClaimToken() int64 { return rand.Int64N(1<<62) + 1 }
+// newClaimToken returns a claim's base token: random, a multiple of 256
+// (see driver.ClaimParams.Token).
+func newClaimToken() int64 { return (rand.Int64N(1<<53) + 1) << 8 }
 
 // Claim claims up to req.Limit due jobs in one transaction, queue by queue
 // in the given order, and returns them ready to run. Jobs whose

@@ -40,6 +40,10 @@ type Config struct {
 	// StaleTimeout is the age at which an unrenewed claim counts as stale
 	// (default DefaultStaleTimeout).
 	StaleTimeout time.Duration
+	// LeaseTimeout is the age at which a Go worker's unrenewed claim
+	// counts as stale (default DefaultLeaseTimeout). It never exceeds
+	// StaleTimeout.
+	LeaseTimeout time.Duration
 }
 
 // OfClient returns the engine of a *queuety.Client. Package queuety sets it
@@ -61,6 +65,10 @@ func New(store driver.Store, cfg Config) *Engine {
 	if cfg.StaleTimeout <= 0 {
 		cfg.StaleTimeout = DefaultStaleTimeout
 	}
+	if cfg.LeaseTimeout <= 0 {
+		cfg.LeaseTimeout = DefaultLeaseTimeout
+	}
+	cfg.LeaseTimeout = min(cfg.LeaseTimeout, cfg.StaleTimeout)
 	return &Engine{store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg}
 }
 
@@ -75,6 +83,10 @@ func (e *Engine) Logger() *slog.Logger { return e.log }
 
 // StaleTimeout is the age at which an unrenewed claim counts as stale.
 func (e *Engine) StaleTimeout() time.Duration { return e.cfg.StaleTimeout }
+
+// LeaseTimeout is the age at which a Go worker's unrenewed claim counts as
+// stale.
+func (e *Engine) LeaseTimeout() time.Duration { return e.cfg.LeaseTimeout }
 
 // jobsByID reads the jobs with the given ids with one statement, and
 // returns them by id.

@@ -33,4 +33,10 @@ const (
 	// QUEUETY_STALE_TIMEOUT). Go workers renew their claims while handlers
 	// run, so only a dead or wedged process lets a claim go stale.
 	DefaultStaleTimeout = 10 * time.Minute
+	// DefaultLeaseTimeout is how long a Go worker's claim may go without
+	// a renewal before the job is recovered. Go workers renew every few
+	// seconds (worker.LeaseIntervalDefault), so a claim this old belongs
+	// to a dead or wedged process. Claims made by Queuety PHP, which never
+	// renews them, wait for the stale timeout.
+	DefaultLeaseTimeout = 10 * time.Second
 )

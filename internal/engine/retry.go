@@ -87,6 +87,7 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 		delay := e.backoffFor(cj).Delay(attempt)
 		row.Status = driver.JobPending
 		row.ReservedAt = time.Time{}
+		row.ClaimToken = 0 // the next claim, Go's or Queuety PHP's, starts afresh
 		row.AvailableAt = dueAt(now, delay)
 		row.ErrorMessage = ""
 		if s2s := cj.runtime.Timeouts.ScheduleToStart; s2s > 0 {

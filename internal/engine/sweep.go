@@ -172,7 +172,8 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error)
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		n, failWorkflows = 0, nil
 		now := e.clock.Now()
-		rows, err := tx.JobFindStale(ctx, driver.StaleParams{ReservedBefore: now.Add(-e.cfg.StaleTimeout), Limit: limit, Lock: driver.LockSkipLocked})
+		rows, err := tx.JobFindStale(ctx, driver.StaleParams{ReservedBefore: now.Add(-e.cfg.StaleTimeout),
+			LeaseBefore: now.Add(-e.cfg.LeaseTimeout), Limit: limit, Lock: driver.LockSkipLocked})
 		if err != nil {
 			return err
 		}

@@ -121,7 +121,11 @@ func buildStatements(t Tables, d Dialect) Statements {
 		HasDue: func(handlers int) string {
 			return "SELECT 1 FROM " + t.Jobs + " job WHERE " + where(handlers) + " LIMIT 1"
 		},
-		Stale:             "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND reserved_at < ? ORDER BY reserved_at, id LIMIT ?",
+		// A claim whose token names its current attempt was made by a Go
+		// worker, which renews it: it is stale after the lease timeout.
+		// Other claims (Queuety PHP's) are stale after the stale timeout.
+		Stale: "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND reserved_at < ?" +
+			" AND (reserved_at < ? OR claim_token % 256 = attempts) ORDER BY reserved_at, id LIMIT ?",
 		ExpiredExecution:  "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
 		ExpiredRun:        "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
 		WaitExpired:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",

@@ -251,7 +251,7 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, attempts = attempts + 1, claim_token = ? " +
+	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = ? + attempts + 1, attempts = attempts + 1 " +
 		"WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'pending'"
 	res, err := t.tx.ExecContext(ctx, upd, append([]any{t.sec(p.Now), p.Token}, idArgs(ids)...)...)
 	if err != nil {
@@ -264,7 +264,7 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		j.Status = driver.JobProcessing
 		j.ReservedAt = p.Now.UTC().Truncate(time.Second)
 		j.Attempts++
-		j.ClaimToken = p.Token
+		j.ClaimToken = p.Token + int64(j.Attempts)
 	}
 	return jobs, nil
 }
@@ -340,7 +340,11 @@ func (t *txn) JobTouch(ctx context.Context, ids []int64, token int64, at time.Ti
 
 // JobFindStale implements driver.Tx.
 func (t *txn) JobFindStale(ctx context.Context, p driver.StaleParams) ([]*driver.Job, error) {
-	return t.queryJobs(ctx, t.s.SQL.Stale+t.lock(p.Lock), t.sec(p.ReservedBefore), p.Limit)
+	leaseBefore := p.LeaseBefore
+	if leaseBefore.IsZero() || leaseBefore.Before(p.ReservedBefore) {
+		leaseBefore = p.ReservedBefore
+	}
+	return t.queryJobs(ctx, t.s.SQL.Stale+t.lock(p.Lock), t.sec(leaseBefore), t.sec(p.ReservedBefore), p.Limit)
 }
 
 // JobFindTimedOut implements driver.Tx. Each deadline column has its own

@@ -89,8 +89,8 @@ type Tx interface {
 	// JobTouch sets reserved_at = t on the jobs that are still processing
 	// under claim token; it returns how many rows it renewed.
 	JobTouch(ctx context.Context, ids []int64, token int64, t time.Time) (int64, error)
-	// JobFindStale returns processing jobs whose reserved_at is before
-	// p.ReservedBefore, oldest first.
+	// JobFindStale returns processing jobs whose claim is stale (see
+	// StaleParams), oldest reserved_at first.
 	JobFindStale(ctx context.Context, p StaleParams) ([]*Job, error)
 	// JobFindTimedOut returns jobs with an activity deadline at or before
 	// p.Now, in any status: the watchdog settles pending and processing
@@ -202,13 +202,21 @@ type ClaimParams struct {
 	Handlers []string // never empty: a worker claims only what it can run
 	Limit    int
 	Now      time.Time
-	// Token is written to claim_token on every claimed row.
+	// Token is the claim's base token, a multiple of 256: every claimed
+	// row gets claim_token = Token + its new attempt number, so a token
+	// names the attempt it was issued for. A claim made elsewhere (Queuety
+	// PHP) raises attempts without touching claim_token, which then no
+	// longer matches.
 	Token int64
 }
 
-// StaleParams selects stale claims.
+// StaleParams selects stale claims: processing jobs whose reserved_at is
+// before ReservedBefore, and Go claims (claim_token names the current
+// attempt; their workers renew reserved_at) whose reserved_at is before
+// LeaseBefore. A zero LeaseBefore applies ReservedBefore to every claim.
 type StaleParams struct {
 	ReservedBefore time.Time
+	LeaseBefore    time.Time
 	Limit          int
 	Lock           LockMode
 }

@@ -243,7 +243,7 @@ func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
 		assert.Equalf(t, "range", p.Access, "watchdog query %d: access", i)
 		assert.LessOrEqualf(t, p.RowsRead, 0.0, "watchdog query %d: rows read", i)
 	}
-	p = analyze(t, db, s.SQL.Stale, now.Add(-10*time.Minute).Truncate(time.Second), 100)
+	p = analyze(t, db, s.SQL.Stale, now.Add(-10*time.Second).Truncate(time.Second), now.Add(-10*time.Minute).Truncate(time.Second), 100)
 	assert.Equal(t, "idx_reserved", p.Key, "stale query index")
 	assert.LessOrEqual(t, p.RowsRead, 0.0, "rows read by the stale query")
 }

@@ -34,6 +34,9 @@ func migrations(prefix string) sqlstore.Migrations {
 			{Version: 2, Name: "Go engine: claim index, claim token, activity deadlines, run and wait deadlines", Up: step((*migrator).goColumns)},
 			{Version: 3, Name: "Go engine: failures table", Up: step((*migrator).failuresTable)},
 			{Version: 4, Name: "Go engine: workflow schedules, catch-up policy, buffered firings", Up: step((*migrator).scheduleColumns)},
+			{Version: 5, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: sqlstore.RunStatements(func() []string {
+				return []string{"UPDATE " + sqlstore.NewTables(prefix).Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
+			})},
 		},
 		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,

@@ -136,6 +136,9 @@ func migrations(prefix string) sqlstore.Migrations {
 					"CREATE INDEX IF NOT EXISTS " + t + "_idx_go_pending_run ON " + t + " (enabled, pending_run)",
 				}
 			})},
+			{Version: 3, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: sqlstore.RunStatements(func() []string {
+				return []string{"UPDATE " + sqlstore.NewTables(prefix).Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}

@@ -38,6 +38,7 @@ func init() {
 	register("Jobs/RetryBuriedJob", testRetryBuried)
 	register("Jobs/ReleaseHandsBack", testRelease)
 	register("Jobs/StaleRecovery", testStaleRecovery)
+	register("Jobs/StaleRecoveryOfPHPClaim", testStaleRecoveryOfPHPClaim)
 	register("Jobs/StaleRecoveryConcurrentSweepers", testStaleConcurrent)
 	register("Jobs/LeaseRenewalKeepsClaim", testLeaseRenewal)
 	register("Jobs/ConcurrentClaimsExactlyOnce", testConcurrentClaims)
@@ -354,7 +355,9 @@ func testRelease(t *testing.T, e *Env) {
 func testStaleRecovery(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.MaxAttempts(2), queuety.WithBackoff(queuety.BackoffSeconds(10)))
 	first := e.ClaimOne("h")
-	e.Clock.Advance(queuety.DefaultStaleTimeout - time.Second)
+	// A Go worker's claim that is not renewed is recovered after the lease
+	// timeout, not the (much longer) stale timeout.
+	e.Clock.Advance(queuety.DefaultLeaseTimeout - time.Second)
 	n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
 	require.NoError(t, err)
 	require.Zero(t, n, "recovered a fresh claim")
@@ -372,7 +375,7 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	require.ErrorIs(t, e.Complete(first...)[0], queuety.ErrStaleAttempt, "late completion of attempt 1")
 	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status after late completion")
 	// The second attempt dies too: attempts are used up, so it is buried.
-	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Second)
+	e.Clock.Advance(queuety.DefaultLeaseTimeout + time.Second)
 	n, _, err = engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "recovered")
@@ -380,6 +383,35 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	assert.Equal(t, queuety.JobBuried, j.Status, "status")
 	assert.Equal(t, engine.StaleMessage, j.ErrorMessage, "error")
 	assert.Equal(t, "retried,buried", strings.Join(e.Events(driver.LogFilter{JobID: id}), ","), "logs")
+}
+
+// testStaleRecoveryOfPHPClaim: a claim made by Queuety PHP (no claim token
+// for its attempt, never renewed) is not recovered after the lease
+// timeout: a PHP job may run for minutes without a sign of life. It is
+// recovered after the stale timeout. A token left from an earlier Go
+// attempt does not make it a Go claim.
+func testStaleRecoveryOfPHPClaim(t *testing.T, e *Env) {
+	id := e.Dispatch("h", nil, queuety.MaxAttempts(3), queuety.WithBackoff(queuety.BackoffSeconds(0)))
+	goAttempt := e.ClaimOne("h")
+	require.NoError(t, e.Fail(goAttempt[0], errors.New("boom")), "Go attempt 1 fails and is retried")
+	// Queuety PHP claims attempt 2 the way its claim does: status,
+	// reserved_at and attempts; claim_token is not its column.
+	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+		j, err := tx.JobGet(e.Ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		j.Status, j.ReservedAt, j.Attempts = driver.JobProcessing, e.Clock.Now(), j.Attempts+1
+		j.ClaimToken = goAttempt[0].Job.ClaimToken // the worst case: Go's old token still there
+		return tx.JobUpdate(e.Ctx, j)
+	})
+	require.NoError(t, err)
+	e.Clock.Advance(queuety.DefaultLeaseTimeout + time.Minute)
+	assert.Equal(t, 0, e.recoverStale(), "a PHP claim recovered after the lease timeout")
+	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status")
+	e.Clock.Advance(queuety.DefaultStaleTimeout)
+	assert.Equal(t, 1, e.recoverStale(), "PHP claim recovered after the stale timeout")
+	assert.Equal(t, queuety.JobPending, e.Job(id).Status, "status after recovery")
 }
 
 func testStaleConcurrent(t *testing.T, e *Env) {
@@ -427,15 +459,15 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 func testLeaseRenewal(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
 	jobs := e.ClaimOne("h")
-	e.Clock.Advance(queuety.DefaultStaleTimeout - time.Minute)
+	e.Clock.Advance(queuety.DefaultLeaseTimeout - time.Second)
 	lost, err := engine.OfClient(e.C).RenewLeases(e.Ctx, jobs)
 	require.NoError(t, err, "renew")
 	require.Empty(t, lost, "claims lost at renewal")
-	e.Clock.Advance(2 * time.Minute)
+	e.Clock.Advance(2 * time.Second)
 	assert.Equal(t, 0, e.recoverStale(), "renewed claims recovered as stale")
 	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status")
 	// After another worker's recovery, renewal reports the loss.
-	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Second)
+	e.Clock.Advance(queuety.DefaultLeaseTimeout)
 	assert.Equal(t, 1, e.recoverStale(), "stale claims recovered")
 	lost, err = engine.OfClient(e.C).RenewLeases(e.Ctx, jobs)
 	require.NoError(t, err, "renew after recovery")

@@ -53,7 +53,7 @@ func testDriverClaimMarks(t *testing.T, d *DriverEnv) {
 	ids := d.insertJobs(a, newJob("default", "h"))
 	now := Epoch.Add(90*time.Second + 400*time.Millisecond)
 	p := claimParams("default", now, 10, "h")
-	p.Token = 424242
+	p.Token = 4242 << 8
 	claimed := d.claim(p)
 	require.Len(t, claimed, 2, "claimed")
 	stored := inTx(d, func(tx driver.Tx) ([]*driver.Job, error) { return tx.JobGetMany(d.Ctx, ids, driver.LockNone) })
@@ -63,7 +63,7 @@ func testDriverClaimMarks(t *testing.T, d *DriverEnv) {
 			assert.Equalf(t, ids[i], j.ID, "%s row %d: id", what, i)
 			assert.Equalf(t, driver.JobProcessing, j.Status, "%s row %d: status", what, i)
 			assert.Equalf(t, want, j.Attempts, "%s row %d: attempts", what, i)
-			assert.Equalf(t, int64(424242), j.ClaimToken, "%s row %d: claim_token", what, i)
+			assert.Equalf(t, int64(4242<<8+want), j.ClaimToken, "%s row %d: claim_token is the base token plus the attempt", what, i)
 			assert.Equalf(t, Epoch.Add(90*time.Second), j.ReservedAt, "%s row %d: reserved_at (now, second precision)", what, i)
 			assert.Equalf(t, "h", j.Handler, "%s row %d: handler", what, i)
 			assert.Equalf(t, `{}`, string(j.Payload), "%s row %d: payload", what, i)

@@ -141,7 +141,7 @@ func (d *DriverEnv) claim(p driver.ClaimParams) []*driver.Job {
 // claimParams claims up to limit jobs of handlers from queue q at now with
 // token 7.
 func claimParams(q string, now time.Time, limit int, handlers ...string) driver.ClaimParams {
-	return driver.ClaimParams{Queue: q, Handlers: handlers, Limit: limit, Now: now, Token: 7}
+	return driver.ClaimParams{Queue: q, Handlers: handlers, Limit: limit, Now: now, Token: 7 << 8}
 }
 
 // hasDue runs one JobHasDue.

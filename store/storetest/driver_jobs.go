@@ -21,6 +21,7 @@ func init() {
 	registerDriver("Jobs/UpdateWritesMutableColumns", testDriverJobUpdate)
 	registerDriver("Jobs/CompleteMarksProcessingJobs", testDriverJobComplete)
 	registerDriver("Jobs/CompleteClaimedFencesTokenAndAttempt", testDriverJobCompleteClaimed)
+	registerDriver("Jobs/FindStaleHonoursLeases", testDriverJobFindStaleLease)
 	registerDriver("Jobs/TouchRenewsOwnClaims", testDriverJobTouch)
 	registerDriver("Jobs/FindStale", testDriverJobFindStale)
 	registerDriver("Jobs/FindTimedOut", testDriverJobFindTimedOut)
@@ -225,7 +226,9 @@ func testDriverJobUpdate(t *testing.T, d *DriverEnv) {
 }
 
 // claimAll inserts n pending jobs of handler h and claims them with token
-// at Epoch, returning the claimed rows in id order.
+// at Epoch under the base token token<<8 (so each row's claim_token is
+// token<<8 + 1, its first attempt), returning the claimed rows in id
+// order.
 func (d *DriverEnv) claimAll(n int, h string, token int64) []*driver.Job {
 	d.T.Helper()
 	jobs := make([]*driver.Job, n)
@@ -234,7 +237,7 @@ func (d *DriverEnv) claimAll(n int, h string, token int64) []*driver.Job {
 	}
 	ids := d.insertJobs(jobs...)
 	p := claimParams("default", Epoch, n, h)
-	p.Token = token
+	p.Token = token << 8
 	claimed := d.claim(p)
 	require.ElementsMatch(d.T, ids, jobIDs(claimed), "claimed jobs")
 	return inTx(d, func(tx driver.Tx) ([]*driver.Job, error) { return tx.JobGetMany(d.Ctx, ids, driver.LockNone) })
@@ -267,51 +270,54 @@ func testDriverJobCompleteClaimed(t *testing.T, d *DriverEnv) {
 	jobs := d.claimAll(3, "h", 7)
 	a, b, c := jobs[0].ID, jobs[1].ID, jobs[2].ID
 	at := Epoch.Add(3 * time.Second)
+	tok := jobs[0].ClaimToken
+	require.Equal(t, int64(7<<8+1), tok, "claim token: base plus attempt")
 	complete := func(ids []int64, token int64, attempts int) int64 {
 		t.Helper()
 		return inTx(d, func(tx driver.Tx) (int64, error) { return tx.JobCompleteClaimed(d.Ctx, ids, token, attempts, at) })
 	}
-	assert.Equal(t, int64(0), complete([]int64{a}, 8, 1), "completed under another claim token")
-	assert.Equal(t, int64(0), complete([]int64{a}, 7, 2), "completed with another attempt number")
+	assert.Equal(t, int64(0), complete([]int64{a}, 8<<8+1, 1), "completed under another claim token")
+	assert.Equal(t, int64(0), complete([]int64{a}, tok, 2), "completed with another attempt number")
 	assert.Equal(t, driver.JobProcessing, d.job(a).Status, "status after the fenced completions")
-	assert.Equal(t, int64(1), complete([]int64{a}, 7, 1), "completed under the claim")
+	assert.Equal(t, int64(1), complete([]int64{a}, tok, 1), "completed under the claim")
 	j := d.job(a)
 	assert.Equal(t, driver.JobCompleted, j.Status, "status")
 	assert.Equal(t, at, j.CompletedAt, "completed_at")
-	assert.Equal(t, int64(0), complete([]int64{a}, 7, 1), "completed twice")
-	assert.Equal(t, int64(2), complete([]int64{c, a, b}, 7, 1), "rows changed of a batch with one completed job")
+	assert.Equal(t, int64(0), complete([]int64{a}, tok, 1), "completed twice")
+	assert.Equal(t, int64(2), complete([]int64{c, a, b}, tok, 1), "rows changed of a batch with one completed job")
 	assert.Equal(t, driver.JobCompleted, d.job(b).Status, "status of b")
 	assert.Equal(t, driver.JobCompleted, d.job(c).Status, "status of c")
-	assert.Equal(t, int64(0), complete(nil, 7, 1), "rows changed for no ids")
+	assert.Equal(t, int64(0), complete(nil, tok, 1), "rows changed for no ids")
 
 	// A pending job carrying the token of an earlier claim is not
 	// processing, so it is not completed.
 	p := d.claimAll(1, "p", 9)[0]
 	d.updateJob(p.ID, func(j *driver.Job) { j.Status = driver.JobPending })
-	assert.Equal(t, int64(0), complete([]int64{p.ID}, 9, 1), "completed a pending job")
+	assert.Equal(t, int64(0), complete([]int64{p.ID}, 9<<8+1, 1), "completed a pending job")
 	assert.Equal(t, driver.JobPending, d.job(p.ID).Status, "status of the pending job")
 }
 
 func testDriverJobTouch(t *testing.T, d *DriverEnv) {
 	jobs := d.claimAll(3, "h", 7)
 	a, b, c := jobs[0].ID, jobs[1].ID, jobs[2].ID
+	tok := jobs[0].ClaimToken
 	touch := func(ids []int64, token int64, at time.Time) int64 {
 		t.Helper()
 		return inTx(d, func(tx driver.Tx) (int64, error) { return tx.JobTouch(d.Ctx, ids, token, at) })
 	}
 	later := Epoch.Add(time.Minute)
-	assert.Equal(t, int64(0), touch([]int64{a, b}, 8, later), "renewed under another claim token")
+	assert.Equal(t, int64(0), touch([]int64{a, b}, 8<<8+1, later), "renewed under another claim token")
 	assert.Equal(t, Epoch, d.job(a).ReservedAt, "reserved_at after a renewal under another token")
-	assert.Equal(t, int64(2), touch([]int64{a, b}, 7, later), "renewed")
+	assert.Equal(t, int64(2), touch([]int64{a, b}, tok, later), "renewed")
 	assert.Equal(t, later, d.job(a).ReservedAt, "reserved_at of a")
 	assert.Equal(t, later, d.job(b).ReservedAt, "reserved_at of b")
 	assert.Equal(t, Epoch, d.job(c).ReservedAt, "reserved_at of c, not renewed")
 	// A renewal within the same second writes the value the row holds; it
 	// still counts, or the caller would take its claim for lost.
-	assert.Equal(t, int64(1), touch([]int64{a}, 7, later), "renewed with an unchanged reserved_at")
+	assert.Equal(t, int64(1), touch([]int64{a}, tok, later), "renewed with an unchanged reserved_at")
 	d.Tx(func(tx driver.Tx) error { return tx.JobComplete(d.Ctx, []int64{c}, later) })
-	assert.Equal(t, int64(0), touch([]int64{c}, 7, later.Add(time.Minute)), "renewed a completed job")
-	assert.Equal(t, int64(0), touch(nil, 7, later), "renewed no ids")
+	assert.Equal(t, int64(0), touch([]int64{c}, tok, later.Add(time.Minute)), "renewed a completed job")
+	assert.Equal(t, int64(0), touch(nil, tok, later), "renewed no ids")
 }
 
 func testDriverJobFindStale(t *testing.T, d *DriverEnv) {
@@ -338,6 +344,40 @@ func testDriverJobFindStale(t *testing.T, d *DriverEnv) {
 	}
 	assert.Equal(t, []int64{oldest, middle, tie, newest}, find(10), "stale claims, oldest first (then by id)")
 	assert.Equal(t, []int64{oldest, middle}, find(2), "stale claims with a limit of 2")
+}
+
+// testDriverJobFindStaleLease: a Go claim (its token names its current
+// attempt) is stale once older than LeaseBefore; any other claim, such as
+// Queuety PHP's (no token, or a token left from an earlier Go attempt),
+// only once older than ReservedBefore.
+func testDriverJobFindStaleLease(t *testing.T, d *DriverEnv) {
+	now := Epoch.Add(time.Hour)
+	leaseBefore, staleBefore := now.Add(-10*time.Second), now.Add(-10*time.Minute)
+	claim := func(age time.Duration, attempts int, token int64) int64 {
+		t.Helper()
+		id := d.insertJob(newJob("default", "h"))
+		d.updateJob(id, func(j *driver.Job) {
+			j.Status, j.ReservedAt, j.Attempts, j.ClaimToken = driver.JobProcessing, now.Add(-age), attempts, token
+		})
+		return id
+	}
+	goDead := claim(time.Minute, 2, 5<<8+2)        // Go claim, not renewed for a minute
+	goLive := claim(5*time.Second, 1, 5<<8+1)      // Go claim renewed 5 s ago
+	phpRecent := claim(time.Minute, 1, 0)          // PHP claim a minute old
+	phpOverGo := claim(time.Minute, 3, 5<<8+2)     // PHP claimed attempt 3 after Go's attempt 2
+	phpOld := claim(time.Hour, 1, 0)               // PHP claim past the stale timeout
+	goAtCutoff := claim(10*time.Second, 1, 6<<8+1) // exactly at the lease cut-off: not stale
+	find := func(p driver.StaleParams) []int64 {
+		t.Helper()
+		p.Limit, p.Lock = 100, driver.LockUpdate
+		return jobIDs(inTx(d, func(tx driver.Tx) ([]*driver.Job, error) { return tx.JobFindStale(d.Ctx, p) }))
+	}
+	assert.Equal(t, []int64{phpOld, goDead}, find(driver.StaleParams{ReservedBefore: staleBefore, LeaseBefore: leaseBefore}),
+		"stale: PHP claims past the stale timeout, Go claims past the lease timeout")
+	assert.Equal(t, []int64{phpOld}, find(driver.StaleParams{ReservedBefore: staleBefore}), "without LeaseBefore every claim waits for ReservedBefore")
+	for _, id := range []int64{goLive, phpRecent, phpOverGo, goAtCutoff} {
+		assert.NotContains(t, find(driver.StaleParams{ReservedBefore: staleBefore, LeaseBefore: leaseBefore}), id, "job %d is not stale", id)
+	}
 }
 
 func testDriverJobFindTimedOut(t *testing.T, d *DriverEnv) {

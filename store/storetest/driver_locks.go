@@ -133,21 +133,21 @@ func testDriverConcurrentClaims(t *testing.T, d *DriverEnv) {
 	var first, second []*driver.Job
 	d.overlap(func(tx driver.Tx) (err error) {
 		p := claimParams("default", Epoch, 4, "h")
-		p.Token = 1
+		p.Token = 1 << 8
 		first, err = tx.JobClaim(d.Ctx, p)
 		return err
 	}, func(tx driver.Tx) (err error) {
 		p := claimParams("default", Epoch, 100, "h")
-		p.Token = 2
+		p.Token = 2 << 8
 		second, err = tx.JobClaim(d.Ctx, p)
 		return err
 	})
 	assert.Equal(t, ids[:4], jobIDs(first), "first claim")
 	assert.Equal(t, ids[4:], jobIDs(second), "second claim: the jobs the first did not take")
 	for i, id := range ids {
-		token := int64(1)
+		token := int64(1<<8 + 1)
 		if i >= 4 {
-			token = 2
+			token = 2<<8 + 1
 		}
 		j := d.job(id)
 		assert.Equalf(t, token, j.ClaimToken, "claim token of job %d", i)
@@ -160,7 +160,7 @@ func testDriverConcurrentStale(t *testing.T, d *DriverEnv) {
 	for i := range 6 {
 		id := d.insertJob(newJob("default", "h"))
 		d.updateJob(id, func(j *driver.Job) {
-			j.Status, j.ReservedAt, j.Attempts, j.ClaimToken = driver.JobProcessing, Epoch.Add(time.Duration(i)*time.Second), 1, 7
+			j.Status, j.ReservedAt, j.Attempts, j.ClaimToken = driver.JobProcessing, Epoch.Add(time.Duration(i)*time.Second), 1, 7<<8+1
 		})
 		ids = append(ids, id)
 	}
