@@ -132,6 +132,10 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	}
 	cfg.intervals = cfg.intervals.withDefaults()
 	e := engine.OfClient(c)
+	if cfg.leaseInterval > 0 && 2*cfg.leaseInterval > e.LeaseTimeout() {
+		cfg.logger.Warn("queuety: the lease interval is more than half the client's lease timeout; live claims may be recovered as dead",
+			"lease_interval", cfg.leaseInterval, "lease_timeout", e.LeaseTimeout())
+	}
 	timers, engineTimers := timersOf(e.Clock())
 	return &Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
