@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +23,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		require.Regexp(t, validPrefix, cfg.TablePrefix, "accepted an invalid prefix")
+		require.NoError(t, driver.ValidatePrefix(cfg.TablePrefix), "accepted an invalid prefix")
 		if cfg.Socket == "" {
 			require.GreaterOrEqual(t, cfg.Port, 1, "accepted port %d", cfg.Port)
 			require.LessOrEqual(t, cfg.Port, 65535, "accepted port %d", cfg.Port)

@@ -28,10 +28,11 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // DefaultPort is the MySQL TCP port used when DB_HOST does not name one.
@@ -166,8 +167,6 @@ var constants = []string{"DB_NAME", "DB_USER", "DB_PASSWORD", "DB_HOST"}
 // empty password.
 var optional = map[string]bool{"DB_PASSWORD": true}
 
-var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_]{0,32}$`)
-
 // assignment is the right-hand side of a define() or $table_prefix assignment.
 type assignment struct {
 	toks []token // the value expression
@@ -225,7 +224,7 @@ func parse(src []byte) (Config, error) {
 		if err != nil {
 			return Config{}, err
 		}
-		if !validPrefix.MatchString(p) {
+		if driver.ValidatePrefix(p) != nil {
 			return Config{}, fmt.Errorf("invalid $table_prefix %q on line %d: use at most 32 letters, digits and underscores", p, prefix.line)
 		}
 		cfg.TablePrefix = p
