@@ -1,0 +1,652 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// TestChaos runs every scenario against one private MariaDB server, each
+// in its own database, and prints the report table at the end.
+func TestChaos(t *testing.T) {
+	if !supported {
+		t.Skip("the chaos suite runs on Linux only")
+	}
+	s := loadScale(t)
+	t.Log(s)
+	srv := startMariaDB(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	// The test's own connections break when the server is killed; the
+	// driver's log of that is noise here.
+	_ = gomysql.SetLogger(log.New(io.Discard, "", 0))
+
+	var results []*result
+	began := time.Now()
+	defer func() {
+		var b strings.Builder
+		printReport(&b, s, results, time.Since(began))
+		fmt.Print(b.String())
+	}()
+	scenarios := []struct {
+		name string
+		run  func(*scenario)
+	}{
+		{"jobs", runJobs},
+		{"workflows", runWorkflows},
+		{"mariadb", runMariaDB},
+		{"deadlines", runDeadlines},
+		{"shutdown", runShutdown},
+		{"restarts", runRestarts},
+	}
+	for _, sc := range scenarios {
+		if !s.runs(sc.name) {
+			continue
+		}
+		r := &result{Name: sc.name}
+		results = append(results, r)
+		t.Run(sc.name, func(t *testing.T) {
+			c := newScenario(t, s, srv, exe, sc.name, r)
+			t0 := time.Now()
+			defer func() { r.Took = time.Since(t0) }()
+			sc.run(c)
+		})
+	}
+}
+
+// scenario is one scenario's database, client, processes and result.
+type scenario struct {
+	t      *testing.T
+	s      scale
+	srv    *mariaDB
+	name   string
+	prefix string
+	db     *sql.DB // the test's own connection, for counting
+	q      *queuety.Client
+	fleet  *fleet
+	rng    *rand.Rand
+	res    *result
+	ctx    context.Context
+}
+
+func newScenario(t *testing.T, s scale, srv *mariaDB, exe, name string, res *result) *scenario {
+	ctx := context.Background()
+	dbName := "chaos_" + name
+	admin, err := sql.Open("mysql", srv.driverDSN(""))
+	require.NoError(t, err)
+	defer admin.Close()
+	_, err = admin.ExecContext(ctx, "CREATE DATABASE "+dbName)
+	require.NoError(t, err)
+
+	db, err := sql.Open("mysql", srv.driverDSN(dbName))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	_, err = db.ExecContext(ctx, runsTable)
+	require.NoError(t, err)
+
+	dir := filepath.Join(srv.dir, "logs", name)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	logFile, err := os.Create(filepath.Join(dir, "client.log"))
+	require.NoError(t, err)
+	t.Cleanup(func() { logFile.Close() })
+	const prefix = "cq_"
+	q, err := queuety.Open(ctx, srv.queuetyDSN(dbName, prefix), queuety.WithLogger(slog.New(slog.NewTextHandler(logFile, nil))))
+	require.NoError(t, err)
+	t.Cleanup(func() { q.Close() })
+
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	seed := uint64(s.Seed) ^ h.Sum64()
+	t.Logf("%s: database %s, logs in %s, seed %d", name, dbName, dir, seed)
+	return &scenario{
+		t: t, s: s, srv: srv, name: name, prefix: prefix, db: db, q: q,
+		fleet: newFleet(t, exe, dir), rng: rand.New(rand.NewPCG(seed, 0)), res: res, ctx: ctx,
+	}
+}
+
+// workerConfig is the configuration of this scenario's worker processes.
+func (sc *scenario) workerConfig(stale time.Duration, queues ...string) childConfig {
+	if len(queues) == 0 {
+		queues = []string{queuety.DefaultQueue}
+	}
+	return childConfig{
+		Mode: "worker", DSN: sc.srv.queuetyDSN("chaos_"+sc.name, sc.prefix), RunsDSN: sc.srv.driverDSN("chaos_" + sc.name),
+		Queues: queues, Concurrency: sc.s.Concurrency, StaleTimeout: stale, Lease: sc.s.Lease, Poll: sc.s.Poll,
+		StaleSweep: sc.s.StaleSweep, Shutdown: sc.s.Shutdown, JobSleep: sc.s.JobSleep, HangFor: 10 * time.Minute,
+	}
+}
+
+func (sc *scenario) startWorkers(n int, cfg childConfig) {
+	for range n {
+		_, err := sc.fleet.start("worker", cfg)
+		require.NoError(sc.t, err)
+	}
+	sc.res.Workers = max(sc.res.Workers, n)
+}
+
+// count runs a COUNT query; %s in q is the table prefix.
+func (sc *scenario) count(q string, args ...any) (int, error) {
+	ctx, cancel := context.WithTimeout(sc.ctx, 10*time.Second)
+	defer cancel()
+	var n int
+	err := sc.db.QueryRowContext(ctx, strings.ReplaceAll(q, "%s", sc.prefix), args...).Scan(&n)
+	return n, err
+}
+
+// completed counts completed jobs of the given handlers.
+func (sc *scenario) completed(handlers ...string) (int, error) {
+	return sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE status = 'completed' AND handler IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(handlers)), ",")+`)`, toAny(handlers)...)
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// waitFor polls cond every interval until it holds or timeout passes.
+// Errors (the server may be down) count as "not yet".
+func waitFor(timeout, interval time.Duration, cond func() (bool, error)) (bool, error) {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		ok, err := cond()
+		if err == nil && ok {
+			return true, nil
+		}
+		if err != nil {
+			last = err
+		}
+		if time.Now().After(deadline) {
+			return false, last
+		}
+		time.Sleep(interval)
+	}
+}
+
+// sigkillDuring kills `kills` random workers with SIGKILL, one each time
+// progress passes another 1/(kills+1) of total, and starts a replacement
+// after each.
+func (sc *scenario) sigkillDuring(total, kills int, cfg childConfig, progress func() (int, error)) {
+	sc.disruptDuring("SIGKILL", total, kills, cfg, progress, func(p *proc) {
+		sc.fleet.sigkill(p)
+		sc.res.Kills++
+	})
+}
+
+// disruptDuring calls disrupt on a random running worker n times, each
+// time progress passes another 1/(n+1) of total, and starts a replacement
+// after each.
+func (sc *scenario) disruptDuring(what string, total, n int, cfg childConfig, progress func() (int, error), disrupt func(*proc)) {
+	t := sc.t
+	for i := 1; i <= n; i++ {
+		threshold := total * i / (n + 1)
+		var done int
+		ok, err := waitFor(sc.s.Timeout, 10*time.Millisecond, func() (bool, error) {
+			n, err := progress()
+			done = n
+			return n >= threshold, err
+		})
+		if !ok {
+			t.Errorf("%s %d: progress did not reach %d/%d within %s (last error: %v)", what, i, threshold, total, sc.s.Timeout, err)
+			return
+		}
+		if done >= total {
+			sc.res.note("the run finished before %s %d; %d landed mid-run", what, i, i-1)
+			return
+		}
+		live := sc.fleet.running("worker")
+		if len(live) == 0 {
+			t.Errorf("%s %d: no worker running", what, i)
+			return
+		}
+		p := live[sc.rng.IntN(len(live))]
+		disrupt(p)
+		t.Logf("%s %d: %s (pid %d) at %d/%d done", what, i, p.name, p.pid, done, total)
+		_, err = sc.fleet.start("worker", cfg)
+		require.NoError(t, err)
+	}
+}
+
+// waitDone waits until progress reaches total.
+func (sc *scenario) waitDone(total int, progress func() (int, error)) {
+	var done int
+	ok, err := waitFor(sc.s.Timeout, 100*time.Millisecond, func() (bool, error) {
+		n, err := progress()
+		done = n
+		return n >= total, err
+	})
+	if !ok {
+		sc.t.Errorf("only %d/%d done after %s (last error: %v)", done, total, sc.s.Timeout, err)
+	}
+}
+
+// stopWorkers sends SIGTERM to every running worker and counts the hung
+// ones; it returns the slowest exit.
+func (sc *scenario) stopWorkers() time.Duration {
+	return sc.stop(sc.fleet.running("worker"))
+}
+
+// stop sends SIGTERM to ps, counts the hung ones and returns the slowest
+// exit.
+func (sc *scenario) stop(ps []*proc) time.Duration {
+	res := sc.fleet.terminate(ps, sc.s.Shutdown+sc.s.StopBound)
+	var slowest time.Duration
+	for _, r := range res {
+		slowest = max(slowest, r.took)
+		if r.hung {
+			sc.res.Hung++
+			sc.res.note("%s (pid %d) had not exited %s after SIGTERM (shutdown timeout %s + bound %s): hung; last lines of its log:\n%s",
+				r.p.name, r.p.pid, r.took, sc.s.Shutdown, sc.s.StopBound, indent(tail(r.p.logPath, 8)))
+		}
+	}
+	return slowest
+}
+
+func indent(s string) string { return "      " + strings.ReplaceAll(s, "\n", "\n      ") }
+
+// finish analyses the runs against the expected units, fills in the
+// result and asserts the invariants every scenario shares.
+func (sc *scenario) finish(expected []string) analysis {
+	t := sc.t
+	sc.res.Dispatched = len(expected)
+	ctx := sc.ctx
+	jobs, err := loadJobUnits(ctx, sc.db, sc.prefix)
+	require.NoError(t, err)
+	runs, err := loadRuns(ctx, sc.db)
+	require.NoError(t, err)
+	retried, failed, err := loadRetried(ctx, sc.db, sc.prefix)
+	require.NoError(t, err)
+	a := analyze(expected, jobs, runs, sc.fleet.killTimes(), retried)
+	sc.res.Lost, sc.res.Phantom = len(a.lost), len(a.phantom)
+	sc.res.DupNoCrash, sc.res.DupCrash = len(a.dupNoCrash), len(a.dupCrash)
+	if sc.res.Kills > 0 && sc.name != "mariadb" {
+		sc.res.Recovery = a.recovery
+		sc.res.note("%d SIGKILLs: %d interrupted %d recorded runs between them, %d interrupted none that was recorded",
+			sc.res.Kills, sc.res.Kills-a.quietKills, a.orphaned, a.quietKills)
+		if len(a.returned) > 0 {
+			sc.res.note("stale recovery handed the interrupted runs' jobs back %.1f s (median) / %.1f s (max) after the kill "+
+				"(log rows, ±1 s); they started again %.2f s / %.2f s after it",
+				median(a.returned).Seconds(), slices.Max(a.returned).Seconds(),
+				median(a.recovery).Seconds(), slices.Max(a.recovery).Seconds())
+		}
+	}
+	sc.res.note("%d attempts handed back by stale recovery or a timeout ('retried' log rows), %d failed in their handler",
+		len(retried), failed)
+	var logs []string
+	for _, p := range sc.fleet.all() {
+		logs = append(logs, p.logPath)
+	}
+	if sum := logSummary(logs); len(sum) > 0 {
+		sc.res.note("warnings and errors in the child logs:\n%s", indent(strings.Join(first(sum, 8), "\n")))
+	}
+	crashes := sc.fleet.crashReports()
+	sc.res.Crashes = len(crashes)
+
+	assert.Empty(t, a.lost, "units never completed (%d), first ones: %v", len(a.lost), first(a.lost, 10))
+	assert.Empty(t, a.phantom, "units completed without a recorded run (%d), first ones: %v", len(a.phantom), first(a.phantom, 10))
+	assert.Empty(t, a.dupNoCrash, "units that ran twice without a SIGKILL explaining it (%d), first ones:\n%s",
+		len(a.dupNoCrash), strings.Join(first(a.dupNoCrash, 10), "\n"))
+	assert.Empty(t, crashes, "worker crashes:\n%s", strings.Join(crashes, "\n\n"))
+	return a
+}
+
+// assertHung fails on hung processes unless QUEUETY_CHAOS_ALLOW_HUNG=1.
+func (sc *scenario) assertHung() {
+	if sc.res.Hung == 0 {
+		return
+	}
+	if sc.s.AllowHung {
+		sc.t.Logf("%d hung processes (allowed by QUEUETY_CHAOS_ALLOW_HUNG=1)", sc.res.Hung)
+		return
+	}
+	sc.t.Errorf("%d processes hung after SIGTERM (set QUEUETY_CHAOS_ALLOW_HUNG=1 to report them without failing):\n%s",
+		sc.res.Hung, strings.Join(sc.res.Notes, "\n"))
+}
+
+// dispatchJobs enqueues n no-op jobs in batches and returns their units.
+func (sc *scenario) dispatchJobs(n int) []string {
+	t := sc.t
+	units := make([]string, 0, n)
+	t0 := time.Now()
+	for start := 0; start < n; start += 1000 {
+		reqs := make([]queuety.JobRequest, min(1000, n-start))
+		for i := range reqs {
+			reqs[i] = queuety.JobRequest{Handler: hNoop, Payload: queuety.State{"i": start + i},
+				Options: sc.s.jobOptions()}
+		}
+		ids, err := sc.q.DispatchMany(sc.ctx, reqs)
+		require.NoError(t, err)
+		for _, id := range ids {
+			units = append(units, fmt.Sprintf("job:%d", id))
+		}
+	}
+	t.Logf("dispatched %d jobs in %s", n, time.Since(t0).Round(time.Millisecond))
+	return units
+}
+
+// dispatchWorkflows dispatches n workflows built by def from 8 goroutines
+// and returns their ids.
+func (sc *scenario) dispatchWorkflows(n int, def func(i int) (*builder.Builder, queuety.State)) []int64 {
+	ids := make([]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for g := range 8 {
+		wg.Go(func() {
+			for i := g; i < n; i += 8 {
+				b, st := def(i)
+				ids[i], errs[i] = b.Dispatch(sc.ctx, sc.q, st)
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(sc.t, err, "dispatch workflow %d", i)
+	}
+	sc.t.Logf("dispatched %d workflows in %s", n, time.Since(t0).Round(time.Millisecond))
+	return ids
+}
+
+// runJobs: N workers drain M no-op jobs while K random workers are
+// SIGKILLed and replaced.
+func runJobs(sc *scenario) {
+	units := sc.dispatchJobs(sc.s.Jobs)
+	cfg := sc.workerConfig(sc.s.StaleTimeout)
+	sc.startWorkers(sc.s.Workers, cfg)
+	progress := func() (int, error) { return sc.completed(hNoop) }
+	sc.sigkillDuring(len(units), sc.s.JobKills, cfg, progress)
+	sc.waitDone(len(units), progress)
+	slowest := sc.stopWorkers()
+	sc.res.note("slowest worker exit after SIGTERM: %s", slowest.Round(time.Millisecond))
+	sc.finish(units)
+	sc.assertHung()
+}
+
+// runWorkflows: the same with 3-step workflows; the unit is a step.
+func runWorkflows(sc *scenario) {
+	ids := sc.dispatchWorkflows(sc.s.Workflows, func(i int) (*builder.Builder, queuety.State) {
+		b := builder.Workflow("chaos_pipeline").MaxAttempts(attempts)
+		for _, h := range []string{hStep1, hStep2, hStep3} {
+			b = b.Then(h, func(st *queuety.WorkflowStep) {
+				for _, o := range sc.s.jobOptions() {
+					o(&st.Options)
+				}
+			})
+		}
+		return b, queuety.State{"i": i}
+	})
+	var units []string
+	for _, id := range ids {
+		for step := range 3 {
+			units = append(units, fmt.Sprintf("wf:%d:%d", id, step))
+		}
+	}
+	cfg := sc.workerConfig(sc.s.StaleTimeout)
+	sc.startWorkers(sc.s.Workers, cfg)
+	progress := func() (int, error) { return sc.completed(hStep1, hStep2, hStep3) }
+	sc.sigkillDuring(len(units), sc.s.WFKills, cfg, progress)
+	sc.waitDone(len(units), progress)
+	slowest := sc.stopWorkers()
+	sc.res.note("slowest worker exit after SIGTERM: %s", slowest.Round(time.Millisecond))
+	sc.finish(units)
+	done, err := sc.count(`SELECT COUNT(*) FROM %squeuety_workflows WHERE status = 'completed'`)
+	require.NoError(sc.t, err)
+	assert.Equal(sc.t, len(ids), done, "completed workflows")
+	sc.assertHung()
+}
+
+// runMariaDB: N workers drain M no-op jobs while the server is killed with
+// SIGKILL, left down for a while and restarted on the same data directory.
+// The workers must ride it out. The recovery columns measure the time from
+// the kill to the first job that started after the restart.
+func runMariaDB(sc *scenario) {
+	t := sc.t
+	units := sc.dispatchJobs(sc.s.DBJobs)
+	cfg := sc.workerConfig(sc.s.DBStale)
+	sc.startWorkers(sc.s.Workers, cfg)
+	progress := func() (int, error) { return sc.completed(hNoop) }
+	type outage struct{ killed, up time.Time }
+	var outages []outage
+	for i := 1; i <= sc.s.DBKills; i++ {
+		threshold := len(units) * i / (sc.s.DBKills + 1)
+		var done int
+		ok, err := waitFor(sc.s.Timeout, 10*time.Millisecond, func() (bool, error) {
+			n, err := progress()
+			done = n
+			return n >= threshold, err
+		})
+		if !ok {
+			t.Errorf("server kill %d: progress did not reach %d/%d (last error: %v)", i, threshold, len(units), err)
+			break
+		}
+		if done >= len(units) {
+			sc.res.note("the run finished before server kill %d", i)
+			break
+		}
+		killed := time.Now()
+		sc.srv.kill9()
+		sc.res.Kills++
+		t.Logf("server kill %d: kill -9 mariadbd at %d/%d done; down for %s", i, done, len(units), sc.s.DBDown)
+		time.Sleep(sc.s.DBDown) // the outage itself
+		took, err := sc.srv.restart()
+		require.NoError(t, err, "restart the private MariaDB")
+		outages = append(outages, outage{killed, time.Now()})
+		t.Logf("server kill %d: restarted in %s (crash recovery and start-up)", i, took.Round(time.Millisecond))
+		if running := len(sc.fleet.running("worker")); running != sc.s.Workers {
+			t.Errorf("server kill %d: %d of %d workers still running after the restart", i, running, sc.s.Workers)
+		}
+	}
+	sc.waitDone(len(units), progress)
+	slowest := sc.stopWorkers()
+	sc.res.note("slowest worker exit after SIGTERM: %s", slowest.Round(time.Millisecond))
+	sc.finish(units)
+
+	runs, err := loadRuns(sc.ctx, sc.db)
+	require.NoError(t, err)
+	for i, o := range outages {
+		var resumed time.Time
+		for _, r := range runs {
+			if !r.startedAt.Before(o.up) {
+				resumed = r.startedAt
+				break
+			}
+		}
+		if resumed.IsZero() {
+			sc.res.note("server kill %d: no job started after the restart", i+1)
+			continue
+		}
+		sc.res.Recovery = append(sc.res.Recovery, resumed.Sub(o.killed))
+		sc.res.note("server kill %d: down %s, first job started %s after the server answered again",
+			i+1, o.up.Sub(o.killed).Round(time.Millisecond), resumed.Sub(o.up).Round(time.Millisecond))
+	}
+	sc.assertHung()
+}
+
+// runDeadlines: W workflows pass their deadline while no worker can run
+// their step; S sweeper processes then sweep at the same instant, and the
+// workers run the OnDeadline callbacks. Each callback must run exactly
+// once.
+func runDeadlines(sc *scenario) {
+	t := sc.t
+	w := sc.s.Expired
+	keys := make([]string, w)
+	ids := sc.dispatchWorkflows(w, func(i int) (*builder.Builder, queuety.State) {
+		keys[i] = fmt.Sprintf("dl-%d", i)
+		return builder.Workflow("chaos_doomed").Then(hNever).MustCompleteWithin(0, 0, 0, 1).OnDeadline(hDeadline),
+			queuety.State{"key": keys[i]}
+	})
+	units := make([]string, w)
+	for i, k := range keys {
+		units[i] = "dl:" + k
+	}
+	// The workers do not sweep deadlines themselves: the sweepers do.
+	cfg := sc.workerConfig(sc.s.StaleTimeout)
+	cfg.Deadlines = -1
+	sc.startWorkers(sc.s.Workers, cfg)
+
+	ok, err := waitFor(30*time.Second, 100*time.Millisecond, func() (bool, error) {
+		n, err := sc.count(`SELECT COUNT(*) FROM %squeuety_workflows WHERE status = 'running' AND deadline_at < UTC_TIMESTAMP()`)
+		return n == w, err
+	})
+	require.True(t, ok, "the workflows did not all pass their deadline (last error: %v)", err)
+
+	// The sweepers open their clients, then wait at a gate (a file) so
+	// that they all sweep at the same instant.
+	gate := filepath.Join(sc.srv.dir, "logs", sc.name, "gate")
+	var sweepers []*proc
+	for range sc.s.Sweepers {
+		p, err := sc.fleet.start("sweeper", childConfig{Mode: "sweeper", DSN: cfg.DSN, Gate: gate})
+		require.NoError(t, err)
+		sweepers = append(sweepers, p)
+	}
+	ok, err = waitFor(time.Minute, 10*time.Millisecond, func() (bool, error) {
+		for _, p := range sweepers {
+			if !strings.Contains(p.out.String(), "ready") {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	require.True(t, ok, "the sweepers did not all open their clients")
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	total := 0
+	for _, p := range sweepers {
+		select {
+		case <-p.done:
+		case <-time.After(sc.s.Timeout):
+			t.Fatalf("%s did not finish within %s", p.name, sc.s.Timeout)
+		}
+		out := strings.TrimSpace(p.out.String())
+		line := out[strings.LastIndex(out, "\n")+1:]
+		n, err := strconv.Atoi(strings.TrimPrefix(line, "expired "))
+		if err != nil {
+			t.Errorf("%s printed %q", p.name, out)
+			continue
+		}
+		total += n
+		sc.res.note("%s expired %d workflows", p.name, n)
+	}
+	assert.Equal(t, w, total, "workflows expired by the sweepers together")
+
+	ok, err = waitFor(sc.s.Timeout, 100*time.Millisecond, func() (bool, error) {
+		open, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler = ? AND status IN ('pending', 'processing')`, hDeadline)
+		if err != nil {
+			return false, err
+		}
+		done, err := sc.completed(hDeadline)
+		return open == 0 && done >= w, err
+	})
+	if !ok {
+		t.Errorf("the deadline callbacks did not all complete within %s (last error: %v)", sc.s.Timeout, err)
+	}
+	slowest := sc.stopWorkers()
+	sc.res.note("slowest worker exit after SIGTERM: %s", slowest.Round(time.Millisecond))
+	sc.finish(units)
+
+	failed, err := sc.count(`SELECT COUNT(*) FROM %squeuety_workflows WHERE status = 'failed'`)
+	require.NoError(t, err)
+	assert.Equal(t, len(ids), failed, "workflows failed at their deadline")
+	cbJobs, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler = ?`, hDeadline)
+	require.NoError(t, err)
+	assert.Equal(t, w, cbJobs, "deadline callback jobs enqueued")
+	perKey, err := sc.count(`SELECT COUNT(*) FROM (SELECT tag FROM chaos_runs WHERE handler = ? GROUP BY tag HAVING COUNT(*) = 1) once`, hDeadline)
+	require.NoError(t, err)
+	assert.Equal(t, w, perKey, "deadline handlers that ran exactly once")
+	sc.res.note("%d callback jobs for %d expired workflows; %d handlers ran exactly once", cbJobs, w, perKey)
+	sc.assertHung()
+}
+
+// runShutdown: each worker runs a handler that ignores its context, then
+// gets SIGTERM. A worker must exit within its shutdown timeout plus the
+// bound; one that does not is hung.
+func runShutdown(sc *scenario) {
+	t := sc.t
+	h := sc.s.Hangers
+	for i := range h {
+		queue := fmt.Sprintf("hang-%d", i)
+		_, err := sc.fleet.start("worker", sc.workerConfig(sc.s.StaleTimeout, queue))
+		require.NoError(t, err)
+		_, err = sc.q.Dispatch(sc.ctx, hHang, queuety.State{"i": i}, queuety.OnQueue(queue), queuety.MaxAttempts(1))
+		require.NoError(t, err)
+	}
+	sc.res.Workers, sc.res.Dispatched, sc.res.NoLost = h, h, true
+	ok, err := waitFor(sc.s.Timeout, 50*time.Millisecond, func() (bool, error) {
+		n, err := sc.count(`SELECT COUNT(*) FROM chaos_runs WHERE handler = ?`, hHang)
+		return n >= h, err
+	})
+	require.True(t, ok, "the hanging handlers did not all start (last error: %v)", err)
+
+	res := sc.fleet.terminate(sc.fleet.running("worker"), sc.s.Shutdown+sc.s.StopBound)
+	var exits []string
+	for _, r := range res {
+		if r.hung {
+			sc.res.Hung++
+			exits = append(exits, r.p.name+": hung")
+			continue
+		}
+		exits = append(exits, fmt.Sprintf("%s: %s", r.p.name, r.took.Round(time.Millisecond)))
+	}
+	sc.res.note("shutdown timeout %s, bound %s; exit after SIGTERM: %s", sc.s.Shutdown, sc.s.StopBound, strings.Join(exits, ", "))
+	if sc.res.Hung > 0 {
+		sc.res.note("last lines of a hung worker's log:\n%s", indent(tail(res[0].p.logPath, 6)))
+	}
+	crashes := sc.fleet.crashReports()
+	sc.res.Crashes = len(crashes)
+	assert.Empty(t, crashes, "worker crashes:\n%s", strings.Join(crashes, "\n\n"))
+	sc.assertHung()
+}
+
+// runRestarts: N workers drain M jobs while R random workers are stopped
+// with SIGTERM (a graceful restart, as a deploy does) and replaced. Each
+// job takes at least 20 ms, so a SIGTERM finds handlers running. Nothing
+// may be lost or run twice, and each stopped worker must exit within its
+// shutdown timeout plus the bound.
+func runRestarts(sc *scenario) {
+	units := sc.dispatchJobs(sc.s.Jobs)
+	cfg := sc.workerConfig(sc.s.StaleTimeout)
+	cfg.JobSleep = max(cfg.JobSleep, 20*time.Millisecond)
+	sc.startWorkers(sc.s.Workers, cfg)
+	progress := func() (int, error) { return sc.completed(hNoop) }
+	var exits []time.Duration
+	sc.disruptDuring("SIGTERM", len(units), sc.s.Restarts, cfg, progress, func(p *proc) {
+		exits = append(exits, sc.stop([]*proc{p}))
+	})
+	sc.waitDone(len(units), progress)
+	slowest := sc.stopWorkers()
+	if len(exits) > 0 {
+		var each []string
+		for _, d := range exits {
+			each = append(each, d.Round(time.Millisecond).String())
+		}
+		sc.res.note("%d SIGTERMs mid-run; exits after %s", len(exits), strings.Join(each, ", "))
+	}
+	sc.res.note("slowest worker exit after the final SIGTERM: %s", slowest.Round(time.Millisecond))
+	sc.finish(units)
+	sc.assertHung()
+}

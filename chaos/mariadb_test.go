@@ -1,0 +1,294 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+)
+
+// The suite's own MariaDB: a fresh data directory in a temporary
+// directory, a free port on 127.0.0.1, no grant tables. It never connects
+// to any other server.
+
+// Where the binaries are looked for, after $QUEUETY_CHAOS_MARIADBD /
+// $QUEUETY_CHAOS_INSTALL_DB and $PATH.
+var (
+	serverCandidates  = []string{"/usr/sbin/mariadbd", "/usr/libexec/mariadbd", "/usr/local/mysql/bin/mariadbd", "/usr/local/bin/mariadbd"}
+	installCandidates = []string{"/usr/bin/mariadb-install-db", "/usr/local/bin/mariadb-install-db", "/usr/local/mysql/scripts/mariadb-install-db",
+		"/usr/bin/mysql_install_db", "/usr/local/mysql/scripts/mysql_install_db"}
+)
+
+// sharedPort is the port of the shared test server; the private server
+// never uses it.
+const sharedPort = 3306
+
+func findBinary(envVar string, names []string, candidates []string) string {
+	if p := os.Getenv(envVar); p != "" {
+		return p
+	}
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	for _, p := range candidates {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// mariaDB is a private MariaDB server owned by one test.
+type mariaDB struct {
+	t       *testing.T
+	server  string // mariadbd
+	dir     string
+	dataDir string
+	socket  string
+	errLog  string
+	port    int
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+	starts int
+}
+
+// startMariaDB installs a data directory and starts a server on it. It
+// skips the test when MariaDB is not installed, unless CI=true.
+func startMariaDB(t *testing.T) *mariaDB {
+	t.Helper()
+	server := findBinary("QUEUETY_CHAOS_MARIADBD", []string{"mariadbd"}, serverCandidates)
+	install := findBinary("QUEUETY_CHAOS_INSTALL_DB", []string{"mariadb-install-db", "mysql_install_db"}, installCandidates)
+	if server == "" || install == "" {
+		msg := fmt.Sprintf("MariaDB is not installed (mariadbd: %q, mariadb-install-db: %q); set QUEUETY_CHAOS_MARIADBD and QUEUETY_CHAOS_INSTALL_DB", server, install)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	// A short directory keeps the socket path under the 107-byte limit.
+	dir, err := os.MkdirTemp("", "queuety-chaos-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mariaDB{
+		t: t, server: server, dir: dir,
+		dataDir: filepath.Join(dir, "data"), socket: filepath.Join(dir, "mysqld.sock"), errLog: filepath.Join(dir, "mariadbd.err"),
+	}
+	t.Cleanup(func() {
+		m.stop()
+		if os.Getenv("QUEUETY_CHAOS_KEEP") != "" || t.Failed() {
+			t.Logf("private MariaDB files kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+
+	args := []string{"--no-defaults", "--datadir=" + m.dataDir, "--skip-test-db"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root")
+	}
+	out, err := exec.Command(install, args...).CombinedOutput()
+	if err != nil && bytes.Contains(out, []byte("skip-test-db")) { // older install scripts
+		out, err = exec.Command(install, slicesWithout(args, "--skip-test-db")...).CombinedOutput()
+	}
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", install, err, out)
+	}
+
+	// A port another process takes between the probe and the bind makes
+	// the server exit at once; try a few.
+	for try := 0; ; try++ {
+		m.port = freePort(t)
+		err = m.start(60 * time.Second)
+		if err == nil {
+			break
+		}
+		if try >= 4 {
+			t.Fatalf("start private MariaDB: %v", err)
+		}
+		t.Logf("start private MariaDB on port %d: %v; trying another port", m.port, err)
+	}
+	t.Logf("private MariaDB %s on 127.0.0.1:%d, data in %s", server, m.port, m.dataDir)
+	return m
+}
+
+func slicesWithout(s []string, drop string) []string {
+	var out []string
+	for _, v := range s {
+		if v != drop {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if port != sharedPort {
+			return port
+		}
+	}
+}
+
+// start starts mariadbd on the data directory and waits until it answers.
+func (m *mariaDB) start(timeout time.Duration) error {
+	if m.port == sharedPort {
+		return errors.New("refusing to run the private server on the shared port")
+	}
+	args := []string{
+		"--no-defaults",
+		"--datadir=" + m.dataDir,
+		"--socket=" + m.socket,
+		"--pid-file=" + filepath.Join(m.dir, "mariadbd.pid"),
+		"--log-error=" + m.errLog,
+		"--tmpdir=" + m.dir,
+		"--bind-address=127.0.0.1",
+		"--port=" + strconv.Itoa(m.port),
+		"--skip-grant-tables",
+		"--skip-name-resolve",
+		"--character-set-server=utf8mb4",
+		"--collation-server=utf8mb4_unicode_ci",
+		"--max-connections=4000",
+		// Commits reach the OS at once and disk once a second: they
+		// survive a kill -9 of the server (the failure this suite causes),
+		// not a power cut.
+		"--innodb-flush-log-at-trx-commit=2",
+	}
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root")
+	}
+	cmd := exec.Command(m.server, args...)
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	m.mu.Lock()
+	m.cmd, m.exited = cmd, exited
+	m.starts++
+	m.mu.Unlock()
+
+	db, err := sql.Open("mysql", m.driverDSN(""))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err = db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("mariadbd exited while starting: %v\n%s", cmd.ProcessState, m.errLogTail(20))
+		default:
+		}
+		if time.Now().After(deadline) {
+			m.kill9()
+			return fmt.Errorf("mariadbd did not answer within %s: %v\n%s", timeout, err, m.errLogTail(20))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// kill9 SIGKILLs the server and waits for it to be gone.
+func (m *mariaDB) kill9() {
+	m.mu.Lock()
+	cmd, exited := m.cmd, m.exited
+	m.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	killGroup(cmd.Process.Pid)
+	<-exited
+}
+
+// stop shuts the server down cleanly, or kills it (and anything left in
+// its process group) after 30 s.
+func (m *mariaDB) stop() {
+	m.mu.Lock()
+	cmd, exited := m.cmd, m.exited
+	m.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	select {
+	case <-exited:
+	default:
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			m.t.Logf("private MariaDB did not stop within 30 s; killing it")
+		}
+	}
+	killGroup(cmd.Process.Pid)
+	_ = cmd.Process.Kill()
+	<-exited
+}
+
+// restart starts the server again on the same data directory and port,
+// after kill9; it returns how long crash recovery and start-up took.
+func (m *mariaDB) restart() (time.Duration, error) {
+	t0 := time.Now()
+	err := m.start(120 * time.Second)
+	return time.Since(t0), err
+}
+
+func (m *mariaDB) errLogTail(n int) string {
+	b, _ := os.ReadFile(m.errLog)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// driverDSN is a go-sql-driver DSN for database db (none when empty).
+func (m *mariaDB) driverDSN(db string) string {
+	c := gomysql.NewConfig()
+	c.User = "root"
+	c.Net, c.Addr = "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(m.port))
+	c.DBName = db
+	c.ParseTime = true
+	c.Loc = time.UTC
+	c.Timeout = 5 * time.Second
+	c.Params = map[string]string{"time_zone": "'+00:00'"}
+	return c.FormatDSN()
+}
+
+// queuetyDSN is the DSN workers and clients open database db with.
+func (m *mariaDB) queuetyDSN(db, prefix string) string {
+	return fmt.Sprintf("mysql://root@127.0.0.1:%d/%s?prefix=%s", m.port, db, prefix)
+}
