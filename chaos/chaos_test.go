@@ -134,7 +134,7 @@ func (sc *scenario) workerConfig(stale time.Duration, queues ...string) childCon
 	return childConfig{
 		Mode: "worker", DSN: sc.srv.queuetyDSN("chaos_"+sc.name, sc.prefix), RunsDSN: sc.srv.driverDSN("chaos_" + sc.name),
 		Queues: queues, Concurrency: sc.s.Concurrency, StaleTimeout: stale, Lease: sc.s.Lease, Poll: sc.s.Poll,
-		StaleSweep: sc.s.StaleSweep, Shutdown: sc.s.Shutdown, JobSleep: sc.s.JobSleep, HangFor: 10 * time.Minute,
+		StaleSweep: sc.s.StaleSweep, Shutdown: sc.s.Shutdown, HardStop: sc.s.HardStop, JobSleep: sc.s.JobSleep, HangFor: 10 * time.Minute,
 	}
 }
 

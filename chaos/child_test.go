@@ -53,6 +53,7 @@ type childConfig struct {
 	StaleSweep   time.Duration `json:"stale_sweep,omitempty"`   // Intervals.Stale
 	Deadlines    time.Duration `json:"deadlines,omitempty"`     // Intervals.Deadlines; negative: off
 	Shutdown     time.Duration `json:"shutdown,omitempty"`      // worker.ShutdownTimeout
+	HardStop     time.Duration `json:"hard_stop,omitempty"`     // worker.HardStopTimeout
 	JobSleep     time.Duration `json:"job_sleep,omitempty"`     // how long chaos.noop and the steps take
 	HangFor      time.Duration `json:"hang_for,omitempty"`      // how long chaos.hang ignores its ctx
 
@@ -134,6 +135,9 @@ func workerMain(cfg childConfig) int {
 	}
 	if cfg.Shutdown > 0 {
 		wopts = append(wopts, worker.ShutdownTimeout(cfg.Shutdown))
+	}
+	if cfg.HardStop > 0 {
+		wopts = append(wopts, worker.HardStopTimeout(cfg.HardStop))
 	}
 	w := worker.New(q, wopts...)
 	work := func(ctx context.Context, tag string) error {

@@ -41,6 +41,7 @@ type scale struct {
 	StaleSweep   time.Duration // worker.Intervals.Stale
 	Poll         time.Duration // worker.PollInterval
 	Shutdown     time.Duration // worker.ShutdownTimeout
+	HardStop     time.Duration // worker.HardStopTimeout
 	StopBound    time.Duration // extra time a worker gets to exit after the shutdown timeout
 	JobSleep     time.Duration // how long each no-op job and step takes
 	Timeout      time.Duration // how long one scenario may take to finish its work
@@ -80,6 +81,7 @@ const (
 	defaultStaleSweep = 500 * time.Millisecond
 	defaultPoll       = 100 * time.Millisecond
 	defaultShutdown   = 3 * time.Second
+	defaultHardStop   = 2 * time.Second // within defaultStopBound
 	defaultStopBound  = 5 * time.Second
 )
 
@@ -94,12 +96,13 @@ func loadScale(t *testing.T) scale {
 		t.Fatalf("QUEUETY_CHAOS_SCALE=%q: want small or full", name)
 	}
 	s.StaleTimeout, s.DBStale, s.Lease, s.StaleSweep = defaultStale, defaultDBStale, defaultLease, defaultStaleSweep
-	s.Poll, s.Shutdown, s.StopBound = defaultPoll, defaultShutdown, defaultStopBound
+	s.Poll, s.Shutdown, s.StopBound, s.HardStop = defaultPoll, defaultShutdown, defaultStopBound, defaultHardStop
 	s.Seed = time.Now().UnixNano()
 	if os.Getenv("QUEUETY_CHAOS_DEFAULTS") == "1" {
 		s.Defaults = true
 		s.StaleTimeout, s.DBStale, s.Lease = queuety.DefaultStaleTimeout, queuety.DefaultStaleTimeout, worker.LeaseIntervalDefault
 		s.StaleSweep, s.Poll, s.Shutdown = deadline.StaleInterval, worker.PollIntervalDefault, worker.ShutdownTimeoutDefault
+		s.HardStop, s.StopBound = worker.HardStopTimeoutDefault, max(s.StopBound, worker.HardStopTimeoutDefault+5*time.Second)
 		s.Timeout = max(s.Timeout, 20*time.Minute)
 	}
 
@@ -121,7 +124,7 @@ func loadScale(t *testing.T) scale {
 	durs := map[string]*time.Duration{
 		"DB_DOWN": &s.DBDown, "STALE_TIMEOUT": &s.StaleTimeout, "DB_STALE_TIMEOUT": &s.DBStale,
 		"LEASE": &s.Lease, "STALE_SWEEP": &s.StaleSweep, "POLL": &s.Poll,
-		"SHUTDOWN_TIMEOUT": &s.Shutdown, "STOP_BOUND": &s.StopBound, "JOB_SLEEP": &s.JobSleep, "TIMEOUT": &s.Timeout,
+		"SHUTDOWN_TIMEOUT": &s.Shutdown, "HARD_STOP": &s.HardStop, "STOP_BOUND": &s.StopBound, "JOB_SLEEP": &s.JobSleep, "TIMEOUT": &s.Timeout,
 	}
 	for k, p := range durs {
 		if v := os.Getenv("QUEUETY_CHAOS_" + k); v != "" {

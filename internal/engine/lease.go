@@ -107,6 +107,11 @@ func lostReason(row *driver.Job) error {
 // StaleMessage is the error stored on a job buried by stale recovery.
 const StaleMessage = "Stale: worker died without completing."
 
+// errStale is the failure of an attempt whose worker stopped renewing its
+// claim. The handler did not fail, so the retry waits for no backoff and
+// keeps its place in the queue (see failAttempt).
+var errStale = errors.New(StaleMessage)
+
 // takeOver returns a Claimed for a row whose attempt the engine ends
 // itself (stale recovery, timeouts), with the payload's runtime options
 // when the payload decodes. wf is the step's workflow, or nil. It voids

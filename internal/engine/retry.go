@@ -84,14 +84,18 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 			return false, err
 		}
 	} else {
-		delay := e.backoffFor(cj).Delay(attempt)
 		row.Status = driver.JobPending
 		row.ReservedAt = time.Time{}
 		row.ClaimToken = 0 // the next claim, Go's or Queuety PHP's, starts afresh
-		row.AvailableAt = dueAt(now, delay)
+		// A job whose worker died did not fail: it is due again at once and
+		// keeps its original due time, so it is claimed ahead of the jobs
+		// that became due after it instead of waiting behind the backlog.
+		if !errors.Is(cause, errStale) {
+			row.AvailableAt = dueAt(now, e.backoffFor(cj).Delay(attempt))
+		}
 		row.ErrorMessage = ""
 		if s2s := cj.runtime.Timeouts.ScheduleToStart; s2s > 0 {
-			row.ScheduleToStartAt = row.AvailableAt.Add(s2s) // a fresh window for every retry
+			row.ScheduleToStartAt = later(row.AvailableAt, floorSecond(now)).Add(s2s) // a fresh window for every retry
 		}
 		if r != nil && !r.StartedAt.IsZero() {
 			// The attempt ran here and reported: Queuety writes 'failed'
@@ -131,4 +135,12 @@ func clearAttemptDeadlines(j *driver.Job) {
 	j.StartToCloseAt = time.Time{}
 	j.HeartbeatDeadline = time.Time{}
 	j.LastHeartbeatAt = time.Time{}
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

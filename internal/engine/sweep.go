@@ -8,7 +8,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -190,7 +189,7 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error)
 		}
 		for _, row := range rows {
 			cj := takeOver(row, wfs[row.WorkflowID])
-			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: errors.New(StaleMessage)}, nil)
+			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: errStale}, nil)
 			if err != nil {
 				return err
 			}

@@ -368,9 +368,13 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	j := e.Job(id)
 	assert.Equal(t, queuety.JobPending, j.Status, "status")
 	assert.Equal(t, 1, j.Attempts, "attempts kept (the lost attempt counts)")
-	assert.Equal(t, e.Clock.Now().Add(10*time.Second).Truncate(time.Second), j.AvailableAt, "backoff applied")
-	e.Clock.Advance(10 * time.Second)
+	// The worker died; the handler did not fail: no backoff, and the job
+	// keeps its original due time, ahead of jobs that fell due later.
+	assert.Equal(t, Epoch, j.AvailableAt, "due at its original time, without backoff")
+	newer := e.Dispatch("h", nil)
 	second := e.ClaimOne("h")
+	assert.Equal(t, id, second[0].Job.ID, "the recovered job is claimed before a job dispatched after it")
+	assert.Equal(t, queuety.JobPending, e.Job(newer).Status, "the newer job waits")
 	assert.Equal(t, 2, second[0].Job.Attempts, "second attempt")
 	require.ErrorIs(t, e.Complete(first...)[0], queuety.ErrStaleAttempt, "late completion of attempt 1")
 	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status after late completion")
