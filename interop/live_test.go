@@ -1,0 +1,134 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/worker"
+)
+
+// livePHP runs the Queuety PHP 0.22 harness (../shared, beside the
+// project) against one table prefix of the test server. The tests that use
+// it skip when PHP or the tree is missing, except under CI=true, where
+// .ci/run installs PHP and the tree must be there.
+type livePHP struct {
+	t      *testing.T
+	script string
+	env    []string
+}
+
+func newLivePHP(t *testing.T, prefix string) *livePHP {
+	t.Helper()
+	root, err := filepath.Abs("../../shared")
+	require.NoError(t, err)
+	src := filepath.Join(root, "queuety-php")
+	script := filepath.Join(root, "tools", "queuety-php-harness", "queuety-harness.php")
+	_, phpErr := exec.LookPath("php")
+	_, srcErr := os.Stat(filepath.Join(src, "src"))
+	_, scriptErr := os.Stat(script)
+	if phpErr != nil || srcErr != nil || scriptErr != nil {
+		msg := "live interop needs php and ../shared/queuety-php with its harness"
+		if os.Getenv("CI") == "true" {
+			require.FailNow(t, msg, "php: %v; tree: %v; harness: %v", phpErr, srcErr, scriptErr)
+		}
+		t.Skip(msg)
+	}
+	return &livePHP{t: t, script: script, env: append(os.Environ(),
+		"QUEUETY_SRC="+src, "QUEUETY_DB_HOST=127.0.0.1:3306", "QUEUETY_DB_NAME=test",
+		"QUEUETY_DB_USER=root", "QUEUETY_DB_PASS=", "QUEUETY_DB_PREFIX="+prefix)}
+}
+
+// run runs one harness command and returns its standard output.
+func (p *livePHP) run(args ...string) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "php", append([]string{p.script}, args...)...)
+	cmd.Env = p.env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(p.t, err, "php %v\nstdout:\n%s\nstderr:\n%s", args, out, stderr.String())
+	return string(out)
+}
+
+// TestLivePHPAndGoShareTheQueue runs real Queuety PHP next to a Go worker
+// on one set of tables: jobs PHP dispatched are run by Go, and jobs and a
+// three-step workflow Go dispatched are run by PHP.
+func TestLivePHPAndGoShareTheQueue(t *testing.T) {
+	ctx := context.Background()
+	dsn, prefix := testdb.DSN(t)
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	php := newLivePHP(t, prefix)
+
+	// PHP dispatches, Go runs.
+	php.run("dispatch-jobs", "5", "--queue=to-go")
+	var mu sync.Mutex
+	var ran []int64
+	w := worker.New(c, worker.Queues("to-go"), worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
+	w.HandleJob("noop", func(_ context.Context, p queuety.Payload) error {
+		n, _ := p.Int("i")
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, n)
+		return nil
+	})
+	st, err := w.RunOnce(ctx, 30*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), st.Succeeded, "PHP-dispatched jobs completed by Go")
+	assert.ElementsMatch(t, []int64{1, 2, 3, 4, 5}, ran, "payloads PHP wrote, as Go read them")
+	done, err := c.ListJobs(ctx, driver.JobFilter{Queue: "to-go", Status: queuety.JobCompleted})
+	require.NoError(t, err)
+	assert.Len(t, done, 5, "completed rows")
+
+	// Go dispatches, PHP runs.
+	for i := range 4 {
+		_, err := c.Dispatch(ctx, "noop", queuety.State{"i": i}, queuety.OnQueue("to-php"))
+		require.NoError(t, err)
+	}
+	wf, err := builder.Workflow("live_three_step").OnQueue("to-php").
+		Then(`QueuetyHarness\NoopStep`).Then(`QueuetyHarness\NoopStep`).Then(`QueuetyHarness\NoopStep`).
+		Dispatch(ctx, c, queuety.State{"n": 1})
+	require.NoError(t, err)
+	var worked struct {
+		Processed int `json:"processed"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(php.run("work-until-empty", "--queue=to-php")), &worked))
+	assert.Equal(t, 7, worked.Processed, "jobs and steps PHP processed")
+
+	jobs, err := c.ListJobs(ctx, driver.JobFilter{Queue: "to-php"})
+	require.NoError(t, err)
+	require.Len(t, jobs, 7, "4 jobs and 3 steps on the PHP queue")
+	for _, j := range jobs {
+		assert.Equal(t, queuety.JobCompleted, j.Status, "job %d (%s) after PHP worked the queue: %s", j.ID, j.Handler, j.ErrorMessage)
+	}
+	d, err := c.DescribeWorkflow(ctx, wf)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowCompleted, d.Status, "Go-dispatched workflow run by PHP")
+
+	// PHP reads the Go rows back with its own code.
+	var stats struct {
+		Jobs      map[string]int `json:"jobs"`
+		Workflows map[string]int `json:"workflows"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(php.run("stats")), &stats))
+	assert.Equal(t, map[string]int{"completed": 12}, stats.Jobs, "jobs by status, as PHP counts them")
+	assert.Equal(t, map[string]int{"completed": 1}, stats.Workflows, "workflows by status, as PHP counts them")
+}
