@@ -92,6 +92,3 @@ func StateOf(v any) (State, error) {
 	}
 	return nil, invalidf("payload must be a JSON object, got %T", v)
 }
-
-// toState converts an ordered object into a State for a handler.
-func toState(doc *phpjson.Object) State { return State(doc.ToMap()) }

@@ -171,9 +171,6 @@ func (r runtimeOptions) encode() *phpjson.Object {
 	return o
 }
 
-// empty reports whether nothing would be written.
-func (r runtimeOptions) empty() bool { return r.encode().Len() == 0 }
-
 func intValue(o *phpjson.Object, k string) int64 {
 	switch v, _ := o.Get(k); n := v.(type) {
 	case int64:

@@ -153,8 +153,6 @@ type stepCtx struct {
 	now   time.Time
 }
 
-func (sc *stepCtx) queue() string { return stateQueue(sc.state) }
-
 // stepInputs is the public state before a step attempt, encoded once for
 // every event of the attempt: the state itself, and the step's input (the
 // state for single steps; the state and the step definition otherwise).

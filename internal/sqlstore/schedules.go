@@ -64,11 +64,7 @@ func (t *txn) ScheduleSave(ctx context.Context, s *driver.Schedule) error {
 
 // ScheduleGet implements driver.Tx.
 func (t *txn) ScheduleGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Schedule, error) {
-	s, err := scanSchedule(t.tx.QueryRowContext(ctx, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" WHERE id = ?"+t.lock(lock), id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("schedule %d: %w", id, driver.ErrNotFound)
-	}
-	return s, err
+	return queryOne(ctx, t.tx, scanSchedule, "schedule", id, "SELECT "+scheduleCols+" FROM "+t.s.T.Schedules+" WHERE id = ?"+t.lock(lock))
 }
 
 // ScheduleByHandler implements driver.Tx.

@@ -137,6 +137,17 @@ func queryAll[T any](ctx context.Context, tx *sql.Tx, scan func(scanner) (T, err
 	return out, rows.Err()
 }
 
+// queryOne reads the row a by-id query q returns for id; a missing row is
+// driver.ErrNotFound, reported as "<what> <id>".
+func queryOne[T any](ctx context.Context, tx *sql.Tx, scan func(scanner) (T, error), what string, id int64, q string) (T, error) {
+	v, err := scan(tx.QueryRowContext(ctx, q, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		var zero T
+		return zero, fmt.Errorf("%s %d: %w", what, id, driver.ErrNotFound)
+	}
+	return v, err
+}
+
 func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*driver.Job, error) {
 	return queryAll(ctx, t.tx, scanJob, q, args...)
 }
@@ -195,11 +206,7 @@ func status(s driver.JobStatus) driver.JobStatus {
 
 // JobGet implements driver.Tx.
 func (t *txn) JobGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Job, error) {
-	j, err := scanJob(t.tx.QueryRowContext(ctx, t.s.q.jobByID+t.lock(lock), id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("job %d: %w", id, driver.ErrNotFound)
-	}
-	return j, err
+	return queryOne(ctx, t.tx, scanJob, "job", id, t.s.q.jobByID+t.lock(lock))
 }
 
 // JobGetMany implements driver.Tx.

@@ -69,11 +69,7 @@ func (t *txn) WorkflowInsert(ctx context.Context, w *driver.Workflow) error {
 
 // WorkflowGet implements driver.Tx.
 func (t *txn) WorkflowGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Workflow, error) {
-	w, err := scanWorkflow(t.tx.QueryRowContext(ctx, t.s.q.wfByID+t.lock(lock), id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("workflow %d: %w", id, driver.ErrNotFound)
-	}
-	return w, err
+	return queryOne(ctx, t.tx, scanWorkflow, "workflow", id, t.s.q.wfByID+t.lock(lock))
 }
 
 // WorkflowGetMany implements driver.Tx.
