@@ -39,6 +39,7 @@ func init() {
 	register("Jobs/ReleaseHandsBack", testRelease)
 	register("Jobs/StaleRecovery", testStaleRecovery)
 	register("Jobs/StaleRecoveryOfPHPClaim", testStaleRecoveryOfPHPClaim)
+	register("Jobs/LeaseTimeoutOption", testLeaseTimeoutOption)
 	register("Jobs/StaleRecoveryConcurrentSweepers", testStaleConcurrent)
 	register("Jobs/LeaseRenewalKeepsClaim", testLeaseRenewal)
 	register("Jobs/ConcurrentClaimsExactlyOnce", testConcurrentClaims)
@@ -387,6 +388,28 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	assert.Equal(t, queuety.JobBuried, j.Status, "status")
 	assert.Equal(t, engine.StaleMessage, j.ErrorMessage, "error")
 	assert.Equal(t, "retried,buried", strings.Join(e.Events(driver.LogFilter{JobID: id}), ","), "logs")
+}
+
+// testLeaseTimeoutOption: queuety.WithLeaseTimeout sets when an unrenewed
+// Go claim is recovered, and it never exceeds the stale timeout.
+func testLeaseTimeoutOption(t *testing.T, e *Env) {
+	c := e.Client(queuety.WithLeaseTimeout(30 * time.Second))
+	recoverWith := func(c *queuety.Client) int {
+		t.Helper()
+		n, _, err := engine.OfClient(c).RecoverStale(e.Ctx, 100)
+		require.NoError(t, err, "recover stale")
+		return n
+	}
+	id := e.Dispatch("h", nil)
+	e.ClaimFrom(c, []string{"default"}, 1, "h")
+	e.Clock.Advance(29 * time.Second)
+	assert.Equal(t, 0, recoverWith(c), "recovered before the 30 s lease timeout")
+	e.Clock.Advance(2 * time.Second)
+	assert.Equal(t, 1, recoverWith(c), "recovered after the 30 s lease timeout")
+	assert.Equal(t, queuety.JobPending, e.Job(id).Status, "status")
+
+	capped := e.Client(queuety.WithLeaseTimeout(time.Hour), queuety.WithStaleTimeout(time.Minute))
+	assert.Equal(t, time.Minute, engine.OfClient(capped).LeaseTimeout(), "lease timeout capped at the stale timeout")
 }
 
 // testStaleRecoveryOfPHPClaim: a claim made by Queuety PHP (no claim token
