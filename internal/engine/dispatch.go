@@ -14,7 +14,8 @@ import (
 )
 
 // DispatchWorkflow starts a workflow from its runtime definition (see
-// Definition) and initial state. In one transaction it writes the workflow
+// Definition) and initial state, which it takes over (private keys are
+// added to it). In one transaction it writes the workflow
 // row, the first step's job(s) and the workflow_started log, all in
 // Queuety's format. With an idempotency key that was used before, it
 // returns the existing workflow's id and writes nothing.
@@ -133,9 +134,9 @@ type preparedWorkflow struct {
 }
 
 // prepareWorkflow builds the stored state: the initial keys, then
-// Queuety's private keys in Queuety's order.
+// Queuety's private keys in Queuety's order. It adds those keys to state
+// in place: callers hand over an object of their own.
 func prepareWorkflow(def Definition, state *phpjson.Object) (*preparedWorkflow, error) {
-	state = state.Clone()
 	for _, k := range state.Keys() {
 		if IsPrivateKey(k) {
 			return nil, invalidf("initial state key %q starts with _, which is reserved", k)
