@@ -153,6 +153,20 @@ func (w *Worker) HandleStep(name string, fn queuety.StepFunc) { w.reg.HandleStep
 // HandleDeadline registers a deadline or cancel callback.
 func (w *Worker) HandleDeadline(name string, fn queuety.CallbackFunc) { w.reg.HandleDeadline(name, fn) }
 
+// HandleForEach registers the branch handler of a for_each step: it runs
+// once per item, as its own job.
+func (w *Worker) HandleForEach(name string, fn queuety.ForEachFunc) { w.reg.HandleForEach(name, fn) }
+
+// HandleReducer registers a for_each reducer: it turns a settled step's
+// aggregate into the keys merged into the state.
+func (w *Worker) HandleReducer(name string, fn queuety.ReducerFunc) { w.reg.HandleReducer(name, fn) }
+
+// HandleRepeatCondition registers a repeat condition, named by
+// RepeatWhile or RepeatUntil.
+func (w *Worker) HandleRepeatCondition(name string, fn queuety.RepeatConditionFunc) {
+	w.reg.HandleRepeatCondition(name, fn)
+}
+
 // Registry returns the worker's handler registry.
 func (w *Worker) Registry() *queuety.Registry { return w.reg }
 
@@ -409,7 +423,7 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 			return
 		}
 	}
-	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur}
+	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: w.reg}
 	if err == nil && cj.Err() == nil && w.batchSuccess(r) {
 		return
 	}
@@ -444,6 +458,13 @@ func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.Stat
 	if cj.IsStep() {
 		if engine.IsInternalHandler(name) {
 			return nil, nil // the engine runs internal steps when it records the result
+		}
+		if item, index, ok := cj.ForEachItem(); ok {
+			fn, found := w.reg.ForEach(name)
+			if !found {
+				return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
+			}
+			return fn(ctx, cj.State(), item, index)
 		}
 		if fn, ok := w.reg.Step(name); ok {
 			return fn(ctx, cj.State())

@@ -17,6 +17,9 @@ type Result struct {
 	Output    State // a step's output; nil for plain jobs
 	StartedAt time.Time
 	Duration  time.Duration
+	// Funcs finds the reducers and repeat conditions the engine calls while
+	// it records a step; nil when the worker has none.
+	Funcs Functions
 }
 
 // Finish records the outcome of one attempt: completion, retry, burial or,

@@ -29,6 +29,18 @@ type stepDef struct {
 	WaitMode    string
 	ResultKey   string
 	Timeout     time.Duration
+
+	// for_each: Class is the branch handler.
+	ItemsKey string
+	Mode     string // for_each: all, first_success, quorum
+	Quorum   int
+	Reducer  string
+	// repeat
+	RepeatMode    string // while or until
+	Target        string
+	StateKey      string
+	Condition     string
+	MaxIterations int // 0: no limit
 }
 
 // handlers returns the handler names that run this step's jobs.
@@ -43,6 +55,8 @@ func (s *stepDef) handlers() []string {
 		return out
 	case "single":
 		return []string{s.Class}
+	case "for_each":
+		return []string{placeholderHandler(s.Type), s.Class}
 	}
 	return []string{placeholderHandler(s.Type)}
 }
@@ -54,6 +68,16 @@ func placeholderHandler(typ string) string {
 		return HandlerDelay
 	case "wait_for_signal":
 		return HandlerWaitForSignal
+	case "for_each":
+		return HandlerForEach
+	case "repeat":
+		return HandlerRepeat
+	case "run_workflow":
+		return HandlerRunWorkflow
+	case "start_workflows":
+		return HandlerStartWorkflows
+	case "wait_for_workflows":
+		return HandlerWaitForWorkflows
 	}
 	return "__queuety_" + typ
 }
@@ -132,6 +156,35 @@ func parseStep(v any, index int) (*stepDef, error) {
 		}
 		d.ResultKey = strField(o, "result_key")
 		d.Timeout = time.Duration(intValue(o, "timeout_ms")) * time.Millisecond
+	case "for_each":
+		d.Class = strField(o, "class")
+		d.ItemsKey = strField(o, "items_key")
+		d.ResultKey = strField(o, "result_key")
+		d.Mode = strField(o, "mode")
+		if d.Mode == "" {
+			d.Mode = ForEachAll
+		}
+		if d.Mode != ForEachAll && d.Mode != ForEachFirstSuccess && d.Mode != ForEachQuorum {
+			return nil, fmt.Errorf("for_each step %q has unknown mode %q", d.Name, d.Mode)
+		}
+		d.Quorum = int(intValue(o, "quorum"))
+		d.Reducer = handlerRef(o, "reducer", "reducer_class")
+	case "repeat":
+		d.RepeatMode = strField(o, "repeat_mode")
+		if d.RepeatMode == "" {
+			d.RepeatMode = "while"
+		}
+		d.Target = strField(o, "target_step")
+		d.StateKey = strField(o, "state_key")
+		d.Condition = handlerRef(o, "condition", "condition_class")
+		d.MaxIterations = int(intValue(o, "max_iterations"))
+	case "wait_for_workflows":
+		d.WaitMode = strField(o, "wait_mode")
+		if d.WaitMode == "" {
+			d.WaitMode = WaitAll
+		}
+		d.ResultKey = strField(o, "result_key")
+		d.Quorum = int(intValue(o, "quorum"))
 	}
 	return d, nil
 }
@@ -177,6 +230,24 @@ func parallelBranches(o *phpjson.Object) []*phpjson.Object {
 		}
 	}
 	return out
+}
+
+// handlerRef reads a handler reference stored under one of keys: a name,
+// or a {class, payload} object (Queuety's handler_definition).
+func handlerRef(o *phpjson.Object, keys ...string) string {
+	for _, k := range keys {
+		switch v, _ := o.Get(k); h := v.(type) {
+		case string:
+			if s := strings.TrimSpace(h); s != "" {
+				return s
+			}
+		case *phpjson.Object:
+			if s := strField(h, "class"); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }
 
 func strField(o *phpjson.Object, k string) string {

@@ -36,10 +36,16 @@ type WorkflowDescription struct {
 	IdempotencyKey  string                `json:"idempotency_key,omitempty"`
 	OnDeadline      string                `json:"on_deadline,omitempty"`
 	OnCancel        string                `json:"on_cancel,omitempty"`
-	Steps           []StepInfo            `json:"steps"`
-	Failures        []FailureInfo         `json:"failures"`
-	Timeline        []TimelineEntry       `json:"timeline"`
-	Signals         []SignalInfo          `json:"signals,omitempty"`
+	// ParentID and ParentStep name the workflow whose run_workflow step
+	// started this one; StartedBy the workflow whose start_workflows step
+	// did.
+	ParentID   int64           `json:"parent_workflow_id,omitempty"`
+	ParentStep *int            `json:"parent_step_index,omitempty"`
+	StartedBy  int64           `json:"started_by_workflow_id,omitempty"`
+	Steps      []StepInfo      `json:"steps"`
+	Failures   []FailureInfo   `json:"failures"`
+	Timeline   []TimelineEntry `json:"timeline"`
+	Signals    []SignalInfo    `json:"signals,omitempty"`
 }
 
 // DeadlineInfo holds a workflow's deadlines and timeouts.
@@ -69,6 +75,31 @@ type StepInfo struct {
 	Status   string       `json:"status"` // not_started, pending, running, waiting, completed, failed, skipped, cancelled
 	Timeouts *Timeouts    `json:"timeouts,omitempty"`
 	Jobs     []JobInfoRow `json:"jobs,omitempty"`
+	// ForEach is the progress of a for_each step that has expanded.
+	ForEach *ForEachInfo `json:"for_each,omitempty"`
+	// Iterations counts how often a repeat step jumped back.
+	Iterations *int64 `json:"iterations,omitempty"`
+	// Children are the workflows a run_workflow or start_workflows step
+	// started.
+	Children []ChildInfo `json:"children,omitempty"`
+}
+
+// ForEachInfo is a for_each step's progress.
+type ForEachInfo struct {
+	Mode      string `json:"mode"`
+	Quorum    int    `json:"quorum,omitempty"`
+	Items     int    `json:"items"`
+	Succeeded int    `json:"succeeded"`
+	Failed    int    `json:"failed"`
+	Open      int    `json:"open"`
+	Settled   bool   `json:"settled"`
+}
+
+// ChildInfo is a workflow started by a step.
+type ChildInfo struct {
+	ID     int64                 `json:"id"`
+	Name   string                `json:"name"`
+	Status driver.WorkflowStatus `json:"status"`
 }
 
 // Timeouts are a step's configured timeouts in ISO 8601 durations.
@@ -192,6 +223,7 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		events  []*driver.WorkflowEvent
 		fails   []*driver.Failure
 		signals []*driver.Signal
+		kids    []*driver.Workflow
 	)
 	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
 		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
@@ -208,6 +240,16 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		}
 		if signals, err = tx.SignalList(ctx, id, nil); err != nil {
 			return err
+		}
+		if kids, err = tx.WorkflowList(ctx, driver.WorkflowFilter{Parent: id, Limit: 1000}); err != nil {
+			return err
+		}
+		if started := startedIDs(wf); len(started) > 0 {
+			more, err := tx.WorkflowGetMany(ctx, started, driver.LockNone)
+			if err != nil {
+				return err
+			}
+			kids = append(kids, more...)
 		}
 		fails, err = tx.FailureList(ctx, id, 0)
 		return err
@@ -227,6 +269,10 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		FailedAt: iso(wf.FailedAt), Error: wf.ErrorMessage, DefinitionHash: strField(state, "_definition_hash"),
 		IdempotencyKey: strField(state, "_idempotency_key"),
 		Steps:          []StepInfo{}, Failures: []FailureInfo{}, Timeline: []TimelineEntry{},
+	}
+	d.ParentID, d.ParentStep = wf.ParentWorkflowID, wf.ParentStepIndex
+	if v, ok := state.Get("_started_by_workflow_id"); ok {
+		d.StartedBy = toInt(v)
 	}
 	d.OnDeadline = callbackName(state, "_on_deadline")
 	d.OnCancel = callbackName(state, "_on_cancel")
@@ -275,6 +321,7 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 			if i == wf.CurrentStep {
 				d.CurrentStepName = s.Name
 			}
+			describeStepRuntime(&si, s, state, wf, kids)
 			d.Steps = append(d.Steps, si)
 		}
 	}
@@ -438,4 +485,72 @@ func describeJob(j *driver.Job, logs []*driver.LogEntry, fails []*driver.Failure
 		row.History = append(row.History, *a)
 	}
 	return row
+}
+
+// startedIDs are the workflows a workflow's start_workflows steps started,
+// read from the result keys in its state.
+func startedIDs(wf *driver.Workflow) []int64 {
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil {
+		return nil
+	}
+	steps, err := parseSteps(state)
+	if err != nil {
+		return nil
+	}
+	var out []int64
+	for _, s := range steps {
+		if s.Type != "start_workflows" {
+			continue
+		}
+		key := strField(s.raw, "result_key")
+		if key == "" {
+			key = "started_workflow_ids"
+		}
+		v, _ := state.Get(key)
+		out = append(out, idsOf(v)...)
+	}
+	return out
+}
+
+// describeStepRuntime adds what a step's runtime state says: for-each
+// progress, repeat iterations, children.
+func describeStepRuntime(si *StepInfo, s *stepDef, state *phpjson.Object, wf *driver.Workflow, kids []*driver.Workflow) {
+	switch s.Type {
+	case "for_each":
+		if _, rt := loadForEach(state, si.Index); rt != nil {
+			si.ForEach = &ForEachInfo{Mode: s.Mode, Items: len(rt.items), Succeeded: rt.results.Len(), Failed: rt.failures.Len(),
+				Open: len(rt.missing()), Settled: rt.settled()}
+			if s.Mode == ForEachQuorum {
+				si.ForEach.Quorum = quorumOf(s)
+			}
+		}
+	case "repeat":
+		n := repeatIterations(state, si.Index)
+		si.Iterations = &n
+	case "run_workflow":
+		if si.Index == wf.CurrentStep && si.Status == "completed" && !wf.Status.Terminal() {
+			si.Status = "waiting" // for the child
+		}
+		for _, k := range kids {
+			if k.ParentWorkflowID == wf.ID && k.ParentStepIndex != nil && *k.ParentStepIndex == si.Index {
+				si.Children = append(si.Children, ChildInfo{ID: k.ID, Name: k.Name, Status: k.Status})
+			}
+		}
+	case "start_workflows":
+		key := strField(s.raw, "result_key")
+		if key == "" {
+			key = "started_workflow_ids"
+		}
+		v, _ := state.Get(key)
+		byID := map[int64]*driver.Workflow{}
+		for _, k := range kids {
+			byID[k.ID] = k
+		}
+		for _, id := range idsOf(v) {
+			if k := byID[id]; k != nil {
+				si.Children = append(si.Children, ChildInfo{ID: k.ID, Name: k.Name, Status: k.Status})
+			}
+		}
+	}
 }

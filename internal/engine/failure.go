@@ -41,7 +41,7 @@ func (e *Engine) failStep(ctx context.Context, r *Result) error {
 			return err
 		}
 		if buried && wf != nil {
-			return e.failWorkflowLocked(ctx, tx, wf, row.ID, row.ErrorMessage, now)
+			return e.stepJobBuried(ctx, tx, wf, row, row.ErrorMessage, now)
 		}
 		return nil
 	})
@@ -69,8 +69,26 @@ func (e *Engine) failWorkflow(ctx context.Context, f wfFailure) error {
 		if err != nil {
 			return err
 		}
-		return e.failWorkflowLocked(ctx, tx, wf, f.jobID, f.msg, e.clock.Now())
+		row, err := tx.JobGet(ctx, f.jobID, driver.LockUpdate)
+		if errors.Is(err, ErrNotFound) {
+			return e.failWorkflowLocked(ctx, tx, wf, f.jobID, f.msg, e.clock.Now())
+		}
+		if err != nil {
+			return err
+		}
+		return e.stepJobBuried(ctx, tx, wf, row, f.msg, e.clock.Now())
 	})
+}
+
+// stepJobBuried handles a locked workflow one of whose step jobs was just
+// buried: a for-each branch is recorded as a failed branch (the workflow
+// fails only when the step can no longer settle); any other step fails the
+// workflow.
+func (e *Engine) stepJobBuried(ctx context.Context, tx driver.Tx, wf *driver.Workflow, row *driver.Job, msg string, now time.Time) error {
+	if handled, err := e.forEachBranchBuried(ctx, tx, wf, row, msg, now); handled || err != nil {
+		return err
+	}
+	return e.failWorkflowLocked(ctx, tx, wf, row.ID, msg, now)
 }
 
 // failWorkflowLocked marks a locked, non-terminal workflow failed because
@@ -98,7 +116,13 @@ func (e *Engine) markFailed(ctx context.Context, tx driver.Tx, wf *driver.Workfl
 	wf.FailedAt = floorSecond(now)
 	wf.ErrorMessage = msg
 	wf.WaitDeadlineAt = time.Time{}
-	return tx.WorkflowUpdate(ctx, wf)
+	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+		return err
+	}
+	if err := tx.DependencyClear(ctx, wf.ID, wf.CurrentStep); err != nil {
+		return err
+	}
+	return e.afterTerminal(ctx, tx, wf, nil, now)
 }
 
 // buryOpenJobs buries a workflow's pending and processing jobs, except one.

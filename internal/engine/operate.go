@@ -113,6 +113,12 @@ func (e *Engine) CancelWorkflow(ctx context.Context, id int64) error {
 			Message: msgWorkflowCancelled, CreatedAt: now}); err != nil {
 			return err
 		}
+		if err := tx.DependencyClear(ctx, wf.ID, wf.CurrentStep); err != nil {
+			return err
+		}
+		if err := e.afterTerminal(ctx, tx, wf, state, now); err != nil {
+			return err
+		}
 		return e.enqueueCallback(ctx, tx, wf, state, "_on_cancel", "cancel", now)
 	})
 	if err != nil {
@@ -141,6 +147,9 @@ func (e *Engine) RetryWorkflow(ctx context.Context, id int64) error {
 		wf.ErrorMessage = ""
 		state.Delete("_wait")
 		state.Delete("_waiting_for_signal")
+		if steps[wf.CurrentStep].Type == "for_each" {
+			resetForEachForRetry(state, wf.CurrentStep)
+		}
 		wf.State = EncodeJSON(state)
 		wf.RunNumber = max(wf.RunNumber, 1) + 1
 		setRunDeadline(wf, state, now)

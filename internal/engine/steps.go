@@ -102,7 +102,9 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 			// and never advances past this step.
 			return e.expireLocked(ctx, tx, wf, state, kind, now, &attemptTrace{cj: cj, r: r, steps: steps})
 		}
-		if wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused && !(wf.Status == driver.WorkflowWaitingForSignal && cj.Job.Handler == HandlerWaitForSignal) {
+		if wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused &&
+			!(wf.Status == driver.WorkflowWaitingForSignal && cj.Job.Handler == HandlerWaitForSignal) &&
+			!(wf.Status == driver.WorkflowWaitingForWorkflows && cj.Job.Handler == HandlerWaitForWorkflows) {
 			return e.buryJob(ctx, tx, row, msgAdvancedBeforeCompletion, now)
 		}
 		if idx != wf.CurrentStep || idx >= len(steps) {
@@ -125,6 +127,23 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 			return sc.completeBranch(output)
 		case "wait_for_signal":
 			return sc.openWait()
+		case "for_each":
+			if row.Handler == HandlerForEach {
+				return sc.expandForEach()
+			}
+			return sc.completeForEachBranch(output)
+		case "repeat":
+			out, err := sc.repeatOutput()
+			if err != nil {
+				return err
+			}
+			return sc.finalize(out)
+		case "run_workflow":
+			return sc.startRunWorkflow()
+		case "start_workflows":
+			return sc.startWorkflows()
+		case "wait_for_workflows":
+			return sc.evaluateWorkflowWait()
 		default:
 			return NonRetryable(fmt.Errorf("step type %q is not supported by the Go engine", step.Type))
 		}
@@ -163,6 +182,12 @@ type stepInputs struct {
 
 // inputs snapshots the public state before this attempt changes it.
 func (sc *stepCtx) inputs() stepInputs {
+	if sc.step.Type == "for_each" && sc.row.Handler != HandlerForEach {
+		if item, index, ok := branchMeta(sc.row); ok {
+			in, _ := sc.branchInputs(item, index)
+			return in
+		}
+	}
 	before := PublicState(sc.state)
 	in := stepInputs{state: EncodeJSON(before)}
 	in.input = in.state
@@ -232,6 +257,15 @@ type writes struct {
 	jobs      []*driver.Job
 	events    []*driver.WorkflowEvent
 	logs      []*driver.LogEntry
+	// ended are the workflows these writes complete, with their states,
+	// for afterTerminal.
+	ended []endedWorkflow
+	e     *Engine
+}
+
+type endedWorkflow struct {
+	wf    *driver.Workflow
+	state *phpjson.Object
 }
 
 // flush writes everything collected, inside tx: workflows, then jobs,
@@ -253,7 +287,14 @@ func (w *writes) flush(ctx context.Context, tx driver.Tx) error {
 		}
 	}
 	if len(w.logs) > 0 {
-		return tx.LogInsert(ctx, w.logs)
+		if err := tx.LogInsert(ctx, w.logs); err != nil {
+			return err
+		}
+	}
+	for _, ended := range w.ended {
+		if err := w.e.afterTerminal(ctx, tx, ended.wf, ended.state, ended.wf.CompletedAt); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -304,6 +345,8 @@ func (e *Engine) advance(w *writes, wf *driver.Workflow, state *phpjson.Object, 
 		wf.CompletedAt = floorSecond(now)
 		wf.WaitDeadlineAt = time.Time{}
 		w.logs = append(w.logs, &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogWorkflowCompleted, CreatedAt: now})
+		w.e = e
+		w.ended = append(w.ended, endedWorkflow{wf: wf, state: state})
 		return
 	}
 	if wf.Status != driver.WorkflowPaused {

@@ -49,7 +49,7 @@ type Dialect struct {
 
 // Tables holds the prefixed table names.
 type Tables struct {
-	Jobs, Workflows, Logs, Schedules, QueueStates, Signals, DispatchKeys, Events, Failures, Migrations string
+	Jobs, Workflows, Logs, Schedules, QueueStates, Signals, DispatchKeys, Events, Failures, Migrations, Dependencies string
 }
 
 // NewTables returns the table names for a prefix ("wp_").
@@ -59,6 +59,7 @@ func NewTables(prefix string) Tables {
 		Jobs: p + "jobs", Workflows: p + "workflows", Logs: p + "logs", Schedules: p + "schedules",
 		QueueStates: p + "queue_states", Signals: p + "signals", DispatchKeys: p + "workflow_dispatch_keys",
 		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
+		Dependencies: p + "workflow_dependencies",
 	}
 }
 
@@ -109,7 +110,8 @@ type Statements struct {
 func buildStatements(t Tables, d Dialect) Statements {
 	where := func(handlers int) string {
 		return "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
-			" AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
+			" AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused')" +
+			" AND NOT (wf.status = 'waiting_for_workflows' AND job.handler = '__queuety_wait_for_workflows'))" +
 			" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
 			" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
 	}

@@ -129,6 +129,9 @@ func (t *txn) WorkflowList(ctx context.Context, f driver.WorkflowFilter) ([]*dri
 	if f.Name != "" {
 		conds, args = append(conds, "name = ?"), append(args, f.Name)
 	}
+	if f.Parent != 0 {
+		conds, args = append(conds, "parent_workflow_id = ?"), append(args, f.Parent)
+	}
 	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows
 	if len(conds) > 0 {
 		q += " WHERE " + strings.Join(conds, " AND ")
@@ -267,4 +270,63 @@ func (t *txn) FailureList(ctx context.Context, wfID, jobID int64) ([]*driver.Fai
 		out = append(out, f)
 	}
 	return out, rows.Err()
+}
+
+// DependencySet implements driver.Tx.
+func (t *txn) DependencySet(ctx context.Context, waitingID int64, stepIndex int, deps []int64, at time.Time) error {
+	if err := t.DependencyClear(ctx, waitingID, stepIndex); err != nil || len(deps) == 0 {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + t.s.T.Dependencies + " (waiting_workflow_id, step_index, dependency_workflow_id, created_at) VALUES ")
+	args := make([]any, 0, 4*len(deps))
+	for i, d := range deps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(" + placeholders(4) + ")")
+		args = append(args, waitingID, stepIndex, d, t.sec(at))
+	}
+	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("insert workflow dependencies: %w", err)
+	}
+	return nil
+}
+
+// DependencyClear implements driver.Tx.
+func (t *txn) DependencyClear(ctx context.Context, waitingID int64, stepIndex int) error {
+	_, err := t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.Dependencies+" WHERE waiting_workflow_id = ? AND step_index = ?", waitingID, stepIndex)
+	if err != nil {
+		return fmt.Errorf("delete workflow dependencies: %w", err)
+	}
+	return nil
+}
+
+// DependencyWaiters implements driver.Tx.
+func (t *txn) DependencyWaiters(ctx context.Context, depID int64) ([]driver.DependencyWaiter, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT DISTINCT waiting_workflow_id, step_index FROM "+t.s.T.Dependencies+
+		" WHERE dependency_workflow_id = ? ORDER BY waiting_workflow_id, step_index", depID)
+	if err != nil {
+		return nil, fmt.Errorf("list workflow dependency waiters: %w", err)
+	}
+	defer rows.Close()
+	var out []driver.DependencyWaiter
+	for rows.Next() {
+		var w driver.DependencyWaiter
+		if err := rows.Scan(&w.WorkflowID, &w.StepIndex); err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// DependencySatisfy implements driver.Tx.
+func (t *txn) DependencySatisfy(ctx context.Context, w driver.DependencyWaiter, depID int64, at time.Time) error {
+	_, err := t.tx.ExecContext(ctx, "UPDATE "+t.s.T.Dependencies+" SET satisfied_at = ? WHERE waiting_workflow_id = ? AND step_index = ?"+
+		" AND dependency_workflow_id = ? AND satisfied_at IS NULL", t.sec(at), w.WorkflowID, w.StepIndex, depID)
+	if err != nil {
+		return fmt.Errorf("mark workflow dependency satisfied: %w", err)
+	}
+	return nil
 }

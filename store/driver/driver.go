@@ -148,6 +148,19 @@ type Tx interface {
 	// WorkflowCounts counts workflows by status.
 	WorkflowCounts(ctx context.Context) (map[WorkflowStatus]int64, error)
 
+	// DependencySet replaces the dependency rows of a waiting workflow's
+	// step (Queuety's workflow_dependencies) with one row per dependency.
+	DependencySet(ctx context.Context, waitingID int64, stepIndex int, dependencyIDs []int64, t time.Time) error
+	// DependencyClear deletes the dependency rows of a waiting workflow's
+	// step.
+	DependencyClear(ctx context.Context, waitingID int64, stepIndex int) error
+	// DependencyWaiters returns the distinct (waiting workflow, step)
+	// pairs that wait on a dependency, by waiting workflow id.
+	DependencyWaiters(ctx context.Context, dependencyID int64) ([]DependencyWaiter, error)
+	// DependencySatisfy stamps satisfied_at on one dependency row that has
+	// none.
+	DependencySatisfy(ctx context.Context, w DependencyWaiter, dependencyID int64, t time.Time) error
+
 	// DispatchKeyGet returns the workflow id stored for an idempotency
 	// key, or 0.
 	DispatchKeyGet(ctx context.Context, key string) (int64, error)
@@ -245,6 +258,12 @@ type JobFilter struct {
 	AfterID    int64
 }
 
+// DependencyWaiter is a workflow step waiting on other workflows.
+type DependencyWaiter struct {
+	WorkflowID int64
+	StepIndex  int
+}
+
 // LogFilter narrows LogList. Zero fields do not filter.
 type LogFilter struct {
 	JobID      int64
@@ -257,5 +276,6 @@ type LogFilter struct {
 type WorkflowFilter struct {
 	Status WorkflowStatus
 	Name   string
-	Limit  int // default 100
+	Parent int64 // child workflows of this parent (parent_workflow_id)
+	Limit  int   // default 100
 }

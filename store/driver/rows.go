@@ -281,6 +281,7 @@ const (
 	EventStepCompleted       EventType = "step_completed"
 	EventStepFailed          EventType = "step_failed"
 	EventStepBranchCompleted EventType = "step_branch_completed"
+	EventStepItemCompleted   EventType = "step_item_completed"
 	EventWorkflowWaiting     EventType = "workflow_waiting"
 	EventWorkflowResumed     EventType = "workflow_resumed"
 )

@@ -1,0 +1,601 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// This file runs Queuety's for_each steps. The step's placeholder job
+// (__queuety_for_each) expands into one branch job per item of the state
+// list under items_key; the runtime of the step lives in the workflow's
+// private state, _for_each_steps[step index], exactly as Queuety keeps it:
+//
+//	{"initialized": true, "items": [...], "results": {index: entry},
+//	 "failures": {index: entry}, "winner_index": n|null, "settled": bool}
+//
+// Every branch result is recorded under the workflow's row lock, so the
+// step settles exactly once, by the branch whose result satisfies the mode
+// (all, first_success or quorum); the branches still open are then buried
+// ("For-each completion settled early."), and late results of settled
+// steps are buried too.
+
+// Messages Queuety writes for for-each outcomes.
+const (
+	msgForEachSettled       = "For-each step already settled."
+	msgForEachSettledEarly  = "For-each completion settled early."
+	msgForEachUnsatisfiable = "For-each completion condition could not be satisfied."
+)
+
+// ForEachItem returns the item and index a for-each branch job carries in
+// its payload (__for_each). ok is false for every other job.
+func (cj *Claimed) ForEachItem() (item any, index int, ok bool) {
+	if cj.step == nil || cj.step.Type != "for_each" || cj.Job.Handler == HandlerForEach || cj.payload == nil {
+		return nil, 0, false
+	}
+	meta, _ := cj.payload.Get(forEachKey)
+	m, isObj := meta.(*phpjson.Object)
+	if !isObj {
+		return nil, 0, false
+	}
+	item, _ = m.Get("item")
+	idx, _ := m.Get("item_index")
+	return plain(item), int(toInt(idx)), true
+}
+
+// forEachRuntime is one for-each step's runtime, normalised as Queuety's
+// normalize_for_each_runtime does.
+type forEachRuntime struct {
+	obj      *phpjson.Object
+	items    []any
+	results  *phpjson.Object // int-keyed entries
+	failures *phpjson.Object
+}
+
+// loadForEach returns the _for_each_steps array and the runtime of step
+// idx, or nil when the step has not been expanded yet.
+func loadForEach(state *phpjson.Object, idx int) (*phpjson.Object, *forEachRuntime) {
+	raw, _ := state.Get("_for_each_steps")
+	all := asIntArray(raw)
+	v, _ := all.Get(intKey(idx))
+	o, ok := v.(*phpjson.Object)
+	if !ok || !truthy(o, "initialized") {
+		return all, nil
+	}
+	o = o.Clone()
+	rt := &forEachRuntime{obj: o}
+	itemsV, _ := o.Get("items")
+	rt.items, _ = listOf(itemsV)
+	if rt.items == nil {
+		rt.items = []any{}
+	}
+	o.Set("items", rt.items)
+	r, _ := o.Get("results")
+	rt.results = normalizeEntries(r)
+	o.Set("results", rt.results)
+	f, _ := o.Get("failures")
+	rt.failures = normalizeEntries(f)
+	o.Set("failures", rt.failures)
+	if w, _ := o.Get("winner_index"); w != nil {
+		o.Set("winner_index", toInt(w))
+	} else {
+		o.Set("winner_index", nil)
+	}
+	o.Set("settled", truthy(o, "settled"))
+	return all, rt
+}
+
+// normalizeEntries keys result or failure entries by their "index" and
+// sorts them.
+func normalizeEntries(v any) *phpjson.Object {
+	in := asIntArray(v)
+	out := phpjson.NewObject()
+	for _, k := range in.Keys() {
+		e, _ := in.Get(k)
+		eo, ok := e.(*phpjson.Object)
+		if !ok {
+			continue
+		}
+		key := k
+		if iv, ok := eo.Get("index"); ok {
+			key = intKey(int(toInt(iv)))
+		}
+		out.Set(key, eo)
+	}
+	return sortIntArray(out)
+}
+
+// truthy is PHP's !empty() of o[k].
+func truthy(o *phpjson.Object, k string) bool {
+	switch v, _ := o.Get(k); x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case int64:
+		return x != 0
+	case float64:
+		return x != 0
+	case string:
+		return x != "" && x != "0"
+	case []any:
+		return len(x) > 0
+	case *phpjson.Object:
+		return x.Len() > 0
+	}
+	return true
+}
+
+// store writes the runtime back into the state.
+func (rt *forEachRuntime) store(state, all *phpjson.Object, idx int) {
+	all.Set(intKey(idx), rt.obj)
+	state.Set("_for_each_steps", all)
+}
+
+func (rt *forEachRuntime) settled() bool { return truthy(rt.obj, "settled") }
+
+// missing returns the item indexes with neither a result nor a failure.
+func (rt *forEachRuntime) missing() []int {
+	var out []int
+	for i := range rt.items {
+		_, ok1 := rt.results.Get(intKey(i))
+		_, ok2 := rt.failures.Get(intKey(i))
+		if !ok1 && !ok2 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func quorumOf(step *stepDef) int { return max(1, step.Quorum) }
+
+// satisfied is Queuety's for_each_completion_satisfied.
+func (rt *forEachRuntime) satisfied(step *stepDef) bool {
+	ok := rt.results.Len()
+	switch step.Mode {
+	case ForEachFirstSuccess:
+		return ok >= 1
+	case ForEachQuorum:
+		return ok >= quorumOf(step)
+	}
+	return ok >= len(rt.items)
+}
+
+// impossible is Queuety's for_each_completion_impossible.
+func (rt *forEachRuntime) impossible(step *stepDef) bool {
+	ok, failed := rt.results.Len(), rt.failures.Len()
+	remaining := max(0, len(rt.items)-ok-failed)
+	switch step.Mode {
+	case ForEachFirstSuccess:
+		return remaining == 0 && ok == 0
+	case ForEachQuorum:
+		return ok+remaining < quorumOf(step)
+	}
+	return failed > 0
+}
+
+// aggregate builds the object stored under the result key (Queuety's
+// build_for_each_aggregate).
+func (rt *forEachRuntime) aggregate(step *stepDef) *phpjson.Object {
+	results := entriesByIndex(rt.results)
+	failures := entriesByIndex(rt.failures)
+	var winner any
+	if w, _ := rt.obj.Get("winner_index"); w != nil {
+		for _, e := range results {
+			if iv, _ := e.(*phpjson.Object).Get("index"); toInt(iv) == toInt(w) {
+				winner = e
+				break
+			}
+		}
+	}
+	a := phpjson.NewObject()
+	mode, ok := step.raw.Get("mode")
+	if !ok || mode == nil {
+		mode = ForEachAll
+	}
+	a.Set("mode", mode)
+	q, _ := step.raw.Get("quorum")
+	a.Set("quorum", q)
+	a.Set("total", int64(len(rt.items)))
+	a.Set("succeeded", int64(len(results)))
+	a.Set("failed", int64(len(failures)))
+	a.Set("settled", true)
+	a.Set("winner", winner)
+	a.Set("results", results)
+	a.Set("failures", failures)
+	return a
+}
+
+// entriesByIndex returns an entry array's values sorted by their index.
+func entriesByIndex(a *phpjson.Object) []any {
+	out, _ := listOf(a)
+	sort.SliceStable(out, func(i, j int) bool { return entryIndex(out[i]) < entryIndex(out[j]) })
+	if out == nil {
+		out = []any{}
+	}
+	return out
+}
+
+func entryIndex(e any) int64 {
+	if o, ok := e.(*phpjson.Object); ok {
+		v, _ := o.Get("index")
+		return toInt(v)
+	}
+	return 0
+}
+
+// resultKey is where the aggregate goes: result_key, or "<name>_results".
+func (s *stepDef) forEachResultKey() string {
+	if s.ResultKey != "" {
+		return s.ResultKey
+	}
+	return s.Name + "_results"
+}
+
+// forEachOutput is the settled step's output: the aggregate under the
+// result key, plus the reducer's keys when the step has a reducer.
+func (sc *stepCtx) forEachOutput(rt *forEachRuntime) (*phpjson.Object, error) {
+	key := sc.step.forEachResultKey()
+	agg := rt.aggregate(sc.step)
+	out := phpjson.NewObject()
+	out.Set(key, agg)
+	if sc.step.Reducer == "" {
+		return out, nil
+	}
+	var fn ReducerFunc
+	if sc.r != nil && sc.r.Funcs != nil {
+		fn, _ = sc.r.Funcs.Reducer(sc.step.Reducer)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("For-each reducer class '%s' not found: no reducer of that name is registered with this worker", sc.step.Reducer)
+	}
+	view := PublicState(sc.state)
+	view.Set(key, agg)
+	reduced, err := callUser(func() (State, error) {
+		return fn(context.Background(), view.ToMap(), decodeForEachResult(agg))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("for-each reducer %s: %w", sc.step.Reducer, err)
+	}
+	ro, err := stateObject("reducer output", reduced)
+	if err != nil {
+		return nil, NonRetryable(fmt.Errorf("for-each reducer %s: %w", sc.step.Reducer, err))
+	}
+	for _, k := range ro.Keys() {
+		v, _ := ro.Get(k)
+		out.Set(k, v)
+	}
+	return out, nil
+}
+
+// callUser runs a user function, turning a panic into an error.
+func callUser[T any](fn func() (T, error)) (out T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// decodeForEachResult is the typed view of an aggregate object.
+func decodeForEachResult(a *phpjson.Object) ForEachResult {
+	r := ForEachResult{Mode: strField(a, "mode"), Quorum: int(intValue(a, "quorum")), Total: int(intValue(a, "total")),
+		Succeeded: int(intValue(a, "succeeded")), Failed: int(intValue(a, "failed"))}
+	branch := func(v any) ForEachBranch {
+		o, _ := v.(*phpjson.Object)
+		if o == nil {
+			return ForEachBranch{}
+		}
+		item, _ := o.Get("item")
+		b := ForEachBranch{Index: int(intValue(o, "index")), Item: plain(item), JobID: intValue(o, "job_id"), Output: State{}}
+		if out, ok := o.Get("output"); ok {
+			if oo, ok := out.(*phpjson.Object); ok {
+				b.Output = oo.ToMap()
+			}
+		}
+		return b
+	}
+	if w, _ := a.Get("winner"); w != nil {
+		b := branch(w)
+		r.Winner = &b
+	}
+	rs, _ := a.Get("results")
+	list, _ := listOf(rs)
+	for _, e := range list {
+		r.Results = append(r.Results, branch(e))
+	}
+	fs, _ := a.Get("failures")
+	list, _ = listOf(fs)
+	for _, e := range list {
+		o, _ := e.(*phpjson.Object)
+		if o == nil {
+			continue
+		}
+		item, _ := o.Get("item")
+		r.Failures = append(r.Failures, ForEachFailure{Index: int(intValue(o, "index")), Item: plain(item),
+			Error: strField(o, "error_message"), JobID: intValue(o, "job_id")})
+	}
+	return r
+}
+
+// expandForEach runs a for_each placeholder job: it initialises the
+// step's runtime from the items in state (once), then enqueues a branch job
+// for every item that has neither a result nor a failure. When none is
+// missing (a retried workflow whose branches all finished), the step
+// settles or fails at once.
+func (sc *stepCtx) expandForEach() error {
+	ctx, tx := context.Background(), sc.tx
+	idx := sc.wf.CurrentStep
+	in := sc.inputs()
+	all, rt := loadForEach(sc.state, idx)
+	if rt == nil {
+		var items []any
+		if sc.step.ItemsKey != "" {
+			v, _ := sc.state.Get(sc.step.ItemsKey)
+			if v != nil {
+				var ok bool
+				if items, ok = listOf(v); !ok {
+					return NonRetryable(fmt.Errorf("For-each step '%s' expected state key '%s' to contain an array.", sc.step.Name, sc.step.ItemsKey))
+				}
+			}
+		}
+		if items == nil {
+			items = []any{}
+		}
+		if limit := budgetLimit(sc.state, "max_for_each_items"); limit > 0 && int64(len(items)) > limit {
+			return NonRetryable(constraintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", sc.step.Name, len(items), limit))
+		}
+		o := phpjson.NewObject()
+		o.Set("initialized", true)
+		o.Set("items", items)
+		o.Set("results", phpjson.NewObject())
+		o.Set("failures", phpjson.NewObject())
+		o.Set("winner_index", nil)
+		rt = &forEachRuntime{obj: o, items: items, results: phpjson.NewObject(), failures: phpjson.NewObject()}
+	}
+	rt.store(sc.state, all, idx)
+	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+		return err
+	}
+	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in)}, logs: sc.logs()}
+	missing := rt.missing()
+	if len(missing) == 0 {
+		switch {
+		case rt.satisfied(sc.step):
+			out, err := sc.forEachOutput(rt)
+			if err != nil {
+				return err
+			}
+			if err := sc.finalizeForEach(w, in, out); err != nil {
+				return err
+			}
+			return w.flush(ctx, tx)
+		case rt.impossible(sc.step):
+			if err := w.flush(ctx, tx); err != nil {
+				return err
+			}
+			sc.wf.State = EncodeJSON(sc.state)
+			return sc.e.failWorkflowLocked(ctx, tx, sc.wf, sc.row.ID, msgForEachUnsatisfiable, sc.now)
+		}
+	}
+	for _, i := range missing {
+		meta := phpjson.NewObject()
+		meta.Set("item_index", int64(i))
+		meta.Set("item", rt.items[i])
+		p := phpjson.NewObject()
+		p.Set(forEachKey, meta)
+		w.jobs = append(w.jobs, sc.e.stepJob(sc.wf, sc.state, sc.step.raw, sc.step.Class, p, idx, 1, sc.now, -1))
+	}
+	sc.wf.State = EncodeJSON(sc.state)
+	w.workflows = append(w.workflows, sc.wf)
+	return w.flush(ctx, tx)
+}
+
+// finalizeForEach settles the step with its output: the state merge, the
+// transition and the next step, with the step_completed event.
+func (sc *stepCtx) finalizeForEach(w *writes, in stepInputs, output *phpjson.Object) error {
+	mergeOutput(sc.state, output, sc.wf.CurrentStep)
+	if err := sc.countTransition(); err != nil {
+		return err
+	}
+	ev := sc.completedEvent(driver.EventStepCompleted, in, output, sc.state)
+	ev.Input = in.state
+	w.events = append(w.events, ev)
+	sc.e.advance(w, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep+1, sc.now)
+	return nil
+}
+
+// branchInputs is a for-each branch's step input: the public state, the
+// item and its index (Queuety's workflow trace for branch jobs).
+func (sc *stepCtx) branchInputs(item any, index int) (stepInputs, []byte) {
+	before := PublicState(sc.state)
+	in := stepInputs{state: EncodeJSON(before)}
+	o := phpjson.NewObject()
+	o.Set("state", before)
+	o.Set("item", item)
+	o.Set("item_index", int64(index))
+	in.input = EncodeJSON(o)
+	c := phpjson.NewObject()
+	c.Set("item", item)
+	c.Set("item_index", int64(index))
+	return in, EncodeJSON(c)
+}
+
+// branchMeta reads the __for_each payload of a branch job row.
+func branchMeta(row *driver.Job) (item any, index int, ok bool) {
+	doc, err := DecodeObject("payload", row.Payload)
+	if err != nil {
+		return nil, 0, false
+	}
+	v, _ := doc.Get(forEachKey)
+	m, isObj := v.(*phpjson.Object)
+	if !isObj {
+		return nil, 0, false
+	}
+	iv, has := m.Get("item_index")
+	if !has {
+		return nil, 0, false
+	}
+	item, _ = m.Get("item")
+	return item, int(toInt(iv)), true
+}
+
+// completeForEachBranch records one branch's result. The branch that
+// satisfies the step's mode settles it: the open branches are buried, the
+// aggregate (and the reducer's output) is merged, and the workflow moves
+// on.
+func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
+	ctx, tx := context.Background(), sc.tx
+	idx := sc.wf.CurrentStep
+	storedItem, itemIndex, ok := branchMeta(sc.row)
+	if !ok {
+		return NonRetryable(fmt.Errorf("Workflow %d: invalid for-each branch payload.", sc.wf.ID))
+	}
+	all, rt := loadForEach(sc.state, idx)
+	if rt == nil {
+		return NonRetryable(fmt.Errorf("Workflow %d: for-each runtime state missing for step %d.", sc.wf.ID, idx))
+	}
+	if rt.settled() {
+		return sc.e.buryJob(ctx, tx, sc.row, msgForEachSettled, sc.now)
+	}
+	item := storedItem
+	if itemIndex >= 0 && itemIndex < len(rt.items) {
+		item = rt.items[itemIndex]
+	}
+	in, itemCtx := sc.branchInputs(item, itemIndex)
+	entry := phpjson.NewObject()
+	entry.Set("index", int64(itemIndex))
+	entry.Set("item", item)
+	entry.Set("output", output)
+	entry.Set("job_id", sc.row.ID)
+	rt.results.Set(intKey(itemIndex), entry)
+	rt.failures.Delete(intKey(itemIndex))
+	if w, _ := rt.obj.Get("winner_index"); w == nil {
+		rt.obj.Set("winner_index", int64(itemIndex))
+	}
+	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+		return err
+	}
+	started := sc.startedEvent(in)
+	started.Context = itemCtx
+	itemDone := sc.completedEvent(driver.EventStepItemCompleted, in, output, sc.state)
+	itemDone.Context = itemCtx
+	w := &writes{events: []*driver.WorkflowEvent{started}, logs: sc.logs()}
+	if !rt.satisfied(sc.step) {
+		rt.store(sc.state, all, idx)
+		addCostUnits(sc.state, sc.row.CostUnits)
+		if err := checkBudget(sc.state); err != nil {
+			return err
+		}
+		itemDone.StateAfter = EncodeJSON(PublicState(sc.state))
+		w.events = append(w.events, itemDone)
+		sc.wf.State = EncodeJSON(sc.state)
+		w.workflows = append(w.workflows, sc.wf)
+		return w.flush(ctx, tx)
+	}
+	rt.obj.Set("settled", true)
+	rt.store(sc.state, all, idx)
+	if err := sc.e.buryOpenStepJobs(ctx, tx, sc.wf.ID, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
+		return err
+	}
+	w.events = append(w.events, itemDone)
+	out, err := sc.forEachOutput(rt)
+	if err != nil {
+		return err
+	}
+	addCostUnits(sc.state, sc.row.CostUnits)
+	stepIn := stepInputs{state: in.state, input: in.state}
+	if err := sc.finalizeForEach(w, stepIn, out); err != nil {
+		return err
+	}
+	return w.flush(ctx, tx)
+}
+
+// forEachBranchBuried records a buried branch job of a for-each step:
+// the failure joins the step's runtime, and the workflow fails when the
+// mode can no longer be satisfied (Queuety's
+// handle_for_each_terminal_failure). handled is false when row is not a
+// for-each branch, for the caller to fail the workflow as usual.
+func (e *Engine) forEachBranchBuried(ctx context.Context, tx driver.Tx, wf *driver.Workflow, row *driver.Job, msg string, now time.Time) (handled bool, err error) {
+	if row.StepIndex == nil || row.Handler == HandlerForEach {
+		return false, nil
+	}
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil {
+		return false, nil
+	}
+	steps, err := parseSteps(state)
+	si := *row.StepIndex
+	if err != nil || si < 0 || si >= len(steps) || steps[si].Type != "for_each" {
+		return false, nil
+	}
+	if si != wf.CurrentStep || (wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused) {
+		return true, nil
+	}
+	all, rt := loadForEach(state, si)
+	if rt == nil {
+		o := phpjson.NewObject()
+		o.Set("initialized", true)
+		o.Set("items", []any{})
+		o.Set("results", phpjson.NewObject())
+		o.Set("failures", phpjson.NewObject())
+		o.Set("winner_index", nil)
+		rt = &forEachRuntime{obj: o, items: []any{}, results: phpjson.NewObject(), failures: phpjson.NewObject()}
+	}
+	if item, index, ok := branchMeta(row); ok {
+		f := phpjson.NewObject()
+		f.Set("index", int64(index))
+		f.Set("item", item)
+		f.Set("error_message", msg)
+		f.Set("job_id", row.ID)
+		rt.failures.Set(intKey(index), f)
+		rt.results.Delete(intKey(index))
+	}
+	rt.store(state, all, si)
+	wf.State = EncodeJSON(state)
+	if !rt.impossible(steps[si]) {
+		return true, tx.WorkflowUpdate(ctx, wf)
+	}
+	return true, e.failWorkflowLocked(ctx, tx, wf, row.ID, msg, now)
+}
+
+// buryOpenStepJobs buries the pending and processing jobs of one step of a
+// workflow, except one.
+func (e *Engine) buryOpenStepJobs(ctx context.Context, tx driver.Tx, wfID int64, idx int, except int64, msg string, now time.Time) error {
+	jobs, err := tx.JobListByWorkflow(ctx, wfID, []driver.JobStatus{driver.JobPending, driver.JobProcessing}, driver.LockUpdate)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if j.ID == except || j.StepIndex == nil || *j.StepIndex != idx {
+			continue
+		}
+		if err := e.buryJob(ctx, tx, j, msg, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resetForEachForRetry clears a for-each step's failures and settled flag
+// so that a retried workflow re-expands only the branches that did not
+// succeed (Queuety's retry_workflow).
+func resetForEachForRetry(state *phpjson.Object, idx int) {
+	raw, _ := state.Get("_for_each_steps")
+	all := asIntArray(raw)
+	v, _ := all.Get(intKey(idx))
+	o, ok := v.(*phpjson.Object)
+	if !ok {
+		return
+	}
+	o = o.Clone()
+	o.Set("failures", []any{})
+	o.Set("settled", false)
+	all.Set(intKey(idx), o)
+	state.Set("_for_each_steps", all)
+}

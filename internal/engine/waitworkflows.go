@@ -1,0 +1,318 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// This file runs Queuety's wait_for_workflows steps (wait_for_workflow,
+// wait_for_workflows and wait_for_workflow_group): the workflow parks in
+// waiting_for_workflows, with one workflow_dependencies row per workflow it
+// waits on, until the wait is satisfied (all, any, or a quorum completed)
+// or can no longer be.
+//
+// A wait and the end of a workflow it waits on never miss each other: the
+// wait reads its dependencies with row locks, and every workflow end looks
+// up its waiters in the same transaction and enqueues a
+// __queuety_wait_for_workflows job for each, which re-evaluates the wait.
+
+// Messages Queuety writes for workflow waits.
+const msgWaitUnsatisfiable = "Workflow wait could not be satisfied."
+
+// waitIDs resolves the workflow ids a wait step waits on: the listed ids,
+// a started group, or a state key.
+func waitIDs(step *stepDef, state *phpjson.Object) []int64 {
+	raw := step.raw
+	if v, ok := raw.Get("workflow_ids"); ok && v != nil {
+		if list, isList := listOf(v); isList {
+			return normalizeIDs(list)
+		}
+	}
+	if g := strField(raw, "workflow_group_key"); g != "" {
+		gv, _ := state.Get("_workflow_groups")
+		if groups, ok := gv.(*phpjson.Object); ok {
+			if ids, ok := groups.Get(g); ok {
+				return idsOf(ids)
+			}
+		}
+		if ids, ok := state.Get(g); ok {
+			return idsOf(ids)
+		}
+		return nil
+	}
+	key := strField(raw, "workflow_id_key")
+	if key == "" {
+		return nil
+	}
+	v, _ := state.Get(key)
+	if v == nil {
+		return nil
+	}
+	return idsOf(v)
+}
+
+func idsOf(v any) []int64 {
+	if list, ok := listOf(v); ok {
+		return normalizeIDs(list)
+	}
+	if id := toInt(v); id > 0 {
+		return []int64{id}
+	}
+	return nil
+}
+
+// normalizeIDs keeps the positive ids, first occurrence first.
+func normalizeIDs(list []any) []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, v := range list {
+		id := toInt(v)
+		if id > 0 && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// evaluateWait is Queuety's evaluate_wait_for_workflows_state: satisfied,
+// pending or impossible.
+func evaluateWait(step *stepDef, ids []int64, rows map[int64]*driver.Workflow) string {
+	mode := step.WaitMode
+	if len(ids) == 0 {
+		if mode == WaitAll {
+			return "satisfied"
+		}
+		return "impossible"
+	}
+	quorum := max(step.Quorum, 1)
+	completed, failed, active := 0, 0, 0
+	for _, id := range ids {
+		wf := rows[id]
+		if wf == nil {
+			return "impossible"
+		}
+		switch wf.Status {
+		case driver.WorkflowCompleted:
+			completed++
+		case driver.WorkflowFailed, driver.WorkflowCancelled:
+			failed++
+		default:
+			active++
+		}
+	}
+	switch mode {
+	case WaitAny:
+		if completed >= 1 {
+			return "satisfied"
+		}
+		if active == 0 {
+			return "impossible"
+		}
+		return "pending"
+	case WaitQuorum:
+		if completed >= quorum {
+			return "satisfied"
+		}
+		if completed+active < quorum {
+			return "impossible"
+		}
+		return "pending"
+	}
+	if completed == len(ids) {
+		return "satisfied"
+	}
+	if failed > 0 {
+		return "impossible"
+	}
+	return "pending"
+}
+
+// waitOutput is what a satisfied wait merges: the completed workflows'
+// public states under the result key (keyed by id, or the one state when
+// waiting on one workflow), or merged into the state in dependency order.
+func waitOutput(step *stepDef, ids []int64, rows map[int64]*driver.Workflow) *phpjson.Object {
+	results := phpjson.NewObject()
+	var order []int64
+	for _, id := range ids {
+		wf := rows[id]
+		if wf == nil || wf.Status != driver.WorkflowCompleted {
+			continue
+		}
+		st, err := DecodeObject("workflow state", wf.State)
+		if err != nil {
+			st = phpjson.NewObject()
+		}
+		results.Set(strconv.FormatInt(id, 10), PublicState(st))
+		order = append(order, id)
+		if step.WaitMode == WaitAny {
+			break
+		}
+	}
+	out := phpjson.NewObject()
+	if step.ResultKey != "" {
+		if len(ids) == 1 && len(order) == 1 {
+			v, _ := results.Get(strconv.FormatInt(order[0], 10))
+			out.Set(step.ResultKey, v)
+			return out
+		}
+		out.Set(step.ResultKey, results)
+		return out
+	}
+	for _, id := range order {
+		v, _ := results.Get(strconv.FormatInt(id, 10))
+		st := v.(*phpjson.Object)
+		for _, k := range st.Keys() {
+			x, _ := st.Get(k)
+			out.Set(k, x)
+		}
+	}
+	return out
+}
+
+// lockDependencies reads the workflows a wait depends on, locked, so that a
+// dependency that is ending either finishes first or sees this wait's rows.
+func lockDependencies(ctx context.Context, tx driver.Tx, ids []int64) (map[int64]*driver.Workflow, error) {
+	rows, err := tx.WorkflowGetMany(ctx, ids, driver.LockUpdate)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*driver.Workflow, len(rows))
+	for _, wf := range rows {
+		out[wf.ID] = wf
+	}
+	return out, nil
+}
+
+// evaluateWorkflowWait runs a wait_for_workflows placeholder: settle,
+// park, or fail.
+func (sc *stepCtx) evaluateWorkflowWait() error {
+	ctx, tx := context.Background(), sc.tx
+	idx := sc.wf.CurrentStep
+	in := sc.inputs()
+	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+		return err
+	}
+	if err := tx.EventInsert(ctx, []*driver.WorkflowEvent{sc.startedEvent(in)}); err != nil {
+		return err
+	}
+	if err := tx.LogInsert(ctx, sc.logs()); err != nil {
+		return err
+	}
+	ids := waitIDs(sc.step, sc.state)
+	rows, err := lockDependencies(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	switch evaluateWait(sc.step, ids, rows) {
+	case "satisfied":
+		if err := tx.DependencyClear(ctx, sc.wf.ID, idx); err != nil {
+			return err
+		}
+		return sc.e.settleWait(ctx, tx, sc.wf, sc.state, sc.steps, idx, waitOutput(sc.step, ids, rows), sc.now)
+	case "impossible":
+		if err := tx.DependencyClear(ctx, sc.wf.ID, idx); err != nil {
+			return err
+		}
+		sc.state.Delete("_wait")
+		sc.state.Delete("_waiting_for_signal")
+		sc.wf.State = EncodeJSON(sc.state)
+		return sc.e.failWorkflowLocked(ctx, tx, sc.wf, 0, msgWaitUnsatisfiable, sc.now)
+	}
+	if sc.wf.Status == driver.WorkflowWaitingForWorkflows {
+		return nil // already parked; nothing changed
+	}
+	if err := tx.DependencySet(ctx, sc.wf.ID, idx, ids, sc.now); err != nil {
+		return err
+	}
+	waitingFor := make([]any, len(ids))
+	for i, id := range ids {
+		waitingFor[i] = strconv.FormatInt(id, 10)
+	}
+	group := strField(sc.step.raw, "workflow_group_key")
+	wait := phpjson.NewObject()
+	wait.Set("type", "workflow")
+	wait.Set("step_index", int64(idx))
+	wait.Set("wait_mode", sc.step.WaitMode)
+	wait.Set("result_key", NilIfEmpty(sc.step.ResultKey))
+	wait.Set("waiting_for", waitingFor)
+	wait.Set("step_name", sc.step.Name)
+	if group != "" {
+		wait.Set("group_key", group)
+	}
+	if sc.step.WaitMode == WaitQuorum && sc.step.Quorum > 0 {
+		wait.Set("quorum", int64(sc.step.Quorum))
+	}
+	sc.state.Set("_wait", wait)
+	sc.state.Delete("_waiting_for_signal")
+	sc.wf.Status = driver.WorkflowWaitingForWorkflows
+	sc.wf.State = EncodeJSON(sc.state)
+	if err := tx.WorkflowUpdate(ctx, sc.wf); err != nil {
+		return err
+	}
+	details := phpjson.NewObject()
+	details.Set("wait_type", "workflow")
+	details.Set("waiting_for", waitingFor)
+	details.Set("wait_mode", sc.step.WaitMode)
+	details.Set("step_name", sc.step.Name)
+	details.Set("group_key", NilIfEmpty(group))
+	if sc.step.WaitMode == WaitQuorum && sc.step.Quorum > 0 {
+		details.Set("quorum", int64(sc.step.Quorum))
+	} else {
+		details.Set("quorum", nil)
+	}
+	details.Set("result_key", NilIfEmpty(sc.step.ResultKey))
+	wctx := phpjson.NewObject()
+	wctx.Set("wait_type", "workflow")
+	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
+		WorkflowID: sc.wf.ID, StepIndex: idx, StepName: sc.step.Name, StepType: sc.step.Type,
+		Handler: HandlerWaitForWorkflows, Event: driver.EventWorkflowWaiting, Input: in.state,
+		Output: EncodeJSON(details), StateBefore: in.state, StateAfter: EncodeJSON(PublicState(sc.state)),
+		Context: EncodeJSON(wctx), CreatedAt: sc.now,
+	}})
+}
+
+// wakeWaiters enqueues a wait re-evaluation for every workflow waiting on
+// wf, which just ended, and marks their dependency rows satisfied when it
+// completed.
+func (e *Engine) wakeWaiters(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) error {
+	waiters, err := tx.DependencyWaiters(ctx, wf.ID)
+	if err != nil || len(waiters) == 0 {
+		return err
+	}
+	var jobs []*driver.Job
+	for _, w := range waiters {
+		if wf.Status == driver.WorkflowCompleted {
+			if err := tx.DependencySatisfy(ctx, w, wf.ID, now); err != nil {
+				return err
+			}
+		}
+		waiting, err := tx.WorkflowGet(ctx, w.WorkflowID, driver.LockNone)
+		if err != nil {
+			if err == ErrNotFound {
+				continue
+			}
+			return err
+		}
+		if waiting.Status != driver.WorkflowWaitingForWorkflows || waiting.CurrentStep != w.StepIndex {
+			continue
+		}
+		state, err := DecodeObject("workflow state", waiting.State)
+		if err != nil {
+			continue
+		}
+		steps, err := parseSteps(state)
+		if err != nil || w.StepIndex >= len(steps) || steps[w.StepIndex].Type != "wait_for_workflows" {
+			continue
+		}
+		jobs = append(jobs, e.stepJobs(waiting, state, steps, w.StepIndex, now)...)
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	return tx.JobInsert(ctx, jobs)
+}

@@ -1,0 +1,53 @@
+package storetest
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// The driver cases of workflow dependencies (Queuety's
+// workflow_dependencies table) and of listing child workflows.
+func init() {
+	registerDriver("Dependencies/SetReplacesAndWaitersListDistinct", testDriverDependencies)
+	registerDriver("Workflows/ListByParent", testDriverWorkflowListByParent)
+}
+
+func testDriverDependencies(t *testing.T, d *DriverEnv) {
+	waiters := func(dep int64) []driver.DependencyWaiter {
+		t.Helper()
+		return inTx(d, func(tx driver.Tx) ([]driver.DependencyWaiter, error) { return tx.DependencyWaiters(d.Ctx, dep) })
+	}
+	d.Tx(func(tx driver.Tx) error { return tx.DependencySet(d.Ctx, 10, 2, []int64{100, 101}, Epoch) })
+	d.Tx(func(tx driver.Tx) error { return tx.DependencySet(d.Ctx, 9, 0, []int64{101}, Epoch) })
+	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 9, StepIndex: 0}, {WorkflowID: 10, StepIndex: 2}}, waiters(101),
+		"waiters of a shared dependency, by waiting workflow")
+	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 10, StepIndex: 2}}, waiters(100), "waiters of one dependency")
+
+	d.Tx(func(tx driver.Tx) error { return tx.DependencySet(d.Ctx, 10, 2, []int64{102}, Epoch) })
+	assert.Empty(t, waiters(100), "set replaced the step's earlier rows")
+	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 10, StepIndex: 2}}, waiters(102), "set wrote the new rows")
+
+	d.Tx(func(tx driver.Tx) error { return tx.DependencyClear(d.Ctx, 10, 2) })
+	assert.Empty(t, waiters(102), "clear deleted the step's rows")
+	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 9, StepIndex: 0}}, waiters(101), "clear left other workflows' rows")
+	d.Tx(func(tx driver.Tx) error { return tx.DependencySet(d.Ctx, 11, 0, nil, Epoch) })
+	assert.Empty(t, waiters(0), "an empty set writes nothing")
+}
+
+func testDriverWorkflowListByParent(t *testing.T, d *DriverEnv) {
+	parent := d.insertWorkflow(newWorkflow("parent", driver.WorkflowRunning))
+	step := 1
+	a := newWorkflow("child", driver.WorkflowRunning)
+	a.ParentWorkflowID, a.ParentStepIndex = parent, &step
+	b := newWorkflow("child", driver.WorkflowCompleted)
+	b.ParentWorkflowID, b.ParentStepIndex = parent, &step
+	ai, bi := d.insertWorkflow(a), d.insertWorkflow(b)
+	d.insertWorkflow(newWorkflow("unrelated", driver.WorkflowRunning))
+	got := workflowIDs(inTx(d, func(tx driver.Tx) ([]*driver.Workflow, error) {
+		return tx.WorkflowList(d.Ctx, driver.WorkflowFilter{Parent: parent})
+	}))
+	assert.Equal(t, []int64{bi, ai}, got, "children of the parent, newest first")
+}
