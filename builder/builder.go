@@ -231,12 +231,7 @@ func (b *Builder) Definition() (queuety.WorkflowDefinition, error) {
 	if b.err != nil {
 		return queuety.WorkflowDefinition{}, fmt.Errorf("builder: workflow %q: %w", b.def.Name, b.err)
 	}
-	def := b.def
-	def.Steps = make([]queuety.WorkflowStep, len(b.def.Steps))
-	for i, s := range b.def.Steps {
-		s.Handlers = slices.Clone(s.Handlers)
-		def.Steps[i] = s
-	}
+	def := cloneDefinition(b.def)
 	if err := def.Validate(); err != nil {
 		return queuety.WorkflowDefinition{}, fmt.Errorf("builder: workflow %q: %w", b.def.Name, err)
 	}
@@ -268,43 +263,92 @@ func (b *Builder) Dispatch(ctx context.Context, c *queuety.Client, state any) (i
 type stepKind int
 
 const (
-	jobStep  stepKind = iota // Then, Parallel: job options, no signal options
-	waitStep                 // WaitForSignal: Name, ResultKey, Timeout only
+	jobStep          stepKind = iota // Then, Parallel: job options, no signal options
+	waitStep                         // WaitForSignal: Name, ResultKey, Timeout only
+	forEachStep                      // ForEach: job options, ResultKey and the for-each options
+	repeatStep                       // RepeatWhile, RepeatUntil: Name, MaxIterations
+	runStep                          // RunWorkflow: Name only
+	startStep                        // StartWorkflows: Name, ResultKey and the start options
+	waitWorkflowStep                 // WaitForWorkflow*: Name, ResultKey, Any, Quorum
 )
 
 // add applies opts to step, checks that they fit the kind of step, and
 // appends it. method and arg describe the call in an error.
 func (b *Builder) add(step queuety.WorkflowStep, method string, arg any, opts []StepOption, kind stepKind) *Builder {
+	before := step
 	for _, o := range opts {
 		if o != nil {
 			o(&step)
 		}
 	}
-	if problem := checkOptions(step, kind); problem != "" {
-		b.fail(fmt.Errorf("%w: step %d (%s(%q)): %s", queuety.ErrInvalidArgument, len(b.def.Steps), method, arg, problem))
+	if problem := checkOptions(before, step, kind); problem != "" {
+		b.fail(fmt.Errorf("%w: step %d (%s(%s)): %s", queuety.ErrInvalidArgument, len(b.def.Steps), method, describeArg(arg), problem))
 	}
 	b.def.Steps = append(b.def.Steps, step)
 	return b
 }
 
+// describeArg formats a method's argument for an error: strings quoted.
+func describeArg(arg any) string {
+	switch arg.(type) {
+	case string, []string:
+		return fmt.Sprintf("%q", arg)
+	}
+	return fmt.Sprint(arg)
+}
+
+// optionRule is one step option: its description ("X applies"), whether
+// it was used on a step (given the step before and after its options) and
+// the step kinds it applies to.
+type optionRule struct {
+	name      string
+	used      func(before, after queuety.WorkflowStep) bool
+	kinds     []stepKind
+	appliesTo string
+}
+
+var optionRules = []optionRule{
+	{"ResultKey applies", func(b, a queuety.WorkflowStep) bool { return a.ResultKey != b.ResultKey },
+		[]stepKind{waitStep, forEachStep, startStep, waitWorkflowStep},
+		"WaitForSignal, ForEach, StartWorkflows and WaitForWorkflow(s) steps"},
+	{"Timeout applies", func(b, a queuety.WorkflowStep) bool { return a.Timeout != b.Timeout },
+		[]stepKind{waitStep},
+		"WaitForSignal steps (use StartToClose or ScheduleToClose to bound a step)"},
+	{"Job options (Queue, Priority, Retry, Backoff, timeouts, Job) apply", func(_, a queuety.WorkflowStep) bool { return jobOptionsSet(a.Options) },
+		[]stepKind{jobStep, forEachStep},
+		"Then, Parallel and ForEach steps"},
+	{"FirstSuccess applies", func(_, a queuety.WorkflowStep) bool { return a.Mode == queuety.ForEachFirstSuccess },
+		[]stepKind{forEachStep}, "ForEach steps"},
+	{"Any applies", func(_, a queuety.WorkflowStep) bool { return a.Mode == queuety.WaitAny },
+		[]stepKind{waitWorkflowStep}, "WaitForWorkflow(s) steps"},
+	{"Quorum applies", func(b, a queuety.WorkflowStep) bool { return a.Mode == queuety.ForEachQuorum || a.Quorum != b.Quorum },
+		[]stepKind{forEachStep, waitWorkflowStep}, "ForEach and WaitForWorkflow(s) steps"},
+	{"Reducer applies", func(b, a queuety.WorkflowStep) bool { return a.Reducer != b.Reducer },
+		[]stepKind{forEachStep}, "ForEach steps"},
+	{"MaxIterations applies", func(b, a queuety.WorkflowStep) bool { return a.MaxIterations != b.MaxIterations },
+		[]stepKind{repeatStep}, "RepeatWhile and RepeatUntil steps"},
+	{"PayloadKey applies", func(b, a queuety.WorkflowStep) bool { return a.PayloadKey != b.PayloadKey },
+		[]stepKind{startStep}, "StartWorkflows steps"},
+	{"InheritState applies", func(b, a queuety.WorkflowStep) bool { return a.InheritState != b.InheritState },
+		[]stepKind{startStep}, "StartWorkflows steps"},
+	{"Group applies", func(b, a queuety.WorkflowStep) bool { return a.GroupKey != b.GroupKey },
+		[]stepKind{startStep}, "StartWorkflows steps"},
+}
+
 // checkOptions describes an option that has no effect on this kind of
-// step, or returns "".
-func checkOptions(s queuety.WorkflowStep, kind stepKind) string {
-	switch kind {
-	case jobStep:
-		if s.ResultKey != "" {
-			return "ResultKey applies only to WaitForSignal steps"
+// step, or returns "". before is the step as its method built it.
+func checkOptions(before, after queuety.WorkflowStep, kind stepKind) string {
+	for _, r := range optionRules {
+		if !r.used(before, after) || slices.Contains(r.kinds, kind) {
+			continue
 		}
-		if s.Timeout != 0 {
-			return "Timeout applies only to WaitForSignal steps (use StartToClose or ScheduleToClose to bound a step)"
-		}
-		// queuety.DependsOn and queuety.Unique are rejected by
-		// WorkflowDefinition.Validate.
-	case waitStep:
-		if jobOptionsSet(s.Options) {
+		if kind == waitStep {
 			return "only the Name, ResultKey and Timeout options apply to a signal wait"
 		}
+		return r.name + " only to " + r.appliesTo
 	}
+	// queuety.DependsOn and queuety.Unique are rejected by
+	// WorkflowDefinition.Validate.
 	return ""
 }
 

@@ -28,10 +28,25 @@
 //   - Sleep is a durable timer (delay()): no worker is busy while it runs.
 //   - WaitForSignal parks the workflow until a signal arrives
 //     (wait_for_signal()), optionally giving up after a Timeout.
+//   - ForEach runs one branch job per item of a state list and settles when
+//     all, the first, or a Quorum of them succeed (for_each()); a Reducer
+//     folds the branches' results into the state.
+//   - RepeatWhile and RepeatUntil jump back to an earlier step while, or
+//     until, a Condition holds: StateIs(key, value) or a registered
+//     ConditionNamed (repeat_while(), repeat_until()).
+//   - RunWorkflow runs a child workflow and waits for it (run_workflow()).
+//   - StartWorkflows starts one independent workflow per item of a state
+//     list and records their ids, optionally in a Group (start_workflows()).
+//   - WaitForWorkflow, WaitForWorkflowIn, WaitForWorkflows,
+//     WaitForWorkflowsIn and WaitForWorkflowGroup park the workflow until
+//     other workflows have completed: all of them, Any one, or a Quorum
+//     (wait_for_workflow(), wait_for_workflows(),
+//     wait_for_workflow_group()).
 //
 // Step options (Name, Queue, Retry, StartToClose, ...) tune one step; the
-// workflow-wide settings (OnQueue, WithPriority, MaxAttempts, deadlines and
-// callbacks) are methods on the Builder.
+// workflow-wide settings (OnQueue, WithPriority, MaxAttempts, deadlines,
+// callbacks and the MaxForEachItems and MaxStartedWorkflows budgets) are
+// methods on the Builder.
 //
 // # Errors
 //

@@ -125,3 +125,51 @@ func ExampleBuilder_WaitForSignal() {
 	// EXP-1: approved by manager@example.com (timed out: false)
 	// EXP-2: escalated (timed out: true)
 }
+
+// A fan-out: one branch job per invoice, a reducer that sums the
+// branches' totals, and a child workflow that mails the result. A worker
+// registers the functions the steps name (queuety.Registry has the same
+// methods).
+func ExampleBuilder_ForEach() {
+	reg := queuety.NewRegistry()
+	reg.HandleStep("load_invoices", func(ctx context.Context, s queuety.State) (queuety.State, error) {
+		return queuety.State{"invoices": []int{120, 80, 45}}, nil
+	})
+	reg.HandleForEach("price_invoice", func(ctx context.Context, s queuety.State, item any, index int) (queuety.State, error) {
+		return queuety.State{"total": item}, nil
+	})
+	reg.HandleReducer("sum_totals", func(ctx context.Context, s queuety.State, r queuety.ForEachResult) (queuety.State, error) {
+		sum := 0.0
+		for _, b := range r.Results {
+			n, _ := b.Output["total"].(float64)
+			sum += n
+		}
+		return queuety.State{"grand_total": sum}, nil
+	})
+	reg.HandleStep("send_statement", func(ctx context.Context, s queuety.State) (queuety.State, error) {
+		return nil, nil
+	})
+
+	mail := builder.Workflow("mail").Then("send_statement").OnQueue("mail")
+	def, err := builder.Workflow("billing").
+		Then("load_invoices").
+		ForEach("invoices", "price_invoice",
+			builder.ResultKey("priced"), builder.Reducer("sum_totals"), builder.Retry(5)).
+		RunWorkflow("statement", mail).
+		MaxForEachItems(1000).
+		Definition()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range def.Steps {
+		fmt.Println(strings.TrimSpace(fmt.Sprintln(s.Type, s.Handler, s.Reducer)))
+	}
+	fmt.Println("child:", def.Steps[2].Child.Name, "on queue", def.Steps[2].Child.Queue)
+	fmt.Println("worker handlers:", strings.Join(reg.Names(), ", "))
+	// Output:
+	// single load_invoices
+	// for_each price_invoice sum_totals
+	// run_workflow
+	// child: statement on queue mail
+	// worker handlers: load_invoices, price_invoice, send_statement
+}

@@ -6,11 +6,15 @@ import (
 	"github.com/queuety/queuety-go/queuety"
 )
 
-// StepOption tunes one step. Options that set a field of the step's job
-// (Queue, Priority, Retry, Backoff, the activity timeouts and Job) apply to
-// Then and Parallel steps; ResultKey and Timeout apply to WaitForSignal;
-// Name applies to all three. An option given to a step it does not apply
-// to is reported by Definition and Dispatch.
+// StepOption tunes one step. Name applies to every step. Options that set
+// a field of the step's job (Queue, Priority, Retry, Backoff, the activity
+// timeouts and Job) apply to Then, Parallel and ForEach steps; ResultKey to
+// WaitForSignal, ForEach, StartWorkflows and the WaitForWorkflow steps;
+// Timeout to WaitForSignal; FirstSuccess and Reducer to ForEach; Quorum to
+// ForEach and the WaitForWorkflow steps; Any to the WaitForWorkflow steps;
+// MaxIterations to the repeat steps; PayloadKey, InheritState and Group to
+// StartWorkflows. An option given to a step it does not apply to is
+// reported by Definition and Dispatch.
 //
 // A StepOption is a plain function on queuety.WorkflowStep, so tools may
 // write their own.
@@ -102,9 +106,11 @@ func Job(opts ...queuety.JobOption) StepOption {
 	}
 }
 
-// ResultKey stores the signal's payload under this one state key instead
-// of merging its keys into the state (WaitForSignal only; stored as
-// _steps[i].result_key).
+// ResultKey names the state key a step stores its result under (stored
+// as _steps[i].result_key): a signal's payload instead of merging its keys
+// (WaitForSignal), the for-each aggregate (ForEach), the started workflow
+// ids (StartWorkflows, default "started_workflow_ids") or the awaited
+// workflows' states instead of merging them (the WaitForWorkflow steps).
 func ResultKey(key string) StepOption {
 	return func(s *queuety.WorkflowStep) { s.ResultKey = key }
 }
@@ -117,4 +123,61 @@ func ResultKey(key string) StepOption {
 // forever. Stored as _steps[i].timeout_ms, which only Go workers honour.
 func Timeout(d time.Duration) StepOption {
 	return func(s *queuety.WorkflowStep) { s.Timeout = d }
+}
+
+// FirstSuccess settles a ForEach step at the first branch that succeeds
+// (Queuety's ForEachMode::FirstSuccess).
+func FirstSuccess() StepOption {
+	return func(s *queuety.WorkflowStep) { s.Mode = queuety.ForEachFirstSuccess }
+}
+
+// Quorum settles a ForEach step once n branches succeeded, or continues a
+// WaitForWorkflows step once n workflows completed (the quorum modes).
+// n must be at least 1.
+func Quorum(n int) StepOption {
+	return func(s *queuety.WorkflowStep) { s.Mode, s.Quorum = queuety.ForEachQuorum, n }
+}
+
+// Any continues a WaitForWorkflows step when any one of the workflows has
+// completed (Queuety's WaitMode::Any).
+func Any() StepOption {
+	return func(s *queuety.WorkflowStep) { s.Mode = queuety.WaitAny }
+}
+
+// Reducer names the reducer (registered with HandleReducer) that turns a
+// settled ForEach step's aggregate into state keys (stored as
+// _steps[i].reducer_class).
+func Reducer(name string) StepOption {
+	return func(s *queuety.WorkflowStep) { s.Reducer = name }
+}
+
+// MaxIterations caps how many times a repeat step may jump back (stored
+// as _steps[i].max_iterations); one more would fail the workflow. n must be
+// at least 1.
+func MaxIterations(n int) StepOption {
+	return func(s *queuety.WorkflowStep) {
+		if n == 0 {
+			n = -1 // zero means "no cap" in WorkflowStep: keep it an error
+		}
+		s.MaxIterations = n
+	}
+}
+
+// PayloadKey is the state key a StartWorkflows step stores a non-object
+// item under in each started workflow (default "item").
+func PayloadKey(key string) StepOption {
+	return func(s *queuety.WorkflowStep) { s.PayloadKey = key }
+}
+
+// InheritState says whether the workflows a StartWorkflows step starts
+// get the parent's public state (default true); the item's keys are
+// merged over it either way.
+func InheritState(inherit bool) StepOption {
+	return func(s *queuety.WorkflowStep) { s.InheritState = inherit }
+}
+
+// Group records the workflows a StartWorkflows step starts under group,
+// for a later WaitForWorkflowGroup(group) (stored as _steps[i].group_key).
+func Group(group string) StepOption {
+	return func(s *queuety.WorkflowStep) { s.GroupKey = group }
 }

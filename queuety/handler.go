@@ -27,19 +27,55 @@ type StepFunc func(ctx context.Context, state State) (State, error)
 // not change the workflow.
 type CallbackFunc func(ctx context.Context, state State) error
 
+// ForEachFunc handles one branch of a for-each step: item is the branch's
+// element of the step's items list (a JSON value) and index its position.
+// It receives the workflow's public state and returns the branch's output,
+// which the step's aggregate records (ForEachResult). Errors fail the
+// branch's attempt, as for a StepFunc.
+type ForEachFunc func(ctx context.Context, state State, item any, index int) (State, error)
+
+// ReducerFunc turns a settled for-each step's aggregate into the keys to
+// merge into the workflow's public state (registered with HandleReducer).
+// It receives the state as it was when the step settled.
+type ReducerFunc func(ctx context.Context, state State, result ForEachResult) (State, error)
+
+// RepeatConditionFunc decides a repeat step from the workflow's public
+// state (registered with HandleRepeatCondition): true means the condition
+// holds.
+type RepeatConditionFunc func(ctx context.Context, state State) (bool, error)
+
+// ForEachResult is the aggregate a settled for-each step stores under its
+// result key and passes to its reducer.
+type ForEachResult = engine.ForEachResult
+
+// ForEachBranch is one succeeded for-each branch.
+type ForEachBranch = engine.ForEachBranch
+
+// ForEachFailure is one for-each branch that failed for good.
+type ForEachFailure = engine.ForEachFailure
+
 // Registry maps handler names to handlers. Names are the strings stored in
 // jobs.handler, so PHP class names ("App\\Steps\\FetchData") work as
 // names. It is safe for concurrent use.
 type Registry struct {
-	mu        sync.RWMutex
-	jobs      map[string]JobFunc
-	steps     map[string]StepFunc
-	callbacks map[string]CallbackFunc
+	mu         sync.RWMutex
+	jobs       map[string]JobFunc
+	steps      map[string]StepFunc
+	callbacks  map[string]CallbackFunc
+	forEach    map[string]ForEachFunc
+	reducers   map[string]ReducerFunc
+	conditions map[string]RepeatConditionFunc
 }
+
+// The engine looks reducers and repeat conditions up in a Registry.
+var _ engine.Functions = (*Registry)(nil)
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{jobs: map[string]JobFunc{}, steps: map[string]StepFunc{}, callbacks: map[string]CallbackFunc{}}
+	return &Registry{
+		jobs: map[string]JobFunc{}, steps: map[string]StepFunc{}, callbacks: map[string]CallbackFunc{},
+		forEach: map[string]ForEachFunc{}, reducers: map[string]ReducerFunc{}, conditions: map[string]RepeatConditionFunc{},
+	}
 }
 
 // HandleJob registers a plain-job handler. It panics on an empty name, a
@@ -71,6 +107,35 @@ func (r *Registry) HandleDeadline(name string, fn CallbackFunc) {
 	r.callbacks[name] = fn
 }
 
+// HandleForEach registers the branch handler of for-each steps (see
+// HandleJob for panics). Workers claim its branch jobs by this name.
+func (r *Registry) HandleForEach(name string, fn ForEachFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checkNew(name, fn == nil)
+	r.forEach[name] = fn
+}
+
+// HandleReducer registers a for-each reducer under the name given to the
+// builder's Reducer option (see HandleJob for panics). The engine calls
+// it when the step settles; it is not a job handler of its own.
+func (r *Registry) HandleReducer(name string, fn ReducerFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checkNew(name, fn == nil)
+	r.reducers[name] = fn
+}
+
+// HandleRepeatCondition registers a repeat condition under the name given
+// to the builder's ConditionNamed (see HandleJob for panics). The engine
+// calls it when the repeat step runs; it is not a job handler of its own.
+func (r *Registry) HandleRepeatCondition(name string, fn RepeatConditionFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checkNew(name, fn == nil)
+	r.conditions[name] = fn
+}
+
 func (r *Registry) checkNew(name string, nilFn bool) {
 	if err := engine.ValidateHandlerName(name); err != nil {
 		panic(fmt.Sprintf("queuety: register handler: %v", err))
@@ -84,7 +149,10 @@ func (r *Registry) checkNew(name string, nilFn bool) {
 	_, a := r.jobs[name]
 	_, b := r.steps[name]
 	_, c := r.callbacks[name]
-	if a || b || c {
+	_, d := r.forEach[name]
+	_, e := r.reducers[name]
+	_, f := r.conditions[name]
+	if a || b || c || d || e || f {
 		panic("queuety: handler " + name + " registered twice")
 	}
 }
@@ -113,7 +181,42 @@ func (r *Registry) Callback(name string) (CallbackFunc, bool) {
 	return fn, ok
 }
 
-// Names returns every registered name, sorted.
+// ForEach returns the for-each branch handler for name.
+func (r *Registry) ForEach(name string) (ForEachFunc, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	fn, ok := r.forEach[name]
+	return fn, ok
+}
+
+// Reducer returns the for-each reducer for name, in the engine's form.
+func (r *Registry) Reducer(name string) (engine.ReducerFunc, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	fn, ok := r.reducers[name]
+	if !ok {
+		return nil, false
+	}
+	return func(ctx context.Context, state engine.State, result ForEachResult) (engine.State, error) {
+		return fn(ctx, state, result)
+	}, true
+}
+
+// RepeatCondition returns the repeat condition for name, in the engine's
+// form.
+func (r *Registry) RepeatCondition(name string) (engine.ConditionFunc, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	fn, ok := r.conditions[name]
+	if !ok {
+		return nil, false
+	}
+	return func(ctx context.Context, state engine.State) (bool, error) { return fn(ctx, state) }, true
+}
+
+// Names returns the names a worker claims jobs for, sorted: job, step,
+// for-each and callback handlers. Reducers and repeat conditions run
+// inside the engine and are not listed.
 func (r *Registry) Names() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -125,6 +228,9 @@ func (r *Registry) Names() []string {
 		out = append(out, n)
 	}
 	for n := range r.callbacks {
+		out = append(out, n)
+	}
+	for n := range r.forEach {
 		out = append(out, n)
 	}
 	sort.Strings(out)

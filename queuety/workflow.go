@@ -15,27 +15,51 @@ import (
 // StepType names a kind of workflow step, as stored in _steps[i].type.
 type StepType string
 
-// The step types the Go engine builds and runs. Steps of other types
-// written by Queuety PHP (for_each, repeat, run_workflow, ...) are enqueued
-// faithfully when a workflow reaches them, for a PHP worker to run.
+// The step types the Go engine builds and runs, with Queuety's names.
+// Steps of other types written by Queuety PHP are enqueued faithfully when
+// a workflow reaches them, for a PHP worker to run.
 const (
 	StepSingle        StepType = "single"
 	StepParallel      StepType = "parallel"
 	StepDelay         StepType = "delay"
 	StepWaitForSignal StepType = "wait_for_signal"
+	// StepForEach runs one branch job per item of a state list
+	// (Queuety's for_each()).
+	StepForEach StepType = "for_each"
+	// StepRepeat jumps back to an earlier step while, or until, a
+	// condition holds (repeat_while(), repeat_until()).
+	StepRepeat StepType = "repeat"
+	// StepRunWorkflow starts a child workflow and waits for it
+	// (run_workflow()).
+	StepRunWorkflow StepType = "run_workflow"
+	// StepStartWorkflows starts one independent workflow per item of a
+	// state list and records their ids (start_workflows()).
+	StepStartWorkflows StepType = "start_workflows"
+	// StepWaitForWorkflows waits for other workflows to finish
+	// (wait_for_workflow(s), wait_for_workflow_group()).
+	StepWaitForWorkflows StepType = "wait_for_workflows"
 )
 
 // WorkflowStep is one step of a WorkflowDefinition. The builder package
 // fills these in; it is exported for tools that build definitions directly.
+//
+// Default names follow Queuety: the step's index ("0", "1", ...) for
+// single, parallel, for_each and run_workflow steps, "delay_<n>" for the
+// n-th delay, "wait_for_<signal>", "repeat_<while|until>_<index>",
+// "start_workflows_<index>", "wait_for_workflows_<index>" and, for a wait
+// on a workflow group, "wait_for_workflow_group_<index>".
 type WorkflowStep struct {
 	Type     StepType
-	Name     string        // default: the index ("0"), "delay_<n>", or "wait_for_<signal>"
-	Handler  string        // StepSingle
+	Name     string        // default: see above
+	Handler  string        // StepSingle; StepForEach: the branch handler (HandleForEach)
 	Handlers []string      // StepParallel
 	Delay    time.Duration // StepDelay, whole seconds
 	Signal   string        // StepWaitForSignal
-	// ResultKey stores a signal's payload under one state key instead of
-	// merging its keys (StepWaitForSignal).
+	// ResultKey stores a step's result under one state key: a signal's
+	// payload (StepWaitForSignal, instead of merging its keys), a for-each
+	// aggregate (StepForEach), the started workflow ids
+	// (StepStartWorkflows, default "started_workflow_ids") or the awaited
+	// workflows' states (StepWaitForWorkflows).
 	ResultKey string
 	// Timeout gives up waiting for the signal after this long
 	// (StepWaitForSignal; zero waits forever). The workflow then continues
@@ -43,7 +67,62 @@ type WorkflowStep struct {
 	Timeout time.Duration
 	// Options are the step's job options: queue, priority, attempts,
 	// backoff and activity timeouts. Unset fields take the workflow's.
+	// They apply to single, parallel and for_each steps (every branch).
 	Options JobSpec
+
+	// ItemsKey is the state key holding the list of items (StepForEach,
+	// StepStartWorkflows).
+	ItemsKey string
+	// Mode is the completion mode: ForEachAll (default), ForEachFirstSuccess
+	// or ForEachQuorum for StepForEach; WaitAll (default), WaitAny or
+	// WaitQuorum for StepWaitForWorkflows.
+	Mode string
+	// Quorum is the successes (StepForEach) or finished workflows
+	// (StepWaitForWorkflows) the quorum mode needs; at least 1 then, 0
+	// otherwise.
+	Quorum int
+	// Reducer names a reducer (HandleReducer) that turns a settled
+	// for-each aggregate into state keys (StepForEach; optional).
+	Reducer string
+
+	// RepeatMode is RepeatWhile or RepeatUntil (StepRepeat).
+	RepeatMode string
+	// Target names the earlier step a repeat jumps back to (StepRepeat).
+	Target string
+	// StateKey and Expected are a repeat's condition: the state key equals
+	// Expected (a JSON value; nil is null). Give either StateKey or
+	// Condition (StepRepeat).
+	StateKey string
+	Expected any
+	// Condition names a repeat condition (HandleRepeatCondition) deciding
+	// the repeat instead of StateKey (StepRepeat).
+	Condition string
+	// MaxIterations caps how often a repeat jumps back; 0 means no cap
+	// (StepRepeat).
+	MaxIterations int
+
+	// Child is the workflow a StepRunWorkflow step runs (Child.Name is
+	// stored as workflow_name; only its steps, queue, priority and max
+	// attempts are kept) or a StepStartWorkflows step starts per item (its
+	// whole runtime definition is kept).
+	Child *WorkflowDefinition
+	// PayloadKey is the child state key a scalar item is stored under
+	// (StepStartWorkflows, default "item"); object items are merged.
+	PayloadKey string
+	// InheritState merges the parent's public state into each started
+	// workflow's initial state (StepStartWorkflows; the builder's default
+	// is true).
+	InheritState bool
+	// GroupKey records the started workflow ids under this group, for a
+	// later group wait (StepStartWorkflows; optional).
+	GroupKey string
+
+	// A StepWaitForWorkflows step waits for exactly one of: the workflows
+	// WorkflowIDs, the id or ids in state key WorkflowIDKey, or the group
+	// WorkflowGroupKey recorded by a StepStartWorkflows step.
+	WorkflowIDs      []int64
+	WorkflowIDKey    string
+	WorkflowGroupKey string
 }
 
 // WorkflowDefinition is everything needed to dispatch a workflow.
@@ -72,6 +151,13 @@ type WorkflowDefinition struct {
 	IdempotencyKey string
 	// Version is stored as _definition_version.
 	Version string
+	// MaxForEachItems caps the items one for-each step may expand into
+	// (Queuety's max_for_each_items budget). Zero means none.
+	MaxForEachItems int
+	// MaxStartedWorkflows caps the workflows the workflow's
+	// start_workflows steps may start in total (Queuety's
+	// max_started_workflows budget). Zero means none.
+	MaxStartedWorkflows int
 }
 
 // Validate checks a definition without changing it: the same checks
@@ -91,6 +177,18 @@ func (d WorkflowDefinition) normalized() (WorkflowDefinition, error) {
 // validate checks a definition and fills in default step names; d must own
 // its Steps slice.
 func (d *WorkflowDefinition) validate() error {
+	return d.validateAt(0)
+}
+
+// maxNesting bounds how deep child workflow definitions may nest.
+const maxNesting = 8
+
+// validateAt is validate for a definition nested depth child definitions
+// deep.
+func (d *WorkflowDefinition) validateAt(depth int) error {
+	if depth > maxNesting {
+		return invalidf("child workflows nest more than %d deep", maxNesting)
+	}
 	if strings.TrimSpace(d.Name) == "" {
 		return invalidf("workflow name is empty")
 	}
@@ -131,19 +229,18 @@ func (d *WorkflowDefinition) validate() error {
 	if len(d.IdempotencyKey) > 191 {
 		return invalidf("idempotency key is longer than 191 characters")
 	}
+	if d.MaxForEachItems < 0 {
+		return invalidf("max for-each items must be at least 1, got %d", d.MaxForEachItems)
+	}
+	if d.MaxStartedWorkflows < 0 {
+		return invalidf("max started workflows must be at least 1, got %d", d.MaxStartedWorkflows)
+	}
 	names := map[string]int{}
 	delays := 0
 	for i := range d.Steps {
 		s := &d.Steps[i]
 		if s.Name == "" {
-			switch s.Type {
-			case StepDelay:
-				s.Name = "delay_" + strconv.Itoa(delays)
-			case StepWaitForSignal:
-				s.Name = "wait_for_" + s.Signal
-			default:
-				s.Name = strconv.Itoa(i)
-			}
+			s.Name = s.defaultName(i, delays)
 		}
 		if s.Type == StepDelay {
 			delays++
@@ -154,15 +251,38 @@ func (d *WorkflowDefinition) validate() error {
 		if j, dup := names[s.Name]; dup {
 			return invalidf("steps %d and %d have the same name %q", j, i, s.Name)
 		}
-		names[s.Name] = i
-		if err := s.validate(i); err != nil {
+		if err := s.validate(i, names, depth); err != nil {
 			return err
 		}
+		names[s.Name] = i
 	}
 	return nil
 }
 
-func (s *WorkflowStep) validate(i int) error {
+// defaultName is Queuety's name for step i without one; delays counts
+// the delay steps before it.
+func (s *WorkflowStep) defaultName(i, delays int) string {
+	switch s.Type {
+	case StepDelay:
+		return "delay_" + strconv.Itoa(delays)
+	case StepWaitForSignal:
+		return "wait_for_" + s.Signal
+	case StepRepeat:
+		return "repeat_" + s.RepeatMode + "_" + strconv.Itoa(i)
+	case StepStartWorkflows:
+		return "start_workflows_" + strconv.Itoa(i)
+	case StepWaitForWorkflows:
+		if s.WorkflowGroupKey != "" {
+			return "wait_for_workflow_group_" + strconv.Itoa(i)
+		}
+		return "wait_for_workflows_" + strconv.Itoa(i)
+	}
+	return strconv.Itoa(i)
+}
+
+// validate checks step i; earlier holds the names of the steps before it
+// and depth how deep its workflow is nested.
+func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error {
 	switch s.Type {
 	case StepSingle:
 		if err := engine.ValidateHandlerName(s.Handler); err != nil {
@@ -190,6 +310,10 @@ func (s *WorkflowStep) validate(i int) error {
 		}
 		if s.Timeout < 0 || (s.Timeout > 0 && s.Timeout < time.Second) {
 			return timeoutf("step %d (%s): signal timeout must be at least 1 second, got %s", i, s.Name, s.Timeout)
+		}
+	case StepForEach, StepRepeat, StepRunWorkflow, StepStartWorkflows, StepWaitForWorkflows:
+		if err := s.validateComposite(earlier, depth); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 		}
 	default:
 		return invalidf("step %d: unknown step type %q", i, s.Type)
@@ -238,6 +362,8 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 		if s.Timeout > 0 {
 			o.Set("timeout_ms", s.Timeout.Milliseconds())
 		}
+	default:
+		s.encodeComposite(o)
 	}
 	opt := s.Options
 	if opt.Queue != "" {
@@ -260,15 +386,21 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 	return o
 }
 
-// engineDefinition turns a validated definition into the engine's form:
-// the runtime-definition header and the encoded steps.
-func (d WorkflowDefinition) engineDefinition() engine.Definition {
+// encodeSteps writes a validated definition's _steps entries.
+func (d WorkflowDefinition) encodeSteps() []any {
 	steps := make([]any, len(d.Steps))
 	for i := range d.Steps {
 		steps[i] = d.Steps[i].encode()
 	}
+	return steps
+}
+
+// engineDefinition turns a validated definition into the engine's form:
+// the runtime-definition header and the encoded steps.
+func (d WorkflowDefinition) engineDefinition() engine.Definition {
 	return engine.Definition{
-		Name: d.Name, Steps: steps, Queue: d.Queue, Priority: d.Priority, MaxAttempts: d.MaxAttempts,
+		MaxForEachItems: d.MaxForEachItems, MaxStartedWorkflows: d.MaxStartedWorkflows,
+		Name: d.Name, Steps: d.encodeSteps(), Queue: d.Queue, Priority: d.Priority, MaxAttempts: d.MaxAttempts,
 		OnCancel: d.OnCancel, OnDeadline: d.OnDeadline,
 		DeadlineSecs:   int64(math.Ceil(d.ExecutionTimeout.Seconds())),
 		RunTimeoutSecs: int64(math.Ceil(d.RunTimeout.Seconds())),

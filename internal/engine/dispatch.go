@@ -43,7 +43,8 @@ func (e *Engine) DispatchWorkflow(ctx context.Context, def Definition, initial *
 
 // Definition is a workflow definition in the engine's terms: the header
 // fields of Queuety's runtime definition and the encoded _steps entries.
-// Package queuety validates a WorkflowDefinition and encodes it into one.
+// Package queuety validates a WorkflowDefinition and encodes it into one;
+// DefinitionFromRuntime reads one from a runtime definition.
 type Definition struct {
 	Name           string
 	Steps          []any // encoded _steps entries (*phpjson.Object)
@@ -56,13 +57,39 @@ type Definition struct {
 	RunTimeoutSecs int64 // run timeout in whole seconds; 0 for none
 	Version        string
 	IdempotencyKey string
+
+	// Queuety's workflow budgets (workflow_budget); 0 means none.
+	MaxTransitions      int
+	MaxForEachItems     int
+	MaxStateBytes       int
+	MaxCostUnits        int
+	MaxStartedWorkflows int
+
+	// Hash is the definition hash to store as _definition_hash. Empty
+	// computes it, except with RuntimeOrder, where Queuety stores none.
+	Hash string
+	// RuntimeOrder writes the private state keys the way Queuety's
+	// dispatch_defined_workflow does (children of run_workflow and
+	// start_workflows steps) instead of the way WorkflowBuilder::dispatch
+	// does. DefinitionFromRuntime sets it.
+	RuntimeOrder bool
+	// ParentWorkflowID and ParentStepIndex link a run_workflow child to
+	// the step that started it (the parent_workflow_id and
+	// parent_step_index columns); zero for none.
+	ParentWorkflowID int64
+	ParentStepIndex  int
+	// StartedByWorkflowID and StartedByStepIndex record the
+	// start_workflows step that started a workflow
+	// (_started_by_workflow_id, _started_by_step_index); zero for none.
+	StartedByWorkflowID int64
+	StartedByStepIndex  int
 }
 
 // Encode writes d in Queuety's runtime definition shape
-// (build_runtime_definition), plus the Go engine's keys, which Queuety PHP
-// ignores. Stored workflow schedules hold this object.
+// (build_runtime_definition, see RuntimeObject), plus the Go engine's keys,
+// which Queuety PHP ignores. Stored workflow schedules hold this object.
 func (d Definition) Encode() *phpjson.Object {
-	o := d.runtimeHeader()
+	o := d.RuntimeObject()
 	if d.RunTimeoutSecs > 0 {
 		o.Set("run_timeout_seconds", d.RunTimeoutSecs)
 	}
@@ -92,27 +119,20 @@ func (d Definition) runtimeHeader() *phpjson.Object {
 	return o
 }
 
-// DecodeDefinition reads what Definition.Encode wrote.
+// DecodeDefinition reads what Definition.Encode wrote. The result
+// dispatches like a builder's definition (RuntimeOrder is false).
 func DecodeDefinition(raw []byte) (Definition, error) {
 	o, err := DecodeObject("workflow definition", raw)
 	if err != nil {
 		return Definition{}, err
 	}
-	d := Definition{
-		Name: strField(o, "name"), Queue: strField(o, "queue"), MaxAttempts: int(intValue(o, "max_attempts")),
-		DeadlineSecs: intValue(o, "deadline_seconds"), RunTimeoutSecs: intValue(o, "run_timeout_seconds"),
-		OnCancel: callbackName(o, "cancel_handler"), OnDeadline: callbackName(o, "deadline_handler"),
-		Version: strField(o, "definition_version"), IdempotencyKey: strField(o, "idempotency_key"),
+	d, err := DefinitionFromRuntime(o)
+	if err != nil {
+		return Definition{}, err
 	}
-	if p, ok := priorityField(o); ok {
-		d.Priority = p
-	}
-	raws, _ := o.Get("steps")
-	list, ok := raws.([]any)
-	if !ok {
-		return d, errors.New("workflow definition has no steps list")
-	}
-	d.Steps = list
+	d.RuntimeOrder, d.Hash = false, ""
+	d.RunTimeoutSecs = intValue(o, "run_timeout_seconds")
+	d.IdempotencyKey = strField(o, "idempotency_key")
 	return d, nil
 }
 
@@ -137,29 +157,53 @@ type preparedWorkflow struct {
 }
 
 // prepareWorkflow builds the stored state: the initial keys, then
-// Queuety's private keys in Queuety's order. It adds those keys to state
-// in place: callers hand over an object of their own.
+// Queuety's private keys in Queuety's order (WorkflowBuilder::dispatch's,
+// or dispatch_defined_workflow's with RuntimeOrder). It adds those keys to
+// state in place: callers hand over an object of their own.
 func prepareWorkflow(def Definition, state *phpjson.Object) (*preparedWorkflow, error) {
 	for _, k := range state.Keys() {
 		if IsPrivateKey(k) {
 			return nil, invalidf("initial state key %q starts with _, which is reserved", k)
 		}
 	}
+	if err := def.checkBudgets(); err != nil {
+		return nil, err
+	}
+	if def.MaxStateBytes > 0 {
+		if n := len(EncodeJSON(state)); n > def.MaxStateBytes {
+			return nil, invalidf("initial state is %d bytes, over the max_state_bytes budget of %d", n, def.MaxStateBytes)
+		}
+	}
 	queue := orDefault(def.Queue, DefaultQueue)
 	maxAttempts := orDefaultInt(def.MaxAttempts, DefaultMaxAttempts)
-
-	hashDoc := def.runtimeHeader()
-	hashDoc.Set("max_transitions", nil)
-	hashDoc.Set("max_for_each_items", nil)
-	hashDoc.Set("max_state_bytes", nil)
-	hashDoc.Set("compensate_on_failure", false)
-	sum := sha256.Sum256(EncodeJSON(hashDoc))
 
 	state.Set("_steps", def.Steps)
 	state.Set("_queue", queue)
 	state.Set("_priority", int64(def.Priority))
 	state.Set("_max_attempts", int64(maxAttempts))
-	state.Set("_definition_hash", hex.EncodeToString(sum[:]))
+	if def.RuntimeOrder {
+		setRuntimeOrderKeys(def, state)
+	} else {
+		setBuilderOrderKeys(def, state)
+	}
+	if def.RunTimeoutSecs > 0 {
+		state.Set(runTimeoutKey, def.RunTimeoutSecs)
+	}
+	stateJSON, err := phpjson.Marshal(state)
+	if err != nil {
+		return nil, invalidf("state does not encode as JSON: %v", err)
+	}
+	parsed, err := parseSteps(state)
+	if err != nil {
+		return nil, err
+	}
+	return &preparedWorkflow{def: def, state: state, stateJSON: stateJSON, steps: parsed, queue: queue}, nil
+}
+
+// setBuilderOrderKeys writes the private keys after _max_attempts in the
+// order WorkflowBuilder::dispatch writes them.
+func setBuilderOrderKeys(def Definition, state *phpjson.Object) {
+	state.Set("_definition_hash", orDefault(def.Hash, def.hash()))
 	if def.OnCancel != "" {
 		state.Set("_on_cancel", def.OnCancel)
 	}
@@ -175,18 +219,59 @@ func prepareWorkflow(def Definition, state *phpjson.Object) (*preparedWorkflow, 
 	if def.IdempotencyKey != "" {
 		state.Set("_idempotency_key", def.IdempotencyKey)
 	}
-	if def.RunTimeoutSecs > 0 {
-		state.Set(runTimeoutKey, def.RunTimeoutSecs)
+	setBudgetKeys(def, state)
+}
+
+// setRuntimeOrderKeys writes the private keys after _max_attempts in the
+// order Queuety's materialize_defined_workflow_state writes them, with
+// callbacks in its {class, payload} form.
+func setRuntimeOrderKeys(def Definition, state *phpjson.Object) {
+	if def.OnCancel != "" {
+		state.Set("_on_cancel", handlerDefinition(def.OnCancel))
 	}
-	stateJSON, err := phpjson.Marshal(state)
-	if err != nil {
-		return nil, invalidf("state does not encode as JSON: %v", err)
+	if def.DeadlineSecs > 0 {
+		state.Set("_deadline_seconds", def.DeadlineSecs)
 	}
-	parsed, err := parseSteps(state)
-	if err != nil {
-		return nil, err
+	if def.OnDeadline != "" {
+		state.Set("_on_deadline", handlerDefinition(def.OnDeadline))
 	}
-	return &preparedWorkflow{def: def, state: state, stateJSON: stateJSON, steps: parsed, queue: queue}, nil
+	if def.Version != "" {
+		state.Set("_definition_version", def.Version)
+	}
+	if def.Hash != "" {
+		state.Set("_definition_hash", def.Hash)
+	}
+	setBudgetKeys(def, state)
+	if def.IdempotencyKey != "" {
+		state.Set("_idempotency_key", def.IdempotencyKey)
+	}
+	if def.StartedByWorkflowID > 0 {
+		state.Set("_started_by_workflow_id", def.StartedByWorkflowID)
+		state.Set("_started_by_step_index", int64(def.StartedByStepIndex))
+	}
+}
+
+// setBudgetKeys writes _workflow_budget and fresh _workflow_counters when
+// any budget is set.
+func setBudgetKeys(def Definition, state *phpjson.Object) {
+	budget := def.budgetObject()
+	if budget.Len() == 0 {
+		return
+	}
+	counters := phpjson.NewObject()
+	counters.Set("transitions", int64(0))
+	counters.Set("cost_units", int64(0))
+	counters.Set("started_workflows", int64(0))
+	state.Set("_workflow_budget", budget)
+	state.Set("_workflow_counters", counters)
+}
+
+// handlerDefinition is Queuety's stored form of a callback handler.
+func handlerDefinition(class string) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("class", class)
+	o.Set("payload", []any{})
+	return o
 }
 
 // insertWorkflow writes a prepared workflow inside tx: the workflow row,
@@ -205,6 +290,9 @@ func (e *Engine) insertWorkflow(ctx context.Context, tx driver.Tx, p *preparedWo
 		Name: def.Name, Status: driver.WorkflowRunning, State: p.stateJSON, TotalSteps: len(p.steps),
 		StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now,
 		ParentWorkflowID: p.parentID, ParentStepIndex: p.parentStep,
+	}
+	if def.ParentWorkflowID > 0 {
+		wf.ParentWorkflowID, wf.ParentStepIndex = def.ParentWorkflowID, ptr(def.ParentStepIndex)
 	}
 	if def.DeadlineSecs > 0 {
 		wf.DeadlineAt = ceilSecond(now).Add(time.Duration(def.DeadlineSecs) * time.Second)

@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+)
+
+// budgetKeys are Queuety's workflow budget keys, in the order
+// workflow_budget lists them.
+var budgetKeys = []string{"max_transitions", "max_for_each_items", "max_state_bytes", "max_cost_units", "max_started_workflows"}
+
+// budgets returns d's budgets in budgetKeys order.
+func (d Definition) budgets() []int {
+	return []int{d.MaxTransitions, d.MaxForEachItems, d.MaxStateBytes, d.MaxCostUnits, d.MaxStartedWorkflows}
+}
+
+// setBudget sets the budget named key.
+func (d *Definition) setBudget(key string, n int) {
+	switch key {
+	case "max_transitions":
+		d.MaxTransitions = n
+	case "max_for_each_items":
+		d.MaxForEachItems = n
+	case "max_state_bytes":
+		d.MaxStateBytes = n
+	case "max_cost_units":
+		d.MaxCostUnits = n
+	case "max_started_workflows":
+		d.MaxStartedWorkflows = n
+	}
+}
+
+// checkBudgets rejects negative budgets.
+func (d Definition) checkBudgets() error {
+	for i, n := range d.budgets() {
+		if n < 0 {
+			return invalidf("workflow %s must be at least 1, got %d", budgetKeys[i], n)
+		}
+	}
+	return nil
+}
+
+// budgetObject is Queuety's workflow_budget: the set budgets, in order.
+// Empty, it encodes as [] as PHP's empty array does.
+func (d Definition) budgetObject() *phpjson.Object {
+	o := phpjson.NewObject()
+	for i, n := range d.budgets() {
+		if n > 0 {
+			o.Set(budgetKeys[i], int64(n))
+		}
+	}
+	return o
+}
+
+// hash is Queuety's definition_hash: the sha256 of the JSON of the
+// runtime header and the hashed budgets, as WorkflowBuilder computes it.
+func (d Definition) hash() string {
+	doc := d.runtimeHeader()
+	doc.Set("max_transitions", positiveOrNil(d.MaxTransitions))
+	doc.Set("max_for_each_items", positiveOrNil(d.MaxForEachItems))
+	doc.Set("max_state_bytes", positiveOrNil(d.MaxStateBytes))
+	doc.Set("compensate_on_failure", false)
+	sum := sha256.Sum256(EncodeJSON(doc))
+	return hex.EncodeToString(sum[:])
+}
+
+func positiveOrNil(n int) any {
+	if n > 0 {
+		return int64(n)
+	}
+	return nil
+}
+
+// RuntimeObject writes d in the shape of Queuety's
+// WorkflowBuilder::build_runtime_definition: the object a start_workflows
+// step stores as workflow_definition. definition_hash is d.Hash when set,
+// else computed.
+func (d Definition) RuntimeObject() *phpjson.Object {
+	o := d.runtimeHeader()
+	o.Set("definition_hash", orDefault(d.Hash, d.hash()))
+	o.Set("workflow_budget", d.budgetObject())
+	o.Set("compensate_on_failure", false)
+	return o
+}
+
+// DefinitionFromRuntime reads a runtime definition (RuntimeObject's shape,
+// or one Queuety PHP built) the way Queuety's dispatch_defined_workflow
+// does: a missing queue is "default", max_attempts is at least 1, only
+// positive budgets count, and definition_hash is kept as given. The
+// result has RuntimeOrder set. Definitions that prune state or compensate
+// on failure are rejected: the Go engine runs neither.
+func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
+	if o == nil {
+		return Definition{}, errors.New("workflow definition is missing")
+	}
+	d := Definition{
+		Name: strField(o, "name"), Queue: strField(o, "queue"),
+		OnCancel: callbackName(o, "cancel_handler"), OnDeadline: callbackName(o, "deadline_handler"),
+		Version: strField(o, "definition_version"), Hash: strField(o, "definition_hash"),
+		RuntimeOrder: true,
+	}
+	if d.Name == "" {
+		d.Name = "workflow"
+	}
+	if p, ok := priorityField(o); ok {
+		d.Priority = p
+	}
+	d.MaxAttempts = DefaultMaxAttempts
+	if _, ok := o.Get("max_attempts"); ok {
+		d.MaxAttempts = int(max(1, intValue(o, "max_attempts")))
+	}
+	if secs := intValue(o, "deadline_seconds"); secs > 0 {
+		d.DeadlineSecs = secs
+	}
+	if b, ok := o.Get("workflow_budget"); ok {
+		if budget, ok := b.(*phpjson.Object); ok {
+			for _, k := range budgetKeys {
+				if v, ok := budget.Get(k); ok {
+					if n, ok := v.(int64); ok && n > 0 {
+						d.setBudget(k, int(n))
+					}
+				}
+			}
+		}
+	}
+	if intValue(o, "prune_after") > 0 {
+		return d, fmt.Errorf("workflow definition %q prunes state (prune_after), which the Go engine does not support", d.Name)
+	}
+	if v, _ := o.Get("compensate_on_failure"); v == true {
+		return d, fmt.Errorf("workflow definition %q compensates on failure, which the Go engine does not support", d.Name)
+	}
+	raw, _ := o.Get("steps")
+	steps, ok := raw.([]any)
+	if !ok || len(steps) == 0 {
+		return d, fmt.Errorf("workflow definition %q has no steps list", d.Name)
+	}
+	d.Steps = steps
+	return d, nil
+}

@@ -1,0 +1,76 @@
+package queuety_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+func forEachFn(context.Context, queuety.State, any, int) (queuety.State, error) { return nil, nil }
+
+func reducerFn(context.Context, queuety.State, queuety.ForEachResult) (queuety.State, error) {
+	return queuety.State{"reduced": true}, nil
+}
+
+func conditionFn(context.Context, queuety.State) (bool, error) { return true, nil }
+
+func TestRegistryForEachReducerCondition(t *testing.T) {
+	r := queuety.NewRegistry()
+	r.HandleStep("step", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
+	r.HandleForEach("branch", forEachFn)
+	r.HandleReducer("reduce", reducerFn)
+	r.HandleRepeatCondition("again", conditionFn)
+
+	var fns engine.Functions = r
+	reduce, ok := fns.Reducer("reduce")
+	require.True(t, ok, "reducer")
+	out, err := reduce(context.Background(), nil, queuety.ForEachResult{})
+	require.NoError(t, err)
+	assert.Equal(t, true, out["reduced"])
+	_, ok = fns.RepeatCondition("again")
+	assert.True(t, ok, "repeat condition")
+	_, ok = r.ForEach("branch")
+	assert.True(t, ok, "for-each handler")
+
+	_, ok = r.Reducer("branch")
+	assert.False(t, ok, "a for-each handler is not a reducer")
+	_, ok = r.ForEach("reduce")
+	assert.False(t, ok, "a reducer is not a for-each handler")
+	_, ok = r.RepeatCondition("missing")
+	assert.False(t, ok)
+
+	assert.Equal(t, []string{"branch", "step"}, r.Names(), "Names lists job handlers only")
+}
+
+func TestRegistryPanics(t *testing.T) {
+	tests := map[string]func(r *queuety.Registry){
+		"empty for-each name":    func(r *queuety.Registry) { r.HandleForEach("", forEachFn) },
+		"nil for-each":           func(r *queuety.Registry) { r.HandleForEach("x", nil) },
+		"nil reducer":            func(r *queuety.Registry) { r.HandleReducer("x", nil) },
+		"nil condition":          func(r *queuety.Registry) { r.HandleRepeatCondition("x", nil) },
+		"reserved reducer":       func(r *queuety.Registry) { r.HandleReducer("__queuety_x", reducerFn) },
+		"reserved condition":     func(r *queuety.Registry) { r.HandleRepeatCondition("__queuety_x", conditionFn) },
+		"reducer named as step":  func(r *queuety.Registry) { r.HandleReducer("taken", reducerFn) },
+		"for-each named as step": func(r *queuety.Registry) { r.HandleForEach("taken", forEachFn) },
+		"condition twice": func(r *queuety.Registry) {
+			r.HandleRepeatCondition("c", conditionFn)
+			r.HandleRepeatCondition("c", conditionFn)
+		},
+		"job named as reducer": func(r *queuety.Registry) {
+			r.HandleReducer("red", reducerFn)
+			r.HandleJob("red", func(context.Context, queuety.Payload) error { return nil })
+		},
+	}
+	for name, register := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := queuety.NewRegistry()
+			r.HandleStep("taken", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
+			assert.Panics(t, func() { register(r) })
+		})
+	}
+}

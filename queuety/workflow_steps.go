@@ -1,0 +1,348 @@
+package queuety
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/phpjson"
+)
+
+// For-each completion modes (WorkflowStep.Mode of a StepForEach step,
+// Queuety's ForEachMode).
+const (
+	// ForEachAll settles when every branch has finished.
+	ForEachAll = engine.ForEachAll
+	// ForEachFirstSuccess settles at the first branch that succeeds.
+	ForEachFirstSuccess = engine.ForEachFirstSuccess
+	// ForEachQuorum settles once WorkflowStep.Quorum branches succeeded.
+	ForEachQuorum = engine.ForEachQuorum
+)
+
+// Workflow wait modes (WorkflowStep.Mode of a StepWaitForWorkflows step,
+// Queuety's WaitMode).
+const (
+	// WaitAll continues when every awaited workflow has completed.
+	WaitAll = engine.WaitAll
+	// WaitAny continues when one awaited workflow has completed.
+	WaitAny = engine.WaitAny
+	// WaitQuorum continues once WorkflowStep.Quorum workflows completed.
+	WaitQuorum = engine.WaitQuorum
+)
+
+// Repeat modes (WorkflowStep.RepeatMode of a StepRepeat step).
+const (
+	// RepeatWhile jumps back while the condition holds.
+	RepeatWhile = "while"
+	// RepeatUntil jumps back until the condition holds.
+	RepeatUntil = "until"
+)
+
+// Defaults of a StepStartWorkflows step, as in Queuety.
+const (
+	DefaultStartedWorkflowsKey = "started_workflow_ids"
+	DefaultPayloadKey          = "item"
+)
+
+// validateComposite checks a for_each, repeat, run_workflow,
+// start_workflows or wait_for_workflows step and fills in its defaults.
+// earlier holds the names of the steps before it.
+func (s *WorkflowStep) validateComposite(earlier map[string]int, depth int) error {
+	if s.Type != StepForEach && jobOptionsSet(s.Options) {
+		return invalidf("job options (queue, priority, retry, backoff, timeouts) apply only to single, parallel and for_each steps, not to a %s step", s.Type)
+	}
+	switch s.Type {
+	case StepForEach:
+		return s.validateForEach()
+	case StepRepeat:
+		return s.validateRepeat(earlier)
+	case StepRunWorkflow:
+		return s.validateRunWorkflow(depth)
+	case StepStartWorkflows:
+		return s.validateStartWorkflows(depth)
+	default:
+		return s.validateWaitForWorkflows()
+	}
+}
+
+func (s *WorkflowStep) validateForEach() error {
+	if blank(s.ItemsKey) {
+		return invalidf("for-each steps require a non-empty items key")
+	}
+	if err := checkHandler("for-each handler", s.Handler); err != nil {
+		return err
+	}
+	if s.Mode == "" {
+		s.Mode = ForEachAll
+	}
+	switch s.Mode {
+	case ForEachAll, ForEachFirstSuccess, ForEachQuorum:
+	default:
+		return invalidf("for-each mode %q is not one of all, first_success, quorum", s.Mode)
+	}
+	if err := checkQuorum("for-each", s.Mode == ForEachQuorum, s.Quorum); err != nil {
+		return err
+	}
+	if s.Reducer != "" {
+		return checkHandler("reducer", s.Reducer)
+	}
+	return nil
+}
+
+func (s *WorkflowStep) validateRepeat(earlier map[string]int) error {
+	if s.RepeatMode != RepeatWhile && s.RepeatMode != RepeatUntil {
+		return invalidf("repeat mode %q is not while or until", s.RepeatMode)
+	}
+	if blank(s.Target) {
+		return invalidf("repeat steps require a non-empty target step name")
+	}
+	if s.StateKey != "" && blank(s.StateKey) {
+		return invalidf("repeat steps require a non-empty state key")
+	}
+	if s.Condition != "" && blank(s.Condition) {
+		return invalidf("repeat steps require a non-empty condition")
+	}
+	s.Target, s.StateKey, s.Condition = strings.TrimSpace(s.Target), strings.TrimSpace(s.StateKey), strings.TrimSpace(s.Condition)
+	switch {
+	case s.StateKey == "" && s.Condition == "":
+		return invalidf("repeat steps require either a state key or a condition")
+	case s.StateKey != "" && s.Condition != "":
+		return invalidf("repeat steps cannot define both a state key and a condition")
+	case s.Condition != "":
+		if err := checkHandler("repeat condition", s.Condition); err != nil {
+			return err
+		}
+	}
+	if s.MaxIterations < 0 {
+		return invalidf("repeat steps require max iterations to be at least 1, got %d", s.MaxIterations)
+	}
+	if _, ok := earlier[s.Target]; !ok {
+		return invalidf("repeat target %q must reference an earlier named step", s.Target)
+	}
+	_, err := normalizeExpected(s.Expected)
+	return err
+}
+
+// blank reports whether s is empty or only white space.
+func blank(s string) bool { return strings.TrimSpace(s) == "" }
+
+func (s *WorkflowStep) validateRunWorkflow(depth int) error {
+	child, err := s.validChild(depth)
+	if err != nil {
+		return err
+	}
+	switch {
+	case child.ExecutionTimeout != 0 || child.RunTimeout != 0:
+		return invalidf("run-workflow child %q: deadlines are not carried to a run-workflow child", child.Name)
+	case child.OnDeadline != "" || child.OnCancel != "":
+		return invalidf("run-workflow child %q: callbacks are not carried to a run-workflow child", child.Name)
+	case child.IdempotencyKey != "" || child.Version != "":
+		return invalidf("run-workflow child %q: idempotency keys and versions are not carried to a run-workflow child", child.Name)
+	case child.MaxForEachItems != 0 || child.MaxStartedWorkflows != 0:
+		return invalidf("run-workflow child %q: budgets are not carried to a run-workflow child", child.Name)
+	}
+	return nil
+}
+
+func (s *WorkflowStep) validateStartWorkflows(depth int) error {
+	if s.ResultKey == "" {
+		s.ResultKey = DefaultStartedWorkflowsKey
+	}
+	if s.PayloadKey == "" {
+		s.PayloadKey = DefaultPayloadKey
+	}
+	switch {
+	case blank(s.ItemsKey):
+		return invalidf("workflow start steps require a non-empty items key")
+	case blank(s.ResultKey):
+		return invalidf("workflow start steps require a non-empty result key")
+	case blank(s.PayloadKey):
+		return invalidf("workflow start steps require a non-empty payload key")
+	case s.GroupKey != "" && blank(s.GroupKey):
+		return invalidf("workflow start steps require a non-empty group key when one is given")
+	}
+	s.ItemsKey, s.ResultKey = strings.TrimSpace(s.ItemsKey), strings.TrimSpace(s.ResultKey)
+	s.PayloadKey, s.GroupKey = strings.TrimSpace(s.PayloadKey), strings.TrimSpace(s.GroupKey)
+	child, err := s.validChild(depth)
+	if err != nil {
+		return err
+	}
+	if child.RunTimeout != 0 || child.IdempotencyKey != "" {
+		return invalidf("started workflow %q: run timeouts and idempotency keys are not carried to started workflows", child.Name)
+	}
+	return nil
+}
+
+// validChild validates the step's child definition and replaces it with
+// the validated copy, default names filled in.
+func (s *WorkflowStep) validChild(depth int) (*WorkflowDefinition, error) {
+	if s.Child == nil {
+		return nil, invalidf("%s steps require a child workflow definition", s.Type)
+	}
+	child := *s.Child
+	child.Steps = append([]WorkflowStep(nil), child.Steps...)
+	if err := child.validateAt(depth + 1); err != nil {
+		return nil, fmt.Errorf("child workflow %q: %w", child.Name, err)
+	}
+	s.Child = &child
+	return &child, nil
+}
+
+func (s *WorkflowStep) validateWaitForWorkflows() error {
+	sources := 0
+	if s.WorkflowIDs != nil {
+		sources++
+		if len(s.WorkflowIDs) == 0 {
+			return invalidf("workflow waits require at least one workflow id")
+		}
+		for _, id := range s.WorkflowIDs {
+			if id <= 0 {
+				return invalidf("workflow ids must be positive, got %d", id)
+			}
+		}
+	}
+	if s.WorkflowIDKey != "" {
+		sources++
+		if blank(s.WorkflowIDKey) {
+			return invalidf("workflow wait steps require a non-empty state key")
+		}
+		s.WorkflowIDKey = strings.TrimSpace(s.WorkflowIDKey)
+	}
+	if s.WorkflowGroupKey != "" {
+		sources++
+		if blank(s.WorkflowGroupKey) {
+			return invalidf("workflow group waits require a non-empty group key")
+		}
+		s.WorkflowGroupKey = strings.TrimSpace(s.WorkflowGroupKey)
+	}
+	if sources != 1 {
+		return invalidf("workflow waits need exactly one of workflow ids, a state key or a group key, got %d", sources)
+	}
+	if s.Mode == "" {
+		s.Mode = WaitAll
+	}
+	switch s.Mode {
+	case WaitAll, WaitAny, WaitQuorum:
+	default:
+		return invalidf("workflow wait mode %q is not one of all, any, quorum", s.Mode)
+	}
+	return checkQuorum("workflow wait", s.Mode == WaitQuorum, s.Quorum)
+}
+
+// checkQuorum checks a quorum: at least 1 in quorum mode, unset otherwise.
+func checkQuorum(what string, quorumMode bool, n int) error {
+	if quorumMode && n < 1 {
+		return invalidf("%s quorum must be at least 1, got %d", what, n)
+	}
+	if !quorumMode && n != 0 {
+		return invalidf("%s quorum applies only to the quorum mode", what)
+	}
+	return nil
+}
+
+// checkHandler checks a handler name a step refers to.
+func checkHandler(what, name string) error {
+	if err := engine.ValidateHandlerName(name); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if blank(name) {
+		return invalidf("%s: handler name is blank", what)
+	}
+	if engine.IsInternalHandler(name) {
+		return invalidf("%s: names starting with __queuety_ are reserved", what)
+	}
+	return nil
+}
+
+// normalizeExpected converts a repeat's expected value into the JSON tree
+// the engine compares state values with.
+func normalizeExpected(v any) (any, error) {
+	n, err := phpjson.Normalize(v)
+	if err == nil {
+		_, err = phpjson.Marshal(n)
+	}
+	if err != nil {
+		return nil, invalidf("repeat expected value does not encode as JSON: %v", err)
+	}
+	return n, nil
+}
+
+// jobOptionsSet reports whether any job option is set.
+func jobOptionsSet(o JobSpec) bool {
+	return o.Queue != "" || o.PrioritySet || o.Priority != 0 || o.Delay != 0 || o.MaxAttempts != 0 ||
+		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (ActivityTimeouts{})
+}
+
+// encodeComposite writes the keys after type and name of a for_each,
+// repeat, run_workflow, start_workflows or wait_for_workflows step, in the
+// order of Queuety's WorkflowBuilder::build_steps.
+func (s *WorkflowStep) encodeComposite(o *phpjson.Object) {
+	switch s.Type {
+	case StepForEach:
+		o.Set("items_key", s.ItemsKey)
+		o.Set("class", s.Handler)
+		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
+		o.Set("mode", s.Mode)
+		o.Set("quorum", positiveOrNil(s.Quorum))
+		o.Set("reducer_class", engine.NilIfEmpty(s.Reducer))
+	case StepRepeat:
+		o.Set("repeat_mode", s.RepeatMode)
+		o.Set("target_step", s.Target)
+		o.Set("state_key", engine.NilIfEmpty(s.StateKey))
+		expected, _ := normalizeExpected(s.Expected)
+		o.Set("expected", expected)
+		o.Set("condition_class", engine.NilIfEmpty(s.Condition))
+		o.Set("max_iterations", positiveOrNil(s.MaxIterations))
+	case StepRunWorkflow:
+		c := s.Child.engineDefinition()
+		o.Set("workflow_name", c.Name)
+		o.Set("workflow_steps", c.Steps)
+		o.Set("workflow_queue", orDefault(c.Queue, engine.DefaultQueue))
+		o.Set("workflow_priority", int64(c.Priority))
+		o.Set("workflow_max_attempts", int64(orDefaultInt(c.MaxAttempts, engine.DefaultMaxAttempts)))
+	case StepStartWorkflows:
+		o.Set("items_key", s.ItemsKey)
+		o.Set("result_key", s.ResultKey)
+		o.Set("payload_key", s.PayloadKey)
+		o.Set("inherit_state", s.InheritState)
+		o.Set("group_key", engine.NilIfEmpty(s.GroupKey))
+		o.Set("workflow_definition", s.Child.engineDefinition().RuntimeObject())
+	case StepWaitForWorkflows:
+		var ids any
+		if s.WorkflowIDs != nil {
+			list := make([]any, len(s.WorkflowIDs))
+			for i, id := range s.WorkflowIDs {
+				list[i] = id
+			}
+			ids = list
+		}
+		o.Set("workflow_ids", ids)
+		o.Set("workflow_id_key", engine.NilIfEmpty(s.WorkflowIDKey))
+		o.Set("workflow_group_key", engine.NilIfEmpty(s.WorkflowGroupKey))
+		o.Set("wait_mode", s.Mode)
+		o.Set("quorum", positiveOrNil(s.Quorum))
+		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
+	}
+	o.Set("compensation", nil)
+}
+
+func positiveOrNil(n int) any {
+	if n > 0 {
+		return int64(n)
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orDefaultInt(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
+}
