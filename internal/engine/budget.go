@@ -12,9 +12,6 @@ import (
 // has at least one budget, as in Queuety; a breach fails the workflow with
 // a non-retryable error.
 
-// budgetKeys are the budgets Queuety knows, in its order.
-var budgetKeys = []string{"max_transitions", "max_for_each_items", "max_state_bytes", "max_cost_units", "max_started_workflows"}
-
 // budgetLimit returns one budget of the workflow, or 0 when it has none.
 func budgetLimit(state *phpjson.Object, key string) int64 {
 	v, _ := state.Get("_workflow_budget")

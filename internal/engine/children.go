@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -25,147 +24,6 @@ import (
 // instead ("Child workflow N failed: ..."), so that its deadline, retry and
 // failure handling apply.
 
-// childDefinition is what materializeChild needs from a definition.
-type childSpec struct {
-	def       *phpjson.Object // Queuety's runtime definition shape
-	initial   *phpjson.Object // public initial state
-	parentID  int64           // run_workflow parent, or 0
-	parentIdx int
-	startedBy int64 // start_workflows parent, or 0
-	startedAt int
-}
-
-// materializeChild builds a child's stored state in the key order of
-// Queuety's materialize_defined_workflow_state and the engine Definition
-// its row is written from.
-func materializeChild(c childSpec) (*preparedWorkflow, error) {
-	d := c.def
-	state := c.initial
-	stepsV, _ := d.Get("steps")
-	steps, ok := stepsV.([]any)
-	if !ok {
-		steps = []any{}
-	}
-	state.Set("_steps", steps)
-	queue := strField(d, "queue")
-	if queue == "" {
-		queue = DefaultQueue
-	}
-	state.Set("_queue", queue)
-	prio, _ := d.Get("priority")
-	state.Set("_priority", toInt(prio))
-	ma, has := d.Get("max_attempts")
-	maxAttempts := int64(DefaultMaxAttempts)
-	if has {
-		maxAttempts = max(1, toInt(ma))
-	}
-	state.Set("_max_attempts", maxAttempts)
-	if h := handlerDef(d, "cancel_handler"); h != nil {
-		state.Set("_on_cancel", h)
-	}
-	if n, ok := d.Get("prune_after"); ok {
-		if p, isInt := n.(int64); isInt && p > 0 {
-			state.Set("_prune_state_after", p)
-			state.Set("_step_outputs", []any{})
-		}
-	}
-	var deadline int64
-	if n, ok := d.Get("deadline_seconds"); ok {
-		if s, isInt := n.(int64); isInt && s > 0 {
-			deadline = s
-			state.Set("_deadline_seconds", s)
-		}
-	}
-	if h := handlerDef(d, "deadline_handler"); h != nil {
-		state.Set("_on_deadline", h)
-	}
-	if v := strField(d, "definition_version"); v != "" {
-		state.Set("_definition_version", v)
-	}
-	if v := strField(d, "definition_hash"); v != "" {
-		state.Set("_definition_hash", v)
-	}
-	if bv, ok := d.Get("workflow_budget"); ok {
-		if bo, isObj := bv.(*phpjson.Object); isObj {
-			budget := phpjson.NewObject()
-			for _, k := range budgetKeys {
-				if n, ok := bo.Get(k); ok {
-					if v, isInt := n.(int64); isInt && v > 0 {
-						budget.Set(k, v)
-					}
-				}
-			}
-			if budget.Len() > 0 {
-				state.Set("_workflow_budget", budget)
-				counters := phpjson.NewObject()
-				counters.Set("transitions", int64(0))
-				counters.Set("cost_units", int64(0))
-				counters.Set("started_workflows", int64(0))
-				state.Set("_workflow_counters", counters)
-				if l, _ := budget.Get("max_state_bytes"); l != nil && int64(len(EncodeJSON(c.initial))) > toInt(l) {
-					return nil, invalidf("Workflow initial state exceeds configured max_state_bytes budget of %d.", toInt(l))
-				}
-			}
-		}
-	}
-	if truthy(d, "compensate_on_failure") {
-		state.Set("_compensate_on_failure", true)
-	}
-	if c.startedBy != 0 {
-		state.Set("_started_by_workflow_id", c.startedBy)
-		state.Set("_started_by_step_index", int64(c.startedAt))
-	}
-	parsed, err := parseSteps(state)
-	if err != nil {
-		return nil, fmt.Errorf("child workflow: malformed step definitions: %w", err)
-	}
-	if len(parsed) == 0 {
-		return nil, invalidf("child workflow has no steps")
-	}
-	name := strField(d, "name")
-	if name == "" {
-		name = "workflow"
-	}
-	def := Definition{Name: name, Steps: steps, Queue: queue, DeadlineSecs: deadline}
-	p := &preparedWorkflow{def: def, state: state, stateJSON: EncodeJSON(state), steps: parsed, queue: queue, parentID: c.parentID}
-	if c.parentID != 0 {
-		p.parentStep = ptr(c.parentIdx)
-	}
-	return p, nil
-}
-
-// handlerDef is Queuety's handler_definition of d[key]: {class, payload},
-// or nil.
-func handlerDef(d *phpjson.Object, key string) *phpjson.Object {
-	v, _ := d.Get(key)
-	var class string
-	payload := phpjson.NewObject()
-	switch h := v.(type) {
-	case string:
-		class = strings.TrimSpace(h)
-	case *phpjson.Object:
-		class = strField(h, "class")
-		if class == "" {
-			class = strField(h, "handler")
-		}
-		for _, k := range []string{"payload", "config"} {
-			if p, ok := h.Get(k); ok {
-				if po, isObj := p.(*phpjson.Object); isObj {
-					payload = po
-				}
-				break
-			}
-		}
-	}
-	if class == "" {
-		return nil
-	}
-	o := phpjson.NewObject()
-	o.Set("class", class)
-	o.Set("payload", payload)
-	return o
-}
-
 // startRunWorkflow runs a run_workflow placeholder: it starts the child
 // with the parent's public state; the parent stays on this step until the
 // child ends.
@@ -173,33 +31,27 @@ func (sc *stepCtx) startRunWorkflow() error {
 	ctx, tx := context.Background(), sc.tx
 	in := sc.inputs()
 	raw := sc.step.raw
-	def := phpjson.NewObject()
-	name := strField(raw, "workflow_name")
-	if name == "" {
-		name = "run_workflow"
+	stepsV, _ := raw.Get("workflow_steps")
+	childSteps, _ := stepsV.([]any)
+	def := Definition{Name: strField(raw, "workflow_name"), Steps: childSteps, Queue: strField(raw, "workflow_queue"),
+		Priority: statePriority(sc.state), MaxAttempts: stateMaxAttempts(sc.state), RuntimeOrder: true,
+		ParentWorkflowID: sc.wf.ID, ParentStepIndex: sc.wf.CurrentStep}
+	if def.Name == "" {
+		def.Name = "run_workflow"
 	}
-	def.Set("name", name)
-	steps, _ := raw.Get("workflow_steps")
-	def.Set("steps", steps)
-	queue := strField(raw, "workflow_queue")
-	if queue == "" {
-		queue = stateQueue(sc.state)
+	if def.Queue == "" {
+		def.Queue = stateQueue(sc.state)
 	}
-	def.Set("queue", queue)
-	prio := int64(statePriority(sc.state))
-	if v, ok := raw.Get("workflow_priority"); ok && v != nil {
-		prio = toInt(v)
+	if p, ok := priorityField(phpjsonWith("priority", raw, "workflow_priority")); ok {
+		def.Priority = p
 	}
-	def.Set("priority", prio)
-	maxAttempts := int64(stateMaxAttempts(sc.state))
 	if v, ok := raw.Get("workflow_max_attempts"); ok && v != nil {
-		maxAttempts = toInt(v)
+		def.MaxAttempts = int(toInt(v))
 	}
-	if maxAttempts <= 0 {
-		maxAttempts = DefaultMaxAttempts
+	if def.MaxAttempts <= 0 {
+		def.MaxAttempts = DefaultMaxAttempts
 	}
-	def.Set("max_attempts", maxAttempts)
-	p, err := materializeChild(childSpec{def: def, initial: PublicState(sc.state), parentID: sc.wf.ID, parentIdx: sc.wf.CurrentStep})
+	p, err := prepareChild(def)(PublicState(sc.state))
 	if err != nil {
 		return NonRetryable(fmt.Errorf("run_workflow step '%s': %w", sc.step.Name, err))
 	}
@@ -231,10 +83,16 @@ func (sc *stepCtx) startWorkflows() error {
 		}
 	}
 	defV, _ := raw.Get("workflow_definition")
-	def, ok := defV.(*phpjson.Object)
-	if stepsV, _ := def.Get("steps"); !ok || !isList(stepsV) {
+	defObj, _ := defV.(*phpjson.Object)
+	stepsV, _ := defObj.Get("steps")
+	if defObj == nil || !isList(stepsV) {
 		return NonRetryable(fmt.Errorf("Start step '%s' is missing a valid workflow definition.", sc.step.Name))
 	}
+	def, err := DefinitionFromRuntime(defObj)
+	if err != nil {
+		return NonRetryable(fmt.Errorf("start step '%s': %w", sc.step.Name, err))
+	}
+	def.StartedByWorkflowID, def.StartedByStepIndex = sc.wf.ID, idx
 	resultKey := strField(raw, "result_key")
 	if resultKey == "" {
 		resultKey = "started_workflow_ids"
@@ -267,7 +125,7 @@ func (sc *stepCtx) startWorkflows() error {
 			child.Set(payloadKey, item)
 		}
 		child.Set("start_item_index", int64(i))
-		p, err := materializeChild(childSpec{def: def, initial: child, startedBy: sc.wf.ID, startedAt: idx})
+		p, err := prepareChild(def)(child)
 		if err != nil {
 			return NonRetryable(fmt.Errorf("start step '%s': %w", sc.step.Name, err))
 		}
@@ -299,6 +157,27 @@ func (sc *stepCtx) startWorkflows() error {
 		return err
 	}
 	return w.flush(ctx, tx)
+}
+
+// prepareChild returns a function that prepares one child of def from its
+// initial state. A child's steps must not be empty.
+func prepareChild(def Definition) func(initial *phpjson.Object) (*preparedWorkflow, error) {
+	return func(initial *phpjson.Object) (*preparedWorkflow, error) {
+		if len(def.Steps) == 0 {
+			return nil, invalidf("child workflow %q has no steps", def.Name)
+		}
+		return prepareWorkflow(def, initial)
+	}
+}
+
+// phpjsonWith returns an object holding src[from] under key, for reading
+// a renamed field with the usual helpers.
+func phpjsonWith(key string, src *phpjson.Object, from string) *phpjson.Object {
+	o := phpjson.NewObject()
+	if v, ok := src.Get(from); ok && v != nil {
+		o.Set(key, v)
+	}
+	return o
 }
 
 // canonicalIndex reports whether k is a key PHP stores as an integer.

@@ -151,9 +151,6 @@ type preparedWorkflow struct {
 	stateJSON []byte
 	steps     []*stepDef
 	queue     string
-	// parentID and parentStep link a run_workflow child to its parent.
-	parentID   int64
-	parentStep *int
 }
 
 // prepareWorkflow builds the stored state: the initial keys, then
@@ -289,7 +286,6 @@ func (e *Engine) insertWorkflow(ctx context.Context, tx driver.Tx, p *preparedWo
 	wf := &driver.Workflow{
 		Name: def.Name, Status: driver.WorkflowRunning, State: p.stateJSON, TotalSteps: len(p.steps),
 		StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now,
-		ParentWorkflowID: p.parentID, ParentStepIndex: p.parentStep,
 	}
 	if def.ParentWorkflowID > 0 {
 		wf.ParentWorkflowID, wf.ParentStepIndex = def.ParentWorkflowID, ptr(def.ParentStepIndex)
