@@ -20,8 +20,10 @@ queue could do on that server, and prints each drain as a share of it: the
 figure to compare between machines.
 
 Scenarios: dispatch (DispatchMany, jobs/s), drain-<N>w (N workers draining
-no-op jobs, jobs/s), workflow-3step-4w (3-step workflows, steps/s) and
-raw-sql-ceiling-4c. The tables it creates are dropped afterwards.`,
+no-op jobs, jobs/s), workflow-3step-4w (3-step workflows, steps/s),
+fanout-<W>x<I>-4w (W workflows, each a for_each over I items, run by 4
+workers, branches/s; --fanouts) and raw-sql-ceiling-4c. The tables it
+creates are dropped afterwards.`,
 		Examples: []string{
 			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test'",
 			Program + " bench --dsn sqlite://bench.db --jobs 5000 --runs 1",
@@ -34,6 +36,7 @@ raw-sql-ceiling-4c. The tables it creates are dropped afterwards.`,
 			concurrency := fs.Int("concurrency", 100, "handler concurrency of each worker (claims take up to this many jobs, at most 100)")
 			workers := fs.String("workers", "1,4", "worker counts of the drain scenarios")
 			scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default: all)")
+			fanouts := fs.String("fanouts", "1x10000,1000x10", "fan-out scenarios as WORKFLOWSxITEMS, comma-separated (empty: none)")
 			return func(e *Env, _ []string) error {
 				for _, f := range []struct {
 					name string
@@ -59,8 +62,12 @@ raw-sql-ceiling-4c. The tables it creates are dropped afterwards.`,
 					}
 					ws = append(ws, n)
 				}
+				fos, err := parseFanOuts(*fanouts)
+				if err != nil {
+					return err
+				}
 				cfg := bench.Config{Jobs: *jobs, Workflows: *workflows, Runs: *runs, Workers: ws, Concurrency: *concurrency,
-					Scenarios: splitList(*scenarios)}
+					FanOuts: fos, Scenarios: splitList(*scenarios)}
 				if !e.Globals.JSON {
 					cfg.Progress = e.Stderr
 				}
@@ -76,4 +83,19 @@ raw-sql-ceiling-4c. The tables it creates are dropped afterwards.`,
 			}
 		},
 	}
+}
+
+// parseFanOuts reads --fanouts: "1x10000,1000x10".
+func parseFanOuts(s string) ([]bench.FanOut, error) {
+	var out []bench.FanOut
+	for _, part := range splitList(s) {
+		w, i, ok := strings.Cut(part, "x")
+		nw, err1 := strconv.Atoi(strings.TrimSpace(w))
+		ni, err2 := strconv.Atoi(strings.TrimSpace(i))
+		if !ok || err1 != nil || err2 != nil || nw < 1 || ni < 1 {
+			return nil, Usagef("--fanouts: want WORKFLOWSxITEMS pairs like 1x10000,1000x10, got %q", part)
+		}
+		out = append(out, bench.FanOut{Workflows: nw, Items: ni})
+	}
+	return out, nil
 }

@@ -40,11 +40,21 @@ type Config struct {
 	Workers []int
 	// Concurrency is each worker's handler concurrency.
 	Concurrency int
+	// FanOuts are the for_each scenarios: workflows × items branches each.
+	FanOuts []FanOut
 	// Scenarios limits the run to these names (all when empty).
 	Scenarios []string
 	// Progress, when set, receives a line per finished run.
 	Progress io.Writer
 }
+
+// FanOut is one for_each scenario: Workflows workflows, each a for_each
+// over Items items.
+type FanOut struct{ Workflows, Items int }
+
+// DefaultFanOuts are the fan-out scenarios bench runs: one workflow over
+// 10,000 items, and 1,000 workflows over 10 items each.
+var DefaultFanOuts = []FanOut{{Workflows: 1, Items: 10000}, {Workflows: 1000, Items: 10}}
 
 // Result is one scenario's measurements.
 type Result struct {
@@ -114,6 +124,11 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 	scenarios = append(scenarios, scenario{"workflow-3step-4w", "steps/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
 		return workflows(ctx, c, dsn, cfg.Workflows, 4, cfg.Concurrency)
 	}})
+	for _, f := range cfg.FanOuts {
+		scenarios = append(scenarios, scenario{fmt.Sprintf("fanout-%dx%d-4w", f.Workflows, f.Items), "branches/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+			return fanOut(ctx, c, dsn, f.Workflows, f.Items, 4, cfg.Concurrency)
+		}})
+	}
 	if raw, ok := env.(ceilingEnv); ok {
 		scenarios = append(scenarios, scenario{"raw-sql-ceiling-4c", "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
 			return raw.RawCeiling(ctx, c, dsn, cfg.Jobs, 4)
@@ -287,6 +302,32 @@ func workflows(ctx context.Context, setup *queuety.Client, dsn string, n, worker
 		wfs, err := setup.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowCompleted, Limit: n})
 		return len(wfs) >= n, err
 	}, float64(3*n))
+}
+
+// fanOut dispatches n workflows, each a for_each over items items
+// (untimed), then times workers running every branch to completion; the
+// rate is branches per second.
+func fanOut(ctx context.Context, setup *queuety.Client, dsn string, n, items, workers, concurrency int) (float64, error) {
+	def := queuety.WorkflowDefinition{Name: "bench_fan_out", Steps: []queuety.WorkflowStep{
+		{Type: queuety.StepForEach, ItemsKey: "items", Handler: "item", ResultKey: "results"},
+	}}
+	list := make([]any, items)
+	for i := range list {
+		list[i] = i
+	}
+	for range n {
+		if _, err := setup.DispatchWorkflow(ctx, def, queuety.State{"items": list}); err != nil {
+			return 0, err
+		}
+	}
+	return runWorkers(ctx, dsn, workers, concurrency, func(w *worker.Worker) {
+		w.HandleForEach("item", func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
+			return queuety.State{"done": item}, nil
+		})
+	}, func() (bool, error) {
+		wfs, err := setup.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowCompleted, Limit: n})
+		return len(wfs) >= n, err
+	}, float64(n*items))
 }
 
 // runWorkers starts workers (each with its own client), waits until done

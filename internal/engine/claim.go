@@ -187,10 +187,17 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 		if err != nil {
 			return err
 		}
+		attached := map[int64]*Claimed{} // claims of one workflow share its decoded state
 		for _, cj := range out {
-			if cj.IsStep() {
-				e.attachWorkflow(cj, wfs[cj.Job.WorkflowID])
+			if !cj.IsStep() {
+				continue
 			}
+			if first := attached[cj.Job.WorkflowID]; first != nil && first.preErr == nil && first.state != nil {
+				e.shareWorkflow(cj, first)
+				continue
+			}
+			e.attachWorkflow(cj, wfs[cj.Job.WorkflowID])
+			attached[cj.Job.WorkflowID] = cj
 		}
 		kept := out[:0]
 		for _, cj := range out {

@@ -197,9 +197,18 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 	errs := make([]error, len(results))
 	outputs := make([]*phpjson.Object, len(results))
 	var batch, single []int
+	branches := map[int64][]int{} // for-each branch results by workflow
+	var branchOrder []int64
 	for i, r := range results {
 		cj := r.Claimed
 		// r.Err covers failures and continue-as-new alike.
+		if cj.IsStep() && r.Err == nil && cj.preErr == nil && cj.step != nil && cj.step.Type == "for_each" && cj.Job.Handler != HandlerForEach {
+			if _, seen := branches[cj.Job.WorkflowID]; !seen {
+				branchOrder = append(branchOrder, cj.Job.WorkflowID)
+			}
+			branches[cj.Job.WorkflowID] = append(branches[cj.Job.WorkflowID], i)
+			continue
+		}
 		if !cj.IsStep() || r.Err != nil || cj.preErr != nil || cj.step == nil || (cj.step.Type != "single" && cj.step.Type != "delay") {
 			single = append(single, i)
 			continue
@@ -224,6 +233,24 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 			return nil, err
 		}
 		single = append(single, individual...)
+	}
+	for _, wfID := range branchOrder {
+		idxs := branches[wfID]
+		group := make([]*Result, len(idxs))
+		for k, i := range idxs {
+			group[k] = results[i]
+		}
+		gerrs, fallback, err := e.completeBranchGroup(ctx, group)
+		if err != nil {
+			return nil, err
+		}
+		if fallback {
+			single = append(single, idxs...)
+			continue
+		}
+		for k, i := range idxs {
+			errs[i] = gerrs[k]
+		}
 	}
 	for _, i := range single {
 		errs[i] = e.Finish(ctx, results[i])

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -452,16 +453,43 @@ func branchMeta(row *driver.Job) (item any, index int, ok bool) {
 func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 	ctx, tx := context.Background(), sc.tx
 	idx := sc.wf.CurrentStep
-	storedItem, itemIndex, ok := branchMeta(sc.row)
-	if !ok {
-		return NonRetryable(fmt.Errorf("Workflow %d: invalid for-each branch payload.", sc.wf.ID))
-	}
 	all, rt := loadForEach(sc.state, idx)
 	if rt == nil {
 		return NonRetryable(fmt.Errorf("Workflow %d: for-each runtime state missing for step %d.", sc.wf.ID, idx))
 	}
 	if rt.settled() {
 		return sc.e.buryJob(ctx, tx, sc.row, msgForEachSettled, sc.now)
+	}
+	w := &writes{}
+	satisfied, err := sc.applyBranch(w, rt, output)
+	if err != nil {
+		return err
+	}
+	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+		return err
+	}
+	if satisfied {
+		if err := sc.settleForEach(w, rt, all); err != nil {
+			return err
+		}
+		return w.flush(ctx, tx)
+	}
+	rt.store(sc.state, all, idx)
+	if err := checkBudget(sc.state); err != nil {
+		return err
+	}
+	sc.wf.State = EncodeJSON(sc.state)
+	w.workflows = append(w.workflows, sc.wf)
+	return w.flush(ctx, tx)
+}
+
+// applyBranch records one branch's output in the runtime, with its
+// step_started and step_item_completed events and log rows, and reports
+// whether the step's mode is now satisfied. The caller completes the job.
+func (sc *stepCtx) applyBranch(w *writes, rt *forEachRuntime, output *phpjson.Object) (bool, error) {
+	storedItem, itemIndex, ok := branchMeta(sc.row)
+	if !ok {
+		return false, NonRetryable(fmt.Errorf("Workflow %d: invalid for-each branch payload.", sc.wf.ID))
 	}
 	item := storedItem
 	if itemIndex >= 0 && itemIndex < len(rt.items) {
@@ -475,46 +503,163 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 	entry.Set("job_id", sc.row.ID)
 	rt.results.Set(intKey(itemIndex), entry)
 	rt.failures.Delete(intKey(itemIndex))
-	if w, _ := rt.obj.Get("winner_index"); w == nil {
+	if v, _ := rt.obj.Get("winner_index"); v == nil {
 		rt.obj.Set("winner_index", int64(itemIndex))
 	}
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
-		return err
-	}
+	addCostUnits(sc.state, sc.row.CostUnits)
 	started := sc.startedEvent(in)
 	started.Context = itemCtx
-	itemDone := sc.completedEvent(driver.EventStepItemCompleted, in, output, sc.state)
-	itemDone.Context = itemCtx
-	w := &writes{events: []*driver.WorkflowEvent{started}, logs: sc.logs()}
-	if !rt.satisfied(sc.step) {
-		rt.store(sc.state, all, idx)
-		addCostUnits(sc.state, sc.row.CostUnits)
-		if err := checkBudget(sc.state); err != nil {
-			return err
-		}
-		itemDone.StateAfter = EncodeJSON(PublicState(sc.state))
-		w.events = append(w.events, itemDone)
-		sc.wf.State = EncodeJSON(sc.state)
-		w.workflows = append(w.workflows, sc.wf)
-		return w.flush(ctx, tx)
-	}
+	done := sc.completedEvent(driver.EventStepItemCompleted, in, output, sc.state)
+	done.Context = itemCtx
+	w.events = append(w.events, started, done)
+	w.logs = append(w.logs, sc.logs()...)
+	return rt.satisfied(sc.step), nil
+}
+
+// settleForEach settles the step on this branch: the branches still open
+// are buried, and the aggregate (and the reducer's keys) is merged as the
+// step's output. The settling branch's job must be completed already.
+func (sc *stepCtx) settleForEach(w *writes, rt *forEachRuntime, all *phpjson.Object) error {
+	idx := sc.wf.CurrentStep
 	rt.obj.Set("settled", true)
 	rt.store(sc.state, all, idx)
-	if err := sc.e.buryOpenStepJobs(ctx, tx, sc.wf.ID, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
+	if err := sc.e.buryOpenStepJobs(context.Background(), sc.tx, sc.wf.ID, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
 		return err
 	}
-	w.events = append(w.events, itemDone)
 	out, err := sc.forEachOutput(rt)
 	if err != nil {
 		return err
 	}
-	addCostUnits(sc.state, sc.row.CostUnits)
-	stepIn := stepInputs{state: in.state, input: in.state}
-	if err := sc.finalizeForEach(w, stepIn, out); err != nil {
-		return err
-	}
-	return w.flush(ctx, tx)
+	before := EncodeJSON(PublicState(sc.state))
+	return sc.finalizeForEach(w, stepInputs{state: before, input: before}, out)
 }
+
+// completeBranchGroup records successful branch results of one for-each
+// step of one workflow in one transaction: the workflow is locked, its
+// state decoded and written once for the whole group. It returns, per
+// result, nil or ErrStaleAttempt, and fallback when the group must go
+// through Finish one by one instead (the workflow is not simply running
+// this step, or a result is not usable as is).
+func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (errs []error, fallback bool, err error) {
+	errs = make([]error, len(results))
+	outputs := make([]*phpjson.Object, len(results))
+	for i, r := range results {
+		if outputs[i], err = stateObject("step output", r.Output); err != nil {
+			return nil, true, nil
+		}
+	}
+	err = e.store.InTx(ctx, func(tx driver.Tx) error {
+		fallback = false
+		clear(errs)
+		now := e.clock.Now()
+		wfID := results[0].Claimed.Job.WorkflowID
+		wf, err := tx.WorkflowGet(ctx, wfID, driver.LockUpdate)
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				fallback = true
+				return nil
+			}
+			return err
+		}
+		if workflowExpired(wf, now) != "" || (wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused) {
+			fallback = true
+			return nil
+		}
+		ids := make([]int64, len(results))
+		for i, r := range results {
+			ids[i] = r.Claimed.Job.ID
+		}
+		rows, err := jobsByID(ctx, tx, ids, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		state, err := DecodeObject("workflow state", wf.State)
+		if err != nil {
+			fallback = true
+			return nil
+		}
+		steps, err := parseSteps(state)
+		idx := wf.CurrentStep
+		if err != nil || idx >= len(steps) || steps[idx].Type != "for_each" {
+			fallback = true
+			return nil
+		}
+		all, rt := loadForEach(state, idx)
+		if rt == nil {
+			fallback = true
+			return nil
+		}
+		w := &writes{}
+		var done []int64
+		var settler *stepCtx
+		for i, r := range results {
+			row := rows[r.Claimed.Job.ID]
+			if row == nil || !r.Claimed.owns(row) || settler != nil {
+				errs[i] = ErrStaleAttempt // after settling, the rest were buried as superseded
+				continue
+			}
+			if row.StepIndex == nil || *row.StepIndex != idx {
+				if err := e.buryJob(ctx, tx, row, msgAdvancedBeforeCompletion, now); err != nil {
+					return err
+				}
+				continue
+			}
+			if rt.settled() {
+				if err := e.buryJob(ctx, tx, row, msgForEachSettled, now); err != nil {
+					return err
+				}
+				continue
+			}
+			sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: steps[idx], cj: r.Claimed, r: r, now: now}
+			satisfied, err := sc.applyBranch(w, rt, outputs[i])
+			if err != nil {
+				fallback = true
+				return errRollback
+			}
+			done = append(done, row.ID)
+			if satisfied {
+				settler = sc
+			}
+		}
+		if len(done) > 0 {
+			if err := tx.JobComplete(ctx, done, now); err != nil {
+				return err
+			}
+		}
+		if settler != nil {
+			if err := settler.settleForEach(w, rt, all); err != nil {
+				if IsNonRetryable(err) {
+					fallback = true
+					return errRollback
+				}
+				return err
+			}
+			return w.flush(ctx, tx)
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		rt.store(state, all, idx)
+		if err := checkBudget(state); err != nil {
+			fallback = true
+			return errRollback
+		}
+		wf.State = EncodeJSON(state)
+		w.workflows = append(w.workflows, wf)
+		return w.flush(ctx, tx)
+	})
+	if errors.Is(err, errRollback) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("queuety: complete for-each branches: %w", err)
+	}
+	return errs, fallback, nil
+}
+
+// errRollback rolls back a group transaction whose results go through
+// Finish one by one instead.
+var errRollback = errors.New("group handed to the one-by-one path")
 
 // forEachBranchBuried records a buried branch job of a for-each step:
 // the failure joins the step's runtime, and the workflow fails when the

@@ -45,6 +45,18 @@ func (e *Engine) attachWorkflow(cj *Claimed, wf *driver.Workflow) {
 	cj.step = steps[idx]
 }
 
+// shareWorkflow attaches the workflow another claim of the same batch
+// already decoded. The state and steps are read-only once attached.
+func (e *Engine) shareWorkflow(cj, from *Claimed) {
+	cj.wf, cj.state, cj.steps = from.wf, from.state, from.steps
+	idx := *cj.Job.StepIndex
+	if idx < 0 || idx >= len(cj.steps) {
+		cj.preErr = NonRetryable(fmt.Errorf("workflow %d has no step %d", cj.wf.ID, idx))
+		return
+	}
+	cj.step = cj.steps[idx]
+}
+
 // lockStep locks a step's workflow and job (in that order, as Queuety
 // does), checks that the attempt still owns the job, and decodes the state.
 func (e *Engine) lockStep(ctx context.Context, tx driver.Tx, cj *Claimed) (*driver.Workflow, *driver.Job, *phpjson.Object, []*stepDef, error) {
