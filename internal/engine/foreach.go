@@ -252,7 +252,7 @@ func (sc *stepCtx) forEachOutput(rt *forEachRuntime) (*phpjson.Object, error) {
 		fn, _ = sc.r.Funcs.Reducer(sc.step.Reducer)
 	}
 	if fn == nil {
-		return nil, fmt.Errorf("For-each reducer class '%s' not found: no reducer of that name is registered with this worker", sc.step.Reducer)
+		return nil, failAttemptWith(fmt.Errorf("For-each reducer class '%s' not found: no reducer of that name is registered with this worker", sc.step.Reducer))
 	}
 	view := PublicState(sc.state)
 	view.Set(key, agg)
@@ -260,7 +260,7 @@ func (sc *stepCtx) forEachOutput(rt *forEachRuntime) (*phpjson.Object, error) {
 		return fn(context.Background(), view.ToMap(), decodeForEachResult(agg))
 	})
 	if err != nil {
-		return nil, fmt.Errorf("for-each reducer %s: %w", sc.step.Reducer, err)
+		return nil, failAttemptWith(fmt.Errorf("for-each reducer %s: %w", sc.step.Reducer, err))
 	}
 	ro, err := stateObject("reducer output", reduced)
 	if err != nil {
@@ -628,7 +628,8 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 		}
 		if settler != nil {
 			if err := settler.settleForEach(w, rt, all); err != nil {
-				if IsNonRetryable(err) {
+				var af *attemptFailure
+				if IsNonRetryable(err) || errors.As(err, &af) {
 					fallback = true
 					return errRollback
 				}

@@ -62,11 +62,11 @@ func (sc *stepCtx) repeatMatches() (bool, error) {
 			fn, _ = sc.r.Funcs.RepeatCondition(step.Condition)
 		}
 		if fn == nil {
-			return false, fmt.Errorf("Repeat condition class '%s' not found: no repeat condition of that name is registered with this worker", step.Condition)
+			return false, failAttemptWith(fmt.Errorf("Repeat condition class '%s' not found: no repeat condition of that name is registered with this worker", step.Condition))
 		}
 		ok, err := callUser(func() (bool, error) { return fn(context.Background(), PublicState(sc.state).ToMap()) })
 		if err != nil {
-			return false, fmt.Errorf("repeat condition %s: %w", step.Condition, err)
+			return false, failAttemptWith(fmt.Errorf("repeat condition %s: %w", step.Condition, err))
 		}
 		return ok, nil
 	}

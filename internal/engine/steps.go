@@ -160,6 +160,11 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 			return NonRetryable(fmt.Errorf("step type %q is not supported by the Go engine", step.Type))
 		}
 	})
+	var af *attemptFailure
+	if errors.As(err, &af) {
+		r.Err = af.err // the attempt failed: retry it while attempts remain
+		return e.failStep(ctx, r)
+	}
 	if err != nil && !errors.Is(err, ErrStaleAttempt) && IsNonRetryable(err) {
 		r.Err = err
 		return e.failStep(ctx, r)
@@ -169,6 +174,17 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 	}
 	return err
 }
+
+// attemptFailure rolls back a step transition because user code the
+// engine called while recording the step (a reducer, a repeat condition)
+// failed: the attempt fails as if its handler had returned err.
+type attemptFailure struct{ err error }
+
+func (a *attemptFailure) Error() string { return a.err.Error() }
+func (a *attemptFailure) Unwrap() error { return a.err }
+
+// failAttemptWith makes err fail the step's attempt (see attemptFailure).
+func failAttemptWith(err error) error { return &attemptFailure{err: err} }
 
 // stepCtx carries one step transition inside its transaction.
 type stepCtx struct {

@@ -23,6 +23,14 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 	if len(events) == 0 {
 		return nil
 	}
+	// Events carry whole states; keep each statement well under the
+	// server's max_allowed_packet (16 MiB by default on MariaDB).
+	if size, cut := eventsSize(events); size > maxStatementBytes && len(events) > 1 {
+		if err := t.EventInsert(ctx, events[:cut]); err != nil {
+			return err
+		}
+		return t.EventInsert(ctx, events[cut:])
+	}
 	const n = 17
 	var b strings.Builder
 	b.WriteString("INSERT INTO " + t.s.T.Events + " (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, " +
@@ -42,6 +50,22 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 		return fmt.Errorf("insert workflow events: %w", err)
 	}
 	return nil
+}
+
+// maxStatementBytes bounds the payload of one multi-row INSERT.
+const maxStatementBytes = 4 << 20
+
+// eventsSize returns the bytes of JSON the events carry and how many of
+// the first ones fit in maxStatementBytes (at least one).
+func eventsSize(events []*driver.WorkflowEvent) (total, cut int) {
+	cut = len(events)
+	for i, e := range events {
+		total += len(e.Input) + len(e.Output) + len(e.StateBefore) + len(e.StateAfter) + len(e.Context) + len(e.Error) + 256
+		if total > maxStatementBytes && cut == len(events) {
+			cut = max(i, 1)
+		}
+	}
+	return total, cut
 }
 
 // EventList implements driver.Tx.

@@ -524,7 +524,7 @@ func testDescribe(t *testing.T, e *Env) {
 func init() {
 	register("Workflows/MalformedStateFailsWorkflow", testMalformedState)
 	register("Workflows/OrphanStepIsBuried", testOrphanStep)
-	register("Workflows/PHPOnlyStepEnqueuedForPHP", testPHPOnlyStep)
+	register("Workflows/ForEachWrittenByPHPRunsOnGo", testPHPForEachStep)
 }
 
 // insertWorkflow writes a workflow row and its first step job directly, as
@@ -564,21 +564,29 @@ func testMalformedState(t *testing.T, e *Env) {
 	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(wfID).Status, "workflow")
 }
 
-func testPHPOnlyStep(t *testing.T, e *Env) {
+// testPHPForEachStep: a workflow whose rows Queuety PHP wrote, with a
+// for_each step after a plain one, runs to the end on Go workers: the
+// placeholder job (as PHP writes it) expands into one branch per item.
+func testPHPForEachStep(t *testing.T, e *Env) {
 	state := `{"items":[1,2],"_steps":[{"type":"single","name":"0","class":"a"},` +
 		`{"type":"for_each","name":"each","items_key":"items","class":"App\\Steps\\Item","result_key":null,"mode":"all","quorum":null,"reducer_class":null,"compensation":null}],` +
 		`"_queue":"default","_priority":0,"_max_attempts":3}`
 	wfID, _ := e.insertWorkflow(state, "a")
 	w := e.Worker(nil)
 	w.HandleStep("a", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"a": 1}, nil })
+	w.HandleForEach(`App\Steps\Item`, func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
+		n, _ := item.(int64)
+		return queuety.State{"double": n * 2}, nil
+	})
 	e.Drain(w)
 	wf := e.Workflow(wfID)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status")
-	assert.Equal(t, 1, wf.CurrentStep, "current step")
+	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "status")
 	placeholder := e.OneJob(driver.JobFilter{WorkflowID: wfID, Handler: "__queuety_for_each"})
 	assert.Equal(t, `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`, string(placeholder.Payload), "placeholder payload, as Queuety writes it")
 	assert.Equal(t, 0, placeholder.CostUnits, "placeholder cost")
-	assert.Equal(t, queuety.JobPending, placeholder.Status, "left for a PHP worker")
+	agg, ok := e.State(wfID)["each_results"].(map[string]any)
+	require.True(t, ok, "aggregate under <name>_results: %v", e.State(wfID))
+	assert.Equal(t, int64(2), agg["succeeded"], "branches succeeded")
 }
 
 // testOrphanStep: a step job whose workflow row does not exist (deleted by
