@@ -12,7 +12,7 @@ import (
 func TestBenchSQLite(t *testing.T) {
 	t.Parallel()
 	dsn := "sqlite://" + filepath.Join(t.TempDir(), "unused.db")
-	r := run(t, nil, "bench", "--dsn", dsn, "--jobs", "300", "--workflows", "20", "--runs", "1", "--json")
+	r := run(t, nil, "bench", "--dsn", dsn, "--jobs", "300", "--workflows", "20", "--fanouts", "2x5", "--runs", "1", "--json")
 	require.Equal(t, 0, r.code, "exit code; stderr: %s", r.stderr)
 	var rep struct {
 		Store   string `json:"store"`
@@ -22,7 +22,7 @@ func TestBenchSQLite(t *testing.T) {
 		} `json:"results"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), "bad JSON %q", r.stdout)
-	want := map[string]bool{"dispatch": true, "drain-1w": true, "drain-4w": true, "workflow-3step-4w": true}
+	want := map[string]bool{"dispatch": true, "drain-1w": true, "drain-4w": true, "workflow-3step-4w": true, "fanout-2x5-4w": true}
 	for _, res := range rep.Results {
 		assert.Positive(t, res.Median, "%s: median", res.Name)
 		delete(want, res.Name)
@@ -31,4 +31,7 @@ func TestBenchSQLite(t *testing.T) {
 	assert.Empty(t, want, "missing scenarios")
 	bad := run(t, nil, "bench", "--dsn", dsn, "--workers", "0")
 	assert.Equal(t, 2, bad.code, "--workers 0: exit code")
+	badFanOut := run(t, nil, "bench", "--dsn", dsn, "--fanouts", "10")
+	assert.Equal(t, 2, badFanOut.code, "--fanouts 10: exit code")
+	assert.Contains(t, badFanOut.stderr, "WORKFLOWSxITEMS", "--fanouts 10: message")
 }
