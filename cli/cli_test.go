@@ -700,3 +700,50 @@ func TestDemo(t *testing.T) {
 	assert.Len(t, wfs, 2, "completed workflows")
 	wantFail(t, 2, "--jobs", "demo", "--jobs", "-1", "--dsn", dsn)
 }
+
+// TestInspectFanOut: `workflow inspect` shows a for_each step's branches,
+// a repeat's loop count and a run_workflow step's child, and caps the job
+// rows of a large step in the text view.
+func TestInspectFanOut(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	ctx := context.Background()
+	c := openClient(t, dsn)
+	items := make([]any, 25)
+	for i := range items {
+		items[i] = i
+	}
+	child := queuety.WorkflowDefinition{Name: "kid", Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "fan.kid"}}}
+	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "fan", Steps: []queuety.WorkflowStep{
+		{Type: queuety.StepForEach, Name: "each", ItemsKey: "items", Handler: "fan.item"},
+		{Type: queuety.StepSingle, Name: "tick", Handler: "fan.tick"},
+		{Type: queuety.StepRepeat, RepeatMode: queuety.RepeatUntil, Target: "tick", StateKey: "ticks", Expected: 2},
+		{Type: queuety.StepRunWorkflow, Name: "child", Child: &child},
+	}}, queuety.State{"items": items})
+	require.NoError(t, err)
+	reg := queuety.NewRegistry()
+	reg.HandleForEach("fan.item", func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
+		return queuety.State{"seen": item}, nil
+	})
+	reg.HandleStep("fan.tick", func(_ context.Context, s queuety.State) (queuety.State, error) {
+		n, _ := s.Int("ticks")
+		return queuety.State{"ticks": n + 1}, nil
+	})
+	reg.HandleStep("fan.kid", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"kid": true}, nil })
+	mustRun(t, reg, "--dsn", dsn, "work", "--once")
+	sid := strconv.FormatInt(id, 10)
+	out := mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid)
+	for _, want := range []string{"Workflow " + sid + " (fan): completed", "Progress",
+		"for_each (all)", "25 items: 25 succeeded, 0 failed, 0 open, settled true",
+		"jumped back 1 times", "run_workflow", "kid (completed)", "… 6 more jobs (--json lists all)"} {
+		assert.Contains(t, out, want, "inspect")
+	}
+	desc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--json"))
+	require.Len(t, desc.Steps, 4, "steps")
+	assert.Len(t, desc.Steps[0].Jobs, 26, "placeholder and 25 branch jobs in --json")
+	if assert.Len(t, desc.Steps[3].Children, 1, "children") {
+		kid := desc.Steps[3].Children[0]
+		kdesc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", strconv.FormatInt(kid.ID, 10), "--json"))
+		assert.Equal(t, id, kdesc.ParentID, "child's parent")
+	}
+}

@@ -152,6 +152,45 @@ each event.`,
 }
 
 // printDescription renders a workflow description as text.
+// maxJobRows is how many jobs of one step the text view lists (a for_each
+// step can have thousands).
+const maxJobRows = 20
+
+// printProgress lists what the composite steps did: for-each branches,
+// repeat loops and started workflows.
+func printProgress(w io.Writer, d *queuety.WorkflowDescription) error {
+	tw := newTable(w)
+	shown := false
+	for _, s := range d.Steps {
+		var line string
+		switch {
+		case s.ForEach != nil:
+			fe := s.ForEach
+			mode := fe.Mode
+			if fe.Quorum > 0 {
+				mode = fmt.Sprintf("%s %d", mode, fe.Quorum)
+			}
+			line = fmt.Sprintf("for_each (%s)\t%d items: %d succeeded, %d failed, %d open, settled %t", mode, fe.Items, fe.Succeeded, fe.Failed, fe.Open, fe.Settled)
+		case s.Iterations != nil:
+			line = fmt.Sprintf("repeat\tjumped back %d times", *s.Iterations)
+		case len(s.Children) > 0:
+			var kids []string
+			for _, k := range s.Children {
+				kids = append(kids, fmt.Sprintf("%d %s (%s)", k.ID, k.Name, k.Status))
+			}
+			line = fmt.Sprintf("%s\t%s", s.Type, cell(strings.Join(kids, ", "), 200))
+		default:
+			continue
+		}
+		if !shown {
+			fmt.Fprintf(w, "\nProgress\n")
+			shown = true
+		}
+		fmt.Fprintf(tw, "  %d %s\t%s\n", s.Index, cell(s.Name, 30), line)
+	}
+	return tw.Flush()
+}
+
 func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 	fmt.Fprintf(w, "Workflow %d (%s): %s\n", d.ID, d.Name, d.Status)
 	f := newFieldTable(w)
@@ -170,6 +209,12 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 	f.add("on deadline", d.OnDeadline)
 	f.add("on cancel", d.OnCancel)
 	f.add("idempotency key", d.IdempotencyKey)
+	if d.ParentID != 0 {
+		f.add("parent", fmt.Sprintf("workflow %d, step %s", d.ParentID, intPtr(d.ParentStep)))
+	}
+	if d.StartedBy != 0 {
+		f.add("started by", fmt.Sprintf("workflow %d", d.StartedBy))
+	}
 	f.add("state", compactJSON(nonNilState(d.State)))
 	if err := f.Flush(); err != nil {
 		return err
@@ -204,6 +249,10 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 		return err
 	}
 
+	if err := printProgress(w, d); err != nil {
+		return err
+	}
+
 	fmt.Fprintf(w, "\nSteps\n")
 	tw = newTable(w)
 	fmt.Fprintln(tw, "  #\tNAME\tTYPE\tSTATUS\tHANDLER\tTIMEOUTS\tJOB\tJOB STATUS\tATTEMPTS\tTIMEOUT KIND\tERROR")
@@ -215,6 +264,10 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 			continue
 		}
 		for i, j := range s.Jobs {
+			if i == maxJobRows {
+				fmt.Fprintf(tw, "  \t\t\t\t\t\t… %d more jobs (--json lists all)\t\t\t\t\n", len(s.Jobs)-i)
+				break
+			}
 			if i > 0 {
 				head = "  \t\t\t\t\t"
 			}
