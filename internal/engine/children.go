@@ -148,6 +148,11 @@ func (sc *stepCtx) startWorkflows() error {
 		groups.Set(groupKey, ids)
 		out.Set("_workflow_groups", groups)
 	}
+	if len(ids) > 0 {
+		delta := phpjson.NewObject() // recorded in the step's output, as Queuety does
+		delta.Set("started_workflows", int64(len(ids)))
+		out.Set("_workflow_budget_delta", delta)
+	}
 	bumpCounter(sc.state, "started_workflows", int64(len(ids)))
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
@@ -197,8 +202,8 @@ func canonicalIndex(k string) (int, bool) {
 
 // afterTerminal runs what a workflow's end sets off, inside the
 // transaction that ended it: a run_workflow parent moves on (or fails),
-// and workflows waiting on it get a wait_for_workflows job that
-// re-evaluates their wait, durably and exactly once per end.
+// and the waits on it are re-evaluated (see wakeWaiters), so both happen
+// exactly when the end commits.
 func (e *Engine) afterTerminal(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, now time.Time) error {
 	if wf.ParentWorkflowID != 0 && wf.ParentStepIndex != nil {
 		if err := e.resumeParent(ctx, tx, wf, state, now); err != nil {

@@ -510,7 +510,10 @@ func (sc *stepCtx) applyBranch(w *writes, rt *forEachRuntime, output *phpjson.Ob
 	started := sc.startedEvent(in)
 	started.Context = itemCtx
 	done := sc.completedEvent(driver.EventStepItemCompleted, in, output, sc.state)
-	done.Context = itemCtx
+	doneCtx := phpjson.NewObject() // Queuety writes this one index first
+	doneCtx.Set("item_index", int64(itemIndex))
+	doneCtx.Set("item", item)
+	done.Context = EncodeJSON(doneCtx)
 	w.events = append(w.events, started, done)
 	w.logs = append(w.logs, sc.logs()...)
 	return rt.satisfied(sc.step), nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -16,9 +17,8 @@ import (
 // or can no longer be.
 //
 // A wait and the end of a workflow it waits on never miss each other: the
-// wait reads its dependencies with row locks, and every workflow end looks
-// up its waiters in the same transaction and enqueues a
-// __queuety_wait_for_workflows job for each, which re-evaluates the wait.
+// wait reads its dependencies with row locks, and every workflow end
+// re-evaluates its waiters in the same transaction (see wakeWaiters).
 
 // Messages Queuety writes for workflow waits.
 const msgWaitUnsatisfiable = "Workflow wait could not be satisfied."
@@ -276,43 +276,84 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	}})
 }
 
-// wakeWaiters enqueues a wait re-evaluation for every workflow waiting on
-// wf, which just ended, and marks their dependency rows satisfied when it
-// completed.
+// wakeWaiters re-evaluates, inside the transaction that ended wf, every
+// wait on it (Queuety's reconcile_waiting_for_workflows_for_dependency):
+// the dependency rows are stamped satisfied when wf completed, and each
+// waiting workflow is locked and settles, fails, or keeps waiting.
+//
+// Waits never miss an end: a wait being set up locks the workflows it
+// waits on, so it either sees wf ended or its rows are committed before
+// this transaction reads them. Other dependencies are read without locks
+// (their ends are committed, or they will re-evaluate the wait themselves).
 func (e *Engine) wakeWaiters(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) error {
 	waiters, err := tx.DependencyWaiters(ctx, wf.ID)
 	if err != nil || len(waiters) == 0 {
 		return err
 	}
-	var jobs []*driver.Job
 	for _, w := range waiters {
 		if wf.Status == driver.WorkflowCompleted {
 			if err := tx.DependencySatisfy(ctx, w, wf.ID, now); err != nil {
 				return err
 			}
 		}
-		waiting, err := tx.WorkflowGet(ctx, w.WorkflowID, driver.LockNone)
-		if err != nil {
-			if err == ErrNotFound {
-				continue
-			}
+		if err := e.reevaluateWait(ctx, tx, w, wf, now); err != nil {
 			return err
 		}
-		if waiting.Status != driver.WorkflowWaitingForWorkflows || waiting.CurrentStep != w.StepIndex {
-			continue
-		}
-		state, err := DecodeObject("workflow state", waiting.State)
-		if err != nil {
-			continue
-		}
-		steps, err := parseSteps(state)
-		if err != nil || w.StepIndex >= len(steps) || steps[w.StepIndex].Type != "wait_for_workflows" {
-			continue
-		}
-		jobs = append(jobs, e.stepJobs(waiting, state, steps, w.StepIndex, now)...)
 	}
-	if len(jobs) == 0 {
+	return nil
+}
+
+// reevaluateWait settles or fails one waiting workflow's wait when ended
+// (one of its dependencies, locked by the caller) makes it decidable.
+func (e *Engine) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.DependencyWaiter, ended *driver.Workflow, now time.Time) error {
+	waiting, err := tx.WorkflowGet(ctx, w.WorkflowID, driver.LockUpdate)
+	if errors.Is(err, ErrNotFound) {
+		return tx.DependencyClear(ctx, w.WorkflowID, w.StepIndex)
+	}
+	if err != nil {
+		return err
+	}
+	if waiting.Status != driver.WorkflowWaitingForWorkflows || waiting.CurrentStep != w.StepIndex {
+		return tx.DependencyClear(ctx, w.WorkflowID, w.StepIndex)
+	}
+	state, err := DecodeObject("workflow state", waiting.State)
+	if err != nil {
 		return nil
 	}
-	return tx.JobInsert(ctx, jobs)
+	steps, err := parseSteps(state)
+	if err != nil || w.StepIndex >= len(steps) || steps[w.StepIndex].Type != "wait_for_workflows" {
+		return nil
+	}
+	step := steps[w.StepIndex]
+	ids := waitIDs(step, state)
+	var others []int64
+	for _, id := range ids {
+		if id != ended.ID {
+			others = append(others, id)
+		}
+	}
+	rows, err := tx.WorkflowGetMany(ctx, others, driver.LockNone)
+	if err != nil {
+		return err
+	}
+	byID := map[int64]*driver.Workflow{ended.ID: ended}
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	switch evaluateWait(step, ids, byID) {
+	case "satisfied":
+		if err := tx.DependencyClear(ctx, waiting.ID, w.StepIndex); err != nil {
+			return err
+		}
+		return e.settleWait(ctx, tx, waiting, state, steps, w.StepIndex, waitOutput(step, ids, byID), now)
+	case "impossible":
+		if err := tx.DependencyClear(ctx, waiting.ID, w.StepIndex); err != nil {
+			return err
+		}
+		state.Delete("_wait")
+		state.Delete("_waiting_for_signal")
+		waiting.State = EncodeJSON(state)
+		return e.failWorkflowLocked(ctx, tx, waiting, 0, msgWaitUnsatisfiable, now)
+	}
+	return nil
 }

@@ -110,8 +110,7 @@ type Statements struct {
 func buildStatements(t Tables, d Dialect) Statements {
 	where := func(handlers int) string {
 		return "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
-			" AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused')" +
-			" AND NOT (wf.status = 'waiting_for_workflows' AND job.handler = '__queuety_wait_for_workflows'))" +
+			" AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
 			" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
 			" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
 	}
