@@ -297,7 +297,8 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 				continue
 			}
 			steps, err := parseSteps(state)
-			if err != nil || idx >= len(steps) || steps[idx].Type != cj.step.Type {
+			if err != nil || idx >= len(steps) || steps[idx].Type != cj.step.Type || hasBudget(state) {
+				// A budget breach fails one workflow, not the batch.
 				individual = append(individual, i)
 				continue
 			}

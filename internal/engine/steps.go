@@ -356,6 +356,10 @@ func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object) error {
 	}
 	in := sc.inputs()
 	mergeOutput(sc.state, output, sc.wf.CurrentStep)
+	addCostUnits(sc.state, sc.row.CostUnits)
+	if err := countTransition(sc.state); err != nil {
+		return err
+	}
 	w.events = append(w.events, sc.startedEvent(in), sc.completedEvent(driver.EventStepCompleted, in, output, sc.state))
 	w.logs = append(w.logs, sc.logs()...)
 	sc.e.advance(w, sc.wf, sc.state, sc.steps, next, sc.now)
@@ -388,6 +392,7 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	ctx, tx := context.Background(), sc.tx
 	in := sc.inputs()
 	mergeOutput(sc.state, output, sc.wf.CurrentStep)
+	addCostUnits(sc.state, sc.row.CostUnits)
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
@@ -413,6 +418,9 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	last := *branch
 	last.Event, last.Input = driver.EventStepCompleted, in.state
 	w.events = append(w.events, &last)
+	if err := countTransition(sc.state); err != nil {
+		return err
+	}
 	sc.e.advance(w, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep+1, sc.now)
 	return w.flush(ctx, tx)
 }
