@@ -1,8 +1,9 @@
-package interop
+package interop_test
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -22,49 +23,79 @@ import (
 	"github.com/queuety/queuety-go/worker"
 )
 
-// livePHP runs the Queuety PHP 0.22 harness (../shared, beside the
-// project) against one table prefix of the test server. The tests that use
-// it skip when PHP or the tree is missing, except under CI=true, where
-// .ci/run installs PHP and the tree must be there.
+// livePHP runs real Queuety PHP 0.22 through the project's driver,
+// interop/php/driver.php, against one table prefix of the test server. The
+// Queuety tree is ../shared/queuety-php beside the repository. The tests
+// that use it skip when PHP or the tree is missing, except under CI=true,
+// where .ci/run installs PHP and the tree must be there.
 type livePHP struct {
 	t      *testing.T
-	script string
+	script string // interop/php/driver.php
+	lib    string // interop/php/lib.php, for test-local PHP code
 	env    []string
 }
 
 func newLivePHP(t *testing.T, prefix string) *livePHP {
 	t.Helper()
-	root, err := filepath.Abs("../../shared")
+	repo, err := filepath.Abs("..")
 	require.NoError(t, err)
-	src := filepath.Join(root, "queuety-php")
-	script := filepath.Join(root, "tools", "queuety-php-harness", "queuety-harness.php")
+	src := filepath.Join(filepath.Dir(repo), "shared", "queuety-php")
+	script := filepath.Join(repo, "interop", "php", "driver.php")
 	_, phpErr := exec.LookPath("php")
 	_, srcErr := os.Stat(filepath.Join(src, "src"))
 	_, scriptErr := os.Stat(script)
 	if phpErr != nil || srcErr != nil || scriptErr != nil {
-		msg := "live interop needs php and ../shared/queuety-php with its harness"
+		msg := "live interop needs php, ../shared/queuety-php and interop/php/driver.php"
 		if os.Getenv("CI") == "true" {
-			require.FailNow(t, msg, "php: %v; tree: %v; harness: %v", phpErr, srcErr, scriptErr)
+			require.FailNow(t, msg, "php: %v; tree: %v; driver: %v", phpErr, srcErr, scriptErr)
 		}
 		t.Skip(msg)
 	}
-	return &livePHP{t: t, script: script, env: append(os.Environ(),
+	return &livePHP{t: t, script: script, lib: filepath.Join(repo, "interop", "php", "lib.php"), env: append(os.Environ(),
 		"QUEUETY_SRC="+src, "QUEUETY_DB_HOST=127.0.0.1:3306", "QUEUETY_DB_NAME=test",
 		"QUEUETY_DB_USER=root", "QUEUETY_DB_PASS=", "QUEUETY_DB_PREFIX="+prefix)}
 }
 
-// run runs one harness command and returns its standard output.
-func (p *livePHP) run(args ...string) string {
-	p.t.Helper()
+// exec runs php with args and returns its standard output, or an error
+// with its standard error. It is safe to call from any goroutine.
+func (p *livePHP) exec(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "php", append([]string{p.script}, args...)...)
+	cmd := exec.CommandContext(ctx, "php", args...)
 	cmd.Env = p.env
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(p.t, err, "php %v\nstdout:\n%s\nstderr:\n%s", args, out, stderr.String())
-	return string(out)
+	if err != nil {
+		return string(out), fmt.Errorf("php %v: %w\nstdout:\n%s\nstderr:\n%s", args, err, out, stderr.String())
+	}
+	return string(out), nil
+}
+
+// run runs one driver command and returns its standard output.
+func (p *livePHP) run(args ...string) string {
+	p.t.Helper()
+	out, err := p.exec(append([]string{p.script}, args...)...)
+	require.NoError(p.t, err)
+	return out
+}
+
+// runJSON runs one driver command and decodes its JSON output into v.
+func (p *livePHP) runJSON(v any, args ...string) {
+	p.t.Helper()
+	out := p.run(args...)
+	require.NoError(p.t, json.Unmarshal([]byte(out), v), "php %v printed %s", args, out)
+}
+
+// eval runs PHP code after the driver's boot (Queuety initialised on the
+// prefix's tables, the QueuetyGoInterop handlers loaded), for what the
+// driver has no command for.
+func (p *livePHP) eval(code string) string {
+	p.t.Helper()
+	boot := "require '" + strings.ReplaceAll(p.lib, "'", `\'`) + "'; \\QueuetyGoInterop\\boot();\n"
+	out, err := p.exec("-r", boot+code)
+	require.NoError(p.t, err)
+	return out
 }
 
 // TestLivePHPAndGoShareTheQueue runs real Queuety PHP next to a Go worker
@@ -78,8 +109,8 @@ func TestLivePHPAndGoShareTheQueue(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	php := newLivePHP(t, prefix)
 
-	// PHP dispatches, Go runs.
-	php.run("dispatch-jobs", "5", "--queue=to-go")
+	// PHP dispatches, Go runs. (The driver dispatches workflows only.)
+	php.eval(`for ($i = 1; $i <= 5; $i++) { \Queuety\Queuety::dispatch('noop', ['i' => $i])->on_queue('to-go'); }`)
 	var mu sync.Mutex
 	var ran []int64
 	w := worker.New(c, worker.Queues("to-go"), worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
@@ -104,13 +135,21 @@ func TestLivePHPAndGoShareTheQueue(t *testing.T) {
 		require.NoError(t, err)
 	}
 	wf, err := builder.Workflow("live_three_step").OnQueue("to-php").
-		Then(`QueuetyHarness\NoopStep`).Then(`QueuetyHarness\NoopStep`).Then(`QueuetyHarness\NoopStep`).
+		Then(hFinish).Then(hFinish).Then(hFinish).
 		Dispatch(ctx, c, queuety.State{"n": 1})
 	require.NoError(t, err)
 	var worked struct {
 		Processed int `json:"processed"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(php.run("work-until-empty", "--queue=to-php")), &worked))
+	// The driver's handlers are workflow steps; the plain 'noop' jobs need
+	// a Queuety\Handler registered under that name in the PHP process.
+	require.NoError(t, json.Unmarshal([]byte(php.eval(`
+final class NoopJob implements \Queuety\Handler {
+	public function handle( array $payload ): void {}
+	public function config(): array { return array(); }
+}
+\Queuety\Queuety::register('noop', NoopJob::class);
+echo json_encode(['processed' => \Queuety\Queuety::flush_queue('to-php')]);`)), &worked))
 	assert.Equal(t, 7, worked.Processed, "jobs and steps PHP processed")
 
 	jobs, err := c.ListJobs(ctx, driver.JobFilter{Queue: "to-php"})
