@@ -66,7 +66,19 @@ func addCostUnits(state *phpjson.Object, units int) { bumpCounter(state, "cost_u
 // constraintf is a budget or guardrail breach: it fails the workflow
 // without retries.
 func constraintf(format string, args ...any) error {
-	return NonRetryable(fmt.Errorf(format, args...))
+	return NonRetryable(&ConstraintError{Message: fmt.Sprintf(format, args...)})
+}
+
+// ConstraintError is a workflow guardrail breach (a budget, a repeat's
+// max_iterations): Queuety's WorkflowConstraintViolationException. It
+// fails the workflow without retries.
+type ConstraintError struct{ Message string }
+
+func (e *ConstraintError) Error() string { return e.Message }
+
+// ErrorClass is the class Queuety records for this failure.
+func (e *ConstraintError) ErrorClass() string {
+	return `Queuety\Exceptions\WorkflowConstraintViolationException`
 }
 
 // checkBudget returns the first budget the state breaches (Queuety's

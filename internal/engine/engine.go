@@ -141,8 +141,10 @@ func describeError(err error) (msg, class, trace string) {
 // errorClass names an error's type the way Queuety names exception
 // classes: the first type in the chain that is not a plain wrapper.
 func errorClass(err error) string {
-	if c, ok := err.(interface{ ErrorClass() string }); ok {
-		return c.ErrorClass()
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if c, ok := e.(interface{ ErrorClass() string }); ok {
+			return c.ErrorClass()
+		}
 	}
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if _, ok := e.(*nonRetryableError); ok {

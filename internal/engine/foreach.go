@@ -424,7 +424,8 @@ func (sc *stepCtx) branchInputs(item any, index int) (stepInputs, []byte) {
 	c := phpjson.NewObject()
 	c.Set("item", item)
 	c.Set("item_index", int64(index))
-	return in, EncodeJSON(c)
+	in.context = EncodeJSON(c)
+	return in, in.context
 }
 
 // branchMeta reads the __for_each payload of a branch job row.

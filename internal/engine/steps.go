@@ -206,6 +206,9 @@ type stepCtx struct {
 type stepInputs struct {
 	state []byte
 	input []byte
+	// context is the events' context: a for-each branch's item and index,
+	// else none ([]).
+	context []byte
 }
 
 // inputs snapshots the public state before this attempt changes it.
@@ -246,8 +249,15 @@ func (sc *stepCtx) startedEvent(in stepInputs) *driver.WorkflowEvent {
 	if ev.CreatedAt.IsZero() {
 		ev.CreatedAt = sc.cj.ClaimedAt
 	}
-	ev.Context, ev.DurationMS = []byte("[]"), nil
+	ev.Context, ev.DurationMS = in.contextOrEmpty(), nil
 	return ev
+}
+
+func (in stepInputs) contextOrEmpty() []byte {
+	if in.context != nil {
+		return in.context
+	}
+	return []byte("[]")
 }
 
 // completedEvent returns a step_completed or step_branch_completed event
@@ -266,7 +276,7 @@ func (sc *stepCtx) failedEvents(in stepInputs, msg, class, trace string) []*driv
 	errDoc.Set("class", class)
 	errDoc.Set("trace", trace)
 	f := sc.event(driver.EventStepFailed, in)
-	f.StateAfter, f.Context, f.Error = in.state, []byte("[]"), EncodeJSON(errDoc)
+	f.StateAfter, f.Context, f.Error = in.state, in.contextOrEmpty(), EncodeJSON(errDoc)
 	return []*driver.WorkflowEvent{sc.startedEvent(in), f}
 }
 
