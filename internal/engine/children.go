@@ -154,14 +154,7 @@ func (sc *stepCtx) startWorkflows() error {
 		out.Set("_workflow_budget_delta", delta)
 	}
 	bumpCounter(sc.state, "started_workflows", int64(len(ids)))
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
-		return err
-	}
-	w := &writes{}
-	if err := sc.finalizeInto(w, out); err != nil {
-		return err
-	}
-	return w.flush(ctx, tx)
+	return sc.finalize(out)
 }
 
 // prepareChild returns a function that prepares one child of def from its

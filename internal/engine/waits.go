@@ -9,19 +9,27 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
+// completePlaceholder completes a wait step's placeholder job with its
+// step_started event and log rows, and returns the step's inputs.
+func (sc *stepCtx) completePlaceholder() (stepInputs, error) {
+	ctx, tx := context.Background(), sc.tx
+	in := sc.inputs()
+	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+		return in, err
+	}
+	if err := tx.EventInsert(ctx, []*driver.WorkflowEvent{sc.startedEvent(in)}); err != nil {
+		return in, err
+	}
+	return in, tx.LogInsert(ctx, sc.logs())
+}
+
 // openWait runs a wait_for_signal placeholder: the placeholder job
 // completes; the wait settles at once when matching signals already exist,
 // otherwise the workflow waits (with a timer when the step has a timeout).
 func (sc *stepCtx) openWait() error {
 	ctx, tx := context.Background(), sc.tx
-	in := sc.inputs()
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
-		return err
-	}
-	if err := tx.EventInsert(ctx, []*driver.WorkflowEvent{sc.startedEvent(in)}); err != nil {
-		return err
-	}
-	if err := tx.LogInsert(ctx, sc.logs()); err != nil {
+	in, err := sc.completePlaceholder()
+	if err != nil {
 		return err
 	}
 	matched, err := sc.e.matchSignals(ctx, tx, sc.wf.ID, sc.state, sc.step)

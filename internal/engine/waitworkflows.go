@@ -193,14 +193,8 @@ func lockDependencies(ctx context.Context, tx driver.Tx, ids []int64) (map[int64
 func (sc *stepCtx) evaluateWorkflowWait() error {
 	ctx, tx := context.Background(), sc.tx
 	idx := sc.wf.CurrentStep
-	in := sc.inputs()
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
-		return err
-	}
-	if err := tx.EventInsert(ctx, []*driver.WorkflowEvent{sc.startedEvent(in)}); err != nil {
-		return err
-	}
-	if err := tx.LogInsert(ctx, sc.logs()); err != nil {
+	in, err := sc.completePlaceholder()
+	if err != nil {
 		return err
 	}
 	ids := waitIDs(sc.step, sc.state)
