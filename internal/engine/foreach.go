@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -414,13 +415,24 @@ func (sc *stepCtx) finalizeForEach(w *writes, in stepInputs, output *phpjson.Obj
 // branchInputs is a for-each branch's step input: the public state, the
 // item and its index (Queuety's workflow trace for branch jobs).
 func (sc *stepCtx) branchInputs(item any, index int) (stepInputs, []byte) {
-	before := PublicState(sc.state)
-	in := stepInputs{state: EncodeJSON(before)}
-	o := phpjson.NewObject()
-	o.Set("state", before)
-	o.Set("item", item)
-	o.Set("item_index", int64(index))
-	in.input = EncodeJSON(o)
+	if sc.pubJSON == nil || *sc.pubJSON == nil {
+		enc := EncodeJSON(PublicState(sc.state))
+		if sc.pubJSON == nil {
+			sc.pubJSON = new([]byte)
+		}
+		*sc.pubJSON = enc
+	}
+	in := stepInputs{state: *sc.pubJSON}
+	// {"state":<public state>,"item":<item>,"item_index":<index>}, built
+	// around the state's encoding, which a large fan-out shares.
+	var b []byte
+	b = append(b, `{"state":`...)
+	b = append(b, in.state...)
+	b = append(b, `,"item":`...)
+	b = append(b, EncodeJSON(item)...)
+	b = append(b, `,"item_index":`...)
+	b = strconv.AppendInt(b, int64(index), 10)
+	in.input = append(b, '}')
 	c := phpjson.NewObject()
 	c.Set("item", item)
 	c.Set("item_index", int64(index))
@@ -510,7 +522,8 @@ func (sc *stepCtx) applyBranch(w *writes, rt *forEachRuntime, output *phpjson.Ob
 	addCostUnits(sc.state, sc.row.CostUnits)
 	started := sc.startedEvent(in)
 	started.Context = itemCtx
-	done := sc.completedEvent(driver.EventStepItemCompleted, in, output, sc.state)
+	done := sc.event(driver.EventStepItemCompleted, in)
+	done.Output, done.StateAfter = EncodeJSON(output), in.state // a branch leaves the public state as it was
 	doneCtx := phpjson.NewObject() // Queuety writes this one index first
 	doneCtx.Set("item_index", int64(itemIndex))
 	doneCtx.Set("item", item)
@@ -596,6 +609,7 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 		w := &writes{}
 		var done []int64
 		var settler *stepCtx
+		pub := new([]byte) // the public state's encoding, shared by the group's events
 		for i, r := range results {
 			row := rows[r.Claimed.Job.ID]
 			if row == nil || !r.Claimed.owns(row) || settler != nil {
@@ -614,7 +628,7 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 				}
 				continue
 			}
-			sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: steps[idx], cj: r.Claimed, r: r, now: now}
+			sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: steps[idx], cj: r.Claimed, r: r, now: now, pubJSON: pub}
 			satisfied, err := sc.applyBranch(w, rt, outputs[i])
 			if err != nil {
 				fallback = true

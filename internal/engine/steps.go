@@ -198,6 +198,9 @@ type stepCtx struct {
 	cj    *Claimed
 	r     *Result
 	now   time.Time
+	// pubJSON caches the encoded public state for the events of for-each
+	// branches, which leave it unchanged; nil computes it.
+	pubJSON *[]byte
 }
 
 // stepInputs is the public state before a step attempt, encoded once for
