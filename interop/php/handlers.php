@@ -1,0 +1,148 @@
+<?php
+/**
+ * Step handlers of the queuety-go interop scenarios.
+ *
+ * Queuety stores a handler's class name verbatim (jobs.handler,
+ * state._steps[i].class, reducer_class, condition_class), so these exact
+ * strings are what a Go worker registers its handlers under, for example
+ * "QueuetyGoInterop\\DoubleItem". Every handler is deterministic: its result
+ * depends only on the state or item it is given.
+ *
+ * Load after Queuety's autoloader (lib.php boot()).
+ */
+
+declare(strict_types=1);
+
+namespace QueuetyGoInterop;
+
+use Queuety\Contracts\ForEachHandler;
+use Queuety\Contracts\ForEachReducer;
+use Queuety\Contracts\RepeatCondition;
+use Queuety\Step;
+
+/** Integer value of a state key, or $default when it is missing or not numeric. */
+function int_key( array $state, string $key, int $default ): int {
+	$v = $state[ $key ] ?? null;
+	return is_numeric( $v ) ? (int) $v : $default;
+}
+
+/**
+ * Step: plans the for_each items.
+ * Returns {"items":[{"n":1},...,{"n":count}]} with count = state.count (default 3).
+ * An item listed in state.fail_items (1-based n values) gets "fail":true.
+ */
+final class PlanItems implements Step {
+	public function handle( array $state ): array {
+		$count = int_key( $state, 'count', 3 );
+		$fail  = is_array( $state['fail_items'] ?? null ) ? $state['fail_items'] : array();
+		$items = array();
+		for ( $n = 1; $n <= $count; $n++ ) {
+			$item = array( 'n' => $n );
+			if ( in_array( $n, $fail, true ) ) {
+				$item['fail'] = true;
+			}
+			$items[] = $item;
+		}
+		return array( 'items' => $items );
+	}
+
+	public function config(): array {
+		return array();
+	}
+}
+
+/**
+ * for_each branch handler: returns {"value": item.n * 2, "index": index};
+ * throws \RuntimeException("item <n> failed") when item.fail is true.
+ * config() sets max_attempts 2, which Queuety bakes into every branch job
+ * (jobs.max_attempts and payload.__queuety_runtime.max_attempts).
+ */
+final class DoubleItem implements ForEachHandler {
+	public function handle_item( array $state, mixed $item, int $index ): array {
+		$n = is_array( $item ) && is_numeric( $item['n'] ?? null ) ? (int) $item['n'] : 0;
+		if ( is_array( $item ) && ! empty( $item['fail'] ) ) {
+			throw new \RuntimeException( "item {$n} failed" );
+		}
+		return array(
+			'value' => $n * 2,
+			'index' => $index,
+		);
+	}
+
+	public function config(): array {
+		return array( 'max_attempts' => 2 );
+	}
+}
+
+/**
+ * for_each reducer: returns {"sum": sum of output.value over the aggregate's
+ * results (successful branches), "count": number of results}.
+ */
+final class SumReducer implements ForEachReducer {
+	public function reduce( array $state, array $for_each ): array {
+		$results = is_array( $for_each['results'] ?? null ) ? $for_each['results'] : array();
+		$sum     = 0;
+		foreach ( $results as $entry ) {
+			$value = is_array( $entry ) && is_array( $entry['output'] ?? null ) ? ( $entry['output']['value'] ?? 0 ) : 0;
+			$sum  += is_numeric( $value ) ? (int) $value : 0;
+		}
+		return array(
+			'sum'   => $sum,
+			'count' => count( $results ),
+		);
+	}
+}
+
+/** Step: returns {"counter": (state.counter ?? 0) + 1}. */
+final class Increment implements Step {
+	public function handle( array $state ): array {
+		return array( 'counter' => int_key( $state, 'counter', 0 ) + 1 );
+	}
+
+	public function config(): array {
+		return array();
+	}
+}
+
+/** Repeat condition: matches when state.counter >= state.limit (limit default 3). */
+final class CounterReached implements RepeatCondition {
+	public function matches( array $state ): bool {
+		return int_key( $state, 'counter', 0 ) >= int_key( $state, 'limit', 3 );
+	}
+}
+
+/** Step: returns {"child_value": (state.n ?? 0) * 10, "child_done": true}. */
+final class ChildWork implements Step {
+	public function handle( array $state ): array {
+		return array(
+			'child_value' => int_key( $state, 'n', 0 ) * 10,
+			'child_done'  => true,
+		);
+	}
+
+	public function config(): array {
+		return array();
+	}
+}
+
+/** Step: always throws \RuntimeException('child failed'); config() sets max_attempts 1. */
+final class FailStep implements Step {
+	public function handle( array $state ): array {
+		throw new \RuntimeException( 'child failed' );
+	}
+
+	public function config(): array {
+		return array( 'max_attempts' => 1 );
+	}
+}
+
+/** Step: returns {"finished": true}. */
+final class Finish implements Step {
+	public function handle( array $state ): array {
+		return array( 'finished' => true );
+	}
+
+	public function config(): array {
+		return array();
+	}
+}
