@@ -322,6 +322,11 @@ try {
 		exit( 0 );
 	}
 
+	$known = array( 'dispatch', 'work', 'work-once', 'check-deadlines', 'status', 'dump', 'stats', 'bench-fanout', 'truncate', 'drop' );
+	if ( ! in_array( $cmd, $known, true ) ) {
+		throw new UsageError( "unknown command '{$cmd}'" );
+	}
+
 	$conn = boot();
 
 	switch ( $cmd ) {
@@ -378,7 +383,7 @@ try {
 			throw new UsageError( "unknown command '{$cmd}'" );
 	}
 } catch ( UsageError $e ) {
-	fwrite( STDERR, 'driver.php: ' . $e->getMessage() . "\n\n" . usage() );
+	fwrite( STDERR, 'driver.php: ' . $e->getMessage() . "; see: php driver.php help\n" );
 	exit( 1 );
 } catch ( \Throwable $e ) {
 	fwrite( STDERR, 'driver.php: ' . get_class( $e ) . ': ' . $e->getMessage() . "\n" );

@@ -7,6 +7,9 @@
  *
  *   QUEUETY_SRC=<queuety tree> QUEUETY_DB_PREFIX=<scratch prefix> php interop/php/fixtures.php <command>
  *
+ * QUEUETY_DB_PREFIX is required here (no wp_ default): every command empties
+ * or drops the 16 tables of that prefix.
+ *
  * Commands:
  *   list                 scenario names
  *   run NAME [NAME...]   run scenarios in this process (each starts from empty tables)
@@ -234,6 +237,14 @@ try {
 	if ( 'list' === $cmd ) {
 		echo implode( "\n", array_keys( $scenarios ) ) . "\n";
 		exit( 0 );
+	}
+
+	if ( ! in_array( $cmd, array( 'run', 'all', 'schema', 'truncate', 'drop' ), true ) ) {
+		throw new UsageError( "unknown command {$cmd}" );
+	}
+	// Every command empties or drops tables: never fall back to the wp_ default.
+	if ( '' === env( 'QUEUETY_DB_PREFIX', '' ) ) {
+		throw new UsageError( 'set QUEUETY_DB_PREFIX to a scratch table prefix: the generator empties the tables it uses' );
 	}
 
 	$conn = boot();
