@@ -363,6 +363,23 @@ func (w *Worker) handBack(jobs []*engine.Claimed) {
 	w.stats.handedBack.Add(int64(len(jobs)))
 }
 
+// DeferDelay is how long a job this worker cannot run (its step's reducer
+// or repeat condition is not registered here) waits before it is due
+// again, so that a worker that has it, Go or Queuety PHP, takes it.
+const DeferDelay = 5 * time.Second
+
+// deferJob hands back a job this worker lacks a function for, due again
+// after DeferDelay, without using an attempt.
+func (w *Worker) deferJob(cj *engine.Claimed, missing string) {
+	w.log.Warn("queuety: job deferred: this worker does not have its "+missing+"; a worker that has it (Go or PHP) will run it",
+		"job_id", cj.Job.ID, "handler", cj.Job.Handler, "workflow_id", cj.Job.WorkflowID, "retry_in", DeferDelay)
+	if err := w.engine.Defer(context.Background(), cj, DeferDelay); err != nil {
+		w.log.Error("queuety: defer job (stale recovery will return it)", "job_id", cj.Job.ID, "err", err)
+		return
+	}
+	w.stats.handedBack.Add(1)
+}
+
 // start runs one claimed job in its own goroutine.
 func (w *Worker) start(hardCtx context.Context, cj *engine.Claimed) {
 	ctx, cancel := context.WithCancelCause(hardCtx)
@@ -402,6 +419,10 @@ func (w *Worker) finishSlot(a *attempt) {
 // outcome.
 func (w *Worker) execute(ctx context.Context, a *attempt) {
 	cj, clock := a.cj, engine.OfClient(w.c).Clock()
+	if missing := cj.MissingFunction(w.reg); missing != "" {
+		w.deferJob(cj, missing)
+		return
+	}
 	hctx, flush := w.engine.Attach(ctx, cj, a.cancel)
 	info, _ := queuety.JobInfoFrom(hctx) // Attach put cj.Info() there
 	hctx, stop := withDeadlines(hctx, info, clock)

@@ -49,6 +49,34 @@ func (cj *Claimed) ForEachItem() (item any, index int, ok bool) {
 	return plain(item), int(toInt(idx)), true
 }
 
+// MissingFunction names the reducer or repeat condition this job needs
+// that funcs does not have, or returns "". A worker does not run such a
+// job: a for-each branch may be the one that settles its step (and calls
+// the reducer), and a repeat placeholder calls its condition. It defers
+// the job instead, for a worker that has the function.
+func (cj *Claimed) MissingFunction(funcs Functions) string {
+	if cj.step == nil || cj.preErr != nil {
+		return ""
+	}
+	switch {
+	case cj.step.Type == "for_each" && cj.Job.Handler != HandlerForEach && cj.step.Reducer != "":
+		if funcs == nil {
+			return "reducer " + cj.step.Reducer
+		}
+		if _, ok := funcs.Reducer(cj.step.Reducer); !ok {
+			return "reducer " + cj.step.Reducer
+		}
+	case cj.Job.Handler == HandlerRepeat && cj.step.Type == "repeat" && cj.step.Condition != "":
+		if funcs == nil {
+			return "repeat condition " + cj.step.Condition
+		}
+		if _, ok := funcs.RepeatCondition(cj.step.Condition); !ok {
+			return "repeat condition " + cj.step.Condition
+		}
+	}
+	return ""
+}
+
 // forEachRuntime is one for-each step's runtime, normalised as Queuety's
 // normalize_for_each_runtime does.
 type forEachRuntime struct {

@@ -13,6 +13,18 @@ import (
 // again, with the claim's attempt taken back, so nothing is lost or
 // counted. Jobs this process no longer owns are left alone.
 func (e *Engine) Release(ctx context.Context, jobs []*Claimed) error {
+	return e.release(ctx, jobs, 0)
+}
+
+// Defer hands a claimed job that this process cannot run back to the
+// queue like Release, due again after delay, so that a worker that can
+// run it (another Go worker, or Queuety PHP) takes it first. The attempt
+// is taken back: deferring never fails a job.
+func (e *Engine) Defer(ctx context.Context, cj *Claimed, delay time.Duration) error {
+	return e.release(ctx, []*Claimed{cj}, delay)
+}
+
+func (e *Engine) release(ctx context.Context, jobs []*Claimed, delay time.Duration) error {
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -35,6 +47,9 @@ func (e *Engine) Release(ctx context.Context, jobs []*Claimed) error {
 			row.ReservedAt = time.Time{}
 			row.ClaimToken = 0
 			row.ScheduleToStartAt = cj.prevS2S
+			if delay > 0 {
+				row.AvailableAt = dueAt(e.clock.Now(), delay)
+			}
 			clearAttemptDeadlines(row)
 			if err := tx.JobUpdate(ctx, row); err != nil {
 				return err

@@ -741,3 +741,69 @@ func testRepeatConditionError(t *testing.T, e *Env) {
 func testRepeatConditionMissing(t *testing.T, e *Env) {
 	e.repeatConditionFailure(queuety.NewRegistry(), "Repeat condition class 'cond' not found")
 }
+
+func init() {
+	register("ForEach/WorkerWithoutReducerDefers", testForEachReducerDefer)
+	register("Repeat/WorkerWithoutConditionDefers", testRepeatConditionDefer)
+}
+
+// testForEachReducerDefer: a worker that has a for-each branch handler but
+// not the step's reducer hands the branches back, due after
+// worker.DeferDelay and without using an attempt, instead of failing them;
+// a worker that has both runs them and the step settles.
+func testForEachReducerDefer(t *testing.T, e *Env) {
+	b := builder.Workflow("deferred").ForEach("items", "branch", builder.Reducer("sum"))
+	id := e.startB(b, queuety.State{"items": []any{1, 2}})
+	branch := func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
+		return queuety.State{"v": item}, nil
+	}
+	lacking := e.Worker(nil)
+	var lackingCalls atomic.Int64
+	lacking.HandleForEach("branch", func(ctx context.Context, s queuety.State, item any, i int) (queuety.State, error) {
+		lackingCalls.Add(1)
+		return branch(ctx, s, item, i)
+	})
+	e.Drain(lacking)
+	assert.Zero(t, lackingCalls.Load(), "branches run by a worker without the reducer")
+	for _, j := range e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "branch"}) {
+		assert.Equal(t, queuety.JobPending, j.Status, "branch %d status", j.ID)
+		assert.Zero(t, j.Attempts, "branch %d attempts (deferring uses none)", j.ID)
+		assert.Equal(t, Epoch.Add(worker.DeferDelay), j.AvailableAt, "branch %d due after the defer delay", j.ID)
+	}
+	full := e.Worker(nil)
+	full.HandleForEach("branch", branch)
+	full.HandleReducer("sum", func(_ context.Context, _ queuety.State, r queuety.ForEachResult) (queuety.State, error) {
+		return queuety.State{"n": r.Succeeded}, nil
+	})
+	e.Clock.Advance(worker.DeferDelay)
+	e.Drain(full)
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, int64(2), e.State(id)["n"], "reducer output")
+}
+
+// testRepeatConditionDefer: a worker without a repeat step's condition
+// defers the repeat placeholder; one that has it decides the repeat.
+func testRepeatConditionDefer(t *testing.T, e *Env) {
+	b := builder.Workflow("deferred_repeat").Then("inc", builder.Name("inc")).RepeatUntil("inc", builder.ConditionNamed("enough"))
+	id := e.startB(b, nil)
+	inc := func(_ context.Context, s queuety.State) (queuety.State, error) {
+		n, _ := s.Int("counter")
+		return queuety.State{"counter": n + 1}, nil
+	}
+	lacking := e.Worker(nil)
+	lacking.HandleStep("inc", inc)
+	e.Drain(lacking)
+	placeholder := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "__queuety_repeat"})
+	assert.Equal(t, queuety.JobPending, placeholder.Status, "repeat placeholder status")
+	assert.Zero(t, placeholder.Attempts, "repeat placeholder attempts")
+	full := e.Worker(nil)
+	full.HandleStep("inc", inc)
+	full.HandleRepeatCondition("enough", func(_ context.Context, s queuety.State) (bool, error) {
+		n, _ := s.Int("counter")
+		return n >= 2, nil
+	})
+	e.Clock.Advance(worker.DeferDelay)
+	e.Drain(full)
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, int64(2), e.State(id)["counter"], "counter")
+}
