@@ -552,7 +552,7 @@ func (sc *stepCtx) applyBranch(w *writes, rt *forEachRuntime, output *phpjson.Ob
 	started.Context = itemCtx
 	done := sc.event(driver.EventStepItemCompleted, in)
 	done.Output, done.StateAfter = EncodeJSON(output), in.state // a branch leaves the public state as it was
-	doneCtx := phpjson.NewObject() // Queuety writes this one index first
+	doneCtx := phpjson.NewObject()                              // Queuety writes this one index first
 	doneCtx.Set("item_index", int64(itemIndex))
 	doneCtx.Set("item", item)
 	done.Context = EncodeJSON(doneCtx)
