@@ -551,8 +551,10 @@ func (sc *stepCtx) applyBranch(w *writes, rt *forEachRuntime, output *phpjson.Ob
 	started := sc.startedEvent(in)
 	started.Context = itemCtx
 	done := sc.event(driver.EventStepItemCompleted, in)
-	done.Output, done.StateAfter = EncodeJSON(output), in.state // a branch leaves the public state as it was
-	doneCtx := phpjson.NewObject()                              // Queuety writes this one index first
+	// A branch leaves the public state as it was; Queuety writes this
+	// event's context index first.
+	done.Output, done.StateAfter = EncodeJSON(output), in.state
+	doneCtx := phpjson.NewObject()
 	doneCtx.Set("item_index", int64(itemIndex))
 	doneCtx.Set("item", item)
 	done.Context = EncodeJSON(doneCtx)
