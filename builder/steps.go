@@ -35,8 +35,9 @@ type Condition struct {
 }
 
 // StateIs is the condition "state[key] equals expected". expected is a
-// JSON value (a string, number, bool, nil, or a list or map of them);
-// Queuety compares it with PHP's loose equality.
+// JSON value (a string, number, bool, nil, or a list or map of them); the
+// two are compared as Queuety compares them, by their JSON encoding with
+// object keys sorted (so 3 and 3.0 differ, and a missing key is nil).
 func StateIs(key string, expected any) Condition {
 	return Condition{stateKey: key, expected: expected}
 }
