@@ -56,6 +56,7 @@ func TestChaos(t *testing.T) {
 	}{
 		{"jobs", runJobs},
 		{"workflows", runWorkflows},
+		{"fanout", runFanOut},
 		{"mariadb", runMariaDB},
 		{"deadlines", runDeadlines},
 		{"shutdown", runShutdown},
@@ -419,6 +420,105 @@ func runWorkflows(sc *scenario) {
 	require.NoError(sc.t, err)
 	assert.Equal(sc.t, len(ids), done, "completed workflows")
 	sc.assertHung()
+}
+
+// runFanOut: F workflows, each a for_each step over K items of the
+// initial state (one branch job per item) and a step after it, while
+// random workers are SIGKILLed and replaced. The unit is a branch
+// (wf:<id>:0:item:<i>) or the step after (wf:<id>:1); the for_each
+// placeholder job runs no handler and is no unit. Each for_each step must
+// settle exactly once: one step_completed event, an aggregate counting K
+// successes, one job for the step after it.
+func runFanOut(sc *scenario) {
+	t := sc.t
+	k := sc.s.FanItems
+	items := make([]any, k)
+	for i := range items {
+		items[i] = fmt.Sprintf("item-%d", i)
+	}
+	ids := sc.dispatchWorkflows(sc.s.FanOuts, func(i int) (*builder.Builder, queuety.State) {
+		b := builder.Workflow("chaos_fanout").MaxAttempts(attempts).
+			ForEach("items", hBranch, builder.ResultKey("r"), builder.Job(sc.s.jobOptions()...)).
+			Then(hAfter, builder.Job(sc.s.jobOptions()...))
+		return b, queuety.State{"i": i, "items": items}
+	})
+	var units []string
+	for _, id := range ids {
+		for i := range k {
+			units = append(units, branchUnit(id, 0, i))
+		}
+		units = append(units, fmt.Sprintf("wf:%d:1", id))
+	}
+	cfg := sc.workerConfig(sc.s.StaleTimeout)
+	sc.startWorkers(sc.s.Workers, cfg)
+	progress := func() (int, error) { return sc.completed(hBranch, hAfter) }
+	sc.sigkillDuring(len(units), sc.s.FanKills, cfg, progress)
+	sc.waitDone(len(units), progress)
+	ok, err := waitFor(sc.s.Timeout, 100*time.Millisecond, func() (bool, error) {
+		n, err := sc.count(`SELECT COUNT(*) FROM %squeuety_workflows WHERE status = 'completed'`)
+		return n >= len(ids), err
+	})
+	if !ok {
+		t.Errorf("not every workflow completed within %s (last error: %v)", sc.s.Timeout, err)
+	}
+	slowest := sc.stopWorkers()
+	sc.res.note("slowest worker exit after SIGTERM: %s", slowest.Round(time.Millisecond))
+	sc.finish(units)
+
+	// Per workflow: the ids breaking each rule.
+	checks := []struct{ what, q string }{
+		{"workflows not completed", `SELECT id FROM %squeuety_workflows WHERE status <> 'completed'`},
+		{"workflows without exactly one step_completed event for the for_each step",
+			`SELECT w.id FROM %squeuety_workflows w LEFT JOIN %squeuety_workflow_events e
+				ON e.workflow_id = w.id AND e.step_index = 0 AND e.event = 'step_completed'
+			GROUP BY w.id HAVING COUNT(e.id) <> 1`},
+		{"workflows whose aggregate r.succeeded is not " + strconv.Itoa(k),
+			`SELECT id FROM %squeuety_workflows
+			WHERE COALESCE(JSON_VALUE(state, '$.r.succeeded'), -1) <> ` + strconv.Itoa(k)},
+		{"workflows without exactly one for_each placeholder job",
+			`SELECT w.id FROM %squeuety_workflows w LEFT JOIN %squeuety_jobs j ON j.workflow_id = w.id AND j.handler = '__queuety_for_each'
+			GROUP BY w.id HAVING COUNT(j.id) <> 1`},
+		{"workflows without exactly " + strconv.Itoa(k) + " branch jobs, one per item",
+			`SELECT w.id FROM %squeuety_workflows w LEFT JOIN %squeuety_jobs j ON j.workflow_id = w.id AND j.handler = '` + hBranch + `'
+			GROUP BY w.id HAVING COUNT(j.id) <> ` + strconv.Itoa(k) + `
+				OR COUNT(DISTINCT JSON_VALUE(j.payload, '$.__for_each.item_index')) <> ` + strconv.Itoa(k)},
+		{"workflows without exactly one job for the step after the for_each step",
+			`SELECT w.id FROM %squeuety_workflows w LEFT JOIN %squeuety_jobs j ON j.workflow_id = w.id AND j.handler = '` + hAfter + `'
+			GROUP BY w.id HAVING COUNT(j.id) <> 1`},
+		{"workflows with a branch job still pending or processing",
+			`SELECT DISTINCT workflow_id FROM %squeuety_jobs WHERE handler = '` + hBranch + `' AND status IN ('pending', 'processing')`},
+	}
+	for _, c := range checks {
+		bad, err := sc.ids(c.q)
+		require.NoError(t, err, c.what)
+		assert.Empty(t, bad, "%s (%d of %d): %v", c.what, len(bad), len(ids), first(bad, 10))
+	}
+	branchJobs, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler = ?`, hBranch)
+	require.NoError(t, err)
+	branchRuns, err := sc.count(`SELECT COUNT(*) FROM chaos_runs WHERE handler = ?`, hBranch)
+	require.NoError(t, err)
+	sc.res.note("%d workflows × %d items: %d branch jobs, %d branch runs recorded", len(ids), k, branchJobs, branchRuns)
+	sc.assertHung()
+}
+
+// ids runs a query returning one id a row; %s in q is the table prefix.
+func (sc *scenario) ids(q string) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(sc.ctx, 30*time.Second)
+	defer cancel()
+	rows, err := sc.db.QueryContext(ctx, strings.ReplaceAll(q, "%s", sc.prefix))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // runMariaDB: N workers drain M no-op jobs while the server is killed with

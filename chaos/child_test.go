@@ -35,7 +35,9 @@ const (
 	hStep3    = "chaos.step3"
 	hNever    = "chaos.never" // registered nowhere: its steps wait for their deadline
 	hDeadline = "chaos.deadline"
-	hHang     = "chaos.hang" // ignores its context
+	hHang     = "chaos.hang"   // ignores its context
+	hBranch   = "chaos.branch" // a for_each branch: one run per item
+	hAfter    = "chaos.after"  // the step after the for_each step
 )
 
 // childConfig is what a child process is told to do.
@@ -153,6 +155,10 @@ func workerMain(cfg childConfig) int {
 	for _, h := range []string{hStep1, hStep2, hStep3} {
 		w.HandleStep(h, func(ctx context.Context, _ queuety.State) (queuety.State, error) { return nil, work(ctx, "") })
 	}
+	w.HandleForEach(hBranch, func(ctx context.Context, _ queuety.State, _ any, index int) (queuety.State, error) {
+		return nil, work(ctx, itemTag(index))
+	})
+	w.HandleStep(hAfter, func(ctx context.Context, _ queuety.State) (queuety.State, error) { return nil, work(ctx, "") })
 	w.HandleDeadline(hDeadline, func(ctx context.Context, public queuety.State) error {
 		return rec.record(ctx, public.String("key"))
 	})

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -49,8 +50,19 @@ type run struct {
 	startedAt  time.Time
 }
 
+// itemTag is the tag of a for_each branch's run: the item's index.
+func itemTag(index int) string { return fmt.Sprintf("item:%d", index) }
+
+// branchUnit is the unit of one for_each branch: the step and the item.
+func branchUnit(workflowID int64, step, index int) string {
+	return fmt.Sprintf("wf:%d:%d:%s", workflowID, step, itemTag(index))
+}
+
 func (r run) unit() string {
+	var index int
 	switch {
+	case r.workflowID != 0 && r.stepIndex >= 0 && scanItemTag(r.tag, &index):
+		return branchUnit(r.workflowID, r.stepIndex, index)
 	case r.tag != "" && r.tag != "hang":
 		return "dl:" + r.tag
 	case r.workflowID != 0 && r.stepIndex >= 0:
@@ -58,6 +70,16 @@ func (r run) unit() string {
 	default:
 		return fmt.Sprintf("job:%d", r.jobID)
 	}
+}
+
+// scanItemTag reads an itemTag into index.
+func scanItemTag(tag string, index *int) bool {
+	if !strings.HasPrefix(tag, "item:") {
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(tag, "item:"))
+	*index = n
+	return err == nil
 }
 
 const runsTable = `CREATE TABLE IF NOT EXISTS chaos_runs (
@@ -99,9 +121,16 @@ type jobUnit struct {
 	status string
 }
 
+// loadJobUnits reads every job row as the unit it serves. A for_each
+// branch (a workflow job whose payload carries __for_each.item_index) is
+// its own unit, wf:<id>:<step>:item:<index>. The engine's internal jobs
+// (handlers named __queuety_*: for_each placeholders and the like) run no
+// handler and are no unit.
 func loadJobUnits(ctx context.Context, db *sql.DB, prefix string) ([]jobUnit, error) {
 	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT id, handler, status, COALESCE(workflow_id, 0), COALESCE(step_index, -1),
-		CASE WHEN handler = ? THEN payload ELSE '' END FROM %squeuety_jobs`, prefix), hDeadline)
+		CASE WHEN handler = ? THEN payload ELSE '' END,
+		CASE WHEN workflow_id IS NOT NULL THEN JSON_VALUE(payload, '$.__for_each.item_index') END
+		FROM %squeuety_jobs`, prefix), hDeadline)
 	if err != nil {
 		return nil, err
 	}
@@ -113,17 +142,22 @@ func loadJobUnits(ctx context.Context, db *sql.DB, prefix string) ([]jobUnit, er
 			handler, payload string
 			wf               int64
 			step             int
+			item             sql.NullInt64
 		)
-		if err := rows.Scan(&j.id, &handler, &j.status, &wf, &step, &payload); err != nil {
+		if err := rows.Scan(&j.id, &handler, &j.status, &wf, &step, &payload, &item); err != nil {
 			return nil, err
 		}
 		switch {
+		case strings.HasPrefix(handler, internalPrefix):
+			continue
 		case handler == hDeadline:
 			var p struct {
 				Key string `json:"key"`
 			}
 			_ = json.Unmarshal([]byte(payload), &p)
 			j.unit = "dl:" + p.Key
+		case wf != 0 && step >= 0 && item.Valid:
+			j.unit = branchUnit(wf, step, int(item.Int64))
 		case wf != 0 && step >= 0:
 			j.unit = fmt.Sprintf("wf:%d:%d", wf, step)
 		default:
@@ -133,6 +167,9 @@ func loadJobUnits(ctx context.Context, db *sql.DB, prefix string) ([]jobUnit, er
 	}
 	return out, rows.Err()
 }
+
+// internalPrefix begins the names of the engine's internal handlers.
+const internalPrefix = "__queuety_"
 
 // jobAttempt names one attempt of a job.
 type jobAttempt struct {

@@ -27,6 +27,9 @@ type scale struct {
 	JobKills  int // "jobs": SIGKILLs of random workers
 	Workflows int // "workflows": 3-step workflows
 	WFKills   int // "workflows": SIGKILLs
+	FanOuts   int // "fanout": workflows with a for_each step
+	FanItems  int // "fanout": items per for_each step (one branch job each)
+	FanKills  int // "fanout": SIGKILLs
 	DBJobs    int // "mariadb": no-op jobs
 	DBKills   int // "mariadb": kill -9 of the server, then a restart
 	Sweepers  int // "deadlines": sweeper processes
@@ -61,13 +64,13 @@ var presets = map[string]scale{
 	"small": {
 		Name: "small", Workers: 4, Concurrency: 8,
 		Jobs: 10_000, JobKills: 5, Workflows: 2000, WFKills: 5, DBJobs: 10_000, DBKills: 2,
-		Sweepers: 6, Expired: 1000, Hangers: 2, Restarts: 3,
+		FanOuts: 40, FanItems: 10, FanKills: 3, Sweepers: 6, Expired: 1000, Hangers: 2, Restarts: 3,
 		DBDown: 2 * time.Second, Timeout: 90 * time.Second,
 	},
 	"full": {
 		Name: "full", Workers: 16, Concurrency: 10,
 		Jobs: 100_000, JobKills: 20, Workflows: 20_000, WFKills: 20, DBJobs: 100_000, DBKills: 3,
-		Sweepers: 8, Expired: 5000, Hangers: 16, Restarts: 20,
+		FanOuts: 2000, FanItems: 10, FanKills: 20, Sweepers: 8, Expired: 5000, Hangers: 16, Restarts: 20,
 		DBDown: 5 * time.Second, Timeout: 30 * time.Minute,
 	},
 }
@@ -109,6 +112,7 @@ func loadScale(t *testing.T) scale {
 	ints := map[string]*int{
 		"WORKERS": &s.Workers, "CONCURRENCY": &s.Concurrency,
 		"JOBS": &s.Jobs, "JOB_KILLS": &s.JobKills, "WORKFLOWS": &s.Workflows, "WORKFLOW_KILLS": &s.WFKills,
+		"FANOUTS": &s.FanOuts, "FANOUT_ITEMS": &s.FanItems, "FANOUT_KILLS": &s.FanKills,
 		"DB_JOBS": &s.DBJobs, "DB_KILLS": &s.DBKills, "SWEEPERS": &s.Sweepers, "EXPIRED": &s.Expired,
 		"HANGERS": &s.Hangers, "RESTARTS": &s.Restarts,
 	}
@@ -152,15 +156,18 @@ func loadScale(t *testing.T) scale {
 	if s.Workers < 1 || s.Concurrency < 1 {
 		t.Fatalf("QUEUETY_CHAOS_WORKERS and QUEUETY_CHAOS_CONCURRENCY must be at least 1")
 	}
+	if s.FanItems < 1 {
+		t.Fatalf("QUEUETY_CHAOS_FANOUT_ITEMS must be at least 1")
+	}
 	return s
 }
 
 func (s scale) String() string {
 	return fmt.Sprintf("scale %s: %d workers × %d concurrency; jobs %d (%d SIGKILLs), workflows %d (%d SIGKILLs), "+
-		"mariadb %d jobs (%d kills, down %s), deadlines %d sweepers × %d workflows, shutdown %d hung handlers, "+
+		"fanout %d workflows × %d items (%d SIGKILLs), mariadb %d jobs (%d kills, down %s), deadlines %d sweepers × %d workflows, shutdown %d hung handlers, "+
 		"restarts %d jobs (%d SIGTERMs); stale timeout %s (mariadb %s), lease %s, stale sweep %s, poll %s, "+
 		"shutdown timeout %s + %s, backoff %s; seed %d",
-		s.Name, s.Workers, s.Concurrency, s.Jobs, s.JobKills, s.Workflows, s.WFKills, s.DBJobs, s.DBKills, s.DBDown,
+		s.Name, s.Workers, s.Concurrency, s.Jobs, s.JobKills, s.Workflows, s.WFKills, s.FanOuts, s.FanItems, s.FanKills, s.DBJobs, s.DBKills, s.DBDown,
 		s.Sweepers, s.Expired, s.Hangers, s.Jobs, s.Restarts, s.StaleTimeout, s.DBStale, s.Lease, s.StaleSweep, s.Poll,
 		s.Shutdown, s.StopBound, s.backoffName(), s.Seed)
 }
