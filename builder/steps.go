@@ -208,6 +208,45 @@ func (b *Builder) MaxStartedWorkflows(n int) *Builder {
 	return b
 }
 
+// MaxTransitions caps the step transitions of a run (Queuety's
+// max_transitions budget): the transition past n fails the workflow
+// instead of letting a loop spin. n must be at least 1.
+func (b *Builder) MaxTransitions(n int) *Builder {
+	return b.budget("max transitions", n, &b.def.MaxTransitions)
+}
+
+// MaxStateBytes caps the public state's size as JSON (Queuety's
+// max_state_bytes budget): dispatch rejects a larger initial state, and a
+// step whose output makes it larger fails the workflow. n must be at
+// least 1.
+func (b *Builder) MaxStateBytes(n int) *Builder {
+	return b.budget("max state bytes", n, &b.def.MaxStateBytes)
+}
+
+// MaxCostUnits caps the cost units of the jobs the workflow runs
+// (Queuety's max_cost_units budget; a step job costs 1 unless its Job
+// options say otherwise). n must be at least 1.
+func (b *Builder) MaxCostUnits(n int) *Builder {
+	return b.budget("max cost units", n, &b.def.MaxCostUnits)
+}
+
+// PruneStateAfter drops each step's output keys from the state once n
+// more steps have completed (Queuety's prune_state_after), so a long
+// workflow does not carry every intermediate result. n must be at least
+// 1.
+func (b *Builder) PruneStateAfter(n int) *Builder {
+	return b.budget("prune state after", n, &b.def.PruneStateAfter)
+}
+
+// budget sets a positive workflow setting, or records the mistake.
+func (b *Builder) budget(name string, n int, field *int) *Builder {
+	if n < 1 {
+		b.fail(fmt.Errorf("%w: %s must be at least 1, got %d", queuety.ErrInvalidArgument, name, n))
+	}
+	*field = n
+	return b
+}
+
 // cloneDefinition deep-copies a definition's steps, their handler and id
 // lists and their child definitions.
 func cloneDefinition(def queuety.WorkflowDefinition) queuety.WorkflowDefinition {

@@ -158,6 +158,21 @@ type WorkflowDefinition struct {
 	// start_workflows steps may start in total (Queuety's
 	// max_started_workflows budget). Zero means none.
 	MaxStartedWorkflows int
+	// MaxTransitions caps the step transitions of the whole run (Queuety's
+	// max_transitions budget): a runaway loop fails instead of spinning.
+	// Zero means none.
+	MaxTransitions int
+	// MaxStateBytes caps the size of the public state as JSON (Queuety's
+	// max_state_bytes budget), the initial state included. Zero means none.
+	MaxStateBytes int
+	// MaxCostUnits caps the cost units of the jobs the workflow ran
+	// (Queuety's max_cost_units budget). Zero means none.
+	MaxCostUnits int
+	// PruneStateAfter drops a step's output keys from the state once that
+	// many later steps have completed (Queuety's prune_state_after), so
+	// long workflows do not carry every intermediate result. Zero keeps
+	// everything.
+	PruneStateAfter int
 }
 
 // Validate checks a definition without changing it: the same checks
@@ -234,6 +249,15 @@ func (d *WorkflowDefinition) validateAt(depth int) error {
 	}
 	if d.MaxStartedWorkflows < 0 {
 		return invalidf("max started workflows must be at least 1, got %d", d.MaxStartedWorkflows)
+	}
+	for _, b := range []struct {
+		name string
+		n    int
+	}{{"max transitions", d.MaxTransitions}, {"max state bytes", d.MaxStateBytes}, {"max cost units", d.MaxCostUnits},
+		{"prune state after", d.PruneStateAfter}} {
+		if b.n < 0 {
+			return invalidf("%s must be at least 1, got %d", b.name, b.n)
+		}
 	}
 	names := map[string]int{}
 	delays := 0
@@ -400,7 +424,9 @@ func (d WorkflowDefinition) encodeSteps() []any {
 func (d WorkflowDefinition) engineDefinition() engine.Definition {
 	return engine.Definition{
 		MaxForEachItems: d.MaxForEachItems, MaxStartedWorkflows: d.MaxStartedWorkflows,
-		Name: d.Name, Steps: d.encodeSteps(), Queue: d.Queue, Priority: d.Priority, MaxAttempts: d.MaxAttempts,
+		MaxTransitions: d.MaxTransitions, MaxStateBytes: d.MaxStateBytes, MaxCostUnits: d.MaxCostUnits,
+		PruneAfter: d.PruneStateAfter,
+		Name:       d.Name, Steps: d.encodeSteps(), Queue: d.Queue, Priority: d.Priority, MaxAttempts: d.MaxAttempts,
 		OnCancel: d.OnCancel, OnDeadline: d.OnDeadline,
 		DeadlineSecs:   int64(math.Ceil(d.ExecutionTimeout.Seconds())),
 		RunTimeoutSecs: int64(math.Ceil(d.RunTimeout.Seconds())),

@@ -138,7 +138,8 @@ func (s *WorkflowStep) validateRunWorkflow(depth int) error {
 		return invalidf("run-workflow child %q: callbacks are not carried to a run-workflow child", child.Name)
 	case child.IdempotencyKey != "" || child.Version != "":
 		return invalidf("run-workflow child %q: idempotency keys and versions are not carried to a run-workflow child", child.Name)
-	case child.MaxForEachItems != 0 || child.MaxStartedWorkflows != 0:
+	case child.MaxForEachItems != 0 || child.MaxStartedWorkflows != 0 || child.MaxTransitions != 0 ||
+		child.MaxStateBytes != 0 || child.MaxCostUnits != 0 || child.PruneStateAfter != 0:
 		return invalidf("run-workflow child %q: budgets are not carried to a run-workflow child", child.Name)
 	}
 	return nil

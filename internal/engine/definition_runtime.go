@@ -91,8 +91,8 @@ func (d Definition) RuntimeObject() *phpjson.Object {
 // or one Queuety PHP built) the way Queuety's dispatch_defined_workflow
 // does: a missing queue is "default", max_attempts is at least 1, only
 // positive budgets count, and definition_hash is kept as given. The
-// result has RuntimeOrder set. Definitions that prune state or compensate
-// on failure are rejected: the Go engine runs neither.
+// result has RuntimeOrder set. Definitions that compensate on failure are
+// rejected: the Go engine does not run compensations yet.
 func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
 	if o == nil {
 		return Definition{}, errors.New("workflow definition is missing")
@@ -127,8 +127,8 @@ func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
 			}
 		}
 	}
-	if intValue(o, "prune_after") > 0 {
-		return d, fmt.Errorf("workflow definition %q prunes state (prune_after), which the Go engine does not support", d.Name)
+	if n := intValue(o, "prune_after"); n > 0 {
+		d.PruneAfter = int(n)
 	}
 	if v, _ := o.Get("compensate_on_failure"); v == true {
 		return d, fmt.Errorf("workflow definition %q compensates on failure, which the Go engine does not support", d.Name)

@@ -84,7 +84,6 @@ func TestDefinitionFromRuntimeRejects(t *testing.T) {
 	tests := map[string]string{
 		"no steps":               `{"name":"w","steps":[]}`,
 		"steps not a list":       `{"name":"w","steps":{"a":1}}`,
-		"prunes state":           `{"name":"w","steps":[{"type":"single","class":"A"}],"prune_after":2}`,
 		"compensates on failure": `{"name":"w","steps":[{"type":"single","class":"A"}],"compensate_on_failure":true}`,
 	}
 	for name, raw := range tests {
@@ -97,6 +96,18 @@ func TestDefinitionFromRuntimeRejects(t *testing.T) {
 	}
 	_, err := DefinitionFromRuntime(nil)
 	assert.Error(t, err)
+}
+
+func TestDefinitionFromRuntimePrunes(t *testing.T) {
+	o, err := phpjson.DecodeObject([]byte(`{"name":"w","steps":[{"type":"single","class":"A"}],"prune_after":2}`))
+	require.NoError(t, err)
+	d, err := DefinitionFromRuntime(o)
+	require.NoError(t, err)
+	assert.Equal(t, 2, d.PruneAfter, "prune_after")
+	p, err := prepareWorkflow(d, phpjson.NewObject())
+	require.NoError(t, err)
+	assert.Equal(t, `{"_steps":[{"type":"single","class":"A"}],"_queue":"default","_priority":0,"_max_attempts":3,"_prune_state_after":2,"_step_outputs":[]}`,
+		string(p.stateJSON), "state keys in Queuety's materialize order")
 }
 
 func TestEncodeDecodeDefinitionKeepsBudgets(t *testing.T) {

@@ -64,6 +64,8 @@ type Definition struct {
 	MaxStateBytes       int
 	MaxCostUnits        int
 	MaxStartedWorkflows int
+	// PruneAfter is Queuety's prune_after (prune_state_after); 0 for none.
+	PruneAfter int
 
 	// Hash is the definition hash to store as _definition_hash. Empty
 	// computes it, except with RuntimeOrder, where Queuety stores none.
@@ -108,7 +110,7 @@ func (d Definition) runtimeHeader() *phpjson.Object {
 	o.Set("priority", int64(d.Priority))
 	o.Set("max_attempts", int64(orDefaultInt(d.MaxAttempts, DefaultMaxAttempts)))
 	o.Set("cancel_handler", NilIfEmpty(d.OnCancel))
-	o.Set("prune_after", nil)
+	o.Set("prune_after", positiveOrNil(d.PruneAfter))
 	if d.DeadlineSecs > 0 {
 		o.Set("deadline_seconds", d.DeadlineSecs)
 	} else {
@@ -168,7 +170,7 @@ func prepareWorkflow(def Definition, state *phpjson.Object) (*preparedWorkflow, 
 	}
 	if def.MaxStateBytes > 0 {
 		if n := len(EncodeJSON(state)); n > def.MaxStateBytes {
-			return nil, invalidf("initial state is %d bytes, over the max_state_bytes budget of %d", n, def.MaxStateBytes)
+			return nil, invalidf("Workflow initial state exceeds configured max_state_bytes budget of %d (it is %d bytes).", def.MaxStateBytes, n)
 		}
 	}
 	queue := orDefault(def.Queue, DefaultQueue)
@@ -204,6 +206,7 @@ func setBuilderOrderKeys(def Definition, state *phpjson.Object) {
 	if def.OnCancel != "" {
 		state.Set("_on_cancel", def.OnCancel)
 	}
+	setPruneKeys(def, state)
 	if def.DeadlineSecs > 0 {
 		state.Set("_deadline_seconds", def.DeadlineSecs)
 	}
@@ -226,6 +229,7 @@ func setRuntimeOrderKeys(def Definition, state *phpjson.Object) {
 	if def.OnCancel != "" {
 		state.Set("_on_cancel", handlerDefinition(def.OnCancel))
 	}
+	setPruneKeys(def, state)
 	if def.DeadlineSecs > 0 {
 		state.Set("_deadline_seconds", def.DeadlineSecs)
 	}
@@ -245,6 +249,15 @@ func setRuntimeOrderKeys(def Definition, state *phpjson.Object) {
 	if def.StartedByWorkflowID > 0 {
 		state.Set("_started_by_workflow_id", def.StartedByWorkflowID)
 		state.Set("_started_by_step_index", int64(def.StartedByStepIndex))
+	}
+}
+
+// setPruneKeys writes _prune_state_after and an empty _step_outputs when
+// the workflow prunes its state.
+func setPruneKeys(def Definition, state *phpjson.Object) {
+	if def.PruneAfter > 0 {
+		state.Set("_prune_state_after", int64(def.PruneAfter))
+		state.Set("_step_outputs", []any{})
 	}
 }
 

@@ -80,6 +80,10 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 		if timeout != nil {
 			f.Category, f.TimeoutKind, f.DeadlineAt = driver.FailureTimeout, timeout.Kind, timeout.Deadline
 		}
+		var ce *ConstraintError
+		if errors.As(cause, &ce) {
+			f.Category = driver.FailureBudget
+		}
 		if err := tx.FailureInsert(ctx, f); err != nil {
 			return false, err
 		}

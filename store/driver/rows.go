@@ -153,7 +153,12 @@ const (
 	FailureApplication FailureCategory = "application"
 	FailureTimeout     FailureCategory = "timeout"
 	FailureCancelled   FailureCategory = "cancelled"
-	FailureInternal    FailureCategory = "internal"
+	// FailureBudget is a workflow guardrail breach: a budget
+	// (max_transitions, max_state_bytes, max_cost_units,
+	// max_for_each_items, max_started_workflows) or a repeat's
+	// max_iterations.
+	FailureBudget   FailureCategory = "budget"
+	FailureInternal FailureCategory = "internal"
 )
 
 // QueueCount is the number of jobs in one queue with one status.

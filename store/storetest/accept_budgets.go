@@ -2,13 +2,17 @@ package storetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/worker"
 )
 
 func init() {
@@ -64,4 +68,84 @@ func mustMarshal(t *testing.T, v any) []byte {
 	b, err := phpjson.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+func init() {
+	register("Budgets/BreachesFailWithBudgetCategory", testBudgetBreaches)
+	register("Budgets/InitialStateOverMaxStateBytes", testInitialStateBudget)
+	register("Budgets/PruneStateAfter", testPruneStateAfter)
+}
+
+// testBudgetBreaches: each of max_transitions, max_state_bytes and
+// max_cost_units, set with the builder, fails the workflow on the step
+// that breaches it, with Queuety's message and a budget failure.
+func testBudgetBreaches(t *testing.T, e *Env) {
+	cases := []struct {
+		name string
+		b    *builder.Builder
+		msg  string
+	}{
+		{"transitions", builder.Workflow("loop").Then("a").Then("b").Then("c").MaxTransitions(2),
+			"Workflow exceeded max_transitions budget of 2."},
+		{"state bytes", builder.Workflow("big").Then("a").Then("grow").Then("c").MaxStateBytes(64),
+			"Workflow exceeded max_state_bytes budget of 64."},
+		{"cost units", builder.Workflow("costly").Then("a").Then("b").Then("c").MaxCostUnits(2), // each step job costs 1
+			"Workflow exceeded max_cost_units budget of 2."},
+	}
+	w := e.Worker(nil)
+	for _, h := range []string{"a", "b", "c"} {
+		w.HandleStep(h, func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{h: 1}, nil })
+	}
+	w.HandleStep("grow", func(context.Context, queuety.State) (queuety.State, error) {
+		return queuety.State{"blob": strings.Repeat("x", 100)}, nil
+	})
+	ids := make([]int64, len(cases))
+	for i, c := range cases {
+		ids[i] = e.startB(c.b, nil)
+	}
+	e.Drain(w)
+	for i, c := range cases {
+		wf := e.Workflow(ids[i])
+		assert.Equal(t, queuety.WorkflowFailed, wf.Status, "%s: status", c.name)
+		assert.Equal(t, c.msg, wf.ErrorMessage, "%s: error", c.name)
+		fails, err := e.C.Failures(e.Ctx, ids[i], 0)
+		require.NoError(t, err)
+		if assert.Len(t, fails, 1, "%s: failures", c.name) {
+			assert.Equal(t, driver.FailureBudget, fails[0].Category, "%s: failure category", c.name)
+			assert.True(t, fails[0].NonRetryable, "%s: non-retryable", c.name)
+		}
+	}
+}
+
+// testInitialStateBudget: dispatch rejects an initial state over
+// max_state_bytes and writes nothing.
+func testInitialStateBudget(t *testing.T, e *Env) {
+	_, err := builder.Workflow("big").Then("a").MaxStateBytes(10).Dispatch(e.Ctx, e.C, queuety.State{"blob": "0123456789"})
+	require.ErrorIs(t, err, queuety.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "max_state_bytes budget of 10")
+	assert.Empty(t, e.Workflows(driver.WorkflowFilter{}), "workflows written")
+}
+
+// testPruneStateAfter: with PruneStateAfter(1), a step's output keys are
+// dropped once the next step has completed (Queuety's prune_state_after:
+// after step n, outputs of steps <= n-1 go), and _step_outputs keeps
+// Queuety's bookkeeping.
+func testPruneStateAfter(t *testing.T, e *Env) {
+	id := e.startB(builder.Workflow("pruned").Then("a").Then("b").Then("c").PruneStateAfter(1), queuety.State{"input": 1})
+	seen := map[string]queuety.State{}
+	w := e.Worker(nil, worker.Concurrency(1))
+	for _, h := range []string{"a", "b", "c"} {
+		w.HandleStep(h, func(_ context.Context, s queuety.State) (queuety.State, error) {
+			seen[h] = s
+			return queuety.State{h + "_out": true}, nil
+		})
+	}
+	e.Drain(w)
+	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuety.State{"input": int64(1), "a_out": true}, seen["b"], "b sees a's output")
+	assert.Equal(t, queuety.State{"input": int64(1), "b_out": true}, seen["c"], "c no longer sees a's output")
+	assert.Equal(t, queuety.State{"input": int64(1), "c_out": true}, e.State(id), "final state keeps the last output")
+	raw := e.rawState(id)
+	v, _ := raw.Get("_step_outputs")
+	assert.Equal(t, `{"2":["c_out"]}`, string(mustMarshal(t, v)), "_step_outputs")
 }
