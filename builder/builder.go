@@ -166,6 +166,34 @@ func (b *Builder) OnDeadline(handler string) *Builder {
 	return b
 }
 
+// CompensateWith names the handler that undoes the step added last
+// (Queuety's compensate_with(); register it with HandleCompensation). When
+// the workflow is cancelled, or fails with CompensateOnFailure, the
+// completed steps' compensations run newest first, each with the public
+// state as it was right after its step, durably and once each. It is an
+// error before the first step or for an invalid name.
+func (b *Builder) CompensateWith(handler string) *Builder {
+	if len(b.def.Steps) == 0 {
+		b.fail(fmt.Errorf("%w: compensate with %q: no step to compensate yet", queuety.ErrInvalidArgument, handler))
+		return b
+	}
+	if handler == "" {
+		b.fail(fmt.Errorf("%w: compensate with: handler name is empty", queuety.ErrInvalidArgument))
+		return b
+	}
+	b.def.Steps[len(b.def.Steps)-1].Compensation = handler
+	return b
+}
+
+// CompensateOnFailure runs the compensations (CompensateWith) when the
+// workflow fails or passes its deadline, not only when it is cancelled
+// (Queuety's compensate_on_failure()). A compensated workflow cannot be
+// retried.
+func (b *Builder) CompensateOnFailure() *Builder {
+	b.def.CompensateOnFailure = true
+	return b
+}
+
 // OnCancel names the callback that runs once when the workflow is
 // cancelled (Queuety's on_cancel(), stored as _on_cancel). Register it on
 // a worker with HandleDeadline; it receives the workflow's public state.

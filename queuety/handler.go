@@ -136,6 +136,13 @@ func (r *Registry) HandleRepeatCondition(name string, fn RepeatConditionFunc) {
 	r.conditions[name] = fn
 }
 
+// HandleCompensation registers a compensation handler under the name given
+// to the builder's CompensateWith (Queuety's Compensation classes). It
+// receives the workflow's public state as it was right after the step it
+// undoes, and runs as a job with the workflow's attempts; its error fails
+// that attempt (see HandleJob for panics).
+func (r *Registry) HandleCompensation(name string, fn CallbackFunc) { r.HandleDeadline(name, fn) }
+
 func (r *Registry) checkNew(name string, nilFn bool) {
 	if err := engine.ValidateHandlerName(name); err != nil {
 		panic(fmt.Sprintf("queuety: register handler: %v", err))

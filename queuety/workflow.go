@@ -55,6 +55,11 @@ type WorkflowStep struct {
 	Handlers []string      // StepParallel
 	Delay    time.Duration // StepDelay, whole seconds
 	Signal   string        // StepWaitForSignal
+	// Compensation names the handler that undoes this step (Queuety's
+	// compensate_with(), registered with HandleCompensation). It runs, with
+	// the public state as it was right after the step, when the workflow
+	// is cancelled, or fails with CompensateOnFailure set.
+	Compensation string
 	// ResultKey stores a step's result under one state key: a signal's
 	// payload (StepWaitForSignal, instead of merging its keys), a for-each
 	// aggregate (StepForEach), the started workflow ids
@@ -173,6 +178,11 @@ type WorkflowDefinition struct {
 	// long workflows do not carry every intermediate result. Zero keeps
 	// everything.
 	PruneStateAfter int
+	// CompensateOnFailure runs the completed steps' compensations, newest
+	// first, when the workflow fails or passes its deadline (Queuety's
+	// compensate_on_failure()). Cancelling always runs them. A compensated
+	// workflow cannot be retried.
+	CompensateOnFailure bool
 }
 
 // Validate checks a definition without changing it: the same checks
@@ -307,6 +317,11 @@ func (s *WorkflowStep) defaultName(i, delays int) string {
 // validate checks step i; earlier holds the names of the steps before it
 // and depth how deep its workflow is nested.
 func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error {
+	if s.Compensation != "" {
+		if err := engine.ValidateHandlerName(s.Compensation); err != nil {
+			return fmt.Errorf("step %d (%s): compensation: %w", i, s.Name, err)
+		}
+	}
 	switch s.Type {
 	case StepSingle:
 		if err := engine.ValidateHandlerName(s.Handler); err != nil {
@@ -364,15 +379,21 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 	switch s.Type {
 	case StepSingle:
 		o.Set("class", s.Handler)
+		if s.Compensation != "" { // Queuety writes the key on these two only when set
+			o.Set("compensation", s.Compensation)
+		}
 	case StepParallel:
 		hs := make([]any, len(s.Handlers))
 		for i, h := range s.Handlers {
 			hs[i] = h
 		}
 		o.Set("handlers", hs)
+		if s.Compensation != "" {
+			o.Set("compensation", s.Compensation)
+		}
 	case StepDelay:
 		o.Set("delay_seconds", int64(math.Ceil(s.Delay.Seconds())))
-		o.Set("compensation", nil)
+		o.Set("compensation", engine.NilIfEmpty(s.Compensation))
 	case StepWaitForSignal:
 		o.Set("signal_name", s.Signal)
 		o.Set("signal_names", []any{s.Signal})
@@ -382,7 +403,7 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 		o.Set("correlation_key", nil)
 		o.Set("human_wait", nil)
 		o.Set("decision_map", nil)
-		o.Set("compensation", nil)
+		o.Set("compensation", engine.NilIfEmpty(s.Compensation))
 		if s.Timeout > 0 {
 			o.Set("timeout_ms", s.Timeout.Milliseconds())
 		}
@@ -425,8 +446,8 @@ func (d WorkflowDefinition) engineDefinition() engine.Definition {
 	return engine.Definition{
 		MaxForEachItems: d.MaxForEachItems, MaxStartedWorkflows: d.MaxStartedWorkflows,
 		MaxTransitions: d.MaxTransitions, MaxStateBytes: d.MaxStateBytes, MaxCostUnits: d.MaxCostUnits,
-		PruneAfter: d.PruneStateAfter,
-		Name:       d.Name, Steps: d.encodeSteps(), Queue: d.Queue, Priority: d.Priority, MaxAttempts: d.MaxAttempts,
+		PruneAfter: d.PruneStateAfter, CompensateOnFailure: d.CompensateOnFailure,
+		Name: d.Name, Steps: d.encodeSteps(), Queue: d.Queue, Priority: d.Priority, MaxAttempts: d.MaxAttempts,
 		OnCancel: d.OnCancel, OnDeadline: d.OnDeadline,
 		DeadlineSecs:   int64(math.Ceil(d.ExecutionTimeout.Seconds())),
 		RunTimeoutSecs: int64(math.Ceil(d.RunTimeout.Seconds())),

@@ -136,6 +136,8 @@ func (s *WorkflowStep) validateRunWorkflow(depth int) error {
 		return invalidf("run-workflow child %q: deadlines are not carried to a run-workflow child", child.Name)
 	case child.OnDeadline != "" || child.OnCancel != "":
 		return invalidf("run-workflow child %q: callbacks are not carried to a run-workflow child", child.Name)
+	case child.CompensateOnFailure:
+		return invalidf("run-workflow child %q: CompensateOnFailure is not carried to a run-workflow child", child.Name)
 	case child.IdempotencyKey != "" || child.Version != "":
 		return invalidf("run-workflow child %q: idempotency keys and versions are not carried to a run-workflow child", child.Name)
 	case child.MaxForEachItems != 0 || child.MaxStartedWorkflows != 0 || child.MaxTransitions != 0 ||
@@ -324,7 +326,7 @@ func (s *WorkflowStep) encodeComposite(o *phpjson.Object) {
 		o.Set("quorum", positiveOrNil(s.Quorum))
 		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
 	}
-	o.Set("compensation", nil)
+	o.Set("compensation", engine.NilIfEmpty(s.Compensation))
 }
 
 func positiveOrNil(n int) any {

@@ -153,6 +153,12 @@ func (w *Worker) HandleStep(name string, fn queuety.StepFunc) { w.reg.HandleStep
 // HandleDeadline registers a deadline or cancel callback.
 func (w *Worker) HandleDeadline(name string, fn queuety.CallbackFunc) { w.reg.HandleDeadline(name, fn) }
 
+// HandleCompensation registers a compensation handler (see
+// queuety.Registry.HandleCompensation).
+func (w *Worker) HandleCompensation(name string, fn queuety.CallbackFunc) {
+	w.reg.HandleCompensation(name, fn)
+}
+
 // HandleForEach registers the branch handler of a for_each step: it runs
 // once per item, as its own job.
 func (w *Worker) HandleForEach(name string, fn queuety.ForEachFunc) { w.reg.HandleForEach(name, fn) }

@@ -243,6 +243,7 @@ func (e *Engine) resumeParent(ctx context.Context, tx driver.Tx, child *driver.W
 				pstate.Set(k, v)
 			}
 		}
+		pushCompensation(pstate, steps[idx], idx)
 		if err := countTransition(pstate); err != nil {
 			parent.State = EncodeJSON(pstate)
 			return e.failWorkflowLocked(ctx, tx, parent, 0, errorMessage(err), now)

@@ -72,7 +72,10 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 		for _, r := range results {
 			logs = append(logs, completedLogs(r, now)...)
 		}
-		return tx.LogInsert(ctx, logs)
+		if err := tx.LogInsert(ctx, logs); err != nil {
+			return err
+		}
+		return e.compensationsEnded(ctx, tx, results, now)
 	})
 	if errors.Is(err, errClaimMismatch) {
 		return e.completeJobsChecked(ctx, results)
@@ -81,6 +84,17 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
 	}
 	return errs, nil
+}
+
+// compensationsEnded moves on the compensations whose jobs are among the
+// completed results.
+func (e *Engine) compensationsEnded(ctx context.Context, tx driver.Tx, results []*Result, now time.Time) error {
+	for _, r := range results {
+		if err := e.compensationEnded(ctx, tx, r.Claimed, "", now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // errClaimMismatch rolls back a batch completion in which some row no
@@ -149,7 +163,16 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 		if err := tx.JobComplete(ctx, done, now); err != nil {
 			return err
 		}
-		return tx.LogInsert(ctx, logs)
+		if err := tx.LogInsert(ctx, logs); err != nil {
+			return err
+		}
+		var owned []*Result
+		for i, r := range results {
+			if errs[i] == nil {
+				owned = append(owned, r)
+			}
+		}
+		return e.compensationsEnded(ctx, tx, owned, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queuety: complete jobs: %w", err)

@@ -63,7 +63,7 @@ func (d Definition) hash() string {
 	doc.Set("max_transitions", positiveOrNil(d.MaxTransitions))
 	doc.Set("max_for_each_items", positiveOrNil(d.MaxForEachItems))
 	doc.Set("max_state_bytes", positiveOrNil(d.MaxStateBytes))
-	doc.Set("compensate_on_failure", false)
+	doc.Set("compensate_on_failure", d.CompensateOnFailure)
 	sum := sha256.Sum256(EncodeJSON(doc))
 	return hex.EncodeToString(sum[:])
 }
@@ -83,7 +83,7 @@ func (d Definition) RuntimeObject() *phpjson.Object {
 	o := d.runtimeHeader()
 	o.Set("definition_hash", orDefault(d.Hash, d.hash()))
 	o.Set("workflow_budget", d.budgetObject())
-	o.Set("compensate_on_failure", false)
+	o.Set("compensate_on_failure", d.CompensateOnFailure)
 	return o
 }
 
@@ -91,8 +91,7 @@ func (d Definition) RuntimeObject() *phpjson.Object {
 // or one Queuety PHP built) the way Queuety's dispatch_defined_workflow
 // does: a missing queue is "default", max_attempts is at least 1, only
 // positive budgets count, and definition_hash is kept as given. The
-// result has RuntimeOrder set. Definitions that compensate on failure are
-// rejected: the Go engine does not run compensations yet.
+// result has RuntimeOrder set.
 func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
 	if o == nil {
 		return Definition{}, errors.New("workflow definition is missing")
@@ -131,7 +130,7 @@ func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
 		d.PruneAfter = int(n)
 	}
 	if v, _ := o.Get("compensate_on_failure"); v == true {
-		return d, fmt.Errorf("workflow definition %q compensates on failure, which the Go engine does not support", d.Name)
+		d.CompensateOnFailure = true
 	}
 	raw, _ := o.Get("steps")
 	steps, ok := raw.([]any)

@@ -82,9 +82,8 @@ func TestDefinitionFromRuntime(t *testing.T) {
 
 func TestDefinitionFromRuntimeRejects(t *testing.T) {
 	tests := map[string]string{
-		"no steps":               `{"name":"w","steps":[]}`,
-		"steps not a list":       `{"name":"w","steps":{"a":1}}`,
-		"compensates on failure": `{"name":"w","steps":[{"type":"single","class":"A"}],"compensate_on_failure":true}`,
+		"no steps":         `{"name":"w","steps":[]}`,
+		"steps not a list": `{"name":"w","steps":{"a":1}}`,
 	}
 	for name, raw := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -66,6 +66,8 @@ type Definition struct {
 	MaxStartedWorkflows int
 	// PruneAfter is Queuety's prune_after (prune_state_after); 0 for none.
 	PruneAfter int
+	// CompensateOnFailure is Queuety's compensate_on_failure.
+	CompensateOnFailure bool
 
 	// Hash is the definition hash to store as _definition_hash. Empty
 	// computes it, except with RuntimeOrder, where Queuety stores none.
@@ -262,18 +264,20 @@ func setPruneKeys(def Definition, state *phpjson.Object) {
 }
 
 // setBudgetKeys writes _workflow_budget and fresh _workflow_counters when
-// any budget is set.
+// any budget is set, then _compensate_on_failure (both of Queuety's
+// orders keep these together).
 func setBudgetKeys(def Definition, state *phpjson.Object) {
-	budget := def.budgetObject()
-	if budget.Len() == 0 {
-		return
+	if budget := def.budgetObject(); budget.Len() > 0 {
+		counters := phpjson.NewObject()
+		counters.Set("transitions", int64(0))
+		counters.Set("cost_units", int64(0))
+		counters.Set("started_workflows", int64(0))
+		state.Set("_workflow_budget", budget)
+		state.Set("_workflow_counters", counters)
 	}
-	counters := phpjson.NewObject()
-	counters.Set("transitions", int64(0))
-	counters.Set("cost_units", int64(0))
-	counters.Set("started_workflows", int64(0))
-	state.Set("_workflow_budget", budget)
-	state.Set("_workflow_counters", counters)
+	if def.CompensateOnFailure {
+		state.Set("_compensate_on_failure", true)
+	}
 }
 
 // handlerDefinition is Queuety's stored form of a callback handler.

@@ -101,8 +101,24 @@ func (e *Engine) failWorkflowLocked(ctx context.Context, tx driver.Tx, wf *drive
 	if err := e.markFailed(ctx, tx, wf, jobID, msg, now); err != nil {
 		return err
 	}
-	return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(jobID), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue,
-		Event: driver.LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now}})
+	if err := tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(jobID), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue,
+		Event: driver.LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now}}); err != nil {
+		return err
+	}
+	return e.compensateEnded(ctx, tx, wf, CompensateFailure, now)
+}
+
+// compensateEnded starts an ended workflow's compensations when reason
+// calls for them, and writes the workflow row if that changed it.
+func (e *Engine) compensateEnded(ctx context.Context, tx driver.Tx, wf *driver.Workflow, reason string, now time.Time) error {
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil || !shouldCompensate(state, reason) {
+		return nil
+	}
+	if err := e.startCompensation(ctx, tx, wf, state, reason, now); err != nil {
+		return err
+	}
+	return tx.WorkflowUpdate(ctx, wf)
 }
 
 // markFailed buries a locked workflow's open jobs (all but except) with
@@ -229,6 +245,9 @@ func (e *Engine) expireLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 		f.JobID, f.StepIndex, f.Attempt = at.cj.Job.ID, ptr(*at.cj.Job.StepIndex), at.cj.Job.Attempts
 	}
 	if err := tx.FailureInsert(ctx, f); err != nil {
+		return err
+	}
+	if err := e.compensateEnded(ctx, tx, wf, CompensateDeadline, now); err != nil {
 		return err
 	}
 	return e.enqueueCallback(ctx, tx, wf, state, "_on_deadline", "deadline", now)

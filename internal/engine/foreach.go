@@ -430,6 +430,7 @@ func (sc *stepCtx) expandForEach() error {
 // transition and the next step, with the step_completed event.
 func (sc *stepCtx) finalizeForEach(w *writes, in stepInputs, output *phpjson.Object) error {
 	mergeOutput(sc.state, output, sc.wf.CurrentStep)
+	pushCompensation(sc.state, sc.step, sc.wf.CurrentStep)
 	if err := sc.countTransition(); err != nil {
 		return err
 	}

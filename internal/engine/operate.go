@@ -100,6 +100,10 @@ func (e *Engine) CancelWorkflow(ctx context.Context, id int64) error {
 		if err := e.buryOpenJobs(ctx, tx, wf.ID, 0, msgWorkflowCancelled, now); err != nil {
 			return err
 		}
+		compensating := shouldCompensate(state, CompensateCancel) && compensationCount(state) > 0
+		if err := e.startCompensation(ctx, tx, wf, state, CompensateCancel, now); err != nil {
+			return err
+		}
 		wf.Status = driver.WorkflowCancelled
 		wf.CompletedAt = floorSecond(now)
 		wf.WaitDeadlineAt = time.Time{}
@@ -118,6 +122,9 @@ func (e *Engine) CancelWorkflow(ctx context.Context, id int64) error {
 		}
 		if err := e.afterTerminal(ctx, tx, wf, state, now); err != nil {
 			return err
+		}
+		if compensating {
+			return nil // the cancel callback runs after the compensations, as in Queuety
 		}
 		return e.enqueueCallback(ctx, tx, wf, state, "_on_cancel", "cancel", now)
 	})
@@ -138,6 +145,9 @@ func (e *Engine) RetryWorkflow(ctx context.Context, id int64) error {
 		}
 		if v, ok := state.Get("_compensated"); ok && v == true {
 			return fmt.Errorf("%w: workflow was compensated and cannot be retried", ErrInvalidState)
+		}
+		if _, ok := state.Get("_compensation_next"); ok {
+			return fmt.Errorf("%w: workflow is being compensated and cannot be retried", ErrInvalidState)
 		}
 		if wf.CurrentStep >= len(steps) {
 			return fmt.Errorf("%w: workflow has no step %d", ErrInvalidState, wf.CurrentStep)

@@ -121,7 +121,14 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 	if err := tx.JobUpdate(ctx, row); err != nil {
 		return false, err
 	}
-	return final, tx.LogInsert(ctx, logs)
+	if err := tx.LogInsert(ctx, logs); err != nil {
+		return false, err
+	}
+	if final && row.WorkflowID == 0 {
+		// A compensation that ran out of attempts: the next one runs.
+		return true, e.compensationEnded(ctx, tx, cjWithPayload(cj, row), msg, now)
+	}
+	return final, nil
 }
 
 // backoffFor returns the job's own backoff or the client default.

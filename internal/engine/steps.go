@@ -369,6 +369,7 @@ func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object) error {
 	}
 	in := sc.inputs()
 	mergeOutput(sc.state, output, sc.wf.CurrentStep)
+	pushCompensation(sc.state, sc.step, sc.wf.CurrentStep)
 	addCostUnits(sc.state, sc.row.CostUnits)
 	if err := countTransition(sc.state); err != nil {
 		return err
@@ -431,6 +432,7 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	last := *branch
 	last.Event, last.Input = driver.EventStepCompleted, in.state
 	w.events = append(w.events, &last)
+	pushCompensation(sc.state, sc.step, sc.wf.CurrentStep)
 	if err := countTransition(sc.state); err != nil {
 		return err
 	}

@@ -97,6 +97,7 @@ func (e *Engine) settleWait(ctx context.Context, tx driver.Tx, wf *driver.Workfl
 	state.Delete("_wait")
 	state.Delete("_waiting_for_signal")
 	mergeOutput(state, output, idx)
+	pushCompensation(state, steps[idx], idx)
 	if err := countTransition(state); err != nil {
 		wf.State = EncodeJSON(state)
 		return e.failWorkflowLocked(ctx, tx, wf, 0, errorMessage(err), now)

@@ -1,0 +1,267 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// This file runs Queuety's compensations (compensate_with,
+// compensate_on_failure). Each completed step that has a compensation
+// handler pushes {step_index, handler, payload, state} on
+// _compensation_stack, the public state as it was right after the step.
+// When the workflow is cancelled, or fails or passes its deadline with
+// _compensate_on_failure, the handlers run newest first.
+//
+// Queuety runs them inline, in the process that failed the workflow. The
+// Go engine runs them durably: one job at a time, each enqueued in the
+// transaction that ended the previous one (or that ended the workflow),
+// so a crash resumes at the compensation that was running and every
+// compensation completes once. _compensation_next holds the index of the
+// one running; when the stack is done the state gets Queuety's
+// _compensated and _compensation_cause. A compensation whose attempts run
+// out is logged (compensation_failed) and the next one runs, as in
+// Queuety.
+
+// Compensation reasons, as Queuety records them in _compensation_cause.
+const (
+	CompensateFailure  = "failure"
+	CompensateDeadline = "deadline"
+	CompensateCancel   = "cancel"
+)
+
+// pushCompensation records a completed step on the compensation stack
+// when it has a compensation handler (Queuety's
+// push_compensation_snapshot).
+func pushCompensation(state *phpjson.Object, step *stepDef, idx int) {
+	if step == nil {
+		return
+	}
+	h := handlerDef(step.raw, "compensation")
+	if h == nil {
+		return
+	}
+	raw, _ := state.Get("_compensation_stack")
+	stack, _ := listOf(raw)
+	entry := phpjson.NewObject()
+	entry.Set("step_index", int64(idx))
+	class, _ := h.Get("class")
+	entry.Set("handler", class)
+	payload, _ := h.Get("payload")
+	entry.Set("payload", payload)
+	entry.Set("state", PublicState(state))
+	state.Set("_compensation_stack", append(append([]any(nil), stack...), entry))
+}
+
+// handlerDef is Queuety's handler_definition of o[key]: {class, payload}
+// for a name or a {class|handler, payload|config} object, or nil.
+func handlerDef(o *phpjson.Object, key string) *phpjson.Object {
+	name := handlerRef(o, key)
+	if name == "" {
+		return nil
+	}
+	payload := any([]any{})
+	if v, _ := o.Get(key); v != nil {
+		if ho, ok := v.(*phpjson.Object); ok {
+			for _, k := range []string{"payload", "config"} {
+				if p, ok := ho.Get(k); ok {
+					if po, isObj := p.(*phpjson.Object); isObj {
+						payload = po
+					}
+					break
+				}
+			}
+		}
+	}
+	out := phpjson.NewObject()
+	out.Set("class", name)
+	out.Set("payload", payload)
+	return out
+}
+
+// shouldCompensate reports whether a workflow ending for reason runs its
+// compensations: always on cancel, on failure and deadline only with
+// _compensate_on_failure; never twice.
+func shouldCompensate(state *phpjson.Object, reason string) bool {
+	if truthy(state, "_compensated") {
+		return false
+	}
+	if _, running := state.Get("_compensation_next"); running {
+		return false
+	}
+	return reason == CompensateCancel || truthy(state, "_compensate_on_failure")
+}
+
+// startCompensation begins a locked, just-ended workflow's compensations
+// (see the file comment). It changes state and wf.State; the caller
+// writes the workflow row after it.
+func (e *Engine) startCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, reason string, now time.Time) error {
+	if !shouldCompensate(state, reason) {
+		return nil
+	}
+	raw, _ := state.Get("_compensation_stack")
+	stack, _ := listOf(raw)
+	if len(stack) == 0 {
+		state.Set("_compensated", true)
+		state.Set("_compensation_cause", reason)
+		wf.State = EncodeJSON(state)
+		return nil
+	}
+	state.Set("_compensation_next", int64(len(stack)-1))
+	wf.State = EncodeJSON(state)
+	return e.enqueueCompensation(ctx, tx, wf, state, stack, len(stack)-1, reason, now)
+}
+
+// enqueueCompensation enqueues compensation index of the stack as a job:
+// handler = the compensation handler, payload = the step's state snapshot
+// and the handler's payload, plus the engine's marker.
+func (e *Engine) enqueueCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, stack []any, index int, reason string, now time.Time) error {
+	entry, _ := stack[index].(*phpjson.Object)
+	if entry == nil {
+		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)
+	}
+	handler := strField(entry, "handler")
+	snap, _ := entry.Get("state")
+	payload := phpjson.NewObject()
+	if so, ok := snap.(*phpjson.Object); ok {
+		payload = so.Clone()
+	}
+	if extra, ok := mustObject(entry, "payload"); ok {
+		for _, k := range extra.Keys() {
+			if !IsPrivateKey(k) {
+				v, _ := extra.Get(k)
+				payload.Set(k, v)
+			}
+		}
+	}
+	marker := phpjson.NewObject()
+	marker.Set("kind", "compensation")
+	marker.Set("workflow_id", wf.ID)
+	marker.Set("index", int64(index))
+	marker.Set("reason", reason)
+	payload.Set(callbackKey, marker)
+	if handler == "" {
+		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)
+	}
+	return tx.JobInsert(ctx, []*driver.Job{{
+		Queue: stateQueue(state), Handler: handler, Payload: EncodeJSON(payload), Priority: statePriority(state),
+		Status: driver.JobPending, MaxAttempts: stateMaxAttempts(state), AvailableAt: floorSecond(now), CostUnits: 1,
+		CreatedAt: floorSecond(now),
+	}})
+}
+
+func mustObject(o *phpjson.Object, k string) (*phpjson.Object, bool) {
+	v, _ := o.Get(k)
+	x, ok := v.(*phpjson.Object)
+	return x, ok
+}
+
+// cjWithPayload returns cj with its payload decoded from row when the
+// claim did not decode it (sweeps build claims from rows).
+func cjWithPayload(cj *Claimed, row *driver.Job) *Claimed {
+	if cj.payload != nil {
+		return cj
+	}
+	c := *cj
+	if doc, err := DecodeObject("payload", row.Payload); err == nil {
+		c.payload = doc
+	}
+	return &c
+}
+
+// compensationMarker returns the workflow, stack index and reason of a
+// compensation job, or ok false.
+func compensationMarker(cj *Claimed) (wfID int64, index int, reason string, ok bool) {
+	if cj.payload == nil {
+		return 0, 0, "", false
+	}
+	m, isObj := mustObject(cj.payload, callbackKey)
+	if !isObj || strField(m, "kind") != "compensation" {
+		return 0, 0, "", false
+	}
+	return intValue(m, "workflow_id"), int(intValue(m, "index")), strField(m, "reason"), true
+}
+
+// compensationEnded moves a workflow's compensations on after the job of
+// compensation index ended (completed, or buried: Queuety logs a failed
+// compensation and goes on): the next one is enqueued, or the workflow is
+// marked compensated. It runs in the transaction that ended the job, and
+// only once per index.
+func (e *Engine) compensationEnded(ctx context.Context, tx driver.Tx, cj *Claimed, failedMsg string, now time.Time) error {
+	wfID, index, reason, ok := compensationMarker(cj)
+	if !ok {
+		return nil
+	}
+	wf, err := tx.WorkflowGet(ctx, wfID, driver.LockUpdate)
+	if err != nil {
+		if err == ErrNotFound {
+			return nil
+		}
+		return err
+	}
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil {
+		return nil
+	}
+	next, running := state.Get("_compensation_next")
+	if !running || toInt(next) != int64(index) {
+		return nil // not this compensation's turn (already moved on)
+	}
+	if failedMsg != "" {
+		if err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: cj.Job.Handler, Queue: stateQueue(state),
+			Event: driver.LogDebug, ErrorMessage: failedMsg,
+			Context: EncodeJSON(map[string]any{"type": "compensation_failed", "reason": reason}), CreatedAt: now}}); err != nil {
+			return err
+		}
+	}
+	if index == 0 {
+		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)
+	}
+	state.Set("_compensation_next", int64(index-1))
+	wf.State = EncodeJSON(state)
+	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+		return err
+	}
+	raw, _ := state.Get("_compensation_stack")
+	stack, _ := listOf(raw)
+	if index-1 >= len(stack) {
+		return e.finishCompensation(ctx, tx, wf, state, index-1, reason, now)
+	}
+	return e.enqueueCompensation(ctx, tx, wf, state, stack, index-1, reason, now)
+}
+
+// finishCompensation marks the workflow compensated (Queuety's
+// _compensated and _compensation_cause) once the last compensation ended,
+// or moves past an entry it cannot run.
+func (e *Engine) finishCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, index int, reason string, now time.Time) error {
+	if index > 0 {
+		raw, _ := state.Get("_compensation_stack")
+		stack, _ := listOf(raw)
+		state.Set("_compensation_next", int64(index-1))
+		wf.State = EncodeJSON(state)
+		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+			return err
+		}
+		return e.enqueueCompensation(ctx, tx, wf, state, stack, index-1, reason, now)
+	}
+	state.Delete("_compensation_next")
+	state.Set("_compensated", true)
+	state.Set("_compensation_cause", reason)
+	wf.State = EncodeJSON(state)
+	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+		return err
+	}
+	if reason == CompensateCancel {
+		return e.enqueueCallback(ctx, tx, wf, state, "_on_cancel", "cancel", now)
+	}
+	return nil
+}
+
+// compensationCount is the number of entries on the compensation stack.
+func compensationCount(state *phpjson.Object) int {
+	raw, _ := state.Get("_compensation_stack")
+	stack, _ := listOf(raw)
+	return len(stack)
+}

@@ -1,0 +1,94 @@
+package interop_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/worker"
+)
+
+// TestLiveCompensation: a saga built with compensate_with and
+// compensate_on_failure by Queuety PHP and by the Go builder stores the
+// same state byte for byte; Go workers run PHP's saga, whose third step
+// fails, and undo the first two steps newest first, leaving Queuety's
+// _compensation_stack, _compensated and _compensation_cause; PHP refuses to
+// retry the workflow Go compensated.
+func TestLiveCompensation(t *testing.T) {
+	ctx := context.Background()
+	dsn, prefix := testdb.DSN(t)
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	php := newLivePHP(t, prefix)
+
+	out := php.eval(`echo \Queuety\Queuety::workflow('saga')
+		->then('QueuetyGoInterop\Increment')->compensate_with('App\Undo\First')
+		->then('QueuetyGoInterop\Increment')->compensate_with('App\Undo\Second')
+		->then('QueuetyGoInterop\FailStep')->then('QueuetyGoInterop\Finish')
+		->compensate_on_failure()->dispatch(['order' => 7]);`)
+	phpID, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	require.NoError(t, err, "PHP printed %q", out)
+	goID, err := builder.Workflow("saga").
+		Then(`QueuetyGoInterop\Increment`).CompensateWith(`App\Undo\First`).
+		Then(`QueuetyGoInterop\Increment`).CompensateWith(`App\Undo\Second`).
+		Then(`QueuetyGoInterop\FailStep`).Then(`QueuetyGoInterop\Finish`).
+		CompensateOnFailure().Dispatch(ctx, c, queuety.State{"order": 7})
+	require.NoError(t, err)
+	phpWF, err := c.Workflow(ctx, phpID)
+	require.NoError(t, err)
+	goWF, err := c.Workflow(ctx, goID)
+	require.NoError(t, err)
+	assert.Equal(t, string(phpWF.State), string(goWF.State), "stored state at dispatch, PHP's (expected) and Go's (actual)")
+	require.NoError(t, c.CancelWorkflow(ctx, goID)) // only PHP's runs below
+
+	var mu sync.Mutex
+	var undone []string
+	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
+	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
+		n, _ := s.Int("counter")
+		return queuety.State{"counter": n + 1}, nil
+	})
+	w.HandleStep(`QueuetyGoInterop\FailStep`, func(context.Context, queuety.State) (queuety.State, error) {
+		return nil, queuety.NonRetryable(errors.New("child failed"))
+	})
+	for _, h := range []string{`App\Undo\First`, `App\Undo\Second`} {
+		w.HandleCompensation(h, func(_ context.Context, s queuety.State) error {
+			mu.Lock()
+			defer mu.Unlock()
+			n, _ := s.Int("counter")
+			undone = append(undone, h+"@"+strconv.FormatInt(n, 10))
+			return nil
+		})
+	}
+	_, err = w.RunOnce(ctx, time.Minute)
+	require.NoError(t, err)
+	wf, err := c.Workflow(ctx, phpID)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	mu.Lock()
+	assert.Equal(t, []string{`App\Undo\Second@2`, `App\Undo\First@1`}, undone, "compensations newest first, each with the state after its step")
+	mu.Unlock()
+	raw := string(wf.State)
+	assert.Contains(t, raw, `"_compensation_stack":[{"step_index":0,"handler":"App\\Undo\\First","payload":[],"state":{"order":7,"counter":1}},`+
+		`{"step_index":1,"handler":"App\\Undo\\Second","payload":[],"state":{"order":7,"counter":2}}]`, "stack in Queuety's shape")
+	assert.Contains(t, raw, `"_compensated":true,"_compensation_cause":"failure"`, "Queuety's end keys")
+	assert.NotContains(t, raw, "_compensation_next", "Go's progress key left behind")
+
+	// PHP reads the compensation as done: it refuses to retry.
+	_, retryErr := php.exec("-r", "require '"+strings.ReplaceAll(php.lib, "'", `\'`)+"'; \\QueuetyGoInterop\\boot(); "+
+		`\Queuety\Queuety::retry_workflow(`+strconv.FormatInt(phpID, 10)+`);`)
+	require.Error(t, retryErr, "PHP retried a workflow Go compensated")
+	assert.Contains(t, retryErr.Error(), "has already been compensated and cannot be retried", "PHP's refusal")
+}
