@@ -87,6 +87,53 @@ func (b *Builder) WaitForSignal(signal string, opts ...StepOption) *Builder {
 	return b.add(step, "WaitForSignal", signal, opts, waitStep)
 }
 
+// WaitForSignals adds a step that parks the workflow until all of the
+// named signals have arrived, or with Any() the first of them (Queuety's
+// wait_for_signals()). Their payloads are merged into the state, or stored
+// under ResultKey keyed by signal name. Options: Name, ResultKey, Any and
+// Timeout (see WaitForSignal). Without Name the step is named
+// "wait_for_<signal>" for one signal, else "wait_for_signals_<index>".
+func (b *Builder) WaitForSignals(signals []string, opts ...StepOption) *Builder {
+	step := queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: slices.Clone(signals)}
+	return b.add(step, "WaitForSignals", signals, opts, waitStep)
+}
+
+// WaitForApproval adds a step that waits for a person's approval: the
+// "approval" signal (Client.Approve sends it), stored under the result key
+// "approval" (Queuety's wait_for_approval()). Options: Name, ResultKey,
+// Timeout, and SignalNames to listen for another signal. Without Name the
+// step is named "wait_for_approval".
+func (b *Builder) WaitForApproval(opts ...StepOption) *Builder {
+	return b.humanWait("WaitForApproval", "approval", []string{"approval"}, "approval", opts)
+}
+
+// WaitForDecision adds a step that waits for a person to approve or
+// reject: whichever of the "approved" and "rejected" signals comes first
+// (Client.Approve and Client.Reject send them) settles it, and the state
+// gets {"outcome": "approved"|"rejected", "signal", "data"} under the
+// result key "decision" (Queuety's wait_for_decision()). Options: Name,
+// ResultKey, Timeout, and SignalNames(approve, reject). Without Name the
+// step is named "wait_for_decision".
+func (b *Builder) WaitForDecision(opts ...StepOption) *Builder {
+	return b.humanWait("WaitForDecision", "decision", []string{"approved", "rejected"}, "decision", opts)
+}
+
+// WaitForInput adds a step that waits for a person's input: the "input"
+// signal (Client.SubmitInput sends it), stored under the result key
+// "input" (Queuety's wait_for_input()). Options: Name, ResultKey, Timeout
+// and SignalNames. Without Name the step is named "wait_for_input".
+func (b *Builder) WaitForInput(opts ...StepOption) *Builder {
+	return b.humanWait("WaitForInput", "input", []string{"input"}, "input", opts)
+}
+
+func (b *Builder) humanWait(method, kind string, signals []string, resultKey string, opts []StepOption) *Builder {
+	step := queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: signals, HumanWait: kind, ResultKey: resultKey}
+	if kind == "decision" {
+		step.Mode = queuety.WaitAny
+	}
+	return b.add(step, method, kind, opts, humanStep)
+}
+
 // MustCompleteWithin sets the workflow's deadline to days, hours, minutes
 // and seconds from dispatch, summed as Queuety's must_complete_within()
 // does (so MustCompleteWithin(0, 1, 30, 0) is 90 minutes). When the deadline
@@ -292,7 +339,8 @@ type stepKind int
 
 const (
 	jobStep          stepKind = iota // Then, Parallel: job options, no signal options
-	waitStep                         // WaitForSignal: Name, ResultKey, Timeout only
+	waitStep                         // WaitForSignal(s): Name, ResultKey, Timeout, Any
+	humanStep                        // WaitForApproval, WaitForDecision, WaitForInput: Name, ResultKey, Timeout, SignalNames
 	forEachStep                      // ForEach: job options, ResultKey and the for-each options
 	repeatStep                       // RepeatWhile, RepeatUntil: Name, MaxIterations
 	runStep                          // RunWorkflow: Name only
@@ -337,18 +385,20 @@ type optionRule struct {
 
 var optionRules = []optionRule{
 	{"ResultKey applies", func(b, a queuety.WorkflowStep) bool { return a.ResultKey != b.ResultKey },
-		[]stepKind{waitStep, forEachStep, startStep, waitWorkflowStep},
+		[]stepKind{waitStep, humanStep, forEachStep, startStep, waitWorkflowStep},
 		"WaitForSignal, ForEach, StartWorkflows and WaitForWorkflow(s) steps"},
 	{"Timeout applies", func(b, a queuety.WorkflowStep) bool { return a.Timeout != b.Timeout },
-		[]stepKind{waitStep},
+		[]stepKind{waitStep, humanStep},
 		"WaitForSignal steps (use StartToClose or ScheduleToClose to bound a step)"},
 	{"Job options (Queue, Priority, Retry, Backoff, timeouts, Job) apply", func(_, a queuety.WorkflowStep) bool { return jobOptionsSet(a.Options) },
 		[]stepKind{jobStep, forEachStep},
 		"Then, Parallel and ForEach steps"},
 	{"FirstSuccess applies", func(_, a queuety.WorkflowStep) bool { return a.Mode == queuety.ForEachFirstSuccess },
 		[]stepKind{forEachStep}, "ForEach steps"},
-	{"Any applies", func(_, a queuety.WorkflowStep) bool { return a.Mode == queuety.WaitAny },
-		[]stepKind{waitWorkflowStep}, "WaitForWorkflow(s) steps"},
+	{"Any applies", func(b, a queuety.WorkflowStep) bool { return a.Mode == queuety.WaitAny && b.Mode != queuety.WaitAny },
+		[]stepKind{waitStep, waitWorkflowStep}, "WaitForSignals and WaitForWorkflow(s) steps"},
+	{"SignalNames applies", func(b, a queuety.WorkflowStep) bool { return !slices.Equal(a.Signals, b.Signals) },
+		[]stepKind{humanStep}, "WaitForApproval, WaitForDecision and WaitForInput steps"},
 	{"Quorum applies", func(b, a queuety.WorkflowStep) bool { return a.Mode == queuety.ForEachQuorum || a.Quorum != b.Quorum },
 		[]stepKind{forEachStep, waitWorkflowStep}, "ForEach and WaitForWorkflow(s) steps"},
 	{"Reducer applies", func(b, a queuety.WorkflowStep) bool { return a.Reducer != b.Reducer },
@@ -370,8 +420,8 @@ func checkOptions(before, after queuety.WorkflowStep, kind stepKind) string {
 		if !r.used(before, after) || slices.Contains(r.kinds, kind) {
 			continue
 		}
-		if kind == waitStep {
-			return "only the Name, ResultKey and Timeout options apply to a signal wait"
+		if kind == waitStep || kind == humanStep {
+			return r.name + " only to " + r.appliesTo + "; a signal wait takes Name, ResultKey, Timeout, and Any or SignalNames"
 		}
 		return r.name + " only to " + r.appliesTo
 	}

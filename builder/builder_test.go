@@ -68,7 +68,7 @@ func TestInvalidDefinitions(t *testing.T) {
 		{name: "result key on parallel", b: builder.Workflow("w").ParallelWith([]string{"a", "b"}, builder.ResultKey("k")),
 			want: queuety.ErrInvalidArgument},
 		{name: "retry on signal wait", b: builder.Workflow("w").Then("a").WaitForSignal("go", builder.Retry(5)),
-			want: queuety.ErrInvalidArgument, msg: "only the Name, ResultKey and Timeout options apply"},
+			want: queuety.ErrInvalidArgument, msg: "a signal wait takes Name, ResultKey, Timeout, and Any or SignalNames"},
 		{name: "queue on signal wait", b: builder.Workflow("w").WaitForSignal("go", builder.Queue("q")),
 			want: queuety.ErrInvalidArgument},
 		{name: "start to close on signal wait", b: builder.Workflow("w").WaitForSignal("go", builder.StartToClose(time.Minute)),

@@ -139,7 +139,8 @@ func Quorum(n int) StepOption {
 }
 
 // Any continues a WaitForWorkflows step when any one of the workflows has
-// completed (Queuety's WaitMode::Any).
+// completed, or a WaitForSignals step when any one of its signals arrived
+// (Queuety's WaitMode::Any).
 func Any() StepOption {
 	return func(s *queuety.WorkflowStep) { s.Mode = queuety.WaitAny }
 }
@@ -180,4 +181,11 @@ func InheritState(inherit bool) StepOption {
 // for a later WaitForWorkflowGroup(group) (stored as _steps[i].group_key).
 func Group(group string) StepOption {
 	return func(s *queuety.WorkflowStep) { s.GroupKey = group }
+}
+
+// SignalNames replaces the signals a WaitForApproval or WaitForInput step
+// listens for (one name), or a WaitForDecision step's approve and reject
+// signals (two names, in that order).
+func SignalNames(names ...string) StepOption {
+	return func(s *queuety.WorkflowStep) { s.Signals = append([]string(nil), names...) }
 }

@@ -254,6 +254,7 @@ func cloneDefinition(def queuety.WorkflowDefinition) queuety.WorkflowDefinition 
 	for i := range def.Steps {
 		s := &def.Steps[i]
 		s.Handlers = slices.Clone(s.Handlers)
+		s.Signals = slices.Clone(s.Signals)
 		s.WorkflowIDs = slices.Clone(s.WorkflowIDs)
 		if s.Child != nil {
 			c := cloneDefinition(*s.Child)

@@ -23,7 +23,7 @@ func TestInvalidCompositeSteps(t *testing.T) {
 		{"for-each reserved handler", golden().ForEach("items", "__queuety_x"), "reserved"},
 		{"for-each quorum zero", golden().ForEach("items", "P", builder.Quorum(0)), "for-each quorum must be at least 1, got 0"},
 		{"for-each blank reducer name", golden().ForEach("items", "P", builder.Reducer(" ")), "reducer: handler name is blank"},
-		{"for-each any", golden().ForEach("items", "P", builder.Any()), "Any applies only to WaitForWorkflow(s) steps"},
+		{"for-each any", golden().ForEach("items", "P", builder.Any()), "Any applies only to WaitForSignals and WaitForWorkflow(s) steps"},
 		{"for-each timeout", golden().ForEach("items", "P", builder.Timeout(1)), "Timeout applies only to WaitForSignal"},
 		{"for-each max iterations", golden().ForEach("items", "P", builder.MaxIterations(2)), "MaxIterations applies only to RepeatWhile"},
 		{"for-each unique", golden().ForEach("items", "P", builder.Job(queuety.Unique())), "Unique"},

@@ -747,3 +747,35 @@ func TestInspectFanOut(t *testing.T) {
 		assert.Equal(t, id, kdesc.ParentID, "child's parent")
 	}
 }
+
+// TestWorkflowAnswers: `workflow approve|reject|input` answer a workflow's
+// human waits with the signal each wait listens for, with --json.
+func TestWorkflowAnswers(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	ctx := context.Background()
+	c := openClient(t, dsn)
+	one := func(s queuety.WorkflowStep) int64 {
+		id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "ask", Steps: []queuety.WorkflowStep{s}}, nil)
+		require.NoError(t, err)
+		return id
+	}
+	approval := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"approval"}, HumanWait: "approval", ResultKey: "approval"})
+	decision := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuety.WaitAny,
+		HumanWait: "decision", ResultKey: "decision"})
+	input := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"input"}, HumanWait: "input", ResultKey: "input"})
+	mustRun(t, nil, "--dsn", dsn, "work", "--once")
+	out := mustRun(t, nil, "--dsn", dsn, "workflow", "approve", strconv.FormatInt(approval, 10), `{"by": "ada"}`)
+	assert.Contains(t, out, "approve sent as signal approval (status completed)", "approve output")
+	res := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "reject", strconv.FormatInt(decision, 10), "--json"))
+	assert.Equal(t, "rejected", res["signal"], "reject --json: %v", res)
+	assert.Equal(t, "completed", res["status"], "reject --json: %v", res)
+	mustRun(t, nil, "--dsn", dsn, "workflow", "input", strconv.FormatInt(input, 10), `{"title": "Q3"}`)
+	st, err := c.State(ctx, input)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"title": "Q3"}, st["input"], "input stored")
+	st, err = c.State(ctx, decision)
+	require.NoError(t, err)
+	assert.Equal(t, "rejected", st["decision"].(map[string]any)["outcome"], "decision outcome")
+	wantFail(t, 2, "must be a JSON object", "--dsn", dsn, "workflow", "input", strconv.FormatInt(input, 10), "[1]")
+}

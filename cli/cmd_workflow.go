@@ -34,6 +34,9 @@ func workflowCommand() *Command {
 				"paused: the step in flight finishes, the next one waits for resume", (*queuety.Client).PauseWorkflow),
 			workflowOpCommand("resume", "resume a paused workflow",
 				"resumed", (*queuety.Client).ResumeWorkflow),
+			workflowAnswerCommand("approve", "approve a workflow's approval or decision wait", (*queuety.Client).Approve),
+			workflowAnswerCommand("reject", "reject a workflow's decision wait", (*queuety.Client).Reject),
+			workflowAnswerCommand("input", "submit input to a workflow's input wait", (*queuety.Client).SubmitInput),
 		},
 	}
 }
@@ -464,6 +467,53 @@ the workflow reaches its wait counts when it gets there.`,
 				}
 				return printResult(e, map[string]any{"id": id, "signal": name, "status": w.Status},
 					"Signal %s sent to workflow %d (status %s).\n", name, id, w.Status)
+			}
+		},
+	}
+}
+
+// workflowAnswerCommand is `workflow approve|reject|input ID [JSON]`: a
+// person's answer to a wait, sent as the signal that wait listens for.
+func workflowAnswerCommand(name, summary string, answer func(*queuety.Client, context.Context, int64, any) (string, error)) *Command {
+	return &Command{
+		Name:    name,
+		Summary: summary,
+		Args:    "ID [JSON]",
+		Help: `Sends the signal the workflow's current wait listens for (the approve or
+reject signal of a decision, the signal of an approval or input wait), or
+Queuety's default for the answer ("approval", "rejected", "input") when the
+workflow is not waiting yet: it counts when the workflow gets there. JSON
+is the answer's data, stored as the signal's payload.`,
+		Examples: []string{
+			Program + " workflow " + name + " 42",
+			Program + " workflow " + name + ` 42 '{"by": "ada"}'`,
+		},
+		MinArgs: 1, MaxArgs: 2,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				payload, err := payloadArg(args, 1)
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				signal, err := answer(c, e.Ctx, id, payload)
+				if err != nil {
+					return err
+				}
+				w, err := c.Workflow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				return printResult(e, map[string]any{"id": id, "answer": name, "signal": signal, "status": w.Status},
+					"Workflow %d: %s sent as signal %s (status %s).\n", id, name, signal, w.Status)
 			}
 		},
 	}

@@ -3,6 +3,8 @@ package queuety
 import (
 	"context"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/engine"
 )
 
 // Signal sends a named signal with a payload (anything that encodes as a
@@ -97,4 +99,27 @@ func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 // and failures, in one transaction.
 func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
 	return c.engine.DescribeWorkflow(ctx, id)
+}
+
+// Approve answers a workflow's approval or decision wait with approval
+// (Queuety's approve_workflow): it sends the signal that wait listens for
+// ("approval" for WaitForApproval, the approve signal of WaitForDecision),
+// with data (nil for none) as its payload, and returns the signal's name.
+// Sent before the workflow reaches its wait, it sends "approval".
+func (c *Client) Approve(ctx context.Context, workflowID int64, data any) (string, error) {
+	return c.engine.Answer(ctx, workflowID, engine.AnswerApprove, data)
+}
+
+// Reject answers a workflow's decision wait with rejection (Queuety's
+// reject_workflow): it sends the decision's reject signal, "rejected" by
+// default, and returns its name.
+func (c *Client) Reject(ctx context.Context, workflowID int64, data any) (string, error) {
+	return c.engine.Answer(ctx, workflowID, engine.AnswerReject, data)
+}
+
+// SubmitInput answers a workflow's input wait (Queuety's
+// submit_workflow_input): it sends the signal that wait listens for,
+// "input" by default, with data as its payload, and returns its name.
+func (c *Client) SubmitInput(ctx context.Context, workflowID int64, data any) (string, error) {
+	return c.engine.Answer(ctx, workflowID, engine.AnswerInput, data)
 }

@@ -54,7 +54,17 @@ type WorkflowStep struct {
 	Handler  string        // StepSingle; StepForEach: the branch handler (HandleForEach)
 	Handlers []string      // StepParallel
 	Delay    time.Duration // StepDelay, whole seconds
-	Signal   string        // StepWaitForSignal
+	Signal   string        // StepWaitForSignal: the signal (see Signals)
+	// Signals are the signals a StepWaitForSignal step waits for when it
+	// waits for more than one (Queuety's wait_for_signals()); Mode says
+	// whether all of them (WaitAll, the default) or any one (WaitAny) must
+	// arrive. When set, Signal is ignored.
+	Signals []string
+	// HumanWait marks a signal wait as waiting on a person: "approval",
+	// "decision" (Signals are the approve and the reject signal, and the
+	// outcome is recorded as approved or rejected) or "input" (Queuety's
+	// wait_for_approval, wait_for_decision, wait_for_input).
+	HumanWait string
 	// Compensation names the handler that undoes this step (Queuety's
 	// compensate_with(), registered with HandleCompensation). It runs, with
 	// the public state as it was right after the step, when the workflow
@@ -300,7 +310,14 @@ func (s *WorkflowStep) defaultName(i, delays int) string {
 	case StepDelay:
 		return "delay_" + strconv.Itoa(delays)
 	case StepWaitForSignal:
-		return "wait_for_" + s.Signal
+		names := s.signalNames()
+		switch {
+		case s.HumanWait != "":
+			return "wait_for_" + s.HumanWait
+		case len(names) == 1:
+			return "wait_for_" + names[0]
+		}
+		return "wait_for_signals_" + strconv.Itoa(i)
 	case StepRepeat:
 		return "repeat_" + s.RepeatMode + "_" + strconv.Itoa(i)
 	case StepStartWorkflows:
@@ -344,8 +361,26 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 			return invalidf("step %d (%s): sleep duration must not be negative, got %s", i, s.Name, s.Delay)
 		}
 	case StepWaitForSignal:
-		if strings.TrimSpace(s.Signal) == "" {
+		names := s.signalNames()
+		if len(names) == 0 {
 			return invalidf("step %d (%s): signal name is empty", i, s.Name)
+		}
+		for _, n := range names {
+			if strings.TrimSpace(n) == "" || len(n) > 255 {
+				return invalidf("step %d (%s): signal names must be 1-255 characters, got %q", i, s.Name, n)
+			}
+		}
+		if s.Mode != "" && s.Mode != WaitAll && s.Mode != WaitAny {
+			return invalidf("step %d (%s): a signal wait waits for all or any of its signals, not %q", i, s.Name, s.Mode)
+		}
+		switch s.HumanWait {
+		case "", "approval", "input":
+		case "decision":
+			if len(names) != 2 || names[0] == names[1] {
+				return invalidf("step %d (%s): a decision waits for two different signals (approve, reject), got %v", i, s.Name, names)
+			}
+		default:
+			return invalidf("step %d (%s): unknown human wait %q (approval, decision or input)", i, s.Name, s.HumanWait)
 		}
 		if s.Timeout < 0 || (s.Timeout > 0 && s.Timeout < time.Second) {
 			return timeoutf("step %d (%s): signal timeout must be at least 1 second, got %s", i, s.Name, s.Timeout)
@@ -367,6 +402,17 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 		return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 	}
 	return nil
+}
+
+// signalNames are the signals a signal wait waits for.
+func (s *WorkflowStep) signalNames() []string {
+	if len(s.Signals) > 0 {
+		return s.Signals
+	}
+	if s.Signal == "" {
+		return nil
+	}
+	return []string{s.Signal}
 }
 
 // encode writes the step in Queuety's _steps shape, followed by its
@@ -395,14 +441,26 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 		o.Set("delay_seconds", int64(math.Ceil(s.Delay.Seconds())))
 		o.Set("compensation", engine.NilIfEmpty(s.Compensation))
 	case StepWaitForSignal:
-		o.Set("signal_name", s.Signal)
-		o.Set("signal_names", []any{s.Signal})
-		o.Set("wait_mode", "all")
+		names := s.signalNames()
+		list := make([]any, len(names))
+		for i, n := range names {
+			list[i] = n
+		}
+		o.Set("signal_name", names[0])
+		o.Set("signal_names", list)
+		o.Set("wait_mode", orDefault(s.Mode, WaitAll))
 		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
 		o.Set("match_payload", []any{})
 		o.Set("correlation_key", nil)
-		o.Set("human_wait", nil)
-		o.Set("decision_map", nil)
+		o.Set("human_wait", engine.NilIfEmpty(s.HumanWait))
+		var decisions any
+		if s.HumanWait == "decision" {
+			m := phpjson.NewObject()
+			m.Set(names[0], "approved")
+			m.Set(names[1], "rejected")
+			decisions = m
+		}
+		o.Set("decision_map", decisions)
 		o.Set("compensation", engine.NilIfEmpty(s.Compensation))
 		if s.Timeout > 0 {
 			o.Set("timeout_ms", s.Timeout.Milliseconds())

@@ -337,3 +337,56 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// People's answers to waits (Client.Approve, Reject, SubmitInput).
+const (
+	AnswerApprove = "approve"
+	AnswerReject  = "reject"
+	AnswerInput   = "input"
+)
+
+// Answer sends a person's answer to a workflow as a signal and returns the
+// signal's name. The name is the one the workflow's current wait listens
+// for: a decision wait's approve or reject signal, an approval or input
+// wait's signal. Otherwise it is Queuety's default for the answer
+// ("approval", "rejected", "input", as approve_workflow, reject_workflow
+// and submit_workflow_input send), so an answer sent before the workflow
+// reaches its wait still counts there.
+func (e *Engine) Answer(ctx context.Context, workflowID int64, answer string, payload any) (string, error) {
+	name := map[string]string{AnswerApprove: "approval", AnswerReject: "rejected", AnswerInput: "input"}[answer]
+	if name == "" {
+		return "", fmt.Errorf("queuety: answer workflow %d: %w", workflowID, invalidf("unknown answer %q (approve, reject or input)", answer))
+	}
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		wf, err := tx.WorkflowGet(ctx, workflowID, driver.LockNone)
+		if err != nil {
+			return err
+		}
+		state, err := DecodeObject("workflow state", wf.State)
+		if err != nil {
+			return nil
+		}
+		steps, err := parseSteps(state)
+		if err != nil || wf.CurrentStep >= len(steps) {
+			return nil
+		}
+		step := steps[wf.CurrentStep]
+		if step.Type != "wait_for_signal" || len(step.SignalNames) == 0 {
+			return nil
+		}
+		switch human := strField(step.raw, "human_wait"); {
+		case human == "decision" && len(step.SignalNames) == 2 && answer != AnswerInput:
+			name = step.SignalNames[0]
+			if answer == AnswerReject {
+				name = step.SignalNames[1]
+			}
+		case human == "approval" && answer == AnswerApprove, human == "input" && answer == AnswerInput:
+			name = step.SignalNames[0]
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("queuety: answer workflow %d: %w", workflowID, err)
+	}
+	return name, e.Signal(ctx, workflowID, name, payload)
+}
