@@ -779,3 +779,46 @@ func TestWorkflowAnswers(t *testing.T) {
 	assert.Equal(t, "rejected", st["decision"].(map[string]any)["outcome"], "decision outcome")
 	wantFail(t, 2, "must be a JSON object", "--dsn", dsn, "workflow", "input", strconv.FormatInt(input, 10), "[1]")
 }
+
+// TestWorkflowHistoryVerbs: `workflow state-at`, `timeline`, `rewind` and
+// `fork`, in text and JSON.
+func TestWorkflowHistoryVerbs(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	ctx := context.Background()
+	c := openClient(t, dsn)
+	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "hist", Steps: []queuety.WorkflowStep{
+		{Type: queuety.StepSingle, Handler: "h.a"}, {Type: queuety.StepSingle, Handler: "h.b"},
+	}}, queuety.State{"n": 1})
+	require.NoError(t, err)
+	reg := queuety.NewRegistry()
+	var bRuns atomic.Int64
+	reg.HandleStep("h.a", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"a": true}, nil })
+	reg.HandleStep("h.b", func(context.Context, queuety.State) (queuety.State, error) {
+		bRuns.Add(1)
+		return queuety.State{"b": true}, nil
+	})
+	mustRun(t, reg, "--dsn", dsn, "work", "--once")
+	sid := strconv.FormatInt(id, 10)
+	assert.Equal(t, `{"a":true,"n":1}`, strings.TrimSpace(mustRun(t, nil, "--dsn", dsn, "workflow", "state-at", sid, "0")), "state-at")
+	st := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "state-at", sid, "1", "--json"))
+	assert.Equal(t, true, st["b"], "state-at --json: %v", st)
+	wantFail(t, 1, "no recorded state", "--dsn", dsn, "workflow", "state-at", sid, "9")
+	wantFail(t, 2, "STEP must be a step index", "--dsn", dsn, "workflow", "rewind", sid, "x")
+	out := mustRun(t, nil, "--dsn", dsn, "workflow", "timeline", sid)
+	for _, want := range []string{"workflow_started", "step_completed", "workflow_completed"} {
+		assert.Contains(t, out, want, "timeline")
+	}
+	out = mustRun(t, nil, "--dsn", dsn, "workflow", "rewind", sid, "0")
+	assert.Contains(t, out, "rewound to after step 0; step 1 runs next", "rewind")
+	fork := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "fork", sid, "--json"))
+	forkID, ok := fork["forked_workflow_id"].(float64)
+	require.True(t, ok, "fork --json: %v", fork)
+	mustRun(t, reg, "--dsn", dsn, "work", "--once")
+	assert.Equal(t, int64(3), bRuns.Load(), "b ran for the run, the rewind and the fork")
+	for _, w := range []int64{id, int64(forkID)} {
+		wf, err := c.Workflow(ctx, w)
+		require.NoError(t, err)
+		assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow %d", w)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/queuety/queuety-go/internal/engine"
@@ -37,6 +38,10 @@ func workflowCommand() *Command {
 			workflowAnswerCommand("approve", "approve a workflow's approval or decision wait", (*queuety.Client).Approve),
 			workflowAnswerCommand("reject", "reject a workflow's decision wait", (*queuety.Client).Reject),
 			workflowAnswerCommand("input", "submit input to a workflow's input wait", (*queuety.Client).SubmitInput),
+			workflowRewindCommand(),
+			workflowForkCommand(),
+			workflowStateAtCommand(),
+			workflowTimelineCommand(),
 		},
 	}
 }
@@ -517,4 +522,146 @@ is the answer's data, stored as the signal's payload.`,
 			}
 		},
 	}
+}
+
+func workflowRewindCommand() *Command {
+	return &Command{
+		Name:    "rewind",
+		Summary: "move a workflow back to right after a step and run on from there",
+		Args:    "ID STEP",
+		Help: `The state recorded after STEP (a step index) comes back, the workflow's open
+jobs are buried as superseded, and the next step is enqueued: the workflow
+runs again whatever its status was.`,
+		Examples: []string{Program + " workflow rewind 42 1"},
+		MinArgs:  2, MaxArgs: 2,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, step, err := idAndStep(args)
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if err := c.RewindWorkflow(e.Ctx, id, step); err != nil {
+					return err
+				}
+				return printResult(e, map[string]any{"id": id, "rewound_to_step": step, "current_step": step + 1},
+					"Workflow %d rewound to after step %d; step %d runs next.\n", id, step, step+1)
+			}
+		},
+	}
+}
+
+func workflowForkCommand() *Command {
+	return &Command{
+		Name:     "fork",
+		Summary:  "start a copy of a workflow that runs on from the same step",
+		Args:     "ID",
+		Examples: []string{Program + " workflow fork 42"},
+		MinArgs:  1, MaxArgs: 1,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				forked, err := c.ForkWorkflow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				return printResult(e, map[string]any{"id": id, "forked_workflow_id": forked},
+					"Workflow %d forked as workflow %d.\n", id, forked)
+			}
+		},
+	}
+}
+
+func workflowStateAtCommand() *Command {
+	return &Command{
+		Name:     "state-at",
+		Summary:  "print the public state a workflow had right after a step",
+		Args:     "ID STEP",
+		Examples: []string{Program + " workflow state-at 42 0"},
+		MinArgs:  2, MaxArgs: 2,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, step, err := idAndStep(args)
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				st, err := c.StateAt(e.Ctx, id, step)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, st)
+				}
+				fmt.Fprintln(e.Stdout, compactJSON(nonNilState(st)))
+				return nil
+			}
+		},
+	}
+}
+
+func workflowTimelineCommand() *Command {
+	return &Command{
+		Name:     "timeline",
+		Summary:  "print a workflow's events and log rows in time order",
+		Args:     "ID",
+		Examples: []string{Program + " workflow timeline 42", Program + " workflow timeline 42 --json"},
+		MinArgs:  1, MaxArgs: 1,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				d, err := c.DescribeWorkflow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, d.Timeline)
+				}
+				tw := newTable(e.Stdout)
+				fmt.Fprintln(tw, "AT\tSOURCE\tEVENT\tSTEP\tJOB\tATTEMPT\tDETAIL")
+				for _, te := range d.Timeline {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", isoTS(te.At), te.Source, te.Event, intPtr(te.StepIndex),
+						idCell(te.JobID), intPtr(te.Attempt), cell(te.Detail, 80))
+				}
+				return tw.Flush()
+			}
+		},
+	}
+}
+
+// idAndStep parses "ID STEP".
+func idAndStep(args []string) (int64, int, error) {
+	id, err := parseID("workflow", args[0])
+	if err != nil {
+		return 0, 0, err
+	}
+	step, err := strconv.Atoi(args[1])
+	if err != nil || step < 0 {
+		return 0, 0, Usagef("STEP must be a step index (0, 1, ...), got %q", args[1])
+	}
+	return id, step, nil
 }

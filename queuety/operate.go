@@ -123,3 +123,24 @@ func (c *Client) Reject(ctx context.Context, workflowID int64, data any) (string
 func (c *Client) SubmitInput(ctx context.Context, workflowID int64, data any) (string, error) {
 	return c.engine.Answer(ctx, workflowID, engine.AnswerInput, data)
 }
+
+// StateAt returns the public state a workflow had right after step idx
+// completed (Queuety's workflow_state_at), from its event log. It returns
+// an error wrapping ErrNotFound when no event records that step.
+func (c *Client) StateAt(ctx context.Context, workflowID int64, idx int) (State, error) {
+	return c.engine.StateAt(ctx, workflowID, idx)
+}
+
+// RewindWorkflow moves a workflow back to right after step toStep
+// (Queuety's rewind_workflow): the state recorded after that step comes
+// back, open jobs are buried as superseded, and the next step runs again.
+func (c *Client) RewindWorkflow(ctx context.Context, workflowID int64, toStep int) error {
+	return c.engine.RewindWorkflow(ctx, workflowID, toStep)
+}
+
+// ForkWorkflow starts a copy of a workflow (state and position) that runs
+// on from the same step on its own, and returns its id (Queuety's
+// fork_workflow).
+func (c *Client) ForkWorkflow(ctx context.Context, workflowID int64) (int64, error) {
+	return c.engine.ForkWorkflow(ctx, workflowID)
+}

@@ -273,6 +273,8 @@ const (
 	LogWorkflowPaused           LogEvent = "workflow_paused"
 	LogWorkflowResumed          LogEvent = "workflow_resumed"
 	LogWorkflowCancelled        LogEvent = "workflow_cancelled"
+	LogWorkflowRewound          LogEvent = "workflow_rewound"
+	LogWorkflowForked           LogEvent = "workflow_forked"
 	LogWorkflowDeadlineExceeded LogEvent = "workflow_deadline_exceeded"
 	LogDebug                    LogEvent = "debug"
 )

@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// This file holds Queuety's time-travel tools: the public state a
+// workflow had after a step (from its events), rewinding a workflow to
+// that point, and forking a copy of a workflow.
+
+// Messages and log contexts Queuety writes for these operations.
+const msgSupersededByRewind = "Superseded by workflow rewind"
+
+// stateAt returns the public state recorded right after step idx (the
+// newest step_completed or workflow_resumed event of that step), or nil.
+func stateAt(ctx context.Context, tx driver.Tx, id int64, idx int) (*phpjson.Object, error) {
+	events, err := tx.EventList(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		ev := events[i]
+		if ev.StepIndex != idx || (ev.Event != driver.EventStepCompleted && ev.Event != driver.EventWorkflowResumed) || len(ev.StateAfter) == 0 {
+			continue
+		}
+		st, err := DecodeObject("event state", ev.StateAfter)
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
+	return nil, nil
+}
+
+// StateAt returns the public state a workflow had right after step idx
+// completed (Queuety's workflow_state_at), read from its events. It
+// returns ErrNotFound when no event records that step.
+func (e *Engine) StateAt(ctx context.Context, id int64, idx int) (State, error) {
+	var st *phpjson.Object
+	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
+		if _, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
+			return err
+		}
+		st, err = stateAt(ctx, tx, id, idx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: state of workflow %d at step %d: %w", id, idx, err)
+	}
+	if st == nil {
+		return nil, fmt.Errorf("queuety: state of workflow %d at step %d: %w: no recorded state for that step", id, idx, ErrNotFound)
+	}
+	return st.ToMap(), nil
+}
+
+// RewindWorkflow moves a workflow back to right after step toStep (Queuety's
+// rewind_workflow): its public state becomes the one recorded after that
+// step, its open jobs are buried ("Superseded by workflow rewind") so no
+// worker continues the abandoned path, and the next step is enqueued; the
+// workflow runs again whatever its status was. It returns ErrNotFound when
+// no state is recorded for toStep, and ErrInvalidState when toStep is the
+// last step (there is nothing to run after it).
+func (e *Engine) RewindWorkflow(ctx context.Context, id int64, toStep int) error {
+	err := e.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+		if toStep < 0 || toStep+1 >= len(steps) {
+			return fmt.Errorf("%w: step %d is not a step before the last one (the workflow has %d)", ErrInvalidState, toStep, len(steps))
+		}
+		snap, err := stateAt(ctx, tx, id, toStep)
+		if err != nil {
+			return err
+		}
+		if snap == nil {
+			return fmt.Errorf("%w: no recorded state for workflow %d at step %d", ErrNotFound, id, toStep)
+		}
+		// Event snapshots hold the public state only: the runtime keys
+		// come from the live row, in Queuety's order.
+		next := snap
+		for _, k := range []string{"_steps", "_queue", "_priority", "_max_attempts"} {
+			v, _ := state.Get(k)
+			next.Set(k, v)
+		}
+		for _, k := range state.Keys() {
+			if _, set := next.Get(k); set || !IsPrivateKey(k) {
+				continue
+			}
+			switch k {
+			case "_wait", "_waiting_for_signal", "_compensation_next": // the abandoned path's
+				continue
+			}
+			v, _ := state.Get(k)
+			next.Set(k, v)
+		}
+		jobs, err := tx.JobListByWorkflow(ctx, wf.ID, []driver.JobStatus{driver.JobPending, driver.JobProcessing}, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			j.Status, j.ErrorMessage = driver.JobBuried, msgSupersededByRewind
+			clearAttemptDeadlines(j)
+			if err := tx.JobUpdate(ctx, j); err != nil {
+				return err
+			}
+		}
+		if err := tx.DependencyClear(ctx, wf.ID, wf.CurrentStep); err != nil {
+			return err
+		}
+		wf.Status, wf.CurrentStep = driver.WorkflowRunning, toStep+1
+		wf.ErrorMessage, wf.FailedAt, wf.CompletedAt, wf.WaitDeadlineAt = "", time.Time{}, time.Time{}, time.Time{}
+		wf.State = EncodeJSON(next)
+		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+			return err
+		}
+		if err := e.enqueueStep(ctx, tx, wf, next, steps, wf.CurrentStep, now); err != nil {
+			return err
+		}
+		return tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(next),
+			Event: driver.LogWorkflowRewound, Context: EncodeJSON(map[string]any{"rewound_to_step": toStep}), CreatedAt: now}})
+	})
+	if err != nil {
+		return fmt.Errorf("queuety: rewind workflow %d to step %d: %w", id, toStep, err)
+	}
+	return nil
+}
+
+// ForkWorkflow copies a workflow, state and position included, into a new
+// running workflow named "<name>_fork_<unix time>" that continues from the
+// same step on its own (Queuety's fork_workflow), and returns its id. Both
+// get a workflow_forked log row naming the other.
+func (e *Engine) ForkWorkflow(ctx context.Context, id int64) (int64, error) {
+	var forked int64
+	err := e.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+		name := wf.Name + "_fork_" + strconv.FormatInt(now.Unix(), 10)
+		if len(name) > 255 {
+			name = name[len(name)-255:]
+		}
+		fork := &driver.Workflow{Name: name, Status: driver.WorkflowRunning, State: wf.State, CurrentStep: wf.CurrentStep,
+			TotalSteps: wf.TotalSteps, StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now}
+		if err := tx.WorkflowInsert(ctx, fork); err != nil {
+			return err
+		}
+		forked = fork.ID
+		if fork.CurrentStep < len(steps) {
+			if err := e.enqueueStep(ctx, tx, fork, state, steps, fork.CurrentStep, now); err != nil {
+				return err
+			}
+		}
+		queue := stateQueue(state)
+		return tx.LogInsert(ctx, []*driver.LogEntry{
+			{WorkflowID: wf.ID, Handler: wf.Name, Queue: queue, Event: driver.LogWorkflowForked,
+				Context: EncodeJSON(map[string]any{"forked_workflow_id": fork.ID}), CreatedAt: now},
+			{WorkflowID: fork.ID, Handler: name, Queue: queue, Event: driver.LogWorkflowForked,
+				Context: EncodeJSON(map[string]any{"forked_from_workflow_id": wf.ID}), CreatedAt: now},
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("queuety: fork workflow %d: %w", id, err)
+	}
+	return forked, nil
+}
