@@ -2,8 +2,11 @@ package interop_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,4 +94,67 @@ func TestLiveCompensation(t *testing.T) {
 		`\Queuety\Queuety::retry_workflow(`+strconv.FormatInt(phpID, 10)+`);`)
 	require.Error(t, retryErr, "PHP retried a workflow Go compensated")
 	assert.Contains(t, retryErr.Error(), "has already been compensated and cannot be retried", "PHP's refusal")
+}
+
+// TestLiveCompensationRunByPHP: a saga the Go builder dispatched, with
+// compensation handlers that are PHP classes, is run by Queuety PHP: its
+// third step fails and PHP runs the compensations newest first with the
+// state after each step, reading the stack Go's rows describe. The state
+// PHP leaves equals the one Go leaves for the same saga run by Go workers.
+func TestLiveCompensationRunByPHP(t *testing.T) {
+	ctx := context.Background()
+	dsn, prefix := testdb.DSN(t)
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	php := newLivePHP(t, prefix)
+	marker := filepath.Join(t.TempDir(), "undo.jsonl")
+	php.env = append(php.env, "QUEUETY_INTEROP_MARKER="+marker)
+
+	saga := func() *builder.Builder {
+		return builder.Workflow("saga").
+			Then(`QueuetyGoInterop\Increment`).CompensateWith(`QueuetyGoInterop\UndoStep`).
+			Then(`QueuetyGoInterop\Increment`).CompensateWith(`QueuetyGoInterop\UndoOther`).
+			Then(`QueuetyGoInterop\FailStep`).Then(`QueuetyGoInterop\Finish`).
+			CompensateOnFailure()
+	}
+	byPHP, err := saga().Dispatch(ctx, c, queuety.State{"order": 7})
+	require.NoError(t, err)
+	php.run("work")
+	raw, err := os.ReadFile(marker)
+	require.NoError(t, err, "PHP ran no compensation")
+	var calls []string
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var rec struct {
+			Undo  string         `json:"undo"`
+			State map[string]any `json:"state"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		calls = append(calls, rec.Undo+"@"+jsonOf(rec.State))
+	}
+	assert.Equal(t, []string{`QueuetyGoInterop\UndoOther@{"counter":2,"order":7}`, `QueuetyGoInterop\UndoStep@{"counter":1,"order":7}`}, calls,
+		"PHP's compensations, newest first, each with the state after its step")
+
+	byGo, err := saga().Dispatch(ctx, c, queuety.State{"order": 7})
+	require.NoError(t, err)
+	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
+	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
+		n, _ := s.Int("counter")
+		return queuety.State{"counter": n + 1}, nil
+	})
+	w.HandleStep(`QueuetyGoInterop\FailStep`, func(context.Context, queuety.State) (queuety.State, error) {
+		return nil, queuety.NonRetryable(errors.New("child failed"))
+	})
+	for _, h := range []string{`QueuetyGoInterop\UndoStep`, `QueuetyGoInterop\UndoOther`} {
+		w.HandleCompensation(h, func(context.Context, queuety.State) error { return nil })
+	}
+	_, err = w.RunOnce(ctx, time.Minute)
+	require.NoError(t, err)
+	phpWF, err := c.Workflow(ctx, byPHP)
+	require.NoError(t, err)
+	goWF, err := c.Workflow(ctx, byGo)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowFailed, phpWF.Status, "PHP-run status")
+	assert.Equal(t, queuety.WorkflowFailed, goWF.Status, "Go-run status")
+	assert.Equal(t, string(phpWF.State), string(goWF.State), "final stored state, PHP-run (expected) and Go-run (actual)")
 }

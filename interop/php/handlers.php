@@ -15,6 +15,7 @@ declare(strict_types=1);
 
 namespace QueuetyGoInterop;
 
+use Queuety\Contracts\Compensation;
 use Queuety\Contracts\ForEachHandler;
 use Queuety\Contracts\ForEachReducer;
 use Queuety\Contracts\RepeatCondition;
@@ -145,4 +146,22 @@ final class Finish implements Step {
 	public function config(): array {
 		return array();
 	}
+}
+
+/**
+ * Compensation: undoes a step. Appends {"undo":<class>,"state":<state>} as
+ * one JSON line to the file named by QUEUETY_INTEROP_MARKER, when set, so a
+ * test can see which compensations ran, in which order, with which state.
+ */
+class UndoStep implements Compensation {
+	public function handle( array $state ): void {
+		$file = getenv( 'QUEUETY_INTEROP_MARKER' );
+		if ( is_string( $file ) && '' !== $file ) {
+			file_put_contents( $file, json_encode( array( 'undo' => static::class, 'state' => $state ) ) . "\n", FILE_APPEND | LOCK_EX );
+		}
+	}
+}
+
+/** Compensation: the second undo of a saga (same behaviour, its own name). */
+final class UndoOther extends UndoStep {
 }
