@@ -822,3 +822,46 @@ func TestWorkflowHistoryVerbs(t *testing.T) {
 		assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow %d", w)
 	}
 }
+
+// TestWorkflowExportReplay: `workflow export` writes Queuety's export
+// format and `workflow replay` starts a workflow from it that runs on.
+func TestWorkflowExportReplay(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	ctx := context.Background()
+	c := openClient(t, dsn)
+	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "ex", Steps: []queuety.WorkflowStep{
+		{Type: queuety.StepSingle, Handler: "x.a"},
+		{Type: queuety.StepWaitForSignal, Signal: "go"},
+		{Type: queuety.StepSingle, Handler: "x.b"},
+	}}, queuety.State{"n": 1})
+	require.NoError(t, err)
+	reg := queuety.NewRegistry()
+	reg.HandleStep("x.a", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"a": true}, nil })
+	reg.HandleStep("x.b", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"b": true}, nil })
+	mustRun(t, reg, "--dsn", dsn, "work", "--once")
+	sid := strconv.FormatInt(id, 10)
+	doc := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "export", sid))
+	for _, k := range []string{"workflow", "jobs", "events", "logs", "signals", "artifacts", "chunks", "wait_dependencies", "exported_at", "queuety_version"} {
+		assert.Contains(t, doc, k, "export key")
+	}
+	file := filepath.Join(t.TempDir(), "ex.json")
+	out := mustRun(t, nil, "--dsn", dsn, "workflow", "export", sid, "--output", file)
+	assert.Contains(t, out, "exported to "+file, "export --output")
+	res := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "replay", file, "--json"))
+	rid, ok := res["id"].(float64)
+	require.True(t, ok, "replay --json: %v", res)
+	wf, err := c.Workflow(ctx, int64(rid))
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowWaitingForSignal, wf.Status, "replayed status")
+	assert.True(t, strings.HasPrefix(wf.Name, "ex_replay_"), "replayed name %q", wf.Name)
+	require.NoError(t, c.Signal(ctx, int64(rid), "go", nil))
+	mustRun(t, reg, "--dsn", dsn, "work", "--once")
+	st, err := c.State(ctx, int64(rid))
+	require.NoError(t, err)
+	assert.Equal(t, queuety.State{"n": int64(1), "a": true, "b": true}, st, "the replay ran on")
+	wantFail(t, 1, "read export", "--dsn", dsn, "workflow", "replay", filepath.Join(t.TempDir(), "missing.json"))
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"nope": 1}`), 0o600))
+	wantFail(t, 2, "missing workflow key", "--dsn", dsn, "workflow", "replay", bad)
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,8 @@ func workflowCommand() *Command {
 			workflowForkCommand(),
 			workflowStateAtCommand(),
 			workflowTimelineCommand(),
+			workflowExportCommand(),
+			workflowReplayCommand(),
 		},
 	}
 }
@@ -664,4 +667,83 @@ func idAndStep(args []string) (int64, int, error) {
 		return 0, 0, Usagef("STEP must be a step index (0, 1, ...), got %q", args[1])
 	}
 	return id, step, nil
+}
+
+func workflowExportCommand() *Command {
+	return &Command{
+		Name:    "export",
+		Summary: "write a workflow's history as JSON in Queuety's export format",
+		Args:    "ID",
+		Help: `Prints the workflow row and state, its jobs, events, logs, signals and wait
+dependencies as one JSON document (Queuety's export_workflow format), or
+writes it to --output. Queuety PHP's replay_workflow and "workflow replay"
+read it.`,
+		Examples: []string{Program + " workflow export 42 --output wf-42.json"},
+		MinArgs:  1, MaxArgs: 1,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			output := fs.String("output", "", "write the export to this `file` instead of standard output")
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				doc, err := c.ExportWorkflow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				if *output == "" {
+					_, err = fmt.Fprintln(e.Stdout, string(doc))
+					return err
+				}
+				if err := os.WriteFile(*output, doc, 0o600); err != nil {
+					return fmt.Errorf("write export: %w", err)
+				}
+				return printResult(e, map[string]any{"id": id, "output": *output, "bytes": len(doc)},
+					"Workflow %d exported to %s (%d bytes).\n", id, *output, len(doc))
+			}
+		},
+	}
+}
+
+func workflowReplayCommand() *Command {
+	return &Command{
+		Name:    "replay",
+		Summary: "start a new workflow from an export (this tool's or Queuety PHP's)",
+		Args:    "FILE",
+		Help: `The new workflow ("<name>_replay_<unix time>") gets the export's state,
+status, position and history, and a workflow_replayed event naming the
+source; a running one runs on from its current step. FILE "-" reads
+standard input.`,
+		Examples: []string{Program + " workflow replay wf-42.json"},
+		MinArgs:  1, MaxArgs: 1,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				var doc []byte
+				var err error
+				if args[0] == "-" {
+					doc, err = io.ReadAll(os.Stdin)
+				} else {
+					doc, err = os.ReadFile(args[0])
+				}
+				if err != nil {
+					return fmt.Errorf("read export: %w", err)
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				id, err := c.ReplayWorkflow(e.Ctx, doc)
+				if err != nil {
+					return err
+				}
+				return printResult(e, map[string]any{"id": id}, "Replayed as workflow %d.\n", id)
+			}
+		},
+	}
 }

@@ -3,6 +3,8 @@ package interop_test
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,4 +90,89 @@ func TestLiveRewindAndFork(t *testing.T) {
 	done(goFork)
 	assert.Equal(t, int64(2), state(phpID)["counter"], "rewound by Go, run again by PHP")
 	assert.Equal(t, int64(2), state(goFork)["counter"], "Go's fork, run by PHP")
+}
+
+// TestLiveExportReplay: an export written by Go replays in Queuety PHP, and
+// one written by PHP replays in Go; each replay has the source's state,
+// position and history, and runs on to completion on the other side.
+func TestLiveExportReplay(t *testing.T) {
+	ctx := context.Background()
+	dsn, prefix := testdb.DSN(t)
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	php := newLivePHP(t, prefix)
+	dir := t.TempDir()
+	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
+	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
+		n, _ := s.Int("counter")
+		return queuety.State{"counter": n + 1}, nil
+	})
+	w.HandleStep(`QueuetyGoInterop\Finish`, func(context.Context, queuety.State) (queuety.State, error) {
+		return queuety.State{"finished": true}, nil
+	})
+	runGo := func() {
+		t.Helper()
+		_, err := w.RunOnce(ctx, time.Minute)
+		require.NoError(t, err)
+	}
+	events := func(id int64) []string {
+		t.Helper()
+		d, err := c.DescribeWorkflow(ctx, id)
+		require.NoError(t, err)
+		var out []string
+		for _, te := range d.Timeline {
+			if te.Source == "event" {
+				out = append(out, te.Event)
+			}
+		}
+		return out
+	}
+
+	// Go runs up to the signal wait and exports; PHP replays and finishes.
+	goID, err := builder.Workflow("ex").Then(`QueuetyGoInterop\Increment`).WaitForSignal("go").
+		Then(`QueuetyGoInterop\Finish`).Dispatch(ctx, c, queuety.State{"doc": 1})
+	require.NoError(t, err)
+	runGo()
+	export, err := c.ExportWorkflow(ctx, goID)
+	require.NoError(t, err)
+	file := filepath.Join(dir, "go-export.json")
+	require.NoError(t, os.WriteFile(file, export, 0o600))
+	out := php.eval(`echo \Queuety\Queuety::replay_workflow_file('` + file + `');`)
+	phpReplay, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	require.NoError(t, err, "PHP printed %q", out)
+	wf, err := c.Workflow(ctx, phpReplay)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowWaitingForSignal, wf.Status, "PHP's replay of Go's export keeps its status")
+	assert.Equal(t, 1, wf.CurrentStep, "and its position")
+	assert.Contains(t, events(phpReplay), "workflow_replayed", "replay event")
+	php.eval(`\Queuety\Queuety::signal(` + strconv.FormatInt(phpReplay, 10) + `, 'go', []);`)
+	php.run("work")
+	wf, err = c.Workflow(ctx, phpReplay)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "PHP ran the replay to completion")
+
+	// PHP runs one step and exports; Go replays and finishes.
+	out = php.eval(`echo \Queuety\Queuety::workflow('ex')->then('QueuetyGoInterop\Increment')->then('QueuetyGoInterop\Increment')
+		->then('QueuetyGoInterop\Finish')->dispatch(['doc' => 2]);`)
+	phpID, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	require.NoError(t, err, "PHP printed %q", out)
+	php.run("work-once")
+	phpExport := php.eval(`echo json_encode(\Queuety\Queuety::export_workflow(` + strconv.FormatInt(phpID, 10) + `));`)
+	goReplay, err := c.ReplayWorkflow(ctx, []byte(phpExport))
+	require.NoError(t, err)
+	wf, err = c.Workflow(ctx, goReplay)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "Go's replay of PHP's export")
+	assert.Equal(t, 1, wf.CurrentStep, "position")
+	replayedEvents := events(goReplay)
+	assert.Contains(t, replayedEvents, "step_completed", "history replayed")
+	assert.Contains(t, replayedEvents, "workflow_replayed", "replay event")
+	runGo()
+	wf, err = c.Workflow(ctx, goReplay)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "Go ran the replay to completion")
+	st, err := c.State(ctx, goReplay)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.State{"doc": int64(2), "counter": int64(2), "finished": true}, st, "final state")
 }

@@ -2,6 +2,7 @@ package queuety
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
@@ -143,4 +144,28 @@ func (c *Client) RewindWorkflow(ctx context.Context, workflowID int64, toStep in
 // fork_workflow).
 func (c *Client) ForkWorkflow(ctx context.Context, workflowID int64) (int64, error) {
 	return c.engine.ForkWorkflow(ctx, workflowID)
+}
+
+// ExportWorkflow returns a workflow's history (its row and state, jobs,
+// events, logs, signals and wait dependencies) as JSON in Queuety's export
+// format (export_workflow), which ReplayWorkflow and Queuety PHP's
+// replay_workflow read.
+func (c *Client) ExportWorkflow(ctx context.Context, workflowID int64) ([]byte, error) {
+	o, err := c.engine.ExportWorkflow(ctx, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	return engine.EncodeJSON(o), nil
+}
+
+// ReplayWorkflow writes an export (from ExportWorkflow or Queuety PHP's
+// export_workflow) into a new workflow, "<name>_replay_<unix time>", with
+// the exported state, status, position and history; a running one runs on
+// from its current step. It returns the new workflow's id.
+func (c *Client) ReplayWorkflow(ctx context.Context, export []byte) (int64, error) {
+	o, err := engine.DecodeObject("workflow export", export)
+	if err != nil {
+		return 0, fmt.Errorf("queuety: replay workflow: %w", err)
+	}
+	return c.engine.ReplayWorkflow(ctx, o)
 }

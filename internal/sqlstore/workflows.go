@@ -354,3 +354,35 @@ func (t *txn) DependencySatisfy(ctx context.Context, w driver.DependencyWaiter, 
 	}
 	return nil
 }
+
+// DependencyList implements driver.Tx.
+func (t *txn) DependencyList(ctx context.Context, waitingID int64) ([]*driver.WorkflowDependency, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT id, waiting_workflow_id, step_index, dependency_workflow_id, satisfied_at, created_at FROM "+
+		t.s.T.Dependencies+" WHERE waiting_workflow_id = ? ORDER BY id", waitingID)
+	if err != nil {
+		return nil, fmt.Errorf("list workflow dependencies: %w", err)
+	}
+	defer rows.Close()
+	var out []*driver.WorkflowDependency
+	for rows.Next() {
+		d := &driver.WorkflowDependency{}
+		if err := rows.Scan(&d.ID, &d.WaitingWorkflowID, &d.StepIndex, &d.DependencyWorkflowID, nullTime{&d.SatisfiedAt}, nullTime{&d.CreatedAt}); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// DependencyInsert implements driver.Tx.
+func (t *txn) DependencyInsert(ctx context.Context, deps []*driver.WorkflowDependency) error {
+	for _, d := range deps {
+		_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Dependencies+
+			" (waiting_workflow_id, step_index, dependency_workflow_id, satisfied_at, created_at) VALUES ("+placeholders(5)+")",
+			d.WaitingWorkflowID, d.StepIndex, d.DependencyWorkflowID, t.sec(d.SatisfiedAt), t.sec(d.CreatedAt))
+		if err != nil {
+			return fmt.Errorf("insert workflow dependency: %w", err)
+		}
+	}
+	return nil
+}

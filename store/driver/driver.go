@@ -160,6 +160,10 @@ type Tx interface {
 	// DependencySatisfy stamps satisfied_at on one dependency row that has
 	// none.
 	DependencySatisfy(ctx context.Context, w DependencyWaiter, dependencyID int64, t time.Time) error
+	// DependencyList returns a waiting workflow's dependency rows, by id.
+	DependencyList(ctx context.Context, waitingID int64) ([]*WorkflowDependency, error)
+	// DependencyInsert inserts dependency rows as given (replays).
+	DependencyInsert(ctx context.Context, deps []*WorkflowDependency) error
 
 	// DispatchKeyGet returns the workflow id stored for an idempotency
 	// key, or 0.
@@ -256,6 +260,16 @@ type JobFilter struct {
 	WorkflowID int64
 	Limit      int // default 100
 	AfterID    int64
+}
+
+// WorkflowDependency is one row of Queuety's workflow_dependencies table.
+type WorkflowDependency struct {
+	ID                   int64
+	WaitingWorkflowID    int64
+	StepIndex            int
+	DependencyWorkflowID int64
+	SatisfiedAt          time.Time
+	CreatedAt            time.Time
 }
 
 // DependencyWaiter is a workflow step waiting on other workflows.

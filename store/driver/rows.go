@@ -289,6 +289,7 @@ const (
 	EventStepFailed          EventType = "step_failed"
 	EventStepBranchCompleted EventType = "step_branch_completed"
 	EventStepItemCompleted   EventType = "step_item_completed"
+	EventWorkflowReplayed    EventType = "workflow_replayed"
 	EventWorkflowWaiting     EventType = "workflow_waiting"
 	EventWorkflowResumed     EventType = "workflow_resumed"
 )

@@ -119,3 +119,38 @@ func testFork(t *testing.T, e *Env) {
 	}
 	assert.Len(t, ctxs, 2, "workflow_forked logs: %v", ctxs)
 }
+
+func init() {
+	register("History/ExportReplayRoundTrip", testExportReplay)
+}
+
+// testExportReplay: an export replays into a new workflow with the same
+// state, position and events (plus workflow_replayed), which runs on.
+func testExportReplay(t *testing.T, e *Env) {
+	b := builder.Workflow("trip").Then("a").WaitForSignal("go").Then("c")
+	id := e.startB(b, queuety.State{"n": 0})
+	calls := map[string]*atomic.Int64{}
+	w := e.countingWorker(calls, nil)
+	e.Drain(w)
+	doc, err := e.C.ExportWorkflow(e.Ctx, id)
+	require.NoError(t, err)
+	replay, err := e.C.ReplayWorkflow(e.Ctx, doc)
+	require.NoError(t, err)
+	src, dst := e.Workflow(id), e.Workflow(replay)
+	assert.Equal(t, src.Status, dst.Status, "status")
+	assert.Equal(t, src.CurrentStep, dst.CurrentStep, "position")
+	assert.Equal(t, string(src.State), string(dst.State), "state")
+	srcEvents, dstEvents := e.events(id), e.events(replay)
+	require.Len(t, dstEvents, len(srcEvents)+1, "events: the source's and workflow_replayed")
+	for i, ev := range srcEvents {
+		assert.Equal(t, ev.Event, dstEvents[i].Event, "event %d", i)
+		assert.Equal(t, string(ev.StateAfter), string(dstEvents[i].StateAfter), "event %d state_after", i)
+	}
+	assert.Equal(t, driver.EventWorkflowReplayed, dstEvents[len(dstEvents)-1].Event, "last event")
+	require.NoError(t, e.C.Signal(e.Ctx, replay, "go", nil))
+	e.Drain(w)
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(replay).Status, "the replay ran on")
+	assert.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "the source is untouched")
+	_, err = e.C.ReplayWorkflow(e.Ctx, []byte(`{"workflow": 1}`))
+	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "an export without a workflow object")
+}

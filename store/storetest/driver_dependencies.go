@@ -2,8 +2,10 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -13,6 +15,7 @@ import (
 func init() {
 	registerDriver("Dependencies/SetReplacesAndWaitersListDistinct", testDriverDependencies)
 	registerDriver("Workflows/ListByParent", testDriverWorkflowListByParent)
+	registerDriver("Dependencies/InsertAndListRows", testDriverDependencyRows)
 }
 
 func testDriverDependencies(t *testing.T, d *DriverEnv) {
@@ -50,4 +53,29 @@ func testDriverWorkflowListByParent(t *testing.T, d *DriverEnv) {
 		return tx.WorkflowList(d.Ctx, driver.WorkflowFilter{Parent: parent})
 	}))
 	assert.Equal(t, []int64{bi, ai}, got, "children of the parent, newest first")
+}
+
+func testDriverDependencyRows(t *testing.T, d *DriverEnv) {
+	in := []*driver.WorkflowDependency{
+		{WaitingWorkflowID: 30, StepIndex: 2, DependencyWorkflowID: 300, SatisfiedAt: Epoch.Add(time.Second), CreatedAt: Epoch},
+		{WaitingWorkflowID: 30, StepIndex: 2, DependencyWorkflowID: 301, CreatedAt: Epoch},
+		{WaitingWorkflowID: 31, StepIndex: 0, DependencyWorkflowID: 300, CreatedAt: Epoch},
+	}
+	d.Tx(func(tx driver.Tx) error { return tx.DependencyInsert(d.Ctx, in) })
+	got := inTx(d, func(tx driver.Tx) ([]*driver.WorkflowDependency, error) { return tx.DependencyList(d.Ctx, 30) })
+	if assert.Len(t, got, 2, "rows of workflow 30") {
+		assert.Equal(t, int64(300), got[0].DependencyWorkflowID, "first row's dependency")
+		assert.Equal(t, Epoch.Add(time.Second), got[0].SatisfiedAt, "satisfied_at written and read")
+		assert.Zero(t, got[1].SatisfiedAt, "satisfied_at NULL")
+		assert.Equal(t, 2, got[1].StepIndex, "step_index")
+		assert.Equal(t, Epoch, got[1].CreatedAt, "created_at")
+		assert.NotZero(t, got[0].ID, "id")
+	}
+	d.Tx(func(tx driver.Tx) error {
+		return tx.DependencySatisfy(d.Ctx, driver.DependencyWaiter{WorkflowID: 30, StepIndex: 2}, 301, Epoch.Add(2*time.Second))
+	})
+	got = inTx(d, func(tx driver.Tx) ([]*driver.WorkflowDependency, error) { return tx.DependencyList(d.Ctx, 30) })
+	require.Len(t, got, 2)
+	assert.Equal(t, Epoch.Add(time.Second), got[0].SatisfiedAt, "an existing stamp is kept")
+	assert.Equal(t, Epoch.Add(2*time.Second), got[1].SatisfiedAt, "satisfy stamps a row without one")
 }
