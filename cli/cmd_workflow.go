@@ -44,6 +44,7 @@ func workflowCommand() *Command {
 			workflowStateAtCommand(),
 			workflowTimelineCommand(),
 			workflowExportCommand(),
+			workflowTraceCommand(),
 			workflowReplayCommand(),
 		},
 	}
@@ -743,6 +744,38 @@ standard input.`,
 					return err
 				}
 				return printResult(e, map[string]any{"id": id}, "Replayed as workflow %d.\n", id)
+			}
+		},
+	}
+}
+
+func workflowTraceCommand() *Command {
+	return &Command{
+		Name:    "trace",
+		Summary: "print a workflow's trace bundle as JSON (events grouped by step, jobs, logs, signals)",
+		Args:    "ID",
+		Help: `The bundle Queuety's workflow_trace returns: the workflow, its events grouped
+by step with each step's latest outcome, and its events, jobs, logs,
+signals and wait dependencies. It is JSON with or without --json.`,
+		Examples: []string{Program + " workflow trace 42"},
+		MinArgs:  1, MaxArgs: 1,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				doc, err := c.TraceWorkflow(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(e.Stdout, string(doc))
+				return err
 			}
 		},
 	}

@@ -169,3 +169,15 @@ func (c *Client) ReplayWorkflow(ctx context.Context, export []byte) (int64, erro
 	}
 	return c.engine.ReplayWorkflow(ctx, o)
 }
+
+// TraceWorkflow returns a workflow's trace bundle as JSON (Queuety's
+// workflow_trace): the workflow, its events grouped by step with the
+// latest outcome of each, and its events, jobs, logs, signals and wait
+// dependencies.
+func (c *Client) TraceWorkflow(ctx context.Context, workflowID int64) ([]byte, error) {
+	o, err := c.engine.TraceWorkflow(ctx, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	return engine.EncodeJSON(o), nil
+}
