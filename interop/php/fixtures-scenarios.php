@@ -25,6 +25,8 @@ $h = array(
 	'QueuetyGoInterop\\ChildWork'      => 'Queuety\\Step; returns {"child_value":<(state.n ?? 0) * 10>,"child_done":true}',
 	'QueuetyGoInterop\\FailStep'       => 'Queuety\\Step; always throws \\RuntimeException("child failed"); config() returns {"max_attempts":1}',
 	'QueuetyGoInterop\\Finish'         => 'Queuety\\Step; returns {"finished":true}',
+	'QueuetyGoInterop\\UndoStep'       => 'Queuety\\Contracts\\Compensation; handle(state) returns nothing; appends {"undo":<class>,"state":<state>} to the file named by env QUEUETY_INTEROP_MARKER when set (unset here: it does nothing)',
+	'QueuetyGoInterop\\UndoOther'      => 'Queuety\\Contracts\\Compensation; extends UndoStep, same behaviour under its own name',
 	'__queuety_for_each'               => 'Queuety internal placeholder of a for_each step: expands the items into branch jobs',
 	'__queuety_repeat'                 => 'Queuety internal placeholder of a repeat step: evaluates the condition and jumps back or goes on',
 	'__queuety_run_workflow'           => 'Queuety internal placeholder of a run_workflow step: dispatches the child workflow',
@@ -406,6 +408,112 @@ $wf2 = Queuety::workflow('wait_ids')
 Queuety::flush_queue();
 PHP,
 				'observe' => 'return ["waiter id" => $wf2];',
+			),
+		),
+	),
+
+	// -----------------------------------------------------------------------
+	'r_compensation' => array(
+		'handlers' => $pick( array( 'QueuetyGoInterop\\Increment', 'QueuetyGoInterop\\FailStep', 'QueuetyGoInterop\\Finish', 'QueuetyGoInterop\\UndoStep', 'QueuetyGoInterop\\UndoOther' ) ),
+		'notes'    => array( 'TODO' ),
+		'steps'    => array(
+			array(
+				'label'   => 'dispatched',
+				'php'     => <<<'PHP'
+$wf = Queuety::workflow('saga')
+    ->then(Increment::class)->compensate_with(UndoStep::class)
+    ->then(Increment::class)->compensate_with(UndoOther::class)
+    ->then(FailStep::class)
+    ->then(Finish::class)
+    ->compensate_on_failure()
+    ->dispatch(['order' => 7]);
+PHP,
+				'observe' => 'return ["workflow id" => $wf];',
+			),
+			array(
+				'label' => 'failed and compensated (Queuety::flush_queue)',
+				'php'   => 'Queuety::flush_queue();',
+			),
+			array(
+				'label'   => 'second workflow waiting for signal go (dispatch, then Queuety::flush_queue)',
+				'php'     => <<<'PHP'
+$wf2 = Queuety::workflow('saga_cancel')
+    ->then(Increment::class)->compensate_with(UndoStep::class)
+    ->wait_for_signal('go')
+    ->then(Finish::class)
+    ->dispatch(['order' => 8]);
+Queuety::flush_queue();
+PHP,
+				'observe' => 'return ["workflow id" => $wf2];',
+			),
+			array(
+				'label' => 'cancelled and compensated (Queuety::cancel_workflow)',
+				'php'   => 'Queuety::cancel_workflow($wf2);',
+			),
+		),
+	),
+
+	// -----------------------------------------------------------------------
+	's_signal_family' => array(
+		'handlers' => $pick( array( 'QueuetyGoInterop\\Finish' ) ),
+		'notes'    => array( 'TODO' ),
+		'steps'    => array(
+			array(
+				'label'   => 'dispatched',
+				'php'     => <<<'PHP'
+$any = Queuety::workflow('sig_any')->wait_for_signals(['legal', 'finance'], WaitMode::Any, 'first')->then(Finish::class)->dispatch(['n' => 1]);
+$appr = Queuety::workflow('sig_approval')->wait_for_approval()->then(Finish::class)->dispatch(['n' => 2]);
+$dec = Queuety::workflow('sig_decision')->wait_for_decision()->then(Finish::class)->dispatch(['n' => 3]);
+$inp = Queuety::workflow('sig_input')->wait_for_input()->then(Finish::class)->dispatch(['n' => 4]);
+PHP,
+				'observe' => 'return ["workflow ids" => [$any, $appr, $dec, $inp]];',
+			),
+			array(
+				'label' => 'waiting (Queuety::flush_queue)',
+				'php'   => 'Queuety::flush_queue();',
+			),
+			array(
+				'label' => 'answered (signal, approve, reject, input, then Queuety::flush_queue)',
+				'php'   => <<<'PHP'
+Queuety::signal($any, 'finance', ['ok' => true]);
+Queuety::approve_workflow($appr, ['by' => 'ann']);
+Queuety::reject_workflow($dec, ['reason' => 'no']);
+Queuety::submit_workflow_input($inp, ['text' => 'hello']);
+Queuety::flush_queue();
+PHP,
+			),
+		),
+	),
+
+	// -----------------------------------------------------------------------
+	't_rewind_fork' => array(
+		'handlers' => $pick( array( 'QueuetyGoInterop\\Increment', 'QueuetyGoInterop\\Finish' ) ),
+		'notes'    => array( 'TODO' ),
+		'steps'    => array(
+			array(
+				'label'   => 'completed (dispatch, then Queuety::flush_queue)',
+				'php'     => <<<'PHP'
+$wf = Queuety::workflow('rewind_me')
+    ->then(Increment::class)
+    ->then(Increment::class)
+    ->then(Finish::class)
+    ->dispatch(['start' => 1]);
+Queuety::flush_queue();
+PHP,
+				'observe' => 'return ["workflow id" => $wf];',
+			),
+			array(
+				'label' => 'rewound to step 0 (Queuety::rewind_workflow)',
+				'php'   => 'Queuety::rewind_workflow($wf, 0);',
+			),
+			array(
+				'label'   => 'forked (Queuety::fork_workflow)',
+				'php'     => '$fork = Queuety::fork_workflow($wf);',
+				'observe' => 'return ["fork id" => $fork];',
+			),
+			array(
+				'label' => 'both completed (Queuety::flush_queue)',
+				'php'   => 'Queuety::flush_queue();',
 			),
 		),
 	),
