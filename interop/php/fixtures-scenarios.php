@@ -415,7 +415,15 @@ PHP,
 	// -----------------------------------------------------------------------
 	'r_compensation' => array(
 		'handlers' => $pick( array( 'QueuetyGoInterop\\Increment', 'QueuetyGoInterop\\FailStep', 'QueuetyGoInterop\\Finish', 'QueuetyGoInterop\\UndoStep', 'QueuetyGoInterop\\UndoOther' ) ),
-		'notes'    => array( 'TODO' ),
+		'notes'    => array(
+			'_steps[0] and _steps[1] carry "compensation":"QueuetyGoInterop\\UndoStep" / "QueuetyGoInterop\\UndoOther" (single steps without compensate_with have no "compensation" key); compensate_on_failure() adds "_compensate_on_failure":true to the state after _definition_hash (and to the hash input).',
+			'Each completed step with a compensation appends an entry to _compensation_stack: {"step_index":i,"handler":<compensation class>,"payload":[],"state":<public state right after the step>}; the stack is in step order (oldest first). The key is placed where it was first added (after the first step\'s output).',
+			'FailStep::config() gives its job max_attempts 1 (column and __queuety_runtime), so attempt 1 is terminal: job buried (error_message \'child failed\'), logs \'buried\' and \'workflow_failed\' (job_id 3, handler \'\'), event \'step_failed\', workflow \'failed\' with error_message \'child failed\', current_step 2.',
+			'In the same failure path Queuety runs the compensations inline, newest first (UndoOther with {"order":7,"counter":2}, then UndoStep with {"order":7,"counter":1}; QUEUETY_INTEROP_MARKER is unset so they do nothing), keeps _compensation_stack, and appends "_compensated":true,"_compensation_cause":"failure". No job, log or event row records a compensation.',
+			'The second workflow completes step 0 (stack entry {"step_index":0,"handler":"QueuetyGoInterop\\UndoStep","payload":[],"state":{"order":8,"counter":1}}), then its __queuety_wait_for_signal placeholder parks it: status \'waiting_for_signal\', _wait {"type":"signal","step_index":1,...,"waiting_for":["go"],"step_name":"wait_for_go","match_payload":[]}, event \'workflow_waiting\'.',
+			'Queuety::cancel_workflow() on it: status \'cancelled\', completed_at = NOW() (Queuety sets completed_at on cancel), _wait kept, UndoStep run inline, "_compensated":true,"_compensation_cause":"cancel" appended; one \'workflow_cancelled\' log row (job_id NULL, handler = workflow name); no event row, no job row.',
+			'A Go engine runs each compensation as a durable job instead (handler = compensation class, payload = the entry\'s state plus "__queuety_callback"); interop/fixtures_saga_test.go adds those rows to the expected snapshot.',
+		),
 		'steps'    => array(
 			array(
 				'label'   => 'dispatched',
@@ -456,7 +464,13 @@ PHP,
 	// -----------------------------------------------------------------------
 	's_signal_family' => array(
 		'handlers' => $pick( array( 'QueuetyGoInterop\\Finish' ) ),
-		'notes'    => array( 'TODO' ),
+		'notes'    => array(
+			'Each wait is the first step, so dispatch inserts its \'__queuety_wait_for_signal\' job (payload {"step_index":0,...}, cost_units 0) and a \'workflow_started\' log.',
+			'_steps[0] definitions: wait_for_signals(["legal","finance"], any, "first") is {"type":"wait_for_signal","name":"wait_for_signals_0","signal_name":"legal","signal_names":["legal","finance"],"wait_mode":"any","result_key":"first",...,"human_wait":null,"decision_map":null}; wait_for_approval(): name "wait_for_approval", signal "approval", mode all, result_key "approval", human_wait "approval"; wait_for_decision(): name "wait_for_decision", signals ["approved","rejected"], mode any, result_key "decision", human_wait "decision", decision_map {"approved":"approved","rejected":"rejected"}; wait_for_input(): name "wait_for_input", signal "input", result_key "input", human_wait "input".',
+			'Waiting: status \'waiting_for_signal\', current_step 0, _wait {"type":"signal","step_index":0,"wait_mode","result_key","waiting_for","step_name"[,"human_wait"],"match_payload":[]} (human_wait only for the human waits, between step_name and match_payload); events \'step_started\' and \'workflow_waiting\' (output with "human_wait", null for the plain wait).',
+			'Answers: Queuety::signal(1, "finance", ...), approve_workflow (signal "approval"), reject_workflow (signal "rejected"), submit_workflow_input (signal "input"): each inserts a signals row and settles the wait inline: _wait removed, status \'running\', current_step 1, the Finish job inserted, a \'workflow_resumed\' event (job_id NULL); no log row.',
+			'Result shapes: any-mode signals -> first = {"finance":{"ok":true}} (keyed by signal name); approval -> approval = the payload {"by":"ann"}; decision -> decision = {"outcome":"rejected","signal":"rejected","data":{"reason":"no"}}; input -> input = the payload {"text":"hello"}.',
+		),
 		'steps'    => array(
 			array(
 				'label'   => 'dispatched',
@@ -488,7 +502,11 @@ PHP,
 	// -----------------------------------------------------------------------
 	't_rewind_fork' => array(
 		'handlers' => $pick( array( 'QueuetyGoInterop\\Increment', 'QueuetyGoInterop\\Finish' ) ),
-		'notes'    => array( 'TODO' ),
+		'notes'    => array(
+			'A plain three-step workflow run to completion, then Queuety::rewind_workflow(1, 0): the public state becomes the one recorded after step 0 ({"start":1,"counter":1}, from its step_completed event) followed by the runtime keys; status \'running\', current_step 1, error_message and failed_at NULL, but completed_at keeps the old completion time; a new job for step 1; a \'workflow_rewound\' log row with context {"rewound_to_step":0}; no event row.',
+			'Queuety::fork_workflow(1) copies the workflow: name "rewind_me_fork_<time()>", same state and current_step, status \'running\', completed_at NULL, its own step 1 job; log rows \'workflow_forked\' on the original (context {"forked_workflow_id":2}) and on the fork (context {"forked_from_workflow_id":1}, handler = the fork name).',
+			'The flush completes both from step 1 with the same inputs: the original logs a second \'workflow_completed\'; the fork writes its own events.',
+		),
 		'steps'    => array(
 			array(
 				'label'   => 'completed (dispatch, then Queuety::flush_queue)',
