@@ -111,7 +111,8 @@ func (e *Engine) RewindWorkflow(ctx context.Context, id int64, toStep int) error
 			return err
 		}
 		wf.Status, wf.CurrentStep = driver.WorkflowRunning, toStep+1
-		wf.ErrorMessage, wf.FailedAt, wf.CompletedAt, wf.WaitDeadlineAt = "", time.Time{}, time.Time{}, time.Time{}
+		// Queuety clears error_message and failed_at and leaves completed_at.
+		wf.ErrorMessage, wf.FailedAt, wf.WaitDeadlineAt = "", time.Time{}, time.Time{}
 		wf.State = EncodeJSON(next)
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err

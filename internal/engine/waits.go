@@ -46,6 +46,9 @@ func (sc *stepCtx) openWait() error {
 	wait.Set("result_key", NilIfEmpty(sc.step.ResultKey))
 	wait.Set("waiting_for", stringsToAny(sc.step.SignalNames))
 	wait.Set("step_name", sc.step.Name)
+	if hw := strField(sc.step.raw, "human_wait"); hw != "" {
+		wait.Set("human_wait", hw)
+	}
 	mp, _ := sc.step.raw.Get("match_payload")
 	if mp == nil {
 		mp = []any{}
