@@ -2,7 +2,6 @@ package interop_test
 
 import (
 	"context"
-	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,9 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
-	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/worker"
 )
 
 // TestLiveBudgetsAndPruning: a workflow with every budget and
@@ -24,11 +21,7 @@ import (
 // Go-dispatched workflow on the budget Go wrote.
 func TestLiveBudgetsAndPruning(t *testing.T) {
 	ctx := context.Background()
-	dsn, prefix := testdb.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	php := newLivePHP(t, prefix)
+	c, php := newLive(t)
 
 	out := php.eval(`echo \Queuety\Queuety::workflow('guarded')
 		->then('QueuetyGoInterop\Increment')->then('QueuetyGoInterop\Increment')->then('QueuetyGoInterop\Finish')
@@ -47,14 +40,7 @@ func TestLiveBudgetsAndPruning(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(phpWF.State), string(goWF.State), "stored state at dispatch, PHP's (expected) and Go's (actual)")
 
-	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
-	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
-		n, _ := s.Int("counter")
-		return queuety.State{"counter": n + 1}, nil
-	})
-	w.HandleStep(`QueuetyGoInterop\Finish`, func(context.Context, queuety.State) (queuety.State, error) {
-		return queuety.State{"finished": true}, nil
-	})
+	w := interopWorker(c)
 	_, err = w.RunOnce(ctx, time.Minute)
 	require.NoError(t, err)
 	for _, id := range []int64{phpID, goID} {

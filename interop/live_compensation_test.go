@@ -3,8 +3,6 @@ package interop_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,9 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
-	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/worker"
 )
 
 // TestLiveCompensation: a saga built with compensate_with and
@@ -30,11 +26,7 @@ import (
 // retry the workflow Go compensated.
 func TestLiveCompensation(t *testing.T) {
 	ctx := context.Background()
-	dsn, prefix := testdb.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	php := newLivePHP(t, prefix)
+	c, php := newLive(t)
 
 	out := php.eval(`echo \Queuety\Queuety::workflow('saga')
 		->then('QueuetyGoInterop\Increment')->compensate_with('App\Undo\First')
@@ -58,14 +50,7 @@ func TestLiveCompensation(t *testing.T) {
 
 	var mu sync.Mutex
 	var undone []string
-	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
-	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
-		n, _ := s.Int("counter")
-		return queuety.State{"counter": n + 1}, nil
-	})
-	w.HandleStep(`QueuetyGoInterop\FailStep`, func(context.Context, queuety.State) (queuety.State, error) {
-		return nil, queuety.NonRetryable(errors.New("child failed"))
-	})
+	w := interopWorker(c)
 	for _, h := range []string{`App\Undo\First`, `App\Undo\Second`} {
 		w.HandleCompensation(h, func(_ context.Context, s queuety.State) error {
 			mu.Lock()
@@ -103,11 +88,7 @@ func TestLiveCompensation(t *testing.T) {
 // PHP leaves equals the one Go leaves for the same saga run by Go workers.
 func TestLiveCompensationRunByPHP(t *testing.T) {
 	ctx := context.Background()
-	dsn, prefix := testdb.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	php := newLivePHP(t, prefix)
+	c, php := newLive(t)
 	marker := filepath.Join(t.TempDir(), "undo.jsonl")
 	php.env = append(php.env, "QUEUETY_INTEROP_MARKER="+marker)
 
@@ -137,14 +118,7 @@ func TestLiveCompensationRunByPHP(t *testing.T) {
 
 	byGo, err := saga().Dispatch(ctx, c, queuety.State{"order": 7})
 	require.NoError(t, err)
-	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
-	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
-		n, _ := s.Int("counter")
-		return queuety.State{"counter": n + 1}, nil
-	})
-	w.HandleStep(`QueuetyGoInterop\FailStep`, func(context.Context, queuety.State) (queuety.State, error) {
-		return nil, queuety.NonRetryable(errors.New("child failed"))
-	})
+	w := interopWorker(c)
 	for _, h := range []string{`QueuetyGoInterop\UndoStep`, `QueuetyGoInterop\UndoOther`} {
 		w.HandleCompensation(h, func(context.Context, queuety.State) error { return nil })
 	}

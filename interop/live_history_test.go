@@ -2,7 +2,6 @@ package interop_test
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,9 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
-	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/worker"
 )
 
 // TestLiveRewindAndFork: Queuety PHP rewinds and forks a workflow Go ran,
@@ -25,19 +22,8 @@ import (
 // after each step (workflow_state_at).
 func TestLiveRewindAndFork(t *testing.T) {
 	ctx := context.Background()
-	dsn, prefix := testdb.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	php := newLivePHP(t, prefix)
-	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
-	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
-		n, _ := s.Int("counter")
-		return queuety.State{"counter": n + 1}, nil
-	})
-	w.HandleStep(`QueuetyGoInterop\Finish`, func(context.Context, queuety.State) (queuety.State, error) {
-		return queuety.State{"finished": true}, nil
-	})
+	c, php := newLive(t)
+	w := interopWorker(c)
 	runGo := func() {
 		t.Helper()
 		_, err := w.RunOnce(ctx, time.Minute)
@@ -97,20 +83,9 @@ func TestLiveRewindAndFork(t *testing.T) {
 // position and history, and runs on to completion on the other side.
 func TestLiveExportReplay(t *testing.T) {
 	ctx := context.Background()
-	dsn, prefix := testdb.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	php := newLivePHP(t, prefix)
+	c, php := newLive(t)
 	dir := t.TempDir()
-	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
-	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
-		n, _ := s.Int("counter")
-		return queuety.State{"counter": n + 1}, nil
-	})
-	w.HandleStep(`QueuetyGoInterop\Finish`, func(context.Context, queuety.State) (queuety.State, error) {
-		return queuety.State{"finished": true}, nil
-	})
+	w := interopWorker(c)
 	runGo := func() {
 		t.Helper()
 		_, err := w.RunOnce(ctx, time.Minute)

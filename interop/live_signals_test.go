@@ -2,7 +2,6 @@ package interop_test
 
 import (
 	"context"
-	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,9 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
-	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/worker"
 )
 
 // TestLiveSignalFamily: wait_for_signals, wait_for_approval,
@@ -25,11 +22,7 @@ import (
 // PHP-dispatched waits that PHP runs.
 func TestLiveSignalFamily(t *testing.T) {
 	ctx := context.Background()
-	dsn, prefix := testdb.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	php := newLivePHP(t, prefix)
+	c, php := newLive(t)
 
 	phpDispatch := func(chain string) int64 {
 		t.Helper()
@@ -66,10 +59,7 @@ func TestLiveSignalFamily(t *testing.T) {
 			`\Queuety\Queuety::submit_workflow_input(%d, ['title' => 'Q3']);`,
 			func(id int64) error { _, err := c.SubmitInput(ctx, id, queuety.State{"title": "Q3"}); return err }, "input"},
 	}
-	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
-	w.HandleStep(`QueuetyGoInterop\Finish`, func(context.Context, queuety.State) (queuety.State, error) {
-		return queuety.State{"finished": true}, nil
-	})
+	w := interopWorker(c)
 	run := func() {
 		t.Helper()
 		_, err := w.RunOnce(ctx, time.Minute)

@@ -3,6 +3,7 @@ package interop_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -96,6 +97,34 @@ func (p *livePHP) eval(code string) string {
 	out, err := p.exec("-r", boot+code)
 	require.NoError(p.t, err)
 	return out
+}
+
+// newLive opens a Go client and the PHP driver on one fresh table prefix.
+func newLive(t *testing.T) (*queuety.Client, *livePHP) {
+	t.Helper()
+	dsn, prefix := testdb.DSN(t)
+	php := newLivePHP(t, prefix) // skips before anything is opened
+	c, err := queuety.Open(context.Background(), dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c, php
+}
+
+// interopWorker is a quiet Go worker on c with the Go twins of the PHP
+// interop steps Increment, FailStep and Finish (interop/php/handlers.php).
+func interopWorker(c *queuety.Client) *worker.Worker {
+	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
+	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
+		n, _ := s.Int("counter")
+		return queuety.State{"counter": n + 1}, nil
+	})
+	w.HandleStep(`QueuetyGoInterop\FailStep`, func(context.Context, queuety.State) (queuety.State, error) {
+		return nil, queuety.NonRetryable(errors.New("child failed"))
+	})
+	w.HandleStep(`QueuetyGoInterop\Finish`, func(context.Context, queuety.State) (queuety.State, error) {
+		return queuety.State{"finished": true}, nil
+	})
+	return w
 }
 
 // TestLivePHPAndGoShareTheQueue runs real Queuety PHP next to a Go worker
