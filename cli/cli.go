@@ -59,6 +59,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -145,8 +146,34 @@ func report(e *Env, err error) int {
 			msg = fmt.Sprintf("%s (see '%s help')", msg, Program)
 		}
 	}
+	if e.Globals.JSON {
+		// With --json, errors are JSON too: one object on stderr.
+		doc := map[string]any{"error": map[string]any{"message": msg, "kind": errorKind(err, ue != nil), "exit_code": code, "command": prog}}
+		if b, jerr := json.Marshal(doc); jerr == nil {
+			fmt.Fprintln(e.Stderr, string(b))
+			return code
+		}
+	}
 	fmt.Fprintf(e.Stderr, "%s: %s\n", prog, msg)
 	return code
+}
+
+// errorKind classifies an error for --json output: usage, invalid_argument,
+// not_found, invalid_state, stale_attempt or failure.
+func errorKind(err error, usage bool) string {
+	switch {
+	case usage:
+		return "usage"
+	case errors.Is(err, queuety.ErrInvalidArgument), errors.Is(err, queuety.ErrInvalidTimeout):
+		return "invalid_argument"
+	case errors.Is(err, queuety.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, queuety.ErrInvalidState):
+		return "invalid_state"
+	case errors.Is(err, queuety.ErrStaleAttempt):
+		return "stale_attempt"
+	}
+	return "failure"
 }
 
 // cleanError flattens an error to one line and drops the repeated

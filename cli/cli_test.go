@@ -872,3 +872,38 @@ func TestWorkflowExportReplay(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(`{"nope": 1}`), 0o600))
 	wantFail(t, 2, "missing workflow key", "--dsn", dsn, "workflow", "replay", bad)
 }
+
+// TestJSONErrors: with --json, an error is one JSON object on stderr with
+// a stable shape, and the exit code is the usual one.
+func TestJSONErrors(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	mustRun(t, nil, "--dsn", dsn, "migrate")
+	for _, tc := range []struct {
+		args []string
+		code int
+		kind string
+	}{
+		{[]string{"--dsn", dsn, "--json", "workflow", "status", "999"}, 1, "not_found"},
+		{[]string{"--dsn", dsn, "--json", "workflow", "rewind", "1", "x"}, 2, "usage"},
+		{[]string{"--dsn", dsn, "--json", "signal", "1", "go", "[1]"}, 2, "usage"},
+	} {
+		r := run(t, nil, tc.args...)
+		assert.Equal(t, tc.code, r.code, "%v: exit code", tc.args)
+		var doc struct {
+			Error struct {
+				Message  string `json:"message"`
+				Kind     string `json:"kind"`
+				ExitCode int    `json:"exit_code"`
+				Command  string `json:"command"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stderr), &doc), "%v: stderr is not JSON: %q", tc.args, r.stderr)
+		assert.Equal(t, tc.kind, doc.Error.Kind, "%v: kind", tc.args)
+		assert.Equal(t, tc.code, doc.Error.ExitCode, "%v: exit_code", tc.args)
+		assert.NotEmpty(t, doc.Error.Message, "%v: message", tc.args)
+		assert.True(t, strings.HasPrefix(doc.Error.Command, "queuety-worker"), "%v: command %q", tc.args, doc.Error.Command)
+	}
+	r := run(t, nil, "--dsn", dsn, "workflow", "status", "999")
+	assert.True(t, strings.HasPrefix(r.stderr, "queuety-worker"), "without --json the error stays one text line: %q", r.stderr)
+}
