@@ -907,3 +907,22 @@ func TestJSONErrors(t *testing.T) {
 	r := run(t, nil, "--dsn", dsn, "workflow", "status", "999")
 	assert.True(t, strings.HasPrefix(r.stderr, "queuety-worker"), "without --json the error stays one text line: %q", r.stderr)
 }
+
+// TestWorkWarnsWithoutHandlers: `work` with no handlers of its own says so
+// when jobs wait in its queues, and stays quiet with handlers.
+func TestWorkWarnsWithoutHandlers(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	c := openClient(t, dsn)
+	_, err := c.Dispatch(context.Background(), "app.mail", queuety.State{"to": "a@example.com"})
+	require.NoError(t, err)
+	r := run(t, nil, "--dsn", dsn, "work", "--once")
+	require.Equal(t, 0, r.code, "exit code; stderr: %s", r.stderr)
+	assert.Contains(t, r.stderr, "no handlers registered", "warning")
+	assert.Contains(t, r.stderr, "pending_jobs=1", "pending count")
+	reg := queuety.NewRegistry()
+	reg.HandleJob("app.mail", func(context.Context, queuety.Payload) error { return nil })
+	r = run(t, reg, "--dsn", dsn, "work", "--once")
+	require.Equal(t, 0, r.code, "exit code; stderr: %s", r.stderr)
+	assert.NotContains(t, r.stderr, "no handlers registered", "warning with a handler")
+}

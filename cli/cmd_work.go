@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -71,6 +72,7 @@ worker that has them; they are never buried for lack of a handler.`,
 				defer c.Close()
 				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
 					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()))
+				warnNoHandlers(e, c, qs)
 				if !*once {
 					if err := w.Run(ctx); err != nil {
 						return fmt.Errorf("worker: %w", err)
@@ -112,5 +114,33 @@ worker that has them; they are never buried for lack of a handler.`,
 				return nil
 			}
 		},
+	}
+}
+
+// warnNoHandlers warns when the worker has no handlers of its own while
+// jobs wait in its queues: it only runs the engine's internal steps and
+// the sweeps, so those jobs wait for another worker.
+func warnNoHandlers(e *Env, c *queuety.Client, queues []string) {
+	if len(e.Registry.Names()) > 0 {
+		return
+	}
+	counts, err := c.Counts(e.Ctx)
+	if err != nil {
+		return
+	}
+	polled := map[string]bool{}
+	for _, q := range queues {
+		polled[q] = true
+	}
+	var pending int64
+	for _, qc := range counts {
+		if polled[qc.Queue] && qc.Status == queuety.JobPending {
+			pending += qc.Count
+		}
+	}
+	if pending > 0 {
+		e.Logger().Warn("queuety: this worker has no handlers registered: it runs only the engine's internal steps "+
+			"(delays, waits, for-each expansion, ...) and the sweeps; jobs for other handlers wait for a worker that has them "+
+			"(build the CLI into your program with cli.Main(registry) to add yours)", "pending_jobs", pending, "queues", queues)
 	}
 }
