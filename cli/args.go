@@ -73,6 +73,9 @@ func payloadArg(args []string, i int) (queuety.State, error) {
 // ("7d").
 func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 && n <= 1e9 {
+		return time.Duration(n) * time.Second, nil // bare seconds, as wp queuety's --delay=30
+	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseFloat(days, 64)
 		if err == nil && n >= -1e5 && n <= 1e5 {
@@ -81,7 +84,7 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 2h or 7d)", s)
+		return 0, fmt.Errorf("invalid duration %q (want seconds or e.g. 30s, 5m, 2h, 7d)", s)
 	}
 	return d, nil
 }

@@ -926,3 +926,21 @@ func TestWorkWarnsWithoutHandlers(t *testing.T) {
 	require.Equal(t, 0, r.code, "exit code; stderr: %s", r.stderr)
 	assert.NotContains(t, r.stderr, "no handlers registered", "warning with a handler")
 }
+
+// TestDispatchPHPStyleFlags: dispatch takes wp queuety's --payload=JSON and
+// a --delay in bare seconds.
+func TestDispatchPHPStyleFlags(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	res := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "dispatch", "app.mail", `--payload={"to": "ada@example.com"}`, "--delay=30", "--json"))
+	id, ok := res["id"].(float64)
+	require.True(t, ok, "dispatch --json: %v", res)
+	c := openClient(t, dsn)
+	j, err := c.Job(context.Background(), int64(id))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"to": "ada@example.com"}`, string(j.Payload), "payload from --payload")
+	due := j.AvailableAt.Sub(j.CreatedAt) // both are whole seconds: created_at rounds down, available_at up
+	assert.True(t, due >= 30*time.Second && due <= 31*time.Second, "--delay=30 is 30 seconds, got %s", due)
+	wantFail(t, 2, "give the payload once", "--dsn", dsn, "dispatch", "app.mail", "{}", "--payload={}")
+	wantFail(t, 2, "--payload", "--dsn", dsn, "dispatch", "app.mail", "--payload=[1]")
+}

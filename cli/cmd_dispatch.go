@@ -29,8 +29,10 @@ func dispatchCommand() *Command {
 		Name:    "dispatch",
 		Summary: "enqueue a job for a handler and print its id",
 		Args:    "HANDLER [JSON]",
-		Help: `JSON is the payload: a JSON object (default {}). The handler name is the
-string stored in jobs.handler; PHP class names work ('App\Jobs\SendEmail').`,
+		Help: `JSON is the payload: a JSON object (default {}), given as the second
+argument or with --payload (as wp queuety dispatch takes it). The handler
+name is the string stored in jobs.handler; PHP class names work
+('App\Jobs\SendEmail'). --delay takes seconds (--delay=30) or a duration.`,
 		Examples: []string{
 			Program + ` dispatch send_email '{"to": "ada@example.com"}'`,
 			Program + ` dispatch 'App\Jobs\Rebuild' --queue reports --priority high --delay 5m`,
@@ -45,10 +47,19 @@ string stored in jobs.handler; PHP class names work ('App\Jobs\SendEmail').`,
 			backoff := fs.String("backoff", "", "wait between attempts: exponential (default), fixed, linear or a `list` of seconds such as 10,30,60")
 			unique := fs.Bool("unique", false, "return the id of an identical pending or processing job instead of adding one")
 			dependsOn := fs.Int64("depends-on", 0, "run only after the job with this `id` completed")
+			payloadFlag := fs.String("payload", "", "the payload as a `JSON` object, instead of the second argument")
 			return func(e *Env, args []string) error {
 				handler, payload, err := handlerArgs(args)
 				if err != nil {
 					return err
+				}
+				if *payloadFlag != "" {
+					if len(args) > 1 {
+						return Usagef("give the payload once: as the second argument or with --payload")
+					}
+					if payload, err = parseJSONObject("--payload", *payloadFlag); err != nil {
+						return err
+					}
 				}
 				if strings.TrimSpace(*queue) == "" {
 					return Usagef("--queue is empty")
