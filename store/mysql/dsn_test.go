@@ -1,11 +1,16 @@
 package mysql_test
 
 import (
+	"context"
+	"database/sql"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
 )
@@ -51,4 +56,29 @@ func TestParseDSNKeepsPasswordPunctuation(t *testing.T) {
 	assert.Equal(t, "p?w", c.Driver.Passwd)
 	assert.Equal(t, "x_", c.Prefix)
 	assert.Equal(t, 8, c.MaxOpenConns)
+}
+
+// TestOpenMissingDatabase: a DSN naming a database that does not exist
+// fails with a hint, and create=true creates it.
+func TestOpenMissingDatabase(t *testing.T) {
+	ctx := context.Background()
+	name := "queuety_create_" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
+	_, err := queuety.Open(ctx, "mysql://root@127.0.0.1:3306/"+name)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not exist", "hint")
+	assert.Contains(t, err.Error(), "create=true", "hint")
+	c, err := queuety.Open(ctx, "mysql://root@127.0.0.1:3306/"+name+"?create=true&prefix=t_")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c.Close()
+		db, err := sql.Open("mysql", "root@tcp(127.0.0.1:3306)/")
+		if err == nil {
+			_, _ = db.Exec("DROP DATABASE IF EXISTS `" + name + "`")
+			db.Close()
+		}
+	})
+	_, err = c.Dispatch(ctx, "h", nil)
+	assert.NoError(t, err, "the created database works")
+	_, err = mysql.ParseDSN("mysql://root@127.0.0.1:3306/x?create=perhaps")
+	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "create=perhaps")
 }

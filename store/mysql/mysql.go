@@ -12,7 +12,8 @@
 // DSNs are either URLs (mysql://user:pass@host:port/db?prefix=wp_, with
 // ?socket=/path for a Unix socket) or go-sql-driver DSNs
 // (user:pass@tcp(host:3306)/db?prefix=wp_). The prefix parameter is the
-// WordPress table prefix (default wp_, ^[A-Za-z0-9_]{0,32}$); other
+// WordPress table prefix (default wp_, ^[A-Za-z0-9_]{0,32}$); create=true
+// creates the database when it does not exist; other
 // parameters go to the driver. Other store parameters: max_open_conns
 // (default 64).
 //
@@ -47,6 +48,9 @@ type Config struct {
 	Driver       *gomysql.Config
 	Prefix       string
 	MaxOpenConns int
+	// Create creates the database when it does not exist (the DSN
+	// parameter create=true).
+	Create bool
 }
 
 // ParseDSN parses either DSN form.
@@ -123,7 +127,7 @@ func ParseDSN(dsn string) (*Config, error) {
 
 // takeParams removes the store's own parameters from q.
 func (c *Config) takeParams(q url.Values) error {
-	for _, k := range []string{"prefix", "max_open_conns", "socket"} {
+	for _, k := range []string{"prefix", "max_open_conns", "socket", "create"} {
 		if len(q[k]) > 1 {
 			return fmt.Errorf("%w: DSN parameter %s is given %d times", driver.ErrInvalidArgument, k, len(q[k]))
 		}
@@ -131,6 +135,14 @@ func (c *Config) takeParams(q url.Values) error {
 	if q.Has("prefix") {
 		c.Prefix = q.Get("prefix")
 		q.Del("prefix")
+	}
+	if q.Has("create") {
+		v, err := strconv.ParseBool(q.Get("create"))
+		if err != nil {
+			return fmt.Errorf("%w: create must be true or false, got %q", driver.ErrInvalidArgument, q.Get("create"))
+		}
+		c.Create = v
+		q.Del("create")
 	}
 	if q.Has("max_open_conns") {
 		n, err := strconv.Atoi(q.Get("max_open_conns"))
@@ -261,6 +273,11 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	if dc.Timeout == 0 {
 		dc.Timeout = 10 * time.Second
 	}
+	if cfg.Create {
+		if err := createDatabase(ctx, dc); err != nil {
+			return nil, err
+		}
+	}
 	probeDB, err := openDB(dc)
 	if err != nil {
 		return nil, err
@@ -273,6 +290,11 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		Scan(&raw, &incr, &tz, &offset)
 	probeDB.Close()
 	if err != nil {
+		var me *gomysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1049 { // ER_BAD_DB_ERROR
+			return nil, fmt.Errorf("connect to %s: database %q does not exist: create it (CREATE DATABASE `%s`) or add create=true to the DSN: %w",
+				dc.Addr, dc.DBName, dc.DBName, err)
+		}
 		return nil, fmt.Errorf("connect to %s: %w", dc.Addr, err)
 	}
 	ver, err := ParseServerVersion(raw)
@@ -311,6 +333,23 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	s := &Store{cfg: cfg, version: ver}
 	s.Store = sqlstore.New(db, dialect(incr), cfg.Prefix, info, migrations(cfg.Prefix))
 	return s, nil
+}
+
+// createDatabase creates dc's database when it does not exist, connecting
+// without a database first.
+func createDatabase(ctx context.Context, dc *gomysql.Config) error {
+	server := dc.Clone()
+	server.DBName = ""
+	db, err := openDB(server)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	name := strings.ReplaceAll(dc.DBName, "`", "``")
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+		return fmt.Errorf("create database %q on %s: %w", dc.DBName, dc.Addr, err)
+	}
+	return nil
 }
 
 func openDB(dc *gomysql.Config) (*sql.DB, error) {
