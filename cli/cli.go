@@ -21,7 +21,9 @@
 //
 // Every command that touches the queue opens a store, chosen by, in order:
 // --dsn, --wp-config (a WordPress wp-config.php, whose DB_* constants and
-// $table_prefix give a MySQL DSN), the QUEUETY_DSN environment variable,
+// $table_prefix give a MySQL DSN; getenv(), getenv_docker(), $_ENV[...] and
+// the like are evaluated with the worker's environment), the QUEUETY_DSN
+// environment variable,
 // and finally sqlite://queuety.db. Giving both --dsn and --wp-config is a
 // usage error. Stores are migrated when opened; `migrate` does only that.
 //
@@ -216,7 +218,7 @@ type Globals struct {
 // before the command name carry over).
 func addGlobals(fs *flag.FlagSet, g *Globals) {
 	fs.StringVar(&g.DSN, "dsn", g.DSN, "store DSN: sqlite://FILE, mysql://USER:PASS@HOST:3306/DB?prefix=wp_ or a go-sql-driver DSN\n(default: $"+EnvDSN+", else "+DefaultDSN+")")
-	fs.StringVar(&g.WPConfig, "wp-config", g.WPConfig, "read the MySQL settings and $table_prefix from this WordPress `wp-config.php`")
+	fs.StringVar(&g.WPConfig, "wp-config", g.WPConfig, "read the MySQL settings and $table_prefix from this WordPress `wp-config.php` (getenv() and getenv_docker() are read from this process's environment)")
 	fs.BoolVar(&g.JSON, "json", g.JSON, "print JSON instead of text")
 	fs.StringVar(&g.LogLevel, "log-level", g.LogLevel, "log `level` on stderr: debug, info, warn or error\n(default: info for work, error for demo, warn otherwise)")
 }

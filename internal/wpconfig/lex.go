@@ -2,7 +2,6 @@ package wpconfig
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -28,6 +27,7 @@ type token struct {
 	text  string // source text (for tokString the raw text including quotes)
 	value string // decoded value, for tokString only
 	line  int    // 1-based line where the token starts
+	off   int    // byte offset of the token in the source
 }
 
 // lexer splits PHP source into tokens. It understands just enough PHP to
@@ -100,7 +100,7 @@ func (l *lexer) lexCode() error {
 		switch {
 		case c == '?' && l.hasPrefix("?>"):
 			// A closing tag also ends the statement before it.
-			l.toks = append(l.toks, token{kind: tokPunct, text: ";", line: start})
+			l.toks = append(l.toks, token{kind: tokPunct, text: ";", line: start, off: l.pos})
 			l.advance(2)
 			return nil
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
@@ -110,7 +110,7 @@ func (l *lexer) lexCode() error {
 		case c == '/' && l.hasPrefix("/*"):
 			end := bytes.Index(l.src[l.pos+2:], []byte("*/"))
 			if end < 0 {
-				return fmt.Errorf("line %d: unterminated /* comment", start)
+				return errorAt(start, "unterminated /* comment")
 			}
 			l.advance(2 + end + 2)
 		case c == '\'':
@@ -149,7 +149,7 @@ func (l *lexer) lexCode() error {
 
 func (l *lexer) emit(kind tokenKind, n int, line int) {
 	text := string(l.src[l.pos : l.pos+n])
-	l.toks = append(l.toks, token{kind: kind, text: text, line: line})
+	l.toks = append(l.toks, token{kind: kind, text: text, line: line, off: l.pos})
 	l.advance(n)
 }
 
@@ -179,14 +179,14 @@ func (l *lexer) lexSingleQuoted() error {
 			i += 2
 		case c == '\'':
 			l.advance(i + 1 - start)
-			l.toks = append(l.toks, token{kind: tokString, text: string(l.src[start : i+1]), value: b.String(), line: line})
+			l.toks = append(l.toks, token{kind: tokString, text: string(l.src[start : i+1]), value: b.String(), line: line, off: start})
 			return nil
 		default:
 			b.WriteByte(c)
 			i++
 		}
 	}
-	return fmt.Errorf("line %d: unterminated single-quoted string", line)
+	return errorAt(line, "unterminated single-quoted string")
 }
 
 // lexDoubleQuoted reads a "..." string and decodes PHP's double-quoted escape
@@ -206,7 +206,7 @@ func (l *lexer) lexDoubleQuoted() error {
 			if interp {
 				kind = tokInterp
 			}
-			l.toks = append(l.toks, token{kind: kind, text: string(l.src[start : i+1]), value: b.String(), line: line})
+			l.toks = append(l.toks, token{kind: kind, text: string(l.src[start : i+1]), value: b.String(), line: line, off: start})
 			return nil
 		case c == '\\' && i+1 < len(l.src):
 			n := decodeEscape(l.src[i:], &b)
@@ -232,7 +232,7 @@ func (l *lexer) lexDoubleQuoted() error {
 			i++
 		}
 	}
-	return fmt.Errorf("line %d: unterminated double-quoted string", line)
+	return errorAt(line, "unterminated double-quoted string")
 }
 
 // skipInterpolation returns the index just past the '}' that closes the
@@ -258,7 +258,7 @@ func skipInterpolation(src []byte, i int, line int) (int, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("line %d: unterminated interpolation in double-quoted string", line)
+	return 0, errorAt(line, "unterminated interpolation in double-quoted string")
 }
 
 // decodeEscape decodes the PHP double-quoted escape sequence at the start of s
@@ -328,7 +328,7 @@ func (l *lexer) lexBacktick() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("line %d: unterminated backtick string", line)
+	return errorAt(line, "unterminated backtick string")
 }
 
 // lexHeredoc reads a <<<ID heredoc or <<<'ID' nowdoc as an opaque token. The
@@ -355,13 +355,13 @@ func (l *lexer) lexHeredoc() error {
 	i += n
 	if quote != 0 {
 		if i >= len(l.src) || l.src[i] != quote {
-			return fmt.Errorf("line %d: malformed heredoc label", line)
+			return errorAt(line, "malformed heredoc label")
 		}
 		i++
 	}
 	nl := bytes.IndexByte(l.src[i:], '\n')
 	if nl < 0 {
-		return fmt.Errorf("line %d: unterminated heredoc", line)
+		return errorAt(line, "unterminated heredoc")
 	}
 	i += nl + 1
 	for i < len(l.src) {
@@ -379,7 +379,7 @@ func (l *lexer) lexHeredoc() error {
 		}
 		i += nl + 1
 	}
-	return fmt.Errorf("line %d: unterminated heredoc %s", line, id)
+	return errorAt(line, "unterminated heredoc %s", id)
 }
 
 func isIdentStart(c byte) bool {

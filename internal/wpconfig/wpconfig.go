@@ -4,17 +4,36 @@
 // It is the Go counterpart of Queuety's standalone-worker bootstrap, which
 // extracts DB_NAME, DB_USER, DB_PASSWORD, DB_HOST and $table_prefix from
 // wp-config.php so that workers can reach the same tables as WordPress.
-// Like Queuety, it only understands literal values:
+// Besides literal strings,
 //
 //	define( 'DB_NAME', 'wordpress' );
 //	define( "DB_HOST", "db.internal:3307" );
 //	$table_prefix = 'wp_';
 //
+// it evaluates the small set of expressions real sites use to take these
+// settings from the environment, such as the official WordPress Docker
+// image's wp-config-docker.php:
+//
+//	define( 'DB_NAME', getenv_docker('WORDPRESS_DB_NAME', 'wordpress') );
+//	define( 'DB_HOST', getenv('DB_HOST') ?: 'localhost' );
+//	define( 'DB_USER', $_ENV['DB_USER'] ?? 'wp' );
+//	define( 'DB_PASSWORD', $_SERVER['DB_PASSWORD'] );
+//	define( 'MY_DB', 'shop' ); define( 'DB_NAME', MY_DB . '_' . getenv('STAGE') );
+//	$table_prefix = 'wp_' . getenv('SITE_SUFFIX');
+//
+// That is: single- and double-quoted strings (without variable
+// interpolation), getenv('X'), getenv_docker('X', 'default') (X_FILE, when
+// set, names a file whose contents win, as in the Docker image), $_ENV['X'],
+// $_SERVER['X'], constants defined earlier in the file, concatenation with
+// ".", "?:", "??" and parentheses. Environment variables are those of the
+// process reading the file (see Options), which stands in for PHP's
+// environment; $_ENV and $_SERVER are read as if PHP filled them from it.
+// Anything else (other functions, variables, the full ternary operator) is
+// an error naming the setting and its line, wrapping ErrUnsupported.
+//
 // Unlike Queuety's regular expressions, it tokenizes the file the way PHP
-// does, so defines inside comments, strings or inline HTML are ignored,
-// escaped quotes inside values are decoded, and a constant set by an
-// expression (getenv(), concatenation, a variable) is reported as an error
-// instead of being skipped or half-read.
+// does, so defines inside comments, strings or inline HTML are ignored and
+// escaped quotes inside values are decoded.
 //
 // The file is not executed, so control flow is not evaluated: the first
 // define() of a constant in the file is the one used (PHP also keeps the first
@@ -28,7 +47,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -46,10 +64,10 @@ const DefaultTablePrefix = "wp_"
 // (DB_NAME, DB_USER or DB_HOST) is not defined in wp-config.php.
 var ErrNotDefined = errors.New("not defined")
 
-// ErrNotLiteral is wrapped by the error returned when a database constant or
-// $table_prefix is set by an expression rather than a literal string, for
-// example define('DB_PASSWORD', getenv('DB_PASSWORD')).
-var ErrNotLiteral = errors.New("only literal strings are supported")
+// ErrUnsupported is wrapped by the error returned when a database constant or
+// $table_prefix is set by an expression the reader does not evaluate, for
+// example define('DB_PASSWORD', my_secret('db')).
+var ErrUnsupported = errors.New("unsupported expression")
 
 // Config holds the database settings of a WordPress site.
 //
@@ -85,29 +103,46 @@ type Config struct {
 }
 
 // Parse reads the database settings from the contents of a wp-config.php
-// file. DB_NAME, DB_USER and DB_HOST must be defined; a missing DB_PASSWORD
-// means an empty password. Errors wrap ErrNotDefined or ErrNotLiteral where
-// those apply.
+// file, evaluating expressions with the process environment. DB_NAME,
+// DB_USER and DB_HOST must be defined; a missing DB_PASSWORD means an empty
+// password. Errors about a line start with "line N: " and wrap ErrNotDefined
+// or ErrUnsupported where those apply.
 func Parse(src []byte) (Config, error) {
-	cfg, err := parse(src)
+	return Options{}.Parse(src)
+}
+
+// ParseFile reads and parses the wp-config.php file at path, evaluating
+// expressions with the process environment. Errors name the path, and the
+// line as "path:N: ".
+func ParseFile(path string) (Config, error) {
+	return Options{}.ParseFile(path)
+}
+
+// Parse is like the package-level Parse, with o's environment.
+func (o Options) Parse(src []byte) (Config, error) {
+	cfg, err := parse(src, o)
 	if err != nil {
 		return Config{}, fmt.Errorf("wpconfig: %w", err)
 	}
 	return cfg, nil
 }
 
-// ParseFile reads and parses the wp-config.php file at path. Errors name the
-// path.
-func ParseFile(path string) (Config, error) {
+// ParseFile is like the package-level ParseFile, with o's environment.
+func (o Options) ParseFile(path string) (Config, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("wpconfig: %w", err)
 	}
-	cfg, err := parse(src)
-	if err != nil {
+	cfg, err := parse(src, o)
+	var le *lineError
+	switch {
+	case err == nil:
+		return cfg, nil
+	case errors.As(err, &le) && le == err:
+		return Config{}, fmt.Errorf("wpconfig: %s:%d: %w", path, le.line, le.err)
+	default:
 		return Config{}, fmt.Errorf("wpconfig: %s: %w", path, err)
 	}
-	return cfg, nil
 }
 
 // DSN returns a DSN for github.com/go-sql-driver/mysql:
@@ -167,45 +202,33 @@ var constants = []string{"DB_NAME", "DB_USER", "DB_PASSWORD", "DB_HOST"}
 // empty password.
 var optional = map[string]bool{"DB_PASSWORD": true}
 
-// assignment is the right-hand side of a define() or $table_prefix assignment.
-type assignment struct {
+// definition is a define() or $table_prefix assignment: its name, the tokens
+// of its value and where it is.
+type definition struct {
+	name string
 	toks []token // the value expression
 	line int     // line of the define or variable
+	at   int     // index of its first token, which orders definitions
 }
 
-// literal returns the string value of a, or an error naming name when a is
-// not a single literal string.
-func (a assignment) literal(name string) (string, error) {
-	if len(a.toks) == 1 && a.toks[0].kind == tokString {
-		return a.toks[0].value, nil
-	}
-	what := "an expression"
-	switch {
-	case len(a.toks) == 0:
-		what = "an empty value"
-	case len(a.toks) == 1 && a.toks[0].kind == tokInterp:
-		what = "a double-quoted string with variable interpolation"
-	}
-	return "", fmt.Errorf("%s on line %d is set by %s, not a literal string: %w", name, a.line, what, ErrNotLiteral)
-}
-
-func parse(src []byte) (Config, error) {
+func parse(src []byte, opts Options) (Config, error) {
 	toks, err := lex(src)
 	if err != nil {
 		return Config{}, err
 	}
-	defines, prefix := scan(toks)
+	defs, prefix := scan(toks)
+	ev := newEvaluator(src, opts, defs)
 
 	values := make(map[string]string, len(constants))
 	for _, name := range constants {
-		a, ok := defines[name]
+		d, ok := ev.lookup(name)
 		if !ok {
 			if optional[name] {
 				continue
 			}
 			return Config{}, fmt.Errorf("%s is %w", name, ErrNotDefined)
 		}
-		v, err := a.literal(name)
+		v, err := ev.value(d, "")
 		if err != nil {
 			return Config{}, err
 		}
@@ -220,12 +243,12 @@ func parse(src []byte) (Config, error) {
 		TablePrefix: DefaultTablePrefix,
 	}
 	if prefix != nil {
-		p, err := prefix.literal("$table_prefix")
+		p, err := ev.value(*prefix, "")
 		if err != nil {
 			return Config{}, err
 		}
 		if driver.ValidatePrefix(p) != nil {
-			return Config{}, fmt.Errorf("invalid $table_prefix %q on line %d: use at most 32 letters, digits and underscores", p, prefix.line)
+			return Config{}, errorAt(prefix.line, "invalid $table_prefix %q: use at most 32 letters, digits and underscores", p)
 		}
 		cfg.TablePrefix = p
 	}
@@ -236,11 +259,11 @@ func parse(src []byte) (Config, error) {
 	return cfg, nil
 }
 
-// scan finds the first define() of each constant Parse reads and the last plain
-// assignment to $table_prefix.
-func scan(toks []token) (map[string]assignment, *assignment) {
-	defines := make(map[string]assignment)
-	var prefix *assignment
+// scan finds every define() with a literal constant name, in file order, and
+// the last plain assignment to $table_prefix.
+func scan(toks []token) ([]definition, *definition) {
+	var defs []definition
+	var prefix *definition
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		switch {
@@ -249,24 +272,17 @@ func scan(toks []token) (map[string]assignment, *assignment) {
 			if i+3 >= len(toks) || toks[i+2].kind != tokString || !isPunct(toks[i+3], ',') {
 				continue
 			}
-			name := toks[i+2].value
-			value := expression(toks, i+4)
-			if slices.Contains(constants, name) {
-				if _, seen := defines[name]; !seen {
-					defines[name] = assignment{toks: value, line: t.line}
-				}
-			}
+			defs = append(defs, definition{name: toks[i+2].value, toks: expression(toks, i+4), line: t.line, at: i})
 		case t.kind == tokVar && t.text == "$table_prefix":
 			// $table_prefix = value ;   (but not ==, ===, =>)
 			if i+1 >= len(toks) || !isPunct(toks[i+1], '=') ||
 				(i+2 < len(toks) && (isPunct(toks[i+2], '=') || isPunct(toks[i+2], '>'))) {
 				continue
 			}
-			value := expression(toks, i+2)
-			prefix = &assignment{toks: value, line: t.line}
+			prefix = &definition{name: "$table_prefix", toks: expression(toks, i+2), line: t.line, at: i}
 		}
 	}
-	return defines, prefix
+	return defs, prefix
 }
 
 // isFunctionCall reports whether the identifier at toks[i] is a call of a
