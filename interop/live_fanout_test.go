@@ -215,7 +215,7 @@ func TestLiveMixedFleet(t *testing.T) {
 	// The Go worker's handlers take a little time, so that PHP gets jobs.
 	slow := func(hctx context.Context) error {
 		select {
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(40 * time.Millisecond):
 		case <-hctx.Done():
 		}
 		return nil
