@@ -74,6 +74,7 @@ func constraintf(format string, args ...any) error {
 // fails the workflow without retries.
 type ConstraintError struct{ Message string }
 
+// Error returns the breach's message.
 func (e *ConstraintError) Error() string { return e.Message }
 
 // ErrorClass is the class Queuety records for this failure.

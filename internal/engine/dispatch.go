@@ -140,6 +140,7 @@ func DecodeDefinition(raw []byte) (Definition, error) {
 	return d, nil
 }
 
+// NilIfEmpty is nil for "" (stored as JSON null), else s.
 func NilIfEmpty(s string) any {
 	if s == "" {
 		return nil
@@ -503,6 +504,7 @@ func dueAt(now time.Time, d time.Duration) time.Time {
 	return ceilSecond(now.Add(d))
 }
 
+// ValidateHandlerName checks a handler name: 1-255 characters.
 func ValidateHandlerName(h string) error {
 	switch {
 	case h == "":

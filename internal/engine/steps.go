@@ -180,7 +180,10 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 // failed: the attempt fails as if its handler had returned err.
 type attemptFailure struct{ err error }
 
+// Error returns the failure's message.
 func (a *attemptFailure) Error() string { return a.err.Error() }
+
+// Unwrap returns the error that failed the attempt.
 func (a *attemptFailure) Unwrap() error { return a.err }
 
 // failAttemptWith makes err fail the step's attempt (see attemptFailure).
