@@ -944,3 +944,19 @@ func TestDispatchPHPStyleFlags(t *testing.T) {
 	wantFail(t, 2, "give the payload once", "--dsn", dsn, "dispatch", "app.mail", "{}", "--payload={}")
 	wantFail(t, 2, "--payload", "--dsn", dsn, "dispatch", "app.mail", "--payload=[1]")
 }
+
+// TestScheduleWithTimeZone: a cron schedule with a CRON_TZ= prefix is
+// stored as given and its next run is the zone's wall-clock time in UTC.
+func TestScheduleWithTimeZone(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	res := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "schedule", "add", "app.report", "--cron", "CRON_TZ=Asia/Tokyo 0 9 * * *", "--json"))
+	id, ok := res["id"].(float64)
+	require.True(t, ok, "schedule add --json: %v", res)
+	c := openClient(t, dsn)
+	s, err := c.ScheduleByID(context.Background(), int64(id))
+	require.NoError(t, err)
+	assert.Equal(t, "CRON_TZ=Asia/Tokyo 0 9 * * *", s.Expression, "stored expression")
+	assert.Equal(t, 0, s.NextRun.UTC().Hour(), "09:00 in Tokyo is 00:00 UTC, next run %s", s.NextRun)
+	wantFail(t, 2, "unknown time zone", "--dsn", dsn, "schedule", "add", "app.x", "--cron", "CRON_TZ=Nowhere/Land 0 9 * * *")
+}

@@ -153,7 +153,8 @@ func scheduleAddCommand() *Command {
 		Summary: "add a recurring job schedule for a handler, or update the handler's schedule, and print its id",
 		Args:    "HANDLER [JSON]",
 		Help: `JSON is the payload of every dispatched job: a JSON object (default {}).
-Give exactly one of --cron, --every and --interval. Schedules fire in UTC.
+Give exactly one of --cron, --every and --interval. Schedules fire in UTC,
+or in the zone of a CRON_TZ= prefix: --cron 'CRON_TZ=Europe/Berlin 0 9 * * *'.
 Expressions are stored in the form Queuety PHP reads too: cron
 descriptors as five fields (@daily is '0 0 * * *'), '@every 90s' and Go
 durations as '90 seconds'.

@@ -103,7 +103,10 @@ var cronDescriptors = map[string]string{
 }
 
 // Cron fires on a 5-field cron expression ("*/5 * * * *") or a descriptor
-// ("@hourly", "@daily", "@every 90s"), in UTC. Descriptors are stored as
+// ("@hourly", "@daily", "@every 90s"), in UTC, or in the time zone of a
+// CRON_TZ= prefix ("CRON_TZ=Europe/Berlin 0 9 * * *", 09:00 Berlin time
+// across daylight-saving changes; Queuety PHP cannot read such a schedule,
+// so only Go workers may tick it). Descriptors are stored as
 // the equivalent five fields, and "@every d" as the interval d, which is
 // what Queuety PHP can read. See the schedexpr package for how
 // day-of-month and day-of-week combine.

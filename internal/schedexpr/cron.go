@@ -10,7 +10,8 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// cronSchedule evaluates a robfig/cron schedule in UTC.
+// cronSchedule evaluates a robfig/cron schedule in its location (UTC
+// unless the expression names a zone).
 type cronSchedule struct {
 	s cron.Schedule
 }
@@ -31,16 +32,28 @@ var neverFiresProbe = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
 // ParseCron parses a cron expression: the standard five fields (minute, hour,
 // day of month, month, day of week) or one of the descriptors @yearly,
 // @annually, @monthly, @weekly, @daily, @midnight, @hourly and
-// @every <Go duration>. The schedule is evaluated in UTC. See the package
-// documentation for how this differs from Queuety PHP.
+// @every <Go duration>. The schedule is evaluated in UTC, or in the IANA
+// time zone of a CRON_TZ= (or TZ=) prefix ("CRON_TZ=Europe/Berlin 0 9 * * *"
+// fires at 09:00 Berlin time, across daylight-saving changes). Next always
+// returns UTC times. See the package documentation for how this differs
+// from Queuety PHP.
 func ParseCron(expr string) (Schedule, error) {
 	spec := strings.TrimSpace(expr)
 	invalid := func(reason error) error {
 		return fmt.Errorf("schedexpr: invalid cron expression %q: %w", expr, reason)
 	}
 
-	if strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=") {
-		return nil, invalid(errors.New("time zone prefixes are not supported; schedules are evaluated in UTC"))
+	loc := time.UTC
+	if rest, ok := cutZonePrefix(spec); ok {
+		name, fields, _ := strings.Cut(rest, " ")
+		l, err := time.LoadLocation(name)
+		if err != nil || name == "" {
+			return nil, invalid(fmt.Errorf("unknown time zone %q (want an IANA name such as Europe/Berlin)", name))
+		}
+		loc, spec = l, strings.TrimSpace(fields)
+		if strings.HasPrefix(spec, "@every") {
+			return nil, invalid(errors.New("@every does not take a time zone"))
+		}
 	}
 	if rest, ok := strings.CutPrefix(spec, "@every"); ok {
 		// robfig/cron silently turns zero, negative and sub-second durations
@@ -62,13 +75,23 @@ func ParseCron(expr string) (Schedule, error) {
 		return nil, invalid(err)
 	}
 	if ss, ok := s.(*cron.SpecSchedule); ok {
-		ss.Location = time.UTC
+		ss.Location = loc
 	}
 	sched := cronSchedule{s: s}
 	if sched.Next(neverFiresProbe).IsZero() {
 		return nil, invalid(errors.New("it never fires"))
 	}
 	return sched, nil
+}
+
+// cutZonePrefix strips a CRON_TZ= or TZ= prefix and returns the rest.
+func cutZonePrefix(spec string) (string, bool) {
+	for _, p := range []string{"CRON_TZ=", "TZ="} {
+		if rest, ok := strings.CutPrefix(spec, p); ok {
+			return rest, true
+		}
+	}
+	return spec, false
 }
 
 // normalizeDayOfWeek rewrites 7 (Sunday, as in Vixie cron) in a day-of-week

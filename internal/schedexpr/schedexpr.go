@@ -14,7 +14,9 @@
 // before it, so intervals do not drift, and applies the schedule's catch-up
 // policy to slots missed during downtime.
 // All times are UTC: stored next_run values are UTC wall-clock times, and
-// Next always returns a UTC time whatever the location of its argument.
+// Next always returns a UTC time whatever the location of its argument. A
+// cron expression may name the zone its fields are read in with a CRON_TZ=
+// (or TZ=) prefix; Queuety PHP does not accept such expressions.
 //
 // # Differences from Queuety PHP cron expressions
 //

@@ -36,6 +36,11 @@ func TestCronNext(t *testing.T) {
 		want  []string
 	}{
 		{"*/5 * * * *", "2026-03-10 10:02:30", []string{"2026-03-10 10:05:00 Tue UTC", "2026-03-10 10:10:00 Tue UTC"}},
+		// 09:00 in Berlin: 08:00 UTC before the clocks go forward on
+		// 2026-03-29, 07:00 UTC after.
+		{"CRON_TZ=Europe/Berlin 0 9 * * *", "2026-03-27 10:00:00", []string{"2026-03-28 08:00:00 Sat UTC", "2026-03-29 07:00:00 Sun UTC", "2026-03-30 07:00:00 Mon UTC"}},
+		{"TZ=America/New_York 30 17 * * 1-5", "2026-11-24 00:00:00", []string{"2026-11-24 22:30:00 Tue UTC", "2026-11-25 22:30:00 Wed UTC"}},
+		{"TZ=UTC 0 3 * * *", "2026-03-10 10:02:30", []string{"2026-03-11 03:00:00 Wed UTC"}},
 		{"*/5 * * * *", "2026-03-10 10:05:00", []string{"2026-03-10 10:10:00 Tue UTC"}}, // strictly after
 		{"*/5 * * * *", "2026-03-10 23:57:00", []string{"2026-03-11 00:00:00 Wed UTC"}},
 		{"* * * * *", "2026-03-10 10:02:30", []string{"2026-03-10 10:03:00 Tue UTC", "2026-03-10 10:04:00 Tue UTC"}},
@@ -149,8 +154,9 @@ func TestCronErrors(t *testing.T) {
 		{"@every 0s", "@every duration must be at least 1s"},
 		{"@every -5m", "@every duration must be at least 1s"},
 		{"@every 500ms", "@every duration must be at least 1s"},
-		{"TZ=UTC 0 3 * * *", `schedexpr: invalid cron expression "TZ=UTC 0 3 * * *": time zone prefixes are not supported; schedules are evaluated in UTC`},
-		{"CRON_TZ=Europe/Berlin 0 3 * * *", "time zone prefixes are not supported"},
+		{"TZ=Mars/Olympus 0 3 * * *", `schedexpr: invalid cron expression "TZ=Mars/Olympus 0 3 * * *": unknown time zone "Mars/Olympus"`},
+		{"CRON_TZ=Europe/Berlin @every 5m", "@every does not take a time zone"},
+		{"CRON_TZ= 0 3 * * *", "unknown time zone"},
 		{"0 0 30 2 *", `schedexpr: invalid cron expression "0 0 30 2 *": it never fires`},
 		{"0 0 31 4,6,9,11 *", "it never fires"},
 	}
