@@ -42,7 +42,7 @@ func (sc *stepCtx) startRunWorkflow() error {
 	if def.Queue == "" {
 		def.Queue = stateQueue(sc.state)
 	}
-	if p, ok := priorityField(phpjsonWith("priority", raw, "workflow_priority")); ok {
+	if p, ok := priorityAt(raw, "workflow_priority"); ok {
 		def.Priority = p
 	}
 	if v, ok := raw.Get("workflow_max_attempts"); ok && v != nil {
@@ -116,7 +116,7 @@ func (sc *stepCtx) startWorkflows() error {
 		child := base.Clone()
 		if o, isObj := item.(*phpjson.Object); isObj {
 			for _, k := range o.Keys() {
-				if _, numeric := canonicalIndex(k); !numeric && !IsPrivateKey(k) {
+				if _, numeric := phpjson.IntKey(k); !numeric && !IsPrivateKey(k) {
 					v, _ := o.Get(k)
 					child.Set(k, v)
 				}
@@ -166,31 +166,6 @@ func prepareChild(def Definition) func(initial *phpjson.Object) (*preparedWorkfl
 		}
 		return prepareWorkflow(def, initial)
 	}
-}
-
-// phpjsonWith returns an object holding src[from] under key, for reading
-// a renamed field with the usual helpers.
-func phpjsonWith(key string, src *phpjson.Object, from string) *phpjson.Object {
-	o := phpjson.NewObject()
-	if v, ok := src.Get(from); ok && v != nil {
-		o.Set(key, v)
-	}
-	return o
-}
-
-// canonicalIndex reports whether k is a key PHP stores as an integer.
-func canonicalIndex(k string) (int, bool) {
-	if k == "" || (len(k) > 1 && k[0] == '0') {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(k); i++ {
-		if k[i] < '0' || k[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(k[i]-'0')
-	}
-	return n, true
 }
 
 // afterTerminal runs what a workflow's end sets off, inside the

@@ -75,8 +75,7 @@ func handlerDef(o *phpjson.Object, key string) *phpjson.Object {
 			}
 		}
 	}
-	out := phpjson.NewObject()
-	out.Set("class", name)
+	out := handlerDefinition(name)
 	out.Set("payload", payload)
 	return out
 }

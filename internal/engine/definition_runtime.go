@@ -98,7 +98,7 @@ func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
 	}
 	d := Definition{
 		Name: strField(o, "name"), Queue: strField(o, "queue"),
-		OnCancel: callbackName(o, "cancel_handler"), OnDeadline: callbackName(o, "deadline_handler"),
+		OnCancel: handlerRef(o, "cancel_handler"), OnDeadline: handlerRef(o, "deadline_handler"),
 		Version: strField(o, "definition_version"), Hash: strField(o, "definition_hash"),
 		RuntimeOrder: true,
 	}

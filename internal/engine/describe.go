@@ -274,8 +274,8 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 	if v, ok := state.Get("_started_by_workflow_id"); ok {
 		d.StartedBy = toInt(v)
 	}
-	d.OnDeadline = callbackName(state, "_on_deadline")
-	d.OnCancel = callbackName(state, "_on_cancel")
+	d.OnDeadline = handlerRef(state, "_on_deadline")
+	d.OnCancel = handlerRef(state, "_on_cancel")
 	d.Deadlines = DeadlineInfo{
 		ExecutionTimeoutSeconds: intValue(state, "_deadline_seconds"), ExecutionDeadline: iso(wf.DeadlineAt),
 		RunTimeoutSeconds: intValue(state, runTimeoutKey), Run: max(wf.RunNumber, 1),

@@ -281,7 +281,7 @@ func (e *Engine) traceOverrun(ctx context.Context, tx driver.Tx, wf *driver.Work
 // payload = the public state plus a marker. Only workers that registered
 // the callback claim it; it has one attempt, so it runs at most once.
 func (e *Engine) enqueueCallback(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, key, kind string, now time.Time) error {
-	handler := callbackName(state, key)
+	handler := handlerRef(state, key)
 	if handler == "" {
 		return nil
 	}
@@ -305,18 +305,6 @@ func (e *Engine) enqueueCallback(ctx context.Context, tx driver.Tx, wf *driver.W
 		Queue: stateQueue(state), Handler: handler, Payload: EncodeJSON(payload), Priority: statePriority(state),
 		Status: driver.JobPending, MaxAttempts: 1, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
 	}})
-}
-
-// callbackName returns the handler of a stored callback: a name, or the
-// class of a {class, payload} object (definition-dispatched workflows).
-func callbackName(state *phpjson.Object, key string) string {
-	switch v, _ := state.Get(key); h := v.(type) {
-	case string:
-		return h
-	case *phpjson.Object:
-		return strField(h, "class")
-	}
-	return ""
 }
 
 func debugLog(wf *driver.Workflow, state *phpjson.Object, now time.Time, context map[string]any) *driver.LogEntry {

@@ -89,7 +89,7 @@ func canonical(v any) any {
 	switch x := v.(type) {
 	case *phpjson.Object:
 		keys := x.Keys()
-		if isIntSequence(keys) {
+		if phpjson.ListKeys(keys) {
 			out := make([]any, len(keys))
 			for i, k := range keys {
 				e, _ := x.Get(k)
@@ -111,16 +111,6 @@ func canonical(v any) any {
 		return out
 	}
 	return v
-}
-
-// isIntSequence reports whether keys are "0".."n-1" in order.
-func isIntSequence(keys []string) bool {
-	for i, k := range keys {
-		if k != intKey(i) {
-			return false
-		}
-	}
-	return true
 }
 
 // repeatIterations is the count stored for a repeat step.

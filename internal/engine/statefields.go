@@ -18,8 +18,11 @@ func objField(o *phpjson.Object, k string) *phpjson.Object {
 	return phpjson.NewObject()
 }
 
-func priorityField(o *phpjson.Object) (driver.Priority, bool) {
-	v, ok := o.Get("priority")
+func priorityField(o *phpjson.Object) (driver.Priority, bool) { return priorityAt(o, "priority") }
+
+// priorityAt reads a valid priority stored under key.
+func priorityAt(o *phpjson.Object, key string) (driver.Priority, bool) {
+	v, ok := o.Get(key)
 	if !ok {
 		return 0, false
 	}

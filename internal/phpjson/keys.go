@@ -113,3 +113,11 @@ func needsNumericResort(keys []string) bool {
 	}
 	return !numericOrder
 }
+
+// IntKey reports whether an object key is one PHP stores as an integer
+// array key ("0", "42", "-7"; not "007" or "+1"), and returns its value.
+func IntKey(k string) (int64, bool) { return canonicalInt(k) }
+
+// ListKeys reports whether keys are "0".."n-1" in order: an object with
+// them is a PHP list, and encodes as a JSON list.
+func ListKeys(keys []string) bool { return isListKeys(keys) }
