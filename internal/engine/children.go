@@ -173,12 +173,22 @@ func prepareChild(def Definition) func(initial *phpjson.Object) (*preparedWorkfl
 // and the waits on it are re-evaluated (see wakeWaiters), so both happen
 // exactly when the end commits.
 func (e *Engine) afterTerminal(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, now time.Time) error {
-	if wf.ParentWorkflowID != 0 && wf.ParentStepIndex != nil {
-		if err := e.resumeParent(ctx, tx, wf, state, now); err != nil {
-			return err
+	return e.afterTerminalAll(ctx, tx, []endedWorkflow{{wf: wf, state: state}}, now)
+}
+
+// afterTerminalAll is afterTerminal for several workflows that ended in one
+// transaction: the waits on all of them are found with one query.
+func (e *Engine) afterTerminalAll(ctx context.Context, tx driver.Tx, ended []endedWorkflow, now time.Time) error {
+	ids := make([]int64, len(ended))
+	for i, x := range ended {
+		ids[i] = x.wf.ID
+		if x.wf.ParentWorkflowID != 0 && x.wf.ParentStepIndex != nil {
+			if err := e.resumeParent(ctx, tx, x.wf, x.state, now); err != nil {
+				return err
+			}
 		}
 	}
-	return e.wakeWaiters(ctx, tx, wf, now)
+	return e.wakeWaiters(ctx, tx, ended, ids, now)
 }
 
 // resumeParent moves a run_workflow parent past its step when the child

@@ -335,10 +335,8 @@ func (w *writes) flush(ctx context.Context, tx driver.Tx) error {
 			return err
 		}
 	}
-	for _, ended := range w.ended {
-		if err := w.e.afterTerminal(ctx, tx, ended.wf, ended.state, ended.wf.CompletedAt); err != nil {
-			return err
-		}
+	if len(w.ended) > 0 {
+		return w.e.afterTerminalAll(ctx, tx, w.ended, w.ended[0].wf.CompletedAt)
 	}
 	return nil
 }

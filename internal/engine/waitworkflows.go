@@ -270,21 +270,27 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	}})
 }
 
-// wakeWaiters re-evaluates, inside the transaction that ended wf, every
-// wait on it (Queuety's reconcile_waiting_for_workflows_for_dependency):
-// the dependency rows are stamped satisfied when wf completed, and each
-// waiting workflow is locked and settles, fails, or keeps waiting.
+// wakeWaiters re-evaluates, inside the transaction that ended them, every
+// wait on the ended workflows (ids are theirs), found with one query
+// (Queuety's reconcile_waiting_for_workflows_for_dependency): the
+// dependency rows are stamped satisfied when the dependency completed, and
+// each waiting workflow is locked and settles, fails, or keeps waiting.
 //
 // Waits never miss an end: a wait being set up locks the workflows it
 // waits on, so it either sees wf ended or its rows are committed before
 // this transaction reads them. Other dependencies are read without locks
 // (their ends are committed, or they will re-evaluate the wait themselves).
-func (e *Engine) wakeWaiters(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) error {
-	waiters, err := tx.DependencyWaiters(ctx, wf.ID)
+func (e *Engine) wakeWaiters(ctx context.Context, tx driver.Tx, ended []endedWorkflow, ids []int64, now time.Time) error {
+	waiters, err := tx.DependencyWaiters(ctx, ids)
 	if err != nil || len(waiters) == 0 {
 		return err
 	}
+	byID := make(map[int64]*driver.Workflow, len(ended))
+	for _, x := range ended {
+		byID[x.wf.ID] = x.wf
+	}
 	for _, w := range waiters {
+		wf := byID[w.DependencyID]
 		if wf.Status == driver.WorkflowCompleted {
 			if err := tx.DependencySatisfy(ctx, w, wf.ID, now); err != nil {
 				return err

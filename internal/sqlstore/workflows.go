@@ -327,9 +327,16 @@ func (t *txn) DependencyClear(ctx context.Context, waitingID int64, stepIndex in
 }
 
 // DependencyWaiters implements driver.Tx.
-func (t *txn) DependencyWaiters(ctx context.Context, depID int64) ([]driver.DependencyWaiter, error) {
-	rows, err := t.tx.QueryContext(ctx, "SELECT DISTINCT waiting_workflow_id, step_index FROM "+t.s.T.Dependencies+
-		" WHERE dependency_workflow_id = ? ORDER BY waiting_workflow_id, step_index", depID)
+func (t *txn) DependencyWaiters(ctx context.Context, depIDs []int64) ([]driver.DependencyWaiter, error) {
+	if len(depIDs) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(depIDs))
+	for i, id := range depIDs {
+		args[i] = id
+	}
+	rows, err := t.tx.QueryContext(ctx, "SELECT DISTINCT waiting_workflow_id, step_index, dependency_workflow_id FROM "+t.s.T.Dependencies+
+		" WHERE dependency_workflow_id IN ("+placeholders(len(depIDs))+") ORDER BY waiting_workflow_id, step_index, dependency_workflow_id", args...)
 	if err != nil {
 		return nil, fmt.Errorf("list workflow dependency waiters: %w", err)
 	}
@@ -337,7 +344,7 @@ func (t *txn) DependencyWaiters(ctx context.Context, depID int64) ([]driver.Depe
 	var out []driver.DependencyWaiter
 	for rows.Next() {
 		var w driver.DependencyWaiter
-		if err := rows.Scan(&w.WorkflowID, &w.StepIndex); err != nil {
+		if err := rows.Scan(&w.WorkflowID, &w.StepIndex, &w.DependencyID); err != nil {
 			return nil, err
 		}
 		out = append(out, w)

@@ -154,9 +154,10 @@ type Tx interface {
 	// DependencyClear deletes the dependency rows of a waiting workflow's
 	// step.
 	DependencyClear(ctx context.Context, waitingID int64, stepIndex int) error
-	// DependencyWaiters returns the distinct (waiting workflow, step)
-	// pairs that wait on a dependency, by waiting workflow id.
-	DependencyWaiters(ctx context.Context, dependencyID int64) ([]DependencyWaiter, error)
+	// DependencyWaiters returns the distinct (waiting workflow, step,
+	// dependency) rows that wait on any of the dependencies, ordered by
+	// waiting workflow id and step.
+	DependencyWaiters(ctx context.Context, dependencyIDs []int64) ([]DependencyWaiter, error)
 	// DependencySatisfy stamps satisfied_at on one dependency row that has
 	// none.
 	DependencySatisfy(ctx context.Context, w DependencyWaiter, dependencyID int64, t time.Time) error
@@ -276,6 +277,8 @@ type WorkflowDependency struct {
 type DependencyWaiter struct {
 	WorkflowID int64
 	StepIndex  int
+	// DependencyID is the workflow waited on (set by DependencyWaiters).
+	DependencyID int64
 }
 
 // LogFilter narrows LogList. Zero fields do not filter.

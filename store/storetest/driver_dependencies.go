@@ -19,25 +19,28 @@ func init() {
 }
 
 func testDriverDependencies(t *testing.T, d *DriverEnv) {
-	waiters := func(dep int64) []driver.DependencyWaiter {
+	waiters := func(deps ...int64) []driver.DependencyWaiter {
 		t.Helper()
-		return inTx(d, func(tx driver.Tx) ([]driver.DependencyWaiter, error) { return tx.DependencyWaiters(d.Ctx, dep) })
+		return inTx(d, func(tx driver.Tx) ([]driver.DependencyWaiter, error) { return tx.DependencyWaiters(d.Ctx, deps) })
 	}
 	d.Tx(func(tx driver.Tx) error { return tx.DependencySet(d.Ctx, 10, 2, []int64{100, 101}, Epoch) })
 	d.Tx(func(tx driver.Tx) error { return tx.DependencySet(d.Ctx, 9, 0, []int64{101}, Epoch) })
-	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 9, StepIndex: 0}, {WorkflowID: 10, StepIndex: 2}}, waiters(101),
+	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 9, StepIndex: 0, DependencyID: 101}, {WorkflowID: 10, StepIndex: 2, DependencyID: 101}}, waiters(101),
 		"waiters of a shared dependency, by waiting workflow")
-	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 10, StepIndex: 2}}, waiters(100), "waiters of one dependency")
+	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 10, StepIndex: 2, DependencyID: 100}}, waiters(100), "waiters of one dependency")
+	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 9, StepIndex: 0, DependencyID: 101}, {WorkflowID: 10, StepIndex: 2, DependencyID: 100},
+		{WorkflowID: 10, StepIndex: 2, DependencyID: 101}}, waiters(100, 101), "waiters of several dependencies, one row per dependency")
 
 	d.Tx(func(tx driver.Tx) error { return tx.DependencySet(d.Ctx, 10, 2, []int64{102}, Epoch) })
 	assert.Empty(t, waiters(100), "set replaced the step's earlier rows")
-	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 10, StepIndex: 2}}, waiters(102), "set wrote the new rows")
+	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 10, StepIndex: 2, DependencyID: 102}}, waiters(102), "set wrote the new rows")
 
 	d.Tx(func(tx driver.Tx) error { return tx.DependencyClear(d.Ctx, 10, 2) })
 	assert.Empty(t, waiters(102), "clear deleted the step's rows")
-	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 9, StepIndex: 0}}, waiters(101), "clear left other workflows' rows")
+	assert.Equal(t, []driver.DependencyWaiter{{WorkflowID: 9, StepIndex: 0, DependencyID: 101}}, waiters(101), "clear left other workflows' rows")
 	d.Tx(func(tx driver.Tx) error { return tx.DependencySet(d.Ctx, 11, 0, nil, Epoch) })
 	assert.Empty(t, waiters(0), "an empty set writes nothing")
+	assert.Empty(t, waiters(), "no dependencies asked for")
 }
 
 func testDriverWorkflowListByParent(t *testing.T, d *DriverEnv) {
