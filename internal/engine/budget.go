@@ -23,10 +23,16 @@ func budgetLimit(state *phpjson.Object, key string) int64 {
 	return max(toInt(n), 0)
 }
 
-// hasBudget reports whether the workflow has any budget.
+// hasBudget reports whether the workflow has any budget. Without one (the
+// common case) it costs one lookup.
 func hasBudget(state *phpjson.Object) bool {
+	v, _ := state.Get("_workflow_budget")
+	o, ok := v.(*phpjson.Object)
+	if !ok {
+		return false
+	}
 	for _, k := range budgetKeys {
-		if budgetLimit(state, k) > 0 {
+		if n, _ := o.Get(k); toInt(n) > 0 {
 			return true
 		}
 	}
