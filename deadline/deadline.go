@@ -101,8 +101,27 @@ func (s *Sweeper) sweep(ctx context.Context, step func(context.Context, int) (in
 // step jobs are buried, waits and timers cancelled, a timeout failure is
 // recorded, workflow_failed and workflow_deadline_exceeded are logged, and
 // the OnDeadline callback is enqueued, once per workflow.
+//
+// A running workflow whose deadline handler none of this process's workers
+// registered is left, for the client's deadline handoff (5 minutes by
+// default), to a worker that has the handler: another Go worker, or
+// Queuety PHP's sweep, which calls PHP deadline handlers in-process.
+// Deadlines also enqueues the Go deadline handlers of workflows that
+// Queuety PHP's sweep failed without calling them (it calls only PHP
+// classes), once each. It returns how many workflows it expired plus how
+// many such handlers it enqueued.
 func (s *Sweeper) Deadlines(ctx context.Context) (int, error) {
-	return s.sweep(ctx, s.engine.ExpireWorkflows, slog.LevelInfo, "queuety: workflows failed: deadline exceeded")
+	var left []int64
+	n, err := s.sweep(ctx, func(ctx context.Context, limit int) (int, bool, error) {
+		return s.engine.ExpireWorkflows(ctx, limit, &left)
+	}, slog.LevelInfo, "queuety: workflows failed: deadline exceeded")
+	if len(left) > 0 {
+		s.log.Info("queuety: workflows past their deadline left to a worker that has their deadline handler",
+			"count", len(left), "workflow_ids", left, "handoff", s.engine.DeadlineHandoff())
+	}
+	m, ferr := s.sweep(ctx, s.engine.RunForeignExpiries, slog.LevelInfo,
+		"queuety: deadline handlers enqueued for workflows another engine expired")
+	return n + m, errors.Join(err, ferr)
 }
 
 // WaitTimers resumes signal waits whose timeout passed before the signal.

@@ -27,7 +27,8 @@ func NewClient(s driver.Store, opts ...Option) *Client { return newClient(s, new
 func newClient(s driver.Store, cfg config) *Client {
 	e := engine.New(s, engine.Config{
 		Clock: cfg.clock, Logger: cfg.logger, DefaultBackoff: cfg.backoff, StaleTimeout: cfg.staleTimeout,
-		LeaseTimeout: cfg.leaseTimeout,
+		LeaseTimeout:    cfg.leaseTimeout,
+		DeadlineHandoff: cfg.handoff,
 	})
 	return &Client{engine: e, store: s}
 }

@@ -130,6 +130,7 @@ type config struct {
 	backoff      Backoff
 	staleTimeout time.Duration
 	leaseTimeout time.Duration
+	handoff      time.Duration
 }
 
 func newConfig(opts []Option) config {
@@ -165,6 +166,22 @@ func WithDefaultBackoff(b Backoff) Option { return func(cfg *config) { cfg.backo
 // worker lease intervals.
 func WithLeaseTimeout(d time.Duration) Option {
 	return func(cfg *config) { cfg.leaseTimeout = d }
+}
+
+// DefaultDeadlineHandoff is how long past a running workflow's deadline a
+// process whose workers lack its deadline handler leaves the expiry to a
+// worker that has it.
+const DefaultDeadlineHandoff = engine.DefaultDeadlineHandoff
+
+// WithDeadlineHandoff sets how long past a running workflow's deadline
+// this process's sweeps leave its expiry to a worker that has its deadline
+// handler, when none of this process's workers registered it (default
+// DefaultDeadlineHandoff). In a fleet shared with Queuety PHP this is what
+// lets PHP's sweep call a PHP deadline handler; after the handoff the
+// workflow is expired here and its handler enqueued as a job. A negative d
+// expires at once.
+func WithDeadlineHandoff(d time.Duration) Option {
+	return func(cfg *config) { cfg.handoff = d }
 }
 
 // WithStaleTimeout sets how old a claim must be, without renewal, before

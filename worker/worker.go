@@ -136,6 +136,8 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		cfg.logger.Warn("queuety: the lease interval is more than half the client's lease timeout; live claims may be recovered as dead",
 			"lease_interval", cfg.leaseInterval, "lease_timeout", e.LeaseTimeout())
 	}
+	reg := cfg.registry
+	e.KnowCallbacks(func(name string) bool { _, ok := reg.Callback(name); return ok })
 	timers, engineTimers := timersOf(e.Clock())
 	return &Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,

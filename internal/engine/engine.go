@@ -21,10 +21,11 @@ import (
 // from an attempt that no longer owns its job changes nothing and returns
 // ErrStaleAttempt.
 type Engine struct {
-	store driver.Store
-	clock Clock
-	log   *slog.Logger
-	cfg   Config
+	store     driver.Store
+	clock     Clock
+	log       *slog.Logger
+	cfg       Config
+	callbacks callbackKnowers
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named
@@ -44,6 +45,11 @@ type Config struct {
 	// counts as stale (default DefaultLeaseTimeout). It never exceeds
 	// StaleTimeout.
 	LeaseTimeout time.Duration
+	// DeadlineHandoff is how long past a running workflow's deadline a
+	// process whose workers lack its deadline handler leaves the expiry
+	// to a worker that has it, such as Queuety PHP's sweep (default
+	// DefaultDeadlineHandoff; negative: never, expire at once).
+	DeadlineHandoff time.Duration
 }
 
 // OfClient returns the engine of a *queuety.Client. Package queuety sets it
@@ -69,6 +75,9 @@ func New(store driver.Store, cfg Config) *Engine {
 		cfg.LeaseTimeout = DefaultLeaseTimeout
 	}
 	cfg.LeaseTimeout = min(cfg.LeaseTimeout, cfg.StaleTimeout)
+	if cfg.DeadlineHandoff == 0 {
+		cfg.DeadlineHandoff = DefaultDeadlineHandoff
+	}
 	return &Engine{store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg}
 }
 

@@ -193,6 +193,9 @@ func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
 		if err != nil {
 			state = phpjson.NewObject()
 		}
+		if e.leaveExpiry(wf, state, kind, now) {
+			return e.holdExpired(ctx, tx, wf, state, now, nil)
+		}
 		expired = true
 		return e.expireLocked(ctx, tx, wf, state, kind, now, nil)
 	})
@@ -212,6 +215,9 @@ type attemptTrace struct {
 }
 
 func (e *Engine) expireLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, kind driver.TimeoutKind, now time.Time, at *attemptTrace) error {
+	if e.leaveExpiry(wf, state, kind, now) {
+		return e.holdExpired(ctx, tx, wf, state, now, at)
+	}
 	msg := ErrDeadlineExceeded.Error()
 	deadline := wf.DeadlineAt
 	if kind == driver.TimeoutRun {

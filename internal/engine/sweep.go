@@ -58,8 +58,19 @@ func sweepBatch[T any](ctx context.Context, e *Engine, what string, limit int,
 // their lock, so concurrent sweepers split the work and each workflow is
 // expired (and its callback enqueued) once. It returns how many it expired
 // and whether a full batch was found (more may be waiting).
-func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, bool, error) {
-	return sweepBatch(ctx, e, "expire workflows", limit, driver.Tx.WorkflowFindExpired,
+//
+// Workflows this process leaves to a worker that has their deadline
+// handler (see handoff.go) are added to *left and skipped by later batches
+// of the same sweep; left may be nil.
+func (e *Engine) ExpireWorkflows(ctx context.Context, limit int, left *[]int64) (int, bool, error) {
+	if left == nil {
+		left = new([]int64)
+	}
+	find := func(tx driver.Tx, ctx context.Context, p driver.ExpiredParams) ([]*driver.Workflow, error) {
+		p.Exclude = *left
+		return tx.WorkflowFindExpired(ctx, p)
+	}
+	return sweepBatch(ctx, e, "expire workflows", limit, find,
 		func(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (int, bool, error) {
 			kind := workflowExpired(wf, now)
 			if kind == "" {
@@ -68,6 +79,10 @@ func (e *Engine) ExpireWorkflows(ctx context.Context, limit int) (int, bool, err
 			state, err := DecodeObject("workflow state", wf.State)
 			if err != nil {
 				state = phpjson.NewObject()
+			}
+			if e.leaveExpiry(wf, state, kind, now) {
+				*left = append(*left, wf.ID)
+				return 0, true, nil
 			}
 			return 1, true, e.expireLocked(ctx, tx, wf, state, kind, now, nil)
 		})

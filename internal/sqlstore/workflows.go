@@ -124,18 +124,46 @@ const nonTerminal = "'running', 'paused', 'waiting_for_signal', 'waiting_for_wor
 // concurrent sweepers each take rows nobody else holds, so they split the
 // work instead of queueing on the same rows.
 func (t *txn) WorkflowFindExpired(ctx context.Context, p driver.ExpiredParams) ([]*driver.Workflow, error) {
-	out, err := t.queryWorkflows(ctx, t.s.SQL.ExpiredExecution+t.lock(p.Lock), t.sec(p.Now), p.Limit)
+	q, args := excludeIDs(t.s.SQL.ExpiredExecution, t.sec(p.Now), p)
+	out, err := t.queryWorkflows(ctx, q+t.lock(p.Lock), args...)
 	if err != nil {
 		return nil, fmt.Errorf("find expired workflows: %w", err)
 	}
 	if len(out) >= p.Limit {
 		return out, nil
 	}
-	run, err := t.queryWorkflows(ctx, t.s.SQL.ExpiredRun+t.lock(p.Lock), t.frac(p.Now), p.Limit)
+	q, args = excludeIDs(t.s.SQL.ExpiredRun, t.frac(p.Now), p)
+	run, err := t.queryWorkflows(ctx, q+t.lock(p.Lock), args...)
 	if err != nil {
 		return nil, fmt.Errorf("find expired workflows: %w", err)
 	}
 	return mergeByID(out, run, func(w *driver.Workflow) int64 { return w.ID }, p.Limit), nil
+}
+
+// excludeIDs adds p.Exclude to a find query that ends in "LIMIT ?" and
+// takes one time argument, and returns the query and its arguments.
+func excludeIDs(q string, at any, p driver.ExpiredParams) (string, []any) {
+	if len(p.Exclude) == 0 {
+		return q, []any{at, p.Limit}
+	}
+	q = strings.TrimSuffix(q, " LIMIT ?") + " AND id NOT IN (" + placeholders(len(p.Exclude)) + ") LIMIT ?"
+	return q, append(append([]any{at}, idArgs(p.Exclude)...), p.Limit)
+}
+
+// WorkflowFindDeadlineFailed implements driver.Tx.
+func (t *txn) WorkflowFindDeadlineFailed(ctx context.Context, p driver.ExpiredParams) ([]*driver.Workflow, error) {
+	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " w WHERE status = 'failed' AND deadline_at >= ? AND deadline_at <= ?" +
+		" AND error_message = 'Deadline exceeded' AND NOT EXISTS (SELECT 1 FROM " + t.s.T.Failures + " f WHERE f.workflow_id = w.id)"
+	args := []any{t.sec(p.Since), t.sec(p.Now)}
+	if len(p.Exclude) > 0 {
+		q += " AND id NOT IN (" + placeholders(len(p.Exclude)) + ")"
+		args = append(args, idArgs(p.Exclude)...)
+	}
+	out, err := t.queryWorkflows(ctx, q+" ORDER BY deadline_at, id LIMIT ?"+t.lock(p.Lock), append(args, p.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("find workflows expired elsewhere: %w", err)
+	}
+	return out, nil
 }
 
 // WorkflowFindWaitExpired implements driver.Tx.

@@ -140,6 +140,12 @@ type Tx interface {
 	// WorkflowFindExpired returns non-terminal workflows whose execution or
 	// run deadline is at or before p.Now, through the deadline indexes.
 	WorkflowFindExpired(ctx context.Context, p ExpiredParams) ([]*Workflow, error)
+	// WorkflowFindDeadlineFailed returns failed workflows whose execution
+	// deadline lies in [p.Since, p.Now], whose error is "Deadline
+	// exceeded" and which have no failure row: workflows another engine
+	// (Queuety PHP's sweep) expired. It reads the (status, deadline_at)
+	// index.
+	WorkflowFindDeadlineFailed(ctx context.Context, p ExpiredParams) ([]*Workflow, error)
 	// WorkflowFindWaitExpired returns workflows waiting for a signal whose
 	// wait deadline is at or before p.Now.
 	WorkflowFindWaitExpired(ctx context.Context, p ExpiredParams) ([]*Workflow, error)
@@ -251,6 +257,12 @@ type ExpiredParams struct {
 	Now   time.Time
 	Limit int
 	Lock  LockMode
+	// Exclude lists workflow ids the caller has already looked at and
+	// left alone, so a repeated find moves past them (WorkflowFindExpired
+	// and WorkflowFindDeadlineFailed only).
+	Exclude []int64
+	// Since is the earliest deadline WorkflowFindDeadlineFailed looks at.
+	Since time.Time
 }
 
 // JobFilter narrows JobList. Zero fields do not filter.

@@ -186,7 +186,7 @@ func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
 	if p.RowsRead >= 0 {
 		assert.Equal(t, 100.0, p.RowsRead, "with 100 expired: rows read through idx_deadline")
 	}
-	n, _, err := engine.OfClient(c).ExpireWorkflows(context.Background(), 1000)
+	n, _, err := engine.OfClient(c).ExpireWorkflows(context.Background(), 1000, nil)
 	require.NoError(t, err, "expire")
 	require.Equal(t, 100, n, "workflows expired")
 	// The run-deadline and wait-timer queries, too, find the 100 due rows

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ func init() {
 	registerDriver("Workflows/GetManyInIDOrder", testDriverWorkflowGetMany)
 	registerDriver("Workflows/UpdateWritesMutableColumns", testDriverWorkflowUpdate)
 	registerDriver("Workflows/FindExpired", testDriverWorkflowFindExpired)
+	registerDriver("Workflows/FindDeadlineFailed", testDriverWorkflowFindDeadlineFailed)
 	registerDriver("Workflows/FindWaitExpired", testDriverWorkflowFindWaitExpired)
 	registerDriver("Workflows/ListFilters", testDriverWorkflowList)
 	registerDriver("Workflows/Counts", testDriverWorkflowCounts)
@@ -175,6 +177,56 @@ func testDriverWorkflowFindExpired(t *testing.T, d *DriverEnv) {
 	limited := find(2)
 	assert.Len(t, limited, 2, "expired workflows with a limit of 2")
 	assert.Subset(t, want, limited, "expired workflows with a limit of 2")
+	rest := workflowIDs(inTx(d, func(tx driver.Tx) ([]*driver.Workflow, error) {
+		return tx.WorkflowFindExpired(d.Ctx, driver.ExpiredParams{Now: now, Limit: 100, Lock: driver.LockUpdate, Exclude: limited})
+	}))
+	assert.ElementsMatch(t, without(want, limited), rest, "expired workflows excluding the first two found")
+}
+
+func without(ids, drop []int64) []int64 {
+	var out []int64
+	for _, id := range ids {
+		if !slices.Contains(drop, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func testDriverWorkflowFindDeadlineFailed(t *testing.T, d *DriverEnv) {
+	now := Epoch
+	wf := func(status driver.WorkflowStatus, deadline time.Time, msg string) int64 {
+		t.Helper()
+		w := newWorkflow("wf", status)
+		w.DeadlineAt = deadline
+		id := d.insertWorkflow(w)
+		w.ErrorMessage = msg // written by updates, not inserts
+		d.Tx(func(tx driver.Tx) error { return tx.WorkflowUpdate(d.Ctx, w) })
+		return id
+	}
+	want := []int64{
+		wf(driver.WorkflowFailed, now.Add(-time.Minute), "Deadline exceeded"),
+		wf(driver.WorkflowFailed, now, "Deadline exceeded"),
+		wf(driver.WorkflowFailed, now.Add(-23*time.Hour), "Deadline exceeded"),
+	}
+	recorded := wf(driver.WorkflowFailed, now.Add(-time.Minute), "Deadline exceeded")
+	inTx(d, func(tx driver.Tx) ([]*driver.Workflow, error) {
+		return nil, tx.FailureInsert(d.Ctx, &driver.Failure{WorkflowID: recorded, Category: driver.FailureTimeout,
+			TimeoutKind: driver.TimeoutExecution, Message: "Deadline exceeded", CreatedAt: now})
+	})
+	wf(driver.WorkflowFailed, now.Add(-25*time.Hour), "Deadline exceeded") // before Since
+	wf(driver.WorkflowFailed, now.Add(time.Minute), "Deadline exceeded")   // after Now
+	wf(driver.WorkflowFailed, now.Add(-time.Minute), "boom")
+	wf(driver.WorkflowRunning, now.Add(-time.Minute), "")
+	find := func(exclude []int64) []int64 {
+		t.Helper()
+		return workflowIDs(inTx(d, func(tx driver.Tx) ([]*driver.Workflow, error) {
+			return tx.WorkflowFindDeadlineFailed(d.Ctx, driver.ExpiredParams{Now: now, Since: now.Add(-24 * time.Hour),
+				Limit: 100, Lock: driver.LockSkipLocked, Exclude: exclude})
+		}))
+	}
+	assert.ElementsMatch(t, want, find(nil), "failed at the deadline in the window, without a failure row")
+	assert.ElementsMatch(t, want[1:], find(want[:1]), "with the first excluded")
 }
 
 func testDriverWorkflowFindWaitExpired(t *testing.T, d *DriverEnv) {

@@ -1,0 +1,208 @@
+package engine
+
+// This file decides who expires a workflow whose deadline handler the
+// sweeping process cannot run, so that in a fleet of Go and Queuety PHP
+// workers the handler runs, once.
+//
+// Queuety PHP's sweep calls a deadline handler in-process (a class with
+// handle(array $state)), and only when the class exists there; a Go
+// sweep enqueues the handler as a job for the workers that registered it.
+// Neither can run the other's handlers. So:
+//
+//   - A Go process whose workers do not have a running workflow's
+//     deadline handler leaves the expiry alone for the handoff period
+//     after the deadline: a Go worker that has the handler, or PHP's sweep
+//     (which runs every 60 seconds in each long-running PHP worker), takes
+//     it. A step result or claim that arrives in the meantime is buried
+//     with "Deadline exceeded" and the workflow does not advance. After
+//     the handoff any Go sweeper expires it the Go way (the handler is
+//     enqueued as a job), so a workflow never overstays its deadline by
+//     more than the handoff when no worker has its handler.
+//   - PHP's sweep fails a workflow whose handler is a Go handler without
+//     calling it. A Go sweeper that has the handler finds such workflows
+//     (failed, "Deadline exceeded", no failure row: Go's expiry always
+//     writes one in the transaction that enqueues the handler) and, under
+//     the workflow's row lock, records the timeout failure and enqueues
+//     the handler: once, however many Go sweepers look.
+//
+// PHP sweeps only running workflows, and only their execution deadline, so
+// paused and waiting workflows and run deadlines are always expired by Go
+// at once.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// DefaultDeadlineHandoff is how long past a running workflow's deadline a
+// Go process that lacks its deadline handler leaves the expiry to a worker
+// that has it (Config.DeadlineHandoff).
+const DefaultDeadlineHandoff = 5 * time.Minute
+
+// ForeignExpiryLookback is how far back in deadlines a Go sweeper looks for
+// workflows another engine expired without running their Go deadline
+// handler.
+const ForeignExpiryLookback = 24 * time.Hour
+
+// callbackKnowers holds what the process's workers can run.
+type callbackKnowers struct {
+	mu  sync.RWMutex
+	has []func(name string) bool
+	// foreign remembers workflows expired elsewhere whose handler this
+	// process does not have, so the sweep moves past them; entries
+	// older than the lookback are dropped.
+	foreign map[int64]time.Time
+}
+
+// KnowCallbacks tells the engine that this process runs the deadline
+// handlers for which has returns true. Workers call it with their
+// registry. Until something has called it (a process that only sweeps),
+// the engine expires every workflow at once and enqueues its handler for
+// whichever worker registered it.
+func (e *Engine) KnowCallbacks(has func(name string) bool) {
+	e.callbacks.mu.Lock()
+	defer e.callbacks.mu.Unlock()
+	e.callbacks.has = append(e.callbacks.has, has)
+}
+
+// knows reports whether the process runs the handler, and whether it
+// knows anything about handlers at all.
+func (e *Engine) knows(handler string) (known, anyWorker bool) {
+	e.callbacks.mu.RLock()
+	defer e.callbacks.mu.RUnlock()
+	for _, has := range e.callbacks.has {
+		if has(handler) {
+			return true, true
+		}
+	}
+	return false, len(e.callbacks.has) > 0
+}
+
+// DeadlineHandoff is how long past a deadline the engine leaves a
+// workflow whose deadline handler it cannot run to a worker that can.
+func (e *Engine) DeadlineHandoff() time.Duration { return e.cfg.DeadlineHandoff }
+
+// leaveExpiry reports whether this process should leave the expiry of wf
+// to a worker that has its deadline handler (see the file comment).
+func (e *Engine) leaveExpiry(wf *driver.Workflow, state *phpjson.Object, kind driver.TimeoutKind, now time.Time) bool {
+	if kind != driver.TimeoutExecution || wf.Status != driver.WorkflowRunning || e.cfg.DeadlineHandoff <= 0 ||
+		!now.Before(wf.DeadlineAt.Add(e.cfg.DeadlineHandoff)) {
+		return false
+	}
+	handler := handlerRef(state, "_on_deadline")
+	if handler == "" {
+		return false
+	}
+	known, anyWorker := e.knows(handler)
+	return anyWorker && !known
+}
+
+// holdExpired is what a process that leaves an expiry to others does when
+// the expired workflow's step reports or is claimed: the attempt is
+// recorded as overrun and the workflow's open jobs are buried with
+// "Deadline exceeded", so it does not advance past its deadline; the
+// workflow stays running for the sweep that has its handler.
+func (e *Engine) holdExpired(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, now time.Time, at *attemptTrace) error {
+	msg := ErrDeadlineExceeded.Error()
+	if at != nil {
+		if err := e.traceOverrun(ctx, tx, wf, state, at, msg, now); err != nil {
+			return err
+		}
+	}
+	return e.buryOpenJobs(ctx, tx, wf.ID, 0, msg, now)
+}
+
+// RunForeignExpiries finds up to limit workflows that another engine
+// (Queuety PHP's sweep) failed at their deadline without running their
+// deadline handler, because the handler is one this process's workers
+// registered, and for each records the timeout failure and enqueues the
+// handler, under the workflow's row lock, so it runs once. Workflows
+// whose handler this process does not have are skipped (PHP ran them, or
+// another Go worker will). It returns how many handlers it enqueued and
+// whether a full batch was found.
+func (e *Engine) RunForeignExpiries(ctx context.Context, limit int) (int, bool, error) {
+	if _, anyWorker := e.knows(""); !anyWorker {
+		return 0, false, nil
+	}
+	var n int
+	var more bool
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		n, more = 0, false
+		now := e.clock.Now()
+		since := now.Add(-ForeignExpiryLookback)
+		rows, err := tx.WorkflowFindDeadlineFailed(ctx, driver.ExpiredParams{Now: now, Since: since, Limit: limit,
+			Lock: driver.LockSkipLocked, Exclude: e.foreignSkips(since)})
+		if err != nil {
+			return err
+		}
+		more = len(rows) >= limit
+		for _, wf := range rows {
+			state, err := DecodeObject("workflow state", wf.State)
+			if err != nil {
+				state = phpjson.NewObject()
+			}
+			handler := handlerRef(state, "_on_deadline")
+			if handler != "" {
+				if known, _ := e.knows(handler); !known {
+					e.skipForeign(wf.ID, wf.DeadlineAt)
+					continue
+				}
+			}
+			// The find's NOT EXISTS read a snapshot from before the row
+			// lock; a sweeper that committed in between is seen now.
+			if prior, err := tx.FailureList(ctx, wf.ID, 0); err != nil || len(prior) > 0 {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			f := &driver.Failure{WorkflowID: wf.ID, Category: driver.FailureTimeout, TimeoutKind: driver.TimeoutExecution,
+				RunNumber: max(wf.RunNumber, 1), Message: wf.ErrorMessage, ErrorClass: "queuety.TimeoutError", DeadlineAt: wf.DeadlineAt, CreatedAt: now}
+			if err := tx.FailureInsert(ctx, f); err != nil {
+				return err
+			}
+			if handler == "" {
+				continue
+			}
+			if err := e.enqueueCallback(ctx, tx, wf, state, "_on_deadline", "deadline", now); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("queuety: run deadline handlers of workflows expired elsewhere: %w", err)
+	}
+	return n, more, nil
+}
+
+// foreignSkips returns the workflows to move past, dropping those whose
+// deadline is before since.
+func (e *Engine) foreignSkips(since time.Time) []int64 {
+	e.callbacks.mu.Lock()
+	defer e.callbacks.mu.Unlock()
+	var ids []int64
+	for id, at := range e.callbacks.foreign {
+		if at.Before(since) {
+			delete(e.callbacks.foreign, id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func (e *Engine) skipForeign(id int64, deadline time.Time) {
+	e.callbacks.mu.Lock()
+	defer e.callbacks.mu.Unlock()
+	if e.callbacks.foreign == nil {
+		e.callbacks.foreign = map[int64]time.Time{}
+	}
+	e.callbacks.foreign[id] = deadline
+}
