@@ -28,7 +28,7 @@ type ScheduleBuilder struct {
 // with Cron, Every or Interval, then call Save:
 //
 //	id, err := q.Schedule("cleanup_sessions", queuety.State{"older_than_days": 30}).
-//		Cron("0 3 * * *").OnQueue("maintenance").Overlap(queuety.OverlapSkip).Save(ctx)
+//		Cron("0 3 * * *").OnQueue("maintenance").Overlap(driver.OverlapSkip).Save(ctx)
 func (c *Client) Schedule(handler string, payload any) *ScheduleBuilder {
 	b := &ScheduleBuilder{c: c, s: driver.Schedule{Handler: handler, Queue: DefaultQueue, Overlap: driver.OverlapAllow, Enabled: true, CatchUp: driver.CatchUpOnce}}
 	if err := engine.ValidateHandlerName(handler); err != nil {
