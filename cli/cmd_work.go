@@ -34,7 +34,15 @@ jobs.
 
 A worker only claims jobs whose handler it has, plus the engine's internal
 steps (delays and signal waits). Jobs for other handlers stay pending for a
-worker that has them; they are never buried for lack of a handler.`,
+worker that has them; they are never buried for lack of a handler.
+
+Deadline handlers: a running workflow past its deadline whose deadline
+handler this worker does not have is left for --deadline-handoff to a worker
+that has it, such as Queuety PHP's sweep, which calls PHP deadline classes
+in-process; its steps are not run meanwhile. After the handoff the worker
+expires it and enqueues the handler as a job. A Go deadline handler of a
+workflow that PHP's sweep expired (PHP calls only PHP classes) is enqueued
+by the next sweep of a worker that has it, once.`,
 		Examples: []string{
 			Program + " work",
 			Program + " work --queues critical,default --concurrency 32",
@@ -48,6 +56,7 @@ worker that has them; they are never buried for lack of a handler.`,
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
+			handoff := durationFlag(fs, "deadline-handoff", queuety.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
 			return func(e *Env, _ []string) error {
 				qs := splitList(*queues)
 				switch {
@@ -61,11 +70,16 @@ worker that has them; they are never buried for lack of a handler.`,
 					return Usagef("--shutdown-timeout must not be negative, got %s", *shutdown)
 				case *hardStop < 0:
 					return Usagef("--hard-stop-timeout must not be negative, got %s", *hardStop)
+				case *handoff < 0:
+					return Usagef("--deadline-handoff must not be negative, got %s", *handoff)
 				}
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
 				e.Ctx = ctx
-				c, err := e.OpenOrCreate()
+				if *handoff == 0 {
+					*handoff = -1 // the option's "expire at once"
+				}
+				c, err := e.OpenOrCreate(queuety.WithDeadlineHandoff(*handoff))
 				if err != nil {
 					return err
 				}

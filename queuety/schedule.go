@@ -14,6 +14,27 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
+// Overlap and catch-up policies of schedules (see ScheduleBuilder.Overlap
+// and ScheduleBuilder.CatchUp).
+type (
+	// OverlapPolicy says what a firing does while the previous run is
+	// still active.
+	OverlapPolicy = driver.OverlapPolicy
+	// CatchUpPolicy says what happens to firings missed while no worker
+	// ran.
+	CatchUpPolicy = driver.CatchUpPolicy
+)
+
+// The overlap and catch-up policies.
+const (
+	OverlapAllow  = driver.OverlapAllow
+	OverlapSkip   = driver.OverlapSkip
+	OverlapBuffer = driver.OverlapBuffer
+	CatchUpOnce   = driver.CatchUpOnce
+	CatchUpAll    = driver.CatchUpAll
+	CatchUpNone   = driver.CatchUpNone
+)
+
 // ScheduleBuilder configures a schedule; Save writes it.
 type ScheduleBuilder struct {
 	c          *Client
@@ -28,7 +49,7 @@ type ScheduleBuilder struct {
 // with Cron, Every or Interval, then call Save:
 //
 //	id, err := q.Schedule("cleanup_sessions", queuety.State{"older_than_days": 30}).
-//		Cron("0 3 * * *").OnQueue("maintenance").Overlap(driver.OverlapSkip).Save(ctx)
+//		Cron("0 3 * * *").OnQueue("maintenance").Overlap(queuety.OverlapSkip).Save(ctx)
 func (c *Client) Schedule(handler string, payload any) *ScheduleBuilder {
 	b := &ScheduleBuilder{c: c, s: driver.Schedule{Handler: handler, Queue: DefaultQueue, Overlap: driver.OverlapAllow, Enabled: true, CatchUp: driver.CatchUpOnce}}
 	if err := engine.ValidateHandlerName(handler); err != nil {

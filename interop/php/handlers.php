@@ -165,3 +165,18 @@ class UndoStep implements Compensation {
 /** Compensation: the second undo of a saga (same behaviour, its own name). */
 final class UndoOther extends UndoStep {
 }
+
+/**
+ * Deadline handler: what Queuety PHP's check_deadlines calls in-process
+ * with the workflow's public state (it is not a Handler or Step, so no
+ * worker can run it as a job). Appends {"deadline":<class>,"state":<state>}
+ * as one JSON line to the file named by QUEUETY_INTEROP_MARKER, when set.
+ */
+final class Escalate {
+	public function handle( array $state ): void {
+		$file = getenv( 'QUEUETY_INTEROP_MARKER' );
+		if ( is_string( $file ) && '' !== $file ) {
+			file_put_contents( $file, json_encode( array( 'deadline' => static::class, 'state' => $state ) ) . "\n", FILE_APPEND | LOCK_EX );
+		}
+	}
+}
