@@ -16,6 +16,7 @@ func commands() []*Command {
 		scheduleCommand(),
 		demoCommand(),
 		benchCommand(),
+		completionCommand(),
 		versionCommand(),
 	}
 }
