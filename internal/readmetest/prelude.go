@@ -17,6 +17,9 @@ var KnownImports = map[string]string{
 	"queuety":  module + "/queuety",
 	"worker":   module + "/worker",
 
+	// The test kit.
+	"queuetytest": module + "/queuetytest",
+
 	// The standard library.
 	"context": "context",
 	"errors":  "errors",
