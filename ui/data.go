@@ -29,10 +29,10 @@ const (
 
 // queueRow is one queue on the overview.
 type queueRow struct {
-	Name                                                   string
+	Name                                                  string
 	Pending, Processing, Completed, Failed, Buried, Total int64
-	Paused                                                 bool
-	PausedAt                                               time.Time
+	Paused                                                bool
+	PausedAt                                              time.Time
 	// Done counts completed log rows within the throughput window;
 	// DoneCapped says the read hit throughputRows, so Done is a floor.
 	Done       int64

@@ -22,8 +22,12 @@ type operations struct {
 
 // The client methods the UI uses when the client has them.
 type (
-	jobBurier  interface{ BuryJob(context.Context, int64, string) error }
-	jobDeleter interface{ DeleteJob(context.Context, int64) error }
+	jobBurier interface {
+		BuryJob(context.Context, int64, string) error
+	}
+	jobDeleter interface {
+		DeleteJob(context.Context, int64) error
+	}
 )
 
 // clientOperations picks the client's own methods where it has them.

@@ -218,7 +218,7 @@ var funcs = template.FuncMap{
 		}
 		return l[0]
 	},
-	"field":    func(name, value string) [2]string { return [2]string{name, value} },
+	"field": func(name, value string) [2]string { return [2]string{name, value} },
 }
 
 // action is one action button: a POST form with the CSRF token, a

@@ -212,11 +212,38 @@ func (s *server) routes() {
 	m.HandleFunc("POST /workflows/{id}/{action}", s.workflowAction)
 	m.HandleFunc("POST /schedules/{id}/{action}", s.scheduleAction)
 	m.HandleFunc("POST /logout", s.logout)
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, http.StatusNotFound, "There is no page at %s.", r.URL.Path)
-	})
 	s.mux = m
 }
+
+// route serves a request with the mux, and renders the error page when
+// no route matches: 404, or 405 for a path that exists with another
+// method (GET on an action).
+func (s *server) route(w http.ResponseWriter, r *http.Request) {
+	if h, pattern := s.mux.Handler(r); pattern == "" {
+		probe := &statusProbe{header: http.Header{}}
+		h.ServeHTTP(probe, r)
+		if allow := probe.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		if probe.status == http.StatusMethodNotAllowed {
+			s.fail(w, r, probe.status, "Method %s is not allowed at %s: actions are POST requests from this UI's forms.", r.Method, r.URL.Path)
+			return
+		}
+		s.fail(w, r, http.StatusNotFound, "There is no page at %s.", r.URL.Path)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// statusProbe records what the mux's own 404 and 405 handlers answer.
+type statusProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *statusProbe) Header() http.Header         { return p.header }
+func (p *statusProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *statusProbe) WriteHeader(status int)      { p.status = status }
 
 // ServeHTTP applies the security headers, strips BasePath, serves the
 // assets and the login form, authenticates, checks state-changing
@@ -259,7 +286,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.mux.ServeHTTP(w, r)
+	s.route(w, r)
 }
 
 // stripBase removes BasePath from the request path; false when the path
