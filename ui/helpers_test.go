@@ -242,3 +242,28 @@ func workflowStatus(t *testing.T, c *queuety.Client, id int64) driver.WorkflowSt
 	require.NoError(t, err)
 	return wf.Status
 }
+
+// spreadWork has workers finish jobs over the last minutes, one batch a
+// minute, on a fake clock that starts that many minutes ago: the log rows
+// the overview's throughput reads are spread over its window. It also
+// leaves one job, for a handler no worker has, due since the first
+// minute on queue "images".
+func spreadWork(t *testing.T, c *queuety.Client, minutes int) {
+	t.Helper()
+	ctx := context.Background()
+	clock := queuety.NewFakeClock(time.Now().Add(-time.Duration(minutes) * time.Minute))
+	past := queuety.NewClient(c.Store(), queuety.WithClock(clock), queuety.WithLogger(quiet())) // not closed: it shares c's store
+	_, err := past.Dispatch(ctx, "image.resize", queuety.State{"w": 640}, queuety.OnQueue("images"))
+	require.NoError(t, err)
+	for i := range minutes {
+		var reqs []queuety.JobRequest
+		for j := range 2 + (i*7)%9 {
+			reqs = append(reqs, queuety.JobRequest{Handler: "email.send", Payload: queuety.State{"n": i*100 + j},
+				Options: []queuety.JobOption{queuety.OnQueue("mail")}})
+		}
+		_, err := past.DispatchMany(ctx, reqs)
+		require.NoError(t, err)
+		runWorker(t, past)
+		clock.Advance(time.Minute)
+	}
+}

@@ -105,17 +105,26 @@ func TestOverviewNumbers(t *testing.T) {
 	assert.Equal(t, 1, d.Schedules.Enabled)
 	assert.GreaterOrEqual(t, d.Totals.Done, int64(6))
 
-	// A due job: its age is measured from its due time.
-	_, err = c.Dispatch(context.Background(), "email.send", nil, queuety.OnQueue("mail"))
-	require.NoError(t, err)
+	// Work finished over the last ten minutes fills ten one-minute bars,
+	// and a job due for ten minutes is the queue's oldest due one.
+	spreadWork(t, c, 10)
 	d, err = s.overview(context.Background())
 	require.NoError(t, err)
+	byName = map[string]*queueRow{}
 	for _, q := range d.Queues {
-		if q.Name == "mail" {
-			assert.True(t, q.HasDue)
-			assert.GreaterOrEqual(t, q.OldestDue, time.Duration(0))
+		byName[q.Name] = q
+	}
+	var filled int
+	for _, b := range byName["mail"].Spark.Bars {
+		if b.H > 1 {
+			filled++
 		}
 	}
+	assert.GreaterOrEqual(t, filled, 10, "bars with completions")
+	assert.Greater(t, byName["mail"].Done, int64(6+10*2))
+	require.Contains(t, byName, "images")
+	assert.True(t, byName["images"].HasDue)
+	assert.InDelta(t, 10*time.Minute, byName["images"].OldestDue, float64(time.Minute))
 }
 
 // TestBadInput checks that bad ids, filters, actions and payloads end in

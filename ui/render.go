@@ -30,10 +30,16 @@ var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "sc
 // parts and the page.
 type templates map[string]*template.Template
 
-func mustTemplates() templates {
+// mustTemplates parses the pages; clock tells the time for the relative
+// times ("5m ago") they show.
+func mustTemplates(clock queuety.Clock) templates {
+	fm := template.FuncMap{
+		"ago":    func(t time.Time) string { return ago(t, clock.Now()) },
+		"agoStr": func(s string) string { return ago(parseTime(s), clock.Now()) },
+	}
 	t := templates{}
 	for _, name := range pageNames {
-		t[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS,
+		t[name] = template.Must(template.New(name).Funcs(funcs).Funcs(fm).ParseFS(templateFS,
 			"templates/layout.html", "templates/parts.html", "templates/"+name+".html"))
 	}
 	return t
@@ -201,8 +207,6 @@ func (s *server) static(w http.ResponseWriter, r *http.Request) {
 var funcs = template.FuncMap{
 	"ts":       formatTime,
 	"tsStr":    func(s string) string { return formatTime(parseTime(s)) },
-	"ago":      ago,
-	"agoStr":   func(s string) string { return ago(parseTime(s)) },
 	"dur":      formatDuration,
 	"json":     prettyJSON,
 	"jsonAny":  func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
@@ -252,12 +256,12 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05Z")
 }
 
-// ago says how long ago t was, or how far ahead it is ("in 5m").
-func ago(t time.Time) string {
+// ago says how long before now t was, or how far ahead it is ("in 5m").
+func ago(t, now time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	d := time.Since(t)
+	d := now.Sub(t)
 	if d < 0 {
 		return "in " + formatDuration(-d)
 	}

@@ -188,7 +188,7 @@ func newServer(c *queuety.Client, opts Options) *server {
 		panic(fmt.Sprintf("ui: Options.SessionKey has %d bytes, want at least 32", len(key)))
 	}
 	s := &server{c: c, opts: opts, key: key, cop: http.NewCrossOriginProtection(), ops: clientOperations(c),
-		tmpl: mustTemplates(), log: opts.Logger}
+		tmpl: mustTemplates(opts.Clock), log: opts.Logger}
 	s.routes()
 	return s
 }
