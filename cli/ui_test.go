@@ -31,7 +31,9 @@ func serveUI(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut lockedBuffer
 	done := make(chan int, 1)
-	go func() { done <- cli.Run(ctx, append([]string{"ui", "--listen", "127.0.0.1:0"}, args...), nil, &out, &errOut) }()
+	go func() {
+		done <- cli.Run(ctx, append([]string{"ui", "--listen", "127.0.0.1:0"}, args...), nil, &out, &errOut)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
