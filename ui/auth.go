@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -219,11 +220,17 @@ func (s *server) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, s.opts.BasePath+"/login", http.StatusSeeOther)
 }
 
-// safeNext keeps a redirect target inside the UI: a path that starts
-// with one slash, or "/".
+// safeNext keeps a redirect target inside the UI: a path (with an
+// optional query) that starts with one slash, without backslashes or
+// control characters (which browsers drop or read as slashes), or "/".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.ContainsAny(next, "\r\n") || next == "/login" {
+	bad := !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	if !bad {
+		u, err := url.Parse(next)
+		bad = err != nil || u.Scheme != "" || u.Host != "" || u.Path == "/login"
+	}
+	if bad {
 		return "/"
 	}
 	return next

@@ -210,3 +210,13 @@ func TestReadOnly(t *testing.T) {
 		assert.True(t, sc.Enabled)
 	})
 }
+
+func TestSafeNext(t *testing.T) {
+	for in, want := range map[string]string{
+		"/jobs?status=buried": "/jobs?status=buried", "/workflows/4": "/workflows/4", "/": "/",
+		"": "/", "jobs": "/", "//evil.example/": "/", "/\\evil.example": "/", "/\t/evil.example": "/",
+		"/\n/evil.example": "/", "https://evil.example/": "/", "/login": "/", "/login?next=/": "/",
+	} {
+		assert.Equal(t, want, safeNext(in), "%q", in)
+	}
+}
