@@ -167,3 +167,18 @@ func TestBasePath(t *testing.T) {
 	assert.Equal(t, "/ops/queuety/", res.Header.Get("Location"))
 	assert.Equal(t, []string{"mail"}, pausedQueues(t, c))
 }
+
+// TestPanicBecomesErrorPage: a panic in an action ends in a 500 error
+// page, and the server goes on serving.
+func TestPanicBecomesErrorPage(t *testing.T) {
+	c := openStore(t, "sqlite")
+	f := seed(t, c)
+	s := newServer(c, Options{AllowUnauthenticated: true, Logger: quiet()})
+	s.ops.bury = func(context.Context, int64, string) error { panic("boom") }
+	b := newBrowser(t, s)
+	res := b.post(fmt.Sprintf("/jobs/%d/bury", f.delayed), nil)
+	assert.Equal(t, http.StatusInternalServerError, res.StatusCode)
+	assert.Contains(t, res.body, "Internal error")
+	assert.NotContains(t, res.body, "boom")
+	assert.Equal(t, http.StatusOK, b.get("/").StatusCode)
+}
