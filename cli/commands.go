@@ -14,6 +14,7 @@ func commands() []*Command {
 		workflowCommand(),
 		signalCommand(),
 		scheduleCommand(),
+		uiCommand(),
 		demoCommand(),
 		benchCommand(),
 		completionCommand(),

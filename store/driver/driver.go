@@ -121,7 +121,7 @@ type Tx interface {
 
 	// LogInsert inserts log rows in one statement.
 	LogInsert(ctx context.Context, entries []*LogEntry) error
-	// LogList lists log rows, oldest first.
+	// LogList lists log rows, oldest first (newest first with f.Newest).
 	LogList(ctx context.Context, f LogFilter) ([]*LogEntry, error)
 
 	// EventInsert inserts workflow_events rows in one statement.
@@ -297,8 +297,13 @@ type DependencyWaiter struct {
 type LogFilter struct {
 	JobID      int64
 	WorkflowID int64
+	Handler    string
 	Event      LogEvent
-	Limit      int // default 1000
+	Since      time.Time // rows created at or after this time
+	Limit      int       // default 1000
+	// Newest returns the newest Limit rows, newest first, instead of the
+	// oldest Limit rows, oldest first.
+	Newest bool
 }
 
 // WorkflowFilter narrows WorkflowList. Zero fields do not filter.

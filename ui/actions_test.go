@@ -1,0 +1,184 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// TestWorkflowActions drives every workflow action through the UI and
+// checks the rows after each.
+func TestWorkflowActions(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		f := seed(t, c)
+		b := newBrowser(t, Handler(c, open))
+		post := func(path string, form url.Values) *response {
+			t.Helper()
+			res := b.post(path, form)
+			require.Equal(t, http.StatusSeeOther, res.StatusCode, "POST %s: %s", path, res.body)
+			return res
+		}
+
+		// A signal with a payload settles the wait; the next step is enqueued.
+		res := post(fmt.Sprintf("/workflows/%d/signal", f.waiting), url.Values{"name": {"shipped"}, "payload": {`{"carrier": "ups", "parcels": 2}`}})
+		assert.Equal(t, fmt.Sprintf("/workflows/%d", f.waiting), res.Header.Get("Location"))
+		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.waiting))
+		st, err := c.State(ctx, f.waiting)
+		require.NoError(t, err)
+		assert.Contains(t, fmt.Sprint(st), "ups")
+		page := b.get(fmt.Sprintf("/workflows/%d", f.waiting))
+		assert.Contains(t, page.body, "Signal shipped sent")
+		assert.Contains(t, page.body, `id="signals"`)
+
+		// Pause, resume, cancel.
+		post(fmt.Sprintf("/workflows/%d/pause", f.waiting), nil)
+		assert.Equal(t, queuety.WorkflowPaused, workflowStatus(t, c, f.waiting))
+		post(fmt.Sprintf("/workflows/%d/resume", f.waiting), nil)
+		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.waiting))
+		post(fmt.Sprintf("/workflows/%d/cancel", f.waiting), nil)
+		assert.Equal(t, queuety.WorkflowCancelled, workflowStatus(t, c, f.waiting))
+
+		// Approve with data.
+		post(fmt.Sprintf("/workflows/%d/approve", f.approval), url.Values{"payload": {`{"by": "ops"}`}})
+		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.approval))
+		assert.Contains(t, b.get(fmt.Sprintf("/workflows/%d", f.approval)).body, "sent signal approval")
+
+		// Retry the failed workflow.
+		post(fmt.Sprintf("/workflows/%d/retry", f.failed), nil)
+		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.failed))
+	})
+}
+
+// TestRejectAnswersADecision checks the reject button on a decision wait.
+func TestRejectAnswersADecision(t *testing.T) {
+	c := openStore(t, "sqlite")
+	seed(t, c)
+	ctx := context.Background()
+	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "refund.decide", Steps: []queuety.WorkflowStep{
+		{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuety.WaitAny, ResultKey: "decision"},
+	}}, nil)
+	require.NoError(t, err)
+	runWorker(t, c)
+	require.Equal(t, queuety.WorkflowWaitingForSignal, workflowStatus(t, c, id))
+	b := newBrowser(t, Handler(c, open))
+	res := b.post(fmt.Sprintf("/workflows/%d/reject", id), url.Values{"payload": {`{"reason": "duplicate"}`}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+	assert.Contains(t, b.get(fmt.Sprintf("/workflows/%d", id)).body, "sent signal rejected")
+	assert.NotEqual(t, queuety.WorkflowWaitingForSignal, workflowStatus(t, c, id))
+}
+
+// TestJobAndScheduleActions drives the job, bulk and schedule actions.
+func TestJobAndScheduleActions(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		f := seed(t, c)
+		// Two more buried jobs on another queue.
+		for range 2 {
+			_, err := c.Dispatch(ctx, "report.build", nil, queuety.MaxAttempts(1), queuety.OnQueue("mail"))
+			require.NoError(t, err)
+		}
+		runWorker(t, c)
+		b := newBrowser(t, Handler(c, open))
+
+		// Bulk retry, limited to one queue: the buried step of the failed
+		// workflow and the other queue's job stay buried.
+		res := b.post("/jobs/retry-buried", url.Values{"queue": {"mail"}, "back": {"/jobs?status=buried&queue=mail"}})
+		require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+		assert.Contains(t, b.get("/jobs?status=buried&queue=mail").body, "Retried 2 buried jobs")
+		assert.Equal(t, queuety.JobBuried, jobStatus(t, c, f.buried))
+		res = b.post("/jobs/retry-buried", nil)
+		require.Equal(t, http.StatusSeeOther, res.StatusCode)
+		assert.Equal(t, queuety.JobPending, jobStatus(t, c, f.buried))
+		steps, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: f.failed, Status: queuety.JobBuried})
+		require.NoError(t, err)
+		assert.Len(t, steps, 1, "a buried workflow step is retried with its workflow")
+
+		// Schedules: disable, enable, run now.
+		sched := func() *driver.Schedule {
+			sc, err := c.ScheduleByID(ctx, f.schedule)
+			require.NoError(t, err)
+			return sc
+		}
+		require.Equal(t, http.StatusSeeOther, b.post(fmt.Sprintf("/schedules/%d/disable", f.schedule), nil).StatusCode)
+		assert.False(t, sched().Enabled)
+		require.Equal(t, http.StatusSeeOther, b.post(fmt.Sprintf("/schedules/%d/enable", f.schedule), nil).StatusCode)
+		assert.True(t, sched().Enabled)
+		require.Equal(t, http.StatusSeeOther, b.post(fmt.Sprintf("/schedules/%d/run", f.schedule), nil).StatusCode)
+		ref := sched().LastRunRef
+		require.NotZero(t, ref)
+		j, err := c.Job(ctx, ref)
+		require.NoError(t, err)
+		assert.Equal(t, "cleanup.sessions", j.Handler)
+		assert.Contains(t, b.get("/schedules").body, fmt.Sprintf("fired now: it dispatched %d", ref))
+	})
+}
+
+// TestOptionalJobOperations checks the bury and delete buttons and routes,
+// which appear only when the client offers them.
+func TestOptionalJobOperations(t *testing.T) {
+	c := openStore(t, "sqlite")
+	f := seed(t, c)
+	s := newServer(c, open)
+	var buried, deleted []int64
+	s.ops.bury = func(_ context.Context, id int64, msg string) error { buried = append(buried, id); return nil }
+	s.ops.del = func(_ context.Context, id int64) error { deleted = append(deleted, id); return nil }
+	b := newBrowser(t, s)
+	page := b.get(fmt.Sprintf("/jobs/%d", f.delayed))
+	assert.Contains(t, page.body, fmt.Sprintf("/jobs/%d/bury", f.delayed))
+	assert.Contains(t, page.body, fmt.Sprintf("/jobs/%d/delete", f.delayed))
+	require.Equal(t, http.StatusSeeOther, b.post(fmt.Sprintf("/jobs/%d/bury", f.delayed), nil).StatusCode)
+	res := b.post(fmt.Sprintf("/jobs/%d/delete", f.delayed), nil)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	assert.Equal(t, "/jobs", res.Header.Get("Location"), "a deleted job has no page to return to")
+	assert.Equal(t, []int64{f.delayed}, buried)
+	assert.Equal(t, []int64{f.delayed}, deleted)
+
+	plain := newBrowser(t, Handler(c, open))
+	assert.NotContains(t, plain.get(fmt.Sprintf("/jobs/%d", f.delayed)).body, "/bury")
+}
+
+// TestBasePath mounts the UI under a prefix, as an application does.
+func TestBasePath(t *testing.T) {
+	c := openStore(t, "sqlite")
+	f := seed(t, c)
+	mux := http.NewServeMux()
+	mux.Handle("/ops/queuety/", Handler(c, Options{AllowUnauthenticated: true, BasePath: "/ops/queuety/", Logger: quiet()}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "app", http.StatusTeapot) })
+	b := newBrowser(t, mux)
+	res := b.get("/ops/queuety/")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, res.body, `href="/ops/queuety/static/app.css"`)
+	assert.Contains(t, res.body, `href="/ops/queuety/jobs?queue=mail"`)
+	assert.Equal(t, http.StatusOK, b.get("/ops/queuety/static/app.js").StatusCode)
+	assert.Equal(t, http.StatusOK, b.get(fmt.Sprintf("/ops/queuety/workflows/%d", f.waiting)).StatusCode)
+	assert.Equal(t, http.StatusTeapot, b.get("/jobs").StatusCode, "outside the prefix")
+
+	res = b.post("/ops/queuety/queues/pause", url.Values{"queue": {"mail"}, "back": {"/"}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+	assert.Equal(t, "/ops/queuety/", res.Header.Get("Location"))
+	assert.Equal(t, []string{"mail"}, pausedQueues(t, c))
+}
+
+// TestPanicBecomesErrorPage: a panic in an action ends in a 500 error
+// page, and the server goes on serving.
+func TestPanicBecomesErrorPage(t *testing.T) {
+	c := openStore(t, "sqlite")
+	f := seed(t, c)
+	s := newServer(c, Options{AllowUnauthenticated: true, Logger: quiet()})
+	s.ops.bury = func(context.Context, int64, string) error { panic("boom") }
+	b := newBrowser(t, s)
+	res := b.post(fmt.Sprintf("/jobs/%d/bury", f.delayed), nil)
+	assert.Equal(t, http.StatusInternalServerError, res.StatusCode)
+	assert.Contains(t, res.body, "Internal error")
+	assert.NotContains(t, res.body, "boom")
+	assert.Equal(t, http.StatusOK, b.get("/").StatusCode)
+}

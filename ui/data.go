@@ -1,0 +1,254 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// jobStatuses and workflowStatuses are listed in the order pages show them.
+var (
+	jobStatuses      = []queuety.JobStatus{queuety.JobPending, queuety.JobProcessing, queuety.JobCompleted, queuety.JobFailed, queuety.JobBuried}
+	workflowStatuses = []queuety.WorkflowStatus{queuety.WorkflowRunning, queuety.WorkflowWaitingForSignal,
+		queuety.WorkflowWaitingForWorkflows, queuety.WorkflowPaused, queuety.WorkflowCompleted, queuety.WorkflowFailed, queuety.WorkflowCancelled}
+)
+
+// Bounds on what one page reads.
+const (
+	// throughputRows caps the completed log rows the overview reads for
+	// its throughput columns; a busier window shows "at least".
+	throughputRows = 20000
+	// dueScan is how many pending jobs per queue the overview reads, in
+	// id order, to find the longest-waiting due one.
+	dueScan = 200
+)
+
+// queueRow is one queue on the overview.
+type queueRow struct {
+	Name                                                  string
+	Pending, Processing, Completed, Failed, Buried, Total int64
+	Paused                                                bool
+	PausedAt                                              time.Time
+	// Done counts completed log rows within the throughput window;
+	// DoneCapped says the read hit throughputRows, so Done is a floor.
+	Done       int64
+	DoneCapped bool
+	Spark      *sparkline
+	// OldestDue is how long the longest-waiting due pending job has been
+	// due (among the first dueScan pending jobs); HasDue is false when
+	// none of them is due.
+	OldestDue time.Duration
+	HasDue    bool
+}
+
+// PerMinute is the queue's mean throughput over the window.
+func (q *queueRow) PerMinute(window time.Duration) string {
+	return fmt.Sprintf("%.1f", float64(q.Done)/window.Minutes())
+}
+
+// statusCount is a status and how many rows have it.
+type statusCount struct {
+	Status string
+	Count  int64
+}
+
+// overviewData is what the overview shows.
+type overviewData struct {
+	Store     driver.StoreInfo
+	Queues    []*queueRow
+	Totals    queueRow
+	Workflows []statusCount
+	WfTotal   int64
+	Schedules struct {
+		Enabled, Disabled int
+		NextDue           time.Time
+	}
+	Window time.Duration
+	Now    time.Time
+}
+
+// overview reads everything the overview shows.
+func (s *server) overview(ctx context.Context) (*overviewData, error) {
+	c, now := s.c, s.opts.Clock.Now()
+	d := &overviewData{Store: c.Store().Info(), Window: s.opts.ThroughputWindow, Now: now}
+	counts, err := c.Counts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	states, err := c.QueueStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*queueRow{}
+	get := func(name string) *queueRow {
+		q := byName[name]
+		if q == nil {
+			q = &queueRow{Name: name}
+			byName[name] = q
+		}
+		return q
+	}
+	for _, qc := range counts {
+		q := get(qc.Queue)
+		switch qc.Status {
+		case queuety.JobPending:
+			q.Pending += qc.Count
+		case queuety.JobProcessing:
+			q.Processing += qc.Count
+		case queuety.JobCompleted:
+			q.Completed += qc.Count
+		case queuety.JobFailed:
+			q.Failed += qc.Count
+		case queuety.JobBuried:
+			q.Buried += qc.Count
+		}
+		q.Total += qc.Count
+	}
+	for _, st := range states {
+		if st.Paused {
+			q := get(st.Queue)
+			q.Paused, q.PausedAt = true, st.PausedAt
+		}
+	}
+	if err := s.throughput(ctx, now, get); err != nil {
+		return nil, err
+	}
+	for _, q := range byName {
+		if q.Pending == 0 {
+			continue
+		}
+		if q.OldestDue, q.HasDue, err = s.oldestDue(ctx, q.Name, now); err != nil {
+			return nil, err
+		}
+	}
+	for _, q := range byName {
+		d.Queues = append(d.Queues, q)
+		t := &d.Totals
+		t.Pending += q.Pending
+		t.Processing += q.Processing
+		t.Completed += q.Completed
+		t.Failed += q.Failed
+		t.Buried += q.Buried
+		t.Total += q.Total
+		t.Done += q.Done
+		t.DoneCapped = t.DoneCapped || q.DoneCapped
+	}
+	sort.Slice(d.Queues, func(i, j int) bool { return d.Queues[i].Name < d.Queues[j].Name })
+
+	wc, err := c.WorkflowCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range workflowStatuses {
+		d.Workflows = append(d.Workflows, statusCount{Status: string(st), Count: wc[st]})
+		d.WfTotal += wc[st]
+	}
+	scheds, err := c.Schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, sc := range scheds {
+		if !sc.Enabled {
+			d.Schedules.Disabled++
+			continue
+		}
+		d.Schedules.Enabled++
+		if !sc.NextRun.IsZero() && (d.Schedules.NextDue.IsZero() || sc.NextRun.Before(d.Schedules.NextDue)) {
+			d.Schedules.NextDue = sc.NextRun
+		}
+	}
+	return d, nil
+}
+
+// throughput counts the completed log rows of the window per queue, in
+// one-minute buckets (newest last), and sets Done and Spark.
+func (s *server) throughput(ctx context.Context, now time.Time, get func(string) *queueRow) error {
+	window := s.opts.ThroughputWindow
+	logs, err := s.c.Logs(ctx, driver.LogFilter{Event: driver.LogCompleted, Since: now.Add(-window), Limit: throughputRows, Newest: true})
+	if err != nil {
+		return err
+	}
+	minutes := int(window / time.Minute)
+	buckets := map[string][]int64{}
+	for _, l := range logs {
+		q := l.Queue
+		if q == "" {
+			q = queuety.DefaultQueue
+		}
+		b := buckets[q]
+		if b == nil {
+			b = make([]int64, minutes)
+			buckets[q] = b
+		}
+		age := max(int(now.Sub(l.CreatedAt)/time.Minute), 0)
+		if age < minutes {
+			b[minutes-1-age]++
+		}
+	}
+	capped := len(logs) >= throughputRows
+	for name, b := range buckets {
+		q := get(name)
+		for _, n := range b {
+			q.Done += n
+		}
+		q.DoneCapped = capped
+		q.Spark = newSparkline(b)
+	}
+	return nil
+}
+
+// sparkline is a bar chart of per-minute counts, drawn as inline SVG.
+type sparkline struct {
+	Width, Height int
+	Bars          []sparkBar
+}
+
+// sparkBar is one minute of a sparkline.
+type sparkBar struct {
+	X, Y, W, H int
+	Title      string
+}
+
+// newSparkline draws counts, oldest first, one bar per minute.
+func newSparkline(counts []int64) *sparkline {
+	const barW, gap, height = 4, 1, 22
+	var peak int64
+	for _, n := range counts {
+		peak = max(peak, n)
+	}
+	sp := &sparkline{Width: len(counts) * (barW + gap), Height: height}
+	for i, n := range counts {
+		h := 1
+		if peak > 0 && n > 0 {
+			h = max(2, int(n*height/peak))
+		}
+		ago := len(counts) - 1 - i
+		sp.Bars = append(sp.Bars, sparkBar{X: i * (barW + gap), Y: height - h, W: barW, H: h,
+			Title: fmt.Sprintf("%d completed, %d–%d min ago", n, ago+1, ago)})
+	}
+	return sp
+}
+
+// oldestDue returns how long the longest-waiting due job of a queue has
+// been due, looking at its first dueScan pending jobs.
+func (s *server) oldestDue(ctx context.Context, queue string, now time.Time) (time.Duration, bool, error) {
+	jobs, err := s.c.ListJobs(ctx, driver.JobFilter{Queue: queue, Status: queuety.JobPending, Limit: dueScan})
+	if err != nil {
+		return 0, false, err
+	}
+	var oldest time.Duration
+	found := false
+	for _, j := range jobs {
+		if j.AvailableAt.After(now) {
+			continue
+		}
+		if age := now.Sub(j.AvailableAt); !found || age > oldest {
+			oldest, found = age, true
+		}
+	}
+	return oldest, found, nil
+}

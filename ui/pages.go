@@ -1,0 +1,292 @@
+package ui
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// Page sizes.
+const (
+	jobsPerPage         = 50
+	workflowsPerPage    = 100
+	maxWorkflowsPerPage = 1000
+	jobLogRows          = 500
+)
+
+// pathID parses the {id} path value; it writes a 400 page and returns
+// false when it is not a positive integer.
+func (s *server) pathID(w http.ResponseWriter, r *http.Request, what string) (int64, bool) {
+	raw := r.PathValue("id")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		s.fail(w, r, http.StatusBadRequest, "%q is not a %s id: ids are positive whole numbers.", raw, what)
+		return 0, false
+	}
+	return id, true
+}
+
+// queryID parses an optional id from the query string (0 when absent).
+func queryID(r *http.Request, name string) (int64, error) {
+	raw := strings.TrimSpace(r.URL.Query().Get(name))
+	if raw == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id < 0 {
+		return 0, fmt.Errorf("%s=%q is not an id", name, raw)
+	}
+	return id, nil
+}
+
+func (s *server) overviewPage(w http.ResponseWriter, r *http.Request) {
+	d, err := s.overview(r.Context())
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	s.page(w, r, "overview", "Overview", "overview", true, d)
+}
+
+// statusTab is one status filter with its count.
+type statusTab struct {
+	Status string
+	Count  int64
+}
+
+// jobsData is what the jobs page shows.
+type jobsData struct {
+	Queue, Status, Handler string
+	Workflow               int64
+	After, Next            int64
+	Jobs                   []*driver.Job
+	Tabs                   []statusTab
+	All                    int64
+	Queues                 []string
+	Now                    time.Time
+}
+
+func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d := &jobsData{Queue: strings.TrimSpace(q.Get("queue")), Status: q.Get("status"), Handler: strings.TrimSpace(q.Get("handler")),
+		Now: s.opts.Clock.Now()}
+	if d.Status != "" && !slices.Contains(jobStatuses, queuety.JobStatus(d.Status)) {
+		s.fail(w, r, http.StatusBadRequest, "Unknown job status %q: want one of pending, processing, completed, failed, buried.", d.Status)
+		return
+	}
+	var err error
+	if d.Workflow, err = queryID(r, "workflow"); err == nil {
+		d.After, err = queryID(r, "after")
+	}
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "Bad filter: %v.", err)
+		return
+	}
+	ctx := r.Context()
+	jobs, err := s.c.ListJobs(ctx, driver.JobFilter{Queue: d.Queue, Status: queuety.JobStatus(d.Status), Handler: d.Handler,
+		WorkflowID: d.Workflow, AfterID: d.After, Limit: jobsPerPage + 1})
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	if len(jobs) > jobsPerPage {
+		jobs = jobs[:jobsPerPage]
+		d.Next = jobs[len(jobs)-1].ID
+	}
+	d.Jobs = jobs
+	counts, err := s.c.Counts(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	byStatus := map[queuety.JobStatus]int64{}
+	queues := map[string]bool{}
+	for _, c := range counts {
+		queues[c.Queue] = true
+		if d.Queue == "" || c.Queue == d.Queue {
+			byStatus[c.Status] += c.Count
+			d.All += c.Count
+		}
+	}
+	for _, st := range jobStatuses {
+		d.Tabs = append(d.Tabs, statusTab{Status: string(st), Count: byStatus[st]})
+	}
+	for q := range queues {
+		d.Queues = append(d.Queues, q)
+	}
+	sort.Strings(d.Queues)
+	s.page(w, r, "jobs", "Jobs", "jobs", true, d)
+}
+
+// jobData is what the job page shows.
+type jobData struct {
+	Job       *driver.Job
+	Logs      []*driver.LogEntry
+	Failures  []*driver.Failure
+	CanBury   bool
+	CanDelete bool
+	Now       time.Time
+}
+
+func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.pathID(w, r, "job")
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	j, err := s.c.Job(ctx, id)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	d := &jobData{Job: j, Now: s.opts.Clock.Now(),
+		CanBury:   s.ops.bury != nil && j.Status != queuety.JobBuried && j.Status != queuety.JobCompleted,
+		CanDelete: s.ops.del != nil}
+	if d.Logs, err = s.c.Logs(ctx, driver.LogFilter{JobID: id, Limit: jobLogRows}); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	if d.Failures, err = s.c.Failures(ctx, 0, id); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	s.page(w, r, "job", fmt.Sprintf("Job %d", id), "jobs", false, d)
+}
+
+// workflowsData is what the workflows page shows.
+type workflowsData struct {
+	Status, Name string
+	Limit        int
+	Workflows    []*driver.Workflow
+	Tabs         []statusTab
+	All          int64
+	More         bool
+}
+
+func (s *server) workflowsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d := &workflowsData{Status: q.Get("status"), Name: strings.TrimSpace(q.Get("name")), Limit: workflowsPerPage}
+	if d.Status != "" && !slices.Contains(workflowStatuses, queuety.WorkflowStatus(d.Status)) {
+		s.fail(w, r, http.StatusBadRequest, "Unknown workflow status %q.", d.Status)
+		return
+	}
+	if raw := q.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n <= 0 {
+			s.fail(w, r, http.StatusBadRequest, "limit=%q is not a positive number.", raw)
+			return
+		}
+		d.Limit = min(n, maxWorkflowsPerPage)
+	}
+	ctx := r.Context()
+	wfs, err := s.c.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowStatus(d.Status), Name: d.Name, Limit: d.Limit + 1})
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	if len(wfs) > d.Limit {
+		wfs, d.More = wfs[:d.Limit], true
+	}
+	d.Workflows = wfs
+	counts, err := s.c.WorkflowCounts(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	for _, st := range workflowStatuses {
+		d.Tabs = append(d.Tabs, statusTab{Status: string(st), Count: counts[st]})
+		d.All += counts[st]
+	}
+	s.page(w, r, "workflows", "Workflows", "workflows", true, d)
+}
+
+// workflowData is what the workflow page shows.
+type workflowData struct {
+	D          *queuety.WorkflowDescription
+	Categories []statusCount // failures by category
+	CanPause   bool
+	CanResume  bool
+	CanCancel  bool
+	CanRetry   bool
+	CanSignal  bool
+	Waiting    string // the signal names a wait listens for, comma-separated
+}
+
+func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.pathID(w, r, "workflow")
+	if !ok {
+		return
+	}
+	desc, err := s.c.DescribeWorkflow(r.Context(), id)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	st := desc.Status
+	d := &workflowData{D: desc,
+		CanPause:  st == queuety.WorkflowRunning,
+		CanResume: st == queuety.WorkflowPaused,
+		CanCancel: !st.Terminal(),
+		CanRetry:  st == queuety.WorkflowFailed,
+		CanSignal: !st.Terminal(),
+	}
+	if desc.Wait != nil {
+		d.Waiting = strings.Join(desc.Wait.WaitingFor, ", ")
+	}
+	cats := map[string]int64{}
+	for _, f := range desc.Failures {
+		cats[string(f.Category)]++
+	}
+	for c, n := range cats {
+		d.Categories = append(d.Categories, statusCount{Status: c, Count: n})
+	}
+	sort.Slice(d.Categories, func(i, j int) bool { return d.Categories[i].Status < d.Categories[j].Status })
+	s.page(w, r, "workflow", fmt.Sprintf("Workflow %d", id), "workflows", false, d)
+}
+
+// workflowTrace downloads a workflow's trace bundle (TraceWorkflow).
+func (s *server) workflowTrace(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.pathID(w, r, "workflow")
+	if !ok {
+		return
+	}
+	b, err := s.c.TraceWorkflow(r.Context(), id)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="workflow-%d-trace.json"`, id))
+	_, _ = w.Write(b)
+}
+
+// scheduleRow is one schedule on the schedules page.
+type scheduleRow struct {
+	*driver.Schedule
+	Name     string // the handler, or the workflow key
+	Workflow bool
+}
+
+func (s *server) schedulesPage(w http.ResponseWriter, r *http.Request) {
+	list, err := s.c.Schedules(r.Context())
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	rows := make([]scheduleRow, 0, len(list))
+	for _, sc := range list {
+		row := scheduleRow{Schedule: sc, Name: sc.Handler}
+		if key, ok := sc.WorkflowKey(); ok {
+			row.Name, row.Workflow = key, true
+		}
+		rows = append(rows, row)
+	}
+	s.page(w, r, "schedules", "Schedules", "schedules", true, map[string]any{"Schedules": rows, "Now": s.opts.Clock.Now()})
+}
