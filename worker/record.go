@@ -61,6 +61,9 @@ func (w *Worker) recordOutcome(r *engine.Result, err error) {
 	default:
 		w.stats.succeeded.Add(1)
 	}
+	if r.Observed != nil {
+		w.observeEnd(r, err)
+	}
 	if h := w.cfg.hooks.Finished; h != nil {
 		if err == nil {
 			err = r.Err

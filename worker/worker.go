@@ -40,6 +40,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -52,6 +53,7 @@ type Worker struct {
 	cfg     config
 	reg     *queuety.Registry
 	log     *slog.Logger
+	obs     observe.Observer // the client's; nil: no instrumentation
 	// timers is the clock the maintenance runs on: the engine's clock when
 	// it drives timers (engineTimers), real time otherwise.
 	timers       clockwork.Clock
@@ -140,7 +142,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	e.KnowCallbacks(func(name string) bool { _, ok := reg.Callback(name); return ok })
 	timers, engineTimers := timersOf(e.Clock())
 	return &Worker{
-		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
+		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers,
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
 	}
@@ -299,7 +301,15 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			}
 		}
 		n := min(w.cfg.concurrency-w.busyCount(), w.cfg.batchSize)
+		var t0 time.Time
+		if w.obs != nil {
+			t0 = time.Now()
+		}
 		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n})
+		parent := hardCtx // the claimed jobs' contexts descend from it
+		if w.obs != nil {
+			parent = w.observeClaim(hardCtx, t0, n, jobs, err)
+		}
 		if err != nil {
 			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
 			w.log.Error("queuety: claim failed; retrying", "err", err, "in", backoff)
@@ -313,7 +323,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		}
 		w.stats.claimed.Add(int64(len(jobs)))
 		for _, cj := range jobs {
-			w.start(hardCtx, cj)
+			w.start(parent, cj)
 		}
 		if len(jobs) > 0 {
 			continue
@@ -388,9 +398,10 @@ func (w *Worker) deferJob(cj *engine.Claimed, missing string) {
 	w.stats.handedBack.Add(1)
 }
 
-// start runs one claimed job in its own goroutine.
-func (w *Worker) start(hardCtx context.Context, cj *engine.Claimed) {
-	ctx, cancel := context.WithCancelCause(hardCtx)
+// start runs one claimed job in its own goroutine, under a context
+// descended from parent.
+func (w *Worker) start(parent context.Context, cj *engine.Claimed) {
+	ctx, cancel := context.WithCancelCause(parent)
 	a := &attempt{cj: cj, cancel: cancel}
 	w.mu.Lock()
 	w.busy++
@@ -427,16 +438,28 @@ func (w *Worker) finishSlot(a *attempt) {
 // outcome.
 func (w *Worker) execute(ctx context.Context, a *attempt) {
 	cj, clock := a.cj, engine.OfClient(w.c).Clock()
+	var job observe.Job
+	if w.obs != nil {
+		job = cj.ObservedJob()
+		ctx = w.obs.JobStart(ctx, job)
+	}
 	if missing := cj.MissingFunction(w.reg); missing != "" {
 		w.deferJob(cj, missing)
+		w.observeHandBack(ctx, job, nil)
 		return
 	}
 	hctx, flush := w.engine.Attach(ctx, cj, a.cancel)
 	info, _ := queuety.JobInfoFrom(hctx) // Attach put cj.Info() there
 	hctx, stop := withDeadlines(hctx, info, clock)
+	if w.obs != nil {
+		hctx = w.obs.HandlerStart(hctx, job)
+	}
 	startedAt, t0 := clock.Now(), time.Now()
 	out, err := w.call(hctx, cj)
 	dur := time.Since(t0)
+	if w.obs != nil {
+		w.obs.HandlerEnd(hctx, job, observe.Handled{Duration: dur, Err: err})
+	}
 	stop()
 	flush()
 	if err != nil {
@@ -449,10 +472,14 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		if errors.Is(context.Cause(ctx), queuety.ErrWorkerShutdown) {
 			// Interrupted by shutdown: hand back without using the attempt.
 			w.handBack([]*engine.Claimed{cj})
+			w.observeHandBack(ctx, job, err)
 			return
 		}
 	}
 	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: w.reg}
+	if w.obs != nil {
+		r.Observed, r.Returned = ctx, t0.Add(dur)
+	}
 	if err == nil && cj.Err() == nil && w.batchSuccess(r) {
 		return
 	}

@@ -26,8 +26,10 @@ type Result struct {
 	// for each result they report no error for.
 	Outcome observe.Outcome
 	// Observed is the context the worker's observer returned for the
-	// attempt (observe.Observer.JobStart); nil without an observer.
+	// attempt (observe.Observer.JobStart), and Returned the wall-clock
+	// time its handler returned; unset without an observer.
 	Observed context.Context
+	Returned time.Time
 }
 
 // Finish records the outcome of one attempt: completion, retry, burial or,
