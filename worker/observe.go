@@ -26,11 +26,18 @@ func (w *Worker) observeClaim(ctx context.Context, t0 time.Time, limit int, jobs
 	return w.obs.Claimed(ctx, c)
 }
 
-// observeHandBack ends an attempt that went back to its queue unused.
+// observeHandBack ends an attempt that went back to its queue unused:
+// interrupted by the shutdown (err is the handler's error) or deferred
+// (err is nil).
 func (w *Worker) observeHandBack(ctx context.Context, job observe.Job, err error) {
-	if w.obs != nil {
-		w.obs.JobEnd(ctx, job, observe.Ended{Outcome: observe.OutcomeHandedBack, Err: err, Category: engine.ErrorCategory(err)})
+	if w.obs == nil {
+		return
 	}
+	e := observe.Ended{Outcome: observe.OutcomeHandedBack, Err: err}
+	if err != nil {
+		e.Category = observe.CategoryShutdown
+	}
+	w.obs.JobEnd(ctx, job, e)
 }
 
 // observeEnd ends an attempt whose result was recorded (or given up on,
