@@ -29,14 +29,15 @@
 //
 // # Flags and exit codes
 //
-// The global flags (--dsn, --wp-config, --json, --log-level) may appear
+// The global flags (--dsn, --wp-config, --json, --log-level, --log-format) may appear
 // before or after the command name, and command flags may follow the
 // positional arguments. Errors are printed as one line on stderr. The exit
 // code is 0 on success, 2 for usage errors (unknown commands or flags, bad
 // arguments, invalid JSON) and 1 for runtime errors (the store cannot be
 // opened, the workflow is not in a state the operation applies to, ...).
 //
-// Logs go to stderr through a slog text handler. The default level is info
+// Logs go to stderr through a slog text handler, or a JSON handler with
+// --log-format json (one object per line). The default level is info
 // for `work`, error for `demo` (which prints its own report) and warn for
 // the other commands.
 //
@@ -212,6 +213,8 @@ type Globals struct {
 	WPConfig string // --wp-config
 	JSON     bool   // --json
 	LogLevel string // --log-level ("" = the command's default)
+	// LogFormat is --log-format: "text" (the default, "" too) or "json".
+	LogFormat string
 }
 
 // addGlobals declares the global flags on fs, bound to g (so values given
@@ -221,6 +224,7 @@ func addGlobals(fs *flag.FlagSet, g *Globals) {
 	fs.StringVar(&g.WPConfig, "wp-config", g.WPConfig, "read the MySQL settings and $table_prefix from this WordPress `wp-config.php` (getenv() and getenv_docker() are read from this process's environment)")
 	fs.BoolVar(&g.JSON, "json", g.JSON, "print JSON instead of text")
 	fs.StringVar(&g.LogLevel, "log-level", g.LogLevel, "log `level` on stderr: debug, info, warn or error\n(default: info for work, error for demo, warn otherwise)")
+	fs.StringVar(&g.LogFormat, "log-format", g.LogFormat, "log `format` on stderr: text or json (one JSON object per line) (default text)")
 }
 
 // Env is what a command runs with.
@@ -243,7 +247,12 @@ func (e *Env) Logger() *slog.Logger {
 		if e.Globals.LogLevel != "" {
 			level, _ = parseLogLevel(e.Globals.LogLevel) // validated at parse time
 		}
-		e.logger = slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level}))
+		opts := &slog.HandlerOptions{Level: level}
+		if e.Globals.LogFormat == "json" { // validated at parse time
+			e.logger = slog.New(slog.NewJSONHandler(e.Stderr, opts))
+		} else {
+			e.logger = slog.New(slog.NewTextHandler(e.Stderr, opts))
+		}
 	}
 	return e.logger
 }

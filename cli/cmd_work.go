@@ -47,6 +47,7 @@ by the next sweep of a worker that has it, once.`,
 			Program + " work",
 			Program + " work --queues critical,default --concurrency 32",
 			"* * * * * " + Program + " work --once --max-time 50s --wp-config /var/www/html/wp-config.php",
+			Program + " --log-format json work --metrics-listen 127.0.0.1:9090",
 		},
 		LogLevel: "info",
 		Setup: func(fs *flag.FlagSet) RunFunc {
@@ -56,6 +57,7 @@ by the next sweep of a worker that has it, once.`,
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
+			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
 			handoff := durationFlag(fs, "deadline-handoff", queuety.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
 			return func(e *Env, _ []string) error {
 				qs := splitList(*queues)
@@ -79,11 +81,20 @@ by the next sweep of a worker that has it, once.`,
 				if *handoff == 0 {
 					*handoff = -1 // the option's "expire at once"
 				}
-				c, err := e.OpenOrCreate(queuety.WithDeadlineHandoff(*handoff))
+				mx, err := startMetrics(e, *metricsAddr)
 				if err != nil {
 					return err
 				}
+				c, err := e.OpenOrCreate(queuety.WithDeadlineHandoff(*handoff), mx.option())
+				if err != nil {
+					mx.stop()
+					return err
+				}
 				defer c.Close()
+				defer mx.stop() // before the client closes
+				if err := mx.attach(c); err != nil {
+					return err
+				}
 				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
 					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()))
 				warnNoHandlers(e, c, qs)

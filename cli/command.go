@@ -158,6 +158,9 @@ func checkGlobals(e *Env) error {
 			return err
 		}
 	}
+	if f := e.Globals.LogFormat; f != "" && f != "text" && f != "json" {
+		return Usagef("--log-format %q: want text or json", f)
+	}
 	if e.Globals.DSN != "" && e.Globals.WPConfig != "" {
 		return Usagef("--dsn and --wp-config both name a store; give one of them")
 	}

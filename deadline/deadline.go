@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -58,13 +59,35 @@ const (
 type Sweeper struct {
 	engine *engine.Engine
 	log    *slog.Logger
+	obs    observe.Observer // the client's; nil: no instrumentation
 	batch  int
 }
 
-// New returns a Sweeper for c.
+// New returns a Sweeper for c. Each sweep reports to c's observer, if it
+// has one (queuety.WithObserver), under the names below.
 func New(c *queuety.Client) *Sweeper {
 	e := engine.OfClient(c)
-	return &Sweeper{engine: e, log: e.Logger(), batch: BatchSize}
+	return &Sweeper{engine: e, log: e.Logger(), obs: e.Observer(), batch: BatchSize}
+}
+
+// The sweeps' names, as observers and the worker's logs see them.
+const (
+	SweepStale     = "stale-recovery"
+	SweepTimeouts  = "activity-timeouts"
+	SweepWaits     = "wait-timers"
+	SweepDeadlines = "workflow-deadlines"
+	SweepSchedules = "schedule-tick"
+)
+
+// observed runs one sweep and reports it to the observer, if any.
+func (s *Sweeper) observed(ctx context.Context, name string, run func() (int, error)) (int, error) {
+	if s.obs == nil {
+		return run()
+	}
+	t0 := time.Now()
+	n, err := run()
+	s.obs.Swept(ctx, observe.Sweep{Name: name, Duration: time.Since(t0), Rows: n, Err: err})
+	return n, err
 }
 
 // Report counts what one RunAll did.
@@ -111,6 +134,10 @@ func (s *Sweeper) sweep(ctx context.Context, step func(context.Context, int) (in
 // classes), once each. It returns how many workflows it expired plus how
 // many such handlers it enqueued.
 func (s *Sweeper) Deadlines(ctx context.Context) (int, error) {
+	return s.observed(ctx, SweepDeadlines, func() (int, error) { return s.deadlines(ctx) })
+}
+
+func (s *Sweeper) deadlines(ctx context.Context) (int, error) {
 	var left []int64
 	n, err := s.sweep(ctx, func(ctx context.Context, limit int) (int, bool, error) {
 		return s.engine.ExpireWorkflows(ctx, limit, &left)
@@ -126,27 +153,35 @@ func (s *Sweeper) Deadlines(ctx context.Context) (int, error) {
 
 // WaitTimers resumes signal waits whose timeout passed before the signal.
 func (s *Sweeper) WaitTimers(ctx context.Context) (int, error) {
-	return s.sweep(ctx, s.engine.FireWaitTimeouts, slog.LevelInfo, "queuety: signal waits timed out")
+	return s.observed(ctx, SweepWaits, func() (int, error) {
+		return s.sweep(ctx, s.engine.FireWaitTimeouts, slog.LevelInfo, "queuety: signal waits timed out")
+	})
 }
 
 // Timeouts enforces expired activity deadlines: retry while attempts
 // remain, otherwise bury the job (failing its workflow).
 func (s *Sweeper) Timeouts(ctx context.Context) (int, error) {
-	return s.sweep(ctx, s.engine.EnforceTimeouts, slog.LevelInfo, "queuety: activity timeouts enforced")
+	return s.observed(ctx, SweepTimeouts, func() (int, error) {
+		return s.sweep(ctx, s.engine.EnforceTimeouts, slog.LevelInfo, "queuety: activity timeouts enforced")
+	})
 }
 
 // Stale recovers jobs whose claim was not renewed within the client's
 // stale timeout (the worker died): retry with backoff, or bury when their
 // attempts are used up.
 func (s *Sweeper) Stale(ctx context.Context) (int, error) {
-	return s.sweep(ctx, s.engine.RecoverStale, slog.LevelWarn, "queuety: stale jobs recovered")
+	return s.observed(ctx, SweepStale, func() (int, error) {
+		return s.sweep(ctx, s.engine.RecoverStale, slog.LevelWarn, "queuety: stale jobs recovered")
+	})
 }
 
 // Schedules fires every due schedule, dispatching its jobs or workflows.
 // It is not part of RunAll: workers tick schedules on their own timer,
 // which wakes at the next due time.
 func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
-	return s.sweep(ctx, s.engine.TickSchedules, slog.LevelInfo, "queuety: schedules fired")
+	return s.observed(ctx, SweepSchedules, func() (int, error) {
+		return s.sweep(ctx, s.engine.TickSchedules, slog.LevelInfo, "queuety: schedules fired")
+	})
 }
 
 // RunAll runs every sweep once, in this order: stale recovery, activity

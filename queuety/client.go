@@ -29,6 +29,7 @@ func newClient(s driver.Store, cfg config) *Client {
 		Clock: cfg.clock, Logger: cfg.logger, DefaultBackoff: cfg.backoff, StaleTimeout: cfg.staleTimeout,
 		LeaseTimeout:    cfg.leaseTimeout,
 		DeadlineHandoff: cfg.handoff,
+		Observer:        cfg.observer,
 	})
 	return &Client{engine: e, store: s}
 }

@@ -3,6 +3,7 @@ package queuety
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/store/driver"
@@ -34,6 +35,21 @@ func (c *Client) Counts(ctx context.Context) ([]driver.QueueCount, error) {
 	var out []driver.QueueCount
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.JobCounts(ctx); return err })
 	return out, wrap("count jobs", err)
+}
+
+// OldestDueAge returns how long the longest-waiting due job of queue has
+// been due (pending, available_at in the past), on the client's clock,
+// or 0 when no job of queue is due. It reads one index entry, so it is
+// cheap enough for every metrics scrape. Stored due times have whole-second
+// precision.
+func (c *Client) OldestDueAge(ctx context.Context, queue string) (time.Duration, error) {
+	now := c.engine.Clock().Now()
+	var due time.Time
+	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { due, err = tx.JobOldestDue(ctx, queue, now); return err })
+	if err != nil || due.IsZero() {
+		return 0, wrap("oldest due job", err)
+	}
+	return max(now.Sub(due), 0), nil
 }
 
 // WorkflowCounts returns the number of workflows in each status.

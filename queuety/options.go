@@ -2,6 +2,7 @@ package queuety
 
 import (
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 
 	"log/slog"
@@ -131,6 +132,7 @@ type config struct {
 	staleTimeout time.Duration
 	leaseTimeout time.Duration
 	handoff      time.Duration
+	observer     observe.Observer
 }
 
 func newConfig(opts []Option) config {
@@ -182,6 +184,15 @@ const DefaultDeadlineHandoff = engine.DefaultDeadlineHandoff
 // expires at once.
 func WithDeadlineHandoff(d time.Duration) Option {
 	return func(cfg *config) { cfg.handoff = d }
+}
+
+// WithObserver installs an instrumentation observer (see package observe;
+// metrics/prom and metrics/otel provide them): it hears this client's
+// dispatches, and the workers and sweeps built on this client report their
+// claims, attempts and sweeps to it. Combine several with observe.Multi.
+// The default is none, which costs nothing.
+func WithObserver(o observe.Observer) Option {
+	return func(cfg *config) { cfg.observer = o }
 }
 
 // WithStaleTimeout sets how old a claim must be, without renewal, before

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
+	"github.com/queuety/queuety-go/deadline"
 )
 
 // task is one periodic maintenance job.
@@ -20,10 +21,10 @@ type task struct {
 func (w *Worker) tasks() []*task {
 	iv := w.cfg.intervals
 	return []*task{
-		{name: "stale-recovery", interval: iv.Stale, run: w.sweeper.Stale},
-		{name: "activity-timeouts", interval: iv.Watchdog, run: w.sweeper.Timeouts},
-		{name: "wait-timers", interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
-		{name: "workflow-deadlines", interval: iv.Deadlines, run: w.sweeper.Deadlines},
+		{name: deadline.SweepStale, interval: iv.Stale, run: w.sweeper.Stale},
+		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.sweeper.Timeouts},
+		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
+		{name: deadline.SweepDeadlines, interval: iv.Deadlines, run: w.sweeper.Deadlines},
 	}
 }
 
@@ -90,7 +91,7 @@ func (w *Worker) startMaintenance(ctx context.Context) (func(), error) {
 // one-time job's start time passes between NewJob and the scheduler
 // registering it, which a near due time or a moving fake clock can cause.
 func (w *Worker) scheduleLoop(ctx context.Context) {
-	tick := &task{name: "schedule-tick", run: w.sweeper.Schedules}
+	tick := &task{name: deadline.SweepSchedules, run: w.sweeper.Schedules}
 	for {
 		w.runTask(ctx, tick)
 		if ctx.Err() != nil {

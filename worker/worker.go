@@ -40,6 +40,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -52,6 +53,7 @@ type Worker struct {
 	cfg     config
 	reg     *queuety.Registry
 	log     *slog.Logger
+	obs     observe.Observer // the client's; nil: no instrumentation
 	// timers is the clock the maintenance runs on: the engine's clock when
 	// it drives timers (engineTimers), real time otherwise.
 	timers       clockwork.Clock
@@ -140,7 +142,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	e.KnowCallbacks(func(name string) bool { _, ok := reg.Callback(name); return ok })
 	timers, engineTimers := timersOf(e.Clock())
 	return &Worker{
-		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
+		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers,
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
 	}
@@ -299,7 +301,15 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			}
 		}
 		n := min(w.cfg.concurrency-w.busyCount(), w.cfg.batchSize)
+		var t0 time.Time
+		if w.obs != nil {
+			t0 = time.Now()
+		}
 		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n})
+		parent := hardCtx // the claimed jobs' contexts descend from it
+		if w.obs != nil {
+			parent = w.observeClaim(hardCtx, t0, n, jobs, err)
+		}
 		if err != nil {
 			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
 			w.log.Error("queuety: claim failed; retrying", "err", err, "in", backoff)
@@ -313,7 +323,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		}
 		w.stats.claimed.Add(int64(len(jobs)))
 		for _, cj := range jobs {
-			w.start(hardCtx, cj)
+			w.start(parent, cj)
 		}
 		if len(jobs) > 0 {
 			continue
@@ -388,9 +398,10 @@ func (w *Worker) deferJob(cj *engine.Claimed, missing string) {
 	w.stats.handedBack.Add(1)
 }
 
-// start runs one claimed job in its own goroutine.
-func (w *Worker) start(hardCtx context.Context, cj *engine.Claimed) {
-	ctx, cancel := context.WithCancelCause(hardCtx)
+// start runs one claimed job in its own goroutine, under a context
+// descended from parent.
+func (w *Worker) start(parent context.Context, cj *engine.Claimed) {
+	ctx, cancel := context.WithCancelCause(parent)
 	a := &attempt{cj: cj, cancel: cancel}
 	w.mu.Lock()
 	w.busy++
@@ -427,16 +438,28 @@ func (w *Worker) finishSlot(a *attempt) {
 // outcome.
 func (w *Worker) execute(ctx context.Context, a *attempt) {
 	cj, clock := a.cj, engine.OfClient(w.c).Clock()
+	var job observe.Job
+	if w.obs != nil {
+		job = cj.ObservedJob()
+		ctx = w.obs.JobStart(ctx, job)
+	}
 	if missing := cj.MissingFunction(w.reg); missing != "" {
 		w.deferJob(cj, missing)
+		w.observeHandBack(ctx, job, nil)
 		return
 	}
 	hctx, flush := w.engine.Attach(ctx, cj, a.cancel)
 	info, _ := queuety.JobInfoFrom(hctx) // Attach put cj.Info() there
 	hctx, stop := withDeadlines(hctx, info, clock)
+	if w.obs != nil {
+		hctx = w.obs.HandlerStart(hctx, job)
+	}
 	startedAt, t0 := clock.Now(), time.Now()
 	out, err := w.call(hctx, cj)
 	dur := time.Since(t0)
+	if w.obs != nil {
+		w.obs.HandlerEnd(hctx, job, observe.Handled{Duration: dur, Err: err})
+	}
 	stop()
 	flush()
 	if err != nil {
@@ -449,28 +472,18 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		if errors.Is(context.Cause(ctx), queuety.ErrWorkerShutdown) {
 			// Interrupted by shutdown: hand back without using the attempt.
 			w.handBack([]*engine.Claimed{cj})
+			w.observeHandBack(ctx, job, err)
 			return
 		}
 	}
 	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: w.reg}
+	if w.obs != nil {
+		r.Observed, r.Returned = ctx, t0.Add(dur)
+	}
 	if err == nil && cj.Err() == nil && w.batchSuccess(r) {
 		return
 	}
 	w.finish(r)
-}
-
-// batchSuccess hands a success to the batch completer, unless the worker
-// has stopped (a handler that outlived the shutdown reports late): then it
-// returns false and the caller records the result itself.
-func (w *Worker) batchSuccess(r *engine.Result) bool {
-	w.resultsMu.RLock()
-	defer w.resultsMu.RUnlock()
-	if w.resultsClosed {
-		return false
-	}
-	w.unrecorded.Add(1)
-	w.results <- r // successes are recorded in batches
-	return true
 }
 
 // call runs the registered handler, turning a panic into a PanicError.
@@ -513,143 +526,6 @@ func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.Stat
 		return nil, queuety.NonRetryable(fmt.Errorf("handler %q is a step handler, but job %d is not a workflow step", name, cj.Job.ID))
 	}
 	return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
-}
-
-// finish records one outcome, retrying while the database is unreachable
-// (for up to a minute; after that stale recovery returns the job).
-func (w *Worker) finish(r *engine.Result) {
-	err := w.persist("queuety: record job outcome failed; retrying", []any{"job_id", r.Claimed.Job.ID}, func() error {
-		return w.engine.Finish(context.Background(), r)
-	})
-	w.recordOutcome(r, err)
-}
-
-// persist calls write until it succeeds, reports ErrStaleAttempt, or a
-// minute has passed, backing off between tries and logging msg with attrs
-// after each failure. It returns write's last error.
-func (w *Worker) persist(msg string, attrs []any, write func() error) error {
-	deadline := time.Now().Add(time.Minute)
-	for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
-		err := write()
-		if err == nil || errors.Is(err, queuety.ErrStaleAttempt) || time.Now().After(deadline) {
-			return err
-		}
-		w.log.Error(msg, append(attrs, "err", err)...)
-		time.Sleep(wait)
-	}
-}
-
-func (w *Worker) recordOutcome(r *engine.Result, err error) {
-	switch {
-	case errors.Is(err, queuety.ErrStaleAttempt):
-		w.stats.stale.Add(1)
-		w.log.Info("queuety: result discarded: the attempt no longer owns its job", "job_id", r.Claimed.Job.ID, "attempt", r.Claimed.Job.Attempts)
-	case err != nil:
-		w.log.Error("queuety: giving up recording job outcome; stale recovery will retry the job", "job_id", r.Claimed.Job.ID, "err", err)
-	case r.Err != nil:
-		w.stats.failed.Add(1)
-		w.log.Warn("queuety: job attempt failed", "job_id", r.Claimed.Job.ID, "handler", r.Claimed.Job.Handler,
-			"attempt", r.Claimed.Job.Attempts, "err", r.Err)
-	default:
-		w.stats.succeeded.Add(1)
-	}
-	if h := w.cfg.hooks.Finished; h != nil {
-		if err == nil {
-			err = r.Err
-		}
-		h(r.Claimed.Job, err)
-	}
-}
-
-// startAux starts the completer and the lease keeper; the returned
-// function stops them after the executors are done.
-func (w *Worker) startAux(hardCtx context.Context) func() {
-	w.results = make(chan *engine.Result, 4*BatchSizeMax)
-	w.resultsClosed = false
-	completerDone := make(chan struct{})
-	go func() {
-		defer close(completerDone)
-		w.completer()
-	}()
-	keeperCtx, stopKeeper := context.WithCancel(hardCtx)
-	keeperDone := make(chan struct{})
-	go func() {
-		defer close(keeperDone)
-		w.leaseKeeper(keeperCtx)
-	}()
-	return func() {
-		stopKeeper()
-		<-keeperDone
-		w.resultsMu.Lock()
-		w.resultsClosed = true
-		close(w.results)
-		w.resultsMu.Unlock()
-		<-completerDone
-	}
-}
-
-// completer records successes in batches: whatever has queued up while
-// the previous batch was written goes into the next one.
-func (w *Worker) completer() {
-	for r := range w.results {
-		batch := []*engine.Result{r}
-	fill:
-		for len(batch) < BatchSizeMax {
-			select {
-			case more, ok := <-w.results:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, more)
-			default:
-				break fill
-			}
-		}
-		w.completeBatch(batch)
-		w.unrecorded.Add(-int64(len(batch)))
-		select { // a recorded step may have enqueued the next one
-		case w.freed <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// completeBatch records a batch of successes: plain jobs with one
-// CompleteJobs call and workflow steps with one CompleteSteps call, each
-// retried while the database is unreachable (for up to a minute; after
-// that stale recovery returns the jobs).
-func (w *Worker) completeBatch(batch []*engine.Result) {
-	var jobs, steps []*engine.Result
-	for _, r := range batch {
-		if r.Claimed.IsStep() {
-			steps = append(steps, r)
-		} else {
-			jobs = append(jobs, r)
-		}
-	}
-	w.recordBatch(jobs, w.engine.CompleteJobs)
-	w.recordBatch(steps, w.engine.CompleteSteps)
-}
-
-func (w *Worker) recordBatch(batch []*engine.Result, complete func(context.Context, []*engine.Result) ([]error, error)) {
-	if len(batch) == 0 {
-		return
-	}
-	var errs []error
-	err := w.persist("queuety: record completed jobs failed; retrying", []any{"count", len(batch)}, func() (err error) {
-		errs, err = complete(context.Background(), batch)
-		return err
-	})
-	for i, r := range batch {
-		switch {
-		case err != nil:
-			w.recordOutcome(r, err)
-		case errs[i] != nil && !errors.Is(errs[i], queuety.ErrStaleAttempt):
-			w.finish(r) // a database error on this one result: retry it alone
-		default:
-			w.recordOutcome(r, errs[i])
-		}
-	}
 }
 
 // leaseKeeper renews the claims of running jobs and cancels the handlers

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -20,12 +21,22 @@ type Result struct {
 	// Funcs finds the reducers and repeat conditions the engine calls while
 	// it records a step; nil when the worker has none.
 	Funcs Functions
+	// Outcome is what recording the result did to the job: completed,
+	// retried or buried. Finish, CompleteJobs and CompleteSteps set it
+	// for each result they report no error for.
+	Outcome observe.Outcome
+	// Observed is the context the worker's observer returned for the
+	// attempt (observe.Observer.JobStart), and Returned the wall-clock
+	// time its handler returned; unset without an observer.
+	Observed context.Context
+	Returned time.Time
 }
 
 // Finish records the outcome of one attempt: completion, retry, burial or,
 // for a step, advancing the workflow. It returns ErrStaleAttempt when the
 // attempt no longer owns its job.
 func (e *Engine) Finish(ctx context.Context, r *Result) error {
+	r.Outcome = ""
 	if r.Err == nil && r.Claimed.preErr != nil {
 		r.Err = r.Claimed.preErr
 	}
@@ -62,6 +73,7 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 	jobs := make([]*driver.Job, len(results))
 	for i, r := range results {
 		jobs[i] = r.Claimed.Job
+		r.Outcome = ""
 	}
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		now := e.clock.Now()
@@ -181,8 +193,9 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 }
 
 // completedLogs are the 'started' and 'completed' rows of a successful
-// plain-job attempt.
+// plain-job attempt; it marks the result completed.
 func completedLogs(r *Result, now time.Time) []*driver.LogEntry {
+	r.Outcome = observe.OutcomeCompleted
 	j := r.Claimed.Job
 	return []*driver.LogEntry{startedLog(r.Claimed, r.StartedAt), {
 		JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogCompleted,
@@ -224,6 +237,7 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 	var branchOrder []int64
 	for i, r := range results {
 		cj := r.Claimed
+		r.Outcome = ""
 		// r.Err covers failures and continue-as-new alike.
 		if cj.IsStep() && r.Err == nil && cj.preErr == nil && cj.step != nil && cj.step.Type == "for_each" && cj.Job.Handler != HandlerForEach {
 			if _, seen := branches[cj.Job.WorkflowID]; !seen {

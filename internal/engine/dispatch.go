@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -20,9 +21,22 @@ import (
 // Queuety's format. With an idempotency key that was used before, it
 // returns the existing workflow's id and writes nothing.
 func (e *Engine) DispatchWorkflow(ctx context.Context, def Definition, initial *phpjson.Object) (int64, error) {
+	var d observe.Dispatch
+	if e.obs != nil {
+		d = observe.Dispatch{Kind: observe.DispatchWorkflow, Name: def.Name, Queue: orDefault(def.Queue, DefaultQueue)}
+		ctx = e.obs.DispatchStart(ctx, d)
+	}
+	id, existing, err := e.dispatchWorkflow(ctx, def, initial)
+	if e.obs != nil {
+		e.obs.DispatchEnd(ctx, d, observe.Dispatched{ID: id, Existing: existing, Err: err})
+	}
+	return id, err
+}
+
+func (e *Engine) dispatchWorkflow(ctx context.Context, def Definition, initial *phpjson.Object) (int64, bool, error) {
 	p, err := prepareWorkflow(def, initial)
 	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
+		return 0, false, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
 	}
 	var id int64
 	for range 3 {
@@ -36,9 +50,9 @@ func (e *Engine) DispatchWorkflow(ctx context.Context, def Definition, initial *
 		break
 	}
 	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", p.def.Name, err)
+		return 0, false, fmt.Errorf("queuety: dispatch workflow %q: %w", p.def.Name, err)
 	}
-	return id, nil
+	return id, p.existing, nil
 }
 
 // Definition is a workflow definition in the engine's terms: the header
@@ -156,6 +170,9 @@ type preparedWorkflow struct {
 	stateJSON []byte
 	steps     []*stepDef
 	queue     string
+	// existing is set by insertWorkflow when the idempotency key named
+	// a workflow that already existed, so nothing was written.
+	existing bool
 }
 
 // prepareWorkflow builds the stored state: the initial keys, then
@@ -297,6 +314,7 @@ func (e *Engine) insertWorkflow(ctx context.Context, tx driver.Tx, p *preparedWo
 	def := p.def
 	if def.IdempotencyKey != "" {
 		existing, err := tx.DispatchKeyGet(ctx, def.IdempotencyKey)
+		p.existing = existing != 0
 		if err != nil || existing != 0 {
 			return existing, err
 		}
@@ -367,18 +385,47 @@ func workflowExpired(wf *driver.Workflow, now time.Time) driver.TimeoutKind {
 // With the Unique option, an identical pending or processing job's id is
 // returned instead of a new one.
 func (e *Engine) Dispatch(ctx context.Context, handler string, payload *phpjson.Object, spec JobSpec) (int64, error) {
-	job, err := e.buildJob(JobRequest{Handler: handler, Payload: payload, Spec: spec})
+	if e.obs == nil {
+		job, _, err := e.dispatch(ctx, handler, payload, spec)
+		if err != nil {
+			return 0, err
+		}
+		return job.ID, nil
+	}
+	d := observe.Dispatch{Kind: observe.DispatchJob, Name: handler, Queue: orDefault(spec.Queue, DefaultQueue), Count: 1}
+	ctx = e.obs.DispatchStart(ctx, d)
+	job, existing, err := e.dispatch(ctx, handler, payload, spec)
+	r := observe.Dispatched{Existing: existing, Err: err}
+	if err == nil {
+		r.ID = job.ID
+		if !existing {
+			r.Jobs = []observe.JobRef{{ID: job.ID, Queue: job.Queue, Handler: job.Handler}}
+		}
+	}
+	e.obs.DispatchEnd(ctx, d, r)
 	if err != nil {
 		return 0, err
 	}
+	return job.ID, nil
+}
+
+// dispatch writes one job and returns it, with whether Unique found an
+// identical one instead.
+func (e *Engine) dispatch(ctx context.Context, handler string, payload *phpjson.Object, spec JobSpec) (*driver.Job, bool, error) {
+	job, err := e.buildJob(JobRequest{Handler: handler, Payload: payload, Spec: spec})
+	if err != nil {
+		return nil, false, err
+	}
+	existing := false
 	err = e.store.InTx(ctx, func(tx driver.Tx) error {
+		existing = false
 		if spec.Unique {
 			id, err := tx.JobFindActiveByHash(ctx, job.Handler, job.PayloadHash)
 			if err != nil {
 				return err
 			}
 			if id != 0 {
-				job.ID = id
+				job.ID, existing = id, true
 				return nil
 			}
 		}
@@ -386,23 +433,42 @@ func (e *Engine) Dispatch(ctx context.Context, handler string, payload *phpjson.
 		return tx.JobInsert(ctx, []*driver.Job{job})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("queuety: dispatch %q: %w", handler, err)
+		return nil, false, fmt.Errorf("queuety: dispatch %q: %w", handler, err)
 	}
-	return job.ID, nil
+	return job, existing, nil
 }
 
 // DispatchMany enqueues many jobs with one multi-row insert, in one
 // transaction, and returns their ids in order. The Unique option is not
 // supported here. Either every job is written or none.
 func (e *Engine) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, error) {
+	if e.obs == nil {
+		_, ids, err := e.dispatchMany(ctx, reqs)
+		return ids, err
+	}
+	d := observe.Dispatch{Kind: observe.DispatchBatch, Count: len(reqs)}
+	ctx = e.obs.DispatchStart(ctx, d)
+	jobs, ids, err := e.dispatchMany(ctx, reqs)
+	r := observe.Dispatched{Err: err}
+	if err == nil {
+		r.Jobs = make([]observe.JobRef, len(jobs))
+		for i, j := range jobs {
+			r.Jobs[i] = observe.JobRef{ID: j.ID, Queue: j.Queue, Handler: j.Handler}
+		}
+	}
+	e.obs.DispatchEnd(ctx, d, r)
+	return ids, err
+}
+
+func (e *Engine) dispatchMany(ctx context.Context, reqs []JobRequest) ([]*driver.Job, []int64, error) {
 	jobs := make([]*driver.Job, len(reqs))
 	for i, r := range reqs {
 		job, err := e.buildJob(r)
 		if err != nil {
-			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
+			return nil, nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
 		}
 		if r.Spec.Unique {
-			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, invalidf("Unique is not supported in DispatchMany"))
+			return nil, nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, invalidf("Unique is not supported in DispatchMany"))
 		}
 		jobs[i] = job
 	}
@@ -416,13 +482,13 @@ func (e *Engine) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, 
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("queuety: dispatch batch: %w", err)
+		return nil, nil, fmt.Errorf("queuety: dispatch batch: %w", err)
 	}
 	ids := make([]int64, len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	return ids, nil
+	return jobs, ids, nil
 }
 
 // JobRequest is one job to dispatch: a handler, its payload as an ordered

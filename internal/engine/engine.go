@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -26,6 +27,7 @@ type Engine struct {
 	log       *slog.Logger
 	cfg       Config
 	callbacks callbackKnowers
+	obs       observe.Observer // nil: no instrumentation
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named
@@ -50,6 +52,9 @@ type Config struct {
 	// to a worker that has it, such as Queuety PHP's sweep (default
 	// DefaultDeadlineHandoff; negative: never, expire at once).
 	DeadlineHandoff time.Duration
+	// Observer hears dispatches, and the workers and sweeps of this
+	// engine report to it (default nil: none).
+	Observer observe.Observer
 }
 
 // OfClient returns the engine of a *queuety.Client. Package queuety sets it
@@ -78,8 +83,11 @@ func New(store driver.Store, cfg Config) *Engine {
 	if cfg.DeadlineHandoff == 0 {
 		cfg.DeadlineHandoff = DefaultDeadlineHandoff
 	}
-	return &Engine{store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg}
+	return &Engine{store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 }
+
+// Observer returns the engine's observer, nil when there is none.
+func (e *Engine) Observer() observe.Observer { return e.obs }
 
 // Store returns the store the engine runs on.
 func (e *Engine) Store() driver.Store { return e.store }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -268,6 +269,7 @@ func (e *Engine) traceOverrun(ctx context.Context, tx driver.Tx, wf *driver.Work
 	buried := &driver.LogEntry{JobID: ptr(j.ID), WorkflowID: wf.ID, StepIndex: ptr(idx), Handler: j.Handler, Queue: j.Queue,
 		Event: driver.LogBuried, Attempt: ptr(j.Attempts), ErrorMessage: msg, ErrorClass: "queuety.TimeoutError", CreatedAt: now}
 	logs := []*driver.LogEntry{buried}
+	at.r.Outcome = observe.OutcomeBuried
 	if !at.r.StartedAt.IsZero() {
 		buried.DurationMS = ptr(at.r.Duration.Milliseconds())
 		logs = []*driver.LogEntry{startedLog(at.cj, at.r.StartedAt), buried}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -123,6 +124,12 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 	}
 	if err := tx.LogInsert(ctx, logs); err != nil {
 		return false, err
+	}
+	if r != nil {
+		r.Outcome = observe.OutcomeRetried
+		if final {
+			r.Outcome = observe.OutcomeBuried
+		}
 	}
 	if final && row.WorkflowID == 0 {
 		// A compensation that ran out of attempts: the next one runs.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -103,6 +104,7 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 		wf, row, state, steps, err := e.lockStep(ctx, tx, cj)
 		if wf == nil && row != nil {
 			// The workflow was deleted while the step ran.
+			r.Outcome = observe.OutcomeBuried
 			return e.buryJob(ctx, tx, row, orphanError(cj.Job.WorkflowID).Error(), now)
 		}
 		if err != nil {
@@ -117,9 +119,11 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 		if wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused &&
 			!(wf.Status == driver.WorkflowWaitingForSignal && cj.Job.Handler == HandlerWaitForSignal) &&
 			!(wf.Status == driver.WorkflowWaitingForWorkflows && cj.Job.Handler == HandlerWaitForWorkflows) {
+			r.Outcome = observe.OutcomeBuried
 			return e.buryJob(ctx, tx, row, msgAdvancedBeforeCompletion, now)
 		}
 		if idx != wf.CurrentStep || idx >= len(steps) {
+			r.Outcome = observe.OutcomeBuried
 			return e.buryJob(ctx, tx, row, msgAdvancedBeforeCompletion, now)
 		}
 		step := steps[idx]
@@ -286,8 +290,10 @@ func (sc *stepCtx) failedEvents(in stepInputs, msg, class, trace string) []*driv
 	return []*driver.WorkflowEvent{sc.startedEvent(in), f}
 }
 
-// logs returns the 'started' and 'completed' log rows of this attempt.
+// logs returns the 'started' and 'completed' log rows of this attempt,
+// and marks its result completed.
 func (sc *stepCtx) logs() []*driver.LogEntry {
+	sc.r.Outcome = observe.OutcomeCompleted
 	return []*driver.LogEntry{startedLog(sc.cj, sc.r.StartedAt), {
 		JobID: ptr(sc.row.ID), WorkflowID: sc.wf.ID, StepIndex: ptr(*sc.row.StepIndex), Handler: sc.row.Handler,
 		Queue: sc.row.Queue, Event: driver.LogCompleted, DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,

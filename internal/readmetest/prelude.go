@@ -10,12 +10,15 @@ const module = "github.com/queuety/queuety-go"
 // its own import block.
 var KnownImports = map[string]string{
 	// This module.
-	"builder":  module + "/builder",
-	"cli":      module + "/cli",
-	"deadline": module + "/deadline",
-	"driver":   module + "/store/driver",
-	"queuety":  module + "/queuety",
-	"worker":   module + "/worker",
+	"builder":     module + "/builder",
+	"cli":         module + "/cli",
+	"deadline":    module + "/deadline",
+	"driver":      module + "/store/driver",
+	"observe":     module + "/observe",
+	"otelqueuety": module + "/metrics/otelqueuety",
+	"prom":        module + "/metrics/prom",
+	"queuety":     module + "/queuety",
+	"worker":      module + "/worker",
 
 	// The test kit.
 	"queuetytest": module + "/queuetytest",

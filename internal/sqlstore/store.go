@@ -102,6 +102,9 @@ type Statements struct {
 	ExpiredExecution, ExpiredRun string
 	// WaitExpired selects signal waits past their timeout (now, limit).
 	WaitExpired string
+	// OldestDue selects the earliest due time of a queue's due pending
+	// jobs (arguments: the queue, now).
+	OldestDue string
 	// DueSchedules and BufferedSchedules select schedules whose next run,
 	// or buffered firing, is due (now, limit).
 	DueSchedules, BufferedSchedules string
@@ -127,6 +130,8 @@ func buildStatements(t Tables, d Dialect) Statements {
 		// Other claims (Queuety PHP's) are stale after the stale timeout.
 		Stale: "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND reserved_at < ?" +
 			" AND (reserved_at < ? OR claim_token % 256 = attempts) ORDER BY reserved_at, id LIMIT ?",
+		OldestDue: "SELECT available_at FROM " + t.Jobs + " WHERE queue = ? AND status = 'pending' AND available_at <= ?" +
+			" ORDER BY available_at LIMIT 1",
 		ExpiredExecution:  "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
 		ExpiredRun:        "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
 		WaitExpired:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",

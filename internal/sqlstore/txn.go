@@ -478,6 +478,19 @@ func (t *txn) JobCounts(ctx context.Context) ([]driver.QueueCount, error) {
 	return out, rows.Err()
 }
 
+// JobOldestDue implements driver.Tx.
+func (t *txn) JobOldestDue(ctx context.Context, queue string, now time.Time) (time.Time, error) {
+	var due time.Time
+	err := t.tx.QueryRowContext(ctx, t.s.SQL.OldestDue, queue, t.sec(now)).Scan(nullTime{&due})
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("oldest due job: %w", err)
+	}
+	return due, nil
+}
+
 // JobDeleteFinished implements driver.Tx.
 func (t *txn) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error) {
 	q := "DELETE FROM " + t.s.T.Jobs + " WHERE id IN (SELECT id FROM (SELECT id FROM " + t.s.T.Jobs +

@@ -109,6 +109,10 @@ type Tx interface {
 	JobList(ctx context.Context, f JobFilter) ([]*Job, error)
 	// JobCounts counts jobs by queue and status.
 	JobCounts(ctx context.Context) ([]QueueCount, error)
+	// JobOldestDue returns the earliest available_at of the pending jobs
+	// of queue that are due at now, or the zero time when none is. It
+	// reads one entry of the (queue, status, available_at) index.
+	JobOldestDue(ctx context.Context, queue string, now time.Time) (time.Time, error)
 	// JobDeleteFinished deletes up to limit completed jobs that completed
 	// before t and returns how many it deleted.
 	JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error)

@@ -247,3 +247,35 @@ func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
 	assert.Equal(t, "idx_reserved", p.Key, "stale query index")
 	assert.LessOrEqual(t, p.RowsRead, 0.0, "rows read by the stale query")
 }
+
+// TestOldestDueReadsOneIndexEntry fills a queue with 100,000 pending jobs
+// and checks that the oldest-due query (run at every metrics scrape) is a
+// range read of idx_queue_status_available that reads one row, without a
+// filesort.
+func TestOldestDueReadsOneIndexEntry(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("loads 100,000 rows")
+	}
+	c, s, db, prefix := bigStore(t)
+	table := prefix + "queuety_jobs"
+	now := time.Now().UTC().Truncate(time.Second)
+	insertRows(t, db, table, "queue, handler, payload, priority, status, available_at, created_at", 100000, func(i int) string {
+		status := []string{"pending", "pending", "completed", "processing"}[i%4]
+		avail := sqlTime(now.Add(time.Duration(i%2000-1000) * time.Second)) // half due, half not yet
+		return fmt.Sprintf("('default','noop','[]',%d,'%s','%s','%s')", i%4, status, avail, sqlTime(now))
+	})
+	p := analyze(t, db, s.SQL.OldestDue, "default", now)
+	t.Logf("oldest due: %+v", p)
+	assert.Equal(t, "idx_queue_status_available", p.Key, "index")
+	assert.Equal(t, "range", p.Access, "access")
+	assert.False(t, p.Filesort, "the query sorts")
+	if p.RowsRead >= 0 {
+		assert.LessOrEqual(t, p.RowsRead, 1.0, "rows read")
+	}
+	age, err := c.OldestDueAge(context.Background(), "default")
+	require.NoError(t, err)
+	// The oldest due job fell due 1000 s before now, which the load took a while past.
+	assert.GreaterOrEqual(t, age, 1000*time.Second, "age of the oldest due job")
+	assert.LessOrEqual(t, age, 1000*time.Second+time.Since(now)+time.Second, "age of the oldest due job")
+}

@@ -30,6 +30,7 @@ func init() {
 	registerDriver("Jobs/CountActiveByHandler", testDriverJobCountActive)
 	registerDriver("Jobs/ListFilters", testDriverJobList)
 	registerDriver("Jobs/Counts", testDriverJobCounts)
+	registerDriver("Jobs/OldestDueIsTheEarliestDuePendingJob", testDriverJobOldestDue)
 	registerDriver("Jobs/DeleteFinishedHonoursLimit", testDriverJobDeleteFinished)
 }
 
@@ -534,6 +535,34 @@ func testDriverJobCounts(t *testing.T, d *DriverEnv) {
 		{Queue: "b", Status: driver.JobCompleted, Count: 1},
 		{Queue: "b", Status: driver.JobPending, Count: 1},
 	}, counts, "counts by queue and status")
+}
+
+func testDriverJobOldestDue(t *testing.T, d *DriverEnv) {
+	job := func(q string, status driver.JobStatus, due time.Time) *driver.Job {
+		j := newJob(q, "h")
+		j.Status, j.AvailableAt = status, due
+		return j
+	}
+	now := Epoch.Add(time.Hour)
+	d.insertJobs(
+		job("a", driver.JobPending, now.Add(-10*time.Minute)),
+		job("a", driver.JobPending, now.Add(-30*time.Minute)), // the oldest due one
+		job("a", driver.JobPending, now.Add(time.Minute)),     // not due yet
+		job("a", driver.JobProcessing, now.Add(-2*time.Hour)),
+		job("a", driver.JobBuried, now.Add(-3*time.Hour)),
+		job("b", driver.JobPending, now.Add(-5*time.Second)),
+		job("c", driver.JobPending, now.Add(time.Hour)),
+		job("d", driver.JobCompleted, now.Add(-time.Hour)),
+	)
+	oldest := func(q string) time.Time {
+		t.Helper()
+		return inTx(d, func(tx driver.Tx) (time.Time, error) { return tx.JobOldestDue(d.Ctx, q, now) })
+	}
+	assert.True(t, now.Add(-30*time.Minute).Equal(oldest("a")), "queue a: the earliest due pending job, got %v", oldest("a"))
+	assert.True(t, now.Add(-5*time.Second).Equal(oldest("b")), "queue b, got %v", oldest("b"))
+	assert.True(t, oldest("c").IsZero(), "queue c: nothing due yet")
+	assert.True(t, oldest("d").IsZero(), "queue d: nothing pending")
+	assert.True(t, oldest("missing").IsZero(), "an unknown queue")
 }
 
 func testDriverJobDeleteFinished(t *testing.T, d *DriverEnv) {

@@ -1,0 +1,164 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// batchSuccess hands a success to the batch completer, unless the worker
+// has stopped (a handler that outlived the shutdown reports late): then it
+// returns false and the caller records the result itself.
+func (w *Worker) batchSuccess(r *engine.Result) bool {
+	w.resultsMu.RLock()
+	defer w.resultsMu.RUnlock()
+	if w.resultsClosed {
+		return false
+	}
+	w.unrecorded.Add(1)
+	w.results <- r // successes are recorded in batches
+	return true
+}
+
+// finish records one outcome, retrying while the database is unreachable
+// (for up to a minute; after that stale recovery returns the job).
+func (w *Worker) finish(r *engine.Result) {
+	err := w.persist("queuety: record job outcome failed; retrying", []any{"job_id", r.Claimed.Job.ID}, func() error {
+		return w.engine.Finish(context.Background(), r)
+	})
+	w.recordOutcome(r, err)
+}
+
+// persist calls write until it succeeds, reports ErrStaleAttempt, or a
+// minute has passed, backing off between tries and logging msg with attrs
+// after each failure. It returns write's last error.
+func (w *Worker) persist(msg string, attrs []any, write func() error) error {
+	deadline := time.Now().Add(time.Minute)
+	for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
+		err := write()
+		if err == nil || errors.Is(err, queuety.ErrStaleAttempt) || time.Now().After(deadline) {
+			return err
+		}
+		w.log.Error(msg, append(attrs, "err", err)...)
+		time.Sleep(wait)
+	}
+}
+
+func (w *Worker) recordOutcome(r *engine.Result, err error) {
+	switch {
+	case errors.Is(err, queuety.ErrStaleAttempt):
+		w.stats.stale.Add(1)
+		w.log.Info("queuety: result discarded: the attempt no longer owns its job", "job_id", r.Claimed.Job.ID, "attempt", r.Claimed.Job.Attempts)
+	case err != nil:
+		w.log.Error("queuety: giving up recording job outcome; stale recovery will retry the job", "job_id", r.Claimed.Job.ID, "err", err)
+	case r.Err != nil:
+		w.stats.failed.Add(1)
+		w.log.Warn("queuety: job attempt failed", "job_id", r.Claimed.Job.ID, "handler", r.Claimed.Job.Handler,
+			"attempt", r.Claimed.Job.Attempts, "err", r.Err)
+	default:
+		w.stats.succeeded.Add(1)
+	}
+	if r.Observed != nil {
+		w.observeEnd(r, err)
+	}
+	if h := w.cfg.hooks.Finished; h != nil {
+		if err == nil {
+			err = r.Err
+		}
+		h(r.Claimed.Job, err)
+	}
+}
+
+// startAux starts the completer and the lease keeper; the returned
+// function stops them after the executors are done.
+func (w *Worker) startAux(hardCtx context.Context) func() {
+	w.results = make(chan *engine.Result, 4*BatchSizeMax)
+	w.resultsClosed = false
+	completerDone := make(chan struct{})
+	go func() {
+		defer close(completerDone)
+		w.completer()
+	}()
+	keeperCtx, stopKeeper := context.WithCancel(hardCtx)
+	keeperDone := make(chan struct{})
+	go func() {
+		defer close(keeperDone)
+		w.leaseKeeper(keeperCtx)
+	}()
+	return func() {
+		stopKeeper()
+		<-keeperDone
+		w.resultsMu.Lock()
+		w.resultsClosed = true
+		close(w.results)
+		w.resultsMu.Unlock()
+		<-completerDone
+	}
+}
+
+// completer records successes in batches: whatever has queued up while
+// the previous batch was written goes into the next one.
+func (w *Worker) completer() {
+	for r := range w.results {
+		batch := []*engine.Result{r}
+	fill:
+		for len(batch) < BatchSizeMax {
+			select {
+			case more, ok := <-w.results:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, more)
+			default:
+				break fill
+			}
+		}
+		w.completeBatch(batch)
+		w.unrecorded.Add(-int64(len(batch)))
+		select { // a recorded step may have enqueued the next one
+		case w.freed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// completeBatch records a batch of successes: plain jobs with one
+// CompleteJobs call and workflow steps with one CompleteSteps call, each
+// retried while the database is unreachable (for up to a minute; after
+// that stale recovery returns the jobs).
+func (w *Worker) completeBatch(batch []*engine.Result) {
+	var jobs, steps []*engine.Result
+	for _, r := range batch {
+		if r.Claimed.IsStep() {
+			steps = append(steps, r)
+		} else {
+			jobs = append(jobs, r)
+		}
+	}
+	w.recordBatch(jobs, w.engine.CompleteJobs)
+	w.recordBatch(steps, w.engine.CompleteSteps)
+}
+
+func (w *Worker) recordBatch(batch []*engine.Result, complete func(context.Context, []*engine.Result) ([]error, error)) {
+	if len(batch) == 0 {
+		return
+	}
+	var errs []error
+	err := w.persist("queuety: record completed jobs failed; retrying", []any{"count", len(batch)}, func() (err error) {
+		errs, err = complete(context.Background(), batch)
+		return err
+	})
+	for i, r := range batch {
+		switch {
+		case err != nil:
+			w.recordOutcome(r, err)
+		case errs[i] != nil && !errors.Is(errs[i], queuety.ErrStaleAttempt):
+			w.finish(r) // a database error on this one result: retry it alone
+		default:
+			w.recordOutcome(r, errs[i])
+		}
+	}
+}
