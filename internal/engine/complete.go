@@ -20,6 +20,22 @@ type Result struct {
 	// Funcs finds the reducers and repeat conditions the engine calls while
 	// it records a step; nil when the worker has none.
 	Funcs Functions
+	// Outcome is set by the engine once the transaction that recorded the
+	// result has committed; it stays zero when nothing was recorded.
+	Outcome Outcome
+}
+
+// Outcome says what recording a result did to its job and workflow, for
+// notifications (webhooks). The engine sets it for completed plain jobs and
+// for failed attempts; a step's success leaves it zero.
+type Outcome struct {
+	// Job is the job's new status: JobCompleted, JobPending (the attempt
+	// failed and will be retried) or JobBuried; empty when unset.
+	Job driver.JobStatus
+	// ErrorMessage is the failure's message as stored and logged.
+	ErrorMessage string
+	// WorkflowFailed reports that burying the job failed its workflow.
+	WorkflowFailed bool
 }
 
 // Finish records the outcome of one attempt: completion, retry, burial or,
@@ -83,7 +99,17 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 	if err != nil {
 		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
 	}
+	setCompleted(results, errs)
 	return errs, nil
+}
+
+// setCompleted records the outcome of the results recorded as completed.
+func setCompleted(results []*Result, errs []error) {
+	for i, r := range results {
+		if errs[i] == nil {
+			r.Outcome = Outcome{Job: driver.JobCompleted}
+		}
+	}
 }
 
 // compensationsEnded moves on the compensations whose jobs are among the
@@ -177,6 +203,7 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 	if err != nil {
 		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
 	}
+	setCompleted(results, errs)
 	return errs, nil
 }
 
