@@ -91,6 +91,7 @@ type config struct {
 	registry        *queuety.Registry
 	logger          *slog.Logger
 	hooks           Hooks
+	webhooks        WebhookOptions
 	test            testHooks
 }
 

@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -56,6 +55,7 @@ type Worker struct {
 	// it drives timers (engineTimers), real time otherwise.
 	timers       clockwork.Clock
 	engineTimers bool
+	hooks        *webhooks // webhook delivery
 
 	running atomic.Bool
 
@@ -139,7 +139,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	timers, engineTimers := timersOf(e.Clock())
 	return &Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
-		timers: timers, engineTimers: engineTimers,
+		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg.webhooks, cfg.logger),
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
 	}
 }
@@ -551,6 +551,7 @@ func (w *Worker) recordOutcome(r *engine.Result, err error) {
 	default:
 		w.stats.succeeded.Add(1)
 	}
+	w.hooks.observe(r, err)
 	if h := w.cfg.hooks.Finished; h != nil {
 		if err == nil {
 			err = r.Err
@@ -575,6 +576,7 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 		defer close(keeperDone)
 		w.leaseKeeper(keeperCtx)
 	}()
+	stopHooks := w.hooks.start(hardCtx)
 	return func() {
 		stopKeeper()
 		<-keeperDone
@@ -583,6 +585,7 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 		close(w.results)
 		w.resultsMu.Unlock()
 		<-completerDone
+		stopHooks()
 	}
 }
 
@@ -774,22 +777,5 @@ func withDeadlines(ctx context.Context, info queuety.JobInfo, clock queuety.Cloc
 		for _, c := range cancels {
 			c()
 		}
-	}
-}
-
-func jitter(d time.Duration, frac float64) time.Duration {
-	if d <= 0 || frac <= 0 {
-		return d
-	}
-	spread := float64(d) * frac
-	return d + time.Duration((rand.Float64()*2-1)*spread)
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
 	}
 }
