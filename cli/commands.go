@@ -14,6 +14,7 @@ func commands() []*Command {
 		workflowCommand(),
 		signalCommand(),
 		scheduleCommand(),
+		webhookCommand(),
 		demoCommand(),
 		benchCommand(),
 		versionCommand(),
