@@ -111,10 +111,14 @@ type webhooks struct {
 	urls atomic.Pointer[map[string][]string]
 	// queue is the running worker's delivery queue; nil when stopped.
 	queue atomic.Pointer[chan webhookPost]
+	// refreshed, a test hook, is called after each read of the table with
+	// the number of webhooks.
+	refreshed func(n int)
 }
 
-func newWebhooks(c *queuety.Client, opts WebhookOptions, log *slog.Logger) *webhooks {
-	return &webhooks{c: c, opts: opts.withDefaults(), log: log, clock: engine.OfClient(c).Clock()}
+func newWebhooks(c *queuety.Client, cfg config) *webhooks {
+	return &webhooks{c: c, opts: cfg.webhooks.withDefaults(), log: cfg.logger, clock: engine.OfClient(c).Clock(),
+		refreshed: cfg.test.webhooksRefreshed}
 }
 
 // start reads the webhooks and starts the senders and the refresh loop;
@@ -172,6 +176,9 @@ func (h *webhooks) refresh(ctx context.Context) {
 		urls[w.Event] = append(urls[w.Event], w.URL)
 	}
 	h.urls.Store(&urls)
+	if h.refreshed != nil {
+		h.refreshed(len(rows))
+	}
 }
 
 // send delivers queued POSTs until done is closed, then what is still

@@ -139,7 +139,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	timers, engineTimers := timersOf(e.Clock())
 	return &Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
-		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg.webhooks, cfg.logger),
+		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
 	}
 }
