@@ -79,35 +79,22 @@ func scanArtifact(sc scanner) (*driver.Artifact, error) {
 	return a, nil
 }
 
-// ArtifactPut implements driver.Tx as Queuety's INSERT ... ON DUPLICATE KEY
-// UPDATE, in SQL both stores accept: update the row by its unique key and
-// insert when none matched. An insert that loses a race with another
-// transaction's insert of the same key updates that row instead. It does
+// ArtifactPut implements driver.Tx as Queuety's ArtifactStore::put does:
+// one INSERT that updates the row with the same (workflow_id,
+// artifact_key) instead (Dialect.Upsert). On MySQL the statement is
+// Queuety's INSERT ... ON DUPLICATE KEY UPDATE, so it also uses up an
+// AUTO_INCREMENT value when it updates, and later ids match PHP's. It does
 // not set a.ID.
 func (t *txn) ArtifactPut(ctx context.Context, a *driver.Artifact) error {
-	update := "UPDATE " + t.s.T.Artifacts + " SET kind = ?, content = ?, metadata = ?, step_index = ?, updated_at = ? " +
-		"WHERE workflow_id = ? AND artifact_key = ?"
-	insert := "INSERT INTO " + t.s.T.Artifacts + " (workflow_id, artifact_key, kind, content, metadata, step_index, created_at, updated_at) " +
-		"VALUES (" + placeholders(8) + ")"
-	for try := 0; ; try++ {
-		res, err := t.tx.ExecContext(ctx, update, a.Kind, string(a.Content), nullText(a.Metadata), nullIntp(a.StepIndex), t.sec(a.UpdatedAt),
-			a.WorkflowID, a.Key)
-		if err != nil {
-			return fmt.Errorf("update artifact %q of workflow %d: %w", a.Key, a.WorkflowID, err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 { // matched rows: see Dialect
-			return err
-		}
-		_, err = t.tx.ExecContext(ctx, insert, a.WorkflowID, a.Key, a.Kind, string(a.Content), nullText(a.Metadata), nullIntp(a.StepIndex),
-			t.sec(a.CreatedAt), t.sec(a.UpdatedAt))
-		if err != nil && t.s.D.Duplicate(err) && try == 0 {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("insert artifact %q of workflow %d: %w", a.Key, a.WorkflowID, err)
-		}
-		return nil
+	q := "INSERT INTO " + t.s.T.Artifacts + " (workflow_id, artifact_key, kind, content, metadata, step_index, created_at, updated_at) " +
+		"VALUES (" + placeholders(8) + ")" +
+		t.s.D.Upsert([]string{"workflow_id", "artifact_key"}, []string{"kind", "content", "metadata", "step_index", "updated_at"})
+	_, err := t.tx.ExecContext(ctx, q, a.WorkflowID, a.Key, a.Kind, string(a.Content), nullText(a.Metadata), nullIntp(a.StepIndex),
+		t.sec(a.CreatedAt), t.sec(a.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("put artifact %q of workflow %d: %w", a.Key, a.WorkflowID, err)
 	}
+	return nil
 }
 
 // ArtifactGet implements driver.Tx.

@@ -45,6 +45,12 @@ type Dialect struct {
 	InsertIDs func(res sql.Result, n int) ([]int64, error)
 	// Begin starts a transaction.
 	Begin func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
+	// Upsert is the clause that makes an INSERT update the columns set of
+	// the row that already has its unique key (the columns key) instead:
+	// " ON DUPLICATE KEY UPDATE c = VALUES(c), ..." on MySQL, as Queuety
+	// writes it, " ON CONFLICT (k, ...) DO UPDATE SET c = excluded.c, ..."
+	// on SQLite.
+	Upsert func(key, set []string) string
 }
 
 // Tables holds the prefixed table names.
