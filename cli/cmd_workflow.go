@@ -46,6 +46,8 @@ func workflowCommand() *Command {
 			workflowExportCommand(),
 			workflowTraceCommand(),
 			workflowReplayCommand(),
+			workflowArtifactsCommand(),
+			workflowArtifactCommand(),
 		},
 	}
 }

@@ -15,6 +15,7 @@ func commands() []*Command {
 		signalCommand(),
 		scheduleCommand(),
 		uiCommand(),
+		webhookCommand(),
 		demoCommand(),
 		benchCommand(),
 		completionCommand(),

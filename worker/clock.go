@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -77,5 +79,24 @@ func (e *either) stop() {
 	e.real.Stop()
 	if e.eng != nil {
 		e.eng.Stop()
+	}
+}
+
+// jitter spreads d by ±frac × d at random.
+func jitter(d time.Duration, frac float64) time.Duration {
+	if d <= 0 || frac <= 0 {
+		return d
+	}
+	spread := float64(d) * frac
+	return d + time.Duration((rand.Float64()*2-1)*spread)
+}
+
+// sleep waits for d of real time or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }

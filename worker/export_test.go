@@ -17,3 +17,9 @@ func OnMaintenanceStarted(f func(gocron.Scheduler)) Option {
 func OnTickArmed(f func(wait time.Duration)) Option {
 	return func(c *config) { c.test.tickArmed = f }
 }
+
+// OnWebhooksRefreshed calls f after each read of the webhooks table, with
+// the number of webhooks read.
+func OnWebhooksRefreshed(f func(n int)) Option {
+	return func(c *config) { c.test.webhooksRefreshed = f }
+}

@@ -91,6 +91,7 @@ type config struct {
 	registry        *queuety.Registry
 	logger          *slog.Logger
 	hooks           Hooks
+	webhooks        WebhookOptions
 	test            testHooks
 }
 
@@ -102,6 +103,9 @@ type testHooks struct {
 	// tickArmed is called each time the schedule tick armed its timer,
 	// with how long it sleeps.
 	tickArmed func(wait time.Duration)
+	// webhooksRefreshed is called after each read of the webhooks table,
+	// with the number of webhooks.
+	webhooksRefreshed func(n int)
 }
 
 // Queues sets the queues to claim from, in priority order: a job in an

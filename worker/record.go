@@ -61,6 +61,7 @@ func (w *Worker) recordOutcome(r *engine.Result, err error) {
 	default:
 		w.stats.succeeded.Add(1)
 	}
+	w.hooks.observe(r, err)
 	if r.Observed != nil {
 		w.observeEnd(r, err)
 	}
@@ -88,6 +89,7 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 		defer close(keeperDone)
 		w.leaseKeeper(keeperCtx)
 	}()
+	stopHooks := w.hooks.start(hardCtx)
 	return func() {
 		stopKeeper()
 		<-keeperDone
@@ -96,6 +98,7 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 		close(w.results)
 		w.resultsMu.Unlock()
 		<-completerDone
+		stopHooks()
 	}
 }
 

@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -58,6 +57,7 @@ type Worker struct {
 	// it drives timers (engineTimers), real time otherwise.
 	timers       clockwork.Clock
 	engineTimers bool
+	hooks        *webhooks // webhook delivery
 
 	running atomic.Bool
 
@@ -143,7 +143,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	timers, engineTimers := timersOf(e.Clock())
 	return &Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
-		timers: timers, engineTimers: engineTimers,
+		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
 	}
 }
@@ -652,22 +652,5 @@ func withDeadlines(ctx context.Context, info queuety.JobInfo, clock queuety.Cloc
 		for _, c := range cancels {
 			c()
 		}
-	}
-}
-
-func jitter(d time.Duration, frac float64) time.Duration {
-	if d <= 0 || frac <= 0 {
-		return d
-	}
-	spread := float64(d) * frac
-	return d + time.Duration((rand.Float64()*2-1)*spread)
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
 	}
 }

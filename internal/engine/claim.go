@@ -37,6 +37,8 @@ type Claimed struct {
 	state *phpjson.Object
 	steps []*stepDef
 	step  *stepDef
+	// artifacts collects the artifacts the attempt stores.
+	artifacts *artifactTrace
 }
 
 // IsStep reports whether the job is a workflow step.
@@ -169,7 +171,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 		}
 		var wfIDs []int64
 		for _, j := range jobs {
-			cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt}
+			cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, artifacts: &artifactTrace{}}
 			doc, err := decodePayload(j.Payload)
 			if err != nil {
 				cj.preErr = NonRetryable(err)

@@ -30,6 +30,22 @@ type Result struct {
 	// time its handler returned; unset without an observer.
 	Observed context.Context
 	Returned time.Time
+	// Notice is set by the engine once the transaction that recorded the
+	// result has committed; it stays zero when nothing was recorded.
+	Notice Notice
+}
+
+// Notice says what recording a result did to its job and workflow, for
+// notifications (webhooks). The engine sets it for completed plain jobs and
+// for failed attempts; a step's success leaves it zero.
+type Notice struct {
+	// Job is the job's new status: JobCompleted, JobPending (the attempt
+	// failed and will be retried) or JobBuried; empty when unset.
+	Job driver.JobStatus
+	// ErrorMessage is the failure's message as stored and logged.
+	ErrorMessage string
+	// WorkflowFailed reports that burying the job failed its workflow.
+	WorkflowFailed bool
 }
 
 // Finish records the outcome of one attempt: completion, retry, burial or,
@@ -95,7 +111,17 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 	if err != nil {
 		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
 	}
+	setCompleted(results, errs)
 	return errs, nil
+}
+
+// setCompleted records the outcome of the results recorded as completed.
+func setCompleted(results []*Result, errs []error) {
+	for i, r := range results {
+		if errs[i] == nil {
+			r.Notice = Notice{Job: driver.JobCompleted}
+		}
+	}
 }
 
 // compensationsEnded moves on the compensations whose jobs are among the
@@ -189,6 +215,7 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 	if err != nil {
 		return nil, fmt.Errorf("queuety: complete jobs: %w", err)
 	}
+	setCompleted(results, errs)
 	return errs, nil
 }
 

@@ -78,17 +78,18 @@ func strOrNil(s string) any {
 }
 
 // ExportWorkflow returns a workflow's history in Queuety's export format:
-// the workflow row with its state, its jobs, events, logs, signals and wait
-// dependencies (artifacts and chunks, which the Go engine does not write,
-// are empty lists).
+// the workflow row with its state, its jobs, events, logs, signals,
+// artifacts and wait dependencies (chunks, which the Go engine does not
+// write, are an empty list).
 func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object, error) {
 	var (
-		wf      *driver.Workflow
-		jobs    []*driver.Job
-		events  []*driver.WorkflowEvent
-		logs    []*driver.LogEntry
-		signals []*driver.Signal
-		deps    []*driver.WorkflowDependency
+		wf        *driver.Workflow
+		jobs      []*driver.Job
+		events    []*driver.WorkflowEvent
+		logs      []*driver.LogEntry
+		signals   []*driver.Signal
+		deps      []*driver.WorkflowDependency
+		artifacts []*driver.Artifact
 	)
 	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
 		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
@@ -104,6 +105,9 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 			return err
 		}
 		if signals, err = tx.SignalList(ctx, id, nil); err != nil {
+			return err
+		}
+		if artifacts, err = tx.ArtifactList(ctx, id, true); err != nil {
 			return err
 		}
 		deps, err = tx.DependencyList(ctx, id)
@@ -175,7 +179,7 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 		o.Set("state_before", jsonColumn(ev.StateBefore))
 		o.Set("state_after", jsonColumn(ev.StateAfter))
 		o.Set("context", jsonColumn(ev.Context))
-		o.Set("artifacts", nil)
+		o.Set("artifacts", jsonColumn(ev.Artifacts))
 		o.Set("chunks", nil)
 		o.Set("error", jsonColumn(ev.Error))
 		o.Set("duration_ms", int64PtrOrNil(ev.DurationMS))
@@ -211,7 +215,7 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 		sl = append(sl, o)
 	}
 	out.Set("signals", sl)
-	out.Set("artifacts", []any{})
+	out.Set("artifacts", exportArtifacts(artifacts))
 	out.Set("chunks", []any{})
 	dl := make([]any, 0, len(deps))
 	for _, d := range deps {
@@ -228,6 +232,75 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 	out.Set("exported_at", e.clock.Now().UTC().Format("2006-01-02T15:04:05-07:00"))
 	out.Set("queuety_version", "queuety-go")
 	return out, nil
+}
+
+// exportArtifacts is the artifacts list of an export (Queuety's
+// WorkflowExporter): content decoded for kind json, metadata decoded.
+func exportArtifacts(rows []*driver.Artifact) []any {
+	out := make([]any, 0, len(rows))
+	for _, r := range rows {
+		o := phpjson.NewObject()
+		o.Set("id", r.ID)
+		o.Set("workflow_id", r.WorkflowID)
+		o.Set("key", r.Key)
+		o.Set("kind", r.Kind)
+		if isJSONKind(r.Kind) {
+			o.Set("content", jsonObjectColumn(r.Content)) // a JSON scalar exports as [], as in Queuety
+		} else {
+			o.Set("content", string(r.Content))
+		}
+		o.Set("metadata", jsonObjectColumn(r.Metadata))
+		o.Set("step_index", intPtrOrNil(r.StepIndex))
+		o.Set("created_at", dbTime(r.CreatedAt))
+		o.Set("updated_at", dbTime(r.UpdatedAt))
+		out = append(out, o)
+	}
+	return out
+}
+
+// replayArtifact is the row Queuety's WorkflowReplayer writes for one
+// exported artifact: JSON content re-encoded with json_encode's defaults,
+// other content as text.
+func replayArtifact(wfID int64, a *phpjson.Object, now time.Time) *driver.Artifact {
+	kind := "json"
+	if v, ok := a.Get("kind"); ok && v != nil {
+		kind = scalarText(v)
+	}
+	content, _ := a.Get("content")
+	row := &driver.Artifact{WorkflowID: wfID, Key: scalarText(mustGet(a, "key")), Kind: kind, StepIndex: optInt(a, "step_index"),
+		CreatedAt: timeField(a, "created_at", now), UpdatedAt: timeField(a, "updated_at", now)}
+	if isJSONKind(kind) {
+		row.Content = EncodeJSON(content)
+	} else {
+		row.Content = []byte(scalarText(content))
+	}
+	meta, ok := a.Get("metadata")
+	if !ok || meta == nil {
+		meta = []any{}
+	}
+	row.Metadata = EncodeJSON(meta)
+	return row
+}
+
+func mustGet(o *phpjson.Object, k string) any {
+	v, _ := o.Get(k)
+	return v
+}
+
+// scalarText is PHP's (string) cast of a scalar; "" for anything else.
+func scalarText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		if x {
+			return "1"
+		}
+		return ""
+	case int64, float64:
+		return string(EncodeJSON(x))
+	}
+	return ""
 }
 
 // replayStatuses are the statuses a replayed workflow keeps; any other
@@ -301,7 +374,7 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 				Event: driver.EventType(orDefault(strField(ev, "event"), string(driver.EventStepCompleted))), Queue: strField(ev, "queue"),
 				Attempt: optInt(ev, "attempt"), Input: jsonField(ev, "input"), Output: jsonField(ev, "output"),
 				StateBefore: jsonField(ev, "state_before"), StateAfter: jsonField(ev, "state_after"),
-				Context: jsonField(ev, "context"), Error: jsonField(ev, "error"), DurationMS: optInt64(ev, "duration_ms"),
+				Context: jsonField(ev, "context"), Artifacts: jsonField(ev, "artifacts"), Error: jsonField(ev, "error"), DurationMS: optInt64(ev, "duration_ms"),
 				CreatedAt: timeField(ev, "created_at", now)})
 		}
 		source := phpjson.NewObject()
@@ -346,6 +419,11 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 		}
 		if err := tx.DependencyInsert(ctx, deps); err != nil {
 			return err
+		}
+		for _, a := range list("artifacts") {
+			if err := tx.ArtifactPut(ctx, replayArtifact(id, a, now)); err != nil {
+				return err
+			}
 		}
 		if status == "running" && step < len(steps) {
 			return e.enqueueStep(ctx, tx, wf, state, steps, step, now)

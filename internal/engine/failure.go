@@ -16,8 +16,9 @@ import (
 func (e *Engine) failStep(ctx context.Context, r *Result) error {
 	cj := r.Claimed
 	var buried bool
+	var out Notice
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		buried = false
+		buried, out = false, Notice{}
 		now := e.clock.Now()
 		wf, row, state, steps, err := e.lockStep(ctx, tx, cj)
 		if err != nil && !IsNonRetryable(err) {
@@ -41,15 +42,34 @@ func (e *Engine) failStep(ctx context.Context, r *Result) error {
 		if err != nil {
 			return err
 		}
+		out = attemptOutcome(row, r, buried)
 		if buried && wf != nil {
-			return e.stepJobBuried(ctx, tx, wf, row, row.ErrorMessage, now)
+			failed := wf.Status == driver.WorkflowFailed
+			if err := e.stepJobBuried(ctx, tx, wf, row, row.ErrorMessage, now); err != nil {
+				return err
+			}
+			out.WorkflowFailed = !failed && wf.Status == driver.WorkflowFailed
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, ErrStaleAttempt) {
 		return fmt.Errorf("queuety: fail step (job %d): %w", cj.Job.ID, err)
 	}
+	if err == nil {
+		r.Notice = out
+	}
 	return err
+}
+
+// attemptOutcome is the outcome of a failed attempt that failAttempt
+// recorded on row: buried with its stored message, or retried with the
+// attempt's error.
+func attemptOutcome(row *driver.Job, r *Result, buried bool) Notice {
+	if buried {
+		return Notice{Job: driver.JobBuried, ErrorMessage: row.ErrorMessage}
+	}
+	msg, _, _ := describeError(r.Err)
+	return Notice{Job: driver.JobPending, ErrorMessage: msg}
 }
 
 // wfFailure is a workflow to fail after a job outside a step transaction

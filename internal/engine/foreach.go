@@ -554,7 +554,7 @@ func (sc *stepCtx) applyBranch(w *writes, rt *forEachRuntime, output *phpjson.Ob
 	done := sc.event(driver.EventStepItemCompleted, in)
 	// A branch leaves the public state as it was; Queuety writes this
 	// event's context index first.
-	done.Output, done.StateAfter = EncodeJSON(output), in.state
+	done.Output, done.StateAfter, done.Artifacts = EncodeJSON(output), in.state, sc.cj.tracedArtifacts()
 	doneCtx := phpjson.NewObject()
 	doneCtx.Set("item_index", int64(itemIndex))
 	doneCtx.Set("item", item)

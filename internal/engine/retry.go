@@ -13,6 +13,7 @@ import (
 // failJob records a failed plain-job attempt: retry with backoff, or bury
 // when attempts are exhausted or the error is non-retryable.
 func (e *Engine) failJob(ctx context.Context, r *Result) error {
+	var out Notice
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		row, err := tx.JobGet(ctx, r.Claimed.Job.ID, driver.LockUpdate)
 		if err != nil {
@@ -21,11 +22,15 @@ func (e *Engine) failJob(ctx context.Context, r *Result) error {
 		if !r.Claimed.owns(row) {
 			return ErrStaleAttempt
 		}
-		_, err = e.failAttempt(ctx, tx, r.Claimed, row, r, nil)
+		buried, err := e.failAttempt(ctx, tx, r.Claimed, row, r, nil)
+		out = attemptOutcome(row, r, buried)
 		return err
 	})
 	if err != nil && !errors.Is(err, ErrStaleAttempt) {
 		return fmt.Errorf("queuety: fail job %d: %w", r.Claimed.Job.ID, err)
+	}
+	if err == nil {
+		r.Notice = out
 	}
 	return err
 }

@@ -274,7 +274,7 @@ func (in stepInputs) contextOrEmpty() []byte {
 // with the step's output and the public state after it.
 func (sc *stepCtx) completedEvent(ev driver.EventType, in stepInputs, output, after *phpjson.Object) *driver.WorkflowEvent {
 	e := sc.event(ev, in)
-	e.Output, e.StateAfter = EncodeJSON(output), EncodeJSON(PublicState(after))
+	e.Output, e.StateAfter, e.Artifacts = EncodeJSON(output), EncodeJSON(PublicState(after)), sc.cj.tracedArtifacts()
 	return e
 }
 

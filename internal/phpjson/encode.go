@@ -39,6 +39,8 @@ func Marshal(v any) ([]byte, error) {
 type encoder struct {
 	buf   []byte
 	depth int
+	// rawSlash writes "/" unescaped (PHP's JSON_UNESCAPED_SLASHES).
+	rawSlash bool
 }
 
 func (e *encoder) value(v any) error {
@@ -196,15 +198,15 @@ func (e *encoder) appendU(r rune) {
 		hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 }
 
-// string writes s as PHP does without JSON_UNESCAPED_SLASHES or
-// JSON_UNESCAPED_UNICODE.
+// string writes s as PHP does without JSON_UNESCAPED_UNICODE, and without
+// JSON_UNESCAPED_SLASHES unless rawSlash is set.
 func (e *encoder) string(s string) error {
 	e.buf = append(e.buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '/' {
+			if c >= 0x20 && c != '"' && c != '\\' && (c != '/' || e.rawSlash) {
 				i++
 				continue
 			}

@@ -76,4 +76,7 @@ var Predeclared = map[string]Var{
 	"indexPage": {Type: "func(ctx context.Context, page any) (queuety.State, error)", Imports: []string{"context", "queuety"}},
 	"publish":   {Type: "*builder.Builder", Imports: []string{"builder"}},
 	"notify":    {Type: "*builder.Builder", Imports: []string{"builder"}},
+	// The artifacts snippet: a step's draft text and the workflow it reads.
+	"body":       {Type: "string"},
+	"workflowID": {Type: "int64"},
 }

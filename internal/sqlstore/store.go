@@ -45,11 +45,18 @@ type Dialect struct {
 	InsertIDs func(res sql.Result, n int) ([]int64, error)
 	// Begin starts a transaction.
 	Begin func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
+	// Upsert is the clause that makes an INSERT update the columns set of
+	// the row that already has its unique key (the columns key) instead:
+	// " ON DUPLICATE KEY UPDATE c = VALUES(c), ..." on MySQL, as Queuety
+	// writes it, " ON CONFLICT (k, ...) DO UPDATE SET c = excluded.c, ..."
+	// on SQLite.
+	Upsert func(key, set []string) string
 }
 
 // Tables holds the prefixed table names.
 type Tables struct {
 	Jobs, Workflows, Logs, Schedules, QueueStates, Signals, DispatchKeys, Events, Failures, Migrations, Dependencies string
+	Webhooks, Artifacts                                                                                              string
 }
 
 // NewTables returns the table names for a prefix ("wp_").
@@ -59,7 +66,7 @@ func NewTables(prefix string) Tables {
 		Jobs: p + "jobs", Workflows: p + "workflows", Logs: p + "logs", Schedules: p + "schedules",
 		QueueStates: p + "queue_states", Signals: p + "signals", DispatchKeys: p + "workflow_dispatch_keys",
 		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
-		Dependencies: p + "workflow_dependencies",
+		Dependencies: p + "workflow_dependencies", Webhooks: p + "webhooks", Artifacts: p + "artifacts",
 	}
 }
 

@@ -27,6 +27,7 @@ $h = array(
 	'QueuetyGoInterop\\Finish'         => 'Queuety\\Step; returns {"finished":true}',
 	'QueuetyGoInterop\\UndoStep'       => 'Queuety\\Contracts\\Compensation; handle(state) returns nothing; appends {"undo":<class>,"state":<state>} to the file named by env QUEUETY_INTEROP_MARKER when set (unset here: it does nothing)',
 	'QueuetyGoInterop\\UndoOther'      => 'Queuety\\Contracts\\Compensation; extends UndoStep, same behaviour under its own name',
+	'QueuetyGoInterop\\StoreArtifacts' => 'Queuety\\Step; Queuety::put_current_artifact("plan", {"steps":["research","write"],"title":"Ünïcode","url":"https://example.com/a/b"}, "json", {"model":"m/1","source":"planner"}) and put_current_artifact("draft", "# Pricing\\n\\nSee https://example.com/x.", "markdown"); returns {"planned":true}',
 	'__queuety_for_each'               => 'Queuety internal placeholder of a for_each step: expands the items into branch jobs',
 	'__queuety_repeat'                 => 'Queuety internal placeholder of a repeat step: evaluates the condition and jumps back or goes on',
 	'__queuety_run_workflow'           => 'Queuety internal placeholder of a run_workflow step: dispatches the child workflow',
@@ -532,6 +533,48 @@ PHP,
 			array(
 				'label' => 'both completed (Queuety::flush_queue)',
 				'php'   => 'Queuety::flush_queue();',
+			),
+		),
+	),
+
+	// -----------------------------------------------------------------------
+	'u_artifacts_webhooks' => array(
+		'handlers' => $pick( array( 'QueuetyGoInterop\\StoreArtifacts', 'QueuetyGoInterop\\Finish' ) ),
+		'notes'    => array(
+			'put_current_artifact writes one queuety_artifacts row per key: content of kind json is json_encode(JSON_UNESCAPED_SLASHES) (unicode still escaped), other kinds are stored as given; metadata is json_encode with the default flags ("[]" when empty); step_index is the running step; created_at = updated_at = NOW().',
+			'The step_completed event of step 0 lists them in its artifacts column: [{"key","kind","step_index","metadata"}, ...] in put order; every other event has artifacts NULL.',
+			'Queuety::put_artifact($wf, "plan", "v2", "text", null, {"by":"ops/1"}) replaces the row in place (INSERT ... ON DUPLICATE KEY UPDATE): same id and created_at, new kind, content, metadata, step_index NULL, updated_at NOW(). put_artifact($wf, "numbers", [1, 2], "list", 1) stores non-string content of a non-json kind as JSON text "[1,2]".',
+			'register_webhook inserts (event, url) with created_at from the column default; remove_webhook deletes by id. Queuety does not validate the event or the URL.',
+		),
+		'steps'    => array(
+			array(
+				'label'   => 'dispatched',
+				'php'     => <<<'PHP'
+$wf = Queuety::workflow('artifacts')->then(StoreArtifacts::class)->then(Finish::class)->dispatch(['topic' => 'pricing']);
+PHP,
+				'observe' => 'return ["workflow id" => $wf];',
+			),
+			array(
+				'label' => 'completed (Queuety::flush_queue)',
+				'php'   => 'Queuety::flush_queue();',
+			),
+			array(
+				'label' => 'artifacts put from outside (Queuety::put_artifact)',
+				'php'   => <<<'PHP'
+Queuety::put_artifact($wf, 'plan', 'v2', 'text', null, ['by' => 'ops/1']);
+Queuety::put_artifact($wf, 'numbers', [1, 2], 'list', 1);
+PHP,
+			),
+			array(
+				'label' => 'webhooks registered (Queuety::register_webhook)',
+				'php'   => <<<'PHP'
+Queuety::register_webhook('job.buried', 'https://hooks.example.com/services/T0/B0');
+Queuety::register_webhook('workflow.failed', 'http://127.0.0.1:8080/queuety?x=1');
+PHP,
+			),
+			array(
+				'label' => 'one webhook removed (Queuety::remove_webhook)',
+				'php'   => 'Queuety::remove_webhook(1);',
 			),
 		),
 	),

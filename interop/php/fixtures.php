@@ -62,7 +62,7 @@ const FILE_PREFIX = 'wp_';
 const PRELUDE = "use Queuety\\Queuety;\n"
 	. "use Queuety\\Enums\\ForEachMode;\n"
 	. "use Queuety\\Enums\\WaitMode;\n"
-	. "use QueuetyGoInterop\\{PlanItems, DoubleItem, SumReducer, Increment, CounterReached, ChildWork, FailStep, Finish, UndoStep, UndoOther};\n";
+	. "use QueuetyGoInterop\\{PlanItems, DoubleItem, SumReducer, Increment, CounterReached, ChildWork, FailStep, Finish, UndoStep, UndoOther, StoreArtifacts};\n";
 
 /** Full table name under the files' wp_ prefix. */
 function file_table( Connection $conn, string $name ): string {

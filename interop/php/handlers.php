@@ -180,3 +180,34 @@ final class Escalate {
 		}
 	}
 }
+
+/**
+ * Step: stores two artifacts for its workflow with put_current_artifact:
+ * "plan" (kind json, {"steps":["research","write"],"title":"Ünïcode",
+ * "url":"https://example.com/a/b"}, metadata {"model":"m/1","source":"planner"})
+ * and "draft" (kind markdown, "# Pricing\n\nSee https://example.com/x.").
+ * Returns {"planned": true}.
+ */
+final class StoreArtifacts implements Step {
+	public function handle( array $state ): array {
+		\Queuety\Queuety::put_current_artifact(
+			'plan',
+			array(
+				'steps' => array( 'research', 'write' ),
+				'title' => 'Ünïcode',
+				'url'   => 'https://example.com/a/b',
+			),
+			'json',
+			array(
+				'model'  => 'm/1',
+				'source' => 'planner',
+			)
+		);
+		\Queuety\Queuety::put_current_artifact( 'draft', "# Pricing\n\nSee https://example.com/x.", 'markdown' );
+		return array( 'planned' => true );
+	}
+
+	public function config(): array {
+		return array();
+	}
+}

@@ -216,6 +216,27 @@ type Tx interface {
 	// FailureList returns the failures of a workflow (or of a job when
 	// workflowID is 0), in id order.
 	FailureList(ctx context.Context, workflowID, jobID int64) ([]*Failure, error)
+
+	// WebhookInsert stores a webhook and sets its ID.
+	WebhookInsert(ctx context.Context, w *Webhook) error
+	// WebhookList lists the webhooks of one event (all events when event
+	// is empty), in id order.
+	WebhookList(ctx context.Context, event string) ([]*Webhook, error)
+	// WebhookDelete deletes a webhook and reports whether it existed.
+	WebhookDelete(ctx context.Context, id int64) (bool, error)
+
+	// ArtifactPut stores a's row by (workflow id, key): a new row gets
+	// created_at = a.CreatedAt, an existing one keeps its id and created_at
+	// and has its kind, content, metadata, step index and updated_at
+	// replaced. Either way updated_at = a.UpdatedAt.
+	ArtifactPut(ctx context.Context, a *Artifact) error
+	// ArtifactGet reads one artifact of a workflow by key.
+	ArtifactGet(ctx context.Context, workflowID int64, key string) (*Artifact, error)
+	// ArtifactList lists a workflow's artifacts by key; without content
+	// (Content nil) unless withContent.
+	ArtifactList(ctx context.Context, workflowID int64, withContent bool) ([]*Artifact, error)
+	// ArtifactDelete deletes one artifact and reports whether it existed.
+	ArtifactDelete(ctx context.Context, workflowID int64, key string) (bool, error)
 }
 
 // ClaimParams selects the jobs a claim may take. A job is claimable when

@@ -113,9 +113,12 @@ type WorkflowEvent struct {
 	StateBefore []byte
 	StateAfter  []byte
 	Context     []byte
-	Error       []byte
-	DurationMS  *int64
-	CreatedAt   time.Time
+	// Artifacts is the JSON list of the artifacts a step attempt stored
+	// (key, kind, step_index, metadata), or nil.
+	Artifacts  []byte
+	Error      []byte
+	DurationMS *int64
+	CreatedAt  time.Time
 }
 
 // Signal is one row of Queuety's signals table.

@@ -401,6 +401,13 @@ func dialect(incr int64) sqlstore.Dialect {
 			return ids, nil
 		},
 		Begin: func(ctx context.Context, db *sql.DB) (*sql.Tx, error) { return db.BeginTx(ctx, nil) },
+		Upsert: func(_, set []string) string {
+			parts := make([]string, len(set))
+			for i, c := range set {
+				parts[i] = c + " = VALUES(" + c + ")"
+			}
+			return " ON DUPLICATE KEY UPDATE " + strings.Join(parts, ", ")
+		},
 	}
 }
 

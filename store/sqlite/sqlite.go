@@ -191,4 +191,11 @@ var dialect = sqlstore.Dialect{
 		return ids, nil
 	},
 	Begin: func(ctx context.Context, db *sql.DB) (*sql.Tx, error) { return db.BeginTx(ctx, nil) },
+	Upsert: func(key, set []string) string {
+		parts := make([]string, len(set))
+		for i, c := range set {
+			parts[i] = c + " = excluded." + c
+		}
+		return " ON CONFLICT (" + strings.Join(key, ", ") + ") DO UPDATE SET " + strings.Join(parts, ", ")
+	},
 }

@@ -1,0 +1,126 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// This file holds the row operations of Queuety's webhooks and artifacts
+// tables.
+
+func scanWebhook(sc scanner) (*driver.Webhook, error) {
+	w := &driver.Webhook{}
+	if err := sc.Scan(&w.ID, &w.Event, &w.URL, nullTime{&w.CreatedAt}); err != nil {
+		return nil, fmt.Errorf("scan webhook: %w", err)
+	}
+	return w, nil
+}
+
+// WebhookInsert implements driver.Tx.
+func (t *txn) WebhookInsert(ctx context.Context, w *driver.Webhook) error {
+	res, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Webhooks+" (event, url, created_at) VALUES (?, ?, ?)", w.Event, w.URL, t.sec(w.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert webhook: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, 1)
+	if err != nil {
+		return fmt.Errorf("insert webhook: %w", err)
+	}
+	w.ID = ids[0]
+	return nil
+}
+
+// WebhookList implements driver.Tx: one event's webhooks through
+// idx_event, or all of them.
+func (t *txn) WebhookList(ctx context.Context, event string) ([]*driver.Webhook, error) {
+	q := "SELECT id, event, url, created_at FROM " + t.s.T.Webhooks
+	var args []any
+	if event != "" {
+		q += " WHERE event = ?"
+		args = append(args, event)
+	}
+	out, err := queryAll(ctx, t.tx, scanWebhook, q+" ORDER BY id", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
+	}
+	return out, nil
+}
+
+// WebhookDelete implements driver.Tx.
+func (t *txn) WebhookDelete(ctx context.Context, id int64) (bool, error) {
+	return t.deleted(t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.Webhooks+" WHERE id = ?", id))
+}
+
+// deleted reports whether a DELETE removed a row.
+func (t *txn) deleted(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+const artifactCols = "id, workflow_id, artifact_key, kind, content, metadata, step_index, created_at, updated_at"
+
+// artifactColsNoContent selects NULL in place of the content.
+const artifactColsNoContent = "id, workflow_id, artifact_key, kind, NULL, metadata, step_index, created_at, updated_at"
+
+func scanArtifact(sc scanner) (*driver.Artifact, error) {
+	a := &driver.Artifact{}
+	err := sc.Scan(&a.ID, &a.WorkflowID, &a.Key, &a.Kind, nullBytes{&a.Content}, nullBytes{&a.Metadata}, nullIntPtr{&a.StepIndex},
+		nullTime{&a.CreatedAt}, nullTime{&a.UpdatedAt})
+	if err != nil {
+		return nil, fmt.Errorf("scan artifact: %w", err)
+	}
+	return a, nil
+}
+
+// ArtifactPut implements driver.Tx as Queuety's ArtifactStore::put does:
+// one INSERT that updates the row with the same (workflow_id,
+// artifact_key) instead (Dialect.Upsert). On MySQL the statement is
+// Queuety's INSERT ... ON DUPLICATE KEY UPDATE, so it also uses up an
+// AUTO_INCREMENT value when it updates, and later ids match PHP's. It does
+// not set a.ID.
+func (t *txn) ArtifactPut(ctx context.Context, a *driver.Artifact) error {
+	q := "INSERT INTO " + t.s.T.Artifacts + " (workflow_id, artifact_key, kind, content, metadata, step_index, created_at, updated_at) " +
+		"VALUES (" + placeholders(8) + ")" +
+		t.s.D.Upsert([]string{"workflow_id", "artifact_key"}, []string{"kind", "content", "metadata", "step_index", "updated_at"})
+	_, err := t.tx.ExecContext(ctx, q, a.WorkflowID, a.Key, a.Kind, string(a.Content), nullText(a.Metadata), nullIntp(a.StepIndex),
+		t.sec(a.CreatedAt), t.sec(a.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("put artifact %q of workflow %d: %w", a.Key, a.WorkflowID, err)
+	}
+	return nil
+}
+
+// ArtifactGet implements driver.Tx.
+func (t *txn) ArtifactGet(ctx context.Context, workflowID int64, key string) (*driver.Artifact, error) {
+	a, err := scanArtifact(t.tx.QueryRowContext(ctx, "SELECT "+artifactCols+" FROM "+t.s.T.Artifacts+
+		" WHERE workflow_id = ? AND artifact_key = ? LIMIT 1", workflowID, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("artifact %q of workflow %d: %w", key, workflowID, driver.ErrNotFound)
+	}
+	return a, err
+}
+
+// ArtifactList implements driver.Tx.
+func (t *txn) ArtifactList(ctx context.Context, workflowID int64, withContent bool) ([]*driver.Artifact, error) {
+	cols := artifactColsNoContent
+	if withContent {
+		cols = artifactCols
+	}
+	out, err := queryAll(ctx, t.tx, scanArtifact, "SELECT "+cols+" FROM "+t.s.T.Artifacts+" WHERE workflow_id = ? ORDER BY artifact_key", workflowID)
+	if err != nil {
+		return nil, fmt.Errorf("list artifacts of workflow %d: %w", workflowID, err)
+	}
+	return out, nil
+}
+
+// ArtifactDelete implements driver.Tx.
+func (t *txn) ArtifactDelete(ctx context.Context, workflowID int64, key string) (bool, error) {
+	return t.deleted(t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.Artifacts+" WHERE workflow_id = ? AND artifact_key = ?", workflowID, key))
+}

@@ -1,0 +1,105 @@
+package queuety
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// The webhook events, exactly Queuety's set. A worker POSTs to the URLs
+// registered for an event when it happens (see package worker).
+const (
+	// WebhookJobCompleted fires when a plain job (not a workflow step)
+	// completes.
+	WebhookJobCompleted = "job.completed"
+	// WebhookJobFailed fires when an attempt of a job or step fails and
+	// will be retried.
+	WebhookJobFailed = "job.failed"
+	// WebhookJobBuried fires when a job or step fails for good.
+	WebhookJobBuried = "job.buried"
+	// WebhookWorkflowFailed fires when a buried step fails its workflow.
+	WebhookWorkflowFailed = "workflow.failed"
+)
+
+// MaxWebhookURLLength is the longest webhook URL, in characters (Queuety's
+// url VARCHAR(2048)).
+const MaxWebhookURLLength = 2048
+
+// WebhookEvents returns the events a webhook can be registered for.
+func WebhookEvents() []string {
+	return []string{WebhookJobCompleted, WebhookJobFailed, WebhookJobBuried, WebhookWorkflowFailed}
+}
+
+// Webhook is one registered webhook (a row of Queuety's webhooks table).
+type Webhook = driver.Webhook
+
+// ValidateWebhook checks an event name and a URL as AddWebhook does: the
+// event must be one of WebhookEvents, and the URL an absolute http or https
+// URL with a host, at most MaxWebhookURLLength characters. Errors wrap
+// ErrInvalidArgument.
+func ValidateWebhook(event, rawURL string) error {
+	if !slices.Contains(WebhookEvents(), event) {
+		return invalidf("unknown webhook event %q (known: %s)", event, strings.Join(WebhookEvents(), ", "))
+	}
+	if strings.TrimSpace(rawURL) != rawURL || rawURL == "" {
+		return invalidf("webhook URL %q is empty or has surrounding spaces", rawURL)
+	}
+	if n := utf8.RuneCountInString(rawURL); n > MaxWebhookURLLength {
+		return invalidf("webhook URL is %d characters long; the limit is %d", n, MaxWebhookURLLength)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return invalidf("webhook URL %q: %v", rawURL, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return invalidf("webhook URL %q must start with http:// or https://", rawURL)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return invalidf("webhook URL %q has no host", rawURL)
+	}
+	return nil
+}
+
+// AddWebhook registers url to receive an HTTP POST whenever event happens
+// in a worker (Queuety's register_webhook) and returns the webhook's id.
+// Several webhooks may share an event, and the same URL may be registered
+// twice; each registration is one POST. Invalid input returns an error
+// wrapping ErrInvalidArgument and writes nothing.
+//
+// Workers read the webhooks when they start and then every
+// worker.WebhookRefreshDefault (30 s), so a running worker notices a new
+// webhook within that time.
+func (c *Client) AddWebhook(ctx context.Context, event, url string) (int64, error) {
+	if err := ValidateWebhook(event, url); err != nil {
+		return 0, fmt.Errorf("queuety: add webhook: %w", err)
+	}
+	w := &Webhook{Event: event, URL: url, CreatedAt: c.engine.Clock().Now()}
+	err := c.store.InTx(ctx, func(tx driver.Tx) error { return tx.WebhookInsert(ctx, w) })
+	if err != nil {
+		return 0, wrap("add webhook", err)
+	}
+	return w.ID, nil
+}
+
+// Webhooks lists the registered webhooks, Queuety PHP's included, by id.
+func (c *Client) Webhooks(ctx context.Context) ([]*Webhook, error) {
+	var out []*Webhook
+	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.WebhookList(ctx, ""); return err })
+	return out, wrap("list webhooks", err)
+}
+
+// RemoveWebhook deletes a webhook. It returns ErrNotFound when there is
+// no webhook with that id.
+func (c *Client) RemoveWebhook(ctx context.Context, id int64) error {
+	var found bool
+	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { found, err = tx.WebhookDelete(ctx, id); return err })
+	if err == nil && !found {
+		err = fmt.Errorf("webhook %d: %w", id, ErrNotFound)
+	}
+	return wrap("remove webhook", err)
+}

@@ -1,0 +1,308 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// Webhook delivery defaults (see WebhookOptions).
+const (
+	// WebhookRefreshDefault is how often a running worker re-reads the
+	// webhooks table.
+	WebhookRefreshDefault = 30 * time.Second
+	// WebhookTimeoutDefault bounds one POST, connection included: Queuety
+	// PHP's one-second stream timeout.
+	WebhookTimeoutDefault = time.Second
+	// WebhookQueueDefault is how many POSTs may wait for delivery.
+	WebhookQueueDefault = 1000
+	// WebhookSendersDefault is how many POSTs are sent at once.
+	WebhookSendersDefault = 4
+	// WebhookDrainDefault is how long a stopping worker keeps sending the
+	// POSTs still queued.
+	WebhookDrainDefault = 5 * time.Second
+)
+
+// WebhookOptions configures how a worker delivers webhooks (registered
+// with queuety.Client.AddWebhook, or by Queuety PHP). A zero field takes
+// its default.
+//
+// When a job completes, fails or is buried, or a workflow fails, in this
+// worker, the worker POSTs Queuety's JSON body to each URL registered for
+// the event: {"event": ..., "data": {...}, "timestamp": "...Z"}, with
+// Content-Type: application/json. Delivery never blocks the claim and
+// complete path: POSTs wait in a bounded queue, are sent by a few
+// goroutines, each with a short timeout, and are dropped (and logged) when
+// the queue is full. Failed deliveries are logged and not retried, as in
+// Queuety. With no webhook registered for an event, the event costs one
+// atomic load.
+//
+// As in Queuety, webhooks fire from the worker that records the outcome,
+// not from the sweeps: a job buried by stale recovery or an activity
+// timeout, or a workflow failed by its deadline, sends nothing.
+type WebhookOptions struct {
+	// Refresh is how often the worker re-reads the webhooks table
+	// (default WebhookRefreshDefault); it also reads it when Run or
+	// RunOnce starts. A negative Refresh turns delivery off.
+	Refresh time.Duration
+	// Timeout bounds each POST (default WebhookTimeoutDefault).
+	Timeout time.Duration
+	// QueueSize is how many POSTs may wait (default WebhookQueueDefault).
+	QueueSize int
+	// Senders is how many POSTs are sent at once (default
+	// WebhookSendersDefault).
+	Senders int
+	// Drain is how long Run and RunOnce keep sending queued POSTs when
+	// they stop (default WebhookDrainDefault); what is left is dropped.
+	Drain time.Duration
+	// Client sends the POSTs (default: an http.Client with Timeout).
+	Client *http.Client
+}
+
+// Webhooks configures webhook delivery.
+func Webhooks(o WebhookOptions) Option { return func(c *config) { c.webhooks = o } }
+
+func (o WebhookOptions) withDefaults() WebhookOptions {
+	if o.Refresh == 0 {
+		o.Refresh = WebhookRefreshDefault
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = WebhookTimeoutDefault
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = WebhookQueueDefault
+	}
+	if o.Senders <= 0 {
+		o.Senders = WebhookSendersDefault
+	}
+	if o.Drain <= 0 {
+		o.Drain = WebhookDrainDefault
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: o.Timeout}
+	}
+	return o
+}
+
+// webhookPost is one POST waiting for delivery.
+type webhookPost struct {
+	event, url string
+	body       []byte
+}
+
+// webhooks delivers a worker's webhooks.
+type webhooks struct {
+	c     *queuety.Client
+	opts  WebhookOptions
+	log   *slog.Logger
+	clock queuety.Clock
+	// urls maps an event to its URLs; nil until first read.
+	urls atomic.Pointer[map[string][]string]
+	// queue is the running worker's delivery queue; nil when stopped.
+	queue atomic.Pointer[chan webhookPost]
+	// refreshed, a test hook, is called after each read of the table with
+	// the number of webhooks.
+	refreshed func(n int)
+}
+
+func newWebhooks(c *queuety.Client, cfg config) *webhooks {
+	return &webhooks{c: c, opts: cfg.webhooks.withDefaults(), log: cfg.logger, clock: engine.OfClient(c).Clock(),
+		refreshed: cfg.test.webhooksRefreshed}
+}
+
+// start reads the webhooks and starts the senders and the refresh loop;
+// the returned function stops them after sending what is queued (for up
+// to the drain time).
+func (h *webhooks) start(ctx context.Context) (stop func()) {
+	if h.opts.Refresh < 0 {
+		return func() {}
+	}
+	h.refresh(ctx)
+	q := make(chan webhookPost, h.opts.QueueSize)
+	h.queue.Store(&q)
+	done := make(chan struct{})
+	drainCtx, cancelDrain := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	for range h.opts.Senders {
+		wg.Go(func() { h.send(drainCtx, q, done) })
+	}
+	wg.Go(func() {
+		t := time.NewTicker(h.opts.Refresh)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				h.refresh(drainCtx)
+			}
+		}
+	})
+	return func() {
+		h.queue.Store(nil)
+		close(done)
+		timer := time.AfterFunc(h.opts.Drain, cancelDrain)
+		wg.Wait()
+		timer.Stop()
+		cancelDrain()
+		if n := len(q); n > 0 {
+			h.log.Warn("queuety: webhooks dropped at shutdown: the drain time ran out", "count", n, "drain", h.opts.Drain)
+		}
+	}
+}
+
+// refresh re-reads the webhooks table; on error it keeps the list it has.
+func (h *webhooks) refresh(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rows, err := h.c.Webhooks(ctx)
+	if err != nil {
+		h.log.Warn("queuety: read webhooks (keeping the previous list)", "err", err)
+		return
+	}
+	urls := map[string][]string{}
+	for _, w := range rows {
+		urls[w.Event] = append(urls[w.Event], w.URL)
+	}
+	h.urls.Store(&urls)
+	if h.refreshed != nil {
+		h.refreshed(len(rows))
+	}
+}
+
+// send delivers queued POSTs until done is closed, then what is still
+// queued, until ctx ends.
+func (h *webhooks) send(ctx context.Context, q chan webhookPost, done chan struct{}) {
+	for {
+		select {
+		case p := <-q:
+			h.post(ctx, p)
+			continue
+		case <-done:
+		}
+		for {
+			select {
+			case p := <-q:
+				if ctx.Err() != nil {
+					return
+				}
+				h.post(ctx, p)
+			default:
+				return
+			}
+		}
+	}
+}
+
+// post sends one POST with the timeout and logs a failure.
+func (h *webhooks) post(ctx context.Context, p webhookPost) {
+	ctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
+	defer cancel()
+	err := func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(p.body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "queuety-go")
+		resp, err := h.opts.Client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return fmt.Errorf("status %s", resp.Status)
+		}
+		return nil
+	}()
+	if err != nil {
+		h.log.Warn("queuety: webhook delivery failed", "event", p.event, "url", p.url, "err", err)
+	}
+}
+
+// observe queues the webhooks of a recorded result: job.completed for a
+// plain job's success, job.failed for an attempt that will be retried,
+// job.buried (and workflow.failed when that failed the workflow) for a
+// final failure. recordErr is the error recording the result returned.
+func (h *webhooks) observe(r *engine.Result, recordErr error) {
+	urls := h.urls.Load()
+	if urls == nil || len(*urls) == 0 || recordErr != nil {
+		return
+	}
+	j := r.Claimed.Job
+	switch r.Notice.Job {
+	case driver.JobCompleted:
+		if !r.Claimed.IsStep() {
+			h.notify(*urls, queuety.WebhookJobCompleted, "job_id", j.ID, "handler", j.Handler, "queue", j.Queue,
+				"duration_ms", r.Duration.Milliseconds())
+		}
+	case driver.JobPending:
+		h.notify(*urls, queuety.WebhookJobFailed, "job_id", j.ID, "handler", j.Handler, "queue", j.Queue,
+			"attempt", int64(j.Attempts), "error_message", r.Notice.ErrorMessage)
+	case driver.JobBuried:
+		h.notify(*urls, queuety.WebhookJobBuried, "job_id", j.ID, "handler", j.Handler, "queue", j.Queue,
+			"error_message", r.Notice.ErrorMessage)
+		if r.Notice.WorkflowFailed {
+			h.notify(*urls, queuety.WebhookWorkflowFailed, "workflow_id", j.WorkflowID, "job_id", j.ID, "handler", j.Handler,
+				"error_message", r.Notice.ErrorMessage)
+		}
+	}
+}
+
+// notify queues one POST per URL registered for event, with Queuety's
+// body: the event, data (the key-value pairs kv, in order) and the time,
+// encoded as PHP's json_encode does. A full queue drops the POST.
+func (h *webhooks) notify(urls map[string][]string, event string, kv ...any) {
+	targets := urls[event]
+	if len(targets) == 0 {
+		return
+	}
+	qp := h.queue.Load()
+	if qp == nil {
+		return // the worker has stopped: a handler that outlived it reported late
+	}
+	data := phpjson.NewObject()
+	for i := 0; i+1 < len(kv); i += 2 {
+		data.Set(kv[i].(string), kv[i+1])
+	}
+	body, err := webhookBody(event, data, h.clock.Now())
+	if err != nil {
+		h.log.Warn("queuety: encode webhook body", "event", event, "err", err)
+		return
+	}
+	for _, u := range targets {
+		select {
+		case *qp <- webhookPost{event: event, url: u, body: body}:
+		default:
+			h.log.Warn("queuety: webhook dropped: the delivery queue is full", "event", event, "url", u, "queue_size", h.opts.QueueSize)
+		}
+	}
+}
+
+// webhookBody is the JSON body a webhook POST carries, as Queuety PHP's
+// WebhookNotifier writes it: {"event":...,"data":...,"timestamp":...},
+// with the time in UTC as "2006-01-02T15:04:05Z" and json_encode's
+// escaping.
+func webhookBody(event string, data *phpjson.Object, at time.Time) ([]byte, error) {
+	doc := phpjson.NewObject()
+	doc.Set("event", event)
+	doc.Set("data", data)
+	doc.Set("timestamp", at.UTC().Format("2006-01-02T15:04:05Z"))
+	b, err := phpjson.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("queuety: webhook body for %s: %w", event, err)
+	}
+	return b, nil
+}
