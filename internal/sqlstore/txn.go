@@ -570,14 +570,21 @@ func truncate(s string, n int) string {
 func (t *txn) LogList(ctx context.Context, f driver.LogFilter) ([]*driver.LogEntry, error) {
 	var conds []string
 	var args []any
+	add := func(cond string, v any) { conds, args = append(conds, cond), append(args, v) }
 	if f.JobID != 0 {
-		conds, args = append(conds, "job_id = ?"), append(args, f.JobID)
+		add("job_id = ?", f.JobID)
 	}
 	if f.WorkflowID != 0 {
-		conds, args = append(conds, "workflow_id = ?"), append(args, f.WorkflowID)
+		add("workflow_id = ?", f.WorkflowID)
+	}
+	if f.Handler != "" {
+		add("handler = ?", f.Handler)
 	}
 	if f.Event != "" {
-		conds, args = append(conds, "event = ?"), append(args, string(f.Event))
+		add("event = ?", string(f.Event))
+	}
+	if !f.Since.IsZero() {
+		add("created_at >= ?", t.sec(f.Since))
 	}
 	q := "SELECT " + logCols + " FROM " + t.s.T.Logs
 	if len(conds) > 0 {
@@ -587,5 +594,9 @@ func (t *txn) LogList(ctx context.Context, f driver.LogFilter) ([]*driver.LogEnt
 	if limit <= 0 {
 		limit = 1000
 	}
-	return queryAll(ctx, t.tx, scanLog, q+" ORDER BY id LIMIT ?", append(args, limit)...)
+	order := " ORDER BY id LIMIT ?"
+	if f.Newest {
+		order = " ORDER BY id DESC LIMIT ?"
+	}
+	return queryAll(ctx, t.tx, scanLog, q+order, append(args, limit)...)
 }
