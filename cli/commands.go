@@ -6,6 +6,7 @@ package cli
 func commands() []*Command {
 	return []*Command{
 		workCommand(),
+		flushCommand(),
 		migrateCommand(),
 		statusCommand(),
 		dispatchCommand(),
@@ -14,6 +15,9 @@ func commands() []*Command {
 		workflowCommand(),
 		signalCommand(),
 		scheduleCommand(),
+		logCommand(),
+		metricsCommand(),
+		discoverCommand(),
 		demoCommand(),
 		benchCommand(),
 		versionCommand(),
