@@ -26,20 +26,23 @@ without a handler (workflow events) are not counted.`,
 				if *minutes < 1 {
 					return Usagef("--minutes must be at least 1, got %d", *minutes)
 				}
-				return onStore(func(e *Env, c *queuety.Client) error {
-					rows, err := c.HandlerMetrics(e.Ctx, time.Duration(*minutes)*time.Minute)
-					if err != nil {
-						return err
-					}
-					return printList(e, rows, func(m queuety.HandlerMetric) queuety.HandlerMetric { return m },
-						fmt.Sprintf("No metrics data found for the last %d minutes.", *minutes),
-						"HANDLER\tCOMPLETED\tFAILED\tAVG MS\tP95 MS\tERROR RATE",
-						func(w io.Writer, m queuety.HandlerMetric) {
-							fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", cell(m.Handler, 60), m.Completed, m.Failed,
-								strconv.FormatFloat(m.AvgMS, 'f', -1, 64), strconv.FormatFloat(m.P95MS, 'f', -1, 64),
-								strconv.FormatFloat(m.ErrorRate, 'f', -1, 64))
-						})
-				})(e, nil)
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				rows, err := c.HandlerMetrics(e.Ctx, time.Duration(*minutes)*time.Minute)
+				if err != nil {
+					return err
+				}
+				return printList(e, rows, func(m queuety.HandlerMetric) queuety.HandlerMetric { return m },
+					fmt.Sprintf("No metrics data found for the last %d minutes.", *minutes),
+					"HANDLER\tCOMPLETED\tFAILED\tAVG MS\tP95 MS\tERROR RATE",
+					func(w io.Writer, m queuety.HandlerMetric) {
+						fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", cell(m.Handler, 60), m.Completed, m.Failed,
+							strconv.FormatFloat(m.AvgMS, 'f', -1, 64), strconv.FormatFloat(m.P95MS, 'f', -1, 64),
+							strconv.FormatFloat(m.ErrorRate, 'f', -1, 64))
+					})
 			}
 		},
 	}
@@ -80,8 +83,13 @@ cancel or compensation callbacks), which are the jobs this binary's
 'work' claims. The stock queuety-worker has none. It takes no directory,
 namespace or --register.`,
 		Examples: []string{Program + " discover", Program + " discover --json"},
+		MaxArgs:  -1,
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			return func(e *Env, args []string) error {
+				if len(args) > 0 {
+					return Usagef("discover takes no directory or namespace: Go handlers are registered in code " +
+						"(cli.Main(registry)), not discovered from PHP files; it lists the handlers this binary has")
+				}
 				names := e.Registry.Names()
 				rows := make([]handlerJSON, len(names))
 				for i, n := range names {

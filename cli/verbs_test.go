@@ -541,7 +541,7 @@ func jobVerbCases() []verbCase {
 			rows := byKey(v.list(), "name")
 			assert.Equal(t, "job", rows["verbs.echo"]["kind"], "discover --json: %v", rows)
 			assert.Equal(t, "step", rows["verbs.a"]["kind"], "discover --json: %v", rows)
-			v.fails(2, "unexpected argument", "src/Handlers", `App\Handlers`)
+			v.fails(2, "takes no directory or namespace", "src/Handlers", `App\Handlers`)
 		}},
 	}
 }

@@ -135,10 +135,12 @@ type BuriedFilter struct {
 func (e *Engine) RetryBuried(ctx context.Context, f BuriedFilter) (int64, error) {
 	var total, after int64
 	for {
-		var n int64
+		var n, next int64
 		var seen int
+		// The transaction may run again after a conflict: it pages from
+		// after, and only a committed batch moves after on.
 		err := e.store.InTx(ctx, func(tx driver.Tx) error {
-			n, seen = 0, 0
+			n, next, seen = 0, after, 0
 			jobs, err := tx.JobList(ctx, driver.JobFilter{Status: driver.JobBuried, Queue: f.Queue, Handler: f.Handler,
 				AfterID: after, Limit: operatorBatch})
 			if err != nil {
@@ -152,7 +154,7 @@ func (e *Engine) RetryBuried(ctx context.Context, f BuriedFilter) (int64, error)
 				}
 			}
 			if seen > 0 {
-				after = jobs[seen-1].ID
+				next = jobs[seen-1].ID
 			}
 			locked, err := tx.JobGetMany(ctx, ids, driver.LockUpdate)
 			if err != nil {
@@ -173,7 +175,7 @@ func (e *Engine) RetryBuried(ctx context.Context, f BuriedFilter) (int64, error)
 		if err != nil {
 			return total, wrap("retry buried jobs", err)
 		}
-		total += n
+		total, after = total+n, next
 		if seen < operatorBatch {
 			return total, nil
 		}
