@@ -219,3 +219,54 @@ func checkLimit(n int) error {
 	}
 	return nil
 }
+
+// ageValue is a flag.Value for --older-than: a bare number is a number of
+// days, as wp queuety's --older-than=<days> takes it; anything else is a
+// duration for parseDuration ("168h", "7d", "0s").
+type ageValue struct {
+	d   *time.Duration
+	set bool
+}
+
+// String implements flag.Value.
+func (a *ageValue) String() string {
+	if a == nil || a.d == nil || *a.d == 0 {
+		return ""
+	}
+	return a.d.String()
+}
+
+// Set implements flag.Value.
+func (a *ageValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > 1e5 {
+			return fmt.Errorf("invalid age %q (want a number of days from 0 to 100000, or a duration such as 12h)", s)
+		}
+		*a.d, a.set = time.Duration(n)*24*time.Hour, true
+		return nil
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid age %q (want a number of days, or a duration such as 12h, 7d)", s)
+	}
+	*a.d, a.set = d, true
+	return nil
+}
+
+// olderThanFlag declares the required --older-than flag of the purge
+// commands and returns a function that reads it: the age, or a usage
+// error when it was not given or is negative.
+func olderThanFlag(fs *flag.FlagSet, what string) func() (time.Duration, error) {
+	a := &ageValue{d: new(time.Duration)}
+	fs.Var(a, "older-than", "delete "+what+" older than this `age`: a number of days (7, as wp queuety takes it) or a duration (12h, 7d, 0s) (required)")
+	return func() (time.Duration, error) {
+		if !a.set {
+			return 0, Usagef("--older-than is required (a number of days, for example --older-than 7, or a duration such as 168h)")
+		}
+		if *a.d < 0 {
+			return 0, Usagef("--older-than must not be negative, got %s", *a.d)
+		}
+		return *a.d, nil
+	}
+}

@@ -14,14 +14,18 @@ import (
 func jobCommand() *Command {
 	return &Command{
 		Name:    "job",
-		Summary: "list, show, retry and purge jobs",
+		Summary: "list, show, retry, bury, delete, recover and purge jobs",
 		Examples: []string{
 			Program + " job list --status buried",
 			Program + " job show 17",
 			Program + " job retry 17",
-			Program + " job purge --older-than 7d",
+			Program + " job retry-buried --queue emails",
+			Program + " job bury 17",
+			Program + " job recover",
+			Program + " job purge --older-than 7",
 		},
-		Sub: []*Command{jobListCommand(), jobShowCommand(), jobRetryCommand(), jobPurgeCommand()},
+		Sub: []*Command{jobListCommand(), jobShowCommand(), jobRetryCommand(), jobRetryBuriedCommand(), jobBuryCommand(),
+			jobDeleteCommand(), jobRecoverCommand(), jobPurgeCommand()},
 	}
 }
 
@@ -177,27 +181,25 @@ func jobRetryCommand() *Command {
 
 func jobPurgeCommand() *Command {
 	return &Command{
-		Name:     "purge",
-		Summary:  "delete completed jobs that completed longer ago than --older-than",
-		Examples: []string{Program + " job purge --older-than 168h", Program + " job purge --older-than 30d --json"},
+		Name:    "purge",
+		Summary: "delete completed jobs that completed longer ago than --older-than",
+		Help: `--older-than takes a number of days, as wp queuety purge does (7 is a
+week), or a duration (168h, 7d; 0s deletes every completed job).`,
+		Examples: []string{Program + " job purge --older-than 7", Program + " job purge --older-than 30d --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			olderThan := durationFlag(fs, "older-than", 0, "delete completed jobs older than this `duration` (required; e.g. 168h or 7d)")
+			olderThan := olderThanFlag(fs, "completed jobs")
 			return func(e *Env, _ []string) error {
-				set := false
-				fs.Visit(func(f *flag.Flag) { set = set || f.Name == "older-than" })
-				if !set {
-					return Usagef("--older-than is required (for example --older-than 168h)")
-				}
-				if *olderThan < 0 {
-					return Usagef("--older-than must not be negative, got %s", *olderThan)
+				age, err := olderThan()
+				if err != nil {
+					return err
 				}
 				c, err := e.Open()
 				if err != nil {
 					return err
 				}
 				defer c.Close()
-				before := engine.OfClient(c).Clock().Now().Add(-*olderThan)
-				n, err := c.PurgeCompleted(e.Ctx, *olderThan)
+				before := engine.OfClient(c).Clock().Now().Add(-age)
+				n, err := c.PurgeCompleted(e.Ctx, age)
 				if err != nil {
 					return err
 				}

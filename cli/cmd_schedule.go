@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/schedexpr"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -31,6 +33,8 @@ them as well.`,
 			Program + ` schedule add cleanup_sessions '{"older_than_days": 30}' --cron '0 3 * * *' --overlap skip`,
 			Program + " schedule add sync_feed --every 5m --queue feeds",
 			Program + " schedule run-now 3",
+			Program + " schedule run",
+			Program + " schedule remove cleanup_sessions",
 			Program + " schedule disable 3",
 		},
 		Sub: []*Command{
@@ -40,6 +44,7 @@ them as well.`,
 			scheduleEnableCommand(true),
 			scheduleEnableCommand(false),
 			scheduleRunNowCommand(),
+			scheduleRunCommand(),
 		},
 	}
 }
@@ -152,8 +157,8 @@ func scheduleAddCommand() *Command {
 		Name:    "add",
 		Summary: "add a recurring job schedule for a handler, or update the handler's schedule, and print its id",
 		Args:    "HANDLER [JSON]",
-		Help: `JSON is the payload of every dispatched job: a JSON object (default {}).
-Give exactly one of --cron, --every and --interval. Schedules fire in UTC,
+		Help: `JSON is the payload of every dispatched job: a JSON object (default {}),
+given as the second argument or with --payload. Give exactly one of --cron, --every and --interval. Schedules fire in UTC,
 or in the zone of a CRON_TZ= prefix: --cron 'CRON_TZ=Europe/Berlin 0 9 * * *'.
 Expressions are stored in the form Queuety PHP reads too: cron
 descriptors as five fields (@daily is '0 0 * * *'), '@every 90s' and Go
@@ -179,7 +184,9 @@ tick) or none (skip to the next slot).`,
 		MinArgs: 1, MaxArgs: 2,
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			cron := fs.String("cron", "", "fire on a 5-field cron `expression` ('*/5 * * * *') or a descriptor (@hourly, @daily, '@every 90s'), in UTC")
-			every := durationFlag(fs, "every", 0, "fire every `duration` (at least 1s; 30s, 5m, 2h, 1d; stored in whole seconds)")
+			every := &everyValue{}
+			fs.Var(every, "every", "fire every `interval`: a duration (at least 1s; 30s, 5m, 2h, 1d; stored in whole seconds) or a\nQueuety interval string ('1 hour', '30 minutes'), as wp queuety schedule add --every takes it")
+			payloadFlag := fs.String("payload", "", "the payload as a `JSON` object, instead of the second argument")
 			interval := fs.String("interval", "", "fire on a Queuety interval `string` ('15 minutes', '1 hour', '3600 seconds')")
 			queue := fs.String("queue", queuety.DefaultQueue, "`name` of the queue the jobs are put on")
 			overlap := fs.String("overlap", string(driver.OverlapAllow), "`policy` while the previous job is active: allow, skip or buffer")
@@ -189,6 +196,14 @@ tick) or none (skip to the next slot).`,
 				handler, payload, err := handlerArgs(args)
 				if err != nil {
 					return err
+				}
+				if *payloadFlag != "" {
+					if len(args) > 1 {
+						return Usagef("give the payload once: as the second argument or with --payload")
+					}
+					if payload, err = parseJSONObject("--payload", *payloadFlag); err != nil {
+						return err
+					}
 				}
 				var given []string
 				fs.Visit(func(f *flag.Flag) {
@@ -225,8 +240,8 @@ tick) or none (skip to the next slot).`,
 						return Usagef("--cron: %s", exprProblem(err))
 					}
 				case "--every":
-					if *every < time.Second {
-						return Usagef("--every must be at least 1s, got %s", *every)
+					if every.interval == "" && every.d < time.Second {
+						return Usagef("--every must be at least 1s, got %s", every.d)
 					}
 				case "--interval":
 					if strings.TrimSpace(*interval) == "" {
@@ -246,7 +261,11 @@ tick) or none (skip to the next slot).`,
 				case "--cron":
 					b.Cron(*cron)
 				case "--every":
-					b.Every(*every)
+					if every.interval != "" {
+						b.Interval(every.interval)
+					} else {
+						b.Every(every.d)
+					}
 				default:
 					b.Interval(*interval)
 				}
@@ -265,18 +284,77 @@ tick) or none (skip to the next slot).`,
 
 func scheduleRemoveCommand() *Command {
 	return &Command{
-		Name:     "remove",
-		Summary:  "delete a schedule (the jobs and workflows it dispatched are kept)",
-		Args:     "ID",
-		MinArgs:  1,
-		MaxArgs:  1,
-		Examples: []string{Program + " schedule remove 3"},
+		Name:    "remove",
+		Summary: "delete a schedule, by id or by handler (the jobs and workflows it dispatched are kept)",
+		Args:    "ID|HANDLER",
+		Help: `An argument of digits only is a schedule id (as schedule list shows it);
+anything else is a handler name, as wp queuety schedule remove takes it.
+workflow:KEY names a workflow schedule. --handler reads the argument as a
+handler name even when it is all digits.`,
+		MinArgs: 1,
+		MaxArgs: 1,
+		Examples: []string{
+			Program + " schedule remove 3",
+			Program + " schedule remove cleanup_sessions",
+			Program + " schedule remove workflow:nightly_report --json",
+		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return onID("schedule", func(e *Env, c *queuety.Client, id int64) error {
-				if err := c.RemoveSchedule(e.Ctx, id); err != nil {
+			byHandler := fs.Bool("handler", false, "read the argument as a handler name, even when it is all digits")
+			return func(e *Env, args []string) error {
+				arg := strings.TrimSpace(args[0])
+				if arg == "" {
+					return Usagef("give a schedule ID or HANDLER")
+				}
+				id, err := strconv.ParseInt(arg, 10, 64)
+				byID := err == nil && !*byHandler
+				if byID && id <= 0 {
+					return Usagef("schedule id %q: want a positive integer", arg)
+				}
+				handler := arg
+				if key, ok := strings.CutPrefix(arg, "workflow:"); ok {
+					handler = driver.WorkflowSchedulePrefix + key
+				}
+				c, err := e.Open()
+				if err != nil {
 					return err
 				}
-				return printResult(e, map[string]any{"id": id, "removed": true}, "Schedule %d removed.\n", id)
+				defer c.Close()
+				if byID {
+					err = c.RemoveSchedule(e.Ctx, id)
+				} else {
+					id, err = c.RemoveScheduleByHandler(e.Ctx, handler)
+				}
+				if err != nil {
+					return err
+				}
+				if byID {
+					return printResult(e, map[string]any{"id": id, "removed": true}, "Schedule %d removed.\n", id)
+				}
+				return printResult(e, map[string]any{"id": id, "handler": handler, "removed": true},
+					"Schedule %d (%s) removed.\n", id, arg)
+			}
+		},
+	}
+}
+
+func scheduleRunCommand() *Command {
+	return &Command{
+		Name:    "run",
+		Summary: "run one scheduler tick: fire every due schedule now",
+		Help: `Fires every enabled schedule whose next run has come, exactly as a
+worker's scheduler does (each due slot once, even with workers ticking at
+the same time; catch-up and overlap policies apply), and prints how many
+jobs and workflows it dispatched. To fire one schedule outside its
+timetable, use run-now.`,
+		Examples: []string{Program + " schedule run", Program + " schedule run --json"},
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return onStore(func(e *Env, c *queuety.Client) error {
+				n, err := deadline.New(c).Schedules(e.Ctx)
+				if err != nil {
+					return err
+				}
+				return printResult(e, map[string]any{"dispatched": n},
+					"Scheduler tick complete: dispatched %d jobs and workflows.\n", n)
 			})
 		},
 	}
@@ -365,4 +443,38 @@ the firing at the first schedule tick after that run ends).`,
 			})
 		},
 	}
+}
+
+// everyValue is the flag.Value of schedule add --every: a duration
+// (parseDuration) or a Queuety interval string ("1 hour").
+type everyValue struct {
+	d        time.Duration
+	interval string // set when the value is an interval string
+}
+
+// String implements flag.Value.
+func (v *everyValue) String() string {
+	if v == nil {
+		return ""
+	}
+	if v.interval != "" {
+		return v.interval
+	}
+	if v.d == 0 {
+		return ""
+	}
+	return v.d.String()
+}
+
+// Set implements flag.Value.
+func (v *everyValue) Set(s string) error {
+	if d, err := parseDuration(s); err == nil {
+		v.d, v.interval = d, ""
+		return nil
+	}
+	if _, err := schedexpr.ParseInterval(s); err == nil && strings.TrimSpace(s) != "" {
+		v.d, v.interval = 0, strings.TrimSpace(s)
+		return nil
+	}
+	return fmt.Errorf("invalid duration %q (want 30s, 5m, 2h, 1d, or an interval such as '1 hour' or '30 minutes')", s)
 }

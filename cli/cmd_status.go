@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // queueRow is one queue in status and queue list.
@@ -20,6 +22,17 @@ type queueRow struct {
 	Total      int64  `json:"total"`
 	Paused     bool   `json:"paused"`
 	PausedAt   string `json:"paused_at,omitempty"`
+}
+
+// pausedCell is the PAUSED cell of a status row.
+func (q *queueRow) pausedCell() string {
+	if !q.Paused {
+		return ""
+	}
+	if q.PausedAt != "" {
+		return "paused since " + q.PausedAt
+	}
+	return "paused"
 }
 
 // queueRows merges the job counts and the paused queues, sorted by name.
@@ -93,22 +106,29 @@ func statusCommand() *Command {
 	return &Command{
 		Name:    "status",
 		Summary: "show job counts per queue and status, paused queues and workflow counts",
+		Help: `With --queue, only that queue's job counts are shown (zeros when it has no
+jobs), and no workflow counts: workflows are not stored per queue.`,
 		Examples: []string{
 			Program + " status",
 			Program + " status --json",
+			Program + " status --queue emails",
 			Program + " --wp-config /var/www/html/wp-config.php status",
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
+			only := fs.String("queue", "", "show only this `queue`")
 			return onStore(func(e *Env, c *queuety.Client) error {
 				queues, err := queueRows(e.Ctx, c)
 				if err != nil {
 					return err
 				}
+				info := c.Store().Info()
+				if q := strings.TrimSpace(*only); q != "" {
+					return printQueueStatus(e, info, queueRowOf(queues, q))
+				}
 				wfs, err := workflowCounts(e.Ctx, c)
 				if err != nil {
 					return err
 				}
-				info := c.Store().Info()
 				if e.Globals.JSON {
 					return printJSON(e.Stdout, map[string]any{
 						"store":     map[string]string{"driver": info.Driver, "server": info.Server, "address": info.Address, "prefix": info.Prefix},
@@ -121,14 +141,7 @@ func statusCommand() *Command {
 				fmt.Fprintln(tw, "QUEUE\tPENDING\tPROCESSING\tCOMPLETED\tFAILED\tBURIED\tPAUSED")
 				var tot queueRow
 				for _, q := range queues {
-					paused := ""
-					if q.Paused {
-						paused = "paused"
-						if q.PausedAt != "" {
-							paused += " since " + q.PausedAt
-						}
-					}
-					fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", q.Queue, q.Pending, q.Processing, q.Completed, q.Failed, q.Buried, paused)
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", q.Queue, q.Pending, q.Processing, q.Completed, q.Failed, q.Buried, q.pausedCell())
 					tot.Pending += q.Pending
 					tot.Processing += q.Processing
 					tot.Completed += q.Completed
@@ -153,4 +166,29 @@ func statusCommand() *Command {
 			})
 		},
 	}
+}
+
+// queueRowOf returns the row of queue q, or an empty one.
+func queueRowOf(rows []*queueRow, q string) *queueRow {
+	for _, r := range rows {
+		if r.Queue == q {
+			return r
+		}
+	}
+	return &queueRow{Queue: q}
+}
+
+// printQueueStatus prints status --queue: one queue's counts.
+func printQueueStatus(e *Env, info driver.StoreInfo, q *queueRow) error {
+	if e.Globals.JSON {
+		return printJSON(e.Stdout, map[string]any{
+			"store":  map[string]string{"driver": info.Driver, "server": info.Server, "address": info.Address, "prefix": info.Prefix},
+			"queues": []*queueRow{q},
+		})
+	}
+	fmt.Fprintf(e.Stdout, "Store: %s (%s) %s, table prefix %q\n\n", info.Driver, info.Server, info.Address, info.Prefix)
+	tw := newTable(e.Stdout)
+	fmt.Fprintln(tw, "QUEUE\tPENDING\tPROCESSING\tCOMPLETED\tFAILED\tBURIED\tPAUSED")
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", q.Queue, q.Pending, q.Processing, q.Completed, q.Failed, q.Buried, q.pausedCell())
+	return tw.Flush()
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,17 +54,18 @@ by the next sweep of a worker that has it, once.`,
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			once := fs.Bool("once", false, "drain what is due, run the sweeps once, and exit (for cron)")
 			maxTime := durationFlag(fs, "max-time", 50*time.Second, "with --once: the time budget for claiming jobs")
-			queues := fs.String("queues", "default", "comma-separated `queues` to claim from, in priority order")
+			queues := queuesFlags(fs)
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
 			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
 			handoff := durationFlag(fs, "deadline-handoff", queuety.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
 			return func(e *Env, _ []string) error {
-				qs := splitList(*queues)
+				qs, err := queues()
+				if err != nil {
+					return err
+				}
 				switch {
-				case len(qs) == 0:
-					return Usagef("--queues names no queue")
 				case *concurrency < 1:
 					return Usagef("--concurrency must be at least 1, got %d", *concurrency)
 				case *maxTime <= 0:
@@ -167,5 +169,104 @@ func warnNoHandlers(e *Env, c *queuety.Client, queues []string) {
 		e.Logger().Warn("queuety: this worker has no handlers registered: it runs only the engine's internal steps "+
 			"(delays, waits, for-each expansion, ...) and the sweeps; jobs for other handlers wait for a worker that has them "+
 			"(build the CLI into your program with cli.Main(registry) to add yours)", "pending_jobs", pending, "queues", queues)
+	}
+}
+
+// queuesFlags declares --queues and its wp queuety spelling --queue and
+// returns a function that reads the queue list.
+func queuesFlags(fs *flag.FlagSet) func() ([]string, error) {
+	queues := fs.String("queues", "default", "comma-separated `queues` to claim from, in priority order")
+	queue := fs.String("queue", "", "the same as --queues (wp queuety's spelling)")
+	return func() ([]string, error) {
+		var given []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "queue" || f.Name == "queues" {
+				given = append(given, "--"+f.Name)
+			}
+		})
+		if len(given) > 1 {
+			return nil, Usagef("give --queues or --queue, not both")
+		}
+		list := *queues
+		if len(given) == 1 && given[0] == "--queue" {
+			list = *queue
+		}
+		qs := splitList(list)
+		if len(qs) == 0 {
+			return nil, Usagef("%s names no queue", orString(strings.Join(given, ""), "--queues"))
+		}
+		return qs, nil
+	}
+}
+
+// flushBudget is flush's time budget when --max-time is not given: in
+// effect, none.
+const flushBudget = 100 * 365 * 24 * time.Hour
+
+func flushCommand() *Command {
+	return &Command{
+		Name:    "flush",
+		Summary: "process every due job of the queues, then exit",
+		Help: `Claims and runs due jobs and workflow steps until none is due for this
+binary's handlers, then waits for the running handlers and exits, as wp
+queuety flush does. Like work --once it first runs the sweeps and fires
+due schedules (wp queuety flush does not), but it has no time budget
+unless --max-time is given. A job of a handler this binary lacks is not
+run (and never buried for it); see discover.`,
+		Examples: []string{
+			Program + " flush",
+			Program + " flush --queue critical,default,low --json",
+		},
+		LogLevel: "info",
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			queues := queuesFlags(fs)
+			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
+			maxTime := durationFlag(fs, "max-time", 0, "stop claiming after this `duration` (default: no limit)")
+			return func(e *Env, _ []string) error {
+				qs, err := queues()
+				if err != nil {
+					return err
+				}
+				switch {
+				case *concurrency < 1:
+					return Usagef("--concurrency must be at least 1, got %d", *concurrency)
+				case *maxTime < 0:
+					return Usagef("--max-time must not be negative, got %s", *maxTime)
+				}
+				budget := *maxTime
+				if budget == 0 {
+					budget = flushBudget
+				}
+				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
+				defer stop()
+				e.Ctx = ctx
+				c, err := e.Open()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
+					worker.WithLogger(e.Logger()))
+				warnNoHandlers(e, c, qs)
+				start := time.Now()
+				st, err := w.RunOnce(ctx, budget)
+				took := time.Since(start)
+				if perr := printResult(e, map[string]any{
+					"queues": qs, "processed": st.Claimed - st.HandedBack, "succeeded": st.Succeeded, "failed": st.Failed,
+					"handed_back": st.HandedBack, "duration_ms": took.Milliseconds(), "interrupted": ctx.Err() != nil,
+				}, "Flushed %s from %s (succeeded %d, failed %d); %s.\n", plural(st.Claimed-st.HandedBack, "job"),
+					strings.Join(qs, ","), st.Succeeded, st.Failed, took.Round(time.Millisecond)); perr != nil {
+					return perr
+				}
+				var abandoned *worker.ShutdownError
+				if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) && !errors.As(err, &abandoned) {
+					err = nil // stopped by a signal: a clean stop
+				}
+				if err != nil {
+					return fmt.Errorf("flush: %w", err)
+				}
+				return nil
+			}
+		},
 	}
 }

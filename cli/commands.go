@@ -6,6 +6,7 @@ package cli
 func commands() []*Command {
 	return []*Command{
 		workCommand(),
+		flushCommand(),
 		migrateCommand(),
 		statusCommand(),
 		dispatchCommand(),
@@ -16,6 +17,9 @@ func commands() []*Command {
 		scheduleCommand(),
 		uiCommand(),
 		webhookCommand(),
+		logCommand(),
+		metricsCommand(),
+		discoverCommand(),
 		demoCommand(),
 		benchCommand(),
 		completionCommand(),

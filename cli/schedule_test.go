@@ -316,7 +316,12 @@ func TestScheduleOperations(t *testing.T) {
 	// Missing schedules are runtime errors (exit 1); bad ids are usage errors.
 	for _, cmd := range []string{"remove", "enable", "disable", "run-now"} {
 		wantFail(t, 1, "not found", "--dsn", dsn, "schedule", cmd, sid(report))
-		wantFail(t, 2, "positive integer", "--dsn", dsn, "schedule", cmd, "abc")
+		if cmd == "remove" {
+			// remove also takes a handler name: an unknown one is not found.
+			wantFail(t, 1, "not found", "--dsn", dsn, "schedule", cmd, "abc")
+		} else {
+			wantFail(t, 2, "positive integer", "--dsn", dsn, "schedule", cmd, "abc")
+		}
 		wantFail(t, 2, "positive integer", "--dsn", dsn, "schedule", cmd, "0")
 		wantFail(t, 2, "missing arguments", "--dsn", dsn, "schedule", cmd)
 		wantFail(t, 2, "unexpected argument", "--dsn", dsn, "schedule", cmd, "1", "2")

@@ -205,21 +205,7 @@ func (e *Engine) RetryJob(ctx context.Context, id int64) error {
 		if j.WorkflowID != 0 {
 			return fmt.Errorf("%w: job %d is a step of workflow %d; retry the workflow", ErrInvalidState, id, j.WorkflowID)
 		}
-		now := e.clock.Now()
-		j.Status = driver.JobPending
-		j.Attempts = 0
-		j.AvailableAt = floorSecond(now)
-		j.ReservedAt, j.FailedAt = time.Time{}, time.Time{}
-		j.ErrorMessage = ""
-		j.ClaimToken = 0
-		if doc, err := DecodeObject("payload", j.Payload); err == nil {
-			applyScheduleDeadlines(j, parseRuntime(doc).Timeouts, now)
-		}
-		if err := tx.JobUpdate(ctx, j); err != nil {
-			return err
-		}
-		return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogRetried, CreatedAt: now,
-			Context: EncodeJSON(map[string]any{"type": "manual_retry", "attempts_reset": true})}})
+		return e.retryJobRow(ctx, tx, j, e.clock.Now())
 	})
 	return wrap(fmt.Sprintf("retry job %d", id), err)
 }

@@ -94,6 +94,23 @@ func (e *Engine) RemoveSchedule(ctx context.Context, id int64) error {
 	return wrap(fmt.Sprintf("remove schedule %d", id), err)
 }
 
+// RemoveScheduleByHandler deletes the schedule of a handler, as Queuety's
+// `schedule remove <handler>` does, and returns its id. A workflow
+// schedule's handler is its stored name, "__queuety_workflow:<key>". It
+// returns ErrNotFound when the handler has no schedule.
+func (e *Engine) RemoveScheduleByHandler(ctx context.Context, handler string) (int64, error) {
+	var id int64
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		s, err := tx.ScheduleByHandler(ctx, handler, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		id = s.ID
+		return tx.ScheduleDelete(ctx, s.ID)
+	})
+	return id, wrap(fmt.Sprintf("remove the schedule of %q", handler), err)
+}
+
 // SetScheduleEnabled enables or disables a schedule. Enabling moves a
 // next run that lies in the past to the next slot after now, so a schedule
 // disabled for a while does not fire for the time it was off.

@@ -116,6 +116,9 @@ type Tx interface {
 	// JobDeleteFinished deletes up to limit completed jobs that completed
 	// before t and returns how many it deleted.
 	JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error)
+	// JobDelete deletes one job row (Queuety's delete_job); it returns
+	// ErrNotFound when there is none. Log rows naming the job are kept.
+	JobDelete(ctx context.Context, id int64) error
 
 	// QueueSetPaused pauses (inserting or updating the queue_states row)
 	// or resumes (deleting it) a queue.
@@ -127,6 +130,19 @@ type Tx interface {
 	LogInsert(ctx context.Context, entries []*LogEntry) error
 	// LogList lists log rows, oldest first (newest first with f.Newest).
 	LogList(ctx context.Context, f LogFilter) ([]*LogEntry, error)
+	// LogDeleteBefore deletes up to limit log rows created before t and
+	// returns how many it deleted.
+	LogDeleteBefore(ctx context.Context, before time.Time, limit int) (int64, error)
+	// LogHandlerStats counts the completed, failed and buried log rows
+	// created at or after since, per handler and event, skipping rows with
+	// an empty handler (Queuety's Metrics::handler_stats query), ordered by
+	// handler and event.
+	LogHandlerStats(ctx context.Context, since time.Time) ([]HandlerLogStat, error)
+	// LogDurationAt returns the duration_ms at 0-based position offset
+	// among the completed log rows of handler created at or after since
+	// that have a duration, in ascending order (the row Queuety's
+	// Metrics::p95_duration reads); false when there is no such row.
+	LogDurationAt(ctx context.Context, handler string, since time.Time, offset int64) (int64, bool, error)
 
 	// EventInsert inserts workflow_events rows in one statement.
 	EventInsert(ctx context.Context, events []*WorkflowEvent) error
@@ -329,6 +345,17 @@ type LogFilter struct {
 	// Newest returns the newest Limit rows, newest first, instead of the
 	// oldest Limit rows, oldest first.
 	Newest bool
+}
+
+// HandlerLogStat is one (handler, event) group of LogHandlerStats.
+type HandlerLogStat struct {
+	Handler string
+	Event   LogEvent
+	Count   int64 // log rows in the group
+	// Durations counts the rows with a duration_ms, and AvgDurationMS is
+	// their mean (0 when there are none).
+	Durations     int64
+	AvgDurationMS float64
 }
 
 // WorkflowFilter narrows WorkflowList. Zero fields do not filter.

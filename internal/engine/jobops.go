@@ -1,0 +1,278 @@
+package engine
+
+// This file holds the operator actions on single jobs and on the logs
+// table that Queuety's CLI offers: bury, delete, retry every buried job,
+// purge logs and the per-handler metrics.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// ManualBuryMessage is the error message BuryJob stores when it is given
+// none: the text `wp queuety bury` stores.
+const ManualBuryMessage = "Manually buried via CLI."
+
+// operatorBatch is how many rows one transaction of a bulk operator
+// action (retry-buried, log purge) changes.
+const operatorBatch = 100
+
+// purgeBatch is how many rows one purge transaction deletes.
+const purgeBatch = 1000
+
+// BuryJob buries a job by hand: status buried, failed_at now and msg
+// (ManualBuryMessage when empty) as its error message, as Queuety's
+// bury_job writes it, without a log row (a `buried` row would count as a
+// handler failure in the metrics). A completed or already buried job is
+// ErrInvalidState. A step of a workflow that has not ended is handled as a
+// step whose attempts ran out, in the same transaction: a for_each branch
+// counts as a failed branch, any other step fails the workflow (which
+// `RetryWorkflow` can restart). Queuety PHP buries only the row and
+// leaves such a workflow waiting for a job that never runs.
+func (e *Engine) BuryJob(ctx context.Context, id int64, msg string) error {
+	if msg == "" {
+		msg = ManualBuryMessage
+	}
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		peek, err := tx.JobGet(ctx, id, driver.LockNone)
+		if err != nil {
+			return err
+		}
+		// Lock the workflow before its job, as every workflow transition does.
+		var wf *driver.Workflow
+		if peek.WorkflowID != 0 && peek.StepIndex != nil {
+			wf, err = tx.WorkflowGet(ctx, peek.WorkflowID, driver.LockUpdate)
+			if errors.Is(err, ErrNotFound) {
+				wf, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+		j, err := tx.JobGet(ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		if j.Status == driver.JobCompleted || j.Status == driver.JobBuried {
+			return fmt.Errorf("%w: job is %s; only pending, processing or failed jobs can be buried", ErrInvalidState, j.Status)
+		}
+		now := e.clock.Now()
+		if err := e.buryJob(ctx, tx, j, msg, now); err != nil {
+			return err
+		}
+		if wf == nil || wf.Status.Terminal() {
+			return nil
+		}
+		return e.stepJobBuried(ctx, tx, wf, j, msg, now)
+	})
+	return wrap(fmt.Sprintf("bury job %d", id), err)
+}
+
+// DeleteJob deletes a job row, as Queuety's delete_job does; its log rows
+// are kept. It returns ErrNotFound for an unknown job. It refuses, with
+// ErrInvalidState, to delete a pending or processing step of a workflow
+// that has not ended, which would leave the workflow waiting for good:
+// cancel or rewind the workflow instead. Jobs that depend on a deleted
+// job (depends_on) never become due, as in Queuety.
+func (e *Engine) DeleteJob(ctx context.Context, id int64) error {
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		j, err := tx.JobGet(ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		if j.WorkflowID != 0 && (j.Status == driver.JobPending || j.Status == driver.JobProcessing) {
+			wf, err := tx.WorkflowGet(ctx, j.WorkflowID, driver.LockNone)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			if err == nil && !wf.Status.Terminal() {
+				return fmt.Errorf("%w: job %d is a %s step of workflow %d, which is %s; cancel or rewind the workflow instead",
+					ErrInvalidState, id, j.Status, wf.ID, wf.Status)
+			}
+		}
+		return tx.JobDelete(ctx, id)
+	})
+	return wrap(fmt.Sprintf("delete job %d", id), err)
+}
+
+// retryJobRow puts a locked buried or failed plain job back in its queue,
+// due now, with a fresh attempt count, and logs `retried`.
+func (e *Engine) retryJobRow(ctx context.Context, tx driver.Tx, j *driver.Job, now time.Time) error {
+	j.Status = driver.JobPending
+	j.Attempts = 0
+	j.AvailableAt = floorSecond(now)
+	j.ReservedAt, j.FailedAt = time.Time{}, time.Time{}
+	j.ErrorMessage = ""
+	j.ClaimToken = 0
+	clearAttemptDeadlines(j)
+	j.ScheduleToStartAt, j.ScheduleToCloseAt = time.Time{}, time.Time{}
+	if doc, err := DecodeObject("payload", j.Payload); err == nil {
+		applyScheduleDeadlines(j, parseRuntime(doc).Timeouts, now)
+	}
+	if err := tx.JobUpdate(ctx, j); err != nil {
+		return err
+	}
+	return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogRetried, CreatedAt: now,
+		Context: EncodeJSON(map[string]any{"type": "manual_retry", "attempts_reset": true})}})
+}
+
+// BuriedFilter narrows RetryBuried. Empty fields do not filter.
+type BuriedFilter struct {
+	Queue   string // only jobs on this queue
+	Handler string // only jobs of this handler
+}
+
+// RetryBuried retries every buried plain job that matches f, as RetryJob
+// retries one, and returns how many it retried. Buried workflow steps are
+// left alone (retry their workflows). It works in batches of 100 jobs,
+// each in its own transaction, oldest job first; a job that another
+// process changes in the meantime is re-checked under its lock.
+func (e *Engine) RetryBuried(ctx context.Context, f BuriedFilter) (int64, error) {
+	var total, after int64
+	for {
+		var n, next int64
+		var seen int
+		// The transaction may run again after a conflict: it pages from
+		// after, and only a committed batch moves after on.
+		err := e.store.InTx(ctx, func(tx driver.Tx) error {
+			n, next, seen = 0, after, 0
+			jobs, err := tx.JobList(ctx, driver.JobFilter{Status: driver.JobBuried, Queue: f.Queue, Handler: f.Handler,
+				AfterID: after, Limit: operatorBatch})
+			if err != nil {
+				return err
+			}
+			seen = len(jobs)
+			var ids []int64
+			for _, j := range jobs {
+				if j.WorkflowID == 0 {
+					ids = append(ids, j.ID)
+				}
+			}
+			if seen > 0 {
+				next = jobs[seen-1].ID
+			}
+			locked, err := tx.JobGetMany(ctx, ids, driver.LockUpdate)
+			if err != nil {
+				return err
+			}
+			now := e.clock.Now()
+			for _, j := range locked {
+				if j.Status != driver.JobBuried || j.WorkflowID != 0 {
+					continue
+				}
+				if err := e.retryJobRow(ctx, tx, j, now); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return total, wrap("retry buried jobs", err)
+		}
+		total, after = total+n, next
+		if seen < operatorBatch {
+			return total, nil
+		}
+	}
+}
+
+// PurgeLogs deletes log rows created more than olderThan ago (Queuety's
+// Logger::purge), in batches, and returns how many it deleted.
+func (e *Engine) PurgeLogs(ctx context.Context, olderThan time.Duration) (int64, error) {
+	if olderThan < 0 {
+		return 0, invalidf("log purge age must not be negative")
+	}
+	before := e.clock.Now().Add(-olderThan)
+	var total int64
+	for {
+		var n int64
+		err := e.store.InTx(ctx, func(tx driver.Tx) (err error) { n, err = tx.LogDeleteBefore(ctx, before, purgeBatch); return err })
+		if err != nil {
+			return total, wrap("purge logs", err)
+		}
+		total += n
+		if n < purgeBatch {
+			return total, nil
+		}
+	}
+}
+
+// HandlerMetric is one handler's line of HandlerMetrics, with the keys
+// Queuety's handler_metrics returns.
+type HandlerMetric struct {
+	Handler   string `json:"handler"`
+	Completed int64  `json:"completed"` // completed log rows
+	Failed    int64  `json:"failed"`    // failed and buried log rows
+	// AvgMS is the mean duration of the completed rows that have one, in
+	// milliseconds, rounded to 2 decimals.
+	AvgMS float64 `json:"avg_ms"`
+	// P95MS is the 95th percentile of those durations (nearest rank), in
+	// milliseconds.
+	P95MS float64 `json:"p95_ms"`
+	// ErrorRate is Failed / (Completed + Failed), rounded to 4 decimals.
+	ErrorRate float64 `json:"error_rate"`
+}
+
+// HandlerMetrics computes per-handler metrics from the log rows of the
+// last window, as Queuety's Metrics::handler_stats does: completed,
+// failed (failed plus buried rows), mean and 95th-percentile duration of
+// the completed rows, and the error rate. Rows without a handler are not
+// counted. Handlers come in name order. window must be positive.
+func (e *Engine) HandlerMetrics(ctx context.Context, window time.Duration) ([]HandlerMetric, error) {
+	if window <= 0 {
+		return nil, invalidf("metrics window must be positive, got %s", window)
+	}
+	since := floorSecond(e.clock.Now().Add(-window))
+	var out []HandlerMetric
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		out = nil
+		stats, err := tx.LogHandlerStats(ctx, since)
+		if err != nil {
+			return err
+		}
+		durations := map[string]int64{}
+		for _, s := range stats {
+			if len(out) == 0 || out[len(out)-1].Handler != s.Handler {
+				out = append(out, HandlerMetric{Handler: s.Handler})
+			}
+			m := &out[len(out)-1]
+			switch s.Event {
+			case driver.LogCompleted:
+				m.Completed = s.Count
+				m.AvgMS = math.Round(s.AvgDurationMS*100) / 100
+				durations[s.Handler] = s.Durations
+			case driver.LogFailed, driver.LogBuried:
+				m.Failed += s.Count
+			}
+		}
+		for i := range out {
+			m := &out[i]
+			if total := m.Completed + m.Failed; total > 0 {
+				m.ErrorRate = math.Round(float64(m.Failed)/float64(total)*10000) / 10000
+			}
+			n := durations[m.Handler]
+			if n == 0 {
+				continue
+			}
+			idx := min(max(int64(math.Ceil(0.95*float64(n)))-1, 0), n-1)
+			d, ok, err := tx.LogDurationAt(ctx, m.Handler, since, idx)
+			if err != nil {
+				return err
+			}
+			if ok {
+				m.P95MS = float64(d)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("handler metrics", err)
+	}
+	return out, nil
+}
