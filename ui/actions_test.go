@@ -122,28 +122,30 @@ func TestJobAndScheduleActions(t *testing.T) {
 	})
 }
 
-// TestOptionalJobOperations checks the bury and delete buttons and routes,
-// which appear only when the client offers them.
-func TestOptionalJobOperations(t *testing.T) {
+// TestBuryAndDelete buries a pending job and deletes another through the
+// UI, with the client's own operations, and checks the rows.
+func TestBuryAndDelete(t *testing.T) {
+	ctx := context.Background()
 	c := openStore(t, "sqlite")
 	f := seed(t, c)
-	s := newServer(c, open)
-	var buried, deleted []int64
-	s.ops.bury = func(_ context.Context, id int64, msg string) error { buried = append(buried, id); return nil }
-	s.ops.del = func(_ context.Context, id int64) error { deleted = append(deleted, id); return nil }
-	b := newBrowser(t, s)
+	b := newBrowser(t, Handler(c, open))
 	page := b.get(fmt.Sprintf("/jobs/%d", f.delayed))
 	assert.Contains(t, page.body, fmt.Sprintf("/jobs/%d/bury", f.delayed))
 	assert.Contains(t, page.body, fmt.Sprintf("/jobs/%d/delete", f.delayed))
 	require.Equal(t, http.StatusSeeOther, b.post(fmt.Sprintf("/jobs/%d/bury", f.delayed), nil).StatusCode)
+	j, err := c.Job(ctx, f.delayed)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.JobBuried, j.Status, "buried through the UI")
+
 	res := b.post(fmt.Sprintf("/jobs/%d/delete", f.delayed), nil)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	assert.Equal(t, "/jobs", res.Header.Get("Location"), "a deleted job has no page to return to")
-	assert.Equal(t, []int64{f.delayed}, buried)
-	assert.Equal(t, []int64{f.delayed}, deleted)
+	_, err = c.Job(ctx, f.delayed)
+	assert.ErrorIs(t, err, queuety.ErrNotFound, "deleted through the UI")
+	assert.Equal(t, http.StatusNotFound, b.post("/jobs/999999/bury", nil).StatusCode, "burying an unknown job")
 
-	plain := newBrowser(t, Handler(c, open))
-	assert.NotContains(t, plain.get(fmt.Sprintf("/jobs/%d", f.delayed)).body, "/bury")
+	ro := newBrowser(t, Handler(c, Options{AllowUnauthenticated: true, ReadOnly: true, Logger: quiet()}))
+	assert.NotContains(t, ro.get(fmt.Sprintf("/jobs/%d", f.mailJobs[0])).body, "/bury", "read-only pages have no actions")
 }
 
 // TestBasePath mounts the UI under a prefix, as an application does.
