@@ -131,6 +131,8 @@ type config struct {
 	staleTimeout time.Duration
 	leaseTimeout time.Duration
 	handoff      time.Duration
+	// phpBatchQueue is WithPHPBatchCallbacks' queue (batch.go).
+	phpBatchQueue string
 }
 
 func newConfig(opts []Option) config {

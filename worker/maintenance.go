@@ -24,6 +24,7 @@ func (w *Worker) tasks() []*task {
 		{name: "activity-timeouts", interval: iv.Watchdog, run: w.sweeper.Timeouts},
 		{name: "wait-timers", interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
 		{name: "workflow-deadlines", interval: iv.Deadlines, run: w.sweeper.Deadlines},
+		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks}, // deadline/batches.go
 	}
 }
 

@@ -26,6 +26,7 @@ type Engine struct {
 	log       *slog.Logger
 	cfg       Config
 	callbacks callbackKnowers
+	batches   batchKnowers
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named
@@ -50,6 +51,10 @@ type Config struct {
 	// to a worker that has it, such as Queuety PHP's sweep (default
 	// DefaultDeadlineHandoff; negative: never, expire at once).
 	DeadlineHandoff time.Duration
+	// PHPBatchCallbacks is the queue on which batch callbacks and chain
+	// catch handlers that no worker of this process registered are handed
+	// to Queuety PHP (see batch.go); "" sends them to Go workers.
+	PHPBatchCallbacks string
 }
 
 // OfClient returns the engine of a *queuety.Client. Package queuety sets it
