@@ -26,13 +26,16 @@ package engine
 // transaction, and records the event in the Go-owned batch events table
 // (one row per batch and event). Where the job goes:
 //
-//   - to a Go worker (handler = the callback's name, payload = the batch
-//     row) when a worker of this process registered the callback
-//     (HandleBatchCallback), or when the client has no PHP bridge queue;
-//   - to Queuety PHP otherwise (WithPHPBatchCallbacks): a job for the
-//     bridge class QueuetyGo\BatchCallback (php/ in this repository) on
-//     the bridge queue, which a PHP worker runs by re-reading the batch and
-//     calling the callback class's handle(Batch) as BatchManager does.
+//   - when a worker of this process registered the callback
+//     (HandleBatchCallback): a job named after the callback, payload = the
+//     batch row, on that worker's first queue;
+//   - else, when the client has a PHP bridge queue (WithPHPBatchCallbacks):
+//     a job for the bridge class QueuetyGo\BatchCallback (php/ in this
+//     repository) on that queue, which a PHP worker runs by calling the
+//     callback class's handle(Batch) as BatchManager does;
+//   - else a job named after the callback on the queue of the job that
+//     fired it (for a cancel: of the batch's jobs), for the Go worker that
+//     has it.
 //
 // Transitions Queuety PHP makes (its workers finish the batch) fire PHP
 // callback classes in PHP and skip names that are not classes there. A
@@ -96,31 +99,44 @@ func (s BatchSpec) options() []byte {
 // batchKnowers holds the batch callbacks and chain catch handlers this
 // process's workers run, and the batches the sweep moves past.
 type batchKnowers struct {
-	mu    sync.RWMutex
-	has   []func(name string) bool
-	skips map[int64]time.Time
+	mu      sync.RWMutex
+	workers []callbackWorker
+	skips   map[int64]time.Time
 }
 
-// KnowBatchCallbacks tells the engine that this process runs the batch
-// callbacks and chain catch handlers for which has returns true. Workers
-// call it with their registry.
-func (e *Engine) KnowBatchCallbacks(has func(name string) bool) {
+type callbackWorker struct {
+	has   func(name string) bool
+	queue string
+}
+
+// KnowBatchCallbacks tells the engine that a worker of this process runs
+// the batch callbacks and chain catch handlers for which has returns true,
+// and polls queue (its first queue). Workers call it with their registry.
+// A callback job for such a name is enqueued on that queue.
+func (e *Engine) KnowBatchCallbacks(has func(name string) bool, queue string) {
 	e.batches.mu.Lock()
 	defer e.batches.mu.Unlock()
-	e.batches.has = append(e.batches.has, has)
+	e.batches.workers = append(e.batches.workers, callbackWorker{has: has, queue: orDefault(queue, DefaultQueue)})
 }
 
-// knowsBatch reports whether this process runs the callback, and whether
-// it knows anything about callbacks at all (it has workers).
-func (e *Engine) knowsBatch(name string) (known, anyWorker bool) {
+// knowsBatch reports whether a worker of this process runs the callback,
+// and the queue that worker polls.
+func (e *Engine) knowsBatch(name string) (queue string, known bool) {
 	e.batches.mu.RLock()
 	defer e.batches.mu.RUnlock()
-	for _, has := range e.batches.has {
-		if has(name) {
-			return true, true
+	for _, w := range e.batches.workers {
+		if w.has(name) {
+			return w.queue, true
 		}
 	}
-	return false, len(e.batches.has) > 0
+	return "", false
+}
+
+// hasBatchWorkers reports whether this process has workers at all.
+func (e *Engine) hasBatchWorkers() bool {
+	e.batches.mu.RLock()
+	defer e.batches.mu.RUnlock()
+	return len(e.batches.workers) > 0
 }
 
 // DispatchBatch writes a batch row and its jobs in one transaction, in
@@ -418,7 +434,7 @@ func (e *Engine) settleBatch(ctx context.Context, tx driver.Tx, br *batchRow, no
 		}
 		name := br.callback(event)
 		rec := &driver.BatchEvent{BatchID: b.ID, Event: event, Callback: name, CreatedAt: now}
-		known, _ := e.knowsBatch(name)
+		_, known := e.knowsBatch(name)
 		if name != "" && !own[event] && !known {
 			// Another engine made this transition and the callback is not
 			// a Go callback of this process: Queuety PHP ran it if it is a
@@ -440,7 +456,7 @@ func (e *Engine) settleBatch(ctx context.Context, tx driver.Tx, br *batchRow, no
 					return 0, err
 				}
 			}
-			job := e.batchCallbackJob(br, event, name, known, queue, now)
+			job := e.batchCallbackJob(br, event, name, queue, now)
 			if err := tx.JobInsert(ctx, []*driver.Job{job}); err != nil {
 				return 0, err
 			}
@@ -465,19 +481,35 @@ func batchQueue(ctx context.Context, tx driver.Tx, batchID int64) (string, error
 	return counts[0].Queue, nil
 }
 
-// batchCallbackJob builds the job that runs one batch callback: for a Go
-// worker (known here, or no PHP bridge configured), or for Queuety PHP's
-// bridge class. Callback jobs have one attempt: Queuety calls a callback
-// once and ignores its errors.
-func (e *Engine) batchCallbackJob(br *batchRow, event, name string, known bool, queue string, now time.Time) *driver.Job {
+// callbackRoute says where the job of callback name goes: to the queue of
+// a worker of this process that registered it; else, with a PHP bridge
+// queue, to Queuety PHP (php true); else to fallback, for whichever Go
+// worker has it.
+func (e *Engine) callbackRoute(name, fallback string) (queue string, php bool) {
+	if q, known := e.knowsBatch(name); known {
+		return q, false
+	}
+	if e.cfg.PHPBatchCallbacks != "" {
+		return e.cfg.PHPBatchCallbacks, true
+	}
+	return fallback, false
+}
+
+// batchCallbackJob builds the job that runs one batch callback, routed by
+// callbackRoute: a job named after the callback for a Go worker, or a job
+// for Queuety PHP's bridge class. Callback jobs have one attempt: Queuety
+// calls a callback once and ignores its errors.
+func (e *Engine) batchCallbackJob(br *batchRow, event, name, fallback string, now time.Time) *driver.Job {
 	b := br.row
 	payload := phpjson.NewObject()
 	handler := name
-	if !known && e.cfg.PHPBatchCallbacks != "" {
-		handler, queue = HandlerPHPBatchCallback, e.cfg.PHPBatchCallbacks
+	queue, php := e.callbackRoute(name, fallback)
+	if php {
+		handler = HandlerPHPBatchCallback
 		payload.Set("batch_id", b.ID)
 		payload.Set("type", callbackType(event))
 		payload.Set("callback", name) // for operators: the bridge reads the batch's options
+		payload.Set("batch", phpBatchRow(b))
 	} else {
 		payload.Set("batch_id", b.ID)
 		payload.Set("event", event)
@@ -501,6 +533,17 @@ func callbackType(event string) string {
 		return BatchEventFinally
 	}
 	return event
+}
+
+// phpBatchRow is a batch row as PDO fetches it for Queuety PHP's
+// Batch::from_row: the JSON columns as text, times as stored, so the PHP
+// bridge hands the callback the batch as it was right after the
+// transition, as BatchManager::fire_callback does.
+func phpBatchRow(b *driver.Batch) *phpjson.Object {
+	o := BatchObject(b)
+	o.Set("failed_job_ids", string(b.FailedJobIDs))
+	o.Set("options", string(b.Options))
+	return o
 }
 
 // BatchObject is a batch row as a JSON object, as Go batch callbacks

@@ -19,7 +19,7 @@ import (
 // finished, then recorded as left. It returns how many callbacks it
 // enqueued and whether a full batch of candidates was found.
 func (e *Engine) RunForeignBatchCallbacks(ctx context.Context, limit int) (int, bool, error) {
-	if _, anyWorker := e.knowsBatch(""); !anyWorker {
+	if !e.hasBatchWorkers() {
 		return 0, false, nil
 	}
 	var n int

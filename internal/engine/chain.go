@@ -91,9 +91,9 @@ func (e *Engine) jobBuried(ctx context.Context, tx driver.Tx, cj *Claimed, row *
 }
 
 // chainJobBuried enqueues the chain catch handler named in a buried job's
-// payload: for a Go worker (HandleChainCatch) when this process has it or
-// no PHP bridge queue is configured, else for Queuety PHP's bridge class.
-// It has one attempt: Queuety calls it once and ignores its errors.
+// payload, routed as a batch callback (callbackRoute): for a Go worker
+// (HandleChainCatch) or for Queuety PHP's bridge class. It has one
+// attempt: Queuety calls it once and ignores its errors.
 func (e *Engine) chainJobBuried(ctx context.Context, tx driver.Tx, cj *Claimed, row *driver.Job, msg string, now time.Time) error {
 	if cj.payload == nil {
 		return nil
@@ -102,11 +102,11 @@ func (e *Engine) chainJobBuried(ctx context.Context, tx driver.Tx, cj *Claimed, 
 	if name == "" {
 		return nil
 	}
-	known, _ := e.knowsBatch(name)
 	payload := phpjson.NewObject()
-	handler, queue := name, row.Queue
-	if !known && e.cfg.PHPBatchCallbacks != "" {
-		handler, queue = HandlerPHPBatchCallback, e.cfg.PHPBatchCallbacks
+	handler := name
+	queue, php := e.callbackRoute(name, row.Queue)
+	if php {
+		handler = HandlerPHPBatchCallback
 		payload.Set("chain_catch", name)
 		payload.Set("job_id", row.ID)
 		payload.Set("error_message", msg)
