@@ -406,11 +406,12 @@ func (br *batchRow) dueEvents() []string {
 }
 
 // settleBatch enqueues the callbacks of the batch's due events that have
-// no event row yet, and records them: the events this transaction fired
-// (br.events) go where routeCallback says; the others, transitions
-// another engine made, only to this process's own Go callbacks (a PHP
-// callback class ran in PHP already). It returns how many callback jobs it
-// enqueued and whether an event was left to another worker.
+// no event row yet, in Queuety's order, and records them: the events this
+// transaction fired (br.events) go where callbackRoute says; the others,
+// transitions another engine made, only to this process's own Go
+// callbacks (a PHP callback class ran in PHP already), and are left to
+// other workers for the handoff otherwise. It runs under the batch's row
+// lock and returns how many callback jobs it enqueued.
 func (e *Engine) settleBatch(ctx context.Context, tx driver.Tx, br *batchRow, now time.Time) (int, error) {
 	b := br.row
 	have, err := tx.BatchEventList(ctx, []int64{b.ID})
