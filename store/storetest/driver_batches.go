@@ -73,7 +73,10 @@ func testDriverBatchList(t *testing.T, d *DriverEnv) {
 	b := d.insertBatch(&driver.Batch{TotalJobs: 1, FinishedAt: Epoch})
 	c := d.insertBatch(&driver.Batch{TotalJobs: 1, PendingJobs: 1})
 	var many []*driver.Batch
-	d.Tx(func(tx driver.Tx) (err error) { many, err = tx.BatchGetMany(d.Ctx, []int64{c, a, 999}, driver.LockUpdate); return err })
+	d.Tx(func(tx driver.Tx) (err error) {
+		many, err = tx.BatchGetMany(d.Ctx, []int64{c, a, 999}, driver.LockUpdate)
+		return err
+	})
 	require.Len(t, many, 2, "found")
 	assert.Equal(t, []int64{a, c}, []int64{many[0].ID, many[1].ID}, "id order, missing skipped")
 
@@ -156,7 +159,10 @@ func testDriverBatchDelete(t *testing.T, d *DriverEnv) {
 		return tx.BatchEventInsert(d.Ctx, []*driver.BatchEvent{{BatchID: oldID, Event: "finally", CreatedAt: Epoch}})
 	})
 	var n int64
-	d.Tx(func(tx driver.Tx) (err error) { n, err = tx.BatchDeleteFinished(d.Ctx, Epoch.Add(-24*time.Hour), 10); return err })
+	d.Tx(func(tx driver.Tx) (err error) {
+		n, err = tx.BatchDeleteFinished(d.Ctx, Epoch.Add(-24*time.Hour), 10)
+		return err
+	})
 	assert.Equal(t, int64(1), n, "deleted")
 	err := d.TxErr(func(tx driver.Tx) error { _, err := tx.BatchGet(d.Ctx, oldID, driver.LockNone); return err })
 	assert.ErrorIs(t, err, driver.ErrNotFound, "old batch deleted")
