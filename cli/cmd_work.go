@@ -43,7 +43,13 @@ that has it, such as Queuety PHP's sweep, which calls PHP deadline classes
 in-process; its steps are not run meanwhile. After the handoff the worker
 expires it and enqueues the handler as a job. A Go deadline handler of a
 workflow that PHP's sweep expired (PHP calls only PHP classes) is enqueued
-by the next sweep of a worker that has it, once.`,
+by the next sweep of a worker that has it, once.
+
+Batch callbacks and chain catch handlers run as jobs, once each. With
+--php-batch-callbacks QUEUE, one this worker does not have (a PHP class)
+becomes a job for Queuety PHP's bridge class QueuetyGo\BatchCallback on
+QUEUE, for a PHP worker with the bridge installed (php/ in the repository).
+The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 		Examples: []string{
 			Program + " work",
 			Program + " work --queues critical,default --concurrency 32",
@@ -60,6 +66,7 @@ by the next sweep of a worker that has it, once.`,
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
 			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
 			handoff := durationFlag(fs, "deadline-handoff", queuety.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
+			phpBatch := fs.String("php-batch-callbacks", "", "hand the batch callbacks and chain catch handlers this worker does not have to Queuety PHP, as jobs for QueuetyGo\\BatchCallback (php/) on this `queue`")
 			return func(e *Env, _ []string) error {
 				qs, err := queues()
 				if err != nil {
@@ -87,7 +94,7 @@ by the next sweep of a worker that has it, once.`,
 				if err != nil {
 					return err
 				}
-				c, err := e.OpenOrCreate(queuety.WithDeadlineHandoff(*handoff), mx.option())
+				c, err := e.OpenOrCreate(queuety.WithDeadlineHandoff(*handoff), queuety.WithPHPBatchCallbacks(*phpBatch), mx.option())
 				if err != nil {
 					mx.stop()
 					return err
@@ -119,6 +126,7 @@ by the next sweep of a worker that has it, once.`,
 						"stale": st.Stale, "swept": map[string]int{
 							"workflows_expired": st.Swept.WorkflowsExpired, "waits_timed_out": st.Swept.WaitsTimedOut,
 							"jobs_timed_out": st.Swept.JobsTimedOut, "jobs_recovered": st.Swept.JobsRecovered,
+							"batch_callbacks": st.Swept.BatchCallbacks,
 						},
 						"schedules_fired": st.SchedulesFired,
 						"duration_ms":     took.Milliseconds(), "interrupted": ctx.Err() != nil,
@@ -130,10 +138,10 @@ by the next sweep of a worker that has it, once.`,
 						return perr
 					}
 				} else {
-					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d); schedules fired %d; %s\n",
+					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d, batch callbacks %d); schedules fired %d; %s\n",
 						st.Claimed, st.Succeeded, st.Failed, st.HandedBack, st.Stale, st.Swept.Total(),
 						st.Swept.WorkflowsExpired, st.Swept.WaitsTimedOut, st.Swept.JobsTimedOut, st.Swept.JobsRecovered,
-						st.SchedulesFired, took.Round(time.Millisecond))
+						st.Swept.BatchCallbacks, st.SchedulesFired, took.Round(time.Millisecond))
 				}
 				if err != nil {
 					return fmt.Errorf("work --once: %w", err)

@@ -96,11 +96,12 @@ type Report struct {
 	WaitsTimedOut    int
 	JobsTimedOut     int
 	JobsRecovered    int
+	BatchCallbacks   int // see BatchCallbacks
 }
 
 // Total is the number of rows changed.
 func (r Report) Total() int {
-	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered
+	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks
 }
 
 // sweep calls step until it finds less than a full batch of candidates,
@@ -185,8 +186,8 @@ func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
 }
 
 // RunAll runs every sweep once, in this order: stale recovery, activity
-// timeouts, wait timers, workflow deadlines. An error in one sweep does not
-// stop the others; the errors are joined.
+// timeouts, wait timers, workflow deadlines, batch callbacks. An error in
+// one sweep does not stop the others; the errors are joined.
 func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	var r Report
 	var errs []error
@@ -198,6 +199,8 @@ func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	r.WaitsTimedOut, err = s.WaitTimers(ctx)
 	errs = append(errs, err)
 	r.WorkflowsExpired, err = s.Deadlines(ctx)
+	errs = append(errs, err)
+	r.BatchCallbacks, err = s.BatchCallbacks(ctx)
 	errs = append(errs, err)
 	return r, errors.Join(errs...)
 }

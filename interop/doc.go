@@ -29,7 +29,9 @@
 // Where the Go engine deliberately differs from PHP, a test adjusts PHP's
 // expected rows and says why in a comment: memory_peak_kb is NULL; a delay
 // step writes one 'completed' log row, not two; the OnDeadline handler runs
-// as a callback job after the failure commits; the second branch of a
+// as a callback job after the failure commits, and so do batch callbacks
+// and chain catch handlers (a test runs them, compares what they got with
+// what PHP's classes got, and removes their rows); the second branch of a
 // parallel step sees the state the first branch left; and Go-only columns
 // (claim_token, activity deadlines, run_number, ...) are extra.
 //

@@ -124,7 +124,7 @@ func (e *env) load(label string) *phpfixture.Snapshot {
 // migrations table).
 func (e *env) truncate() {
 	e.t.Helper()
-	for _, tbl := range append(append([]string{}, phpTables...), "queuety_go_failures") {
+	for _, tbl := range append(append([]string{}, phpTables...), "queuety_go_failures", "queuety_go_batch_events") {
 		_, err := e.db.Exec("TRUNCATE TABLE `" + e.prefix + tbl + "`")
 		require.NoError(e.t, err, "truncate %s", tbl)
 	}

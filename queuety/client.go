@@ -27,9 +27,10 @@ func NewClient(s driver.Store, opts ...Option) *Client { return newClient(s, new
 func newClient(s driver.Store, cfg config) *Client {
 	e := engine.New(s, engine.Config{
 		Clock: cfg.clock, Logger: cfg.logger, DefaultBackoff: cfg.backoff, StaleTimeout: cfg.staleTimeout,
-		LeaseTimeout:    cfg.leaseTimeout,
-		DeadlineHandoff: cfg.handoff,
-		Observer:        cfg.observer,
+		LeaseTimeout:      cfg.leaseTimeout,
+		DeadlineHandoff:   cfg.handoff,
+		Observer:          cfg.observer,
+		PHPBatchCallbacks: cfg.phpBatchQueue,
 	})
 	return &Client{engine: e, store: s}
 }

@@ -65,6 +65,9 @@ type Registry struct {
 	forEach    map[string]ForEachFunc
 	reducers   map[string]ReducerFunc
 	conditions map[string]RepeatConditionFunc
+	// batchCallbacks names the job handlers that are batch callbacks or
+	// chain catch handlers (batch.go).
+	batchCallbacks map[string]bool
 }
 
 // The engine looks reducers and repeat conditions up in a Registry.

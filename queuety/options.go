@@ -133,6 +133,8 @@ type config struct {
 	leaseTimeout time.Duration
 	handoff      time.Duration
 	observer     observe.Observer
+	// phpBatchQueue is WithPHPBatchCallbacks' queue (batch.go).
+	phpBatchQueue string
 }
 
 func newConfig(opts []Option) config {

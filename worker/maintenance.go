@@ -25,6 +25,7 @@ func (w *Worker) tasks() []*task {
 		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.sweeper.Timeouts},
 		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
 		{name: deadline.SweepDeadlines, interval: iv.Deadlines, run: w.sweeper.Deadlines},
+		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks}, // deadline/batches.go
 	}
 }
 

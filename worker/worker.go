@@ -140,6 +140,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	}
 	reg := cfg.registry
 	e.KnowCallbacks(func(name string) bool { _, ok := reg.Callback(name); return ok })
+	e.KnowBatchCallbacks(reg.IsBatchCallback, cfg.queues[0])
 	timers, engineTimers := timersOf(e.Clock())
 	return &Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),

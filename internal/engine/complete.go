@@ -103,6 +103,9 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 		if err := tx.LogInsert(ctx, logs); err != nil {
 			return err
 		}
+		if err := e.batchJobsCompleted(ctx, tx, results, now); err != nil { // batch.go
+			return err
+		}
 		return e.compensationsEnded(ctx, tx, results, now)
 	})
 	if errors.Is(err, errClaimMismatch) {
@@ -209,6 +212,9 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 			if errs[i] == nil {
 				owned = append(owned, r)
 			}
+		}
+		if err := e.batchJobsCompleted(ctx, tx, owned, now); err != nil { // batch.go
+			return err
 		}
 		return e.compensationsEnded(ctx, tx, owned, now)
 	})

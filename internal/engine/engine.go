@@ -28,6 +28,7 @@ type Engine struct {
 	cfg       Config
 	callbacks callbackKnowers
 	obs       observe.Observer // nil: no instrumentation
+	batches   batchKnowers
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named
@@ -55,6 +56,10 @@ type Config struct {
 	// Observer hears dispatches, and the workers and sweeps of this
 	// engine report to it (default nil: none).
 	Observer observe.Observer
+	// PHPBatchCallbacks is the queue on which batch callbacks and chain
+	// catch handlers that no worker of this process registered are handed
+	// to Queuety PHP (see batch.go); "" sends them to Go workers.
+	PHPBatchCallbacks string
 }
 
 // OfClient returns the engine of a *queuety.Client. Package queuety sets it

@@ -136,6 +136,11 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 			r.Outcome = observe.OutcomeBuried
 		}
 	}
+	if final {
+		if err := e.jobBuried(ctx, tx, cj, row, msg, now); err != nil { // batch failure, chain catch (chain.go)
+			return false, err
+		}
+	}
 	if final && row.WorkflowID == 0 {
 		// A compensation that ran out of attempts: the next one runs.
 		return true, e.compensationEnded(ctx, tx, cjWithPayload(cj, row), msg, now)

@@ -62,7 +62,8 @@ const FILE_PREFIX = 'wp_';
 const PRELUDE = "use Queuety\\Queuety;\n"
 	. "use Queuety\\Enums\\ForEachMode;\n"
 	. "use Queuety\\Enums\\WaitMode;\n"
-	. "use QueuetyGoInterop\\{PlanItems, DoubleItem, SumReducer, Increment, CounterReached, ChildWork, FailStep, Finish, UndoStep, UndoOther, StoreArtifacts};\n";
+	. "use QueuetyGoInterop\\{PlanItems, DoubleItem, SumReducer, Increment, CounterReached, ChildWork, FailStep, Finish, UndoStep, UndoOther, StoreArtifacts};\n"
+	. "use QueuetyGoInterop\\{OkJob, FailJob, BatchThen, BatchCatch, BatchFinally, ChainCaught};\n";
 
 /** Full table name under the files' wp_ prefix. */
 function file_table( Connection $conn, string $name ): string {
@@ -233,7 +234,7 @@ try {
 		exit( 0 );
 	}
 
-	$scenarios = require __DIR__ . '/fixtures-scenarios.php';
+	$scenarios = ( require __DIR__ . '/fixtures-scenarios.php' ) + ( require __DIR__ . '/fixtures-batches.php' );
 	if ( 'list' === $cmd ) {
 		echo implode( "\n", array_keys( $scenarios ) ) . "\n";
 		exit( 0 );

@@ -211,3 +211,100 @@ final class StoreArtifacts implements Step {
 		return array();
 	}
 }
+
+/** Appends $record as one JSON line to the file named by QUEUETY_INTEROP_MARKER, when set. */
+function mark( array $record ): void {
+	$file = getenv( 'QUEUETY_INTEROP_MARKER' );
+	if ( is_string( $file ) && '' !== $file ) {
+		file_put_contents( $file, json_encode( $record ) . "\n", FILE_APPEND | LOCK_EX );
+	}
+}
+
+/** Job handler (Queuety\Handler): records {"job":<class>,"payload":<payload>} with mark(). */
+final class OkJob implements \Queuety\Handler {
+	public function handle( array $payload ): void {
+		mark(
+			array(
+				'job'     => static::class,
+				'payload' => $payload,
+			)
+		);
+	}
+
+	public function config(): array {
+		return array();
+	}
+}
+
+/**
+ * Job handler (Queuety\Handler): always throws \RuntimeException('job <n> failed'),
+ * n = payload.n; config() sets max_attempts 1, which Queuety PHP's worker applies
+ * whatever the row says (and BatchBuilder writes into the row).
+ */
+final class FailJob implements \Queuety\Handler {
+	public function handle( array $payload ): void {
+		$n = is_scalar( $payload['n'] ?? null ) ? (string) $payload['n'] : '?';
+		throw new \RuntimeException( "job {$n} failed" );
+	}
+
+	public function config(): array {
+		return array( 'max_attempts' => 1 );
+	}
+}
+
+/**
+ * Batch callback, as BatchBuilder's then()/catch()/finally() name them: a
+ * plain class whose handle(Batch) BatchManager::fire_callback calls in the
+ * process that recorded the job (not a Handler: no worker runs it as a job).
+ * Records {"batch_callback":<class>,"batch":{...}} with mark().
+ */
+class BatchCallback {
+	public function handle( \Queuety\Batch $batch ): void {
+		mark(
+			array(
+				'batch_callback' => static::class,
+				'batch'          => array(
+					'id'             => $batch->id,
+					'name'           => $batch->name,
+					'total_jobs'     => $batch->total_jobs,
+					'pending_jobs'   => $batch->pending_jobs,
+					'failed_jobs'    => $batch->failed_jobs,
+					'failed_job_ids' => $batch->failed_job_ids,
+					'progress'       => $batch->progress(),
+					'finished'       => $batch->finished(),
+					'cancelled'      => $batch->cancelled(),
+				),
+			)
+		);
+	}
+}
+
+/** The then() callback of the batch scenarios. */
+final class BatchThen extends BatchCallback {
+}
+
+/** The catch() callback of the batch scenarios. */
+final class BatchCatch extends BatchCallback {
+}
+
+/** The finally() callback of the batch scenarios. */
+final class BatchFinally extends BatchCallback {
+}
+
+/**
+ * Chain catch handler, as ChainBuilder::catch() names it: Queuety PHP's worker
+ * calls handle($job, $exception) when it buries a chain job. Records
+ * {"chain_catch":<class>,"job_id":..,"handler":..,"error":..} with mark().
+ */
+final class ChainCaught {
+	public function handle( \Queuety\Job $job, \Throwable $e ): void {
+		mark(
+			array(
+				'chain_catch' => static::class,
+				'job_id'      => $job->id,
+				'handler'     => $job->handler,
+				'error'       => $e->getMessage(),
+			)
+		);
+	}
+}

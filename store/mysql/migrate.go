@@ -37,6 +37,7 @@ func migrations(prefix string) sqlstore.Migrations {
 			{Version: 5, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: sqlstore.RunStatements(func() []string {
 				return []string{"UPDATE " + sqlstore.NewTables(prefix).Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
 			})},
+			{Version: 6, Name: "Go engine: batch events table", Up: step((*migrator).batchEventsTable)},
 		},
 		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,
@@ -195,6 +196,21 @@ func (m *migrator) failuresTable(ctx context.Context) error {
 		KEY idx_workflow (workflow_id, id),
 		KEY idx_job (job_id),
 		KEY idx_category (category, created_at)
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`)
+	return err
+}
+
+// batchEventsTable creates the table in which the Go engine records the
+// batch transitions whose callbacks it handled, once each.
+func (m *migrator) batchEventsTable(ctx context.Context) error {
+	_, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+m.prefix+`queuety_go_batch_events (
+		batch_id BIGINT UNSIGNED NOT NULL,
+		event VARCHAR(16) NOT NULL,
+		callback VARCHAR(255) NULL DEFAULT NULL,
+		runtime VARCHAR(8) NULL DEFAULT NULL,
+		job_id BIGINT UNSIGNED NULL DEFAULT NULL,
+		created_at DATETIME(6) NOT NULL,
+		PRIMARY KEY (batch_id, event)
 	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`)
 	return err
 }

@@ -139,6 +139,11 @@ func migrations(prefix string) sqlstore.Migrations {
 			{Version: 3, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: sqlstore.RunStatements(func() []string {
 				return []string{"UPDATE " + sqlstore.NewTables(prefix).Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
 			})},
+			{Version: 4, Name: "Go engine: batch events table", Up: sqlstore.RunStatements(func() []string {
+				return []string{"CREATE TABLE IF NOT EXISTS " + sqlstore.NewTables(prefix).BatchEvents + " (batch_id INTEGER NOT NULL, " +
+					"event TEXT NOT NULL, callback TEXT DEFAULT NULL, runtime TEXT DEFAULT NULL, job_id INTEGER DEFAULT NULL, " +
+					"created_at TEXT NOT NULL, PRIMARY KEY (batch_id, event))"}
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}

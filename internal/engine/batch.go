@@ -1,0 +1,581 @@
+package engine
+
+// This file runs Queuety's batches (BatchBuilder, BatchManager): a batch
+// row counts its jobs down, and its then/catch/finally callbacks fire
+// when the batch finishes or first fails.
+//
+// The row transitions are Queuety's, applied under the batch row's lock in
+// the transaction that completes or buries the job (record_completion and
+// record_failure run in their own transaction right after in PHP), so a
+// transition, and the callbacks it fires, happens once however many
+// workers finish jobs at the same time:
+//
+//   - a completion decrements pending_jobs; the one that reaches 0 sets
+//     finished_at and fires then (when failed_jobs is 0 or allow_failures
+//     is set) and finally;
+//   - a burial also adds the job to failed_job_ids and failed_jobs; the
+//     first one fires catch; reaching 0 fires then only with
+//     allow_failures, and finally;
+//   - a finished batch is left alone (a cancelled batch's jobs still run,
+//     as in Queuety, and change nothing);
+//   - CancelBatch sets cancelled_at and finished_at, once, and fires
+//     finally.
+//
+// Queuety calls a callback class in-process, in the worker that recorded
+// the transition; the Go engine enqueues a job instead, in the same
+// transaction, and records the event in the Go-owned batch events table
+// (one row per batch and event). Where the job goes:
+//
+//   - when a worker of this process registered the callback
+//     (HandleBatchCallback): a job named after the callback, payload = the
+//     batch row, on that worker's first queue;
+//   - else, when the client has a PHP bridge queue (WithPHPBatchCallbacks):
+//     a job for the bridge class QueuetyGo\BatchCallback (php/ in this
+//     repository) on that queue, which a PHP worker runs by calling the
+//     callback class's handle(Batch) as BatchManager does;
+//   - else a job named after the callback on the queue of the job that
+//     fired it (for a cancel: of the batch's jobs), for the Go worker that
+//     has it.
+//
+// Transitions Queuety PHP makes (its workers finish the batch) fire PHP
+// callback classes in PHP and skip names that are not classes there. A
+// Go sweep (RunForeignBatchCallbacks), and the next Go transition of the
+// same batch, find such events by their missing event row and enqueue the
+// callbacks this process registered, once.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// Batch events, as stored in the batch events table.
+const (
+	BatchEventCatch   = "catch"
+	BatchEventThen    = "then"
+	BatchEventFinally = "finally"
+	BatchEventCancel  = "cancel"
+)
+
+// HandlerPHPBatchCallback is the PHP class a Go engine hands PHP batch
+// callbacks and chain catch handlers to (see php/ in this repository).
+const HandlerPHPBatchCallback = `QueuetyGo\BatchCallback`
+
+// BatchLookback is how far back in finished_at the batch sweep looks for
+// batches another engine finished.
+const BatchLookback = 24 * time.Hour
+
+// BatchSpec is a batch's header: Queuety's BatchBuilder settings.
+type BatchSpec struct {
+	Name          string // "" for none (NULL)
+	Queue         string // the jobs' queue unless a job names its own ("" = default)
+	Then          string // callback names; "" for none
+	Catch         string
+	Finally       string
+	AllowFailures bool
+}
+
+// options encodes the options column as BatchBuilder::dispatch does:
+// then, catch, finally, allow_failures, only those set ("[]" when none).
+func (s BatchSpec) options() []byte {
+	o := phpjson.NewObject()
+	for _, kv := range [][2]string{{"then", s.Then}, {"catch", s.Catch}, {"finally", s.Finally}} {
+		if kv[1] != "" {
+			o.Set(kv[0], kv[1])
+		}
+	}
+	if s.AllowFailures {
+		o.Set("allow_failures", true)
+	}
+	return EncodeJSON(o)
+}
+
+// batchKnowers holds the batch callbacks and chain catch handlers this
+// process's workers run, and the batches the sweep moves past.
+type batchKnowers struct {
+	mu      sync.RWMutex
+	workers []callbackWorker
+	skips   map[int64]time.Time
+}
+
+type callbackWorker struct {
+	has   func(name string) bool
+	queue string
+}
+
+// KnowBatchCallbacks tells the engine that a worker of this process runs
+// the batch callbacks and chain catch handlers for which has returns true,
+// and polls queue (its first queue). Workers call it with their registry.
+// A callback job for such a name is enqueued on that queue.
+func (e *Engine) KnowBatchCallbacks(has func(name string) bool, queue string) {
+	e.batches.mu.Lock()
+	defer e.batches.mu.Unlock()
+	e.batches.workers = append(e.batches.workers, callbackWorker{has: has, queue: orDefault(queue, DefaultQueue)})
+}
+
+// knowsBatch reports whether a worker of this process runs the callback,
+// and the queue that worker polls.
+func (e *Engine) knowsBatch(name string) (queue string, known bool) {
+	e.batches.mu.RLock()
+	defer e.batches.mu.RUnlock()
+	for _, w := range e.batches.workers {
+		if w.has(name) {
+			return w.queue, true
+		}
+	}
+	return "", false
+}
+
+// hasBatchWorkers reports whether this process has workers at all.
+func (e *Engine) hasBatchWorkers() bool {
+	e.batches.mu.RLock()
+	defer e.batches.mu.RUnlock()
+	return len(e.batches.workers) > 0
+}
+
+// DispatchBatch writes a batch row and its jobs in one transaction, in
+// Queuety's order (the batch row, then the jobs in order), and returns the
+// batch id and the job ids. A job without a queue of its own goes on the
+// spec's queue. A batch needs at least one job.
+func (e *Engine) DispatchBatch(ctx context.Context, spec BatchSpec, reqs []JobRequest) (int64, []int64, error) {
+	if len(reqs) == 0 {
+		return 0, nil, fmt.Errorf("queuety: dispatch batch: %w", invalidf("a batch needs at least one job"))
+	}
+	if len(spec.Name) > 255 {
+		return 0, nil, fmt.Errorf("queuety: dispatch batch: %w", invalidf("batch name is longer than 255 characters"))
+	}
+	for _, cb := range []string{spec.Then, spec.Catch, spec.Finally} {
+		if cb != "" {
+			if err := ValidateHandlerName(cb); err != nil {
+				return 0, nil, fmt.Errorf("queuety: dispatch batch: callback: %w", err)
+			}
+		}
+	}
+	jobs := make([]*driver.Job, len(reqs))
+	for i, r := range reqs {
+		if r.Spec.Queue == "" {
+			r.Spec.Queue = spec.Queue
+		}
+		if r.Spec.Unique {
+			return 0, nil, fmt.Errorf("queuety: dispatch batch job %d: %w", i, invalidf("Unique is not supported in a batch"))
+		}
+		job, err := e.buildJob(r)
+		if err != nil {
+			return 0, nil, fmt.Errorf("queuety: dispatch batch job %d: %w", i, err)
+		}
+		jobs[i] = job
+	}
+	b := &driver.Batch{Name: spec.Name, TotalJobs: len(jobs), PendingJobs: len(jobs), FailedJobIDs: []byte("[]"), Options: spec.options()}
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		b.ID = 0
+		b.CreatedAt = floorSecond(e.clock.Now())
+		if err := tx.BatchInsert(ctx, b); err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			j.ID, j.BatchID = 0, b.ID
+		}
+		const chunk = 500 // keeps statements well below max_allowed_packet
+		for start := 0; start < len(jobs); start += chunk {
+			if err := tx.JobInsert(ctx, jobs[start:min(start+chunk, len(jobs))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("queuety: dispatch batch: %w", err)
+	}
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	return b.ID, ids, nil
+}
+
+// batchRow is a locked batch row being changed, with its decoded JSON.
+type batchRow struct {
+	row       *driver.Batch
+	failedIDs []int64
+	opts      *phpjson.Object
+	changed   bool
+	events    []string // fired by this transaction, in Queuety's order
+	queue     string   // where Go callback jobs go: the queue of the job that fired them
+}
+
+func newBatchRow(b *driver.Batch) *batchRow {
+	br := &batchRow{row: b, opts: phpjson.NewObject()}
+	if o, err := DecodeObject("batch options", b.Options); err == nil {
+		br.opts = o
+	}
+	if v, err := phpjson.Decode(b.FailedJobIDs); err == nil {
+		items, _ := listOf(v)
+		for _, x := range items {
+			br.failedIDs = append(br.failedIDs, toInt(x))
+		}
+	}
+	return br
+}
+
+// complete is BatchManager::record_completion on a locked row.
+func (br *batchRow) complete(now time.Time) {
+	b := br.row
+	if !b.FinishedAt.IsZero() {
+		return
+	}
+	b.PendingJobs = max(b.PendingJobs-1, 0)
+	br.changed = true
+	if b.PendingJobs == 0 {
+		b.FinishedAt = floorSecond(now)
+		if b.FailedJobs == 0 || truthy(br.opts, "allow_failures") {
+			br.events = append(br.events, BatchEventThen)
+		}
+		br.events = append(br.events, BatchEventFinally)
+	}
+}
+
+// fail is BatchManager::record_failure on a locked row.
+func (br *batchRow) fail(jobID int64, now time.Time) {
+	b := br.row
+	if !b.FinishedAt.IsZero() {
+		return
+	}
+	for _, id := range br.failedIDs {
+		if id == jobID {
+			return
+		}
+	}
+	br.failedIDs = append(br.failedIDs, jobID)
+	b.PendingJobs = max(b.PendingJobs-1, 0)
+	first := b.FailedJobs == 0
+	b.FailedJobs++
+	ids := make([]any, len(br.failedIDs))
+	for i, id := range br.failedIDs {
+		ids[i] = id
+	}
+	b.FailedJobIDs = EncodeJSON(ids)
+	br.changed = true
+	if first {
+		br.events = append(br.events, BatchEventCatch)
+	}
+	if b.PendingJobs == 0 {
+		b.FinishedAt = floorSecond(now)
+		if truthy(br.opts, "allow_failures") {
+			br.events = append(br.events, BatchEventThen)
+		}
+		br.events = append(br.events, BatchEventFinally)
+	}
+}
+
+// callback is the handler name the options hold for an event.
+func (br *batchRow) callback(event string) string {
+	key := event
+	if event == BatchEventCancel {
+		key = BatchEventFinally
+	}
+	return strField(br.opts, key)
+}
+
+// batchJobsCompleted records completed plain jobs on their batches: the
+// batches are locked in id order with one statement, and each one gets
+// one record_completion per job.
+func (e *Engine) batchJobsCompleted(ctx context.Context, tx driver.Tx, results []*Result, now time.Time) error {
+	count := map[int64]int{}
+	queue := map[int64]string{}
+	var ids []int64
+	for _, r := range results {
+		j := r.Claimed.Job
+		if j.BatchID == 0 || j.WorkflowID != 0 {
+			continue
+		}
+		if count[j.BatchID] == 0 {
+			ids = append(ids, j.BatchID)
+		}
+		count[j.BatchID]++
+		queue[j.BatchID] = j.Queue
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	rows, err := tx.BatchGetMany(ctx, ids, driver.LockUpdate)
+	if err != nil {
+		return err
+	}
+	for _, b := range rows {
+		br := newBatchRow(b)
+		br.queue = queue[b.ID]
+		for range count[b.ID] {
+			br.complete(now)
+		}
+		if err := e.saveBatch(ctx, tx, br, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batchJobBuried records a buried plain job on its batch
+// (record_failure).
+func (e *Engine) batchJobBuried(ctx context.Context, tx driver.Tx, row *driver.Job, now time.Time) error {
+	if row.BatchID == 0 || row.WorkflowID != 0 {
+		return nil
+	}
+	b, err := tx.BatchGet(ctx, row.BatchID, driver.LockUpdate)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	br := newBatchRow(b)
+	br.queue = row.Queue
+	br.fail(row.ID, now)
+	return e.saveBatch(ctx, tx, br, now)
+}
+
+// CancelBatch cancels a batch as BatchManager::cancel does: cancelled_at
+// and finished_at are set, once, and the finally callback fires. Its
+// pending jobs are left as they are: they still run, and change nothing
+// on the batch. It reports whether the batch was cancelled now (false when
+// it was cancelled before), and ErrNotFound for a missing batch.
+func (e *Engine) CancelBatch(ctx context.Context, id int64) (bool, error) {
+	var done bool
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		done = false
+		now := e.clock.Now()
+		b, err := tx.BatchGet(ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		if !b.CancelledAt.IsZero() {
+			return nil
+		}
+		br := newBatchRow(b)
+		b.CancelledAt, b.FinishedAt = floorSecond(now), floorSecond(now)
+		br.changed, br.events = true, []string{BatchEventCancel}
+		done = true
+		return e.saveBatch(ctx, tx, br, now)
+	})
+	if err != nil {
+		return false, fmt.Errorf("queuety: cancel batch %d: %w", id, err)
+	}
+	return done, nil
+}
+
+// saveBatch writes a changed batch row and, when its transition fired
+// events, settles them (settleBatch).
+func (e *Engine) saveBatch(ctx context.Context, tx driver.Tx, br *batchRow, now time.Time) error {
+	if !br.changed {
+		return nil
+	}
+	if err := tx.BatchUpdate(ctx, br.row); err != nil {
+		return err
+	}
+	if len(br.events) == 0 {
+		return nil
+	}
+	_, err := e.settleBatch(ctx, tx, br, now)
+	return err
+}
+
+// dueEvents are the events a batch row's transitions so far have fired,
+// in Queuety's order.
+func (br *batchRow) dueEvents() []string {
+	b := br.row
+	var out []string
+	if b.FailedJobs > 0 {
+		out = append(out, BatchEventCatch)
+	}
+	if b.TotalJobs > 0 && b.PendingJobs == 0 && !b.FinishedAt.IsZero() {
+		if b.FailedJobs == 0 || truthy(br.opts, "allow_failures") {
+			out = append(out, BatchEventThen)
+		}
+		out = append(out, BatchEventFinally)
+	}
+	if !b.CancelledAt.IsZero() {
+		out = append(out, BatchEventCancel)
+	}
+	return out
+}
+
+// settleBatch enqueues the callbacks of the batch's due events that have
+// no event row yet, in Queuety's order, and records them: the events this
+// transaction fired (br.events) go where callbackRoute says; the others,
+// transitions another engine made, only to this process's own Go
+// callbacks (a PHP callback class ran in PHP already), and are left to
+// other workers for the handoff otherwise. It runs under the batch's row
+// lock and returns how many callback jobs it enqueued.
+func (e *Engine) settleBatch(ctx context.Context, tx driver.Tx, br *batchRow, now time.Time) (int, error) {
+	b := br.row
+	have, err := tx.BatchEventList(ctx, []int64{b.ID})
+	if err != nil {
+		return 0, err
+	}
+	recorded := map[string]bool{}
+	for _, ev := range have {
+		recorded[ev.Event] = true
+	}
+	own := map[string]bool{}
+	for _, ev := range br.events {
+		own[ev] = true
+	}
+	queue := br.queue
+	n := 0
+	var rows []*driver.BatchEvent
+	for _, event := range br.dueEvents() {
+		if recorded[event] {
+			continue
+		}
+		name := br.callback(event)
+		rec := &driver.BatchEvent{BatchID: b.ID, Event: event, Callback: name, CreatedAt: now}
+		_, known := e.knowsBatch(name)
+		if name != "" && !own[event] && !known {
+			// Another engine made this transition and the callback is not
+			// a Go callback of this process: Queuety PHP ran it if it is a
+			// PHP class, or another Go worker has it. After the handoff
+			// the event is recorded as left to them.
+			if b.FinishedAt.IsZero() || now.Before(b.FinishedAt.Add(e.batchHandoff())) {
+				e.skipBatch(b.ID, now)
+				if len(br.events) == 0 && event != BatchEventCatch {
+					break // a sweep settles then before finally, finally before cancel
+				}
+				continue
+			}
+			rows = append(rows, rec)
+			continue
+		}
+		if name != "" {
+			if queue == "" {
+				if queue, err = batchQueue(ctx, tx, b.ID); err != nil {
+					return 0, err
+				}
+			}
+			job := e.batchCallbackJob(br, event, name, queue, now)
+			if err := tx.JobInsert(ctx, []*driver.Job{job}); err != nil {
+				return 0, err
+			}
+			rec.JobID, rec.Runtime = job.ID, "go"
+			if job.Handler == HandlerPHPBatchCallback {
+				rec.Runtime = "php"
+			}
+			n++
+		}
+		rows = append(rows, rec)
+	}
+	return n, tx.BatchEventInsert(ctx, rows)
+}
+
+// batchQueue is the queue of a batch's jobs (the first in name order), for
+// the callbacks of a cancel.
+func batchQueue(ctx context.Context, tx driver.Tx, batchID int64) (string, error) {
+	counts, err := tx.BatchJobCounts(ctx, batchID)
+	if err != nil || len(counts) == 0 {
+		return DefaultQueue, err
+	}
+	return counts[0].Queue, nil
+}
+
+// callbackRoute says where the job of callback name goes: to the queue of
+// a worker of this process that registered it; else, with a PHP bridge
+// queue, to Queuety PHP (php true); else to fallback, for whichever Go
+// worker has it.
+func (e *Engine) callbackRoute(name, fallback string) (queue string, php bool) {
+	if q, known := e.knowsBatch(name); known {
+		return q, false
+	}
+	if e.cfg.PHPBatchCallbacks != "" {
+		return e.cfg.PHPBatchCallbacks, true
+	}
+	return fallback, false
+}
+
+// batchCallbackJob builds the job that runs one batch callback, routed by
+// callbackRoute: a job named after the callback for a Go worker, or a job
+// for Queuety PHP's bridge class. Callback jobs have one attempt: Queuety
+// calls a callback once and ignores its errors.
+func (e *Engine) batchCallbackJob(br *batchRow, event, name, fallback string, now time.Time) *driver.Job {
+	b := br.row
+	payload := phpjson.NewObject()
+	handler := name
+	queue, php := e.callbackRoute(name, fallback)
+	if php {
+		handler = HandlerPHPBatchCallback
+		payload.Set("batch_id", b.ID)
+		payload.Set("type", callbackType(event))
+		payload.Set("callback", name) // for operators: the bridge reads the batch's options
+		payload.Set("batch", phpBatchRow(b))
+	} else {
+		payload.Set("batch_id", b.ID)
+		payload.Set("event", event)
+		payload.Set("batch", BatchObject(b))
+		marker := phpjson.NewObject()
+		marker.Set("kind", "batch")
+		marker.Set("batch_id", b.ID)
+		marker.Set("event", event)
+		payload.Set(callbackKey, marker)
+	}
+	return &driver.Job{
+		Queue: queue, Handler: handler, Payload: EncodeJSON(payload), Status: driver.JobPending, MaxAttempts: 1,
+		AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
+	}
+}
+
+// callbackType is the options key a PHP bridge job names: Queuety's
+// fire_callback type (a cancel runs the finally callback).
+func callbackType(event string) string {
+	if event == BatchEventCancel {
+		return BatchEventFinally
+	}
+	return event
+}
+
+// phpBatchRow is a batch row as PDO fetches it for Queuety PHP's
+// Batch::from_row: the JSON columns as text, times as stored, so the PHP
+// bridge hands the callback the batch as it was right after the
+// transition, as BatchManager::fire_callback does.
+func phpBatchRow(b *driver.Batch) *phpjson.Object {
+	o := BatchObject(b)
+	o.Set("failed_job_ids", string(b.FailedJobIDs))
+	o.Set("options", string(b.Options))
+	return o
+}
+
+// BatchObject is a batch row as a JSON object, as Go batch callbacks
+// receive it: the columns by name, JSON columns decoded, times as stored
+// ("2006-01-02 15:04:05", null when unset).
+func BatchObject(b *driver.Batch) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("id", b.ID)
+	o.Set("name", NilIfEmpty(b.Name))
+	o.Set("total_jobs", int64(b.TotalJobs))
+	o.Set("pending_jobs", int64(b.PendingJobs))
+	o.Set("failed_jobs", int64(b.FailedJobs))
+	ids, err := phpjson.Decode(b.FailedJobIDs)
+	if err != nil || ids == nil {
+		ids = []any{}
+	}
+	o.Set("failed_job_ids", ids)
+	opts, err := DecodeObject("batch options", b.Options)
+	if err != nil {
+		opts = phpjson.NewObject()
+	}
+	o.Set("options", opts)
+	for _, kv := range []struct {
+		k string
+		t time.Time
+	}{{"cancelled_at", b.CancelledAt}, {"created_at", b.CreatedAt}, {"finished_at", b.FinishedAt}} {
+		if kv.t.IsZero() {
+			o.Set(kv.k, nil)
+		} else {
+			o.Set(kv.k, kv.t.UTC().Format(time.DateTime))
+		}
+	}
+	return o
+}

@@ -1,0 +1,31 @@
+<?php
+/**
+ * Plugin Name: Queuety Go bridge
+ * Description: Runs the Queuety batch callbacks and chain catch handlers that queuety-go workers hand to PHP.
+ * Version: 1.0.0
+ * License: GPL-2.0-or-later
+ *
+ * Queuety calls a batch's then/catch/finally class, and a chain's catch
+ * class, in the PHP process that recorded the job's end. When a queuety-go
+ * worker records it instead, it cannot call a PHP class: with
+ * queuety.WithPHPBatchCallbacks(queue) it enqueues a job for the handler
+ * QueuetyGo\BatchCallback on that queue, and a Queuety PHP worker polling
+ * the queue runs it (see src/BatchCallback.php).
+ *
+ * Install: copy this folder to wp-content/mu-plugins/queuety-go-bridge/ and
+ * load this file from a one-line mu-plugin
+ * (<?php require __DIR__ . '/queuety-go-bridge/queuety-go-bridge.php';), or
+ * require it from any plugin. It only registers an autoloader, so it may be
+ * loaded before Queuety: the class is defined when Queuety's worker first
+ * looks it up.
+ */
+
+declare(strict_types=1);
+
+spl_autoload_register(
+	static function ( string $class ): void {
+		if ( 'QueuetyGo\\BatchCallback' === $class ) {
+			require __DIR__ . '/src/BatchCallback.php';
+		}
+	}
+);
