@@ -371,58 +371,27 @@ func (e *Engine) Dispatch(ctx context.Context, handler string, payload *phpjson.
 	if err != nil {
 		return 0, err
 	}
-	err = e.store.InTx(ctx, func(tx driver.Tx) error {
-		if spec.Unique {
-			id, err := tx.JobFindActiveByHash(ctx, job.Handler, job.PayloadHash)
-			if err != nil {
-				return err
-			}
-			if id != 0 {
-				job.ID = id
-				return nil
-			}
-		}
-		job.ID = 0
-		return tx.JobInsert(ctx, []*driver.Job{job})
-	})
+	err = e.store.InTx(ctx, func(tx driver.Tx) error { return insertJobs(ctx, tx, []*driver.Job{job}, []bool{spec.Unique}) })
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch %q: %w", handler, err)
 	}
 	return job.ID, nil
 }
 
-// DispatchMany enqueues many jobs with one multi-row insert, in one
-// transaction, and returns their ids in order. The Unique option is not
-// supported here. Either every job is written or none.
+// DispatchMany enqueues many jobs with multi-row inserts, in one
+// transaction, and returns their ids in order. Either every job is written
+// or none. A request with the Unique option gets the id of an identical
+// pending or processing job, or of an identical unique request earlier in
+// the same call, instead of a new job (see insertJobs).
 func (e *Engine) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, error) {
-	jobs := make([]*driver.Job, len(reqs))
-	for i, r := range reqs {
-		job, err := e.buildJob(r)
-		if err != nil {
-			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
-		}
-		if r.Spec.Unique {
-			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, invalidf("Unique is not supported in DispatchMany"))
-		}
-		jobs[i] = job
-	}
-	const chunk = 500 // keeps statements well below max_allowed_packet
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		for start := 0; start < len(jobs); start += chunk {
-			if err := tx.JobInsert(ctx, jobs[start:min(start+chunk, len(jobs))]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	jobs, unique, err := e.buildJobs(reqs)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.store.InTx(ctx, func(tx driver.Tx) error { return insertJobs(ctx, tx, jobs, unique) }); err != nil {
 		return nil, fmt.Errorf("queuety: dispatch batch: %w", err)
 	}
-	ids := make([]int64, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.ID
-	}
-	return ids, nil
+	return jobIDs(jobs), nil
 }
 
 // JobRequest is one job to dispatch: a handler, its payload as an ordered

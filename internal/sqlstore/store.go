@@ -50,6 +50,9 @@ type Dialect struct {
 // Tables holds the prefixed table names.
 type Tables struct {
 	Jobs, Workflows, Logs, Schedules, QueueStates, Signals, DispatchKeys, Events, Failures, Migrations, Dependencies string
+
+	// Locks is Queuety's named-lock table (middleware locks, throttle counters).
+	Locks string
 }
 
 // NewTables returns the table names for a prefix ("wp_").
@@ -59,7 +62,7 @@ func NewTables(prefix string) Tables {
 		Jobs: p + "jobs", Workflows: p + "workflows", Logs: p + "logs", Schedules: p + "schedules",
 		QueueStates: p + "queue_states", Signals: p + "signals", DispatchKeys: p + "workflow_dispatch_keys",
 		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
-		Dependencies: p + "workflow_dependencies",
+		Dependencies: p + "workflow_dependencies", Locks: p + "locks",
 	}
 }
 

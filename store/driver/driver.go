@@ -60,6 +60,9 @@ const (
 // Tx is the set of row operations a store offers inside a transaction.
 // Methods return ErrNotFound for a missing row where they read one row.
 type Tx interface {
+	// LockOps are the operations on Queuety's locks table (locks.go).
+	LockOps
+
 	// JobInsert inserts the jobs in one statement and sets their IDs.
 	JobInsert(ctx context.Context, jobs []*Job) error
 	// JobGet reads one job.
