@@ -65,6 +65,10 @@ type Registry struct {
 	forEach    map[string]ForEachFunc
 	reducers   map[string]ReducerFunc
 	conditions map[string]RepeatConditionFunc
+	// middleware wraps every handler (Use); handlerMiddleware wraps one
+	// handler each (UseFor).
+	middleware        []Middleware
+	handlerMiddleware map[string][]Middleware
 }
 
 // The engine looks reducers and repeat conditions up in a Registry.

@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -439,6 +438,9 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 	dur := time.Since(t0)
 	stop()
 	flush()
+	if w.released(cj, err) {
+		return
+	}
 	if err != nil {
 		if cause := context.Cause(hctx); cause != nil && !errors.Is(err, cause) {
 			var te *queuety.TimeoutError
@@ -471,48 +473,6 @@ func (w *Worker) batchSuccess(r *engine.Result) bool {
 	w.unrecorded.Add(1)
 	w.results <- r // successes are recorded in batches
 	return true
-}
-
-// call runs the registered handler, turning a panic into a PanicError.
-func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.State, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &queuety.PanicError{Value: r, Stack: string(debug.Stack())}
-		}
-	}()
-	if err := cj.Err(); err != nil {
-		return nil, err
-	}
-	name := cj.Job.Handler
-	if cj.IsStep() {
-		if engine.IsInternalHandler(name) {
-			return nil, nil // the engine runs internal steps when it records the result
-		}
-		if item, index, ok := cj.ForEachItem(); ok {
-			fn, found := w.reg.ForEach(name)
-			if !found {
-				return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
-			}
-			return fn(ctx, cj.State(), item, index)
-		}
-		if fn, ok := w.reg.Step(name); ok {
-			return fn(ctx, cj.State())
-		}
-		if fn, ok := w.reg.Job(name); ok {
-			return nil, fn(ctx, cj.Payload())
-		}
-		return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
-	}
-	if fn, ok := w.reg.Callback(name); ok {
-		return nil, fn(ctx, cj.Payload())
-	}
-	if fn, ok := w.reg.Job(name); ok {
-		return nil, fn(ctx, cj.Payload())
-	}
-	if _, ok := w.reg.Step(name); ok {
-		return nil, queuety.NonRetryable(fmt.Errorf("handler %q is a step handler, but job %d is not a workflow step", name, cj.Job.ID))
-	}
-	return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
 }
 
 // finish records one outcome, retrying while the database is unreachable
