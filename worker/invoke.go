@@ -80,7 +80,9 @@ func (w *Worker) resolve(cj *engine.Claimed) (*queuety.Invocation, queuety.Handl
 	}
 	if fn, ok := w.reg.Callback(name); ok {
 		return &queuety.Invocation{Kind: queuety.KindCallback, Payload: cj.Payload()},
-			func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) { return nil, fn(ctx, inv.Payload) }, nil
+			func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) {
+				return nil, fn(ctx, inv.Payload)
+			}, nil
 	}
 	if fn, ok := w.reg.Job(name); ok {
 		return &queuety.Invocation{Kind: queuety.KindJob, Payload: cj.Payload()}, jobCore(fn), nil
@@ -92,7 +94,9 @@ func (w *Worker) resolve(cj *engine.Claimed) (*queuety.Invocation, queuety.Handl
 }
 
 func jobCore(fn queuety.JobFunc) queuety.Handler {
-	return func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) { return nil, fn(ctx, inv.Payload) }
+	return func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) {
+		return nil, fn(ctx, inv.Payload)
+	}
 }
 
 // released hands cj back when err asks for it (queuety.Release): due again
