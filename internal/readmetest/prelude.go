@@ -17,6 +17,8 @@ var KnownImports = map[string]string{
 	"queuety":  module + "/queuety",
 	"worker":   module + "/worker",
 
+	"middleware": module + "/middleware",
+
 	// The standard library.
 	"context": "context",
 	"errors":  "errors",
@@ -28,6 +30,7 @@ var KnownImports = map[string]string{
 	"os":      "os",
 	"signal":  "os/signal",
 	"slog":    "log/slog",
+	"sql":     "database/sql",
 	"strings": "strings",
 	"sync":    "sync",
 	"syscall": "syscall",
