@@ -46,10 +46,10 @@ func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.Stat
 	if err != nil {
 		return nil, err
 	}
+	inv.Client, inv.Job = w.c, queuety.JobInfo(cj.Info())
 	if !w.reg.HasMiddleware(name) {
 		return core(ctx, inv)
 	}
-	inv.Client, inv.Job = w.c, queuety.JobInfo(cj.Info())
 	return w.reg.Wrap(name, core)(ctx, inv)
 }
 

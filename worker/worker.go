@@ -94,7 +94,7 @@ type Stats struct {
 	Succeeded  int64 // attempts recorded as successful
 	Failed     int64 // attempts recorded as failed (retried or buried)
 	Stale      int64 // results rejected because the attempt lost its job
-	HandedBack int64 // claimed jobs returned unstarted or interrupted by shutdown
+	HandedBack int64 // claimed jobs returned unstarted, interrupted by shutdown, or released (queuety.Release)
 	Swept      deadline.Report
 	// SchedulesFired counts the jobs and workflows the schedule tick
 	// dispatched (RunOnce).

@@ -129,7 +129,7 @@ func SyncPayload(payload *phpjson.Object) (Payload, error) {
 		payload = phpjson.NewObject()
 	}
 	for _, k := range payload.Keys() {
-		if k == runtimeKey || k == callbackKey || k == chainKey {
+		if k == runtimeKey || k == callbackKey { // as buildJob
 			return nil, invalidf("payload key %q is reserved", k)
 		}
 	}
