@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,9 +101,12 @@ func testDispatchTxCommit(t *testing.T, e *Env) {
 	require.NoError(t, tx.Commit())
 
 	w := e.Worker(nil)
+	var mu sync.Mutex
 	var got []int64
 	w.HandleJob("tx_job", func(_ context.Context, p queuety.Payload) error {
 		n, _ := p.Int("n")
+		mu.Lock()
+		defer mu.Unlock()
 		got = append(got, n)
 		return nil
 	})

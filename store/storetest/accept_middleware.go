@@ -58,10 +58,13 @@ func testMiddlewareOrder(t *testing.T, e *Env) {
 	w := e.Worker(nil)
 	w.Use(rec.mw("A"), rec.mw("B"))
 	w.UseFor("ordered", rec.mw("C"), rec.mw("D"))
-	var invs []queuety.Invocation
+	var invs []queuety.Invocation // handlers run one at a time here: one job, then one step
+	var invMu sync.Mutex
 	w.UseFor("ordered", func(next queuety.Handler) queuety.Handler {
 		return func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) {
+			invMu.Lock()
 			invs = append(invs, *inv)
+			invMu.Unlock()
 			inv.Payload["added"] = "by middleware"
 			return next(ctx, inv)
 		}
@@ -74,7 +77,9 @@ func testMiddlewareOrder(t *testing.T, e *Env) {
 	})
 	w.UseFor("step", func(next queuety.Handler) queuety.Handler {
 		return func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) {
+			invMu.Lock()
 			invs = append(invs, *inv)
+			invMu.Unlock()
 			out, err := next(ctx, inv)
 			out["wrapped"] = true
 			return out, err
