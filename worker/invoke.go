@@ -46,7 +46,8 @@ func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.Stat
 	if err != nil {
 		return nil, err
 	}
-	inv.Client, inv.Job = w.c, queuety.JobInfo(cj.Info())
+	inv.Client = w.c
+	inv.Job, _ = queuety.JobInfoFrom(ctx) // Attach put cj.Info() there
 	if !w.reg.HasMiddleware(name) {
 		return core(ctx, inv)
 	}
