@@ -236,18 +236,6 @@ func (b *ChainBuilder) DispatchIDs(ctx context.Context) ([]int64, error) {
 	return b.c.engine.DispatchChain(ctx, b.queue, b.catch, reqs)
 }
 
-func engineRequests(jobs []JobRequest) ([]engine.JobRequest, error) {
-	out := make([]engine.JobRequest, len(jobs))
-	for i, r := range jobs {
-		doc, err := engine.ToObject("payload", r.Payload)
-		if err != nil {
-			return nil, fmt.Errorf("queuety: job %d: %w", i, err)
-		}
-		out[i] = engine.JobRequest{Handler: r.Handler, Payload: doc, Spec: ResolveJobOptions(r.Options...)}
-	}
-	return out, nil
-}
-
 // Batch reads a batch. It returns an error wrapping ErrNotFound when there
 // is none.
 func (c *Client) Batch(ctx context.Context, id int64) (*Batch, error) {

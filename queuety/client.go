@@ -60,9 +60,15 @@ func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts
 	return c.engine.Dispatch(ctx, handler, doc, ResolveJobOptions(opts...))
 }
 
-// DispatchMany enqueues many jobs with one multi-row insert, in one
-// transaction, and returns their ids in order. The Unique option is not
-// supported here. Either every job is written or none.
+// DispatchMany enqueues many jobs with multi-row inserts, in one
+// transaction, and returns their ids in order. Either every job is written
+// or none.
+//
+// A request with the Unique option is handled as Queuety's
+// dispatch(...)->unique() would handle the requests dispatched one after
+// another: when a job with the same handler and payload is pending or
+// processing, or an identical Unique request comes earlier in reqs, its
+// place in the result holds that job's id and no new job is written.
 func (c *Client) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, error) {
 	out := make([]engine.JobRequest, len(reqs))
 	for i, r := range reqs {

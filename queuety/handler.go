@@ -68,6 +68,10 @@ type Registry struct {
 	// batchCallbacks names the job handlers that are batch callbacks or
 	// chain catch handlers (batch.go).
 	batchCallbacks map[string]bool
+	// middleware wraps every handler (Use); handlerMiddleware wraps one
+	// handler each (UseFor).
+	middleware        []Middleware
+	handlerMiddleware map[string][]Middleware
 }
 
 // The engine looks reducers and repeat conditions up in a Registry.

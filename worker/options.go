@@ -155,7 +155,9 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 
 // Hooks are test and metrics callbacks. Each is optional and must be quick.
 type Hooks struct {
-	// Finished is called after an attempt's outcome is recorded.
+	// Finished is called after an attempt's outcome is recorded, and
+	// after a job is handed back because its handler or a middleware
+	// returned queuety.Release (err is then the *queuety.ReleaseError).
 	Finished func(job *driver.Job, err error)
 	// Swept is called after each maintenance sweep.
 	Swept func(task string, n int, err error)

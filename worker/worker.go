@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -97,7 +96,7 @@ type Stats struct {
 	Succeeded  int64 // attempts recorded as successful
 	Failed     int64 // attempts recorded as failed (retried or buried)
 	Stale      int64 // results rejected because the attempt lost its job
-	HandedBack int64 // claimed jobs returned unstarted or interrupted by shutdown
+	HandedBack int64 // claimed jobs returned unstarted, interrupted by shutdown, or released (queuety.Release)
 	Swept      deadline.Report
 	// SchedulesFired counts the jobs and workflows the schedule tick
 	// dispatched (RunOnce).
@@ -463,6 +462,9 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 	}
 	stop()
 	flush()
+	if w.released(cj, err) {
+		return
+	}
 	if err != nil {
 		if cause := context.Cause(hctx); cause != nil && !errors.Is(err, cause) {
 			var te *queuety.TimeoutError
@@ -485,48 +487,6 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		return
 	}
 	w.finish(r)
-}
-
-// call runs the registered handler, turning a panic into a PanicError.
-func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.State, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &queuety.PanicError{Value: r, Stack: string(debug.Stack())}
-		}
-	}()
-	if err := cj.Err(); err != nil {
-		return nil, err
-	}
-	name := cj.Job.Handler
-	if cj.IsStep() {
-		if engine.IsInternalHandler(name) {
-			return nil, nil // the engine runs internal steps when it records the result
-		}
-		if item, index, ok := cj.ForEachItem(); ok {
-			fn, found := w.reg.ForEach(name)
-			if !found {
-				return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
-			}
-			return fn(ctx, cj.State(), item, index)
-		}
-		if fn, ok := w.reg.Step(name); ok {
-			return fn(ctx, cj.State())
-		}
-		if fn, ok := w.reg.Job(name); ok {
-			return nil, fn(ctx, cj.Payload())
-		}
-		return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
-	}
-	if fn, ok := w.reg.Callback(name); ok {
-		return nil, fn(ctx, cj.Payload())
-	}
-	if fn, ok := w.reg.Job(name); ok {
-		return nil, fn(ctx, cj.Payload())
-	}
-	if _, ok := w.reg.Step(name); ok {
-		return nil, queuety.NonRetryable(fmt.Errorf("handler %q is a step handler, but job %d is not a workflow step", name, cj.Job.ID))
-	}
-	return nil, queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
 }
 
 // leaseKeeper renews the claims of running jobs and cancels the handlers

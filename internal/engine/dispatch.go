@@ -416,31 +416,23 @@ func (e *Engine) dispatch(ctx context.Context, handler string, payload *phpjson.
 	if err != nil {
 		return nil, false, err
 	}
-	existing := false
+	var fresh []*driver.Job
 	err = e.store.InTx(ctx, func(tx driver.Tx) error {
-		existing = false
-		if spec.Unique {
-			id, err := tx.JobFindActiveByHash(ctx, job.Handler, job.PayloadHash)
-			if err != nil {
-				return err
-			}
-			if id != 0 {
-				job.ID, existing = id, true
-				return nil
-			}
-		}
-		job.ID = 0
-		return tx.JobInsert(ctx, []*driver.Job{job})
+		var err error
+		fresh, err = insertNewJobs(ctx, tx, []*driver.Job{job}, []bool{spec.Unique})
+		return err
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("queuety: dispatch %q: %w", handler, err)
 	}
-	return job, existing, nil
+	return job, len(fresh) == 0, nil
 }
 
-// DispatchMany enqueues many jobs with one multi-row insert, in one
-// transaction, and returns their ids in order. The Unique option is not
-// supported here. Either every job is written or none.
+// DispatchMany enqueues many jobs with multi-row inserts, in one
+// transaction, and returns their ids in order. Either every job is written
+// or none. A request with the Unique option gets the id of an identical
+// pending or processing job, or of an identical unique request earlier in
+// the same call, instead of a new job (see insertJobs).
 func (e *Engine) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, error) {
 	if e.obs == nil {
 		_, ids, err := e.dispatchMany(ctx, reqs)
@@ -460,35 +452,22 @@ func (e *Engine) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, 
 	return ids, err
 }
 
+// dispatchMany writes the jobs of reqs and returns the rows it inserted
+// (not those Unique found) and every request's id.
 func (e *Engine) dispatchMany(ctx context.Context, reqs []JobRequest) ([]*driver.Job, []int64, error) {
-	jobs := make([]*driver.Job, len(reqs))
-	for i, r := range reqs {
-		job, err := e.buildJob(r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
-		}
-		if r.Spec.Unique {
-			return nil, nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, invalidf("Unique is not supported in DispatchMany"))
-		}
-		jobs[i] = job
-	}
-	const chunk = 500 // keeps statements well below max_allowed_packet
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		for start := 0; start < len(jobs); start += chunk {
-			if err := tx.JobInsert(ctx, jobs[start:min(start+chunk, len(jobs))]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	jobs, unique, err := e.buildJobs(reqs)
 	if err != nil {
+		return nil, nil, err
+	}
+	var fresh []*driver.Job
+	if err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		var err error
+		fresh, err = insertNewJobs(ctx, tx, jobs, unique)
+		return err
+	}); err != nil {
 		return nil, nil, fmt.Errorf("queuety: dispatch batch: %w", err)
 	}
-	ids := make([]int64, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.ID
-	}
-	return jobs, ids, nil
+	return fresh, jobIDs(jobs), nil
 }
 
 // JobRequest is one job to dispatch: a handler, its payload as an ordered

@@ -23,6 +23,8 @@ var KnownImports = map[string]string{
 	// The test kit.
 	"queuetytest": module + "/queuetytest",
 
+	"middleware": module + "/middleware",
+
 	// The standard library.
 	"context": "context",
 	"errors":  "errors",
@@ -34,6 +36,7 @@ var KnownImports = map[string]string{
 	"os":      "os",
 	"signal":  "os/signal",
 	"slog":    "log/slog",
+	"sql":     "database/sql",
 	"strings": "strings",
 	"sync":    "sync",
 	"syscall": "syscall",

@@ -57,6 +57,9 @@ type Dialect struct {
 type Tables struct {
 	Jobs, Workflows, Logs, Schedules, QueueStates, Signals, DispatchKeys, Events, Failures, Migrations, Dependencies string
 	Webhooks, Artifacts, Batches, BatchEvents                                                                        string
+
+	// Locks is Queuety's named-lock table (middleware locks, throttle counters).
+	Locks string
 }
 
 // NewTables returns the table names for a prefix ("wp_").
@@ -67,7 +70,7 @@ func NewTables(prefix string) Tables {
 		QueueStates: p + "queue_states", Signals: p + "signals", DispatchKeys: p + "workflow_dispatch_keys",
 		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
 		Dependencies: p + "workflow_dependencies", Webhooks: p + "webhooks", Artifacts: p + "artifacts",
-		Batches: p + "batches", BatchEvents: p + "go_batch_events",
+		Batches: p + "batches", BatchEvents: p + "go_batch_events", Locks: p + "locks",
 	}
 }
 

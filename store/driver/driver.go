@@ -61,6 +61,8 @@ const (
 // Methods return ErrNotFound for a missing row where they read one row.
 type Tx interface {
 	BatchTx // Queuety's batches and the Go engine's batch events (batch.go)
+	// LockOps are the operations on Queuety's locks table (locks.go).
+	LockOps
 
 	// JobInsert inserts the jobs in one statement and sets their IDs.
 	JobInsert(ctx context.Context, jobs []*Job) error
