@@ -91,6 +91,7 @@ type config struct {
 	registry        *queuety.Registry
 	logger          *slog.Logger
 	hooks           Hooks
+	limits          limitsConfig // see limits.go
 	test            testHooks
 }
 

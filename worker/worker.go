@@ -139,11 +139,11 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	reg := cfg.registry
 	e.KnowCallbacks(func(name string) bool { _, ok := reg.Callback(name); return ok })
 	timers, engineTimers := timersOf(e.Clock())
-	return &Worker{
+	return (&Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger,
 		timers: timers, engineTimers: engineTimers,
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
-	}
+	}).withAdmission()
 }
 
 // HandleJob registers a plain-job handler (see queuety.Registry.HandleJob).
@@ -277,7 +277,7 @@ func (w *Worker) idle(ctx context.Context) bool {
 	if w.busyCount() > 0 || w.unrecorded.Load() > 0 {
 		return false
 	}
-	due, err := w.engine.HasDue(ctx, w.cfg.queues, w.handlers())
+	due, err := w.engine.HasDueAdmitted(ctx, w.cfg.queues, w.handlers(), w.cfg.limits.adm)
 	if err != nil {
 		w.log.Warn("queuety: check for due jobs", "err", err)
 		return ctx.Err() != nil
@@ -299,7 +299,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			}
 		}
 		n := min(w.cfg.concurrency-w.busyCount(), w.cfg.batchSize)
-		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n})
+		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n, Admission: w.cfg.limits.adm})
 		if err != nil {
 			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
 			w.log.Error("queuety: claim failed; retrying", "err", err, "in", backoff)
@@ -325,7 +325,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			w.waitFreed(ctx, 50*time.Millisecond)
 			continue
 		}
-		w.waitIdle(ctx, jitter(w.cfg.pollInterval, 0.1))
+		w.waitIdle(ctx, w.idleWait(jitter(w.cfg.pollInterval, 0.1)))
 	}
 }
 

@@ -60,6 +60,7 @@ const (
 // Tx is the set of row operations a store offers inside a transaction.
 // Methods return ErrNotFound for a missing row where they read one row.
 type Tx interface {
+	LimitTx
 	// JobInsert inserts the jobs in one statement and sets their IDs.
 	JobInsert(ctx context.Context, jobs []*Job) error
 	// JobGet reads one job.
@@ -232,6 +233,12 @@ type ClaimParams struct {
 	// PHP) raises attempts without touching claim_token, which then no
 	// longer matches.
 	Token int64
+	// ExcludeGroups skips jobs of these concurrency groups (saturated
+	// ones).
+	ExcludeGroups []string
+	// CapCost, when set, skips jobs whose cost_units exceed MaxCost.
+	CapCost bool
+	MaxCost int
 }
 
 // StaleParams selects stale claims: processing jobs whose reserved_at is

@@ -139,6 +139,9 @@ func migrations(prefix string) sqlstore.Migrations {
 			{Version: 3, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: sqlstore.RunStatements(func() []string {
 				return []string{"UPDATE " + sqlstore.NewTables(prefix).Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
 			})},
+			{Version: 4, Name: "Go engine: rate limits and concurrency limits", Up: sqlstore.RunStatements(func() []string {
+				return limitTables(prefix)
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}
@@ -191,4 +194,18 @@ var dialect = sqlstore.Dialect{
 		return ids, nil
 	},
 	Begin: func(ctx context.Context, db *sql.DB) (*sql.Tx, error) { return db.BeginTx(ctx, nil) },
+}
+
+// limitTables is the DDL of the Go engine's admission tables and the logs
+// index that finds a handler's recent starts.
+func limitTables(prefix string) []string {
+	starts := sqlstore.RateStartsTable(prefix)
+	logs := sqlstore.NewTables(prefix).Logs
+	return []string{
+		"CREATE TABLE IF NOT EXISTS " + sqlstore.LimitsTable(prefix) + " (kind TEXT NOT NULL, name TEXT NOT NULL, locked_at TEXT DEFAULT NULL, PRIMARY KEY (kind, name))",
+		"CREATE TABLE IF NOT EXISTS " + starts + " (id INTEGER PRIMARY KEY AUTOINCREMENT, handler TEXT NOT NULL, started_at TEXT NOT NULL, job_id INTEGER NOT NULL, attempt INTEGER NOT NULL)",
+		"CREATE INDEX IF NOT EXISTS " + starts + "_idx_handler_started ON " + starts + " (handler, started_at)",
+		"CREATE INDEX IF NOT EXISTS " + starts + "_idx_job_attempt ON " + starts + " (job_id, attempt)",
+		"CREATE INDEX IF NOT EXISTS " + logs + "_idx_go_handler_event ON " + logs + " (handler, event, created_at)",
+	}
 }
