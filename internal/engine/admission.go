@@ -329,7 +329,7 @@ func (e *Engine) claimJobs(ctx context.Context, tx driver.Tx, req ClaimRequest, 
 type admitRun struct {
 	a       *Admission
 	tx      driver.Tx
-	now     time.Time
+	now     time.Time // the claim's time: rate windows are counted and starts recorded at it
 	f       *filter
 	budgets map[string]int // rate-limited handler -> starts left in its window
 	locked  map[string]bool
@@ -379,13 +379,23 @@ func (a *Admission) claim(ctx context.Context, tx driver.Tx, req ClaimRequest, n
 
 // lockRate locks handler h's rate row and computes its budget; a full
 // window marks h limited until its next free slot.
+//
+// The window is counted, and the starts recorded (recordStarts), at the
+// claim's time, read before the lock. Claims may take the lock in another
+// order than their times, so a claim counts every recorded start after its
+// time less the window, those recorded with later times by claims that
+// held the lock before it included: in any window, the claim that took
+// the lock last counted all the other starts, and no window holds more
+// than Max. Reading the time early keeps lock waits out of the window's
+// pace.
 func (r *admitRun) lockRate(ctx context.Context, h string) error {
 	rate, _ := r.a.rate(h)
 	if err := r.tx.LimitLock(ctx, driver.LimitRate, h, r.now); err != nil {
 		return err
 	}
 	r.locked[driver.LimitRate+":"+h] = true
-	budget, next, err := r.a.rateBudget(ctx, r.tx, h, rate, r.now)
+	now := r.now
+	budget, next, err := r.a.rateBudget(ctx, r.tx, h, rate, now)
 	if err != nil {
 		return err
 	}
@@ -393,7 +403,7 @@ func (r *admitRun) lockRate(ctx context.Context, h string) error {
 		r.a.setUntil(h, next)
 	}
 	r.budgets[h] = max(budget, 0)
-	return r.a.prune(ctx, r.tx, h, rate, r.now)
+	return r.a.prune(ctx, r.tx, h, rate, now)
 }
 
 // claimRound claims, queue by queue, the rate-limited handlers' jobs
@@ -461,9 +471,10 @@ func jobIDsOf(jobs []*driver.Job) []int64 {
 // recordStarts records the admitted starts of rate-limited handlers.
 func (r *admitRun) recordStarts(ctx context.Context) error {
 	var starts []driver.RateStart
+	at := r.now
 	for _, j := range r.out {
 		if _, ok := r.a.rate(j.Handler); ok {
-			starts = append(starts, driver.RateStart{Handler: j.Handler, JobID: j.ID, Attempt: j.Attempts, StartedAt: r.now})
+			starts = append(starts, driver.RateStart{Handler: j.Handler, JobID: j.ID, Attempt: j.Attempts, StartedAt: at})
 		}
 	}
 	return r.tx.RateStartInsert(ctx, starts)
