@@ -77,8 +77,10 @@ type Admission struct {
 }
 
 type seenGroup struct {
-	limit int
-	at    time.Time
+	limit  int       // the concurrency_limit last seen on a row
+	at     time.Time // when a row was last seen
+	used   int       // processing jobs at usedAt
+	usedAt time.Time
 }
 
 // foreignStarts caches the starts of other engines read from the logs.
@@ -95,8 +97,12 @@ const (
 	// engine's start.
 	RatePruneMargin = 5 * time.Second
 	// foreignRefreshMax bounds how long starts read from the logs are
-	// reused (a tenth of the window, at least 50 ms, at most this).
+	// reused (a quarter of the window, at least 100 ms, at most this).
 	foreignRefreshMax = time.Second
+	// usageFresh is how long a group's count of processing jobs is trusted
+	// to skip the check before a claim, when it left room for a whole
+	// claim.
+	usageFresh = time.Second
 	// groupForget is how long a group learned from a row is checked
 	// before each claim after it was last seen.
 	groupForget = 10 * time.Minute
@@ -168,9 +174,11 @@ func (a *Admission) groupLimit(g string, rowLimit int) int {
 	return n
 }
 
-// knownGroups are the groups checked before a claim: configured ones and
-// those seen on rows with a limit recently.
-func (a *Admission) knownGroups(now time.Time) []string {
+// knownGroups are the groups checked before a claim of up to n jobs:
+// configured ones and those seen on rows with a limit recently, except
+// groups with no cost budget whose count, taken within usageFresh, left
+// room for n more.
+func (a *Admission) knownGroups(now time.Time, n int) []string {
 	set := map[string]bool{}
 	for g := range a.limits.Groups {
 		set[g] = true
@@ -186,8 +194,25 @@ func (a *Admission) knownGroups(now time.Time) []string {
 		}
 		set[g] = true
 	}
+	for g := range set {
+		s, ok := a.groups[g]
+		limit := a.groupLimit(g, s.limit) // reads only the configuration
+		if ok && a.limits.GroupCost[g] == 0 && limit > 0 && !s.usedAt.IsZero() && now.Sub(s.usedAt) < usageFresh && s.used+n < limit {
+			delete(set, g)
+		}
+	}
 	a.mu.Unlock()
 	return sortedKeys(set)
+}
+
+// noteUsage keeps the count of group g's processing jobs taken at now.
+func (a *Admission) noteUsage(g string, used int, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.groups[g]; ok {
+		s.used, s.usedAt = used, now
+		a.groups[g] = s
+	}
 }
 
 // learnedLimit is the limit last seen on a row of group g.
@@ -200,7 +225,9 @@ func (a *Admission) learnedLimit(g string) int {
 func (a *Admission) seeGroup(g string, limit int, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.groups[g] = seenGroup{limit: limit, at: now}
+	s := a.groups[g]
+	s.limit, s.at = limit, now
+	a.groups[g] = s
 }
 
 // filter is what a claim may take: the handlers without a full window,
@@ -215,7 +242,7 @@ type filter struct {
 
 // prepare splits the handlers and checks the known groups and budgeted
 // queues (one read, no locks).
-func (a *Admission) prepare(ctx context.Context, tx driver.Tx, queues, handlers []string, now time.Time) (*filter, error) {
+func (a *Admission) prepare(ctx context.Context, tx driver.Tx, queues, handlers []string, now time.Time, n int) (*filter, error) {
 	f := &filter{queueCap: map[string]int{}}
 	for _, h := range handlers {
 		if _, ok := a.rate(h); !ok {
@@ -225,7 +252,7 @@ func (a *Admission) prepare(ctx context.Context, tx driver.Tx, queues, handlers 
 		}
 	}
 	sort.Strings(f.rated)
-	groups := a.knownGroups(now)
+	groups := a.knownGroups(now, n)
 	var budgeted []string
 	for _, q := range queues {
 		if a.limits.QueueCost[q] > 0 {
@@ -243,6 +270,7 @@ func (a *Admission) prepare(ctx context.Context, tx driver.Tx, queues, handlers 
 	for _, g := range groups {
 		limit := a.groupLimit(g, a.learnedLimit(g))
 		c := u.Groups[g]
+		a.noteUsage(g, c.Jobs, now)
 		if (limit > 0 && c.Jobs >= limit) || (a.limits.GroupCost[g] > 0 && c.Cost >= a.limits.GroupCost[g]) {
 			f.exclude = append(f.exclude, g)
 		}
@@ -282,7 +310,7 @@ func (e *Engine) HasDueAdmitted(ctx context.Context, queues, handlers []string, 
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		due = false
 		now := e.clock.Now()
-		f, err := adm.prepare(ctx, tx, queues, handlers, now)
+		f, err := adm.prepare(ctx, tx, queues, handlers, now, 1)
 		if err != nil {
 			return err
 		}
@@ -341,7 +369,7 @@ type admitRun struct {
 // claim takes up to req.Limit jobs within the limits, in the claim's
 // transaction.
 func (a *Admission) claim(ctx context.Context, tx driver.Tx, req ClaimRequest, now time.Time, token int64) ([]*driver.Job, error) {
-	f, err := a.prepare(ctx, tx, req.Queues, req.Handlers, now)
+	f, err := a.prepare(ctx, tx, req.Queues, req.Handlers, now, req.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -50,10 +50,10 @@ func (a *Admission) rateBudget(ctx context.Context, tx driver.Tx, h string, rate
 
 // foreignStarts returns the starts of handler h that other engines wrote
 // to the logs in the window (see driver.LimitTx.RateForeignStarts),
-// reusing the last read for up to a tenth of the window (at most a
-// second).
+// reusing the last read for up to a quarter of the window (at least
+// 100 ms, at most a second).
 func (a *Admission) foreignStarts(ctx context.Context, tx driver.Tx, h string, rate Rate, now time.Time) ([]time.Time, error) {
-	refresh := min(max(rate.Window/10, 50*time.Millisecond), foreignRefreshMax)
+	refresh := min(max(rate.Window/4, 100*time.Millisecond), foreignRefreshMax)
 	a.mu.Lock()
 	c, ok := a.foreign[h]
 	a.mu.Unlock()
@@ -85,7 +85,7 @@ func (a *Admission) prune(ctx context.Context, tx driver.Tx, h string, rate Rate
 	if !due {
 		return nil
 	}
-	_, err := tx.RateStartDelete(ctx, h, now.Add(-rate.Window-RatePruneMargin), 1000)
+	_, err := tx.RateStartDelete(ctx, h, now.Add(-rate.Window-RatePruneMargin), 10000)
 	return err
 }
 
@@ -183,6 +183,9 @@ func (r *admitRun) admit(ctx context.Context, got []*driver.Job) ([]*driver.Job,
 		}
 		for _, q := range queues {
 			r.f.queueCap[q] = lim.QueueCost[q] - others.Queues[q].Cost
+		}
+		for _, g := range groups {
+			a.noteUsage(g, u.Groups[g].Jobs, r.now)
 		}
 	}
 	held := driver.Usage{Groups: map[string]driver.UsageCount{}, Queues: map[string]driver.UsageCount{}}
