@@ -236,7 +236,6 @@ type filter struct {
 	handlers []string
 	rated    []string // rate-limited handlers among req.Handlers, not known to be full
 	exclude  []string
-	usage    driver.Usage
 	queueCap map[string]int // queue -> cost units left (queues with a budget)
 }
 
@@ -266,7 +265,6 @@ func (a *Admission) prepare(ctx context.Context, tx driver.Tx, queues, handlers 
 	if err != nil {
 		return nil, err
 	}
-	f.usage = u
 	for _, g := range groups {
 		limit := a.groupLimit(g, a.learnedLimit(g))
 		c := u.Groups[g]
