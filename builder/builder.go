@@ -433,7 +433,8 @@ func checkOptions(before, after queuety.WorkflowStep, kind stepKind) string {
 // jobOptionsSet reports whether any job option was set.
 func jobOptionsSet(o queuety.JobSpec) bool {
 	return o.Queue != "" || o.PrioritySet || o.Priority != 0 || o.Delay != 0 || o.MaxAttempts != 0 ||
-		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (queuety.ActivityTimeouts{})
+		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (queuety.ActivityTimeouts{}) ||
+		!o.Resources.IsZero()
 }
 
 // fail records err unless an earlier mistake was recorded.

@@ -20,7 +20,10 @@ queue could do on that server, and prints each drain as a share of it: the
 figure to compare between machines.
 
 Scenarios: dispatch (DispatchMany, jobs/s), drain-<N>w (N workers draining
-no-op jobs, jobs/s), workflow-3step-4w (3-step workflows, steps/s),
+no-op jobs, jobs/s), drain-grouped-<N>w, drain-ratelimited-<N>w and
+drain-costbudget-1w (the same drain with a concurrency group, a rate limit
+or a cost budget that never binds: the cost of admission),
+workflow-3step-4w (3-step workflows, steps/s),
 fanout-<W>x<I>-4w (W workflows, each a for_each over I items, run by 4
 workers, branches/s; --fanouts) and raw-sql-ceiling-4c. The tables it
 creates are dropped afterwards.`,

@@ -128,7 +128,8 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 				extra = append(extra, name)
 			}
 		}
-		assert.Equal(t, []string{"queuety_go_batch_events", "queuety_go_failures", "queuety_go_migrations"}, sorted(extra), "tables added by the migrations")
+		assert.Equal(t, []string{"queuety_go_batch_events", "queuety_go_failures", "queuety_go_limits", "queuety_go_migrations", "queuety_go_rate_starts"}, sorted(extra),
+			"tables added by the migrations")
 	})
 
 	t.Run("PHP statements", func(t *testing.T) {

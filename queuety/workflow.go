@@ -481,6 +481,7 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 	if opt.Delay > 0 {
 		o.Set("job_delay_seconds", int64(math.Ceil(opt.Delay.Seconds())))
 	}
+	engine.EncodeStepResources(opt.Resources, o)
 	rt := engine.EncodeStepRuntime(opt.Backoff, opt.Timeouts)
 	for _, k := range rt.Keys() {
 		v, _ := rt.Get(k)

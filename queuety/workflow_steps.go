@@ -273,7 +273,8 @@ func normalizeExpected(v any) (any, error) {
 // jobOptionsSet reports whether any job option is set.
 func jobOptionsSet(o JobSpec) bool {
 	return o.Queue != "" || o.PrioritySet || o.Priority != 0 || o.Delay != 0 || o.MaxAttempts != 0 ||
-		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (ActivityTimeouts{})
+		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (ActivityTimeouts{}) ||
+		!o.Resources.IsZero()
 }
 
 // encodeComposite writes the keys after type and name of a for_each,

@@ -92,6 +92,7 @@ type config struct {
 	logger          *slog.Logger
 	hooks           Hooks
 	webhooks        WebhookOptions
+	limits          limitsConfig // see limits.go
 	test            testHooks
 }
 

@@ -141,11 +141,11 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	e.KnowCallbacks(func(name string) bool { _, ok := reg.Callback(name); return ok })
 	e.KnowBatchCallbacks(reg.IsBatchCallback, cfg.queues[0])
 	timers, engineTimers := timersOf(e.Clock())
-	return &Worker{
+	return (&Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
-	}
+	}).withAdmission()
 }
 
 // HandleJob registers a plain-job handler (see queuety.Registry.HandleJob).
@@ -279,7 +279,7 @@ func (w *Worker) idle(ctx context.Context) bool {
 	if w.busyCount() > 0 || w.unrecorded.Load() > 0 {
 		return false
 	}
-	due, err := w.engine.HasDue(ctx, w.cfg.queues, w.handlers())
+	due, err := w.engine.HasDueAdmitted(ctx, w.cfg.queues, w.handlers(), w.cfg.limits.adm)
 	if err != nil {
 		w.log.Warn("queuety: check for due jobs", "err", err)
 		return ctx.Err() != nil
@@ -305,7 +305,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		if w.obs != nil {
 			t0 = time.Now()
 		}
-		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n})
+		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n, Admission: w.cfg.limits.adm})
 		parent := hardCtx // the claimed jobs' contexts descend from it
 		if w.obs != nil {
 			parent = w.observeClaim(hardCtx, t0, n, jobs, err)
@@ -335,7 +335,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			w.waitFreed(ctx, 50*time.Millisecond)
 			continue
 		}
-		w.waitIdle(ctx, jitter(w.cfg.pollInterval, 0.1))
+		w.waitIdle(ctx, w.idleWait(jitter(w.cfg.pollInterval, 0.1)))
 	}
 }
 

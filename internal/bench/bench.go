@@ -121,6 +121,9 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			return drain(ctx, c, dsn, cfg.Jobs, w, cfg.Concurrency)
 		}})
 	}
+	for _, s := range limitScenarios(cfg) {
+		scenarios = append(scenarios, scenario{s.name, "jobs/s", s.run})
+	}
 	scenarios = append(scenarios, scenario{"workflow-3step-4w", "steps/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
 		return workflows(ctx, c, dsn, cfg.Workflows, 4, cfg.Concurrency)
 	}})
@@ -332,7 +335,7 @@ func fanOut(ctx context.Context, setup *queuety.Client, dsn string, n, items, wo
 
 // runWorkers starts workers (each with its own client), waits until done
 // reports true, and returns units per second of wall time.
-func runWorkers(ctx context.Context, dsn string, workers, concurrency int, register func(*worker.Worker), done func() (bool, error), units float64) (float64, error) {
+func runWorkers(ctx context.Context, dsn string, workers, concurrency int, register func(*worker.Worker), done func() (bool, error), units float64, opts ...worker.Option) (float64, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -349,8 +352,8 @@ func runWorkers(ctx context.Context, dsn string, workers, concurrency int, regis
 			return 0, err
 		}
 		clients = append(clients, c)
-		ws[i] = worker.New(c, worker.Concurrency(concurrency), worker.NoMaintenance(),
-			worker.PollInterval(10*time.Millisecond), worker.WithLogger(quiet()))
+		ws[i] = worker.New(c, append([]worker.Option{worker.Concurrency(concurrency), worker.NoMaintenance(),
+			worker.PollInterval(10 * time.Millisecond), worker.WithLogger(quiet())}, opts...)...)
 		register(ws[i])
 	}
 	start := time.Now()

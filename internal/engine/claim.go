@@ -18,6 +18,9 @@ type ClaimRequest struct {
 	Queues   []string // tried in order; earlier queues win
 	Handlers []string // handler names this worker can run
 	Limit    int      // at most this many jobs
+	// Admission, when set, holds the claim within rate limits,
+	// concurrency groups and cost budgets (see admission.go).
+	Admission *Admission
 }
 
 // Claimed is one job claimed for one attempt.
@@ -155,16 +158,9 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 		out, expiredWorkflows, failWorkflows = nil, nil, nil
 		now := e.clock.Now()
 		token := newClaimToken()
-		var jobs []*driver.Job
-		for _, q := range req.Queues {
-			got, err := tx.JobClaim(ctx, driver.ClaimParams{Queue: q, Handlers: req.Handlers, Limit: req.Limit - len(jobs), Now: now, Token: token})
-			if err != nil {
-				return err
-			}
-			jobs = append(jobs, got...)
-			if len(jobs) >= req.Limit {
-				break
-			}
+		jobs, err := e.claimJobs(ctx, tx, req, now, token)
+		if err != nil {
+			return err
 		}
 		if len(jobs) == 0 {
 			return nil

@@ -497,8 +497,8 @@ func (e *Engine) buildJob(r JobRequest) (*driver.Job, error) {
 			return nil, invalidf("payload key %q is reserved", k)
 		}
 	}
-	rt := runtimeOptions{MaxAttempts: spec.MaxAttempts, Backoff: spec.Backoff, Timeouts: spec.Timeouts}
-	if rt.Backoff != nil || rt.Timeouts != (ActivityTimeouts{}) {
+	rt := runtimeOptions{MaxAttempts: spec.MaxAttempts, Backoff: spec.Backoff, Timeouts: spec.Timeouts, RateLimit: spec.Resources.RateLimit}
+	if rt.Backoff != nil || rt.Timeouts != (ActivityTimeouts{}) || rt.RateLimit.Max > 0 {
 		if rt.MaxAttempts == 0 {
 			rt.MaxAttempts = DefaultMaxAttempts
 		}
@@ -525,6 +525,7 @@ func (e *Engine) buildJob(r JobRequest) (*driver.Job, error) {
 		sum := sha256.Sum256(payload)
 		job.PayloadHash = hex.EncodeToString(sum[:])
 	}
+	spec.Resources.apply(job)
 	applyScheduleDeadlines(job, spec.Timeouts, now)
 	return job, nil
 }
@@ -586,6 +587,7 @@ type JobSpec struct {
 	DependsOn   int64           // run only after this job completed
 	Unique      bool            // skip dispatch while an identical job is pending or processing
 	Timeouts    ActivityTimeouts
+	Resources   JobResources // concurrency group, cost units, rate limit
 }
 
 // Validate checks the values a JobSpec would store.
@@ -606,6 +608,9 @@ func (s JobSpec) Validate() error {
 		return invalidf("depends-on job id must be positive, got %d", s.DependsOn)
 	}
 	if err := validateBackoff(s.Backoff); err != nil {
+		return err
+	}
+	if err := s.Resources.validate(); err != nil {
 		return err
 	}
 	return s.Timeouts.validate()

@@ -10,7 +10,8 @@
 // translates its user types into the engine's; package worker drives
 // claims and results, and package deadline drives the sweeps (sweep.go).
 //
-// Files are split by concern: claim, complete, retry, lease, heartbeat,
-// timeout, dispatch, steps, stepjobs, statefields, waits, failure,
-// continueasnew, operate, schedule, describe, sweep.
+// Files are split by concern: claim, admission (rate limits, concurrency
+// groups and cost budgets, checked by the claim), complete, retry, lease,
+// heartbeat, timeout, dispatch, resources, steps, stepjobs, statefields,
+// waits, failure, continueasnew, operate, schedule, describe, sweep.
 package engine

@@ -64,6 +64,8 @@ type runtimeOptions struct {
 	// TimeoutSeconds is Queuety's per-attempt execution limit
 	// (timeout_seconds). The Go engine reads it as a start-to-close timeout.
 	TimeoutSeconds int
+	// RateLimit is Queuety's rate_limit: [max, window seconds].
+	RateLimit Rate
 }
 
 // startToClose is the effective per-attempt timeout.
@@ -91,6 +93,9 @@ func parseRuntime(payload *phpjson.Object) runtimeOptions {
 	}
 	r.MaxAttempts = int(intValue(obj, "max_attempts"))
 	r.TimeoutSeconds = int(intValue(obj, "timeout_seconds"))
+	if v, ok := obj.Get("rate_limit"); ok {
+		r.RateLimit = rateLimitValue(v)
+	}
 	if v, ok := obj.Get("backoff"); ok {
 		switch b := v.(type) {
 		case string:
@@ -153,6 +158,9 @@ func (r runtimeOptions) encode() *phpjson.Object {
 		p.Set("coefficient", b.Coefficient)
 		p.Set("max_ms", b.Maximum.Milliseconds())
 		o.Set("backoff_policy", p)
+	}
+	if r.RateLimit.Max > 0 {
+		o.Set("rate_limit", []any{int64(r.RateLimit.Max), int64(math.Ceil(r.RateLimit.Window.Seconds()))})
 	}
 	if r.TimeoutSeconds > 0 {
 		o.Set("timeout_seconds", int64(r.TimeoutSeconds))

@@ -60,12 +60,8 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 	rtDef.MaxAttempts = maxAttempts
 	doc := payload.Clone()
 	doc.Set(runtimeKey, rtDef.encode())
-	cost := defaultCost
-	if v, ok := def.Get("cost_units"); ok {
-		if n, ok := v.(int64); ok && n >= 0 {
-			cost = int(n)
-		}
-	}
+	res := stepResources(def, defaultCost)
+	cost := res.cost
 	var delay time.Duration
 	if delaySeconds >= 0 {
 		delay = time.Duration(delaySeconds) * time.Second
@@ -80,7 +76,7 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 	j := &driver.Job{
 		Queue: queue, Handler: handler, Payload: EncodeJSON(doc), Priority: prio, Status: driver.JobPending,
 		MaxAttempts: maxAttempts, AvailableAt: dueAt(now, delay), WorkflowID: wf.ID, StepIndex: ptr(idx),
-		CostUnits: cost, CreatedAt: floorSecond(now),
+		CostUnits: cost, ConcurrencyGroup: res.group, ConcurrencyLimit: res.limit, CreatedAt: floorSecond(now),
 	}
 	applyScheduleDeadlines(j, rtDef.Timeouts, now)
 	return j
@@ -97,6 +93,13 @@ func parseRuntimeFromDefinition(def *phpjson.Object) runtimeOptions {
 			w := phpjson.NewObject()
 			w.Set(runtimeKey, ro)
 			rt.Backoff = parseRuntime(w).Backoff
+		}
+	}
+	if rt.RateLimit.Max == 0 {
+		if res, ok := mustObject(def, "resources"); ok {
+			if v, ok := res.Get("rate_limit"); ok {
+				rt.RateLimit = rateLimitValue(v)
+			}
 		}
 	}
 	return rt

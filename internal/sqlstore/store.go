@@ -102,6 +102,10 @@ type Statements struct {
 	Claim func(handlers int) string
 	// HasDue is Claim's non-locking existence check (no limit argument).
 	HasDue func(handlers int) string
+	// ClaimWith and HasDueWith are Claim and HasDue with the admission
+	// filters of driver.ClaimParams: after the queue-paused argument come
+	// the excluded groups, then the cost cap when capCost is set.
+	ClaimWith, HasDueWith func(handlers, excludedGroups int, capCost bool) string
 	// Stale selects processing jobs claimed before a time (arguments: the
 	// time, the limit).
 	Stale string
@@ -122,20 +126,31 @@ type Statements struct {
 }
 
 func buildStatements(t Tables, d Dialect) Statements {
-	where := func(handlers int) string {
-		return "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
+	where := func(handlers, groups int, capCost bool) string {
+		w := "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
 			" AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
 			" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
 			" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
+		if groups > 0 {
+			w += " AND (job.concurrency_group IS NULL OR job.concurrency_group NOT IN (" + placeholders(groups) + "))"
+		}
+		if capCost {
+			w += " AND job.cost_units <= ?"
+		}
+		return w
+	}
+	claimWith := func(handlers, groups int, capCost bool) string {
+		return "SELECT " + prefixed("job.", jobCols) + " FROM " + t.Jobs + " job" + d.ClaimHint + " WHERE " + where(handlers, groups, capCost) +
+			" ORDER BY job.priority DESC, job.available_at ASC, job.id ASC LIMIT ?"
+	}
+	hasDueWith := func(handlers, groups int, capCost bool) string {
+		return "SELECT 1 FROM " + t.Jobs + " job WHERE " + where(handlers, groups, capCost) + " LIMIT 1"
 	}
 	st := Statements{
-		Claim: func(handlers int) string {
-			return "SELECT " + prefixed("job.", jobCols) + " FROM " + t.Jobs + " job" + d.ClaimHint + " WHERE " + where(handlers) +
-				" ORDER BY job.priority DESC, job.available_at ASC, job.id ASC LIMIT ?"
-		},
-		HasDue: func(handlers int) string {
-			return "SELECT 1 FROM " + t.Jobs + " job WHERE " + where(handlers) + " LIMIT 1"
-		},
+		Claim:      func(handlers int) string { return claimWith(handlers, 0, false) },
+		HasDue:     func(handlers int) string { return hasDueWith(handlers, 0, false) },
+		ClaimWith:  claimWith,
+		HasDueWith: hasDueWith,
 		// A claim whose token names its current attempt was made by a Go
 		// worker, which renews it: it is stale after the lease timeout.
 		// Other claims (Queuety PHP's) are stale after the stale timeout.

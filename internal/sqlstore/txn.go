@@ -231,14 +231,21 @@ func (t *txn) JobUpdate(ctx context.Context, j *driver.Job) error {
 	return nil
 }
 
-// claimArgs are the arguments of Statements.Claim and Statements.HasDue,
-// without Claim's limit.
+// claimArgs are the arguments of Statements.ClaimWith and
+// Statements.HasDueWith, without ClaimWith's limit.
 func (t *txn) claimArgs(p driver.ClaimParams) []any {
 	args := []any{p.Queue, t.sec(p.Now.Truncate(time.Second))}
 	for _, h := range p.Handlers {
 		args = append(args, h)
 	}
-	return append(args, p.Queue)
+	args = append(args, p.Queue)
+	for _, g := range p.ExcludeGroups {
+		args = append(args, g)
+	}
+	if p.CapCost {
+		args = append(args, max(p.MaxCost, 0))
+	}
+	return args
 }
 
 // JobClaim implements driver.Tx.
@@ -247,7 +254,7 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		return nil, nil
 	}
 	args := append(t.claimArgs(p), p.Limit)
-	jobs, err := t.queryJobs(ctx, t.s.SQL.Claim(len(p.Handlers))+t.s.D.SkipLocked, args...)
+	jobs, err := t.queryJobs(ctx, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim select: %w", err)
 	}
@@ -282,7 +289,7 @@ func (t *txn) JobHasDue(ctx context.Context, p driver.ClaimParams) (bool, error)
 		return false, nil
 	}
 	var one int
-	err := t.tx.QueryRowContext(ctx, t.s.SQL.HasDue(len(p.Handlers)), t.claimArgs(p)...).Scan(&one)
+	err := t.tx.QueryRowContext(ctx, t.s.SQL.HasDueWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost), t.claimArgs(p)...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -63,7 +63,7 @@ type Tx interface {
 	BatchTx // Queuety's batches and the Go engine's batch events (batch.go)
 	// LockOps are the operations on Queuety's locks table (locks.go).
 	LockOps
-
+	LimitTx
 	// JobInsert inserts the jobs in one statement and sets their IDs.
 	JobInsert(ctx context.Context, jobs []*Job) error
 	// JobGet reads one job.
@@ -277,6 +277,12 @@ type ClaimParams struct {
 	// PHP) raises attempts without touching claim_token, which then no
 	// longer matches.
 	Token int64
+	// ExcludeGroups skips jobs of these concurrency groups (saturated
+	// ones).
+	ExcludeGroups []string
+	// CapCost, when set, skips jobs whose cost_units exceed MaxCost.
+	CapCost bool
+	MaxCost int
 }
 
 // StaleParams selects stale claims: processing jobs whose reserved_at is

@@ -38,6 +38,7 @@ func migrations(prefix string) sqlstore.Migrations {
 				return []string{"UPDATE " + sqlstore.NewTables(prefix).Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
 			})},
 			{Version: 6, Name: "Go engine: batch events table", Up: step((*migrator).batchEventsTable)},
+			{Version: 7, Name: "Go engine: rate limits and concurrency limits (limit lock rows, rate-limited starts, logs index by handler and event)", Up: step((*migrator).limitTables)},
 		},
 		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,
@@ -265,4 +266,32 @@ func (m *migrator) indexExists(ctx context.Context, table, idx string) (bool, er
 		return false, fmt.Errorf("inspect index %s.%s: %w", table, idx, err)
 	}
 	return n > 0, nil
+}
+
+// limitTables creates the Go engine's admission tables and the logs index
+// that finds a handler's recent starts (also the index Queuety's
+// RateLimiter query wants).
+func (m *migrator) limitTables(ctx context.Context) error {
+	for _, ddl := range []string{
+		"CREATE TABLE IF NOT EXISTS " + sqlstore.LimitsTable(m.prefix) + ` (
+		kind VARCHAR(16) NOT NULL,
+		name VARCHAR(255) NOT NULL,
+		locked_at DATETIME(6) NULL DEFAULT NULL,
+		PRIMARY KEY (kind, name)
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`,
+		"CREATE TABLE IF NOT EXISTS " + sqlstore.RateStartsTable(m.prefix) + ` (
+		id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+		handler VARCHAR(255) NOT NULL,
+		started_at DATETIME(6) NOT NULL,
+		job_id BIGINT UNSIGNED NOT NULL,
+		attempt INT UNSIGNED NOT NULL,
+		KEY idx_handler_started (handler, started_at),
+		KEY idx_job_attempt (job_id, attempt)
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`,
+	} {
+		if _, err := m.conn.ExecContext(ctx, ddl); err != nil {
+			return err
+		}
+	}
+	return m.ensure(ctx, m.prefix+"queuety_logs", nil, [][2]string{{"idx_go_handler_event", "(handler, event, created_at)"}})
 }

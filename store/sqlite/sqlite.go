@@ -144,6 +144,9 @@ func migrations(prefix string) sqlstore.Migrations {
 					"event TEXT NOT NULL, callback TEXT DEFAULT NULL, runtime TEXT DEFAULT NULL, job_id INTEGER DEFAULT NULL, " +
 					"created_at TEXT NOT NULL, PRIMARY KEY (batch_id, event))"}
 			})},
+			{Version: 5, Name: "Go engine: rate limits and concurrency limits", Up: sqlstore.RunStatements(func() []string {
+				return limitTables(prefix)
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}
@@ -203,4 +206,18 @@ var dialect = sqlstore.Dialect{
 		}
 		return " ON CONFLICT (" + strings.Join(key, ", ") + ") DO UPDATE SET " + strings.Join(parts, ", ")
 	},
+}
+
+// limitTables is the DDL of the Go engine's admission tables and the logs
+// index that finds a handler's recent starts.
+func limitTables(prefix string) []string {
+	starts := sqlstore.RateStartsTable(prefix)
+	logs := sqlstore.NewTables(prefix).Logs
+	return []string{
+		"CREATE TABLE IF NOT EXISTS " + sqlstore.LimitsTable(prefix) + " (kind TEXT NOT NULL, name TEXT NOT NULL, locked_at TEXT DEFAULT NULL, PRIMARY KEY (kind, name))",
+		"CREATE TABLE IF NOT EXISTS " + starts + " (id INTEGER PRIMARY KEY AUTOINCREMENT, handler TEXT NOT NULL, started_at TEXT NOT NULL, job_id INTEGER NOT NULL, attempt INTEGER NOT NULL)",
+		"CREATE INDEX IF NOT EXISTS " + starts + "_idx_handler_started ON " + starts + " (handler, started_at)",
+		"CREATE INDEX IF NOT EXISTS " + starts + "_idx_job_attempt ON " + starts + " (job_id, attempt)",
+		"CREATE INDEX IF NOT EXISTS " + logs + "_idx_go_handler_event ON " + logs + " (handler, event, created_at)",
+	}
 }

@@ -25,7 +25,9 @@ const benchBatch = 100
 //   - WorkflowInsertUpdate: one WorkflowInsert and one WorkflowUpdate
 //     (read under lock, then written) per operation;
 //   - EngineRound: a full engine round through a queuety.Client:
-//     DispatchMany of 100 jobs, a claim of them and CompleteJobs.
+//     DispatchMany of 100 jobs, a claim of them and CompleteJobs;
+//   - ClaimAdmission: one engine claim of 100 jobs without limits, in a
+//     concurrency group, and under a rate limit (see benchClaimAdmission).
 //
 // Each benchmark runs on a fresh database, checks that every operation
 // did its work (so -benchtime 1x is a quick correctness run), and reports
@@ -36,6 +38,7 @@ func Bench(b *testing.B, h Harness) {
 	b.Run("JobClaimComplete", func(b *testing.B) { benchJobClaimComplete(b, h) })
 	b.Run("WorkflowInsertUpdate", func(b *testing.B) { benchWorkflowInsertUpdate(b, h) })
 	b.Run("EngineRound", func(b *testing.B) { benchEngineRound(b, h) })
+	b.Run("ClaimAdmission", func(b *testing.B) { benchClaimAdmission(b, h) })
 }
 
 // reportRate reports n items of work done in the timed part of b as

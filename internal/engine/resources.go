@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"math"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// rateLimitValue reads a rate limit as Queuety's StepDispatchOptions
+// accepts it: [max, window seconds], or an object with max (or
+// max_executions) and window (or window_seconds). Anything else, and
+// values below 1, is no limit.
+func rateLimitValue(v any) Rate {
+	var n, w any
+	switch x := v.(type) {
+	case []any:
+		if len(x) >= 2 {
+			n, w = x[0], x[1]
+		}
+	case *phpjson.Object:
+		n = firstOf(x, "max", "max_executions", "0")
+		w = firstOf(x, "window", "window_seconds", "1")
+	}
+	max, ok1 := n.(int64)
+	win, ok2 := w.(int64)
+	if !ok1 || !ok2 || max < 1 || win < 1 {
+		return Rate{}
+	}
+	return Rate{Max: int(max), Window: time.Duration(win) * time.Second}
+}
+
+func firstOf(o *phpjson.Object, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := o.Get(k); ok && v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// resources are a step job's concurrency group, its limit and its cost
+// units.
+type resources struct {
+	group string
+	limit int
+	cost  int
+}
+
+// stepResources reads a step definition's concurrency_group,
+// concurrency_limit and cost_units, on the step or in its resources
+// object, as Queuety's StepDispatchOptions::resolve does: a blank group is
+// none, and a limit without a group is dropped.
+func stepResources(def *phpjson.Object, defaultCost int) resources {
+	res, _ := mustObject(def, "resources")
+	get := func(k string) any {
+		if v, ok := def.Get(k); ok && v != nil {
+			return v
+		}
+		if res != nil {
+			if v, ok := res.Get(k); ok {
+				return v
+			}
+		}
+		return nil
+	}
+	r := resources{cost: defaultCost}
+	if g, ok := get("concurrency_group").(string); ok {
+		r.group = strings.TrimSpace(g)
+	}
+	if n, ok := get("concurrency_limit").(int64); ok && n > 0 && r.group != "" {
+		r.limit = int(min(n, 65535))
+	}
+	if n, ok := get("cost_units").(int64); ok && n >= 0 {
+		r.cost = int(n)
+	}
+	return r
+}
+
+// JobResources are a job's admission settings: its concurrency group and
+// that group's limit (the concurrency_group and concurrency_limit
+// columns), its cost units (cost_units), and a rate limit for its handler
+// (__queuety_runtime.rate_limit, which Queuety PHP workers honour too).
+type JobResources struct {
+	ConcurrencyGroup string
+	ConcurrencyLimit int // 0: none stored on the row
+	CostUnits        int // used when CostUnitsSet; the default is 1
+	CostUnitsSet     bool
+	RateLimit        Rate // Max 0: none
+}
+
+// IsZero reports whether nothing is set.
+func (r JobResources) IsZero() bool { return r == JobResources{} }
+
+func (r JobResources) validate() error {
+	g := strings.TrimSpace(r.ConcurrencyGroup)
+	switch {
+	case r.ConcurrencyGroup != "" && g == "":
+		return invalidf("concurrency group name is blank")
+	case len(g) > 191:
+		return invalidf("concurrency group name is longer than 191 characters")
+	case r.ConcurrencyLimit < 0 || r.ConcurrencyLimit > 65535:
+		return invalidf("concurrency limit %d out of range (1-65535)", r.ConcurrencyLimit)
+	case r.ConcurrencyLimit > 0 && g == "":
+		return invalidf("a concurrency limit needs a concurrency group")
+	case r.CostUnitsSet && (r.CostUnits < 1 || r.CostUnits > 1<<31):
+		return invalidf("cost units must be at least 1, got %d", r.CostUnits)
+	case r.RateLimit != Rate{} && (r.RateLimit.Max < 1 || r.RateLimit.Window < time.Second):
+		return invalidf("rate limit needs at least 1 start in a window of at least 1 second, got %d per %s", r.RateLimit.Max, r.RateLimit.Window)
+	}
+	return nil
+}
+
+// apply writes the row columns.
+func (r JobResources) apply(job *driver.Job) {
+	job.ConcurrencyGroup = strings.TrimSpace(r.ConcurrencyGroup)
+	job.ConcurrencyLimit = r.ConcurrencyLimit
+	if r.CostUnitsSet {
+		job.CostUnits = r.CostUnits
+	}
+}
+
+// encodeStep writes the settings into a step definition under the keys
+// Queuety's StepDispatchOptions reads.
+func (r JobResources) encodeStep(o *phpjson.Object) {
+	if r.RateLimit.Max > 0 {
+		o.Set("rate_limit", []any{int64(r.RateLimit.Max), int64(math.Ceil(r.RateLimit.Window.Seconds()))})
+	}
+	if g := strings.TrimSpace(r.ConcurrencyGroup); g != "" {
+		o.Set("concurrency_group", g)
+		if r.ConcurrencyLimit > 0 {
+			o.Set("concurrency_limit", int64(r.ConcurrencyLimit))
+		}
+	}
+	if r.CostUnitsSet {
+		o.Set("cost_units", int64(r.CostUnits))
+	}
+}
+
+// EncodeStepResources writes r into a step definition (see
+// JobResources).
+func EncodeStepResources(r JobResources, o *phpjson.Object) { r.encodeStep(o) }

@@ -1,0 +1,53 @@
+package queuety
+
+import (
+	"time"
+
+	"github.com/queuety/queuety-go/internal/engine"
+)
+
+// Rate is a rate limit: at most Max starts of a handler in any Window
+// (a sliding window). Workers take it from worker.RateLimit, or from the
+// jobs themselves (RateLimit).
+type Rate = engine.Rate
+
+// JobResources are a job's admission settings (ConcurrencyGroup,
+// ConcurrencyLimit, CostUnits, RateLimit), as a JobSpec holds them.
+type JobResources = engine.JobResources
+
+// ConcurrencyGroup puts the job in a concurrency group (the
+// concurrency_group column): workers start at most the group's limit of
+// its jobs at once across the fleet, the limit coming from
+// ConcurrencyLimit on the job or from worker.GroupLimit. Group cost
+// budgets (worker.GroupCostBudget) apply to it too. Several handlers can
+// share one group, for example all calls to one provider.
+func ConcurrencyGroup(name string) JobOption {
+	return func(s *JobSpec) { s.Resources.ConcurrencyGroup = name }
+}
+
+// ConcurrencyLimit stores the limit of the job's concurrency group on the
+// job (the concurrency_limit column, 1 to 65535): no worker, Go or
+// Queuety PHP, starts the job while that many jobs of its group are
+// processing. It needs ConcurrencyGroup. This is Queuety PHP's
+// ->concurrency_group($group, $limit).
+func ConcurrencyLimit(n int) JobOption {
+	return func(s *JobSpec) { s.Resources.ConcurrencyLimit = n }
+}
+
+// CostUnits sets the job's relative cost (the cost_units column, at least
+// 1; the default is 1). Cost budgets (worker.CostBudget,
+// worker.GroupCostBudget, worker.QueueCostBudget) and a workflow's
+// MaxCostUnits budget add it up.
+func CostUnits(n int) JobOption {
+	return func(s *JobSpec) { s.Resources.CostUnits, s.Resources.CostUnitsSet = n, true }
+}
+
+// RateLimit stores a rate limit for the job's handler in the job
+// (__queuety_runtime.rate_limit, as Queuety's step definitions store
+// theirs): at most max starts of the handler in any window, window being
+// whole seconds (at least one). A worker that has no limit of its own for
+// the handler (worker.RateLimit) adopts the first one it claims, as
+// Queuety PHP workers do, so both honour it.
+func RateLimit(max int, window time.Duration) JobOption {
+	return func(s *JobSpec) { s.Resources.RateLimit = Rate{Max: max, Window: window} }
+}
