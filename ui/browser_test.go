@@ -145,6 +145,12 @@ func TestBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`body[data-live="off"]`)),
 			chromedp.Click(chromedp.CSS("#live-toggle")),
 			chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`)))
+		// The actions below run with the refresh paused (the choice is
+		// kept across pages), as an operator would: a refresh landing
+		// between finding a button and clicking it replaces the node.
+		step("pause the refresh for the actions",
+			chromedp.Click(chromedp.CSS("#live-toggle")),
+			chromedp.WaitVisible(chromedp.CSS(`body[data-live="off"]`)))
 
 		// Pause a queue.
 		confirm("pause queue mail", `tr[data-queue="mail"] form`)
