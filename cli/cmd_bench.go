@@ -45,6 +45,8 @@ The tables it creates are dropped afterwards.`,
 			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test'",
 			Program + " bench --dsn sqlite://bench.db --jobs 5000 --runs 1",
 			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test' --scenarios drain-1w,raw-sql-ceiling-4c --json",
+			Program + " bench --dsn sqlite://bench.db --scenarios latency-inproc,latency-xproc,rss-drain-1w --latency-for 5s",
+			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test' --scenarios backlog-1000000,sweep-1000000 --backlogs 1000000",
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			jobs := fs.Int("jobs", 20000, "no-op jobs per dispatch and drain run")

@@ -189,7 +189,9 @@ func selfCommand(ctx context.Context) *exec.Cmd {
 	if err != nil {
 		exe = os.Args[0]
 	}
-	return exec.CommandContext(ctx, exe)
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
 }
 
 // child is a running bench child process.
