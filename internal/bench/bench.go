@@ -4,7 +4,13 @@
 // what any queue on the same server can do. Each scenario runs several
 // times on fresh tables and reports the median, so a noisy machine moves
 // the numbers less; the ratio to the raw-SQL ceiling, measured in the same
-// run, is the figure to compare across machines.
+// run, is the figure to compare across machines. SQLite has its own
+// ceiling, on its one connection.
+//
+// Other scenarios measure what a rate does not show (probes.go):
+// dispatch-to-start latency in one process and across processes, a worker
+// process's peak RSS, claims out of backlogs of up to 1,000,000 jobs and
+// the sweeps over 1,000,000 jobs and workflows with none expired.
 //
 // `queuety-worker bench` prints the report; the Go benchmarks in
 // store/mysql report the same scenarios through testing.B.
