@@ -25,12 +25,31 @@ drain-costbudget-1w (the same drain with a concurrency group, a rate limit
 or a cost budget that never binds: the cost of admission),
 workflow-3step-4w (3-step workflows, steps/s),
 fanout-<W>x<I>-4w (W workflows, each a for_each over I items, run by 4
-workers, branches/s; --fanouts) and raw-sql-ceiling-4c. The tables it
-creates are dropped afterwards.`,
+workers, branches/s; --fanouts) and raw-sql-ceiling-4c (raw-sql-ceiling-1c
+on SQLite, one connection).
+
+More scenarios measure other figures:
+  latency-inproc, latency-xproc  dispatch-to-start latency p50 and p99 (ms)
+      of jobs dispatched one at a time (--latency-rate, --latency-for) to a
+      worker with the default poll interval, in this process or in a child
+      process (this program started again)
+  rss-drain-1w     peak RSS (MiB) of a child worker process during drain-1w
+  backlog-<N>      median claim transaction (ms) and drain rate (jobs/s) of
+      one worker draining --backlog-drain jobs out of N pending (--backlogs;
+      the backlog is loaded once, with INSERT ... SELECT)
+  sweep-<N>        ms per deadline sweep, watchdog and stale-recovery pass
+      over N jobs and N workflows, none expired (--sweep-rows)
+Backlog and sweep scenarios load their tables once and repeat their
+measurement on them; the others run --runs times, interleaved. --json
+prints the whole run, with the machine it ran on.
+
+The tables it creates are dropped afterwards.`,
 		Examples: []string{
 			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test'",
 			Program + " bench --dsn sqlite://bench.db --jobs 5000 --runs 1",
 			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test' --scenarios drain-1w,raw-sql-ceiling-4c --json",
+			Program + " bench --dsn sqlite://bench.db --scenarios latency-inproc,latency-xproc,rss-drain-1w --latency-for 5s",
+			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test' --scenarios backlog-1000000,sweep-1000000 --backlogs 1000000",
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			jobs := fs.Int("jobs", 20000, "no-op jobs per dispatch and drain run")
@@ -40,7 +59,11 @@ creates are dropped afterwards.`,
 			workers := fs.String("workers", "1,4", "worker counts of the drain scenarios")
 			scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default: all)")
 			fanouts := fs.String("fanouts", "1x10000,1000x10", "fan-out scenarios as WORKFLOWSxITEMS, comma-separated (empty: none)")
+			probes := benchProbeFlags(fs)
 			return func(e *Env, _ []string) error {
+				if bench.IsChild() {
+					return bench.ChildMain(e.Ctx, e.Stdout)
+				}
 				for _, f := range []struct {
 					name string
 					v    int
@@ -69,8 +92,12 @@ creates are dropped afterwards.`,
 				if err != nil {
 					return err
 				}
+				pr, err := probes()
+				if err != nil {
+					return err
+				}
 				cfg := bench.Config{Jobs: *jobs, Workflows: *workflows, Runs: *runs, Workers: ws, Concurrency: *concurrency,
-					FanOuts: fos, Scenarios: splitList(*scenarios)}
+					FanOuts: fos, Scenarios: splitList(*scenarios), Probes: pr}
 				if !e.Globals.JSON {
 					cfg.Progress = e.Stderr
 				}

@@ -4,7 +4,13 @@
 // what any queue on the same server can do. Each scenario runs several
 // times on fresh tables and reports the median, so a noisy machine moves
 // the numbers less; the ratio to the raw-SQL ceiling, measured in the same
-// run, is the figure to compare across machines.
+// run, is the figure to compare across machines. SQLite has its own
+// ceiling, on its one connection.
+//
+// Other scenarios measure what a rate does not show (probes.go):
+// dispatch-to-start latency in one process and across processes, a worker
+// process's peak RSS, claims out of backlogs of up to 1,000,000 jobs and
+// the sweeps over 1,000,000 jobs and workflows with none expired.
 //
 // `queuety-worker bench` prints the report; the Go benchmarks in
 // store/mysql report the same scenarios through testing.B.
@@ -18,7 +24,6 @@ import (
 	"io"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +51,8 @@ type Config struct {
 	Scenarios []string
 	// Progress, when set, receives a line per finished run.
 	Progress io.Writer
+	// Probes configures the latency, RSS, backlog and sweep scenarios.
+	Probes Probes
 }
 
 // FanOut is one for_each scenario: Workflows workflows, each a for_each
@@ -62,8 +69,11 @@ type Result struct {
 	Unit   string    `json:"unit"`
 	Runs   []float64 `json:"runs"`
 	Median float64   `json:"median"`
-	// OfCeiling is Median divided by the raw SQL ceiling (MySQL only).
+	// OfCeiling is Median divided by the raw SQL ceiling, for drain rates.
 	OfCeiling float64 `json:"of_ceiling,omitempty"`
+	// Extra holds the settings a result was measured under, such as the
+	// worker's poll interval next to a latency.
+	Extra map[string]float64 `json:"extra,omitempty"`
 }
 
 // Report is a whole benchmark run.
@@ -72,6 +82,7 @@ type Report struct {
 	Server  string    `json:"server"`
 	Jobs    int       `json:"jobs"`
 	Runs    int       `json:"runs"`
+	Machine Machine   `json:"machine"`
 	Results []*Result `json:"results"`
 }
 
@@ -81,9 +92,11 @@ type Env interface {
 	Fresh(ctx context.Context) (dsn string, cleanup func(), err error)
 }
 
-// ceilingEnv is an Env that can also measure the raw SQL ceiling (MySQL).
+// ceilingEnv is an Env that can also measure the raw SQL ceiling, on
+// CeilingConns connections.
 type ceilingEnv interface {
 	RawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error)
+	CeilingConns() int
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -105,7 +118,7 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
 	}
-	rep := &Report{Jobs: cfg.Jobs, Runs: cfg.Runs}
+	rep := &Report{Jobs: cfg.Jobs, Runs: cfg.Runs, Machine: machineInfo()}
 	// A scenario gets a client on a fresh store, and its DSN for the
 	// workers' own clients.
 	type scenario struct {
@@ -132,9 +145,11 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			return fanOut(ctx, c, dsn, f.Workflows, f.Items, 4, cfg.Concurrency)
 		}})
 	}
+	ceilingName := ""
 	if raw, ok := env.(ceilingEnv); ok {
-		scenarios = append(scenarios, scenario{"raw-sql-ceiling-4c", "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
-			return raw.RawCeiling(ctx, c, dsn, cfg.Jobs, 4)
+		ceilingName = fmt.Sprintf("raw-sql-ceiling-%dc", raw.CeilingConns())
+		scenarios = append(scenarios, scenario{ceilingName, "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+			return raw.RawCeiling(ctx, c, dsn, cfg.Jobs, raw.CeilingConns())
 		}})
 	}
 	want := map[string]bool{}
@@ -150,6 +165,7 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		results[s.name] = r
 		rep.Results = append(rep.Results, r)
 	}
+	probes := newProbeRunner(env, cfg, want, rep)
 	// Interleave runs (run 1 of every scenario, then run 2, ...) so noise
 	// from other work on the machine falls on all scenarios alike.
 	for run := 0; run < cfg.Runs; run++ {
@@ -167,15 +183,21 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 				fmt.Fprintf(cfg.Progress, "run %d/%d %-20s %10.0f %s\n", run+1, cfg.Runs, s.name, rate, s.unit)
 			}
 		}
+		if err := probes.round(ctx, run, rep); err != nil {
+			return nil, err
+		}
+	}
+	if err := probes.finish(ctx, rep); err != nil {
+		return nil, err
 	}
 	var ceiling float64
-	if c := results["raw-sql-ceiling-4c"]; c != nil {
+	if c := results[ceilingName]; c != nil {
 		c.Median = median(c.Runs)
 		ceiling = c.Median
 	}
 	for _, r := range rep.Results {
 		r.Median = median(r.Runs)
-		if ceiling > 0 && r.Unit == "jobs/s" && r.Name != "raw-sql-ceiling-4c" && r.Name != "dispatch" {
+		if ceiling > 0 && r.Unit == "jobs/s" && r.Name != ceilingName && r.Name != "dispatch" {
 			r.OfCeiling = r.Median / ceiling
 		}
 	}
@@ -217,17 +239,18 @@ func median(xs []float64) float64 {
 // Format writes the report as a table.
 func (r *Report) Format(w io.Writer) {
 	fmt.Fprintf(w, "store %s (%s), %d jobs per run, median of %d runs\n", r.Store, r.Server, r.Jobs, r.Runs)
-	fmt.Fprintf(w, "%-22s %12s  %-8s %10s  %s\n", "scenario", "median", "unit", "of ceiling", "runs")
+	fmt.Fprintf(w, "%d cores, %s, load average %.1f at the start, %s\n", r.Machine.Cores, r.Machine.GoVersion, r.Machine.LoadAvg, r.Machine.Date)
+	fmt.Fprintf(w, "%-28s %12s  %-10s %10s  %s\n", "scenario", "median", "unit", "of ceiling", "runs")
 	for _, res := range r.Results {
-		runs := make([]string, len(res.Runs))
-		for i, x := range res.Runs {
-			runs[i] = fmt.Sprintf("%.0f", x)
-		}
 		ceil := ""
 		if res.OfCeiling > 0 {
 			ceil = fmt.Sprintf("%.0f%%", res.OfCeiling*100)
 		}
-		fmt.Fprintf(w, "%-22s %12.0f  %-8s %10s  %s\n", res.Name, res.Median, res.Unit, ceil, strings.Join(runs, " / "))
+		line := fmt.Sprintf("%-28s %12s  %-10s %10s  %s", res.Name, formatValue(res.Median, res.Unit), res.Unit, ceil, formatValues(res.Runs, res.Unit))
+		if len(res.Extra) > 0 {
+			line += "  (" + formatExtra(res.Extra) + ")"
+		}
+		fmt.Fprintln(w, line)
 	}
 }
 
