@@ -31,7 +31,9 @@ type Dialect struct {
 	// ByID is an index hint placed after the table name in statements that
 	// select or update rows by primary key (" FORCE INDEX (PRIMARY)").
 	ByID string
-	// ClaimHint is the index hint for the claim query.
+	// ClaimHint is the index hint for the claim query; "{jobs}" in it
+	// stands for the jobs table's name (SQLite's index names carry the
+	// table prefix).
 	ClaimHint string
 	// Retryable reports a transient conflict: deadlock, lock-wait timeout,
 	// busy database. The transaction is run again.
@@ -140,7 +142,7 @@ func buildStatements(t Tables, d Dialect) Statements {
 		return w
 	}
 	claimWith := func(handlers, groups int, capCost bool) string {
-		return "SELECT " + prefixed("job.", jobCols) + " FROM " + t.Jobs + " job" + d.ClaimHint + " WHERE " + where(handlers, groups, capCost) +
+		return "SELECT " + prefixed("job.", jobCols) + " FROM " + t.Jobs + " job" + strings.ReplaceAll(d.ClaimHint, "{jobs}", t.Jobs) + " WHERE " + where(handlers, groups, capCost) +
 			" ORDER BY job.priority DESC, job.available_at ASC, job.id ASC LIMIT ?"
 	}
 	hasDueWith := func(handlers, groups int, capCost bool) string {

@@ -173,6 +173,12 @@ func errCode(err error) int {
 
 var dialect = sqlstore.Dialect{
 	Name: "sqlite",
+	// The claim reads the claim index in its order, (priority DESC,
+	// available_at, id) within a queue's pending jobs, and stops at the
+	// limit. Left to itself the planner takes the (queue, status,
+	// available_at) index and sorts every due job, so a claim's cost grew
+	// with the backlog.
+	ClaimHint: " INDEXED BY {jobs}_idx_go_claim",
 	Retryable: func(err error) bool {
 		c := errCode(err) & 0xff
 		return c == codeBusy || c == codeLocked
