@@ -31,6 +31,7 @@ func newClient(s driver.Store, cfg config) *Client {
 		DeadlineHandoff:   cfg.handoff,
 		Observer:          cfg.observer,
 		PHPBatchCallbacks: cfg.phpBatchQueue,
+		WakeKey:           cfg.wakeKey,
 	})
 	return &Client{engine: e, store: s}
 }

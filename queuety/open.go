@@ -31,5 +31,6 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Client, error) {
 	for _, w := range s.Info().Warnings {
 		cfg.logger.Warn("queuety: "+w, "store", s.Info().Driver)
 	}
+	cfg.wakeKey = dsn // clients of one process on one store wake each other's idle workers
 	return newClient(s, cfg), nil
 }

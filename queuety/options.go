@@ -132,6 +132,7 @@ type config struct {
 	staleTimeout time.Duration
 	leaseTimeout time.Duration
 	handoff      time.Duration
+	wakeKey      string // the DSN Open was given (engine.Config.WakeKey)
 	observer     observe.Observer
 	// phpBatchQueue is WithPHPBatchCallbacks' queue (batch.go).
 	phpBatchQueue string

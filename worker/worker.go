@@ -46,6 +46,7 @@ import (
 // handlers, then call Run or RunOnce (not both at once).
 type Worker struct {
 	c       *queuety.Client
+	wake    <-chan struct{} // the engine's wake-ups while Run runs (nil: none)
 	engine  *engine.Engine
 	sweeper *deadline.Sweeper
 	cfg     config
@@ -226,6 +227,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	stopAux := w.startAux(hardCtx)
+	wake, unsubscribe := w.engine.SubscribeWake() // jobs this process dispatches start without a poll
+	w.wake = wake
+	defer unsubscribe()
 	w.log.Info("queuety: worker started", "queues", w.cfg.queues, "concurrency", w.cfg.concurrency, "handlers", len(w.reg.Names()))
 
 	w.fetchLoop(ctx, hardCtx, nil)
@@ -359,13 +363,14 @@ func (w *Worker) waitFreed(ctx context.Context, d time.Duration) {
 }
 
 // waitIdle is the wait of an idle worker between claims: until a handler
-// finishes, ctx is done, or d passes in real time or on the engine clock
+// finishes, this process dispatches jobs (Run only), ctx is done, or d passes in real time or on the engine clock
 // (see TimerClock), so a job that falls due because a fake clock moved is
 // claimed at once.
 func (w *Worker) waitIdle(ctx context.Context, d time.Duration) {
 	t := w.newEither(d)
 	defer t.stop()
 	select {
+	case <-w.wake:
 	case <-w.freed:
 	case <-t.real.C:
 	case <-t.engC():

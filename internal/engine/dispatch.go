@@ -27,6 +27,9 @@ func (e *Engine) DispatchWorkflow(ctx context.Context, def Definition, initial *
 		ctx = e.obs.DispatchStart(ctx, d)
 	}
 	id, existing, err := e.dispatchWorkflow(ctx, def, initial)
+	if err == nil && !existing {
+		e.wake()
+	}
 	if e.obs != nil {
 		e.obs.DispatchEnd(ctx, d, observe.Dispatched{ID: id, Existing: existing, Err: err})
 	}
@@ -425,6 +428,9 @@ func (e *Engine) dispatch(ctx context.Context, handler string, payload *phpjson.
 	if err != nil {
 		return nil, false, fmt.Errorf("queuety: dispatch %q: %w", handler, err)
 	}
+	if len(fresh) > 0 {
+		e.wake()
+	}
 	return job, len(fresh) == 0, nil
 }
 
@@ -466,6 +472,9 @@ func (e *Engine) dispatchMany(ctx context.Context, reqs []JobRequest) ([]*driver
 		return err
 	}); err != nil {
 		return nil, nil, fmt.Errorf("queuety: dispatch batch: %w", err)
+	}
+	if len(fresh) > 0 {
+		e.wake()
 	}
 	return fresh, jobIDs(jobs), nil
 }

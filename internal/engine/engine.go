@@ -27,6 +27,7 @@ type Engine struct {
 	log       *slog.Logger
 	cfg       Config
 	callbacks callbackKnowers
+	wakes     *wakeHub
 	obs       observe.Observer // nil: no instrumentation
 	batches   batchKnowers
 }
@@ -53,6 +54,10 @@ type Config struct {
 	// to a worker that has it, such as Queuety PHP's sweep (default
 	// DefaultDeadlineHandoff; negative: never, expire at once).
 	DeadlineHandoff time.Duration
+	// WakeKey names the store (its DSN): engines of one process with the
+	// same key wake each other's idle workers when they commit new jobs.
+	// Empty: only this engine's workers.
+	WakeKey string
 	// Observer hears dispatches, and the workers and sweeps of this
 	// engine report to it (default nil: none).
 	Observer observe.Observer
@@ -88,7 +93,7 @@ func New(store driver.Store, cfg Config) *Engine {
 	if cfg.DeadlineHandoff == 0 {
 		cfg.DeadlineHandoff = DefaultDeadlineHandoff
 	}
-	return &Engine{store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	return &Engine{wakes: hubFor(cfg.WakeKey), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 }
 
 // Observer returns the engine's observer, nil when there is none.
