@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
@@ -35,52 +34,20 @@ func (q *queueRow) pausedCell() string {
 	return "paused"
 }
 
-// queueRows merges the job counts and the paused queues, sorted by name.
+// queueRows are the queues' summaries in the CLI's shape.
 func queueRows(ctx context.Context, c *queuety.Client) ([]*queueRow, error) {
-	counts, err := c.Counts(ctx)
+	sums, err := c.QueueSummaries(ctx)
 	if err != nil {
 		return nil, err
 	}
-	states, err := c.QueueStates(ctx)
-	if err != nil {
-		return nil, err
-	}
-	byName := map[string]*queueRow{}
-	get := func(q string) *queueRow {
-		r := byName[q]
-		if r == nil {
-			r = &queueRow{Queue: q}
-			byName[q] = r
-		}
-		return r
-	}
-	for _, qc := range counts {
-		r := get(qc.Queue)
-		switch qc.Status {
-		case queuety.JobPending:
-			r.Pending += qc.Count
-		case queuety.JobProcessing:
-			r.Processing += qc.Count
-		case queuety.JobCompleted:
-			r.Completed += qc.Count
-		case queuety.JobFailed:
-			r.Failed += qc.Count
-		case queuety.JobBuried:
-			r.Buried += qc.Count
-		}
-		r.Total += qc.Count
-	}
-	for _, s := range states {
-		if s.Paused {
-			r := get(s.Queue)
-			r.Paused, r.PausedAt = true, ts(s.PausedAt)
+	out := make([]*queueRow, len(sums))
+	for i, q := range sums {
+		out[i] = &queueRow{Queue: q.Queue, Pending: q.Pending, Processing: q.Processing, Completed: q.Completed,
+			Failed: q.Failed, Buried: q.Buried, Total: q.Total, Paused: q.Paused}
+		if q.Paused {
+			out[i].PausedAt = ts(q.PausedAt)
 		}
 	}
-	out := make([]*queueRow, 0, len(byName))
-	for _, r := range byName {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
 	return out, nil
 }
 

@@ -167,3 +167,22 @@ func ExampleEngine_ExpireWorkflows() {
 	fmt.Println(report.WorkflowsExpired, err)
 	// Output: 3 <nil>
 }
+
+// QueueSummaries merges the job counts and the paused flags, as `status`
+// and the web UI show them.
+func ExampleClient_QueueSummaries() {
+	ctx := context.Background()
+	q, _ := queuety.Open(ctx, "sqlite://:memory:", queuety.WithLogger(quiet()))
+	defer q.Close()
+	for range 2 {
+		_, _ = q.Dispatch(ctx, "send_email", nil, queuety.OnQueue("mail"))
+	}
+	_ = q.PauseQueue(ctx, "reports")
+	sums, _ := q.QueueSummaries(ctx)
+	for _, s := range sums {
+		fmt.Println(s.Queue, s.Pending, s.Paused)
+	}
+	// Output:
+	// mail 2 false
+	// reports 0 true
+}

@@ -75,11 +75,7 @@ type overviewData struct {
 func (s *server) overview(ctx context.Context) (*overviewData, error) {
 	c, now := s.c, s.opts.Clock.Now()
 	d := &overviewData{Store: c.Store().Info(), Window: s.opts.ThroughputWindow, Now: now}
-	counts, err := c.Counts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	states, err := c.QueueStates(ctx)
+	sums, err := c.QueueSummaries(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -92,27 +88,10 @@ func (s *server) overview(ctx context.Context) (*overviewData, error) {
 		}
 		return q
 	}
-	for _, qc := range counts {
-		q := get(qc.Queue)
-		switch qc.Status {
-		case queuety.JobPending:
-			q.Pending += qc.Count
-		case queuety.JobProcessing:
-			q.Processing += qc.Count
-		case queuety.JobCompleted:
-			q.Completed += qc.Count
-		case queuety.JobFailed:
-			q.Failed += qc.Count
-		case queuety.JobBuried:
-			q.Buried += qc.Count
-		}
-		q.Total += qc.Count
-	}
-	for _, st := range states {
-		if st.Paused {
-			q := get(st.Queue)
-			q.Paused, q.PausedAt = true, st.PausedAt
-		}
+	for _, sum := range sums {
+		q := get(sum.Queue)
+		q.Pending, q.Processing, q.Completed, q.Failed, q.Buried, q.Total = sum.Pending, sum.Processing, sum.Completed, sum.Failed, sum.Buried, sum.Total
+		q.Paused, q.PausedAt = sum.Paused, sum.PausedAt
 	}
 	if err := s.throughput(ctx, now, get); err != nil {
 		return nil, err
