@@ -121,6 +121,13 @@ func Concurrency(n int) Option { return func(c *config) { c.concurrency = n } }
 // at most 100). Claims never take more jobs than there are free slots.
 func BatchSize(n int) Option { return func(c *config) { c.batchSize = n } }
 
+// PollIntervalBusy is the first idle wait after a claim that found work;
+// each empty claim doubles the wait up to the poll interval, so a worker
+// fed by other processes claims their jobs within tens of milliseconds
+// while they keep coming, and an idle worker queries once per poll
+// interval.
+const PollIntervalBusy = 50 * time.Millisecond
+
 // PollInterval sets the wait between claims when no job is due (default
 // 1 s; a ±10% jitter is added).
 func PollInterval(d time.Duration) Option { return func(c *config) { c.pollInterval = d } }

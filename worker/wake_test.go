@@ -91,3 +91,52 @@ func (e emptyClaimObserver) Claimed(ctx context.Context, c observe.Claim) contex
 	}
 	return ctx
 }
+
+// TestBusyWorkerPollsFast: jobs this process does not announce (written
+// in the caller's own transaction, as another process's would be) are
+// found within the short busy wait right after the worker found work,
+// though the poll interval is an hour.
+func TestBusyWorkerPollsFast(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	idle := make(chan struct{}, 1)
+	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithLogger(quiet()), queuety.WithObserver(emptyClaims(idle)))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	ran := make(chan struct{}, 4)
+	_, err = c.Dispatch(ctx, "busy.job", nil) // found by the first claim
+	require.NoError(t, err)
+	w := worker.New(c, worker.PollInterval(time.Hour), worker.NoMaintenance(), worker.WithLogger(quiet()))
+	w.HandleJob("busy.job", func(context.Context, queuety.Payload) error { ran <- struct{}{}; return nil })
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first job did not run")
+	}
+	// Once the first job is recorded (which wakes the worker for one more
+	// claim), the next empty claim leaves it waiting for its poll.
+	require.Eventually(t, func() bool { return w.Stats().Succeeded == 1 }, 10*time.Second, time.Millisecond)
+	select {
+	case <-idle:
+	default:
+	}
+	select {
+	case <-idle:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no claim after the first job was recorded: the worker is not polling fast after work")
+	}
+	tx, err := c.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = c.DispatchTx(ctx, tx, "busy.job", nil)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit()) // no wake-up: only a poll finds it
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job was not found by the busy worker's short poll")
+	}
+	cancel()
+	require.NoError(t, <-done)
+}

@@ -295,6 +295,7 @@ func (w *Worker) idle(ctx context.Context) bool {
 // reports true (once mode).
 func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 	backoff := time.Duration(0)
+	poll := w.cfg.pollInterval // the idle wait; shortened after claims that found work
 	for ctx.Err() == nil {
 		// With few slots free, wait briefly for more so that a claim
 		// takes a worthwhile batch; with none free, wait for one.
@@ -330,6 +331,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			w.start(parent, cj)
 		}
 		if len(jobs) > 0 {
+			poll = min(PollIntervalBusy, w.cfg.pollInterval)
 			continue
 		}
 		if done != nil {
@@ -339,7 +341,12 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			w.waitFreed(ctx, 50*time.Millisecond)
 			continue
 		}
-		w.waitIdle(ctx, w.idleWait(jitter(w.cfg.pollInterval, 0.1)))
+		// Adaptive polling: right after work, other processes' jobs are
+		// likely to keep coming, so the wait starts at PollIntervalBusy
+		// and doubles with each empty claim up to the poll interval. An
+		// idle worker queries once per poll interval.
+		w.waitIdle(ctx, w.idleWait(jitter(poll, 0.1)))
+		poll = min(2*poll, w.cfg.pollInterval)
 	}
 }
 
