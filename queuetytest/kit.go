@@ -233,8 +233,8 @@ func (k *Kit) queues(ctx context.Context) ([]string, error) {
 	return qs, nil
 }
 
-// worker returns the kit's worker for a list of queues. Workers are kept,
-// since each one registers its registry with the client's engine.
+// worker returns the kit's worker for a list of queues, made once per
+// list.
 func (k *Kit) worker(queues []string) *worker.Worker {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -45,14 +45,17 @@ import (
 // Worker runs handlers for claimed jobs. Create it with New, register
 // handlers, then call Run or RunOnce (not both at once).
 type Worker struct {
-	c       *queuety.Client
-	wake    <-chan struct{} // the engine's wake-ups while Run runs (nil: none)
-	engine  *engine.Engine
-	sweeper *deadline.Sweeper
-	cfg     config
-	reg     *queuety.Registry
-	log     *slog.Logger
-	obs     observe.Observer // the client's; nil: no instrumentation
+	c    *queuety.Client
+	wake <-chan struct{} // the engine's wake-ups while Run runs (nil: none)
+	// handlers is this worker's registration with the engine, which holds
+	// it weakly; this field keeps it alive while the worker exists.
+	registration *engine.WorkerHandlers
+	engine       *engine.Engine
+	sweeper      *deadline.Sweeper
+	cfg          config
+	reg          *queuety.Registry
+	log          *slog.Logger
+	obs          observe.Observer // the client's; nil: no instrumentation
 	// timers is the clock the maintenance runs on: the engine's clock when
 	// it drives timers (engineTimers), real time otherwise.
 	timers       clockwork.Clock
@@ -139,13 +142,17 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 			"lease_interval", cfg.leaseInterval, "lease_timeout", e.LeaseTimeout())
 	}
 	reg := cfg.registry
-	e.KnowCallbacks(func(name string) bool { _, ok := reg.Callback(name); return ok })
-	e.KnowBatchCallbacks(reg.IsBatchCallback, cfg.queues[0])
+	handlers := &engine.WorkerHandlers{
+		Callback:      func(name string) bool { _, ok := reg.Callback(name); return ok },
+		BatchCallback: reg.IsBatchCallback,
+		Queue:         cfg.queues[0],
+	}
+	e.RegisterWorker(handlers) // held weakly: the worker keeps it alive
 	timers, engineTimers := timersOf(e.Clock())
 	return (&Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
-		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1),
+		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1), registration: handlers,
 	}).withAdmission()
 }
 

@@ -96,47 +96,26 @@ func (s BatchSpec) options() []byte {
 	return EncodeJSON(o)
 }
 
-// batchKnowers holds the batch callbacks and chain catch handlers this
-// process's workers run, and the batches the sweep moves past.
+// batchKnowers holds the batches the sweep moves past.
 type batchKnowers struct {
-	mu      sync.RWMutex
-	workers []callbackWorker
-	skips   map[int64]time.Time
-}
-
-type callbackWorker struct {
-	has   func(name string) bool
-	queue string
-}
-
-// KnowBatchCallbacks tells the engine that a worker of this process runs
-// the batch callbacks and chain catch handlers for which has returns true,
-// and polls queue (its first queue). Workers call it with their registry.
-// A callback job for such a name is enqueued on that queue.
-func (e *Engine) KnowBatchCallbacks(has func(name string) bool, queue string) {
-	e.batches.mu.Lock()
-	defer e.batches.mu.Unlock()
-	e.batches.workers = append(e.batches.workers, callbackWorker{has: has, queue: orDefault(queue, DefaultQueue)})
+	mu    sync.RWMutex
+	skips map[int64]time.Time
 }
 
 // knowsBatch reports whether a worker of this process runs the callback,
 // and the queue that worker polls.
 func (e *Engine) knowsBatch(name string) (queue string, known bool) {
-	e.batches.mu.RLock()
-	defer e.batches.mu.RUnlock()
-	for _, w := range e.batches.workers {
-		if w.has(name) {
-			return w.queue, true
-		}
+	h, _ := e.findWorker(func(w *WorkerHandlers) bool { return w.BatchCallback != nil && w.BatchCallback(name) })
+	if h == nil {
+		return "", false
 	}
-	return "", false
+	return orDefault(h.Queue, DefaultQueue), true
 }
 
 // hasBatchWorkers reports whether this process has workers at all.
 func (e *Engine) hasBatchWorkers() bool {
-	e.batches.mu.RLock()
-	defer e.batches.mu.RUnlock()
-	return len(e.batches.workers) > 0
+	_, anyWorker := e.findWorker(func(*WorkerHandlers) bool { return false })
+	return anyWorker
 }
 
 // DispatchBatch writes a batch row and its jobs in one transaction, in

@@ -27,6 +27,7 @@ type Engine struct {
 	log       *slog.Logger
 	cfg       Config
 	callbacks callbackKnowers
+	workers   workerSet
 	wakes     *wakeHub
 	obs       observe.Observer // nil: no instrumentation
 	batches   batchKnowers

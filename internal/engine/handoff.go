@@ -49,38 +49,19 @@ const DefaultDeadlineHandoff = 5 * time.Minute
 // handler.
 const ForeignExpiryLookback = 24 * time.Hour
 
-// callbackKnowers holds what the process's workers can run.
+// callbackKnowers remembers workflows expired elsewhere whose handler this
+// process does not have, so the sweep moves past them; entries older than
+// the lookback are dropped.
 type callbackKnowers struct {
-	mu  sync.RWMutex
-	has []func(name string) bool
-	// foreign remembers workflows expired elsewhere whose handler this
-	// process does not have, so the sweep moves past them; entries
-	// older than the lookback are dropped.
+	mu      sync.Mutex
 	foreign map[int64]time.Time
 }
 
-// KnowCallbacks tells the engine that this process runs the deadline
-// handlers for which has returns true. Workers call it with their
-// registry. Until something has called it (a process that only sweeps),
-// the engine expires every workflow at once and enqueues its handler for
-// whichever worker registered it.
-func (e *Engine) KnowCallbacks(has func(name string) bool) {
-	e.callbacks.mu.Lock()
-	defer e.callbacks.mu.Unlock()
-	e.callbacks.has = append(e.callbacks.has, has)
-}
-
-// knows reports whether the process runs the handler, and whether it
-// knows anything about handlers at all.
+// knows reports whether a worker of this process runs the handler, and
+// whether the process has workers at all.
 func (e *Engine) knows(handler string) (known, anyWorker bool) {
-	e.callbacks.mu.RLock()
-	defer e.callbacks.mu.RUnlock()
-	for _, has := range e.callbacks.has {
-		if has(handler) {
-			return true, true
-		}
-	}
-	return false, len(e.callbacks.has) > 0
+	h, anyWorker := e.findWorker(func(w *WorkerHandlers) bool { return w.Callback != nil && w.Callback(handler) })
+	return h != nil, anyWorker
 }
 
 // DeadlineHandoff is how long past a deadline the engine leaves a

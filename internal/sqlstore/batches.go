@@ -114,22 +114,7 @@ func (t *txn) BatchFindForeign(ctx context.Context, p driver.ExpiredParams) ([]*
 
 // BatchJobCounts implements driver.Tx.
 func (t *txn) BatchJobCounts(ctx context.Context, batchID int64) ([]driver.QueueCount, error) {
-	rows, err := t.tx.QueryContext(ctx, "SELECT queue, status, COUNT(*) FROM "+t.s.T.Jobs+" WHERE batch_id = ? GROUP BY queue, status ORDER BY queue, status", batchID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []driver.QueueCount
-	for rows.Next() {
-		var c driver.QueueCount
-		var s string
-		if err := rows.Scan(&c.Queue, &s, &c.Count); err != nil {
-			return nil, err
-		}
-		c.Status = driver.JobStatus(s)
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return t.queueCounts(ctx, " WHERE batch_id = ?", batchID)
 }
 
 // BatchDeleteFinished implements driver.Tx.

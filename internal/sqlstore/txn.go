@@ -467,7 +467,13 @@ func (t *txn) JobList(ctx context.Context, f driver.JobFilter) ([]*driver.Job, e
 
 // JobCounts implements driver.Tx.
 func (t *txn) JobCounts(ctx context.Context) ([]driver.QueueCount, error) {
-	rows, err := t.tx.QueryContext(ctx, "SELECT queue, status, COUNT(*) FROM "+t.s.T.Jobs+" GROUP BY queue, status ORDER BY queue, status")
+	return t.queueCounts(ctx, "")
+}
+
+// queueCounts counts jobs by queue and status, filtered by where ("" or
+// " WHERE ..." with its args).
+func (t *txn) queueCounts(ctx context.Context, where string, args ...any) ([]driver.QueueCount, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT queue, status, COUNT(*) FROM "+t.s.T.Jobs+where+" GROUP BY queue, status ORDER BY queue, status", args...)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ package storetest
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -95,9 +96,10 @@ func testHandoffEnds(t *testing.T, e *Env) {
 	// A client that hands nothing off expires at once.
 	at := e.Start(phpHandled("invoice"), nil)
 	now := e.Client(queuety.WithDeadlineHandoff(-1))
-	e.Worker(now) // a worker, so the process knows its handlers
+	nw := e.Worker(now) // a worker, so the process knows its handlers
 	e.Clock.Advance(time.Hour)
 	n, err := deadline.New(now).Deadlines(e.Ctx)
+	runtime.KeepAlive(nw) // the engine holds workers' registrations weakly
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "expired with no handoff")
 	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(at).Status, "status with no handoff")
@@ -112,10 +114,11 @@ func testHandoffOnlyRunning(t *testing.T, e *Env) {
 	for range 5 {
 		left = append(left, e.Start(phpHandled("invoice"), nil))
 	}
-	e.Worker(nil)
+	w := e.Worker(nil)
 	e.Clock.Advance(time.Hour + time.Minute)
 	s := deadline.New(e.C)
 	n, err := s.Deadlines(e.Ctx)
+	runtime.KeepAlive(w)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "expired: the paused workflow only")
 	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(paused).Status, "paused workflow")
@@ -172,8 +175,9 @@ func testForeignExpiryOnce(t *testing.T, e *Env) {
 
 	// A process without the Go handler enqueues nothing.
 	bare := e.Client()
-	e.Worker(bare)
+	bw := e.Worker(bare)
 	got, err := deadline.New(bare).Deadlines(e.Ctx)
+	runtime.KeepAlive(bw)
 	require.NoError(t, err)
 	assert.Equal(t, 0, got, "handlers enqueued by a process without them")
 	assert.Empty(t, e.Jobs(driver.JobFilter{Handler: "go_escalate"}), "handler jobs")
