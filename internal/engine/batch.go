@@ -158,24 +158,15 @@ func (e *Engine) DispatchBatch(ctx context.Context, spec BatchSpec, reqs []JobRe
 			return err
 		}
 		for _, j := range jobs {
-			j.ID, j.BatchID = 0, b.ID
+			j.BatchID = b.ID
 		}
-		const chunk = 500 // keeps statements well below max_allowed_packet
-		for start := 0; start < len(jobs); start += chunk {
-			if err := tx.JobInsert(ctx, jobs[start:min(start+chunk, len(jobs))]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return insertJobs(ctx, tx, jobs, make([]bool, len(jobs)))
 	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("queuety: dispatch batch: %w", err)
 	}
-	ids := make([]int64, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.ID
-	}
-	return b.ID, ids, nil
+	e.wake()
+	return b.ID, jobIDs(jobs), nil
 }
 
 // batchRow is a locked batch row being changed, with its decoded JSON.

@@ -70,11 +70,8 @@ func (e *Engine) DispatchChain(ctx context.Context, queue, catch string, reqs []
 	if err != nil {
 		return nil, fmt.Errorf("queuety: dispatch chain: %w", err)
 	}
-	ids := make([]int64, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.ID
-	}
-	return ids, nil
+	e.wake()
+	return jobIDs(jobs), nil
 }
 
 // jobBuried runs what the burial of a plain job sets off, in the
