@@ -3,6 +3,8 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -60,6 +62,7 @@ The tables it creates are dropped afterwards.`,
 			scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default: all)")
 			fanouts := fs.String("fanouts", "1x10000,1000x10", "fan-out scenarios as WORKFLOWSxITEMS, comma-separated (empty: none)")
 			probes := benchProbeFlags(fs)
+			cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof reads it)")
 			return func(e *Env, _ []string) error {
 				if bench.IsChild() {
 					return bench.ChildMain(e.Ctx, e.Stdout)
@@ -100,6 +103,17 @@ The tables it creates are dropped afterwards.`,
 					FanOuts: fos, Scenarios: splitList(*scenarios), Probes: pr}
 				if !e.Globals.JSON {
 					cfg.Progress = e.Stderr
+				}
+				if *cpuProfile != "" {
+					f, err := os.Create(*cpuProfile)
+					if err != nil {
+						return fmt.Errorf("bench: cpu profile: %w", err)
+					}
+					defer f.Close()
+					if err := pprof.StartCPUProfile(f); err != nil {
+						return fmt.Errorf("bench: cpu profile: %w", err)
+					}
+					defer pprof.StopCPUProfile()
 				}
 				rep, err := bench.Run(e.Ctx, env, cfg)
 				if err != nil {

@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
@@ -291,22 +292,29 @@ func drain(ctx context.Context, setup *queuety.Client, dsn string, n, workers, c
 	if err := dispatchAll(ctx, setup, noopRequests(n)); err != nil {
 		return 0, err
 	}
-	var done atomic.Int64
-	return runWorkers(ctx, dsn, workers, concurrency, func(w *worker.Worker) {
-		w.HandleJob("noop", func(context.Context, queuety.Payload) error { done.Add(1); return nil })
-	}, func() (bool, error) {
+	return runWorkers(ctx, dsn, workers, concurrency, noopHandler, n, allCompleted(setup, n), float64(n))
+}
+
+// noopHandler registers the no-op job handler the drains run.
+func noopHandler(w *worker.Worker) {
+	w.HandleJob("noop", func(context.Context, queuety.Payload) error { return nil })
+}
+
+// allCompleted checks, after a drain, that the store holds n completed
+// jobs and nothing else.
+func allCompleted(setup *queuety.Client, n int) func(context.Context) error {
+	return func(ctx context.Context) error {
 		counts, err := setup.Counts(ctx)
 		if err != nil {
-			return false, err
+			return err
 		}
-		completed := int64(0)
 		for _, c := range counts {
-			if c.Status == queuety.JobCompleted {
-				completed += c.Count
+			if c.Status != queuety.JobCompleted || c.Count != int64(n) {
+				return fmt.Errorf("after the drain the store holds %d %s jobs, want %d completed and nothing else", c.Count, c.Status, n)
 			}
 		}
-		return completed >= int64(n), nil
-	}, float64(n))
+		return nil
+	}
 }
 
 // workflows dispatches n 3-step workflows (untimed), then times workers
@@ -324,10 +332,7 @@ func workflows(ctx context.Context, setup *queuety.Client, dsn string, n, worker
 		w.HandleStep("mark", func(_ context.Context, s queuety.State) (queuety.State, error) {
 			return queuety.State{"marked": len(s)}, nil
 		})
-	}, func() (bool, error) {
-		wfs, err := setup.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowCompleted, Limit: n})
-		return len(wfs) >= n, err
-	}, float64(3*n))
+	}, 3*n, workflowsCompleted(setup, n), float64(3*n))
 }
 
 // fanOut dispatches n workflows, each a for_each over items items
@@ -350,15 +355,46 @@ func fanOut(ctx context.Context, setup *queuety.Client, dsn string, n, items, wo
 		w.HandleForEach("item", func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
 			return queuety.State{"done": item}, nil
 		})
-	}, func() (bool, error) {
-		wfs, err := setup.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowCompleted, Limit: n})
-		return len(wfs) >= n, err
-	}, float64(n*items))
+	}, n*items, workflowsCompleted(setup, n), float64(n*items))
 }
 
-// runWorkers starts workers (each with its own client), waits until done
-// reports true, and returns units per second of wall time.
-func runWorkers(ctx context.Context, dsn string, workers, concurrency int, register func(*worker.Worker), done func() (bool, error), units float64, opts ...worker.Option) (float64, error) {
+// workflowsCompleted checks, after a run, that n workflows completed.
+func workflowsCompleted(setup *queuety.Client, n int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		wfs, err := setup.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowCompleted, Limit: n})
+		if err != nil {
+			return err
+		}
+		if len(wfs) != n {
+			return fmt.Errorf("after the run %d of %d workflows completed", len(wfs), n)
+		}
+		return nil
+	}
+}
+
+// completions is an observer that counts attempts recorded as completed
+// and closes done once it has counted want of them. The run is timed by
+// it, so nothing polls the store while the workers drain it: the tables
+// serve the workers alone, as they serve the raw ceiling.
+type completions struct {
+	observe.Nop
+	want  int64
+	count atomic.Int64
+	once  sync.Once
+	done  chan struct{}
+}
+
+// JobEnd counts a completed attempt.
+func (c *completions) JobEnd(_ context.Context, _ observe.Job, e observe.Ended) {
+	if e.Outcome == observe.OutcomeCompleted && c.count.Add(1) == c.want {
+		c.once.Do(func() { close(c.done) })
+	}
+}
+
+// runWorkers starts workers (each with its own client), waits until they
+// have completed want attempts, checks the store with verify (untimed),
+// and returns units per second of wall time.
+func runWorkers(ctx context.Context, dsn string, workers, concurrency int, register func(*worker.Worker), want int, verify func(context.Context) error, units float64, opts ...worker.Option) (float64, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -368,9 +404,10 @@ func runWorkers(ctx context.Context, dsn string, workers, concurrency int, regis
 			c.Close()
 		}
 	}()
+	count := &completions{want: int64(want), done: make(chan struct{})}
 	ws := make([]*worker.Worker, workers)
 	for i := range ws {
-		c, err := open(ctx, dsn, queuety.SkipMigrate())
+		c, err := open(ctx, dsn, queuety.SkipMigrate(), queuety.WithObserver(count))
 		if err != nil {
 			return 0, err
 		}
@@ -387,22 +424,21 @@ func runWorkers(ctx context.Context, dsn string, workers, concurrency int, regis
 			_ = w.Run(runCtx)
 		}()
 	}
-	for {
-		ok, err := done()
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			break
-		}
-		if time.Since(start) > 10*time.Minute {
-			return 0, fmt.Errorf("did not finish within 10 minutes")
-		}
-		time.Sleep(5 * time.Millisecond)
+	timer := time.NewTimer(10 * time.Minute)
+	defer timer.Stop()
+	select {
+	case <-count.done:
+	case <-timer.C:
+		return 0, fmt.Errorf("%d of %d attempts completed within 10 minutes", count.count.Load(), want)
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
 	elapsed := time.Since(start)
 	cancel()
 	wg.Wait()
+	if err := verify(ctx); err != nil {
+		return 0, err
+	}
 	return units / elapsed.Seconds(), nil
 }
 

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
@@ -56,20 +55,5 @@ func drainLimited(ctx context.Context, setup *queuety.Client, dsn string, n, wor
 	if err := dispatchAll(ctx, setup, reqs); err != nil {
 		return 0, err
 	}
-	var done atomic.Int64
-	return runWorkers(ctx, dsn, workers, concurrency, func(w *worker.Worker) {
-		w.HandleJob("noop", func(context.Context, queuety.Payload) error { done.Add(1); return nil })
-	}, func() (bool, error) {
-		counts, err := setup.Counts(ctx)
-		if err != nil {
-			return false, err
-		}
-		completed := int64(0)
-		for _, c := range counts {
-			if c.Status == queuety.JobCompleted {
-				completed += c.Count
-			}
-		}
-		return completed >= int64(n), nil
-	}, float64(n), opts...)
+	return runWorkers(ctx, dsn, workers, concurrency, noopHandler, n, allCompleted(setup, n), float64(n), opts...)
 }
