@@ -126,6 +126,9 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		cfg.batchSize = cfg.concurrency
 	}
 	cfg.batchSize = min(cfg.batchSize, BatchSizeMax)
+	if cfg.claimGather == 0 {
+		cfg.claimGather = ClaimGather
+	}
 	if len(cfg.queues) == 0 {
 		cfg.queues = []string{queuety.DefaultQueue}
 	}
@@ -362,8 +365,8 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 const ClaimGather = 2 * time.Millisecond
 
 // gatherSlots waits until a batch of slots is free, or ClaimGather has
-// passed with at least one free (or 20 ms with none). It reports whether
-// a slot is free.
+// passed with at least one free (or 20 ms with none, or ctx is done). It
+// reports whether a slot is free.
 func (w *Worker) gatherSlots(ctx context.Context) bool {
 	want := min(w.cfg.batchSize, w.cfg.concurrency)
 	free := w.cfg.concurrency - w.busyCount()
@@ -374,7 +377,7 @@ func (w *Worker) gatherSlots(ctx context.Context) bool {
 		w.waitFreed(ctx, 20*time.Millisecond)
 		return w.cfg.concurrency-w.busyCount() > 0
 	}
-	t := time.NewTimer(ClaimGather)
+	t := time.NewTimer(w.cfg.claimGather)
 	defer t.Stop()
 	for w.cfg.concurrency-w.busyCount() < want {
 		select {
