@@ -256,8 +256,8 @@ func startedLog(cj *Claimed, startedAt time.Time) *driver.LogEntry {
 // of running (or paused) workflows whose attempt still owns its job are
 // advanced together in one transaction: the workflows are locked in id
 // order with one statement, each claim's jobs are completed with one
-// guarded UPDATE, and the next jobs, events and log rows are inserted with
-// one statement each. Everything else (parallel branches, signal waits,
+// guarded UPDATE, the workflows are written with one UPDATE, and the next
+// jobs, events and log rows are inserted with one statement each. Everything else (parallel branches, signal waits,
 // continue-as-new, expired or stopped workflows, a fence that no longer
 // holds) goes through Finish one by one, so every rule of a single step
 // transition still applies. The returned slice holds, per result, nil,
