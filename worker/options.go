@@ -82,6 +82,7 @@ type config struct {
 	queues          []string
 	concurrency     int
 	batchSize       int
+	claimGather     time.Duration // see ClaimGather
 	pollInterval    time.Duration
 	shutdownTimeout time.Duration
 	hardStopTimeout time.Duration

@@ -126,6 +126,9 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		cfg.batchSize = cfg.concurrency
 	}
 	cfg.batchSize = min(cfg.batchSize, BatchSizeMax)
+	if cfg.claimGather == 0 {
+		cfg.claimGather = ClaimGather
+	}
 	if len(cfg.queues) == 0 {
 		cfg.queues = []string{queuety.DefaultQueue}
 	}
@@ -304,13 +307,11 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 	backoff := time.Duration(0)
 	poll := w.cfg.pollInterval // the idle wait; shortened after claims that found work
 	for ctx.Err() == nil {
-		// With few slots free, wait briefly for more so that a claim
-		// takes a worthwhile batch; with none free, wait for one.
-		if busy := w.busyCount(); busy > 0 && w.cfg.concurrency-busy < w.minBatch() {
-			w.waitFreed(ctx, 20*time.Millisecond)
-			if busy >= w.cfg.concurrency {
-				continue
-			}
+		// With less than a batch of slots free, give running handlers a
+		// moment to free more, so that a claim takes a full batch; with
+		// none free, wait for one.
+		if !w.gatherSlots(ctx) {
+			continue
 		}
 		n := min(w.cfg.concurrency-w.busyCount(), w.cfg.batchSize)
 		var t0 time.Time
@@ -357,7 +358,38 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 	}
 }
 
-func (w *Worker) minBatch() int { return max(1, w.cfg.batchSize/4) }
+// ClaimGather bounds how long a worker with some free slots, but less
+// than a batch, waits for running handlers to free more before it claims:
+// quick handlers then fill a whole batch per claim, and slow ones delay a
+// claim by at most this.
+const ClaimGather = 2 * time.Millisecond
+
+// gatherSlots waits until a batch of slots is free, or ClaimGather has
+// passed with at least one free (or 20 ms with none, or ctx is done). It
+// reports whether a slot is free.
+func (w *Worker) gatherSlots(ctx context.Context) bool {
+	want := min(w.cfg.batchSize, w.cfg.concurrency)
+	free := w.cfg.concurrency - w.busyCount()
+	if free >= want {
+		return true
+	}
+	if free == 0 {
+		w.waitFreed(ctx, 20*time.Millisecond)
+		return w.cfg.concurrency-w.busyCount() > 0
+	}
+	t := time.NewTimer(w.cfg.claimGather)
+	defer t.Stop()
+	for w.cfg.concurrency-w.busyCount() < want {
+		select {
+		case <-w.freed:
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return true
+		}
+	}
+	return true
+}
 
 func (w *Worker) busyCount() int {
 	w.mu.Lock()

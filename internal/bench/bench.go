@@ -28,7 +28,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
@@ -372,21 +371,20 @@ func workflowsCompleted(setup *queuety.Client, n int) func(context.Context) erro
 	}
 }
 
-// completions is an observer that counts attempts recorded as completed
-// and closes done once it has counted want of them. The run is timed by
-// it, so nothing polls the store while the workers drain it: the tables
-// serve the workers alone, as they serve the raw ceiling.
+// completions counts attempts recorded as completed (a worker's
+// Finished hook) and closes done once it has counted want of them. The
+// run is timed by it, so nothing polls the store while the workers drain
+// it: the tables serve the workers alone, as they serve the raw ceiling.
 type completions struct {
-	observe.Nop
 	want  int64
 	count atomic.Int64
 	once  sync.Once
 	done  chan struct{}
 }
 
-// JobEnd counts a completed attempt.
-func (c *completions) JobEnd(_ context.Context, _ observe.Job, e observe.Ended) {
-	if e.Outcome == observe.OutcomeCompleted && c.count.Add(1) == c.want {
+// finished counts a recorded attempt that completed.
+func (c *completions) finished(_ *driver.Job, err error) {
+	if err == nil && c.count.Add(1) == c.want {
 		c.once.Do(func() { close(c.done) })
 	}
 }
@@ -407,13 +405,13 @@ func runWorkers(ctx context.Context, dsn string, workers, concurrency int, regis
 	count := &completions{want: int64(want), done: make(chan struct{})}
 	ws := make([]*worker.Worker, workers)
 	for i := range ws {
-		c, err := open(ctx, dsn, queuety.SkipMigrate(), queuety.WithObserver(count))
+		c, err := open(ctx, dsn, queuety.SkipMigrate())
 		if err != nil {
 			return 0, err
 		}
 		clients = append(clients, c)
 		ws[i] = worker.New(c, append([]worker.Option{worker.Concurrency(concurrency), worker.NoMaintenance(),
-			worker.PollInterval(10 * time.Millisecond), worker.WithLogger(quiet())}, opts...)...)
+			worker.PollInterval(10 * time.Millisecond), worker.WithLogger(quiet()), worker.WithHooks(worker.Hooks{Finished: count.finished})}, opts...)...)
 		register(ws[i])
 	}
 	start := time.Now()

@@ -53,6 +53,9 @@ type Dialect struct {
 	// writes it, " ON CONFLICT (k, ...) DO UPDATE SET c = excluded.c, ..."
 	// on SQLite.
 	Upsert func(key, set []string) string
+	// PrepareHot makes the claim, completion and log statements run as
+	// server-side prepared statements, cached per store (see stmtCache).
+	PrepareHot bool
 }
 
 // Tables holds the prefixed table names.
@@ -87,11 +90,13 @@ type Store struct {
 	// SQL holds the statements of the hot paths and the sweeps, exported
 	// so a store's tests can EXPLAIN exactly what runs.
 	SQL Statements
+	// stmts caches the prepared hot-path statements (Dialect.PrepareHot).
+	stmts *stmtCache
 }
 
 // New returns a Store whose Migrate applies migrations.
 func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrations Migrations) *Store {
-	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations}
+	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations, stmts: &stmtCache{db: db}}
 	s.q = buildQueries(s.T, d)
 	s.SQL = buildStatements(s.T, d)
 	return s
@@ -202,7 +207,10 @@ func (s *Store) Info() driver.StoreInfo { return s.info }
 func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx) }
 
 // Close implements driver.Store.
-func (s *Store) Close() error { return s.DB.Close() }
+func (s *Store) Close() error {
+	s.stmts.close()
+	return s.DB.Close()
+}
 
 // maxTxAttempts bounds how often InTx re-runs a transaction that hit a
 // transient conflict.

@@ -152,6 +152,26 @@ func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*driver.J
 	return queryAll(ctx, t.tx, scanJob, q, args...)
 }
 
+// scanRows returns a function that scans every row of rows (the result of
+// a query that returned err) with scan and closes rows.
+func scanRows(rows *sql.Rows, err error) func(scan func(scanner) (*driver.Job, error)) ([]*driver.Job, error) {
+	return func(scan func(scanner) (*driver.Job, error)) ([]*driver.Job, error) {
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []*driver.Job
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, rows.Err()
+	}
+}
+
 // JobInsert implements driver.Tx.
 func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	if len(jobs) == 0 {
@@ -254,7 +274,7 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		return nil, nil
 	}
 	args := append(t.claimArgs(p), p.Limit)
-	jobs, err := t.queryJobs(ctx, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...)
+	jobs, err := scanRows(t.hotQuery(ctx, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...))(scanJob)
 	if err != nil {
 		return nil, fmt.Errorf("claim select: %w", err)
 	}
@@ -265,9 +285,10 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
+	in := padIDs(ids)
 	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = ? + attempts + 1, attempts = attempts + 1 " +
-		"WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'pending'"
-	res, err := t.tx.ExecContext(ctx, upd, append([]any{t.sec(p.Now), p.Token}, idArgs(ids)...)...)
+		"WHERE id IN (" + placeholders(len(in)) + ") AND status = 'pending'"
+	res, err := t.hotExec(ctx, upd, append([]any{t.sec(p.Now), p.Token}, in...)...)
 	if err != nil {
 		return nil, fmt.Errorf("claim update: %w", err)
 	}
@@ -314,9 +335,10 @@ func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error 
 	if len(ids) == 0 {
 		return nil
 	}
+	in := padIDs(ids)
 	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
-		"WHERE id IN (" + placeholders(len(ids)) + ") AND status IN ('pending', 'processing')"
-	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, idArgs(ids)...)...); err != nil {
+		"WHERE id IN (" + placeholders(len(in)) + ") AND status IN ('pending', 'processing')"
+	if _, err := t.hotExec(ctx, q, append([]any{t.sec(at)}, in...)...); err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
 	}
 	return nil
@@ -327,10 +349,11 @@ func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, 
 	if len(ids) == 0 {
 		return 0, nil
 	}
+	in := padIDs(ids)
 	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
-		"WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'processing' AND claim_token = ? AND attempts = ?"
-	args := append([]any{t.sec(at)}, idArgs(ids)...)
-	res, err := t.tx.ExecContext(ctx, q, append(args, token, attempts)...)
+		"WHERE id IN (" + placeholders(len(in)) + ") AND status = 'processing' AND claim_token = ? AND attempts = ?"
+	args := append([]any{t.sec(at)}, in...)
+	res, err := t.hotExec(ctx, q, append(args, token, attempts)...)
 	if err != nil {
 		return 0, fmt.Errorf("complete claimed jobs: %w", err)
 	}
@@ -562,25 +585,36 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 		return nil
 	}
 	const n = 14
-	var b strings.Builder
-	b.WriteString("INSERT INTO " + t.s.T.Logs + " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
-		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES ")
-	args := make([]any, 0, len(entries)*n)
-	for i, l := range entries {
-		if i > 0 {
-			b.WriteByte(',')
+	const head = "INSERT INTO %s (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
+		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
+	rows := func(entries []*driver.LogEntry) []any {
+		args := make([]any, 0, len(entries)*n)
+		for _, l := range entries {
+			q := l.Queue
+			if q == "" {
+				q = driver.DefaultQueue
+			}
+			args = append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
+				nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
+				nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), t.sec(l.CreatedAt))
 		}
-		b.WriteString("(" + placeholders(n) + ")")
-		q := l.Queue
-		if q == "" {
-			q = driver.DefaultQueue
-		}
-		args = append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
-			nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
-			nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), t.sec(l.CreatedAt))
+		return args
 	}
-	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
-		return fmt.Errorf("insert logs: %w", err)
+	if !t.s.D.PrepareHot {
+		q := fmt.Sprintf(head, t.s.T.Logs) + valuesList(len(entries), n)
+		if _, err := t.tx.ExecContext(ctx, q, rows(entries)...); err != nil {
+			return fmt.Errorf("insert logs: %w", err)
+		}
+		return nil
+	}
+	// Prepared: power-of-two chunks, so a few statement shapes serve
+	// every batch size.
+	for _, c := range chunks(len(entries)) {
+		q := fmt.Sprintf(head, t.s.T.Logs) + valuesList(c, n)
+		if _, err := t.hotExec(ctx, q, rows(entries[:c])...); err != nil {
+			return fmt.Errorf("insert logs: %w", err)
+		}
+		entries = entries[c:]
 	}
 	return nil
 }

@@ -381,6 +381,7 @@ func dialect(incr int64) sqlstore.Dialect {
 		SkipLocked: " FOR UPDATE SKIP LOCKED",
 		ByID:       " FORCE INDEX (PRIMARY)",
 		ClaimHint:  " FORCE INDEX (" + claimIndex + ")",
+		PrepareHot: true,
 		Retryable:  func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1205 },
 		Duplicate:  func(err error) bool { return errNumber(err) == 1062 },
 		Time: func(t time.Time, frac bool) any {
