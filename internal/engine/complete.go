@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -256,8 +257,8 @@ func startedLog(cj *Claimed, startedAt time.Time) *driver.LogEntry {
 // of running (or paused) workflows whose attempt still owns its job are
 // advanced together in one transaction: the workflows are locked in id
 // order with one statement, each claim's jobs are completed with one
-// guarded UPDATE, and the next jobs, events and log rows are inserted with
-// one statement each. Everything else (parallel branches, signal waits,
+// guarded UPDATE, the workflows are written with one UPDATE, and the next
+// jobs, events and log rows are inserted with one statement each. Everything else (parallel branches, signal waits,
 // continue-as-new, expired or stopped workflows, a fence that no longer
 // holds) goes through Finish one by one, so every rule of a single step
 // transition still applies. The returned slice holds, per result, nil,
@@ -328,6 +329,23 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 	return errs, nil
 }
 
+// lockedState returns the state and steps of a step's workflow as just
+// read under lock. When the row still holds the state the claim decoded,
+// it copies that decoded state instead of decoding the row again (the
+// claim's copy is shared and read-only; the step definitions are never
+// changed).
+func lockedState(cj *Claimed, wf *driver.Workflow) (*phpjson.Object, []*stepDef, error) {
+	if cj.wf != nil && cj.state != nil && cj.steps != nil && bytes.Equal(wf.State, cj.wf.State) {
+		return cj.state.Clone(), cj.steps, nil
+	}
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil {
+		return nil, nil, err
+	}
+	steps, err := parseSteps(state)
+	return state, steps, err
+}
+
 // completeStepBatch advances the batch's workflows in one transaction and
 // returns the results it left for Finish.
 func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int) ([]int, error) {
@@ -361,12 +379,7 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 				individual = append(individual, i)
 				continue
 			}
-			state, err := DecodeObject("workflow state", wf.State)
-			if err != nil {
-				individual = append(individual, i)
-				continue
-			}
-			steps, err := parseSteps(state)
+			state, steps, err := lockedState(cj, wf)
 			if err != nil || idx >= len(steps) || steps[idx].Type != cj.step.Type || hasBudget(state) {
 				// A budget breach fails one workflow, not the batch.
 				individual = append(individual, i)

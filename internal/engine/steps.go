@@ -321,10 +321,8 @@ type endedWorkflow struct {
 // flush writes everything collected, inside tx: workflows, then jobs,
 // events and log rows.
 func (w *writes) flush(ctx context.Context, tx driver.Tx) error {
-	for _, wf := range w.workflows {
-		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
-			return err
-		}
+	if err := tx.WorkflowUpdateMany(ctx, w.workflows); err != nil {
+		return err
 	}
 	if len(w.jobs) > 0 {
 		if err := tx.JobInsert(ctx, w.jobs); err != nil {

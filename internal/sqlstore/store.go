@@ -135,7 +135,12 @@ type Statements struct {
 func buildStatements(t Tables, d Dialect) Statements {
 	where := func(handlers, groups int, capCost bool) string {
 		w := "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
-			" AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
+			// A step is claimable while its workflow runs (or is paused),
+			// or when the workflow row is missing (the claim then buries
+			// it). The scalar subquery is one primary-key read per
+			// candidate: NOT EXISTS would be materialized by MariaDB from
+			// a scan of every workflow's status, once per claim.
+			" AND COALESCE((SELECT wf.status FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id), 'running') IN ('running', 'paused')" +
 			" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
 			" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
 		if groups > 0 {

@@ -107,13 +107,126 @@ func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock driver.Lock
 
 // WorkflowUpdate implements driver.Tx.
 func (t *txn) WorkflowUpdate(ctx context.Context, w *driver.Workflow) error {
-	_, err := t.tx.ExecContext(ctx, t.s.q.wfUpdate, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
-		t.sec(w.CompletedAt), t.sec(w.FailedAt), nullStr(w.ErrorMessage), t.sec(w.DeadlineAt), nullID(int64(w.RunNumber)),
-		t.frac(w.RunStartedAt), t.frac(w.RunDeadlineAt), t.frac(w.WaitDeadlineAt), w.ID)
+	v := t.workflowUpdateArgs(w)
+	_, err := t.tx.ExecContext(ctx, t.s.q.wfUpdate, append(v[:], w.ID)...)
 	if err != nil {
 		return fmt.Errorf("update workflow %d: %w", w.ID, err)
 	}
 	return nil
+}
+
+// workflowUpdateCols are the columns WorkflowUpdate and WorkflowUpdateMany
+// write, in the order of workflowUpdateArgs.
+var workflowUpdateCols = [...]string{"status", "state", "current_step", "total_steps", "completed_at", "failed_at",
+	"error_message", "deadline_at", "run_number", "run_started_at", "run_deadline_at", "wait_deadline_at"}
+
+// workflowUpdateArgs returns the values WorkflowUpdate writes for w, in the
+// order of workflowUpdateCols.
+func (t *txn) workflowUpdateArgs(w *driver.Workflow) [len(workflowUpdateCols)]any {
+	return [...]any{string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
+		t.sec(w.CompletedAt), t.sec(w.FailedAt), nullStr(w.ErrorMessage), t.sec(w.DeadlineAt), nullID(int64(w.RunNumber)),
+		t.frac(w.RunStartedAt), t.frac(w.RunDeadlineAt), t.frac(w.WaitDeadlineAt)}
+}
+
+// maxUpdateRows bounds the rows of one WorkflowUpdateMany statement.
+const maxUpdateRows = 200
+
+// WorkflowUpdateMany implements driver.Tx: one UPDATE for all the rows. A
+// column whose value is the same for every row is set to that value; the
+// others are set with a CASE on id.
+func (t *txn) WorkflowUpdateMany(ctx context.Context, wfs []*driver.Workflow) error {
+	// The last entry of a workflow wins, as with one UPDATE per entry.
+	last := make(map[int64]int, len(wfs))
+	for i, w := range wfs {
+		last[w.ID] = i
+	}
+	rows := wfs
+	if len(last) < len(wfs) {
+		rows = make([]*driver.Workflow, 0, len(last))
+		for i, w := range wfs {
+			if last[w.ID] == i {
+				rows = append(rows, w)
+			}
+		}
+	}
+	for len(rows) > 0 {
+		n, size := 0, 0
+		for n < len(rows) && n < maxUpdateRows && (n == 0 || size+len(rows[n].State) <= maxStatementBytes) {
+			size += len(rows[n].State) + 256
+			n++
+		}
+		if err := t.workflowUpdateRows(ctx, rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// workflowUpdateRows writes the rows, each id at most once, with one
+// statement.
+func (t *txn) workflowUpdateRows(ctx context.Context, wfs []*driver.Workflow) error {
+	if len(wfs) == 1 {
+		return t.WorkflowUpdate(ctx, wfs[0])
+	}
+	vals := make([][len(workflowUpdateCols)]any, len(wfs))
+	for i, w := range wfs {
+		vals[i] = t.workflowUpdateArgs(w)
+	}
+	var b strings.Builder
+	args := make([]any, 0, 2*len(wfs)+len(workflowUpdateCols))
+	b.WriteString("UPDATE " + t.s.T.Workflows + " SET ")
+	for c, col := range workflowUpdateCols {
+		if c > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(col)
+		same := true
+		for i := 1; i < len(vals) && same; i++ {
+			same = sameArg(vals[i][c], vals[0][c])
+		}
+		if same {
+			b.WriteString(" = ?")
+			args = append(args, vals[0][c])
+			continue
+		}
+		b.WriteString(" = CASE id")
+		for i, w := range wfs {
+			b.WriteString(" WHEN ? THEN ?")
+			args = append(args, w.ID, vals[i][c])
+		}
+		b.WriteString(" END")
+	}
+	b.WriteString(" WHERE id IN (" + placeholders(len(wfs)) + ")")
+	for _, w := range wfs {
+		args = append(args, w.ID)
+	}
+	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("update %d workflows: %w", len(wfs), err)
+	}
+	return nil
+}
+
+// sameArg reports whether two statement arguments are the same value; it
+// may report false for equal values of types it does not compare.
+func sameArg(a, b any) bool {
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		b, ok := b.(string)
+		return ok && a == b
+	case int:
+		b, ok := b.(int)
+		return ok && a == b
+	case int64:
+		b, ok := b.(int64)
+		return ok && a == b
+	case time.Time:
+		b, ok := b.(time.Time)
+		return ok && a.Equal(b) && a.Location() == b.Location()
+	}
+	return false
 }
 
 // nonTerminal lists the workflow statuses a deadline applies to.

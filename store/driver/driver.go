@@ -161,6 +161,10 @@ type Tx interface {
 	WorkflowGetMany(ctx context.Context, ids []int64, lock LockMode) ([]*Workflow, error)
 	// WorkflowUpdate writes every mutable column of wf by id.
 	WorkflowUpdate(ctx context.Context, wf *Workflow) error
+	// WorkflowUpdateMany writes every mutable column of each workflow by
+	// id, as WorkflowUpdate does, with one statement for many rows. When a
+	// workflow appears more than once, its last entry is written.
+	WorkflowUpdateMany(ctx context.Context, wfs []*Workflow) error
 	// WorkflowFindExpired returns non-terminal workflows whose execution or
 	// run deadline is at or before p.Now, through the deadline indexes.
 	WorkflowFindExpired(ctx context.Context, p ExpiredParams) ([]*Workflow, error)

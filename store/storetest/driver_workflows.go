@@ -19,6 +19,7 @@ func init() {
 	registerDriver("Workflows/GetMissingIsNotFound", testDriverWorkflowGetMissing)
 	registerDriver("Workflows/GetManyInIDOrder", testDriverWorkflowGetMany)
 	registerDriver("Workflows/UpdateWritesMutableColumns", testDriverWorkflowUpdate)
+	registerDriver("Workflows/UpdateManyWritesEachRow", testDriverWorkflowUpdateMany)
 	registerDriver("Workflows/FindExpired", testDriverWorkflowFindExpired)
 	registerDriver("Workflows/FindDeadlineFailed", testDriverWorkflowFindDeadlineFailed)
 	registerDriver("Workflows/FindWaitExpired", testDriverWorkflowFindWaitExpired)
@@ -144,6 +145,67 @@ func testDriverWorkflowUpdate(t *testing.T, d *DriverEnv) {
 	assert.Zero(t, w.DeadlineAt, "deadline_at cleared")
 	assert.Zero(t, w.RunDeadlineAt, "run_deadline_at cleared")
 	assert.Zero(t, w.WaitDeadlineAt, "wait_deadline_at cleared")
+}
+
+func testDriverWorkflowUpdateMany(t *testing.T, d *DriverEnv) {
+	a := d.insertWorkflow(newWorkflow("a", driver.WorkflowRunning))
+	b := d.insertWorkflow(newWorkflow("b", driver.WorkflowRunning))
+	c := d.insertWorkflow(newWorkflow("c", driver.WorkflowRunning))
+	untouched := d.insertWorkflow(newWorkflow("untouched", driver.WorkflowRunning))
+	d.Tx(func(tx driver.Tx) error {
+		wfs, err := tx.WorkflowGetMany(d.Ctx, []int64{a, b, c}, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		for i, w := range wfs {
+			w.Name = "renamed" // not written
+			w.State = []byte(fmt.Sprintf(`{"i":%d}`, i))
+			w.CurrentStep, w.TotalSteps = i+1, 4 // differs, and is the same for all
+			w.DeadlineAt = Epoch.Add(time.Hour)
+		}
+		wfs[1].Status, wfs[1].CompletedAt = driver.WorkflowCompleted, Epoch.Add(time.Second)
+		wfs[2].RunStartedAt, wfs[2].WaitDeadlineAt = Epoch.Add(time.Microsecond), Epoch.Add(2*time.Microsecond)
+		wfs[2].ErrorMessage = "it's \\ 'quoted'"
+		later := *wfs[0]
+		later.State, later.CurrentStep = []byte(`{"later":true}`), 3
+		if err := tx.WorkflowUpdateMany(d.Ctx, append(wfs, &later)); err != nil {
+			return err
+		}
+		return tx.WorkflowUpdateMany(d.Ctx, nil)
+	})
+	wa, wb, wc := d.workflow(a), d.workflow(b), d.workflow(c)
+	assert.Equal(t, "a", wa.Name, "name is not written")
+	assert.Equal(t, `{"later":true}`, string(wa.State), "the last entry of a workflow wins")
+	assert.Equal(t, 3, wa.CurrentStep, "the last entry of a workflow wins")
+	assert.Equal(t, driver.WorkflowRunning, wa.Status, "status")
+	assert.Zero(t, wa.CompletedAt, "completed_at")
+	assert.Equal(t, `{"i":1}`, string(wb.State), "state of each row")
+	assert.Equal(t, `{"i":2}`, string(wc.State), "state of each row")
+	assert.Equal(t, []int{2, 3}, []int{wb.CurrentStep, wc.CurrentStep}, "current_step of each row")
+	for _, w := range []*driver.Workflow{wa, wb, wc} {
+		assert.Equal(t, 4, w.TotalSteps, "total_steps")
+		assert.Equal(t, Epoch.Add(time.Hour), w.DeadlineAt, "deadline_at")
+	}
+	assert.Equal(t, driver.WorkflowCompleted, wb.Status, "status of one row")
+	assert.Equal(t, Epoch.Add(time.Second), wb.CompletedAt, "completed_at of one row")
+	assert.Equal(t, Epoch.Add(time.Microsecond), wc.RunStartedAt, "run_started_at of one row")
+	assert.Equal(t, Epoch.Add(2*time.Microsecond), wc.WaitDeadlineAt, "wait_deadline_at of one row")
+	assert.Zero(t, wb.WaitDeadlineAt, "wait_deadline_at of the others")
+	assert.Equal(t, "it's \\ 'quoted'", wc.ErrorMessage, "error_message of one row")
+	assert.Empty(t, wb.ErrorMessage, "error_message of the others")
+	u := d.workflow(untouched)
+	assert.Equal(t, `{"_steps":[]}`, string(u.State), "a workflow not in the list is not written")
+	assert.Equal(t, 0, u.CurrentStep, "a workflow not in the list is not written")
+
+	d.Tx(func(tx driver.Tx) error {
+		w, err := tx.WorkflowGet(d.Ctx, untouched, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		w.State = []byte(`{"one":1}`)
+		return tx.WorkflowUpdateMany(d.Ctx, []*driver.Workflow{w})
+	})
+	assert.Equal(t, `{"one":1}`, string(d.workflow(untouched).State), "a single row")
 }
 
 func testDriverWorkflowFindExpired(t *testing.T, d *DriverEnv) {
