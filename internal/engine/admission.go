@@ -121,6 +121,19 @@ func NewAdmission(l Limits, running func() int) *Admission {
 		groups: map[string]seenGroup{}, foreign: map[string]foreignStarts{}, lastPrune: map[string]time.Time{}}
 }
 
+// plain reports that the admission has nothing to hold back: no limit is
+// configured and none has been learned from claimed jobs. Claims under a
+// plain admission may be combined with other workers' claims.
+func (a *Admission) plain() bool {
+	l := a.limits
+	if len(l.Rates) > 0 || len(l.Groups) > 0 || len(l.GroupCost) > 0 || len(l.QueueCost) > 0 || l.WorkerCost > 0 {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.learned) == 0 && len(a.groups) == 0
+}
+
 // rate returns the rate limit of handler h: the configured one, else one
 // learned from a job's __queuety_runtime.
 func (a *Admission) rate(h string) (Rate, bool) {

@@ -147,10 +147,22 @@ func newClaimToken() int64 { return (rand.Int64N(1<<53) + 1) << 8 }
 // schedule-to-close or schedule-to-start deadline has already passed, and
 // steps of workflows already past their deadline, are timed out or failed
 // instead of being returned.
+//
+// Claims that workers of this engine make at the same time for the same
+// queues and handlers, without limits, are combined into one transaction
+// (see combine.go).
 func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error) {
 	if req.Limit <= 0 || len(req.Handlers) == 0 || len(req.Queues) == 0 {
 		return nil, nil
 	}
+	if req.Admission == nil || req.Admission.plain() {
+		return e.claims.claim(ctx, e, req)
+	}
+	return e.claimOnce(ctx, req)
+}
+
+// claimOnce is one claim transaction.
+func (e *Engine) claimOnce(ctx context.Context, req ClaimRequest) ([]*Claimed, error) {
 	var out []*Claimed
 	var expiredWorkflows []int64
 	var failWorkflows []wfFailure

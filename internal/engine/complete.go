@@ -82,7 +82,18 @@ func (e *Engine) Finish(ctx context.Context, r *Result) error {
 // processing, same claim token, same attempt). Only when a row no longer
 // matches does it fall back to locking the rows and checking them one by
 // one.
+//
+// Completions that workers of this engine record at the same time are
+// combined into one transaction (see combine.go).
 func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, error) {
+	if len(results) == 0 {
+		return nil, nil
+	}
+	return e.completions.complete(ctx, e, results)
+}
+
+// completeJobsOnce is one completion transaction for CompleteJobs.
+func (e *Engine) completeJobsOnce(ctx context.Context, results []*Result) ([]error, error) {
 	errs := make([]error, len(results))
 	if len(results) == 0 {
 		return errs, nil

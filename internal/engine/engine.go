@@ -28,6 +28,10 @@ type Engine struct {
 	cfg       Config
 	callbacks callbackKnowers
 	workers   workerSet
+	// claims and completions combine the claims and plain-job
+	// completions that workers make at the same time (combine.go).
+	claims      claimCombiner
+	completions completionCombiner
 	wakes     *wakeHub
 	obs       observe.Observer // nil: no instrumentation
 	batches   batchKnowers

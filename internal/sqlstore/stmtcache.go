@@ -109,7 +109,10 @@ func padIDs(ids []int64) []any {
 }
 
 // maxPadded is the longest IN list padIDs pads.
-const maxPadded = 256
+const maxPadded = 1024
+
+// maxChunk is the most rows one chunk of a multi-row insert holds.
+const maxChunk = 256
 
 // bitsFor returns the smallest b with 1<<b >= n (n >= 1).
 func bitsFor(n int) int {
@@ -121,11 +124,11 @@ func bitsFor(n int) int {
 }
 
 // chunks splits n rows into power-of-two chunk sizes, largest first (at
-// most maxPadded each), so multi-row inserts take a few shapes.
+// most maxChunk each), so multi-row inserts take a few shapes.
 func chunks(n int) []int {
 	var out []int
 	for n > 0 {
-		c := maxPadded
+		c := maxChunk
 		for c > n {
 			c >>= 1
 		}

@@ -12,7 +12,8 @@ func TestPadIDs(t *testing.T) {
 	assert.Equal(t, []any{int64(1), int64(2), int64(3), int64(3)}, padIDs([]int64{1, 2, 3}))
 	assert.Len(t, padIDs(make([]int64, 100)), 128)
 	assert.Len(t, padIDs(make([]int64, 256)), 256)
-	assert.Len(t, padIDs(make([]int64, 300)), 300, "lists past maxPadded keep their length")
+	assert.Len(t, padIDs(make([]int64, 300)), 512)
+	assert.Len(t, padIDs(make([]int64, 1100)), 1100, "lists past maxPadded keep their length")
 	assert.Empty(t, padIDs(nil))
 }
 

@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCombinerServesQueuedCallersInOneTurn: callers that arrive while a
+// turn runs are served together by the next turn, each with its own result.
+func TestCombinerServesQueuedCallersInOneTurn(t *testing.T) {
+	var c combiner[int, int]
+	release := make(chan struct{})
+	started := make(chan struct{})
+	var mu sync.Mutex
+	var turns [][]int
+	run := func(ts []*turn[int, int]) {
+		var reqs []int
+		for _, t := range ts {
+			reqs = append(reqs, t.req)
+			t.res = t.req * 10
+		}
+		mu.Lock()
+		turns = append(turns, reqs)
+		first := len(turns) == 1
+		mu.Unlock()
+		if first {
+			close(started)
+			<-release
+		}
+	}
+	all := func(ts []*turn[int, int]) int { return len(ts) }
+
+	results := make(chan [2]int, 4)
+	go func() {
+		res, err := c.do("k", 1, all, run)
+		assert.NoError(t, err)
+		results <- [2]int{1, res}
+	}()
+	<-started
+	var queued sync.WaitGroup
+	for _, r := range []int{2, 3, 4} {
+		queued.Add(1)
+		go func() {
+			queued.Done()
+			res, err := c.do("k", r, all, run)
+			assert.NoError(t, err)
+			results <- [2]int{r, res}
+		}()
+	}
+	queued.Wait()
+	// Wait until all three are queued behind the running turn.
+	for {
+		c.mu.Lock()
+		n := len(c.waiting["k"])
+		c.mu.Unlock()
+		if n == 3 {
+			break
+		}
+	}
+	close(release)
+	got := map[int]int{}
+	for range 4 {
+		r := <-results
+		got[r[0]] = r[1]
+	}
+	assert.Equal(t, map[int]int{1: 10, 2: 20, 3: 30, 4: 40}, got)
+	require.Len(t, turns, 2, "the three queued callers share one turn")
+	assert.Equal(t, []int{1}, turns[0])
+	assert.ElementsMatch(t, []int{2, 3, 4}, turns[1])
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	assert.Empty(t, c.busy, "no turn is left running")
+}
+
+// TestCombinerTakeLimitsATurn: take bounds how many queued callers one turn
+// serves; the rest get a turn of their own, and different keys never
+// share one.
+func TestCombinerTakeLimitsATurn(t *testing.T) {
+	var c combiner[int, int]
+	var mu sync.Mutex
+	sizes := map[string][]int{}
+	gate := make(chan struct{})
+	first := true
+	run := func(ts []*turn[int, int]) {
+		for _, t := range ts {
+			t.res = t.req
+		}
+		mu.Lock()
+		key := "a"
+		if ts[0].req >= 100 {
+			key = "b"
+		}
+		sizes[key] = append(sizes[key], len(ts))
+		wait := first
+		first = false
+		mu.Unlock()
+		if wait {
+			<-gate
+		}
+	}
+	two := func(ts []*turn[int, int]) int { return min(2, len(ts)) }
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); c.do("a", 0, two, run) }()
+	for {
+		c.mu.Lock()
+		busy := c.busy["a"]
+		c.mu.Unlock()
+		if busy {
+			break
+		}
+	}
+	for _, r := range []int{1, 2, 3} {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.do("a", r, two, run) }()
+	}
+	for {
+		c.mu.Lock()
+		n := len(c.waiting["a"])
+		c.mu.Unlock()
+		if n == 3 {
+			break
+		}
+	}
+	res, err := c.do("b", 100, two, run) // another key runs at once
+	require.NoError(t, err)
+	assert.Equal(t, 100, res)
+	close(gate)
+	wg.Wait()
+	assert.Equal(t, []int{1}, sizes["b"])
+	assert.Equal(t, []int{1, 2, 1}, sizes["a"], "a turn of the leader, then two callers, then the last")
+}
