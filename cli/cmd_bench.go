@@ -21,7 +21,8 @@ measures the raw batched SKIP LOCKED claim on the same tables, the most any
 queue could do on that server, and prints each drain as a share of it: the
 figure to compare between machines.
 
-Scenarios: dispatch (DispatchMany, jobs/s), drain-<N>w (N workers draining
+Scenarios: dispatch (DispatchMany, jobs/s), drain-<N>w (N workers of one
+process, sharing one client, draining
 no-op jobs, jobs/s), drain-grouped-<N>w, drain-ratelimited-<N>w and
 drain-costbudget-1w (the same drain with a concurrency group, a rate limit
 or a cost budget that never binds: the cost of admission),

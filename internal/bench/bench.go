@@ -389,27 +389,26 @@ func (c *completions) finished(_ *driver.Job, err error) {
 	}
 }
 
-// runWorkers starts workers (each with its own client), waits until they
-// have completed want attempts, checks the store with verify (untimed),
-// and returns units per second of wall time.
+// runWorkers starts workers (all on one client, as an application runs
+// several workers in one process), waits until they have completed want
+// attempts, checks the store with verify (untimed), and returns units per
+// second of wall time.
 func runWorkers(ctx context.Context, dsn string, workers, concurrency int, register func(*worker.Worker), want int, verify func(context.Context) error, units float64, opts ...worker.Option) (float64, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	var clients []*queuety.Client
+	c, err := open(ctx, dsn, queuety.SkipMigrate())
+	if err != nil {
+		return 0, err
+	}
 	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
+		cancel()
+		wg.Wait()
+		c.Close()
 	}()
 	count := &completions{want: int64(want), done: make(chan struct{})}
 	ws := make([]*worker.Worker, workers)
 	for i := range ws {
-		c, err := open(ctx, dsn, queuety.SkipMigrate())
-		if err != nil {
-			return 0, err
-		}
-		clients = append(clients, c)
 		ws[i] = worker.New(c, append([]worker.Option{worker.Concurrency(concurrency), worker.NoMaintenance(),
 			worker.PollInterval(10 * time.Millisecond), worker.WithLogger(quiet()), worker.WithHooks(worker.Hooks{Finished: count.finished})}, opts...)...)
 		register(ws[i])

@@ -32,9 +32,9 @@ type Engine struct {
 	// completions that workers make at the same time (combine.go).
 	claims      claimCombiner
 	completions completionCombiner
-	wakes     *wakeHub
-	obs       observe.Observer // nil: no instrumentation
-	batches   batchKnowers
+	wakes       *wakeHub
+	obs         observe.Observer // nil: no instrumentation
+	batches     batchKnowers
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named
