@@ -182,6 +182,12 @@ var dialect = sqlstore.Dialect{
 	// available_at) index and sorts every due job, so a claim's cost grew
 	// with the backlog.
 	ClaimHint: " INDEXED BY {jobs}_idx_go_claim",
+	// Statements on rows by id read the table by rowid. NOT INDEXED still
+	// lets SQLite look rows up by rowid; without it the planner may read
+	// an index on a column the statement also tests, such as status: a
+	// claim's "WHERE id IN (...) AND status = 'pending'" would walk every
+	// pending job.
+	ByID: " NOT INDEXED",
 	Retryable: func(err error) bool {
 		c := errCode(err) & 0xff
 		return c == codeBusy || c == codeLocked
