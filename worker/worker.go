@@ -81,6 +81,8 @@ type Worker struct {
 	// unrecorded counts successes handed to the completer and not yet
 	// recorded; a step's next job exists only once its success is.
 	unrecorded atomic.Int64
+	// serial is set on stores with serial writers (serial.go).
+	serial *serialWrites
 
 	stats counters
 }
@@ -153,6 +155,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1), registration: handlers,
+		serial: newSerialWrites(c.Store().Info().SerialWriters),
 	}).withAdmission()
 }
 
@@ -307,10 +310,13 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		// With few slots free, wait briefly for more so that a claim
 		// takes a worthwhile batch; with none free, wait for one.
 		if busy := w.busyCount(); busy > 0 && w.cfg.concurrency-busy < w.minBatch() {
-			w.waitFreed(ctx, 20*time.Millisecond)
+			w.waitSlots(ctx, 20*time.Millisecond)
 			if busy >= w.cfg.concurrency {
 				continue
 			}
+		}
+		if !w.serial.take(ctx) {
+			continue
 		}
 		n := min(w.cfg.concurrency-w.busyCount(), w.cfg.batchSize)
 		var t0 time.Time
@@ -318,6 +324,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			t0 = time.Now()
 		}
 		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n, Admission: w.cfg.limits.adm})
+		w.serial.give()
 		parent := hardCtx // the claimed jobs' contexts descend from it
 		if w.obs != nil {
 			parent = w.observeClaim(hardCtx, t0, n, jobs, err)
@@ -445,6 +452,9 @@ func (w *Worker) finishSlot(a *attempt) {
 	w.busy--
 	if w.inflight[a.cj.Job.ID] == a { // not replaced by a later attempt
 		delete(w.inflight, a.cj.Job.ID)
+	}
+	if w.busy == 0 {
+		w.serial.allFinished()
 	}
 	w.mu.Unlock()
 	select {

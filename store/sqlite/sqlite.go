@@ -106,7 +106,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
 	}
 	s := &Store{cfg: cfg}
-	info := driver.StoreInfo{Driver: "sqlite", Server: "SQLite " + version, Prefix: cfg.Prefix, Address: cfg.Path}
+	info := driver.StoreInfo{Driver: "sqlite", Server: "SQLite " + version, Prefix: cfg.Prefix, Address: cfg.Path, SerialWriters: true}
 	s.Store = sqlstore.New(db, dialect, cfg.Prefix, info, migrations(cfg.Prefix))
 	return s, nil
 }
