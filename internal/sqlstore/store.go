@@ -47,6 +47,12 @@ type Dialect struct {
 	InsertIDs func(res sql.Result, n int) ([]int64, error)
 	// Begin starts a transaction.
 	Begin func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
+	// PrepareHot keeps the statements of the claim, the completion and
+	// the log rows prepared (stmtcache.go), for a database whose parsing
+	// and planning of a long statement costs more than running it
+	// (SQLite). Its pool must allow a statement to be prepared outside a
+	// transaction before the next one begins.
+	PrepareHot bool
 	// Upsert is the clause that makes an INSERT update the columns set of
 	// the row that already has its unique key (the columns key) instead:
 	// " ON DUPLICATE KEY UPDATE c = VALUES(c), ..." on MySQL, as Queuety
@@ -84,6 +90,7 @@ type Store struct {
 	info       driver.StoreInfo
 	migrations Migrations
 	q          queries
+	stmts      *stmtCache // nil unless the dialect asks for PrepareHot
 	// SQL holds the statements of the hot paths and the sweeps, exported
 	// so a store's tests can EXPLAIN exactly what runs.
 	SQL Statements
@@ -94,6 +101,9 @@ func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrations
 	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations}
 	s.q = buildQueries(s.T, d)
 	s.SQL = buildStatements(s.T, d)
+	if d.PrepareHot {
+		s.stmts = newStmtCache()
+	}
 	return s
 }
 
@@ -197,7 +207,12 @@ func (s *Store) Info() driver.StoreInfo { return s.info }
 func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx) }
 
 // Close implements driver.Store.
-func (s *Store) Close() error { return s.DB.Close() }
+func (s *Store) Close() error {
+	if s.stmts != nil {
+		s.stmts.close()
+	}
+	return s.DB.Close()
+}
 
 // maxTxAttempts bounds how often InTx re-runs a transaction that hit a
 // transient conflict.
@@ -222,6 +237,9 @@ func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 				return errors.Join(ctx.Err(), err)
 			case <-time.After(wait):
 			}
+		}
+		if s.stmts != nil && s.stmts.hasWanted() {
+			s.stmts.prepareWanted(ctx, s.DB)
 		}
 		var tx *sql.Tx
 		tx, err = s.D.Begin(ctx, s.DB)

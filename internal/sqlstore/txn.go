@@ -121,7 +121,12 @@ func idArgs(ids []int64) []any {
 
 // queryAll runs q and scans every row it returns with scan.
 func queryAll[T any](ctx context.Context, tx *sql.Tx, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
+	return queryAllWith(ctx, tx.QueryContext, scan, q, args...)
+}
+
+// queryAllWith is queryAll through query.
+func queryAllWith[T any](ctx context.Context, query func(context.Context, string, ...any) (*sql.Rows, error), scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +259,7 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		return nil, nil
 	}
 	args := append(t.claimArgs(p), p.Limit)
-	jobs, err := t.queryJobs(ctx, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...)
+	jobs, err := queryAllWith(ctx, t.queryHot, scanJob, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim select: %w", err)
 	}
@@ -265,9 +270,10 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
+	in, inArgs := t.inIDs(ids)
 	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = ? + attempts + 1, attempts = attempts + 1 " +
-		"WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'pending'"
-	res, err := t.tx.ExecContext(ctx, upd, append([]any{t.sec(p.Now), p.Token}, idArgs(ids)...)...)
+		"WHERE id IN (" + in + ") AND status = 'pending'"
+	res, err := t.execHot(ctx, upd, append([]any{t.sec(p.Now), p.Token}, inArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("claim update: %w", err)
 	}
@@ -327,10 +333,11 @@ func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, 
 	if len(ids) == 0 {
 		return 0, nil
 	}
+	in, inArgs := t.inIDs(ids)
 	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
-		"WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'processing' AND claim_token = ? AND attempts = ?"
-	args := append([]any{t.sec(at)}, idArgs(ids)...)
-	res, err := t.tx.ExecContext(ctx, q, append(args, token, attempts)...)
+		"WHERE id IN (" + in + ") AND status = 'processing' AND claim_token = ? AND attempts = ?"
+	args := append([]any{t.sec(at)}, inArgs...)
+	res, err := t.execHot(ctx, q, append(args, token, attempts)...)
 	if err != nil {
 		return 0, fmt.Errorf("complete claimed jobs: %w", err)
 	}
@@ -562,15 +569,8 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 		return nil
 	}
 	const n = 14
-	var b strings.Builder
-	b.WriteString("INSERT INTO " + t.s.T.Logs + " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
-		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES ")
 	args := make([]any, 0, len(entries)*n)
-	for i, l := range entries {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("(" + placeholders(n) + ")")
+	for _, l := range entries {
 		q := l.Queue
 		if q == "" {
 			q = driver.DefaultQueue
@@ -579,8 +579,13 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 			nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
 			nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), t.sec(l.CreatedAt))
 	}
-	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
-		return fmt.Errorf("insert logs: %w", err)
+	const head = " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
+		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
+	for _, k := range t.chunks(len(entries)) {
+		if _, err := t.execHot(ctx, "INSERT INTO "+t.s.T.Logs+head+rowsSQL(k, n), args[:k*n]...); err != nil {
+			return fmt.Errorf("insert logs: %w", err)
+		}
+		args = args[k*n:]
 	}
 	return nil
 }

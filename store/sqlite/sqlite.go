@@ -188,6 +188,9 @@ var dialect = sqlstore.Dialect{
 	// claim's "WHERE id IN (...) AND status = 'pending'" would walk every
 	// pending job.
 	ByID: " NOT INDEXED",
+	// A claim, a completion and a hundred log rows are long statements
+	// that SQLite would parse and plan again in every batch.
+	PrepareHot: true,
 	Retryable: func(err error) bool {
 		c := errCode(err) & 0xff
 		return c == codeBusy || c == codeLocked
