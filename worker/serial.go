@@ -110,18 +110,38 @@ wait:
 // waitSlots waits, with fewer than a worthwhile batch of slots free, for
 // a handler to finish. On a store with serial writers, where every claim
 // is a turn, it waits until a worthwhile batch of slots is free, no
-// handler runs, or d passes.
+// handler runs, or d passes, and then, while handlers keep finishing at
+// most serialGather apart, until every slot is free.
 func (w *Worker) waitSlots(ctx context.Context, d time.Duration) {
 	if w.serial == nil {
 		w.waitFreed(ctx, d)
 		return
 	}
 	until := time.Now().Add(d)
-	for {
-		w.waitFreed(ctx, time.Until(until))
+	for ctx.Err() == nil {
 		busy := w.busyCount()
-		if busy == 0 || w.cfg.concurrency-busy >= w.minBatch() || ctx.Err() != nil || !time.Now().Before(until) {
+		free := w.cfg.concurrency - busy
+		wait := time.Until(until)
+		if free >= w.minBatch() {
+			wait = min(wait, serialGather)
+		}
+		if busy == 0 || free >= w.cfg.batchSize || wait <= 0 || !w.freedWithin(ctx, wait) {
 			return
 		}
+	}
+}
+
+// freedWithin waits for a handler to finish for up to d; it reports
+// false if d passed first.
+func (w *Worker) freedWithin(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.freed:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
