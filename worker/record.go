@@ -106,7 +106,7 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 // the previous batch was written goes into the next one.
 func (w *Worker) completer() {
 	for r := range w.results {
-		batch := []*engine.Result{r}
+		batch := w.gather(r) // on a store with serial writers: all that is about to finish, then wait for the turn
 	fill:
 		for len(batch) < BatchSizeMax {
 			select {
@@ -120,6 +120,7 @@ func (w *Worker) completer() {
 			}
 		}
 		w.completeBatch(batch)
+		w.serial.give()
 		w.unrecorded.Add(-int64(len(batch)))
 		select { // a recorded step may have enqueued the next one
 		case w.freed <- struct{}{}:

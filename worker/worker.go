@@ -81,6 +81,8 @@ type Worker struct {
 	// unrecorded counts successes handed to the completer and not yet
 	// recorded; a step's next job exists only once its success is.
 	unrecorded atomic.Int64
+	// serial is set on stores with serial writers (serial.go).
+	serial *serialWrites
 
 	stats counters
 }
@@ -156,6 +158,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
 		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1), registration: handlers,
+		serial: newSerialWrites(c.Store().Info().SerialWriters),
 	}).withAdmission()
 }
 
@@ -313,12 +316,16 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		if !w.gatherSlots(ctx) {
 			continue
 		}
+		if !w.serial.take(ctx) {
+			continue
+		}
 		n := min(w.cfg.concurrency-w.busyCount(), w.cfg.batchSize)
 		var t0 time.Time
 		if w.obs != nil {
 			t0 = time.Now()
 		}
 		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n, Admission: w.cfg.limits.adm})
+		w.serial.give()
 		parent := hardCtx // the claimed jobs' contexts descend from it
 		if w.obs != nil {
 			parent = w.observeClaim(hardCtx, t0, n, jobs, err)
@@ -358,15 +365,20 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 	}
 }
 
-// ClaimGather bounds how long a worker with some free slots, but less
-// than a batch, waits for running handlers to free more before it claims:
-// quick handlers then fill a whole batch per claim, and slow ones delay a
-// claim by at most this.
-const ClaimGather = 2 * time.Millisecond
+// ClaimGather is how long a worker with some free slots, but less than a
+// batch, waits for the next running handler to finish before it claims;
+// each finish restarts the wait, up to ClaimGatherMax in all. Quick
+// handlers then fill a whole batch per claim, and slow ones delay a claim
+// by ClaimGather at most.
+const (
+	ClaimGather    = 2 * time.Millisecond
+	ClaimGatherMax = 20 * time.Millisecond
+)
 
-// gatherSlots waits until a batch of slots is free, or ClaimGather has
-// passed with at least one free (or 20 ms with none, or ctx is done). It
-// reports whether a slot is free.
+// gatherSlots waits until a batch of slots is free, or no handler has
+// finished for ClaimGather (ClaimGatherMax in all) with at least one slot
+// free; with none free it waits up to ClaimGatherMax for one. It reports
+// whether a slot is free.
 func (w *Worker) gatherSlots(ctx context.Context) bool {
 	want := min(w.cfg.batchSize, w.cfg.concurrency)
 	free := w.cfg.concurrency - w.busyCount()
@@ -374,18 +386,14 @@ func (w *Worker) gatherSlots(ctx context.Context) bool {
 		return true
 	}
 	if free == 0 {
-		w.waitFreed(ctx, 20*time.Millisecond)
+		w.waitFreed(ctx, ClaimGatherMax)
 		return w.cfg.concurrency-w.busyCount() > 0
 	}
-	t := time.NewTimer(w.cfg.claimGather)
-	defer t.Stop()
+	until := time.Now().Add(ClaimGatherMax)
 	for w.cfg.concurrency-w.busyCount() < want {
-		select {
-		case <-w.freed:
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return true
+		wait := min(w.cfg.claimGather, time.Until(until))
+		if wait <= 0 || !w.freedWithin(ctx, wait) {
+			break
 		}
 	}
 	return true
@@ -477,6 +485,9 @@ func (w *Worker) finishSlot(a *attempt) {
 	w.busy--
 	if w.inflight[a.cj.Job.ID] == a { // not replaced by a later attempt
 		delete(w.inflight, a.cj.Job.ID)
+	}
+	if w.busy == 0 {
+		w.serial.allFinished()
 	}
 	w.mu.Unlock()
 	select {

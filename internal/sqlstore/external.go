@@ -19,7 +19,7 @@ func (s *Store) SQLDB() *sql.DB { return s.DB }
 func (s *Store) WrapTx(tx *sql.Tx) driver.Tx {
 	ext := *s
 	ext.D.Time = utcText
-	ext.D.PrepareHot = false // the caller's transaction may belong to another *sql.DB
+	ext.stmts = nil // the caller's transaction may belong to another *sql.DB
 	return &txn{s: &ext, tx: tx}
 }
 

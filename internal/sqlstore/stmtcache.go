@@ -3,143 +3,148 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"fmt"
+	"math/bits"
 	"strings"
 	"sync"
 )
 
-// stmtCache holds the server-side prepared statements of the hot paths
-// (claim, completion, log rows), one *sql.Stmt per SQL text. database/sql
-// prepares each on a connection the first time a transaction on that
-// connection uses it and reuses it afterwards, so the server parses a
-// claim or a completion once per connection rather than once per batch,
-// and the values travel in the binary protocol instead of being quoted
-// into the text. Only a bounded set of texts reaches it: IN lists are
-// padded to a power of two (padIDs) and multi-row inserts are split into
-// power-of-two chunks (chunks).
+// stmtCache keeps the statements of the hot paths (the claim, the
+// completion, the log rows) prepared, for a dialect that asks for it
+// (Dialect.PrepareHot). SQLite parses and plans every statement it is
+// handed, and a batch's statements are long: a hundred log rows are a
+// statement of 1,400 parameters.
+//
+// A statement is prepared on the pool, outside any transaction: SQLite's
+// pool has one connection, which a transaction holds. So a statement
+// first met in a transaction runs unprepared there and is prepared before
+// the store's next transaction begins. The cache holds at most
+// stmtCacheMax statements; the hot paths keep their number of shapes
+// small by padding id lists and splitting row lists to powers of two
+// (inIDs, chunks).
 type stmtCache struct {
-	db *sql.DB
-	mu sync.Mutex
-	m  map[string]*sql.Stmt
+	mu     sync.Mutex
+	stmts  map[string]*sql.Stmt
+	wanted map[string]bool // met in a transaction, to prepare before the next
+	failed map[string]bool // did not prepare: left unprepared
 }
 
-// maxCachedStatements bounds the cache; past it, statements run
-// unprepared (the shapes are bounded well below it, so this only guards
-// against a caller that passes unbounded texts).
-const maxCachedStatements = 256
+// stmtCacheMax bounds the prepared statements a store keeps.
+const stmtCacheMax = 64
 
-func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
+func newStmtCache() *stmtCache {
+	return &stmtCache{stmts: map[string]*sql.Stmt{}, wanted: map[string]bool{}, failed: map[string]bool{}}
+}
+
+// get returns q's prepared statement, or nil after noting that q is
+// wanted.
+func (c *stmtCache) get(q string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st := c.m[q]; st != nil {
-		return st, nil
+	if st := c.stmts[q]; st != nil {
+		return st
 	}
-	if len(c.m) >= maxCachedStatements {
-		return nil, nil
+	if !c.failed[q] && len(c.stmts)+len(c.wanted) < stmtCacheMax {
+		c.wanted[q] = true
 	}
-	st, err := c.db.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("prepare: %w", err)
-	}
-	if c.m == nil {
-		c.m = map[string]*sql.Stmt{}
-	}
-	c.m[q] = st
-	return st, nil
+	return nil
 }
 
-// close closes every cached statement.
+// prepareWanted prepares the wanted statements on db. The store calls it
+// before it begins a transaction. Preparing waits for a connection, which
+// another goroutine's transaction may hold while it looks up statements,
+// so the lock is not held meanwhile.
+func (c *stmtCache) prepareWanted(ctx context.Context, db *sql.DB) {
+	c.mu.Lock()
+	var qs []string
+	for q := range c.wanted {
+		qs = append(qs, q)
+		delete(c.wanted, q)
+	}
+	c.mu.Unlock()
+	for _, q := range qs {
+		st, err := db.PrepareContext(ctx, q)
+		c.mu.Lock()
+		switch {
+		case err == nil && c.stmts[q] == nil:
+			c.stmts[q] = st
+		case err == nil:
+			st.Close() // prepared meanwhile by another transaction's caller
+		case ctx.Err() == nil:
+			c.failed[q] = true
+		}
+		c.mu.Unlock()
+	}
+}
+
+// hasWanted reports whether some statement waits to be prepared.
+func (c *stmtCache) hasWanted() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.wanted) > 0
+}
+
 func (c *stmtCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for q, st := range c.m {
+	for q, st := range c.stmts {
 		st.Close()
-		delete(c.m, q)
+		delete(c.stmts, q)
 	}
 }
 
-// hotExec runs a hot-path statement in the transaction: prepared when the
-// dialect prepares them, as text otherwise.
-func (t *txn) hotExec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if st, err := t.hotStmt(ctx, q); err != nil {
-		return nil, err
-	} else if st != nil {
-		return st.ExecContext(ctx, args...)
+// execHot runs a statement of the hot paths: through its prepared
+// statement where the store keeps them.
+func (t *txn) execHot(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if t.s.stmts != nil {
+		if st := t.s.stmts.get(q); st != nil {
+			return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		}
 	}
 	return t.tx.ExecContext(ctx, q, args...)
 }
 
-// hotQuery is hotExec for a query.
-func (t *txn) hotQuery(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st, err := t.hotStmt(ctx, q); err != nil {
-		return nil, err
-	} else if st != nil {
-		return st.QueryContext(ctx, args...)
+// queryHot is execHot for a query.
+func (t *txn) queryHot(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if t.s.stmts != nil {
+		if st := t.s.stmts.get(q); st != nil {
+			return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+		}
 	}
 	return t.tx.QueryContext(ctx, q, args...)
 }
 
-// hotStmt returns the transaction's handle on the prepared statement q, or
-// nil when statements are not prepared.
-func (t *txn) hotStmt(ctx context.Context, q string) (*sql.Stmt, error) {
-	if !t.s.D.PrepareHot {
-		return nil, nil
+// inIDs returns the placeholders and arguments of "id IN (...)" for ids.
+// A store that keeps statements prepared gets the list padded to a power
+// of two with copies of the last id, which select no other row, so a
+// few statements serve every batch size.
+func (t *txn) inIDs(ids []int64) (string, []any) {
+	args := idArgs(ids)
+	if t.s.stmts != nil && len(ids) > 0 {
+		for n := 1 << bits.Len(uint(len(ids)-1)); len(args) < n; {
+			args = append(args, ids[len(ids)-1])
+		}
 	}
-	st, err := t.s.stmts.get(ctx, q)
-	if err != nil || st == nil {
-		return nil, err
-	}
-	return t.tx.StmtContext(ctx, st), nil
+	return placeholders(len(args)), args
 }
 
-// padIDs returns the IN-list arguments for ids padded, by repeating the
-// last id, to the next power of two (at least 1), so that an IN list has
-// one of a few shapes; a repeated id matches its row once. Lists longer
-// than maxPadded keep their length.
-func padIDs(ids []int64) []any {
-	n := len(ids)
-	if n > 0 && n <= maxPadded {
-		n = 1 << bitsFor(n)
+// chunks returns the sizes in which n rows are inserted: all at once, or,
+// on a store that keeps statements prepared, in powers of two of at most
+// 128, largest first.
+func (t *txn) chunks(n int) []int {
+	if t.s.stmts == nil || n == 0 {
+		return []int{n}
 	}
-	out := make([]any, n)
-	for i := range out {
-		out[i] = ids[min(i, len(ids)-1)]
-	}
-	return out
-}
-
-// maxPadded is the longest IN list padIDs pads.
-const maxPadded = 1024
-
-// maxChunk is the most rows one chunk of a multi-row insert holds.
-const maxChunk = 256
-
-// bitsFor returns the smallest b with 1<<b >= n (n >= 1).
-func bitsFor(n int) int {
-	b := 0
-	for 1<<b < n {
-		b++
-	}
-	return b
-}
-
-// chunks splits n rows into power-of-two chunk sizes, largest first (at
-// most maxChunk each), so multi-row inserts take a few shapes.
-func chunks(n int) []int {
 	var out []int
 	for n > 0 {
-		c := maxChunk
-		for c > n {
-			c >>= 1
-		}
-		out = append(out, c)
-		n -= c
+		k := min(1<<(bits.Len(uint(n))-1), 128)
+		out = append(out, k)
+		n -= k
 	}
 	return out
 }
 
-// valuesList returns "(?,...,?),(?,...,?)" for rows of cols columns.
-func valuesList(rows, cols int) string {
+// rowsSQL is "(?, ...), ..." for n rows of cols columns.
+func rowsSQL(n, cols int) string {
 	row := "(" + placeholders(cols) + ")"
-	return strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
+	return strings.TrimSuffix(strings.Repeat(row+",", n), ",")
 }

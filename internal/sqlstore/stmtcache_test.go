@@ -1,38 +1,93 @@
 package sqlstore
 
 import (
-	"strings"
+	"context"
+	"database/sql"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
+
+	"github.com/queuety/queuety-go/store/driver"
 )
 
-func TestPadIDs(t *testing.T) {
-	assert.Equal(t, []any{int64(7)}, padIDs([]int64{7}))
-	assert.Equal(t, []any{int64(1), int64(2), int64(3), int64(3)}, padIDs([]int64{1, 2, 3}))
-	assert.Len(t, padIDs(make([]int64, 100)), 128)
-	assert.Len(t, padIDs(make([]int64, 256)), 256)
-	assert.Len(t, padIDs(make([]int64, 300)), 512)
-	assert.Len(t, padIDs(make([]int64, 1100)), 1100, "lists past maxPadded keep their length")
-	assert.Empty(t, padIDs(nil))
-}
-
-func TestChunks(t *testing.T) {
-	assert.Equal(t, []int{128, 64, 8}, chunks(200))
-	assert.Equal(t, []int{1}, chunks(1))
-	assert.Equal(t, []int{256, 256, 2}, chunks(514))
-	assert.Empty(t, chunks(0))
-	for n := 1; n <= 600; n++ {
-		sum := 0
-		for _, c := range chunks(n) {
-			assert.Equal(t, 0, c&(c-1), "chunk %d of %d is a power of two", c, n)
-			sum += c
-		}
-		assert.Equal(t, n, sum)
+// hotStore is a Store on a fresh SQLite file with one table t (id, v),
+// keeping hot statements prepared when prepare is set.
+func hotStore(t *testing.T, prepare bool) *Store {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "hot.db")+"?_txlock=immediate")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	_, err = db.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL DEFAULT 0)")
+	require.NoError(t, err)
+	d := Dialect{
+		Name:       "sqlite",
+		Retryable:  func(error) bool { return false },
+		Duplicate:  func(error) bool { return false },
+		Time:       func(t time.Time, _ bool) any { return t.UTC().Format(time.DateTime) },
+		Begin:      func(ctx context.Context, db *sql.DB) (*sql.Tx, error) { return db.BeginTx(ctx, nil) },
+		PrepareHot: prepare,
 	}
+	s := New(db, d, "", driver.StoreInfo{Driver: "sqlite"}, Migrations{})
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
-func TestValuesList(t *testing.T) {
-	assert.Equal(t, "(?,?),(?,?),(?,?)", valuesList(3, 2))
-	assert.Equal(t, 5, strings.Count(valuesList(5, 14), "("))
+// TestHotStatementsArePreparedBeforeTheNextTransaction: a hot statement
+// first runs unprepared, is prepared before the store's next transaction
+// and then runs prepared, with the same effect each time; padded id
+// lists change exactly the rows they name.
+func TestHotStatementsArePreparedBeforeTheNextTransaction(t *testing.T) {
+	ctx := context.Background()
+	s := hotStore(t, true)
+	_, err := s.DB.Exec("INSERT INTO t (id) VALUES (1), (2), (3), (4), (5), (6)")
+	require.NoError(t, err)
+	bump := func(ids ...int64) int64 {
+		var n int64
+		require.NoError(t, s.InTx(ctx, func(dtx driver.Tx) error {
+			tx := dtx.(*txn)
+			in, args := tx.inIDs(ids)
+			res, err := tx.execHot(ctx, "UPDATE t SET v = v + 1 WHERE id IN ("+in+")", args...)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		}))
+		return n
+	}
+	q := "UPDATE t SET v = v + 1 WHERE id IN (?,?,?,?)"
+	assert.Equal(t, int64(3), bump(1, 2, 3), "three ids padded to four change three rows")
+	assert.Nil(t, s.stmts.stmts[q], "not prepared inside the transaction that met it")
+	assert.Equal(t, int64(3), bump(4, 5, 6), "second run")
+	assert.NotNil(t, s.stmts.stmts[q], "prepared before the next transaction")
+	assert.Equal(t, int64(4), bump(1, 2, 3, 4), "four ids, the same statement")
+	var sum int64
+	require.NoError(t, s.DB.QueryRow("SELECT SUM(v) FROM t").Scan(&sum))
+	assert.Equal(t, int64(10), sum, "each named row changed once per run")
+}
+
+// TestHotShapes: ids are padded and rows split to powers of two only on a
+// store that keeps statements prepared.
+func TestHotShapes(t *testing.T) {
+	hot := &txn{s: hotStore(t, true)}
+	plain := &txn{s: hotStore(t, false)}
+	in, args := hot.inIDs([]int64{7, 8, 9, 10, 11})
+	assert.Equal(t, "?,?,?,?,?,?,?,?", in)
+	assert.Equal(t, []any{int64(7), int64(8), int64(9), int64(10), int64(11), int64(11), int64(11), int64(11)}, args)
+	in, args = hot.inIDs([]int64{7})
+	assert.Equal(t, "?", in)
+	assert.Len(t, args, 1)
+	in, args = plain.inIDs([]int64{7, 8, 9})
+	assert.Equal(t, "?,?,?", in)
+	assert.Len(t, args, 3)
+
+	assert.Equal(t, []int{128, 64, 8}, hot.chunks(200))
+	assert.Equal(t, []int{128, 128, 1}, hot.chunks(257))
+	assert.Equal(t, []int{4, 2, 1}, hot.chunks(7))
+	assert.Equal(t, []int{200}, plain.chunks(200))
+	assert.Equal(t, "(?,?),(?,?),(?,?)", rowsSQL(3, 2))
 }

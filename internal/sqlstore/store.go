@@ -47,15 +47,18 @@ type Dialect struct {
 	InsertIDs func(res sql.Result, n int) ([]int64, error)
 	// Begin starts a transaction.
 	Begin func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
+	// PrepareHot keeps the statements of the claim, the completion and
+	// the log rows prepared (stmtcache.go): SQLite parses and plans every
+	// statement it is handed, and MySQL parses a batch's long statement
+	// and reads its values as text. A statement is prepared on the pool
+	// outside a transaction, before the next one begins.
+	PrepareHot bool
 	// Upsert is the clause that makes an INSERT update the columns set of
 	// the row that already has its unique key (the columns key) instead:
 	// " ON DUPLICATE KEY UPDATE c = VALUES(c), ..." on MySQL, as Queuety
 	// writes it, " ON CONFLICT (k, ...) DO UPDATE SET c = excluded.c, ..."
 	// on SQLite.
 	Upsert func(key, set []string) string
-	// PrepareHot makes the claim, completion and log statements run as
-	// server-side prepared statements, cached per store (see stmtCache).
-	PrepareHot bool
 }
 
 // Tables holds the prefixed table names.
@@ -87,18 +90,20 @@ type Store struct {
 	info       driver.StoreInfo
 	migrations Migrations
 	q          queries
+	stmts      *stmtCache // nil unless the dialect asks for PrepareHot
 	// SQL holds the statements of the hot paths and the sweeps, exported
 	// so a store's tests can EXPLAIN exactly what runs.
 	SQL Statements
-	// stmts caches the prepared hot-path statements (Dialect.PrepareHot).
-	stmts *stmtCache
 }
 
 // New returns a Store whose Migrate applies migrations.
 func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrations Migrations) *Store {
-	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations, stmts: &stmtCache{db: db}}
+	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations}
 	s.q = buildQueries(s.T, d)
 	s.SQL = buildStatements(s.T, d)
+	if d.PrepareHot {
+		s.stmts = newStmtCache()
+	}
 	return s
 }
 
@@ -135,12 +140,7 @@ type Statements struct {
 func buildStatements(t Tables, d Dialect) Statements {
 	where := func(handlers, groups int, capCost bool) string {
 		w := "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
-			// A step is claimable while its workflow runs (or is paused),
-			// or when the workflow row is missing (the claim then buries
-			// it). The scalar subquery is one primary-key read per
-			// candidate: NOT EXISTS would be materialized by MariaDB from
-			// a scan of every workflow's status, once per claim.
-			" AND COALESCE((SELECT wf.status FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id), 'running') IN ('running', 'paused')" +
+			" AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
 			" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
 			" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
 		if groups > 0 {
@@ -208,7 +208,9 @@ func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx) }
 
 // Close implements driver.Store.
 func (s *Store) Close() error {
-	s.stmts.close()
+	if s.stmts != nil {
+		s.stmts.close()
+	}
 	return s.DB.Close()
 }
 
@@ -235,6 +237,9 @@ func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 				return errors.Join(ctx.Err(), err)
 			case <-time.After(wait):
 			}
+		}
+		if s.stmts != nil && s.stmts.hasWanted() {
+			s.stmts.prepareWanted(ctx, s.DB)
 		}
 		var tx *sql.Tx
 		tx, err = s.D.Begin(ctx, s.DB)

@@ -121,7 +121,12 @@ func idArgs(ids []int64) []any {
 
 // queryAll runs q and scans every row it returns with scan.
 func queryAll[T any](ctx context.Context, tx *sql.Tx, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
+	return queryAllWith(ctx, tx.QueryContext, scan, q, args...)
+}
+
+// queryAllWith is queryAll through query.
+func queryAllWith[T any](ctx context.Context, query func(context.Context, string, ...any) (*sql.Rows, error), scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -150,26 +155,6 @@ func queryOne[T any](ctx context.Context, tx *sql.Tx, scan func(scanner) (T, err
 
 func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*driver.Job, error) {
 	return queryAll(ctx, t.tx, scanJob, q, args...)
-}
-
-// scanRows returns a function that scans every row of rows (the result of
-// a query that returned err) with scan and closes rows.
-func scanRows(rows *sql.Rows, err error) func(scan func(scanner) (*driver.Job, error)) ([]*driver.Job, error) {
-	return func(scan func(scanner) (*driver.Job, error)) ([]*driver.Job, error) {
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out []*driver.Job
-		for rows.Next() {
-			v, err := scan(rows)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, rows.Err()
-	}
 }
 
 // JobInsert implements driver.Tx.
@@ -274,7 +259,7 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		return nil, nil
 	}
 	args := append(t.claimArgs(p), p.Limit)
-	jobs, err := scanRows(t.hotQuery(ctx, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...))(scanJob)
+	jobs, err := queryAllWith(ctx, t.queryHot, scanJob, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim select: %w", err)
 	}
@@ -285,10 +270,10 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	in := padIDs(ids)
+	in, inArgs := t.inIDs(ids)
 	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = ? + attempts + 1, attempts = attempts + 1 " +
-		"WHERE id IN (" + placeholders(len(in)) + ") AND status = 'pending'"
-	res, err := t.hotExec(ctx, upd, append([]any{t.sec(p.Now), p.Token}, in...)...)
+		"WHERE id IN (" + in + ") AND status = 'pending'"
+	res, err := t.execHot(ctx, upd, append([]any{t.sec(p.Now), p.Token}, inArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("claim update: %w", err)
 	}
@@ -335,10 +320,9 @@ func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error 
 	if len(ids) == 0 {
 		return nil
 	}
-	in := padIDs(ids)
 	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
-		"WHERE id IN (" + placeholders(len(in)) + ") AND status IN ('pending', 'processing')"
-	if _, err := t.hotExec(ctx, q, append([]any{t.sec(at)}, in...)...); err != nil {
+		"WHERE id IN (" + placeholders(len(ids)) + ") AND status IN ('pending', 'processing')"
+	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, idArgs(ids)...)...); err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
 	}
 	return nil
@@ -349,11 +333,11 @@ func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, 
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	in := padIDs(ids)
+	in, inArgs := t.inIDs(ids)
 	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
-		"WHERE id IN (" + placeholders(len(in)) + ") AND status = 'processing' AND claim_token = ? AND attempts = ?"
-	args := append([]any{t.sec(at)}, in...)
-	res, err := t.hotExec(ctx, q, append(args, token, attempts)...)
+		"WHERE id IN (" + in + ") AND status = 'processing' AND claim_token = ? AND attempts = ?"
+	args := append([]any{t.sec(at)}, inArgs...)
+	res, err := t.execHot(ctx, q, append(args, token, attempts)...)
 	if err != nil {
 		return 0, fmt.Errorf("complete claimed jobs: %w", err)
 	}
@@ -585,36 +569,23 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 		return nil
 	}
 	const n = 14
-	const head = "INSERT INTO %s (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
+	args := make([]any, 0, len(entries)*n)
+	for _, l := range entries {
+		q := l.Queue
+		if q == "" {
+			q = driver.DefaultQueue
+		}
+		args = append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
+			nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
+			nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), t.sec(l.CreatedAt))
+	}
+	const head = " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
 		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
-	rows := func(entries []*driver.LogEntry) []any {
-		args := make([]any, 0, len(entries)*n)
-		for _, l := range entries {
-			q := l.Queue
-			if q == "" {
-				q = driver.DefaultQueue
-			}
-			args = append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
-				nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
-				nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), t.sec(l.CreatedAt))
-		}
-		return args
-	}
-	if !t.s.D.PrepareHot {
-		q := fmt.Sprintf(head, t.s.T.Logs) + valuesList(len(entries), n)
-		if _, err := t.tx.ExecContext(ctx, q, rows(entries)...); err != nil {
+	for _, k := range t.chunks(len(entries)) {
+		if _, err := t.execHot(ctx, "INSERT INTO "+t.s.T.Logs+head+rowsSQL(k, n), args[:k*n]...); err != nil {
 			return fmt.Errorf("insert logs: %w", err)
 		}
-		return nil
-	}
-	// Prepared: power-of-two chunks, so a few statement shapes serve
-	// every batch size.
-	for _, c := range chunks(len(entries)) {
-		q := fmt.Sprintf(head, t.s.T.Logs) + valuesList(c, n)
-		if _, err := t.hotExec(ctx, q, rows(entries[:c])...); err != nil {
-			return fmt.Errorf("insert logs: %w", err)
-		}
-		entries = entries[c:]
+		args = args[k*n:]
 	}
 	return nil
 }

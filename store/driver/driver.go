@@ -44,6 +44,10 @@ type StoreInfo struct {
 	// Warnings are problems found at open that do not stop the store,
 	// such as a server time zone that would confuse Queuety PHP workers.
 	Warnings []string
+	// SerialWriters reports that the store runs one write transaction at
+	// a time (SQLite): a transaction waits for the one before it, so a
+	// worker's claims and recordings take turns instead of overlapping.
+	SerialWriters bool
 }
 
 // LockMode says how a read locks the rows it returns.
