@@ -568,24 +568,55 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	const n = 14
-	args := make([]any, 0, len(entries)*n)
+	// Most batches are plain jobs' 'started' and 'completed' rows: no
+	// workflow, no error, no memory, no context. Those are inserted with
+	// the empty columns written as NULL in the statement (7 values a row
+	// instead of 14); a batch with any other row is inserted whole, in
+	// order, with every column.
+	plain, full := entries, []*driver.LogEntry(nil)
 	for _, l := range entries {
-		q := l.Queue
-		if q == "" {
-			q = driver.DefaultQueue
+		if l.WorkflowID != 0 || l.StepIndex != nil || l.MemoryPeakKB != nil || l.ErrorMessage != "" ||
+			l.ErrorClass != "" || l.ErrorTrace != "" || len(l.Context) != 0 {
+			plain, full = nil, entries
+			break
 		}
-		args = append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
-			nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
-			nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), t.sec(l.CreatedAt))
 	}
 	const head = " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
 		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
-	for _, k := range t.chunks(len(entries)) {
-		if _, err := t.execHot(ctx, "INSERT INTO "+t.s.T.Logs+head+rowsSQL(k, n), args[:k*n]...); err != nil {
-			return fmt.Errorf("insert logs: %w", err)
+	for _, part := range []struct {
+		rows []*driver.LogEntry
+		row  string
+		cols int
+		vals func(args []any, l *driver.LogEntry, q string) []any
+	}{
+		{plain, "(?,NULL,NULL,?,?,?,?,?,NULL,NULL,NULL,NULL,NULL,?)", 7, func(args []any, l *driver.LogEntry, q string) []any {
+			return append(args, nullInt64p(l.JobID), l.Handler, q, string(l.Event), nullIntp(l.Attempt), nullInt64p(l.DurationMS), t.sec(l.CreatedAt))
+		}},
+		{full, "(" + placeholders(14) + ")", 14, func(args []any, l *driver.LogEntry, q string) []any {
+			return append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
+				nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
+				nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), t.sec(l.CreatedAt))
+		}},
+	} {
+		rows := part.rows
+		if len(rows) == 0 {
+			continue
 		}
-		args = args[k*n:]
+		for _, k := range t.chunks(len(rows)) {
+			args := make([]any, 0, k*part.cols)
+			for _, l := range rows[:k] {
+				q := l.Queue
+				if q == "" {
+					q = driver.DefaultQueue
+				}
+				args = part.vals(args, l, q)
+			}
+			values := strings.TrimSuffix(strings.Repeat(part.row+",", k), ",")
+			if _, err := t.execHot(ctx, "INSERT INTO "+t.s.T.Logs+head+values, args...); err != nil {
+				return fmt.Errorf("insert logs: %w", err)
+			}
+			rows = rows[k:]
+		}
 	}
 	return nil
 }
