@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -353,8 +354,13 @@ func testBatchForeign(t *testing.T, e *Env) {
 	clients := e.Clients(4)
 	var wg sync.WaitGroup
 	var total atomic.Int64
+	// The engines know the workers' callbacks only while the workers are
+	// alive (they hold them weakly): keep them to the end of the test.
+	var workers []*worker.Worker
+	defer func() { runtime.KeepAlive(workers) }()
 	for _, c := range clients {
 		w := e.Worker(c)
+		workers = append(workers, w)
 		(&callbackLog{}).register(w, "done", "cleanup")
 		wg.Add(1)
 		go func() {
