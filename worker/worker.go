@@ -377,26 +377,25 @@ const (
 
 // gatherSlots waits until a batch of slots is free, or no handler has
 // finished for ClaimGather (ClaimGatherMax in all) with at least one slot
-// free; with none free it waits up to ClaimGatherMax for one. It reports
-// whether a slot is free.
+// free; with none free it first waits up to ClaimGatherMax for one. It
+// reports whether a slot is free.
 func (w *Worker) gatherSlots(ctx context.Context) bool {
 	want := min(w.cfg.batchSize, w.cfg.concurrency)
-	free := w.cfg.concurrency - w.busyCount()
-	if free >= want {
+	free := func() int { return w.cfg.concurrency - w.busyCount() }
+	if free() >= want {
 		return true
 	}
-	if free == 0 {
-		w.waitFreed(ctx, ClaimGatherMax)
-		return w.cfg.concurrency-w.busyCount() > 0
+	if free() == 0 && !w.freedWithin(ctx, ClaimGatherMax) {
+		return free() > 0
 	}
 	until := time.Now().Add(ClaimGatherMax)
-	for w.cfg.concurrency-w.busyCount() < want {
+	for free() < want {
 		wait := min(w.cfg.claimGather, time.Until(until))
 		if wait <= 0 || !w.freedWithin(ctx, wait) {
 			break
 		}
 	}
-	return true
+	return free() > 0
 }
 
 func (w *Worker) busyCount() int {
