@@ -94,6 +94,7 @@ type config struct {
 	hooks           Hooks
 	webhooks        WebhookOptions
 	limits          limitsConfig // see limits.go
+	noEager         bool         // see EagerSteps
 	test            testHooks
 }
 
@@ -121,6 +122,17 @@ func Concurrency(n int) Option { return func(c *config) { c.concurrency = n } }
 // BatchSize caps how many jobs one claim takes (default: the concurrency,
 // at most 100). Claims never take more jobs than there are free slots.
 func BatchSize(n int) Option { return func(c *config) { c.batchSize = n } }
+
+// EagerSteps turns eager step handoff on or off (default on). With it on,
+// when the worker records a workflow step whose next step it would claim
+// at once (a plain single step, due now, in one of its queues, with its
+// handler registered, no dependency, concurrency group, extra cost units
+// or rate limit, its queue not paused) and it has a free slot, the next
+// step's job is inserted already claimed by the worker in the same
+// transaction and starts without a claim query. The job's row is the one
+// a claim would have written. Workers with admission limits configured
+// (RateLimit, ConcurrencyGroup, cost budgets) never hand off.
+func EagerSteps(on bool) Option { return func(c *config) { c.noEager = !on } }
 
 // PollIntervalBusy is the first idle wait after a claim that found work;
 // each empty claim doubles the wait up to the poll interval, so a worker

@@ -81,7 +81,7 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 	completerDone := make(chan struct{})
 	go func() {
 		defer close(completerDone)
-		w.completer()
+		w.completer(hardCtx)
 	}()
 	keeperCtx, stopKeeper := context.WithCancel(hardCtx)
 	keeperDone := make(chan struct{})
@@ -103,8 +103,9 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 }
 
 // completer records successes in batches: whatever has queued up while
-// the previous batch was written goes into the next one.
-func (w *Worker) completer() {
+// the previous batch was written goes into the next one. Jobs handed off
+// eagerly run under ctx, as claimed jobs do.
+func (w *Worker) completer(ctx context.Context) {
 	for r := range w.results {
 		batch := w.gather(r) // on a store with serial writers: all that is about to finish, then wait for the turn
 	fill:
@@ -119,7 +120,7 @@ func (w *Worker) completer() {
 				break fill
 			}
 		}
-		w.completeBatch(batch)
+		w.completeBatch(ctx, batch)
 		w.serial.give()
 		w.unrecorded.Add(-int64(len(batch)))
 		select { // a recorded step may have enqueued the next one
@@ -133,7 +134,7 @@ func (w *Worker) completer() {
 // CompleteJobs call and workflow steps with one CompleteSteps call, each
 // retried while the database is unreachable (for up to a minute; after
 // that stale recovery returns the jobs).
-func (w *Worker) completeBatch(batch []*engine.Result) {
+func (w *Worker) completeBatch(ctx context.Context, batch []*engine.Result) {
 	var jobs, steps []*engine.Result
 	for _, r := range batch {
 		if r.Claimed.IsStep() {
@@ -143,7 +144,7 @@ func (w *Worker) completeBatch(batch []*engine.Result) {
 		}
 	}
 	w.recordBatch(jobs, w.engine.CompleteJobs)
-	w.recordBatch(steps, w.engine.CompleteSteps)
+	w.recordBatch(steps, w.completeSteps(ctx))
 }
 
 func (w *Worker) recordBatch(batch []*engine.Result, complete func(context.Context, []*engine.Result) ([]error, error)) {

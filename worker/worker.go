@@ -70,6 +70,9 @@ type Worker struct {
 	// earlier attempt of it still runs replaces that attempt's entry.
 	busy     int
 	inflight map[int64]*attempt
+	// stopping is set once the worker stops claiming: the completer then
+	// takes no job eagerly (see eager.go).
+	stopping bool
 	freed    chan struct{}
 	wg       sync.WaitGroup
 	results  chan *engine.Result
@@ -93,12 +96,13 @@ type attempt struct {
 }
 
 type counters struct {
-	claimed, succeeded, failed, stale, handedBack atomic.Int64
+	claimed, succeeded, failed, stale, handedBack, eager atomic.Int64
 }
 
 // Stats counts what a worker did.
 type Stats struct {
-	Claimed    int64 // jobs claimed
+	Claimed    int64 // jobs claimed (Eager included)
+	Eager      int64 // next steps' jobs taken by eager handoff, without a claim query (see EagerSteps)
 	Succeeded  int64 // attempts recorded as successful
 	Failed     int64 // attempts recorded as failed (retried or buried)
 	Stale      int64 // results rejected because the attempt lost its job
@@ -198,7 +202,7 @@ func (w *Worker) Registry() *queuety.Registry { return w.reg }
 func (w *Worker) Stats() Stats {
 	return Stats{
 		Claimed: w.stats.claimed.Load(), Succeeded: w.stats.succeeded.Load(), Failed: w.stats.failed.Load(),
-		Stale: w.stats.stale.Load(), HandedBack: w.stats.handedBack.Load(),
+		Stale: w.stats.stale.Load(), HandedBack: w.stats.handedBack.Load(), Eager: w.stats.eager.Load(),
 	}
 }
 
@@ -245,7 +249,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer unsubscribe()
 	w.log.Info("queuety: worker started", "queues", w.cfg.queues, "concurrency", w.cfg.concurrency, "handlers", len(w.reg.Names()))
 
+	w.setStopping(false)
 	w.fetchLoop(ctx, hardCtx, nil)
+	w.setStopping(true)
 
 	w.log.Info("queuety: worker stopping", "running", w.busyCount(), "grace", w.cfg.shutdownTimeout)
 	stopMaintenance()
@@ -278,7 +284,9 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	stopAux := w.startAux(hardCtx)
 	drainCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	w.setStopping(false)
 	w.fetchLoop(drainCtx, hardCtx, func() bool { return w.idle(drainCtx) })
+	w.setStopping(true)
 	sweepErr = errors.Join(sweepErr, w.drain(hardCancel))
 	stopAux()
 
@@ -286,7 +294,7 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	return Stats{
 		Claimed: after.Claimed - before.Claimed, Succeeded: after.Succeeded - before.Succeeded,
 		Failed: after.Failed - before.Failed, Stale: after.Stale - before.Stale,
-		HandedBack: after.HandedBack - before.HandedBack, Swept: report, SchedulesFired: fired,
+		HandedBack: after.HandedBack - before.HandedBack, Eager: after.Eager - before.Eager, Swept: report, SchedulesFired: fired,
 	}, sweepErr
 }
 
@@ -458,11 +466,17 @@ func (w *Worker) deferJob(cj *engine.Claimed, missing string) {
 
 // start runs one claimed job in its own goroutine, under a context
 // descended from parent.
-func (w *Worker) start(parent context.Context, cj *engine.Claimed) {
+func (w *Worker) start(parent context.Context, cj *engine.Claimed) { w.launch(parent, cj, false) }
+
+// launch is start; held says the job's slot was already reserved (counted
+// busy and in wg, see reserveSlots).
+func (w *Worker) launch(parent context.Context, cj *engine.Claimed, held bool) {
 	ctx, cancel := context.WithCancelCause(parent)
 	a := &attempt{cj: cj, cancel: cancel}
 	w.mu.Lock()
-	w.busy++
+	if !held {
+		w.busy++
+	}
 	prev := w.inflight[cj.Job.ID]
 	w.inflight[cj.Job.ID] = a
 	w.mu.Unlock()
@@ -470,7 +484,9 @@ func (w *Worker) start(parent context.Context, cj *engine.Claimed) {
 		// The job was claimed again, so the earlier attempt has lost it.
 		prev.cancel(fmt.Errorf("%w: job %d was claimed again", queuety.ErrLeaseLost, cj.Job.ID))
 	}
-	w.wg.Add(1)
+	if !held {
+		w.wg.Add(1)
+	}
 	go func() {
 		defer w.wg.Done()
 		defer w.finishSlot(a)

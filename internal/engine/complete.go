@@ -275,6 +275,12 @@ func startedLog(cj *Claimed, startedAt time.Time) *driver.LogEntry {
 // transition still applies. The returned slice holds, per result, nil,
 // ErrStaleAttempt, or the error Finish returned.
 func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error, error) {
+	errs, _, err := e.completeSteps(ctx, results, nil)
+	return errs, err
+}
+
+func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *EagerOffer) ([]error, []*Claimed, error) {
+	var handed []*Claimed
 	errs := make([]error, len(results))
 	outputs := make([]*phpjson.Object, len(results))
 	var batch, single []int
@@ -310,10 +316,11 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 		batch = append(batch, i)
 	}
 	if len(batch) > 0 {
-		individual, err := e.completeStepBatch(ctx, results, outputs, batch)
+		individual, eager, err := e.completeStepBatch(ctx, results, outputs, batch, offer)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		handed = eager
 		single = append(single, individual...)
 	}
 	for _, wfID := range branchOrder {
@@ -324,7 +331,7 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 		}
 		gerrs, fallback, err := e.completeBranchGroup(ctx, group)
 		if err != nil {
-			return nil, err
+			return nil, handed, err
 		}
 		if fallback {
 			single = append(single, idxs...)
@@ -337,7 +344,7 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 	for _, i := range single {
 		errs[i] = e.Finish(ctx, results[i])
 	}
-	return errs, nil
+	return errs, handed, nil
 }
 
 // lockedState returns the state and steps of a step's workflow as just
@@ -358,8 +365,9 @@ func lockedState(cj *Claimed, wf *driver.Workflow) (*phpjson.Object, []*stepDef,
 }
 
 // completeStepBatch advances the batch's workflows in one transaction and
-// returns the results it left for Finish.
-func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int) ([]int, error) {
+// returns the results it left for Finish, and the next steps' jobs it
+// handed off to the worker that made offer (see eager.go).
+func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int, offer *EagerOffer) ([]int, []*Claimed, error) {
 	type item struct {
 		i     int
 		wf    *driver.Workflow
@@ -367,8 +375,9 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 		steps []*stepDef
 	}
 	var individual []int
+	var handed []*Claimed
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		individual = individual[:0]
+		individual, handed = individual[:0], nil
 		now := e.clock.Now()
 		ids := make([]int64, 0, len(batch))
 		for _, i := range batch {
@@ -407,22 +416,28 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 			return err
 		}
 		w := &writes{}
+		eager := newEagerPicker(offer)
 		for _, it := range items {
 			r := results[it.i]
 			cj := r.Claimed
 			sc := &stepCtx{e: e, tx: tx, wf: it.wf, row: cj.Job, state: it.state, steps: it.steps, step: it.steps[*cj.Job.StepIndex],
 				cj: cj, r: r, now: now}
+			queued := len(w.jobs)
 			if err := sc.finalizeInto(w, outputs[it.i]); err != nil {
 				return err
 			}
+			eager.note(it.wf, it.state, it.steps, w.jobs[queued:])
+		}
+		if handed, err = eager.claim(ctx, tx, now); err != nil {
+			return err
 		}
 		return w.flush(ctx, tx)
 	})
 	if errors.Is(err, errClaimMismatch) {
-		return batch, nil // let Finish sort out which attempts still own their jobs
+		return batch, nil, nil // let Finish sort out which attempts still own their jobs
 	}
 	if err != nil {
-		return nil, fmt.Errorf("queuety: complete steps: %w", err)
+		return nil, nil, fmt.Errorf("queuety: complete steps: %w", err)
 	}
-	return individual, nil
+	return individual, handed, nil
 }

@@ -164,11 +164,11 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	}
 	const cols = "queue, handler, payload, payload_hash, priority, status, attempts, max_attempts, available_at, " +
 		"workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units, created_at, " +
-		"schedule_to_start_at, schedule_to_close_at"
-	row := "(" + placeholders(19) + ")"
+		"schedule_to_start_at, schedule_to_close_at, reserved_at, claim_token, start_to_close_at, heartbeat_deadline_at"
+	row := "(" + placeholders(23) + ")"
 	var b strings.Builder
 	b.WriteString("INSERT INTO " + t.s.T.Jobs + " (" + cols + ") VALUES ")
-	args := make([]any, 0, len(jobs)*19)
+	args := make([]any, 0, len(jobs)*23)
 	for i, j := range jobs {
 		if i > 0 {
 			b.WriteByte(',')
@@ -185,7 +185,8 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 		args = append(args, j.Queue, j.Handler, string(j.Payload), nullStr(j.PayloadHash), int(j.Priority), string(status),
 			j.Attempts, j.MaxAttempts, t.sec(j.AvailableAt), nullID(j.WorkflowID), nullIntp(j.StepIndex), nullID(j.DependsOn),
 			nullID(j.BatchID), nullStr(j.ConcurrencyGroup), limit, j.CostUnits, t.sec(j.CreatedAt),
-			t.frac(j.ScheduleToStartAt), t.frac(j.ScheduleToCloseAt))
+			t.frac(j.ScheduleToStartAt), t.frac(j.ScheduleToCloseAt), t.sec(j.ReservedAt), nullID(j.ClaimToken),
+			t.frac(j.StartToCloseAt), t.frac(j.HeartbeatDeadline))
 	}
 	res, err := t.tx.ExecContext(ctx, b.String(), args...)
 	if err != nil {

@@ -68,7 +68,10 @@ type Tx interface {
 	// LockOps are the operations on Queuety's locks table (locks.go).
 	LockOps
 	LimitTx
-	// JobInsert inserts the jobs in one statement and sets their IDs.
+	// JobInsert inserts the jobs in one statement and sets their IDs. A
+	// job's status (pending when empty), attempts, reserved_at, claim
+	// token and activity deadlines are written as set, so a job can be
+	// inserted already claimed.
 	JobInsert(ctx context.Context, jobs []*Job) error
 	// JobGet reads one job.
 	JobGet(ctx context.Context, id int64, lock LockMode) (*Job, error)

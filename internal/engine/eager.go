@@ -1,0 +1,181 @@
+package engine
+
+// Eager step handoff: a worker that records a batch of successful workflow
+// steps can take the next steps' jobs at once. When a step's transition
+// inserts the next step's job in the completion's transaction, and that
+// job is one the worker would claim right away anyway, the job is
+// inserted already claimed by the worker (processing, attempts 1,
+// reserved_at now, a claim token, the attempt's deadlines armed): the
+// row a claim would have produced, written without the claim's SELECT,
+// UPDATE and workflow read. The worker starts the returned *Claimed like
+// any claimed job; leases, fencing, stale recovery and the 'started' log
+// row (written with the attempt's outcome) treat it as one.
+//
+// A job is handed off only when nothing a claim checks could have kept
+// it from this worker: it is due now, has no dependency, concurrency
+// group, extra cost units or rate limit, its queue is one the worker
+// claims from and is not paused, its handler is the worker's, its
+// workflow is running and within its deadlines, its step is a plain
+// single step, and the worker has a free slot for it. Otherwise it is
+// inserted pending as always.
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// EagerOffer is what the worker recording a batch of step results can
+// take at once.
+type EagerOffer struct {
+	// Slots is how many jobs the worker can start now (its free slots);
+	// no more are handed off.
+	Slots int
+	// Queues are the queues the worker claims from.
+	Queues []string
+	// Handlers are the handler names the worker runs.
+	Handlers []string
+	// Admission is the worker's admission; a worker with limits
+	// configured, or a handler with a learned rate limit, takes nothing.
+	Admission *Admission
+}
+
+// CompleteStepsEager is CompleteSteps, and returns the next steps' jobs
+// it inserted already claimed for the worker that made offer (see the
+// file comment). A nil offer or one without slots hands nothing off.
+// The caller must start every returned job, or hand it back (Release).
+func (e *Engine) CompleteStepsEager(ctx context.Context, results []*Result, offer *EagerOffer) ([]error, []*Claimed, error) {
+	return e.completeSteps(ctx, results, offer)
+}
+
+// eagerCandidate is a next step's job a transition queued, with the
+// workflow it advanced.
+type eagerCandidate struct {
+	wf    *driver.Workflow
+	state *phpjson.Object
+	steps []*stepDef
+	job   *driver.Job
+}
+
+// eagerPicker collects the candidates of one completion transaction.
+type eagerPicker struct {
+	offer *EagerOffer
+	cands []eagerCandidate
+}
+
+func newEagerPicker(offer *EagerOffer) *eagerPicker {
+	if offer == nil || offer.Slots <= 0 || !offer.Admission.allowsEager() {
+		return nil
+	}
+	return &eagerPicker{offer: offer}
+}
+
+// note records the jobs one transition of wf queued: a single job of a
+// plain single step of a running workflow is a candidate.
+func (p *eagerPicker) note(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, jobs []*driver.Job) {
+	if p == nil || len(jobs) != 1 || len(p.cands) >= p.offer.Slots || wf.Status != driver.WorkflowRunning {
+		return
+	}
+	j := jobs[0]
+	if j.StepIndex == nil || *j.StepIndex != wf.CurrentStep || wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != "single" {
+		return
+	}
+	if j.DependsOn != 0 || j.ConcurrencyGroup != "" || j.ConcurrencyLimit > 0 || j.CostUnits > 1 || j.Status != driver.JobPending ||
+		!slices.Contains(p.offer.Queues, j.Queue) || !slices.Contains(p.offer.Handlers, j.Handler) {
+		return
+	}
+	p.cands = append(p.cands, eagerCandidate{wf: wf, state: state, steps: steps, job: j})
+}
+
+// claim marks the candidates that can run now as claimed by this
+// worker, before they are inserted, and returns their claims; their ids
+// are set by the insert.
+func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([]*Claimed, error) {
+	if p == nil || len(p.cands) == 0 {
+		return nil, nil
+	}
+	var out []*Claimed
+	var paused map[string]bool
+	token := newClaimToken()
+	for _, c := range p.cands {
+		j := c.job
+		if j.AvailableAt.After(now) || workflowExpired(c.wf, now) != "" || p.offer.Admission.learnedRate(j.Handler) {
+			continue
+		}
+		if kind, _ := claimTimeout(j, now); kind != "" {
+			continue
+		}
+		doc, err := decodePayload(j.Payload)
+		if err != nil {
+			continue
+		}
+		rt := parseRuntime(doc)
+		if rt.RateLimit.Max > 0 {
+			continue
+		}
+		if paused == nil {
+			if paused, err = pausedQueues(ctx, tx); err != nil {
+				return nil, err
+			}
+		}
+		if paused[j.Queue] {
+			continue
+		}
+		// What JobClaim and armAttempt would have written.
+		cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, artifacts: &artifactTrace{}, payload: doc, runtime: rt}
+		j.Status = driver.JobProcessing
+		j.Attempts = 1
+		j.ReservedAt = now.UTC().Truncate(time.Second)
+		j.ClaimToken = token + 1
+		j.ScheduleToStartAt = time.Time{}
+		if stc := rt.startToClose(); stc > 0 {
+			j.StartToCloseAt = now.Add(stc)
+		}
+		if hb := rt.Timeouts.Heartbeat; hb > 0 {
+			j.HeartbeatDeadline = now.Add(hb)
+		}
+		wf := *c.wf // the row as this transaction writes it
+		cj.wf, cj.state, cj.steps, cj.step = &wf, c.state, c.steps, c.steps[*j.StepIndex]
+		out = append(out, cj)
+	}
+	return out, nil
+}
+
+// pausedQueues reads the paused queues (queue_states) in tx.
+func pausedQueues(ctx context.Context, tx driver.Tx) (map[string]bool, error) {
+	states, err := tx.QueueStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	paused := make(map[string]bool, len(states))
+	for _, s := range states {
+		if s.Paused {
+			paused[s.Queue] = true
+		}
+	}
+	return paused, nil
+}
+
+// allowsEager reports whether a worker with this admission may take
+// jobs without a claim: only when it has no limits configured (a nil
+// admission has none).
+func (a *Admission) allowsEager() bool {
+	if a == nil {
+		return true
+	}
+	l := a.limits
+	return len(l.Rates) == 0 && len(l.Groups) == 0 && len(l.GroupCost) == 0 && len(l.QueueCost) == 0 && l.WorkerCost <= 0
+}
+
+// learnedRate reports whether the admission learned a rate limit for
+// handler h from a claimed job.
+func (a *Admission) learnedRate(h string) bool {
+	if a == nil {
+		return false
+	}
+	_, ok := a.rate(h)
+	return ok
+}
