@@ -180,13 +180,15 @@ func scanRows(t *testing.T, rs *sql.Rows) []phpfixture.Row {
 	return out
 }
 
-// worker returns a Go worker that runs one job at a time, in claim order.
-// It writes a failed attempt's rows before it takes the next job, and its
+// worker returns a Go worker that runs one job at a time, in claim order
+// (eager step handoff is off: a handed-off step would run ahead of the
+// jobs queued before it, where Queuety PHP takes them in claim order and
+// the fixtures record that order). It writes a failed attempt's rows before it takes the next job, and its
 // successes in order, but a success is recorded by the completer while the
 // next job runs: a success's rows may follow a failure of a job taken
 // after it (see logsJobsInAnyOrder).
 func (e *env) worker(opts ...worker.Option) *worker.Worker {
-	base := []worker.Option{worker.NoMaintenance(), worker.Concurrency(1)}
+	base := []worker.Option{worker.NoMaintenance(), worker.Concurrency(1), worker.EagerSteps(false)}
 	return worker.New(e.c, append(base, opts...)...)
 }
 

@@ -58,6 +58,7 @@ func testHandoffToWorkerWithHandler(t *testing.T, e *Env) {
 	assert.Empty(t, e.Jobs(driver.JobFilter{Handler: `Vendor\Deadline\Escalate`}), "handler jobs enqueued by a process without it")
 	assert.Equal(t, 0, e.sweep(), "expired by a process without the handler")
 	assert.Empty(t, e.failures(id, 0), "failures written by a process without the handler")
+	runtime.KeepAlive(w) // the engine holds workers' registrations weakly
 
 	// Another process whose worker has the handler expires it at once.
 	other := e.Client()
