@@ -87,6 +87,7 @@ func testHandoffEnds(t *testing.T, e *Env) {
 	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(id).Status, "within the handoff")
 	e.Clock.Advance(time.Second)
 	assert.Equal(t, 1, e.sweep(), "expired when the handoff ends")
+	runtime.KeepAlive(w) // the engine holds workers' registrations weakly
 	wf := e.Workflow(id)
 	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "error")
