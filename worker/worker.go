@@ -321,7 +321,9 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		// With less than a batch of slots free, give running handlers a
 		// moment to free more, so that a claim takes a full batch; with
 		// none free, wait for one.
-		if !w.gatherSlots(ctx) {
+		// The wait may have outlived the worker's claiming: claim nothing
+		// once ctx is done.
+		if !w.gatherSlots(ctx) || ctx.Err() != nil {
 			continue
 		}
 		if !w.serial.take(ctx) {
