@@ -19,11 +19,9 @@ func (w *Worker) release(k int) {
 	for range k {
 		w.mu.Lock()
 		w.busy--
+		busy := w.busy
 		w.mu.Unlock()
-		select {
-		case w.freed <- struct{}{}:
-		default:
-		}
+		w.slotFreed(busy)
 	}
 }
 

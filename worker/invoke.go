@@ -58,12 +58,12 @@ func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.Stat
 // and the core Handler that calls it with the Invocation's values.
 func (w *Worker) resolve(cj *engine.Claimed) (*queuety.Invocation, queuety.Handler, error) {
 	name := cj.Job.Handler
-	notFound := queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name})
+	notFound := func() error { return queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name}) }
 	if cj.IsStep() {
 		if item, index, ok := cj.ForEachItem(); ok {
 			fn, found := w.reg.ForEach(name)
 			if !found {
-				return nil, nil, notFound
+				return nil, nil, notFound()
 			}
 			inv := &queuety.Invocation{Kind: queuety.KindForEach, State: cj.State(), Item: item, Index: index}
 			return inv, func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) {
@@ -77,7 +77,7 @@ func (w *Worker) resolve(cj *engine.Claimed) (*queuety.Invocation, queuety.Handl
 		if fn, ok := w.reg.Job(name); ok {
 			return &queuety.Invocation{Kind: queuety.KindJob, Payload: cj.Payload()}, jobCore(fn), nil
 		}
-		return nil, nil, notFound
+		return nil, nil, notFound()
 	}
 	if fn, ok := w.reg.Callback(name); ok {
 		return &queuety.Invocation{Kind: queuety.KindCallback, Payload: cj.Payload()},
@@ -91,7 +91,7 @@ func (w *Worker) resolve(cj *engine.Claimed) (*queuety.Invocation, queuety.Handl
 	if _, ok := w.reg.Step(name); ok {
 		return nil, nil, queuety.NonRetryable(fmt.Errorf("handler %q is a step handler, but job %d is not a workflow step", name, cj.Job.ID))
 	}
-	return nil, nil, notFound
+	return nil, nil, notFound()
 }
 
 func jobCore(fn queuety.JobFunc) queuety.Handler {
@@ -104,8 +104,11 @@ func jobCore(fn queuety.JobFunc) queuety.Handler {
 // after the release delay, without using an attempt. It reports whether
 // it did; the caller then records nothing.
 func (w *Worker) released(cj *engine.Claimed, err error) bool {
+	if err == nil {
+		return false
+	}
 	var re *queuety.ReleaseError
-	if err == nil || !errors.As(err, &re) {
+	if !errors.As(err, &re) {
 		return false
 	}
 	if derr := w.engine.Defer(context.Background(), cj, re.Delay); derr != nil {

@@ -108,9 +108,16 @@ wait:
 }
 
 // freedWithin waits for a handler to finish for up to d; it reports
-// false if d passed first.
+// false if d passed first. Only the fetch loop calls it, so it reuses
+// one timer: the loop waits like this once per finishing handler.
 func (w *Worker) freedWithin(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
+	t := w.gatherTimer
+	if t == nil {
+		t = time.NewTimer(d)
+		w.gatherTimer = t
+	} else {
+		t.Reset(d)
+	}
 	defer t.Stop()
 	select {
 	case <-w.freed:

@@ -86,6 +86,10 @@ type Worker struct {
 	unrecorded atomic.Int64
 	// serial is set on stores with serial writers (serial.go).
 	serial *serialWrites
+	// gatherTimer is the fetch loop's timer for freedWithin.
+	gatherTimer *time.Timer
+	// lastFinish is when a handler last finished (Unix nanoseconds).
+	lastFinish atomic.Int64
 
 	stats counters
 }
@@ -390,7 +394,7 @@ const (
 // free; with none free it first waits up to ClaimGatherMax for one. It
 // reports whether a slot is free.
 func (w *Worker) gatherSlots(ctx context.Context) bool {
-	want := min(w.cfg.batchSize, w.cfg.concurrency)
+	want := w.gatherWant()
 	free := func() int { return w.cfg.concurrency - w.busyCount() }
 	if free() >= want {
 		return true
@@ -398,12 +402,19 @@ func (w *Worker) gatherSlots(ctx context.Context) bool {
 	if free() == 0 && !w.freedWithin(ctx, ClaimGatherMax) {
 		return free() > 0
 	}
-	until := time.Now().Add(ClaimGatherMax)
-	for free() < want {
-		wait := min(w.cfg.claimGather, time.Until(until))
-		if wait <= 0 || !w.freedWithin(ctx, wait) {
+	start := time.Now()
+	until := start.Add(ClaimGatherMax)
+	for free() < want && ctx.Err() == nil {
+		// Finishing handlers do not wake the loop one by one (slotFreed):
+		// wait until ClaimGather has passed since the last finish (or
+		// since the wait began), or a whole batch is free.
+		last := max(w.lastFinish.Load(), start.UnixNano())
+		quiet := time.Until(time.Unix(0, last).Add(w.cfg.claimGather))
+		wait := min(quiet, time.Until(until))
+		if wait <= 0 {
 			break
 		}
+		w.freedWithin(ctx, wait)
 	}
 	return free() > 0
 }
@@ -506,12 +517,30 @@ func (w *Worker) finishSlot(a *attempt) {
 	if w.busy == 0 {
 		w.serial.allFinished()
 	}
+	busy := w.busy
 	w.mu.Unlock()
-	select {
-	case w.freed <- struct{}{}:
-	default:
+	w.slotFreed(busy)
+}
+
+// slotFreed notes that a handler finished, leaving busy slots taken. It
+// wakes the fetch loop only when that can change what the loop does: the
+// first slot freed, a whole batch free, or nothing left running. The
+// claim gathering reads the time of the last finish instead of being
+// woken by each one, so a batch of quick handlers costs the loop one
+// wake-up rather than one per handler.
+func (w *Worker) slotFreed(busy int) {
+	w.lastFinish.Store(time.Now().UnixNano())
+	free := w.cfg.concurrency - busy
+	if free == 1 || free >= w.gatherWant() || busy == 0 {
+		select {
+		case w.freed <- struct{}{}:
+		default:
+		}
 	}
 }
+
+// gatherWant is the number of free slots the claim gathering waits for.
+func (w *Worker) gatherWant() int { return min(w.cfg.batchSize, w.cfg.concurrency) }
 
 // execute runs the handler of a, whose context is ctx, and records the
 // outcome.
@@ -673,6 +702,9 @@ func (e *ShutdownError) Error() string {
 // withDeadlines puts the attempt's start-to-close deadline and its
 // workflow's deadline on ctx, each with a cause that says which one passed.
 func withDeadlines(ctx context.Context, info queuety.JobInfo, clock queuety.Clock) (context.Context, func()) {
+	if info.Deadline.IsZero() && info.WorkflowDeadline.IsZero() {
+		return ctx, func() {}
+	}
 	var cancels []context.CancelFunc
 	now := clock.Now()
 	if !info.Deadline.IsZero() {

@@ -71,6 +71,15 @@ type Result struct {
 	Median float64   `json:"median"`
 	// OfCeiling is Median divided by the raw SQL ceiling, for drain rates.
 	OfCeiling float64 `json:"of_ceiling,omitempty"`
+	// OfCeilingPaired is the median, over the rounds, of each run's rate
+	// divided by the ceiling's run of the same round: runs next to each
+	// other share the machine's conditions, so this pairs them.
+	OfCeilingPaired float64 `json:"of_ceiling_paired,omitempty"`
+	// CPU per unit (µs) over each run's timed window: this process's (the
+	// workers', or the ceiling's client) and the database server's, when
+	// it runs on this machine (see cpu.go). Empty where not measured.
+	ClientCPU []float64 `json:"client_cpu_us_per_unit,omitempty"`
+	ServerCPU []float64 `json:"server_cpu_us_per_unit,omitempty"`
 	// Extra holds the settings a result was measured under, such as the
 	// worker's poll interval next to a latency.
 	Extra map[string]float64 `json:"extra,omitempty"`
@@ -166,6 +175,10 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		rep.Results = append(rep.Results, r)
 	}
 	probes := newProbeRunner(env, cfg, want, rep)
+	serverPID := 0
+	if sp, ok := env.(interface{ ServerPID(context.Context) int }); ok {
+		serverPID = sp.ServerPID(ctx)
+	}
 	// Interleave runs (run 1 of every scenario, then run 2, ...) so noise
 	// from other work on the machine falls on all scenarios alike.
 	for run := 0; run < cfg.Runs; run++ {
@@ -174,11 +187,18 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			if r == nil {
 				continue
 			}
-			rate, err := runOnce(ctx, env, s.run, rep)
+			meter := &cpuMeter{serverPID: serverPID}
+			rate, err := runOnce(withMeter(ctx, meter), env, s.run, rep)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.name, err)
 			}
 			r.Runs = append(r.Runs, rate)
+			if meter.measured {
+				r.ClientCPU = append(r.ClientCPU, meter.selfUS)
+				if meter.serverUS >= 0 {
+					r.ServerCPU = append(r.ServerCPU, meter.serverUS)
+				}
+			}
 			if cfg.Progress != nil {
 				fmt.Fprintf(cfg.Progress, "run %d/%d %-20s %10.0f %s\n", run+1, cfg.Runs, s.name, rate, s.unit)
 			}
@@ -199,6 +219,7 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		r.Median = median(r.Runs)
 		if ceiling > 0 && r.Unit == "jobs/s" && r.Name != ceilingName && r.Name != "dispatch" {
 			r.OfCeiling = r.Median / ceiling
+			r.OfCeilingPaired = pairedRatio(r.Runs, results[ceilingName].Runs)
 		}
 	}
 	return rep, nil
@@ -224,6 +245,17 @@ func runOnce(ctx context.Context, env Env, run func(context.Context, *queuety.Cl
 	return run(ctx, c, dsn)
 }
 
+// pairedRatio is the median of runs[i] / ceiling[i].
+func pairedRatio(runs, ceiling []float64) float64 {
+	var ratios []float64
+	for i := range min(len(runs), len(ceiling)) {
+		if ceiling[i] > 0 {
+			ratios = append(ratios, runs[i]/ceiling[i])
+		}
+	}
+	return median(ratios)
+}
+
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -241,16 +273,37 @@ func (r *Report) Format(w io.Writer) {
 	fmt.Fprintf(w, "store %s (%s), %d jobs per run, median of %d runs\n", r.Store, r.Server, r.Jobs, r.Runs)
 	fmt.Fprintf(w, "%d cores, %s, load average %.1f at the start, %s\n", r.Machine.Cores, r.Machine.GoVersion, r.Machine.LoadAvg, r.Machine.Date)
 	fmt.Fprintf(w, "%-28s %12s  %-10s %10s  %s\n", "scenario", "median", "unit", "of ceiling", "runs")
+	var cpu []*Result
 	for _, res := range r.Results {
 		ceil := ""
 		if res.OfCeiling > 0 {
 			ceil = fmt.Sprintf("%.0f%%", res.OfCeiling*100)
+		}
+		if len(res.ClientCPU) > 0 {
+			cpu = append(cpu, res)
 		}
 		line := fmt.Sprintf("%-28s %12s  %-10s %10s  %s", res.Name, formatValue(res.Median, res.Unit), res.Unit, ceil, formatValues(res.Runs, res.Unit))
 		if len(res.Extra) > 0 {
 			line += "  (" + formatExtra(res.Extra) + ")"
 		}
 		fmt.Fprintln(w, line)
+	}
+	if len(cpu) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nCPU per unit over the timed window, median (µs); paired: median of each run's rate over the ceiling run of its round\n")
+	fmt.Fprintf(w, "%-28s %10s %10s %10s %10s\n", "scenario", "this proc", "server", "total", "paired")
+	for _, res := range cpu {
+		server, total := "", median(res.ClientCPU)
+		if len(res.ServerCPU) > 0 {
+			server = fmt.Sprintf("%.1f", median(res.ServerCPU))
+			total += median(res.ServerCPU)
+		}
+		paired := ""
+		if res.OfCeilingPaired > 0 {
+			paired = fmt.Sprintf("%.0f%%", res.OfCeilingPaired*100)
+		}
+		fmt.Fprintf(w, "%-28s %10.1f %10s %10.1f %10s\n", res.Name, median(res.ClientCPU), server, total, paired)
 	}
 }
 
@@ -413,6 +466,8 @@ func runWorkers(ctx context.Context, dsn string, workers, concurrency int, regis
 			worker.PollInterval(10 * time.Millisecond), worker.WithLogger(quiet()), worker.WithHooks(worker.Hooks{Finished: count.finished})}, opts...)...)
 		register(ws[i])
 	}
+	meter := meterFrom(ctx)
+	meter.start()
 	start := time.Now()
 	for _, w := range ws {
 		wg.Add(1)
@@ -431,6 +486,7 @@ func runWorkers(ctx context.Context, dsn string, workers, concurrency int, regis
 		return 0, ctx.Err()
 	}
 	elapsed := time.Since(start)
+	meter.stop(units)
 	cancel()
 	wg.Wait()
 	if err := verify(ctx); err != nil {

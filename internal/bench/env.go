@@ -108,6 +108,8 @@ func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string
 	db.SetMaxIdleConns(conns)
 	sel := "SELECT id, handler, payload, attempts FROM " + table + " FORCE INDEX (idx_go_claim) WHERE queue = 'default' AND status = 'pending' " +
 		"AND available_at <= ? ORDER BY priority DESC, available_at, id LIMIT 100 FOR UPDATE SKIP LOCKED"
+	meter := meterFrom(ctx)
+	meter.start()
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
@@ -163,6 +165,7 @@ func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	meter.stop(float64(jobs))
 	close(errs)
 	for err := range errs {
 		return 0, err
@@ -180,4 +183,15 @@ func (SQLiteEnv) Fresh(context.Context) (string, func(), error) {
 		return "", nil, err
 	}
 	return "sqlite://" + filepath.Join(dir, "bench.db"), func() { os.RemoveAll(dir) }, nil
+}
+
+// ServerPID returns the pid of the database server when it runs on this
+// machine (see localServerPID); 0 otherwise.
+func (e *MySQLEnv) ServerPID(ctx context.Context) int {
+	db, err := e.admin()
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	return localServerPID(ctx, db)
 }

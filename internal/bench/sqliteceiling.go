@@ -38,6 +38,8 @@ func (SQLiteEnv) RawCeiling(ctx context.Context, c *queuety.Client, _ string, jo
 		"AND available_at <= ? ORDER BY priority DESC, available_at, id LIMIT 100"
 	sqlTime := func() string { return time.Now().UTC().Format("2006-01-02 15:04:05") }
 	done := 0
+	meter := meterFrom(ctx)
+	meter.start()
 	start := time.Now()
 	for {
 		tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the store's connection sets _txlock
@@ -79,6 +81,7 @@ func (SQLiteEnv) RawCeiling(ctx context.Context, c *queuety.Client, _ string, jo
 		done += len(ids)
 	}
 	elapsed := time.Since(start)
+	meter.stop(float64(jobs))
 	if done != jobs {
 		return 0, fmt.Errorf("raw ceiling drained %d of %d jobs", done, jobs)
 	}

@@ -238,25 +238,42 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 }
 
 // completedLogs are the 'started' and 'completed' rows of a successful
-// plain-job attempt; it marks the result completed.
+// plain-job attempt; it marks the result completed. Both rows and the
+// values they point to are one allocation.
 func completedLogs(r *Result, now time.Time) []*driver.LogEntry {
 	r.Outcome = observe.OutcomeCompleted
 	j := r.Claimed.Job
-	return []*driver.LogEntry{startedLog(r.Claimed, r.StartedAt), {
-		JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogCompleted,
-		Attempt: ptr(j.Attempts), DurationMS: ptr(r.Duration.Milliseconds()), CreatedAt: now,
-	}}
+	c := &completedRows{id: j.ID, attempt: j.Attempts, duration: r.Duration.Milliseconds()}
+	c.rows[0] = startedRow(r.Claimed, r.StartedAt, &c.id, &c.attempt)
+	c.rows[1] = driver.LogEntry{JobID: &c.id, Handler: j.Handler, Queue: j.Queue, Event: driver.LogCompleted,
+		Attempt: &c.attempt, DurationMS: &c.duration, CreatedAt: now}
+	c.ptrs = [2]*driver.LogEntry{&c.rows[0], &c.rows[1]}
+	return c.ptrs[:]
+}
+
+// completedRows backs the two rows completedLogs returns.
+type completedRows struct {
+	rows         [2]driver.LogEntry
+	ptrs         [2]*driver.LogEntry
+	id, duration int64
+	attempt      int
 }
 
 // startedLog is the 'started' row of an attempt. The engine writes it with
 // the attempt's outcome, stamped with the start time, so a job handed back
 // unstarted leaves no trace.
 func startedLog(cj *Claimed, startedAt time.Time) *driver.LogEntry {
+	l := startedRow(cj, startedAt, ptr(cj.Job.ID), ptr(cj.Job.Attempts))
+	return &l
+}
+
+// startedRow is startedLog with the job id and attempt it points to.
+func startedRow(cj *Claimed, startedAt time.Time, id *int64, attempt *int) driver.LogEntry {
 	j := cj.Job
 	if startedAt.IsZero() {
 		startedAt = cj.ClaimedAt
 	}
-	l := &driver.LogEntry{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogStarted, Attempt: ptr(j.Attempts), CreatedAt: startedAt}
+	l := driver.LogEntry{JobID: id, Handler: j.Handler, Queue: j.Queue, Event: driver.LogStarted, Attempt: attempt, CreatedAt: startedAt}
 	if cj.IsStep() {
 		l.WorkflowID = j.WorkflowID
 		l.StepIndex = ptr(*j.StepIndex)

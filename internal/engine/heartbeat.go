@@ -15,6 +15,13 @@ type attemptCtx struct {
 	hb   *heartbeater
 }
 
+// attemptWithBeats holds an attempt's context value and its heartbeater
+// in one allocation.
+type attemptWithBeats struct {
+	attemptCtx
+	beats heartbeater
+}
+
 // ErrNoAttempt is returned by Heartbeat outside a handler.
 var ErrNoAttempt = errors.New("queuety: no job attempt in context")
 
@@ -129,9 +136,10 @@ func (e *Engine) Attach(ctx context.Context, cj *Claimed, onLost func(error)) (c
 	if hb := cj.runtime.Timeouts.Heartbeat; hb > 0 {
 		interval = hb * 4 / 5
 	}
-	h := &heartbeater{e: e, cj: cj, onLost: onLost, interval: interval}
-	ctx = context.WithValue(ctx, ctxKey{}, &attemptCtx{info: cj.Info(), hb: h})
-	return ctx, func() { h.close(ctx) }
+	a := &attemptWithBeats{attemptCtx: attemptCtx{info: cj.Info()}, beats: heartbeater{e: e, cj: cj, onLost: onLost, interval: interval}}
+	a.hb = &a.beats // one allocation for both
+	ctx = context.WithValue(ctx, ctxKey{}, &a.attemptCtx)
+	return ctx, func() { a.beats.close(ctx) }
 }
 
 // RunningAttempt describes the attempt a handler is running. Package

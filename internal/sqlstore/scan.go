@@ -59,6 +59,14 @@ type nullInt struct{ p *int64 }
 
 // Scan implements sql.Scanner.
 func (n nullInt) Scan(v any) error {
+	switch x := v.(type) { // the drivers' usual values, without database/sql's reflection
+	case int64:
+		*n.p = x
+		return nil
+	case nil:
+		*n.p = 0
+		return nil
+	}
 	var x sql.NullInt64
 	if err := x.Scan(v); err != nil {
 		return err
@@ -67,11 +75,37 @@ func (n nullInt) Scan(v any) error {
 	return nil
 }
 
+// intOf scans a NOT NULL integer column into an integer of any width,
+// taking the int64 the drivers return directly where database/sql would
+// format it as text and parse it back.
+type intOf[T ~int | ~int8 | ~int16 | ~int32 | ~int64] struct{ p *T }
+
+// Scan implements sql.Scanner.
+func (n intOf[T]) Scan(v any) error {
+	if x, ok := v.(int64); ok {
+		*n.p = T(x)
+		return nil
+	}
+	var x sql.NullInt64
+	if err := x.Scan(v); err != nil {
+		return err
+	}
+	if !x.Valid {
+		return fmt.Errorf("sqlstore: NULL in an integer column")
+	}
+	*n.p = T(x.Int64)
+	return nil
+}
+
 // nullIntPtr scans a nullable integer into an *int (NULL → nil).
 type nullIntPtr struct{ p **int }
 
 // Scan implements sql.Scanner.
 func (n nullIntPtr) Scan(v any) error {
+	if v == nil {
+		*n.p = nil
+		return nil
+	}
 	var x sql.NullInt64
 	if err := x.Scan(v); err != nil {
 		return err
@@ -90,6 +124,17 @@ type nullString struct{ p *string }
 
 // Scan implements sql.Scanner.
 func (n nullString) Scan(v any) error {
+	switch x := v.(type) { // the drivers' usual values, without database/sql's reflection
+	case nil:
+		*n.p = ""
+		return nil
+	case []byte:
+		*n.p = string(x)
+		return nil
+	case string:
+		*n.p = x
+		return nil
+	}
 	var x sql.NullString
 	if err := x.Scan(v); err != nil {
 		return err
@@ -124,21 +169,39 @@ const jobCols = "id, queue, handler, payload, payload_hash, priority, status, at
 	"batch_id, concurrency_group, concurrency_limit, cost_units, heartbeat_data, created_at, claim_token, " +
 	"schedule_to_start_at, start_to_close_at, schedule_to_close_at, heartbeat_deadline_at, last_heartbeat_at"
 
-func scanJob(sc scanner) (*driver.Job, error) {
-	j := &driver.Job{}
-	var status string
-	var limit int64
-	err := sc.Scan(&j.ID, &j.Queue, &j.Handler, nullBytes{&j.Payload}, nullString{&j.PayloadHash}, &j.Priority, &status,
-		&j.Attempts, &j.MaxAttempts, nullTime{&j.AvailableAt}, nullTime{&j.ReservedAt}, nullTime{&j.CompletedAt},
+func scanJob(sc scanner) (*driver.Job, error) { return newJobScanner().scan(sc) }
+
+// jobScanner scans job rows through one list of destinations, so reading
+// a claim of a hundred rows does not build a hundred argument lists.
+type jobScanner struct {
+	row    driver.Job
+	status string
+	limit  int64
+	dests  []any
+}
+
+func newJobScanner() *jobScanner {
+	s := &jobScanner{}
+	j := &s.row
+	s.dests = []any{intOf[int64]{&j.ID}, &j.Queue, &j.Handler, nullBytes{&j.Payload}, nullString{&j.PayloadHash}, intOf[driver.Priority]{&j.Priority}, &s.status,
+		intOf[int]{&j.Attempts}, intOf[int]{&j.MaxAttempts}, nullTime{&j.AvailableAt}, nullTime{&j.ReservedAt}, nullTime{&j.CompletedAt},
 		nullTime{&j.FailedAt}, nullString{&j.ErrorMessage}, nullInt{&j.WorkflowID}, nullIntPtr{&j.StepIndex},
-		nullInt{&j.DependsOn}, nullInt{&j.BatchID}, nullString{&j.ConcurrencyGroup}, nullInt{&limit}, &j.CostUnits,
+		nullInt{&j.DependsOn}, nullInt{&j.BatchID}, nullString{&j.ConcurrencyGroup}, nullInt{&s.limit}, intOf[int]{&j.CostUnits},
 		nullBytes{&j.HeartbeatData}, nullTime{&j.CreatedAt}, nullInt{&j.ClaimToken}, nullTime{&j.ScheduleToStartAt},
-		nullTime{&j.StartToCloseAt}, nullTime{&j.ScheduleToCloseAt}, nullTime{&j.HeartbeatDeadline}, nullTime{&j.LastHeartbeatAt})
-	if err != nil {
+		nullTime{&j.StartToCloseAt}, nullTime{&j.ScheduleToCloseAt}, nullTime{&j.HeartbeatDeadline}, nullTime{&j.LastHeartbeatAt}}
+	return s
+}
+
+// scan reads one row into a new Job. Every destination is written on
+// each row (NULL as the zero value), so no field carries over.
+func (s *jobScanner) scan(sc scanner) (*driver.Job, error) {
+	if err := sc.Scan(s.dests...); err != nil {
 		return nil, fmt.Errorf("scan job: %w", err)
 	}
-	j.Status = driver.JobStatus(status)
-	j.ConcurrencyLimit = int(limit)
+	j := new(driver.Job)
+	*j = s.row
+	j.Status = driver.JobStatus(s.status)
+	j.ConcurrencyLimit = int(s.limit)
 	return j, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -120,8 +121,10 @@ func (t *txn) queryHot(ctx context.Context, q string, args ...any) (*sql.Rows, e
 func (t *txn) inIDs(ids []int64) (string, []any) {
 	args := idArgs(ids)
 	if t.s.stmts != nil && len(ids) > 0 {
-		for n := 1 << bits.Len(uint(len(ids)-1)); len(args) < n; {
-			args = append(args, ids[len(ids)-1])
+		n := 1 << bits.Len(uint(len(ids)-1))
+		args = slices.Grow(args, n-len(args))
+		for last := args[len(args)-1]; len(args) < n; {
+			args = append(args, last)
 		}
 	}
 	return placeholders(len(args)), args
@@ -147,4 +150,38 @@ func (t *txn) chunks(n int) []int {
 func rowsSQL(n, cols int) string {
 	row := "(" + placeholders(cols) + ")"
 	return strings.TrimSuffix(strings.Repeat(row+",", n), ",")
+}
+
+// insertTexts keeps the text of multi-row INSERT statements by head, row
+// shape and row count, so a batch does not build and hash a new statement
+// of a hundred rows each time it writes one.
+type insertTexts struct {
+	mu    sync.Mutex
+	texts map[insertShape]string
+}
+
+type insertShape struct {
+	head, row string
+	rows      int
+}
+
+// insertTextsMax bounds the texts kept; past it, texts are built each time.
+const insertTextsMax = 64
+
+// get returns "<head><row>,<row>,..." with rows rows.
+func (c *insertTexts) get(head, row string, rows int) string {
+	key := insertShape{head, row, rows}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q, ok := c.texts[key]; ok {
+		return q
+	}
+	q := head + strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
+	if c.texts == nil {
+		c.texts = map[insertShape]string{}
+	}
+	if len(c.texts) < insertTextsMax {
+		c.texts[key] = q
+	}
+	return q
 }

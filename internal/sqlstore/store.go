@@ -91,6 +91,7 @@ type Store struct {
 	migrations Migrations
 	q          queries
 	stmts      *stmtCache // nil unless the dialect asks for PrepareHot
+	rowsInsert *insertTexts
 	// SQL holds the statements of the hot paths and the sweeps, exported
 	// so a store's tests can EXPLAIN exactly what runs.
 	SQL Statements
@@ -98,7 +99,7 @@ type Store struct {
 
 // New returns a Store whose Migrate applies migrations.
 func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrations Migrations) *Store {
-	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations}
+	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations, rowsInsert: &insertTexts{}}
 	s.q = buildQueries(s.T, d)
 	s.SQL = buildStatements(s.T, d)
 	if d.PrepareHot {

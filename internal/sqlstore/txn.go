@@ -154,7 +154,7 @@ func queryOne[T any](ctx context.Context, tx *sql.Tx, scan func(scanner) (T, err
 }
 
 func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*driver.Job, error) {
-	return queryAll(ctx, t.tx, scanJob, q, args...)
+	return queryAll(ctx, t.tx, newJobScanner().scan, q, args...)
 }
 
 // JobInsert implements driver.Tx.
@@ -260,7 +260,7 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		return nil, nil
 	}
 	args := append(t.claimArgs(p), p.Limit)
-	jobs, err := queryAllWith(ctx, t.queryHot, scanJob, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...)
+	jobs, err := queryAllWith(ctx, t.queryHot, newJobScanner().scan, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim select: %w", err)
 	}
@@ -582,6 +582,7 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 			break
 		}
 	}
+	var box argBoxes
 	const head = " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
 		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
 	for _, part := range []struct {
@@ -591,7 +592,8 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 		vals func(args []any, l *driver.LogEntry, q string) []any
 	}{
 		{plain, "(?,NULL,NULL,?,?,?,?,?,NULL,NULL,NULL,NULL,NULL,?)", 7, func(args []any, l *driver.LogEntry, q string) []any {
-			return append(args, nullInt64p(l.JobID), l.Handler, q, string(l.Event), nullIntp(l.Attempt), nullInt64p(l.DurationMS), t.sec(l.CreatedAt))
+			return append(args, nullInt64p(l.JobID), box.str(l.Handler), box.str(q), box.str(string(l.Event)), nullIntp(l.Attempt),
+				nullInt64p(l.DurationMS), box.sec(t, l.CreatedAt))
 		}},
 		{full, "(" + placeholders(14) + ")", 14, func(args []any, l *driver.LogEntry, q string) []any {
 			return append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
@@ -612,14 +614,46 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 				}
 				args = part.vals(args, l, q)
 			}
-			values := strings.TrimSuffix(strings.Repeat(part.row+",", k), ",")
-			if _, err := t.execHot(ctx, "INSERT INTO "+t.s.T.Logs+head+values, args...); err != nil {
+			q := t.s.rowsInsert.get("INSERT INTO "+t.s.T.Logs+head, part.row, k)
+			if _, err := t.execHot(ctx, q, args...); err != nil {
 				return fmt.Errorf("insert logs: %w", err)
 			}
 			rows = rows[k:]
 		}
 	}
 	return nil
+}
+
+// argBoxes reuses the argument values of a batch's rows: most rows of a
+// batch share their handler, queue, event and second, and each value
+// handed to database/sql as an interface is otherwise a new allocation.
+type argBoxes struct {
+	strs [4]struct {
+		s string
+		v any
+	}
+	next  int
+	at    time.Time
+	atArg any
+}
+
+func (b *argBoxes) str(s string) any {
+	for i := range b.strs {
+		if e := &b.strs[i]; e.v != nil && e.s == s {
+			return e.v
+		}
+	}
+	e := &b.strs[b.next]
+	b.next = (b.next + 1) % len(b.strs)
+	e.s, e.v = s, s
+	return e.v
+}
+
+func (b *argBoxes) sec(t *txn, at time.Time) any {
+	if b.atArg == nil || !at.Truncate(time.Second).Equal(b.at) {
+		b.at, b.atArg = at.Truncate(time.Second), t.sec(at)
+	}
+	return b.atArg
 }
 
 func truncate(s string, n int) string {
