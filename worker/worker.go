@@ -2,7 +2,8 @@
 // records the outcomes.
 //
 // A Worker claims due jobs in batches (one round trip for many jobs), runs
-// each handler in its own goroutine, up to its concurrency, and records
+// each handler at once, concurrently with the others, up to its
+// concurrency (on goroutines reused from job to job), and records
 // successes in batches: plain jobs with one CompleteJobs call, workflow
 // steps (and the workflows they advance) with one CompleteSteps call.
 // Failures are recorded one at a time. While handlers run, the worker renews
@@ -90,6 +91,8 @@ type Worker struct {
 	gatherTimer *time.Timer
 	// lastFinish is when a handler last finished (Unix nanoseconds).
 	lastFinish atomic.Int64
+	// runners run the started jobs (runners.go).
+	runners runners
 
 	stats counters
 }
@@ -477,8 +480,8 @@ func (w *Worker) deferJob(cj *engine.Claimed, missing string) {
 	w.stats.handedBack.Add(1)
 }
 
-// start runs one claimed job in its own goroutine, under a context
-// descended from parent.
+// start runs one claimed job at once, on a runner goroutine (see
+// runners), under a context descended from parent.
 func (w *Worker) start(parent context.Context, cj *engine.Claimed) { w.launch(parent, cj, false) }
 
 // launch is start; held says the job's slot was already reserved (counted
@@ -500,11 +503,11 @@ func (w *Worker) launch(parent context.Context, cj *engine.Claimed, held bool) {
 	if !held {
 		w.wg.Add(1)
 	}
-	go func() {
+	w.runners.start(func() {
 		defer w.wg.Done()
 		defer w.finishSlot(a)
 		w.execute(ctx, a)
-	}()
+	})
 }
 
 func (w *Worker) finishSlot(a *attempt) {
