@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/internal/testdb"
+)
+
+// A drain and the ceiling report the CPU a job costs this process, one
+// figure per run, and on a local MariaDB the server's too; the table
+// prints them with the paired share.
+func TestDrainCPUPerJob(t *testing.T) {
+	eachStore(t, func(t *testing.T, env Env) {
+		ceiling := "raw-sql-ceiling-1c"
+		if _, ok := env.(*MySQLEnv); ok {
+			ceiling = "raw-sql-ceiling-4c"
+		}
+		rep, results := runBench(t, env, Config{Jobs: 400, Runs: 2, Concurrency: 20, Scenarios: []string{"drain-1w", ceiling}})
+		for _, name := range []string{"drain-1w", ceiling} {
+			r := requireResult(t, results, name, "jobs/s", 2)
+			require.Len(t, r.ClientCPU, 2, "%s: CPU of this process per run", name)
+			for _, us := range r.ClientCPU {
+				assert.Positive(t, us, "%s: µs a job", name)
+				assert.Less(t, us, 1e5, "%s: µs a job", name)
+			}
+		}
+		drain := results["drain-1w"]
+		assert.InDelta(t, pairedRatio(drain.Runs, results[ceiling].Runs), drain.OfCeilingPaired, 1e-9, "paired share")
+		if mysql, ok := env.(*MySQLEnv); ok && mysql.ServerPID(context.Background()) > 0 {
+			require.Len(t, drain.ServerCPU, 2, "server CPU per run")
+			for _, us := range drain.ServerCPU {
+				assert.Positive(t, us, "server µs a job")
+			}
+		} else {
+			assert.Empty(t, drain.ServerCPU, "no server process to read")
+		}
+		var table bytes.Buffer
+		rep.Format(&table)
+		assert.Contains(t, table.String(), "CPU per unit over the timed window")
+	})
+}
+
+// The server's pid is found for the local test server, and its CPU time
+// read from /proc, which grows while it works.
+func TestLocalServerCPU(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	env, err := EnvFor(testdb.BaseDSN(t))
+	require.NoError(t, err)
+	pid := env.(*MySQLEnv).ServerPID(context.Background())
+	if pid == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the test server's process cannot be read on CI's machine")
+		}
+		t.Skip("the server does not run on this machine")
+	}
+	before := processCPU(pid)
+	require.Positive(t, before, "server CPU time")
+	db, err := env.(*MySQLEnv).admin()
+	require.NoError(t, err)
+	defer db.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for processCPU(pid) == before && time.Now().Before(deadline) {
+		_, err := db.Exec("SELECT BENCHMARK(2000000, MD5('queuety'))")
+		require.NoError(t, err)
+	}
+	assert.Greater(t, processCPU(pid), before, "server CPU time after work")
+}
+
+func TestProcessCPUReadsThisProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	start := processCPU(os.Getpid())
+	deadline := time.Now().Add(30 * time.Second)
+	for x := 0; processCPU(os.Getpid()) <= start && time.Now().Before(deadline); x++ { // burn CPU until a tick is counted
+		_ = x * x
+	}
+	assert.Greater(t, processCPU(os.Getpid()), start, "CPU time after work")
+	assert.Zero(t, processCPU(-1), "no such process")
+}
+
+func TestPairedRatio(t *testing.T) {
+	assert.InDelta(t, 0.5, pairedRatio([]float64{1, 4, 3}, []float64{2, 4, 12}), 1e-9, "median of 0.5, 1, 0.25")
+	assert.InDelta(t, 0.75, pairedRatio([]float64{3, 1}, []float64{4, 0}), 1e-9, "a ceiling of 0 is left out")
+	assert.Zero(t, pairedRatio(nil, nil))
+}
