@@ -27,12 +27,7 @@ type runners struct {
 func (r *runners) start(fn func()) {
 	r.mu.Lock()
 	r.queue = append(r.queue, fn)
-	spawn := r.free == 0
-	if spawn {
-		r.free++
-		r.running++
-		r.spawned++
-	}
+	spawn := r.needRunnerLocked()
 	r.mu.Unlock()
 	if spawn {
 		go r.run()
@@ -60,13 +55,20 @@ func (r *runners) take() (fn func(), spawn bool) {
 		r.queue, r.head = r.queue[:n], 0
 	}
 	r.free--
-	if r.head < len(r.queue) && r.free == 0 {
-		r.free++
-		r.running++
-		r.spawned++
-		spawn = true
+	return fn, r.needRunnerLocked()
+}
+
+// needRunnerLocked reports whether jobs are queued while no runner is
+// free to take them, and if so counts the runner the caller must start
+// (free to take a job) once it has unlocked r.mu.
+func (r *runners) needRunnerLocked() bool {
+	if r.head == len(r.queue) || r.free > 0 {
+		return false
 	}
-	return fn, spawn
+	r.free++
+	r.running++
+	r.spawned++
+	return true
 }
 
 // run is one runner.
@@ -76,12 +78,7 @@ func (r *runners) run() {
 		if !ok { // a job ended this goroutine (runtime.Goexit): the runner is gone
 			r.mu.Lock()
 			r.running--
-			spawn := r.head < len(r.queue) && r.free == 0
-			if spawn {
-				r.free++
-				r.running++
-				r.spawned++
-			}
+			spawn := r.needRunnerLocked()
 			r.mu.Unlock()
 			if spawn {
 				go r.run()
