@@ -19,8 +19,20 @@ func (w *Worker) batchSuccess(r *engine.Result) bool {
 		return false
 	}
 	w.unrecorded.Add(1)
+	w.mu.Lock()
+	w.recording[r.Claimed] = struct{}{}
+	w.mu.Unlock()
 	w.results <- r // successes are recorded in batches
 	return true
+}
+
+// recorded ends the lease keeper's renewals of batch's attempts.
+func (w *Worker) recorded(batch []*engine.Result) {
+	w.mu.Lock()
+	for _, r := range batch {
+		delete(w.recording, r.Claimed)
+	}
+	w.mu.Unlock()
 }
 
 // finish records one outcome, retrying while the database is unreachable
@@ -121,6 +133,7 @@ func (w *Worker) completer(ctx context.Context) {
 			}
 		}
 		w.completeBatch(ctx, batch)
+		w.recorded(batch)
 		w.serial.give()
 		w.unrecorded.Add(-int64(len(batch)))
 		select { // a recorded step may have enqueued the next one

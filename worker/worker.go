@@ -71,6 +71,11 @@ type Worker struct {
 	// earlier attempt of it still runs replaces that attempt's entry.
 	busy     int
 	inflight map[int64]*attempt
+	// recording holds the attempts whose successes wait in the completer,
+	// so the lease keeper renews their claims until they are recorded: a
+	// completion slowed by lock waits must not let them go stale and run
+	// again.
+	recording map[*engine.Claimed]struct{}
 	// stopping is set once the worker stops claiming: the completer then
 	// takes no job eagerly (see eager.go).
 	stopping bool
@@ -168,7 +173,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	return (&Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
-		inflight: map[int64]*attempt{}, freed: make(chan struct{}, 1), registration: handlers,
+		inflight: map[int64]*attempt{}, recording: map[*engine.Claimed]struct{}{}, freed: make(chan struct{}, 1), registration: handlers,
 		serial: newSerialWrites(c.Store().Info().SerialWriters),
 	}).withAdmission()
 }
@@ -623,7 +628,21 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 			running = append(running, a)
 			jobs = append(jobs, a.cj)
 		}
+		var waiting []*engine.Claimed
+		for cj := range w.recording {
+			// A success waiting to be recorded keeps its claim too, unless
+			// a later attempt of the job runs here (then this one has lost
+			// it, and its result will be refused as stale).
+			if w.inflight[cj.Job.ID] == nil {
+				waiting = append(waiting, cj)
+			}
+		}
 		w.mu.Unlock()
+		if len(waiting) > 0 {
+			if err := w.engine.RenewWaiting(ctx, waiting); err != nil && ctx.Err() == nil {
+				w.log.Warn("queuety: renew the claims of successes waiting to be recorded", "err", err)
+			}
+		}
 		if len(jobs) == 0 {
 			continue
 		}

@@ -68,6 +68,23 @@ func (e *Engine) release(ctx context.Context, jobs []*Claimed, delay time.Durati
 // with the reason (their workflow failed, they were recovered as stale or
 // timed out).
 func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]error, error) {
+	return e.renewLeases(ctx, jobs, driver.LockNone)
+}
+
+// RenewWaiting refreshes reserved_at on the jobs whose successes this
+// process has yet to record, so a recording that waits (on locks, or for
+// the database to come back) does not let them go stale and run again. A
+// job whose row another transaction holds, such as the recording itself,
+// is skipped rather than waited for: the recording ends its claim either
+// way, and the renewal must not hold up the next one. Jobs it no longer
+// owns are left alone; their results will be refused when recorded.
+func (e *Engine) RenewWaiting(ctx context.Context, jobs []*Claimed) error {
+	_, err := e.renewLeases(ctx, jobs, driver.LockSkipLocked)
+	return err
+}
+
+// renewLeases is RenewLeases, reading the rows with lock.
+func (e *Engine) renewLeases(ctx context.Context, jobs []*Claimed, lock driver.LockMode) (map[int64]error, error) {
 	lost := map[int64]error{}
 	if len(jobs) == 0 {
 		return lost, nil
@@ -79,7 +96,7 @@ func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]er
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		clear(lost)
 		now := e.clock.Now()
-		byID, err := jobsByID(ctx, tx, ids, driver.LockNone)
+		byID, err := jobsByID(ctx, tx, ids, lock)
 		if err != nil {
 			return err
 		}
