@@ -18,7 +18,6 @@ func (w *Worker) batchSuccess(r *engine.Result) bool {
 	if w.resultsClosed {
 		return false
 	}
-	w.unrecorded.Add(1)
 	w.mu.Lock()
 	w.recording[r.Claimed] = struct{}{}
 	w.mu.Unlock()
@@ -135,7 +134,6 @@ func (w *Worker) completer(ctx context.Context) {
 		w.completeBatch(ctx, batch)
 		w.recorded(batch)
 		w.serial.give()
-		w.unrecorded.Add(-int64(len(batch)))
 		select { // a recorded step may have enqueued the next one
 		case w.freed <- struct{}{}:
 		default:

@@ -108,16 +108,9 @@ wait:
 }
 
 // freedWithin waits for a handler to finish for up to d; it reports
-// false if d passed first. Only the fetch loop calls it, so it reuses
-// one timer: the loop waits like this once per finishing handler.
+// false if d passed first.
 func (w *Worker) freedWithin(ctx context.Context, d time.Duration) bool {
-	t := w.gatherTimer
-	if t == nil {
-		t = time.NewTimer(d)
-		w.gatherTimer = t
-	} else {
-		t.Reset(d)
-	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-w.freed:

@@ -71,10 +71,11 @@ type Worker struct {
 	// earlier attempt of it still runs replaces that attempt's entry.
 	busy     int
 	inflight map[int64]*attempt
-	// recording holds the attempts whose successes wait in the completer,
-	// so the lease keeper renews their claims until they are recorded: a
-	// completion slowed by lock waits must not let them go stale and run
-	// again.
+	// recording holds the attempts whose successes were handed to the
+	// completer and are not yet recorded (a step's next job exists only
+	// once its success is), so the lease keeper renews their claims until
+	// they are: a completion slowed by lock waits must not let them go
+	// stale and run again.
 	recording map[*engine.Claimed]struct{}
 	// stopping is set once the worker stops claiming: the completer then
 	// takes no job eagerly (see eager.go).
@@ -87,13 +88,8 @@ type Worker struct {
 	// result itself.
 	resultsMu     sync.RWMutex
 	resultsClosed bool
-	// unrecorded counts successes handed to the completer and not yet
-	// recorded; a step's next job exists only once its success is.
-	unrecorded atomic.Int64
 	// serial is set on stores with serial writers (serial.go).
 	serial *serialWrites
-	// gatherTimer is the fetch loop's timer for freedWithin.
-	gatherTimer *time.Timer
 	// lastFinish is when a handler last finished (Unix nanoseconds).
 	lastFinish atomic.Int64
 	// runners run the started jobs (runners.go).
@@ -313,7 +309,10 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 // idle reports, in once mode, that nothing is running, no result is
 // waiting to be recorded, and nothing is due.
 func (w *Worker) idle(ctx context.Context) bool {
-	if w.busyCount() > 0 || w.unrecorded.Load() > 0 {
+	w.mu.Lock()
+	working := w.busy > 0 || len(w.recording) > 0
+	w.mu.Unlock()
+	if working {
 		return false
 	}
 	due, err := w.engine.HasDueAdmitted(ctx, w.cfg.queues, w.handlers(), w.cfg.limits.adm)

@@ -12,14 +12,7 @@ type ctxKey struct{}
 
 type attemptCtx struct {
 	info RunningAttempt
-	hb   *heartbeater
-}
-
-// attemptWithBeats holds an attempt's context value and its heartbeater
-// in one allocation.
-type attemptWithBeats struct {
-	attemptCtx
-	beats heartbeater
+	hb   heartbeater // held by value: one allocation for both
 }
 
 // ErrNoAttempt is returned by Heartbeat outside a handler.
@@ -136,10 +129,9 @@ func (e *Engine) Attach(ctx context.Context, cj *Claimed, onLost func(error)) (c
 	if hb := cj.runtime.Timeouts.Heartbeat; hb > 0 {
 		interval = hb * 4 / 5
 	}
-	a := &attemptWithBeats{attemptCtx: attemptCtx{info: cj.Info()}, beats: heartbeater{e: e, cj: cj, onLost: onLost, interval: interval}}
-	a.hb = &a.beats // one allocation for both
-	ctx = context.WithValue(ctx, ctxKey{}, &a.attemptCtx)
-	return ctx, func() { a.beats.close(ctx) }
+	a := &attemptCtx{info: cj.Info(), hb: heartbeater{e: e, cj: cj, onLost: onLost, interval: interval}}
+	ctx = context.WithValue(ctx, ctxKey{}, a)
+	return ctx, func() { a.hb.close(ctx) }
 }
 
 // RunningAttempt describes the attempt a handler is running. Package

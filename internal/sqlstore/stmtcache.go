@@ -147,8 +147,10 @@ func (t *txn) chunks(n int) []int {
 }
 
 // rowsSQL is "(?, ...), ..." for n rows of cols columns.
-func rowsSQL(n, cols int) string {
-	row := "(" + placeholders(cols) + ")"
+func rowsSQL(n, cols int) string { return joinRows("("+placeholders(cols)+")", n) }
+
+// joinRows is row repeated n times, comma-separated.
+func joinRows(row string, n int) string {
 	return strings.TrimSuffix(strings.Repeat(row+",", n), ",")
 }
 
@@ -176,7 +178,7 @@ func (c *insertTexts) get(head, row string, rows int) string {
 	if q, ok := c.texts[key]; ok {
 		return q
 	}
-	q := head + strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
+	q := head + joinRows(row, rows)
 	if c.texts == nil {
 		c.texts = map[insertShape]string{}
 	}

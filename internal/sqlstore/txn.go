@@ -650,8 +650,8 @@ func (b *argBoxes) str(s string) any {
 }
 
 func (b *argBoxes) sec(t *txn, at time.Time) any {
-	if b.atArg == nil || !at.Truncate(time.Second).Equal(b.at) {
-		b.at, b.atArg = at.Truncate(time.Second), t.sec(at)
+	if s := at.Truncate(time.Second); b.atArg == nil || !s.Equal(b.at) {
+		b.at, b.atArg = s, t.sec(at)
 	}
 	return b.atArg
 }
