@@ -69,7 +69,9 @@
       }
       if (!res.ok) return;
       const html = await res.text();
-      if (!live.querySelector("form.armed")) {
+      // Paused meanwhile, or an action armed: the page stays as it is, so
+      // the button a person is about to click is not replaced under them.
+      if (!paused && !live.querySelector("form.armed")) {
         live.innerHTML = html;
         live.dataset.updated = String(Date.now());
         document.dispatchEvent(new CustomEvent("queuety:refreshed"));
