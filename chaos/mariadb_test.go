@@ -179,6 +179,8 @@ func (m *mariaDB) start(timeout time.Duration) error {
 		// survive a kill -9 of the server (the failure this suite causes),
 		// not a power cut.
 		"--innodb-flush-log-at-trx-commit=2",
+		// Every deadlock goes to the error log, kept with a failing run.
+		"--innodb-print-all-deadlocks=ON",
 	}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")

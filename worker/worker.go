@@ -637,15 +637,18 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 			}
 		}
 		w.mu.Unlock()
+		began := time.Now()
 		if len(waiting) > 0 {
 			if err := w.engine.RenewWaiting(ctx, waiting); err != nil && ctx.Err() == nil {
 				w.log.Warn("queuety: renew the claims of successes waiting to be recorded", "err", err)
 			}
 		}
 		if len(jobs) == 0 {
+			w.warnSlowRenewal(began, len(waiting))
 			continue
 		}
 		lost, err := w.engine.RenewLeases(ctx, jobs)
+		w.warnSlowRenewal(began, len(waiting)+len(jobs))
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.Warn("queuety: renew job claims", "err", err)
@@ -660,6 +663,16 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 				a.cancel(cause)
 			}
 		}
+	}
+}
+
+// warnSlowRenewal logs a renewal of n claims, begun at began, that took
+// longer than the lease interval: claims renewed late are close to being
+// recovered as stale while their handlers still run.
+func (w *Worker) warnSlowRenewal(began time.Time, n int) {
+	if took := time.Since(began); took > w.cfg.leaseInterval {
+		w.log.Warn("queuety: renewing job claims took longer than the lease interval",
+			"took", took.Round(time.Millisecond), "claims", n, "lease_interval", w.cfg.leaseInterval)
 	}
 }
 

@@ -66,9 +66,11 @@ func (e *Engine) release(ctx context.Context, jobs []*Claimed, delay time.Durati
 // RenewLeases refreshes reserved_at on the jobs this process is running, so
 // stale recovery leaves them alone, and reports the ones it no longer owns
 // with the reason (their workflow failed, they were recovered as stale or
-// timed out).
+// timed out). A job whose row another transaction holds is skipped, not
+// waited for, and renewed next time: one busy row must not hold up the
+// renewal of every other claim until they all go stale.
 func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]error, error) {
-	return e.renewLeases(ctx, jobs, driver.LockNone)
+	return e.renewLeases(ctx, jobs, true)
 }
 
 // RenewWaiting refreshes reserved_at on the jobs whose successes this
@@ -79,12 +81,14 @@ func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]er
 // way, and the renewal must not hold up the next one. Jobs it no longer
 // owns are left alone; their results will be refused when recorded.
 func (e *Engine) RenewWaiting(ctx context.Context, jobs []*Claimed) error {
-	_, err := e.renewLeases(ctx, jobs, driver.LockSkipLocked)
+	_, err := e.renewLeases(ctx, jobs, false)
 	return err
 }
 
-// renewLeases is RenewLeases, reading the rows with lock.
-func (e *Engine) renewLeases(ctx context.Context, jobs []*Claimed, lock driver.LockMode) (map[int64]error, error) {
+// renewLeases renews the claims of jobs whose rows it can lock at once;
+// with report, it also reads the others to return the jobs this process
+// no longer owns.
+func (e *Engine) renewLeases(ctx context.Context, jobs []*Claimed, report bool) (map[int64]error, error) {
 	lost := map[int64]error{}
 	if len(jobs) == 0 {
 		return lost, nil
@@ -96,20 +100,35 @@ func (e *Engine) renewLeases(ctx context.Context, jobs []*Claimed, lock driver.L
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		clear(lost)
 		now := e.clock.Now()
-		byID, err := jobsByID(ctx, tx, ids, lock)
+		held, err := jobsByID(ctx, tx, ids, driver.LockSkipLocked)
 		if err != nil {
 			return err
 		}
+		var seen map[int64]*driver.Job // the rows another transaction holds, as last committed
+		if report && len(held) < len(jobs) {
+			var busy []int64
+			for _, cj := range jobs {
+				if held[cj.Job.ID] == nil {
+					busy = append(busy, cj.Job.ID)
+				}
+			}
+			if seen, err = jobsByID(ctx, tx, busy, driver.LockNone); err != nil {
+				return err
+			}
+		}
 		byToken := map[int64][]int64{}
 		for _, cj := range jobs {
-			row := byID[cj.Job.ID]
+			row := held[cj.Job.ID]
 			switch {
-			case row == nil:
-				lost[cj.Job.ID] = fmt.Errorf("%w: job %d was deleted", ErrLeaseLost, cj.Job.ID)
-			case !cj.owns(row):
-				lost[cj.Job.ID] = lostReason(row)
-			default:
+			case row != nil && cj.owns(row):
 				byToken[row.ClaimToken] = append(byToken[row.ClaimToken], row.ID)
+			case !report:
+			case row != nil:
+				lost[cj.Job.ID] = lostReason(row)
+			case seen[cj.Job.ID] == nil:
+				lost[cj.Job.ID] = fmt.Errorf("%w: job %d was deleted", ErrLeaseLost, cj.Job.ID)
+			case !cj.owns(seen[cj.Job.ID]):
+				lost[cj.Job.ID] = lostReason(seen[cj.Job.ID])
 			}
 		}
 		for token, ids := range byToken {

@@ -31,6 +31,11 @@ type Dialect struct {
 	// ByID is an index hint placed after the table name in statements that
 	// select or update rows by primary key (" FORCE INDEX (PRIMARY)").
 	ByID string
+	// ByWorkflow is the index hint for statements that select a
+	// workflow's jobs (" FORCE INDEX (idx_workflow)"). Left to itself,
+	// MySQL may read the few open jobs through the status index, and a
+	// locking read then locks the open jobs of every workflow.
+	ByWorkflow string
 	// ClaimHint is the index hint for the claim query; "{jobs}" in it
 	// stands for the jobs table's name (SQLite's index names carry the
 	// table prefix).

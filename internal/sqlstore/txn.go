@@ -413,7 +413,7 @@ func idOf(id int64) int64 { return id }
 
 // JobListByWorkflow implements driver.Tx.
 func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driver.JobStatus, lock driver.LockMode) ([]*driver.Job, error) {
-	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + " WHERE workflow_id = ?"
+	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + t.s.D.ByWorkflow + " WHERE workflow_id = ?"
 	args := []any{wfID}
 	if len(statuses) > 0 {
 		q += " AND status IN (" + placeholders(len(statuses)) + ")"

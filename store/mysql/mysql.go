@@ -380,6 +380,7 @@ func dialect(incr int64) sqlstore.Dialect {
 		ForUpdate:  " FOR UPDATE",
 		SkipLocked: " FOR UPDATE SKIP LOCKED",
 		ByID:       " FORCE INDEX (PRIMARY)",
+		ByWorkflow: " FORCE INDEX (idx_workflow)",
 		ClaimHint:  " FORCE INDEX (" + claimIndex + ")",
 		PrepareHot: true,
 		Retryable:  func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1205 },
