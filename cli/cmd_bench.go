@@ -28,8 +28,11 @@ drain-costbudget-1w (the same drain with a concurrency group, a rate limit
 or a cost budget that never binds: the cost of admission),
 workflow-3step-4w (3-step workflows, steps/s),
 fanout-<W>x<I>-4w (W workflows, each a for_each over I items, run by 4
-workers, branches/s; --fanouts) and raw-sql-ceiling-4c (raw-sql-ceiling-1c
-on SQLite, one connection).
+workers, branches/s; --fanouts), raw-sql-ceiling-4c (raw-sql-ceiling-1c
+on SQLite, one connection) and, on MySQL, raw-sql-ceiling-logs-4c: the same
+hand-written drain writing the two log rows per job that Queuety's
+contract asks for, in the completion's transaction. Drains print their
+share of both ceilings ("of ceiling", "of +logs").
 
 More scenarios measure other figures:
   latency-inproc, latency-xproc  dispatch-to-start latency p50 and p99 (ms)

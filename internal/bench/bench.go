@@ -75,6 +75,10 @@ type Result struct {
 	// divided by the ceiling's run of the same round: runs next to each
 	// other share the machine's conditions, so this pairs them.
 	OfCeilingPaired float64 `json:"of_ceiling_paired,omitempty"`
+	// OfLogCeiling and OfLogCeilingPaired are the same against the raw
+	// ceiling that also writes Queuety's log rows (raw-sql-ceiling-logs-4c).
+	OfLogCeiling       float64 `json:"of_log_ceiling,omitempty"`
+	OfLogCeilingPaired float64 `json:"of_log_ceiling_paired,omitempty"`
 	// CPU per unit (µs) over each run's timed window: this process's (the
 	// workers', or the ceiling's client) and the database server's, when
 	// it runs on this machine (see cpu.go). Empty where not measured.
@@ -106,6 +110,12 @@ type Env interface {
 type ceilingEnv interface {
 	RawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error)
 	CeilingConns() int
+}
+
+// logCeilingEnv is a ceilingEnv that can also measure the raw ceiling
+// with Queuety's log rows.
+type logCeilingEnv interface {
+	RawCeilingLogs(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error)
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -161,6 +171,16 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			return raw.RawCeiling(ctx, c, dsn, cfg.Jobs, raw.CeilingConns())
 		}})
 	}
+	logCeilingName := ""
+	if raw, ok := env.(interface {
+		ceilingEnv
+		logCeilingEnv
+	}); ok {
+		logCeilingName = fmt.Sprintf("raw-sql-ceiling-logs-%dc", raw.CeilingConns())
+		scenarios = append(scenarios, scenario{logCeilingName, "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+			return raw.RawCeilingLogs(ctx, c, dsn, cfg.Jobs, raw.CeilingConns())
+		}})
+	}
 	want := map[string]bool{}
 	for _, s := range cfg.Scenarios {
 		want[s] = true
@@ -210,16 +230,18 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 	if err := probes.finish(ctx, rep); err != nil {
 		return nil, err
 	}
-	var ceiling float64
-	if c := results[ceilingName]; c != nil {
-		c.Median = median(c.Runs)
-		ceiling = c.Median
-	}
 	for _, r := range rep.Results {
 		r.Median = median(r.Runs)
-		if ceiling > 0 && r.Unit == "jobs/s" && r.Name != ceilingName && r.Name != "dispatch" {
-			r.OfCeiling = r.Median / ceiling
-			r.OfCeilingPaired = pairedRatio(r.Runs, results[ceilingName].Runs)
+	}
+	for _, r := range rep.Results {
+		if r.Unit != "jobs/s" || r.Name == "dispatch" || r.Name == ceilingName || r.Name == logCeilingName {
+			continue
+		}
+		if c := results[ceilingName]; c != nil && c.Median > 0 {
+			r.OfCeiling, r.OfCeilingPaired = r.Median/c.Median, pairedRatio(r.Runs, c.Runs)
+		}
+		if c := results[logCeilingName]; c != nil && c.Median > 0 {
+			r.OfLogCeiling, r.OfLogCeilingPaired = r.Median/c.Median, pairedRatio(r.Runs, c.Runs)
 		}
 	}
 	return rep, nil
@@ -272,17 +294,14 @@ func median(xs []float64) float64 {
 func (r *Report) Format(w io.Writer) {
 	fmt.Fprintf(w, "store %s (%s), %d jobs per run, median of %d runs\n", r.Store, r.Server, r.Jobs, r.Runs)
 	fmt.Fprintf(w, "%d cores, %s, load average %.1f at the start, %s\n", r.Machine.Cores, r.Machine.GoVersion, r.Machine.LoadAvg, r.Machine.Date)
-	fmt.Fprintf(w, "%-28s %12s  %-10s %10s  %s\n", "scenario", "median", "unit", "of ceiling", "runs")
+	fmt.Fprintf(w, "%-28s %12s  %-10s %10s %9s  %s\n", "scenario", "median", "unit", "of ceiling", "of +logs", "runs")
 	var cpu []*Result
 	for _, res := range r.Results {
-		ceil := ""
-		if res.OfCeiling > 0 {
-			ceil = fmt.Sprintf("%.0f%%", res.OfCeiling*100)
-		}
 		if len(res.ClientCPU) > 0 {
 			cpu = append(cpu, res)
 		}
-		line := fmt.Sprintf("%-28s %12s  %-10s %10s  %s", res.Name, formatValue(res.Median, res.Unit), res.Unit, ceil, formatValues(res.Runs, res.Unit))
+		line := fmt.Sprintf("%-28s %12s  %-10s %10s %9s  %s", res.Name, formatValue(res.Median, res.Unit), res.Unit,
+			percent(res.OfCeiling), percent(res.OfLogCeiling), formatValues(res.Runs, res.Unit))
 		if len(res.Extra) > 0 {
 			line += "  (" + formatExtra(res.Extra) + ")"
 		}
@@ -291,20 +310,25 @@ func (r *Report) Format(w io.Writer) {
 	if len(cpu) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nCPU per unit over the timed window, median (µs); paired: median of each run's rate over the ceiling run of its round\n")
-	fmt.Fprintf(w, "%-28s %10s %10s %10s %10s\n", "scenario", "this proc", "server", "total", "paired")
+	fmt.Fprintf(w, "\nCPU per unit over the timed window, median (µs); paired: median of each run's rate over the ceiling runs of its round\n")
+	fmt.Fprintf(w, "%-28s %10s %10s %10s %10s %10s\n", "scenario", "this proc", "server", "total", "paired", "+logs")
 	for _, res := range cpu {
 		server, total := "", median(res.ClientCPU)
 		if len(res.ServerCPU) > 0 {
 			server = fmt.Sprintf("%.1f", median(res.ServerCPU))
 			total += median(res.ServerCPU)
 		}
-		paired := ""
-		if res.OfCeilingPaired > 0 {
-			paired = fmt.Sprintf("%.0f%%", res.OfCeilingPaired*100)
-		}
-		fmt.Fprintf(w, "%-28s %10.1f %10s %10.1f %10s\n", res.Name, median(res.ClientCPU), server, total, paired)
+		fmt.Fprintf(w, "%-28s %10.1f %10s %10.1f %10s %10s\n", res.Name, median(res.ClientCPU), server, total,
+			percent(res.OfCeilingPaired), percent(res.OfLogCeilingPaired))
 	}
+}
+
+// percent formats a share as a whole percentage; empty when unset.
+func percent(share float64) string {
+	if share <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f%%", share*100)
 }
 
 func open(ctx context.Context, dsn string, opts ...queuety.Option) (*queuety.Client, error) {

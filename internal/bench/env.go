@@ -87,10 +87,26 @@ func (e *MySQLEnv) admin() (*sql.DB, error) {
 // UPDATE ... IN), and one batched completion UPDATE. No logs, no fencing,
 // no handlers: the most any queue on these tables could do on this server.
 func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error) {
+	return rawCeiling(ctx, c, dsn, jobs, conns, false)
+}
+
+// RawCeilingLogs is RawCeiling with the log rows Queuety's contract asks
+// of every attempt: each batch's completion UPDATE and its 'started' and
+// 'completed' rows (job id, handler, queue, event, attempt, duration,
+// time; the columns a Go worker fills for a plain job) are one
+// transaction. It is the most a queue that PHP can read could do on these
+// tables, so the drains' share of it tells the engine's own overhead
+// apart from the log rows' cost.
+func (e *MySQLEnv) RawCeilingLogs(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error) {
+	return rawCeiling(ctx, c, dsn, jobs, conns, true)
+}
+
+func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int, logs bool) (float64, error) {
 	if err := dispatchAll(ctx, c, noopRequests(jobs)); err != nil {
 		return 0, err
 	}
 	table := c.Store().Info().Prefix + "queuety_jobs"
+	logTable := c.Store().Info().Prefix + "queuety_logs"
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return 0, err
@@ -129,17 +145,18 @@ func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string
 					errs <- err
 					return
 				}
-				var ids []string
+				var ids, attempts []string
 				for rows.Next() {
-					var id, attempts int64
+					var id, attempt int64
 					var h, p string
-					if err := rows.Scan(&id, &h, &p, &attempts); err != nil {
+					if err := rows.Scan(&id, &h, &p, &attempt); err != nil {
 						rows.Close()
 						tx.Rollback()
 						errs <- err
 						return
 					}
 					ids = append(ids, fmt.Sprint(id))
+					attempts = append(attempts, fmt.Sprint(attempt+1))
 				}
 				rows.Close()
 				if len(ids) == 0 {
@@ -156,7 +173,7 @@ func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string
 					errs <- err
 					return
 				}
-				if _, err := db.ExecContext(ctx, "UPDATE "+table+" FORCE INDEX (PRIMARY) SET status = 'completed', completed_at = ? WHERE id IN ("+in+") AND status = 'processing'", time.Now().UTC()); err != nil {
+				if err := completeRaw(ctx, db, table, logTable, in, ids, attempts, logs); err != nil {
 					errs <- err
 					return
 				}
@@ -171,6 +188,39 @@ func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string
 		return 0, err
 	}
 	return float64(jobs) / elapsed.Seconds(), nil
+}
+
+// completeRaw is the raw ceiling's completion of a batch: one UPDATE, or,
+// with logs, the UPDATE and the batch's log rows in one transaction.
+func completeRaw(ctx context.Context, db *sql.DB, table, logTable, in string, ids, attempts []string, logs bool) error {
+	now := time.Now().UTC()
+	upd := "UPDATE " + table + " FORCE INDEX (PRIMARY) SET status = 'completed', completed_at = ? WHERE id IN (" + in + ") AND status = 'processing'"
+	if !logs {
+		_, err := db.ExecContext(ctx, upd, now)
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, upd, now); err != nil {
+		return err
+	}
+	at := "'" + now.Format(time.DateTime) + "'"
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + logTable + " (job_id, handler, queue, event, attempt, duration_ms, created_at) VALUES ")
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%s, 'noop', 'default', 'started', %s, NULL, %s), (%s, 'noop', 'default', 'completed', %s, 0, %s)",
+			id, attempts[i], at, id, attempts[i], at)
+	}
+	if _, err := tx.ExecContext(ctx, b.String()); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // SQLiteEnv runs each benchmark on a fresh SQLite file.
