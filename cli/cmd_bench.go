@@ -31,8 +31,10 @@ fanout-<W>x<I>-4w (W workflows, each a for_each over I items, run by 4
 workers, branches/s; --fanouts), raw-sql-ceiling-4c (raw-sql-ceiling-1c
 on SQLite, one connection) and, on MySQL, raw-sql-ceiling-logs-4c: the same
 hand-written drain writing the two log rows per job that Queuety's
-contract asks for, in the completion's transaction. Drains print their
-share of both ceilings ("of ceiling", "of +logs").
+contract asks for, in the completion's transaction, and
+raw-sql-ceiling-2step-4c, the hand-written drain claiming as the engine
+does (candidates by a plain read, then locked by id). Drains print their
+share of the first two ("of ceiling", "of +logs").
 
 More scenarios measure other figures:
   latency-inproc, latency-xproc  dispatch-to-start latency p50 and p99 (ms)

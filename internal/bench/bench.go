@@ -171,6 +171,14 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			return raw.RawCeiling(ctx, c, dsn, cfg.Jobs, raw.CeilingConns())
 		}})
 	}
+	if raw, ok := env.(interface {
+		ceilingEnv
+		RawCeilingTwoStep(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error)
+	}); ok {
+		scenarios = append(scenarios, scenario{fmt.Sprintf("raw-sql-ceiling-2step-%dc", raw.CeilingConns()), "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+			return raw.RawCeilingTwoStep(ctx, c, dsn, cfg.Jobs, raw.CeilingConns())
+		}})
+	}
 	logCeilingName := ""
 	if raw, ok := env.(interface {
 		ceilingEnv

@@ -87,7 +87,7 @@ func (e *MySQLEnv) admin() (*sql.DB, error) {
 // UPDATE ... IN), and one batched completion UPDATE. No logs, no fencing,
 // no handlers: the most any queue on these tables could do on this server.
 func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error) {
-	return rawCeiling(ctx, c, dsn, jobs, conns, false)
+	return rawCeiling(ctx, c, dsn, jobs, conns, false, false)
 }
 
 // RawCeilingLogs is RawCeiling with the log rows Queuety's contract asks
@@ -98,10 +98,71 @@ func (e *MySQLEnv) RawCeiling(ctx context.Context, c *queuety.Client, dsn string
 // tables, so the drains' share of it tells the engine's own overhead
 // apart from the log rows' cost.
 func (e *MySQLEnv) RawCeilingLogs(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error) {
-	return rawCeiling(ctx, c, dsn, jobs, conns, true)
+	return rawCeiling(ctx, c, dsn, jobs, conns, true, false)
 }
 
-func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int, logs bool) (float64, error) {
+// RawCeilingTwoStep is RawCeiling with the engine's two-step claim on
+// MySQL: the batch's candidate ids come from a plain read of the claim
+// index, and the transaction then locks them by primary key (SKIP
+// LOCKED), scanning with locks only when other connections hold them
+// all. A locking scan of the claim index checks, through the clustered
+// index, every entry of a recently claimed job that purge has yet to
+// remove; the plain read passes them by. It is the raw ceiling with the
+// best claim this engine knows.
+func (e *MySQLEnv) RawCeilingTwoStep(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error) {
+	return rawCeiling(ctx, c, dsn, jobs, conns, false, true)
+}
+
+// claimRaw locks and reads a raw ceiling batch in tx: sel, the locking
+// scan, or the two-step claim. It returns the ids and the attempt each
+// job's claim starts, as SQL text.
+func claimRaw(ctx context.Context, tx *sql.Tx, table, sel string, twoStep bool) (ids, attempts []string, err error) {
+	now := time.Now().UTC()
+	read := func(q string, args ...any) error {
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, attempt int64
+			var h, p string
+			if err := rows.Scan(&id, &h, &p, &attempt); err != nil {
+				return err
+			}
+			ids = append(ids, fmt.Sprint(id))
+			attempts = append(attempts, fmt.Sprint(attempt+1))
+		}
+		return rows.Err()
+	}
+	if twoStep {
+		rows, err := tx.QueryContext(ctx, "SELECT id FROM "+table+" FORCE INDEX (idx_go_claim) WHERE queue = 'default' AND status = 'pending' "+
+			"AND available_at <= ? ORDER BY priority DESC, available_at, id LIMIT 100", now)
+		if err != nil {
+			return nil, nil, err
+		}
+		var cands []string
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, nil, err
+			}
+			cands = append(cands, fmt.Sprint(id))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(cands) == 0 {
+			return nil, nil, err
+		}
+		if err := read("SELECT id, handler, payload, attempts FROM " + table + " FORCE INDEX (PRIMARY) WHERE id IN (" + strings.Join(cands, ",") +
+			") AND status = 'pending' ORDER BY priority DESC, available_at, id FOR UPDATE SKIP LOCKED"); err != nil || len(ids) > 0 {
+			return ids, attempts, err
+		}
+	}
+	return ids, attempts, read(sel, now)
+}
+
+func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int, logs, twoStep bool) (float64, error) {
 	if err := dispatchAll(ctx, c, noopRequests(jobs)); err != nil {
 		return 0, err
 	}
@@ -139,26 +200,12 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 					errs <- err
 					return
 				}
-				rows, err := tx.QueryContext(ctx, sel, time.Now().UTC())
+				ids, attempts, err := claimRaw(ctx, tx, table, sel, twoStep)
 				if err != nil {
 					tx.Rollback()
 					errs <- err
 					return
 				}
-				var ids, attempts []string
-				for rows.Next() {
-					var id, attempt int64
-					var h, p string
-					if err := rows.Scan(&id, &h, &p, &attempt); err != nil {
-						rows.Close()
-						tx.Rollback()
-						errs <- err
-						return
-					}
-					ids = append(ids, fmt.Sprint(id))
-					attempts = append(attempts, fmt.Sprint(attempt+1))
-				}
-				rows.Close()
 				if len(ids) == 0 {
 					tx.Rollback()
 					return

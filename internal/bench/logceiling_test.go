@@ -70,3 +70,29 @@ func TestDrainShareOfBothCeilings(t *testing.T) {
 	assert.Zero(t, logs.OfCeiling, "a ceiling is no share of the other")
 	assert.Zero(t, plain.OfLogCeiling, "a ceiling is no share of the other")
 }
+
+// The two-step raw ceiling claims every job once and completes it.
+func TestRawCeilingTwoStepDrainsEveryJob(t *testing.T) {
+	t.Parallel()
+	env, err := EnvFor(testdb.BaseDSN(t))
+	require.NoError(t, err)
+	mysqlEnv := env.(*MySQLEnv)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, cleanup, err := env.Fresh(ctx)
+	require.NoError(t, err)
+	defer cleanup()
+	c, err := open(ctx, dsn)
+	require.NoError(t, err)
+	defer c.Close()
+
+	const jobs = 1000
+	rate, err := mysqlEnv.RawCeilingTwoStep(ctx, c, dsn, jobs, mysqlEnv.CeilingConns())
+	require.NoError(t, err)
+	assert.Positive(t, rate, "jobs/s")
+	var completed, once int
+	require.NoError(t, c.DB().QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(attempts = 1), 0) FROM "+c.Store().Info().Prefix+
+		"queuety_jobs WHERE status = 'completed'").Scan(&completed, &once))
+	assert.Equal(t, jobs, completed, "jobs completed")
+	assert.Equal(t, jobs, once, "jobs claimed once")
+}

@@ -36,6 +36,14 @@ type Dialect struct {
 	// MySQL may read the few open jobs through the status index, and a
 	// locking read then locks the open jobs of every workflow.
 	ByWorkflow string
+	// TwoStepClaim makes a claim read its candidates' ids with a plain
+	// read of the claim index, then lock those rows by primary key
+	// (SKIP LOCKED), re-checking every condition. A locking scan of the
+	// claim index visits every entry that earlier claims delete-marked
+	// and purge has not removed yet, and checks each through the
+	// clustered index: under a steady drain, thousands of entries and
+	// most of a claim's time. A plain read passes them by in the index.
+	TwoStepClaim bool
 	// ClaimHint is the index hint for the claim query; "{jobs}" in it
 	// stands for the jobs table's name (SQLite's index names carry the
 	// table prefix).
@@ -124,6 +132,12 @@ type Statements struct {
 	// filters of driver.ClaimParams: after the queue-paused argument come
 	// the excluded groups, then the cost cap when capCost is set.
 	ClaimWith, HasDueWith func(handlers, excludedGroups int, capCost bool) string
+	// ClaimCandidates is ClaimWith selecting only the ids, for a plain
+	// (non-locking) read; ClaimByID locks what is left of them: its
+	// arguments are the ids, then ClaimWith's without the limit
+	// (Dialect.TwoStepClaim).
+	ClaimCandidates func(handlers, excludedGroups int, capCost bool) string
+	ClaimByID       func(ids, handlers, excludedGroups int, capCost bool) string
 	// Stale selects processing jobs claimed before a time (arguments: the
 	// time, the limit).
 	Stale string
@@ -157,18 +171,28 @@ func buildStatements(t Tables, d Dialect) Statements {
 		}
 		return w
 	}
+	const claimOrder = " ORDER BY job.priority DESC, job.available_at ASC, job.id ASC"
+	claimHint := strings.ReplaceAll(d.ClaimHint, "{jobs}", t.Jobs)
 	claimWith := func(handlers, groups int, capCost bool) string {
-		return "SELECT " + prefixed("job.", jobCols) + " FROM " + t.Jobs + " job" + strings.ReplaceAll(d.ClaimHint, "{jobs}", t.Jobs) + " WHERE " + where(handlers, groups, capCost) +
-			" ORDER BY job.priority DESC, job.available_at ASC, job.id ASC LIMIT ?"
+		return "SELECT " + prefixed("job.", jobCols) + " FROM " + t.Jobs + " job" + claimHint + " WHERE " + where(handlers, groups, capCost) + claimOrder + " LIMIT ?"
+	}
+	claimCandidates := func(handlers, groups int, capCost bool) string {
+		return "SELECT job.id FROM " + t.Jobs + " job" + claimHint + " WHERE " + where(handlers, groups, capCost) + claimOrder + " LIMIT ?"
+	}
+	claimByID := func(ids, handlers, groups int, capCost bool) string {
+		return "SELECT " + prefixed("job.", jobCols) + " FROM " + t.Jobs + " job" + d.ByID + " WHERE job.id IN (" + placeholders(ids) + ") AND " +
+			where(handlers, groups, capCost) + claimOrder
 	}
 	hasDueWith := func(handlers, groups int, capCost bool) string {
 		return "SELECT 1 FROM " + t.Jobs + " job WHERE " + where(handlers, groups, capCost) + " LIMIT 1"
 	}
 	st := Statements{
-		Claim:      func(handlers int) string { return claimWith(handlers, 0, false) },
-		HasDue:     func(handlers int) string { return hasDueWith(handlers, 0, false) },
-		ClaimWith:  claimWith,
-		HasDueWith: hasDueWith,
+		Claim:           func(handlers int) string { return claimWith(handlers, 0, false) },
+		HasDue:          func(handlers int) string { return hasDueWith(handlers, 0, false) },
+		ClaimWith:       claimWith,
+		HasDueWith:      hasDueWith,
+		ClaimCandidates: claimCandidates,
+		ClaimByID:       claimByID,
 		// A claim whose token names its current attempt was made by a Go
 		// worker, which renews it: it is stale after the lease timeout.
 		// Other claims (Queuety PHP's) are stale after the stale timeout.

@@ -259,10 +259,9 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 	if p.Limit <= 0 || len(p.Handlers) == 0 {
 		return nil, nil
 	}
-	args := append(t.claimArgs(p), p.Limit)
-	jobs, err := queryAllWith(ctx, t.queryHot, newJobScanner().scan, t.s.SQL.ClaimWith(len(p.Handlers), len(p.ExcludeGroups), p.CapCost)+t.s.D.SkipLocked, args...)
+	jobs, err := t.claimRows(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("claim select: %w", err)
+		return nil, err
 	}
 	if len(jobs) == 0 {
 		return nil, nil
@@ -288,6 +287,45 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		j.ClaimToken = p.Token + int64(j.Attempts)
 	}
 	return jobs, nil
+}
+
+// claimRows locks and reads up to p.Limit claimable rows. With
+// Dialect.TwoStepClaim it locks the candidates a plain read found; when
+// other claims took all of them meanwhile, it falls back to the locking
+// scan, which skips the rows they hold.
+func (t *txn) claimRows(ctx context.Context, p driver.ClaimParams) ([]*driver.Job, error) {
+	h, g := len(p.Handlers), len(p.ExcludeGroups)
+	args := append(t.claimArgs(p), p.Limit)
+	if t.s.D.TwoStepClaim {
+		ids, err := queryAllWith(ctx, t.queryHot, scanInt64, t.s.SQL.ClaimCandidates(h, g, p.CapCost), args...)
+		if err != nil {
+			return nil, fmt.Errorf("claim candidates: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		_, idArgs := t.inIDs(ids)
+		jobs, err := queryAllWith(ctx, t.queryHot, newJobScanner().scan, t.s.SQL.ClaimByID(len(idArgs), h, g, p.CapCost)+t.s.D.SkipLocked,
+			append(idArgs, t.claimArgs(p)...)...)
+		if err != nil {
+			return nil, fmt.Errorf("claim candidates by id: %w", err)
+		}
+		if len(jobs) > 0 {
+			return jobs, nil
+		}
+	}
+	jobs, err := queryAllWith(ctx, t.queryHot, newJobScanner().scan, t.s.SQL.ClaimWith(h, g, p.CapCost)+t.s.D.SkipLocked, args...)
+	if err != nil {
+		return nil, fmt.Errorf("claim select: %w", err)
+	}
+	return jobs, nil
+}
+
+// scanInt64 scans a row of one integer.
+func scanInt64(sc scanner) (int64, error) {
+	var v int64
+	err := sc.Scan(&v)
+	return v, err
 }
 
 // JobHasDue implements driver.Tx.

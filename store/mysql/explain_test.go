@@ -235,6 +235,25 @@ func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
 	if p.RowsRead >= 0 {
 		assert.GreaterOrEqual(t, p.RowsRead, 100.0, "rows read by a claim of 100: it cannot have found 100 due jobs with fewer")
 	}
+	// The two-step claim: the plain read of the candidates walks the
+	// claim index the same way; locking them reads them by primary key.
+	p = analyze(t, db, s.SQL.ClaimCandidates(1, 0, false), args...)
+	assert.Equal(t, "idx_go_claim", p.Key, "claim candidates index")
+	assert.False(t, p.Filesort, "the candidates are sorted")
+	assert.LessOrEqual(t, p.RowsRead, 150.0, "rows read for 100 candidates")
+	var ids []any
+	rows, err := db.Query("SELECT id FROM "+table+" ORDER BY id LIMIT 128")
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+	p = analyze(t, db, s.SQL.ClaimByID(len(ids), 1, 0, false), append(ids, args[:len(args)-1]...)...)
+	assert.Equal(t, "PRIMARY", p.Key, "claim by id index")
+	assert.LessOrEqual(t, p.RowsRead, 128.0, "rows read to lock 128 candidates")
 	keys := []string{"idx_go_schedule_to_close", "idx_go_schedule_to_start", "idx_go_heartbeat", "idx_go_start_to_close"}
 	require.Len(t, s.SQL.TimedOut, len(keys), "watchdog queries, want one per activity timeout")
 	for i, q := range s.SQL.TimedOut {
