@@ -242,7 +242,7 @@ func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
 	assert.False(t, p.Filesort, "the candidates are sorted")
 	assert.LessOrEqual(t, p.RowsRead, 150.0, "rows read for 100 candidates")
 	var ids []any
-	rows, err := db.Query("SELECT id FROM "+table+" ORDER BY id LIMIT 128")
+	rows, err := db.Query("SELECT id FROM " + table + " ORDER BY id LIMIT 128")
 	require.NoError(t, err)
 	for rows.Next() {
 		var id int64
