@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -201,28 +202,34 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 					return
 				}
 				ids, attempts, err := claimRaw(ctx, tx, table, sel, twoStep)
-				if err != nil {
-					tx.Rollback()
-					errs <- err
-					return
-				}
-				if len(ids) == 0 {
+				if err == nil && len(ids) == 0 {
 					tx.Rollback()
 					return
 				}
 				in := strings.Join(ids, ",")
-				if _, err := tx.ExecContext(ctx, "UPDATE "+table+" FORCE INDEX (PRIMARY) SET status = 'processing', reserved_at = ?, attempts = attempts + 1 WHERE id IN ("+in+") AND status = 'pending'", time.Now().UTC()); err != nil {
+				if err == nil {
+					_, err = tx.ExecContext(ctx, "UPDATE "+table+" FORCE INDEX (PRIMARY) SET status = 'processing', reserved_at = ?, attempts = attempts + 1 WHERE id IN ("+in+") AND status = 'pending'", time.Now().UTC())
+				}
+				if err == nil {
+					err = tx.Commit()
+				}
+				if err != nil {
 					tx.Rollback()
+					if transient(err) { // as any queue does: the batch is claimed again
+						continue
+					}
 					errs <- err
 					return
 				}
-				if err := tx.Commit(); err != nil {
-					errs <- err
-					return
-				}
-				if err := completeRaw(ctx, db, table, logTable, in, ids, attempts, logs); err != nil {
-					errs <- err
-					return
+				for {
+					err := completeRaw(ctx, db, table, logTable, in, ids, attempts, logs)
+					if err == nil {
+						break
+					}
+					if !transient(err) {
+						errs <- err
+						return
+					}
 				}
 			}
 		}()
@@ -235,6 +242,13 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 		return 0, err
 	}
 	return float64(jobs) / elapsed.Seconds(), nil
+}
+
+// transient reports a deadlock or lock-wait timeout, which a transaction
+// survives by running again.
+func transient(err error) bool {
+	var me *gomysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
 }
 
 // completeRaw is the raw ceiling's completion of a batch: one UPDATE, or,
