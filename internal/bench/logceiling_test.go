@@ -9,24 +9,32 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/queuety"
 )
+
+// freshMySQL returns the MySQL bench environment and a client on fresh
+// tables of the test server, with their DSN; both go after the test.
+func freshMySQL(ctx context.Context, t *testing.T) (*MySQLEnv, *queuety.Client, string) {
+	t.Helper()
+	env, err := EnvFor(testdb.BaseDSN(t))
+	require.NoError(t, err)
+	dsn, cleanup, err := env.Fresh(ctx)
+	require.NoError(t, err)
+	t.Cleanup(cleanup)
+	c, err := open(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return env.(*MySQLEnv), c, dsn
+}
 
 // The log ceiling drains every job and writes the two rows a Go worker
 // writes for a plain job's success: 'started' and 'completed', each with
 // the job id, handler, queue and attempt, and the duration on the second.
 func TestRawCeilingLogsWritesQueuetysLogRows(t *testing.T) {
 	t.Parallel()
-	env, err := EnvFor(testdb.BaseDSN(t))
-	require.NoError(t, err)
-	mysqlEnv := env.(*MySQLEnv)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dsn, cleanup, err := env.Fresh(ctx)
-	require.NoError(t, err)
-	defer cleanup()
-	c, err := open(ctx, dsn)
-	require.NoError(t, err)
-	defer c.Close()
+	mysqlEnv, c, dsn := freshMySQL(ctx, t)
 
 	const jobs = 250
 	rate, err := mysqlEnv.RawCeilingLogs(ctx, c, dsn, jobs, mysqlEnv.CeilingConns())
@@ -74,17 +82,9 @@ func TestDrainShareOfBothCeilings(t *testing.T) {
 // The two-step raw ceiling claims every job once and completes it.
 func TestRawCeilingTwoStepDrainsEveryJob(t *testing.T) {
 	t.Parallel()
-	env, err := EnvFor(testdb.BaseDSN(t))
-	require.NoError(t, err)
-	mysqlEnv := env.(*MySQLEnv)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dsn, cleanup, err := env.Fresh(ctx)
-	require.NoError(t, err)
-	defer cleanup()
-	c, err := open(ctx, dsn)
-	require.NoError(t, err)
-	defer c.Close()
+	mysqlEnv, c, dsn := freshMySQL(ctx, t)
 
 	const jobs = 1000
 	rate, err := mysqlEnv.RawCeilingTwoStep(ctx, c, dsn, jobs, mysqlEnv.CeilingConns())
