@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
@@ -467,9 +468,14 @@ type completions struct {
 	done  chan struct{}
 }
 
-// finished counts a recorded attempt that completed.
-func (c *completions) finished(_ *driver.Job, err error) {
-	if err == nil && c.count.Add(1) == c.want {
+// finished counts a recorded attempt that completed. The engine's own
+// jobs (a for_each step's placeholder, delays, signal waits) are not
+// the units a scenario counts.
+func (c *completions) finished(j *driver.Job, err error) {
+	if err != nil || engine.IsInternalHandler(j.Handler) {
+		return
+	}
+	if c.count.Add(1) == c.want {
 		c.once.Do(func() { close(c.done) })
 	}
 }

@@ -96,3 +96,15 @@ func TestRawCeilingTwoStepDrainsEveryJob(t *testing.T) {
 	assert.Equal(t, jobs, completed, "jobs completed")
 	assert.Equal(t, jobs, once, "jobs claimed once")
 }
+
+// A fan-out run counts branches, not the for_each placeholder jobs the
+// engine runs beside them: it ends once every branch has completed, and
+// every workflow has (the run's own check fails otherwise). Counting the
+// placeholders ended it up to one in eleven jobs early.
+func TestFanOutCountsBranchesOnly(t *testing.T) {
+	eachStore(t, func(t *testing.T, env Env) {
+		_, results := runBench(t, env, Config{Runs: 1, Concurrency: 2, FanOuts: []FanOut{{Workflows: 40, Items: 10}},
+			Scenarios: []string{"fanout-40x10-4w"}})
+		requireResult(t, results, "fanout-40x10-4w", "branches/s", 1)
+	})
+}
