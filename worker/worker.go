@@ -637,18 +637,17 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 			}
 		}
 		w.mu.Unlock()
-		began := time.Now()
-		if len(waiting) > 0 {
-			if err := w.engine.RenewWaiting(ctx, waiting); err != nil && ctx.Err() == nil {
-				w.log.Warn("queuety: renew the claims of successes waiting to be recorded", "err", err)
-			}
-		}
-		if len(jobs) == 0 {
-			w.warnSlowRenewal(began, len(waiting))
+		if len(jobs)+len(waiting) == 0 {
 			continue
 		}
-		lost, err := w.engine.RenewLeases(ctx, jobs)
-		w.warnSlowRenewal(began, len(waiting)+len(jobs))
+		began := time.Now()
+		lost, err := w.engine.RenewLeases(ctx, jobs, waiting)
+		if took := time.Since(began); took > w.cfg.leaseInterval {
+			// Claims renewed late are close to being recovered as stale
+			// while their handlers still run.
+			w.log.Warn("queuety: renewing job claims took longer than the lease interval",
+				"took", took.Round(time.Millisecond), "claims", len(jobs)+len(waiting), "lease_interval", w.cfg.leaseInterval)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.Warn("queuety: renew job claims", "err", err)
@@ -663,16 +662,6 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 				a.cancel(cause)
 			}
 		}
-	}
-}
-
-// warnSlowRenewal logs a renewal of n claims, begun at began, that took
-// longer than the lease interval: claims renewed late are close to being
-// recovered as stale while their handlers still run.
-func (w *Worker) warnSlowRenewal(began time.Time, n int) {
-	if took := time.Since(began); took > w.cfg.leaseInterval {
-		w.log.Warn("queuety: renewing job claims took longer than the lease interval",
-			"took", took.Round(time.Millisecond), "claims", n, "lease_interval", w.cfg.leaseInterval)
 	}
 }
 

@@ -63,38 +63,25 @@ func (e *Engine) release(ctx context.Context, jobs []*Claimed, delay time.Durati
 	return nil
 }
 
-// RenewLeases refreshes reserved_at on the jobs this process is running, so
-// stale recovery leaves them alone, and reports the ones it no longer owns
-// with the reason (their workflow failed, they were recovered as stale or
-// timed out). A job whose row another transaction holds is skipped, not
-// waited for, and renewed next time: one busy row must not hold up the
-// renewal of every other claim until they all go stale.
-func (e *Engine) RenewLeases(ctx context.Context, jobs []*Claimed) (map[int64]error, error) {
-	return e.renewLeases(ctx, jobs, true)
-}
-
-// RenewWaiting refreshes reserved_at on the jobs whose successes this
-// process has yet to record, so a recording that waits (on locks, or for
-// the database to come back) does not let them go stale and run again. A
-// job whose row another transaction holds, such as the recording itself,
-// is skipped rather than waited for: the recording ends its claim either
-// way, and the renewal must not hold up the next one. Jobs it no longer
-// owns are left alone; their results will be refused when recorded.
-func (e *Engine) RenewWaiting(ctx context.Context, jobs []*Claimed) error {
-	_, err := e.renewLeases(ctx, jobs, false)
-	return err
-}
-
-// renewLeases renews the claims of jobs whose rows it can lock at once;
-// with report, it also reads the others to return the jobs this process
-// no longer owns.
-func (e *Engine) renewLeases(ctx context.Context, jobs []*Claimed, report bool) (map[int64]error, error) {
+// RenewLeases refreshes reserved_at on the jobs this process is running,
+// so stale recovery leaves them alone, and on the jobs whose successes it
+// has yet to record (waiting), so a recording that waits (on locks, or
+// for the database to come back) does not let them go stale and run
+// again. It reports the running jobs it no longer owns, with the reason
+// (their workflow failed, they were recovered as stale or timed out);
+// waiting jobs it no longer owns are left alone, their results to be
+// refused when recorded. A job whose row another transaction holds (a
+// recording, a sweep) is skipped, not waited for, and renewed next time:
+// one busy row must not hold up every other renewal until they all go
+// stale.
+func (e *Engine) RenewLeases(ctx context.Context, running, waiting []*Claimed) (map[int64]error, error) {
 	lost := map[int64]error{}
-	if len(jobs) == 0 {
+	all := append(running[:len(running):len(running)], waiting...)
+	if len(all) == 0 {
 		return lost, nil
 	}
-	ids := make([]int64, len(jobs))
-	for i, cj := range jobs {
+	ids := make([]int64, len(all))
+	for i, cj := range all {
 		ids[i] = cj.Job.ID
 	}
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
@@ -104,25 +91,25 @@ func (e *Engine) renewLeases(ctx context.Context, jobs []*Claimed, report bool) 
 		if err != nil {
 			return err
 		}
-		var seen map[int64]*driver.Job // the rows another transaction holds, as last committed
-		if report && len(held) < len(jobs) {
-			var busy []int64
-			for _, cj := range jobs {
-				if held[cj.Job.ID] == nil {
-					busy = append(busy, cj.Job.ID)
-				}
+		var busy []int64 // running jobs whose rows another transaction holds
+		for _, cj := range running {
+			if held[cj.Job.ID] == nil {
+				busy = append(busy, cj.Job.ID)
 			}
+		}
+		var seen map[int64]*driver.Job // their rows as last committed
+		if len(busy) > 0 {
 			if seen, err = jobsByID(ctx, tx, busy, driver.LockNone); err != nil {
 				return err
 			}
 		}
 		byToken := map[int64][]int64{}
-		for _, cj := range jobs {
+		for i, cj := range all {
 			row := held[cj.Job.ID]
 			switch {
 			case row != nil && cj.owns(row):
 				byToken[row.ClaimToken] = append(byToken[row.ClaimToken], row.ID)
-			case !report:
+			case i >= len(running): // a waiting success: refused when recorded
 			case row != nil:
 				lost[cj.Job.ID] = lostReason(row)
 			case seen[cj.Job.ID] == nil:

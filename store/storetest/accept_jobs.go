@@ -487,7 +487,7 @@ func testLeaseRenewal(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
 	jobs := e.ClaimOne("h")
 	e.Clock.Advance(queuety.DefaultLeaseTimeout - time.Second)
-	lost, err := engine.OfClient(e.C).RenewLeases(e.Ctx, jobs)
+	lost, err := engine.OfClient(e.C).RenewLeases(e.Ctx, jobs, nil)
 	require.NoError(t, err, "renew")
 	require.Empty(t, lost, "claims lost at renewal")
 	e.Clock.Advance(2 * time.Second)
@@ -496,7 +496,7 @@ func testLeaseRenewal(t *testing.T, e *Env) {
 	// After another worker's recovery, renewal reports the loss.
 	e.Clock.Advance(queuety.DefaultLeaseTimeout)
 	assert.Equal(t, 1, e.recoverStale(), "stale claims recovered")
-	lost, err = engine.OfClient(e.C).RenewLeases(e.Ctx, jobs)
+	lost, err = engine.OfClient(e.C).RenewLeases(e.Ctx, jobs, nil)
 	require.NoError(t, err, "renew after recovery")
 	assert.ErrorIs(t, lost[id], queuety.ErrLeaseLost, "renew after recovery")
 }
