@@ -295,9 +295,10 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 // scan, which skips the rows they hold.
 func (t *txn) claimRows(ctx context.Context, p driver.ClaimParams) ([]*driver.Job, error) {
 	h, g := len(p.Handlers), len(p.ExcludeGroups)
-	args := append(t.claimArgs(p), p.Limit)
+	where := t.claimArgs(p)
+	args := append(where[:len(where):len(where)], p.Limit)
 	if t.s.D.TwoStepClaim {
-		ids, err := queryAllWith(ctx, t.queryHot, scanInt64, t.s.SQL.ClaimCandidates(h, g, p.CapCost), args...)
+		ids, err := queryAllWith(ctx, t.queryHot, scanID, t.s.SQL.ClaimCandidates(h, g, p.CapCost), args...)
 		if err != nil {
 			return nil, fmt.Errorf("claim candidates: %w", err)
 		}
@@ -306,7 +307,7 @@ func (t *txn) claimRows(ctx context.Context, p driver.ClaimParams) ([]*driver.Jo
 		}
 		_, idArgs := t.inIDs(ids)
 		jobs, err := queryAllWith(ctx, t.queryHot, newJobScanner().scan, t.s.SQL.ClaimByID(len(idArgs), h, g, p.CapCost)+t.s.D.SkipLocked,
-			append(idArgs, t.claimArgs(p)...)...)
+			append(idArgs, where...)...)
 		if err != nil {
 			return nil, fmt.Errorf("claim candidates by id: %w", err)
 		}
@@ -321,12 +322,8 @@ func (t *txn) claimRows(ctx context.Context, p driver.ClaimParams) ([]*driver.Jo
 	return jobs, nil
 }
 
-// scanInt64 scans a row of one integer.
-func scanInt64(sc scanner) (int64, error) {
-	var v int64
-	err := sc.Scan(&v)
-	return v, err
-}
+// scanID scans a row of one id.
+func scanID(sc scanner) (id int64, err error) { return id, sc.Scan(&id) }
 
 // JobHasDue implements driver.Tx.
 func (t *txn) JobHasDue(ctx context.Context, p driver.ClaimParams) (bool, error) {
@@ -424,7 +421,7 @@ func (t *txn) JobFindTimedOut(ctx context.Context, p driver.TimedOutParams) ([]*
 
 // ids runs a query that returns one id column.
 func (t *txn) ids(ctx context.Context, q string, args ...any) ([]int64, error) {
-	return queryAll(ctx, t.tx, func(sc scanner) (id int64, err error) { return id, sc.Scan(&id) }, q, args...)
+	return queryAll(ctx, t.tx, scanID, q, args...)
 }
 
 // mergeByID appends the elements of b whose id is not already in a, up to
