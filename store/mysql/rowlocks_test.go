@@ -2,13 +2,9 @@ package mysql_test
 
 import (
 	"context"
-	"database/sql"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,10 +24,10 @@ func TestWorkflowJobListLocksOnlyItsWorkflow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dsn, prefix := migrated.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
 	require.NoError(t, err)
 	defer c.Close()
-	db := rawDB(t, dsn)
+	db := c.DB() // other connections of the pool: other transactions
 	jobs := prefix + "queuety_jobs"
 
 	// 2,000 workflows of 11 completed jobs; workflows 1 and 2 have two
@@ -73,17 +69,4 @@ func TestWorkflowJobListLocksOnlyItsWorkflow(t *testing.T) {
 	})
 	require.NoError(t, err, "the locked list of workflow 1's open jobs waited for a row of workflow 2")
 	assert.Equal(t, open[1], got, "workflow 1's open jobs")
-}
-
-// rawDB opens dsn with go-sql-driver directly, closed after the test.
-func rawDB(t *testing.T, dsn string) *sql.DB {
-	t.Helper()
-	cfg, err := gomysql.ParseDSN(dsn)
-	require.NoError(t, err)
-	delete(cfg.Params, "prefix") // the store's own parameter, not a session variable
-	conn, err := gomysql.NewConnector(cfg)
-	require.NoError(t, err)
-	db := sql.OpenDB(conn)
-	t.Cleanup(func() { db.Close() })
-	return db
 }

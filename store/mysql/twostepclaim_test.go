@@ -2,8 +2,6 @@ package mysql_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -23,7 +21,7 @@ func TestClaimSkipsCandidatesOthersHold(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dsn, prefix := migrated.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
 	require.NoError(t, err)
 	defer c.Close()
 	reqs := make([]queuety.JobRequest, 10)
@@ -33,7 +31,7 @@ func TestClaimSkipsCandidatesOthersHold(t *testing.T) {
 	ids, err := c.DispatchMany(ctx, reqs)
 	require.NoError(t, err)
 	require.Len(t, ids, 10)
-	db := rawDB(t, dsn)
+	db := c.DB() // other connections of the pool: other transactions
 
 	claim := func(limit int) []int64 {
 		t.Helper()
