@@ -113,10 +113,12 @@ type ceilingEnv interface {
 	CeilingConns() int
 }
 
-// logCeilingEnv is a ceilingEnv that can also measure the raw ceiling
-// with Queuety's log rows.
-type logCeilingEnv interface {
+// variantCeilingEnv is a ceilingEnv that also measures the raw ceiling
+// with Queuety's log rows and with the engine's two-step claim.
+type variantCeilingEnv interface {
+	ceilingEnv
 	RawCeilingLogs(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error)
+	RawCeilingTwoStep(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error)
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -172,23 +174,20 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			return raw.RawCeiling(ctx, c, dsn, cfg.Jobs, raw.CeilingConns())
 		}})
 	}
-	if raw, ok := env.(interface {
-		ceilingEnv
-		RawCeilingTwoStep(ctx context.Context, c *queuety.Client, dsn string, jobs, conns int) (float64, error)
-	}); ok {
-		scenarios = append(scenarios, scenario{fmt.Sprintf("raw-sql-ceiling-2step-%dc", raw.CeilingConns()), "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
-			return raw.RawCeilingTwoStep(ctx, c, dsn, cfg.Jobs, raw.CeilingConns())
-		}})
-	}
 	logCeilingName := ""
-	if raw, ok := env.(interface {
-		ceilingEnv
-		logCeilingEnv
-	}); ok {
+	if raw, ok := env.(variantCeilingEnv); ok {
 		logCeilingName = fmt.Sprintf("raw-sql-ceiling-logs-%dc", raw.CeilingConns())
-		scenarios = append(scenarios, scenario{logCeilingName, "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
-			return raw.RawCeilingLogs(ctx, c, dsn, cfg.Jobs, raw.CeilingConns())
-		}})
+		for _, v := range []struct {
+			name    string
+			measure func(context.Context, *queuety.Client, string, int, int) (float64, error)
+		}{
+			{fmt.Sprintf("raw-sql-ceiling-2step-%dc", raw.CeilingConns()), raw.RawCeilingTwoStep},
+			{logCeilingName, raw.RawCeilingLogs},
+		} {
+			scenarios = append(scenarios, scenario{v.name, "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+				return v.measure(ctx, c, dsn, cfg.Jobs, raw.CeilingConns())
+			}})
+		}
 	}
 	want := map[string]bool{}
 	for _, s := range cfg.Scenarios {
