@@ -53,6 +53,10 @@ type Dialect struct {
 	Retryable func(error) bool
 	// Duplicate reports a unique-key violation.
 	Duplicate func(error) bool
+	// DataError reports an error caused by the values of a row (see
+	// driver.ErrRowData): out of range, truncated, refused by a CHECK
+	// constraint or a trigger. Nil reports none.
+	DataError func(error) bool
 	// Time converts a time for a query parameter; frac says whether the
 	// column keeps microseconds. Zero times are passed as NULL.
 	Time func(t time.Time, frac bool) any
@@ -285,7 +289,7 @@ func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 			if s.transient(err) && ctx.Err() == nil {
 				continue
 			}
-			return err
+			return s.markRowData(ctx, err)
 		}
 		if cerr := tx.Commit(); cerr != nil {
 			if s.D.Retryable(cerr) { // the server refused the commit: nothing applied
@@ -298,6 +302,37 @@ func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 	}
 	return fmt.Errorf("transaction failed after %d attempts: %w", maxTxAttempts, err)
 }
+
+// markRowData marks err with driver.ErrRowData, keeping its text, when the
+// values of a row caused it: the database refused a value (Dialect.
+// DataError) or a value read could not be scanned into its Go type. An
+// error after the context ended is never marked: a scan of a result the
+// cancellation closed fails too.
+func (s *Store) markRowData(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, driver.ErrRowData) {
+		return err
+	}
+	var se scanError
+	if errors.As(err, &se) || (s.D.DataError != nil && s.D.DataError(err)) {
+		return rowDataError{err}
+	}
+	return err
+}
+
+// scanError is an error from scanning a row a query returned: the value
+// the database sent does not convert to its Go type.
+type scanError struct{ err error }
+
+func (e scanError) Error() string { return e.err.Error() }
+func (e scanError) Unwrap() error { return e.err }
+
+// rowDataError marks an error as driver.ErrRowData without changing its
+// text.
+type rowDataError struct{ err error }
+
+func (e rowDataError) Error() string        { return e.err.Error() }
+func (e rowDataError) Unwrap() error        { return e.err }
+func (e rowDataError) Is(target error) bool { return target == driver.ErrRowData }
 
 // transient reports errors worth re-running a whole transaction for.
 func (s *Store) transient(err error) bool {

@@ -135,7 +135,7 @@ func queryAllWith[T any](ctx context.Context, query func(context.Context, string
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
-			return nil, err
+			return nil, scanError{err}
 		}
 		out = append(out, v)
 	}
@@ -271,8 +271,11 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		ids[i] = j.ID
 	}
 	in, inArgs := t.inIDs(ids)
-	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = ? + attempts + 1, attempts = attempts + 1 " +
-		"WHERE id IN (" + in + ") AND status = 'pending'"
+	// MySQL assigns left to right, each expression seeing the columns
+	// set before it: claim_token comes first, so both stores compute it
+	// from the attempts before the claim.
+	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = ? + " + nextAttempt +
+		", attempts = " + nextAttempt + " WHERE id IN (" + in + ") AND status = 'pending'"
 	res, err := t.execHot(ctx, upd, append([]any{t.sec(p.Now), p.Token}, inArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("claim update: %w", err)
@@ -283,11 +286,23 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 	for _, j := range jobs {
 		j.Status = driver.JobProcessing
 		j.ReservedAt = p.Now.UTC().Truncate(time.Second)
-		j.Attempts++
+		j.Attempts = min(j.Attempts+1, attemptsMax)
 		j.ClaimToken = p.Token + int64(j.Attempts)
 	}
 	return jobs, nil
 }
+
+// attemptsMax is the largest value of the jobs table's attempts column
+// (Queuety's TINYINT UNSIGNED; the SQLite schema checks the same range).
+const attemptsMax = 255
+
+// nextAttempt is a claimed row's new attempts value: one more, but never
+// past attemptsMax. A row already at the limit (written by Queuety PHP, by
+// hand, or by an engine that let max_attempts exceed the column) would
+// otherwise make the claim's UPDATE fail with an out-of-range error, and
+// with it every claim of the queue; clamped, it is claimed, and its
+// attempt fails into burial because no limit exceeds attemptsMax.
+var nextAttempt = fmt.Sprintf("CASE WHEN attempts < %d THEN attempts + 1 ELSE %d END", attemptsMax, attemptsMax)
 
 // claimRows locks and reads up to p.Limit claimable rows. With
 // Dialect.TwoStepClaim it locks the candidates a plain read found; when
@@ -297,6 +312,15 @@ func (t *txn) claimRows(ctx context.Context, p driver.ClaimParams) ([]*driver.Jo
 	h, g := len(p.Handlers), len(p.ExcludeGroups)
 	where := t.claimArgs(p)
 	args := append(where[:len(where):len(where)], p.Limit)
+	if len(p.IDs) > 0 {
+		_, idArgs := t.inIDs(p.IDs)
+		jobs, err := queryAllWith(ctx, t.queryHot, newJobScanner().scan, t.s.SQL.ClaimByID(len(idArgs), h, g, p.CapCost)+t.s.D.SkipLocked,
+			append(idArgs, where...)...)
+		if err != nil {
+			return nil, fmt.Errorf("claim by id: %w", err)
+		}
+		return jobs[:min(len(jobs), p.Limit)], nil
+	}
 	if t.s.D.TwoStepClaim {
 		ids, err := queryAllWith(ctx, t.queryHot, scanID, t.s.SQL.ClaimCandidates(h, g, p.CapCost), args...)
 		if err != nil {
@@ -324,6 +348,30 @@ func (t *txn) claimRows(ctx context.Context, p driver.ClaimParams) ([]*driver.Jo
 
 // scanID scans a row of one id.
 func scanID(sc scanner) (id int64, err error) { return id, sc.Scan(&id) }
+
+// JobClaimCandidates implements driver.Tx.
+func (t *txn) JobClaimCandidates(ctx context.Context, p driver.ClaimParams) ([]int64, error) {
+	if p.Limit <= 0 || len(p.Handlers) == 0 {
+		return nil, nil
+	}
+	where := t.claimArgs(p)
+	ids, err := queryAll(ctx, t.tx, scanID, t.s.SQL.ClaimCandidates(len(p.Handlers), len(p.ExcludeGroups), p.CapCost), append(where, p.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("claim candidates: %w", err)
+	}
+	return ids, nil
+}
+
+// JobBuryUnclaimable implements driver.Tx.
+func (t *txn) JobBuryUnclaimable(ctx context.Context, id int64, msg string, at time.Time) (bool, error) {
+	res, err := t.tx.ExecContext(ctx, "UPDATE "+t.s.T.Jobs+t.s.D.ByID+" SET status = 'buried', failed_at = ?, error_message = ?, "+
+		"reserved_at = NULL, claim_token = NULL WHERE id = ? AND status = 'pending'", t.sec(at), msg, id)
+	if err != nil {
+		return false, fmt.Errorf("bury unclaimable job %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
 
 // JobHasDue implements driver.Tx.
 func (t *txn) JobHasDue(ctx context.Context, p driver.ClaimParams) (bool, error) {

@@ -87,6 +87,18 @@ type Tx interface {
 	// JobClaim claims up to p.Limit due jobs of one queue and marks them
 	// processing (see ClaimParams). It returns the claimed rows as updated.
 	JobClaim(ctx context.Context, p ClaimParams) ([]*Job, error)
+	// JobClaimCandidates returns the ids of up to p.Limit jobs a claim
+	// with p would take, in claim order, without locking them and without
+	// reading any other column. The engine uses them to narrow a claim
+	// that fails on a row's values (ErrRowData) down to that row, with
+	// claims restricted to some of the ids (ClaimParams.IDs).
+	JobClaimCandidates(ctx context.Context, p ClaimParams) ([]int64, error)
+	// JobBuryUnclaimable buries a pending job whose row no claim can take,
+	// writing only status ('buried'), failed_at (at), error_message (msg),
+	// reserved_at and claim_token (NULL), so that the values which make
+	// claims fail are neither read nor written. It reports whether the job
+	// was pending (and is now buried).
+	JobBuryUnclaimable(ctx context.Context, id int64, msg string, at time.Time) (bool, error)
 	// JobHasDue reports whether a claim with p would find a job, without
 	// locking anything.
 	JobHasDue(ctx context.Context, p ClaimParams) (bool, error)
@@ -294,6 +306,9 @@ type ClaimParams struct {
 	// CapCost, when set, skips jobs whose cost_units exceed MaxCost.
 	CapCost bool
 	MaxCost int
+	// IDs, when set, restricts the claim to these jobs; every other
+	// condition still applies. At most p.Limit of them are claimed.
+	IDs []int64
 }
 
 // StaleParams selects stale claims: processing jobs whose reserved_at is

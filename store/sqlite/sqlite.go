@@ -164,7 +164,20 @@ const (
 	codeLocked               = 6
 	codeConstraintPrimaryKey = 1555
 	codeConstraintUnique     = 2067
+	codeTooBig               = 18
+	codeMismatch             = 20
+	codeConstraintCheck      = 275
+	codeConstraintNotNull    = 1299
+	codeConstraintTrigger    = 1811
+	codeConstraintDataType   = 3091
 )
+
+// dataErrors are the result codes a row's values cause: the statement
+// would succeed on other rows.
+var dataErrors = map[int]bool{
+	codeTooBig: true, codeMismatch: true, codeConstraintCheck: true, codeConstraintNotNull: true,
+	codeConstraintTrigger: true, codeConstraintDataType: true,
+}
 
 func errCode(err error) int {
 	var se *sqlite.Error
@@ -199,6 +212,7 @@ var dialect = sqlstore.Dialect{
 		c := errCode(err)
 		return c == codeConstraintUnique || c == codeConstraintPrimaryKey
 	},
+	DataError: func(err error) bool { return dataErrors[errCode(err)] },
 	Time: func(t time.Time, frac bool) any {
 		if frac {
 			return t.UTC().Format("2006-01-02 15:04:05.000000")
