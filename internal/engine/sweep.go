@@ -171,8 +171,9 @@ func (e *Engine) EnforceTimeouts(ctx context.Context, limit int) (int, bool, err
 }
 
 // RecoverStale takes back up to limit jobs whose claim has not been renewed
-// within the stale timeout: each is retried with backoff or, when its
-// attempts are used up, buried (failing its workflow). Rows are claimed
+// within the stale timeout, and processing jobs with no claim time
+// (reserved_at NULL), which nothing would ever renew: each is retried or,
+// when its attempts are used up, buried (failing its workflow). Rows are claimed
 // with SKIP LOCKED and changed under their lock, so any number of
 // concurrent sweepers recover each job once. It returns how many jobs it
 // recovered and whether a full batch was found.
@@ -203,13 +204,17 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error)
 			return err
 		}
 		for _, row := range rows {
+			cause := errStale
+			if row.ReservedAt.IsZero() {
+				cause = errStaleUnreserved
+			}
 			cj := takeOver(row, wfs[row.WorkflowID])
-			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: errStale}, nil)
+			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: cause}, nil)
 			if err != nil {
 				return err
 			}
 			if buried && row.WorkflowID != 0 {
-				failWorkflows = append(failWorkflows, wfFailure{id: row.WorkflowID, jobID: row.ID, msg: StaleMessage})
+				failWorkflows = append(failWorkflows, wfFailure{id: row.WorkflowID, jobID: row.ID, msg: cause.Error()})
 			}
 			n++
 		}

@@ -142,8 +142,9 @@ type Statements struct {
 	// (Dialect.TwoStepClaim).
 	ClaimCandidates func(handlers, excludedGroups int, capCost bool) string
 	ClaimByID       func(ids, handlers, excludedGroups int, capCost bool) string
-	// Stale selects processing jobs claimed before a time (arguments: the
-	// time, the limit).
+	// Stale selects processing jobs claimed before a time, or with no
+	// claim time (arguments: the lease time, the stale time, the limit;
+	// see driver.StaleParams).
 	Stale string
 	// TimedOut select the ids of jobs with one expired activity deadline
 	// each (arguments: now, the limit).
@@ -200,8 +201,12 @@ func buildStatements(t Tables, d Dialect) Statements {
 		// A claim whose token names its current attempt was made by a Go
 		// worker, which renews it: it is stale after the lease timeout.
 		// Other claims (Queuety PHP's) are stale after the stale timeout.
-		Stale: "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND reserved_at < ?" +
-			" AND (reserved_at < ? OR claim_token % 256 = attempts) ORDER BY reserved_at, id LIMIT ?",
+		// A processing row without reserved_at (written by hand, or by a
+		// client that crashed between its writes) has no claim time to
+		// renew or wait for: it is stale at once. NULL sorts first in
+		// (status, reserved_at), so the read stays one range of that index.
+		Stale: "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND (reserved_at IS NULL OR reserved_at < ?)" +
+			" AND (reserved_at IS NULL OR reserved_at < ? OR claim_token % 256 = attempts) ORDER BY reserved_at, id LIMIT ?",
 		OldestDue: "SELECT available_at FROM " + t.Jobs + " WHERE queue = ? AND status = 'pending' AND available_at <= ?" +
 			" ORDER BY available_at LIMIT 1",
 		ExpiredExecution:  "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",

@@ -315,6 +315,7 @@ type ClaimParams struct {
 // before ReservedBefore, and Go claims (claim_token names the current
 // attempt; their workers renew reserved_at) whose reserved_at is before
 // LeaseBefore. A zero LeaseBefore applies ReservedBefore to every claim.
+// Processing jobs without reserved_at are stale whatever the times.
 type StaleParams struct {
 	ReservedBefore time.Time
 	LeaseBefore    time.Time
