@@ -1,9 +1,12 @@
 // Package deadline runs the engine's sweeps: workflow deadlines (execution
 // and run timeouts), signal-wait timers, the activity-timeout watchdog and
-// stale-claim recovery, and the schedule tick.
+// stale-claim recovery, the schedule tick, and the overrun sweep that
+// fails running workflows whose row is past their last step.
 //
-// Every sweep finds its candidates through an index, so its cost grows with
-// the rows that expired, not with the size of the table. Every sweep is
+// Every sweep but the overrun sweep finds its candidates through an index,
+// so its cost grows with the rows that expired, not with the size of the
+// table; the overrun sweep reads a bounded window of running workflows per
+// run (see Overruns). Every sweep is
 // safe with any number of concurrent sweepers on any number of machines:
 // rows are taken with SELECT ... FOR UPDATE SKIP LOCKED (or re-checked
 // under their row lock) and changed in one transaction, so each expired
@@ -77,6 +80,7 @@ const (
 	SweepWaits     = "wait-timers"
 	SweepDeadlines = "workflow-deadlines"
 	SweepSchedules = "schedule-tick"
+	SweepOverruns  = "workflow-overruns"
 )
 
 // observed runs one sweep and reports it to the observer, if any.
@@ -97,11 +101,12 @@ type Report struct {
 	JobsTimedOut     int
 	JobsRecovered    int
 	BatchCallbacks   int // see BatchCallbacks
+	WorkflowOverruns int // see Overruns
 }
 
 // Total is the number of rows changed.
 func (r Report) Total() int {
-	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks
+	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks + r.WorkflowOverruns
 }
 
 // sweep calls step until it finds less than a full batch of candidates,
@@ -186,8 +191,9 @@ func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
 }
 
 // RunAll runs every sweep once, in this order: stale recovery, activity
-// timeouts, wait timers, workflow deadlines, batch callbacks. An error in
-// one sweep does not stop the others; the errors are joined.
+// timeouts, wait timers, workflow deadlines, batch callbacks, workflow
+// overruns. An error in one sweep does not stop the others; the errors
+// are joined.
 func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	var r Report
 	var errs []error
@@ -201,6 +207,8 @@ func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	r.WorkflowsExpired, err = s.Deadlines(ctx)
 	errs = append(errs, err)
 	r.BatchCallbacks, err = s.BatchCallbacks(ctx)
+	errs = append(errs, err)
+	r.WorkflowOverruns, err = s.Overruns(ctx)
 	errs = append(errs, err)
 	return r, errors.Join(errs...)
 }

@@ -26,6 +26,7 @@ func (w *Worker) tasks() []*task {
 		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
 		{name: deadline.SweepDeadlines, interval: iv.Deadlines, run: w.sweeper.Deadlines},
 		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks}, // deadline/batches.go
+		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},  // deadline/overrun.go
 	}
 }
 

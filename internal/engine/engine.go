@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -35,6 +36,10 @@ type Engine struct {
 	wakes       *wakeHub
 	obs         observe.Observer // nil: no instrumentation
 	batches     batchKnowers
+	// overrunCursor is the id after which FailOverrunWorkflows reads its
+	// next window; overrunStarted is set once it has been placed.
+	overrunCursor  atomic.Int64
+	overrunStarted atomic.Bool
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named

@@ -48,6 +48,16 @@ type Dialect struct {
 	// stands for the jobs table's name (SQLite's index names carry the
 	// table prefix).
 	ClaimHint string
+	// RunningHint is the index hint that makes a read of running
+	// workflows in id order use the workflows' status index ("{workflows}"
+	// stands for the table's name): ordered by id, the planner may prefer
+	// the primary key and read every finished workflow on the way.
+	RunningHint string
+	// UnreservedHint is the index hint of the read of processing jobs
+	// without reserved_at: an equality on both columns of (status,
+	// reserved_at), which MySQL may otherwise read through the status
+	// index, every processing job of it.
+	UnreservedHint string
 	// Retryable reports a transient conflict: deadlock, lock-wait timeout,
 	// busy database. The transaction is run again.
 	Retryable func(error) bool
@@ -142,10 +152,10 @@ type Statements struct {
 	// (Dialect.TwoStepClaim).
 	ClaimCandidates func(handlers, excludedGroups int, capCost bool) string
 	ClaimByID       func(ids, handlers, excludedGroups int, capCost bool) string
-	// Stale selects processing jobs claimed before a time, or with no
-	// claim time (arguments: the lease time, the stale time, the limit;
-	// see driver.StaleParams).
-	Stale string
+	// Stale selects processing jobs claimed before a time (arguments: the
+	// lease time, the stale time, the limit; see driver.StaleParams), and
+	// StaleUnreserved those with no claim time (the limit).
+	Stale, StaleUnreserved string
 	// TimedOut select the ids of jobs with one expired activity deadline
 	// each (arguments: now, the limit).
 	TimedOut []string
@@ -154,6 +164,10 @@ type Statements struct {
 	ExpiredExecution, ExpiredRun string
 	// WaitExpired selects signal waits past their timeout (now, limit).
 	WaitExpired string
+	// RunningPositions selects the id, current_step and total_steps of
+	// running workflows after an id, in id order (the id, the limit): a
+	// range of the status index, whose entries end in the id.
+	RunningPositions string
 	// OldestDue selects the earliest due time of a queue's due pending
 	// jobs (arguments: the queue, now).
 	OldestDue string
@@ -201,17 +215,21 @@ func buildStatements(t Tables, d Dialect) Statements {
 		// A claim whose token names its current attempt was made by a Go
 		// worker, which renews it: it is stale after the lease timeout.
 		// Other claims (Queuety PHP's) are stale after the stale timeout.
+		Stale: "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND reserved_at < ?" +
+			" AND (reserved_at < ? OR claim_token % 256 = attempts) ORDER BY reserved_at, id LIMIT ?",
 		// A processing row without reserved_at (written by hand, or by a
-		// client that crashed between its writes) has no claim time to
-		// renew or wait for: it is stale at once. NULL sorts first in
-		// (status, reserved_at), so the read stays one range of that index.
-		Stale: "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND (reserved_at IS NULL OR reserved_at < ?)" +
-			" AND (reserved_at IS NULL OR reserved_at < ? OR claim_token % 256 = attempts) ORDER BY reserved_at, id LIMIT ?",
+		// writer that set the status without the time) has no claim time
+		// to renew or wait for: it is stale at once. Its own read keeps
+		// both reads one range of (status, reserved_at) each; with the
+		// two conditions ORed, SQLite reads every processing row.
+		StaleUnreserved: "SELECT " + jobCols + " FROM " + t.Jobs + d.UnreservedHint + " WHERE status = 'processing' AND reserved_at IS NULL ORDER BY id LIMIT ?",
 		OldestDue: "SELECT available_at FROM " + t.Jobs + " WHERE queue = ? AND status = 'pending' AND available_at <= ?" +
 			" ORDER BY available_at LIMIT 1",
-		ExpiredExecution:  "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
-		ExpiredRun:        "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
-		WaitExpired:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",
+		ExpiredExecution: "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
+		ExpiredRun:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
+		WaitExpired:      "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",
+		RunningPositions: "SELECT id, current_step, total_steps FROM " + t.Workflows + strings.ReplaceAll(d.RunningHint, "{workflows}", t.Workflows) +
+			" WHERE status = 'running' AND id > ? ORDER BY id LIMIT ?",
 		DueSchedules:      "SELECT " + scheduleCols + " FROM " + t.Schedules + " WHERE enabled = 1 AND next_run <= ? ORDER BY next_run, id LIMIT ?",
 		BufferedSchedules: "SELECT " + scheduleCols + " FROM " + t.Schedules + " WHERE enabled = 1 AND pending_run <= ? ORDER BY pending_run, id LIMIT ?",
 	}

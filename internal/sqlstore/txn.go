@@ -449,7 +449,12 @@ func (t *txn) JobFindStale(ctx context.Context, p driver.StaleParams) ([]*driver
 	if leaseBefore.IsZero() || leaseBefore.Before(p.ReservedBefore) {
 		leaseBefore = p.ReservedBefore
 	}
-	return t.queryJobs(ctx, t.s.SQL.Stale+t.lock(p.Lock), t.sec(leaseBefore), t.sec(p.ReservedBefore), p.Limit)
+	unreserved, err := t.queryJobs(ctx, t.s.SQL.StaleUnreserved+t.lock(p.Lock), p.Limit)
+	if err != nil || len(unreserved) >= p.Limit {
+		return unreserved, err
+	}
+	claimed, err := t.queryJobs(ctx, t.s.SQL.Stale+t.lock(p.Lock), t.sec(leaseBefore), t.sec(p.ReservedBefore), p.Limit-len(unreserved))
+	return append(unreserved, claimed...), err
 }
 
 // JobFindTimedOut implements driver.Tx. Each deadline column has its own

@@ -196,6 +196,12 @@ type Tx interface {
 	// WorkflowFindWaitExpired returns workflows waiting for a signal whose
 	// wait deadline is at or before p.Now.
 	WorkflowFindWaitExpired(ctx context.Context, p ExpiredParams) ([]*Workflow, error)
+	// WorkflowRunningPositions returns the positions of up to limit
+	// running workflows whose id is above afterID, in id order, read
+	// through the status index without the rows' state. The engine walks
+	// them a window at a time to find workflows whose row says they are
+	// past their last step.
+	WorkflowRunningPositions(ctx context.Context, afterID int64, limit int) ([]WorkflowPosition, error)
 	// WorkflowList lists workflows for operators, newest first.
 	WorkflowList(ctx context.Context, f WorkflowFilter) ([]*Workflow, error)
 	// WorkflowCounts counts workflows by status.
@@ -328,6 +334,13 @@ type TimedOutParams struct {
 	Now   time.Time
 	Limit int
 	Lock  LockMode
+}
+
+// WorkflowPosition is where a workflow row says it stands.
+type WorkflowPosition struct {
+	ID          int64
+	CurrentStep int
+	TotalSteps  int
 }
 
 // ExpiredParams selects workflows past a deadline.

@@ -376,12 +376,14 @@ func dialect(incr int64) sqlstore.Dialect {
 		incr = 1
 	}
 	return sqlstore.Dialect{
-		Name:       "mysql",
-		ForUpdate:  " FOR UPDATE",
-		SkipLocked: " FOR UPDATE SKIP LOCKED",
-		ByID:       " FORCE INDEX (PRIMARY)",
-		ByWorkflow: " FORCE INDEX (idx_workflow)",
-		ClaimHint:  " FORCE INDEX (" + claimIndex + ")",
+		Name:           "mysql",
+		ForUpdate:      " FOR UPDATE",
+		SkipLocked:     " FOR UPDATE SKIP LOCKED",
+		ByID:           " FORCE INDEX (PRIMARY)",
+		ByWorkflow:     " FORCE INDEX (idx_workflow)",
+		ClaimHint:      " FORCE INDEX (" + claimIndex + ")",
+		RunningHint:    " FORCE INDEX (idx_status)",
+		UnreservedHint: " FORCE INDEX (idx_reserved)",
 		// A claim reads its candidates without locks, then locks them by
 		// id: a locking scan of the claim index waded through the entries
 		// of recently claimed jobs that purge had yet to remove, most of

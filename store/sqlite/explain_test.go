@@ -52,6 +52,8 @@ func TestHotQueriesReadTheirIndexes(t *testing.T) {
 		{"has due", s.SQL.HasDue(1), jobs + "_idx_(go_claim|queue_status_available)", []any{"default", now, "a", "default"}},
 		{"oldest due", s.SQL.OldestDue, jobs + "_idx_queue_status_available", []any{"default", now}},
 		{"stale", s.SQL.Stale, jobs + "_idx_reserved", []any{now, now, 100}},
+		{"stale without claim time", s.SQL.StaleUnreserved, jobs + "_idx_reserved", []any{100}},
+		{"running positions", s.SQL.RunningPositions, "queuety_workflows_idx_status", []any{0, 500}},
 		{"schedule-to-close", s.SQL.TimedOut[0], jobs + "_idx_go_schedule_to_close", []any{now, 100}},
 		{"schedule-to-start", s.SQL.TimedOut[1], jobs + "_idx_go_schedule_to_start", []any{now, 100}},
 		{"heartbeat", s.SQL.TimedOut[2], jobs + "_idx_go_heartbeat", []any{now, 100}},

@@ -194,7 +194,8 @@ var dialect = sqlstore.Dialect{
 	// limit. Left to itself the planner takes the (queue, status,
 	// available_at) index and sorts every due job, so a claim's cost grew
 	// with the backlog.
-	ClaimHint: " INDEXED BY {jobs}_idx_go_claim",
+	ClaimHint:   " INDEXED BY {jobs}_idx_go_claim",
+	RunningHint: " INDEXED BY {workflows}_idx_status",
 	// Statements on rows by id read the table by rowid. NOT INDEXED still
 	// lets SQLite look rows up by rowid; without it the planner may read
 	// an index on a column the statement also tests, such as status: a

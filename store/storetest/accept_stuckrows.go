@@ -4,18 +4,21 @@ package storetest
 // are recovered, or failed with an error a person can act on.
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
 func init() {
 	register("Jobs/StaleRecoveryOfRowWithoutReservedAt", testStaleWithoutReservedAt)
+	register("Workflows/PastLastStepIsFailed", testOverrunFailed)
 }
 
 // testStaleWithoutReservedAt: a processing row with no reserved_at (no
@@ -46,4 +49,50 @@ func testStaleWithoutReservedAt(t *testing.T, e *Env) {
 	assert.Equal(t, "buried", strings.Join(e.Events(driver.LogFilter{JobID: buried}), ","), "the row without attempts left: logs")
 	assert.Equal(t, queuety.JobProcessing, e.Job(running).Status, "the row claimed just now")
 	assert.Equal(t, 0, e.recoverStale(), "recovered by a second sweep")
+}
+
+// testOverrunFailed: a running workflow whose row says it is past its last
+// step (current_step 5 of 2) has no step to run and would stay running
+// forever. The overrun sweep fails it, with a message that names where
+// the row stands, a workflow_failed log row and an internal failure; its
+// open job is buried. Running workflows within their steps are left
+// alone, and a second sweep finds nothing.
+func testOverrunFailed(t *testing.T, e *Env) {
+	def := queuety.WorkflowDefinition{Name: "two", Steps: steps("a", "b")}
+	stuck, fine := e.Start(def, nil), e.Start(def, nil)
+	require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+		wf, err := tx.WorkflowGet(e.Ctx, stuck, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		wf.CurrentStep = 5
+		return tx.WorkflowUpdate(e.Ctx, wf)
+	}))
+	// RunAll is what a worker run once (work --once) sweeps.
+	sweeper := deadline.New(e.C)
+	report, err := sweeper.RunAll(e.Ctx)
+	require.NoError(t, err, "sweeps")
+	assert.Equal(t, 1, report.Total(), "rows the sweeps changed")
+
+	wf := e.Workflow(stuck)
+	want := fmt.Sprintf("Workflow %d is at step 5 of 2: its current step is past its last step, so no step can run. "+
+		"It was failed by the engine's sweep; its state is kept.", stuck)
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, want, wf.ErrorMessage, "error")
+	failed := e.Logs(driver.LogFilter{WorkflowID: stuck, Event: driver.LogWorkflowFailed})
+	if assert.Len(t, failed, 1, "workflow_failed log rows") {
+		assert.Equal(t, want, failed[0].ErrorMessage, "the log row's error")
+	}
+	failures, err := e.C.Failures(e.Ctx, stuck, 0)
+	require.NoError(t, err)
+	if assert.Len(t, failures, 1, "failure rows") {
+		assert.Equal(t, driver.FailureInternal, failures[0].Category, "category")
+	}
+	for _, j := range e.Jobs(driver.JobFilter{WorkflowID: stuck}) {
+		assert.Equal(t, queuety.JobBuried, j.Status, "job %d of the failed workflow", j.ID)
+	}
+	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(fine).Status, "the workflow within its steps")
+	n, err := sweeper.Overruns(e.Ctx)
+	require.NoError(t, err, "second overrun sweep")
+	assert.Equal(t, 0, n, "workflows failed by a second sweep")
 }
