@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -46,6 +47,11 @@ type WorkflowDescription struct {
 	Failures   []FailureInfo   `json:"failures"`
 	Timeline   []TimelineEntry `json:"timeline"`
 	Signals    []SignalInfo    `json:"signals,omitempty"`
+	// StateError says why the stored state, or its step list, could not
+	// be read (the row was written by hand or by a broken writer). The
+	// description then holds what the row's columns, jobs, logs and
+	// events say, without the state and the steps.
+	StateError string `json:"state_error,omitempty"`
 }
 
 // DeadlineInfo holds a workflow's deadlines and timeouts.
@@ -257,11 +263,17 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 	if err != nil {
 		return nil, fmt.Errorf("queuety: describe workflow %d: %w", id, err)
 	}
+	// A state that does not decode is described, not refused: the
+	// workflow's page is where a person finds out what is wrong with it.
+	var stateErr error
 	state, err := DecodeObject("workflow state", wf.State)
 	if err != nil {
-		return nil, fmt.Errorf("queuety: describe workflow %d: %w", id, err)
+		state, stateErr = phpjson.NewObject(), err
 	}
 	steps, stepsErr := parseSteps(state)
+	if _, has := state.Get("_steps"); stateErr == nil && stepsErr != nil && (has || wf.TotalSteps > 0) {
+		stateErr = fmt.Errorf("queuety: malformed workflow steps in the state: %w", stepsErr)
+	}
 	d := &WorkflowDescription{
 		ID: wf.ID, Name: wf.Name, Status: wf.Status, CurrentStep: wf.CurrentStep, TotalSteps: wf.TotalSteps,
 		Queue: stateQueue(state), Priority: statePriority(state), MaxAttempts: stateMaxAttempts(state),
@@ -269,6 +281,9 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		FailedAt: iso(wf.FailedAt), Error: wf.ErrorMessage, DefinitionHash: strField(state, "_definition_hash"),
 		IdempotencyKey: strField(state, "_idempotency_key"),
 		Steps:          []StepInfo{}, Failures: []FailureInfo{}, Timeline: []TimelineEntry{},
+	}
+	if stateErr != nil {
+		d.StateError = strings.TrimPrefix(stateErr.Error(), "queuety: ")
 	}
 	d.ParentID, d.ParentStep = wf.ParentWorkflowID, wf.ParentStepIndex
 	if v, ok := state.Get("_started_by_workflow_id"); ok {

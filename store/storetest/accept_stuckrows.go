@@ -4,6 +4,7 @@ package storetest
 // are recovered, or failed with an error a person can act on.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 func init() {
 	register("Jobs/StaleRecoveryOfRowWithoutReservedAt", testStaleWithoutReservedAt)
 	register("Workflows/PastLastStepIsFailed", testOverrunFailed)
+	register("Workflows/MalformedStateIsDescribed", testMalformedStateDescribed)
 }
 
 // testStaleWithoutReservedAt: a processing row with no reserved_at (no
@@ -95,4 +97,43 @@ func testOverrunFailed(t *testing.T, e *Env) {
 	n, err := sweeper.Overruns(e.Ctx)
 	require.NoError(t, err, "second overrun sweep")
 	assert.Equal(t, 0, n, "workflows failed by a second sweep")
+}
+
+// testMalformedStateDescribed: a workflow whose stored state, or its step
+// list, cannot be read is still described (what its row, jobs and logs
+// say), with the reason in StateError, so the page that shows it works;
+// the export and the trace, which need the state, refuse with
+// ErrInvalidState and the reason instead of an internal error.
+func testMalformedStateDescribed(t *testing.T, e *Env) {
+	for _, c := range []struct{ state, want string }{
+		{`{"broken": `, "malformed workflow state JSON"},
+		{`"text"`, "malformed workflow state JSON"},
+		{`{"_steps": "not a list"}`, "malformed workflow steps in the state: _steps is string, not a list"},
+	} {
+		id := e.Start(queuety.WorkflowDefinition{Name: "two", Steps: steps("a", "b")}, nil)
+		require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+			wf, err := tx.WorkflowGet(e.Ctx, id, driver.LockUpdate)
+			if err != nil {
+				return err
+			}
+			wf.State = []byte(c.state)
+			return tx.WorkflowUpdate(e.Ctx, wf)
+		}))
+		d, err := e.C.DescribeWorkflow(e.Ctx, id)
+		if !assert.NoError(t, err, "describe the workflow with state %s", c.state) {
+			continue
+		}
+		assert.Contains(t, d.StateError, c.want, "state %s: the reason", c.state)
+		assert.Equal(t, queuety.WorkflowRunning, d.Status, "state %s: status", c.state)
+		assert.Equal(t, 2, d.TotalSteps, "state %s: total steps", c.state)
+		assert.NotEmpty(t, d.Timeline, "state %s: timeline", c.state)
+		if c.want == "malformed workflow state JSON" {
+			_, err = e.C.TraceWorkflow(e.Ctx, id)
+			assert.True(t, errors.Is(err, queuety.ErrInvalidState), "state %s: trace error %v, want ErrInvalidState", c.state, err)
+			assert.ErrorContains(t, err, c.want, "state %s: trace error", c.state)
+		}
+	}
+	d, err := e.C.DescribeWorkflow(e.Ctx, e.Start(queuety.WorkflowDefinition{Name: "fine", Steps: steps("a")}, nil))
+	require.NoError(t, err)
+	assert.Empty(t, d.StateError, "a readable state's StateError")
 }
