@@ -17,6 +17,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -35,8 +36,9 @@ func overrunMessage(wf *driver.Workflow) string {
 // current_step is past its total_steps, under its row lock: open jobs
 // buried, workflow_failed logged, an internal failure recorded, the
 // parent and waiters told, compensation started when the workflow asks
-// for it. It returns how many it failed and whether the window was full
-// (more running workflows follow it); after a short window the next call
+// for it. It returns how many it failed, whether the window was full
+// (more running workflows follow it), and the errors of the workflows it
+// could not fail, after trying the rest; after a short window the next call
 // starts over from the first. A fresh engine starts at a random id, so
 // processes that run one sweep and exit (work --once) do not all examine
 // the same window.
@@ -64,19 +66,23 @@ func (e *Engine) FailOverrunWorkflows(ctx context.Context, window int) (int, boo
 		e.overrunCursor.Store(0)
 	}
 	n := 0
+	var errs []error
 	for _, p := range pos {
 		if p.CurrentStep <= p.TotalSteps {
 			continue
 		}
+		// One workflow that cannot be failed (its row unreadable, say)
+		// does not keep the sweep from the others.
 		failed, err := e.failOverrun(ctx, p.ID)
 		if err != nil {
-			return n, false, err
+			errs = append(errs, err)
+			continue
 		}
 		if failed {
 			n++
 		}
 	}
-	return n, full, nil
+	return n, full, errors.Join(errs...)
 }
 
 // overrunStart is the id after which the next window starts: the cursor,
