@@ -225,6 +225,15 @@ func TestDispatch(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Until(j.AvailableAt), 58*time.Minute, "delayed job is due too soon")
 	assert.Equal(t, queuety.PriorityUrgent, j.Priority, "delayed job priority")
 
+	// The payload keeps the order of its keys, as Queuety PHP stores an
+	// array; --unique finds it whatever the order.
+	ordered := dispatchID(t, dsn, "reindex", `{"site": "b", "post": {"tags": ["x"], "id": 3}}`, "--unique")
+	j, err = c.Job(context.Background(), ordered)
+	require.NoError(t, err)
+	assert.Equal(t, `{"site":"b","post":{"tags":["x"],"id":3}}`, string(j.Payload), "payload as typed")
+	assert.Equal(t, ordered, dispatchID(t, dsn, "reindex", "--payload", `{"post": {"id": 3, "tags": ["x"]}, "site": "b"}`, "--unique"),
+		"--unique with the keys in another order")
+
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -172,9 +172,13 @@ expression changed.
 
 Under --overlap skip or buffer, a firing while the previous job is still
 pending or processing is dropped (skip) or held until that job ends
-(buffer, at most one waiting). --catch-up says what happens to the firings
-missed while no worker ran: once (fire once), all (fire each, up to 100 per
-tick) or none (skip to the next slot).`,
+(buffer, at most one waiting). --catch-up says what happens when a tick
+finds several slots due (after an outage, or while no worker ran): once
+(fire once for them), all (fire each, up to 100 per tick, the rest at the
+next ticks) or none (fire none of them; continue with the next slot).
+Slots merged or skipped are logged by the worker and counted in
+queuety_schedule_slots_missed_total. Running workers see a schedule added
+here within 2 s.`,
 		Examples: []string{
 			Program + ` schedule add cleanup_sessions '{"older_than_days": 30}' --cron '0 3 * * *'`,
 			Program + " schedule add sync_feed --every 5m --queue feeds --overlap skip",

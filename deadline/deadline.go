@@ -85,13 +85,22 @@ const (
 
 // observed runs one sweep and reports it to the observer, if any.
 func (s *Sweeper) observed(ctx context.Context, name string, run func() (int, error)) (int, error) {
+	return s.observedSweep(ctx, name, func(sw *observe.Sweep) { sw.Rows, sw.Err = run() })
+}
+
+// observedSweep runs one sweep, which fills in the report's counts and
+// error, and reports it to the observer, if any.
+func (s *Sweeper) observedSweep(ctx context.Context, name string, run func(*observe.Sweep)) (int, error) {
+	sw := observe.Sweep{Name: name}
 	if s.obs == nil {
-		return run()
+		run(&sw)
+		return sw.Rows, sw.Err
 	}
 	t0 := time.Now()
-	n, err := run()
-	s.obs.Swept(ctx, observe.Sweep{Name: name, Duration: time.Since(t0), Rows: n, Err: err})
-	return n, err
+	run(&sw)
+	sw.Duration = time.Since(t0)
+	s.obs.Swept(ctx, sw)
+	return sw.Rows, sw.Err
 }
 
 // Report counts what one RunAll did.
@@ -181,12 +190,20 @@ func (s *Sweeper) Stale(ctx context.Context) (int, error) {
 	})
 }
 
-// Schedules fires every due schedule, dispatching its jobs or workflows.
-// It is not part of RunAll: workers tick schedules on their own timer,
-// which wakes at the next due time.
+// Schedules fires every due schedule, dispatching its jobs or workflows,
+// and returns how many it dispatched. Due slots that a schedule's
+// catch-up policy merges or skips (the tick came after more than one of
+// them) are logged as a warning per schedule and reported to the observer
+// as observe.Sweep.Missed. It is not part of RunAll: workers tick
+// schedules on their own timer, which wakes at the next due time.
 func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
-	return s.observed(ctx, SweepSchedules, func() (int, error) {
-		return s.sweep(ctx, s.engine.TickSchedules, slog.LevelInfo, "queuety: schedules fired")
+	return s.observedSweep(ctx, SweepSchedules, func(sw *observe.Sweep) {
+		step := func(ctx context.Context, limit int) (int, bool, error) {
+			r, err := s.engine.TickSchedules(ctx, limit)
+			sw.Missed += r.Missed
+			return r.Fired, r.More, err
+		}
+		sw.Rows, sw.Err = s.sweep(ctx, step, slog.LevelInfo, "queuety: schedules fired")
 	})
 }
 

@@ -216,7 +216,12 @@ type Sweep struct {
 	Duration time.Duration
 	// Rows is how many jobs, workflows or schedules it changed (or fired).
 	Rows int
-	Err  error
+	// Missed (schedule-tick only) is how many due schedule slots got no
+	// firing of their own: merged into one firing (catch-up policy once)
+	// or skipped (none) because the tick came after more than one slot of
+	// their schedule, as after an outage.
+	Missed int
+	Err    error
 }
 
 // Nop is an Observer that does nothing. Embed it to implement only the

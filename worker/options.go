@@ -47,15 +47,18 @@ type Intervals struct {
 	Watchdog  time.Duration // default deadline.WatchdogInterval (10 s)
 	Stale     time.Duration // default deadline.StaleInterval (2 s)
 	// ScheduleIdle caps how long the schedule tick sleeps: it wakes at the
-	// next due schedule, or after ScheduleIdle to notice schedules other
-	// processes saved (default ScheduleIdleDefault, 30 s).
+	// next due schedule, when a client of this process saves a schedule,
+	// or after ScheduleIdle to notice schedules other processes saved and
+	// buffered firings whose run ended (default ScheduleIdleDefault, 2 s).
 	ScheduleIdle time.Duration
 	// Jitter spreads each interval by ±Jitter × interval (default 0.1).
 	Jitter float64
 }
 
-// ScheduleIdleDefault is the longest the schedule tick sleeps.
-const ScheduleIdleDefault = 30 * time.Second
+// ScheduleIdleDefault is the longest the schedule tick sleeps. While
+// nothing is due, each wake-up reads the due schedules and the earliest
+// next run, each through an index.
+const ScheduleIdleDefault = 2 * time.Second
 
 func (iv Intervals) withDefaults() Intervals {
 	def := func(d, v time.Duration) time.Duration {

@@ -33,7 +33,8 @@ type Engine struct {
 	// completions that workers make at the same time (combine.go).
 	claims      claimCombiner
 	completions completionCombiner
-	wakes       *wakeHub
+	wakes       *wakeHub         // new jobs: see wake.go
+	schedWakes  *wakeHub         // saved schedules
 	obs         observe.Observer // nil: no instrumentation
 	batches     batchKnowers
 	// overrunCursor is the id after which FailOverrunWorkflows reads its
@@ -103,7 +104,7 @@ func New(store driver.Store, cfg Config) *Engine {
 	if cfg.DeadlineHandoff == 0 {
 		cfg.DeadlineHandoff = DefaultDeadlineHandoff
 	}
-	return &Engine{wakes: hubFor(cfg.WakeKey), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	return &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 }
 
 // Observer returns the engine's observer, nil when there is none.

@@ -13,7 +13,8 @@ import (
 )
 
 // MaxCatchUp bounds the firings one tick makes for one schedule under
-// driver.CatchUpAll.
+// driver.CatchUpAll; the slots beyond it stay due and the following ticks
+// fire them.
 const MaxCatchUp = 100
 
 // SaveSchedule writes a schedule and returns its id. A schedule with the
@@ -27,7 +28,9 @@ func (e *Engine) SaveSchedule(ctx context.Context, sched driver.Schedule, setEna
 		return 0, fmt.Errorf("queuety: save schedule %q: %w", sched.Handler, invalidf("%v", err))
 	}
 	var id int64
+	var wrote bool
 	save := func(tx driver.Tx) error {
+		wrote = false
 		now := e.clock.Now()
 		s := sched
 		old, err := tx.ScheduleByHandler(ctx, s.Handler, driver.LockUpdate)
@@ -53,7 +56,7 @@ func (e *Engine) SaveSchedule(ctx context.Context, sched driver.Schedule, setEna
 		if err := tx.ScheduleSave(ctx, &s); err != nil {
 			return err
 		}
-		id = s.ID
+		id, wrote = s.ID, true
 		return nil
 	}
 	// A read that finds no row locks nothing, so two processes saving a
@@ -66,6 +69,9 @@ func (e *Engine) SaveSchedule(ctx context.Context, sched driver.Schedule, setEna
 	}
 	if err != nil {
 		return 0, fmt.Errorf("queuety: save schedule %q: %w", sched.Handler, err)
+	}
+	if wrote {
+		e.wakeSchedules() // this process's schedule ticks read the new next run at once
 	}
 	return id, nil
 }
@@ -131,6 +137,9 @@ func (e *Engine) SetScheduleEnabled(ctx context.Context, id int64, enabled bool)
 		_, err = tx.ScheduleUpdate(ctx, s, old)
 		return err
 	})
+	if err == nil && enabled {
+		e.wakeSchedules()
+	}
 	return wrap(fmt.Sprintf("set schedule %d enabled=%v", id, enabled), err)
 }
 
@@ -155,6 +164,9 @@ func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 		_, err = tx.ScheduleUpdate(ctx, s, old)
 		return err
 	})
+	if err == nil && ref != 0 {
+		e.wake()
+	}
 	return ref, wrap(fmt.Sprintf("run schedule %d", id), err)
 }
 
@@ -162,8 +174,9 @@ func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 // run it waits for has ended, then the slots its next run has reached. It
 // returns how many jobs or workflows it dispatched and whether it wrote
 // the row (it does not when only a buffered firing was due and its run is
-// still active).
-func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, run *runState) (int, bool, error) {
+// still active). Slots the catch-up policy merged or skipped, and a
+// CatchUpAll backlog left for the next tick, are noted in notes.
+func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, run *runState, notes *tickNotes) (int, bool, error) {
 	oldNext := s.NextRun
 	fired := 0
 	if !s.PendingRun.IsZero() && !s.PendingRun.After(now) {
@@ -190,17 +203,27 @@ func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, 
 		e.log.Error("queuety: schedule has an invalid expression; retrying in an hour", "schedule_id", s.ID, "handler", s.Handler, "err", err)
 		s.NextRun = floorSecond(now).Add(time.Hour)
 	} else {
-		firings, next := catchUp(expr, s.CatchUp, s.NextRun, now)
+		policy := s.EffectiveCatchUp()
+		firings, next, missed := catchUp(expr, policy, s.NextRun, now)
+		dispatched := 0
 		for _, slot := range firings {
 			ref, err := e.fire(ctx, tx, s, slot, now, run)
 			if err != nil {
 				return 0, false, err
 			}
 			if ref != 0 {
-				fired++
+				dispatched++
 			}
 		}
+		fired += dispatched
 		s.NextRun = next
+		if missed > 0 {
+			notes.missed = append(notes.missed, missedSlots{id: s.ID, handler: s.Handler, policy: policy,
+				slots: missed, fired: dispatched, first: oldNext, at: now})
+		}
+		if !next.After(now) {
+			notes.backlog = true
+		}
 	}
 	ok, err := tx.ScheduleUpdate(ctx, s, oldNext)
 	if err != nil {
@@ -215,30 +238,59 @@ func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, 
 	return fired, true, nil
 }
 
-// catchUp returns the slots a tick fires for a schedule whose next run,
-// next, is due, under catch-up policy p, and the first slot after now.
-func catchUp(expr schedexpr.Schedule, p driver.CatchUpPolicy, next, now time.Time) (firings []time.Time, following time.Time) {
-	var missed []time.Time // the first MaxCatchUp missed slots
+// tickNotes is what one tick transaction noted beside its firings.
+type tickNotes struct {
+	missed  []missedSlots // schedules whose catch-up policy merged or skipped slots
+	backlog bool          // a CatchUpAll schedule still has due slots
+}
+
+// missedSlots describes the slots of one schedule that one tick did not
+// fire one by one.
+type missedSlots struct {
+	id      int64
+	handler string
+	policy  driver.CatchUpPolicy
+	slots   int       // due slots without a firing of their own
+	fired   int       // runs dispatched for the due slots (0 or 1; the overlap policy may hold one back)
+	first   time.Time // the first due slot
+	at      time.Time // the tick's time
+}
+
+// catchUp returns the slots a tick at now fires for a schedule whose next
+// run, next, is due, under catch-up policy p; the schedule's next run after
+// the tick; and how many due slots get no firing of their own.
+//
+// CatchUpAll fires every due slot, at most MaxCatchUp per tick: the next
+// run then stays at the first slot not fired, still due, for the next
+// tick. CatchUpOnce fires the last due slot for all of them. CatchUpNone
+// fires a due slot only when it is the only one. The next run is
+// otherwise the first slot after now.
+func catchUp(expr schedexpr.Schedule, p driver.CatchUpPolicy, next, now time.Time) (firings []time.Time, following time.Time, missed int) {
 	var last time.Time
+	n := 0
 	slot := next
 	for ; !slot.IsZero() && !slot.After(now); slot = expr.Next(slot) {
-		if len(missed) < MaxCatchUp {
-			missed = append(missed, slot)
+		if p == driver.CatchUpAll {
+			if n == MaxCatchUp {
+				return firings, slot, 0
+			}
+			firings = append(firings, slot)
 		}
 		last = slot
+		n++
 	}
 	if slot.IsZero() { // nothing within the cron library's horizon
 		slot = floorSecond(now).Add(24 * time.Hour)
 	}
 	switch {
-	case len(missed) == 0: // a zero next run: nothing to fire
-		return nil, slot
+	case n == 0: // a zero next run: nothing to fire
+		return nil, slot, 0
 	case p == driver.CatchUpAll:
-		return missed, slot
-	case p == driver.CatchUpNone && len(missed) > 1:
-		return nil, slot
+		return firings, slot, 0
+	case p == driver.CatchUpNone && n > 1:
+		return nil, slot, n
 	}
-	return []time.Time{last}, slot
+	return []time.Time{last}, slot, n - 1
 }
 
 // fire applies the overlap policy to one firing and dispatches it when

@@ -513,14 +513,53 @@ func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driv
 }
 
 // JobFindActiveByHash implements driver.Tx.
-func (t *txn) JobFindActiveByHash(ctx context.Context, handler, hash string) (int64, error) {
+func (t *txn) JobFindActiveByHash(ctx context.Context, handler string, hashes ...string) (int64, error) {
+	if len(hashes) == 0 {
+		return 0, nil
+	}
+	cond, args := "payload_hash = ?", []any{handler, hashes[0]}
+	if len(hashes) > 1 {
+		cond = "payload_hash IN (" + placeholders(len(hashes)) + ")"
+		args = args[:1]
+		for _, h := range hashes {
+			args = append(args, h)
+		}
+	}
 	var id int64
-	err := t.tx.QueryRowContext(ctx, "SELECT id FROM "+t.s.T.Jobs+" WHERE handler = ? AND payload_hash = ? AND status IN ('pending', 'processing') ORDER BY id LIMIT 1",
-		handler, hash).Scan(&id)
+	err := t.tx.QueryRowContext(ctx, "SELECT id FROM "+t.s.T.Jobs+" WHERE handler = ? AND "+cond+
+		" AND status IN ('pending', 'processing') ORDER BY id LIMIT 1", args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
-	return id, err
+	if err != nil {
+		return 0, fmt.Errorf("find active job by payload hash: %w", err)
+	}
+	return id, nil
+}
+
+// JobFindActiveUnique implements driver.Tx: the pending and processing
+// jobs of the handler through idx_handler_status (or idx_unique), their
+// hash and payload length checked on the row. OCTET_LENGTH counts bytes in
+// MySQL, MariaDB and SQLite alike.
+func (t *txn) JobFindActiveUnique(ctx context.Context, handler string, payloadLen int) ([]*driver.Job, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT id, payload FROM "+t.s.T.Jobs+" WHERE handler = ? AND payload_hash IS NOT NULL"+
+		" AND status IN ('pending', 'processing') AND OCTET_LENGTH(payload) = ? ORDER BY id", handler, payloadLen)
+	if err != nil {
+		return nil, fmt.Errorf("find active unique jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []*driver.Job
+	for rows.Next() {
+		j := &driver.Job{}
+		if err := rows.Scan(&j.ID, &j.Payload); err != nil {
+			return nil, fmt.Errorf("find active unique jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find active unique jobs: %w", err)
+	}
+	return out, nil
 }
 
 // JobCountActiveByHandler implements driver.Tx.

@@ -15,6 +15,7 @@ type instruments struct {
 	dispatched, workflows, claimed     metric.Int64Counter
 	completed, failed, retried, buried metric.Int64Counter
 	errors, sweepRows, sweepErrs       metric.Int64Counter
+	slotsMissed                        metric.Int64Counter
 	handler, wait, claimDur, sweepDur  metric.Float64Histogram
 	batch                              metric.Int64Histogram
 }
@@ -45,6 +46,8 @@ func (in *instruments) create(m metric.Meter) error {
 	in.errors = counter("queuety.job.errors", "{attempt}", "Failed attempts by error category.")
 	in.sweepRows = counter("queuety.sweep.rows", "{row}", "Rows changed (or schedules fired) by maintenance sweeps.")
 	in.sweepErrs = counter("queuety.sweep.errors", "{sweep}", "Maintenance sweeps that failed.")
+	in.slotsMissed = counter("queuety.schedule.slots_missed", "{slot}",
+		"Due schedule slots that got no firing of their own: merged (catch-up once) or skipped (none) by a late tick.")
 	in.handler = seconds("queuety.handler.duration", "Wall-clock time of handler calls.", durationBounds...)
 	in.wait = seconds("queuety.dispatch_to_start.duration", "Time from a job falling due to its claim.", durationBounds...)
 	in.claimDur = seconds("queuety.claim.duration", "Round trip of claims that took any job.",

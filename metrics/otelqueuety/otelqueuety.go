@@ -247,11 +247,15 @@ func (o *Observer) JobEnd(ctx context.Context, j observe.Job, e observe.Ended) {
 	}
 }
 
-// Swept measures a maintenance sweep.
+// Swept measures a maintenance sweep, and counts the schedule slots a
+// tick missed.
 func (o *Observer) Swept(ctx context.Context, s observe.Sweep) {
 	attrs := metric.WithAttributes(AttrSweep.String(s.Name))
 	o.inst.sweepDur.Record(ctx, s.Duration.Seconds(), attrs)
 	o.inst.sweepRows.Add(ctx, int64(s.Rows), attrs)
+	if s.Missed > 0 {
+		o.inst.slotsMissed.Add(ctx, int64(s.Missed))
+	}
 	if s.Err != nil {
 		o.inst.sweepErrs.Add(ctx, 1, attrs)
 	}

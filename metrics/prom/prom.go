@@ -43,6 +43,7 @@ type Metrics struct {
 	batch, claimDur                     *prometheus.HistogramVec
 	sweepDur                            *prometheus.HistogramVec
 	sweepRows, sweepErrs                *prometheus.CounterVec
+	slotsMissed                         prometheus.Counter
 }
 
 // Bucket boundaries of the histograms.
@@ -83,9 +84,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		sweepDur:   histogram("sweep_duration_seconds", "Run time of maintenance sweeps.", DurationBuckets, "sweep"),
 		sweepRows:  counter("sweep_rows_total", "Rows changed (or schedules fired) by maintenance sweeps.", "sweep"),
 		sweepErrs:  counter("sweep_errors_total", "Maintenance sweeps that failed.", "sweep"),
+		slotsMissed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "queuety", Name: "schedule_slots_missed_total",
+			Help: "Due schedule slots that got no firing of their own: merged (catch-up once) or skipped (none) by a late tick."}),
 	}
 	for _, c := range []prometheus.Collector{m.dispatched, m.workflows, m.claimed, m.completed, m.failed, m.retried, m.buried,
-		m.errors, m.handler, m.wait, m.batch, m.claimDur, m.sweepDur, m.sweepRows, m.sweepErrs} {
+		m.errors, m.handler, m.wait, m.batch, m.claimDur, m.sweepDur, m.sweepRows, m.sweepErrs, m.slotsMissed} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -155,10 +158,14 @@ func (m *Metrics) JobEnd(_ context.Context, j observe.Job, e observe.Ended) {
 	}
 }
 
-// Swept records a maintenance sweep.
+// Swept records a maintenance sweep, and the schedule slots a tick
+// missed.
 func (m *Metrics) Swept(_ context.Context, s observe.Sweep) {
 	m.sweepDur.WithLabelValues(s.Name).Observe(s.Duration.Seconds())
 	m.sweepRows.WithLabelValues(s.Name).Add(float64(s.Rows))
+	if s.Missed > 0 {
+		m.slotsMissed.Add(float64(s.Missed))
+	}
 	if s.Err != nil {
 		m.sweepErrs.WithLabelValues(s.Name).Inc()
 	}

@@ -123,9 +123,16 @@ type Tx interface {
 	// JobListByWorkflow returns a workflow's jobs, optionally only those
 	// with the given statuses, in id order.
 	JobListByWorkflow(ctx context.Context, workflowID int64, statuses []JobStatus, lock LockMode) ([]*Job, error)
-	// JobFindActiveByHash returns the id of a pending or processing job
-	// with this handler and payload hash, or 0.
-	JobFindActiveByHash(ctx context.Context, handler, hash string) (int64, error)
+	// JobFindActiveByHash returns the id of the oldest pending or
+	// processing job with this handler and one of these payload hashes, or
+	// 0 (also when hashes is empty).
+	JobFindActiveByHash(ctx context.Context, handler string, hashes ...string) (int64, error)
+	// JobFindActiveUnique returns the pending and processing jobs of
+	// handler that have a payload hash (they were dispatched unique) and a
+	// payload of payloadLen bytes, in id order, with ID and Payload set: the
+	// candidates a unique dispatch compares its payload with when it has
+	// too many key orders to look each one up by hash.
+	JobFindActiveUnique(ctx context.Context, handler string, payloadLen int) ([]*Job, error)
 	// JobCountActiveByHandler counts pending and processing jobs of a handler.
 	JobCountActiveByHandler(ctx context.Context, handler string) (int64, error)
 	// JobList lists jobs for operators.

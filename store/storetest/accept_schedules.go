@@ -21,6 +21,8 @@ func init() {
 	register("Schedules/CronFiresAtExpectedTimes", testCronTimes)
 	register("Schedules/DailyFiresOnceAfterDowntime", testDailyAfterDowntime)
 	register("Schedules/CatchUpPolicies", testCatchUpPolicies)
+	register("Schedules/CatchUpAllFiresEveryMissedSlot", testCatchUpAllBacklog)
+	register("Schedules/MissedSlotsReported", testMissedSlotsReported)
 	register("Schedules/OverlapAllow", testOverlapAllow)
 	register("Schedules/OverlapSkip", testOverlapSkip)
 	register("Schedules/OverlapBuffer", testOverlapBuffer)
@@ -38,9 +40,17 @@ func init() {
 // tick fires the due schedules once.
 func (e *Env) tick() int {
 	e.T.Helper()
-	n, _, err := engine.OfClient(e.C).TickSchedules(e.Ctx, 100)
+	r, err := engine.OfClient(e.C).TickSchedules(e.Ctx, 100)
 	require.NoError(e.T, err, "tick")
-	return n
+	return r.Fired
+}
+
+// tickReport fires the due schedules once and returns what the tick did.
+func (e *Env) tickReport() engine.ScheduleTick {
+	e.T.Helper()
+	r, err := engine.OfClient(e.C).TickSchedules(e.Ctx, 100)
+	require.NoError(e.T, err, "tick")
+	return r
 }
 
 // jobsOf lists the jobs of a handler.
@@ -125,6 +135,43 @@ func testCatchUpPolicies(t *testing.T, e *Env) {
 	assert.Len(t, e.jobsOf("hourly_none"), 1, "catch-up none fires on time")
 }
 
+// testCatchUpAllBacklog misses 150 slots of a CatchUpAll schedule: one
+// tick fires the first 100 and says there is more, the next fires the
+// other 50, and the timetable continues after now.
+func testCatchUpAllBacklog(t *testing.T, e *Env) {
+	id := e.save(e.C.Schedule("minutely_all", nil).Every(time.Minute).CatchUp(driver.CatchUpAll)) // first slot 03:05:05
+	e.Clock.Advance(150 * time.Minute)                                                            // 05:34:05: slots 03:05:05 .. 05:34:05 missed
+	first := e.tickReport()
+	assert.Equal(t, engine.MaxCatchUp, first.Fired, "firings of the first tick")
+	assert.True(t, first.More, "the first tick reports more to fire")
+	assert.Zero(t, first.Missed, "slots missed")
+	assert.Equal(t, time.Date(2030, 1, 2, 4, 45, 5, 0, time.UTC), e.schedule(id).NextRun, "next_run: the first slot not fired yet")
+	second := e.tickReport()
+	assert.Equal(t, 50, second.Fired, "firings of the second tick")
+	assert.False(t, second.More, "the second tick reports more to fire")
+	assert.Zero(t, e.tick(), "a third tick")
+	assert.Len(t, e.jobsOf("minutely_all"), 150, "catch-up all: one run per missed slot")
+	assert.Equal(t, time.Date(2030, 1, 2, 5, 35, 5, 0, time.UTC), e.schedule(id).NextRun, "next_run after the backlog")
+}
+
+// testMissedSlotsReported misses five hourly slots under each catch-up
+// policy: the tick reports the slots once merged (four) and none skipped
+// (five), and nothing missed once the ticks are on time again.
+func testMissedSlotsReported(t *testing.T, e *Env) {
+	e.save(e.C.Schedule("hourly_once", nil).Cron("@hourly").CatchUp(driver.CatchUpOnce))
+	e.save(e.C.Schedule("hourly_all", nil).Cron("@hourly").CatchUp(driver.CatchUpAll))
+	e.save(e.C.Schedule("hourly_none", nil).Cron("@hourly").CatchUp(driver.CatchUpNone))
+	e.Clock.Advance(5 * time.Hour) // slots 04:00 .. 08:00 missed
+	r := e.tickReport()
+	assert.Equal(t, 1+5+0, r.Fired, "runs dispatched after the downtime")
+	assert.Equal(t, 4+0+5, r.Missed, "slots missed: merged by once, skipped by none")
+	assert.Len(t, e.jobsOf("hourly_once"), 1, "catch-up once: one run for the missed slots")
+	e.Clock.Advance(time.Hour) // one slot, on time
+	r = e.tickReport()
+	assert.Equal(t, 3, r.Fired, "runs dispatched on time")
+	assert.Zero(t, r.Missed, "slots missed on time")
+}
+
 func testOverlapAllow(t *testing.T, e *Env) {
 	e.save(e.C.Schedule("sync", nil).Every(time.Minute))
 	for range 3 {
@@ -185,9 +232,9 @@ func testFourTickers(t *testing.T, e *Env) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				n, _, err := engine.OfClient(c).TickSchedules(context.Background(), 10)
+				r, err := engine.OfClient(c).TickSchedules(context.Background(), 10)
 				assert.NoError(t, err, "tick")
-				fired.Add(int64(n))
+				fired.Add(int64(r.Fired))
 			}()
 		}
 		wg.Wait()
