@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/queuety/queuety-go/internal/egress"
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -54,11 +55,13 @@ func webhookView(w *queuety.Webhook) webhookJSON {
 }
 
 // shownURL is a webhook URL as the CLI prints it: with "xxxxx" for the
-// password of its user info, if any.
+// password of its user info, if any. A URL that does not parse (Queuety
+// PHP stores anything) is not shown, since where its password is cannot
+// be told.
 func shownURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return raw // rows PHP wrote may not parse; they carry no parsable password either
+		return egress.Redact(raw)
 	}
 	return u.Redacted()
 }

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func TestWebhookCommands(t *testing.T) {
@@ -64,6 +66,26 @@ func TestWebhookCommands(t *testing.T) {
 	assert.Equal(t, map[string]any{"id": float64(2), "removed": true}, removed)
 	assert.Equal(t, "No webhooks registered.\n", mustRun(t, nil, "--dsn", dsn, "webhook", "list"))
 	assert.Equal(t, "[]\n", mustRun(t, nil, "--dsn", dsn, "webhook", "list", "--json"))
+}
+
+// TestWebhookListHidesUnparsableURLs: a row whose URL does not parse (as
+// Queuety PHP may store it) is listed without it, since its password
+// cannot be found to hide it.
+func TestWebhookListHidesUnparsableURLs(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	ctx := context.Background()
+	c, err := queuety.Open(ctx, dsn)
+	require.NoError(t, err)
+	require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+		return tx.WebhookInsert(ctx, &driver.Webhook{Event: "job.buried", URL: "http://user:hunter%zz@hooks.example.com/", CreatedAt: time.Now()})
+	}))
+	require.NoError(t, c.Close())
+	for _, args := range [][]string{{"webhook", "list"}, {"webhook", "list", "--json"}} {
+		out := mustRun(t, nil, append([]string{"--dsn", dsn}, args...)...)
+		assert.Contains(t, out, "(a URL that does not parse)", args)
+		assert.NotContains(t, out, "hunter", args)
+	}
 }
 
 // TestWorkWebhookAllow: work and flush send to a receiver on 127.0.0.1 only
