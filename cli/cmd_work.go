@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/egress"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -49,12 +51,19 @@ Batch callbacks and chain catch handlers run as jobs, once each. With
 --php-batch-callbacks QUEUE, one this worker does not have (a PHP class)
 becomes a job for Queuety PHP's bridge class QueuetyGo\BatchCallback on
 QUEUE, for a PHP worker with the bridge installed (php/ in the repository).
-The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
+The sweep enqueues the Go callbacks of batches that PHP workers finished.
+
+Webhooks: the worker POSTs to the registered webhooks (see webhook), but
+never to loopback, private, link-local (cloud metadata), carrier-grade NAT,
+multicast or reserved addresses, checked on the address it connects to.
+--webhook-allow (or QUEUETY_WEBHOOK_ALLOW) names the ones it may reach all
+the same, for example a receiver on this machine in development.`,
 		Examples: []string{
 			Program + " work",
 			Program + " work --queues critical,default --concurrency 32",
 			"* * * * * " + Program + " work --once --max-time 50s --wp-config /var/www/html/wp-config.php",
 			Program + " --log-format json work --metrics-listen 127.0.0.1:9090",
+			Program + " work --webhook-allow 127.0.0.1,hooks.internal",
 		},
 		LogLevel: "info",
 		Setup: func(fs *flag.FlagSet) RunFunc {
@@ -67,8 +76,13 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
 			handoff := durationFlag(fs, "deadline-handoff", queuety.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
 			phpBatch := fs.String("php-batch-callbacks", "", "hand the batch callbacks and chain catch handlers this worker does not have to Queuety PHP, as jobs for QueuetyGo\\BatchCallback (php/) on this `queue`")
+			allow := webhookAllowFlag(fs)
 			return func(e *Env, _ []string) error {
 				qs, err := queues()
+				if err != nil {
+					return err
+				}
+				hooks, err := allow()
 				if err != nil {
 					return err
 				}
@@ -105,7 +119,7 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 					return err
 				}
 				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
-					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()))
+					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()), hooks)
 				warnNoHandlers(e, c, qs)
 				if !*once {
 					if err := w.Run(ctx); err != nil {
@@ -207,6 +221,35 @@ func queuesFlags(fs *flag.FlagSet) func() ([]string, error) {
 	}
 }
 
+// EnvWebhookAllow names the webhook allow-list of work and flush when
+// --webhook-allow is not given.
+const EnvWebhookAllow = "QUEUETY_WEBHOOK_ALLOW"
+
+// webhookAllowFlag declares --webhook-allow and returns a function that
+// reads it (or EnvWebhookAllow), checks its entries and returns the
+// worker option.
+func webhookAllowFlag(fs *flag.FlagSet) func() (worker.Option, error) {
+	list := fs.String("webhook-allow", "", "comma-separated IP addresses, CIDR prefixes and host `names` webhook POSTs may reach although they are loopback, private or otherwise internal (default $"+EnvWebhookAllow+")")
+	return func() (worker.Option, error) {
+		given, source := *list, "--webhook-allow"
+		if !flagGiven(fs, "webhook-allow") {
+			given, source = os.Getenv(EnvWebhookAllow), EnvWebhookAllow
+		}
+		entries := splitList(given)
+		if _, err := egress.NewPolicy(entries); err != nil {
+			return nil, Usagef("%s: %s", source, strings.TrimPrefix(err.Error(), "egress: "))
+		}
+		return worker.Webhooks(worker.WebhookOptions{Allow: entries}), nil
+	}
+}
+
+// flagGiven reports whether the command line set flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 // flushBudget is flush's time budget when --max-time is not given: in
 // effect, none.
 const flushBudget = 100 * 365 * 24 * time.Hour
@@ -230,8 +273,13 @@ run (and never buried for it); see discover.`,
 			queues := queuesFlags(fs)
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
 			maxTime := durationFlag(fs, "max-time", 0, "stop claiming after this `duration` (default: no limit)")
+			allow := webhookAllowFlag(fs)
 			return func(e *Env, _ []string) error {
 				qs, err := queues()
+				if err != nil {
+					return err
+				}
+				hooks, err := allow()
 				if err != nil {
 					return err
 				}
@@ -254,7 +302,7 @@ run (and never buried for it); see discover.`,
 				}
 				defer c.Close()
 				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
-					worker.WithLogger(e.Logger()))
+					worker.WithLogger(e.Logger()), hooks)
 				warnNoHandlers(e, c, qs)
 				start := time.Now()
 				st, err := w.RunOnce(ctx, budget)

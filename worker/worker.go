@@ -236,7 +236,12 @@ var ErrAlreadyRunning = errors.New("worker: already running")
 // backoff; they never stop the worker.
 //
 // To stop on SIGINT/SIGTERM, pass a context from signal.NotifyContext.
+// An invalid WebhookOptions.Allow entry makes Run return its error at
+// once.
 func (w *Worker) Run(ctx context.Context) error {
+	if err := w.hooks.err; err != nil {
+		return err
+	}
 	if !w.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
@@ -276,8 +281,12 @@ func (w *Worker) Run(ctx context.Context) error {
 // start are handed back. It is what `queuety-worker work --once` runs from
 // cron. The error reports sweep failures and, as a *ShutdownError,
 // handlers abandoned at the end; job failures are recorded on the jobs,
-// not returned.
+// not returned. An invalid WebhookOptions.Allow entry makes it return its
+// error before it runs anything.
 func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, error) {
+	if err := w.hooks.err; err != nil {
+		return Stats{}, err
+	}
 	if !w.running.CompareAndSwap(false, true) {
 		return Stats{}, ErrAlreadyRunning
 	}

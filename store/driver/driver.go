@@ -273,12 +273,17 @@ type Tx interface {
 	// workflowID is 0), in id order.
 	FailureList(ctx context.Context, workflowID, jobID int64) ([]*Failure, error)
 
-	// WebhookInsert stores a webhook and sets its ID.
+	// WebhookInsert stores a webhook and sets its ID; a non-empty Secret
+	// goes in the Go engine's secrets table, beside Queuety's row.
 	WebhookInsert(ctx context.Context, w *Webhook) error
 	// WebhookList lists the webhooks of one event (all events when event
-	// is empty), in id order.
+	// is empty), in id order, with their secrets.
 	WebhookList(ctx context.Context, event string) ([]*Webhook, error)
-	// WebhookDelete deletes a webhook and reports whether it existed.
+	// WebhookSetSecret replaces (or sets) a webhook's secret and reports
+	// whether the webhook exists; nothing is written when it does not.
+	WebhookSetSecret(ctx context.Context, id int64, secret string, at time.Time) (bool, error)
+	// WebhookDelete deletes a webhook and its secret and reports whether
+	// the webhook existed.
 	WebhookDelete(ctx context.Context, id int64) (bool, error)
 
 	// ArtifactPut stores a's row by (workflow id, key): a new row gets

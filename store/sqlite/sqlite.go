@@ -150,6 +150,10 @@ func migrations(prefix string) sqlstore.Migrations {
 			{Version: 6, Name: "Go engine: partial indexes, so a claim and a completion update fewer index entries", Up: sqlstore.RunStatements(func() []string {
 				return partialIndexes(prefix)
 			})},
+			{Version: 7, Name: "Go engine: webhook signing secrets table", Up: sqlstore.RunStatements(func() []string {
+				return []string{"CREATE TABLE IF NOT EXISTS " + sqlstore.NewTables(prefix).WebhookSecrets +
+					" (webhook_id INTEGER NOT NULL PRIMARY KEY, secret TEXT NOT NULL, created_at TEXT NOT NULL)"}
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}
