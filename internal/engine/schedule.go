@@ -188,9 +188,12 @@ func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, 
 			slot := s.PendingRun
 			s.PendingRun = time.Time{}
 			if _, err := e.dispatchFiring(ctx, tx, s, slot, now, run); err != nil {
-				return 0, false, err
+				if !e.putOffUnreadable(s, now, err) {
+					return 0, false, err
+				}
+			} else {
+				fired++
 			}
-			fired++
 		}
 	}
 	if s.NextRun.After(now) {
@@ -201,27 +204,31 @@ func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, 
 		// A malformed expression (written by hand or by another runtime)
 		// must not stall the tick: try again in an hour.
 		e.log.Error("queuety: schedule has an invalid expression; retrying in an hour", "schedule_id", s.ID, "handler", s.Handler, "err", err)
-		s.NextRun = floorSecond(now).Add(time.Hour)
+		s.NextRun = floorSecond(now).Add(scheduleRetryAfter)
 	} else {
 		policy := s.EffectiveCatchUp()
 		firings, next, missed := catchUp(expr, policy, s.NextRun, now)
 		dispatched := 0
+		s.NextRun = next
 		for _, slot := range firings {
 			ref, err := e.fire(ctx, tx, s, slot, now, run)
 			if err != nil {
-				return 0, false, err
+				if !e.putOffUnreadable(s, now, err) {
+					return 0, false, err
+				}
+				missed, notes.backlog = 0, false
+				break
 			}
 			if ref != 0 {
 				dispatched++
 			}
 		}
 		fired += dispatched
-		s.NextRun = next
 		if missed > 0 {
 			notes.missed = append(notes.missed, missedSlots{id: s.ID, handler: s.Handler, policy: policy,
 				slots: missed, fired: dispatched, first: oldNext, at: now})
 		}
-		if !next.After(now) {
+		if !s.NextRun.After(now) {
 			notes.backlog = true
 		}
 	}
@@ -236,6 +243,21 @@ func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, 
 		return 0, false, fmt.Errorf("schedule %d: next_run changed by another ticker", s.ID)
 	}
 	return fired, true, nil
+}
+
+// putOffUnreadable reports whether err is an unreadableSchedule; if so it
+// logs it and moves the schedule's next run scheduleRetryAfter on (its
+// buffered firing dropped), so the tick goes on with the other schedules
+// and an operator can mend or remove the row.
+func (e *Engine) putOffUnreadable(s *driver.Schedule, now time.Time, err error) bool {
+	var u unreadableSchedule
+	if !errors.As(err, &u) {
+		return false
+	}
+	e.log.Error("queuety: schedule cannot be dispatched; retrying in an hour", "schedule_id", s.ID, "handler", s.Handler, "err", err)
+	s.NextRun = floorSecond(now).Add(scheduleRetryAfter)
+	s.PendingRun = time.Time{}
+	return true
 }
 
 // tickNotes is what one tick transaction noted beside its firings.
@@ -318,14 +340,27 @@ func (e *Engine) fire(ctx context.Context, tx driver.Tx, s *driver.Schedule, slo
 	return e.dispatchFiring(ctx, tx, s, slot, now, run)
 }
 
+// unreadableSchedule wraps the error of a schedule whose stored
+// definition or payload cannot be read or dispatched: a fault of the row,
+// not of the database, so the tick puts that schedule off instead of
+// failing the firings of every other schedule.
+type unreadableSchedule struct{ err error }
+
+func (u unreadableSchedule) Error() string { return u.err.Error() }
+func (u unreadableSchedule) Unwrap() error { return u.err }
+
+// scheduleRetryAfter is how long a schedule whose row cannot be read or
+// dispatched waits before the tick tries it again.
+const scheduleRetryAfter = time.Hour
+
 // dispatchFiring dispatches one firing's job or workflow and records it in
-// run.
+// run. An error the row itself causes is an unreadableSchedule.
 func (e *Engine) dispatchFiring(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
 	s.LastRun = floorSecond(now)
 	if s.IsWorkflow() {
 		def, err := DecodeDefinition(s.Workflow)
 		if err != nil {
-			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+			return 0, unreadableSchedule{fmt.Errorf("schedule %d: stored workflow definition: %w", s.ID, err)}
 		}
 		key := def.IdempotencyKey
 		if key == "" {
@@ -334,11 +369,11 @@ func (e *Engine) dispatchFiring(ctx context.Context, tx driver.Tx, s *driver.Sch
 		def.IdempotencyKey = key + "@" + slot.UTC().Format(time.RFC3339)
 		state, err := DecodeObject("schedule payload", s.Payload)
 		if err != nil {
-			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+			return 0, unreadableSchedule{fmt.Errorf("schedule %d: %w", s.ID, err)}
 		}
 		p, err := prepareWorkflow(def, state)
 		if err != nil {
-			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+			return 0, unreadableSchedule{fmt.Errorf("schedule %d: %w", s.ID, err)}
 		}
 		id, err := e.insertWorkflow(ctx, tx, p, now)
 		if err != nil {

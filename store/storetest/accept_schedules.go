@@ -28,6 +28,7 @@ func init() {
 	register("Schedules/OverlapBuffer", testOverlapBuffer)
 	register("Schedules/FourTickersFireExactlyOnce", testFourTickers)
 	register("Schedules/WorkflowSchedule", testWorkflowSchedule)
+	register("Schedules/UnreadableScheduleDoesNotStallOthers", testUnreadableSchedule)
 	register("Schedules/SaveIsIdempotent", testScheduleSave)
 	register("Schedules/Validation", testScheduleValidation)
 	register("Schedules/EnableDisableRemoveRunNow", testScheduleOps)
@@ -401,4 +402,39 @@ func testStoredInPHPForm(t *testing.T, e *Env) {
 		_, err := e.C.Schedule("bad", nil).Cron(bad).Save(e.Ctx)
 		assert.ErrorIsf(t, err, queuety.ErrInvalidArgument, "Cron(%q)", bad)
 	}
+}
+
+// testUnreadableSchedule: a workflow schedule whose stored definition or
+// payload cannot be read (written by hand or by another runtime) must not
+// stop the tick for every other schedule. It is put off by an hour with
+// an error in the log, and the good schedules due beside it fire.
+func testUnreadableSchedule(t *testing.T, e *Env) {
+	def := queuety.WorkflowDefinition{Name: "nightly", Steps: steps("build")}
+	badDef, err := e.C.ScheduleWorkflow(def, nil).Every(time.Minute).Save(e.Ctx)
+	require.NoError(t, err)
+	def.Name = "hourly"
+	badPayload, err := e.C.ScheduleWorkflow(def, nil).Every(time.Minute).Save(e.Ctx)
+	require.NoError(t, err)
+	good := e.save(e.C.Schedule("ping", nil).Every(time.Minute))
+	for id, mutate := range map[int64]func(*driver.Schedule){
+		badDef:     func(s *driver.Schedule) { s.Workflow = []byte(`{"steps": [oops`) },
+		badPayload: func(s *driver.Schedule) { s.Payload = []byte(`[1, 2`) },
+	} {
+		s := e.schedule(id)
+		mutate(s)
+		require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error { return tx.ScheduleSave(e.Ctx, s) }))
+	}
+
+	e.Clock.Advance(time.Minute)
+	assert.Equal(t, 1, e.tick(), "fired beside the unreadable schedules")
+	assert.Len(t, e.jobsOf("ping"), 1, "jobs of the good schedule")
+	for _, id := range []int64{badDef, badPayload} {
+		s := e.schedule(id)
+		assert.Equal(t, e.Clock.Now().Truncate(time.Second).Add(time.Hour), s.NextRun, "an unreadable schedule is put off by an hour")
+	}
+	assert.Empty(t, e.Workflows(driver.WorkflowFilter{}), "workflows started from unreadable schedules")
+	e.Clock.Advance(time.Minute)
+	assert.Equal(t, 1, e.tick(), "the next minute")
+	assert.Equal(t, good, e.schedule(good).ID)
+	assert.Len(t, e.jobsOf("ping"), 2, "jobs of the good schedule after two minutes")
 }
