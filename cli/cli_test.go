@@ -821,6 +821,7 @@ func TestWorkflowHistoryVerbs(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow %d", w)
 	}
+	wantFail(t, 1, "no step left to run", "--dsn", dsn, "workflow", "fork", sid)
 }
 
 // TestWorkflowExportReplay: `workflow export` writes Queuety's export

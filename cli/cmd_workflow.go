@@ -563,9 +563,13 @@ runs again whatever its status was.`,
 
 func workflowForkCommand() *Command {
 	return &Command{
-		Name:     "fork",
-		Summary:  "start a copy of a workflow that runs on from the same step",
-		Args:     "ID",
+		Name:    "fork",
+		Summary: "start a copy of a workflow that runs on from the same step",
+		Args:    "ID",
+		Help: `The copy ("<name>_fork_<unix time>") gets the workflow's state and position
+and runs its current step again on its own; the original is untouched. A
+failed or cancelled workflow forks at the step it stopped at. A completed
+workflow has no step left to run and is refused.`,
 		Examples: []string{Program + " workflow fork 42"},
 		MinArgs:  1, MaxArgs: 1,
 		Setup: func(fs *flag.FlagSet) RunFunc {
