@@ -490,11 +490,17 @@ func workflowAnswerCommand(name, summary string, answer func(*queuety.Client, co
 		Name:    name,
 		Summary: summary,
 		Args:    "ID [JSON]",
-		Help: `Sends the signal the workflow's current wait listens for (the approve or
-reject signal of a decision, the signal of an approval or input wait), or
-Queuety's default for the answer ("approval", "rejected", "input") when the
-workflow is not waiting yet: it counts when the workflow gets there. JSON
-is the answer's data, stored as the signal's payload.`,
+		Help: `Answers the wait the workflow is in with the signal that wait listens for:
+approve and reject a decision wait (its approve and reject signals),
+approve an approval wait, input an input wait, and any wait that listens
+for Queuety's default signal of the answer ("approval", "rejected",
+"input"). JSON is the answer's data, stored as the signal's payload.
+
+An answer the wait cannot take is refused and nothing is stored: reject of
+an approval wait (only a decision can be rejected), approve of a plain
+signal wait, or any answer to a workflow that is not waiting, including
+one already answered (a second approve of the same wait). To send a signal
+before the workflow reaches its wait, use 'signal ID NAME'.`,
 		Examples: []string{
 			Program + " workflow " + name + " 42",
 			Program + " workflow " + name + ` 42 '{"by": "ada"}'`,

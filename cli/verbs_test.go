@@ -563,6 +563,7 @@ func workflowVerbCases() []verbCase {
 			assert.Equal(t, signal, out["signal"], "%s --json: %v", verb, out)
 			assert.Equal(t, "completed", out["status"], "%s --json: %v", verb, out)
 			v.fails(2, "must be a JSON object", idArg(id), "[1]")
+			v.fails(1, "is not waiting for an answer (it is completed)", idArg(id))
 		}}
 	}
 	// done runs a two-step workflow to completion.

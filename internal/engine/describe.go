@@ -64,6 +64,10 @@ type WaitInfo struct {
 	WaitingFor []string `json:"waiting_for"`
 	Mode       string   `json:"mode,omitempty"`
 	TimeoutAt  string   `json:"timeout_at,omitempty"`
+	// Answers lists the answers (approve, reject, input) the wait takes
+	// from Client.Approve, Reject and SubmitInput; empty for a wait that
+	// only a signal sent by name settles.
+	Answers []string `json:"answers,omitempty"`
 }
 
 // StepInfo describes one step and the jobs that ran it.
@@ -285,6 +289,9 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		if wo, ok := w.(*phpjson.Object); ok {
 			d.Wait = &WaitInfo{Type: strField(wo, "type"), WaitingFor: strList(wo, "waiting_for"), Mode: strField(wo, "wait_mode"),
 				TimeoutAt: iso(wf.WaitDeadlineAt)}
+			if stepsErr == nil && wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
+				d.Wait.Answers = waitAnswers(steps[wf.CurrentStep])
+			}
 		}
 	}
 
