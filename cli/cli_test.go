@@ -291,7 +291,10 @@ func TestStatusAndQueues(t *testing.T) {
 	}
 	dispatchID(t, dsn, "b", "--queue", "mail")
 	mustRun(t, nil, "--dsn", dsn, "queue", "pause", "mail")
-	mustRun(t, nil, "--dsn", dsn, "queue", "pause", "idle")
+	// A queue with no jobs and no state is a typo unless --force says otherwise.
+	wantFail(t, 1, `queue "idle": not found: it has no jobs and no paused or resumed state`, "--dsn", dsn, "queue", "pause", "idle")
+	wantFail(t, 1, `queue "idle": not found`, "--dsn", dsn, "queue", "resume", "idle")
+	mustRun(t, nil, "--dsn", dsn, "queue", "pause", "idle", "--force")
 
 	out := mustRun(t, nil, "--dsn", dsn, "status")
 	for _, want := range []string{"QUEUE", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "BURIED", "PAUSED", "WORKFLOWS", "waiting_for_signal"} {

@@ -501,7 +501,8 @@ func jobVerbCases() []verbCase {
 			v.fails(2, "--older-than is required")
 		}},
 		{"pause", "queue pause", func(t *testing.T, v *verbEnv) {
-			out := v.object("mail")
+			v.fails(1, "--force pauses it ahead of its first job", "mail")
+			out := v.object("mail", "--force")
 			assert.Equal(t, true, out["paused"], "pause --json: %v", out)
 			states, err := v.c.QueueStates(v.ctx)
 			require.NoError(t, err)
