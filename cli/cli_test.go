@@ -409,7 +409,12 @@ func TestWorkOnceAndJobs(t *testing.T) {
 
 	// job retry: buried → pending → completed.
 	wantFail(t, 1, "only buried or failed jobs can be retried", "--dsn", dsn, "job", "retry", strconv.FormatInt(unknownID, 10))
-	wantFail(t, 1, "not found", "--dsn", dsn, "job", "retry", "99999")
+	// A missing row is named once: the store's "job N" is not repeated.
+	for _, args := range [][]string{{"job", "retry", "99999"}, {"job", "bury", "99999"}, {"workflow", "retry", "99999"},
+		{"workflow", "inspect", "99999"}, {"signal", "99999", "go"}} {
+		r := wantFail(t, 1, "99999: not found", append([]string{"--dsn", dsn}, args...)...)
+		assert.Equal(t, 1, strings.Count(r.stderr, "99999"), "%v names the id once: %s", args, r.stderr)
+	}
 	wantFail(t, 2, "positive integer", "--dsn", dsn, "job", "retry", "abc")
 	mustRun(t, nil, "--dsn", dsn, "job", "retry", strconv.FormatInt(failID, 10))
 	failing.Store(false)
@@ -877,7 +882,21 @@ func TestWorkflowExportReplay(t *testing.T) {
 	assert.Equal(t, "workflow_waiting", steps[1].(map[string]any)["latest"].(map[string]any)["event"], "step 1's latest outcome")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"nope": 1}`), 0o600))
-	wantFail(t, 2, "missing workflow key", "--dsn", dsn, "workflow", "replay", bad)
+	// A bad export is a data error (exit 1), not a usage error.
+	wantFail(t, 1, "missing workflow key", "--dsn", dsn, "workflow", "replay", bad)
+	require.NoError(t, os.WriteFile(bad, []byte(`{"workflow": {}}`), 0o600))
+	r := wantFail(t, 1, "state has no _steps", "--dsn", dsn, "workflow", "replay", bad, "--json")
+	var errDoc struct {
+		Error struct {
+			Kind     string `json:"kind"`
+			ExitCode int    `json:"exit_code"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stderr), &errDoc), "stderr: %s", r.stderr)
+	assert.Equal(t, "invalid_data", errDoc.Error.Kind, "--json error kind")
+	assert.Equal(t, 1, errDoc.Error.ExitCode, "--json exit code")
+	require.NoError(t, os.WriteFile(bad, []byte(`{bad`), 0o600))
+	wantFail(t, 1, "malformed workflow export JSON", "--dsn", dsn, "workflow", "replay", bad)
 }
 
 // TestJSONErrors: with --json, an error is one JSON object on stderr with

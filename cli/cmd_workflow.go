@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -752,6 +753,9 @@ standard input.`,
 				}
 				defer c.Close()
 				id, err := c.ReplayWorkflow(e.Ctx, doc)
+				if errors.Is(err, queuety.ErrInvalidArgument) {
+					return &dataError{fmt.Errorf("%s: %w", args[0], err)}
+				}
 				if err != nil {
 					return err
 				}
