@@ -29,7 +29,7 @@ func workflowCommand() *Command {
 			workflowListCommand(),
 			workflowStatusCommand(),
 			workflowInspectCommand(),
-			workflowOpCommand("retry", "restart a failed workflow at the step that failed (a new run; the execution deadline is not extended)",
+			workflowOpCommand("retry", "restart a failed workflow at the step that failed (a new run; the execution deadline is not extended, so a workflow past it is refused)",
 				"retried: it runs again from the step that failed", (*queuety.Client).RetryWorkflow),
 			workflowOpCommand("cancel", "cancel a workflow: bury its open jobs and run its OnCancel callback",
 				"cancelled", (*queuety.Client).CancelWorkflow),
