@@ -398,9 +398,10 @@ func waitAnswers(step *stepDef) []string {
 
 // Answer sends a person's answer to the wait a workflow is in, as the
 // signal that wait listens for (answerSignal), and returns the signal's
-// name. The wait settles in the same transaction, so a second answer to
-// the same wait (a form submitted twice, two operators at once) finds the
-// workflow no longer waiting and stores nothing. It returns
+// name. The check and the signal share the workflow's row lock, and an
+// answer that completes the wait settles it in the same transaction, so a
+// second answer to that wait (a form submitted twice, two operators at
+// once) finds the workflow no longer waiting and stores nothing. It returns
 // ErrInvalidState when the workflow is not waiting at a signal wait, or
 // its wait takes no such answer (a reject for an approval wait, an approve
 // for a plain signal wait): an answer is never stored for a wait that
