@@ -216,6 +216,10 @@ type workflowData struct {
 	CanCancel  bool
 	CanRetry   bool
 	CanSignal  bool
+	// CanApprove and CanReject are set when the workflow waits at a wait
+	// that takes that answer (an approval or decision wait).
+	CanApprove bool
+	CanReject  bool
 	Waiting    string // the signal names a wait listens for, comma-separated
 }
 
@@ -239,6 +243,8 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if desc.Wait != nil {
 		d.Waiting = strings.Join(desc.Wait.WaitingFor, ", ")
+		d.CanApprove = slices.Contains(desc.Wait.Answers, "approve")
+		d.CanReject = slices.Contains(desc.Wait.Answers, "reject")
 	}
 	cats := map[string]int64{}
 	for _, f := range desc.Failures {

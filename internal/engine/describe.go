@@ -70,6 +70,10 @@ type WaitInfo struct {
 	WaitingFor []string `json:"waiting_for"`
 	Mode       string   `json:"mode,omitempty"`
 	TimeoutAt  string   `json:"timeout_at,omitempty"`
+	// Answers lists the answers (approve, reject, input) the wait takes
+	// from Client.Approve, Reject and SubmitInput; empty for a wait that
+	// only a signal sent by name settles.
+	Answers []string `json:"answers,omitempty"`
 }
 
 // StepInfo describes one step and the jobs that ran it.
@@ -300,6 +304,9 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		if wo, ok := w.(*phpjson.Object); ok {
 			d.Wait = &WaitInfo{Type: strField(wo, "type"), WaitingFor: strList(wo, "waiting_for"), Mode: strField(wo, "wait_mode"),
 				TimeoutAt: iso(wf.WaitDeadlineAt)}
+			if stepsErr == nil && wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
+				d.Wait.Answers = waitAnswers(steps[wf.CurrentStep])
+			}
 		}
 	}
 
@@ -325,8 +332,9 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		}
 	}
 	if stepsErr == nil {
+		ran := stepsWithEvents(events)
 		for i, s := range steps {
-			si := StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.handlers(), Status: stepStatus(wf, i, byStep[i])}
+			si := StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.handlers(), Status: stepStatus(wf, i, byStep[i], ran[i])}
 			if t := stepTimeouts(s); t != (Timeouts{}) {
 				si.Timeouts = &t
 			}
@@ -362,16 +370,7 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		}
 		d.Timeline = append(d.Timeline, te)
 	}
-	sort.SliceStable(d.Timeline, func(a, b int) bool {
-		ta, tb := d.Timeline[a], d.Timeline[b]
-		if !ta.at.Equal(tb.at) {
-			return ta.at.Before(tb.at)
-		}
-		if ta.Source != tb.Source {
-			return ta.Source == "log"
-		}
-		return ta.id < tb.id
-	})
+	d.Timeline = orderTimeline(d.Timeline)
 	for _, s := range signals {
 		d.Signals = append(d.Signals, SignalInfo{Name: s.Name, ReceivedAt: iso(s.ReceivedAt), Payload: json.RawMessage(s.Payload)})
 	}
@@ -389,8 +388,22 @@ func stepTimeouts(s *stepDef) Timeouts {
 	}
 }
 
-// stepStatus derives a step's status from the workflow and the step's jobs.
-func stepStatus(wf *driver.Workflow, i int, jobs []*driver.Job) string {
+// stepsWithEvents returns the indexes of the steps the workflow's events
+// show it reached.
+func stepsWithEvents(events []*driver.WorkflowEvent) map[int]bool {
+	out := map[int]bool{}
+	for _, ev := range events {
+		out[ev.StepIndex] = true
+	}
+	return out
+}
+
+// stepStatus derives a step's status from the workflow, whether its events
+// show the step was reached, and the step's jobs. A step before the
+// current one was completed when it was reached, and skipped (a
+// _next_step jump passed over it) when nothing shows it ran: its events
+// say so even after its completed jobs were purged.
+func stepStatus(wf *driver.Workflow, i int, jobs []*driver.Job, reached bool) string {
 	has := func(s driver.JobStatus) bool {
 		for _, j := range jobs {
 			if j.Status == s {
@@ -401,7 +414,7 @@ func stepStatus(wf *driver.Workflow, i int, jobs []*driver.Job) string {
 	}
 	switch {
 	case i < wf.CurrentStep:
-		if len(jobs) == 0 {
+		if !reached && len(jobs) == 0 {
 			return "skipped"
 		}
 		return "completed"
