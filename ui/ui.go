@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Defaults of Options.
@@ -199,9 +200,12 @@ func (s *server) routes() {
 	m.HandleFunc("GET /{$}", s.overviewPage)
 	m.HandleFunc("GET /jobs", s.jobsPage)
 	m.HandleFunc("GET /jobs/{id}", s.jobPage)
+	m.HandleFunc("GET /jobs/{id}/payload", s.rawValue(driver.JobPayload, "job", "payload"))
+	m.HandleFunc("GET /jobs/{id}/heartbeat", s.rawValue(driver.JobHeartbeatData, "job", "heartbeat data"))
 	m.HandleFunc("GET /workflows", s.workflowsPage)
 	m.HandleFunc("GET /workflows/{id}", s.workflowPage)
 	m.HandleFunc("GET /workflows/{id}/trace.json", s.workflowTrace)
+	m.HandleFunc("GET /workflows/{id}/state", s.rawValue(driver.WorkflowState, "workflow", "state"))
 	m.HandleFunc("GET /schedules", s.schedulesPage)
 
 	m.HandleFunc("POST /queues/pause", s.queueAction(true))
@@ -255,8 +259,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("ui: panic serving a request", "path", r.URL.Path, "panic", v)
-			s.fail(w, r, http.StatusInternalServerError, "Internal error: the request could not be served.")
+			id := s.logFailure(r, "ui: panic serving a request", fmt.Errorf("panic: %v", v))
+			s.fail(w, r, http.StatusInternalServerError, "Internal error: the request could not be served. The server's log has the details under error id %s.", id)
 		}
 	}()
 	r, ok := s.stripBase(r)
