@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/secret"
 )
 
 // Cookie names.
@@ -40,13 +41,6 @@ func (s *server) sign(parts ...string) []byte {
 		m.Write([]byte{0})
 	}
 	return m.Sum(nil)
-}
-
-// secretEqual compares a secret in constant time (also in its length:
-// both sides are hashed first).
-func secretEqual(got, want string) bool {
-	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
 // cookie returns a cookie scoped to the UI: HttpOnly, SameSite=Strict,
@@ -187,11 +181,11 @@ func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (ok, answe
 	var check func() bool
 	if scheme, cred, found := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " "); found && o.Token != "" &&
 		strings.EqualFold(scheme, "Bearer") {
-		method, check = "bearer token", func() bool { return secretEqual(strings.TrimSpace(cred), o.Token) }
+		method, check = "bearer token", func() bool { return secret.Equal(strings.TrimSpace(cred), o.Token) }
 	} else if user, pass, found := r.BasicAuth(); found && o.Password != "" {
 		method, check = "basic authentication", func() bool {
 			// Both compared, always: no early exit on a wrong user name.
-			u, p := secretEqual(user, o.Username), secretEqual(pass, o.Password)
+			u, p := secret.Equal(user, o.Username), secret.Equal(pass, o.Password)
 			return u && p
 		}
 	} else {
@@ -331,7 +325,7 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 		}
 		next := safeNext(r.PostFormValue("next"))
 		token := r.PostFormValue("token")
-		ok, answered := s.checkThrottled(w, r, "login form", func() bool { return secretEqual(token, s.opts.Token) })
+		ok, answered := s.checkThrottled(w, r, "login form", func() bool { return secret.Equal(token, s.opts.Token) })
 		if answered {
 			return
 		}

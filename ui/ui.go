@@ -57,15 +57,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/queuety/queuety-go/internal/secret"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -150,45 +149,16 @@ type Options struct {
 // credentials reports whether any credentials are configured.
 func (o *Options) credentials() bool { return o.Token != "" || o.Password != "" }
 
-// minSecretChars and minSecretBits are what a token or password needs:
-// this many characters, and this many bits by a crude estimate (its
-// length times log2 of its number of distinct characters), which refuses
-// a few characters repeated.
-const (
-	minSecretChars = 16
-	minSecretBits  = 48
-)
-
-// checkSecret says what is wrong with a token or password, or nil.
-func checkSecret(what, v string) error {
-	n := utf8.RuneCountInString(v)
-	switch {
-	case strings.TrimSpace(v) != v:
-		return fmt.Errorf("ui: %s starts or ends with whitespace", what)
-	case n < minSecretChars:
-		return fmt.Errorf("ui: %s has %d characters, want at least %d (a random one: openssl rand -hex 16)", what, n, minSecretChars)
-	}
-	distinct := map[rune]bool{}
-	for _, r := range v {
-		distinct[r] = true
-	}
-	if float64(n)*math.Log2(float64(len(distinct))) < minSecretBits {
-		return fmt.Errorf("ui: %s repeats too few characters (%d distinct in %d) to be hard to guess: use a random one (openssl rand -hex 16)",
-			what, len(distinct), n)
-	}
-	return nil
-}
-
 // validate reports what is wrong with the options New is given.
 func (o *Options) validate() error {
 	if o.Token != "" {
-		if err := checkSecret("Options.Token", o.Token); err != nil {
-			return err
+		if err := secret.Check("Options.Token", o.Token); err != nil {
+			return fmt.Errorf("ui: %w", err)
 		}
 	}
 	if o.Password != "" {
-		if err := checkSecret("Options.Password", o.Password); err != nil {
-			return err
+		if err := secret.Check("Options.Password", o.Password); err != nil {
+			return fmt.Errorf("ui: %w", err)
 		}
 	}
 	switch {
