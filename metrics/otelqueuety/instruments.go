@@ -60,8 +60,8 @@ func (in *instruments) create(m metric.Meter) error {
 // RegisterClient adds gauges observed from c's store at each collection,
 // as metrics/prom's store collector reads them: queuety.queue.depth (jobs
 // per queue.queue and queuety.status), queuety.queue.oldest_due_age (s)
-// per queue, and queuety.workflows per status. A collection runs three
-// statements however many queues there are. The returned registration
+// per queue, and queuety.workflows per status. A collection costs three
+// reads however many queues there are. The returned registration
 // unregisters them.
 func (o *Observer) RegisterClient(c *queuety.Client) (metric.Registration, error) {
 	depth, err1 := o.meter.Int64ObservableGauge("queuety.queue.depth", metric.WithUnit("{job}"),

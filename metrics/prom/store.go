@@ -36,7 +36,7 @@ func (m *Metrics) RegisterClient(c *queuety.Client) error {
 //     pending job of each queue has waited, 0 when none is due;
 //   - queuety_workflows{status}: workflows per status.
 //
-// A scrape costs three statements however many queues there are: a
+// A scrape costs three reads however many queues there are: a
 // grouped count of the jobs table, a grouped read of the oldest due job
 // of every queue (a few index entries per queue, no payload), and a
 // grouped count of the workflows table, all within ScrapeTimeout. The gauges describe the shared tables, so every
