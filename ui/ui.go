@@ -10,6 +10,14 @@
 // is loaded from elsewhere. List pages refresh themselves every few seconds
 // by fetching their own content again (the refresh can be paused).
 //
+// A page costs the same however large the rows and however many the
+// queues: the overview reads no payload and lists at most 100 queues, the
+// lists read no payload or state, and a payload, heartbeat or state is
+// shown cut to 65,536 characters with a link to the whole value, which is
+// streamed from the store in pieces. A workflow whose stored state cannot
+// be understood is shown as its row, and an unexpected error as an id the
+// log has the error under, never as the error itself.
+//
 // # Security
 //
 // New refuses options without credentials unless AllowUnauthenticated
@@ -135,7 +143,8 @@ type Options struct {
 	// SessionKey signs session cookies and CSRF tokens. Give the same key
 	// of at least 32 random bytes to every replica behind a load balancer;
 	// by default each Handler draws its own, so logins end when the
-	// process restarts.
+	// process restarts. A logout revokes its session in this process
+	// only: other replicas accept it until it expires (SessionTTL).
 	SessionKey []byte
 
 	// Clock tells the time used for ages and windows (default
