@@ -35,6 +35,11 @@ ignored its cancelled context past --hard-stop-timeout (its job stays
 claimed and is recovered by lease expiry); failed jobs are recorded on the
 jobs.
 
+--metrics-listen serves Prometheus metrics at /metrics. Protect it with a
+bearer token ($` + EnvMetricsToken + `, --metrics-token-file) or basic
+authentication ($` + EnvMetricsBasicAuth + `, --metrics-basic-auth-file);
+without either, an address other machines can reach is logged as a warning.
+
 A worker only claims jobs whose handler it has, plus the engine's internal
 steps (delays and signal waits). Jobs for other handlers stay pending for a
 worker that has them; they are never buried for lack of a handler.
@@ -74,6 +79,8 @@ the same, for example a receiver on this machine in development.`,
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
 			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
+			metricsToken := newSecretFlag(fs, "metrics-token", EnvMetricsToken, "with --metrics-listen: require this bearer `token`", "the metrics token")
+			metricsBasic := newSecretFlag(fs, "metrics-basic-auth", EnvMetricsBasicAuth, "with --metrics-listen: require HTTP basic authentication as `user:pass`", "the metrics USER:PASS")
 			handoff := durationFlag(fs, "deadline-handoff", queuety.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
 			phpBatch := fs.String("php-batch-callbacks", "", "hand the batch callbacks and chain catch handlers this worker does not have to Queuety PHP, as jobs for QueuetyGo\\BatchCallback (php/) on this `queue`")
 			allow := webhookAllowFlag(fs)
@@ -104,7 +111,16 @@ the same, for example a receiver on this machine in development.`,
 				if *handoff == 0 {
 					*handoff = -1 // the option's "expire at once"
 				}
-				mx, err := startMetrics(e, *metricsAddr)
+				var mauth metricsAuth
+				if *metricsAddr == "" && (*metricsToken.value != "" || *metricsToken.file != "" || *metricsBasic.value != "" || *metricsBasic.file != "") {
+					return Usagef("--metrics-token and --metrics-basic-auth need --metrics-listen")
+				}
+				if *metricsAddr != "" {
+					if mauth, err = readMetricsAuth(e, metricsToken, metricsBasic); err != nil {
+						return err
+					}
+				}
+				mx, err := startMetrics(e, *metricsAddr, mauth)
 				if err != nil {
 					return err
 				}

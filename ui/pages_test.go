@@ -138,12 +138,12 @@ func TestBadInput(t *testing.T) {
 			status int
 			text   string
 		}{
-			"/jobs/999999":                 {http.StatusNotFound, "not found"},
+			"/jobs/999999":                 {http.StatusNotFound, "Not found: there is no such"},
 			"/jobs/abc":                    {http.StatusBadRequest, "is not a job id"},
 			"/jobs/-4":                     {http.StatusBadRequest, "is not a job id"},
-			"/workflows/999999":            {http.StatusNotFound, "not found"},
+			"/workflows/999999":            {http.StatusNotFound, "Not found: there is no such"},
 			"/workflows/1x":                {http.StatusBadRequest, "is not a workflow id"},
-			"/workflows/999999/trace.json": {http.StatusNotFound, "not found"},
+			"/workflows/999999/trace.json": {http.StatusNotFound, "Not found: there is no such"},
 			"/jobs?status=lost":            {http.StatusBadRequest, "Unknown job status"},
 			"/jobs?after=x":                {http.StatusBadRequest, "not an id"},
 			"/workflows?status=x":          {http.StatusBadRequest, "Unknown workflow status"},

@@ -175,6 +175,9 @@ type Statements struct {
 	// OldestDue selects the earliest due time of a queue's due pending
 	// jobs (arguments: the queue, now).
 	OldestDue string
+	// OldestDueByQueue selects, per queue, the earliest due time of its
+	// due pending jobs (argument: now).
+	OldestDueByQueue string
 	// DueSchedules and BufferedSchedules select schedules whose next run,
 	// or buffered firing, is due (now, limit).
 	DueSchedules, BufferedSchedules string
@@ -229,6 +232,7 @@ func buildStatements(t Tables, d Dialect) Statements {
 		StaleUnreserved: "SELECT " + jobCols + " FROM " + t.Jobs + d.UnreservedHint + " WHERE status = 'processing' AND reserved_at IS NULL ORDER BY id LIMIT ?",
 		OldestDue: "SELECT available_at FROM " + t.Jobs + " WHERE queue = ? AND status = 'pending' AND available_at <= ?" +
 			" ORDER BY available_at LIMIT 1",
+		OldestDueByQueue: "SELECT queue, MIN(available_at) FROM " + t.Jobs + " WHERE status = 'pending' AND available_at <= ? GROUP BY queue",
 		ExpiredExecution: "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
 		ExpiredRun:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
 		WaitExpired:      "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",

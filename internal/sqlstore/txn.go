@@ -589,7 +589,11 @@ func (t *txn) JobList(ctx context.Context, f driver.JobFilter) ([]*driver.Job, e
 	if f.AfterID != 0 {
 		add("id > ?", f.AfterID)
 	}
-	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs
+	cols := jobCols
+	if f.WithoutPayload {
+		cols = jobColsWithoutPayload
+	}
+	q := "SELECT " + cols + " FROM " + t.s.T.Jobs
 	if len(conds) > 0 {
 		q += " WHERE " + strings.Join(conds, " AND ")
 	}

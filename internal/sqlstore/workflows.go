@@ -308,7 +308,11 @@ func (t *txn) WorkflowList(ctx context.Context, f driver.WorkflowFilter) ([]*dri
 	if f.Parent != 0 {
 		conds, args = append(conds, "parent_workflow_id = ?"), append(args, f.Parent)
 	}
-	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows
+	cols := workflowCols
+	if f.WithoutState {
+		cols = workflowColsWithoutState
+	}
+	q := "SELECT " + cols + " FROM " + t.s.T.Workflows
 	if len(conds) > 0 {
 		q += " WHERE " + strings.Join(conds, " AND ")
 	}

@@ -63,7 +63,8 @@ func (in *instruments) create(m metric.Meter) error {
 // RegisterClient adds gauges observed from c's store at each collection,
 // as metrics/prom's store collector reads them: queuety.queue.depth (jobs
 // per queue.queue and queuety.status), queuety.queue.oldest_due_age (s)
-// per queue, and queuety.workflows per status. The returned registration
+// per queue, and queuety.workflows per status. A collection costs three
+// reads however many queues there are. The returned registration
 // unregisters them.
 func (o *Observer) RegisterClient(c *queuety.Client) (metric.Registration, error) {
 	depth, err1 := o.meter.Int64ObservableGauge("queuety.queue.depth", metric.WithUnit("{job}"),
@@ -80,28 +81,21 @@ func (o *Observer) RegisterClient(c *queuety.Client) (metric.Registration, error
 		if err != nil {
 			return err
 		}
-		pending := map[string]int64{}
+		seen := map[string]bool{}
 		var queues []string
 		for _, qc := range counts {
-			if _, seen := pending[qc.Queue]; !seen {
+			if !seen[qc.Queue] {
 				queues = append(queues, qc.Queue)
-				pending[qc.Queue] = 0
-			}
-			if qc.Status == queuety.JobPending {
-				pending[qc.Queue] += qc.Count
+				seen[qc.Queue] = true
 			}
 			obs.ObserveInt64(depth, qc.Count, metric.WithAttributes(AttrQueue.String(qc.Queue), AttrStatus.String(string(qc.Status))))
 		}
+		ages, err := c.OldestDueAges(ctx)
+		if err != nil {
+			return err
+		}
 		for _, q := range queues {
-			var secs float64
-			if pending[q] > 0 {
-				d, err := c.OldestDueAge(ctx, q)
-				if err != nil {
-					return err
-				}
-				secs = d.Seconds()
-			}
-			obs.ObserveFloat64(age, secs, metric.WithAttributes(AttrQueue.String(q)))
+			obs.ObserveFloat64(age, ages[q].Seconds(), metric.WithAttributes(AttrQueue.String(q)))
 		}
 		byStatus, err := c.WorkflowCounts(ctx)
 		if err != nil {

@@ -20,11 +20,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/metrics/prom"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
-	_ "github.com/queuety/queuety-go/store/mysql"
+	"github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -273,4 +274,50 @@ func TestMetricsMatchTheTables(t *testing.T) {
 	}
 	assert.Equal(t, 2.0, gauge["completed"])
 	t.Log(fmt.Sprintf("%d log rows, %d jobs", len(logs), len(jobs)))
+}
+
+// TestScrapeCostDoesNotGrowWithQueues fills 40 queues with a due job each
+// and checks that a scrape of the store gauges runs the same few
+// statements as with one queue, with every queue's oldest due age right.
+func TestScrapeCostDoesNotGrowWithQueues(t *testing.T) {
+	ctx := context.Background()
+	dsn, _ := migrated.DSN(t)
+	clock := queuety.NewFakeClock(time.Now().Truncate(time.Second))
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()), queuety.WithClock(clock))
+	require.NoError(t, err)
+	defer c.Close()
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(prom.NewStoreCollector(c)))
+	db := c.Store().(*mysql.Store).DB
+
+	scrapeCost := func() (int64, map[string]float64) {
+		var fams []*dto.MetricFamily
+		n := testdb.CountStatements(t, db, func() {
+			var err error
+			fams, err = reg.Gather()
+			require.NoError(t, err)
+		})
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range fams {
+			byName[f.GetName()] = f
+		}
+		return n, series(byName, "queuety_queue_oldest_due_age_seconds")
+	}
+	_, err = c.Dispatch(ctx, "h", nil, queuety.OnQueue("q00"))
+	require.NoError(t, err)
+	clock.Advance(time.Minute)
+	one, ages := scrapeCost()
+	assert.Equal(t, map[string]float64{"q00": 60}, ages)
+
+	for i := 1; i < 40; i++ {
+		_, err := c.Dispatch(ctx, "h", nil, queuety.OnQueue(fmt.Sprintf("q%02d", i)))
+		require.NoError(t, err)
+	}
+	clock.Advance(time.Minute)
+	forty, ages := scrapeCost()
+	t.Logf("statements per scrape: %d with one queue, %d with forty", one, forty)
+	assert.Equal(t, one, forty, "statements per scrape with 40 queues")
+	require.Len(t, ages, 40)
+	assert.Equal(t, 120.0, ages["q00"])
+	assert.Equal(t, 60.0, ages["q39"])
 }

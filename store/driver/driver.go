@@ -68,6 +68,8 @@ type Tx interface {
 	// LockOps are the operations on Queuety's locks table (locks.go).
 	LockOps
 	LimitTx
+	// ReadViewTx holds the bounded reads of operator views (readviews.go).
+	ReadViewTx
 	// JobInsert inserts the jobs in one statement and sets their IDs. A
 	// job's status (pending when empty), attempts, reserved_at, claim
 	// token and activity deadlines are written as set, so a job can be
@@ -376,6 +378,9 @@ type JobFilter struct {
 	WorkflowID int64
 	Limit      int // default 100
 	AfterID    int64
+	// WithoutPayload leaves Payload and HeartbeatData nil: a list that
+	// does not show them reads no large column.
+	WithoutPayload bool
 }
 
 // WorkflowDependency is one row of Queuety's workflow_dependencies table.
@@ -426,4 +431,7 @@ type WorkflowFilter struct {
 	Name   string
 	Parent int64 // child workflows of this parent (parent_workflow_id)
 	Limit  int   // default 100
+	// WithoutState leaves State nil: a list that does not show it reads
+	// no large column.
+	WithoutState bool
 }

@@ -311,3 +311,37 @@ func TestOldestDueReadsOneIndexEntry(t *testing.T) {
 	assert.GreaterOrEqual(t, age, 1000*time.Second, "age of the oldest due job")
 	assert.LessOrEqual(t, age, 1000*time.Second+time.Since(now)+time.Second, "age of the oldest due job")
 }
+
+// TestOldestDueByQueueReadsOneEntryPerQueue fills 200 queues with 500
+// jobs each and checks that the oldest-due query of the overview and the
+// metrics scrape (one statement for every queue) reads the
+// (queue, status, available_at) index a few entries per queue, not every
+// pending job, and reads no row.
+func TestOldestDueByQueueReadsOneEntryPerQueue(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("loads 100,000 rows")
+	}
+	c, s, db, prefix := bigStore(t)
+	table := prefix + "queuety_jobs"
+	now := time.Now().UTC().Truncate(time.Second)
+	const queues = 200
+	insertRows(t, db, table, "queue, handler, payload, priority, status, available_at, created_at", 100000, func(i int) string {
+		status := []string{"pending", "pending", "completed", "processing"}[(i/queues)%4]
+		avail := sqlTime(now.Add(time.Duration(i%2000-1000) * time.Second)) // half due, half not yet
+		return fmt.Sprintf("('q%03d','noop','[]',0,'%s','%s','%s')", i%queues, status, avail, sqlTime(now))
+	})
+	p := analyze(t, db, s.SQL.OldestDueByQueue, now)
+	t.Logf("oldest due by queue: %+v", p)
+	assert.Equal(t, "idx_queue_status_available", p.Key, "index")
+	assert.False(t, p.Filesort, "the query sorts")
+	if p.RowsRead >= 0 {
+		assert.LessOrEqual(t, p.RowsRead, 4.0*queues, "index entries read for %d queues", queues)
+	}
+	ages, err := c.OldestDueAges(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, ages, queues, "a due job in every queue")
+	for q, age := range ages {
+		assert.GreaterOrEqualf(t, age, 800*time.Second, "age of the oldest due job of %s", q)
+	}
+}
