@@ -43,6 +43,9 @@ type Metrics struct {
 	batch, claimDur                     *prometheus.HistogramVec
 	sweepDur                            *prometheus.HistogramVec
 	sweepRows, sweepErrs                *prometheus.CounterVec
+	abandoned                           *prometheus.GaugeVec
+	abandons                            *prometheus.CounterVec
+	unhealthy                           prometheus.Gauge
 }
 
 // Bucket boundaries of the histograms.
@@ -83,9 +86,14 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		sweepDur:   histogram("sweep_duration_seconds", "Run time of maintenance sweeps.", DurationBuckets, "sweep"),
 		sweepRows:  counter("sweep_rows_total", "Rows changed (or schedules fired) by maintenance sweeps.", "sweep"),
 		sweepErrs:  counter("sweep_errors_total", "Maintenance sweeps that failed.", "sweep"),
+		abandoned: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "queuety", Name: "handlers_abandoned",
+			Help: "Handlers this process's workers abandoned (they ignored their cancelled context) that still run."}, jobLabels),
+		abandons: counter("handlers_abandoned_total", "Handlers this process's workers abandoned because they ignored their cancelled context.", jobLabels...),
+		unhealthy: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "queuety", Name: "workers_unhealthy",
+			Help: "Workers of this process with more abandoned handlers still running than they tolerate; restart the process."}),
 	}
 	for _, c := range []prometheus.Collector{m.dispatched, m.workflows, m.claimed, m.completed, m.failed, m.retried, m.buried,
-		m.errors, m.handler, m.wait, m.batch, m.claimDur, m.sweepDur, m.sweepRows, m.sweepErrs} {
+		m.errors, m.handler, m.wait, m.batch, m.claimDur, m.sweepDur, m.sweepRows, m.sweepErrs, m.abandoned, m.abandons, m.unhealthy} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -161,5 +169,22 @@ func (m *Metrics) Swept(_ context.Context, s observe.Sweep) {
 	m.sweepRows.WithLabelValues(s.Name).Add(float64(s.Rows))
 	if s.Err != nil {
 		m.sweepErrs.WithLabelValues(s.Name).Inc()
+	}
+}
+
+// HandlerAbandoned keeps the gauge of abandoned handlers still running,
+// counts the abandonments, and keeps the gauge of unhealthy workers.
+func (m *Metrics) HandlerAbandoned(_ context.Context, j observe.Job, a observe.Abandon) {
+	if a.Returned {
+		m.abandoned.WithLabelValues(j.Queue, j.Handler).Dec()
+	} else {
+		m.abandoned.WithLabelValues(j.Queue, j.Handler).Inc()
+		m.abandons.WithLabelValues(j.Queue, j.Handler).Inc()
+	}
+	switch now, was := a.Unhealthy(), a.WasUnhealthy(); {
+	case now && !was:
+		m.unhealthy.Inc()
+	case was && !now:
+		m.unhealthy.Dec()
 	}
 }
