@@ -26,6 +26,17 @@ back and exits 0. A handler that ignores the cancellation for
 --hard-stop-timeout more is left behind: the worker exits 1 and names its
 job, which stays claimed until its lease expires and is then recovered.
 
+A handler that ignores its cancelled context (its start-to-close timeout or
+its workflow's deadline passed, or its job was taken away) for
+--abandon-grace is abandoned: its attempt is recorded as failed, so the job
+is retried or buried as on a timeout, and its slot is freed while it runs
+on. More than --max-abandoned abandoned handlers still running make the
+worker unhealthy: it logs an error, the queuety_workers_unhealthy metric is
+1, and the abandoned handlers past the limit hold their slots again. With
+--exit-when-unhealthy (the default) it then stops as on a signal and exits
+1, so that a supervisor (systemd, Kubernetes) restarts it: only ending the
+process ends those handlers.
+
 With --once (for cron) it runs every sweep once, drains what is due within
 --max-time, waits for the running handlers and prints a summary. It exits
 non-zero only when the store cannot be used, a sweep fails, or a handler
@@ -64,6 +75,9 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
+			abandonGrace := durationFlag(fs, "abandon-grace", worker.AbandonGraceDefault, "how long a handler whose context was cancelled (timeout, deadline, job taken away) gets to return before it is abandoned and its slot freed")
+			maxAbandoned := fs.Int("max-abandoned", 0, "abandoned handlers still running that the worker tolerates before it is unhealthy (default: --concurrency)")
+			exitUnhealthy := fs.Bool("exit-when-unhealthy", true, "stop and exit 1 when the worker is unhealthy (more than --max-abandoned abandoned handlers), for a supervisor to restart it")
 			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
 			handoff := durationFlag(fs, "deadline-handoff", queuety.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
 			phpBatch := fs.String("php-batch-callbacks", "", "hand the batch callbacks and chain catch handlers this worker does not have to Queuety PHP, as jobs for QueuetyGo\\BatchCallback (php/) on this `queue`")
@@ -83,6 +97,16 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 					return Usagef("--hard-stop-timeout must not be negative, got %s", *hardStop)
 				case *handoff < 0:
 					return Usagef("--deadline-handoff must not be negative, got %s", *handoff)
+				case *abandonGrace < 0:
+					return Usagef("--abandon-grace must not be negative, got %s", *abandonGrace)
+				case *maxAbandoned < 0:
+					return Usagef("--max-abandoned must not be negative, got %d", *maxAbandoned)
+				}
+				opts := []worker.Option{worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
+					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()),
+					worker.AbandonGrace(*abandonGrace), worker.StopWhenUnhealthy(*exitUnhealthy)}
+				if flagGiven(fs, "max-abandoned") {
+					opts = append(opts, worker.MaxAbandoned(*maxAbandoned))
 				}
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
@@ -104,8 +128,7 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 				if err := mx.attach(c); err != nil {
 					return err
 				}
-				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
-					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()))
+				w := worker.New(c, opts...)
 				warnNoHandlers(e, c, qs)
 				if !*once {
 					if err := w.Run(ctx); err != nil {
@@ -123,7 +146,7 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 				if e.Globals.JSON {
 					out := map[string]any{
 						"claimed": st.Claimed, "succeeded": st.Succeeded, "failed": st.Failed, "handed_back": st.HandedBack,
-						"stale": st.Stale, "swept": map[string]int{
+						"stale": st.Stale, "abandoned": st.Abandoned, "swept": map[string]int{
 							"workflows_expired": st.Swept.WorkflowsExpired, "waits_timed_out": st.Swept.WaitsTimedOut,
 							"jobs_timed_out": st.Swept.JobsTimedOut, "jobs_recovered": st.Swept.JobsRecovered,
 							"batch_callbacks": st.Swept.BatchCallbacks,
@@ -277,4 +300,11 @@ run (and never buried for it); see discover.`,
 			}
 		},
 	}
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

@@ -128,7 +128,6 @@ func TestAbandonedHandlersFreeTheirSlots(t *testing.T) {
 	started := make(chan int64, 2)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
-	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	ran := make(chan int64, 5)
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.Concurrency(2),
 		worker.AbandonGrace(100*time.Millisecond), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
@@ -139,6 +138,7 @@ func TestAbandonedHandlersFreeTheirSlots(t *testing.T) {
 		return nil
 	})
 	runWorker(t, w)
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the worker stops
 	receive(t, started, "the first stubborn job's start")
 	receive(t, started, "the second stubborn job's start")
 	for range 5 {
@@ -201,7 +201,6 @@ func TestAbandonedStepFailsByTheTimeoutPath(t *testing.T) {
 	c := abandonClient(t, nil)
 	started := make(chan int64, 1)
 	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.Concurrency(1),
 		worker.AbandonGrace(50*time.Millisecond), worker.WithLogger(quiet()))
 	w.HandleStep("stuck", func(ctx context.Context, _ queuety.State) (queuety.State, error) {
@@ -213,6 +212,7 @@ func TestAbandonedStepFailsByTheTimeoutPath(t *testing.T) {
 	id, err := builder.Workflow("wf").Then("stuck", builder.StartToClose(time.Second), builder.Retry(1)).Dispatch(ctx, c, nil)
 	require.NoError(t, err)
 	runWorker(t, w)
+	t.Cleanup(func() { close(release) }) // before the worker stops
 	receive(t, started, "the step's start")
 	require.Eventually(t, func() bool {
 		wf, err := c.Workflow(ctx, id)
@@ -237,7 +237,6 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 	started := make(chan int64, 2)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
-	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	ran := make(chan int64, 3)
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.Concurrency(2),
 		worker.AbandonGrace(50*time.Millisecond), worker.MaxAbandoned(1), worker.StopWhenUnhealthy(true),
@@ -249,6 +248,7 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 		return nil
 	})
 	done := runWorker(t, w)
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the worker stops
 	receive(t, started, "the first stubborn job's start")
 	receive(t, started, "the second stubborn job's start")
 
@@ -280,6 +280,7 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 		require.NoError(t, err)
 	}
 	runWorker(t, w2)
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the workers stop
 	receive(t, started, "the third stubborn job's start")
 	receive(t, started, "the fourth stubborn job's start")
 	require.Eventually(t, func() bool { return !w2.Health().Healthy() }, 10*time.Second, 10*time.Millisecond, "the second worker becomes unhealthy")

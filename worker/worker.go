@@ -8,7 +8,10 @@
 // steps (and the workflows they advance) with one CompleteSteps call.
 // Failures are recorded one at a time. While handlers run, the worker renews
 // their claims and cancels a handler's context when its job is taken away
-// (its workflow failed, it timed out, or it was recovered as stale).
+// (its workflow failed, it timed out, or it was recovered as stale). A
+// handler that ignores its cancelled context past the abandon grace is
+// abandoned: its attempt is recorded as a timeout would be and its slot
+// freed (see AbandonGrace).
 //
 // A worker only claims jobs whose handler it has registered (plus the
 // engine's internal step handlers), so a job is never buried because one
@@ -805,7 +808,7 @@ type ShutdownError struct {
 	JobIDs []int64 // jobs whose handlers were still running
 }
 
-// Error says how many handlers were abandoned.
+// Error says how many handlers were left running.
 func (e *ShutdownError) Error() string {
 	return fmt.Sprintf("worker: stopped with %d handler(s) still running (jobs %v): they ignored their cancelled context", len(e.JobIDs), e.JobIDs)
 }
