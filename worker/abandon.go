@@ -24,8 +24,9 @@ import (
 //
 // An attempt is settled once, by whichever comes first: the handler's
 // return or the abandonment (attempt.state). The abandonment takes over
-// the attempt's slot and its count in wg, and gives both up once the
-// outcome is recorded; the late return only leaves the abandoned set.
+// the attempt's slot, which it frees at once, and its count in wg, which
+// it gives up once the outcome is recorded; the late return then only
+// leaves the abandoned set.
 
 // ErrUnhealthy is wrapped by the error Run and RunOnce return when they
 // stopped because the worker became unhealthy (see StopWhenUnhealthy).
@@ -97,66 +98,104 @@ func (w *Worker) setStopRun(stop context.CancelCauseFunc) {
 	}
 }
 
-// watch arms the abandonment of a's handler, which runs under hctx (ctx
-// is the attempt's context, job the observed job, startedAt and t0 when
-// the handler starts on the engine clock and the wall clock). The
-// returned function disarms it once the handler has returned; it reports
-// false when the handler was abandoned first.
-func (w *Worker) watch(a *attempt, ctx, hctx context.Context, job observe.Job, startedAt, t0 time.Time) func() bool {
-	if w.cfg.abandonGrace < 0 {
-		return func() bool { return true }
-	}
+// watch makes a's handler, about to run under hctx, one the abandoner
+// watches (ctx is the attempt's context, job the observed job, startedAt
+// and t0 when the handler starts on the engine clock and the wall
+// clock). The handler's return settles the attempt unless the abandoner
+// did first (attempt.state).
+func (w *Worker) watch(a *attempt, ctx, hctx context.Context, job observe.Job, startedAt, t0 time.Time) {
 	a.hctx, a.ctx, a.job, a.startedAt, a.t0 = hctx, ctx, job, startedAt, t0
-	unwatch := context.AfterFunc(hctx, func() { w.armAbandon(a) })
-	return func() bool {
-		unwatch()
-		if !a.state.CompareAndSwap(attemptRunning, attemptReturned) {
-			return false
+	a.watched.Store(true)
+}
+
+// abandonTick is how often the abandoner looks for handlers to abandon: a
+// quarter of the abandon grace, within 10 ms and 1 s. A handler is
+// abandoned between the grace and the grace plus a tick after its context
+// was cancelled.
+func (w *Worker) abandonTick() time.Duration {
+	return min(max(w.cfg.abandonGrace/4, 10*time.Millisecond), time.Second)
+}
+
+// abandoner abandons, until ctx is done, the running handlers whose
+// context has been done for the abandon grace, except those cancelled by
+// the worker's shutdown (the hard-stop timeout bounds those). It checks
+// on a ticker rather than arming a timer per attempt, so that running a
+// job costs nothing for it.
+func (w *Worker) abandoner(ctx context.Context) {
+	t := time.NewTicker(w.abandonTick())
+	defer t.Stop()
+	var due []*attempt
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
-		a.mu.Lock()
-		if a.timer != nil {
-			a.timer.Stop()
+		now := time.Now()
+		due = due[:0]
+		w.mu.Lock()
+		for _, a := range w.inflight {
+			if w.overdue(a, now) {
+				due = append(due, a)
+			}
 		}
-		a.mu.Unlock()
-		return true
+		for a := range w.replaced {
+			if w.overdue(a, now) {
+				due = append(due, a)
+			}
+		}
+		w.mu.Unlock()
+		for _, a := range due {
+			a.recording.Add(1) // before the state changes: a late return that finds it changed waits for the recording
+			if !a.state.CompareAndSwap(attemptRunning, attemptAbandoned) {
+				a.recording.Done() // the handler returned first
+				continue
+			}
+			w.abandon(a)
+		}
 	}
 }
 
-// armAbandon runs when the context of a's handler is done: the handler
-// gets the abandon grace to return. A handler cancelled by the worker's
-// shutdown is left to the shutdown's hard-stop timeout (see Run).
-func (w *Worker) armAbandon(a *attempt) {
+// overdue reports whether a's handler, running, has had its context done
+// for the abandon grace at now. Called by the abandoner with w.mu held.
+func (w *Worker) overdue(a *attempt, now time.Time) bool {
+	if !a.watched.Load() || a.state.Load() != attemptRunning || a.hctx.Err() == nil {
+		return false
+	}
 	if errors.Is(context.Cause(a.hctx), queuety.ErrWorkerShutdown) {
-		return
+		return false
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.state.Load() != attemptRunning {
-		return
+	if a.doneSeen.IsZero() {
+		a.doneSeen = now
 	}
-	a.timer = time.AfterFunc(w.cfg.abandonGrace, func() { w.abandon(a) })
+	return now.Sub(a.doneSeen) >= w.cfg.abandonGrace
 }
 
-// abandon settles a's attempt without its handler, unless the handler
-// returned first: it frees the slot, stops the claim's renewals, logs and
-// reports the abandonment, and records the attempt with its context's
-// cause as if the handler had returned it.
-func (w *Worker) abandon(a *attempt) {
-	a.recording.Add(1) // before the state changes, so the late return waits for the recording
-	if !a.state.CompareAndSwap(attemptRunning, attemptAbandoned) {
-		a.recording.Done()
-		return
+// forgetLocked removes a from inflight, or from replaced when a later
+// attempt of its job took its entry; the lease keeper then renews its
+// claim no more. Called with w.mu held.
+func (w *Worker) forgetLocked(a *attempt) {
+	if w.inflight[a.cj.Job.ID] == a {
+		delete(w.inflight, a.cj.Job.ID)
+	} else {
+		delete(w.replaced, a)
 	}
-	cj := a.cj
+}
+
+// abandon settles a's attempt, which the abandoner has just taken from
+// its handler (attempt.state), without the handler: it frees the slot,
+// stops the claim's renewals, logs and reports the abandonment, and
+// records the attempt with its context's cause, as if the handler had
+// returned it. The logging and the recording go on in a goroutine of
+// their own, so that a slow recording holds up no other abandonment.
+func (w *Worker) abandon(a *attempt) {
 	cause := context.Cause(a.hctx)
 	ran := time.Since(a.t0)
 	a.cancel(cause) // the attempt's own context too, if only the handler's deadline passed
 
 	w.mu.Lock()
 	w.busy--
-	if w.inflight[cj.Job.ID] == a { // the lease keeper renews it no more
-		delete(w.inflight, cj.Job.ID)
-	}
+	w.forgetLocked(a)
 	w.abandoned[a] = struct{}{}
 	if w.busy == 0 {
 		w.serial.allFinished()
@@ -168,7 +207,14 @@ func (w *Worker) abandon(a *attempt) {
 	w.mu.Unlock()
 	w.stats.abandoned.Add(1)
 	w.slotFreed(taken)
+	go w.recordAbandoned(a, cause, ran, h, became, stopRun)
+}
 
+// recordAbandoned logs and reports the abandonment of a (h is the health
+// it left, became whether it made the worker unhealthy), records the
+// attempt, and then gives up the slot's count in wg.
+func (w *Worker) recordAbandoned(a *attempt, cause error, ran time.Duration, h Health, became bool, stopRun context.CancelCauseFunc) {
+	cj := a.cj
 	w.log.Warn("queuety: handler ignored its cancelled context; abandoned it: its slot is free and its attempt is recorded as failed",
 		"handler", cj.Job.Handler, "job_id", cj.Job.ID, "attempt", cj.Job.Attempts, "ran", ran.Round(time.Millisecond),
 		"grace", w.cfg.abandonGrace, "cause", cause, "abandoned", h.Abandoned, "max_abandoned", h.MaxAbandoned)

@@ -170,7 +170,9 @@ func LeaseInterval(d time.Duration) Option { return func(c *config) { c.leaseInt
 
 // AbandonGrace sets how long a handler gets to return once its context is
 // cancelled before the worker abandons it (default AbandonGraceDefault,
-// 5 s, of real time). A handler's context is cancelled when its
+// 5 s, of real time; the worker checks every quarter of it, at most every
+// second, so a handler is abandoned up to that much later). A handler's
+// context is cancelled when its
 // start-to-close timeout or its workflow's deadline passes, or when its
 // job is taken away (its workflow failed, or the job was timed out or
 // recovered elsewhere). A handler that ignores the cancellation past the

@@ -74,6 +74,9 @@ type Worker struct {
 	// earlier attempt of it still runs replaces that attempt's entry.
 	busy     int
 	inflight map[int64]*attempt
+	// replaced holds the running attempts whose entries in inflight a
+	// later attempt of the same job took (see launch).
+	replaced map[*attempt]struct{}
 	// abandoned holds the attempts whose handlers the worker abandoned and
 	// that still run (see abandon.go); they are in neither busy nor
 	// inflight.
@@ -114,13 +117,12 @@ type attempt struct {
 	// state says what settled the attempt first: its handler's return or
 	// the worker abandoning the handler (abandon.go).
 	state atomic.Int32
-	// mu guards timer, the abandonment armed once the handler's context
-	// is done.
-	mu    sync.Mutex
-	timer *time.Timer
 	// recording is held while an abandoned attempt's outcome is being
 	// recorded; the handler's late return waits for it.
 	recording sync.WaitGroup
+	// watched is set once the fields below are, just before the handler
+	// is called; the abandoner reads them only then.
+	watched atomic.Bool
 	// What the abandonment needs of the running handler: its context and
 	// the attempt's (JobStart's when observed), the observed job, and
 	// when the handler started on the engine clock and the wall clock.
@@ -128,6 +130,9 @@ type attempt struct {
 	job       observe.Job
 	startedAt time.Time
 	t0        time.Time
+	// doneSeen is when the abandoner first saw hctx done (its goroutine
+	// alone uses it).
+	doneSeen time.Time
 }
 
 // The states of an attempt.
@@ -212,7 +217,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	return (&Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
-		inflight: map[int64]*attempt{}, abandoned: map[*attempt]struct{}{}, recording: map[*engine.Claimed]struct{}{}, freed: make(chan struct{}, 1), registration: handlers,
+		inflight: map[int64]*attempt{}, replaced: map[*attempt]struct{}{}, abandoned: map[*attempt]struct{}{}, recording: map[*engine.Claimed]struct{}{}, freed: make(chan struct{}, 1), registration: handlers,
 		serial: newSerialWrites(c.Store().Info().SerialWriters),
 	}).withAdmission()
 }
@@ -573,6 +578,9 @@ func (w *Worker) launch(parent context.Context, cj *engine.Claimed, held bool) {
 	}
 	prev := w.inflight[cj.Job.ID]
 	w.inflight[cj.Job.ID] = a
+	if prev != nil {
+		w.replaced[prev] = struct{}{}
+	}
 	w.mu.Unlock()
 	if prev != nil {
 		// The job was claimed again, so the earlier attempt has lost it.
@@ -599,9 +607,7 @@ func (w *Worker) finishSlot(a *attempt) {
 	defer w.wg.Done()
 	w.mu.Lock()
 	w.busy--
-	if w.inflight[a.cj.Job.ID] == a { // not replaced by a later attempt
-		delete(w.inflight, a.cj.Job.ID)
-	}
+	w.forgetLocked(a)
 	if w.busy == 0 {
 		w.serial.allFinished()
 	}
@@ -651,10 +657,10 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		hctx = w.obs.HandlerStart(hctx, job)
 	}
 	startedAt, t0 := clock.Now(), time.Now()
-	unwatch := w.watch(a, ctx, hctx, job, startedAt, t0)
+	w.watch(a, ctx, hctx, job, startedAt, t0)
 	out, err := w.call(hctx, cj)
 	dur := time.Since(t0)
-	if !unwatch() {
+	if !a.state.CompareAndSwap(attemptRunning, attemptReturned) {
 		// Abandoned meanwhile: its attempt is recorded already, and this
 		// late result goes to the engine only to be refused.
 		stop()
