@@ -1,8 +1,10 @@
 // Package prom exports queuety's metrics to Prometheus.
 //
-// New registers the counters and histograms with a Registerer and
-// returns Metrics, an observe.Observer that updates them: install it
-// with queuety.WithObserver. RegisterClient adds gauges read from the
+// New registers the counters, the histograms and the gauges of this
+// process's workers (abandoned handlers, unhealthy workers) with a
+// Registerer and returns Metrics, an observe.Observer (and an
+// observe.AbandonObserver) that updates them: install it with
+// queuety.WithObserver. RegisterClient adds gauges read from the
 // store at every scrape: jobs by queue and status, the age of each queue's
 // oldest due job, and workflows by status. Handler serves the exposition.
 //
@@ -12,9 +14,9 @@
 //	err = m.RegisterClient(q)
 //	http.Handle("/metrics", prom.Handler(reg))
 //
-// Counters count what this process did, so sum them across workers; the
-// gauges are the same from every process (they read the shared tables),
-// so take one worker's, or max them.
+// Counters count what this process did, so sum them across workers; so
+// do the worker gauges. The store gauges are the same from every process
+// (they read the shared tables), so take one worker's, or max them.
 //
 // The README lists every metric.
 package prom
@@ -30,8 +32,8 @@ import (
 	"github.com/queuety/queuety-go/observe"
 )
 
-// Metrics holds the counters and histograms and updates them as an
-// observe.Observer. It is safe for concurrent use.
+// Metrics holds the counters, histograms and worker gauges and updates
+// them as an observe.Observer. It is safe for concurrent use.
 type Metrics struct {
 	observe.Nop
 	reg prometheus.Registerer
