@@ -28,6 +28,17 @@ back and exits 0. A handler that ignores the cancellation for
 --hard-stop-timeout more is left behind: the worker exits 1 and names its
 job, which stays claimed until its lease expires and is then recovered.
 
+A handler that ignores its cancelled context (its start-to-close timeout or
+its workflow's deadline passed, or its job was taken away) for
+--abandon-grace is abandoned: its attempt is recorded as failed, so the job
+is retried or buried as on a timeout, and its slot is freed while it runs
+on. More than --max-abandoned abandoned handlers still running make the
+worker unhealthy: it logs an error, the queuety_workers_unhealthy metric is
+1, and the abandoned handlers past the limit hold their slots again. With
+--exit-when-unhealthy (the default) it then stops as on a signal and exits
+1, so that a supervisor (systemd, Kubernetes) restarts it: only ending the
+process ends those handlers.
+
 With --once (for cron) it runs every sweep once, drains what is due within
 --max-time, waits for the running handlers and prints a summary. It exits
 non-zero only when the store cannot be used, a sweep fails, or a handler
@@ -78,6 +89,9 @@ the same, for example a receiver on this machine in development.`,
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
+			abandonGrace := durationFlag(fs, "abandon-grace", worker.AbandonGraceDefault, "how long a handler whose context was cancelled (timeout, deadline, job taken away) gets to return before it is abandoned and its slot freed")
+			maxAbandoned := fs.Int("max-abandoned", 0, "abandoned handlers still running that the worker tolerates before it is unhealthy (default: --concurrency)")
+			exitUnhealthy := fs.Bool("exit-when-unhealthy", true, "stop and exit 1 when the worker is unhealthy (more than --max-abandoned abandoned handlers), for a supervisor to restart it")
 			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
 			metricsToken := newSecretFlag(fs, "metrics-token", EnvMetricsToken, "with --metrics-listen: require this bearer `token`", "the metrics token")
 			metricsBasic := newSecretFlag(fs, "metrics-basic-auth", EnvMetricsBasicAuth, "with --metrics-listen: require HTTP basic authentication as `user:pass`", "the metrics USER:PASS")
@@ -104,6 +118,16 @@ the same, for example a receiver on this machine in development.`,
 					return Usagef("--hard-stop-timeout must not be negative, got %s", *hardStop)
 				case *handoff < 0:
 					return Usagef("--deadline-handoff must not be negative, got %s", *handoff)
+				case *abandonGrace < 0:
+					return Usagef("--abandon-grace must not be negative, got %s", *abandonGrace)
+				case *maxAbandoned < 0:
+					return Usagef("--max-abandoned must not be negative, got %d", *maxAbandoned)
+				}
+				opts := []worker.Option{worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
+					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()),
+					worker.AbandonGrace(*abandonGrace), worker.StopWhenUnhealthy(*exitUnhealthy)}
+				if flagGiven(fs, "max-abandoned") {
+					opts = append(opts, worker.MaxAbandoned(*maxAbandoned))
 				}
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
@@ -134,8 +158,7 @@ the same, for example a receiver on this machine in development.`,
 				if err := mx.attach(c); err != nil {
 					return err
 				}
-				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
-					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()), hooks)
+				w := worker.New(c, append(opts, hooks)...)
 				warnNoHandlers(e, c, qs)
 				if !*once {
 					if err := w.Run(ctx); err != nil {
@@ -153,7 +176,7 @@ the same, for example a receiver on this machine in development.`,
 				if e.Globals.JSON {
 					out := map[string]any{
 						"claimed": st.Claimed, "succeeded": st.Succeeded, "failed": st.Failed, "handed_back": st.HandedBack,
-						"stale": st.Stale, "swept": map[string]int{
+						"stale": st.Stale, "abandoned": st.Abandoned, "swept": map[string]int{
 							"workflows_expired": st.Swept.WorkflowsExpired, "waits_timed_out": st.Swept.WaitsTimedOut,
 							"jobs_timed_out": st.Swept.JobsTimedOut, "jobs_recovered": st.Swept.JobsRecovered,
 							"batch_callbacks": st.Swept.BatchCallbacks, "workflow_overruns": st.Swept.WorkflowOverruns,

@@ -18,6 +18,8 @@ type instruments struct {
 	slotsMissed                        metric.Int64Counter
 	handler, wait, claimDur, sweepDur  metric.Float64Histogram
 	batch                              metric.Int64Histogram
+	abandons                           metric.Int64Counter
+	abandoned, unhealthy               metric.Int64UpDownCounter
 }
 
 // durationBounds (seconds) match metrics/prom's DurationBuckets.
@@ -53,6 +55,15 @@ func (in *instruments) create(m metric.Meter) error {
 	in.claimDur = seconds("queuety.claim.duration", "Round trip of claims that took any job.",
 		.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1)
 	in.sweepDur = seconds("queuety.sweep.duration", "Run time of maintenance sweeps.", durationBounds...)
+	in.abandons = counter("queuety.handler.abandons", "{handler}", "Handlers this process's workers abandoned because they ignored their cancelled context.")
+	upDown := func(name, unit, desc string) metric.Int64UpDownCounter {
+		c, err := m.Int64UpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	in.abandoned = upDown("queuety.handlers.abandoned", "{handler}", "Handlers this process's workers abandoned that still run.")
+	in.unhealthy = upDown("queuety.workers.unhealthy", "{worker}",
+		"Workers of this process with more abandoned handlers still running than they tolerate; restart the process.")
 	var err error
 	in.batch, err = m.Int64Histogram("queuety.claim.batch_size", metric.WithUnit("{job}"),
 		metric.WithDescription("Jobs taken by claims that took any."), metric.WithExplicitBucketBoundaries(1, 2, 5, 10, 20, 50, 100))

@@ -260,3 +260,22 @@ func (o *Observer) Swept(ctx context.Context, s observe.Sweep) {
 		o.inst.sweepErrs.Add(ctx, 1, attrs)
 	}
 }
+
+// HandlerAbandoned keeps queuety.handlers.abandoned (abandoned handlers
+// still running) and queuety.workers.unhealthy, and counts abandonments
+// in queuety.handler.abandons.
+func (o *Observer) HandlerAbandoned(ctx context.Context, j observe.Job, a observe.Abandon) {
+	attrs := o.jobAttrs(j.Queue, j.Handler)
+	if a.Returned {
+		o.inst.abandoned.Add(ctx, -1, attrs)
+	} else {
+		o.inst.abandoned.Add(ctx, 1, attrs)
+		o.inst.abandons.Add(ctx, 1, attrs)
+	}
+	switch now, was := a.Unhealthy(), a.WasUnhealthy(); {
+	case now && !was:
+		o.inst.unhealthy.Add(ctx, 1)
+	case was && !now:
+		o.inst.unhealthy.Add(ctx, -1)
+	}
+}

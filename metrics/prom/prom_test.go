@@ -23,6 +23,7 @@ import (
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/metrics/prom"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
@@ -320,4 +321,46 @@ func TestScrapeCostDoesNotGrowWithQueues(t *testing.T) {
 	require.Len(t, ages, 40)
 	assert.Equal(t, 120.0, ages["q00"])
 	assert.Equal(t, 60.0, ages["q39"])
+}
+
+// gather reads reg's families as a scrape would.
+func gather(t *testing.T, reg *prometheus.Registry) map[string]*dto.MetricFamily {
+	t.Helper()
+	list, err := reg.Gather()
+	require.NoError(t, err)
+	fams := map[string]*dto.MetricFamily{}
+	for _, f := range list {
+		fams[f.GetName()] = f
+	}
+	return fams
+}
+
+// TestAbandonedHandlerGauges: the gauge of abandoned handlers goes up
+// when a worker abandons one and down when it returns, the counter counts
+// abandonments, and the unhealthy-workers gauge follows the worker's
+// health across its limit.
+func TestAbandonedHandlerGauges(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := prom.New(reg)
+	require.NoError(t, err)
+	ctx := context.Background()
+	job := observe.Job{ID: 1, Queue: "default", Handler: "stuck"}
+	event := func(returned bool, abandoned int) {
+		m.HandlerAbandoned(ctx, job, observe.Abandon{Returned: returned, Abandoned: abandoned, MaxAbandoned: 1})
+	}
+	check := func(abandoned, total, unhealthy float64) {
+		t.Helper()
+		fams := gather(t, reg)
+		assert.Equal(t, abandoned, series(fams, "queuety_handlers_abandoned")["default/stuck"], "queuety_handlers_abandoned")
+		assert.Equal(t, total, series(fams, "queuety_handlers_abandoned_total")["default/stuck"], "queuety_handlers_abandoned_total")
+		assert.Equal(t, unhealthy, series(fams, "queuety_workers_unhealthy")[""], "queuety_workers_unhealthy")
+	}
+	event(false, 1)
+	check(1, 1, 0)
+	event(false, 2) // past the limit of 1
+	check(2, 2, 1)
+	event(true, 1)
+	check(1, 2, 0)
+	event(true, 0)
+	check(0, 2, 0)
 }
