@@ -45,6 +45,10 @@ func runWorkMetrics(t *testing.T, dsn string, args ...string) (string, *lockedBu
 		}
 		return false
 	}, 30*time.Second, 10*time.Millisecond, "the metrics address is logged; stderr:\n%s", &stderr)
+	// The worker is up (its store opened) before the test goes on, so
+	// the cancel at the end stops a running worker, not one still opening.
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), `"queuety: worker started"`) },
+		30*time.Second, 10*time.Millisecond, "the worker starts; stderr:\n%s", &stderr)
 	return addr, &stderr
 }
 

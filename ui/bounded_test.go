@@ -223,7 +223,7 @@ func TestMalformedWorkflowState(t *testing.T) {
 		for _, state := range []string{`{not json`, `"a string"`, `{"_steps": 5}`, ``} {
 			setWorkflowState(t, c, id, state)
 			res := b.get(fmt.Sprintf("/workflows/%d", id))
-			require.Equal(t, http.StatusOK, res.StatusCode, "state %q: %s", state, res.body)
+			require.Equal(t, http.StatusOK, res.StatusCode, "state %q: %s\nlog: %s", state, res.body, logs.String())
 			assert.Contains(t, res.body, "broken", "state %q", state)
 			if strings.Contains(res.body, `id="undescribed"`) {
 				assert.Contains(t, res.body, "stored state cannot be understood", "state %q", state)
@@ -239,7 +239,7 @@ func TestMalformedWorkflowState(t *testing.T) {
 		}
 		setWorkflowState(t, c, id, `{not json`)
 		res := b.get(fmt.Sprintf("/workflows/%d", id))
-		assert.Contains(t, res.body, `id="undescribed"`, "unparsable JSON")
+		assert.Contains(t, res.body, `id="workflow-state-error"`, "unparsable JSON: the reason is shown")
 		assert.Contains(t, res.body, "{not json", "the stored state is shown")
 	})
 }

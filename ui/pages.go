@@ -251,6 +251,15 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 		CanRetry:  st == queuety.WorkflowFailed,
 		CanSignal: !st.Terminal(),
 	}
+	if desc.StateError != "" {
+		// The description has no state to show: show the row's as stored.
+		if wf, err := s.c.Workflow(r.Context(), id); err == nil {
+			if v := newValueView(firstChars(wf.State, previewChars), int64(utf8.RuneCount(wf.State)),
+				fmt.Sprintf("%s/workflows/%d/state", s.opts.BasePath, id)); v != nil {
+				d.State = v
+			}
+		}
+	}
 	if desc.Wait != nil {
 		d.Waiting = strings.Join(desc.Wait.WaitingFor, ", ")
 		d.CanApprove = slices.Contains(desc.Wait.Answers, "approve")
