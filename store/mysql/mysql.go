@@ -17,6 +17,17 @@
 // parameters go to the driver. Other store parameters: max_open_conns
 // (default 64).
 //
+// Query parameters are escaped into the SQL on the client (the driver's
+// interpolateParams), which saves the round trips of a server-side
+// prepared statement on every query outside the prepared claim and
+// completion; interpolateParams=false turns that off. While it is on, the
+// connection's character set must be one under which escaping is safe:
+// the Unicode, single-byte and EUC character sets. big5, cp932, gbk,
+// gb18030 and sjis can end a character in a backslash byte, so a value
+// could end its own string; a DSN asking for one (charset, collation,
+// character_set_client) is refused, and so is every connection the server
+// gives one.
+//
 // Every session runs with time_zone '+00:00' and READ COMMITTED isolation:
 // timestamps are UTC, and claim scans release the rows they skip. The store
 // checks the server version at open and refuses servers without SKIP
@@ -57,6 +68,7 @@ type Config struct {
 func ParseDSN(dsn string) (*Config, error) {
 	c := &Config{Prefix: driver.DefaultPrefix, MaxOpenConns: 64}
 	var dc *gomysql.Config
+	var interpolate bool
 	if strings.HasPrefix(strings.ToLower(dsn), "mysql://") {
 		u, err := url.Parse(dsn)
 		if err != nil {
@@ -80,6 +92,9 @@ func ParseDSN(dsn string) (*Config, error) {
 		q, err := url.ParseQuery(u.RawQuery)
 		if err != nil {
 			return nil, fmt.Errorf("%w: DSN parameters: %v", driver.ErrInvalidArgument, err)
+		}
+		if interpolate, err = c.checkParams(q); err != nil {
+			return nil, err
 		}
 		if s := q.Get("socket"); s != "" {
 			dc.Net, dc.Addr = "unix", s
@@ -106,6 +121,9 @@ func ParseDSN(dsn string) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: DSN parameters: %v", driver.ErrInvalidArgument, err)
 		}
+		if interpolate, err = c.checkParams(q); err != nil {
+			return nil, err
+		}
 		if err := c.takeParams(q); err != nil {
 			return nil, err
 		}
@@ -121,8 +139,18 @@ func ParseDSN(dsn string) (*Config, error) {
 	if dc.DBName == "" {
 		return nil, fmt.Errorf("%w: DSN names no database", driver.ErrInvalidArgument)
 	}
+	dc.InterpolateParams = interpolate
 	c.Driver = dc
 	return c, driver.ValidatePrefix(c.Prefix)
+}
+
+// checkParams reads whether parameters are interpolated on the client and
+// refuses a character set under which that is unsafe.
+func (c *Config) checkParams(q url.Values) (interpolate bool, err error) {
+	if interpolate, err = interpolates(q); err != nil {
+		return false, err
+	}
+	return interpolate, checkCharsetParams(q, interpolate)
 }
 
 // takeParams removes the store's own parameters from q.
@@ -266,7 +294,6 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	dc := cfg.Driver.Clone()
 	dc.ParseTime = true
 	dc.Loc = time.UTC
-	dc.InterpolateParams = true
 	// RowsAffected counts matched rows, as on SQLite, so a compare-and-set
 	// UPDATE that rewrites a row's current values still reports it.
 	dc.ClientFoundRows = true
@@ -356,6 +383,9 @@ func openDB(dc *gomysql.Config) (*sql.DB, error) {
 	conn, err := gomysql.NewConnector(dc)
 	if err != nil {
 		return nil, fmt.Errorf("configure driver: %w", err)
+	}
+	if dc.InterpolateParams {
+		conn = checkedConnector{conn}
 	}
 	return sql.OpenDB(conn), nil
 }
