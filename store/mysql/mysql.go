@@ -13,9 +13,15 @@
 // ?socket=/path for a Unix socket) or go-sql-driver DSNs
 // (user:pass@tcp(host:3306)/db?prefix=wp_). The prefix parameter is the
 // WordPress table prefix (default wp_, ^[A-Za-z0-9_]{0,32}$); create=true
-// creates the database when it does not exist; other
-// parameters go to the driver. Other store parameters: max_open_conns
-// (default 64).
+// creates the database when it does not exist; other parameters go to the
+// driver. Other store parameters: max_open_conns (default 64).
+//
+// In a URL the user information ends at the last '@', so a password may
+// be written as it is, with '@', ':', '/', '?', '#' or "://" in it, or
+// percent-encoded (a '%' that starts an escape is decoded: write a literal
+// one as %25 to be sure); an '@' in the parameters must then be written
+// %40. Errors never show the DSN or its password, even for a DSN that does
+// not parse.
 //
 // Query parameters are escaped into the SQL on the client (the driver's
 // interpolateParams), which saves the round trips of a server-side
@@ -70,26 +76,13 @@ func ParseDSN(dsn string) (*Config, error) {
 	var dc *gomysql.Config
 	var interpolate bool
 	if strings.HasPrefix(strings.ToLower(dsn), "mysql://") {
-		u, err := url.Parse(dsn)
+		var rawQuery string
+		var err error
+		dc, rawQuery, err = parseURL(dsn)
 		if err != nil {
-			return nil, fmt.Errorf("parse DSN: %w", redact(err))
+			return nil, err
 		}
-		dc = gomysql.NewConfig()
-		if u.User != nil {
-			dc.User = u.User.Username()
-			dc.Passwd, _ = u.User.Password()
-		}
-		host := u.Hostname()
-		if host == "" {
-			host = "127.0.0.1"
-		}
-		port := u.Port()
-		if port == "" {
-			port = "3306"
-		}
-		dc.Net, dc.Addr = "tcp", netJoin(host, port)
-		dc.DBName = strings.TrimPrefix(u.Path, "/")
-		q, err := url.ParseQuery(u.RawQuery)
+		q, err := url.ParseQuery(rawQuery)
 		if err != nil {
 			return nil, fmt.Errorf("%w: DSN parameters: %v", driver.ErrInvalidArgument, err)
 		}
@@ -223,15 +216,85 @@ func netJoin(host, port string) string {
 	return host + ":" + port
 }
 
-// redact removes a password from a URL parse error.
-func redact(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if u, perr := url.Parse(ue.URL); perr == nil {
-			ue.URL = u.Redacted()
+// parseURL reads a mysql:// DSN,
+//
+//	mysql://[user[:password]@][host[:port]][/database][?parameters]
+//
+// by its structure, never echoing any of it in an error, since a DSN that
+// does not parse may still hold a password. The user information ends at
+// the last '@', so a password may hold '@', ':', '/', '?', '#' and "://"
+// as they are; an '@' in the parameters must be written %40. The user
+// name and the password are percent-decoded when every '%' in them starts
+// an escape (so a URL-encoded password works) and taken as written
+// otherwise (a password such as 50%off works too). The host is a name, an
+// IPv4 address or an IPv6 address in brackets; no host means 127.0.0.1,
+// no port 3306. It returns the parameters undecoded.
+func parseURL(dsn string) (dc *gomysql.Config, rawQuery string, err error) {
+	rest := dsn[len("mysql://"):]
+	dc = gomysql.NewConfig()
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		user, pass, hasPass := strings.Cut(rest[:at], ":")
+		dc.User = unescapeLenient(user)
+		if hasPass {
+			dc.Passwd = unescapeLenient(pass)
 		}
+		rest = rest[at+1:]
 	}
-	return err
+	if i := strings.IndexByte(rest, '#'); i >= 0 {
+		return nil, "", fmt.Errorf("%w: a mysql:// DSN has no #fragment (write a '#' in the database name or a parameter as %%23)", driver.ErrInvalidArgument)
+	}
+	rest, rawQuery, _ = strings.Cut(rest, "?")
+	hostport, path, _ := strings.Cut(rest, "/")
+	host, port, err := splitHostPort(hostport)
+	if err != nil {
+		return nil, "", err
+	}
+	dc.Net, dc.Addr = "tcp", netJoin(host, port)
+	if dc.DBName, err = url.PathUnescape(path); err != nil {
+		return nil, "", fmt.Errorf("%w: the DSN's database name has a '%%' that starts no escape (write it as %%25)", driver.ErrInvalidArgument)
+	}
+	return dc, rawQuery, nil
+}
+
+// splitHostPort splits the host part of a mysql:// DSN.
+func splitHostPort(hostport string) (host, port string, err error) {
+	switch {
+	case strings.HasPrefix(hostport, "["):
+		end := strings.IndexByte(hostport, ']')
+		if end < 0 {
+			return "", "", fmt.Errorf("%w: the DSN's IPv6 address has no closing ']'", driver.ErrInvalidArgument)
+		}
+		rest := hostport[end+1:]
+		if rest != "" && rest[0] != ':' {
+			return "", "", fmt.Errorf("%w: the DSN's IPv6 address is followed by something other than :port", driver.ErrInvalidArgument)
+		}
+		// A zone is percent-encoded: [fe80::1%25eth0].
+		host, port = unescapeLenient(hostport[1:end]), strings.TrimPrefix(rest, ":")
+	case strings.Count(hostport, ":") > 1:
+		return "", "", fmt.Errorf("%w: the DSN's IPv6 address must be in brackets, as in mysql://user@[::1]:3306/db", driver.ErrInvalidArgument)
+	default:
+		host, port, _ = strings.Cut(hostport, ":")
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		return host, "3306", nil
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || port[0] < '0' || port[0] > '9' {
+		return "", "", fmt.Errorf("%w: the DSN's port must be a number from 1 to 65535", driver.ErrInvalidArgument)
+	}
+	return host, port, nil
+}
+
+// unescapeLenient percent-decodes s when every '%' in it starts an
+// escape, and returns s as it is otherwise.
+func unescapeLenient(s string) string {
+	if v, err := url.PathUnescape(s); err == nil {
+		return v
+	}
+	return s
 }
 
 // ServerVersion describes the connected server.
