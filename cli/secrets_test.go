@@ -71,6 +71,8 @@ func secretCases(t *testing.T) []secretCase {
 		{name: "driver form password with / and ?", dsn: "root:" + slashQuery + "@tcp(127.0.0.1:1)/test"},
 		{name: "driver form missing parenthesis", dsn: "root:" + plain + "@tcp(127.0.0.1:3306/test"},
 		{name: "driver form no slash", dsn: "root:" + plain + "@tcp(127.0.0.1:3306)"},
+		{name: "driver form slash in password, no database", dsn: "root:" + secretFront + "/" + secretBack + "@tcp(127.0.0.1:3306)"},
+		{name: "driver form slash in password, no address", dsn: "root:" + secretFront + "/" + secretBack + "@127.0.0.1%"},
 		{name: "driver form bad timeout", dsn: "root:" + plain + "@tcp(127.0.0.1:3306)/test?timeout=soon"},
 		{name: "driver form wrong password", dsn: "root:" + plain + "@tcp(127.0.0.1:3306)/test"},
 		{name: "sqlite password parameter", dsn: "sqlite://" + filepath.Join(t.TempDir(), "x.db") + "?password=" + plain},

@@ -48,6 +48,12 @@ func TestRedactError(t *testing.T) {
 		assert.Contains(t, err.Error(), "xxxxx", dsn)
 		assert.ErrorIs(t, err, driver.ErrInvalidArgument, dsn)
 	}
+	// A driver that reads the DSN the wrong way quotes a piece of the
+	// password; runs of six bytes or more are taken out too.
+	dsn := "root:Front7sekrit/Back9sekrit@127.0.0.1%"
+	err := driver.RedactError(errors.New(`invalid dbname "Back9sekrit@127.0.0.1%", network 'root:Front7sekrit'`), dsn)
+	assert.Equal(t, `invalid dbname "xxxxx@127.0.0.1%", network 'root:xxxxx'`, err.Error())
+
 	plain := errors.New("connect to 127.0.0.1:3306: refused")
 	assert.Same(t, plain, driver.RedactError(plain, "mysql://root:abc@h/db"), "nothing to take out, or a password too short to search for")
 	assert.Same(t, plain, driver.RedactError(plain, "mysql://root@h/db"))

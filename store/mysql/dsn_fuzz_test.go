@@ -22,6 +22,7 @@ func FuzzParseDSNPassword(f *testing.F) {
 		{"u", "x#y", "[fe80::1%25eth0]:3306"},
 		{"u", "%41%", "h:0"},
 		{"u:v", "w", "h"},
+		{"root", "a/b", "tcp(127.0.0.1:3306)"},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
@@ -35,9 +36,10 @@ func FuzzParseDSNPassword(f *testing.F) {
 		}
 		pw := front + pass + back
 		plainUser := !strings.ContainsAny(user, ":@%")
-		for _, dsn := range []string{
+		for i, dsn := range []string{
 			"mysql://" + user + ":" + pw + "@" + host + "/db",
 			user + ":" + pw + "@tcp(" + host + ")/db",
+			user + ":" + pw + "@" + host, // any structure, or none
 		} {
 			c, err := mysql.ParseDSN(dsn)
 			if err != nil {
@@ -47,7 +49,7 @@ func FuzzParseDSNPassword(f *testing.F) {
 				}
 				continue
 			}
-			if !plainUser || strings.ContainsAny(host, "@/") {
+			if i == 2 || !plainUser || strings.ContainsAny(host, "@/") {
 				continue // the structure itself changed
 			}
 			want := pw

@@ -70,8 +70,17 @@ type Config struct {
 	Create bool
 }
 
-// ParseDSN parses either DSN form.
+// ParseDSN parses either DSN form. Its errors never hold the DSN's
+// password (see driver.RedactError).
 func ParseDSN(dsn string) (*Config, error) {
+	c, err := parseDSN(dsn)
+	if err != nil {
+		return nil, driver.RedactError(err, dsn)
+	}
+	return c, nil
+}
+
+func parseDSN(dsn string) (*Config, error) {
 	c := &Config{Prefix: driver.DefaultPrefix, MaxOpenConns: 64}
 	var dc *gomysql.Config
 	var interpolate bool
@@ -126,7 +135,7 @@ func ParseDSN(dsn string) (*Config, error) {
 		}
 		dc, err = gomysql.ParseDSN(base)
 		if err != nil {
-			return nil, fmt.Errorf("parse DSN: %w", err)
+			return nil, fmt.Errorf("parse DSN: %w", driverDSNError(err))
 		}
 	}
 	if dc.DBName == "" {
@@ -144,6 +153,18 @@ func (c *Config) checkParams(q url.Values) (interpolate bool, err error) {
 		return false, err
 	}
 	return interpolate, checkCharsetParams(q, interpolate)
+}
+
+// driverDSNError is err from go-sql-driver's DSN parser, with the one
+// message that quotes the DSN's head replaced: when nothing in a DSN has
+// the user:password@net(address)/ shape, the driver takes everything
+// before the last '/' for a network name and shows it, and that text may
+// be a user and part of a password.
+func driverDSNError(err error) error {
+	if strings.HasPrefix(err.Error(), "default addr for network") {
+		return errors.New("the DSN has no user:password@tcp(host:port)/database structure (the network before '(' is not tcp or unix)")
+	}
+	return err
 }
 
 // takeParams removes the store's own parameters from q.
