@@ -62,6 +62,9 @@ func init() { driver.Register("mysql", driver.NewDriver(ParseDSN, OpenConfig)) }
 
 // Config is a parsed DSN.
 type Config struct {
+	// Driver is the driver's configuration. OpenConfig keeps its
+	// InterpolateParams, which ParseDSN sets unless the DSN says
+	// interpolateParams=false.
 	Driver       *gomysql.Config
 	Prefix       string
 	MaxOpenConns int
