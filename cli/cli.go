@@ -348,7 +348,7 @@ func (e *Env) ResolveDSN() (dsn, source string, err error) {
 		if err != nil {
 			return "", "", fmt.Errorf("read --wp-config: %w", err)
 		}
-		return cfg.DSN(), "--wp-config " + g.WPConfig, nil
+		return cfg.URL(), "--wp-config " + g.WPConfig, nil
 	}
 	if v := strings.TrimSpace(os.Getenv(EnvDSN)); v != "" {
 		return v, "$" + EnvDSN, nil

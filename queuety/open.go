@@ -15,7 +15,8 @@ import (
 //	sqlite://queuety.db
 //	sqlite://:memory:
 //
-// The matching store package must be imported (blank import).
+// The matching store package must be imported (blank import). Errors
+// never hold the DSN's password.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
 	s, err := driver.Open(ctx, dsn)
@@ -25,7 +26,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Client, error) {
 	if !cfg.skipMigrate {
 		if err := s.Migrate(ctx); err != nil {
 			s.Close()
-			return nil, fmt.Errorf("queuety: migrate: %w", err)
+			return nil, driver.RedactError(fmt.Errorf("queuety: migrate: %w", err), dsn)
 		}
 	}
 	for _, w := range s.Info().Warnings {

@@ -47,6 +47,10 @@ func (e *MySQLEnv) Fresh(ctx context.Context) (string, func(), error) {
 		sep = "&"
 	}
 	dsn += sep + "prefix=" + prefix
+	if !dc.InterpolateParams {
+		// FormatDSN leaves a false out, and the store's default is true.
+		dsn += "&interpolateParams=false"
+	}
 	cleanup := func() {
 		db, err := e.admin()
 		if err != nil {

@@ -55,6 +55,12 @@ type reason string
 
 func (r reason) Error() string { return string(r) }
 
+// quotedReason is a reason that quotes the source text. Errors about the
+// password, or a constant it is made of, give the plain form instead.
+type quotedReason struct{ quoted, plain string }
+
+func (r quotedReason) Error() string { return r.quoted }
+
 // maxDepth bounds the nesting of parentheses and calls in one expression.
 const maxDepth = 64
 
@@ -150,7 +156,7 @@ func (p *exprParser) unexpected() error {
 	case t.kind == tokVar:
 		return reason(fmt.Sprintf("variable %s is not evaluated, only $_ENV[...] and $_SERVER[...]", t.text))
 	}
-	return reason(fmt.Sprintf("unexpected %s", t.text))
+	return quotedReason{quoted: fmt.Sprintf("unexpected %s", t.text), plain: "unexpected token"}
 }
 
 func (p *exprParser) expr() (node, error) {
@@ -210,7 +216,10 @@ func (p *exprParser) primary() (node, error) {
 		p.pos++
 		return strNode{t.value}, nil
 	case t.kind == tokInterp:
-		return nil, reason(fmt.Sprintf("the double-quoted string %s interpolates variables (use single quotes, or escape the $ as \\$)", t.text))
+		return nil, quotedReason{
+			quoted: fmt.Sprintf("the double-quoted string %s interpolates variables (use single quotes, or escape the $ as \\$)", t.text),
+			plain:  "a double-quoted string interpolates variables (use single quotes, or escape the $ as \\$)",
+		}
 	case isPunct(t, '('):
 		p.pos++
 		n, err := p.expr()
@@ -291,6 +300,10 @@ type evaluator struct {
 	first map[string]int // index in defs of the first define of each name
 	done  map[int]result
 	busy  map[int]bool
+	// secret marks the definitions, by their first token, that make up
+	// DB_PASSWORD: its own and those of the constants it refers to,
+	// however indirectly. Errors about them never quote their text.
+	secret map[int]bool
 }
 
 type result struct {
@@ -300,13 +313,29 @@ type result struct {
 
 func newEvaluator(src []byte, opts Options, defs []definition) *evaluator {
 	ev := &evaluator{src: src, opts: opts.withDefaults(), defs: defs,
-		first: make(map[string]int), done: make(map[int]result), busy: make(map[int]bool)}
+		first: make(map[string]int), done: make(map[int]result), busy: make(map[int]bool), secret: make(map[int]bool)}
 	for i, d := range defs {
 		if _, seen := ev.first[d.name]; !seen {
 			ev.first[d.name] = i
 		}
 	}
+	ev.markSecret("DB_PASSWORD")
 	return ev
+}
+
+// markSecret marks the definition of constant name, and of every constant
+// its value refers to, as making up the password.
+func (ev *evaluator) markSecret(name string) {
+	d, ok := ev.lookup(name)
+	if !ok || ev.secret[d.at] {
+		return
+	}
+	ev.secret[d.at] = true
+	for _, t := range d.toks {
+		if t.kind == tokIdent {
+			ev.markSecret(t.text)
+		}
+	}
 }
 
 // lookup returns the first define of name, if any.
@@ -349,12 +378,20 @@ func (ev *evaluator) evalDefinition(d definition, usedBy string) (value, error) 
 		v, err = ev.eval(n, d)
 	}
 	var r reason
+	var q quotedReason
 	switch {
 	case err == nil:
 		return v, nil
-	case errors.As(err, &r):
+	case ev.secret[d.at] && (errors.As(err, &r) || errors.As(err, &q)):
+		why := string(r)
+		if why == "" {
+			why = q.plain
+		}
 		return value{}, &lineError{line: d.line, err: &unsupportedError{
-			fmt.Sprintf("%s is set by an expression the reader does not evaluate: %s (%s)", who, ev.text(d.toks), r)}}
+			fmt.Sprintf("%s is set by an expression the reader does not evaluate (not shown: it makes up the password): %s", who, why)}}
+	case errors.As(err, &r) || errors.As(err, &q):
+		return value{}, &lineError{line: d.line, err: &unsupportedError{
+			fmt.Sprintf("%s is set by an expression the reader does not evaluate: %s (%v)", who, ev.text(d.toks), err)}}
 	case errors.As(err, new(*lineError)):
 		return value{}, err // about another constant, already positioned
 	default:

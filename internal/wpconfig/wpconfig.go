@@ -195,6 +195,48 @@ func (c Config) DSN() string {
 	return b.String()
 }
 
+// URL returns a mysql:// DSN for queuety.Open:
+//
+//	mysql://user:password@host:port/dbname?prefix=wp_
+//	mysql://user:password@[::1]:3306/dbname?prefix=wp_
+//	mysql://user:password@/dbname?prefix=wp_&socket=%2Frun%2Fmysqld%2Fmysqld.sock
+//
+// Every part is percent-encoded, so any user name, password, database
+// name or socket path (with ':', '@', '/', '%', "://" or any other byte)
+// reaches the store unchanged, and the DSN cannot be taken for another
+// store's (a go-sql-driver DSN of a user named "sqlite" whose password
+// starts with "//" would read as sqlite://...). A zero Port means
+// DefaultPort, and an empty Host without a Socket means "localhost".
+func (c Config) URL() string {
+	var b strings.Builder
+	b.WriteString("mysql://")
+	if c.DBPassword != "" {
+		b.WriteString(url.UserPassword(c.DBUser, c.DBPassword).String())
+	} else {
+		b.WriteString(url.User(c.DBUser).String())
+	}
+	b.WriteByte('@')
+	q := url.Values{"prefix": {c.TablePrefix}}
+	if c.Socket != "" {
+		q.Set("socket", c.Socket)
+	} else {
+		host, port := c.Host, c.Port
+		if host == "" {
+			host = "localhost"
+		}
+		if port == 0 {
+			port = DefaultPort
+		}
+		// An IPv6 zone's '%' is escaped: [fe80::1%25eth0].
+		b.WriteString(net.JoinHostPort(strings.ReplaceAll(host, "%", "%25"), strconv.Itoa(port)))
+	}
+	b.WriteByte('/')
+	b.WriteString(url.PathEscape(c.DBName))
+	b.WriteByte('?')
+	b.WriteString(q.Encode())
+	return b.String()
+}
+
 // constants lists the constants Parse reads, in the order errors report them.
 var constants = []string{"DB_NAME", "DB_USER", "DB_PASSWORD", "DB_HOST"}
 

@@ -50,16 +50,6 @@ func Drivers() []string {
 	return out
 }
 
-// SchemeOf returns the store scheme of a DSN: the part before "://", or
-// "mysql" for a plain go-sql-driver DSN such as
-// "user:pass@tcp(127.0.0.1:3306)/wordpress?prefix=wp_".
-func SchemeOf(dsn string) string {
-	if i := strings.Index(dsn, "://"); i > 0 {
-		return strings.ToLower(dsn[:i])
-	}
-	return "mysql"
-}
-
 // Open opens the Store a DSN names through its registered driver,
 // without running migrations.
 func Open(ctx context.Context, dsn string) (Store, error) {
@@ -73,7 +63,7 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	}
 	s, err := d.Open(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("queuety: open %s store: %w", scheme, err)
+		return nil, RedactError(fmt.Errorf("queuety: open %s store: %w", scheme, err), dsn)
 	}
 	return s, nil
 }

@@ -3,6 +3,8 @@ package mysql_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -10,6 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
+	"github.com/queuety/queuety-go/internal/wpconfig"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
@@ -81,4 +86,38 @@ func TestOpenMissingDatabase(t *testing.T) {
 	assert.NoError(t, err, "the created database works")
 	_, err = mysql.ParseDSN("mysql://root@127.0.0.1:3306/x?create=perhaps")
 	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "create=perhaps")
+}
+
+// TestPasswordPunctuationConnects: a password holding "://", '@', '%',
+// '/', '?', '#' and ':' connects in every DSN form: a mysql:// URL with
+// the password as written or percent-encoded, a go-sql-driver DSN, and
+// the DSN wp-config.php settings give.
+func TestPasswordPunctuationConnects(t *testing.T) {
+	ctx := context.Background()
+	admin := testdb.Admin(t)
+	user := fmt.Sprintf("qpw%d", time.Now().UnixNano()%1e9)
+	const password = "p://w@x%zz/y?z#:end"
+	_, err := admin.ExecContext(ctx, "CREATE USER '"+user+"'@'%' IDENTIFIED BY '"+password+"'") // no quote or backslash to escape
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.ExecContext(ctx, "DROP USER IF EXISTS '"+user+"'@'%'") })
+	_, err = admin.ExecContext(ctx, "GRANT ALL ON test.* TO '"+user+"'@'%'")
+	require.NoError(t, err)
+
+	_, prefix := migrated.DSN(t)
+	wp := wpconfig.Config{DBName: "test", DBUser: user, DBPassword: password, Host: "127.0.0.1", Port: 3306, TablePrefix: prefix}
+	for name, dsn := range map[string]string{
+		"url as written": "mysql://" + user + ":" + password + "@127.0.0.1:3306/test?prefix=" + prefix,
+		"url encoded":    "mysql://" + url.UserPassword(user, password).String() + "@127.0.0.1:3306/test?prefix=" + prefix,
+		"driver form":    user + ":" + password + "@tcp(127.0.0.1:3306)/test?prefix=" + prefix,
+		"wp-config":      wp.URL(),
+	} {
+		c, err := mysql.ParseDSN(dsn)
+		require.NoError(t, err, name)
+		assert.Equal(t, password, c.Driver.Passwd, name)
+		q, err := queuety.Open(ctx, dsn, queuety.SkipMigrate())
+		require.NoError(t, err, name)
+		_, err = q.Dispatch(ctx, "h", nil)
+		assert.NoError(t, err, name)
+		q.Close()
+	}
 }

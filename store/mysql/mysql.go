@@ -13,9 +13,26 @@
 // ?socket=/path for a Unix socket) or go-sql-driver DSNs
 // (user:pass@tcp(host:3306)/db?prefix=wp_). The prefix parameter is the
 // WordPress table prefix (default wp_, ^[A-Za-z0-9_]{0,32}$); create=true
-// creates the database when it does not exist; other
-// parameters go to the driver. Other store parameters: max_open_conns
-// (default 64).
+// creates the database when it does not exist; other parameters go to the
+// driver. Other store parameters: max_open_conns (default 64).
+//
+// In a URL the user information ends at the last '@', so a password may
+// be written as it is, with '@', ':', '/', '?', '#' or "://" in it, or
+// percent-encoded (a '%' that starts an escape is decoded: write a literal
+// one as %25 to be sure); an '@' in the parameters must then be written
+// %40. Errors never show the DSN or its password, even for a DSN that does
+// not parse.
+//
+// Query parameters are escaped into the SQL on the client (the driver's
+// interpolateParams), which saves the round trips of a server-side
+// prepared statement on every query outside the prepared claim and
+// completion; interpolateParams=false turns that off. While it is on, the
+// connection's character set must be one under which escaping is safe:
+// the Unicode, single-byte and EUC character sets. big5, cp932, gbk,
+// gb18030 and sjis can end a character in a backslash byte, so a value
+// could end its own string; a DSN asking for one (charset, collation,
+// character_set_client) is refused, and so is every connection the server
+// gives one.
 //
 // Every session runs with time_zone '+00:00' and READ COMMITTED isolation:
 // timestamps are UTC, and claim scans release the rows they skip. The store
@@ -45,6 +62,9 @@ func init() { driver.Register("mysql", driver.NewDriver(ParseDSN, OpenConfig)) }
 
 // Config is a parsed DSN.
 type Config struct {
+	// Driver is the driver's configuration. OpenConfig keeps its
+	// InterpolateParams, which ParseDSN sets unless the DSN says
+	// interpolateParams=false.
 	Driver       *gomysql.Config
 	Prefix       string
 	MaxOpenConns int
@@ -53,33 +73,33 @@ type Config struct {
 	Create bool
 }
 
-// ParseDSN parses either DSN form.
+// ParseDSN parses either DSN form. Its errors never hold the DSN's
+// password (see driver.RedactError).
 func ParseDSN(dsn string) (*Config, error) {
+	c, err := parseDSN(dsn)
+	if err != nil {
+		return nil, driver.RedactError(err, dsn)
+	}
+	return c, nil
+}
+
+func parseDSN(dsn string) (*Config, error) {
 	c := &Config{Prefix: driver.DefaultPrefix, MaxOpenConns: 64}
 	var dc *gomysql.Config
+	var interpolate bool
 	if strings.HasPrefix(strings.ToLower(dsn), "mysql://") {
-		u, err := url.Parse(dsn)
+		var rawQuery string
+		var err error
+		dc, rawQuery, err = parseURL(dsn)
 		if err != nil {
-			return nil, fmt.Errorf("parse DSN: %w", redact(err))
+			return nil, err
 		}
-		dc = gomysql.NewConfig()
-		if u.User != nil {
-			dc.User = u.User.Username()
-			dc.Passwd, _ = u.User.Password()
-		}
-		host := u.Hostname()
-		if host == "" {
-			host = "127.0.0.1"
-		}
-		port := u.Port()
-		if port == "" {
-			port = "3306"
-		}
-		dc.Net, dc.Addr = "tcp", netJoin(host, port)
-		dc.DBName = strings.TrimPrefix(u.Path, "/")
-		q, err := url.ParseQuery(u.RawQuery)
+		q, err := url.ParseQuery(rawQuery)
 		if err != nil {
 			return nil, fmt.Errorf("%w: DSN parameters: %v", driver.ErrInvalidArgument, err)
+		}
+		if interpolate, err = c.checkParams(q); err != nil {
+			return nil, err
 		}
 		if s := q.Get("socket"); s != "" {
 			dc.Net, dc.Addr = "unix", s
@@ -106,6 +126,9 @@ func ParseDSN(dsn string) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: DSN parameters: %v", driver.ErrInvalidArgument, err)
 		}
+		if interpolate, err = c.checkParams(q); err != nil {
+			return nil, err
+		}
 		if err := c.takeParams(q); err != nil {
 			return nil, err
 		}
@@ -115,14 +138,36 @@ func ParseDSN(dsn string) (*Config, error) {
 		}
 		dc, err = gomysql.ParseDSN(base)
 		if err != nil {
-			return nil, fmt.Errorf("parse DSN: %w", err)
+			return nil, fmt.Errorf("parse DSN: %w", driverDSNError(err))
 		}
 	}
 	if dc.DBName == "" {
 		return nil, fmt.Errorf("%w: DSN names no database", driver.ErrInvalidArgument)
 	}
+	dc.InterpolateParams = interpolate
 	c.Driver = dc
 	return c, driver.ValidatePrefix(c.Prefix)
+}
+
+// checkParams reads whether parameters are interpolated on the client and
+// refuses a character set under which that is unsafe.
+func (c *Config) checkParams(q url.Values) (interpolate bool, err error) {
+	if interpolate, err = interpolates(q); err != nil {
+		return false, err
+	}
+	return interpolate, checkCharsetParams(q, interpolate)
+}
+
+// driverDSNError is err from go-sql-driver's DSN parser, with the one
+// message that quotes the DSN's head replaced: when nothing in a DSN has
+// the user:password@net(address)/ shape, the driver takes everything
+// before the last '/' for a network name and shows it, and that text may
+// be a user and part of a password.
+func driverDSNError(err error) error {
+	if strings.HasPrefix(err.Error(), "default addr for network") {
+		return errors.New("the DSN has no user:password@tcp(host:port)/database structure (the network before '(' is not tcp or unix)")
+	}
+	return err
 }
 
 // takeParams removes the store's own parameters from q.
@@ -195,15 +240,85 @@ func netJoin(host, port string) string {
 	return host + ":" + port
 }
 
-// redact removes a password from a URL parse error.
-func redact(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if u, perr := url.Parse(ue.URL); perr == nil {
-			ue.URL = u.Redacted()
+// parseURL reads a mysql:// DSN,
+//
+//	mysql://[user[:password]@][host[:port]][/database][?parameters]
+//
+// by its structure, never echoing any of it in an error, since a DSN that
+// does not parse may still hold a password. The user information ends at
+// the last '@', so a password may hold '@', ':', '/', '?', '#' and "://"
+// as they are; an '@' in the parameters must be written %40. The user
+// name and the password are percent-decoded when every '%' in them starts
+// an escape (so a URL-encoded password works) and taken as written
+// otherwise (a password such as 50%off works too). The host is a name, an
+// IPv4 address or an IPv6 address in brackets; no host means 127.0.0.1,
+// no port 3306. It returns the parameters undecoded.
+func parseURL(dsn string) (dc *gomysql.Config, rawQuery string, err error) {
+	rest := dsn[len("mysql://"):]
+	dc = gomysql.NewConfig()
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		user, pass, hasPass := strings.Cut(rest[:at], ":")
+		dc.User = unescapeLenient(user)
+		if hasPass {
+			dc.Passwd = unescapeLenient(pass)
 		}
+		rest = rest[at+1:]
 	}
-	return err
+	if i := strings.IndexByte(rest, '#'); i >= 0 {
+		return nil, "", fmt.Errorf("%w: a mysql:// DSN has no #fragment (write a '#' in the database name or a parameter as %%23)", driver.ErrInvalidArgument)
+	}
+	rest, rawQuery, _ = strings.Cut(rest, "?")
+	hostport, path, _ := strings.Cut(rest, "/")
+	host, port, err := splitHostPort(hostport)
+	if err != nil {
+		return nil, "", err
+	}
+	dc.Net, dc.Addr = "tcp", netJoin(host, port)
+	if dc.DBName, err = url.PathUnescape(path); err != nil {
+		return nil, "", fmt.Errorf("%w: the DSN's database name has a '%%' that starts no escape (write it as %%25)", driver.ErrInvalidArgument)
+	}
+	return dc, rawQuery, nil
+}
+
+// splitHostPort splits the host part of a mysql:// DSN.
+func splitHostPort(hostport string) (host, port string, err error) {
+	switch {
+	case strings.HasPrefix(hostport, "["):
+		end := strings.IndexByte(hostport, ']')
+		if end < 0 {
+			return "", "", fmt.Errorf("%w: the DSN's IPv6 address has no closing ']'", driver.ErrInvalidArgument)
+		}
+		rest := hostport[end+1:]
+		if rest != "" && rest[0] != ':' {
+			return "", "", fmt.Errorf("%w: the DSN's IPv6 address is followed by something other than :port", driver.ErrInvalidArgument)
+		}
+		// A zone is percent-encoded: [fe80::1%25eth0].
+		host, port = unescapeLenient(hostport[1:end]), strings.TrimPrefix(rest, ":")
+	case strings.Count(hostport, ":") > 1:
+		return "", "", fmt.Errorf("%w: the DSN's IPv6 address must be in brackets, as in mysql://user@[::1]:3306/db", driver.ErrInvalidArgument)
+	default:
+		host, port, _ = strings.Cut(hostport, ":")
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		return host, "3306", nil
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || port[0] < '0' || port[0] > '9' {
+		return "", "", fmt.Errorf("%w: the DSN's port must be a number from 1 to 65535", driver.ErrInvalidArgument)
+	}
+	return host, port, nil
+}
+
+// unescapeLenient percent-decodes s when every '%' in it starts an
+// escape, and returns s as it is otherwise.
+func unescapeLenient(s string) string {
+	if v, err := url.PathUnescape(s); err == nil {
+		return v
+	}
+	return s
 }
 
 // ServerVersion describes the connected server.
@@ -266,7 +381,6 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	dc := cfg.Driver.Clone()
 	dc.ParseTime = true
 	dc.Loc = time.UTC
-	dc.InterpolateParams = true
 	// RowsAffected counts matched rows, as on SQLite, so a compare-and-set
 	// UPDATE that rewrites a row's current values still reports it.
 	dc.ClientFoundRows = true
@@ -356,6 +470,9 @@ func openDB(dc *gomysql.Config) (*sql.DB, error) {
 	conn, err := gomysql.NewConnector(dc)
 	if err != nil {
 		return nil, fmt.Errorf("configure driver: %w", err)
+	}
+	if dc.InterpolateParams {
+		conn = checkedConnector{conn}
 	}
 	return sql.OpenDB(conn), nil
 }
