@@ -309,7 +309,11 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 		}
 		for i, j := range s.Jobs {
 			if i == maxJobRows {
-				fmt.Fprintf(tw, "  \t\t\t\t\t\t… %d more jobs (--json lists %d)\t\t\t\t\n", len(s.Jobs)-i+s.JobsMore, len(s.Jobs))
+				lists := "--json lists all"
+				if s.JobsMore > 0 {
+					lists = fmt.Sprintf("--json lists %d, --jobs more", len(s.Jobs))
+				}
+				fmt.Fprintf(tw, "  \t\t\t\t\t\t… %d more jobs (%s)\t\t\t\t\n", len(s.Jobs)-i+s.JobsMore, lists)
 				break
 			}
 			if i > 0 {
