@@ -194,8 +194,8 @@ func (c *Client) TraceWorkflow(ctx context.Context, workflowID int64) ([]byte, e
 // (DefaultTraceEvents by default, at most MaxTraceEvents) and ends before
 // its events' JSON passes TraceEventBytes; a JSON value longer than
 // TraceValueBytes is null, with its length under the event's "omitted".
-// Jobs (TraceJobsPerStep per step) and log rows (the newest TraceLogs) are
-// bounded too. The bundle's "page" object counts what was left out, and
+// Jobs (TraceJobsPerStep per step) and log rows (the newest TraceLogs,
+// their error texts cut at 8 KiB) are bounded too. The bundle's "page" object counts what was left out, and
 // its next_offset is the Offset of the next page (null after the last).
 func (c *Client) TraceWorkflowWith(ctx context.Context, workflowID int64, opts TraceOptions) ([]byte, error) {
 	o, err := c.engine.TraceWorkflowWith(ctx, workflowID, opts)

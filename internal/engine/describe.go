@@ -230,9 +230,11 @@ const (
 	DefaultTimelineEntries = 500
 	// MaxTimelineEntries is the most timeline entries a description holds.
 	MaxTimelineEntries = 5000
-	// MaxTimelineOffset is the largest DescribeOptions.TimelineOffset; the
-	// history past it is read with TraceWorkflowWith or ExportWorkflow.
-	MaxTimelineOffset = 100000
+	// MaxTimelineOffset is the largest DescribeOptions.TimelineOffset: a
+	// page is cut from the first offset+limit rows of the events and of
+	// the log rows. The history past it is read with TraceWorkflowWith or
+	// ExportWorkflow.
+	MaxTimelineOffset = 20000
 	// DefaultJobsPerStep is how many jobs of each step a description lists
 	// when DescribeOptions.JobsPerStep is not set.
 	DefaultJobsPerStep = 100
@@ -240,9 +242,15 @@ const (
 	MaxJobsPerStep = 1000
 	// describeChildren bounds the started workflows a description names.
 	describeChildren = 1000
-	// describeValueBytes bounds an event's error document and a log row's
-	// context read for the timeline; longer ones are left out.
+	// describeValueBytes bounds an event's error document read for the
+	// timeline; a longer one is left out.
 	describeValueBytes = 64 << 10
+	// describeLogText bounds a log row's context (a longer one is left
+	// out) and error message read for the timeline.
+	describeLogText = 1 << 10
+	// describeHistoryText bounds a log row's error message read for a
+	// job's attempt history.
+	describeHistoryText = 4 << 10
 )
 
 // DescribeOptions bounds what DescribeWorkflowWith reads. Zero fields take
@@ -319,7 +327,7 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		if logsN, err = tx.LogCount(ctx, driver.LogFilter{WorkflowID: id}); err != nil {
 			return err
 		}
-		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, ByTime: true, Limit: window}); err != nil {
+		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, ByTime: true, Limit: window, MaxTextBytes: describeLogText}); err != nil {
 			return err
 		}
 		if signals, err = tx.SignalList(ctx, id, nil); err != nil {
@@ -475,7 +483,7 @@ func jobHistoryLogs(ctx context.Context, tx driver.Tx, jobs []*driver.Job) ([]*d
 		for i, j := range part {
 			ids[i] = j.ID
 		}
-		logs, err := tx.LogList(ctx, driver.LogFilter{JobIDs: ids, Limit: 64 * len(ids)})
+		logs, err := tx.LogList(ctx, driver.LogFilter{JobIDs: ids, Limit: 64 * len(ids), MaxTextBytes: describeHistoryText})
 		if err != nil {
 			return nil, err
 		}

@@ -32,6 +32,9 @@ const (
 	TraceJobsPerStep = 200
 	// TraceLogs is how many log rows a trace lists: the newest.
 	TraceLogs = 1000
+	// traceLogText bounds a listed log row's error message and trace (cut)
+	// and context (left out when longer).
+	traceLogText = 8 << 10
 )
 
 // TraceOptions selects the page of events a trace bundle holds.
@@ -109,7 +112,7 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 		if logsN, err = tx.LogCount(ctx, driver.LogFilter{WorkflowID: id}); err != nil {
 			return err
 		}
-		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, Limit: TraceLogs, Newest: true}); err != nil {
+		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, Limit: TraceLogs, Newest: true, MaxTextBytes: traceLogText}); err != nil {
 			return err
 		}
 		if signals, err = tx.SignalList(ctx, id, nil); err != nil {

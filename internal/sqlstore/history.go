@@ -45,6 +45,17 @@ func cappedColumn(col string, omit bool, maxBytes int) string {
 	return value + " AS " + col + ", " + length + " AS " + col + "_omitted"
 }
 
+// cappedLogCols are logCols with error_message and error_trace cut to n
+// characters and a context longer than n left out.
+func cappedLogCols(n int) string {
+	m := strconv.Itoa(n)
+	return strings.NewReplacer(
+		"error_message,", "SUBSTR(error_message, 1, "+m+") AS error_message,",
+		"error_trace,", "SUBSTR(error_trace, 1, "+m+") AS error_trace,",
+		"context,", "CASE WHEN LENGTH(context) > "+m+" THEN NULL ELSE context END AS context,",
+	).Replace(logCols)
+}
+
 // EventPage implements driver.Tx.
 func (t *txn) EventPage(ctx context.Context, q driver.EventQuery) ([]*driver.WorkflowEvent, error) {
 	var cols strings.Builder

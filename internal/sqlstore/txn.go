@@ -722,7 +722,11 @@ func (t *txn) LogList(ctx context.Context, f driver.LogFilter) ([]*driver.LogEnt
 	case f.ByTime:
 		order = " ORDER BY created_at, id LIMIT ?"
 	}
-	return queryAll(ctx, t.tx, scanLog, "SELECT "+logCols+" FROM "+t.s.T.Logs+where+order, append(args, limit)...)
+	cols := logCols
+	if n := f.MaxTextBytes; n > 0 {
+		cols = cappedLogCols(n)
+	}
+	return queryAll(ctx, t.tx, scanLog, "SELECT "+cols+" FROM "+t.s.T.Logs+where+order, append(args, limit)...)
 }
 
 // logWhere returns the WHERE clause (or "") and arguments of a LogFilter.

@@ -381,6 +381,9 @@ type LogFilter struct {
 	ByTime bool
 	// JobIDs keeps only rows of these jobs.
 	JobIDs []int64
+	// MaxTextBytes > 0 cuts error_message and error_trace to that many
+	// characters and leaves out (nil) a context longer than that.
+	MaxTextBytes int
 }
 
 // HandlerLogStat is one (handler, event) group of LogHandlerStats.

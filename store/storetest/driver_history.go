@@ -163,6 +163,26 @@ func testDriverLogCountByTime(t *testing.T, d *DriverEnv) {
 	assert.Equal(t, int64(4), count(driver.LogFilter{}), "LogCount of every row")
 	assert.Equal(t, int64(2), count(driver.LogFilter{JobIDs: []int64{1}}), "LogCount of job 1")
 	assert.Equal(t, int64(1), count(driver.LogFilter{WorkflowID: 5, Event: driver.LogCompleted}), "LogCount by event")
+
+	long := strings.Repeat("m", 300)
+	d.Tx(func(tx driver.Tx) error {
+		return tx.LogInsert(d.Ctx, []*driver.LogEntry{
+			{WorkflowID: 9, Handler: "big", Queue: "default", Event: driver.LogFailed, ErrorMessage: long, ErrorTrace: long,
+				Context: []byte(`{"k":"` + long + `"}`), CreatedAt: Epoch},
+			{WorkflowID: 9, Handler: "small", Queue: "default", Event: driver.LogFailed, ErrorMessage: "short", Context: []byte(`{"k":1}`), CreatedAt: Epoch},
+		})
+	})
+	capped := inTx(d, func(tx driver.Tx) ([]*driver.LogEntry, error) {
+		return tx.LogList(d.Ctx, driver.LogFilter{WorkflowID: 9, MaxTextBytes: 100})
+	})
+	require.Len(t, capped, 2)
+	assert.Equal(t, long[:100], capped[0].ErrorMessage, "error_message cut")
+	assert.Equal(t, long[:100], capped[0].ErrorTrace, "error_trace cut")
+	assert.Nil(t, capped[0].Context, "a long context left out")
+	assert.Equal(t, "short", capped[1].ErrorMessage, "a short error_message")
+	assert.JSONEq(t, `{"k":1}`, string(capped[1].Context), "a short context")
+	whole := inTx(d, func(tx driver.Tx) ([]*driver.LogEntry, error) { return tx.LogList(d.Ctx, driver.LogFilter{WorkflowID: 9}) })
+	assert.Equal(t, long, whole[0].ErrorMessage, "error_message read whole without MaxTextBytes")
 }
 
 func testDriverJobListByStep(t *testing.T, d *DriverEnv) {
