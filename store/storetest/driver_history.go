@@ -181,7 +181,9 @@ func testDriverLogCountByTime(t *testing.T, d *DriverEnv) {
 	assert.Nil(t, capped[0].Context, "a long context left out")
 	assert.Equal(t, "short", capped[1].ErrorMessage, "a short error_message")
 	assert.JSONEq(t, `{"k":1}`, string(capped[1].Context), "a short context")
-	whole := inTx(d, func(tx driver.Tx) ([]*driver.LogEntry, error) { return tx.LogList(d.Ctx, driver.LogFilter{WorkflowID: 9}) })
+	whole := inTx(d, func(tx driver.Tx) ([]*driver.LogEntry, error) {
+		return tx.LogList(d.Ctx, driver.LogFilter{WorkflowID: 9})
+	})
 	assert.Equal(t, long, whole[0].ErrorMessage, "error_message read whole without MaxTextBytes")
 }
 
