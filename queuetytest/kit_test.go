@@ -109,9 +109,9 @@ func TestRunWorkflowStopsOnRetryAndUnregisteredHandlers(t *testing.T) {
 // longer than a description's page of timeline entries.
 func TestEventsAndLogsReadTheWholeHistory(t *testing.T) {
 	ctx := context.Background()
-	kit := queuetytest.New(t)
+	kit := queuetytest.New(t, queuetytest.WorkTimeout(2*time.Minute))
 	kit.HandleForEach("each", func(context.Context, queuety.State, any, int) (queuety.State, error) { return nil, nil })
-	items := make([]any, 400)
+	items := make([]any, 150)
 	for i := range items {
 		items[i] = i
 	}
