@@ -152,9 +152,12 @@ func report(e *Env, err error) int {
 	}
 	code := ExitFailure
 	var ue *UsageError
+	var de *dataError
 	switch {
 	case errors.As(err, &ue):
 		code = ExitUsage
+	case errors.As(err, &de):
+		// bad data read from a file is not a command-line mistake
 	case errors.Is(err, queuety.ErrInvalidArgument), errors.Is(err, queuety.ErrInvalidTimeout):
 		code = ExitUsage
 	}
@@ -180,12 +183,15 @@ func report(e *Env, err error) int {
 	return code
 }
 
-// errorKind classifies an error for --json output: usage, invalid_argument,
-// not_found, invalid_state, stale_attempt or failure.
+// errorKind classifies an error for --json output: usage, invalid_data,
+// invalid_argument, not_found, invalid_state, stale_attempt or failure.
 func errorKind(err error, usage bool) string {
+	var de *dataError
 	switch {
 	case usage:
 		return "usage"
+	case errors.As(err, &de):
+		return "invalid_data"
 	case errors.Is(err, queuety.ErrInvalidArgument), errors.Is(err, queuety.ErrInvalidTimeout):
 		return "invalid_argument"
 	case errors.Is(err, queuety.ErrNotFound):
@@ -199,15 +205,42 @@ func errorKind(err error, usage bool) string {
 }
 
 // cleanError flattens an error to one line and drops the repeated
-// "queuety: " prefixes that wrapped library errors carry.
+// "queuety: " prefixes that wrapped library errors carry, and the subject
+// a wrapped error repeats ("retry job 7: job 7: not found" reads "retry
+// job 7: not found").
 func cleanError(err error) string {
 	msg := strings.ReplaceAll(err.Error(), "queuety: ", "")
 	msg = strings.Join(strings.Fields(msg), " ")
+	msg = dropRepeatedSubject(msg)
 	if msg == "" {
 		msg = "unknown error"
 	}
 	return msg
 }
+
+// dropRepeatedSubject drops each ": "-separated part of msg, except the
+// last, that only repeats the end of the part before it.
+func dropRepeatedSubject(msg string) string {
+	parts := strings.Split(msg, ": ")
+	out := parts[:1]
+	for i, p := range parts[1:] {
+		prev := out[len(out)-1]
+		last := i == len(parts)-2
+		if !last && p != "" && (prev == p || strings.HasSuffix(prev, " "+p)) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ": ")
+}
+
+// dataError marks a problem with data a command read from a file or
+// standard input, not with its command line: it exits with code 1 even
+// when it wraps ErrInvalidArgument.
+type dataError struct{ err error }
+
+func (d *dataError) Error() string { return d.err.Error() }
+func (d *dataError) Unwrap() error { return d.err }
 
 // UsageError is a problem with the command line; it exits with code 2.
 type UsageError struct {
@@ -266,7 +299,7 @@ func (e *Env) Logger() *slog.Logger {
 		if e.Globals.LogLevel != "" {
 			level, _ = parseLogLevel(e.Globals.LogLevel) // validated at parse time
 		}
-		opts := &slog.HandlerOptions{Level: level}
+		opts := &slog.HandlerOptions{Level: level, ReplaceAttr: durationAsString}
 		if e.Globals.LogFormat == "json" { // validated at parse time
 			e.logger = slog.New(slog.NewJSONHandler(e.Stderr, opts))
 		} else {
@@ -274,6 +307,16 @@ func (e *Env) Logger() *slog.Logger {
 		}
 	}
 	return e.logger
+}
+
+// durationAsString writes a time.Duration attribute as its String form
+// ("30s", "1.5ms"), as the text format does, instead of the integer
+// nanoseconds slog's JSON handler writes.
+func durationAsString(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 func parseLogLevel(s string) (slog.Level, error) {

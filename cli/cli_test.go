@@ -225,6 +225,15 @@ func TestDispatch(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Until(j.AvailableAt), 58*time.Minute, "delayed job is due too soon")
 	assert.Equal(t, queuety.PriorityUrgent, j.Priority, "delayed job priority")
 
+	// The payload keeps the order of its keys, as Queuety PHP stores an
+	// array; --unique finds it whatever the order.
+	ordered := dispatchID(t, dsn, "reindex", `{"site": "b", "post": {"tags": ["x"], "id": 3}}`, "--unique")
+	j, err = c.Job(context.Background(), ordered)
+	require.NoError(t, err)
+	assert.Equal(t, `{"site":"b","post":{"tags":["x"],"id":3}}`, string(j.Payload), "payload as typed")
+	assert.Equal(t, ordered, dispatchID(t, dsn, "reindex", "--payload", `{"post": {"id": 3, "tags": ["x"]}, "site": "b"}`, "--unique"),
+		"--unique with the keys in another order")
+
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -291,7 +300,10 @@ func TestStatusAndQueues(t *testing.T) {
 	}
 	dispatchID(t, dsn, "b", "--queue", "mail")
 	mustRun(t, nil, "--dsn", dsn, "queue", "pause", "mail")
-	mustRun(t, nil, "--dsn", dsn, "queue", "pause", "idle")
+	// A queue with no jobs and no state is a typo unless --force says otherwise.
+	wantFail(t, 1, `queue "idle": not found: it has no jobs and no paused or resumed state`, "--dsn", dsn, "queue", "pause", "idle")
+	wantFail(t, 1, `queue "idle": not found`, "--dsn", dsn, "queue", "resume", "idle")
+	mustRun(t, nil, "--dsn", dsn, "queue", "pause", "idle", "--force")
 
 	out := mustRun(t, nil, "--dsn", dsn, "status")
 	for _, want := range []string{"QUEUE", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "BURIED", "PAUSED", "WORKFLOWS", "waiting_for_signal"} {
@@ -406,7 +418,12 @@ func TestWorkOnceAndJobs(t *testing.T) {
 
 	// job retry: buried → pending → completed.
 	wantFail(t, 1, "only buried or failed jobs can be retried", "--dsn", dsn, "job", "retry", strconv.FormatInt(unknownID, 10))
-	wantFail(t, 1, "not found", "--dsn", dsn, "job", "retry", "99999")
+	// A missing row is named once: the store's "job N" is not repeated.
+	for _, args := range [][]string{{"job", "retry", "99999"}, {"job", "bury", "99999"}, {"workflow", "retry", "99999"},
+		{"workflow", "inspect", "99999"}, {"signal", "99999", "go"}} {
+		r := wantFail(t, 1, "99999: not found", append([]string{"--dsn", dsn}, args...)...)
+		assert.Equal(t, 1, strings.Count(r.stderr, "99999"), "%v names the id once: %s", args, r.stderr)
+	}
 	wantFail(t, 2, "positive integer", "--dsn", dsn, "job", "retry", "abc")
 	mustRun(t, nil, "--dsn", dsn, "job", "retry", strconv.FormatInt(failID, 10))
 	failing.Store(false)
@@ -793,8 +810,11 @@ func TestWorkflowAnswers(t *testing.T) {
 		HumanWait: "decision", ResultKey: "decision"})
 	input := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"input"}, HumanWait: "input", ResultKey: "input"})
 	mustRun(t, nil, "--dsn", dsn, "work", "--once")
+	wantFail(t, 1, "only a decision wait can be rejected", "--dsn", dsn, "workflow", "reject", strconv.FormatInt(approval, 10))
+	wantFail(t, 1, "which takes no approve answer", "--dsn", dsn, "workflow", "approve", strconv.FormatInt(input, 10))
 	out := mustRun(t, nil, "--dsn", dsn, "workflow", "approve", strconv.FormatInt(approval, 10), `{"by": "ada"}`)
 	assert.Contains(t, out, "approve sent as signal approval (status completed)", "approve output")
+	wantFail(t, 1, "is not waiting for an answer (it is completed)", "--dsn", dsn, "workflow", "approve", strconv.FormatInt(approval, 10))
 	res := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "reject", strconv.FormatInt(decision, 10), "--json"))
 	assert.Equal(t, "rejected", res["signal"], "reject --json: %v", res)
 	assert.Equal(t, "completed", res["status"], "reject --json: %v", res)
@@ -849,6 +869,7 @@ func TestWorkflowHistoryVerbs(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow %d", w)
 	}
+	wantFail(t, 1, "no step left to run", "--dsn", dsn, "workflow", "fork", sid)
 }
 
 // TestWorkflowExportReplay: `workflow export` writes Queuety's export
@@ -898,7 +919,21 @@ func TestWorkflowExportReplay(t *testing.T) {
 	assert.Equal(t, "workflow_waiting", steps[1].(map[string]any)["latest"].(map[string]any)["event"], "step 1's latest outcome")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"nope": 1}`), 0o600))
-	wantFail(t, 2, "missing workflow key", "--dsn", dsn, "workflow", "replay", bad)
+	// A bad export is a data error (exit 1), not a usage error.
+	wantFail(t, 1, "missing workflow key", "--dsn", dsn, "workflow", "replay", bad)
+	require.NoError(t, os.WriteFile(bad, []byte(`{"workflow": {}}`), 0o600))
+	r := wantFail(t, 1, "state has no _steps", "--dsn", dsn, "workflow", "replay", bad, "--json")
+	var errDoc struct {
+		Error struct {
+			Kind     string `json:"kind"`
+			ExitCode int    `json:"exit_code"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stderr), &errDoc), "stderr: %s", r.stderr)
+	assert.Equal(t, "invalid_data", errDoc.Error.Kind, "--json error kind")
+	assert.Equal(t, 1, errDoc.Error.ExitCode, "--json exit code")
+	require.NoError(t, os.WriteFile(bad, []byte(`{bad`), 0o600))
+	wantFail(t, 1, "malformed workflow export JSON", "--dsn", dsn, "workflow", "replay", bad)
 }
 
 // TestJSONErrors: with --json, an error is one JSON object on stderr with

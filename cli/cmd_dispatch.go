@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"flag"
 	"strings"
 
@@ -30,9 +31,12 @@ func dispatchCommand() *Command {
 		Summary: "enqueue a job for a handler and print its id",
 		Args:    "HANDLER [JSON]",
 		Help: `JSON is the payload: a JSON object (default {}), given as the second
-argument or with --payload (as wp queuety dispatch takes it). The handler
-name is the string stored in jobs.handler; PHP class names work
-('App\Jobs\SendEmail'). --delay takes seconds (--delay=30) or a duration.`,
+argument or with --payload (as wp queuety dispatch takes it). It is stored
+with its keys in the order given, as Queuety PHP stores an array. The
+handler name is the string stored in jobs.handler; PHP class names work
+('App\Jobs\SendEmail'). --delay takes seconds (--delay=30) or a duration.
+--unique returns the id of a pending or processing unique job of the
+handler with the same payload, whatever the order of its keys.`,
 		Examples: []string{
 			Program + ` dispatch send_email '{"to": "ada@example.com"}'`,
 			Program + ` dispatch 'App\Jobs\Rebuild' --queue reports --priority high --delay 5m`,
@@ -49,17 +53,22 @@ name is the string stored in jobs.handler; PHP class names work
 			dependsOn := fs.Int64("depends-on", 0, "run only after the job with this `id` completed")
 			payloadFlag := fs.String("payload", "", "the payload as a `JSON` object, instead of the second argument")
 			return func(e *Env, args []string) error {
-				handler, payload, err := handlerArgs(args)
+				handler, _, err := handlerArgs(args) // checks the payload argument
 				if err != nil {
 					return err
+				}
+				var payload any = queuety.State{}
+				if len(args) > 1 {
+					payload = json.RawMessage(args[1])
 				}
 				if *payloadFlag != "" {
 					if len(args) > 1 {
 						return Usagef("give the payload once: as the second argument or with --payload")
 					}
-					if payload, err = parseJSONObject("--payload", *payloadFlag); err != nil {
+					if _, err = parseJSONObject("--payload", *payloadFlag); err != nil {
 						return err
 					}
+					payload = json.RawMessage(*payloadFlag)
 				}
 				if strings.TrimSpace(*queue) == "" {
 					return Usagef("--queue is empty")

@@ -139,8 +139,10 @@ func jobRecoverCommand() *Command {
 		Help: `A processing job whose claim was not renewed for --stale-timeout (Queuety's
 QUEUETY_STALE_TIMEOUT; a Go worker's claim after its 10 s lease) is retried
 with backoff while attempts remain, or buried with "` + queuety.StaleMessage + `"
-(failing its workflow), with the log rows Queuety writes. Running workers
-do this every few seconds; the command is for stores no worker watches.`,
+(failing its workflow), with the log rows Queuety writes. A processing job
+with no reserved_at (no claim time, so no worker holds it) is taken back at
+once. Running workers do this every few seconds; the command is for stores
+no worker watches.`,
 		Examples: []string{Program + " job recover", Program + " job recover --stale-timeout 15m --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			stale := durationFlag(fs, "stale-timeout", queuety.DefaultStaleTimeout, "how long a claim may go without renewal before it is stale")

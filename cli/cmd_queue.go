@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func queueCommand() *Command {
@@ -49,17 +51,28 @@ func queueCommand() *Command {
 
 func queuePauseCommand(pause bool) *Command {
 	name, summary, done := "resume", "let workers claim a paused queue's jobs again", "resumed"
+	help := `The queue must be known: it has jobs, or a paused or resumed state row. A
+name with neither (a typo, say) is an error.`
 	if pause {
 		name, summary, done = "pause", "stop workers from claiming a queue's jobs (running jobs finish)", "paused"
+		help = `The queue must be known: it has jobs, or a paused or resumed state row. A
+name with neither (a typo, say) is an error, because pausing it would
+silently create a paused queue nobody uses. --force pauses it anyway, to
+hold its jobs from the moment they arrive.`
 	}
 	return &Command{
 		Name:     name,
 		Summary:  summary,
 		Args:     "NAME",
+		Help:     help,
 		MinArgs:  1,
 		MaxArgs:  1,
 		Examples: []string{Program + " queue " + name + " emails"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
+			force := new(bool)
+			if pause {
+				force = fs.Bool("force", false, "pause a queue that has no jobs and no state yet (pause it ahead of time)")
+			}
 			return func(e *Env, args []string) error {
 				q := args[0]
 				if strings.TrimSpace(q) == "" {
@@ -70,6 +83,19 @@ func queuePauseCommand(pause bool) *Command {
 					return err
 				}
 				defer c.Close()
+				if !*force {
+					known, err := queueKnown(e.Ctx, c, q)
+					if err != nil {
+						return err
+					}
+					if !known {
+						hint := "queue list shows the queues"
+						if pause {
+							hint += "; --force pauses it ahead of its first job"
+						}
+						return fmt.Errorf("queue %q: %w: it has no jobs and no paused or resumed state (%s)", q, queuety.ErrNotFound, hint)
+					}
+				}
 				if pause {
 					err = c.PauseQueue(e.Ctx, q)
 				} else {
@@ -82,4 +108,23 @@ func queuePauseCommand(pause bool) *Command {
 			}
 		},
 	}
+}
+
+// queueKnown reports whether a queue has a state row (paused or resumed)
+// or at least one job.
+func queueKnown(ctx context.Context, c *queuety.Client, queue string) (bool, error) {
+	states, err := c.QueueStates(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, st := range states {
+		if st.Queue == queue {
+			return true, nil
+		}
+	}
+	jobs, err := c.ListJobs(ctx, driver.JobFilter{Queue: queue, Limit: 1})
+	if err != nil {
+		return false, err
+	}
+	return len(jobs) > 0, nil
 }

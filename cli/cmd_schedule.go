@@ -26,8 +26,8 @@ due time, and work --once (cron) when it starts, so cron-driven workers run
 schedules too.
 
 Workflow schedules are created from Go code (Client.ScheduleWorkflow) and
-are listed as workflow:KEY; remove, enable, disable and run-now apply to
-them as well.`,
+are listed as workflow:KEY. remove, enable, disable and run-now take a
+schedule id, a handler name or workflow:KEY.`,
 		Examples: []string{
 			Program + " schedule list",
 			Program + ` schedule add cleanup_sessions '{"older_than_days": 30}' --cron '0 3 * * *' --overlap skip`,
@@ -35,7 +35,7 @@ them as well.`,
 			Program + " schedule run-now 3",
 			Program + " schedule run",
 			Program + " schedule remove cleanup_sessions",
-			Program + " schedule disable 3",
+			Program + " schedule disable workflow:nightly_report",
 		},
 		Sub: []*Command{
 			scheduleListCommand(),
@@ -172,9 +172,13 @@ expression changed.
 
 Under --overlap skip or buffer, a firing while the previous job is still
 pending or processing is dropped (skip) or held until that job ends
-(buffer, at most one waiting). --catch-up says what happens to the firings
-missed while no worker ran: once (fire once), all (fire each, up to 100 per
-tick) or none (skip to the next slot).`,
+(buffer, at most one waiting). --catch-up says what happens when a tick
+finds several slots due (after an outage, or while no worker ran): once
+(fire once for them), all (fire each, up to 100 per tick, the rest at the
+next ticks) or none (fire none of them; continue with the next slot).
+Slots merged or skipped are logged by the worker and counted in
+queuety_schedule_slots_missed_total. Running workers see a schedule added
+here within 2 s.`,
 		Examples: []string{
 			Program + ` schedule add cleanup_sessions '{"older_than_days": 30}' --cron '0 3 * * *'`,
 			Program + " schedule add sync_feed --every 5m --queue feeds --overlap skip",
@@ -282,15 +286,80 @@ tick) or none (skip to the next slot).`,
 	}
 }
 
+// scheduleRefHelp describes the SCHEDULE argument every schedule verb
+// takes.
+const scheduleRefHelp = `SCHEDULE is a schedule id (digits only, as schedule list shows it), a
+handler name (as wp queuety schedule remove takes it) or workflow:KEY for a
+workflow schedule. --handler reads the argument as a handler name even
+when it is all digits.`
+
+// scheduleRef is how the schedule verbs name a schedule: its id, its
+// handler, or workflow:KEY.
+type scheduleRef struct {
+	arg       string
+	byHandler *bool // --handler
+}
+
+// addScheduleRef adds --handler to a schedule verb's flags.
+func addScheduleRef(fs *flag.FlagSet) *scheduleRef {
+	return &scheduleRef{byHandler: fs.Bool("handler", false, "read the argument as a handler name, even when it is all digits")}
+}
+
+// parse checks the argument without the store: an id must be positive.
+func (r *scheduleRef) parse(arg string) error {
+	r.arg = strings.TrimSpace(arg)
+	if r.arg == "" {
+		return Usagef("give a schedule ID or HANDLER")
+	}
+	if id, err := strconv.ParseInt(r.arg, 10, 64); err == nil && !*r.byHandler && id <= 0 {
+		return Usagef("schedule id %q: want a positive integer", r.arg)
+	}
+	return nil
+}
+
+// resolve reads the schedule the argument names.
+func (r *scheduleRef) resolve(e *Env, c *queuety.Client) (*driver.Schedule, error) {
+	if id, err := strconv.ParseInt(r.arg, 10, 64); err == nil && !*r.byHandler {
+		return c.ScheduleByID(e.Ctx, id)
+	}
+	handler := r.arg
+	if key, ok := strings.CutPrefix(r.arg, "workflow:"); ok {
+		handler = driver.WorkflowSchedulePrefix + key
+	}
+	all, err := c.Schedules(e.Ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range all {
+		if s.Handler == handler {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("schedule %q: %w (schedule list shows the schedules)", r.arg, queuety.ErrNotFound)
+}
+
+// onSchedule makes the RunFunc of a verb that acts on one schedule.
+func onSchedule(ref *scheduleRef, run func(e *Env, c *queuety.Client, s *driver.Schedule) error) RunFunc {
+	return func(e *Env, args []string) error {
+		if err := ref.parse(args[0]); err != nil {
+			return err
+		}
+		return onStore(func(e *Env, c *queuety.Client) error {
+			s, err := ref.resolve(e, c)
+			if err != nil {
+				return err
+			}
+			return run(e, c, s)
+		})(e, args)
+	}
+}
+
 func scheduleRemoveCommand() *Command {
 	return &Command{
 		Name:    "remove",
 		Summary: "delete a schedule, by id or by handler (the jobs and workflows it dispatched are kept)",
-		Args:    "ID|HANDLER",
-		Help: `An argument of digits only is a schedule id (as schedule list shows it);
-anything else is a handler name, as wp queuety schedule remove takes it.
-workflow:KEY names a workflow schedule. --handler reads the argument as a
-handler name even when it is all digits.`,
+		Args:    "SCHEDULE",
+		Help:    scheduleRefHelp,
 		MinArgs: 1,
 		MaxArgs: 1,
 		Examples: []string{
@@ -299,40 +368,14 @@ handler name even when it is all digits.`,
 			Program + " schedule remove workflow:nightly_report --json",
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			byHandler := fs.Bool("handler", false, "read the argument as a handler name, even when it is all digits")
-			return func(e *Env, args []string) error {
-				arg := strings.TrimSpace(args[0])
-				if arg == "" {
-					return Usagef("give a schedule ID or HANDLER")
-				}
-				id, err := strconv.ParseInt(arg, 10, 64)
-				byID := err == nil && !*byHandler
-				if byID && id <= 0 {
-					return Usagef("schedule id %q: want a positive integer", arg)
-				}
-				handler := arg
-				if key, ok := strings.CutPrefix(arg, "workflow:"); ok {
-					handler = driver.WorkflowSchedulePrefix + key
-				}
-				c, err := e.Open()
-				if err != nil {
+			ref := addScheduleRef(fs)
+			return onSchedule(ref, func(e *Env, c *queuety.Client, s *driver.Schedule) error {
+				if err := c.RemoveSchedule(e.Ctx, s.ID); err != nil {
 					return err
 				}
-				defer c.Close()
-				if byID {
-					err = c.RemoveSchedule(e.Ctx, id)
-				} else {
-					id, err = c.RemoveScheduleByHandler(e.Ctx, handler)
-				}
-				if err != nil {
-					return err
-				}
-				if byID {
-					return printResult(e, map[string]any{"id": id, "removed": true}, "Schedule %d removed.\n", id)
-				}
-				return printResult(e, map[string]any{"id": id, "handler": handler, "removed": true},
-					"Schedule %d (%s) removed.\n", id, arg)
-			}
+				return printResult(e, map[string]any{"id": s.ID, "handler": s.Handler, "removed": true},
+					"Schedule %d (%s) removed.\n", s.ID, scheduleTarget(s))
+			})
 		},
 	}
 }
@@ -368,24 +411,28 @@ func scheduleEnableCommand(enable bool) *Command {
 	return &Command{
 		Name:     name,
 		Summary:  summary,
-		Args:     "ID",
+		Args:     "SCHEDULE",
+		Help:     scheduleRefHelp,
 		MinArgs:  1,
 		MaxArgs:  1,
-		Examples: []string{Program + " schedule " + name + " 3"},
+		Examples: []string{Program + " schedule " + name + " 3", Program + " schedule " + name + " cleanup_sessions"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return onID("schedule", func(e *Env, c *queuety.Client, id int64) error {
-				if err := c.SetScheduleEnabled(e.Ctx, id, enable); err != nil {
-					return err
-				}
-				s, err := c.ScheduleByID(e.Ctx, id)
+			ref := addScheduleRef(fs)
+			return onSchedule(ref, func(e *Env, c *queuety.Client, s *driver.Schedule) error {
+				id := s.ID
+				err := c.SetScheduleEnabled(e.Ctx, id, enable)
 				if err != nil {
 					return err
 				}
-				v := map[string]any{"id": id, "enabled": s.Enabled, "next_run": ts(s.NextRun)}
-				if enable {
-					return printResult(e, v, "Schedule %d enabled; next run %s.\n", id, dash(ts(s.NextRun)))
+				s, err = c.ScheduleByID(e.Ctx, id)
+				if err != nil {
+					return err
 				}
-				return printResult(e, v, "Schedule %d disabled.\n", id)
+				v := map[string]any{"id": id, "handler": s.Handler, "enabled": s.Enabled, "next_run": ts(s.NextRun)}
+				if enable {
+					return printResult(e, v, "Schedule %d (%s) enabled; next run %s.\n", id, scheduleTarget(s), dash(ts(s.NextRun)))
+				}
+				return printResult(e, v, "Schedule %d (%s) disabled.\n", id, scheduleTarget(s))
 			})
 		},
 	}
@@ -395,24 +442,29 @@ func scheduleRunNowCommand() *Command {
 	return &Command{
 		Name:    "run-now",
 		Summary: "fire a schedule once now, outside its timetable, and print what it dispatched",
-		Args:    "ID",
+		Args:    "SCHEDULE",
 		Help: `The schedule's next run is unchanged, and run-now fires disabled schedules
 too. The overlap policy applies: under skip or buffer, while the previous
 job or workflow is still active, nothing is dispatched (buffer dispatches
-the firing at the first schedule tick after that run ends).`,
+the firing at the first schedule tick after that run ends).
+
+` + scheduleRefHelp,
 		MinArgs: 1,
 		MaxArgs: 1,
 		Examples: []string{
 			Program + " schedule run-now 3",
-			Program + " schedule run-now 3 --json",
+			Program + " schedule run-now cleanup_sessions --json",
+			Program + " schedule run-now workflow:nightly_report",
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return onID("schedule", func(e *Env, c *queuety.Client, id int64) error {
+			sref := addScheduleRef(fs)
+			return onSchedule(sref, func(e *Env, c *queuety.Client, s *driver.Schedule) error {
+				id := s.ID
 				ref, err := c.RunScheduleNow(e.Ctx, id)
 				if err != nil {
 					return err
 				}
-				s, err := c.ScheduleByID(e.Ctx, id)
+				s, err = c.ScheduleByID(e.Ctx, id)
 				if err != nil {
 					return err
 				}

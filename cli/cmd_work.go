@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/egress"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -20,11 +22,22 @@ func workCommand() *Command {
 		Summary: "run a worker: claim due jobs and workflow steps and run their handlers",
 		Help: `Without --once the worker runs until SIGINT or SIGTERM, with the periodic
 sweeps (workflow deadlines, signal-wait timers, activity timeouts, stale
-claims). On a signal it stops claiming, lets running handlers finish for up
+claims, running workflows past their last step). On a signal it stops claiming, lets running handlers finish for up
 to --shutdown-timeout, cancels the handlers still running, hands their jobs
 back and exits 0. A handler that ignores the cancellation for
 --hard-stop-timeout more is left behind: the worker exits 1 and names its
 job, which stays claimed until its lease expires and is then recovered.
+
+A handler that ignores its cancelled context (its start-to-close timeout or
+its workflow's deadline passed, or its job was taken away) for
+--abandon-grace is abandoned: its attempt is recorded as failed, so the job
+is retried or buried as on a timeout, and its slot is freed while it runs
+on. More than --max-abandoned abandoned handlers still running make the
+worker unhealthy: it logs an error, the queuety_workers_unhealthy metric is
+1, and the abandoned handlers past the limit hold their slots again. With
+--exit-when-unhealthy (the default) it then stops as on a signal and exits
+1, so that a supervisor (systemd, Kubernetes) restarts it: only ending the
+process ends those handlers.
 
 With --once (for cron) it runs every sweep once, drains what is due within
 --max-time, waits for the running handlers and prints a summary. It exits
@@ -32,6 +45,11 @@ non-zero only when the store cannot be used, a sweep fails, or a handler
 ignored its cancelled context past --hard-stop-timeout (its job stays
 claimed and is recovered by lease expiry); failed jobs are recorded on the
 jobs.
+
+--metrics-listen serves Prometheus metrics at /metrics. Protect it with a
+bearer token ($` + EnvMetricsToken + `, --metrics-token-file) or basic
+authentication ($` + EnvMetricsBasicAuth + `, --metrics-basic-auth-file);
+without either, an address other machines can reach is logged as a warning.
 
 A worker only claims jobs whose handler it has, plus the engine's internal
 steps (delays and signal waits). Jobs for other handlers stay pending for a
@@ -49,12 +67,19 @@ Batch callbacks and chain catch handlers run as jobs, once each. With
 --php-batch-callbacks QUEUE, one this worker does not have (a PHP class)
 becomes a job for Queuety PHP's bridge class QueuetyGo\BatchCallback on
 QUEUE, for a PHP worker with the bridge installed (php/ in the repository).
-The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
+The sweep enqueues the Go callbacks of batches that PHP workers finished.
+
+Webhooks: the worker POSTs to the registered webhooks (see webhook), but
+never to loopback, private, link-local (cloud metadata), carrier-grade NAT,
+multicast or reserved addresses, checked on the address it connects to.
+--webhook-allow (or QUEUETY_WEBHOOK_ALLOW) names the ones it may reach all
+the same, for example a receiver on this machine in development.`,
 		Examples: []string{
 			Program + " work",
 			Program + " work --queues critical,default --concurrency 32",
 			"* * * * * " + Program + " work --once --max-time 50s --wp-config /var/www/html/wp-config.php",
 			Program + " --log-format json work --metrics-listen 127.0.0.1:9090",
+			Program + " work --webhook-allow 127.0.0.1,hooks.internal",
 		},
 		LogLevel: "info",
 		Setup: func(fs *flag.FlagSet) RunFunc {
@@ -64,11 +89,21 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
+			abandonGrace := durationFlag(fs, "abandon-grace", worker.AbandonGraceDefault, "how long a handler whose context was cancelled (timeout, deadline, job taken away) gets to return before it is abandoned and its slot freed")
+			maxAbandoned := fs.Int("max-abandoned", 0, "abandoned handlers still running that the worker tolerates before it is unhealthy (default: --concurrency)")
+			exitUnhealthy := fs.Bool("exit-when-unhealthy", true, "stop and exit 1 when the worker is unhealthy (more than --max-abandoned abandoned handlers), for a supervisor to restart it")
 			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
+			metricsToken := newSecretFlag(fs, "metrics-token", EnvMetricsToken, "with --metrics-listen: require this bearer `token`", "the metrics token")
+			metricsBasic := newSecretFlag(fs, "metrics-basic-auth", EnvMetricsBasicAuth, "with --metrics-listen: require HTTP basic authentication as `user:pass`", "the metrics USER:PASS")
 			handoff := durationFlag(fs, "deadline-handoff", queuety.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
 			phpBatch := fs.String("php-batch-callbacks", "", "hand the batch callbacks and chain catch handlers this worker does not have to Queuety PHP, as jobs for QueuetyGo\\BatchCallback (php/) on this `queue`")
+			allow := webhookAllowFlag(fs)
 			return func(e *Env, _ []string) error {
 				qs, err := queues()
+				if err != nil {
+					return err
+				}
+				hooks, err := allow()
 				if err != nil {
 					return err
 				}
@@ -83,6 +118,16 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 					return Usagef("--hard-stop-timeout must not be negative, got %s", *hardStop)
 				case *handoff < 0:
 					return Usagef("--deadline-handoff must not be negative, got %s", *handoff)
+				case *abandonGrace < 0:
+					return Usagef("--abandon-grace must not be negative, got %s", *abandonGrace)
+				case *maxAbandoned < 0:
+					return Usagef("--max-abandoned must not be negative, got %d", *maxAbandoned)
+				}
+				opts := []worker.Option{worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
+					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()),
+					worker.AbandonGrace(*abandonGrace), worker.StopWhenUnhealthy(*exitUnhealthy)}
+				if flagGiven(fs, "max-abandoned") {
+					opts = append(opts, worker.MaxAbandoned(*maxAbandoned))
 				}
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
@@ -90,7 +135,16 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 				if *handoff == 0 {
 					*handoff = -1 // the option's "expire at once"
 				}
-				mx, err := startMetrics(e, *metricsAddr)
+				var mauth metricsAuth
+				if *metricsAddr == "" && (*metricsToken.value != "" || *metricsToken.file != "" || *metricsBasic.value != "" || *metricsBasic.file != "") {
+					return Usagef("--metrics-token and --metrics-basic-auth need --metrics-listen")
+				}
+				if *metricsAddr != "" {
+					if mauth, err = readMetricsAuth(e, metricsToken, metricsBasic); err != nil {
+						return err
+					}
+				}
+				mx, err := startMetrics(e, *metricsAddr, mauth)
 				if err != nil {
 					return err
 				}
@@ -104,8 +158,7 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 				if err := mx.attach(c); err != nil {
 					return err
 				}
-				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
-					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()))
+				w := worker.New(c, append(opts, hooks)...)
 				warnNoHandlers(e, c, qs)
 				if !*once {
 					if err := w.Run(ctx); err != nil {
@@ -123,10 +176,10 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 				if e.Globals.JSON {
 					out := map[string]any{
 						"claimed": st.Claimed, "succeeded": st.Succeeded, "failed": st.Failed, "handed_back": st.HandedBack,
-						"stale": st.Stale, "swept": map[string]int{
+						"stale": st.Stale, "abandoned": st.Abandoned, "swept": map[string]int{
 							"workflows_expired": st.Swept.WorkflowsExpired, "waits_timed_out": st.Swept.WaitsTimedOut,
 							"jobs_timed_out": st.Swept.JobsTimedOut, "jobs_recovered": st.Swept.JobsRecovered,
-							"batch_callbacks": st.Swept.BatchCallbacks,
+							"batch_callbacks": st.Swept.BatchCallbacks, "workflow_overruns": st.Swept.WorkflowOverruns,
 						},
 						"schedules_fired": st.SchedulesFired,
 						"duration_ms":     took.Milliseconds(), "interrupted": ctx.Err() != nil,
@@ -138,10 +191,10 @@ The sweep enqueues the Go callbacks of batches that PHP workers finished.`,
 						return perr
 					}
 				} else {
-					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d, batch callbacks %d); schedules fired %d; %s\n",
+					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d, batch callbacks %d, workflow overruns %d); schedules fired %d; %s\n",
 						st.Claimed, st.Succeeded, st.Failed, st.HandedBack, st.Stale, st.Swept.Total(),
 						st.Swept.WorkflowsExpired, st.Swept.WaitsTimedOut, st.Swept.JobsTimedOut, st.Swept.JobsRecovered,
-						st.Swept.BatchCallbacks, st.SchedulesFired, took.Round(time.Millisecond))
+						st.Swept.BatchCallbacks, st.Swept.WorkflowOverruns, st.SchedulesFired, took.Round(time.Millisecond))
 				}
 				if err != nil {
 					return fmt.Errorf("work --once: %w", err)
@@ -207,6 +260,35 @@ func queuesFlags(fs *flag.FlagSet) func() ([]string, error) {
 	}
 }
 
+// EnvWebhookAllow names the webhook allow-list of work and flush when
+// --webhook-allow is not given.
+const EnvWebhookAllow = "QUEUETY_WEBHOOK_ALLOW"
+
+// webhookAllowFlag declares --webhook-allow and returns a function that
+// reads it (or EnvWebhookAllow), checks its entries and returns the
+// worker option.
+func webhookAllowFlag(fs *flag.FlagSet) func() (worker.Option, error) {
+	list := fs.String("webhook-allow", "", "comma-separated IP addresses, CIDR prefixes and host `names` webhook POSTs may reach although they are loopback, private or otherwise internal (default $"+EnvWebhookAllow+")")
+	return func() (worker.Option, error) {
+		given, source := *list, "--webhook-allow"
+		if !flagGiven(fs, "webhook-allow") {
+			given, source = os.Getenv(EnvWebhookAllow), EnvWebhookAllow
+		}
+		entries := splitList(given)
+		if _, err := egress.NewPolicy(entries); err != nil {
+			return nil, Usagef("%s: %s", source, strings.TrimPrefix(err.Error(), "egress: "))
+		}
+		return worker.Webhooks(worker.WebhookOptions{Allow: entries}), nil
+	}
+}
+
+// flagGiven reports whether the command line set flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 // flushBudget is flush's time budget when --max-time is not given: in
 // effect, none.
 const flushBudget = 100 * 365 * 24 * time.Hour
@@ -230,8 +312,13 @@ run (and never buried for it); see discover.`,
 			queues := queuesFlags(fs)
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
 			maxTime := durationFlag(fs, "max-time", 0, "stop claiming after this `duration` (default: no limit)")
+			allow := webhookAllowFlag(fs)
 			return func(e *Env, _ []string) error {
 				qs, err := queues()
+				if err != nil {
+					return err
+				}
+				hooks, err := allow()
 				if err != nil {
 					return err
 				}
@@ -254,7 +341,7 @@ run (and never buried for it); see discover.`,
 				}
 				defer c.Close()
 				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
-					worker.WithLogger(e.Logger()))
+					worker.WithLogger(e.Logger()), hooks)
 				warnNoHandlers(e, c, qs)
 				start := time.Now()
 				st, err := w.RunOnce(ctx, budget)

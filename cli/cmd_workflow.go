@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,7 +29,7 @@ func workflowCommand() *Command {
 			workflowListCommand(),
 			workflowStatusCommand(),
 			workflowInspectCommand(),
-			workflowOpCommand("retry", "restart a failed workflow at the step that failed (a new run; the execution deadline is not extended)",
+			workflowOpCommand("retry", "restart a failed workflow at the step that failed (a new run; the execution deadline is not extended, so a workflow past it is refused)",
 				"retried: it runs again from the step that failed", (*queuety.Client).RetryWorkflow),
 			workflowOpCommand("cancel", "cancel a workflow: bury its open jobs and run its OnCancel callback",
 				"cancelled", (*queuety.Client).CancelWorkflow),
@@ -528,11 +529,17 @@ func workflowAnswerCommand(name, summary string, answer func(*queuety.Client, co
 		Name:    name,
 		Summary: summary,
 		Args:    "ID [JSON]",
-		Help: `Sends the signal the workflow's current wait listens for (the approve or
-reject signal of a decision, the signal of an approval or input wait), or
-Queuety's default for the answer ("approval", "rejected", "input") when the
-workflow is not waiting yet: it counts when the workflow gets there. JSON
-is the answer's data, stored as the signal's payload.`,
+		Help: `Answers the wait the workflow is in with the signal that wait listens for:
+approve and reject a decision wait (its approve and reject signals),
+approve an approval wait, input an input wait, and any wait that listens
+for Queuety's default signal of the answer ("approval", "rejected",
+"input"). JSON is the answer's data, stored as the signal's payload.
+
+An answer the wait cannot take is refused and nothing is stored: reject of
+an approval wait (only a decision can be rejected), approve of a plain
+signal wait, or any answer to a workflow that is not waiting, including
+one already answered (a second approve of the same wait). To send a signal
+before the workflow reaches its wait, use 'signal ID NAME'.`,
 		Examples: []string{
 			Program + " workflow " + name + " 42",
 			Program + " workflow " + name + ` 42 '{"by": "ada"}'`,
@@ -601,9 +608,13 @@ runs again whatever its status was.`,
 
 func workflowForkCommand() *Command {
 	return &Command{
-		Name:     "fork",
-		Summary:  "start a copy of a workflow that runs on from the same step",
-		Args:     "ID",
+		Name:    "fork",
+		Summary: "start a copy of a workflow that runs on from the same step",
+		Args:    "ID",
+		Help: `The copy ("<name>_fork_<unix time>") gets the workflow's state and position
+and runs its current step again on its own; the original is untouched. A
+failed or cancelled workflow forks at the step it stopped at. A completed
+workflow has no step left to run and is refused.`,
 		Examples: []string{Program + " workflow fork 42"},
 		MinArgs:  1, MaxArgs: 1,
 		Setup: func(fs *flag.FlagSet) RunFunc {
@@ -793,6 +804,9 @@ standard input.`,
 				}
 				defer c.Close()
 				id, err := c.ReplayWorkflow(e.Ctx, doc)
+				if errors.Is(err, queuety.ErrInvalidArgument) {
+					return &dataError{fmt.Errorf("%s: %w", args[0], err)}
+				}
 				if err != nil {
 					return err
 				}

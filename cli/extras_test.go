@@ -2,35 +2,62 @@ package cli_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/cli"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func TestWebhookCommands(t *testing.T) {
 	t.Parallel()
 	dsn := tempDSN(t)
 	out := mustRun(t, nil, "--dsn", dsn, "webhook", "add", "job.buried", "https://hooks.example.com/a")
-	assert.Equal(t, "Webhook #1 registered for event 'job.buried'.\n", out)
-	added := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "webhook", "add", "workflow.failed", "http://127.0.0.1:9/b", "--json"))
-	assert.Equal(t, map[string]any{"id": float64(2), "event": "workflow.failed", "url": "http://127.0.0.1:9/b"}, added)
+	assert.Regexp(t, `^Webhook #1 registered for event 'job.buried'.\nSigning secret \(shown only now; give it to the receiver, which verifies each POST with it\):\nwhsec_[A-Za-z0-9+/]{43}=\n$`, out)
+	firstSecret := strings.TrimSpace(out[strings.LastIndex(out, ":\n")+2:])
+	added := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "webhook", "add", "workflow.failed", "http://user:hunter2@127.0.0.1:9/b?x=1", "--json"))
+	secret, _ := added["secret"].(string)
+	assert.Regexp(t, `^whsec_`, secret)
+	assert.NotEqual(t, firstSecret, secret)
+	delete(added, "secret")
+	assert.Equal(t, map[string]any{"id": float64(2), "event": "workflow.failed", "url": "http://user:xxxxx@127.0.0.1:9/b?x=1"}, added,
+		"the password is not echoed")
 
-	list := decode[[]map[string]any](t, mustRun(t, nil, "--dsn", dsn, "webhook", "list", "--json"))
+	listJSON := mustRun(t, nil, "--dsn", dsn, "webhook", "list", "--json")
+	list := decode[[]map[string]any](t, listJSON)
 	require.Len(t, list, 2)
 	assert.Equal(t, "job.buried", list[0]["event"])
 	assert.Equal(t, "https://hooks.example.com/a", list[0]["url"])
+	assert.Equal(t, true, list[0]["signed"])
 	assert.NotEmpty(t, list[0]["created_at"], "created_at")
+	assert.Equal(t, "http://user:xxxxx@127.0.0.1:9/b?x=1", list[1]["url"])
 	table := mustRun(t, nil, "--dsn", dsn, "webhook", "list")
 	assert.Contains(t, table, "ID  EVENT")
-	assert.Contains(t, table, "workflow.failed  http://127.0.0.1:9/b")
+	assert.Contains(t, table, "SIGNED")
+	assert.Contains(t, table, "workflow.failed  http://user:xxxxx@127.0.0.1:9/b?x=1")
+	for _, shown := range []string{listJSON, table} {
+		assert.NotContains(t, shown, "whsec_", "the list never shows a secret")
+		assert.NotContains(t, shown, "hunter2", "nor a password")
+	}
+
+	rotated := mustRun(t, nil, "--dsn", dsn, "webhook", "rotate-secret", "1")
+	assert.Regexp(t, `^Webhook #1 has a new secret.\nSigning secret .*:\nwhsec_[A-Za-z0-9+/]{43}=\n$`, rotated)
+	assert.NotContains(t, rotated, firstSecret)
+	wantFail(t, 1, "webhook 9: not found", "--dsn", dsn, "webhook", "rotate-secret", "9")
 
 	wantFail(t, 2, `unknown webhook event "job.done"`, "--dsn", dsn, "webhook", "add", "job.done", "https://x.example")
-	wantFail(t, 2, "must start with http:// or https://", "--dsn", dsn, "webhook", "add", "job.failed", "ftp://x.example")
+	bad := wantFail(t, 2, `webhook URL "ftp://***@x.example/?***" must start with http:// or https://`, "--dsn", dsn, "webhook", "add", "job.failed", "ftp://u:hunter2@x.example/?k=t0ps3cret")
+	assert.NotContains(t, bad.stderr, "hunter2")
+	assert.NotContains(t, bad.stderr, "t0ps3cret")
 	wantFail(t, 2, "missing arguments", "--dsn", dsn, "webhook", "add", "job.failed")
 
 	assert.Equal(t, "Webhook #1 removed.\n", mustRun(t, nil, "--dsn", dsn, "webhook", "remove", "1"))
@@ -39,6 +66,63 @@ func TestWebhookCommands(t *testing.T) {
 	assert.Equal(t, map[string]any{"id": float64(2), "removed": true}, removed)
 	assert.Equal(t, "No webhooks registered.\n", mustRun(t, nil, "--dsn", dsn, "webhook", "list"))
 	assert.Equal(t, "[]\n", mustRun(t, nil, "--dsn", dsn, "webhook", "list", "--json"))
+}
+
+// TestWebhookListHidesUnparsableURLs: a row whose URL does not parse (as
+// Queuety PHP may store it) is listed without it, since its password
+// cannot be found to hide it.
+func TestWebhookListHidesUnparsableURLs(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	ctx := context.Background()
+	c, err := queuety.Open(ctx, dsn)
+	require.NoError(t, err)
+	require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+		return tx.WebhookInsert(ctx, &driver.Webhook{Event: "job.buried", URL: "http://user:hunter%zz@hooks.example.com/", CreatedAt: time.Now()})
+	}))
+	require.NoError(t, c.Close())
+	for _, args := range [][]string{{"webhook", "list"}, {"webhook", "list", "--json"}} {
+		out := mustRun(t, nil, append([]string{"--dsn", dsn}, args...)...)
+		assert.Contains(t, out, "(a URL that does not parse)", args)
+		assert.NotContains(t, out, "hunter", args)
+	}
+}
+
+// TestWorkWebhookAllow: work and flush send to a receiver on 127.0.0.1 only
+// when --webhook-allow (or QUEUETY_WEBHOOK_ALLOW) names it, and refuse an
+// entry that is not an address, a prefix or a host name.
+func TestWorkWebhookAllow(t *testing.T) {
+	dsn := tempDSN(t)
+	got := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("webhook-signature")
+	}))
+	defer srv.Close()
+	mustRun(t, nil, "--dsn", dsn, "webhook", "add", "job.buried", srv.URL+"/hook")
+	reg := queuety.NewRegistry()
+	reg.HandleJob("fail", func(context.Context, queuety.Payload) error { return queuety.NonRetryable(errors.New("no")) })
+	bury := func(args ...string) {
+		t.Helper()
+		mustRun(t, nil, "--dsn", dsn, "dispatch", "fail")
+		mustRun(t, reg, append([]string{"--dsn", dsn}, args...)...)
+	}
+
+	bury("work", "--once")
+	assert.Len(t, got, 0, "loopback is refused by default")
+	bury("flush", "--webhook-allow", "10.0.0.0/8, hooks.internal")
+	assert.Len(t, got, 0, "an allow-list that does not name it")
+	bury("work", "--once", "--webhook-allow", "127.0.0.1")
+	assert.Regexp(t, `^v1,`, <-got, "allowed: the signed POST arrives")
+	t.Setenv(cli.EnvWebhookAllow, "127.0.0.0/8")
+	bury("flush")
+	assert.Regexp(t, `^v1,`, <-got, "allowed through the environment")
+	bury("work", "--once", "--webhook-allow", "")
+	assert.Len(t, got, 0, "an empty flag overrides the environment")
+
+	wantFail(t, 2, `--webhook-allow: allow-list entry "http://hooks.internal" is not an IP address, a CIDR prefix or a host name`,
+		"--dsn", dsn, "work", "--once", "--webhook-allow", "127.0.0.1,http://hooks.internal")
+	t.Setenv(cli.EnvWebhookAllow, "*.internal")
+	wantFail(t, 2, cli.EnvWebhookAllow+`: allow-list entry "*.internal" is not`, "--dsn", dsn, "flush")
 }
 
 func TestWorkflowArtifactCommands(t *testing.T) {

@@ -93,11 +93,22 @@ func TestWorkServesMetricsAndLogsJSON(t *testing.T) {
 	}
 	recs := jsonLines(t, stderr.String())
 	require.NotEmpty(t, recs, "log records")
+	stopping := false
 	for _, rec := range recs {
 		assert.Contains(t, rec, "time", "record %v", rec)
 		assert.Contains(t, rec, "level", "record %v", rec)
 		assert.Contains(t, rec, "msg", "record %v", rec)
+		if rec["msg"] == "queuety: worker stopping" {
+			// Durations are written as Go duration strings ("30s"), not
+			// integer nanoseconds.
+			stopping = true
+			grace, ok := rec["grace"].(string)
+			require.True(t, ok, "grace is %T %v, want a duration string", rec["grace"], rec["grace"])
+			_, err := time.ParseDuration(grace)
+			assert.NoError(t, err, "grace %q", grace)
+		}
 	}
+	assert.True(t, stopping, "the worker logged that it is stopping; stderr:\n%s", stderr.String())
 	assert.Equal(t, "INFO", recs[0]["level"], "work logs at info")
 }
 

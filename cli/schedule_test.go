@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -232,7 +233,7 @@ func TestScheduleOperations(t *testing.T) {
 	// enable / disable.
 	report := scheduleID(t, dsn, "report", `{"kind": "weekly"}`, "--cron", "0 6 * * 1", "--queue", "reports")
 	out := mustRun(t, nil, "--dsn", dsn, "schedule", "disable", sid(report))
-	assert.Contains(t, out, "Schedule "+sid(report)+" disabled", "disable output")
+	assert.Contains(t, out, "Schedule "+sid(report)+" (report) disabled", "disable output")
 	assert.False(t, getSchedule(t, c, report).Enabled, "disabled schedule is enabled")
 	out = mustRun(t, nil, "--dsn", dsn, "schedule", "enable", sid(report))
 	s := getSchedule(t, c, report)
@@ -303,7 +304,7 @@ func TestScheduleOperations(t *testing.T) {
 
 	// remove.
 	out = mustRun(t, nil, "--dsn", dsn, "schedule", "remove", sid(report))
-	assert.Contains(t, out, "Schedule "+sid(report)+" removed", "remove output")
+	assert.Contains(t, out, "Schedule "+sid(report)+" (report) removed", "remove output")
 	_, err = c.ScheduleByID(ctx, report)
 	assert.Error(t, err, "schedule %d still exists after remove", report)
 	_, err = c.Job(ctx, reportJob)
@@ -316,12 +317,9 @@ func TestScheduleOperations(t *testing.T) {
 	// Missing schedules are runtime errors (exit 1); bad ids are usage errors.
 	for _, cmd := range []string{"remove", "enable", "disable", "run-now"} {
 		wantFail(t, 1, "not found", "--dsn", dsn, "schedule", cmd, sid(report))
-		if cmd == "remove" {
-			// remove also takes a handler name: an unknown one is not found.
-			wantFail(t, 1, "not found", "--dsn", dsn, "schedule", cmd, "abc")
-		} else {
-			wantFail(t, 2, "positive integer", "--dsn", dsn, "schedule", cmd, "abc")
-		}
+		// Every verb also takes a handler name: an unknown one is not found.
+		wantFail(t, 1, `schedule "abc": not found`, "--dsn", dsn, "schedule", cmd, "abc")
+		wantFail(t, 1, `schedule "workflow:nope": not found`, "--dsn", dsn, "schedule", cmd, "workflow:nope")
 		wantFail(t, 2, "positive integer", "--dsn", dsn, "schedule", cmd, "0")
 		wantFail(t, 2, "missing arguments", "--dsn", dsn, "schedule", cmd)
 		wantFail(t, 2, "unexpected argument", "--dsn", dsn, "schedule", cmd, "1", "2")
@@ -330,11 +328,45 @@ func TestScheduleOperations(t *testing.T) {
 	wantFail(t, 2, `unknown command "pause"`, "--dsn", dsn, "schedule", "pause", "1")
 }
 
+// TestScheduleVerbsTakeNames: every schedule verb takes a schedule id, a
+// handler name or workflow:KEY, and --handler reads digits as a name.
+func TestScheduleVerbsTakeNames(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	ctx := context.Background()
+	c := openClient(t, dsn)
+	report := scheduleID(t, dsn, "report", "--every", "1h")
+	digits := scheduleID(t, dsn, "2024", "--every", "1h")
+	def := queuety.WorkflowDefinition{Name: "nightly", Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "n.step"}}}
+	nightly, err := c.ScheduleWorkflow(def, nil).Every(time.Hour).Save(ctx)
+	require.NoError(t, err)
+
+	out := mustRun(t, nil, "--dsn", dsn, "schedule", "disable", "report")
+	assert.Contains(t, out, fmt.Sprintf("Schedule %d (report) disabled", report), "disable by handler")
+	assert.False(t, getSchedule(t, c, report).Enabled, "disabled by handler")
+	mustRun(t, nil, "--dsn", dsn, "schedule", "enable", "report")
+	assert.True(t, getSchedule(t, c, report).Enabled, "enabled by handler")
+	run := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", "report", "--json"))
+	assert.Equal(t, float64(report), run["id"], "run-now by handler: %v", run)
+	assert.NotZero(t, run["dispatched_id"], "run-now by handler: %v", run)
+
+	mustRun(t, nil, "--dsn", dsn, "schedule", "disable", "workflow:nightly")
+	assert.False(t, getSchedule(t, c, nightly).Enabled, "disabled by workflow:KEY")
+	run = decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", "workflow:nightly", "--json"))
+	assert.Equal(t, "workflow", run["kind"], "run-now by workflow:KEY: %v", run)
+
+	mustRun(t, nil, "--dsn", dsn, "schedule", "disable", "--handler", "2024")
+	assert.False(t, getSchedule(t, c, digits).Enabled, "disabled by an all-digit handler with --handler")
+	mustRun(t, nil, "--dsn", dsn, "schedule", "remove", "workflow:nightly")
+	_, err = c.ScheduleByID(ctx, nightly)
+	assert.ErrorIs(t, err, queuety.ErrNotFound, "removed by workflow:KEY")
+}
+
 func TestScheduleHelp(t *testing.T) {
 	t.Parallel()
 	assert.Contains(t, mustRun(t, nil, "help"), "schedule", "help does not list schedule")
 	out := mustRun(t, nil, "schedule", "-h")
-	for _, want := range []string{"Usage: queuety-worker schedule COMMAND", "list", "add HANDLER [JSON]", "remove ID", "enable ID", "disable ID", "run-now ID", "Examples:"} {
+	for _, want := range []string{"Usage: queuety-worker schedule COMMAND", "list", "add HANDLER [JSON]", "remove SCHEDULE", "enable SCHEDULE", "disable SCHEDULE", "run-now SCHEDULE", "Examples:"} {
 		assert.Contains(t, out, want, "schedule -h")
 	}
 	for _, args := range [][]string{{"schedule", "add", "-h"}, {"help", "schedule", "run-now"}, {"schedule", "list", "--help"}} {

@@ -35,8 +35,9 @@ func extraVerbCases() []verbCase {
 			assert.Equal(t, "https://hooks.example.com/workflow.failed", rows[1]["url"])
 		}},
 		{verb: "webhook remove", cmd: "webhook remove", test: func(t *testing.T, v *verbEnv) {
-			id, err := v.c.AddWebhook(v.ctx, "job.failed", "https://hooks.example.com/f")
+			hook, err := v.c.AddWebhook(v.ctx, "job.failed", "https://hooks.example.com/f")
 			require.NoError(t, err)
+			id := hook.ID
 			v.run(strconv.FormatInt(id, 10))
 			hooks, err := v.c.Webhooks(v.ctx)
 			require.NoError(t, err)

@@ -501,7 +501,8 @@ func jobVerbCases() []verbCase {
 			v.fails(2, "--older-than is required")
 		}},
 		{"pause", "queue pause", func(t *testing.T, v *verbEnv) {
-			out := v.object("mail")
+			v.fails(1, "--force pauses it ahead of its first job", "mail")
+			out := v.object("mail", "--force")
 			assert.Equal(t, true, out["paused"], "pause --json: %v", out)
 			states, err := v.c.QueueStates(v.ctx)
 			require.NoError(t, err)
@@ -563,6 +564,7 @@ func workflowVerbCases() []verbCase {
 			assert.Equal(t, signal, out["signal"], "%s --json: %v", verb, out)
 			assert.Equal(t, "completed", out["status"], "%s --json: %v", verb, out)
 			v.fails(2, "must be a JSON object", idArg(id), "[1]")
+			v.fails(1, "is not waiting for an answer (it is completed)", idArg(id))
 		}}
 	}
 	// done runs a two-step workflow to completion.

@@ -1,9 +1,12 @@
 // Package deadline runs the engine's sweeps: workflow deadlines (execution
 // and run timeouts), signal-wait timers, the activity-timeout watchdog and
-// stale-claim recovery, and the schedule tick.
+// stale-claim recovery, the schedule tick, and the overrun sweep that
+// fails running workflows whose row is past their last step.
 //
-// Every sweep finds its candidates through an index, so its cost grows with
-// the rows that expired, not with the size of the table. Every sweep is
+// Every sweep but the overrun sweep finds its candidates through an index,
+// so its cost grows with the rows that expired, not with the size of the
+// table; the overrun sweep reads a bounded window of running workflows per
+// run (see Overruns). Every sweep is
 // safe with any number of concurrent sweepers on any number of machines:
 // rows are taken with SELECT ... FOR UPDATE SKIP LOCKED (or re-checked
 // under their row lock) and changed in one transaction, so each expired
@@ -77,17 +80,27 @@ const (
 	SweepWaits     = "wait-timers"
 	SweepDeadlines = "workflow-deadlines"
 	SweepSchedules = "schedule-tick"
+	SweepOverruns  = "workflow-overruns"
 )
 
 // observed runs one sweep and reports it to the observer, if any.
 func (s *Sweeper) observed(ctx context.Context, name string, run func() (int, error)) (int, error) {
+	return s.observedSweep(ctx, name, func(sw *observe.Sweep) { sw.Rows, sw.Err = run() })
+}
+
+// observedSweep runs one sweep, which fills in the report's counts and
+// error, and reports it to the observer, if any.
+func (s *Sweeper) observedSweep(ctx context.Context, name string, run func(*observe.Sweep)) (int, error) {
+	sw := observe.Sweep{Name: name}
 	if s.obs == nil {
-		return run()
+		run(&sw)
+		return sw.Rows, sw.Err
 	}
 	t0 := time.Now()
-	n, err := run()
-	s.obs.Swept(ctx, observe.Sweep{Name: name, Duration: time.Since(t0), Rows: n, Err: err})
-	return n, err
+	run(&sw)
+	sw.Duration = time.Since(t0)
+	s.obs.Swept(ctx, sw)
+	return sw.Rows, sw.Err
 }
 
 // Report counts what one RunAll did.
@@ -97,11 +110,12 @@ type Report struct {
 	JobsTimedOut     int
 	JobsRecovered    int
 	BatchCallbacks   int // see BatchCallbacks
+	WorkflowOverruns int // see Overruns
 }
 
 // Total is the number of rows changed.
 func (r Report) Total() int {
-	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks
+	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks + r.WorkflowOverruns
 }
 
 // sweep calls step until it finds less than a full batch of candidates,
@@ -176,18 +190,27 @@ func (s *Sweeper) Stale(ctx context.Context) (int, error) {
 	})
 }
 
-// Schedules fires every due schedule, dispatching its jobs or workflows.
-// It is not part of RunAll: workers tick schedules on their own timer,
-// which wakes at the next due time.
+// Schedules fires every due schedule, dispatching its jobs or workflows,
+// and returns how many it dispatched. Due slots that a schedule's
+// catch-up policy merges or skips (the tick came after more than one of
+// them) are logged as a warning per schedule and reported to the observer
+// as observe.Sweep.Missed. It is not part of RunAll: workers tick
+// schedules on their own timer, which wakes at the next due time.
 func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
-	return s.observed(ctx, SweepSchedules, func() (int, error) {
-		return s.sweep(ctx, s.engine.TickSchedules, slog.LevelInfo, "queuety: schedules fired")
+	return s.observedSweep(ctx, SweepSchedules, func(sw *observe.Sweep) {
+		step := func(ctx context.Context, limit int) (int, bool, error) {
+			r, err := s.engine.TickSchedules(ctx, limit)
+			sw.Missed += r.Missed
+			return r.Fired, r.More, err
+		}
+		sw.Rows, sw.Err = s.sweep(ctx, step, slog.LevelInfo, "queuety: schedules fired")
 	})
 }
 
 // RunAll runs every sweep once, in this order: stale recovery, activity
-// timeouts, wait timers, workflow deadlines, batch callbacks. An error in
-// one sweep does not stop the others; the errors are joined.
+// timeouts, wait timers, workflow deadlines, batch callbacks, workflow
+// overruns. An error in one sweep does not stop the others; the errors
+// are joined.
 func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	var r Report
 	var errs []error
@@ -201,6 +224,8 @@ func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	r.WorkflowsExpired, err = s.Deadlines(ctx)
 	errs = append(errs, err)
 	r.BatchCallbacks, err = s.BatchCallbacks(ctx)
+	errs = append(errs, err)
+	r.WorkflowOverruns, err = s.Overruns(ctx)
 	errs = append(errs, err)
 	return r, errors.Join(errs...)
 }

@@ -120,11 +120,11 @@ func (e *env) load(label string) *phpfixture.Snapshot {
 	return s
 }
 
-// truncate empties Queuety's tables, the Go failures table and the Go
-// admission tables (not the Go migrations table).
+// truncate empties Queuety's tables, the Go failures table, the Go
+// admission tables and the webhook secrets (not the Go migrations table).
 func (e *env) truncate() {
 	e.t.Helper()
-	for _, tbl := range append(append([]string{}, phpTables...), "queuety_go_failures", "queuety_go_batch_events", "queuety_go_limits", "queuety_go_rate_starts") {
+	for _, tbl := range append(append([]string{}, phpTables...), "queuety_go_failures", "queuety_go_batch_events", "queuety_go_limits", "queuety_go_rate_starts", "queuety_go_webhook_secrets") {
 		_, err := e.db.Exec("TRUNCATE TABLE `" + e.prefix + tbl + "`")
 		require.NoError(e.t, err, "truncate %s", tbl)
 	}

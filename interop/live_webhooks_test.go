@@ -18,13 +18,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/webhook"
 	"github.com/queuety/queuety-go/worker"
 )
 
 // hookPost is one webhook POST the test endpoint received.
 type hookPost struct {
 	contentType string
+	path        string
+	header      http.Header
 	body        string
 }
 
@@ -53,18 +57,30 @@ func shapeOf(body string) string {
 }
 
 // TestLiveWebhooksShareRowsAndBodies: webhooks registered by Queuety PHP
-// are the rows Go lists and its worker posts to; a webhook Go adds is one
-// PHP lists and removes; and for the same events (a job completed, a job
-// failed and retried, a job buried, a workflow failed) the bodies Go's
-// worker POSTs are the bytes Queuety PHP's worker POSTs, but for ids,
-// durations, queue names and times.
+// are the rows Go lists and its worker posts to, unsigned as PHP sends
+// them; a webhook Go adds (with a secret in the Go engine's own table) is
+// one PHP lists, without the secret, and removes; and for the same events
+// (a job completed, a job failed and retried, a job buried, a workflow
+// failed) the bodies Go's worker POSTs are the bytes Queuety PHP's worker
+// POSTs, but for ids, durations, queue names and times. A PHP webhook
+// given a secret by Go is signed by Go's worker, still sent by PHP's.
 func TestLiveWebhooksShareRowsAndBodies(t *testing.T) {
 	ctx := context.Background()
-	c, php := newLive(t)
+	dsn, prefix := testdb.DSN(t)
+	php := newLivePHP(t, prefix) // skips before anything is opened
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	defer c.Close()
+	db := testdb.Admin(t)
+	secretRows := func() int {
+		var n int
+		require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM `"+prefix+"queuety_go_webhook_secrets`").Scan(&n))
+		return n
+	}
 	got := make(chan hookPost, 100)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		got <- hookPost{contentType: r.Header.Get("Content-Type"), body: string(b)}
+		got <- hookPost{contentType: r.Header.Get("Content-Type"), path: r.URL.Path, header: r.Header.Clone(), body: string(b)}
 	}))
 	defer srv.Close()
 
@@ -83,11 +99,15 @@ echo json_encode( $ids );`, srv.URL+"/hook"))), &phpIDs))
 		assert.Equal(t, queuety.WebhookEvents()[i], h.Event)
 		assert.Equal(t, srv.URL+"/hook", h.URL)
 		assert.False(t, h.CreatedAt.IsZero(), "created_at")
+		assert.False(t, h.Signed, "PHP's webhooks have no secret")
 	}
 
-	// Go adds one; PHP lists it and removes it.
-	goID, err := c.AddWebhook(ctx, queuety.WebhookJobBuried, "https://hooks.example.com/go?a=1")
+	// Go adds one; PHP lists it (without its secret) and removes it, and
+	// the secret goes when Go next adds a webhook.
+	goHook, err := c.AddWebhook(ctx, queuety.WebhookJobBuried, "https://hooks.example.com/go?a=1")
 	require.NoError(t, err)
+	goID := goHook.ID
+	assert.Equal(t, 1, secretRows())
 	goHooks, err := c.Webhooks(ctx)
 	require.NoError(t, err)
 	var listed []map[string]any
@@ -99,6 +119,11 @@ echo json_encode( $ids );`, srv.URL+"/hook"))), &phpIDs))
 	hooks, err = c.Webhooks(ctx)
 	require.NoError(t, err)
 	assert.Len(t, hooks, 4, "PHP removed Go's webhook")
+	other, err := c.AddWebhook(ctx, queuety.WebhookJobBuried, "https://hooks.example.com/other")
+	require.NoError(t, err)
+	assert.Equal(t, 1, secretRows(), "the removed webhook's secret went; the new one's is there")
+	require.NoError(t, c.RemoveWebhook(ctx, other.ID))
+	assert.Equal(t, 0, secretRows(), "Go removes a secret with its webhook")
 
 	// The same events on both sides.
 	var flushed struct {
@@ -124,11 +149,17 @@ echo json_encode( array( 'processed' => \Queuety\Queuety::flush_queue( 'to-php' 
 	w := interopWorker(c)
 	w.HandleJob("noop", func(context.Context, queuety.Payload) error { return nil })
 	w.HandleJob(`App\Jobs\Fail`, func(context.Context, queuety.Payload) error { return errors.New(`disk/full "now"`) })
-	st, err := worker.New(c, worker.Queues("to-go"), worker.NoMaintenance(), worker.WithRegistry(w.Registry()),
-		worker.WithLogger(slog.New(slog.DiscardHandler))).RunOnce(ctx, 30*time.Second)
+	goWorker := func() *worker.Worker {
+		return worker.New(c, worker.Queues("to-go"), worker.NoMaintenance(), worker.WithRegistry(w.Registry()),
+			worker.WithLogger(slog.New(slog.DiscardHandler)), worker.Webhooks(worker.WebhookOptions{Allow: []string{"127.0.0.1"}}))
+	}
+	st, err := goWorker().RunOnce(ctx, 30*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), st.Claimed, "Go ran its four jobs")
 	goPosts := drainPosts(t, got, 5)
+	for _, p := range append(phpPosts, goPosts...) {
+		assert.Empty(t, p.header.Get(webhook.HeaderSignature), "PHP's webhooks are sent unsigned, by both")
+	}
 
 	shapes := func(posts []hookPost) []string {
 		out := make([]string, len(posts))
@@ -150,6 +181,25 @@ echo json_encode( array( 'processed' => \Queuety\Queuety::flush_queue( 'to-php' 
 	for _, p := range append(phpPosts, goPosts...) {
 		assert.Regexp(t, `"timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"}$`, p.body, "UTC time, as gmdate('Y-m-d\\TH:i:s\\Z')")
 	}
+
+	// Go gives PHP's job.completed webhook a secret: PHP still lists four
+	// columns and sends unsigned; Go's worker signs with the secret.
+	secret, err := c.RotateWebhookSecret(ctx, phpIDs[0])
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(php.eval(`echo json_encode( \Queuety\Queuety::list_webhooks() );`)), &listed))
+	require.Len(t, listed, 4)
+	assert.Len(t, listed[0], 4, "PHP sees no secret column: %v", listed[0])
+	php.eval(phpFailJobs + `
+\Queuety\Queuety::dispatch( 'noop', array() )->on_queue( 'to-php' );
+\Queuety\Queuety::flush_queue( 'to-php' );`)
+	phpSent := drainPosts(t, got, 1)[0]
+	assert.Empty(t, phpSent.header.Get(webhook.HeaderSignature), "PHP sends it unsigned")
+	_, err = c.Dispatch(ctx, "noop", nil, queuety.OnQueue("to-go"))
+	require.NoError(t, err)
+	_, err = goWorker().RunOnce(ctx, 30*time.Second)
+	require.NoError(t, err)
+	goSent := drainPosts(t, got, 1)[0]
+	require.NoError(t, webhook.Verify(secret, goSent.header, []byte(goSent.body), 0), "Go signs it with the secret")
 }
 
 // drainPosts receives n POSTs and checks that no more arrived.

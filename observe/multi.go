@@ -80,3 +80,12 @@ func (m multi) Swept(ctx context.Context, s Sweep) {
 		o.Swept(ctx, s)
 	}
 }
+
+// HandlerAbandoned calls the observers that implement AbandonObserver.
+func (m multi) HandlerAbandoned(ctx context.Context, j Job, a Abandon) {
+	for _, o := range m {
+		if ao, ok := o.(AbandonObserver); ok {
+			ao.HandlerAbandoned(ctx, j, a)
+		}
+	}
+}

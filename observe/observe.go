@@ -66,6 +66,56 @@ type Observer interface {
 	Swept(ctx context.Context, s Sweep)
 }
 
+// AbandonObserver is implemented by observers that also hear about the
+// handlers a worker abandons: a handler that ignores its cancelled
+// context (its timeout passed, or its job was taken away) past the
+// worker's abandon grace stops holding its slot, and its attempt is
+// recorded as a timeout would be (see worker.AbandonGrace). It is
+// separate from Observer so that observers written without it still
+// satisfy Observer; Nop implements it, and Multi passes its calls on to
+// those of its observers that implement it.
+type AbandonObserver interface {
+	// HandlerAbandoned is called when a worker abandons a handler (with
+	// ctx the attempt's JobStart context, before the attempt's outcome
+	// is recorded), and again, with a.Returned set, when an abandoned
+	// handler finally returns. Each abandonment is followed by at most
+	// one return, so a gauge of the abandoned handlers still running
+	// goes up on the first call and down on the second.
+	HandlerAbandoned(ctx context.Context, j Job, a Abandon)
+}
+
+// Abandon is a change in a worker's abandoned handlers.
+type Abandon struct {
+	// Returned is false when the worker abandoned the handler, true when
+	// an abandoned handler returned.
+	Returned bool
+	// Running is how long the handler had run by then (wall clock).
+	Running time.Duration
+	// Cause is why the handler's context was cancelled: a
+	// queuety.TimeoutError, queuety.ErrDeadlineExceeded or
+	// queuety.ErrLeaseLost.
+	Cause error
+	// Abandoned is how many of the worker's abandoned handlers are still
+	// running after the change, and MaxAbandoned how many the worker
+	// tolerates: with more it is unhealthy (see Unhealthy).
+	Abandoned, MaxAbandoned int
+}
+
+// Unhealthy reports whether the worker is unhealthy after the change: it
+// has more abandoned handlers running than it tolerates, and should be
+// restarted.
+func (a Abandon) Unhealthy() bool { return a.Abandoned > a.MaxAbandoned }
+
+// WasUnhealthy reports whether the worker was unhealthy before the
+// change, so that an observer can count the workers that are unhealthy.
+func (a Abandon) WasUnhealthy() bool {
+	before := a.Abandoned - 1
+	if a.Returned {
+		before = a.Abandoned + 1
+	}
+	return before > a.MaxAbandoned
+}
+
 // DispatchKind says which client call dispatched.
 type DispatchKind string
 
@@ -210,19 +260,28 @@ const (
 // Sweep is one maintenance sweep.
 type Sweep struct {
 	// Name is the sweep's: "stale-recovery", "activity-timeouts",
-	// "wait-timers", "workflow-deadlines" or "schedule-tick".
+	// "wait-timers", "workflow-deadlines", "batch-callbacks",
+	// "workflow-overruns" or "schedule-tick".
 	Name     string
 	Duration time.Duration
 	// Rows is how many jobs, workflows or schedules it changed (or fired).
 	Rows int
-	Err  error
+	// Missed (schedule-tick only) is how many due schedule slots got no
+	// firing of their own: merged into one firing (catch-up policy once)
+	// or skipped (none) because the tick came after more than one slot of
+	// their schedule, as after an outage.
+	Missed int
+	Err    error
 }
 
 // Nop is an Observer that does nothing. Embed it to implement only the
 // methods you need.
 type Nop struct{}
 
-var _ Observer = Nop{}
+var (
+	_ Observer        = Nop{}
+	_ AbandonObserver = Nop{}
+)
 
 // DispatchStart returns ctx.
 func (Nop) DispatchStart(ctx context.Context, _ Dispatch) context.Context { return ctx }
@@ -247,3 +306,6 @@ func (Nop) JobEnd(context.Context, Job, Ended) {}
 
 // Swept does nothing.
 func (Nop) Swept(context.Context, Sweep) {}
+
+// HandlerAbandoned does nothing.
+func (Nop) HandlerAbandoned(context.Context, Job, Abandon) {}

@@ -15,7 +15,9 @@ import (
 )
 
 // A webhook for job.buried: the worker POSTs Queuety's JSON body to it when
-// a job fails for good.
+// a job fails for good, signed with the webhook's secret (the receiver
+// checks it with webhook.Verify). The receiver here listens on 127.0.0.1,
+// which a worker reaches only because its allow-list names it.
 func ExampleClient_AddWebhook() {
 	ctx := context.Background()
 	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
@@ -25,25 +27,29 @@ func ExampleClient_AddWebhook() {
 	got := make(chan string, 1)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		got <- r.Header.Get("Content-Type") + " " + string(body)
+		got <- fmt.Sprintf("signed: %t\n%s %s", r.Header.Get("webhook-signature") != "", r.Header.Get("Content-Type"), body)
 	}))
 	defer hook.Close()
-	if _, err := q.AddWebhook(ctx, queuety.WebhookJobBuried, hook.URL); err != nil {
+	h, err := q.AddWebhook(ctx, queuety.WebhookJobBuried, hook.URL)
+	if err != nil {
 		panic(err)
 	}
+	fmt.Println(h.Secret[:6]) // whsec_...: give it to the receiver
 	if _, err := q.AddWebhook(ctx, "job.exploded", hook.URL); err != nil {
 		fmt.Println(errors.Is(err, queuety.ErrInvalidArgument))
 	}
 
 	_, _ = q.Dispatch(ctx, "send_email", nil)
-	w := worker.New(q, worker.WithLogger(quiet()))
+	w := worker.New(q, worker.WithLogger(quiet()), worker.Webhooks(worker.WebhookOptions{Allow: []string{"127.0.0.1"}}))
 	w.HandleJob("send_email", func(context.Context, queuety.Payload) error {
 		return queuety.NonRetryable(errors.New("smtp/relay refused"))
 	})
 	_, _ = w.RunOnce(ctx, time.Minute) // returns once the POST is sent
 	fmt.Println(<-got)
 	// Output:
+	// whsec_
 	// true
+	// signed: true
 	// application/json {"event":"job.buried","data":{"job_id":1,"handler":"send_email","queue":"default","error_message":"smtp\/relay refused"},"timestamp":"2030-01-01T09:00:00Z"}
 }
 

@@ -118,8 +118,8 @@ func ExampleClient_Schedule() {
 	fmt.Println("next run:", s.NextRun.Format(time.RFC3339))
 
 	clock.Advance(16 * time.Hour) // 04:00 the next day
-	fired, _, _ := engine.OfClient(q).TickSchedules(ctx, 100)
-	fmt.Println("fired:", fired)
+	tick, _ := engine.OfClient(q).TickSchedules(ctx, 100)
+	fmt.Println("fired:", tick.Fired)
 	// Output:
 	// next run: 2030-01-02T03:00:00Z
 	// fired: 1

@@ -111,25 +111,34 @@ func (c *Client) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 	return c.engine.DescribeWorkflowWith(ctx, id, opts)
 }
 
-// Approve answers a workflow's approval or decision wait with approval
-// (Queuety's approve_workflow): it sends the signal that wait listens for
-// ("approval" for WaitForApproval, the approve signal of WaitForDecision),
-// with data (nil for none) as its payload, and returns the signal's name.
-// Sent before the workflow reaches its wait, it sends "approval".
+// Approve answers the approval or decision wait a workflow is in with
+// approval (Queuety's approve_workflow): it sends the signal that wait
+// listens for ("approval" for WaitForApproval, the approve signal of
+// WaitForDecision), with data (nil for none) as its payload, and returns
+// the signal's name. A workflow that is not waiting, or whose wait takes
+// no approval (a plain signal wait), gets an error wrapping
+// ErrInvalidState and nothing is stored; so does a second approval of a
+// wait the first one settled. Send a signal by name (Signal) to deliver
+// one before the workflow reaches its wait.
 func (c *Client) Approve(ctx context.Context, workflowID int64, data any) (string, error) {
 	return c.engine.Answer(ctx, workflowID, engine.AnswerApprove, data)
 }
 
-// Reject answers a workflow's decision wait with rejection (Queuety's
-// reject_workflow): it sends the decision's reject signal, "rejected" by
-// default, and returns its name.
+// Reject answers the decision wait a workflow is in with rejection
+// (Queuety's reject_workflow): it sends the decision's reject signal,
+// "rejected" by default, and returns its name. An approval wait cannot be
+// rejected (it listens for its approval only, as in Queuety): Reject of
+// one, or of a workflow that is not waiting, returns an error wrapping
+// ErrInvalidState and stores nothing.
 func (c *Client) Reject(ctx context.Context, workflowID int64, data any) (string, error) {
 	return c.engine.Answer(ctx, workflowID, engine.AnswerReject, data)
 }
 
-// SubmitInput answers a workflow's input wait (Queuety's
+// SubmitInput answers the input wait a workflow is in (Queuety's
 // submit_workflow_input): it sends the signal that wait listens for,
-// "input" by default, with data as its payload, and returns its name.
+// "input" by default, with data as its payload, and returns its name. A
+// workflow that is not waiting for input gets an error wrapping
+// ErrInvalidState and nothing is stored.
 func (c *Client) SubmitInput(ctx context.Context, workflowID int64, data any) (string, error) {
 	return c.engine.Answer(ctx, workflowID, engine.AnswerInput, data)
 }

@@ -96,9 +96,15 @@ func Retry(maxAttempts int, backoff ...Backoff) JobOption {
 // depends_on). A job whose dependency is buried never runs.
 func DependsOn(id int64) JobOption { return func(s *JobSpec) { s.DependsOn = id } }
 
-// Unique skips the dispatch when a job with the same handler and the same
-// payload is pending or processing, and returns that job's id instead. The
-// payload hash is byte-compatible with Queuety PHP's ->unique().
+// Unique skips the dispatch when a unique job with the same handler and the
+// same payload is pending or processing, and returns that job's id
+// instead. Payloads match whatever the order of their object keys, at any
+// depth (list elements keep their order), so a Go map finds the job a
+// Queuety PHP array built in any order wrote. The stored payload_hash is
+// Queuety PHP's, the sha256 of the stored payload, so PHP's ->unique()
+// finds a Go job when its array lists the keys in the order Go wrote them:
+// sorted for a map, in field order for a struct, as given for a
+// json.RawMessage.
 func Unique() JobOption { return func(s *JobSpec) { s.Unique = true } }
 
 // ScheduleToStart bounds how long each attempt may wait in the queue.

@@ -21,7 +21,9 @@ type (
 	// still active.
 	OverlapPolicy = driver.OverlapPolicy
 	// CatchUpPolicy says what happens to firings missed while no worker
-	// ran.
+	// ran or the database was away: see the constants' doc comments in
+	// package driver. Slots merged or skipped are logged and counted
+	// (observe.Sweep.Missed).
 	CatchUpPolicy = driver.CatchUpPolicy
 )
 
@@ -249,7 +251,10 @@ func (c *Client) ScheduleByID(ctx context.Context, id int64) (*driver.Schedule, 
 // handler (or workflow key) is updated in place: its next run is
 // recomputed only when the expression changed or it is switched back on,
 // and its enabled flag is kept unless Enabled or Disabled was called, so
-// saving the same schedule at every application start is safe.
+// saving the same schedule at every application start is safe. A save
+// that changed the row wakes the schedule tick of the workers of this
+// process at once; workers of other processes see it within their idle
+// period (worker.ScheduleIdleDefault).
 func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 	if b.err == nil && b.s.Expression == "" {
 		b.err = invalidf("schedule has no expression: call Cron, Every or Interval")

@@ -215,6 +215,8 @@ func add(total *worker.Stats, st worker.Stats) {
 	total.Swept.WaitsTimedOut += st.Swept.WaitsTimedOut
 	total.Swept.JobsTimedOut += st.Swept.JobsTimedOut
 	total.Swept.JobsRecovered += st.Swept.JobsRecovered
+	total.Swept.BatchCallbacks += st.Swept.BatchCallbacks
+	total.Swept.WorkflowOverruns += st.Swept.WorkflowOverruns
 }
 
 // queues lists the queues that have jobs, and "default", sorted.

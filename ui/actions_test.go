@@ -76,6 +76,48 @@ func TestRejectAnswersADecision(t *testing.T) {
 	assert.NotEqual(t, queuety.WorkflowWaitingForSignal, workflowStatus(t, c, id))
 }
 
+// TestAnswerButtonsFollowTheWait: the workflow page offers Approve and
+// Reject only for a wait that takes them, an answer the wait cannot take
+// is refused, and a form submitted twice stores one signal.
+func TestAnswerButtonsFollowTheWait(t *testing.T) {
+	c := openStore(t, "sqlite")
+	f := seed(t, c)
+	ctx := context.Background()
+	decision, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "refund.decide", Steps: []queuety.WorkflowStep{
+		{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuety.WaitAny, HumanWait: "decision", ResultKey: "decision"},
+	}}, nil)
+	require.NoError(t, err)
+	runWorker(t, c)
+	b := newBrowser(t, Handler(c, open))
+	page := func(id int64) string { return b.get(fmt.Sprintf("/workflows/%d", id)).body }
+
+	body := page(f.approval)
+	assert.Contains(t, body, `id="approve"`, "an approval wait can be approved")
+	assert.NotContains(t, body, `id="reject"`, "an approval wait cannot be rejected")
+	body = page(decision)
+	assert.Contains(t, body, `id="approve"`, "a decision can be approved")
+	assert.Contains(t, body, `id="reject"`, "a decision can be rejected")
+	for _, id := range []int64{f.waiting, f.done, f.failed} {
+		assert.NotContains(t, page(id), `id="answer-form"`, "workflow %d has no wait that takes an answer", id)
+	}
+
+	signals := func(id int64) int {
+		d, err := c.DescribeWorkflow(ctx, id)
+		require.NoError(t, err)
+		return len(d.Signals)
+	}
+	res := b.post(fmt.Sprintf("/workflows/%d/reject", f.approval), nil)
+	assert.Equal(t, http.StatusConflict, res.StatusCode, "reject of an approval wait: %s", res.body)
+	assert.Contains(t, res.body, "only a decision wait can be rejected")
+	assert.Zero(t, signals(f.approval), "the refused reject stored a signal")
+	res = b.post(fmt.Sprintf("/workflows/%d/approve", f.approval), url.Values{"payload": {`{"by": "ops"}`}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
+	res = b.post(fmt.Sprintf("/workflows/%d/approve", f.approval), url.Values{"payload": {`{"by": "ops"}`}})
+	assert.Equal(t, http.StatusConflict, res.StatusCode, "the same form again: %s", res.body)
+	assert.Contains(t, res.body, "is not waiting for an answer")
+	assert.Equal(t, 1, signals(f.approval), "signals after the form was submitted twice")
+}
+
 // TestJobAndScheduleActions drives the job, bulk and schedule actions.
 func TestJobAndScheduleActions(t *testing.T) {
 	eachStore(t, func(t *testing.T, c *queuety.Client) {

@@ -5,14 +5,16 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/secret"
 )
 
 // Cookie names.
@@ -41,13 +43,6 @@ func (s *server) sign(parts ...string) []byte {
 	return m.Sum(nil)
 }
 
-// secretEqual compares a secret in constant time (also in its length:
-// both sides are hashed first).
-func secretEqual(got, want string) bool {
-	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
-}
-
 // cookie returns a cookie scoped to the UI: HttpOnly, SameSite=Strict,
 // and Secure when the request came over TLS.
 func (s *server) cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
@@ -59,17 +54,63 @@ func (s *server) cookie(r *http.Request, name, value string, maxAge int) *http.C
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"}
 }
 
-// hostAllowed is the DNS rebinding guard of an unauthenticated loopback
-// listener: the Host header must name a loopback host.
-func (s *server) hostAllowed(r *http.Request) bool {
-	if s.opts.credentials() || s.opts.AllowUnauthenticated || !IsLoopback(s.opts.ListenAddr) {
-		return true
+// forwardingHeaders are the request headers a reverse proxy adds, which
+// no browser sends by itself.
+var forwardingHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
+	"X-Forwarded-Server", "X-Real-IP", "X-Client-IP", "True-Client-IP", "CF-Connecting-IP", "Fastly-Client-IP", "Via"}
+
+// refuseRemote is the guard of a handler without credentials: it serves
+// this machine only. It returns why a request is refused, or "" to serve
+// it: a request must carry no forwarding header (a reverse proxy on this
+// machine would otherwise pass the internet's requests on as local
+// ones), come over a loopback connection (whatever Options.ListenAddr
+// says) and name a loopback host (a guard against DNS rebinding).
+func (s *server) refuseRemote(r *http.Request) string {
+	o := &s.opts
+	if o.credentials() || o.ExternalAuth {
+		return ""
+	}
+	const configure = " Give the UI credentials to serve it to other machines or through a proxy: " +
+		"queuety-worker ui --token (or --basic-auth), or Options.Token (or Username and Password)."
+	for _, h := range forwardingHeaders {
+		if _, ok := r.Header[http.CanonicalHeaderKey(h)]; ok {
+			return "This UI has no credentials, so it serves only browsers on this machine, and this request came " +
+				"through a proxy (it carries a " + h + " header)." + configure
+		}
+	}
+	if !localConnection(r) {
+		return "This UI has no credentials, so it serves only connections from this machine." + configure
 	}
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	return IsLoopback(host)
+	if !IsLoopback(host) {
+		return fmt.Sprintf("This UI has no credentials, so it serves only requests for a loopback host name "+
+			"(localhost, 127.0.0.1, [::1]), not %q.", r.Host) + configure
+	}
+	return ""
+}
+
+// localConnection reports whether the request came over a connection
+// between two loopback addresses, or over a Unix socket.
+func localConnection(r *http.Request) bool {
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		switch a := la.(type) {
+		case *net.UnixAddr:
+			return true
+		case *net.TCPAddr:
+			if !a.IP.IsLoopback() {
+				return false
+			}
+		default:
+			if !IsLoopback(a.String()) {
+				return false
+			}
+		}
+	}
+	a := remoteIP(r)
+	return a.IsValid() && a.IsLoopback()
 }
 
 // withCSRFSeed makes sure the browser has a CSRF cookie, a random value
@@ -122,48 +163,131 @@ func (s *server) checkPost(w http.ResponseWriter, r *http.Request, enforceReadOn
 	return true
 }
 
-// authenticated reports whether the request may see the UI.
-func (s *server) authenticated(r *http.Request) bool {
+// authenticate checks the request's credentials: a session cookie, or a
+// bearer token or basic authentication, which are throttled per client
+// (throttle.go) and logged when wrong. It reports whether the request may
+// see the UI; answered says it has already written the refusal (429).
+func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (ok, answered bool) {
 	o := &s.opts
-	if o.open() {
-		return true
+	if !o.credentials() {
+		return true, false // AllowUnauthenticated: refuseRemote checked the connection
 	}
 	if o.Token != "" {
-		if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && secretEqual(strings.TrimSpace(v), o.Token) {
-			return true
-		}
 		if c, err := r.Cookie(sessionCookie); err == nil && s.validSession(c.Value) {
-			return true
+			return true, false
 		}
 	}
-	if o.Password != "" {
-		if user, pass, ok := r.BasicAuth(); ok {
+	var method string
+	var check func() bool
+	if scheme, cred, found := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " "); found && o.Token != "" &&
+		strings.EqualFold(scheme, "Bearer") {
+		method, check = "bearer token", func() bool { return secret.Equal(strings.TrimSpace(cred), o.Token) }
+	} else if user, pass, found := r.BasicAuth(); found && o.Password != "" {
+		method, check = "basic authentication", func() bool {
 			// Both compared, always: no early exit on a wrong user name.
-			u, p := secretEqual(user, o.Username), secretEqual(pass, o.Password)
+			u, p := secret.Equal(user, o.Username), secret.Equal(pass, o.Password)
 			return u && p
 		}
+	} else {
+		return false, false
 	}
-	return false
+	return s.checkThrottled(w, r, method, check)
 }
 
-// session returns a session cookie value valid until exp: the expiry and
-// an HMAC over it and the token, so a changed token ends old sessions.
+// checkThrottled runs a credential check under the login throttle: a
+// locked-out client gets 429 without a check, a check waits while
+// failures flood in, a failure is counted and logged, a success clears
+// the client's count.
+func (s *server) checkThrottled(w http.ResponseWriter, r *http.Request, method string, check func() bool) (ok, answered bool) {
+	client := s.clientKey(r)
+	if wait := s.throttle.lockedOut(client); wait > 0 {
+		s.tooMany(w, r, wait, "Too many failed logins from your address: try again in %s.", formatDuration(wait+time.Second-1))
+		return false, true
+	}
+	if !s.throttle.slow(r.Context()) {
+		s.tooMany(w, r, time.Second, "Too many failed logins from many addresses: try again in a moment.")
+		return false, true
+	}
+	if check() {
+		s.throttle.succeed(client)
+		return true, false
+	}
+	n, lock := s.throttle.fail(client)
+	// The secret tried is never logged, nor a user name (often a password
+	// typed into the wrong field).
+	s.log.Warn("ui: failed login", "client", client, "remote_addr", r.RemoteAddr, "method", method,
+		"failures", n, "locked_out_for", lock.String())
+	return false, false
+}
+
+// tooMany answers 429 with a Retry-After header.
+func (s *server) tooMany(w http.ResponseWriter, r *http.Request, wait time.Duration, format string, args ...any) {
+	w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+	s.fail(w, r, http.StatusTooManyRequests, format, args...)
+}
+
+// session returns a new session cookie value valid until exp: the
+// expiry, a random nonce (which logging out revokes) and an HMAC over
+// both and the token, so a changed token ends old sessions.
 func (s *server) session(exp time.Time) string {
-	e := strconv.FormatInt(exp.Unix(), 10)
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return s.sessionValue(strconv.FormatInt(exp.Unix(), 10), b64.EncodeToString(b))
+}
+
+func (s *server) sessionValue(exp, nonce string) string {
 	tok := sha256.Sum256([]byte(s.opts.Token))
-	return e + "." + b64.EncodeToString(s.sign("session", e, string(tok[:])))
+	return exp + "." + nonce + "." + b64.EncodeToString(s.sign("session", exp, nonce, string(tok[:])))
+}
+
+// parseSession checks a session cookie value's signature and expiry and
+// returns its nonce and expiry; ok is false for a forged, expired or
+// revoked session.
+func (s *server) parseSession(v string) (nonce string, exp int64, ok bool) {
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 {
+		return "", 0, false
+	}
+	exp, err := strconv.ParseInt(parts[0], 10, 64)
+	if err != nil || time.Now().Unix() >= exp || !hmac.Equal([]byte(v), []byte(s.sessionValue(parts[0], parts[1]))) {
+		return "", 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, gone := s.revoked[parts[1]]; gone || exp <= s.revokedUpTo {
+		return "", 0, false
+	}
+	return parts[1], exp, true
 }
 
 func (s *server) validSession(v string) bool {
-	e, _, ok := strings.Cut(v, ".")
-	if !ok {
-		return false
+	_, _, ok := s.parseSession(v)
+	return ok
+}
+
+// maxRevoked bounds the revoked sessions kept until they expire; past it,
+// every session issued so far is revoked at once (their users log in
+// again) and the list starts over.
+const maxRevoked = 10000
+
+// revoke ends a session before its expiry.
+func (s *server) revoke(nonce string, exp int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().Unix()
+	if len(s.revoked) >= maxRevoked {
+		for n, e := range s.revoked {
+			if e <= now {
+				delete(s.revoked, n)
+			}
+		}
 	}
-	unix, err := strconv.ParseInt(e, 10, 64)
-	if err != nil || time.Now().Unix() >= unix {
-		return false
+	if len(s.revoked) >= maxRevoked {
+		s.revokedUpTo = time.Now().Add(s.opts.SessionTTL).Unix()
+		clear(s.revoked)
+		return
 	}
-	return hmac.Equal([]byte(v), []byte(s.session(time.Unix(unix, 0))))
+	s.revoked[nonce] = exp
 }
 
 // unauthorized answers a request without valid credentials: 401, with
@@ -174,8 +298,6 @@ func (s *server) unauthorized(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="Queuety", charset="UTF-8"`)
 	}
 	switch {
-	case !s.opts.credentials():
-		s.fail(w, r, http.StatusUnauthorized, "Authentication required: this UI has no credentials configured and is not limited to a loopback listener.")
 	case s.opts.Token != "" && r.Method == http.MethodGet && !isPartial(r):
 		s.loginForm(w, r, http.StatusUnauthorized, r.URL.RequestURI(), "")
 	default:
@@ -192,7 +314,7 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		next := safeNext(r.URL.Query().Get("next"))
-		if s.authenticated(r) {
+		if c, err := r.Cookie(sessionCookie); err == nil && s.validSession(c.Value) {
 			http.Redirect(w, r, s.opts.BasePath+next, http.StatusSeeOther)
 			return
 		}
@@ -202,7 +324,12 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		next := safeNext(r.PostFormValue("next"))
-		if !secretEqual(r.PostFormValue("token"), s.opts.Token) {
+		token := r.PostFormValue("token")
+		ok, answered := s.checkThrottled(w, r, "login form", func() bool { return secret.Equal(token, s.opts.Token) })
+		if answered {
+			return
+		}
+		if !ok {
 			s.loginForm(w, r, http.StatusUnauthorized, next, "Wrong token.")
 			return
 		}
@@ -214,8 +341,14 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// logout ends a login session.
+// logout ends a login session: the cookie is cleared and the session
+// revoked, so a copy of the cookie no longer works either.
 func (s *server) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		if nonce, exp, ok := s.parseSession(c.Value); ok {
+			s.revoke(nonce, exp)
+		}
+	}
 	http.SetCookie(w, s.cookie(r, sessionCookie, "", -1))
 	http.Redirect(w, r, s.opts.BasePath+"/login", http.StatusSeeOther)
 }

@@ -22,9 +22,9 @@ const (
 	// throughputRows caps the completed log rows the overview reads for
 	// its throughput columns; a busier window shows "at least".
 	throughputRows = 20000
-	// dueScan is how many pending jobs per queue the overview reads, in
-	// id order, to find the longest-waiting due one.
-	dueScan = 200
+	// maxOverviewQueues is how many queues the overview lists, in name
+	// order; it says how many more there are (its totals count them all).
+	maxOverviewQueues = 100
 )
 
 // queueRow is one queue on the overview.
@@ -39,8 +39,7 @@ type queueRow struct {
 	DoneCapped bool
 	Spark      *sparkline
 	// OldestDue is how long the longest-waiting due pending job has been
-	// due (among the first dueScan pending jobs); HasDue is false when
-	// none of them is due.
+	// due; HasDue is false when none is due.
 	OldestDue time.Duration
 	HasDue    bool
 }
@@ -58,12 +57,14 @@ type statusCount struct {
 
 // overviewData is what the overview shows.
 type overviewData struct {
-	Store     driver.StoreInfo
-	Queues    []*queueRow
-	Totals    queueRow
-	Workflows []statusCount
-	WfTotal   int64
-	Schedules struct {
+	Store  driver.StoreInfo
+	Queues []*queueRow
+	// MoreQueues counts the queues past maxOverviewQueues, not listed.
+	MoreQueues int
+	Totals     queueRow
+	Workflows  []statusCount
+	WfTotal    int64
+	Schedules  struct {
 		Enabled, Disabled int
 		NextDue           time.Time
 	}
@@ -96,13 +97,13 @@ func (s *server) overview(ctx context.Context) (*overviewData, error) {
 	if err := s.throughput(ctx, now, get); err != nil {
 		return nil, err
 	}
-	for _, q := range byName {
-		if q.Pending == 0 {
-			continue
-		}
-		if q.OldestDue, q.HasDue, err = s.oldestDue(ctx, q.Name, now); err != nil {
-			return nil, err
-		}
+	due, err := s.c.OldestDueAges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for name, age := range due {
+		q := get(name)
+		q.OldestDue, q.HasDue = age, true
 	}
 	for _, q := range byName {
 		d.Queues = append(d.Queues, q)
@@ -117,6 +118,10 @@ func (s *server) overview(ctx context.Context) (*overviewData, error) {
 		t.DoneCapped = t.DoneCapped || q.DoneCapped
 	}
 	sort.Slice(d.Queues, func(i, j int) bool { return d.Queues[i].Name < d.Queues[j].Name })
+	if len(d.Queues) > maxOverviewQueues {
+		d.MoreQueues = len(d.Queues) - maxOverviewQueues
+		d.Queues = d.Queues[:maxOverviewQueues]
+	}
 
 	wc, err := c.WorkflowCounts(ctx)
 	if err != nil {
@@ -210,24 +215,4 @@ func newSparkline(counts []int64) *sparkline {
 			Title: fmt.Sprintf("%d completed, %d–%d min ago", n, ago+1, ago)})
 	}
 	return sp
-}
-
-// oldestDue returns how long the longest-waiting due job of a queue has
-// been due, looking at its first dueScan pending jobs.
-func (s *server) oldestDue(ctx context.Context, queue string, now time.Time) (time.Duration, bool, error) {
-	jobs, err := s.c.ListJobs(ctx, driver.JobFilter{Queue: queue, Status: queuety.JobPending, Limit: dueScan})
-	if err != nil {
-		return 0, false, err
-	}
-	var oldest time.Duration
-	found := false
-	for _, j := range jobs {
-		if j.AvailableAt.After(now) {
-			continue
-		}
-		if age := now.Sub(j.AvailableAt); !found || age > oldest {
-			oldest, found = age, true
-		}
-	}
-	return oldest, found, nil
 }

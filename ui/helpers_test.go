@@ -212,6 +212,9 @@ func (b *browser) post(path string, form url.Values) *response {
 	return b.do(http.MethodPost, path, form, nil)
 }
 
+// testToken is a token strong enough for Options.Token.
+const testToken = "tok-3f9a1c7e5b2d8046"
+
 // open is the configuration of a UI that needs no authentication.
 var open = Options{AllowUnauthenticated: true, Logger: quiet()}
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -91,7 +92,7 @@ func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	jobs, err := s.c.ListJobs(ctx, driver.JobFilter{Queue: d.Queue, Status: queuety.JobStatus(d.Status), Handler: d.Handler,
-		WorkflowID: d.Workflow, AfterID: d.After, Limit: jobsPerPage + 1})
+		WorkflowID: d.Workflow, AfterID: d.After, Limit: jobsPerPage + 1, WithoutPayload: true})
 	if err != nil {
 		s.failErr(w, r, err)
 		return
@@ -127,12 +128,15 @@ func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
 
 // jobData is what the job page shows.
 type jobData struct {
-	Job       *driver.Job
-	Logs      []*driver.LogEntry
-	Failures  []*driver.Failure
-	CanBury   bool
-	CanDelete bool
-	Now       time.Time
+	Job *driver.Job
+	// Payload and Heartbeat show the job's payload and heartbeat data,
+	// cut to previewChars characters (Heartbeat is nil without any).
+	Payload, Heartbeat *valueView
+	Logs               []*driver.LogEntry
+	Failures           []*driver.Failure
+	CanBury            bool
+	CanDelete          bool
+	Now                time.Time
 }
 
 func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
@@ -141,12 +145,16 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	j, err := s.c.Job(ctx, id)
+	p, err := s.c.JobPreview(ctx, id, previewChars)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
+	j := p.Job
+	base := fmt.Sprintf("%s/jobs/%d/", s.opts.BasePath, id)
 	d := &jobData{Job: j, Now: s.opts.Clock.Now(),
+		Payload:   newValueView(j.Payload, p.PayloadLen, base+"payload"),
+		Heartbeat: newValueView(j.HeartbeatData, p.HeartbeatLen, base+"heartbeat"),
 		CanBury:   s.ops.bury != nil && j.Status != queuety.JobBuried && j.Status != queuety.JobCompleted,
 		CanDelete: s.ops.del != nil}
 	if d.Logs, err = s.c.Logs(ctx, driver.LogFilter{JobID: id, Limit: jobLogRows}); err != nil {
@@ -186,7 +194,8 @@ func (s *server) workflowsPage(w http.ResponseWriter, r *http.Request) {
 		d.Limit = min(n, maxWorkflowsPerPage)
 	}
 	ctx := r.Context()
-	wfs, err := s.c.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowStatus(d.Status), Name: d.Name, Limit: d.Limit + 1})
+	wfs, err := s.c.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowStatus(d.Status), Name: d.Name, Limit: d.Limit + 1,
+		WithoutState: true})
 	if err != nil {
 		s.failErr(w, r, err)
 		return
@@ -216,7 +225,12 @@ type workflowData struct {
 	CanCancel  bool
 	CanRetry   bool
 	CanSignal  bool
-	Waiting    string // the signal names a wait listens for, comma-separated
+	// CanApprove and CanReject are set when the workflow waits at a wait
+	// that takes that answer (an approval or decision wait).
+	CanApprove bool
+	CanReject  bool
+	Waiting    string     // the signal names a wait listens for, comma-separated
+	State      *valueView // the state, cut to previewChars characters
 }
 
 func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
@@ -226,19 +240,30 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 	}
 	desc, err := s.c.DescribeWorkflow(r.Context(), id)
 	if err != nil {
-		s.failErr(w, r, err)
+		s.undescribedWorkflow(w, r, id, err)
 		return
 	}
 	st := desc.Status
-	d := &workflowData{D: desc,
+	d := &workflowData{D: desc, State: newJSONView(desc.State, fmt.Sprintf("%s/workflows/%d/state", s.opts.BasePath, id)),
 		CanPause:  st == queuety.WorkflowRunning,
 		CanResume: st == queuety.WorkflowPaused,
 		CanCancel: !st.Terminal(),
 		CanRetry:  st == queuety.WorkflowFailed,
 		CanSignal: !st.Terminal(),
 	}
+	if desc.StateError != "" {
+		// The description has no state to show: show the row's as stored.
+		if wf, err := s.c.Workflow(r.Context(), id); err == nil {
+			if v := newValueView(firstChars(wf.State, previewChars), int64(utf8.RuneCount(wf.State)),
+				fmt.Sprintf("%s/workflows/%d/state", s.opts.BasePath, id)); v != nil {
+				d.State = v
+			}
+		}
+	}
 	if desc.Wait != nil {
 		d.Waiting = strings.Join(desc.Wait.WaitingFor, ", ")
+		d.CanApprove = slices.Contains(desc.Wait.Answers, "approve")
+		d.CanReject = slices.Contains(desc.Wait.Answers, "reject")
 	}
 	cats := map[string]int64{}
 	for _, f := range desc.Failures {
@@ -249,6 +274,37 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Slice(d.Categories, func(i, j int) bool { return d.Categories[i].Status < d.Categories[j].Status })
 	s.page(w, r, "workflow", fmt.Sprintf("Workflow %d", id), "workflows", false, d)
+}
+
+// rowData is what the page of a workflow that cannot be described shows:
+// the row as stored.
+type rowData struct {
+	W     *driver.Workflow
+	State *valueView
+	ErrID string
+}
+
+// undescribedWorkflow answers a workflow page whose description failed.
+// When the row itself reads (its stored state is what could not be
+// understood, a bad row), it shows the row as stored with a message that
+// says so; a missing row or a store that cannot be read gets the error
+// page.
+func (s *server) undescribedWorkflow(w http.ResponseWriter, r *http.Request, id int64, err error) {
+	ctx := r.Context()
+	if errStatus(err) != http.StatusInternalServerError || ctx.Err() != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	wf, rerr := s.c.Workflow(ctx, id)
+	if rerr != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	errID := s.logFailure(r, "ui: workflow cannot be described", err)
+	n := int64(utf8.RuneCount(wf.State))
+	d := &rowData{W: wf, ErrID: errID,
+		State: newValueView(firstChars(wf.State, previewChars), n, fmt.Sprintf("%s/workflows/%d/state", s.opts.BasePath, id))}
+	s.page(w, r, "workflowrow", fmt.Sprintf("Workflow %d", id), "workflows", false, d)
 }
 
 // workflowTrace downloads a workflow's trace bundle (TraceWorkflow).

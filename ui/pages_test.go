@@ -38,7 +38,8 @@ func TestPagesRender(t *testing.T) {
 			{"/workflows?status=failed", []string{fmt.Sprintf(`data-workflow="%d"`, f.failed), "payment gateway down"}},
 			{"/workflows?status=failed&partial=1", []string{fmt.Sprintf(`data-workflow="%d"`, f.failed)}},
 			{fmt.Sprintf("/workflows/%d", f.waiting), []string{"order.fulfil", "wait_for_shipped", "<code>shipped</code>",
-				`id="signal-form"`, `id="timeline"`, "order.charge", "charged_cents", "Approve"}},
+				`id="signal-form"`, `id="timeline"`, "order.charge", "charged_cents"}},
+			{fmt.Sprintf("/workflows/%d", f.approval), []string{"refund.review", `id="signal-form"`, "Approve"}},
 			{fmt.Sprintf("/workflows/%d", f.failed), []string{"payment gateway down", `id="failure-categories"`, "application", "Retry"}},
 			{fmt.Sprintf("/workflows/%d", f.done), []string{"completed", "notified"}},
 			{"/schedules", []string{"cleanup.sessions", "3600 seconds", "Run now", "Disable"}},
@@ -137,12 +138,12 @@ func TestBadInput(t *testing.T) {
 			status int
 			text   string
 		}{
-			"/jobs/999999":                 {http.StatusNotFound, "not found"},
+			"/jobs/999999":                 {http.StatusNotFound, "Not found: there is no such"},
 			"/jobs/abc":                    {http.StatusBadRequest, "is not a job id"},
 			"/jobs/-4":                     {http.StatusBadRequest, "is not a job id"},
-			"/workflows/999999":            {http.StatusNotFound, "not found"},
+			"/workflows/999999":            {http.StatusNotFound, "Not found: there is no such"},
 			"/workflows/1x":                {http.StatusBadRequest, "is not a workflow id"},
-			"/workflows/999999/trace.json": {http.StatusNotFound, "not found"},
+			"/workflows/999999/trace.json": {http.StatusNotFound, "Not found: there is no such"},
 			"/jobs?status=lost":            {http.StatusBadRequest, "Unknown job status"},
 			"/jobs?after=x":                {http.StatusBadRequest, "not an id"},
 			"/workflows?status=x":          {http.StatusBadRequest, "Unknown workflow status"},

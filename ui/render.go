@@ -2,7 +2,9 @@ package ui
 
 import (
 	"bytes"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +26,7 @@ var staticFS embed.FS
 
 // pageNames are the templates/*.html files that are pages (the others
 // hold the layout and shared parts).
-var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "schedules", "login", "error"}
+var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "login", "error"}
 
 // templates maps a page name to its template set: the layout, the shared
 // parts and the page.
@@ -102,9 +104,9 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, tname, v); err != nil {
-		s.log.Error("ui: render", "page", name, "err", err)
+		id := s.logFailure(r, "ui: render "+name, err)
 		if name != "error" {
-			s.fail(w, r, http.StatusInternalServerError, "Internal error: the page could not be rendered.")
+			s.fail(w, r, http.StatusInternalServerError, "Internal error: the page could not be rendered. The server's log has the details under error id %s.", id)
 			return
 		}
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -139,15 +141,44 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, status int, format
 	s.render(w, r, status, "error", v)
 }
 
-// failErr renders the error page for an error from the client: 404 for
-// ErrNotFound, 409 for ErrInvalidState, 400 for ErrInvalidArgument and
-// 500 (logged) otherwise.
+// failErr renders the error page for an error from the client: 404 (a
+// plain "not found") for ErrNotFound, 409 for ErrInvalidState and 400 for
+// ErrInvalidArgument with the refusal's reason, and otherwise 500 with
+// nothing of the error but an id: the error itself, which may be a
+// database's message, goes to the log under that id.
 func (s *server) failErr(w http.ResponseWriter, r *http.Request, err error) {
-	status := errStatus(err)
-	if status == http.StatusInternalServerError {
-		s.log.Error("ui: store error", "path", r.URL.Path, "err", err)
+	switch status := errStatus(err); status {
+	case http.StatusNotFound:
+		s.fail(w, r, status, "Not found: there is no such %s.", notFoundWhat(r.URL.Path))
+	case http.StatusInternalServerError:
+		id := s.logFailure(r, "ui: request failed", err)
+		s.fail(w, r, status, "Internal error: the request could not be served. The server's log has the details under error id %s.", id)
+	default:
+		s.fail(w, r, status, "%s", cleanError(err))
 	}
-	s.fail(w, r, status, "%s", cleanError(err))
+}
+
+// logFailure logs an error the page does not show, under a new random
+// id, and returns the id for the page.
+func (s *server) logFailure(r *http.Request, msg string, err error) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	id := hex.EncodeToString(b)
+	s.log.Error(msg, "error_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
+	return id
+}
+
+// notFoundWhat names what a path refers to, for the 404 page.
+func notFoundWhat(p string) string {
+	switch {
+	case strings.HasPrefix(p, "/jobs/"):
+		return "job"
+	case strings.HasPrefix(p, "/workflows/"):
+		return "workflow"
+	case strings.HasPrefix(p, "/schedules/"):
+		return "schedule"
+	}
+	return "page"
 }
 
 func errStatus(err error) int {
@@ -208,8 +239,6 @@ var funcs = template.FuncMap{
 	"ts":       formatTime,
 	"tsStr":    func(s string) string { return formatTime(parseTime(s)) },
 	"dur":      formatDuration,
-	"json":     prettyJSON,
-	"jsonAny":  func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
 	"deref":    func(p *int) string { return intp(p) },
 	"int64p":   func(p *int64) string { return int64p(p) },
 	"add":      func(a, b int) int { return a + b },

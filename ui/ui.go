@@ -3,22 +3,50 @@
 // and resume queues, retry jobs and workflows, cancel, signal, approve,
 // enable and run schedules).
 //
-// Handler returns an http.Handler to mount in any Go server; the
+// New (or Handler) returns an http.Handler to mount in any Go server; the
 // queuety-worker command serves it with `queuety-worker ui`. Pages are
 // rendered on the server with html/template; the small script and style
 // sheet are embedded in the binary, so there is no build step and nothing
 // is loaded from elsewhere. List pages refresh themselves every few seconds
 // by fetching their own content again (the refresh can be paused).
 //
+// A page costs the same however large the rows and however many the
+// queues: the overview reads no payload and lists at most 100 queues, the
+// lists read no payload or state, and a payload, heartbeat or state is
+// shown cut to 65,536 characters with a link to the whole value, which is
+// streamed from the store in pieces. A workflow whose stored state cannot
+// be understood is shown as its row, and an unexpected error as an id the
+// log has the error under, never as the error itself.
+//
 // # Security
 //
-// Every request is authenticated unless no credentials are configured and
-// the handler is told that only this machine can reach it
-// (Options.AllowUnauthenticated, or a loopback Options.ListenAddr).
-// Options.Token accepts an "Authorization: Bearer" header or a login form
-// that sets an HttpOnly, SameSite=Strict session cookie; Options.Username
-// and Options.Password accept HTTP basic authentication. Secrets are
-// compared in constant time. A request without valid credentials gets 401.
+// New refuses options without credentials unless AllowUnauthenticated
+// says so explicitly. Options.Token accepts an "Authorization: Bearer"
+// header (the scheme in any case) or a login form that sets an HttpOnly,
+// SameSite=Strict session cookie, which logging out revokes;
+// Options.Username and Options.Password accept HTTP basic
+// authentication. Secrets must be at least 16 characters and not made of
+// a few characters repeated, and are compared in constant time. A request
+// without valid credentials gets 401.
+//
+// Failed credential checks are logged (never with the secret tried) and
+// throttled: each client address has five free failures, then a lockout
+// that doubles with each further failure up to 15 minutes and ends on its
+// own; a flood of failures from many addresses slows every check by a
+// second instead of refusing it, so an attacker cannot lock an operator
+// out. Behind a reverse proxy, list it in Options.TrustedProxies so that
+// X-Forwarded-For names the client; otherwise every client shares the
+// proxy's address.
+//
+// Without credentials (AllowUnauthenticated), the handler serves only
+// this machine: a request must arrive on a loopback connection, name a
+// loopback host (a guard against DNS rebinding) and carry no forwarding
+// header (Forwarded, X-Forwarded-For, X-Real-IP, ...), which a reverse
+// proxy adds; anything else gets 403 saying how to configure
+// credentials. A proxy that adds no such header cannot be told apart
+// from a local browser, so never put a UI without credentials behind
+// one. Options.ExternalAuth lifts these checks for an application that
+// authenticates every request before it reaches the handler.
 //
 // Only POST requests change anything. Each needs the CSRF token of the
 // form it came from (an HMAC of a random per-browser cookie), and a
@@ -34,14 +62,19 @@ package ui
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/secret"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Defaults of Options.
@@ -55,29 +88,42 @@ const (
 	SessionTTLDefault = 12 * time.Hour
 )
 
-// Options configure Handler. The zero value serves nothing but 401
-// responses: set credentials, or AllowUnauthenticated for a handler that
-// only this machine can reach.
+// Options configure New and Handler. The zero value is refused: set
+// credentials, or AllowUnauthenticated for a handler that only this
+// machine can reach.
 type Options struct {
 	// Token, when set, is accepted as "Authorization: Bearer <Token>" and
-	// on the login form, which sets a session cookie (SessionTTL).
+	// on the login form, which sets a session cookie (SessionTTL). It must
+	// be at least 16 characters with no surrounding whitespace, and not a
+	// few characters repeated (a random one: openssl rand -hex 16).
 	Token string
 	// Username and Password, when Password is set, are accepted as HTTP
-	// basic authentication.
+	// basic authentication. Password has Token's rules.
 	Username, Password string
 
 	// AllowUnauthenticated serves requests without credentials when none
-	// are configured. Set it only when the listener is reachable from this
-	// machine alone, or when a handler in front of this one authenticates.
-	// It has no effect when credentials are set.
+	// are set, to this machine only: a request must come over a loopback
+	// connection, name a loopback host and carry no forwarding header,
+	// or it gets 403. It has no effect when credentials are set.
 	AllowUnauthenticated bool
+	// ExternalAuth, with AllowUnauthenticated, serves every request
+	// without those checks: set it only when the application
+	// authenticates every request before it reaches this handler (an
+	// authenticating middleware or reverse proxy).
+	ExternalAuth bool
 	// ListenAddr is the address the server listens on (host:port), as the
-	// queuety-worker ui command passes it. When its host is loopback only
-	// (127.0.0.0/8, ::1 or localhost) and no credentials are set, requests
-	// need no authentication, and only requests whose Host header names a
-	// loopback host are served (a guard against DNS rebinding). The
-	// client's remote address is never used for this decision.
+	// queuety-worker ui command passes it. It grants nothing: with
+	// AllowUnauthenticated (and no ExternalAuth), New refuses one whose
+	// host is not loopback, since only this machine would be served. The
+	// handler checks each connection's own addresses in any case.
 	ListenAddr string
+	// TrustedProxies are the addresses of reverse proxies in front of the
+	// handler. The login throttle counts failures per client address;
+	// for a request from one of these it takes the client's address from
+	// X-Forwarded-For (the nearest entry that is not a trusted proxy).
+	// Empty: the connection's remote address, which behind a proxy is the
+	// proxy's for every client.
+	TrustedProxies []netip.Prefix
 
 	// ReadOnly hides the action buttons and refuses every POST with 403.
 	ReadOnly bool
@@ -97,7 +143,8 @@ type Options struct {
 	// SessionKey signs session cookies and CSRF tokens. Give the same key
 	// of at least 32 random bytes to every replica behind a load balancer;
 	// by default each Handler draws its own, so logins end when the
-	// process restarts.
+	// process restarts. A logout revokes its session in this process
+	// only: other replicas accept it until it expires (SessionTTL).
 	SessionKey []byte
 
 	// Clock tells the time used for ages and windows (default
@@ -111,9 +158,31 @@ type Options struct {
 // credentials reports whether any credentials are configured.
 func (o *Options) credentials() bool { return o.Token != "" || o.Password != "" }
 
-// open reports whether requests need no authentication.
-func (o *Options) open() bool {
-	return !o.credentials() && (o.AllowUnauthenticated || IsLoopback(o.ListenAddr))
+// validate reports what is wrong with the options New is given.
+func (o *Options) validate() error {
+	if o.Token != "" {
+		if err := secret.Check("Options.Token", o.Token); err != nil {
+			return fmt.Errorf("ui: %w", err)
+		}
+	}
+	if o.Password != "" {
+		if err := secret.Check("Options.Password", o.Password); err != nil {
+			return fmt.Errorf("ui: %w", err)
+		}
+	}
+	switch {
+	case o.Username != "" && o.Password == "":
+		return errors.New("ui: Options.Username is set without a Password")
+	case !o.credentials() && !o.AllowUnauthenticated:
+		return errors.New("ui: no credentials: set Options.Token (or Username and Password), " +
+			"or AllowUnauthenticated for a UI that only this machine reaches")
+	case !o.credentials() && !o.ExternalAuth && o.ListenAddr != "" && !IsLoopback(o.ListenAddr):
+		return fmt.Errorf("ui: Options.ListenAddr %s is reachable from other machines, and AllowUnauthenticated serves "+
+			"only this one: set Options.Token (or Username and Password)", o.ListenAddr)
+	case o.SessionKey != nil && len(o.SessionKey) < 32:
+		return fmt.Errorf("ui: Options.SessionKey has %d bytes, want at least 32", len(o.SessionKey))
+	}
+	return nil
 }
 
 // IsLoopback reports whether a listen address (host:port or host) can be
@@ -133,14 +202,28 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Handler returns the web UI for c as an http.Handler, configured by
-// opts. Mount it at opts.BasePath:
+// New returns the web UI for c as an http.Handler, configured by opts,
+// or an error that says what is wrong with opts: no credentials and no
+// AllowUnauthenticated, a weak Token or Password, a short SessionKey.
+// Mount it at opts.BasePath:
 //
-//	mux.Handle("/queuety/", ui.Handler(client, ui.Options{BasePath: "/queuety", Token: token}))
-//
-// It panics when opts.SessionKey is set but shorter than 32 bytes.
+//	h, err := ui.New(client, ui.Options{BasePath: "/queuety", Token: token})
+//	mux.Handle("/queuety/", h)
+func New(c *queuety.Client, opts Options) (http.Handler, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	return newServer(c, opts), nil
+}
+
+// Handler is New for options known to be valid: it panics with New's
+// error otherwise, as a misconfiguration found when the program starts.
 func Handler(c *queuety.Client, opts Options) http.Handler {
-	return newServer(c, opts)
+	h, err := New(c, opts)
+	if err != nil {
+		panic(err)
+	}
+	return h
 }
 
 // server is the UI: routes, templates, keys.
@@ -153,6 +236,14 @@ type server struct {
 	ops  operations
 	tmpl templates
 	log  *slog.Logger
+
+	throttle *throttle
+	// revoked holds the sessions logged out before they expired: their
+	// nonce and expiry (Unix seconds). revokedUpTo revokes every session
+	// that expires at or before it (set when revoked is full).
+	mu          sync.Mutex
+	revoked     map[string]int64
+	revokedUpTo int64
 }
 
 func newServer(c *queuety.Client, opts Options) *server {
@@ -180,15 +271,13 @@ func newServer(c *queuety.Client, opts Options) *server {
 		opts.Logger = slog.Default()
 	}
 	key := opts.SessionKey
-	switch {
-	case key == nil:
+	if key == nil {
 		key = make([]byte, 32)
 		_, _ = rand.Read(key) // never fails (crypto/rand panics instead)
-	case len(key) < 32:
-		panic(fmt.Sprintf("ui: Options.SessionKey has %d bytes, want at least 32", len(key)))
 	}
 	s := &server{c: c, opts: opts, key: key, cop: http.NewCrossOriginProtection(), ops: clientOperations(c),
-		tmpl: mustTemplates(opts.Clock), log: opts.Logger}
+		tmpl: mustTemplates(opts.Clock), log: opts.Logger, throttle: newThrottle(opts.Clock.Now),
+		revoked: map[string]int64{}}
 	s.routes()
 	return s
 }
@@ -199,9 +288,12 @@ func (s *server) routes() {
 	m.HandleFunc("GET /{$}", s.overviewPage)
 	m.HandleFunc("GET /jobs", s.jobsPage)
 	m.HandleFunc("GET /jobs/{id}", s.jobPage)
+	m.HandleFunc("GET /jobs/{id}/payload", s.rawValue(driver.JobPayload, "job", "payload"))
+	m.HandleFunc("GET /jobs/{id}/heartbeat", s.rawValue(driver.JobHeartbeatData, "job", "heartbeat data"))
 	m.HandleFunc("GET /workflows", s.workflowsPage)
 	m.HandleFunc("GET /workflows/{id}", s.workflowPage)
 	m.HandleFunc("GET /workflows/{id}/trace.json", s.workflowTrace)
+	m.HandleFunc("GET /workflows/{id}/state", s.rawValue(driver.WorkflowState, "workflow", "state"))
 	m.HandleFunc("GET /schedules", s.schedulesPage)
 
 	m.HandleFunc("POST /queues/pause", s.queueAction(true))
@@ -255,8 +347,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("ui: panic serving a request", "path", r.URL.Path, "panic", v)
-			s.fail(w, r, http.StatusInternalServerError, "Internal error: the request could not be served.")
+			id := s.logFailure(r, "ui: panic serving a request", fmt.Errorf("panic: %v", v))
+			s.fail(w, r, http.StatusInternalServerError, "Internal error: the request could not be served. The server's log has the details under error id %s.", id)
 		}
 	}()
 	r, ok := s.stripBase(r)
@@ -268,8 +360,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.static(w, r)
 		return
 	}
-	if !s.hostAllowed(r) {
-		s.fail(w, r, http.StatusForbidden, "This UI serves only requests for a loopback host name, not %q.", r.Host)
+	if msg := s.refuseRemote(r); msg != "" {
+		s.fail(w, r, http.StatusForbidden, "%s", msg)
 		return
 	}
 	r = s.withCSRFSeed(w, r)
@@ -277,8 +369,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.login(w, r)
 		return
 	}
-	if !s.authenticated(r) {
-		s.unauthorized(w, r)
+	if ok, answered := s.authenticate(w, r); !ok {
+		if !answered {
+			s.unauthorized(w, r)
+		}
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

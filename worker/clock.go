@@ -22,7 +22,8 @@ import (
 //
 // Waits that measure the outside world stay on real time whatever the
 // clock: retries while the database is unreachable, the shutdown grace
-// period, the short waits that fill a claim batch, and the deadlines on a
+// period, the abandon grace (AbandonGrace), the short waits that fill a
+// claim batch, and the deadlines on a
 // handler's context (the time left on the engine clock when the attempt
 // starts, counted down in real time; the activity-timeout sweep enforces
 // them on the engine clock). The wait between

@@ -42,3 +42,34 @@ func ExampleGroupLimit() {
 	fmt.Println("ran:", st.Succeeded)
 	// Output: ran: 4
 }
+
+// A handler that ignores its context past its timeout is abandoned after
+// the abandon grace: its attempt is recorded as failed, as a timeout
+// would be, and its slot runs the jobs behind it while it runs on.
+func ExampleAbandonGrace() {
+	ctx := context.Background()
+	q, _ := queuety.Open(ctx, "sqlite://:memory:", queuety.WithLogger(quiet()))
+	defer q.Close()
+	_, _ = q.Dispatch(ctx, "stuck", nil, queuety.StartToClose(time.Second), queuety.MaxAttempts(1))
+	for i := range 3 {
+		_, _ = q.Dispatch(ctx, "quick", queuety.State{"i": i})
+	}
+	release := make(chan struct{})
+	w := worker.New(q, worker.Concurrency(1), worker.AbandonGrace(100*time.Millisecond), worker.WithLogger(quiet()))
+	w.HandleJob("stuck", func(context.Context, queuety.Payload) error {
+		<-release // never looks at its context
+		return nil
+	})
+	w.HandleJob("quick", func(context.Context, queuety.Payload) error { return nil })
+	st, _ := w.RunOnce(ctx, 10*time.Second)
+	fmt.Println("abandoned:", st.Abandoned, "failed:", st.Failed, "succeeded:", st.Succeeded)
+	fmt.Println("still running:", w.Health().Abandoned, "healthy:", w.Health().Healthy())
+
+	close(release)
+	for w.Health().Abandoned > 0 { // the late result is refused as stale
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Output:
+	// abandoned: 1 failed: 1 succeeded: 3
+	// still running: 1 healthy: true
+}

@@ -26,6 +26,7 @@ func (w *Worker) tasks() []*task {
 		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
 		{name: deadline.SweepDeadlines, interval: iv.Deadlines, run: w.sweeper.Deadlines},
 		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks}, // deadline/batches.go
+		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},  // deadline/overrun.go
 	}
 }
 
@@ -86,53 +87,96 @@ func (w *Worker) startMaintenance(ctx context.Context) (func(), error) {
 
 // scheduleLoop runs the schedule tick at start and then whenever the next
 // schedule is due, capped by ScheduleIdle, so the tick sleeps until there
-// is something to fire. It returns when ctx is done.
+// is something to fire. A schedule saved or switched on through a client
+// of this process wakes it at once; schedules other processes save are
+// seen within ScheduleIdle. After a database error (the tick's, or reading
+// the next due time) it runs again after scheduleRetryMin, doubling up to
+// scheduleRetryMax while the errors last, on real time or the engine
+// clock, whichever passes first, so the schedules resume within seconds of
+// the database coming back. It returns when ctx is done.
 //
 // The tick is not a gocron one-time job: gocron loops forever when a
 // one-time job's start time passes between NewJob and the scheduler
 // registering it, which a near due time or a moving fake clock can cause.
 func (w *Worker) scheduleLoop(ctx context.Context) {
 	tick := &task{name: deadline.SweepSchedules, run: w.sweeper.Schedules}
+	saved, unsubscribe := w.engine.SubscribeScheduleWake()
+	defer unsubscribe()
+	retry := time.Duration(0)
 	for {
-		w.runTask(ctx, tick)
+		err := w.sweepOnce(ctx, tick)
 		if ctx.Err() != nil {
 			return
 		}
-		wait := w.nextTick(ctx)
-		t := w.timers.NewTimer(wait)
+		var wait time.Duration
+		if err == nil {
+			wait, err = w.nextTick(ctx)
+		}
+		var timer, orTimer <-chan time.Time // orTimer: nil (never ready) but after an error
+		var stop func()
+		if err != nil {
+			retry = min(max(2*retry, scheduleRetryMin), scheduleRetryMax)
+			wait = retry
+			e := w.newEither(wait)
+			timer, orTimer, stop = e.real.C, e.engC(), e.stop
+		} else {
+			retry = 0
+			t := w.timers.NewTimer(wait)
+			timer, stop = t.Chan(), func() { t.Stop() }
+		}
 		if h := w.cfg.test.tickArmed; h != nil {
 			h(wait)
 		}
 		select {
-		case <-t.Chan():
+		case <-timer:
+		case <-orTimer:
+		case <-saved:
 		case <-ctx.Done():
-			t.Stop()
+			stop()
 			return
 		}
+		stop()
 	}
 }
 
+// The wait before the schedule tick runs again after a database error: it
+// starts at scheduleRetryMin and doubles up to scheduleRetryMax while the
+// errors last.
+const (
+	scheduleRetryMin = time.Second
+	scheduleRetryMax = 5 * time.Second
+)
+
 // nextTick is how long the schedule tick sleeps before its next run, on
-// the worker's timer clock.
-func (w *Worker) nextTick(ctx context.Context) time.Duration {
+// the worker's timer clock: until the next due schedule, at most
+// ScheduleIdle.
+func (w *Worker) nextTick(ctx context.Context) (time.Duration, error) {
 	idle := w.cfg.intervals.ScheduleIdle
 	wait := idle
 	due, ok, err := w.engine.NextScheduleDue(ctx)
 	if err != nil {
-		w.log.Warn("queuety: read next schedule due time", "err", err)
-	} else if ok {
+		if ctx.Err() == nil {
+			w.log.Warn("queuety: read next schedule due time", "err", err)
+		}
+		return 0, err
+	}
+	if ok {
 		wait = min(max(due.Sub(w.engine.Clock().Now()), 0), idle)
 	}
-	return jitter(wait, w.cfg.intervals.Jitter/10)
+	return jitter(wait, w.cfg.intervals.Jitter/10), nil
 }
 
-// runTask runs one sweep (gocron passes the job's context first), unless
-// the previous run of the same sweep is still going: then this run is
-// skipped and the sweep waits for its next slot.
-func (w *Worker) runTask(ctx context.Context, t *task) {
+// runTask runs one sweep for gocron, which passes the job's context
+// first; see sweepOnce.
+func (w *Worker) runTask(ctx context.Context, t *task) { _ = w.sweepOnce(ctx, t) }
+
+// sweepOnce runs one sweep and returns its error, unless the previous run
+// of the same sweep is still going: then this run is skipped and the
+// sweep waits for its next slot.
+func (w *Worker) sweepOnce(ctx context.Context, t *task) error {
 	if !t.running.CompareAndSwap(false, true) {
 		w.log.Debug("queuety: maintenance task still running; skipping this run", "task", t.name)
-		return
+		return nil
 	}
 	n, err := t.run(ctx)
 	t.running.Store(false)
@@ -142,4 +186,5 @@ func (w *Worker) runTask(ctx context.Context, t *task) {
 	if h := w.cfg.hooks.Swept; h != nil {
 		h(t.name, n, err)
 	}
+	return err
 }

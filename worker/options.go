@@ -31,6 +31,10 @@ const (
 	// LeaseIntervalDefault is how often a worker renews the claims of the
 	// jobs it runs and checks that it still owns them.
 	LeaseIntervalDefault = 3 * time.Second
+	// AbandonGraceDefault is how long a handler gets to return once its
+	// context is cancelled, for any reason but the worker's shutdown,
+	// before the worker abandons it (see AbandonGrace).
+	AbandonGraceDefault = 5 * time.Second
 	// JitterDefault is the random spread added to maintenance intervals so
 	// a fleet of workers does not sweep in lockstep.
 	JitterDefault = 0.1
@@ -47,15 +51,18 @@ type Intervals struct {
 	Watchdog  time.Duration // default deadline.WatchdogInterval (10 s)
 	Stale     time.Duration // default deadline.StaleInterval (2 s)
 	// ScheduleIdle caps how long the schedule tick sleeps: it wakes at the
-	// next due schedule, or after ScheduleIdle to notice schedules other
-	// processes saved (default ScheduleIdleDefault, 30 s).
+	// next due schedule, when a client of this process saves a schedule,
+	// or after ScheduleIdle to notice schedules other processes saved and
+	// buffered firings whose run ended (default ScheduleIdleDefault, 2 s).
 	ScheduleIdle time.Duration
 	// Jitter spreads each interval by ±Jitter × interval (default 0.1).
 	Jitter float64
 }
 
-// ScheduleIdleDefault is the longest the schedule tick sleeps.
-const ScheduleIdleDefault = 30 * time.Second
+// ScheduleIdleDefault is the longest the schedule tick sleeps. While
+// nothing is due, each wake-up reads the due schedules and the earliest
+// next run, each through an index.
+const ScheduleIdleDefault = 2 * time.Second
 
 func (iv Intervals) withDefaults() Intervals {
 	def := func(d, v time.Duration) time.Duration {
@@ -87,6 +94,9 @@ type config struct {
 	shutdownTimeout time.Duration
 	hardStopTimeout time.Duration
 	leaseInterval   time.Duration
+	abandonGrace    time.Duration // negative: never abandon
+	maxAbandoned    int           // negative until New resolves the default
+	stopUnhealthy   bool
 	intervals       Intervals
 	maintenance     bool
 	registry        *queuety.Registry
@@ -160,6 +170,55 @@ func HardStopTimeout(d time.Duration) Option { return func(c *config) { c.hardSt
 // lease timeout (queuety.WithLeaseTimeout, 10 s by default): a claim not
 // renewed for that long is recovered.
 func LeaseInterval(d time.Duration) Option { return func(c *config) { c.leaseInterval = d } }
+
+// AbandonGrace sets how long a handler gets to return once its context is
+// cancelled before the worker abandons it (default AbandonGraceDefault,
+// 5 s, of real time; the worker checks every quarter of it, at most every
+// second, so a handler is abandoned up to that much later). A handler's
+// context is cancelled when its
+// start-to-close timeout or its workflow's deadline passes, or when its
+// job is taken away (its workflow failed, or the job was timed out or
+// recovered elsewhere). A handler that ignores the cancellation past the
+// grace period is abandoned:
+//
+//   - its attempt is recorded with the context's cause, as if the handler
+//     had returned it then, so the job is retried or buried by the
+//     normal timeout path (nothing is recorded when the job was already
+//     taken away);
+//   - its claim is no longer renewed;
+//   - its slot stops counting against the concurrency, for up to
+//     MaxAbandoned handlers at once;
+//   - it is logged (handler, job, how long it ran), counted in Stats and
+//     Health, and reported to an observe.AbandonObserver (metrics/prom's
+//     queuety_handlers_abandoned gauge).
+//
+// Its goroutine cannot be stopped and runs on; when it returns, its result
+// goes to the engine, which refuses it (the attempt no longer owns its
+// job; counted in Stats.Stale), and the handler leaves the abandoned
+// count. The worker's shutdown does not wait for abandoned handlers.
+// Handlers cancelled by the shutdown itself are not abandoned: they get
+// the hard-stop timeout (see Run). 0 abandons a handler as soon as its
+// context is cancelled; a negative d turns abandonment off, so that a
+// handler keeps its slot until it returns.
+func AbandonGrace(d time.Duration) Option { return func(c *config) { c.abandonGrace = d } }
+
+// MaxAbandoned sets how many abandoned handlers (see AbandonGrace) may run
+// at once without counting against the concurrency (default: the
+// concurrency). Past it the worker is unhealthy: it logs an error, each
+// further abandoned handler holds its slot again, so the worker claims
+// less work and none once every slot is held, Health reports it, and an
+// observe.AbandonObserver hears it (metrics/prom's
+// queuety_workers_unhealthy gauge). A goroutine that ignores its context
+// can only be ended by ending the process, so a supervisor should restart
+// an unhealthy worker (see StopWhenUnhealthy). A negative n counts as 0.
+func MaxAbandoned(n int) Option { return func(c *config) { c.maxAbandoned = max(n, 0) } }
+
+// StopWhenUnhealthy makes Run and RunOnce stop once the worker becomes
+// unhealthy (see MaxAbandoned), as they do when their context is
+// cancelled, and return an error that wraps ErrUnhealthy, so that a
+// supervisor can restart the process (default off: the worker keeps
+// running with the slots it has left).
+func StopWhenUnhealthy(on bool) Option { return func(c *config) { c.stopUnhealthy = on } }
 
 // Maintenance sets the sweep intervals of a long-running worker.
 func Maintenance(iv Intervals) Option { return func(c *config) { c.intervals = iv } }

@@ -84,8 +84,8 @@ func (w *Worker) recordOutcome(r *engine.Result, err error) {
 	}
 }
 
-// startAux starts the completer and the lease keeper; the returned
-// function stops them after the executors are done.
+// startAux starts the completer, the lease keeper and the abandoner; the
+// returned function stops them after the executors are done.
 func (w *Worker) startAux(hardCtx context.Context) func() {
 	w.results = make(chan *engine.Result, 4*BatchSizeMax)
 	w.resultsClosed = false
@@ -100,10 +100,18 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 		defer close(keeperDone)
 		w.leaseKeeper(keeperCtx)
 	}()
+	abandonerDone := make(chan struct{})
+	go func() {
+		defer close(abandonerDone)
+		if w.cfg.abandonGrace >= 0 {
+			w.abandoner(keeperCtx)
+		}
+	}()
 	stopHooks := w.hooks.start(hardCtx)
 	return func() {
 		stopKeeper()
 		<-keeperDone
+		<-abandonerDone
 		w.resultsMu.Lock()
 		w.resultsClosed = true
 		close(w.results)

@@ -1,15 +1,23 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -99,5 +107,211 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 		require.FailNow(t, what+" did not happen within 10 s")
 		var zero T
 		return zero
+	}
+}
+
+// TestScheduleSavedIntoARunningWorkerFiresEverySlot saves a 1-second
+// schedule through the client of a worker whose schedule tick is asleep
+// (nothing was due): the save wakes the tick at once, and every one of the
+// next 60 slots fires on its own, none merged, on a fake clock moved to
+// each wake-up of the tick.
+func TestScheduleSavedIntoARunningWorkerFiresEverySlot(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)
+	clock := queuety.NewFakeClock(start)
+	obs := &missedSlots{}
+	logs := &scheduleLogs{}
+	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock),
+		queuety.WithLogger(slog.New(slog.NewTextHandler(logs, nil))), queuety.WithObserver(obs))
+	require.NoError(t, err)
+	defer c.Close()
+
+	armed := make(chan time.Duration, 10)
+	ticked := make(chan sweep, 10)
+	w := scheduleWorker(c, armed, ticked)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+
+	first := receive(t, ticked, "the schedule tick at start")
+	require.NoError(t, first.err, "schedule tick at start")
+	require.Zero(t, first.n, "schedules fired at start")
+	receive(t, armed, "the schedule tick to sleep") // nothing is due: it sleeps its idle period
+
+	_, err = c.Schedule("beat", nil).Every(time.Second).Save(ctx)
+	require.NoError(t, err)
+	// The save wakes the tick at once, without the clock moving: it finds
+	// nothing due yet and sleeps until the first slot, a second away.
+	woken := receive(t, ticked, "the schedule tick after the save")
+	require.NoError(t, woken.err, "schedule tick after the save")
+	wait := receive(t, armed, "the schedule tick to sleep until the first slot")
+	require.LessOrEqual(t, wait, time.Second+time.Second/100, "tick sleep with a slot due in 1 s")
+
+	fired := 0
+	for clock.Now().Before(start.Add(60 * time.Second)) {
+		clock.Advance(wait)
+		tick := receive(t, ticked, "the schedule tick")
+		require.NoError(t, tick.err, "schedule tick")
+		require.LessOrEqual(t, tick.n, 1, "firings of one tick at %s", clock.Now())
+		fired += tick.n
+		wait = receive(t, armed, "the schedule tick to sleep")
+	}
+	cancel()
+	require.NoError(t, <-done)
+
+	assert.Equal(t, 60, fired, "slots fired in the first 60 s after the save")
+	jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "beat", Limit: 1000})
+	require.NoError(t, err)
+	assert.Len(t, jobs, 60, "jobs the schedule dispatched")
+	assert.Zero(t, obs.missed.Load(), "slots reported missed")
+	assert.NotContains(t, logs.String(), "slots missed", "log")
+}
+
+// TestScheduleSavedByAnotherProcessIsSeenWithinTheIdlePeriod saves a
+// 1-second schedule through a client that shares no wake-ups with the
+// worker's (as another process would): the worker's tick, asleep with
+// nothing due, wakes within the default idle period (2 s) and fires it.
+// The slot that passed in between is merged into that firing, as
+// CatchUpOnce says, and reported: a warning naming the schedule and the
+// Missed count of the tick's sweep.
+func TestScheduleSavedByAnotherProcessIsSeenWithinTheIdlePeriod(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)
+	clock := queuety.NewFakeClock(start)
+	obs := &missedSlots{}
+	logs := &scheduleLogs{}
+	path := filepath.Join(t.TempDir(), "q.db")
+	c, err := queuety.Open(ctx, "sqlite://"+path, queuety.WithClock(clock),
+		queuety.WithLogger(slog.New(slog.NewTextHandler(logs, nil))), queuety.WithObserver(obs))
+	require.NoError(t, err)
+	defer c.Close()
+	other, err := queuety.Open(ctx, "sqlite://"+path+"?busy_timeout=5000", queuety.WithClock(clock), queuety.WithLogger(quiet()))
+	require.NoError(t, err)
+	defer other.Close()
+
+	armed := make(chan time.Duration, 10)
+	ticked := make(chan sweep, 10)
+	w := scheduleWorker(c, armed, ticked, worker.Maintenance(worker.Intervals{Jitter: -1}))
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+
+	require.NoError(t, receive(t, ticked, "the schedule tick at start").err, "schedule tick at start")
+	idle := receive(t, armed, "the schedule tick to sleep")
+	require.Equal(t, worker.ScheduleIdleDefault, idle, "tick sleep with no schedule")
+	require.LessOrEqual(t, idle, 2*time.Second, "idle period")
+
+	_, err = other.Schedule("beat", nil).Every(time.Second).Save(ctx) // first slot 09:00:01
+	require.NoError(t, err)
+	clock.Advance(idle) // 09:00:02: slots :01 and :02 are due
+	tick := receive(t, ticked, "the schedule tick after its idle period")
+	require.NoError(t, tick.err, "schedule tick")
+	assert.Equal(t, 1, tick.n, "firings: the two due slots as one (catch-up once)")
+	assert.Equal(t, int64(1), obs.missed.Load(), "slots reported missed")
+	log := logs.String()
+	assert.Contains(t, log, "schedule slots missed", "log")
+	assert.Contains(t, log, "handler=beat", "log")
+	assert.Contains(t, log, "missed=1", "log")
+
+	// From then on the tick wakes at each slot: nothing more is missed.
+	for range 5 {
+		clock.Advance(receive(t, armed, "the schedule tick to sleep"))
+		tick := receive(t, ticked, "the schedule tick")
+		require.NoError(t, tick.err, "schedule tick")
+		assert.Equal(t, 1, tick.n, "firings at %s", clock.Now())
+	}
+	cancel()
+	require.NoError(t, <-done)
+	assert.Equal(t, int64(1), obs.missed.Load(), "slots reported missed")
+}
+
+// scheduleWorker is a quiet worker on c that reports each arming of its
+// schedule tick to armed and each schedule tick to ticked.
+func scheduleWorker(c *queuety.Client, armed chan<- time.Duration, ticked chan<- sweep, opts ...worker.Option) *worker.Worker {
+	opts = append([]worker.Option{worker.PollInterval(20 * time.Millisecond), worker.WithLogger(quiet()),
+		worker.OnTickArmed(func(d time.Duration) { armed <- d }),
+		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, err error) {
+			if task == "schedule-tick" {
+				ticked <- sweep{task, n, err}
+			}
+		}})}, opts...)
+	w := worker.New(c, opts...)
+	w.HandleJob("other", func(context.Context, queuety.Payload) error { return nil })
+	return w
+}
+
+// missedSlots is an observer that adds up the Missed counts of schedule
+// ticks.
+type missedSlots struct {
+	observe.Nop
+	missed atomic.Int64
+}
+
+func (m *missedSlots) Swept(_ context.Context, s observe.Sweep) {
+	if s.Name == "schedule-tick" {
+		m.missed.Add(int64(s.Missed))
+	}
+}
+
+// scheduleLogs is a log a logger and a test share.
+type scheduleLogs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *scheduleLogs) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *scheduleLogs) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// count returns how many lines of the log contain s.
+func (b *scheduleLogs) count(s string) int {
+	return strings.Count(b.String(), s)
+}
+
+// TestScheduledJobsWakeIdleWorker: with a poll interval of an hour, a job
+// that a schedule tick or RunScheduleNow dispatched through the worker's
+// own client starts at once, as a dispatched one does.
+func TestScheduledJobsWakeIdleWorker(t *testing.T) {
+	for _, how := range []string{"tick", "run-now"} {
+		t.Run(how, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
+			idle := make(chan struct{}, 1)
+			c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock),
+				queuety.WithLogger(quiet()), queuety.WithObserver(emptyClaims(idle)))
+			require.NoError(t, err)
+			t.Cleanup(func() { c.Close() })
+			id, err := c.Schedule("beat", nil).Every(time.Second).Save(ctx)
+			require.NoError(t, err)
+			ran := make(chan struct{}, 4)
+			w := worker.New(c, worker.PollInterval(time.Hour), worker.NoMaintenance(), worker.WithLogger(quiet()))
+			w.HandleJob("beat", func(context.Context, queuety.Payload) error { ran <- struct{}{}; return nil })
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			receive(t, idle, "an empty claim")
+
+			if how == "tick" {
+				clock.Advance(time.Second)
+				fired, err := deadline.New(c).Schedules(ctx)
+				require.NoError(t, err)
+				require.Equal(t, 1, fired, "runs fired")
+			} else {
+				ref, err := c.RunScheduleNow(ctx, id)
+				require.NoError(t, err)
+				require.NotZero(t, ref, "run dispatched")
+			}
+			receive(t, ran, "the scheduled job") // far below the hour-long poll
+			cancel()
+			require.NoError(t, <-done)
+		})
 	}
 }

@@ -3,18 +3,24 @@ package worker
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/egress"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/webhook"
 )
 
 // Webhook delivery defaults (see WebhookOptions).
@@ -41,7 +47,29 @@ const (
 // When a job completes, fails or is buried, or a workflow fails, in this
 // worker, the worker POSTs Queuety's JSON body to each URL registered for
 // the event: {"event": ..., "data": {...}, "timestamp": "...Z"}, with
-// Content-Type: application/json. Delivery never blocks the claim and
+// Content-Type: application/json. A webhook with a secret (every webhook
+// queuety.Client.AddWebhook registers) is signed as the Standard Webhooks
+// specification says: webhook-id, webhook-timestamp and webhook-signature
+// headers, which a receiver checks with webhook.Verify. A webhook Queuety
+// PHP registered has no secret and is sent unsigned, as Queuety PHP sends
+// it, until queuety.Client.RotateWebhookSecret gives it one.
+//
+// Where POSTs may go: the worker refuses, when it connects, addresses on
+// the machine itself (loopback, unspecified), link-local addresses
+// (where cloud metadata services answer) and metadata host names, private
+// and unique-local networks, carrier-grade NAT, multicast and reserved
+// ranges, and IPv6 forms of these, checked on the address it dials, so a
+// name that resolves somewhere else later (DNS rebinding) gains nothing.
+// Allow names what it may reach all the same. Redirects are not
+// followed: a 3xx answer is a failed delivery. POSTs do not go through
+// an HTTP proxy from the environment. A URL that is not http or https
+// (a row written by hand or by Queuety PHP, which checks nothing) is
+// skipped with a warning.
+//
+// Log lines about a webhook show its URL without user info or query
+// string, which often carry credentials, and never its secret.
+//
+// Delivery never blocks the claim and
 // complete path: POSTs wait in a bounded queue, are sent by a few
 // goroutines, each with a short timeout, and are dropped (and logged) when
 // the queue is full. Failed deliveries are logged and not retried, as in
@@ -66,14 +94,27 @@ type WebhookOptions struct {
 	// Drain is how long Run and RunOnce keep sending queued POSTs when
 	// they stop (default WebhookDrainDefault); what is left is dropped.
 	Drain time.Duration
-	// Client sends the POSTs (default: an http.Client with Timeout).
+	// Allow names the addresses POSTs may reach although they are refused
+	// by default: IP addresses ("127.0.0.1"), CIDR prefixes
+	// ("10.0.0.0/8", "fd00::/8") or host names ("hooks.internal"), a name
+	// allowed whatever it resolves to. For example a receiver on the same
+	// machine in development. An entry that is none of these makes Run and
+	// RunOnce return an error.
+	Allow []string
+	// Client sends the POSTs (default: an http.Client with Timeout that
+	// applies the address rules above and follows no redirect). A Client
+	// given here is used as it is: which addresses it reaches, and
+	// whether it follows redirects, is its own affair, and Allow is
+	// ignored.
 	Client *http.Client
 }
 
 // Webhooks configures webhook delivery.
 func Webhooks(o WebhookOptions) Option { return func(c *config) { c.webhooks = o } }
 
-func (o WebhookOptions) withDefaults() WebhookOptions {
+// withDefaults fills in the defaults; the error reports a bad Allow
+// entry (the options are usable all the same, allowing nothing extra).
+func (o WebhookOptions) withDefaults() (WebhookOptions, error) {
 	if o.Refresh == 0 {
 		o.Refresh = WebhookRefreshDefault
 	}
@@ -89,26 +130,44 @@ func (o WebhookOptions) withDefaults() WebhookOptions {
 	if o.Drain <= 0 {
 		o.Drain = WebhookDrainDefault
 	}
+	var err error
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: o.Timeout}
+		var p *egress.Policy
+		if p, err = egress.NewPolicy(o.Allow); err != nil {
+			err = fmt.Errorf("worker: webhook allow-list: %w", err)
+		}
+		o.Client = egress.NewClient(p, o.Timeout)
 	}
-	return o
+	return o, err
+}
+
+// webhookTarget is one registered webhook as the worker sends to it.
+type webhookTarget struct {
+	id     int64
+	url    string
+	secret string // "" for an unsigned webhook
 }
 
 // webhookPost is one POST waiting for delivery.
 type webhookPost struct {
-	event, url string
-	body       []byte
+	event  string
+	target webhookTarget
+	body   []byte
 }
 
 // webhooks delivers a worker's webhooks.
 type webhooks struct {
 	c     *queuety.Client
 	opts  WebhookOptions
+	err   error // a bad option: Run and RunOnce return it
 	log   *slog.Logger
 	clock queuety.Clock
-	// urls maps an event to its URLs; nil until first read.
-	urls atomic.Pointer[map[string][]string]
+	// urls maps an event to its webhooks; nil until first read.
+	urls atomic.Pointer[map[string][]webhookTarget]
+	// skipped holds the ids of webhooks skipped for a bad URL, so each is
+	// logged once.
+	skippedMu sync.Mutex
+	skipped   map[int64]bool
 	// queue is the running worker's delivery queue; nil when stopped.
 	queue atomic.Pointer[chan webhookPost]
 	// refreshed, a test hook, is called after each read of the table with
@@ -117,8 +176,9 @@ type webhooks struct {
 }
 
 func newWebhooks(c *queuety.Client, cfg config) *webhooks {
-	return &webhooks{c: c, opts: cfg.webhooks.withDefaults(), log: cfg.logger, clock: engine.OfClient(c).Clock(),
-		refreshed: cfg.test.webhooksRefreshed}
+	opts, err := cfg.webhooks.withDefaults()
+	return &webhooks{c: c, opts: opts, err: err, log: cfg.logger, clock: engine.OfClient(c).Clock(),
+		skipped: map[int64]bool{}, refreshed: cfg.test.webhooksRefreshed}
 }
 
 // start reads the webhooks and starts the senders and the refresh loop;
@@ -162,19 +222,31 @@ func (h *webhooks) start(ctx context.Context) (stop func()) {
 	}
 }
 
-// refresh re-reads the webhooks table; on error it keeps the list it has.
+// refresh re-reads the webhooks table, with the secrets; on error it
+// keeps the list it has. A webhook of a known event whose URL is not an
+// http or https URL is skipped, and logged the first time.
 func (h *webhooks) refresh(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	rows, err := h.c.Webhooks(ctx)
+	var rows []*driver.Webhook
+	err := engine.OfClient(h.c).Store().InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.WebhookList(ctx, ""); return err })
 	if err != nil {
 		h.log.Warn("queuety: read webhooks (keeping the previous list)", "err", err)
 		return
 	}
-	urls := map[string][]string{}
+	urls := map[string][]webhookTarget{}
+	h.skippedMu.Lock()
 	for _, w := range rows {
-		urls[w.Event] = append(urls[w.Event], w.URL)
+		if err := queuety.ValidateWebhook(w.Event, w.URL); err != nil {
+			if !h.skipped[w.ID] && isWebhookEvent(w.Event) {
+				h.log.Warn("queuety: webhook skipped: its URL cannot be sent to", "webhook_id", w.ID, "event", w.Event, "err", err)
+			}
+			h.skipped[w.ID] = true
+			continue
+		}
+		urls[w.Event] = append(urls[w.Event], webhookTarget{id: w.ID, url: w.URL, secret: w.Secret})
 	}
+	h.skippedMu.Unlock()
 	h.urls.Store(&urls)
 	if h.refreshed != nil {
 		h.refreshed(len(rows))
@@ -205,31 +277,53 @@ func (h *webhooks) send(ctx context.Context, q chan webhookPost, done chan struc
 	}
 }
 
-// post sends one POST with the timeout and logs a failure.
+// isWebhookEvent reports whether event is one the worker fires.
+func isWebhookEvent(event string) bool { return slices.Contains(queuety.WebhookEvents(), event) }
+
+// post sends one POST with the timeout, signed when the webhook has a
+// secret, and logs a failure (without the URL's credentials).
 func (h *webhooks) post(ctx context.Context, p webhookPost) {
 	ctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
 	defer cancel()
 	err := func() error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(p.body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.target.url, bytes.NewReader(p.body))
 		if err != nil {
-			return err
+			return errors.New("the URL does not parse") // the parser's error shows the whole URL
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("User-Agent", "queuety-go")
+		if p.target.secret != "" {
+			id, at := "msg_"+rand.Text(), h.clock.Now()
+			sig, err := webhook.Sign(p.target.secret, id, at, p.body)
+			if err != nil {
+				return fmt.Errorf("sign: %w", err)
+			}
+			req.Header.Set(webhook.HeaderID, id)
+			req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
+			req.Header.Set(webhook.HeaderSignature, sig)
+		}
 		resp, err := h.opts.Client.Do(req)
 		if err != nil {
-			return err
+			return egress.RedactError(err)
 		}
 		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		switch {
+		case resp.StatusCode >= 300 && resp.StatusCode <= 399:
+			return fmt.Errorf("status %s: redirects are not followed (register the URL that answers itself)", resp.Status)
+		case resp.StatusCode < 200 || resp.StatusCode > 299:
 			return fmt.Errorf("status %s", resp.Status)
 		}
 		return nil
 	}()
-	if err != nil {
-		h.log.Warn("queuety: webhook delivery failed", "event", p.event, "url", p.url, "err", err)
+	if err == nil {
+		return
 	}
+	attrs := []any{"webhook_id", p.target.id, "event", p.event, "url", egress.Redact(p.target.url), "err", err}
+	if errors.Is(err, egress.ErrDenied) {
+		attrs = append(attrs, "hint", "to send to this address, name it in the worker's webhook allow-list (WebhookOptions.Allow, work --webhook-allow)")
+	}
+	h.log.Warn("queuety: webhook delivery failed", attrs...)
 }
 
 // observe queues the webhooks of a recorded result: job.completed for a
@@ -261,10 +355,10 @@ func (h *webhooks) observe(r *engine.Result, recordErr error) {
 	}
 }
 
-// notify queues one POST per URL registered for event, with Queuety's
+// notify queues one POST per webhook registered for event, with Queuety's
 // body: the event, data (the key-value pairs kv, in order) and the time,
 // encoded as PHP's json_encode does. A full queue drops the POST.
-func (h *webhooks) notify(urls map[string][]string, event string, kv ...any) {
+func (h *webhooks) notify(urls map[string][]webhookTarget, event string, kv ...any) {
 	targets := urls[event]
 	if len(targets) == 0 {
 		return
@@ -282,11 +376,12 @@ func (h *webhooks) notify(urls map[string][]string, event string, kv ...any) {
 		h.log.Warn("queuety: encode webhook body", "event", event, "err", err)
 		return
 	}
-	for _, u := range targets {
+	for _, t := range targets {
 		select {
-		case *qp <- webhookPost{event: event, url: u, body: body}:
+		case *qp <- webhookPost{event: event, target: t, body: body}:
 		default:
-			h.log.Warn("queuety: webhook dropped: the delivery queue is full", "event", event, "url", u, "queue_size", h.opts.QueueSize)
+			h.log.Warn("queuety: webhook dropped: the delivery queue is full", "webhook_id", t.id, "event", event,
+				"url", egress.Redact(t.url), "queue_size", h.opts.QueueSize)
 		}
 	}
 }

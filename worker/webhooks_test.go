@@ -78,7 +78,7 @@ func TestWebhooksRefreshWhileRunning(t *testing.T) {
 	refreshed := make(chan int, 100)
 	finished := make(chan int64, 10)
 	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(quiet()), worker.PollInterval(10*time.Millisecond),
-		worker.Webhooks(worker.WebhookOptions{Refresh: 10 * time.Millisecond}),
+		worker.Webhooks(worker.WebhookOptions{Refresh: 10 * time.Millisecond, Allow: []string{"127.0.0.1"}}),
 		worker.OnWebhooksRefreshed(func(n int) { refreshed <- n }),
 		worker.WithHooks(worker.Hooks{Finished: func(j *driver.Job, _ error) { finished <- j.ID }}))
 	w.HandleJob("send", func(context.Context, queuety.Payload) error { return nil })
@@ -90,7 +90,7 @@ func TestWebhooksRefreshWhileRunning(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, first, recv(t, finished, "the first job"))
 
-	id, err := c.AddWebhook(ctx, queuety.WebhookJobCompleted, srv.URL)
+	hook, err := c.AddWebhook(ctx, queuety.WebhookJobCompleted, srv.URL)
 	require.NoError(t, err)
 	for recv(t, refreshed, "a read that finds the webhook") != 1 {
 	}
@@ -102,7 +102,7 @@ func TestWebhooksRefreshWhileRunning(t *testing.T) {
 	assert.Contains(t, body, `"handler":"send"`)
 	assert.Len(t, posts, 0, "the first job, done before the webhook existed, sent nothing")
 
-	require.NoError(t, c.RemoveWebhook(ctx, id))
+	require.NoError(t, c.RemoveWebhook(ctx, hook.ID))
 	for recv(t, refreshed, "a read without the webhook") != 0 {
 	}
 	third, err := c.Dispatch(ctx, "send", nil)
@@ -132,7 +132,7 @@ func TestSlowWebhookEndpointNeverBlocksJobs(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	_, err := c.AddWebhook(ctx, queuety.WebhookJobCompleted, srv.URL)
+	_, err := c.AddWebhook(ctx, queuety.WebhookJobCompleted, srv.URL+"/hook?token=t0ps3cret")
 	require.NoError(t, err)
 	const jobs, senders, queued = 20, 2, 3
 	for range jobs {
@@ -143,7 +143,7 @@ func TestSlowWebhookEndpointNeverBlocksJobs(t *testing.T) {
 	finished := make(chan struct{}, jobs)
 	w := worker.New(c, worker.NoMaintenance(), worker.Concurrency(4), worker.PollInterval(10*time.Millisecond),
 		worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
-		worker.Webhooks(worker.WebhookOptions{Timeout: time.Minute, Senders: senders, QueueSize: queued, Drain: time.Minute}),
+		worker.Webhooks(worker.WebhookOptions{Timeout: time.Minute, Senders: senders, QueueSize: queued, Drain: time.Minute, Allow: []string{"127.0.0.1"}}),
 		worker.WithHooks(worker.Hooks{Finished: func(*driver.Job, error) { finished <- struct{}{} }}))
 	w.HandleJob("send", func(context.Context, queuety.Payload) error { return nil })
 	done := make(chan error, 1)
@@ -156,6 +156,7 @@ func TestSlowWebhookEndpointNeverBlocksJobs(t *testing.T) {
 	}
 	assert.Len(t, arrived, 0, "only the senders' POSTs reached the endpoint")
 	assert.Equal(t, jobs-senders-queued, strings.Count(logs.String(), "the delivery queue is full"), "dropped POSTs are logged")
+	assert.NotContains(t, logs.String(), "t0ps3cret", "without the URL's query string")
 
 	release <- struct{}{} // let the held POSTs answer; the queued ones follow
 	release <- struct{}{}
@@ -186,7 +187,8 @@ func TestWebhookFailuresAreLogged(t *testing.T) {
 	id, err := c.Dispatch(ctx, "fail", nil, queuety.MaxAttempts(1))
 	require.NoError(t, err)
 	logs := &logBuffer{}
-	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
+		worker.Webhooks(worker.WebhookOptions{Allow: []string{"127.0.0.1"}}))
 	w.HandleJob("fail", func(context.Context, queuety.Payload) error { return errors.New("broken") })
 	st, err := w.RunOnce(ctx, time.Minute)
 	require.NoError(t, err)

@@ -8,7 +8,10 @@
 // steps (and the workflows they advance) with one CompleteSteps call.
 // Failures are recorded one at a time. While handlers run, the worker renews
 // their claims and cancels a handler's context when its job is taken away
-// (its workflow failed, it timed out, or it was recovered as stale).
+// (its workflow failed, it timed out, or it was recovered as stale). A
+// handler that ignores its cancelled context past the abandon grace is
+// abandoned: its attempt is recorded as a timeout would be and its slot
+// freed (see AbandonGrace).
 //
 // A worker only claims jobs whose handler it has registered (plus the
 // engine's internal step handlers), so a job is never buried because one
@@ -71,6 +74,16 @@ type Worker struct {
 	// earlier attempt of it still runs replaces that attempt's entry.
 	busy     int
 	inflight map[int64]*attempt
+	// replaced holds the running attempts whose entries in inflight a
+	// later attempt of the same job took (see launch).
+	replaced map[*attempt]struct{}
+	// abandoned holds the attempts whose handlers the worker abandoned and
+	// that still run (see abandon.go); they are in neither busy nor
+	// inflight.
+	abandoned map[*attempt]struct{}
+	// stopRun stops the Run or RunOnce under way (StopWhenUnhealthy); nil
+	// when neither runs.
+	stopRun context.CancelCauseFunc
 	// recording holds the attempts whose successes were handed to the
 	// completer and are not yet recorded (a step's next job exists only
 	// once its success is), so the lease keeper renews their claims until
@@ -101,10 +114,36 @@ type Worker struct {
 type attempt struct {
 	cj     *engine.Claimed
 	cancel context.CancelCauseFunc
+	// state says what settled the attempt first: its handler's return or
+	// the worker abandoning the handler (abandon.go).
+	state atomic.Int32
+	// recording is held while an abandoned attempt's outcome is being
+	// recorded; the handler's late return waits for it.
+	recording sync.WaitGroup
+	// watched is set once the fields below are, just before the handler
+	// is called; the abandoner reads them only then.
+	watched atomic.Bool
+	// What the abandonment needs of the running handler: its context and
+	// the attempt's (JobStart's when observed), the observed job, and
+	// when the handler started on the engine clock and the wall clock.
+	hctx, ctx context.Context
+	job       observe.Job
+	startedAt time.Time
+	t0        time.Time
+	// doneSeen is when the abandoner first saw hctx done (its goroutine
+	// alone uses it).
+	doneSeen time.Time
 }
 
+// The states of an attempt.
+const (
+	attemptRunning   int32 = iota // the handler runs (or has yet to start)
+	attemptReturned               // the handler returned first
+	attemptAbandoned              // the worker abandoned the handler first
+)
+
 type counters struct {
-	claimed, succeeded, failed, stale, handedBack, eager atomic.Int64
+	claimed, succeeded, failed, stale, handedBack, eager, abandoned atomic.Int64
 }
 
 // Stats counts what a worker did.
@@ -115,7 +154,11 @@ type Stats struct {
 	Failed     int64 // attempts recorded as failed (retried or buried)
 	Stale      int64 // results rejected because the attempt lost its job
 	HandedBack int64 // claimed jobs returned unstarted, interrupted by shutdown, or released (queuety.Release)
-	Swept      deadline.Report
+	// Abandoned counts the handlers abandoned because they ignored their
+	// cancelled context past the abandon grace (see AbandonGrace); their
+	// attempts count in Failed (or Stale) too.
+	Abandoned int64
+	Swept     deadline.Report
 	// SchedulesFired counts the jobs and workflows the schedule tick
 	// dispatched (RunOnce).
 	SchedulesFired int
@@ -130,12 +173,17 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		shutdownTimeout: ShutdownTimeoutDefault,
 		hardStopTimeout: HardStopTimeoutDefault,
 		leaseInterval:   LeaseIntervalDefault,
+		abandonGrace:    AbandonGraceDefault,
+		maxAbandoned:    -1,
 		maintenance:     true,
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	cfg.concurrency = max(cfg.concurrency, 1)
+	if cfg.maxAbandoned < 0 {
+		cfg.maxAbandoned = cfg.concurrency
+	}
 	if cfg.batchSize <= 0 {
 		cfg.batchSize = cfg.concurrency
 	}
@@ -169,7 +217,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	return (&Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
-		inflight: map[int64]*attempt{}, recording: map[*engine.Claimed]struct{}{}, freed: make(chan struct{}, 1), registration: handlers,
+		inflight: map[int64]*attempt{}, replaced: map[*attempt]struct{}{}, abandoned: map[*attempt]struct{}{}, recording: map[*engine.Claimed]struct{}{}, freed: make(chan struct{}, 1), registration: handlers,
 		serial: newSerialWrites(c.Store().Info().SerialWriters),
 	}).withAdmission()
 }
@@ -211,6 +259,7 @@ func (w *Worker) Stats() Stats {
 	return Stats{
 		Claimed: w.stats.claimed.Load(), Succeeded: w.stats.succeeded.Load(), Failed: w.stats.failed.Load(),
 		Stale: w.stats.stale.Load(), HandedBack: w.stats.handedBack.Load(), Eager: w.stats.eager.Load(),
+		Abandoned: w.stats.abandoned.Load(),
 	}
 }
 
@@ -231,18 +280,30 @@ var ErrAlreadyRunning = errors.New("worker: already running")
 // ignore the cancellation get the hard-stop timeout more; then Run returns
 // a *ShutdownError naming their jobs, which stay claimed and are
 // recovered by lease expiry. The whole shutdown is therefore bounded by
-// ShutdownTimeout + HardStopTimeout (plus a running sweep's end). It
-// returns nil after a clean shutdown. Database errors are logged and retried with
-// backoff; they never stop the worker.
+// ShutdownTimeout + HardStopTimeout (plus a running sweep's end). Handlers
+// abandoned earlier (see AbandonGrace) are not waited for: their attempts
+// are recorded already. It returns nil after a clean shutdown. Database
+// errors are logged and retried with backoff; they never stop the worker.
+// With StopWhenUnhealthy, Run also stops when the worker becomes unhealthy
+// and returns an error wrapping ErrUnhealthy.
 //
 // To stop on SIGINT/SIGTERM, pass a context from signal.NotifyContext.
+// An invalid WebhookOptions.Allow entry makes Run return its error at
+// once.
 func (w *Worker) Run(ctx context.Context) error {
+	if err := w.hooks.err; err != nil {
+		return err
+	}
 	if !w.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
 	defer w.running.Store(false)
 	hardCtx, hardCancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer hardCancel(nil)
+	ctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	w.setStopRun(stopRun)
+	defer w.setStopRun(nil)
 
 	stopMaintenance := func() {}
 	if w.cfg.maintenance {
@@ -265,8 +326,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	stopMaintenance()
 	err := w.drain(hardCancel)
 	stopAux()
+	w.logAbandonedAtStop()
 	w.log.Info("queuety: worker stopped", "succeeded", w.stats.succeeded.Load(), "failed", w.stats.failed.Load())
-	return err
+	return errors.Join(unhealthyCause(ctx), err)
 }
 
 // RunOnce runs every sweep and the schedule tick once, then claims and
@@ -275,9 +337,15 @@ func (w *Worker) Run(ctx context.Context) error {
 // hard-stop timeout, as in Run) and returns. Jobs it claimed but did not
 // start are handed back. It is what `queuety-worker work --once` runs from
 // cron. The error reports sweep failures and, as a *ShutdownError,
-// handlers abandoned at the end; job failures are recorded on the jobs,
-// not returned.
+// handlers left running at the end; job failures are recorded on the
+// jobs, not returned. With StopWhenUnhealthy it also stops claiming when
+// the worker becomes unhealthy, and its error wraps ErrUnhealthy.
+// An invalid WebhookOptions.Allow entry makes it return its error before
+// it runs anything.
 func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, error) {
+	if err := w.hooks.err; err != nil {
+		return Stats{}, err
+	}
 	if !w.running.CompareAndSwap(false, true) {
 		return Stats{}, ErrAlreadyRunning
 	}
@@ -292,17 +360,23 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	stopAux := w.startAux(hardCtx)
 	drainCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	drainCtx, stopRun := context.WithCancelCause(drainCtx)
+	defer stopRun(nil)
+	w.setStopRun(stopRun)
+	defer w.setStopRun(nil)
 	w.setStopping(false)
 	w.fetchLoop(drainCtx, hardCtx, func() bool { return w.idle(drainCtx) })
 	w.setStopping(true)
-	sweepErr = errors.Join(sweepErr, w.drain(hardCancel))
+	sweepErr = errors.Join(sweepErr, unhealthyCause(drainCtx), w.drain(hardCancel))
 	stopAux()
+	w.logAbandonedAtStop()
 
 	after := w.Stats()
 	return Stats{
 		Claimed: after.Claimed - before.Claimed, Succeeded: after.Succeeded - before.Succeeded,
 		Failed: after.Failed - before.Failed, Stale: after.Stale - before.Stale,
-		HandedBack: after.HandedBack - before.HandedBack, Eager: after.Eager - before.Eager, Swept: report, SchedulesFired: fired,
+		HandedBack: after.HandedBack - before.HandedBack, Eager: after.Eager - before.Eager,
+		Abandoned: after.Abandoned - before.Abandoned, Swept: report, SchedulesFired: fired,
 	}, sweepErr
 }
 
@@ -340,7 +414,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		if !w.serial.take(ctx) {
 			continue
 		}
-		n := min(w.cfg.concurrency-w.busyCount(), w.cfg.batchSize)
+		n := min(w.cfg.concurrency-w.taken(), w.cfg.batchSize)
 		var t0 time.Time
 		if w.obs != nil {
 			t0 = time.Now()
@@ -402,7 +476,7 @@ const (
 // reports whether a slot is free.
 func (w *Worker) gatherSlots(ctx context.Context) bool {
 	want := w.gatherWant()
-	free := func() int { return w.cfg.concurrency - w.busyCount() }
+	free := func() int { return w.cfg.concurrency - w.taken() }
 	if free() >= want {
 		return true
 	}
@@ -426,10 +500,25 @@ func (w *Worker) gatherSlots(ctx context.Context) bool {
 	return free() > 0
 }
 
+// busyCount is the number of running handlers, abandoned ones left out.
 func (w *Worker) busyCount() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.busy
+}
+
+// taken is the number of slots taken (see takenLocked).
+func (w *Worker) taken() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.takenLocked()
+}
+
+// takenLocked is the number of slots taken: the running handlers, plus
+// the abandoned handlers past MaxAbandoned, which hold their slots again.
+// Called with w.mu held.
+func (w *Worker) takenLocked() int {
+	return w.busy + max(len(w.abandoned)-w.cfg.maxAbandoned, 0)
 }
 
 // waitFreed waits until a handler finishes, d passes, or ctx is done.
@@ -499,6 +588,9 @@ func (w *Worker) launch(parent context.Context, cj *engine.Claimed, held bool) {
 	}
 	prev := w.inflight[cj.Job.ID]
 	w.inflight[cj.Job.ID] = a
+	if prev != nil {
+		w.replaced[prev] = struct{}{}
+	}
 	w.mu.Unlock()
 	if prev != nil {
 		// The job was claimed again, so the earlier attempt has lost it.
@@ -508,25 +600,30 @@ func (w *Worker) launch(parent context.Context, cj *engine.Claimed, held bool) {
 		w.wg.Add(1)
 	}
 	w.runners.start(func() {
-		defer w.wg.Done()
 		defer w.finishSlot(a)
 		w.execute(ctx, a)
 	})
 }
 
+// finishSlot frees the slot of a, whose handler returned (or was never
+// called), and ends its count in wg; the abandonment did both for an
+// abandoned handler (see abandonedReturned).
 func (w *Worker) finishSlot(a *attempt) {
 	a.cancel(nil)
+	if a.state.Load() == attemptAbandoned {
+		w.abandonedReturned(a)
+		return
+	}
+	defer w.wg.Done()
 	w.mu.Lock()
 	w.busy--
-	if w.inflight[a.cj.Job.ID] == a { // not replaced by a later attempt
-		delete(w.inflight, a.cj.Job.ID)
-	}
+	w.forgetLocked(a)
 	if w.busy == 0 {
 		w.serial.allFinished()
 	}
-	busy := w.busy
+	taken := w.takenLocked()
 	w.mu.Unlock()
-	w.slotFreed(busy)
+	w.slotFreed(taken)
 }
 
 // slotFreed notes that a handler finished, leaving busy slots taken. It
@@ -570,8 +667,17 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		hctx = w.obs.HandlerStart(hctx, job)
 	}
 	startedAt, t0 := clock.Now(), time.Now()
+	w.watch(a, ctx, hctx, job, startedAt, t0)
 	out, err := w.call(hctx, cj)
 	dur := time.Since(t0)
+	if !a.state.CompareAndSwap(attemptRunning, attemptReturned) {
+		// Abandoned meanwhile: its attempt is recorded already, and this
+		// late result goes to the engine only to be refused.
+		stop()
+		flush()
+		w.lateResult(a, &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: w.reg})
+		return
+	}
 	if w.obs != nil {
 		w.obs.HandlerEnd(hctx, job, observe.Handled{Duration: dur, Err: err})
 	}
@@ -666,7 +772,8 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 }
 
 // drain waits for running handlers: up to the shutdown timeout, then
-// cancels them with ErrWorkerShutdown and waits for them to return.
+// cancels them with ErrWorkerShutdown and waits for them to return. It
+// does not wait for abandoned handlers, only for their recording.
 func (w *Worker) drain(hardCancel context.CancelCauseFunc) error {
 	done := make(chan struct{})
 	go func() {
@@ -717,7 +824,7 @@ type ShutdownError struct {
 	JobIDs []int64 // jobs whose handlers were still running
 }
 
-// Error says how many handlers were abandoned.
+// Error says how many handlers were left running.
 func (e *ShutdownError) Error() string {
 	return fmt.Sprintf("worker: stopped with %d handler(s) still running (jobs %v): they ignored their cancelled context", len(e.JobIDs), e.JobIDs)
 }

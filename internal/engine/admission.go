@@ -350,7 +350,7 @@ func (e *Engine) claimJobs(ctx context.Context, tx driver.Tx, req ClaimRequest, 
 	if req.Admission == nil {
 		var jobs []*driver.Job
 		for _, q := range req.Queues {
-			got, err := tx.JobClaim(ctx, driver.ClaimParams{Queue: q, Handlers: req.Handlers, Limit: req.Limit - len(jobs), Now: now, Token: token})
+			got, err := tx.JobClaim(ctx, driver.ClaimParams{Queue: q, Handlers: req.Handlers, Limit: req.Limit - len(jobs), Now: now, Token: token, IDs: req.ids})
 			if err != nil {
 				return nil, err
 			}

@@ -46,7 +46,7 @@ func (sc *stepCtx) startRunWorkflow() error {
 		def.Priority = p
 	}
 	if v, ok := raw.Get("workflow_max_attempts"); ok && v != nil {
-		def.MaxAttempts = int(toInt(v))
+		def.MaxAttempts = clampAttempts(toInt(v))
 	}
 	if def.MaxAttempts <= 0 {
 		def.MaxAttempts = DefaultMaxAttempts

@@ -21,6 +21,10 @@ type ClaimRequest struct {
 	// Admission, when set, holds the claim within rate limits,
 	// concurrency groups and cost budgets (see admission.go).
 	Admission *Admission
+
+	// ids, when set, restricts the claim to these jobs (the search for a
+	// row that makes claims fail, claimrows.go); Admission is then nil.
+	ids []int64
 }
 
 // Claimed is one job claimed for one attempt.
@@ -111,12 +115,14 @@ func (cj *Claimed) Info() RunningAttempt {
 }
 
 // maxAttempts is the effective attempt limit: __queuety_runtime first, then
-// the row (Queuety's order).
+// the row (Queuety's order), never more than the attempts column can count
+// (MaxAttemptsLimit): a job allowed more would reach 255 and then fail
+// every claim of its queue, since a claim adds one to attempts.
 func (cj *Claimed) maxAttempts() int {
 	if cj.runtime.MaxAttempts > 0 {
-		return cj.runtime.MaxAttempts
+		return min(cj.runtime.MaxAttempts, MaxAttemptsLimit)
 	}
-	return max(cj.Job.MaxAttempts, 1)
+	return min(max(cj.Job.MaxAttempts, 1), MaxAttemptsLimit)
 }
 
 // runNumber is the run of the step's workflow (0 for plain jobs).
@@ -161,81 +167,35 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 	return e.claimOnce(ctx, req)
 }
 
-// claimOnce is one claim transaction.
+// claimOnce is one claim: its transaction and, when the values of a row
+// made it fail (driver.ErrRowData), the search for that row, which is
+// buried (see claimrows.go), and the claim again. Without it one such row
+// would fail every claim of its queue, and with them the worker's other
+// queues.
 func (e *Engine) claimOnce(ctx context.Context, req ClaimRequest) ([]*Claimed, error) {
+	out, err := e.claimTx(ctx, req)
+	for round := 0; round < maxIsolationRounds && errors.Is(err, driver.ErrRowData) && ctx.Err() == nil; round++ {
+		buried, ierr := e.buryUnclaimable(ctx, req)
+		if ierr != nil {
+			e.log.Error("queuety: a claim failed on a row's values and the row was not found", "err", ierr, "claim_err", err)
+		}
+		if buried == 0 {
+			break
+		}
+		out, err = e.claimTx(ctx, req)
+	}
+	return out, err
+}
+
+// claimTx is one claim transaction, and what it leaves to do after it.
+func (e *Engine) claimTx(ctx context.Context, req ClaimRequest) ([]*Claimed, error) {
 	var out []*Claimed
 	var expiredWorkflows []int64
 	var failWorkflows []wfFailure
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		out, expiredWorkflows, failWorkflows = nil, nil, nil
-		now := e.clock.Now()
-		token := newClaimToken()
-		jobs, err := e.claimJobs(ctx, tx, req, now, token)
-		if err != nil {
-			return err
-		}
-		if len(jobs) == 0 {
-			return nil
-		}
-		var wfIDs []int64
-		for _, j := range jobs {
-			cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, artifacts: &artifactTrace{}}
-			doc, err := decodePayload(j.Payload)
-			if err != nil {
-				cj.preErr = NonRetryable(err)
-				cj.payload = phpjson.NewObject()
-			} else {
-				cj.payload = doc
-			}
-			cj.runtime = parseRuntime(cj.payload)
-			if cj.IsStep() {
-				wfIDs = append(wfIDs, j.WorkflowID)
-			}
-			out = append(out, cj)
-		}
-		wfs, err := workflowsByID(ctx, tx, wfIDs, driver.LockNone)
-		if err != nil {
-			return err
-		}
-		attached := map[int64]*Claimed{} // claims of one workflow share its decoded state
-		for _, cj := range out {
-			if !cj.IsStep() {
-				continue
-			}
-			if first := attached[cj.Job.WorkflowID]; first != nil && first.preErr == nil && first.state != nil {
-				e.shareWorkflow(cj, first)
-				continue
-			}
-			e.attachWorkflow(cj, wfs[cj.Job.WorkflowID])
-			attached[cj.Job.WorkflowID] = cj
-		}
-		kept := out[:0]
-		for _, cj := range out {
-			if cj.wf != nil && cj.preErr == nil && workflowExpired(cj.wf, now) != "" {
-				expiredWorkflows = append(expiredWorkflows, cj.wf.ID)
-				continue
-			}
-			if kind, deadline := claimTimeout(cj.Job, now); kind != "" {
-				// The claim itself is the attempt that timed out: it ends
-				// here, in this transaction, instead of running.
-				terr := &TimeoutError{Kind: kind, Deadline: deadline, Message: timeoutMessage(cj.Job, kind, deadline)}
-				cj.Job.ClaimToken = 0
-				buried, err := e.failAttempt(ctx, tx, cj, cj.Job, &Result{Claimed: cj, Err: terr}, terr)
-				if err != nil {
-					return err
-				}
-				if buried && cj.Job.WorkflowID != 0 {
-					failWorkflows = append(failWorkflows, wfFailure{id: cj.Job.WorkflowID, jobID: cj.Job.ID, msg: cj.Job.ErrorMessage})
-				}
-				continue
-			}
-			if err := e.armAttempt(ctx, tx, cj, now); err != nil {
-				return err
-			}
-			kept = append(kept, cj)
-		}
-		out = kept
-		return nil
+		var err error
+		out, expiredWorkflows, failWorkflows, err = e.claimIn(ctx, tx, req)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queuety: claim: %w", err)
@@ -251,6 +211,76 @@ func (e *Engine) claimOnce(ctx context.Context, req ClaimRequest) ([]*Claimed, e
 		}
 	}
 	return out, nil
+}
+
+// claimIn claims in tx: the jobs ready to run, the workflows found past
+// their deadline and the workflows of jobs that timed out at the claim,
+// which the caller expires and fails after tx.
+func (e *Engine) claimIn(ctx context.Context, tx driver.Tx, req ClaimRequest) (out []*Claimed, expiredWorkflows []int64, failWorkflows []wfFailure, err error) {
+	now := e.clock.Now()
+	token := newClaimToken()
+	jobs, err := e.claimJobs(ctx, tx, req, now, token)
+	if err != nil || len(jobs) == 0 {
+		return nil, nil, nil, err
+	}
+	var wfIDs []int64
+	for _, j := range jobs {
+		cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, artifacts: &artifactTrace{}}
+		doc, err := decodePayload(j.Payload)
+		if err != nil {
+			cj.preErr = NonRetryable(err)
+			cj.payload = phpjson.NewObject()
+		} else {
+			cj.payload = doc
+		}
+		cj.runtime = parseRuntime(cj.payload)
+		if cj.IsStep() {
+			wfIDs = append(wfIDs, j.WorkflowID)
+		}
+		out = append(out, cj)
+	}
+	wfs, err := workflowsByID(ctx, tx, wfIDs, driver.LockNone)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	attached := map[int64]*Claimed{} // claims of one workflow share its decoded state
+	for _, cj := range out {
+		if !cj.IsStep() {
+			continue
+		}
+		if first := attached[cj.Job.WorkflowID]; first != nil && first.preErr == nil && first.state != nil {
+			e.shareWorkflow(cj, first)
+			continue
+		}
+		e.attachWorkflow(cj, wfs[cj.Job.WorkflowID])
+		attached[cj.Job.WorkflowID] = cj
+	}
+	kept := out[:0]
+	for _, cj := range out {
+		if cj.wf != nil && cj.preErr == nil && workflowExpired(cj.wf, now) != "" {
+			expiredWorkflows = append(expiredWorkflows, cj.wf.ID)
+			continue
+		}
+		if kind, deadline := claimTimeout(cj.Job, now); kind != "" {
+			// The claim itself is the attempt that timed out: it ends
+			// here, in this transaction, instead of running.
+			terr := &TimeoutError{Kind: kind, Deadline: deadline, Message: timeoutMessage(cj.Job, kind, deadline)}
+			cj.Job.ClaimToken = 0
+			buried, err := e.failAttempt(ctx, tx, cj, cj.Job, &Result{Claimed: cj, Err: terr}, terr)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if buried && cj.Job.WorkflowID != 0 {
+				failWorkflows = append(failWorkflows, wfFailure{id: cj.Job.WorkflowID, jobID: cj.Job.ID, msg: cj.Job.ErrorMessage})
+			}
+			continue
+		}
+		if err := e.armAttempt(ctx, tx, cj, now); err != nil {
+			return nil, nil, nil, err
+		}
+		kept = append(kept, cj)
+	}
+	return kept, expiredWorkflows, failWorkflows, nil
 }
 
 // armAttempt sets the per-attempt deadlines on a freshly claimed job.

@@ -89,7 +89,8 @@ func (d Definition) RuntimeObject() *phpjson.Object {
 
 // DefinitionFromRuntime reads a runtime definition (RuntimeObject's shape,
 // or one Queuety PHP built) the way Queuety's dispatch_defined_workflow
-// does: a missing queue is "default", max_attempts is at least 1, only
+// does: a missing queue is "default", max_attempts is at least 1 (and at
+// most MaxAttemptsLimit, what the attempts column holds), only
 // positive budgets count, and definition_hash is kept as given. The
 // result has RuntimeOrder set.
 func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
@@ -110,7 +111,7 @@ func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
 	}
 	d.MaxAttempts = DefaultMaxAttempts
 	if _, ok := o.Get("max_attempts"); ok {
-		d.MaxAttempts = int(max(1, intValue(o, "max_attempts")))
+		d.MaxAttempts = clampAttempts(max(1, intValue(o, "max_attempts")))
 	}
 	if secs := intValue(o, "deadline_seconds"); secs > 0 {
 		d.DeadlineSecs = secs

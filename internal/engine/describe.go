@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -51,6 +52,11 @@ type WorkflowDescription struct {
 	TimelineTotal int             `json:"timeline_total"`
 	TimelineMore  int             `json:"timeline_more"`
 	Signals       []SignalInfo    `json:"signals,omitempty"`
+	// StateError says why the stored state, or its step list, could not
+	// be read (the row was written by hand or by a broken writer). The
+	// description then holds what the row's columns, jobs, logs and
+	// events say, without the state and the steps.
+	StateError string `json:"state_error,omitempty"`
 }
 
 // DeadlineInfo holds a workflow's deadlines and timeouts.
@@ -69,6 +75,10 @@ type WaitInfo struct {
 	WaitingFor []string `json:"waiting_for"`
 	Mode       string   `json:"mode,omitempty"`
 	TimeoutAt  string   `json:"timeout_at,omitempty"`
+	// Answers lists the answers (approve, reject, input) the wait takes
+	// from Client.Approve, Reject and SubmitInput; empty for a wait that
+	// only a signal sent by name settles.
+	Answers []string `json:"answers,omitempty"`
 }
 
 // StepInfo describes one step and the jobs that ran it.
@@ -297,6 +307,7 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		jobLogs, logs  []*driver.LogEntry
 		events         []*driver.WorkflowEvent
 		eventsN, logsN int64
+		reached        []int
 		fails          []*driver.Failure
 		signals        []*driver.Signal
 		kids           []*driver.Workflow
@@ -318,6 +329,9 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		// first offset+limit rows of each source in time order.
 		window := offset + limit
 		if eventsN, err = tx.EventCount(ctx, id); err != nil {
+			return err
+		}
+		if reached, err = tx.EventSteps(ctx, id); err != nil {
 			return err
 		}
 		if events, err = tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, Order: driver.EventsByTime, Limit: window,
@@ -349,11 +363,17 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 	if err != nil {
 		return nil, fmt.Errorf("queuety: describe workflow %d: %w", id, err)
 	}
+	// A state that does not decode is described, not refused: the
+	// workflow's page is where a person finds out what is wrong with it.
+	var stateErr error
 	state, err := DecodeObject("workflow state", wf.State)
 	if err != nil {
-		return nil, fmt.Errorf("queuety: describe workflow %d: %w", id, err)
+		state, stateErr = phpjson.NewObject(), err
 	}
 	steps, stepsErr := parseSteps(state)
+	if _, has := state.Get("_steps"); stateErr == nil && stepsErr != nil && (has || wf.TotalSteps > 0) {
+		stateErr = fmt.Errorf("queuety: malformed workflow steps in the state: %w", stepsErr)
+	}
 	d := &WorkflowDescription{
 		ID: wf.ID, Name: wf.Name, Status: wf.Status, CurrentStep: wf.CurrentStep, TotalSteps: wf.TotalSteps,
 		Queue: stateQueue(state), Priority: statePriority(state), MaxAttempts: stateMaxAttempts(state),
@@ -362,6 +382,9 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		IdempotencyKey: strField(state, "_idempotency_key"),
 		Steps:          []StepInfo{}, Failures: []FailureInfo{}, Timeline: []TimelineEntry{},
 		TimelineTotal: int(eventsN + logsN),
+	}
+	if stateErr != nil {
+		d.StateError = strings.TrimPrefix(stateErr.Error(), "queuety: ")
 	}
 	d.ParentID, d.ParentStep = wf.ParentWorkflowID, wf.ParentStepIndex
 	if v, ok := state.Get("_started_by_workflow_id"); ok {
@@ -378,6 +401,9 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		if wo, ok := w.(*phpjson.Object); ok {
 			d.Wait = &WaitInfo{Type: strField(wo, "type"), WaitingFor: strList(wo, "waiting_for"), Mode: strField(wo, "wait_mode"),
 				TimeoutAt: iso(wf.WaitDeadlineAt)}
+			if stepsErr == nil && wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
+				d.Wait.Answers = waitAnswers(steps[wf.CurrentStep])
+			}
 		}
 	}
 
@@ -410,8 +436,12 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		}
 	}
 	if stepsErr == nil {
+		ran := map[int]bool{}
+		for _, i := range reached {
+			ran[i] = true
+		}
 		for i, s := range steps {
-			si := StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.handlers(), Status: stepStatus(wf, i, statuses[i])}
+			si := StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.handlers(), Status: stepStatus(wf, i, statuses[i], ran[i])}
 			var total int64
 			for _, n := range statuses[i] {
 				total += n
@@ -452,16 +482,7 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		}
 		d.Timeline = append(d.Timeline, te)
 	}
-	sort.SliceStable(d.Timeline, func(a, b int) bool {
-		ta, tb := d.Timeline[a], d.Timeline[b]
-		if !ta.at.Equal(tb.at) {
-			return ta.at.Before(tb.at)
-		}
-		if ta.Source != tb.Source {
-			return ta.Source == "log"
-		}
-		return ta.id < tb.id
-	})
+	d.Timeline = orderTimeline(d.Timeline)
 	d.Timeline = d.Timeline[min(offset, len(d.Timeline)):]
 	d.Timeline = d.Timeline[:min(limit, len(d.Timeline))]
 	d.TimelineMore = max(d.TimelineTotal-offset-len(d.Timeline), 0)
@@ -503,13 +524,17 @@ func stepTimeouts(s *stepDef) Timeouts {
 	}
 }
 
-// stepStatus derives a step's status from the workflow and the number of
-// the step's jobs in each status.
-func stepStatus(wf *driver.Workflow, i int, jobs map[driver.JobStatus]int64) string {
+// stepStatus derives a step's status from the workflow, whether its events
+// show the step was reached, and the number of the step's jobs in each
+// status. A step before the current one was completed when it was
+// reached, and skipped (a _next_step jump passed over it) when nothing
+// shows it ran: its events say so even after its completed jobs were
+// purged.
+func stepStatus(wf *driver.Workflow, i int, jobs map[driver.JobStatus]int64, reached bool) string {
 	has := func(s driver.JobStatus) bool { return jobs[s] > 0 }
 	switch {
 	case i < wf.CurrentStep:
-		if len(jobs) == 0 {
+		if !reached && len(jobs) == 0 {
 			return "skipped"
 		}
 		return "completed"

@@ -197,7 +197,7 @@ func prepareWorkflow(def Definition, state *phpjson.Object) (*preparedWorkflow, 
 		}
 	}
 	queue := orDefault(def.Queue, DefaultQueue)
-	maxAttempts := orDefaultInt(def.MaxAttempts, DefaultMaxAttempts)
+	maxAttempts := min(orDefaultInt(def.MaxAttempts, DefaultMaxAttempts), MaxAttemptsLimit)
 
 	state.Set("_steps", def.Steps)
 	state.Set("_queue", queue)

@@ -71,10 +71,11 @@ func (e *Engine) buildJobs(reqs []JobRequest) (jobs []*driver.Job, unique []bool
 
 // insertJobs writes jobs in tx, in order, with multi-row inserts, and sets
 // their ids. A job whose request asked for Unique is written only when no
-// job with its handler and payload hash is pending or processing, or was
-// written earlier in this call; otherwise it gets that job's id. That is
-// what Queuety's dispatch(...)->unique() returns when the jobs are
-// dispatched one after another.
+// job of its handler with the same payload, whatever the order of its
+// object keys (see unique.go), is pending or processing after a unique
+// dispatch, or was written earlier in this call; otherwise it gets that
+// job's id. That is what Queuety's dispatch(...)->unique() returns when
+// the jobs are dispatched one after another.
 func insertJobs(ctx context.Context, tx driver.Tx, jobs []*driver.Job, unique []bool) error {
 	_, err := insertNewJobs(ctx, tx, jobs, unique)
 	return err
@@ -82,7 +83,7 @@ func insertJobs(ctx context.Context, tx driver.Tx, jobs []*driver.Job, unique []
 
 // insertNewJobs is insertJobs, returning the rows it inserted.
 func insertNewJobs(ctx context.Context, tx driver.Tx, jobs []*driver.Job, unique []bool) ([]*driver.Job, error) {
-	type key struct{ handler, hash string }
+	type key struct{ handler, canon string }
 	first := map[key]*driver.Job{} // the unique job that owns a key in this call
 	var fresh []*driver.Job
 	dupOf := map[int]*driver.Job{}
@@ -92,13 +93,14 @@ func insertNewJobs(ctx context.Context, tx driver.Tx, jobs []*driver.Job, unique
 			fresh = append(fresh, j)
 			continue
 		}
-		k := key{j.Handler, j.PayloadHash}
+		u := uniqueKey(j.Payload, j.PayloadHash)
+		k := key{j.Handler, u.canon}
 		if f, ok := first[k]; ok {
 			dupOf[i] = f
 			continue
 		}
 		first[k] = j
-		id, err := tx.JobFindActiveByHash(ctx, j.Handler, j.PayloadHash)
+		id, err := findActiveTwin(ctx, tx, j.Handler, j.Payload, j.PayloadHash, u)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -32,9 +33,14 @@ type Engine struct {
 	// completions that workers make at the same time (combine.go).
 	claims      claimCombiner
 	completions completionCombiner
-	wakes       *wakeHub
+	wakes       *wakeHub         // new jobs: see wake.go
+	schedWakes  *wakeHub         // saved schedules
 	obs         observe.Observer // nil: no instrumentation
 	batches     batchKnowers
+	// overrunCursor is the id after which FailOverrunWorkflows reads its
+	// next window; overrunStarted is set once it has been placed.
+	overrunCursor  atomic.Int64
+	overrunStarted atomic.Bool
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named
@@ -106,7 +112,7 @@ func New(store driver.Store, cfg Config) *Engine {
 	if cfg.MaxForEachItems == 0 {
 		cfg.MaxForEachItems = DefaultMaxForEachItems
 	}
-	return &Engine{wakes: hubFor(cfg.WakeKey), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	return &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 }
 
 // Observer returns the engine's observer, nil when there is none.

@@ -119,7 +119,9 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 	}
 	state, err := DecodeObject("workflow state", wf.State)
 	if err != nil {
-		return nil, fmt.Errorf("queuety: export workflow %d: %w", id, err)
+		// The row, not the request, is wrong: ErrInvalidState, not an
+		// internal error.
+		return nil, fmt.Errorf("queuety: export workflow %d: %w (%w)", id, err, ErrInvalidState)
 	}
 	out := phpjson.NewObject()
 	out.Set("workflow", workflowObject(wf, state))

@@ -125,10 +125,17 @@ func (e *Engine) RewindWorkflow(ctx context.Context, id int64, toStep int) error
 // ForkWorkflow copies a workflow, state and position included, into a new
 // running workflow named "<name>_fork_<unix time>" that continues from the
 // same step on its own (Queuety's fork_workflow), and returns its id. Both
-// get a workflow_forked log row naming the other.
+// get a workflow_forked log row naming the other. A completed workflow (or
+// one whose position is past its last step) has no step left to run: its
+// fork would stay running with no job forever, so it returns
+// ErrInvalidState and creates nothing.
 func (e *Engine) ForkWorkflow(ctx context.Context, id int64) (int64, error) {
 	var forked int64
 	err := e.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+		if wf.Status == driver.WorkflowCompleted || wf.CurrentStep >= wf.TotalSteps || wf.CurrentStep >= len(steps) {
+			return fmt.Errorf("%w: workflow %d is %s with no step left to run (step %d of %d): a fork runs on from the current step",
+				ErrInvalidState, wf.ID, wf.Status, wf.CurrentStep, len(steps))
+		}
 		name := wf.Name + "_fork_" + strconv.FormatInt(now.Unix(), 10)
 		if len(name) > 255 {
 			name = name[len(name)-255:]
@@ -139,10 +146,8 @@ func (e *Engine) ForkWorkflow(ctx context.Context, id int64) (int64, error) {
 			return err
 		}
 		forked = fork.ID
-		if fork.CurrentStep < len(steps) {
-			if err := e.enqueueStep(ctx, tx, fork, state, steps, fork.CurrentStep, now); err != nil {
-				return err
-			}
+		if err := e.enqueueStep(ctx, tx, fork, state, steps, fork.CurrentStep, now); err != nil {
+			return err
 		}
 		queue := stateQueue(state)
 		return tx.LogInsert(ctx, []*driver.LogEntry{

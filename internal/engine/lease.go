@@ -150,6 +150,21 @@ const StaleMessage = "Stale: worker died without completing."
 // keeps its place in the queue (see failAttempt).
 var errStale = errors.New(StaleMessage)
 
+// staleUnreservedMessage is the error stored on a job buried by stale
+// recovery that was processing without reserved_at: no claim time, so no
+// worker could be renewing it.
+const staleUnreservedMessage = "Stale: the job was processing with no reserved_at (no claim time), so no worker held it."
+
+// errStaleUnreserved is errStale for a processing row without reserved_at.
+var errStaleUnreserved = staleError(staleUnreservedMessage)
+
+// staleError is a stale-recovery failure with its own message; errors.Is
+// matches it to errStale.
+type staleError string
+
+func (e staleError) Error() string        { return string(e) }
+func (e staleError) Is(target error) bool { return target == errStale }
+
 // takeOver returns a Claimed for a row whose attempt the engine ends
 // itself (stale recovery, timeouts), with the payload's runtime options
 // when the payload decodes. wf is the step's workflow, or nil. It voids

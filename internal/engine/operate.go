@@ -136,12 +136,17 @@ func (e *Engine) CancelWorkflow(ctx context.Context, id int64) error {
 
 // RetryWorkflow restarts a failed workflow at the step that failed, with a
 // fresh job, and starts a new run (a fresh run deadline). The execution
-// deadline is not extended: a workflow past it fails again at once. It
-// returns ErrInvalidState unless the workflow failed.
+// deadline is never extended, so a workflow past it would fail again at
+// once: that retry is refused. It returns ErrInvalidState unless the
+// workflow failed and its execution deadline is still ahead.
 func (e *Engine) RetryWorkflow(ctx context.Context, id int64) error {
 	err := e.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
 		if wf.Status != driver.WorkflowFailed {
 			return fmt.Errorf("%w: workflow is %s, only a failed workflow can be retried", ErrInvalidState, wf.Status)
+		}
+		if !wf.DeadlineAt.IsZero() && !now.Before(wf.DeadlineAt) {
+			return fmt.Errorf("%w: its execution deadline passed at %s and a retry keeps it, so the workflow would fail again at once "+
+				"(a fork runs the failed step again in a new workflow without the deadline)", ErrInvalidState, wf.DeadlineAt.UTC().Format(time.RFC3339))
 		}
 		if v, ok := state.Get("_compensated"); ok && v == true {
 			return fmt.Errorf("%w: workflow was compensated and cannot be retried", ErrInvalidState)

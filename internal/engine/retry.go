@@ -56,6 +56,10 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 		}
 	}
 	msg, class, trace := describeError(cause)
+	if final && attempt >= MaxAttemptsLimit && cj.runtime.AskedMaxAttempts > MaxAttemptsLimit {
+		msg += fmt.Sprintf(" (buried after attempt %d: max_attempts %d is more than the attempts column holds, so %d is the limit)",
+			attempt, cj.runtime.AskedMaxAttempts, MaxAttemptsLimit)
+	}
 	logBase := func(ev driver.LogEvent) *driver.LogEntry {
 		l := &driver.LogEntry{JobID: ptr(row.ID), Handler: row.Handler, Queue: row.Queue, Event: ev, Attempt: ptr(attempt), CreatedAt: now}
 		if row.WorkflowID != 0 && row.StepIndex != nil {

@@ -58,9 +58,13 @@ func (t ActivityTimeouts) validate() error {
 // runtimeOptions is the decoded __queuety_runtime object of a payload: the
 // policy a job carries with it.
 type runtimeOptions struct {
-	MaxAttempts int
-	Backoff     Backoff
-	Timeouts    ActivityTimeouts
+	// MaxAttempts is the attempt limit the payload asks for, at most
+	// MaxAttemptsLimit; AskedMaxAttempts is the value as stored, which
+	// Queuety PHP (or a hand-written payload) may set higher.
+	MaxAttempts      int
+	AskedMaxAttempts int64
+	Backoff          Backoff
+	Timeouts         ActivityTimeouts
 	// TimeoutSeconds is Queuety's per-attempt execution limit
 	// (timeout_seconds). The Go engine reads it as a start-to-close timeout.
 	TimeoutSeconds int
@@ -91,7 +95,8 @@ func parseRuntime(payload *phpjson.Object) runtimeOptions {
 	if !ok {
 		return r
 	}
-	r.MaxAttempts = int(intValue(obj, "max_attempts"))
+	r.AskedMaxAttempts = intValue(obj, "max_attempts")
+	r.MaxAttempts = clampAttempts(r.AskedMaxAttempts)
 	r.TimeoutSeconds = int(intValue(obj, "timeout_seconds"))
 	if v, ok := obj.Get("rate_limit"); ok {
 		r.RateLimit = rateLimitValue(v)
@@ -187,6 +192,14 @@ func intValue(o *phpjson.Object, k string) int64 {
 		return int64(n)
 	}
 	return 0
+}
+
+// clampAttempts turns a stored attempt limit into one the attempts column
+// can count to: at most MaxAttemptsLimit (a TINYINT UNSIGNED holds 255).
+// Zero and negative values stay as they are: callers read them as "not
+// set".
+func clampAttempts(n int64) int {
+	return int(min(n, MaxAttemptsLimit))
 }
 
 func floatValue(o *phpjson.Object, k string) float64 {

@@ -71,3 +71,32 @@ func TestDueTimes(t *testing.T) {
 	assert.WithinDuration(t, time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC), dueAt(now, 0), 0, "immediate job: it must be due at once")
 	assert.WithinDuration(t, time.Date(2030, 1, 1, 10, 0, 31, 0, time.UTC), dueAt(now, 30*time.Second), 0, "delayed job: a delay never ends early")
 }
+
+// An attempt limit above what the attempts column holds (Queuety PHP
+// accepts any) is read as the column's limit wherever it is stored: in a
+// payload's __queuety_runtime, in a workflow's _max_attempts, in a runtime
+// workflow definition and on the row.
+func TestMaxAttemptsClampedToColumn(t *testing.T) {
+	payload, err := DecodeObject("payload", []byte(`{"__queuety_runtime":{"max_attempts":1000}}`))
+	require.NoError(t, err)
+	rt := parseRuntime(payload)
+	assert.Equal(t, MaxAttemptsLimit, rt.MaxAttempts, "runtime max_attempts")
+	assert.Equal(t, int64(1000), rt.AskedMaxAttempts, "the value asked for is kept for the error message")
+	assert.Equal(t, MaxAttemptsLimit, (&Claimed{runtime: rt}).maxAttempts(), "effective limit from the runtime")
+	assert.Equal(t, MaxAttemptsLimit, (&Claimed{runtime: runtimeOptions{MaxAttempts: 1000}}).maxAttempts(), "effective limit, unclamped runtime")
+
+	state, err := DecodeObject("state", []byte(`{"_max_attempts":70000}`))
+	require.NoError(t, err)
+	assert.Equal(t, MaxAttemptsLimit, stateMaxAttempts(state), "workflow _max_attempts")
+
+	def, err := DefinitionFromRuntime(mustDecode(t, `{"name":"w","max_attempts":1000000,"steps":[{"type":"single","class":"A"}]}`))
+	require.NoError(t, err, "runtime definition")
+	assert.Equal(t, MaxAttemptsLimit, def.MaxAttempts, "runtime definition max_attempts")
+}
+
+func mustDecode(t *testing.T, s string) *phpjson.Object {
+	t.Helper()
+	o, err := DecodeObject("test", []byte(s))
+	require.NoError(t, err)
+	return o
+}

@@ -13,7 +13,8 @@ import (
 )
 
 // MaxCatchUp bounds the firings one tick makes for one schedule under
-// driver.CatchUpAll.
+// driver.CatchUpAll; the slots beyond it stay due and the following ticks
+// fire them.
 const MaxCatchUp = 100
 
 // SaveSchedule writes a schedule and returns its id. A schedule with the
@@ -27,7 +28,9 @@ func (e *Engine) SaveSchedule(ctx context.Context, sched driver.Schedule, setEna
 		return 0, fmt.Errorf("queuety: save schedule %q: %w", sched.Handler, invalidf("%v", err))
 	}
 	var id int64
+	var wrote bool
 	save := func(tx driver.Tx) error {
+		wrote = false
 		now := e.clock.Now()
 		s := sched
 		old, err := tx.ScheduleByHandler(ctx, s.Handler, driver.LockUpdate)
@@ -53,7 +56,7 @@ func (e *Engine) SaveSchedule(ctx context.Context, sched driver.Schedule, setEna
 		if err := tx.ScheduleSave(ctx, &s); err != nil {
 			return err
 		}
-		id = s.ID
+		id, wrote = s.ID, true
 		return nil
 	}
 	// A read that finds no row locks nothing, so two processes saving a
@@ -66,6 +69,9 @@ func (e *Engine) SaveSchedule(ctx context.Context, sched driver.Schedule, setEna
 	}
 	if err != nil {
 		return 0, fmt.Errorf("queuety: save schedule %q: %w", sched.Handler, err)
+	}
+	if wrote {
+		e.wakeSchedules() // this process's schedule ticks read the new next run at once
 	}
 	return id, nil
 }
@@ -131,6 +137,9 @@ func (e *Engine) SetScheduleEnabled(ctx context.Context, id int64, enabled bool)
 		_, err = tx.ScheduleUpdate(ctx, s, old)
 		return err
 	})
+	if err == nil && enabled {
+		e.wakeSchedules()
+	}
 	return wrap(fmt.Sprintf("set schedule %d enabled=%v", id, enabled), err)
 }
 
@@ -155,6 +164,9 @@ func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 		_, err = tx.ScheduleUpdate(ctx, s, old)
 		return err
 	})
+	if err == nil && ref != 0 {
+		e.wake()
+	}
 	return ref, wrap(fmt.Sprintf("run schedule %d", id), err)
 }
 
@@ -162,8 +174,9 @@ func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 // run it waits for has ended, then the slots its next run has reached. It
 // returns how many jobs or workflows it dispatched and whether it wrote
 // the row (it does not when only a buffered firing was due and its run is
-// still active).
-func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, run *runState) (int, bool, error) {
+// still active). Slots the catch-up policy merged or skipped, and a
+// CatchUpAll backlog left for the next tick, are noted in notes.
+func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, run *runState, notes *tickNotes) (int, bool, error) {
 	oldNext := s.NextRun
 	fired := 0
 	if !s.PendingRun.IsZero() && !s.PendingRun.After(now) {
@@ -175,9 +188,12 @@ func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, 
 			slot := s.PendingRun
 			s.PendingRun = time.Time{}
 			if _, err := e.dispatchFiring(ctx, tx, s, slot, now, run); err != nil {
-				return 0, false, err
+				if !e.putOffUnreadable(s, now, err) {
+					return 0, false, err
+				}
+			} else {
+				fired++
 			}
-			fired++
 		}
 	}
 	if s.NextRun.After(now) {
@@ -188,19 +204,33 @@ func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, 
 		// A malformed expression (written by hand or by another runtime)
 		// must not stall the tick: try again in an hour.
 		e.log.Error("queuety: schedule has an invalid expression; retrying in an hour", "schedule_id", s.ID, "handler", s.Handler, "err", err)
-		s.NextRun = floorSecond(now).Add(time.Hour)
+		s.NextRun = floorSecond(now).Add(scheduleRetryAfter)
 	} else {
-		firings, next := catchUp(expr, s.CatchUp, s.NextRun, now)
+		policy := s.EffectiveCatchUp()
+		firings, next, missed := catchUp(expr, policy, s.NextRun, now)
+		dispatched := 0
+		s.NextRun = next
 		for _, slot := range firings {
 			ref, err := e.fire(ctx, tx, s, slot, now, run)
 			if err != nil {
-				return 0, false, err
+				if !e.putOffUnreadable(s, now, err) {
+					return 0, false, err
+				}
+				missed, notes.backlog = 0, false
+				break
 			}
 			if ref != 0 {
-				fired++
+				dispatched++
 			}
 		}
-		s.NextRun = next
+		fired += dispatched
+		if missed > 0 {
+			notes.missed = append(notes.missed, missedSlots{id: s.ID, handler: s.Handler, policy: policy,
+				slots: missed, fired: dispatched, first: oldNext, at: now})
+		}
+		if !s.NextRun.After(now) {
+			notes.backlog = true
+		}
 	}
 	ok, err := tx.ScheduleUpdate(ctx, s, oldNext)
 	if err != nil {
@@ -215,30 +245,74 @@ func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, 
 	return fired, true, nil
 }
 
-// catchUp returns the slots a tick fires for a schedule whose next run,
-// next, is due, under catch-up policy p, and the first slot after now.
-func catchUp(expr schedexpr.Schedule, p driver.CatchUpPolicy, next, now time.Time) (firings []time.Time, following time.Time) {
-	var missed []time.Time // the first MaxCatchUp missed slots
+// putOffUnreadable reports whether err is an unreadableSchedule; if so it
+// logs it and moves the schedule's next run scheduleRetryAfter on (its
+// buffered firing dropped), so the tick goes on with the other schedules
+// and an operator can mend or remove the row.
+func (e *Engine) putOffUnreadable(s *driver.Schedule, now time.Time, err error) bool {
+	var u unreadableSchedule
+	if !errors.As(err, &u) {
+		return false
+	}
+	e.log.Error("queuety: schedule cannot be dispatched; retrying in an hour", "schedule_id", s.ID, "handler", s.Handler, "err", err)
+	s.NextRun = floorSecond(now).Add(scheduleRetryAfter)
+	s.PendingRun = time.Time{}
+	return true
+}
+
+// tickNotes is what one tick transaction noted beside its firings.
+type tickNotes struct {
+	missed  []missedSlots // schedules whose catch-up policy merged or skipped slots
+	backlog bool          // a CatchUpAll schedule still has due slots
+}
+
+// missedSlots describes the slots of one schedule that one tick did not
+// fire one by one.
+type missedSlots struct {
+	id      int64
+	handler string
+	policy  driver.CatchUpPolicy
+	slots   int       // due slots without a firing of their own
+	fired   int       // runs dispatched for the due slots (0 or 1; the overlap policy may hold one back)
+	first   time.Time // the first due slot
+	at      time.Time // the tick's time
+}
+
+// catchUp returns the slots a tick at now fires for a schedule whose next
+// run, next, is due, under catch-up policy p; the schedule's next run after
+// the tick; and how many due slots get no firing of their own.
+//
+// CatchUpAll fires every due slot, at most MaxCatchUp per tick: the next
+// run then stays at the first slot not fired, still due, for the next
+// tick. CatchUpOnce fires the last due slot for all of them. CatchUpNone
+// fires a due slot only when it is the only one. The next run is
+// otherwise the first slot after now.
+func catchUp(expr schedexpr.Schedule, p driver.CatchUpPolicy, next, now time.Time) (firings []time.Time, following time.Time, missed int) {
 	var last time.Time
+	n := 0
 	slot := next
 	for ; !slot.IsZero() && !slot.After(now); slot = expr.Next(slot) {
-		if len(missed) < MaxCatchUp {
-			missed = append(missed, slot)
+		if p == driver.CatchUpAll {
+			if n == MaxCatchUp {
+				return firings, slot, 0
+			}
+			firings = append(firings, slot)
 		}
 		last = slot
+		n++
 	}
 	if slot.IsZero() { // nothing within the cron library's horizon
 		slot = floorSecond(now).Add(24 * time.Hour)
 	}
 	switch {
-	case len(missed) == 0: // a zero next run: nothing to fire
-		return nil, slot
+	case n == 0: // a zero next run: nothing to fire
+		return nil, slot, 0
 	case p == driver.CatchUpAll:
-		return missed, slot
-	case p == driver.CatchUpNone && len(missed) > 1:
-		return nil, slot
+		return firings, slot, 0
+	case p == driver.CatchUpNone && n > 1:
+		return nil, slot, n
 	}
-	return []time.Time{last}, slot
+	return []time.Time{last}, slot, n - 1
 }
 
 // fire applies the overlap policy to one firing and dispatches it when
@@ -266,14 +340,27 @@ func (e *Engine) fire(ctx context.Context, tx driver.Tx, s *driver.Schedule, slo
 	return e.dispatchFiring(ctx, tx, s, slot, now, run)
 }
 
+// unreadableSchedule wraps the error of a schedule whose stored
+// definition or payload cannot be read or dispatched: a fault of the row,
+// not of the database, so the tick puts that schedule off instead of
+// failing the firings of every other schedule.
+type unreadableSchedule struct{ err error }
+
+func (u unreadableSchedule) Error() string { return u.err.Error() }
+func (u unreadableSchedule) Unwrap() error { return u.err }
+
+// scheduleRetryAfter is how long a schedule whose row cannot be read or
+// dispatched waits before the tick tries it again.
+const scheduleRetryAfter = time.Hour
+
 // dispatchFiring dispatches one firing's job or workflow and records it in
-// run.
+// run. An error the row itself causes is an unreadableSchedule.
 func (e *Engine) dispatchFiring(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
 	s.LastRun = floorSecond(now)
 	if s.IsWorkflow() {
 		def, err := DecodeDefinition(s.Workflow)
 		if err != nil {
-			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+			return 0, unreadableSchedule{fmt.Errorf("schedule %d: stored workflow definition: %w", s.ID, err)}
 		}
 		key := def.IdempotencyKey
 		if key == "" {
@@ -282,11 +369,11 @@ func (e *Engine) dispatchFiring(ctx context.Context, tx driver.Tx, s *driver.Sch
 		def.IdempotencyKey = key + "@" + slot.UTC().Format(time.RFC3339)
 		state, err := DecodeObject("schedule payload", s.Payload)
 		if err != nil {
-			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+			return 0, unreadableSchedule{fmt.Errorf("schedule %d: %w", s.ID, err)}
 		}
 		p, err := prepareWorkflow(def, state)
 		if err != nil {
-			return 0, fmt.Errorf("schedule %d: %w", s.ID, err)
+			return 0, unreadableSchedule{fmt.Errorf("schedule %d: %w", s.ID, err)}
 		}
 		id, err := e.insertWorkflow(ctx, tx, p, now)
 		if err != nil {

@@ -54,7 +54,7 @@ func statePriority(state *phpjson.Object) driver.Priority {
 }
 
 func stateMaxAttempts(state *phpjson.Object) int {
-	if n := int(intValue(state, "_max_attempts")); n > 0 {
+	if n := clampAttempts(intValue(state, "_max_attempts")); n > 0 {
 		return n
 	}
 	return DefaultMaxAttempts

@@ -123,16 +123,50 @@ func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, er
 // TickSchedules fires the due schedules: up to limit rows taken with SKIP
 // LOCKED, each changed under its lock with a compare-and-set on next_run,
 // so any number of workers and processes ticking at once fire every due
-// slot exactly once. It returns how many jobs or workflows it dispatched
-// and whether calling it again may fire more: a full batch was due and
-// the tick moved at least one of its schedules on (buffered firings still
-// waiting for their runs alone do not count, or a caller looping on it
-// would spin until those runs end).
-func (e *Engine) TickSchedules(ctx context.Context, limit int) (int, bool, error) {
-	return sweepBatch(ctx, e, "tick schedules", limit, driver.Tx.ScheduleFindDue,
+// slot exactly once. It reports how many jobs or workflows it dispatched,
+// how many due slots got no firing of their own under their schedule's
+// catch-up policy (each such schedule is logged as a warning once the
+// tick committed), and whether calling it again may fire more: a full
+// batch was due and the tick moved at least one of its schedules on
+// (buffered firings still waiting for their runs alone do not count, or a
+// caller looping on it would spin until those runs end), or a CatchUpAll
+// schedule has more missed slots than one tick fires.
+func (e *Engine) TickSchedules(ctx context.Context, limit int) (ScheduleTick, error) {
+	var notes tickNotes
+	find := func(tx driver.Tx, ctx context.Context, p driver.ExpiredParams) ([]*driver.Schedule, error) {
+		notes = tickNotes{missed: notes.missed[:0]} // the transaction may run again
+		return tx.ScheduleFindDue(ctx, p)
+	}
+	n, more, err := sweepBatch(ctx, e, "tick schedules", limit, find,
 		func(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time) (int, bool, error) {
-			return e.tickOne(ctx, tx, s, now, &runState{})
+			return e.tickOne(ctx, tx, s, now, &runState{}, &notes)
 		})
+	if err != nil {
+		return ScheduleTick{}, err
+	}
+	r := ScheduleTick{Fired: n, More: more || notes.backlog}
+	for _, m := range notes.missed {
+		r.Missed += m.slots
+		e.log.Warn("queuety: schedule slots missed: the tick came after more than one of them",
+			"schedule_id", m.id, "handler", m.handler, "catch_up", string(m.policy), "missed", m.slots, "fired", m.fired,
+			"first_due", m.first.UTC().Format(time.RFC3339), "ticked_at", m.at.UTC().Format(time.RFC3339))
+	}
+	if n > 0 {
+		e.wake() // the dispatched jobs start without a poll
+	}
+	return r, nil
+}
+
+// ScheduleTick is what one TickSchedules call did.
+type ScheduleTick struct {
+	// Fired is how many jobs or workflows it dispatched.
+	Fired int
+	// Missed is how many due slots got no firing of their own: merged
+	// into one firing (CatchUpOnce) or skipped (CatchUpNone) because the
+	// tick came after more than one slot of their schedule.
+	Missed int
+	// More reports that calling it again may fire more.
+	More bool
 }
 
 // EnforceTimeouts finds up to limit jobs with an expired activity deadline
@@ -171,8 +205,9 @@ func (e *Engine) EnforceTimeouts(ctx context.Context, limit int) (int, bool, err
 }
 
 // RecoverStale takes back up to limit jobs whose claim has not been renewed
-// within the stale timeout: each is retried with backoff or, when its
-// attempts are used up, buried (failing its workflow). Rows are claimed
+// within the stale timeout, and processing jobs with no claim time
+// (reserved_at NULL), which nothing would ever renew: each is retried or,
+// when its attempts are used up, buried (failing its workflow). Rows are claimed
 // with SKIP LOCKED and changed under their lock, so any number of
 // concurrent sweepers recover each job once. It returns how many jobs it
 // recovered and whether a full batch was found.
@@ -203,13 +238,17 @@ func (e *Engine) RecoverStale(ctx context.Context, limit int) (int, bool, error)
 			return err
 		}
 		for _, row := range rows {
+			cause := errStale
+			if row.ReservedAt.IsZero() {
+				cause = errStaleUnreserved
+			}
 			cj := takeOver(row, wfs[row.WorkflowID])
-			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: errStale}, nil)
+			buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: cause}, nil)
 			if err != nil {
 				return err
 			}
 			if buried && row.WorkflowID != 0 {
-				failWorkflows = append(failWorkflows, wfFailure{id: row.WorkflowID, jobID: row.ID, msg: StaleMessage})
+				failWorkflows = append(failWorkflows, wfFailure{id: row.WorkflowID, jobID: row.ID, msg: cause.Error()})
 			}
 			n++
 		}

@@ -90,7 +90,7 @@ func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) 
 		cj := takeOver(row, wf)
 		terr := &TimeoutError{Kind: kind, Deadline: deadline, Message: timeoutMessage(row, kind, deadline)}
 		if row.Status == driver.JobPending {
-			row.Attempts++ // the attempt that never started counts
+			row.Attempts = min(row.Attempts+1, MaxAttemptsLimit) // the attempt that never started counts
 		}
 		buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: terr}, terr)
 		if err != nil {

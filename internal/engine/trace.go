@@ -129,7 +129,9 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 	}
 	state, err := DecodeObject("workflow state", wf.State)
 	if err != nil {
-		return nil, fmt.Errorf("queuety: trace workflow %d: %w", id, err)
+		// The row, not the request, is wrong: ErrInvalidState, not an
+		// internal error.
+		return nil, fmt.Errorf("queuety: trace workflow %d: %w (%w)", id, err, ErrInvalidState)
 	}
 	sort.Slice(logs, func(a, b int) bool { return logs[a].ID < logs[b].ID })
 

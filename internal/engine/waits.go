@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -296,38 +298,44 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 	}
 	raw := EncodeJSON(body)
 	err = e.lockWorkflow(ctx, workflowID, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
-		if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: workflowID, Name: name, Payload: raw, ReceivedAt: now}); err != nil {
-			return err
-		}
-		ignore := func(reason string) error {
-			return tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{"type": "signal_ignored", "signal": name, "reason": reason})})
-		}
-		if wf.Status.Terminal() {
-			return ignore("workflow is " + string(wf.Status))
-		}
-		if wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
-			step := steps[wf.CurrentStep]
-			if step.Type == "wait_for_signal" && contains(step.SignalNames, name) {
-				matched, err := e.matchSignals(ctx, tx, wf.ID, state, step)
-				if err != nil || matched == nil {
-					return err
-				}
-				if !wf.WaitDeadlineAt.IsZero() {
-					if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
-						"type": "timer_cancelled", "reason": "signal " + name + " arrived first", "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
-						return err
-					}
-				}
-				return e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, matched, false), now)
-			}
-		}
-		if v, ok := state.Get(TimedOutKey(name)); ok && v == true {
-			return ignore("the wait for it timed out first")
-		}
-		return nil
+		return e.signalLocked(ctx, tx, wf, state, steps, name, raw, now)
 	})
 	if err != nil {
 		return fmt.Errorf("queuety: signal %q to workflow %d: %w", name, workflowID, err)
+	}
+	return nil
+}
+
+// signalLocked stores a signal for a workflow the transaction holds
+// locked and settles its wait when the signal completes it.
+func (e *Engine) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, name string, raw []byte, now time.Time) error {
+	if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: wf.ID, Name: name, Payload: raw, ReceivedAt: now}); err != nil {
+		return err
+	}
+	ignore := func(reason string) error {
+		return tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{"type": "signal_ignored", "signal": name, "reason": reason})})
+	}
+	if wf.Status.Terminal() {
+		return ignore("workflow is " + string(wf.Status))
+	}
+	if wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
+		step := steps[wf.CurrentStep]
+		if step.Type == "wait_for_signal" && contains(step.SignalNames, name) {
+			matched, err := e.matchSignals(ctx, tx, wf.ID, state, step)
+			if err != nil || matched == nil {
+				return err
+			}
+			if !wf.WaitDeadlineAt.IsZero() {
+				if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
+					"type": "timer_cancelled", "reason": "signal " + name + " arrived first", "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
+					return err
+				}
+			}
+			return e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, matched, false), now)
+		}
+	}
+	if v, ok := state.Get(TimedOutKey(name)); ok && v == true {
+		return ignore("the wait for it timed out first")
 	}
 	return nil
 }
@@ -348,48 +356,108 @@ const (
 	AnswerInput   = "input"
 )
 
-// Answer sends a person's answer to a workflow as a signal and returns the
-// signal's name. The name is the one the workflow's current wait listens
-// for: a decision wait's approve or reject signal, an approval or input
-// wait's signal. Otherwise it is Queuety's default for the answer
-// ("approval", "rejected", "input", as approve_workflow, reject_workflow
-// and submit_workflow_input send), so an answer sent before the workflow
-// reaches its wait still counts there.
+// answerDefaults are the signals Queuety's approve_workflow,
+// reject_workflow and submit_workflow_input send.
+var answerDefaults = map[string]string{AnswerApprove: "approval", AnswerReject: "rejected", AnswerInput: "input"}
+
+// answerSignal returns the signal an answer sends to a signal wait, or ""
+// when the wait takes no such answer. A decision wait takes approve (its
+// first signal) and reject (its second); an approval wait takes approve
+// and an input wait input (their signal); any wait takes an answer whose
+// Queuety default signal it listens for ("approval", "rejected", "input"),
+// as Queuety's helpers only send those.
+func answerSignal(step *stepDef, answer string) string {
+	if step.Type != "wait_for_signal" || len(step.SignalNames) == 0 {
+		return ""
+	}
+	switch human := strField(step.raw, "human_wait"); {
+	case human == "decision" && len(step.SignalNames) == 2 && answer == AnswerApprove:
+		return step.SignalNames[0]
+	case human == "decision" && len(step.SignalNames) == 2 && answer == AnswerReject:
+		return step.SignalNames[1]
+	case human == "approval" && answer == AnswerApprove, human == "input" && answer == AnswerInput:
+		return step.SignalNames[0]
+	}
+	if def := answerDefaults[answer]; contains(step.SignalNames, def) {
+		return def
+	}
+	return ""
+}
+
+// waitAnswers lists the answers (approve, reject, input) a signal wait
+// takes, in that order.
+func waitAnswers(step *stepDef) []string {
+	var out []string
+	for _, a := range []string{AnswerApprove, AnswerReject, AnswerInput} {
+		if answerSignal(step, a) != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Answer sends a person's answer to the wait a workflow is in, as the
+// signal that wait listens for (answerSignal), and returns the signal's
+// name. The check and the signal share the workflow's row lock, and an
+// answer that completes the wait settles it in the same transaction, so a
+// second answer to that wait (a form submitted twice, two operators at
+// once) finds the workflow no longer waiting and stores nothing. It returns
+// ErrInvalidState when the workflow is not waiting at a signal wait, or
+// its wait takes no such answer (a reject for an approval wait, an approve
+// for a plain signal wait): an answer is never stored for a wait that
+// cannot consume it. To deliver a signal before the workflow reaches its
+// wait, send it by name with Signal.
 func (e *Engine) Answer(ctx context.Context, workflowID int64, answer string, payload any) (string, error) {
-	name := map[string]string{AnswerApprove: "approval", AnswerReject: "rejected", AnswerInput: "input"}[answer]
-	if name == "" {
+	if answerDefaults[answer] == "" {
 		return "", fmt.Errorf("queuety: answer workflow %d: %w", workflowID, invalidf("unknown answer %q (approve, reject or input)", answer))
 	}
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		wf, err := tx.WorkflowGet(ctx, workflowID, driver.LockNone)
-		if err != nil {
-			return err
-		}
-		state, err := DecodeObject("workflow state", wf.State)
-		if err != nil {
-			return nil
-		}
-		steps, err := parseSteps(state)
-		if err != nil || wf.CurrentStep >= len(steps) {
-			return nil
+	body, err := ToObject("answer data", payload)
+	if err != nil {
+		return "", fmt.Errorf("queuety: %s workflow %d: %w", answer, workflowID, err)
+	}
+	var name string
+	err = e.lockWorkflow(ctx, workflowID, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+		if wf.Status != driver.WorkflowWaitingForSignal || wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != "wait_for_signal" {
+			return fmt.Errorf("%w: workflow %d is not waiting for an answer (it is %s); an answer goes to a wait in progress "+
+				"(send a signal by name to deliver one before the workflow reaches its wait)", ErrInvalidState, wf.ID, wf.Status)
 		}
 		step := steps[wf.CurrentStep]
-		if step.Type != "wait_for_signal" || len(step.SignalNames) == 0 {
-			return nil
+		if name = answerSignal(step, answer); name == "" {
+			return fmt.Errorf("%w: workflow %d waits for %s, which takes no %s answer%s", ErrInvalidState, wf.ID, waitSummary(step), answer, answerHint(step, answer))
 		}
-		switch human := strField(step.raw, "human_wait"); {
-		case human == "decision" && len(step.SignalNames) == 2 && answer != AnswerInput:
-			name = step.SignalNames[0]
-			if answer == AnswerReject {
-				name = step.SignalNames[1]
-			}
-		case human == "approval" && answer == AnswerApprove, human == "input" && answer == AnswerInput:
-			name = step.SignalNames[0]
-		}
-		return nil
+		return e.signalLocked(ctx, tx, wf, state, steps, name, EncodeJSON(body), now)
 	})
 	if err != nil {
-		return "", fmt.Errorf("queuety: answer workflow %d: %w", workflowID, err)
+		return "", fmt.Errorf("queuety: %s workflow %d: %w", answer, workflowID, err)
 	}
-	return name, e.Signal(ctx, workflowID, name, payload)
+	return name, nil
+}
+
+// waitSummary names a signal wait for an error message: its kind and its
+// signals.
+func waitSummary(step *stepDef) string {
+	quoted := make([]string, len(step.SignalNames))
+	for i, n := range step.SignalNames {
+		quoted[i] = strconv.Quote(n)
+	}
+	signals := "signal " + strings.Join(quoted, ", ")
+	if len(quoted) > 1 {
+		signals = "signals " + strings.Join(quoted, ", ")
+	}
+	if human := strField(step.raw, "human_wait"); human != "" {
+		return fmt.Sprintf("%s (%s)", human, signals)
+	}
+	return signals
+}
+
+// answerHint says what a wait takes instead of answer.
+func answerHint(step *stepDef, answer string) string {
+	answers := waitAnswers(step)
+	switch {
+	case answer == AnswerReject && strField(step.raw, "human_wait") == "approval":
+		return ": only a decision wait can be rejected (it takes: " + strings.Join(answers, ", ") + ")"
+	case len(answers) > 0:
+		return " (it takes: " + strings.Join(answers, ", ") + ")"
+	}
+	return ": send its signal by name"
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -14,13 +15,17 @@ import (
 
 func scanWebhook(sc scanner) (*driver.Webhook, error) {
 	w := &driver.Webhook{}
-	if err := sc.Scan(&w.ID, &w.Event, &w.URL, nullTime{&w.CreatedAt}); err != nil {
+	if err := sc.Scan(&w.ID, &w.Event, &w.URL, nullTime{&w.CreatedAt}, nullString{&w.Secret}); err != nil {
 		return nil, fmt.Errorf("scan webhook: %w", err)
 	}
+	w.Signed = w.Secret != ""
 	return w, nil
 }
 
-// WebhookInsert implements driver.Tx.
+// WebhookInsert implements driver.Tx. It first deletes the secrets of
+// webhooks that no longer exist (Queuety PHP removes webhook rows without
+// knowing of the secrets), so a secret never outlives its webhook for
+// long.
 func (t *txn) WebhookInsert(ctx context.Context, w *driver.Webhook) error {
 	res, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Webhooks+" (event, url, created_at) VALUES (?, ?, ?)", w.Event, w.URL, t.sec(w.CreatedAt))
 	if err != nil {
@@ -31,27 +36,60 @@ func (t *txn) WebhookInsert(ctx context.Context, w *driver.Webhook) error {
 		return fmt.Errorf("insert webhook: %w", err)
 	}
 	w.ID = ids[0]
+	if _, err := t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.WebhookSecrets+" WHERE webhook_id NOT IN (SELECT id FROM "+t.s.T.Webhooks+")"); err != nil {
+		return fmt.Errorf("insert webhook: delete orphaned secrets: %w", err)
+	}
+	if w.Secret != "" {
+		if _, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.WebhookSecrets+" (webhook_id, secret, created_at) VALUES (?, ?, ?)",
+			w.ID, w.Secret, t.frac(w.CreatedAt)); err != nil {
+			return fmt.Errorf("insert webhook %d: store its secret: %w", w.ID, err)
+		}
+	}
+	w.Signed = w.Secret != ""
 	return nil
 }
 
 // WebhookList implements driver.Tx: one event's webhooks through
-// idx_event, or all of them.
+// idx_event, or all of them, each with its secret.
 func (t *txn) WebhookList(ctx context.Context, event string) ([]*driver.Webhook, error) {
-	q := "SELECT id, event, url, created_at FROM " + t.s.T.Webhooks
+	q := "SELECT w.id, w.event, w.url, w.created_at, s.secret FROM " + t.s.T.Webhooks + " w LEFT JOIN " + t.s.T.WebhookSecrets +
+		" s ON s.webhook_id = w.id"
 	var args []any
 	if event != "" {
-		q += " WHERE event = ?"
+		q += " WHERE w.event = ?"
 		args = append(args, event)
 	}
-	out, err := queryAll(ctx, t.tx, scanWebhook, q+" ORDER BY id", args...)
+	out, err := queryAll(ctx, t.tx, scanWebhook, q+" ORDER BY w.id", args...)
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}
 	return out, nil
 }
 
+// WebhookSetSecret implements driver.Tx. The webhook row is read with a
+// lock, so a concurrent delete cannot leave a secret behind it.
+func (t *txn) WebhookSetSecret(ctx context.Context, id int64, secret string, at time.Time) (bool, error) {
+	var one int
+	err := t.tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.s.T.Webhooks+" WHERE id = ?"+t.s.D.ForUpdate, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("set secret of webhook %d: %w", id, err)
+	}
+	_, err = t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.WebhookSecrets+" (webhook_id, secret, created_at) VALUES (?, ?, ?)"+
+		t.s.D.Upsert([]string{"webhook_id"}, []string{"secret", "created_at"}), id, secret, t.frac(at))
+	if err != nil {
+		return false, fmt.Errorf("set secret of webhook %d: %w", id, err)
+	}
+	return true, nil
+}
+
 // WebhookDelete implements driver.Tx.
 func (t *txn) WebhookDelete(ctx context.Context, id int64) (bool, error) {
+	if _, err := t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.WebhookSecrets+" WHERE webhook_id = ?", id); err != nil {
+		return false, fmt.Errorf("delete secret of webhook %d: %w", id, err)
+	}
 	return t.deleted(t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.Webhooks+" WHERE id = ?", id))
 }
 

@@ -141,6 +141,28 @@ func (t *txn) EventCount(ctx context.Context, wfID int64) (int64, error) {
 	return n, nil
 }
 
+// EventSteps implements driver.Tx: distinct entries of the (workflow_id,
+// step_index) index.
+func (t *txn) EventSteps(ctx context.Context, wfID int64) ([]int, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT DISTINCT step_index FROM "+t.s.T.Events+" WHERE workflow_id = ? ORDER BY step_index", wfID)
+	if err != nil {
+		return nil, fmt.Errorf("list event steps of workflow %d: %w", wfID, err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var i int
+		if err := rows.Scan(&i); err != nil {
+			return nil, fmt.Errorf("list event steps of workflow %d: %w", wfID, err)
+		}
+		out = append(out, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list event steps of workflow %d: %w", wfID, err)
+	}
+	return out, nil
+}
+
 // LogCount implements driver.Tx.
 func (t *txn) LogCount(ctx context.Context, f driver.LogFilter) (int64, error) {
 	where, args := t.logWhere(f)

@@ -48,11 +48,25 @@ type Dialect struct {
 	// stands for the jobs table's name (SQLite's index names carry the
 	// table prefix).
 	ClaimHint string
+	// RunningHint is the index hint that makes a read of running
+	// workflows in id order use the workflows' status index ("{workflows}"
+	// stands for the table's name): ordered by id, the planner may prefer
+	// the primary key and read every finished workflow on the way.
+	RunningHint string
+	// UnreservedHint is the index hint of the read of processing jobs
+	// without reserved_at: an equality on both columns of (status,
+	// reserved_at), which MySQL may otherwise read through the status
+	// index, every processing job of it.
+	UnreservedHint string
 	// Retryable reports a transient conflict: deadlock, lock-wait timeout,
 	// busy database. The transaction is run again.
 	Retryable func(error) bool
 	// Duplicate reports a unique-key violation.
 	Duplicate func(error) bool
+	// DataError reports an error caused by the values of a row (see
+	// driver.ErrRowData): out of range, truncated, refused by a CHECK
+	// constraint or a trigger. Nil reports none.
+	DataError func(error) bool
 	// Time converts a time for a query parameter; frac says whether the
 	// column keeps microseconds. Zero times are passed as NULL.
 	Time func(t time.Time, frac bool) any
@@ -79,6 +93,10 @@ type Tables struct {
 	Jobs, Workflows, Logs, Schedules, QueueStates, Signals, DispatchKeys, Events, Failures, Migrations, Dependencies string
 	Webhooks, Artifacts, Batches, BatchEvents                                                                        string
 
+	// WebhookSecrets is the Go engine's table of webhook signing secrets,
+	// one row per webhook id (Queuety PHP's webhooks table has no secret).
+	WebhookSecrets string
+
 	// Locks is Queuety's named-lock table (middleware locks, throttle counters).
 	Locks string
 }
@@ -91,7 +109,7 @@ func NewTables(prefix string) Tables {
 		QueueStates: p + "queue_states", Signals: p + "signals", DispatchKeys: p + "workflow_dispatch_keys",
 		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
 		Dependencies: p + "workflow_dependencies", Webhooks: p + "webhooks", Artifacts: p + "artifacts",
-		Batches: p + "batches", BatchEvents: p + "go_batch_events", Locks: p + "locks",
+		Batches: p + "batches", BatchEvents: p + "go_batch_events", Locks: p + "locks", WebhookSecrets: p + "go_webhook_secrets",
 	}
 }
 
@@ -139,8 +157,9 @@ type Statements struct {
 	ClaimCandidates func(handlers, excludedGroups int, capCost bool) string
 	ClaimByID       func(ids, handlers, excludedGroups int, capCost bool) string
 	// Stale selects processing jobs claimed before a time (arguments: the
-	// time, the limit).
-	Stale string
+	// lease time, the stale time, the limit; see driver.StaleParams), and
+	// StaleUnreserved those with no claim time (the limit).
+	Stale, StaleUnreserved string
 	// TimedOut select the ids of jobs with one expired activity deadline
 	// each (arguments: now, the limit).
 	TimedOut []string
@@ -149,9 +168,16 @@ type Statements struct {
 	ExpiredExecution, ExpiredRun string
 	// WaitExpired selects signal waits past their timeout (now, limit).
 	WaitExpired string
+	// RunningPositions selects the id, current_step and total_steps of
+	// running workflows after an id, in id order (the id, the limit): a
+	// range of the status index, whose entries end in the id.
+	RunningPositions string
 	// OldestDue selects the earliest due time of a queue's due pending
 	// jobs (arguments: the queue, now).
 	OldestDue string
+	// OldestDueByQueue selects, per queue, the earliest due time of its
+	// due pending jobs (argument: now).
+	OldestDueByQueue string
 	// DueSchedules and BufferedSchedules select schedules whose next run,
 	// or buffered firing, is due (now, limit).
 	DueSchedules, BufferedSchedules string
@@ -198,11 +224,20 @@ func buildStatements(t Tables, d Dialect) Statements {
 		// Other claims (Queuety PHP's) are stale after the stale timeout.
 		Stale: "SELECT " + jobCols + " FROM " + t.Jobs + " WHERE status = 'processing' AND reserved_at < ?" +
 			" AND (reserved_at < ? OR claim_token % 256 = attempts) ORDER BY reserved_at, id LIMIT ?",
+		// A processing row without reserved_at (written by hand, or by a
+		// writer that set the status without the time) has no claim time
+		// to renew or wait for: it is stale at once. Its own read keeps
+		// both reads one range of (status, reserved_at) each; with the
+		// two conditions ORed, SQLite reads every processing row.
+		StaleUnreserved: "SELECT " + jobCols + " FROM " + t.Jobs + d.UnreservedHint + " WHERE status = 'processing' AND reserved_at IS NULL ORDER BY id LIMIT ?",
 		OldestDue: "SELECT available_at FROM " + t.Jobs + " WHERE queue = ? AND status = 'pending' AND available_at <= ?" +
 			" ORDER BY available_at LIMIT 1",
-		ExpiredExecution:  "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
-		ExpiredRun:        "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
-		WaitExpired:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",
+		OldestDueByQueue: "SELECT queue, MIN(available_at) FROM " + t.Jobs + " WHERE status = 'pending' AND available_at <= ? GROUP BY queue",
+		ExpiredExecution: "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND deadline_at <= ? LIMIT ?",
+		ExpiredRun:       "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status IN (" + nonTerminal + ") AND run_deadline_at <= ? LIMIT ?",
+		WaitExpired:      "SELECT " + workflowCols + " FROM " + t.Workflows + " WHERE status = 'waiting_for_signal' AND wait_deadline_at <= ? ORDER BY wait_deadline_at, id LIMIT ?",
+		RunningPositions: "SELECT id, current_step, total_steps FROM " + t.Workflows + strings.ReplaceAll(d.RunningHint, "{workflows}", t.Workflows) +
+			" WHERE status = 'running' AND id > ? ORDER BY id LIMIT ?",
 		DueSchedules:      "SELECT " + scheduleCols + " FROM " + t.Schedules + " WHERE enabled = 1 AND next_run <= ? ORDER BY next_run, id LIMIT ?",
 		BufferedSchedules: "SELECT " + scheduleCols + " FROM " + t.Schedules + " WHERE enabled = 1 AND pending_run <= ? ORDER BY pending_run, id LIMIT ?",
 	}
@@ -285,7 +320,7 @@ func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 			if s.transient(err) && ctx.Err() == nil {
 				continue
 			}
-			return err
+			return s.markRowData(ctx, err)
 		}
 		if cerr := tx.Commit(); cerr != nil {
 			if s.D.Retryable(cerr) { // the server refused the commit: nothing applied
@@ -298,6 +333,37 @@ func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 	}
 	return fmt.Errorf("transaction failed after %d attempts: %w", maxTxAttempts, err)
 }
+
+// markRowData marks err with driver.ErrRowData, keeping its text, when the
+// values of a row caused it: the database refused a value (Dialect.
+// DataError) or a value read could not be scanned into its Go type. An
+// error after the context ended is never marked: a scan of a result the
+// cancellation closed fails too.
+func (s *Store) markRowData(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, driver.ErrRowData) {
+		return err
+	}
+	var se scanError
+	if errors.As(err, &se) || (s.D.DataError != nil && s.D.DataError(err)) {
+		return rowDataError{err}
+	}
+	return err
+}
+
+// scanError is an error from scanning a row a query returned: the value
+// the database sent does not convert to its Go type.
+type scanError struct{ err error }
+
+func (e scanError) Error() string { return e.err.Error() }
+func (e scanError) Unwrap() error { return e.err }
+
+// rowDataError marks an error as driver.ErrRowData without changing its
+// text.
+type rowDataError struct{ err error }
+
+func (e rowDataError) Error() string        { return e.err.Error() }
+func (e rowDataError) Unwrap() error        { return e.err }
+func (e rowDataError) Is(target error) bool { return target == driver.ErrRowData }
 
 // transient reports errors worth re-running a whole transaction for.
 func (s *Store) transient(err error) bool {

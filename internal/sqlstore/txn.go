@@ -135,7 +135,7 @@ func queryAllWith[T any](ctx context.Context, query func(context.Context, string
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
-			return nil, err
+			return nil, scanError{err}
 		}
 		out = append(out, v)
 	}
@@ -281,8 +281,11 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		ids[i] = j.ID
 	}
 	in, inArgs := t.inIDs(ids)
-	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = ? + attempts + 1, attempts = attempts + 1 " +
-		"WHERE id IN (" + in + ") AND status = 'pending'"
+	// MySQL assigns left to right, each expression seeing the columns
+	// set before it: claim_token comes first, so both stores compute it
+	// from the attempts before the claim.
+	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = ? + " + nextAttempt +
+		", attempts = " + nextAttempt + " WHERE id IN (" + in + ") AND status = 'pending'"
 	res, err := t.execHot(ctx, upd, append([]any{t.sec(p.Now), p.Token}, inArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("claim update: %w", err)
@@ -293,11 +296,23 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 	for _, j := range jobs {
 		j.Status = driver.JobProcessing
 		j.ReservedAt = p.Now.UTC().Truncate(time.Second)
-		j.Attempts++
+		j.Attempts = min(j.Attempts+1, attemptsMax)
 		j.ClaimToken = p.Token + int64(j.Attempts)
 	}
 	return jobs, nil
 }
+
+// attemptsMax is the largest value of the jobs table's attempts column
+// (Queuety's TINYINT UNSIGNED; the SQLite schema checks the same range).
+const attemptsMax = 255
+
+// nextAttempt is a claimed row's new attempts value: one more, but never
+// past attemptsMax. A row already at the limit (written by Queuety PHP, by
+// hand, or by an engine that let max_attempts exceed the column) would
+// otherwise make the claim's UPDATE fail with an out-of-range error, and
+// with it every claim of the queue; clamped, it is claimed, and its
+// attempt fails into burial because no limit exceeds attemptsMax.
+var nextAttempt = fmt.Sprintf("CASE WHEN attempts < %d THEN attempts + 1 ELSE %d END", attemptsMax, attemptsMax)
 
 // claimRows locks and reads up to p.Limit claimable rows. With
 // Dialect.TwoStepClaim it locks the candidates a plain read found; when
@@ -307,6 +322,15 @@ func (t *txn) claimRows(ctx context.Context, p driver.ClaimParams) ([]*driver.Jo
 	h, g := len(p.Handlers), len(p.ExcludeGroups)
 	where := t.claimArgs(p)
 	args := append(where[:len(where):len(where)], p.Limit)
+	if len(p.IDs) > 0 {
+		_, idArgs := t.inIDs(p.IDs)
+		jobs, err := queryAllWith(ctx, t.queryHot, newJobScanner().scan, t.s.SQL.ClaimByID(len(idArgs), h, g, p.CapCost)+t.s.D.SkipLocked,
+			append(idArgs, where...)...)
+		if err != nil {
+			return nil, fmt.Errorf("claim by id: %w", err)
+		}
+		return jobs[:min(len(jobs), p.Limit)], nil
+	}
 	if t.s.D.TwoStepClaim {
 		ids, err := queryAllWith(ctx, t.queryHot, scanID, t.s.SQL.ClaimCandidates(h, g, p.CapCost), args...)
 		if err != nil {
@@ -334,6 +358,30 @@ func (t *txn) claimRows(ctx context.Context, p driver.ClaimParams) ([]*driver.Jo
 
 // scanID scans a row of one id.
 func scanID(sc scanner) (id int64, err error) { return id, sc.Scan(&id) }
+
+// JobClaimCandidates implements driver.Tx.
+func (t *txn) JobClaimCandidates(ctx context.Context, p driver.ClaimParams) ([]int64, error) {
+	if p.Limit <= 0 || len(p.Handlers) == 0 {
+		return nil, nil
+	}
+	where := t.claimArgs(p)
+	ids, err := queryAll(ctx, t.tx, scanID, t.s.SQL.ClaimCandidates(len(p.Handlers), len(p.ExcludeGroups), p.CapCost), append(where, p.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("claim candidates: %w", err)
+	}
+	return ids, nil
+}
+
+// JobBuryUnclaimable implements driver.Tx.
+func (t *txn) JobBuryUnclaimable(ctx context.Context, id int64, msg string, at time.Time) (bool, error) {
+	res, err := t.tx.ExecContext(ctx, "UPDATE "+t.s.T.Jobs+t.s.D.ByID+" SET status = 'buried', failed_at = ?, error_message = ?, "+
+		"reserved_at = NULL, claim_token = NULL WHERE id = ? AND status = 'pending'", t.sec(at), msg, id)
+	if err != nil {
+		return false, fmt.Errorf("bury unclaimable job %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
 
 // JobHasDue implements driver.Tx.
 func (t *txn) JobHasDue(ctx context.Context, p driver.ClaimParams) (bool, error) {
@@ -411,7 +459,12 @@ func (t *txn) JobFindStale(ctx context.Context, p driver.StaleParams) ([]*driver
 	if leaseBefore.IsZero() || leaseBefore.Before(p.ReservedBefore) {
 		leaseBefore = p.ReservedBefore
 	}
-	return t.queryJobs(ctx, t.s.SQL.Stale+t.lock(p.Lock), t.sec(leaseBefore), t.sec(p.ReservedBefore), p.Limit)
+	unreserved, err := t.queryJobs(ctx, t.s.SQL.StaleUnreserved+t.lock(p.Lock), p.Limit)
+	if err != nil || len(unreserved) >= p.Limit {
+		return unreserved, err
+	}
+	claimed, err := t.queryJobs(ctx, t.s.SQL.Stale+t.lock(p.Lock), t.sec(leaseBefore), t.sec(p.ReservedBefore), p.Limit-len(unreserved))
+	return append(unreserved, claimed...), err
 }
 
 // JobFindTimedOut implements driver.Tx. Each deadline column has its own
@@ -470,14 +523,53 @@ func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driv
 }
 
 // JobFindActiveByHash implements driver.Tx.
-func (t *txn) JobFindActiveByHash(ctx context.Context, handler, hash string) (int64, error) {
+func (t *txn) JobFindActiveByHash(ctx context.Context, handler string, hashes ...string) (int64, error) {
+	if len(hashes) == 0 {
+		return 0, nil
+	}
+	cond, args := "payload_hash = ?", []any{handler, hashes[0]}
+	if len(hashes) > 1 {
+		cond = "payload_hash IN (" + placeholders(len(hashes)) + ")"
+		args = args[:1]
+		for _, h := range hashes {
+			args = append(args, h)
+		}
+	}
 	var id int64
-	err := t.tx.QueryRowContext(ctx, "SELECT id FROM "+t.s.T.Jobs+" WHERE handler = ? AND payload_hash = ? AND status IN ('pending', 'processing') ORDER BY id LIMIT 1",
-		handler, hash).Scan(&id)
+	err := t.tx.QueryRowContext(ctx, "SELECT id FROM "+t.s.T.Jobs+" WHERE handler = ? AND "+cond+
+		" AND status IN ('pending', 'processing') ORDER BY id LIMIT 1", args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
-	return id, err
+	if err != nil {
+		return 0, fmt.Errorf("find active job by payload hash: %w", err)
+	}
+	return id, nil
+}
+
+// JobFindActiveUnique implements driver.Tx: the pending and processing
+// jobs of the handler through idx_handler_status (or idx_unique), their
+// hash and payload length checked on the row. OCTET_LENGTH counts bytes in
+// MySQL, MariaDB and SQLite alike.
+func (t *txn) JobFindActiveUnique(ctx context.Context, handler string, payloadLen int) ([]*driver.Job, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT id, payload FROM "+t.s.T.Jobs+" WHERE handler = ? AND payload_hash IS NOT NULL"+
+		" AND status IN ('pending', 'processing') AND OCTET_LENGTH(payload) = ? ORDER BY id", handler, payloadLen)
+	if err != nil {
+		return nil, fmt.Errorf("find active unique jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []*driver.Job
+	for rows.Next() {
+		j := &driver.Job{}
+		if err := rows.Scan(&j.ID, &j.Payload); err != nil {
+			return nil, fmt.Errorf("find active unique jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find active unique jobs: %w", err)
+	}
+	return out, nil
 }
 
 // JobCountActiveByHandler implements driver.Tx.
@@ -507,7 +599,11 @@ func (t *txn) JobList(ctx context.Context, f driver.JobFilter) ([]*driver.Job, e
 	if f.AfterID != 0 {
 		add("id > ?", f.AfterID)
 	}
-	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs
+	cols := jobCols
+	if f.WithoutPayload {
+		cols = jobColsWithoutPayload
+	}
+	q := "SELECT " + cols + " FROM " + t.s.T.Jobs
 	if len(conds) > 0 {
 		q += " WHERE " + strings.Join(conds, " AND ")
 	}

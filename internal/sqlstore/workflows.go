@@ -291,6 +291,17 @@ func (t *txn) WorkflowFindWaitExpired(ctx context.Context, p driver.ExpiredParam
 	return t.queryWorkflows(ctx, t.s.SQL.WaitExpired+t.lock(p.Lock), t.frac(p.Now), p.Limit)
 }
 
+// WorkflowRunningPositions implements driver.Tx.
+func (t *txn) WorkflowRunningPositions(ctx context.Context, afterID int64, limit int) ([]driver.WorkflowPosition, error) {
+	out, err := queryAll(ctx, t.tx, func(sc scanner) (p driver.WorkflowPosition, err error) {
+		return p, sc.Scan(&p.ID, &p.CurrentStep, &p.TotalSteps)
+	}, t.s.SQL.RunningPositions, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read running workflows' positions: %w", err)
+	}
+	return out, nil
+}
+
 // WorkflowList implements driver.Tx.
 func (t *txn) WorkflowList(ctx context.Context, f driver.WorkflowFilter) ([]*driver.Workflow, error) {
 	var conds []string
@@ -304,7 +315,11 @@ func (t *txn) WorkflowList(ctx context.Context, f driver.WorkflowFilter) ([]*dri
 	if f.Parent != 0 {
 		conds, args = append(conds, "parent_workflow_id = ?"), append(args, f.Parent)
 	}
-	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows
+	cols := workflowCols
+	if f.WithoutState {
+		cols = workflowColsWithoutState
+	}
+	q := "SELECT " + cols + " FROM " + t.s.T.Workflows
 	if len(conds) > 0 {
 		q += " WHERE " + strings.Join(conds, " AND ")
 	}

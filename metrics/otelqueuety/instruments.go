@@ -15,8 +15,11 @@ type instruments struct {
 	dispatched, workflows, claimed     metric.Int64Counter
 	completed, failed, retried, buried metric.Int64Counter
 	errors, sweepRows, sweepErrs       metric.Int64Counter
+	slotsMissed                        metric.Int64Counter
 	handler, wait, claimDur, sweepDur  metric.Float64Histogram
 	batch                              metric.Int64Histogram
+	abandons                           metric.Int64Counter
+	abandoned, unhealthy               metric.Int64UpDownCounter
 }
 
 // durationBounds (seconds) match metrics/prom's DurationBuckets.
@@ -45,11 +48,22 @@ func (in *instruments) create(m metric.Meter) error {
 	in.errors = counter("queuety.job.errors", "{attempt}", "Failed attempts by error category.")
 	in.sweepRows = counter("queuety.sweep.rows", "{row}", "Rows changed (or schedules fired) by maintenance sweeps.")
 	in.sweepErrs = counter("queuety.sweep.errors", "{sweep}", "Maintenance sweeps that failed.")
+	in.slotsMissed = counter("queuety.schedule.slots_missed", "{slot}",
+		"Due schedule slots that got no firing of their own: merged (catch-up once) or skipped (none) by a late tick.")
 	in.handler = seconds("queuety.handler.duration", "Wall-clock time of handler calls.", durationBounds...)
 	in.wait = seconds("queuety.dispatch_to_start.duration", "Time from a job falling due to its claim.", durationBounds...)
 	in.claimDur = seconds("queuety.claim.duration", "Round trip of claims that took any job.",
 		.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1)
 	in.sweepDur = seconds("queuety.sweep.duration", "Run time of maintenance sweeps.", durationBounds...)
+	in.abandons = counter("queuety.handler.abandons", "{handler}", "Handlers this process's workers abandoned because they ignored their cancelled context.")
+	upDown := func(name, unit, desc string) metric.Int64UpDownCounter {
+		c, err := m.Int64UpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	in.abandoned = upDown("queuety.handlers.abandoned", "{handler}", "Handlers this process's workers abandoned that still run.")
+	in.unhealthy = upDown("queuety.workers.unhealthy", "{worker}",
+		"Workers of this process with more abandoned handlers still running than they tolerate; restart the process.")
 	var err error
 	in.batch, err = m.Int64Histogram("queuety.claim.batch_size", metric.WithUnit("{job}"),
 		metric.WithDescription("Jobs taken by claims that took any."), metric.WithExplicitBucketBoundaries(1, 2, 5, 10, 20, 50, 100))
@@ -60,7 +74,8 @@ func (in *instruments) create(m metric.Meter) error {
 // RegisterClient adds gauges observed from c's store at each collection,
 // as metrics/prom's store collector reads them: queuety.queue.depth (jobs
 // per queue.queue and queuety.status), queuety.queue.oldest_due_age (s)
-// per queue, and queuety.workflows per status. The returned registration
+// per queue, and queuety.workflows per status. A collection costs three
+// reads however many queues there are. The returned registration
 // unregisters them.
 func (o *Observer) RegisterClient(c *queuety.Client) (metric.Registration, error) {
 	depth, err1 := o.meter.Int64ObservableGauge("queuety.queue.depth", metric.WithUnit("{job}"),
@@ -77,28 +92,21 @@ func (o *Observer) RegisterClient(c *queuety.Client) (metric.Registration, error
 		if err != nil {
 			return err
 		}
-		pending := map[string]int64{}
+		seen := map[string]bool{}
 		var queues []string
 		for _, qc := range counts {
-			if _, seen := pending[qc.Queue]; !seen {
+			if !seen[qc.Queue] {
 				queues = append(queues, qc.Queue)
-				pending[qc.Queue] = 0
-			}
-			if qc.Status == queuety.JobPending {
-				pending[qc.Queue] += qc.Count
+				seen[qc.Queue] = true
 			}
 			obs.ObserveInt64(depth, qc.Count, metric.WithAttributes(AttrQueue.String(qc.Queue), AttrStatus.String(string(qc.Status))))
 		}
+		ages, err := c.OldestDueAges(ctx)
+		if err != nil {
+			return err
+		}
 		for _, q := range queues {
-			var secs float64
-			if pending[q] > 0 {
-				d, err := c.OldestDueAge(ctx, q)
-				if err != nil {
-					return err
-				}
-				secs = d.Seconds()
-			}
-			obs.ObserveFloat64(age, secs, metric.WithAttributes(AttrQueue.String(q)))
+			obs.ObserveFloat64(age, ages[q].Seconds(), metric.WithAttributes(AttrQueue.String(q)))
 		}
 		byStatus, err := c.WorkflowCounts(ctx)
 		if err != nil {

@@ -247,12 +247,35 @@ func (o *Observer) JobEnd(ctx context.Context, j observe.Job, e observe.Ended) {
 	}
 }
 
-// Swept measures a maintenance sweep.
+// Swept measures a maintenance sweep, and counts the schedule slots a
+// tick missed.
 func (o *Observer) Swept(ctx context.Context, s observe.Sweep) {
 	attrs := metric.WithAttributes(AttrSweep.String(s.Name))
 	o.inst.sweepDur.Record(ctx, s.Duration.Seconds(), attrs)
 	o.inst.sweepRows.Add(ctx, int64(s.Rows), attrs)
+	if s.Missed > 0 {
+		o.inst.slotsMissed.Add(ctx, int64(s.Missed))
+	}
 	if s.Err != nil {
 		o.inst.sweepErrs.Add(ctx, 1, attrs)
+	}
+}
+
+// HandlerAbandoned keeps queuety.handlers.abandoned (abandoned handlers
+// still running) and queuety.workers.unhealthy, and counts abandonments
+// in queuety.handler.abandons.
+func (o *Observer) HandlerAbandoned(ctx context.Context, j observe.Job, a observe.Abandon) {
+	attrs := o.jobAttrs(j.Queue, j.Handler)
+	if a.Returned {
+		o.inst.abandoned.Add(ctx, -1, attrs)
+	} else {
+		o.inst.abandoned.Add(ctx, 1, attrs)
+		o.inst.abandons.Add(ctx, 1, attrs)
+	}
+	switch now, was := a.Unhealthy(), a.WasUnhealthy(); {
+	case now && !was:
+		o.inst.unhealthy.Add(ctx, 1)
+	case was && !now:
+		o.inst.unhealthy.Add(ctx, -1)
 	}
 }

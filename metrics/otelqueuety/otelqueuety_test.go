@@ -21,6 +21,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/metrics/otelqueuety"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/mysql"
@@ -265,4 +266,38 @@ func TestMetricsViaManualReader(t *testing.T) {
 	assert.Equal(t, int64(4), depth["queuety.queue=default,queuety.status=completed"], "depth: completed")
 	assert.Equal(t, int64(1), depth["queuety.queue=default,queuety.status=buried"], "depth: buried")
 	assert.Equal(t, int64(1), depth["queuety.queue=idle,queuety.status=pending"], "depth: pending, not due")
+}
+
+// TestAbandonedHandlerInstruments: queuety.handlers.abandoned goes up when
+// a worker abandons a handler and down when it returns,
+// queuety.handler.abandons counts abandonments, and
+// queuety.workers.unhealthy follows the worker's health across its limit.
+func TestAbandonedHandlerInstruments(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	obs, err := otelqueuety.New(otelqueuety.Config{MeterProvider: mp})
+	require.NoError(t, err)
+	ctx := context.Background()
+	job := observe.Job{ID: 1, Queue: "default", Handler: "stuck"}
+	key := "queuety.handler=stuck,queuety.queue=default"
+	event := func(returned bool, abandoned int) {
+		obs.HandlerAbandoned(ctx, job, observe.Abandon{Returned: returned, Abandoned: abandoned, MaxAbandoned: 1})
+	}
+	check := func(abandoned, total, unhealthy int64) {
+		t.Helper()
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, reader.Collect(ctx, &rm))
+		assert.Equal(t, abandoned, sums(t, rm, "queuety.handlers.abandoned")[key], "queuety.handlers.abandoned")
+		assert.Equal(t, total, sums(t, rm, "queuety.handler.abandons")[key], "queuety.handler.abandons")
+		assert.Equal(t, unhealthy, sums(t, rm, "queuety.workers.unhealthy")[""], "queuety.workers.unhealthy")
+	}
+	event(false, 1)
+	check(1, 1, 0)
+	event(false, 2) // past the limit of 1
+	check(2, 2, 1)
+	event(true, 1)
+	check(1, 2, 0)
+	event(true, 0)
+	check(0, 2, 0)
 }

@@ -1,8 +1,10 @@
 // Package prom exports queuety's metrics to Prometheus.
 //
-// New registers the counters and histograms with a Registerer and
-// returns Metrics, an observe.Observer that updates them: install it
-// with queuety.WithObserver. RegisterClient adds gauges read from the
+// New registers the counters, the histograms and the gauges of this
+// process's workers (abandoned handlers, unhealthy workers) with a
+// Registerer and returns Metrics, an observe.Observer (and an
+// observe.AbandonObserver) that updates them: install it with
+// queuety.WithObserver. RegisterClient adds gauges read from the
 // store at every scrape: jobs by queue and status, the age of each queue's
 // oldest due job, and workflows by status. Handler serves the exposition.
 //
@@ -12,9 +14,9 @@
 //	err = m.RegisterClient(q)
 //	http.Handle("/metrics", prom.Handler(reg))
 //
-// Counters count what this process did, so sum them across workers; the
-// gauges are the same from every process (they read the shared tables),
-// so take one worker's, or max them.
+// Counters count what this process did, so sum them across workers; so
+// do the worker gauges. The store gauges are the same from every process
+// (they read the shared tables), so take one worker's, or max them.
 //
 // The README lists every metric.
 package prom
@@ -30,8 +32,8 @@ import (
 	"github.com/queuety/queuety-go/observe"
 )
 
-// Metrics holds the counters and histograms and updates them as an
-// observe.Observer. It is safe for concurrent use.
+// Metrics holds the counters, histograms and worker gauges and updates
+// them as an observe.Observer. It is safe for concurrent use.
 type Metrics struct {
 	observe.Nop
 	reg prometheus.Registerer
@@ -43,6 +45,10 @@ type Metrics struct {
 	batch, claimDur                     *prometheus.HistogramVec
 	sweepDur                            *prometheus.HistogramVec
 	sweepRows, sweepErrs                *prometheus.CounterVec
+	slotsMissed                         prometheus.Counter
+	abandoned                           *prometheus.GaugeVec
+	abandons                            *prometheus.CounterVec
+	unhealthy                           prometheus.Gauge
 }
 
 // Bucket boundaries of the histograms.
@@ -83,9 +89,16 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		sweepDur:   histogram("sweep_duration_seconds", "Run time of maintenance sweeps.", DurationBuckets, "sweep"),
 		sweepRows:  counter("sweep_rows_total", "Rows changed (or schedules fired) by maintenance sweeps.", "sweep"),
 		sweepErrs:  counter("sweep_errors_total", "Maintenance sweeps that failed.", "sweep"),
+		slotsMissed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "queuety", Name: "schedule_slots_missed_total",
+			Help: "Due schedule slots that got no firing of their own: merged (catch-up once) or skipped (none) by a late tick."}),
+		abandoned: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "queuety", Name: "handlers_abandoned",
+			Help: "Handlers this process's workers abandoned (they ignored their cancelled context) that still run."}, jobLabels),
+		abandons: counter("handlers_abandoned_total", "Handlers this process's workers abandoned because they ignored their cancelled context.", jobLabels...),
+		unhealthy: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "queuety", Name: "workers_unhealthy",
+			Help: "Workers of this process with more abandoned handlers still running than they tolerate; restart the process."}),
 	}
 	for _, c := range []prometheus.Collector{m.dispatched, m.workflows, m.claimed, m.completed, m.failed, m.retried, m.buried,
-		m.errors, m.handler, m.wait, m.batch, m.claimDur, m.sweepDur, m.sweepRows, m.sweepErrs} {
+		m.errors, m.handler, m.wait, m.batch, m.claimDur, m.sweepDur, m.sweepRows, m.sweepErrs, m.slotsMissed, m.abandoned, m.abandons, m.unhealthy} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -155,11 +168,32 @@ func (m *Metrics) JobEnd(_ context.Context, j observe.Job, e observe.Ended) {
 	}
 }
 
-// Swept records a maintenance sweep.
+// Swept records a maintenance sweep, and the schedule slots a tick
+// missed.
 func (m *Metrics) Swept(_ context.Context, s observe.Sweep) {
 	m.sweepDur.WithLabelValues(s.Name).Observe(s.Duration.Seconds())
 	m.sweepRows.WithLabelValues(s.Name).Add(float64(s.Rows))
+	if s.Missed > 0 {
+		m.slotsMissed.Add(float64(s.Missed))
+	}
 	if s.Err != nil {
 		m.sweepErrs.WithLabelValues(s.Name).Inc()
+	}
+}
+
+// HandlerAbandoned keeps the gauge of abandoned handlers still running,
+// counts the abandonments, and keeps the gauge of unhealthy workers.
+func (m *Metrics) HandlerAbandoned(_ context.Context, j observe.Job, a observe.Abandon) {
+	if a.Returned {
+		m.abandoned.WithLabelValues(j.Queue, j.Handler).Dec()
+	} else {
+		m.abandoned.WithLabelValues(j.Queue, j.Handler).Inc()
+		m.abandons.WithLabelValues(j.Queue, j.Handler).Inc()
+	}
+	switch now, was := a.Unhealthy(), a.WasUnhealthy(); {
+	case now && !was:
+		m.unhealthy.Inc()
+	case was && !now:
+		m.unhealthy.Dec()
 	}
 }

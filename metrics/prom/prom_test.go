@@ -20,11 +20,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/metrics/prom"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
-	_ "github.com/queuety/queuety-go/store/mysql"
+	"github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -273,4 +275,92 @@ func TestMetricsMatchTheTables(t *testing.T) {
 	}
 	assert.Equal(t, 2.0, gauge["completed"])
 	t.Log(fmt.Sprintf("%d log rows, %d jobs", len(logs), len(jobs)))
+}
+
+// TestScrapeCostDoesNotGrowWithQueues fills 40 queues with a due job each
+// and checks that a scrape of the store gauges runs the same few
+// statements as with one queue, with every queue's oldest due age right.
+func TestScrapeCostDoesNotGrowWithQueues(t *testing.T) {
+	ctx := context.Background()
+	dsn, _ := migrated.DSN(t)
+	clock := queuety.NewFakeClock(time.Now().Truncate(time.Second))
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()), queuety.WithClock(clock))
+	require.NoError(t, err)
+	defer c.Close()
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(prom.NewStoreCollector(c)))
+	db := c.Store().(*mysql.Store).DB
+
+	scrapeCost := func() (int64, map[string]float64) {
+		var fams []*dto.MetricFamily
+		n := testdb.CountStatements(t, db, func() {
+			var err error
+			fams, err = reg.Gather()
+			require.NoError(t, err)
+		})
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range fams {
+			byName[f.GetName()] = f
+		}
+		return n, series(byName, "queuety_queue_oldest_due_age_seconds")
+	}
+	_, err = c.Dispatch(ctx, "h", nil, queuety.OnQueue("q00"))
+	require.NoError(t, err)
+	clock.Advance(time.Minute)
+	one, ages := scrapeCost()
+	assert.Equal(t, map[string]float64{"q00": 60}, ages)
+
+	for i := 1; i < 40; i++ {
+		_, err := c.Dispatch(ctx, "h", nil, queuety.OnQueue(fmt.Sprintf("q%02d", i)))
+		require.NoError(t, err)
+	}
+	clock.Advance(time.Minute)
+	forty, ages := scrapeCost()
+	t.Logf("statements per scrape: %d with one queue, %d with forty", one, forty)
+	assert.Equal(t, one, forty, "statements per scrape with 40 queues")
+	require.Len(t, ages, 40)
+	assert.Equal(t, 120.0, ages["q00"])
+	assert.Equal(t, 60.0, ages["q39"])
+}
+
+// gather reads reg's families as a scrape would.
+func gather(t *testing.T, reg *prometheus.Registry) map[string]*dto.MetricFamily {
+	t.Helper()
+	list, err := reg.Gather()
+	require.NoError(t, err)
+	fams := map[string]*dto.MetricFamily{}
+	for _, f := range list {
+		fams[f.GetName()] = f
+	}
+	return fams
+}
+
+// TestAbandonedHandlerGauges: the gauge of abandoned handlers goes up
+// when a worker abandons one and down when it returns, the counter counts
+// abandonments, and the unhealthy-workers gauge follows the worker's
+// health across its limit.
+func TestAbandonedHandlerGauges(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := prom.New(reg)
+	require.NoError(t, err)
+	ctx := context.Background()
+	job := observe.Job{ID: 1, Queue: "default", Handler: "stuck"}
+	event := func(returned bool, abandoned int) {
+		m.HandlerAbandoned(ctx, job, observe.Abandon{Returned: returned, Abandoned: abandoned, MaxAbandoned: 1})
+	}
+	check := func(abandoned, total, unhealthy float64) {
+		t.Helper()
+		fams := gather(t, reg)
+		assert.Equal(t, abandoned, series(fams, "queuety_handlers_abandoned")["default/stuck"], "queuety_handlers_abandoned")
+		assert.Equal(t, total, series(fams, "queuety_handlers_abandoned_total")["default/stuck"], "queuety_handlers_abandoned_total")
+		assert.Equal(t, unhealthy, series(fams, "queuety_workers_unhealthy")[""], "queuety_workers_unhealthy")
+	}
+	event(false, 1)
+	check(1, 1, 0)
+	event(false, 2) // past the limit of 1
+	check(2, 2, 1)
+	event(true, 1)
+	check(1, 2, 0)
+	event(true, 0)
+	check(0, 2, 0)
 }

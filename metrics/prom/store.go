@@ -36,9 +36,10 @@ func (m *Metrics) RegisterClient(c *queuety.Client) error {
 //     pending job of each queue has waited, 0 when none is due;
 //   - queuety_workflows{status}: workflows per status.
 //
-// A scrape costs one grouped count of the jobs table, one of the
-// workflows table, and one index lookup per queue with pending jobs, all
-// within ScrapeTimeout. The gauges describe the shared tables, so every
+// A scrape costs three reads however many queues there are: a
+// grouped count of the jobs table, a grouped read of the oldest due job
+// of every queue (a few index entries per queue, no payload), and a
+// grouped count of the workflows table, all within ScrapeTimeout. The gauges describe the shared tables, so every
 // process reports the same values.
 func NewStoreCollector(c *queuety.Client) prometheus.Collector {
 	return &storeCollector{c: c}
@@ -84,14 +85,14 @@ func (s *storeCollector) Collect(ch chan<- prometheus.Metric) {
 			for _, st := range jobStatuses {
 				ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(byQueue[q][st]), q, string(st))
 			}
-			age := time.Duration(0)
-			if byQueue[q][queuety.JobPending] > 0 {
-				if age, err = s.c.OldestDueAge(ctx, q); err != nil {
-					ch <- prometheus.NewInvalidMetric(ageDesc, err)
-					continue
-				}
+		}
+		ages, err := s.c.OldestDueAges(ctx)
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(ageDesc, err)
+		} else {
+			for _, q := range queues {
+				ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, ages[q].Seconds(), q)
 			}
-			ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, age.Seconds(), q)
 		}
 	}
 	wfs, err := s.c.WorkflowCounts(ctx)

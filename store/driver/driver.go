@@ -68,6 +68,8 @@ type Tx interface {
 	// LockOps are the operations on Queuety's locks table (locks.go).
 	LockOps
 	LimitTx
+	// ReadViewTx holds the bounded reads of operator views (readviews.go).
+	ReadViewTx
 	// JobInsert inserts the jobs in one statement and sets their IDs. A
 	// job's status (pending when empty), attempts, reserved_at, claim
 	// token and activity deadlines are written as set, so a job can be
@@ -87,6 +89,18 @@ type Tx interface {
 	// JobClaim claims up to p.Limit due jobs of one queue and marks them
 	// processing (see ClaimParams). It returns the claimed rows as updated.
 	JobClaim(ctx context.Context, p ClaimParams) ([]*Job, error)
+	// JobClaimCandidates returns the ids of up to p.Limit jobs a claim
+	// with p would take, in claim order, without locking them and without
+	// reading any other column. The engine uses them to narrow a claim
+	// that fails on a row's values (ErrRowData) down to that row, with
+	// claims restricted to some of the ids (ClaimParams.IDs).
+	JobClaimCandidates(ctx context.Context, p ClaimParams) ([]int64, error)
+	// JobBuryUnclaimable buries a pending job whose row no claim can take,
+	// writing only status ('buried'), failed_at (at), error_message (msg),
+	// reserved_at and claim_token (NULL), so that the values which make
+	// claims fail are neither read nor written. It reports whether the job
+	// was pending (and is now buried).
+	JobBuryUnclaimable(ctx context.Context, id int64, msg string, at time.Time) (bool, error)
 	// JobHasDue reports whether a claim with p would find a job, without
 	// locking anything.
 	JobHasDue(ctx context.Context, p ClaimParams) (bool, error)
@@ -116,9 +130,16 @@ type Tx interface {
 	JobListByStep(ctx context.Context, q JobStepQuery) ([]*Job, error)
 	// JobStepCounts counts a workflow's jobs by step and status.
 	JobStepCounts(ctx context.Context, workflowID int64) ([]JobStepCount, error)
-	// JobFindActiveByHash returns the id of a pending or processing job
-	// with this handler and payload hash, or 0.
-	JobFindActiveByHash(ctx context.Context, handler, hash string) (int64, error)
+	// JobFindActiveByHash returns the id of the oldest pending or
+	// processing job with this handler and one of these payload hashes, or
+	// 0 (also when hashes is empty).
+	JobFindActiveByHash(ctx context.Context, handler string, hashes ...string) (int64, error)
+	// JobFindActiveUnique returns the pending and processing jobs of
+	// handler that have a payload hash (they were dispatched unique) and a
+	// payload of payloadLen bytes, in id order, with ID and Payload set: the
+	// candidates a unique dispatch compares its payload with when it has
+	// too many key orders to look each one up by hash.
+	JobFindActiveUnique(ctx context.Context, handler string, payloadLen int) ([]*Job, error)
 	// JobCountActiveByHandler counts pending and processing jobs of a handler.
 	JobCountActiveByHandler(ctx context.Context, handler string) (int64, error)
 	// JobList lists jobs for operators.
@@ -170,6 +191,9 @@ type Tx interface {
 	EventPage(ctx context.Context, q EventQuery) ([]*WorkflowEvent, error)
 	// EventCount counts a workflow's events.
 	EventCount(ctx context.Context, workflowID int64) (int64, error)
+	// EventSteps returns the step indexes a workflow has events of, in
+	// ascending order.
+	EventSteps(ctx context.Context, workflowID int64) ([]int, error)
 
 	// WorkflowInsert inserts a workflow and sets its ID.
 	WorkflowInsert(ctx context.Context, wf *Workflow) error
@@ -195,6 +219,12 @@ type Tx interface {
 	// WorkflowFindWaitExpired returns workflows waiting for a signal whose
 	// wait deadline is at or before p.Now.
 	WorkflowFindWaitExpired(ctx context.Context, p ExpiredParams) ([]*Workflow, error)
+	// WorkflowRunningPositions returns the positions of up to limit
+	// running workflows whose id is above afterID, in id order, read
+	// through the status index without the rows' state. The engine walks
+	// them a window at a time to find workflows whose row says they are
+	// past their last step.
+	WorkflowRunningPositions(ctx context.Context, afterID int64, limit int) ([]WorkflowPosition, error)
 	// WorkflowList lists workflows for operators, newest first.
 	WorkflowList(ctx context.Context, f WorkflowFilter) ([]*Workflow, error)
 	// WorkflowCounts counts workflows by status.
@@ -259,12 +289,17 @@ type Tx interface {
 	// workflowID is 0), in id order.
 	FailureList(ctx context.Context, workflowID, jobID int64) ([]*Failure, error)
 
-	// WebhookInsert stores a webhook and sets its ID.
+	// WebhookInsert stores a webhook and sets its ID; a non-empty Secret
+	// goes in the Go engine's secrets table, beside Queuety's row.
 	WebhookInsert(ctx context.Context, w *Webhook) error
 	// WebhookList lists the webhooks of one event (all events when event
-	// is empty), in id order.
+	// is empty), in id order, with their secrets.
 	WebhookList(ctx context.Context, event string) ([]*Webhook, error)
-	// WebhookDelete deletes a webhook and reports whether it existed.
+	// WebhookSetSecret replaces (or sets) a webhook's secret and reports
+	// whether the webhook exists; nothing is written when it does not.
+	WebhookSetSecret(ctx context.Context, id int64, secret string, at time.Time) (bool, error)
+	// WebhookDelete deletes a webhook and its secret and reports whether
+	// the webhook existed.
 	WebhookDelete(ctx context.Context, id int64) (bool, error)
 
 	// ArtifactPut stores a's row by (workflow id, key): a new row gets
@@ -305,12 +340,16 @@ type ClaimParams struct {
 	// CapCost, when set, skips jobs whose cost_units exceed MaxCost.
 	CapCost bool
 	MaxCost int
+	// IDs, when set, restricts the claim to these jobs; every other
+	// condition still applies. At most p.Limit of them are claimed.
+	IDs []int64
 }
 
 // StaleParams selects stale claims: processing jobs whose reserved_at is
 // before ReservedBefore, and Go claims (claim_token names the current
 // attempt; their workers renew reserved_at) whose reserved_at is before
 // LeaseBefore. A zero LeaseBefore applies ReservedBefore to every claim.
+// Processing jobs without reserved_at are stale whatever the times.
 type StaleParams struct {
 	ReservedBefore time.Time
 	LeaseBefore    time.Time
@@ -323,6 +362,13 @@ type TimedOutParams struct {
 	Now   time.Time
 	Limit int
 	Lock  LockMode
+}
+
+// WorkflowPosition is where a workflow row says it stands.
+type WorkflowPosition struct {
+	ID          int64
+	CurrentStep int
+	TotalSteps  int
 }
 
 // ExpiredParams selects workflows past a deadline.
@@ -346,6 +392,9 @@ type JobFilter struct {
 	WorkflowID int64
 	Limit      int // default 100
 	AfterID    int64
+	// WithoutPayload leaves Payload and HeartbeatData nil: a list that
+	// does not show them reads no large column.
+	WithoutPayload bool
 }
 
 // WorkflowDependency is one row of Queuety's workflow_dependencies table.
@@ -403,4 +452,7 @@ type WorkflowFilter struct {
 	Name   string
 	Parent int64 // child workflows of this parent (parent_workflow_id)
 	Limit  int   // default 100
+	// WithoutState leaves State nil: a list that does not show it reads
+	// no large column.
+	WithoutState bool
 }

@@ -14,6 +14,15 @@ var (
 	// range, a payload that is not a JSON object, a malformed table prefix,
 	// and so on.
 	ErrInvalidArgument = errors.New("queuety: invalid argument")
+	// ErrRowData marks an error caused by the values of a row rather than
+	// by the statement or the connection: a value out of its column's
+	// range, a value a CHECK constraint or trigger refuses, a value the
+	// store cannot read into its Go type. Running the transaction again
+	// fails the same way, so the engine narrows a claim that fails with it
+	// down to the row and buries that row instead of retrying. A store
+	// marks such errors (errors.Is reports them) without changing their
+	// text.
+	ErrRowData = errors.New("queuety: row data error")
 )
 
 // TimeoutKind names which deadline expired; it is stored in the failures

@@ -31,8 +31,9 @@ const (
 	OverlapBuffer OverlapPolicy = "buffer"
 )
 
-// CatchUpPolicy says what happens to firings that were missed while no
-// worker ticked (downtime).
+// CatchUpPolicy says what happens when a tick finds several slots of a
+// schedule due at once: slots missed while no worker ticked (downtime, a
+// database outage).
 type CatchUpPolicy string
 
 // Catch-up policies.
@@ -40,7 +41,8 @@ const (
 	// CatchUpOnce fires once for all missed slots, then continues with the
 	// next slot after now. It is the default.
 	CatchUpOnce CatchUpPolicy = "once"
-	// CatchUpAll fires once per missed slot, up to the engine's catch-up bound per tick.
+	// CatchUpAll fires once per missed slot, up to the engine's catch-up
+	// bound per tick; the following ticks fire the rest.
 	CatchUpAll CatchUpPolicy = "all"
 	// CatchUpNone fires only when no slot was missed; after downtime it
 	// skips straight to the next slot after now.

@@ -177,10 +177,20 @@ func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
 		assert.Containsf(t, []string{"range", "ref"}, p.Access, "%s: access to %s, want a range read", q.name, p.Table)
 		assert.LessOrEqualf(t, p.RowsRead, 0.0, "%s: rows read with nothing expired", q.name)
 	}
+	// The overrun sweep reads a window of running workflows in id order
+	// through the status index: as many rows as the window, whatever the
+	// table holds.
+	p := analyze(t, db, s.SQL.RunningPositions, 25000, 500)
+	t.Logf("running positions: %+v", p)
+	assert.Equal(t, "idx_status", p.Key, "running positions: index read")
+	assert.False(t, p.Filesort, "running positions are read in id order")
+	if p.RowsRead >= 0 {
+		assert.LessOrEqual(t, p.RowsRead, 501.0, "running positions: rows read for a window of 500")
+	}
 	// 100 expired among the 100,000: the sweep reads those and no more.
 	_, err := db.Exec("UPDATE "+table+" SET deadline_at = ? WHERE status = 'running' ORDER BY id LIMIT 100", past)
 	require.NoError(t, err)
-	p := analyze(t, db, s.SQL.ExpiredExecution, sec, 1000)
+	p = analyze(t, db, s.SQL.ExpiredExecution, sec, 1000)
 	t.Logf("100 expired: %+v", p)
 	assert.Equal(t, "idx_deadline", p.Key, "with 100 expired: index read")
 	if p.RowsRead >= 0 {
@@ -265,6 +275,9 @@ func TestClaimAndWatchdogReadThroughIndexes(t *testing.T) {
 	p = analyze(t, db, s.SQL.Stale, now.Add(-10*time.Second).Truncate(time.Second), now.Add(-10*time.Minute).Truncate(time.Second), 100)
 	assert.Equal(t, "idx_reserved", p.Key, "stale query index")
 	assert.LessOrEqual(t, p.RowsRead, 0.0, "rows read by the stale query")
+	p = analyze(t, db, s.SQL.StaleUnreserved, 100)
+	assert.Equal(t, "idx_reserved", p.Key, "index of the stale query for rows without a claim time")
+	assert.LessOrEqual(t, p.RowsRead, 0.0, "rows read by the stale query for rows without a claim time")
 }
 
 // TestOldestDueReadsOneIndexEntry fills a queue with 100,000 pending jobs
@@ -297,4 +310,38 @@ func TestOldestDueReadsOneIndexEntry(t *testing.T) {
 	// The oldest due job fell due 1000 s before now, which the load took a while past.
 	assert.GreaterOrEqual(t, age, 1000*time.Second, "age of the oldest due job")
 	assert.LessOrEqual(t, age, 1000*time.Second+time.Since(now)+time.Second, "age of the oldest due job")
+}
+
+// TestOldestDueByQueueReadsOneEntryPerQueue fills 200 queues with 500
+// jobs each and checks that the oldest-due query of the overview and the
+// metrics scrape (one statement for every queue) reads the
+// (queue, status, available_at) index a few entries per queue, not every
+// pending job, and reads no row.
+func TestOldestDueByQueueReadsOneEntryPerQueue(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("loads 100,000 rows")
+	}
+	c, s, db, prefix := bigStore(t)
+	table := prefix + "queuety_jobs"
+	now := time.Now().UTC().Truncate(time.Second)
+	const queues = 200
+	insertRows(t, db, table, "queue, handler, payload, priority, status, available_at, created_at", 100000, func(i int) string {
+		status := []string{"pending", "pending", "completed", "processing"}[(i/queues)%4]
+		avail := sqlTime(now.Add(time.Duration(i%2000-1000) * time.Second)) // half due, half not yet
+		return fmt.Sprintf("('q%03d','noop','[]',0,'%s','%s','%s')", i%queues, status, avail, sqlTime(now))
+	})
+	p := analyze(t, db, s.SQL.OldestDueByQueue, now)
+	t.Logf("oldest due by queue: %+v", p)
+	assert.Equal(t, "idx_queue_status_available", p.Key, "index")
+	assert.False(t, p.Filesort, "the query sorts")
+	if p.RowsRead >= 0 {
+		assert.LessOrEqual(t, p.RowsRead, 4.0*queues, "index entries read for %d queues", queues)
+	}
+	ages, err := c.OldestDueAges(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, ages, queues, "a due job in every queue")
+	for q, age := range ages {
+		assert.GreaterOrEqualf(t, age, 800*time.Second, "age of the oldest due job of %s", q)
+	}
 }

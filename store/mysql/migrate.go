@@ -39,6 +39,7 @@ func migrations(prefix string) sqlstore.Migrations {
 			})},
 			{Version: 6, Name: "Go engine: batch events table", Up: step((*migrator).batchEventsTable)},
 			{Version: 7, Name: "Go engine: rate limits and concurrency limits (limit lock rows, rate-limited starts, logs index by handler and event)", Up: step((*migrator).limitTables)},
+			{Version: 8, Name: "Go engine: webhook signing secrets table", Up: step((*migrator).webhookSecretsTable)},
 		},
 		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,
@@ -213,6 +214,19 @@ func (m *migrator) batchEventsTable(ctx context.Context) error {
 		created_at DATETIME(6) NOT NULL,
 		PRIMARY KEY (batch_id, event)
 	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`)
+	return err
+}
+
+// webhookSecretsTable creates the table of webhook signing secrets, one
+// row per webhook id. It is a table of its own, not a column of Queuety's
+// webhooks table, because Queuety PHP lists webhooks with SELECT *: a
+// secret column would reach its `wp queuety webhook list`.
+func (m *migrator) webhookSecretsTable(ctx context.Context) error {
+	_, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+sqlstore.NewTables(m.prefix).WebhookSecrets+` (
+		webhook_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+		secret VARCHAR(255) NOT NULL,
+		created_at DATETIME(6) NOT NULL
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`)
 	return err
 }
 

@@ -376,12 +376,14 @@ func dialect(incr int64) sqlstore.Dialect {
 		incr = 1
 	}
 	return sqlstore.Dialect{
-		Name:       "mysql",
-		ForUpdate:  " FOR UPDATE",
-		SkipLocked: " FOR UPDATE SKIP LOCKED",
-		ByID:       " FORCE INDEX (PRIMARY)",
-		ByWorkflow: " FORCE INDEX (idx_workflow)",
-		ClaimHint:  " FORCE INDEX (" + claimIndex + ")",
+		Name:           "mysql",
+		ForUpdate:      " FOR UPDATE",
+		SkipLocked:     " FOR UPDATE SKIP LOCKED",
+		ByID:           " FORCE INDEX (PRIMARY)",
+		ByWorkflow:     " FORCE INDEX (idx_workflow)",
+		ClaimHint:      " FORCE INDEX (" + claimIndex + ")",
+		RunningHint:    " FORCE INDEX (idx_status)",
+		UnreservedHint: " FORCE INDEX (idx_reserved)",
 		// A claim reads its candidates without locks, then locks them by
 		// id: a locking scan of the claim index waded through the entries
 		// of recently claimed jobs that purge had yet to remove, most of
@@ -390,6 +392,7 @@ func dialect(incr int64) sqlstore.Dialect {
 		PrepareHot:   true,
 		Retryable:    func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1205 },
 		Duplicate:    func(err error) bool { return errNumber(err) == 1062 },
+		DataError:    func(err error) bool { return dataErrors[errNumber(err)] },
 		Time: func(t time.Time, frac bool) any {
 			if frac {
 				return t.UTC().Truncate(time.Microsecond)
@@ -416,6 +419,21 @@ func dialect(incr int64) sqlstore.Dialect {
 			return " ON DUPLICATE KEY UPDATE " + strings.Join(parts, ", ")
 		},
 	}
+}
+
+// dataErrors are the server errors a row's values cause: the statement
+// would succeed on other rows.
+var dataErrors = map[uint16]bool{
+	1048: true, // column cannot be null
+	1264: true, // out of range value for column
+	1265: true, // data truncated for column
+	1292: true, // truncated incorrect value
+	1366: true, // incorrect value for column
+	1367: true, // illegal value found during parsing
+	1406: true, // data too long for column
+	1690: true, // value is out of range (an expression)
+	3819: true, // check constraint is violated (MySQL)
+	4025: true, // CONSTRAINT failed (MariaDB)
 }
 
 func errNumber(err error) uint16 {

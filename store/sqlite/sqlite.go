@@ -150,6 +150,10 @@ func migrations(prefix string) sqlstore.Migrations {
 			{Version: 6, Name: "Go engine: partial indexes, so a claim and a completion update fewer index entries", Up: sqlstore.RunStatements(func() []string {
 				return partialIndexes(prefix)
 			})},
+			{Version: 7, Name: "Go engine: webhook signing secrets table", Up: sqlstore.RunStatements(func() []string {
+				return []string{"CREATE TABLE IF NOT EXISTS " + sqlstore.NewTables(prefix).WebhookSecrets +
+					" (webhook_id INTEGER NOT NULL PRIMARY KEY, secret TEXT NOT NULL, created_at TEXT NOT NULL)"}
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}
@@ -164,7 +168,20 @@ const (
 	codeLocked               = 6
 	codeConstraintPrimaryKey = 1555
 	codeConstraintUnique     = 2067
+	codeTooBig               = 18
+	codeMismatch             = 20
+	codeConstraintCheck      = 275
+	codeConstraintNotNull    = 1299
+	codeConstraintTrigger    = 1811
+	codeConstraintDataType   = 3091
 )
+
+// dataErrors are the result codes a row's values cause: the statement
+// would succeed on other rows.
+var dataErrors = map[int]bool{
+	codeTooBig: true, codeMismatch: true, codeConstraintCheck: true, codeConstraintNotNull: true,
+	codeConstraintTrigger: true, codeConstraintDataType: true,
+}
 
 func errCode(err error) int {
 	var se *sqlite.Error
@@ -181,7 +198,8 @@ var dialect = sqlstore.Dialect{
 	// limit. Left to itself the planner takes the (queue, status,
 	// available_at) index and sorts every due job, so a claim's cost grew
 	// with the backlog.
-	ClaimHint: " INDEXED BY {jobs}_idx_go_claim",
+	ClaimHint:   " INDEXED BY {jobs}_idx_go_claim",
+	RunningHint: " INDEXED BY {workflows}_idx_status",
 	// Statements on rows by id read the table by rowid. NOT INDEXED still
 	// lets SQLite look rows up by rowid; without it the planner may read
 	// an index on a column the statement also tests, such as status: a
@@ -199,6 +217,7 @@ var dialect = sqlstore.Dialect{
 		c := errCode(err)
 		return c == codeConstraintUnique || c == codeConstraintPrimaryKey
 	},
+	DataError: func(err error) bool { return dataErrors[errCode(err)] },
 	Time: func(t time.Time, frac bool) any {
 		if frac {
 			return t.UTC().Format("2006-01-02 15:04:05.000000")

@@ -27,7 +27,7 @@ func init() {
 	register("Deadlines/ResultAfterDeadlineIsDiscarded", testDeadlineAtCommit)
 	register("Deadlines/RunningStepContextCancelled", testDeadlineCancelsContext)
 	register("Deadlines/HandlerErrorAndPanicSwallowed", testDeadlineHandlerErrors)
-	register("Deadlines/RetryDoesNotExtendDeadline", testDeadlineRetry)
+	register("Deadlines/RetryPastTheDeadlineIsRefused", testDeadlineRetry)
 	register("Deadlines/WaitingWorkflowExpires", testDeadlineWhileWaiting)
 	register("Deadlines/RunTimeout", testRunTimeout)
 }
@@ -271,21 +271,36 @@ func testDeadlineHandlerErrors(t *testing.T, e *Env) {
 	assert.Equal(t, queuety.JobBuried, e.OneJob(driver.JobFilter{Handler: "panics"}).Status, "panicking callback job")
 }
 
+// testDeadlineRetry: a retry never extends the execution deadline, so a
+// workflow past it is refused a retry (it would fail again at once) and
+// keeps its row as it was; a fork, which has no deadline, runs the failed
+// step again.
 func testDeadlineRetry(t *testing.T, e *Env) {
 	id := e.Start(expiring("wf"), nil)
 	e.Clock.Advance(time.Hour)
 	assert.Equal(t, 1, e.sweep(), "workflows expired")
-	require.NoError(t, e.C.RetryWorkflow(e.Ctx, id))
+	before := e.Workflow(id)
+	err := e.C.RetryWorkflow(e.Ctx, id)
+	require.ErrorIs(t, err, queuety.ErrInvalidState, "retry past the deadline")
+	assert.Contains(t, err.Error(), "execution deadline passed at "+Epoch.Add(time.Hour).Format(time.RFC3339), "the error names the deadline")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status after retry")
+	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status after the refused retry")
+	assert.Equal(t, before.RunNumber, wf.RunNumber, "no new run")
 	assert.Equal(t, Epoch.Add(time.Hour), wf.DeadlineAt, "deadline not extended")
 	var ran atomic.Int64
 	w := e.Worker(nil, worker.Queues("invoices"))
 	w.HandleStep("generate", counter(&ran, nil))
+	w.HandleStep("send", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	w.HandleDeadline("escalate", func(context.Context, queuety.State) error { return nil })
 	e.Drain(w)
-	assert.Equal(t, int64(0), ran.Load(), "step ran after retry past the deadline")
-	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(id).Status, "status")
+	assert.Equal(t, int64(0), ran.Load(), "step ran after the refused retry")
+
+	fork, err := e.C.ForkWorkflow(e.Ctx, id)
+	require.NoError(t, err, "fork of the expired workflow")
+	assert.True(t, e.Workflow(fork).DeadlineAt.IsZero(), "the fork has no execution deadline")
+	e.Drain(w)
+	assert.Equal(t, int64(1), ran.Load(), "the fork ran the step")
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(fork).Status, "fork status")
 }
 
 func testDeadlineWhileWaiting(t *testing.T, e *Env) {

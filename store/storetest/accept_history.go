@@ -21,6 +21,7 @@ func init() {
 	register("History/RewindRunsAgainToCompletion", testRewind)
 	register("History/RewindFailedWorkflow", testRewindFailed)
 	register("History/ForkRunsToCompletion", testFork)
+	register("History/ForkOfACompletedWorkflowIsRefused", testForkCompleted)
 }
 
 // countingWorker runs steps a, b and c, each adding its key and counting
@@ -118,6 +119,34 @@ func testFork(t *testing.T, e *Env) {
 		}
 	}
 	assert.Len(t, ctxs, 2, "workflow_forked logs: %v", ctxs)
+}
+
+// testForkCompleted: a completed workflow has no step left to run, so a
+// fork of it is refused and creates nothing (a copy would stay running,
+// with no job, forever); a failed workflow still forks at its failed step.
+func testForkCompleted(t *testing.T, e *Env) {
+	id := e.startB(builder.Workflow("abc").Then("a").Then("b").Then("c"), queuety.State{"n": 0})
+	calls := map[string]*atomic.Int64{}
+	var failC atomic.Bool
+	w := e.countingWorker(calls, &failC)
+	e.Drain(w)
+	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	_, err := e.C.ForkWorkflow(e.Ctx, id)
+	require.ErrorIs(t, err, queuety.ErrInvalidState, "fork of a completed workflow")
+	assert.Contains(t, err.Error(), "no step left to run", "the error says why")
+	assert.Len(t, e.Workflows(driver.WorkflowFilter{}), 1, "no fork was created")
+	assert.Empty(t, e.Logs(driver.LogFilter{Event: driver.LogWorkflowForked}), "no workflow_forked log")
+
+	failC.Store(true)
+	failed := e.startB(builder.Workflow("abc").Then("a").Then("b").Then("c"), queuety.State{"n": 0})
+	e.Drain(w)
+	require.Equal(t, queuety.WorkflowFailed, e.Workflow(failed).Status, "status")
+	failC.Store(false)
+	fork, err := e.C.ForkWorkflow(e.Ctx, failed)
+	require.NoError(t, err, "fork of a failed workflow")
+	e.Drain(w)
+	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(fork).Status, "the fork ran its failed step again and completed")
+	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(failed).Status, "the original is untouched")
 }
 
 func init() {

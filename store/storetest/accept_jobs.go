@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -25,6 +26,7 @@ func init() {
 	register("Jobs/DispatchRejectsBadInput", testDispatchRejects)
 	register("Jobs/DispatchMany", testDispatchMany)
 	register("Jobs/Unique", testUnique)
+	register("Jobs/UniqueWhateverTheKeyOrder", testUniqueKeyOrder)
 	register("Jobs/ClaimOrder", testClaimOrder)
 	register("Jobs/ClaimQueueOrder", testClaimQueueOrder)
 	register("Jobs/ClaimRespectsDelay", testClaimDelay)
@@ -149,6 +151,57 @@ func testUnique(t *testing.T, e *Env) {
 	e.completeAll(e.Claim(10, "report"), a, c)
 	d := e.Dispatch("report", queuety.State{"day": "mon"}, queuety.Unique())
 	assert.NotEqual(t, a, d, "a completed job must not block a new unique dispatch")
+}
+
+// testUniqueKeyOrder: a unique dispatch finds a pending job with the same
+// payload whatever the order of its object keys, at any depth, as Queuety
+// PHP writes them (in the order its array was built, json.RawMessage here),
+// both by looking up the hashes of every order and, for a payload with too
+// many orders, by comparing payloads; list order and values still count.
+func testUniqueKeyOrder(t *testing.T, e *Env) {
+	php := e.Dispatch("report", json.RawMessage(`{"site":"b","post":{"tags":["x","y"],"id":3}}`), queuety.Unique())
+	assert.Equal(t, sha256Hex(`{"site":"b","post":{"tags":["x","y"],"id":3}}`), e.Job(php).PayloadHash, "payload_hash of the stored order")
+	same := e.Dispatch("report", queuety.State{"post": queuety.State{"id": 3, "tags": []string{"x", "y"}}, "site": "b"}, queuety.Unique())
+	assert.Equal(t, php, same, "a map payload (keys sorted) finds the job written in another order")
+	type post struct {
+		Tags []string `json:"tags"`
+		ID   int      `json:"id"`
+	}
+	byStruct := e.Dispatch("report", struct {
+		Post post   `json:"post"`
+		Site string `json:"site"`
+	}{post{[]string{"x", "y"}, 3}, "b"}, queuety.Unique())
+	assert.Equal(t, php, byStruct, "a struct payload in a third order")
+	other := e.Dispatch("report", queuety.State{"post": queuety.State{"id": 3, "tags": []string{"y", "x"}}, "site": "b"}, queuety.Unique())
+	assert.NotEqual(t, php, other, "list order counts")
+	value := e.Dispatch("report", queuety.State{"post": queuety.State{"id": 4, "tags": []string{"x", "y"}}, "site": "b"}, queuety.Unique())
+	assert.NotEqual(t, php, value, "values count")
+	assert.NotEqual(t, php, e.Dispatch("other_report", queuety.State{"post": queuety.State{"id": 3, "tags": []string{"x", "y"}}, "site": "b"}, queuety.Unique()), "handlers count")
+	plain := e.Dispatch("plain", json.RawMessage(`{"b":1,"a":2}`))
+	assert.NotEqual(t, plain, e.Dispatch("plain", queuety.State{"a": 2, "b": 1}, queuety.Unique()), "a job dispatched without Unique has no hash: it is not a twin")
+
+	// Eight keys: 40,320 orders, compared by payload.
+	wide := e.Dispatch("wide", json.RawMessage(`{"h":8,"g":7,"f":6,"e":5,"d":4,"c":3,"b":2,"a":1}`), queuety.Unique())
+	state := queuety.State{}
+	for i, k := range strings.Split("abcdefgh", "") {
+		state[k] = i + 1
+	}
+	assert.Equal(t, wide, e.Dispatch("wide", state, queuety.Unique()), "a wide payload in another order")
+	state["h"] = 9
+	assert.NotEqual(t, wide, e.Dispatch("wide", state, queuety.Unique()), "a wide payload with another value")
+
+	// One call: the second order is a twin of the first.
+	ids, err := e.C.DispatchMany(e.Ctx, []queuety.JobRequest{
+		{Handler: "batch", Payload: json.RawMessage(`{"b":1,"a":2}`), Options: []queuety.JobOption{queuety.Unique()}},
+		{Handler: "batch", Payload: queuety.State{"a": 2, "b": 1}, Options: []queuety.JobOption{queuety.Unique()}},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, ids[0], ids[1], "twins in one call")
+
+	// A finished twin does not count.
+	e.completeAll(e.Claim(10, "report"), php, other, value)
+	assert.NotEqual(t, php, e.Dispatch("report", queuety.State{"post": queuety.State{"id": 3, "tags": []string{"x", "y"}}, "site": "b"}, queuety.Unique()),
+		"a completed twin does not block a new unique dispatch")
 }
 
 func testClaimOrder(t *testing.T, e *Env) {

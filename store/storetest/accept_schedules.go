@@ -21,11 +21,14 @@ func init() {
 	register("Schedules/CronFiresAtExpectedTimes", testCronTimes)
 	register("Schedules/DailyFiresOnceAfterDowntime", testDailyAfterDowntime)
 	register("Schedules/CatchUpPolicies", testCatchUpPolicies)
+	register("Schedules/CatchUpAllFiresEveryMissedSlot", testCatchUpAllBacklog)
+	register("Schedules/MissedSlotsReported", testMissedSlotsReported)
 	register("Schedules/OverlapAllow", testOverlapAllow)
 	register("Schedules/OverlapSkip", testOverlapSkip)
 	register("Schedules/OverlapBuffer", testOverlapBuffer)
 	register("Schedules/FourTickersFireExactlyOnce", testFourTickers)
 	register("Schedules/WorkflowSchedule", testWorkflowSchedule)
+	register("Schedules/UnreadableScheduleDoesNotStallOthers", testUnreadableSchedule)
 	register("Schedules/SaveIsIdempotent", testScheduleSave)
 	register("Schedules/Validation", testScheduleValidation)
 	register("Schedules/EnableDisableRemoveRunNow", testScheduleOps)
@@ -38,9 +41,17 @@ func init() {
 // tick fires the due schedules once.
 func (e *Env) tick() int {
 	e.T.Helper()
-	n, _, err := engine.OfClient(e.C).TickSchedules(e.Ctx, 100)
+	r, err := engine.OfClient(e.C).TickSchedules(e.Ctx, 100)
 	require.NoError(e.T, err, "tick")
-	return n
+	return r.Fired
+}
+
+// tickReport fires the due schedules once and returns what the tick did.
+func (e *Env) tickReport() engine.ScheduleTick {
+	e.T.Helper()
+	r, err := engine.OfClient(e.C).TickSchedules(e.Ctx, 100)
+	require.NoError(e.T, err, "tick")
+	return r
 }
 
 // jobsOf lists the jobs of a handler.
@@ -125,6 +136,43 @@ func testCatchUpPolicies(t *testing.T, e *Env) {
 	assert.Len(t, e.jobsOf("hourly_none"), 1, "catch-up none fires on time")
 }
 
+// testCatchUpAllBacklog misses 150 slots of a CatchUpAll schedule: one
+// tick fires the first 100 and says there is more, the next fires the
+// other 50, and the timetable continues after now.
+func testCatchUpAllBacklog(t *testing.T, e *Env) {
+	id := e.save(e.C.Schedule("minutely_all", nil).Every(time.Minute).CatchUp(driver.CatchUpAll)) // first slot 03:05:05
+	e.Clock.Advance(150 * time.Minute)                                                            // 05:34:05: slots 03:05:05 .. 05:34:05 missed
+	first := e.tickReport()
+	assert.Equal(t, engine.MaxCatchUp, first.Fired, "firings of the first tick")
+	assert.True(t, first.More, "the first tick reports more to fire")
+	assert.Zero(t, first.Missed, "slots missed")
+	assert.Equal(t, time.Date(2030, 1, 2, 4, 45, 5, 0, time.UTC), e.schedule(id).NextRun, "next_run: the first slot not fired yet")
+	second := e.tickReport()
+	assert.Equal(t, 50, second.Fired, "firings of the second tick")
+	assert.False(t, second.More, "the second tick reports more to fire")
+	assert.Zero(t, e.tick(), "a third tick")
+	assert.Len(t, e.jobsOf("minutely_all"), 150, "catch-up all: one run per missed slot")
+	assert.Equal(t, time.Date(2030, 1, 2, 5, 35, 5, 0, time.UTC), e.schedule(id).NextRun, "next_run after the backlog")
+}
+
+// testMissedSlotsReported misses five hourly slots under each catch-up
+// policy: the tick reports the slots once merged (four) and none skipped
+// (five), and nothing missed once the ticks are on time again.
+func testMissedSlotsReported(t *testing.T, e *Env) {
+	e.save(e.C.Schedule("hourly_once", nil).Cron("@hourly").CatchUp(driver.CatchUpOnce))
+	e.save(e.C.Schedule("hourly_all", nil).Cron("@hourly").CatchUp(driver.CatchUpAll))
+	e.save(e.C.Schedule("hourly_none", nil).Cron("@hourly").CatchUp(driver.CatchUpNone))
+	e.Clock.Advance(5 * time.Hour) // slots 04:00 .. 08:00 missed
+	r := e.tickReport()
+	assert.Equal(t, 1+5+0, r.Fired, "runs dispatched after the downtime")
+	assert.Equal(t, 4+0+5, r.Missed, "slots missed: merged by once, skipped by none")
+	assert.Len(t, e.jobsOf("hourly_once"), 1, "catch-up once: one run for the missed slots")
+	e.Clock.Advance(time.Hour) // one slot, on time
+	r = e.tickReport()
+	assert.Equal(t, 3, r.Fired, "runs dispatched on time")
+	assert.Zero(t, r.Missed, "slots missed on time")
+}
+
 func testOverlapAllow(t *testing.T, e *Env) {
 	e.save(e.C.Schedule("sync", nil).Every(time.Minute))
 	for range 3 {
@@ -185,9 +233,9 @@ func testFourTickers(t *testing.T, e *Env) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				n, _, err := engine.OfClient(c).TickSchedules(context.Background(), 10)
+				r, err := engine.OfClient(c).TickSchedules(context.Background(), 10)
 				assert.NoError(t, err, "tick")
-				fired.Add(int64(n))
+				fired.Add(int64(r.Fired))
 			}()
 		}
 		wg.Wait()
@@ -354,4 +402,39 @@ func testStoredInPHPForm(t *testing.T, e *Env) {
 		_, err := e.C.Schedule("bad", nil).Cron(bad).Save(e.Ctx)
 		assert.ErrorIsf(t, err, queuety.ErrInvalidArgument, "Cron(%q)", bad)
 	}
+}
+
+// testUnreadableSchedule: a workflow schedule whose stored definition or
+// payload cannot be read (written by hand or by another runtime) must not
+// stop the tick for every other schedule. It is put off by an hour with
+// an error in the log, and the good schedules due beside it fire.
+func testUnreadableSchedule(t *testing.T, e *Env) {
+	def := queuety.WorkflowDefinition{Name: "nightly", Steps: steps("build")}
+	badDef, err := e.C.ScheduleWorkflow(def, nil).Every(time.Minute).Save(e.Ctx)
+	require.NoError(t, err)
+	def.Name = "hourly"
+	badPayload, err := e.C.ScheduleWorkflow(def, nil).Every(time.Minute).Save(e.Ctx)
+	require.NoError(t, err)
+	good := e.save(e.C.Schedule("ping", nil).Every(time.Minute))
+	for id, mutate := range map[int64]func(*driver.Schedule){
+		badDef:     func(s *driver.Schedule) { s.Workflow = []byte(`{"steps": [oops`) },
+		badPayload: func(s *driver.Schedule) { s.Payload = []byte(`[1, 2`) },
+	} {
+		s := e.schedule(id)
+		mutate(s)
+		require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error { return tx.ScheduleSave(e.Ctx, s) }))
+	}
+
+	e.Clock.Advance(time.Minute)
+	assert.Equal(t, 1, e.tick(), "fired beside the unreadable schedules")
+	assert.Len(t, e.jobsOf("ping"), 1, "jobs of the good schedule")
+	for _, id := range []int64{badDef, badPayload} {
+		s := e.schedule(id)
+		assert.Equal(t, e.Clock.Now().Truncate(time.Second).Add(time.Hour), s.NextRun, "an unreadable schedule is put off by an hour")
+	}
+	assert.Empty(t, e.Workflows(driver.WorkflowFilter{}), "workflows started from unreadable schedules")
+	e.Clock.Advance(time.Minute)
+	assert.Equal(t, 1, e.tick(), "the next minute")
+	assert.Equal(t, good, e.schedule(good).ID)
+	assert.Len(t, e.jobsOf("ping"), 2, "jobs of the good schedule after two minutes")
 }

@@ -111,12 +111,18 @@ func testApprovalRace(t *testing.T, e *Env) {
 	e.Clock.Advance(time.Minute + time.Second)
 	approver, timer := e.Client(), e.Client()
 	var wg sync.WaitGroup
+	var answered sync.Map // workflow id -> whether Approve succeeded
 	for _, id := range ids {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
+			// An approval that comes after the timer won finds no wait
+			// and is refused.
 			_, err := approver.Approve(context.Background(), id, queuety.State{"by": "ops"})
-			assert.NoError(t, err, "approve")
+			if err != nil {
+				assert.ErrorIs(t, err, queuety.ErrInvalidState, "approve")
+			}
+			answered.Store(id, err == nil)
 		}()
 		go func() {
 			defer wg.Done()
@@ -133,6 +139,8 @@ func testApprovalRace(t *testing.T, e *Env) {
 		require.Truef(t, ok, "workflow %d: no timed-out marker in %v", id, st)
 		_, approved := st["approval"]
 		assert.NotEqualf(t, timedOut, approved, "workflow %d: approved exactly when the timer lost (timed_out=%v)", id, timedOut)
+		succeeded, _ := answered.Load(id)
+		assert.Equalf(t, approved, succeeded, "workflow %d: Approve succeeded exactly when it settled the wait", id)
 		resumed := 0
 		for _, ev := range e.events(id) {
 			if ev.Event == driver.EventWorkflowResumed {

@@ -22,6 +22,81 @@ func init() {
 	registerDriver("Claim/WaitsForDependency", testDriverClaimDependsOn)
 	registerDriver("Claim/FollowsWorkflowStatus", testDriverClaimWorkflowStatus)
 	registerDriver("Claim/HasDueReadsWithoutClaiming", testDriverHasDue)
+	registerDriver("Claim/AttemptsStopAtColumnLimit", testDriverClaimAttemptsLimit)
+	registerDriver("Claim/RestrictedToIDs", testDriverClaimIDs)
+	registerDriver("Claim/CandidatesAreIDsInClaimOrder", testDriverClaimCandidates)
+	registerDriver("Claim/BuryUnclaimable", testDriverBuryUnclaimable)
+}
+
+// testDriverClaimAttemptsLimit: a row whose attempts already hold the
+// column's largest value is claimed with attempts left there (and its
+// token naming that attempt), in the same batch as other rows, instead of
+// failing the claim with an out-of-range error.
+func testDriverClaimAttemptsLimit(t *testing.T, d *DriverEnv) {
+	full, near := newJob("default", "h"), newJob("default", "h")
+	full.Attempts, near.Attempts = 255, 254
+	ids := d.insertJobs(full, near, newJob("default", "h"))
+	claimed := d.claim(claimParams("default", Epoch, 10, "h"))
+	require.Equal(t, ids, jobIDs(claimed), "claimed")
+	for i, want := range []int{255, 255, 1} {
+		j := d.job(ids[i])
+		assert.Equalf(t, want, claimed[i].Attempts, "row %d: attempts returned", i)
+		assert.Equalf(t, want, j.Attempts, "row %d: attempts stored", i)
+		assert.Equalf(t, int64(7<<8+want), j.ClaimToken, "row %d: claim token", i)
+		assert.Equalf(t, driver.JobProcessing, j.Status, "row %d: status", i)
+	}
+}
+
+// testDriverClaimIDs: ClaimParams.IDs restricts a claim to those jobs,
+// every other condition still applying, at most Limit of them.
+func testDriverClaimIDs(t *testing.T, d *DriverEnv) {
+	other := newJob("default", "x")
+	ids := d.insertJobs(newJob("default", "h"), newJob("default", "h"), newJob("default", "h"), other, newJob("default", "h"))
+	p := claimParams("default", Epoch, 10, "h")
+	p.IDs = []int64{ids[1], ids[3], ids[4]}
+	assert.Equal(t, []int64{ids[1], ids[4]}, jobIDs(d.claim(p)), "claimed: the listed jobs of the listed handlers")
+	p.IDs, p.Limit = []int64{ids[0], ids[1], ids[2]}, 1
+	assert.Equal(t, []int64{ids[0]}, jobIDs(d.claim(p)), "claimed with a limit of 1")
+	assert.Equal(t, driver.JobPending, d.job(ids[2]).Status, "the listed job past the limit")
+}
+
+// testDriverClaimCandidates: JobClaimCandidates lists what a claim would
+// take, in its order, and changes nothing.
+func testDriverClaimCandidates(t *testing.T, d *DriverEnv) {
+	urgent := newJob("default", "h")
+	urgent.Priority = driver.PriorityUrgent
+	later := newJob("default", "h")
+	later.AvailableAt = Epoch.Add(time.Minute)
+	ids := d.insertJobs(newJob("default", "h"), urgent, later, newJob("other", "h"), newJob("default", "h"))
+	p := claimParams("default", Epoch, 10, "h")
+	got := inTx(d, func(tx driver.Tx) ([]int64, error) { return tx.JobClaimCandidates(d.Ctx, p) })
+	assert.Equal(t, []int64{ids[1], ids[0], ids[4]}, got, "candidates")
+	p.Limit = 2
+	got = inTx(d, func(tx driver.Tx) ([]int64, error) { return tx.JobClaimCandidates(d.Ctx, p) })
+	assert.Equal(t, []int64{ids[1], ids[0]}, got, "candidates with a limit of 2")
+	assert.Equal(t, driver.JobPending, d.job(ids[1]).Status, "status after listing candidates")
+	assert.Equal(t, 0, d.job(ids[1]).Attempts, "attempts after listing candidates")
+}
+
+// testDriverBuryUnclaimable: JobBuryUnclaimable buries a pending job with
+// its message and leaves other statuses alone.
+func testDriverBuryUnclaimable(t *testing.T, d *DriverEnv) {
+	done := newJob("default", "h")
+	done.Status = driver.JobCompleted
+	j := newJob("default", "h")
+	j.Attempts = 255
+	ids := d.insertJobs(j, done)
+	at := Epoch.Add(time.Minute)
+	ok := inTx(d, func(tx driver.Tx) (bool, error) { return tx.JobBuryUnclaimable(d.Ctx, ids[0], "cannot be claimed", at) })
+	assert.True(t, ok, "the pending job was buried")
+	got := d.job(ids[0])
+	assert.Equal(t, driver.JobBuried, got.Status, "status")
+	assert.Equal(t, "cannot be claimed", got.ErrorMessage, "error")
+	assert.Equal(t, at, got.FailedAt, "failed_at")
+	assert.Equal(t, 255, got.Attempts, "attempts unchanged")
+	ok = inTx(d, func(tx driver.Tx) (bool, error) { return tx.JobBuryUnclaimable(d.Ctx, ids[1], "no", at) })
+	assert.False(t, ok, "a completed job buried")
+	assert.Equal(t, driver.JobCompleted, d.job(ids[1]).Status, "the completed job's status")
 }
 
 func testDriverClaimOrder(t *testing.T, d *DriverEnv) {

@@ -13,6 +13,7 @@ import (
 // The driver cases of Queuety's webhooks and artifacts tables.
 func init() {
 	registerDriver("Webhooks/InsertListByEventDelete", testDriverWebhooks)
+	registerDriver("Webhooks/SecretsBesideTheRows", testDriverWebhookSecrets)
 	registerDriver("Artifacts/PutReplacesByKeyKeepingIDAndCreatedAt", testDriverArtifactPut)
 	registerDriver("Artifacts/ListByKeyWithAndWithoutContent", testDriverArtifactList)
 	registerDriver("Artifacts/ConcurrentPutsOfOneKeyLeaveOneRow", testDriverArtifactRace)
@@ -41,6 +42,48 @@ func testDriverWebhooks(t *testing.T, d *DriverEnv) {
 	assert.True(t, inTx(d, func(tx driver.Tx) (bool, error) { return tx.WebhookDelete(d.Ctx, hooks[0].ID) }), "delete finds the row")
 	assert.False(t, inTx(d, func(tx driver.Tx) (bool, error) { return tx.WebhookDelete(d.Ctx, hooks[0].ID) }), "a second delete finds none")
 	assert.Len(t, inTx(d, func(tx driver.Tx) ([]*driver.Webhook, error) { return tx.WebhookList(d.Ctx, "") }), 2, "the others stay")
+}
+
+// testDriverWebhookSecrets: a secret is stored with its webhook and listed
+// with it; a webhook without one (as Queuety PHP writes them) lists as
+// unsigned until a secret is set; setting replaces; a webhook that does
+// not exist gets none; deleting the webhook deletes its secret.
+func testDriverWebhookSecrets(t *testing.T, d *DriverEnv) {
+	const s1, s2, s3 = "whsec_c2VjcmV0LW9uZQ==", "whsec_c2VjcmV0LXR3bw==", "whsec_c2VjcmV0LXRocmVl"
+	signed := &driver.Webhook{Event: "job.buried", URL: "https://a.example/1", CreatedAt: Epoch, Secret: s1}
+	plain := &driver.Webhook{Event: "job.buried", URL: "https://a.example/2", CreatedAt: Epoch}
+	for _, h := range []*driver.Webhook{signed, plain} {
+		d.Tx(func(tx driver.Tx) error { return tx.WebhookInsert(d.Ctx, h) })
+	}
+	assert.True(t, signed.Signed, "insert marks a webhook with a secret signed")
+	list := func(event string) []*driver.Webhook {
+		return inTx(d, func(tx driver.Tx) ([]*driver.Webhook, error) { return tx.WebhookList(d.Ctx, event) })
+	}
+	all := list("")
+	require.Len(t, all, 2)
+	assert.Equal(t, *signed, *all[0], "the secret is listed with its webhook")
+	assert.Equal(t, driver.Webhook{ID: plain.ID, Event: "job.buried", URL: "https://a.example/2", CreatedAt: Epoch}, *all[1], "no secret")
+	byEvent := list("job.buried")
+	require.Len(t, byEvent, 2)
+	assert.Equal(t, s1, byEvent[0].Secret, "by event too")
+
+	set := func(id int64, secret string) bool {
+		return inTx(d, func(tx driver.Tx) (bool, error) { return tx.WebhookSetSecret(d.Ctx, id, secret, Epoch.Add(time.Hour)) })
+	}
+	assert.True(t, set(plain.ID, s2), "a secret for a webhook that had none")
+	assert.True(t, set(signed.ID, s3), "a secret replaced")
+	assert.False(t, set(plain.ID+100, s2), "no webhook, no secret")
+	all = list("")
+	require.Len(t, all, 2, "setting secrets adds no webhook")
+	assert.Equal(t, []string{s3, s2}, []string{all[0].Secret, all[1].Secret})
+	assert.True(t, all[1].Signed)
+
+	assert.True(t, inTx(d, func(tx driver.Tx) (bool, error) { return tx.WebhookDelete(d.Ctx, signed.ID) }))
+	again := &driver.Webhook{Event: "job.failed", URL: "https://a.example/3", CreatedAt: Epoch}
+	d.Tx(func(tx driver.Tx) error { return tx.WebhookInsert(d.Ctx, again) })
+	all = list("")
+	require.Len(t, all, 2)
+	assert.Equal(t, []string{s2, ""}, []string{all[0].Secret, all[1].Secret}, "the deleted webhook's secret went with it")
 }
 
 func (d *DriverEnv) putArtifact(a *driver.Artifact) {

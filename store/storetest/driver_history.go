@@ -126,6 +126,9 @@ func testDriverEventPage(t *testing.T, d *DriverEnv) {
 	assert.JSONEq(t, `{"message":"boom"}`, string(light[2].Error), "light: error still read")
 	assert.Equal(t, Epoch.Add(time.Second), light[2].CreatedAt, "created_at")
 
+	steps := inTx(d, func(tx driver.Tx) ([]int, error) { return tx.EventSteps(d.Ctx, 3) })
+	assert.Equal(t, []int{0, 1}, steps, "EventSteps")
+	assert.Empty(t, inTx(d, func(tx driver.Tx) ([]int, error) { return tx.EventSteps(d.Ctx, 99) }), "EventSteps of a workflow without events")
 	n := inTx(d, func(tx driver.Tx) (int64, error) { return tx.EventCount(d.Ctx, 3) })
 	assert.Equal(t, int64(4), n, "EventCount")
 	n = inTx(d, func(tx driver.Tx) (int64, error) { return tx.EventCount(d.Ctx, 99) })

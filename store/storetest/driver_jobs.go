@@ -27,6 +27,7 @@ func init() {
 	registerDriver("Jobs/FindTimedOut", testDriverJobFindTimedOut)
 	registerDriver("Jobs/ListByWorkflow", testDriverJobListByWorkflow)
 	registerDriver("Jobs/FindActiveByHash", testDriverJobFindActiveByHash)
+	registerDriver("Jobs/FindActiveUnique", testDriverJobFindActiveUnique)
 	registerDriver("Jobs/CountActiveByHandler", testDriverJobCountActive)
 	registerDriver("Jobs/ListFilters", testDriverJobList)
 	registerDriver("Jobs/Counts", testDriverJobCounts)
@@ -460,6 +461,47 @@ func testDriverJobFindActiveByHash(t *testing.T, d *DriverEnv) {
 	assert.Zero(t, find("report", hashB), "a buried job is not active")
 	assert.Equal(t, ids[3], find("other", hashB), "the pending job of the other handler")
 	assert.Zero(t, find("missing", hashA), "no job of that handler")
+	findAny := func(h string, hashes ...string) int64 {
+		t.Helper()
+		return inTx(d, func(tx driver.Tx) (int64, error) { return tx.JobFindActiveByHash(d.Ctx, h, hashes...) })
+	}
+	assert.Equal(t, ids[1], findAny("report", hashB, strings.Repeat("c", 64), hashA), "one of several hashes")
+	assert.Zero(t, findAny("report", hashB, strings.Repeat("c", 64)), "none of several hashes")
+	assert.Zero(t, findAny("report"), "no hash")
+}
+
+func testDriverJobFindActiveUnique(t *testing.T, d *DriverEnv) {
+	with := func(h, payload, hash string, status driver.JobStatus) *driver.Job {
+		j := newJob("default", h)
+		j.Payload, j.PayloadHash, j.Status = []byte(payload), hash, status
+		return j
+	}
+	hash := strings.Repeat("a", 64)
+	ids := d.insertJobs(
+		with("report", `{"b":1,"a":2}`, hash, driver.JobPending),
+		with("report", `{"a":2,"b":1}`, hash, driver.JobProcessing),
+		with("report", `{"a":2,"b":3}`, hash, driver.JobCompleted),
+		with("report", `{"a":2,"b":4}`, "", driver.JobPending),
+		with("report", `{"a":22,"b":1}`, hash, driver.JobPending),
+		with("other", `{"a":2,"b":1}`, hash, driver.JobPending))
+	find := func(h string, n int) []int64 {
+		t.Helper()
+		var out []int64
+		d.Tx(func(tx driver.Tx) error {
+			jobs, err := tx.JobFindActiveUnique(d.Ctx, h, n)
+			out = out[:0]
+			for _, j := range jobs {
+				out = append(out, j.ID)
+				assert.NotEmpty(t, j.Payload, "payload of job %d", j.ID)
+			}
+			return err
+		})
+		return out
+	}
+	assert.Equal(t, []int64{ids[0], ids[1]}, find("report", len(`{"a":2,"b":1}`)),
+		"active jobs with a hash and a payload of that length, in id order")
+	assert.Equal(t, []int64{ids[4]}, find("report", len(`{"a":22,"b":1}`)), "another length")
+	assert.Empty(t, find("report", 3), "no payload of that length")
 }
 
 func testDriverJobCountActive(t *testing.T, d *DriverEnv) {

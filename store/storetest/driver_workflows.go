@@ -21,6 +21,7 @@ func init() {
 	registerDriver("Workflows/UpdateWritesMutableColumns", testDriverWorkflowUpdate)
 	registerDriver("Workflows/UpdateManyWritesEachRow", testDriverWorkflowUpdateMany)
 	registerDriver("Workflows/FindExpired", testDriverWorkflowFindExpired)
+	registerDriver("Workflows/RunningPositionsInIDOrder", testDriverWorkflowRunningPositions)
 	registerDriver("Workflows/FindDeadlineFailed", testDriverWorkflowFindDeadlineFailed)
 	registerDriver("Workflows/FindWaitExpired", testDriverWorkflowFindWaitExpired)
 	registerDriver("Workflows/ListFilters", testDriverWorkflowList)
@@ -456,4 +457,29 @@ func testDriverFailures(t *testing.T, d *DriverEnv) {
 	require.Len(t, ofStep, 1, "failures of job 80, a step of workflow 8")
 	assert.Equal(t, wfFail, ofStep[0].ID, "failure of job 80")
 	assert.Empty(t, list(9, 0), "failures of another workflow")
+}
+
+// testDriverWorkflowRunningPositions: WorkflowRunningPositions returns the
+// id, current step and step count of running workflows after an id, in id
+// order, up to the limit, and no workflow of another status.
+func testDriverWorkflowRunningPositions(t *testing.T, d *DriverEnv) {
+	at := func(status driver.WorkflowStatus, current, total int) int64 {
+		wf := newWorkflow("wf", status)
+		wf.CurrentStep, wf.TotalSteps = current, total
+		return d.insertWorkflow(wf)
+	}
+	a := at(driver.WorkflowRunning, 0, 2)
+	at(driver.WorkflowCompleted, 2, 2)
+	b := at(driver.WorkflowRunning, 7, 3)
+	at(driver.WorkflowPaused, 9, 1)
+	c := at(driver.WorkflowRunning, 1, 1)
+	read := func(after int64, limit int) []driver.WorkflowPosition {
+		return inTx(d, func(tx driver.Tx) ([]driver.WorkflowPosition, error) {
+			return tx.WorkflowRunningPositions(d.Ctx, after, limit)
+		})
+	}
+	assert.Equal(t, []driver.WorkflowPosition{{ID: a, CurrentStep: 0, TotalSteps: 2}, {ID: b, CurrentStep: 7, TotalSteps: 3},
+		{ID: c, CurrentStep: 1, TotalSteps: 1}}, read(0, 10), "all running workflows")
+	assert.Equal(t, []driver.WorkflowPosition{{ID: b, CurrentStep: 7, TotalSteps: 3}}, read(a, 1), "after the first, limit 1")
+	assert.Empty(t, read(c, 10), "after the last")
 }

@@ -1,0 +1,261 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/mysql"
+	"github.com/queuety/queuety-go/store/sqlite"
+)
+
+// allocated returns how many bytes the process allocated while fn ran.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// bigString is a JSON string of about n bytes, with multi-byte characters.
+func bigString(n int) string {
+	return strings.Repeat("payload-€-", n/12)
+}
+
+// TestOverviewReadsNoPayloads fills a queue with large pending jobs and
+// checks that an overview allocates a small fraction of their size, and
+// (on MySQL) that it runs as many statements with thirty queues as with
+// one.
+func TestOverviewReadsNoPayloads(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		const jobs, size = 4, 1 << 20
+		for range jobs {
+			_, err := c.Dispatch(ctx, "import", queuety.State{"blob": bigString(size)}, queuety.OnQueue("big"))
+			require.NoError(t, err)
+		}
+		b := newBrowser(t, Handler(c, open))
+		require.Equal(t, http.StatusOK, b.get("/").StatusCode)
+		var res *response
+		n := allocated(func() { res = b.get("/") })
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		assert.Contains(t, res.body, `data-queue="big"`)
+		t.Logf("an overview allocated %d KiB with %d pending jobs of %d KiB", n>>10, jobs, size>>10)
+		assert.Less(t, n, uint64(size), "an overview allocates less than one payload's size")
+
+		ms, ok := c.Store().(*mysql.Store)
+		if !ok {
+			return
+		}
+		one := testdb.CountStatements(t, ms.DB, func() { require.Equal(t, http.StatusOK, b.get("/").StatusCode) })
+		for i := range 30 {
+			_, err := c.Dispatch(ctx, "h", nil, queuety.OnQueue(fmt.Sprintf("q%02d", i)))
+			require.NoError(t, err)
+		}
+		thirty := testdb.CountStatements(t, ms.DB, func() { require.Equal(t, http.StatusOK, b.get("/").StatusCode) })
+		t.Logf("statements per overview: %d with one queue, %d with thirty-one", one, thirty)
+		assert.Equal(t, one, thirty, "statements per overview")
+	})
+}
+
+// TestOverviewListsBoundedQueues checks that the overview lists at most
+// maxOverviewQueues queues and says how many more there are.
+func TestOverviewListsBoundedQueues(t *testing.T) {
+	c := openStore(t, "sqlite")
+	var reqs []queuety.JobRequest
+	for i := range maxOverviewQueues + 5 {
+		reqs = append(reqs, queuety.JobRequest{Handler: "h", Options: []queuety.JobOption{queuety.OnQueue(fmt.Sprintf("q%03d", i))}})
+	}
+	_, err := c.DispatchMany(context.Background(), reqs)
+	require.NoError(t, err)
+	res := newBrowser(t, Handler(c, open)).get("/")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, maxOverviewQueues, strings.Count(res.body, "<tr data-queue="), "queue rows")
+	has := func(s string) bool { return strings.Contains(res.body, s) }
+	assert.True(t, has(`data-queue="q099"`), "the 100th queue is listed")
+	assert.False(t, has(`data-queue="q100"`), "the 101st queue is not listed")
+	assert.True(t, has("5 more queues are not listed"), "the page says how many more queues there are")
+	assert.True(t, has(fmt.Sprintf(`id="total-pending">%d<`, maxOverviewQueues+5)), "the totals count every queue")
+}
+
+// TestLargeValuesAreCut checks that the job and workflow pages show the
+// beginning of a large payload or state with a link to the whole, and
+// that the link streams the stored value exactly.
+func TestLargeValuesAreCut(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		big := bigString(5 << 19)
+		jobID, err := c.Dispatch(ctx, "import", queuety.State{"blob": big})
+		require.NoError(t, err)
+		wfID, err := builder.Workflow("w").Then("a").Dispatch(ctx, c, queuety.State{"blob": big})
+		require.NoError(t, err)
+		small, err := c.Dispatch(ctx, "import", queuety.State{"n": 1})
+		require.NoError(t, err)
+
+		b := newBrowser(t, Handler(c, open))
+		var res *response
+		n := allocated(func() { res = b.get(fmt.Sprintf("/jobs/%d", jobID)) })
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		t.Logf("the job page of a %d KiB payload allocated %d KiB and is %d KiB", len(big)>>10, n>>10, len(res.body)>>10)
+		assert.Less(t, len(res.body), 512<<10, "the page's size")
+		assert.Less(t, n, uint64(2<<20), "the page allocates a bounded amount, less than the payload's size")
+		assert.True(t, strings.Contains(res.body, fmt.Sprintf("Showing the first %d of ", previewChars)), "the page says the payload is cut")
+		assert.True(t, strings.Contains(res.body, fmt.Sprintf(`href="/jobs/%d/payload"`, jobID)), "a link to the whole payload")
+
+		j, err := c.Job(ctx, jobID)
+		require.NoError(t, err)
+		raw := b.get(fmt.Sprintf("/jobs/%d/payload", jobID))
+		require.Equal(t, http.StatusOK, raw.StatusCode)
+		assert.Equal(t, "text/plain; charset=utf-8", raw.Header.Get("Content-Type"))
+		assert.True(t, raw.body == string(j.Payload), "the raw payload is the stored one (%d bytes, want %d)", len(raw.body), len(j.Payload))
+
+		res = b.get(fmt.Sprintf("/jobs/%d", small))
+		assert.Contains(t, res.body, `&#34;n&#34;: 1`, "a small payload is shown whole, indented")
+		assert.NotContains(t, res.body, "Showing the first")
+		assert.Equal(t, http.StatusNotFound, b.get(fmt.Sprintf("/jobs/%d/heartbeat", small)).StatusCode, "no heartbeat data")
+		assert.Equal(t, http.StatusNotFound, b.get("/jobs/999999/payload").StatusCode)
+
+		res = b.get(fmt.Sprintf("/workflows/%d", wfID))
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		assert.Less(t, len(res.body), 512<<10, "the workflow page's size")
+		assert.True(t, strings.Contains(res.body, fmt.Sprintf(`href="/workflows/%d/state"`, wfID)), "a link to the whole state")
+		wf, err := c.Workflow(ctx, wfID)
+		require.NoError(t, err)
+		raw = b.get(fmt.Sprintf("/workflows/%d/state", wfID))
+		require.Equal(t, http.StatusOK, raw.StatusCode)
+		assert.True(t, raw.body == string(wf.State), "the raw state is the stored one (%d bytes, want %d)", len(raw.body), len(wf.State))
+
+		// The raw values need the same credentials as the pages.
+		tok := newBrowser(t, Handler(c, Options{Token: testToken, Logger: quiet()}))
+		assert.Equal(t, http.StatusUnauthorized, tok.get(fmt.Sprintf("/jobs/%d/payload", jobID)).StatusCode)
+	})
+}
+
+// lockedBuffer is a log destination safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// logTo returns a logger that writes text lines to a buffer.
+func logTo() (*slog.Logger, *lockedBuffer) {
+	buf := &lockedBuffer{}
+	return slog.New(slog.NewTextHandler(buf, nil)), buf
+}
+
+var errorID = regexp.MustCompile(`error id ([0-9a-f]{12})`)
+
+// regexpFind returns the first group of re's first match in s, or "".
+func regexpFind(re *regexp.Regexp, s string) string {
+	if m := re.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// TestErrorPagesHideInternals checks that a failing store read shows a
+// generic message with an id that the log has with the real error, and
+// that a missing row's page says "not found" without an error chain.
+func TestErrorPagesHideInternals(t *testing.T) {
+	c := openStore(t, "mysql")
+	log, logs := logTo()
+	b := newBrowser(t, Handler(c, Options{AllowUnauthenticated: true, Logger: log}))
+
+	res := b.get("/jobs/999999")
+	assert.Equal(t, http.StatusNotFound, res.StatusCode)
+	assert.Contains(t, res.body, "Not found: there is no such job.")
+	assert.NotContains(t, res.body, "read job")
+	assert.NotContains(t, res.body, "999999: not found")
+
+	table := c.Store().Info().Prefix + "queuety_workflows"
+	_, err := c.Store().(*mysql.Store).DB.Exec("DROP TABLE " + table)
+	require.NoError(t, err)
+	for _, path := range []string{"/workflows", "/workflows?partial=1", "/"} {
+		res = b.get(path)
+		assert.Equal(t, http.StatusInternalServerError, res.StatusCode, path)
+		assert.NotContains(t, res.body, table, path)
+		assert.NotContains(t, res.body, "1146", path)
+		assert.NotContains(t, res.body, "exist", path)
+		m := regexpFind(errorID, res.body)
+		require.NotEmpty(t, m, "GET %s: an error id on the page: %s", path, res.body)
+		assert.Contains(t, logs.String(), "error_id="+m, "the log has the id")
+		assert.Contains(t, logs.String(), table, "the log has the real error")
+	}
+}
+
+// TestMalformedWorkflowState checks that a workflow whose stored state is
+// not a JSON object gets a page that says so and shows the row, never a
+// 500, and that the lists still show it.
+func TestMalformedWorkflowState(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		id, err := builder.Workflow("broken").Then("a").Dispatch(ctx, c, queuety.State{"x": 1})
+		require.NoError(t, err)
+		log, logs := logTo()
+		b := newBrowser(t, Handler(c, Options{AllowUnauthenticated: true, Logger: log}))
+		for _, state := range []string{`{not json`, `"a string"`, `{"_steps": 5}`, ``} {
+			setWorkflowState(t, c, id, state)
+			res := b.get(fmt.Sprintf("/workflows/%d", id))
+			require.Equal(t, http.StatusOK, res.StatusCode, "state %q: %s\nlog: %s", state, res.body, logs.String())
+			assert.Contains(t, res.body, "broken", "state %q", state)
+			if strings.Contains(res.body, `id="undescribed"`) {
+				assert.Contains(t, res.body, "stored state cannot be understood", "state %q", state)
+				assert.NotContains(t, res.body, "phpjson", "state %q: the decoder's error stays in the log", state)
+				m := regexpFind(errorID, res.body)
+				require.NotEmpty(t, m, "state %q: an error id", state)
+				assert.Contains(t, logs.String(), "error_id="+m)
+			}
+			assert.Equal(t, http.StatusOK, b.get("/workflows").StatusCode, "state %q: the list", state)
+			raw := b.get(fmt.Sprintf("/workflows/%d/state", id))
+			require.Equal(t, http.StatusOK, raw.StatusCode, "state %q: the raw state", state)
+			assert.Equal(t, state, raw.body)
+		}
+		setWorkflowState(t, c, id, `{not json`)
+		res := b.get(fmt.Sprintf("/workflows/%d", id))
+		assert.Contains(t, res.body, `id="workflow-state-error"`, "unparsable JSON: the reason is shown")
+		assert.Contains(t, res.body, "{not json", "the stored state is shown")
+	})
+}
+
+// setWorkflowState overwrites a workflow's stored state.
+func setWorkflowState(t *testing.T, c *queuety.Client, id int64, state string) {
+	t.Helper()
+	var err error
+	table := c.Store().Info().Prefix + "queuety_workflows"
+	switch s := c.Store().(type) {
+	case *mysql.Store:
+		_, err = s.DB.Exec("UPDATE "+table+" SET state = ? WHERE id = ?", state, id)
+	case *sqlite.Store:
+		_, err = s.DB.Exec("UPDATE "+table+" SET state = ? WHERE id = ?", state, id)
+	default:
+		t.Fatalf("unknown store %T", s)
+	}
+	require.NoError(t, err)
+}
