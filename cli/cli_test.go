@@ -763,6 +763,34 @@ func TestInspectFanOut(t *testing.T) {
 		kdesc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", strconv.FormatInt(kid.ID, 10), "--json"))
 		assert.Equal(t, id, kdesc.ParentID, "child's parent")
 	}
+
+	// Pages: --jobs, --limit and --offset bound what is read, and the
+	// output says what it left out.
+	total := desc.TimelineTotal
+	require.Greater(t, total, 100, "timeline entries")
+	assert.Len(t, desc.Timeline, total, "the whole timeline under the default page")
+	assert.Contains(t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--jobs", "3", "--limit", "4"),
+		fmt.Sprintf("… %d more entries not shown (of %d); --offset 4 shows the next ones", total-4, total), "inspect --limit")
+	few := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--jobs", "3", "--json"))
+	assert.Len(t, few.Steps[0].Jobs, 3, "--jobs 3")
+	assert.Equal(t, 23, few.Steps[0].JobsMore, "jobs_more")
+	page := mustRun(t, nil, "--dsn", dsn, "workflow", "timeline", sid)
+	assert.Len(t, strings.Split(strings.TrimSpace(page), "\n"), 1+100+1, "timeline: a header, 100 entries and the note")
+	assert.Contains(t, page, fmt.Sprintf("… %d more entries not shown (of %d); --offset 100 shows the next ones", total-100, total), "timeline")
+	tail := mustRun(t, nil, "--dsn", dsn, "workflow", "timeline", sid, "--offset", strconv.Itoa(total-2))
+	assert.Len(t, strings.Split(strings.TrimSpace(tail), "\n"), 1+2, "timeline --offset: the last two, no note")
+	r := run(t, nil, "--dsn", dsn, "--json", "workflow", "timeline", sid, "--limit", "5")
+	require.Equal(t, 0, r.code, "timeline --json: %s", r.stderr)
+	assert.Len(t, decode[[]map[string]any](t, r.stdout), 5, "timeline --json --limit 5")
+	assert.Contains(t, r.stderr, fmt.Sprintf("… %d more entries not shown", total-5), "the note goes to stderr with --json")
+	trace := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "workflow", "trace", sid, "--limit", "7", "--offset", "2"))
+	assert.Len(t, trace["events"], 7, "trace --limit 7")
+	tp, _ := trace["page"].(map[string]any)
+	assert.Equal(t, float64(2), tp["events_offset"], "trace page offset")
+	assert.Equal(t, float64(9), tp["next_offset"], "trace next_offset")
+	wantFail(t, 2, "--limit must be at least 1", "--dsn", dsn, "workflow", "timeline", sid, "--limit", "0")
+	wantFail(t, 2, "--offset must not be negative", "--dsn", dsn, "workflow", "trace", sid, "--offset", "-1")
+	wantFail(t, 2, "--jobs must be at least 1", "--dsn", dsn, "workflow", "inspect", sid, "--jobs", "0")
 }
 
 // TestWorkflowAnswers: `workflow approve|reject|input` answer a workflow's

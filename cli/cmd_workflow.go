@@ -146,14 +146,25 @@ func workflowInspectCommand() *Command {
 		Summary: "describe a workflow in full: deadlines, steps and attempts, failures, timeline",
 		Args:    "ID",
 		Help: `Deadlines and timeouts are shown in ISO 8601 (PT5M), times in UTC RFC 3339.
---json prints the whole description, including the state before and after
-each event.`,
+--json prints the whole description. The timeline shows --limit entries
+from --offset on, and each step lists up to --jobs of its jobs (those not
+completed first, then the newest); the description counts the rest
+(timeline_more, jobs_more).`,
 		MinArgs:  1,
 		MaxArgs:  1,
-		Examples: []string{Program + " workflow inspect 42", Program + " workflow inspect 42 --json"},
+		Examples: []string{Program + " workflow inspect 42", Program + " workflow inspect 42 --json", Program + " workflow inspect 42 --offset 500"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
+			limit := fs.Int("limit", queuety.DefaultTimelineEntries, fmt.Sprintf("timeline entries to show (at most %d)", queuety.MaxTimelineEntries))
+			offset := fs.Int("offset", 0, fmt.Sprintf("timeline entries to skip (at most %d)", queuety.MaxTimelineOffset))
+			jobs := fs.Int("jobs", queuety.DefaultJobsPerStep, fmt.Sprintf("jobs to list per step (at most %d)", queuety.MaxJobsPerStep))
 			return onID("workflow", func(e *Env, c *queuety.Client, id int64) error {
-				d, err := c.DescribeWorkflow(e.Ctx, id)
+				if err := pageFlags(*limit, *offset); err != nil {
+					return err
+				}
+				if *jobs < 1 {
+					return Usagef("--jobs must be at least 1, got %d", *jobs)
+				}
+				d, err := c.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineLimit: *limit, TimelineOffset: *offset, JobsPerStep: *jobs})
 				if err != nil {
 					return err
 				}
@@ -163,6 +174,25 @@ each event.`,
 				return printDescription(e.Stdout, d)
 			})
 		},
+	}
+}
+
+// pageFlags checks --limit and --offset.
+func pageFlags(limit, offset int) error {
+	if limit < 1 {
+		return Usagef("--limit must be at least 1, got %d", limit)
+	}
+	if offset < 0 {
+		return Usagef("--offset must not be negative, got %d", offset)
+	}
+	return nil
+}
+
+// timelineFooter says how many timeline entries a page left out after it.
+func timelineFooter(w io.Writer, d *queuety.WorkflowDescription, indent string) {
+	if d.TimelineMore > 0 {
+		fmt.Fprintf(w, "%s… %d more entries not shown (of %d); --offset %d shows the next ones\n", indent, d.TimelineMore, d.TimelineTotal,
+			d.TimelineTotal-d.TimelineMore)
 	}
 }
 
@@ -280,7 +310,11 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 		}
 		for i, j := range s.Jobs {
 			if i == maxJobRows {
-				fmt.Fprintf(tw, "  \t\t\t\t\t\t… %d more jobs (--json lists all)\t\t\t\t\n", len(s.Jobs)-i)
+				lists := "--json lists all"
+				if s.JobsMore > 0 {
+					lists = fmt.Sprintf("--json lists %d, --jobs more", len(s.Jobs))
+				}
+				fmt.Fprintf(tw, "  \t\t\t\t\t\t… %d more jobs (%s)\t\t\t\t\n", len(s.Jobs)-i+s.JobsMore, lists)
 				break
 			}
 			if i > 0 {
@@ -351,7 +385,11 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", isoTS(t.At), t.Source, t.Event, intPtr(t.StepIndex), idCell(t.JobID), intPtr(t.Attempt),
 			cell(detailOrContext(t.Detail, t.Context), 80))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	timelineFooter(w, d, "  ")
+	return nil
 }
 
 func nonNilState(s queuety.State) queuety.State {
@@ -635,15 +673,23 @@ func workflowStateAtCommand() *Command {
 
 func workflowTimelineCommand() *Command {
 	return &Command{
-		Name:     "timeline",
-		Summary:  "print a workflow's events and log rows in time order",
-		Args:     "ID",
-		Examples: []string{Program + " workflow timeline 42", Program + " workflow timeline 42 --json"},
+		Name:    "timeline",
+		Summary: "print a workflow's events and log rows in time order",
+		Args:    "ID",
+		Help: `Prints --limit entries from --offset on (Queuety's workflow timeline pages
+the same way) and says how many more there are; with --json the entries
+are a JSON list and that note goes to standard error.`,
+		Examples: []string{Program + " workflow timeline 42", Program + " workflow timeline 42 --offset 100", Program + " workflow timeline 42 --json"},
 		MinArgs:  1, MaxArgs: 1,
 		Setup: func(fs *flag.FlagSet) RunFunc {
+			limit := fs.Int("limit", 100, fmt.Sprintf("entries to show (at most %d)", queuety.MaxTimelineEntries))
+			offset := fs.Int("offset", 0, fmt.Sprintf("entries to skip (at most %d)", queuety.MaxTimelineOffset))
 			return func(e *Env, args []string) error {
 				id, err := parseID("workflow", args[0])
 				if err != nil {
+					return err
+				}
+				if err := pageFlags(*limit, *offset); err != nil {
 					return err
 				}
 				c, err := e.Open()
@@ -651,11 +697,12 @@ func workflowTimelineCommand() *Command {
 					return err
 				}
 				defer c.Close()
-				d, err := c.DescribeWorkflow(e.Ctx, id)
+				d, err := c.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineLimit: *limit, TimelineOffset: *offset, JobsPerStep: 1})
 				if err != nil {
 					return err
 				}
 				if e.Globals.JSON {
+					timelineFooter(e.Stderr, d, "")
 					return printJSON(e.Stdout, d.Timeline)
 				}
 				tw := newTable(e.Stdout)
@@ -664,7 +711,11 @@ func workflowTimelineCommand() *Command {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", isoTS(te.At), te.Source, te.Event, intPtr(te.StepIndex),
 						idCell(te.JobID), intPtr(te.Attempt), cell(te.Detail, 80))
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				timelineFooter(e.Stdout, d, "")
+				return nil
 			}
 		},
 	}
@@ -772,13 +823,25 @@ func workflowTraceCommand() *Command {
 		Args:    "ID",
 		Help: `The bundle Queuety's workflow_trace returns: the workflow, its events grouped
 by step with each step's latest outcome, and its events, jobs, logs,
-signals and wait dependencies. It is JSON with or without --json.`,
-		Examples: []string{Program + " workflow trace 42"},
+signals and wait dependencies. It is JSON with or without --json.
+
+It holds one page of the events: --limit of them from --offset on, ending
+early before their JSON passes 16 MiB; a JSON value over 1 MiB is null,
+with its length under the event's "omitted". Jobs (200 per step) and log
+rows (the newest 1,000) are bounded too. The bundle's "page" object counts
+what was left out; its next_offset is the --offset of the next page.
+"workflow export" writes the whole history.`,
+		Examples: []string{Program + " workflow trace 42", Program + " workflow trace 42 --offset 500"},
 		MinArgs:  1, MaxArgs: 1,
 		Setup: func(fs *flag.FlagSet) RunFunc {
+			limit := fs.Int("limit", queuety.DefaultTraceEvents, fmt.Sprintf("events per page (at most %d)", queuety.MaxTraceEvents))
+			offset := fs.Int("offset", 0, "events to skip")
 			return func(e *Env, args []string) error {
 				id, err := parseID("workflow", args[0])
 				if err != nil {
+					return err
+				}
+				if err := pageFlags(*limit, *offset); err != nil {
 					return err
 				}
 				c, err := e.Open()
@@ -786,7 +849,7 @@ signals and wait dependencies. It is JSON with or without --json.`,
 					return err
 				}
 				defer c.Close()
-				doc, err := c.TraceWorkflow(e.Ctx, id)
+				doc, err := c.TraceWorkflowWith(e.Ctx, id, queuety.TraceOptions{Limit: *limit, Offset: *offset})
 				if err != nil {
 					return err
 				}

@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,4 +151,71 @@ func TestLiveExportReplay(t *testing.T) {
 	st, err := c.State(ctx, goReplay)
 	require.NoError(t, err)
 	assert.Equal(t, queuety.State{"doc": int64(2), "counter": int64(2), "finished": true}, st, "final state")
+}
+
+// TestLivePHPReadsGoForEachHistory: Queuety PHP reads the history of a
+// for_each step a Go worker ran, whose branch events carry the item and
+// its index and no state: its timeline and trace decode every event, its
+// workflow_state_at of the step is Go's StateAt, it rewinds the workflow to
+// after the step (a Go worker runs the last step again), and it replays
+// Go's export, history included.
+func TestLivePHPReadsGoForEachHistory(t *testing.T) {
+	t.Parallel()
+	s := newLiveSide(t)
+	id := s.goDispatch("fe_all")
+	s.goRun()
+	gid := strconv.FormatInt(id, 10)
+	wf, err := s.c.Workflow(s.ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "Go ran fe_all")
+
+	var timeline []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s.php.eval(`echo json_encode(\Queuety\Queuety::workflow_timeline(`+gid+`, null));`)), &timeline))
+	branches := 0
+	for _, ev := range timeline {
+		if ev["handler"] != hDoubleItem || ev["event"] == "step_completed" {
+			continue
+		}
+		branches++
+		assert.Nil(t, ev["state_before"], "PHP reads branch event %v without state_before", ev["id"])
+		assert.Nil(t, ev["state_after"], "PHP reads branch event %v without state_after", ev["id"])
+		in, _ := ev["input"].(map[string]any)
+		assert.Contains(t, in, "item_index", "PHP decodes branch event %v's input: %v", ev["id"], ev["input"])
+	}
+	assert.Equal(t, 6, branches, "branch events PHP read: started and item_completed of three items")
+
+	var trace struct {
+		Steps []struct {
+			StepIndex int              `json:"step_index"`
+			Events    []map[string]any `json:"events"`
+			Latest    map[string]any   `json:"latest"`
+		} `json:"steps"`
+		Events []map[string]any `json:"events"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(s.php.eval(`echo json_encode(\Queuety\Queuety::workflow_trace(`+gid+`));`)), &trace))
+	assert.Len(t, trace.Events, len(timeline), "PHP's trace: every event")
+	require.Len(t, trace.Steps, 3, "PHP's trace: steps")
+	assert.Equal(t, "step_completed", trace.Steps[1].Latest["event"], "PHP's trace: the for-each step's latest event")
+
+	phpState := s.php.eval(`echo json_encode(\Queuety\Queuety::workflow_state_at(` + gid + `, 1));`)
+	goState, err := s.c.StateAt(s.ctx, id, 1)
+	require.NoError(t, err)
+	assert.JSONEq(t, strings.TrimSpace(phpState), jsonOf(goState), "state after the for-each step, PHP's (expected) and Go's (actual)")
+
+	export := s.php.eval(`echo json_encode(\Queuety\Queuety::export_workflow(` + gid + `));`)
+	out := s.php.eval(`echo \Queuety\Queuety::replay_workflow(json_decode(` + phpString(strings.TrimSpace(export)) + `, true));`)
+	replay, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	require.NoError(t, err, "PHP printed %q", out)
+	replayed, err := s.c.StateAt(s.ctx, replay, 1)
+	require.NoError(t, err)
+	assert.Equal(t, goState, replayed, "Go reads PHP's replay of the Go-run workflow")
+
+	s.php.eval(`\Queuety\Queuety::rewind_workflow(` + gid + `, 1);`)
+	wf, err = s.c.Workflow(s.ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, 2, wf.CurrentStep, "PHP rewound to after the for-each step")
+	s.goRun()
+	wf, err = s.c.Workflow(s.ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "Go ran the last step again")
 }

@@ -32,6 +32,7 @@ func newClient(s driver.Store, cfg config) *Client {
 		Observer:          cfg.observer,
 		PHPBatchCallbacks: cfg.phpBatchQueue,
 		WakeKey:           cfg.wakeKey,
+		MaxForEachItems:   cfg.maxForEachItems,
 	})
 	return &Client{engine: e, store: s}
 }

@@ -8,3 +8,41 @@ import "github.com/queuety/queuety-go/internal/engine"
 // timeline of events. Times are ISO 8601 strings in UTC and durations ISO
 // 8601 durations; it marshals to the JSON the CLI prints with --json.
 type WorkflowDescription = engine.WorkflowDescription
+
+// DescribeOptions selects the page of a workflow's timeline and the jobs
+// per step that Client.DescribeWorkflowWith reads.
+type DescribeOptions = engine.DescribeOptions
+
+// TraceOptions selects the page of a workflow's events that
+// Client.TraceWorkflowWith returns.
+type TraceOptions = engine.TraceOptions
+
+// Bounds of workflow descriptions and traces.
+const (
+	// DefaultTimelineEntries is how many timeline entries a description
+	// holds by default.
+	DefaultTimelineEntries = engine.DefaultTimelineEntries
+	// MaxTimelineEntries is the most timeline entries a description holds.
+	MaxTimelineEntries = engine.MaxTimelineEntries
+	// MaxTimelineOffset is the largest timeline offset a description
+	// reads from.
+	MaxTimelineOffset = engine.MaxTimelineOffset
+	// DefaultJobsPerStep is how many jobs of each step a description lists
+	// by default.
+	DefaultJobsPerStep = engine.DefaultJobsPerStep
+	// MaxJobsPerStep is the most jobs of each step a description lists.
+	MaxJobsPerStep = engine.MaxJobsPerStep
+	// DefaultTraceEvents is how many events a trace page holds by default.
+	DefaultTraceEvents = engine.DefaultTraceEvents
+	// MaxTraceEvents is the most events a trace page holds.
+	MaxTraceEvents = engine.MaxTraceEvents
+	// TraceEventBytes bounds the JSON of the events of one trace page.
+	TraceEventBytes = engine.TraceEventBytes
+	// TraceValueBytes bounds one JSON value of a trace; longer ones are
+	// left out.
+	TraceValueBytes = engine.TraceValueBytes
+	// TraceJobsPerStep is how many jobs of each step a trace lists.
+	TraceJobsPerStep = engine.TraceJobsPerStep
+	// TraceLogs is how many log rows (the newest) a trace lists.
+	TraceLogs = engine.TraceLogs
+)

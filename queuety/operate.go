@@ -97,9 +97,18 @@ func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 }
 
 // DescribeWorkflow reads a workflow with its jobs, logs, events, signals
-// and failures, in one transaction.
+// and failures, in one transaction: the first DefaultTimelineEntries
+// entries of its timeline and up to DefaultJobsPerStep jobs of each step
+// (see DescribeWorkflowWith).
 func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
 	return c.engine.DescribeWorkflow(ctx, id)
+}
+
+// DescribeWorkflowWith is DescribeWorkflow with the page of the timeline
+// and the jobs per step that opts selects. The description counts what it
+// leaves out: TimelineTotal and TimelineMore, and each step's JobsMore.
+func (c *Client) DescribeWorkflowWith(ctx context.Context, id int64, opts DescribeOptions) (*WorkflowDescription, error) {
+	return c.engine.DescribeWorkflowWith(ctx, id, opts)
 }
 
 // Approve answers the approval or decision wait a workflow is in with
@@ -158,7 +167,8 @@ func (c *Client) ForkWorkflow(ctx context.Context, workflowID int64) (int64, err
 // ExportWorkflow returns a workflow's history (its row and state, jobs,
 // events, logs, signals and wait dependencies) as JSON in Queuety's export
 // format (export_workflow), which ReplayWorkflow and Queuety PHP's
-// replay_workflow read.
+// replay_workflow read. It is the whole history, read at once: for a
+// bounded view, page through TraceWorkflowWith.
 func (c *Client) ExportWorkflow(ctx context.Context, workflowID int64) ([]byte, error) {
 	o, err := c.engine.ExportWorkflow(ctx, workflowID)
 	if err != nil {
@@ -179,12 +189,25 @@ func (c *Client) ReplayWorkflow(ctx context.Context, export []byte) (int64, erro
 	return c.engine.ReplayWorkflow(ctx, o)
 }
 
-// TraceWorkflow returns a workflow's trace bundle as JSON (Queuety's
-// workflow_trace): the workflow, its events grouped by step with the
-// latest outcome of each, and its events, jobs, logs, signals and wait
-// dependencies.
+// TraceWorkflow returns the first page of a workflow's trace bundle as
+// JSON (Queuety's workflow_trace): the workflow, its events grouped by
+// step with the latest outcome of each, and its events, jobs, logs,
+// signals and wait dependencies. See TraceWorkflowWith for its bounds;
+// ExportWorkflow returns the whole history.
 func (c *Client) TraceWorkflow(ctx context.Context, workflowID int64) ([]byte, error) {
-	o, err := c.engine.TraceWorkflow(ctx, workflowID)
+	return c.TraceWorkflowWith(ctx, workflowID, TraceOptions{})
+}
+
+// TraceWorkflowWith returns the page of a workflow's trace bundle that
+// opts selects, as JSON. A page holds up to opts.Limit events
+// (DefaultTraceEvents by default, at most MaxTraceEvents) and ends before
+// its events' JSON passes TraceEventBytes; a JSON value longer than
+// TraceValueBytes is null, with its length under the event's "omitted".
+// Jobs (TraceJobsPerStep per step) and log rows (the newest TraceLogs,
+// their error texts cut at 8 KiB) are bounded too. The bundle's "page" object counts what was left out, and
+// its next_offset is the Offset of the next page (null after the last).
+func (c *Client) TraceWorkflowWith(ctx context.Context, workflowID int64, opts TraceOptions) ([]byte, error) {
+	o, err := c.engine.TraceWorkflowWith(ctx, workflowID, opts)
 	if err != nil {
 		return nil, err
 	}

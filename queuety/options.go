@@ -142,6 +142,8 @@ type config struct {
 	observer     observe.Observer
 	// phpBatchQueue is WithPHPBatchCallbacks' queue (batch.go).
 	phpBatchQueue string
+	// maxForEachItems is WithMaxForEachItems' cap (0: the default).
+	maxForEachItems int
 }
 
 func newConfig(opts []Option) config {
@@ -208,4 +210,18 @@ func WithObserver(o observe.Observer) Option {
 // stale recovery takes the job back (default DefaultStaleTimeout).
 func WithStaleTimeout(d time.Duration) Option {
 	return func(cfg *config) { cfg.staleTimeout = d }
+}
+
+// DefaultMaxForEachItems caps the items one for-each step may expand into
+// when its workflow sets no MaxForEachItems budget. A step that plans more
+// fails its workflow with a constraint error naming the cap.
+const DefaultMaxForEachItems = engine.DefaultMaxForEachItems
+
+// WithMaxForEachItems sets the cap on the items one for-each step of a
+// workflow without a MaxForEachItems budget may expand into, for the
+// workers built on this client (default DefaultMaxForEachItems); n < 0
+// removes it. A workflow's own budget (builder's MaxForEachItems) replaces
+// the cap, above or below it. Queuety PHP workers apply only budgets.
+func WithMaxForEachItems(n int) Option {
+	return func(cfg *config) { cfg.maxForEachItems = n }
 }

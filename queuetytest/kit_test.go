@@ -105,6 +105,27 @@ func TestRunWorkflowStopsOnRetryAndUnregisteredHandlers(t *testing.T) {
 	assert.Equal(t, "workflow_completed", logs[len(logs)-1])
 }
 
+// TestEventsAndLogsReadTheWholeHistory: Events and Logs return a history
+// longer than a description's page of timeline entries.
+func TestEventsAndLogsReadTheWholeHistory(t *testing.T) {
+	ctx := context.Background()
+	kit := queuetytest.New(t, queuetytest.WorkTimeout(2*time.Minute))
+	kit.HandleForEach("each", func(context.Context, queuety.State, any, int) (queuety.State, error) { return nil, nil })
+	items := make([]any, 150)
+	for i := range items {
+		items[i] = i
+	}
+	id, err := builder.Workflow("wide").ForEach("items", "each").Dispatch(ctx, kit.Client(), queuety.State{"items": items})
+	require.NoError(t, err)
+	require.Equal(t, queuetytest.StopCompleted, kit.RunWorkflow(ctx, id).Stop)
+	events := names(kit.Events(id))
+	require.Len(t, events, 1+2*len(items)+1, "the placeholder's step_started, two events a branch, step_completed")
+	assert.Equal(t, "step_completed 0", events[len(events)-1], "the last event")
+	logs := names(kit.Logs(id))
+	assert.Greater(t, len(logs)+len(events), queuety.DefaultTimelineEntries, "a history longer than a page")
+	assert.Equal(t, "workflow_completed", logs[len(logs)-1], "the last log row")
+}
+
 func TestRunWorkflowStopsOnFailurePauseAndCancel(t *testing.T) {
 	ctx := context.Background()
 	kit := queuetytest.New(t)

@@ -304,29 +304,36 @@ func (k *Kit) Events(id int64) []Event { return k.history(id, "event") }
 // oldest first. It fails the kit's test when the workflow does not exist.
 func (k *Kit) Logs(id int64) []Event { return k.history(id, "log") }
 
-// history returns the timeline entries of one source.
+// history returns the timeline entries of one source, read a page at a
+// time (up to queuety.MaxTimelineOffset + queuety.MaxTimelineEntries).
 func (k *Kit) history(id int64, source string) []Event {
 	k.t.Helper()
-	d, err := k.client.DescribeWorkflow(context.Background(), id)
-	if err != nil {
-		k.t.Fatalf("queuetytest: history of workflow %d: %v", id, err)
-		return nil
-	}
-	names := map[int]string{}
-	for _, s := range d.Steps {
-		names[s.Index] = s.Name
-	}
 	var out []Event
-	for _, te := range d.Timeline {
-		if te.Source != source {
-			continue
+	for read := 0; ; {
+		d, err := k.client.DescribeWorkflowWith(context.Background(), id, queuety.DescribeOptions{
+			TimelineOffset: read, TimelineLimit: queuety.MaxTimelineEntries, JobsPerStep: 1})
+		if err != nil {
+			k.t.Fatalf("queuetytest: history of workflow %d: %v", id, err)
+			return nil
 		}
-		e := Event{Source: te.Source, Name: te.Event, StepIndex: -1, JobID: te.JobID, Detail: te.Detail}
-		if te.StepIndex != nil {
-			e.StepIndex, e.Step = *te.StepIndex, names[*te.StepIndex]
+		names := map[int]string{}
+		for _, s := range d.Steps {
+			names[s.Index] = s.Name
 		}
-		e.At, _ = time.Parse(time.RFC3339Nano, te.At)
-		out = append(out, e)
+		for _, te := range d.Timeline {
+			if te.Source != source {
+				continue
+			}
+			e := Event{Source: te.Source, Name: te.Event, StepIndex: -1, JobID: te.JobID, Detail: te.Detail}
+			if te.StepIndex != nil {
+				e.StepIndex, e.Step = *te.StepIndex, names[*te.StepIndex]
+			}
+			e.At, _ = time.Parse(time.RFC3339Nano, te.At)
+			out = append(out, e)
+		}
+		read += len(d.Timeline)
+		if d.TimelineMore == 0 || len(d.Timeline) == 0 || read > queuety.MaxTimelineOffset {
+			return out
+		}
 	}
-	return out
 }

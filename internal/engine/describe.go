@@ -40,13 +40,18 @@ type WorkflowDescription struct {
 	// ParentID and ParentStep name the workflow whose run_workflow step
 	// started this one; StartedBy the workflow whose start_workflows step
 	// did.
-	ParentID   int64           `json:"parent_workflow_id,omitempty"`
-	ParentStep *int            `json:"parent_step_index,omitempty"`
-	StartedBy  int64           `json:"started_by_workflow_id,omitempty"`
-	Steps      []StepInfo      `json:"steps"`
-	Failures   []FailureInfo   `json:"failures"`
-	Timeline   []TimelineEntry `json:"timeline"`
-	Signals    []SignalInfo    `json:"signals,omitempty"`
+	ParentID   int64         `json:"parent_workflow_id,omitempty"`
+	ParentStep *int          `json:"parent_step_index,omitempty"`
+	StartedBy  int64         `json:"started_by_workflow_id,omitempty"`
+	Steps      []StepInfo    `json:"steps"`
+	Failures   []FailureInfo `json:"failures"`
+	// Timeline is one page of the workflow's history (see
+	// DescribeOptions): TimelineTotal counts the event and log rows of the
+	// whole history, TimelineMore those after this page.
+	Timeline      []TimelineEntry `json:"timeline"`
+	TimelineTotal int             `json:"timeline_total"`
+	TimelineMore  int             `json:"timeline_more"`
+	Signals       []SignalInfo    `json:"signals,omitempty"`
 	// StateError says why the stored state, or its step list, could not
 	// be read (the row was written by hand or by a broken writer). The
 	// description then holds what the row's columns, jobs, logs and
@@ -78,13 +83,17 @@ type WaitInfo struct {
 
 // StepInfo describes one step and the jobs that ran it.
 type StepInfo struct {
-	Index    int          `json:"index"`
-	Name     string       `json:"name"`
-	Type     string       `json:"type"`
-	Handlers []string     `json:"handlers"`
-	Status   string       `json:"status"` // not_started, pending, running, waiting, completed, failed, skipped, cancelled
-	Timeouts *Timeouts    `json:"timeouts,omitempty"`
+	Index    int       `json:"index"`
+	Name     string    `json:"name"`
+	Type     string    `json:"type"`
+	Handlers []string  `json:"handlers"`
+	Status   string    `json:"status"` // not_started, pending, running, waiting, completed, failed, skipped, cancelled
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
+	// Jobs lists up to DescribeOptions.JobsPerStep of the step's jobs (those
+	// not completed first, then the newest), in id order; JobsMore counts
+	// the others.
 	Jobs     []JobInfoRow `json:"jobs,omitempty"`
+	JobsMore int          `json:"jobs_more,omitempty"`
 	// ForEach is the progress of a for_each step that has expanded.
 	ForEach *ForEachInfo `json:"for_each,omitempty"`
 	// Iterations counts how often a repeat step jumped back.
@@ -223,39 +232,126 @@ func isoDuration(d time.Duration) string {
 	return out
 }
 
+// Bounds of a workflow description, so that describing a workflow with a
+// long history or many jobs reads a bounded number of rows.
+const (
+	// DefaultTimelineEntries is how many timeline entries a description
+	// holds when DescribeOptions.TimelineLimit is not set.
+	DefaultTimelineEntries = 500
+	// MaxTimelineEntries is the most timeline entries a description holds.
+	MaxTimelineEntries = 5000
+	// MaxTimelineOffset is the largest DescribeOptions.TimelineOffset: a
+	// page is cut from the first offset+limit rows of the events and of
+	// the log rows. The history past it is read with TraceWorkflowWith or
+	// ExportWorkflow.
+	MaxTimelineOffset = 20000
+	// DefaultJobsPerStep is how many jobs of each step a description lists
+	// when DescribeOptions.JobsPerStep is not set.
+	DefaultJobsPerStep = 100
+	// MaxJobsPerStep is the most jobs of each step a description lists.
+	MaxJobsPerStep = 1000
+	// describeChildren bounds the started workflows a description names.
+	describeChildren = 1000
+	// describeValueBytes bounds an event's error document read for the
+	// timeline; a longer one is left out.
+	describeValueBytes = 64 << 10
+	// describeLogText bounds a log row's context (a longer one is left
+	// out) and error message read for the timeline.
+	describeLogText = 1 << 10
+	// describeHistoryText bounds a log row's error message read for a
+	// job's attempt history.
+	describeHistoryText = 4 << 10
+)
+
+// DescribeOptions bounds what DescribeWorkflowWith reads. Zero fields take
+// the defaults named on each.
+type DescribeOptions struct {
+	// TimelineOffset skips that many timeline entries (at most
+	// MaxTimelineOffset).
+	TimelineOffset int
+	// TimelineLimit is the most timeline entries returned
+	// (DefaultTimelineEntries when 0 or less, at most MaxTimelineEntries).
+	TimelineLimit int
+	// JobsPerStep is the most jobs listed per step (DefaultJobsPerStep when
+	// 0 or less, at most MaxJobsPerStep).
+	JobsPerStep int
+}
+
+func (o DescribeOptions) bounds() (offset, limit, perStep int) {
+	offset = min(max(o.TimelineOffset, 0), MaxTimelineOffset)
+	limit, perStep = o.TimelineLimit, o.JobsPerStep
+	if limit <= 0 {
+		limit = DefaultTimelineEntries
+	}
+	if perStep <= 0 {
+		perStep = DefaultJobsPerStep
+	}
+	return offset, min(limit, MaxTimelineEntries), min(perStep, MaxJobsPerStep)
+}
+
 // DescribeWorkflow reads a workflow with its jobs, logs, events, signals
-// and failures, in one transaction.
+// and failures, in one transaction, within the default DescribeOptions.
 func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
+	return e.DescribeWorkflowWith(ctx, id, DescribeOptions{})
+}
+
+// DescribeWorkflowWith reads a workflow with its jobs, logs, events,
+// signals and failures, in one transaction: one page of its timeline and
+// a bounded number of jobs per step, as opts says.
+func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts DescribeOptions) (*WorkflowDescription, error) {
+	offset, limit, perStep := opts.bounds()
 	var (
-		wf      *driver.Workflow
-		jobs    []*driver.Job
-		logs    []*driver.LogEntry
-		events  []*driver.WorkflowEvent
-		fails   []*driver.Failure
-		signals []*driver.Signal
-		kids    []*driver.Workflow
+		wf             *driver.Workflow
+		jobs           []*driver.Job
+		counts         []driver.JobStepCount
+		jobLogs, logs  []*driver.LogEntry
+		events         []*driver.WorkflowEvent
+		eventsN, logsN int64
+		reached        []int
+		fails          []*driver.Failure
+		signals        []*driver.Signal
+		kids           []*driver.Workflow
 	)
 	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
 		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
 			return err
 		}
-		if jobs, err = tx.JobListByWorkflow(ctx, id, nil, driver.LockNone); err != nil {
+		if jobs, err = tx.JobListByStep(ctx, driver.JobStepQuery{WorkflowID: id, PerStep: perStep, MaxPayloadBytes: -1}); err != nil {
 			return err
 		}
-		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, Limit: 10000}); err != nil {
+		if counts, err = tx.JobStepCounts(ctx, id); err != nil {
 			return err
 		}
-		if events, err = tx.EventList(ctx, id); err != nil {
+		if jobLogs, err = jobHistoryLogs(ctx, tx, jobs); err != nil {
+			return err
+		}
+		// The first offset+limit entries of the timeline are among the
+		// first offset+limit rows of each source in time order.
+		window := offset + limit
+		if eventsN, err = tx.EventCount(ctx, id); err != nil {
+			return err
+		}
+		if reached, err = tx.EventSteps(ctx, id); err != nil {
+			return err
+		}
+		if events, err = tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, Order: driver.EventsByTime, Limit: window,
+			Light: true, MaxColumnBytes: describeValueBytes}); err != nil {
+			return err
+		}
+		if logsN, err = tx.LogCount(ctx, driver.LogFilter{WorkflowID: id}); err != nil {
+			return err
+		}
+		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, ByTime: true, Limit: window, MaxTextBytes: describeLogText}); err != nil {
 			return err
 		}
 		if signals, err = tx.SignalList(ctx, id, nil); err != nil {
 			return err
 		}
-		if kids, err = tx.WorkflowList(ctx, driver.WorkflowFilter{Parent: id, Limit: 1000}); err != nil {
+		if kids, err = tx.WorkflowList(ctx, driver.WorkflowFilter{Parent: id, Limit: describeChildren}); err != nil {
 			return err
 		}
 		if started := startedIDs(wf); len(started) > 0 {
-			more, err := tx.WorkflowGetMany(ctx, started, driver.LockNone)
+			more, err := tx.WorkflowGetMany(ctx, started[:min(len(started), describeChildren)], driver.LockNone)
 			if err != nil {
 				return err
 			}
@@ -285,6 +381,7 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		FailedAt: iso(wf.FailedAt), Error: wf.ErrorMessage, DefinitionHash: strField(state, "_definition_hash"),
 		IdempotencyKey: strField(state, "_idempotency_key"),
 		Steps:          []StepInfo{}, Failures: []FailureInfo{}, Timeline: []TimelineEntry{},
+		TimelineTotal: int(eventsN + logsN),
 	}
 	if stateErr != nil {
 		d.StateError = strings.TrimPrefix(stateErr.Error(), "queuety: ")
@@ -316,6 +413,13 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 			byStep[*j.StepIndex] = append(byStep[*j.StepIndex], j)
 		}
 	}
+	statuses := map[int]map[driver.JobStatus]int64{}
+	for _, c := range counts {
+		if statuses[c.StepIndex] == nil {
+			statuses[c.StepIndex] = map[driver.JobStatus]int64{}
+		}
+		statuses[c.StepIndex][c.Status] += c.Count
+	}
 	failsByJob := map[int64][]*driver.Failure{}
 	for _, f := range fails {
 		fi := FailureInfo{At: iso(f.CreatedAt), Category: f.Category, TimeoutKind: f.TimeoutKind, NonRetryable: f.NonRetryable,
@@ -326,15 +430,23 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		}
 	}
 	logsByJob := map[int64][]*driver.LogEntry{}
-	for _, l := range logs {
+	for _, l := range jobLogs {
 		if l.JobID != nil && *l.JobID != 0 {
 			logsByJob[*l.JobID] = append(logsByJob[*l.JobID], l)
 		}
 	}
 	if stepsErr == nil {
-		ran := stepsWithEvents(events)
+		ran := map[int]bool{}
+		for _, i := range reached {
+			ran[i] = true
+		}
 		for i, s := range steps {
-			si := StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.handlers(), Status: stepStatus(wf, i, byStep[i], ran[i])}
+			si := StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.handlers(), Status: stepStatus(wf, i, statuses[i], ran[i])}
+			var total int64
+			for _, n := range statuses[i] {
+				total += n
+			}
+			si.JobsMore = max(int(total)-len(byStep[i]), 0)
 			if t := stepTimeouts(s); t != (Timeouts{}) {
 				si.Timeouts = &t
 			}
@@ -371,10 +483,34 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 		d.Timeline = append(d.Timeline, te)
 	}
 	d.Timeline = orderTimeline(d.Timeline)
+	d.Timeline = d.Timeline[min(offset, len(d.Timeline)):]
+	d.Timeline = d.Timeline[:min(limit, len(d.Timeline))]
+	d.TimelineMore = max(d.TimelineTotal-offset-len(d.Timeline), 0)
 	for _, s := range signals {
 		d.Signals = append(d.Signals, SignalInfo{Name: s.Name, ReceivedAt: iso(s.ReceivedAt), Payload: json.RawMessage(s.Payload)})
 	}
 	return d, nil
+}
+
+// jobHistoryLogs reads the log rows of the listed jobs, for their attempt
+// histories: up to 64 rows a job.
+func jobHistoryLogs(ctx context.Context, tx driver.Tx, jobs []*driver.Job) ([]*driver.LogEntry, error) {
+	const chunk = 500
+	var out []*driver.LogEntry
+	for len(jobs) > 0 {
+		part := jobs[:min(chunk, len(jobs))]
+		jobs = jobs[len(part):]
+		ids := make([]int64, len(part))
+		for i, j := range part {
+			ids[i] = j.ID
+		}
+		logs, err := tx.LogList(ctx, driver.LogFilter{JobIDs: ids, Limit: 64 * len(ids), MaxTextBytes: describeHistoryText})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, logs...)
+	}
+	return out, nil
 }
 
 func stepTimeouts(s *stepDef) Timeouts {
@@ -388,30 +524,14 @@ func stepTimeouts(s *stepDef) Timeouts {
 	}
 }
 
-// stepsWithEvents returns the indexes of the steps the workflow's events
-// show it reached.
-func stepsWithEvents(events []*driver.WorkflowEvent) map[int]bool {
-	out := map[int]bool{}
-	for _, ev := range events {
-		out[ev.StepIndex] = true
-	}
-	return out
-}
-
 // stepStatus derives a step's status from the workflow, whether its events
-// show the step was reached, and the step's jobs. A step before the
-// current one was completed when it was reached, and skipped (a
-// _next_step jump passed over it) when nothing shows it ran: its events
-// say so even after its completed jobs were purged.
-func stepStatus(wf *driver.Workflow, i int, jobs []*driver.Job, reached bool) string {
-	has := func(s driver.JobStatus) bool {
-		for _, j := range jobs {
-			if j.Status == s {
-				return true
-			}
-		}
-		return false
-	}
+// show the step was reached, and the number of the step's jobs in each
+// status. A step before the current one was completed when it was
+// reached, and skipped (a _next_step jump passed over it) when nothing
+// shows it ran: its events say so even after its completed jobs were
+// purged.
+func stepStatus(wf *driver.Workflow, i int, jobs map[driver.JobStatus]int64, reached bool) string {
+	has := func(s driver.JobStatus) bool { return jobs[s] > 0 }
 	switch {
 	case i < wf.CurrentStep:
 		if !reached && len(jobs) == 0 {

@@ -72,6 +72,11 @@ type Config struct {
 	// Observer hears dispatches, and the workers and sweeps of this
 	// engine report to it (default nil: none).
 	Observer observe.Observer
+	// MaxForEachItems caps the items one for-each step of a workflow that
+	// sets no max_for_each_items budget may expand into (default
+	// DefaultMaxForEachItems; negative: no cap). A workflow's own budget
+	// replaces it, above or below.
+	MaxForEachItems int
 	// PHPBatchCallbacks is the queue on which batch callbacks and chain
 	// catch handlers that no worker of this process registered are handed
 	// to Queuety PHP (see batch.go); "" sends them to Go workers.
@@ -103,6 +108,9 @@ func New(store driver.Store, cfg Config) *Engine {
 	cfg.LeaseTimeout = min(cfg.LeaseTimeout, cfg.StaleTimeout)
 	if cfg.DeadlineHandoff == 0 {
 		cfg.DeadlineHandoff = DefaultDeadlineHandoff
+	}
+	if cfg.MaxForEachItems == 0 {
+		cfg.MaxForEachItems = DefaultMaxForEachItems
 	}
 	return &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 }

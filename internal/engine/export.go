@@ -80,7 +80,8 @@ func strOrNil(s string) any {
 // ExportWorkflow returns a workflow's history in Queuety's export format:
 // the workflow row with its state, its jobs, events, logs, signals,
 // artifacts and wait dependencies (chunks, which the Go engine does not
-// write, are an empty list).
+// write, are an empty list). It reads the whole history; TraceWorkflowWith
+// reads it a bounded page at a time.
 func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object, error) {
 	var (
 		wf        *driver.Workflow
@@ -122,6 +123,30 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 		// internal error.
 		return nil, fmt.Errorf("queuety: export workflow %d: %w (%w)", id, err, ErrInvalidState)
 	}
+	out := phpjson.NewObject()
+	out.Set("workflow", workflowObject(wf, state))
+	jl := make([]any, 0, len(jobs))
+	for _, j := range jobs {
+		jl = append(jl, jobObject(j))
+	}
+	out.Set("jobs", jl)
+	el := make([]any, 0, len(events))
+	for _, ev := range events {
+		el = append(el, eventObject(ev))
+	}
+	out.Set("events", el)
+	out.Set("logs", logObjects(logs))
+	out.Set("signals", signalObjects(signals))
+	out.Set("artifacts", exportArtifacts(artifacts))
+	out.Set("chunks", []any{})
+	out.Set("wait_dependencies", dependencyObjects(deps))
+	out.Set("exported_at", e.clock.Now().UTC().Format("2006-01-02T15:04:05-07:00"))
+	out.Set("queuety_version", "queuety-go")
+	return out, nil
+}
+
+// workflowObject is the workflow of an export or a trace.
+func workflowObject(wf *driver.Workflow, state *phpjson.Object) *phpjson.Object {
 	w := phpjson.NewObject()
 	w.Set("id", wf.ID)
 	w.Set("name", wf.Name)
@@ -140,55 +165,76 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 		v, _ := state.Get("_" + k)
 		w.Set(k, v)
 	}
-	out := phpjson.NewObject()
-	out.Set("workflow", w)
-	jl := make([]any, 0, len(jobs))
-	for _, j := range jobs {
-		o := phpjson.NewObject()
-		o.Set("id", j.ID)
-		o.Set("queue", j.Queue)
-		o.Set("handler", j.Handler)
+	return w
+}
+
+// jobObject is one job of an export or a trace. A payload a bounded read
+// left out is null, with its length under payload_omitted_bytes.
+func jobObject(j *driver.Job) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("id", j.ID)
+	o.Set("queue", j.Queue)
+	o.Set("handler", j.Handler)
+	if j.OmittedPayloadBytes > 0 {
+		o.Set("payload", nil)
+	} else {
 		o.Set("payload", jsonObjectColumn(j.Payload))
-		o.Set("priority", int64(j.Priority))
-		o.Set("status", string(j.Status))
-		o.Set("attempts", int64(j.Attempts))
-		o.Set("max_attempts", int64(j.MaxAttempts))
-		o.Set("step_index", intPtrOrNil(j.StepIndex))
-		o.Set("available_at", dbTime(j.AvailableAt))
-		o.Set("reserved_at", dbTime(j.ReservedAt))
-		o.Set("completed_at", dbTime(j.CompletedAt))
-		o.Set("failed_at", dbTime(j.FailedAt))
-		o.Set("error_message", strOrNil(j.ErrorMessage))
-		o.Set("created_at", dbTime(j.CreatedAt))
-		jl = append(jl, o)
 	}
-	out.Set("jobs", jl)
-	el := make([]any, 0, len(events))
-	for _, ev := range events {
-		o := phpjson.NewObject()
-		o.Set("id", ev.ID)
-		o.Set("job_id", idOrNil(ev.JobID))
-		o.Set("parent_event_id", nil)
-		o.Set("step_index", int64(ev.StepIndex))
-		o.Set("step_name", strOrNil(ev.StepName))
-		o.Set("step_type", strOrNil(ev.StepType))
-		o.Set("handler", ev.Handler)
-		o.Set("event", string(ev.Event))
-		o.Set("queue", strOrNil(ev.Queue))
-		o.Set("attempt", intPtrOrNil(ev.Attempt))
-		o.Set("input", jsonColumn(ev.Input))
-		o.Set("output", jsonColumn(ev.Output))
-		o.Set("state_before", jsonColumn(ev.StateBefore))
-		o.Set("state_after", jsonColumn(ev.StateAfter))
-		o.Set("context", jsonColumn(ev.Context))
-		o.Set("artifacts", jsonColumn(ev.Artifacts))
-		o.Set("chunks", nil)
-		o.Set("error", jsonColumn(ev.Error))
-		o.Set("duration_ms", int64PtrOrNil(ev.DurationMS))
-		o.Set("created_at", dbTime(ev.CreatedAt))
-		el = append(el, o)
+	o.Set("priority", int64(j.Priority))
+	o.Set("status", string(j.Status))
+	o.Set("attempts", int64(j.Attempts))
+	o.Set("max_attempts", int64(j.MaxAttempts))
+	o.Set("step_index", intPtrOrNil(j.StepIndex))
+	o.Set("available_at", dbTime(j.AvailableAt))
+	o.Set("reserved_at", dbTime(j.ReservedAt))
+	o.Set("completed_at", dbTime(j.CompletedAt))
+	o.Set("failed_at", dbTime(j.FailedAt))
+	o.Set("error_message", strOrNil(j.ErrorMessage))
+	o.Set("created_at", dbTime(j.CreatedAt))
+	if j.OmittedPayloadBytes > 0 {
+		o.Set("payload_omitted_bytes", j.OmittedPayloadBytes)
 	}
-	out.Set("events", el)
+	return o
+}
+
+// eventObject is one event of an export or a trace. The JSON columns a
+// bounded read left out are null, with their lengths under "omitted".
+func eventObject(ev *driver.WorkflowEvent) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("id", ev.ID)
+	o.Set("job_id", idOrNil(ev.JobID))
+	o.Set("parent_event_id", nil)
+	o.Set("step_index", int64(ev.StepIndex))
+	o.Set("step_name", strOrNil(ev.StepName))
+	o.Set("step_type", strOrNil(ev.StepType))
+	o.Set("handler", ev.Handler)
+	o.Set("event", string(ev.Event))
+	o.Set("queue", strOrNil(ev.Queue))
+	o.Set("attempt", intPtrOrNil(ev.Attempt))
+	o.Set("input", jsonColumn(ev.Input))
+	o.Set("output", jsonColumn(ev.Output))
+	o.Set("state_before", jsonColumn(ev.StateBefore))
+	o.Set("state_after", jsonColumn(ev.StateAfter))
+	o.Set("context", jsonColumn(ev.Context))
+	o.Set("artifacts", jsonColumn(ev.Artifacts))
+	o.Set("chunks", nil)
+	o.Set("error", jsonColumn(ev.Error))
+	o.Set("duration_ms", int64PtrOrNil(ev.DurationMS))
+	o.Set("created_at", dbTime(ev.CreatedAt))
+	if len(ev.Omitted) > 0 {
+		om := phpjson.NewObject()
+		for _, c := range driver.EventColumns {
+			if n, ok := ev.Omitted[c]; ok {
+				om.Set(c, n)
+			}
+		}
+		o.Set("omitted", om)
+	}
+	return o
+}
+
+// logObjects are the logs of an export or a trace.
+func logObjects(logs []*driver.LogEntry) []any {
 	ll := make([]any, 0, len(logs))
 	for _, l := range logs {
 		o := phpjson.NewObject()
@@ -205,7 +251,11 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 		o.Set("created_at", dbTime(l.CreatedAt))
 		ll = append(ll, o)
 	}
-	out.Set("logs", ll)
+	return ll
+}
+
+// signalObjects are the signals of an export or a trace.
+func signalObjects(signals []*driver.Signal) []any {
 	sl := make([]any, 0, len(signals))
 	for _, s := range signals {
 		o := phpjson.NewObject()
@@ -216,9 +266,11 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 		o.Set("received_at", dbTime(s.ReceivedAt))
 		sl = append(sl, o)
 	}
-	out.Set("signals", sl)
-	out.Set("artifacts", exportArtifacts(artifacts))
-	out.Set("chunks", []any{})
+	return sl
+}
+
+// dependencyObjects are the wait dependencies of an export or a trace.
+func dependencyObjects(deps []*driver.WorkflowDependency) []any {
 	dl := make([]any, 0, len(deps))
 	for _, d := range deps {
 		o := phpjson.NewObject()
@@ -230,10 +282,7 @@ func (e *Engine) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 		o.Set("created_at", dbTime(d.CreatedAt))
 		dl = append(dl, o)
 	}
-	out.Set("wait_dependencies", dl)
-	out.Set("exported_at", e.clock.Now().UTC().Format("2006-01-02T15:04:05-07:00"))
-	out.Set("queuety_version", "queuety-go")
-	return out, nil
+	return dl
 }
 
 // exportArtifacts is the artifacts list of an export (Queuety's

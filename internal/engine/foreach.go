@@ -26,6 +26,14 @@ import (
 // ("For-each completion settled early."), and late results of settled
 // steps are buried too.
 
+// DefaultMaxForEachItems caps the items one for-each step may expand into
+// when its workflow sets no max_for_each_items budget (Queuety PHP has no
+// such default). The step's runtime, items and results, lives in the
+// workflow's state, which each branch result rewrites; the cap keeps that
+// state, and the rows of the step's branches, to a size the engine and
+// the UI handle.
+const DefaultMaxForEachItems = 10000
+
 // Messages Queuety writes for for-each outcomes.
 const (
 	msgForEachSettled       = "For-each step already settled."
@@ -377,8 +385,8 @@ func (sc *stepCtx) expandForEach() error {
 		if items == nil {
 			items = []any{}
 		}
-		if limit := budgetLimit(sc.state, "max_for_each_items"); limit > 0 && int64(len(items)) > limit {
-			return NonRetryable(constraintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", sc.step.Name, len(items), limit))
+		if err := sc.checkForEachItems(len(items)); err != nil {
+			return err
 		}
 		o := phpjson.NewObject()
 		o.Set("initialized", true)
@@ -426,6 +434,23 @@ func (sc *stepCtx) expandForEach() error {
 	return w.flush(ctx, tx)
 }
 
+// checkForEachItems fails the step when it planned more items than the
+// workflow's max_for_each_items budget allows or, without a budget, than
+// the engine's default cap.
+func (sc *stepCtx) checkForEachItems(n int) error {
+	if limit := budgetLimit(sc.state, "max_for_each_items"); limit > 0 {
+		if int64(n) > limit {
+			return constraintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", sc.step.Name, n, limit)
+		}
+		return nil
+	}
+	if limit := sc.e.cfg.MaxForEachItems; limit > 0 && n > limit {
+		return constraintf("For-each step '%s' planned %d items, exceeding the default cap of %d for-each items; "+
+			"set the workflow's MaxForEachItems budget to allow more.", sc.step.Name, n, limit)
+	}
+	return nil
+}
+
 // finalizeForEach settles the step with its output: the state merge, the
 // transition and the next step, with the step_completed event.
 func (sc *stepCtx) finalizeForEach(w *writes, in stepInputs, output *phpjson.Object) error {
@@ -441,32 +466,27 @@ func (sc *stepCtx) finalizeForEach(w *writes, in stepInputs, output *phpjson.Obj
 	return nil
 }
 
-// branchInputs is a for-each branch's step input: the public state, the
-// item and its index (Queuety's workflow trace for branch jobs).
+// branchInputs is a for-each branch's step input for its events: the item
+// and its index, as the input and as the context. Queuety also writes the
+// public state into each branch event (as the input's "state", and as
+// state_before and state_after); the Go engine leaves those out. The state
+// holds the item list, so copying it into every branch's events made them
+// grow with the square of the item count, and a branch leaves the public
+// state as it was: the step-level events (the placeholder's step_started,
+// the step_completed that settles the step) record it once. Queuety's
+// readers accept the missing columns (its branch events are never read for
+// state: workflow_state_at reads step_completed and workflow_resumed rows).
 func (sc *stepCtx) branchInputs(item any, index int) (stepInputs, []byte) {
-	if sc.pubJSON == nil || *sc.pubJSON == nil {
-		enc := EncodeJSON(PublicState(sc.state))
-		if sc.pubJSON == nil {
-			sc.pubJSON = new([]byte)
-		}
-		*sc.pubJSON = enc
-	}
-	in := stepInputs{state: *sc.pubJSON}
-	// {"state":<public state>,"item":<item>,"item_index":<index>}, built
-	// around the state's encoding, which a large fan-out shares.
+	enc := EncodeJSON(item)
+	// {"item":<item>,"item_index":<index>}, the order of Queuety's context.
 	var b []byte
-	b = append(b, `{"state":`...)
-	b = append(b, in.state...)
-	b = append(b, `,"item":`...)
-	b = append(b, EncodeJSON(item)...)
+	b = append(b, `{"item":`...)
+	b = append(b, enc...)
 	b = append(b, `,"item_index":`...)
 	b = strconv.AppendInt(b, int64(index), 10)
-	in.input = append(b, '}')
-	c := phpjson.NewObject()
-	c.Set("item", item)
-	c.Set("item_index", int64(index))
-	in.context = EncodeJSON(c)
-	return in, in.context
+	b = append(b, '}')
+	in := stepInputs{input: b, context: b}
+	return in, b
 }
 
 // branchMeta reads the __for_each payload of a branch job row.
@@ -552,9 +572,9 @@ func (sc *stepCtx) applyBranch(w *writes, rt *forEachRuntime, output *phpjson.Ob
 	started := sc.startedEvent(in)
 	started.Context = itemCtx
 	done := sc.event(driver.EventStepItemCompleted, in)
-	// A branch leaves the public state as it was; Queuety writes this
-	// event's context index first.
-	done.Output, done.StateAfter, done.Artifacts = EncodeJSON(output), in.state, sc.cj.tracedArtifacts()
+	// No state_before or state_after (see branchInputs); Queuety writes
+	// this event's context index first.
+	done.Output, done.Artifacts = EncodeJSON(output), sc.cj.tracedArtifacts()
 	doneCtx := phpjson.NewObject()
 	doneCtx.Set("item_index", int64(itemIndex))
 	doneCtx.Set("item", item)
@@ -640,7 +660,6 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 		w := &writes{}
 		var done []int64
 		var settler *stepCtx
-		pub := new([]byte) // the public state's encoding, shared by the group's events
 		for i, r := range results {
 			row := rows[r.Claimed.Job.ID]
 			if row == nil || !r.Claimed.owns(row) || settler != nil {
@@ -659,7 +678,7 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 				}
 				continue
 			}
-			sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: steps[idx], cj: r.Claimed, r: r, now: now, pubJSON: pub}
+			sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: steps[idx], cj: r.Claimed, r: r, now: now}
 			satisfied, err := sc.applyBranch(w, rt, outputs[i])
 			if err != nil {
 				fallback = true

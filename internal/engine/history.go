@@ -18,24 +18,17 @@ import (
 const msgSupersededByRewind = "Superseded by workflow rewind"
 
 // stateAt returns the public state recorded right after step idx (the
-// newest step_completed or workflow_resumed event of that step), or nil.
+// newest step_completed or workflow_resumed event of that step with a
+// state, as Queuety's get_state_at_step reads it), or nil. It reads that
+// one event.
 func stateAt(ctx context.Context, tx driver.Tx, id int64, idx int) (*phpjson.Object, error) {
-	events, err := tx.EventList(ctx, id)
-	if err != nil {
+	events, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, StepIndex: &idx,
+		Events: []driver.EventType{driver.EventStepCompleted, driver.EventWorkflowResumed}, WithStateAfter: true,
+		Order: driver.EventsNewestFirst, Limit: 1})
+	if err != nil || len(events) == 0 {
 		return nil, err
 	}
-	for i := len(events) - 1; i >= 0; i-- {
-		ev := events[i]
-		if ev.StepIndex != idx || (ev.Event != driver.EventStepCompleted && ev.Event != driver.EventWorkflowResumed) || len(ev.StateAfter) == 0 {
-			continue
-		}
-		st, err := DecodeObject("event state", ev.StateAfter)
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
-	}
-	return nil, nil
+	return DecodeObject("event state", events[0].StateAfter)
 }
 
 // StateAt returns the public state a workflow had right after step idx

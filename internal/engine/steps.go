@@ -205,14 +205,13 @@ type stepCtx struct {
 	cj    *Claimed
 	r     *Result
 	now   time.Time
-	// pubJSON caches the encoded public state for the events of for-each
-	// branches, which leave it unchanged; nil computes it.
-	pubJSON *[]byte
 }
 
 // stepInputs is the public state before a step attempt, encoded once for
 // every event of the attempt: the state itself, and the step's input (the
 // state for single steps; the state and the step definition otherwise).
+// A for-each branch's has no state (nil: the events' state columns stay
+// NULL) and its item and index as input.
 type stepInputs struct {
 	state []byte
 	input []byte

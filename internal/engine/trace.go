@@ -2,31 +2,145 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
-// TraceWorkflow returns a workflow's trace bundle (Queuety's
-// workflow_trace): the workflow, its events grouped by step (each group
-// with step_index, step_name, step_type, handler, its events and the latest
-// of its step_completed, step_failed, workflow_waiting and
-// workflow_resumed events), and the events, jobs, logs, artifacts, chunks,
-// signals and wait dependencies, in ExportWorkflow's row shapes.
-func (e *Engine) TraceWorkflow(ctx context.Context, id int64) (*phpjson.Object, error) {
-	exp, err := e.ExportWorkflow(ctx, id)
-	if err != nil {
-		return nil, err
+// Bounds of a trace bundle. A trace reads one page of a workflow's events
+// and a bounded number of its jobs and log rows, so tracing a workflow
+// with a long history reads a bounded number of rows and bytes.
+// ExportWorkflow is the way to read a whole history.
+const (
+	// DefaultTraceEvents is how many events one trace page holds when
+	// TraceOptions.Limit is not set.
+	DefaultTraceEvents = 500
+	// MaxTraceEvents is the most events one trace page holds.
+	MaxTraceEvents = 5000
+	// TraceEventBytes bounds the JSON of the events of one trace page: a
+	// page ends before the event that would take it past this.
+	TraceEventBytes = 16 << 20
+	// TraceValueBytes bounds one JSON value of a trace (an event's input,
+	// output, states, context, artifacts or error, a job's payload): a
+	// longer one is left out, as null, and its length given under the
+	// event's "omitted" (the job's "payload_omitted_bytes").
+	TraceValueBytes = 1 << 20
+	// TraceJobsPerStep is how many jobs of each step a trace lists: those
+	// not completed first, then the newest.
+	TraceJobsPerStep = 200
+	// TraceLogs is how many log rows a trace lists: the newest.
+	TraceLogs = 1000
+	// traceLogText bounds a listed log row's error message and trace (cut)
+	// and context (left out when longer).
+	traceLogText = 8 << 10
+)
+
+// TraceOptions selects the page of events a trace bundle holds.
+type TraceOptions struct {
+	// Offset skips that many of the workflow's events (in id order).
+	Offset int
+	// Limit is the most events the page holds (DefaultTraceEvents when 0
+	// or less, at most MaxTraceEvents). The page also ends before its
+	// events' JSON passes TraceEventBytes.
+	Limit int
+}
+
+func (o TraceOptions) limit() int {
+	switch {
+	case o.Limit <= 0:
+		return DefaultTraceEvents
+	case o.Limit > MaxTraceEvents:
+		return MaxTraceEvents
 	}
-	evV, _ := exp.Get("events")
-	events, _ := listOf(evV)
+	return o.Limit
+}
+
+// TraceWorkflow returns the first page of a workflow's trace bundle: see
+// TraceWorkflowWith.
+func (e *Engine) TraceWorkflow(ctx context.Context, id int64) (*phpjson.Object, error) {
+	return e.TraceWorkflowWith(ctx, id, TraceOptions{})
+}
+
+// TraceWorkflowWith returns a workflow's trace bundle (Queuety's
+// workflow_trace) with one page of its events: the workflow, the page's
+// events grouped by step (each group with step_index, step_name,
+// step_type, handler, its events and the latest of its step_completed,
+// step_failed, workflow_waiting and workflow_resumed events), the events,
+// up to TraceJobsPerStep jobs of each step, the newest TraceLogs log rows,
+// the artifacts, chunks, signals and wait dependencies, in ExportWorkflow's
+// row shapes, and "page", which says what was left out:
+//
+//	{"events_total": n, "events_offset": n, "events_shown": n,
+//	 "events_more": n, "next_offset": n|null, "jobs_total": n,
+//	 "jobs_shown": n, "logs_total": n, "logs_shown": n}
+//
+// events_more counts the events after the page (next_offset is the
+// Offset that reads them). A JSON value longer than TraceValueBytes is
+// null, with its length under the event's "omitted" (a job's
+// "payload_omitted_bytes").
+func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOptions) (*phpjson.Object, error) {
+	var (
+		wf             *driver.Workflow
+		jobs           []*driver.Job
+		counts         []driver.JobStepCount
+		events         []*driver.WorkflowEvent
+		logs           []*driver.LogEntry
+		signals        []*driver.Signal
+		deps           []*driver.WorkflowDependency
+		artifacts      []*driver.Artifact
+		eventsN, logsN int64
+		offset, limit  = max(opts.Offset, 0), opts.limit()
+	)
+	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
+		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
+			return err
+		}
+		if eventsN, err = tx.EventCount(ctx, id); err != nil {
+			return err
+		}
+		if events, err = eventPage(ctx, tx, id, offset, limit); err != nil {
+			return err
+		}
+		if jobs, err = tx.JobListByStep(ctx, driver.JobStepQuery{WorkflowID: id, PerStep: TraceJobsPerStep, MaxPayloadBytes: TraceValueBytes}); err != nil {
+			return err
+		}
+		if counts, err = tx.JobStepCounts(ctx, id); err != nil {
+			return err
+		}
+		if logsN, err = tx.LogCount(ctx, driver.LogFilter{WorkflowID: id}); err != nil {
+			return err
+		}
+		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, Limit: TraceLogs, Newest: true, MaxTextBytes: traceLogText}); err != nil {
+			return err
+		}
+		if signals, err = tx.SignalList(ctx, id, nil); err != nil {
+			return err
+		}
+		if artifacts, err = tx.ArtifactList(ctx, id, true); err != nil {
+			return err
+		}
+		deps, err = tx.DependencyList(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queuety: trace workflow %d: %w", id, err)
+	}
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil {
+		// The row, not the request, is wrong: ErrInvalidState, not an
+		// internal error.
+		return nil, fmt.Errorf("queuety: trace workflow %d: %w (%w)", id, err, ErrInvalidState)
+	}
+	sort.Slice(logs, func(a, b int) bool { return logs[a].ID < logs[b].ID })
+
+	eventList := make([]any, 0, len(events))
 	groups := map[int64]*phpjson.Object{}
 	for _, ev := range events {
-		o, ok := ev.(*phpjson.Object)
-		if !ok {
-			continue
-		}
-		idx := intValue(o, "step_index")
+		o := eventObject(ev)
+		eventList = append(eventList, o)
+		idx := int64(ev.StepIndex)
 		g := groups[idx]
 		if g == nil {
 			g = phpjson.NewObject()
@@ -40,8 +154,8 @@ func (e *Engine) TraceWorkflow(ctx context.Context, id int64) (*phpjson.Object, 
 		}
 		list, _ := g.Get("events")
 		g.Set("events", append(list.([]any), o))
-		switch strField(o, "event") {
-		case "step_completed", "step_failed", "workflow_waiting", "workflow_resumed":
+		switch ev.Event {
+		case driver.EventStepCompleted, driver.EventStepFailed, driver.EventWorkflowWaiting, driver.EventWorkflowResumed:
 			g.Set("latest", o)
 		}
 	}
@@ -54,14 +168,83 @@ func (e *Engine) TraceWorkflow(ctx context.Context, id int64) (*phpjson.Object, 
 	for i, idx := range idxs {
 		steps[i] = groups[idx]
 	}
+	jobList := make([]any, 0, len(jobs))
+	for _, j := range jobs {
+		jobList = append(jobList, jobObject(j))
+	}
+	var jobsN int64
+	for _, c := range counts {
+		jobsN += c.Count
+	}
+
 	out := phpjson.NewObject()
-	for _, k := range []string{"workflow", "steps", "events", "jobs", "logs", "artifacts", "chunks", "signals", "wait_dependencies"} {
-		if k == "steps" {
-			out.Set(k, steps)
-			continue
+	out.Set("workflow", workflowObject(wf, state))
+	out.Set("steps", steps)
+	out.Set("events", eventList)
+	out.Set("jobs", jobList)
+	out.Set("logs", logObjects(logs))
+	out.Set("artifacts", exportArtifacts(artifacts))
+	out.Set("chunks", []any{})
+	out.Set("signals", signalObjects(signals))
+	out.Set("wait_dependencies", dependencyObjects(deps))
+	page := phpjson.NewObject()
+	page.Set("events_total", eventsN)
+	page.Set("events_offset", int64(offset))
+	page.Set("events_shown", int64(len(events)))
+	more := max(eventsN-int64(offset)-int64(len(events)), 0)
+	page.Set("events_more", more)
+	if more > 0 {
+		page.Set("next_offset", int64(offset+len(events)))
+	} else {
+		page.Set("next_offset", nil)
+	}
+	page.Set("jobs_total", jobsN)
+	page.Set("jobs_shown", int64(len(jobs)))
+	page.Set("logs_total", logsN)
+	page.Set("logs_shown", int64(len(logs)))
+	out.Set("page", page)
+	return out, nil
+}
+
+// eventPage reads up to limit of a workflow's events from offset on, in id
+// order, with every JSON value up to TraceValueBytes, ending the page
+// before the event that would take its JSON past TraceEventBytes (a page
+// holds at least one event). It reads the sizes first, then the values of
+// the events that fit.
+func eventPage(ctx context.Context, tx driver.Tx, id int64, offset, limit int) ([]*driver.WorkflowEvent, error) {
+	sizes, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, Offset: offset, Limit: limit, Light: true, MaxColumnBytes: TraceValueBytes})
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	n := 0
+	for _, ev := range sizes {
+		size := int64(len(ev.Error))
+		for _, b := range ev.Omitted {
+			if b <= TraceValueBytes {
+				size += b
+			}
 		}
-		v, _ := exp.Get(k)
-		out.Set(k, v)
+		if n > 0 && total+size > TraceEventBytes {
+			break
+		}
+		total += size
+		n++
+	}
+	ids := make([]int64, n)
+	for i, ev := range sizes[:n] {
+		ids[i] = ev.ID
+	}
+	const chunk = 500
+	out := make([]*driver.WorkflowEvent, 0, n)
+	for len(ids) > 0 {
+		part := ids[:min(chunk, len(ids))]
+		ids = ids[len(part):]
+		evs, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, IDs: part, MaxColumnBytes: TraceValueBytes})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, evs...)
 	}
 	return out, nil
 }

@@ -198,11 +198,16 @@ func (s *jobScanner) scan(sc scanner) (*driver.Job, error) {
 	if err := sc.Scan(s.dests...); err != nil {
 		return nil, fmt.Errorf("scan job: %w", err)
 	}
+	return s.finish(), nil
+}
+
+// finish returns a new Job from the row just scanned into s.dests.
+func (s *jobScanner) finish() *driver.Job {
 	j := new(driver.Job)
 	*j = s.row
 	j.Status = driver.JobStatus(s.status)
 	j.ConcurrencyLimit = int(s.limit)
-	return j, nil
+	return j
 }
 
 const workflowCols = "id, name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index, " +

@@ -130,12 +130,19 @@ func (t *txn) inIDs(ids []int64) (string, []any) {
 	return placeholders(len(args)), args
 }
 
-// chunks returns the sizes in which n rows are inserted: all at once, or,
-// on a store that keeps statements prepared, in powers of two of at most
-// 128, largest first.
+// chunks returns the sizes in which n rows are inserted: all at once (up
+// to maxInsertRows a statement), or, on a store that keeps statements
+// prepared, in powers of two of at most 128, largest first.
 func (t *txn) chunks(n int) []int {
-	if t.s.stmts == nil || n == 0 {
-		return []int{n}
+	if n == 0 {
+		return []int{0}
+	}
+	if t.s.stmts == nil {
+		var out []int
+		for ; n > maxInsertRows; n -= maxInsertRows {
+			out = append(out, maxInsertRows)
+		}
+		return append(out, n)
 	}
 	var out []int
 	for n > 0 {

@@ -89,5 +89,6 @@ func TestHotShapes(t *testing.T) {
 	assert.Equal(t, []int{128, 128, 1}, hot.chunks(257))
 	assert.Equal(t, []int{4, 2, 1}, hot.chunks(7))
 	assert.Equal(t, []int{200}, plain.chunks(200))
+	assert.Equal(t, []int{500, 500, 201}, plain.chunks(1201), "at most maxInsertRows rows a statement")
 	assert.Equal(t, "(?,?),(?,?),(?,?)", rowsSQL(3, 2))
 }

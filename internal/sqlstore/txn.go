@@ -162,6 +162,16 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
+	if len(jobs) > maxInsertRows {
+		for len(jobs) > 0 {
+			part := jobs[:min(maxInsertRows, len(jobs))]
+			if err := t.JobInsert(ctx, part); err != nil {
+				return err
+			}
+			jobs = jobs[len(part):]
+		}
+		return nil
+	}
 	const cols = "queue, handler, payload, payload_hash, priority, status, attempts, max_attempts, available_at, " +
 		"workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units, created_at, " +
 		"schedule_to_start_at, schedule_to_close_at, reserved_at, claim_token, start_to_close_at, heartbeat_deadline_at"
@@ -796,11 +806,36 @@ func truncate(s string, n int) string {
 
 // LogList implements driver.Tx.
 func (t *txn) LogList(ctx context.Context, f driver.LogFilter) ([]*driver.LogEntry, error) {
+	where, args := t.logWhere(f)
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	order := " ORDER BY id LIMIT ?"
+	switch {
+	case f.Newest:
+		order = " ORDER BY id DESC LIMIT ?"
+	case f.ByTime:
+		order = " ORDER BY created_at, id LIMIT ?"
+	}
+	cols := logCols
+	if n := f.MaxTextBytes; n > 0 {
+		cols = cappedLogCols(n)
+	}
+	return queryAll(ctx, t.tx, scanLog, "SELECT "+cols+" FROM "+t.s.T.Logs+where+order, append(args, limit)...)
+}
+
+// logWhere returns the WHERE clause (or "") and arguments of a LogFilter.
+func (t *txn) logWhere(f driver.LogFilter) (string, []any) {
 	var conds []string
 	var args []any
 	add := func(cond string, v any) { conds, args = append(conds, cond), append(args, v) }
 	if f.JobID != 0 {
 		add("job_id = ?", f.JobID)
+	}
+	if len(f.JobIDs) > 0 {
+		conds = append(conds, "job_id IN ("+placeholders(len(f.JobIDs))+")")
+		args = append(args, idArgs(f.JobIDs)...)
 	}
 	if f.WorkflowID != 0 {
 		add("workflow_id = ?", f.WorkflowID)
@@ -814,17 +849,8 @@ func (t *txn) LogList(ctx context.Context, f driver.LogFilter) ([]*driver.LogEnt
 	if !f.Since.IsZero() {
 		add("created_at >= ?", t.sec(f.Since))
 	}
-	q := "SELECT " + logCols + " FROM " + t.s.T.Logs
-	if len(conds) > 0 {
-		q += " WHERE " + strings.Join(conds, " AND ")
+	if len(conds) == 0 {
+		return "", args
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	order := " ORDER BY id LIMIT ?"
-	if f.Newest {
-		order = " ORDER BY id DESC LIMIT ?"
-	}
-	return queryAll(ctx, t.tx, scanLog, q+order, append(args, limit)...)
+	return " WHERE " + strings.Join(conds, " AND "), args
 }

@@ -25,7 +25,7 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 	}
 	// Events carry whole states; keep each statement well under the
 	// server's max_allowed_packet (16 MiB by default on MariaDB).
-	if size, cut := eventsSize(events); size > maxStatementBytes && len(events) > 1 {
+	if size, cut := eventsSize(events); (size > maxStatementBytes || len(events) > maxInsertRows) && len(events) > 1 {
 		if err := t.EventInsert(ctx, events[:cut]); err != nil {
 			return err
 		}
@@ -55,13 +55,20 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 // maxStatementBytes bounds the payload of one multi-row INSERT.
 const maxStatementBytes = 4 << 20
 
+// maxInsertRows bounds the rows of one multi-row INSERT, so that its
+// placeholders stay under SQLite's limit of 32,766 variables a statement
+// and MySQL's 65,535 for a prepared statement (a for-each step inserts a
+// job for each of its items).
+const maxInsertRows = 500
+
 // eventsSize returns the bytes of JSON the events carry and how many of
-// the first ones fit in maxStatementBytes (at least one).
+// the first ones fit in maxStatementBytes and maxInsertRows (at least
+// one).
 func eventsSize(events []*driver.WorkflowEvent) (total, cut int) {
 	cut = len(events)
 	for i, e := range events {
 		total += len(e.Input) + len(e.Output) + len(e.StateBefore) + len(e.StateAfter) + len(e.Context) + len(e.Artifacts) + len(e.Error) + 256
-		if total > maxStatementBytes && cut == len(events) {
+		if (total > maxStatementBytes || i == maxInsertRows) && cut == len(events) {
 			cut = max(i, 1)
 		}
 	}

@@ -125,6 +125,11 @@ type Tx interface {
 	// JobListByWorkflow returns a workflow's jobs, optionally only those
 	// with the given statuses, in id order.
 	JobListByWorkflow(ctx context.Context, workflowID int64, statuses []JobStatus, lock LockMode) ([]*Job, error)
+	// JobListByStep returns a workflow's jobs in id order, as many of each
+	// step and with as much of their payloads as q allows.
+	JobListByStep(ctx context.Context, q JobStepQuery) ([]*Job, error)
+	// JobStepCounts counts a workflow's jobs by step and status.
+	JobStepCounts(ctx context.Context, workflowID int64) ([]JobStepCount, error)
 	// JobFindActiveByHash returns the id of the oldest pending or
 	// processing job with this handler and one of these payload hashes, or
 	// 0 (also when hashes is empty).
@@ -162,6 +167,8 @@ type Tx interface {
 	LogInsert(ctx context.Context, entries []*LogEntry) error
 	// LogList lists log rows, oldest first (newest first with f.Newest).
 	LogList(ctx context.Context, f LogFilter) ([]*LogEntry, error)
+	// LogCount counts the log rows that match f, whatever its Limit.
+	LogCount(ctx context.Context, f LogFilter) (int64, error)
 	// LogDeleteBefore deletes up to limit log rows created before t and
 	// returns how many it deleted.
 	LogDeleteBefore(ctx context.Context, before time.Time, limit int) (int64, error)
@@ -180,6 +187,13 @@ type Tx interface {
 	EventInsert(ctx context.Context, events []*WorkflowEvent) error
 	// EventList lists a workflow's events in id order.
 	EventList(ctx context.Context, workflowID int64) ([]*WorkflowEvent, error)
+	// EventPage lists a page of a workflow's events (see EventQuery).
+	EventPage(ctx context.Context, q EventQuery) ([]*WorkflowEvent, error)
+	// EventCount counts a workflow's events.
+	EventCount(ctx context.Context, workflowID int64) (int64, error)
+	// EventSteps returns the step indexes a workflow has events of, in
+	// ascending order.
+	EventSteps(ctx context.Context, workflowID int64) ([]int, error)
 
 	// WorkflowInsert inserts a workflow and sets its ID.
 	WorkflowInsert(ctx context.Context, wf *Workflow) error
@@ -412,6 +426,13 @@ type LogFilter struct {
 	// Newest returns the newest Limit rows, newest first, instead of the
 	// oldest Limit rows, oldest first.
 	Newest bool
+	// ByTime orders the rows by created_at, then id (oldest first).
+	ByTime bool
+	// JobIDs keeps only rows of these jobs.
+	JobIDs []int64
+	// MaxTextBytes > 0 cuts error_message and error_trace to that many
+	// characters and leaves out (nil) a context longer than that.
+	MaxTextBytes int
 }
 
 // HandlerLogStat is one (handler, event) group of LogHandlerStats.

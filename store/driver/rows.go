@@ -45,6 +45,10 @@ type Job struct {
 	ScheduleToCloseAt time.Time
 	HeartbeatDeadline time.Time
 	LastHeartbeatAt   time.Time
+
+	// OmittedPayloadBytes is the length of the payload Tx.JobListByStep
+	// left out (Payload is nil), or 0.
+	OmittedPayloadBytes int64
 }
 
 // Workflow is one row of Queuety's workflows table, plus the Go engine's
@@ -119,6 +123,11 @@ type WorkflowEvent struct {
 	Error      []byte
 	DurationMS *int64
 	CreatedAt  time.Time
+
+	// Omitted holds, by column name (see EventColumns), the length in
+	// bytes of each JSON column Tx.EventPage left out; those columns are
+	// nil. A column that is NULL in the row is not in it.
+	Omitted map[string]int64
 }
 
 // Signal is one row of Queuety's signals table.

@@ -61,6 +61,11 @@ func testStepStatusAfterPurge(t *testing.T, e *Env) {
 	for _, s := range d.Steps {
 		assert.Empty(t, s.Jobs, "step %d still lists jobs", s.Index)
 	}
+	// The events say which steps ran whatever page of them is read.
+	page, err := e.C.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineLimit: 1})
+	require.NoError(t, err)
+	require.Len(t, page.Timeline, 1)
+	assert.Equal(t, want, stepStatuses(page), "step statuses after the purge, with a timeline page of one entry")
 }
 
 // testTimelineOrder: a workflow whose steps all run within one second (the

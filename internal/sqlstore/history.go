@@ -1,0 +1,248 @@
+package sqlstore
+
+// This file holds the bounded reads of a workflow's history: pages of
+// events with their large JSON columns left out, a workflow's step jobs a
+// few per step, and counts.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// noLimit stands for "no LIMIT" where an OFFSET needs one.
+const noLimit = 1 << 62
+
+// limitClause returns " LIMIT n OFFSET m" for a page (none for the whole
+// list).
+func limitClause(offset, limit int) string {
+	if limit <= 0 && offset <= 0 {
+		return ""
+	}
+	if limit <= 0 {
+		limit = noLimit
+	}
+	return " LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(max(offset, 0))
+}
+
+// cappedColumn selects a column, or NULL when it is left out, followed by
+// the length of what was left out (0 when nothing was), named col and
+// col_omitted. The numbers are formatted integers, never user text.
+func cappedColumn(col string, omit bool, maxBytes int) string {
+	value, length := col, "0"
+	switch {
+	case omit:
+		value, length = "NULL", "COALESCE(LENGTH("+col+"), 0)"
+	case maxBytes > 0:
+		n := strconv.Itoa(maxBytes)
+		value = "CASE WHEN LENGTH(" + col + ") > " + n + " THEN NULL ELSE " + col + " END"
+		length = "CASE WHEN LENGTH(" + col + ") > " + n + " THEN LENGTH(" + col + ") ELSE 0 END"
+	}
+	return value + " AS " + col + ", " + length + " AS " + col + "_omitted"
+}
+
+// cappedLogCols are logCols with error_message and error_trace cut to n
+// characters and a context longer than n left out.
+func cappedLogCols(n int) string {
+	m := strconv.Itoa(n)
+	return strings.NewReplacer(
+		"error_message,", "SUBSTR(error_message, 1, "+m+") AS error_message,",
+		"error_trace,", "SUBSTR(error_trace, 1, "+m+") AS error_trace,",
+		"context,", "CASE WHEN LENGTH(context) > "+m+" THEN NULL ELSE context END AS context,",
+	).Replace(logCols)
+}
+
+// EventPage implements driver.Tx.
+func (t *txn) EventPage(ctx context.Context, q driver.EventQuery) ([]*driver.WorkflowEvent, error) {
+	var cols strings.Builder
+	cols.WriteString("id, workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, attempt")
+	for _, c := range driver.EventColumns {
+		cols.WriteString(", " + cappedColumn(c, q.Light && c != "error", q.MaxColumnBytes))
+	}
+	cols.WriteString(", duration_ms, created_at")
+	where := []string{"workflow_id = ?"}
+	args := []any{q.WorkflowID}
+	if len(q.IDs) > 0 {
+		where = append(where, "id IN ("+placeholders(len(q.IDs))+")")
+		args = append(args, idArgs(q.IDs)...)
+	}
+	if q.StepIndex != nil {
+		where = append(where, "step_index = ?")
+		args = append(args, *q.StepIndex)
+	}
+	if len(q.Events) > 0 {
+		where = append(where, "event IN ("+placeholders(len(q.Events))+")")
+		for _, e := range q.Events {
+			args = append(args, string(e))
+		}
+	}
+	if q.WithStateAfter {
+		where = append(where, "state_after IS NOT NULL")
+	}
+	order := " ORDER BY id"
+	switch q.Order {
+	case driver.EventsNewestFirst:
+		order = " ORDER BY id DESC"
+	case driver.EventsByTime:
+		order = " ORDER BY created_at, id"
+	}
+	stmt := "SELECT " + cols.String() + " FROM " + t.s.T.Events + " WHERE " + strings.Join(where, " AND ") + order + limitClause(q.Offset, q.Limit)
+	out, err := queryAll(ctx, t.tx, scanEventPage, stmt, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list events of workflow %d: %w", q.WorkflowID, err)
+	}
+	return out, nil
+}
+
+// scanEventPage scans a row of EventPage: an event whose JSON columns are
+// each followed by the length left out.
+func scanEventPage(sc scanner) (*driver.WorkflowEvent, error) {
+	e := &driver.WorkflowEvent{}
+	var event string
+	var dur sql.NullInt64
+	var attempt *int
+	cols := []*[]byte{&e.Input, &e.Output, &e.StateBefore, &e.StateAfter, &e.Context, &e.Artifacts, &e.Error}
+	var omitted [7]int64
+	dests := []any{&e.ID, &e.WorkflowID, nullInt{&e.JobID}, &e.StepIndex, nullString{&e.StepName}, nullString{&e.StepType},
+		&e.Handler, &event, nullString{&e.Queue}, nullIntPtr{&attempt}}
+	for i, c := range cols {
+		dests = append(dests, nullBytes{c}, &omitted[i])
+	}
+	dests = append(dests, &dur, nullTime{&e.CreatedAt})
+	if err := sc.Scan(dests...); err != nil {
+		return nil, fmt.Errorf("scan workflow event: %w", err)
+	}
+	for i, n := range omitted {
+		if n > 0 {
+			if e.Omitted == nil {
+				e.Omitted = map[string]int64{}
+			}
+			e.Omitted[driver.EventColumns[i]] = n
+		}
+	}
+	e.Event = driver.EventType(event)
+	e.Attempt = attempt
+	if dur.Valid {
+		e.DurationMS = &dur.Int64
+	}
+	return e, nil
+}
+
+// EventCount implements driver.Tx.
+func (t *txn) EventCount(ctx context.Context, wfID int64) (int64, error) {
+	var n int64
+	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.s.T.Events+" WHERE workflow_id = ?", wfID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count events of workflow %d: %w", wfID, err)
+	}
+	return n, nil
+}
+
+// EventSteps implements driver.Tx: distinct entries of the (workflow_id,
+// step_index) index.
+func (t *txn) EventSteps(ctx context.Context, wfID int64) ([]int, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT DISTINCT step_index FROM "+t.s.T.Events+" WHERE workflow_id = ? ORDER BY step_index", wfID)
+	if err != nil {
+		return nil, fmt.Errorf("list event steps of workflow %d: %w", wfID, err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var i int
+		if err := rows.Scan(&i); err != nil {
+			return nil, fmt.Errorf("list event steps of workflow %d: %w", wfID, err)
+		}
+		out = append(out, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list event steps of workflow %d: %w", wfID, err)
+	}
+	return out, nil
+}
+
+// LogCount implements driver.Tx.
+func (t *txn) LogCount(ctx context.Context, f driver.LogFilter) (int64, error) {
+	where, args := t.logWhere(f)
+	var n int64
+	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.s.T.Logs+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count log rows: %w", err)
+	}
+	return n, nil
+}
+
+// JobListByStep implements driver.Tx: a window over each step's jobs keeps
+// the first PerStep of them, those not completed first, then the newest
+// (the workflow's jobs of no step count as one more step).
+func (t *txn) JobListByStep(ctx context.Context, q driver.JobStepQuery) ([]*driver.Job, error) {
+	omitAll := q.MaxPayloadBytes < 0
+	cols := strings.Replace(jobCols, "payload, ", cappedColumn("payload", omitAll, q.MaxPayloadBytes)+", ", 1)
+	if omitAll {
+		cols = strings.Replace(cols, "heartbeat_data, ", "NULL AS heartbeat_data, ", 1)
+	}
+	inner := "SELECT " + cols + " FROM " + t.s.T.Jobs + t.s.D.ByWorkflow + " WHERE workflow_id = ?"
+	args := []any{q.WorkflowID}
+	var stmt string
+	if q.PerStep > 0 {
+		stmt = "SELECT * FROM (SELECT x.*, ROW_NUMBER() OVER (PARTITION BY step_index ORDER BY CASE WHEN status = 'completed' THEN 1 ELSE 0 END, id DESC) AS rn FROM (" +
+			inner + ") x) y WHERE rn <= ? ORDER BY id"
+		args = append(args, q.PerStep)
+	} else {
+		stmt = inner + " ORDER BY id"
+	}
+	rows, err := t.tx.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs of workflow %d by step: %w", q.WorkflowID, err)
+	}
+	defer rows.Close()
+	s := newJobScanner()
+	// The payload's length follows the payload column.
+	var omitted int64
+	dests := make([]any, 0, len(s.dests)+2)
+	dests = append(dests, s.dests[:4]...)
+	dests = append(dests, &omitted)
+	dests = append(dests, s.dests[4:]...)
+	var rn int64
+	if q.PerStep > 0 {
+		dests = append(dests, &rn)
+	}
+	var out []*driver.Job
+	for rows.Next() {
+		if err := rows.Scan(dests...); err != nil {
+			return nil, fmt.Errorf("scan job: %w", err)
+		}
+		j := s.finish()
+		j.OmittedPayloadBytes = omitted
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list jobs of workflow %d by step: %w", q.WorkflowID, err)
+	}
+	return out, nil
+}
+
+// JobStepCounts implements driver.Tx.
+func (t *txn) JobStepCounts(ctx context.Context, wfID int64) ([]driver.JobStepCount, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT COALESCE(step_index, -1) AS si, status, COUNT(*) FROM "+t.s.T.Jobs+t.s.D.ByWorkflow+
+		" WHERE workflow_id = ? GROUP BY si, status ORDER BY si, status", wfID)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs of workflow %d: %w", wfID, err)
+	}
+	defer rows.Close()
+	var out []driver.JobStepCount
+	for rows.Next() {
+		var c driver.JobStepCount
+		var status string
+		if err := rows.Scan(&c.StepIndex, &status, &c.Count); err != nil {
+			return nil, fmt.Errorf("count jobs of workflow %d: %w", wfID, err)
+		}
+		c.Status = driver.JobStatus(status)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count jobs of workflow %d: %w", wfID, err)
+	}
+	return out, nil
+}
