@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,6 +20,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/store/sqlite"
 )
@@ -258,4 +261,76 @@ func setWorkflowState(t *testing.T, c *queuety.Client, id int64, state string) {
 		t.Fatalf("unknown store %T", s)
 	}
 	require.NoError(t, err)
+}
+
+// TestWorkflowHistoryPages gives a workflow a longer history than a page
+// holds and checks that its page shows the first page with a link to the
+// next, that the link shows the rest, that the trace download takes
+// ?offset= and ?limit=, and that bad values are a 400, not a 500.
+func TestWorkflowHistoryPages(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		id, err := builder.Workflow("long").Then("a").Dispatch(ctx, c, nil)
+		require.NoError(t, err)
+		const extra = queuety.DefaultTimelineEntries + 150
+		rows := make([]*driver.LogEntry, extra)
+		for i := range rows {
+			rows[i] = &driver.LogEntry{WorkflowID: id, Handler: "a", Queue: "default", Event: "debug",
+				ErrorMessage: fmt.Sprintf("entry-%04d", i), CreatedAt: time.Now().UTC()}
+		}
+		events := make([]*driver.WorkflowEvent, 3)
+		for i := range events {
+			events[i] = &driver.WorkflowEvent{WorkflowID: id, StepIndex: 0, Handler: "a", Event: driver.EventStepStarted,
+				Input: []byte(fmt.Sprintf(`{"i":%d}`, i)), CreatedAt: time.Now().UTC()}
+		}
+		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+			if err := tx.LogInsert(ctx, rows); err != nil {
+				return err
+			}
+			return tx.EventInsert(ctx, events)
+		}))
+		b := newBrowser(t, Handler(c, open))
+
+		first := b.get(fmt.Sprintf("/workflows/%d", id))
+		require.Equal(t, http.StatusOK, first.StatusCode)
+		assert.Contains(t, first.body, `id="timeline-pager"`, "a pager under a cut timeline")
+		shown := strings.Count(first.body, "entry-")
+		assert.Greater(t, shown, queuety.DefaultTimelineEntries-10, "entries on the first page")
+		assert.LessOrEqual(t, shown, queuety.DefaultTimelineEntries, "entries on the first page")
+		next := regexpFind(regexp.MustCompile(`href="([^"]*timeline_offset=\d+)#timeline" id="timeline-next"`), first.body)
+		require.NotEmpty(t, next, "a link to the later entries")
+		second := b.get(strings.ReplaceAll(next, "&amp;", "&"))
+		require.Equal(t, http.StatusOK, second.StatusCode)
+		assert.Contains(t, second.body, fmt.Sprintf("entry-%04d", extra-1), "the last entry on the second page")
+		assert.Equal(t, extra, shown+strings.Count(second.body, "entry-"), "every entry on one of the two pages, once")
+		assert.NotContains(t, second.body, `id="timeline-next"`, "no later page after the last")
+
+		var inputs []string
+		for offset := 0; offset < 3; offset++ {
+			res := b.get(fmt.Sprintf("/workflows/%d/trace.json?limit=1&offset=%d", id, offset))
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			var bundle struct {
+				Events []struct {
+					Input json.RawMessage `json:"input"`
+				} `json:"events"`
+				Page struct {
+					Total int  `json:"events_total"`
+					Next  *int `json:"next_offset"`
+				} `json:"page"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(res.body), &bundle))
+			require.Len(t, bundle.Events, 1, "events on a trace page of one")
+			inputs = append(inputs, string(bundle.Events[0].Input))
+			assert.Equal(t, 3, bundle.Page.Total, "events_total")
+			if offset < 2 {
+				assert.Equal(t, offset+1, *bundle.Page.Next, "next_offset")
+			} else {
+				assert.Nil(t, bundle.Page.Next, "next_offset after the last page")
+			}
+		}
+		assert.Equal(t, []string{`{"i":0}`, `{"i":1}`, `{"i":2}`}, inputs, "the pages in order")
+		for _, bad := range []string{"?timeline_offset=-1", "?timeline_offset=x", "/trace.json?offset=-3", "/trace.json?limit=999999999"} {
+			assert.Equal(t, http.StatusBadRequest, b.get(fmt.Sprintf("/workflows/%d%s", id, bad)).StatusCode, bad)
+		}
+	})
 }

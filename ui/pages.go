@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -231,6 +232,11 @@ type workflowData struct {
 	CanReject  bool
 	Waiting    string     // the signal names a wait listens for, comma-separated
 	State      *valueView // the state, cut to previewChars characters
+	// The timeline page: entries TimelineFrom to TimelineTo (1-based) of
+	// D.TimelineTotal, and the offsets of the pages before and after it
+	// (-1 when there is none).
+	TimelineFrom, TimelineTo   int
+	TimelinePrev, TimelineNext int
 }
 
 func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
@@ -238,18 +244,30 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	desc, err := s.c.DescribeWorkflow(r.Context(), id)
+	offset, err := queryCount(r, "timeline_offset", queuety.MaxTimelineOffset)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "%v", err)
+		return
+	}
+	desc, err := s.c.DescribeWorkflowWith(r.Context(), id, queuety.DescribeOptions{TimelineOffset: offset})
 	if err != nil {
 		s.undescribedWorkflow(w, r, id, err)
 		return
 	}
 	st := desc.Status
-	d := &workflowData{D: desc, State: newJSONView(desc.State, fmt.Sprintf("%s/workflows/%d/state", s.opts.BasePath, id)),
+	d := &workflowData{D: desc, TimelineFrom: offset + 1, TimelineTo: offset + len(desc.Timeline),
+		TimelinePrev: -1, TimelineNext: -1, State: newJSONView(desc.State, fmt.Sprintf("%s/workflows/%d/state", s.opts.BasePath, id)),
 		CanPause:  st == queuety.WorkflowRunning,
 		CanResume: st == queuety.WorkflowPaused,
 		CanCancel: !st.Terminal(),
 		CanRetry:  st == queuety.WorkflowFailed,
 		CanSignal: !st.Terminal(),
+	}
+	if offset > 0 {
+		d.TimelinePrev = max(offset-queuety.DefaultTimelineEntries, 0)
+	}
+	if desc.TimelineMore > 0 && offset+len(desc.Timeline) <= queuety.MaxTimelineOffset {
+		d.TimelineNext = offset + len(desc.Timeline)
 	}
 	if desc.StateError != "" {
 		// The description has no state to show: show the row's as stored.
@@ -307,13 +325,25 @@ func (s *server) undescribedWorkflow(w http.ResponseWriter, r *http.Request, id 
 	s.page(w, r, "workflowrow", fmt.Sprintf("Workflow %d", id), "workflows", false, d)
 }
 
-// workflowTrace downloads a workflow's trace bundle (TraceWorkflow).
+// workflowTrace downloads one page of a workflow's trace bundle
+// (TraceWorkflowWith): ?offset= and ?limit= select it, and the bundle's
+// "page" object gives the next offset.
 func (s *server) workflowTrace(w http.ResponseWriter, r *http.Request) {
 	id, ok := s.pathID(w, r, "workflow")
 	if !ok {
 		return
 	}
-	b, err := s.c.TraceWorkflow(r.Context(), id)
+	offset, err := queryCount(r, "offset", math.MaxInt32)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "%v", err)
+		return
+	}
+	limit, err := queryCount(r, "limit", queuety.MaxTraceEvents)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "%v", err)
+		return
+	}
+	b, err := s.c.TraceWorkflowWith(r.Context(), id, queuety.TraceOptions{Offset: offset, Limit: limit})
 	if err != nil {
 		s.failErr(w, r, err)
 		return
@@ -321,6 +351,20 @@ func (s *server) workflowTrace(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="workflow-%d-trace.json"`, id))
 	_, _ = w.Write(b)
+}
+
+// queryCount parses an optional count from the query string: 0 when
+// absent, an error when it is not a whole number from 0 to most.
+func queryCount(r *http.Request, name string, most int) (int, error) {
+	raw := strings.TrimSpace(r.URL.Query().Get(name))
+	if raw == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 || n > most {
+		return 0, fmt.Errorf("%s=%q is not a whole number from 0 to %d", name, raw, most)
+	}
+	return n, nil
 }
 
 // scheduleRow is one schedule on the schedules page.
