@@ -579,7 +579,11 @@ func testDriverJobCounts(t *testing.T, d *DriverEnv) {
 	}, counts, "counts by queue and status")
 }
 
-func testDriverJobOldestDue(t *testing.T, d *DriverEnv) {
+// insertOldestDueJobs inserts jobs in queues a to d around an hour after
+// Epoch and returns that time: queue a's oldest due pending job is 30
+// minutes before it, b's 5 seconds before; c has a pending job not yet
+// due and d none pending.
+func (d *DriverEnv) insertOldestDueJobs() time.Time {
 	job := func(q string, status driver.JobStatus, due time.Time) *driver.Job {
 		j := newJob(q, "h")
 		j.Status, j.AvailableAt = status, due
@@ -596,6 +600,11 @@ func testDriverJobOldestDue(t *testing.T, d *DriverEnv) {
 		job("c", driver.JobPending, now.Add(time.Hour)),
 		job("d", driver.JobCompleted, now.Add(-time.Hour)),
 	)
+	return now
+}
+
+func testDriverJobOldestDue(t *testing.T, d *DriverEnv) {
+	now := d.insertOldestDueJobs()
 	oldest := func(q string) time.Time {
 		t.Helper()
 		return inTx(d, func(tx driver.Tx) (time.Time, error) { return tx.JobOldestDue(d.Ctx, q, now) })

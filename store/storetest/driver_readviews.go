@@ -20,22 +20,7 @@ func init() {
 }
 
 func testDriverJobOldestDueByQueue(t *testing.T, d *DriverEnv) {
-	job := func(q string, status driver.JobStatus, due time.Time) *driver.Job {
-		j := newJob(q, "h")
-		j.Status, j.AvailableAt = status, due
-		return j
-	}
-	now := Epoch.Add(time.Hour)
-	d.insertJobs(
-		job("a", driver.JobPending, now.Add(-10*time.Minute)),
-		job("a", driver.JobPending, now.Add(-30*time.Minute)), // the oldest due one
-		job("a", driver.JobPending, now.Add(time.Minute)),     // not due yet
-		job("a", driver.JobProcessing, now.Add(-2*time.Hour)),
-		job("a", driver.JobBuried, now.Add(-3*time.Hour)),
-		job("b", driver.JobPending, now.Add(-5*time.Second)),
-		job("c", driver.JobPending, now.Add(time.Hour)),
-		job("d", driver.JobCompleted, now.Add(-time.Hour)),
-	)
+	now := d.insertOldestDueJobs()
 	due := inTx(d, func(tx driver.Tx) (map[string]time.Time, error) { return tx.JobOldestDueByQueue(d.Ctx, now) })
 	require.Len(t, due, 2, "queues with a due pending job: %v", due)
 	assert.True(t, now.Add(-30*time.Minute).Equal(due["a"]), "queue a: the earliest due pending job, got %v", due["a"])
