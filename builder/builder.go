@@ -202,9 +202,10 @@ func (b *Builder) RunTimeout(d time.Duration) *Builder {
 }
 
 // OnDeadline names the callback that runs once when the workflow passes
-// its deadline (Queuety's on_deadline(), stored as _on_deadline). Register
-// it on a worker with HandleDeadline; it receives the workflow's public
-// state. An empty name is an error.
+// its deadline (Queuety's on_deadline(), stored as _on_deadline), or again
+// if the worker running it dies (see queuety.CallbackFunc). Register it on
+// a worker with HandleDeadline; it receives the workflow's public state.
+// An empty name is an error.
 func (b *Builder) OnDeadline(handler string) *Builder {
 	if handler == "" {
 		b.fail(fmt.Errorf("%w: on deadline: handler name is empty", queuety.ErrInvalidArgument))
@@ -242,8 +243,9 @@ func (b *Builder) CompensateOnFailure() *Builder {
 }
 
 // OnCancel names the callback that runs once when the workflow is
-// cancelled (Queuety's on_cancel(), stored as _on_cancel). Register it on
-// a worker with HandleDeadline; it receives the workflow's public state.
+// cancelled (Queuety's on_cancel(), stored as _on_cancel), or again if
+// the worker running it dies (see queuety.CallbackFunc). Register it on a
+// worker with HandleDeadline; it receives the workflow's public state.
 // An empty name is an error.
 func (b *Builder) OnCancel(handler string) *Builder {
 	if handler == "" {

@@ -174,13 +174,14 @@ func TestPHPDeadlineSweptByGo(t *testing.T) {
 	// PHP calls the on_deadline handler in the sweeping process before it
 	// locks the row, so it can run for a workflow it then does not fail, or
 	// twice with two sweepers. The Go engine enqueues it, in the sweep's
-	// transaction, as a one-attempt job on the workflow's queue whose
-	// payload is the public state plus a marker: it runs once, and only for
-	// a workflow that really failed.
+	// transaction, as a job on the workflow's queue whose payload is the
+	// public state plus a marker: it runs once (its further attempts are
+	// for a worker that dies running it), and only for a workflow that
+	// really failed.
 	setRows(want, "queuety_jobs", append(rowsOf(want, "queuety_jobs"), phpfixture.Row{
 		"id": str("3"), "queue": str("default"), "handler": str(`App\Handlers\EscalateOverdueInvoice`),
 		"payload":      str(`{"customer_id":501,"invoice_number":"INV-2026-0042","amount":120,"__queuety_callback":{"kind":"deadline","workflow_id":1}}`),
-		"payload_hash": nil, "priority": str("0"), "status": str("pending"), "attempts": str("0"), "max_attempts": str("1"),
+		"payload_hash": nil, "priority": str("0"), "status": str("pending"), "attempts": str("0"), "max_attempts": str("3"),
 		"available_at": str("set"), "reserved_at": nil, "completed_at": nil, "failed_at": nil, "error_message": nil,
 		"workflow_id": nil, "step_index": nil, "depends_on": nil, "batch_id": nil, "concurrency_group": nil,
 		"concurrency_limit": nil, "cost_units": str("1"), "heartbeat_data": nil, "created_at": str("set"),

@@ -57,8 +57,11 @@ func (b *Batch) HasFailures() bool { return b.FailedJobs > 0 }
 // BatchCallbackFunc handles a batch's then, catch or finally callback
 // (registered with HandleBatchCallback under the name given to the
 // builder's Then, Catch or Finally). It receives the batch as it was right
-// after the transition that fired it. It runs once, as a job with one
-// attempt; its error buries that job and changes nothing on the batch.
+// after the transition that fired it. It runs once, as a job: its error
+// (or panic) buries that job and changes nothing on the batch, and it is
+// not retried. If the worker running it dies, stale recovery hands the job
+// back and it runs again (up to 3 attempts), so under a crash it runs at
+// least once: make it safe to run twice.
 type BatchCallbackFunc func(ctx context.Context, batch *Batch) error
 
 // ChainFailure is what a chain's catch handler receives: the job that was
@@ -73,7 +76,8 @@ type ChainFailure struct {
 
 // ChainCatchFunc handles a chain's catch callback (registered with
 // HandleChainCatch under the name given to ChainBuilder.Catch). It runs
-// once per buried chain job, as a job with one attempt.
+// once per buried chain job, as a job that is not retried when it fails;
+// like a BatchCallbackFunc it runs again only if its worker dies.
 type ChainCatchFunc func(ctx context.Context, failure ChainFailure) error
 
 // HandleBatchCallback registers a batch callback under the name given to

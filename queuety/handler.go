@@ -24,7 +24,9 @@ type StepFunc func(ctx context.Context, state State) (State, error)
 // CallbackFunc handles a workflow's deadline or cancel callback
 // (OnDeadline, OnCancel). It receives the workflow's public state at the
 // time the workflow failed or was cancelled. Its error is logged and does
-// not change the workflow.
+// not change the workflow, and it is not retried. If the worker running
+// it dies, stale recovery hands its job back and it runs again (up to 3
+// attempts), so under a crash it runs at least once.
 type CallbackFunc func(ctx context.Context, state State) error
 
 // ForEachFunc handles one branch of a for-each step: item is the branch's
@@ -106,7 +108,9 @@ func (r *Registry) HandleStep(name string, fn StepFunc) {
 // HandleDeadline registers a deadline or cancel callback under the name
 // given to the builder's OnDeadline or OnCancel (see HandleJob for
 // panics). The engine runs it once per failed or cancelled workflow, as a
-// job on the workflow's queue, so only workers that have it run it.
+// job on the workflow's queue, so only workers that have it run it; a
+// worker that dies while running it leaves it to run again (see
+// CallbackFunc).
 func (r *Registry) HandleDeadline(name string, fn CallbackFunc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

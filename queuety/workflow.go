@@ -157,9 +157,11 @@ type WorkflowDefinition struct {
 	// RunTimeout, capped at the execution deadline. Zero means none.
 	RunTimeout time.Duration
 	// OnDeadline names the callback run once when the workflow passes its
-	// deadline (registered with HandleDeadline).
+	// deadline (registered with HandleDeadline); at least once if a worker
+	// dies while running it (see CallbackFunc).
 	OnDeadline string
-	// OnCancel names the callback run once when the workflow is cancelled.
+	// OnCancel names the callback run once when the workflow is cancelled;
+	// at least once if a worker dies while running it (see CallbackFunc).
 	OnCancel string
 	// IdempotencyKey makes dispatch return the existing workflow's id when
 	// the key was used before.

@@ -468,8 +468,9 @@ func (e *Engine) callbackRoute(name, fallback string) (queue string, php bool) {
 
 // batchCallbackJob builds the job that runs one batch callback, routed by
 // callbackRoute: a job named after the callback for a Go worker, or a job
-// for Queuety PHP's bridge class. Callback jobs have one attempt: Queuety
-// calls a callback once and ignores its errors.
+// for Queuety PHP's bridge class. Queuety calls a callback once and ignores
+// its errors: a callback job that fails is buried, and only a worker's
+// death gives it another of its callbackAttempts (see callbackFailed).
 func (e *Engine) batchCallbackJob(br *batchRow, event, name, fallback string, now time.Time) *driver.Job {
 	b := br.row
 	payload := phpjson.NewObject()
@@ -481,6 +482,7 @@ func (e *Engine) batchCallbackJob(br *batchRow, event, name, fallback string, no
 		payload.Set("type", callbackType(event))
 		payload.Set("callback", name) // for operators: the bridge reads the batch's options
 		payload.Set("batch", phpBatchRow(b))
+		payload.Set(runtimeKey, callbackRuntime())
 	} else {
 		payload.Set("batch_id", b.ID)
 		payload.Set("event", event)
@@ -492,7 +494,7 @@ func (e *Engine) batchCallbackJob(br *batchRow, event, name, fallback string, no
 		payload.Set(callbackKey, marker)
 	}
 	return &driver.Job{
-		Queue: queue, Handler: handler, Payload: EncodeJSON(payload), Status: driver.JobPending, MaxAttempts: 1,
+		Queue: queue, Handler: handler, Payload: EncodeJSON(payload), Status: driver.JobPending, MaxAttempts: callbackAttempts,
 		AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
 	}
 }

@@ -89,8 +89,9 @@ func (e *Engine) jobBuried(ctx context.Context, tx driver.Tx, cj *Claimed, row *
 
 // chainJobBuried enqueues the chain catch handler named in a buried job's
 // payload, routed as a batch callback (callbackRoute): for a Go worker
-// (HandleChainCatch) or for Queuety PHP's bridge class. It has one
-// attempt: Queuety calls it once and ignores its errors.
+// (HandleChainCatch) or for Queuety PHP's bridge class. Like a batch
+// callback it runs once: a failure buries it, and only a worker's death
+// gives it another attempt (see callbackFailed).
 func (e *Engine) chainJobBuried(ctx context.Context, tx driver.Tx, cj *Claimed, row *driver.Job, msg string, now time.Time) error {
 	if cj.payload == nil {
 		return nil
@@ -107,6 +108,7 @@ func (e *Engine) chainJobBuried(ctx context.Context, tx driver.Tx, cj *Claimed, 
 		payload.Set("chain_catch", name)
 		payload.Set("job_id", row.ID)
 		payload.Set("error_message", msg)
+		payload.Set(runtimeKey, callbackRuntime())
 	} else {
 		public := phpjson.NewObject()
 		for _, k := range cj.payload.Keys() {
@@ -126,7 +128,7 @@ func (e *Engine) chainJobBuried(ctx context.Context, tx driver.Tx, cj *Claimed, 
 		payload.Set(callbackKey, marker)
 	}
 	return tx.JobInsert(ctx, []*driver.Job{{
-		Queue: queue, Handler: handler, Payload: EncodeJSON(payload), Status: driver.JobPending, MaxAttempts: 1,
+		Queue: queue, Handler: handler, Payload: EncodeJSON(payload), Status: driver.JobPending, MaxAttempts: callbackAttempts,
 		AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
 	}})
 }

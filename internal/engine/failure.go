@@ -307,7 +307,9 @@ func (e *Engine) traceOverrun(ctx context.Context, tx driver.Tx, wf *driver.Work
 // enqueueCallback enqueues a workflow's deadline or cancel callback as a
 // plain job on the workflow's queue: handler = the callback's name,
 // payload = the public state plus a marker. Only workers that registered
-// the callback claim it; it has one attempt, so it runs at most once.
+// the callback claim it. It runs once: a failure buries it, and only a
+// worker's death gives it another of its callbackAttempts (see
+// callbackFailed), so a crash does not lose it.
 func (e *Engine) enqueueCallback(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, key, kind string, now time.Time) error {
 	handler := handlerRef(state, key)
 	if handler == "" {
@@ -331,7 +333,7 @@ func (e *Engine) enqueueCallback(ctx context.Context, tx driver.Tx, wf *driver.W
 	payload.Set(callbackKey, marker)
 	return tx.JobInsert(ctx, []*driver.Job{{
 		Queue: stateQueue(state), Handler: handler, Payload: EncodeJSON(payload), Priority: statePriority(state),
-		Status: driver.JobPending, MaxAttempts: 1, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
+		Status: driver.JobPending, MaxAttempts: callbackAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
 	}})
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -44,7 +45,7 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 	cause := r.Err
 	attempt := row.Attempts
 	final := attempt >= cj.maxAttempts() || IsNonRetryable(cause) ||
-		(timeout != nil && timeout.Kind == driver.TimeoutScheduleToClose)
+		(timeout != nil && timeout.Kind == driver.TimeoutScheduleToClose) || callbackFailed(cj, cause)
 	if !final && !row.ScheduleToCloseAt.IsZero() {
 		// A retry that could only start after the schedule-to-close deadline
 		// is pointless: the job ends now with that timeout.
@@ -150,6 +151,59 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 		return true, e.compensationEnded(ctx, tx, cjWithPayload(cj, row), msg, now)
 	}
 	return final, nil
+}
+
+// callbackAttempts is the attempt limit of the engine's callback jobs:
+// batch then, catch and finally callbacks, chain catch handlers, and
+// workflow deadline and cancel callbacks (compensations take the
+// workflow's). The attempts after the first are for a worker that dies
+// while running one (stale recovery), never for a callback that fails
+// (see callbackFailed), so a callback runs once without a crash and at
+// least once with one, up to callbackAttempts crashes.
+const callbackAttempts = DefaultMaxAttempts
+
+// callbackFailed reports whether cause ends a callback job for good: any
+// outcome but a worker's death (errStale). Queuety calls a callback once
+// and ignores its errors, so a callback that returned an error, panicked
+// or timed out is buried and not run again; one whose worker died did not
+// run to its end, and runs again while its attempts last.
+func callbackFailed(cj *Claimed, cause error) bool {
+	return isCallbackJob(cj) && !errors.Is(cause, errStale)
+}
+
+// isCallbackJob reports whether cj is one of the callback jobs of
+// callbackAttempts: a Go callback carries the engine's marker
+// (__queuety_callback) with its kind, a callback handed to Queuety PHP is
+// a job for the bridge class.
+func isCallbackJob(cj *Claimed) bool {
+	if cj.Job.Handler == HandlerPHPBatchCallback {
+		return true
+	}
+	if cj.payload == nil {
+		return false
+	}
+	m, ok := mustObject(cj.payload, callbackKey)
+	if !ok {
+		return false
+	}
+	switch strField(m, "kind") {
+	case "batch", "chain_catch", "deadline", "cancel":
+		return true
+	}
+	return false
+}
+
+// callbackRuntime is the __queuety_runtime object of a callback job for
+// Queuety PHP's bridge class. Queuety PHP takes a job's attempts and
+// backoff from the payload's runtime options first, then from the handler
+// class's config(), then from the row, in its worker and in its stale
+// recovery alike. So whichever version of the bridge class is installed,
+// a bridge job whose PHP worker died gets callbackAttempts, and is due
+// again at once (backoff 0), as the Go engine's stale recovery does. The
+// bridge class never fails (it swallows the callback's errors, as
+// Queuety does), so these are attempts for crashes only.
+func callbackRuntime() *phpjson.Object {
+	return runtimeOptions{MaxAttempts: callbackAttempts, Backoff: listBackoff{0}}.encode()
 }
 
 // backoffFor returns the job's own backoff or the client default.

@@ -28,8 +28,11 @@ use Queuety\Queuety;
  *   handle(), handle($job) or handle($job, $exception), by arity; its
  *   errors are ignored.
  *
- * It has one attempt (config()) and never fails, as Queuety calls each
- * callback once and swallows its errors.
+ * It never fails, as Queuety calls each callback once and swallows its
+ * errors, so its attempts (config(), and the __queuety_runtime options
+ * queuety-go writes into the payload) are for a worker that dies while
+ * running it: stale recovery hands the job back and the callback runs
+ * again, on the next worker.
  */
 final class BatchCallback implements Handler {
 
@@ -108,11 +111,13 @@ final class BatchCallback implements Handler {
 	}
 
 	/**
-	 * One attempt: Queuety runs a callback once.
+	 * Three attempts, as queuety-go gives its callback jobs: handle() never
+	 * throws for a callback's error, so a further attempt only follows a
+	 * worker that died running the job.
 	 *
 	 * @return array<string, mixed>
 	 */
 	public function config(): array {
-		return array( 'max_attempts' => 1 );
+		return array( 'max_attempts' => 3 );
 	}
 }

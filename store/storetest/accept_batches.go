@@ -204,7 +204,8 @@ func testBatchCallbacksConcurrent(t *testing.T, e *Env) {
 		assert.Equal(t, "go", evs[ev].Runtime, "%s runtime", ev)
 		j := e.Job(evs[ev].JobID)
 		assert.Equal(t, queuety.JobCompleted, j.Status, "%s callback job", ev)
-		assert.Equal(t, 1, j.MaxAttempts, "%s callback job attempts", ev)
+		assert.Equal(t, 1, j.Attempts, "%s callback job ran once", ev)
+		assert.Equal(t, 3, j.MaxAttempts, "%s callback job max_attempts (for a worker that dies running it)", ev)
 	}
 }
 
@@ -432,14 +433,14 @@ func testBatchPHPBridge(t *testing.T, e *Env) {
 	for _, j := range bridge {
 		assert.Equal(t, engine.HandlerPHPBatchCallback, j.Handler, "bridge job handler")
 		assert.Equal(t, queuety.JobPending, j.Status, "bridge job status")
-		assert.Equal(t, 1, j.MaxAttempts, "bridge job attempts")
+		assert.Equal(t, 3, j.MaxAttempts, "bridge job max_attempts (for a worker that dies running it)")
 	}
 	raw := e.rawBatch(id)
 	assert.Equal(t, fmt.Sprintf(`{"batch_id":%d,"type":"finally","callback":"App\\Cleanup","batch":{"id":%d,"name":null,"total_jobs":2,`+
 		`"pending_jobs":0,"failed_jobs":1,"failed_job_ids":"[%d]","options":%q,"cancelled_at":null,"created_at":"2030-01-02 03:04:05",`+
-		`"finished_at":"2030-01-02 03:04:05"}}`, id, id, e.Jobs(driver.JobFilter{Handler: "import_row"})[1].ID, raw.Options),
+		`"finished_at":"2030-01-02 03:04:05"},"__queuety_runtime":{"max_attempts":3,"backoff":[0]}}`, id, id, e.Jobs(driver.JobFilter{Handler: "import_row"})[1].ID, raw.Options),
 		string(bridge[0].Payload), "finally handed to PHP with the row as PDO reads it (then is not due: a job failed)")
-	assert.Equal(t, fmt.Sprintf(`{"chain_catch":"App\\ChainFailed","job_id":%d,"error_message":"chain broke"}`, chain[0]),
+	assert.Equal(t, fmt.Sprintf(`{"chain_catch":"App\\ChainFailed","job_id":%d,"error_message":"chain broke","__queuety_runtime":{"max_attempts":3,"backoff":[0]}}`, chain[0]),
 		string(bridge[1].Payload), "chain catch handed to PHP")
 	evs := e.batchEvents(id)
 	assert.Equal(t, "go", evs["catch"].Runtime, "catch runtime")
