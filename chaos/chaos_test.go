@@ -61,6 +61,7 @@ func TestChaos(t *testing.T) {
 		{"deadlines", runDeadlines},
 		{"shutdown", runShutdown},
 		{"restarts", runRestarts},
+		{"callbacks", runCallbacks},
 	}
 	for _, sc := range scenarios {
 		if !s.runs(sc.name) {
@@ -755,5 +756,136 @@ func runRestarts(sc *scenario) {
 	}
 	sc.res.note("slowest worker exit after the final SIGTERM: %s", slowest.Round(time.Millisecond))
 	sc.finish(units)
+	sc.assertHung()
+}
+
+// runCallbacks: C batches of two no-op jobs with a slow then callback, and
+// C workflows whose step no worker handles, past a 1 s deadline, with a
+// slow deadline callback. Once every callback is running, each worker
+// running one gets SIGKILL and a replacement is started. Stale recovery
+// must hand every callback back, and each must then run to its end once,
+// on a worker that was not killed.
+func runCallbacks(sc *scenario) {
+	t := sc.t
+	n := sc.s.Callbacks
+	var units, cbUnits []string
+	for i := range n {
+		reqs := []queuety.JobRequest{
+			{Handler: hNoop, Payload: queuety.State{"batch": i, "n": 1}, Options: sc.s.jobOptions()},
+			{Handler: hNoop, Payload: queuety.State{"batch": i, "n": 2}, Options: sc.s.jobOptions()},
+		}
+		id, err := sc.q.NewBatch(reqs...).Then(hThen).Dispatch(sc.ctx)
+		require.NoError(t, err)
+		cbUnits = append(cbUnits, thenTag(id))
+	}
+	jobIDs, err := sc.ids(`SELECT id FROM %squeuety_jobs WHERE batch_id IS NOT NULL`)
+	require.NoError(t, err)
+	require.Len(t, jobIDs, 2*n, "batch jobs")
+	for _, id := range jobIDs {
+		units = append(units, fmt.Sprintf("job:%d", id))
+	}
+	sc.dispatchWorkflows(n, func(i int) (*builder.Builder, queuety.State) {
+		return builder.Workflow("chaos_late").Then(hNever).MustCompleteWithin(0, 0, 0, 1).OnDeadline(hLate),
+			queuety.State{"key": fmt.Sprintf("late-%d", i)}
+	})
+	for i := range n {
+		cbUnits = append(cbUnits, lateTag(fmt.Sprintf("late-%d", i)))
+	}
+	units = append(units, cbUnits...)
+	ok, err := waitFor(30*time.Second, 100*time.Millisecond, func() (bool, error) {
+		n2, err := sc.count(`SELECT COUNT(*) FROM %squeuety_workflows WHERE status = 'running' AND deadline_at < UTC_TIMESTAMP()`)
+		return n2 == n, err
+	})
+	require.True(t, ok, "the workflows did not all pass their deadline (last error: %v)", err)
+
+	// The workers sweep deadlines at start and then every 500 ms, so every
+	// callback is enqueued within a second of the start.
+	cfg := sc.workerConfig(sc.s.StaleTimeout)
+	cfg.Deadlines, cfg.CallbackSleep = 500*time.Millisecond, sc.s.CallbackSleep
+	started := time.Now()
+	sc.startWorkers(sc.s.Workers, cfg)
+	ok, err = waitFor(sc.s.Timeout, 20*time.Millisecond, func() (bool, error) {
+		got, err := sc.count(`SELECT COUNT(*) FROM chaos_runs WHERE handler IN (?, ?)`, hThen, hLate)
+		return got >= 2*n, err
+	})
+	require.True(t, ok, "the callbacks did not all start within %s (last error: %v)", sc.s.Timeout, err)
+
+	// Kill every worker running a callback, while each callback sleeps.
+	running, err := sc.ids(`SELECT DISTINCT pid FROM chaos_runs WHERE handler IN ('` + hThen + `', '` + hLate + `')`)
+	require.NoError(t, err)
+	busy := map[int]bool{}
+	for _, pid := range running {
+		busy[int(pid)] = true
+	}
+	var killed []string
+	for _, p := range sc.fleet.running("worker") {
+		if !busy[p.pid] {
+			continue
+		}
+		sc.fleet.sigkill(p)
+		sc.res.Kills++
+		killed = append(killed, fmt.Sprintf("%s (pid %d)", p.name, p.pid))
+		_, err := sc.fleet.start("worker", cfg)
+		require.NoError(t, err)
+	}
+	require.NotEmpty(t, killed, "no worker was running a callback")
+	// Every callback began after the workers started, so each was still
+	// running when its worker was killed if the kills came within one
+	// callback's duration of the start.
+	if took := time.Since(started); took >= sc.s.CallbackSleep {
+		t.Errorf("the SIGKILLs came %s after the workers started, not within a callback's %s: raise QUEUETY_CHAOS_CALLBACK_SLEEP",
+			took.Round(time.Millisecond), sc.s.CallbackSleep)
+	}
+	t.Logf("SIGKILLed %s while they ran the %d callbacks", strings.Join(killed, ", "), 2*n)
+
+	// Every callback job ends: completed, or buried if the crash lost it.
+	ok, err = waitFor(sc.s.Timeout, 100*time.Millisecond, func() (bool, error) {
+		open, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler IN (?, ?) AND status IN ('pending', 'processing')`, hThen, hLate)
+		if err != nil {
+			return false, err
+		}
+		all, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler IN (?, ?)`, hThen, hLate)
+		return open == 0 && all >= 2*n, err
+	})
+	if !ok {
+		t.Errorf("the callback jobs did not all end within %s (last error: %v)", sc.s.Timeout, err)
+	}
+	buried, err := sc.ids(`SELECT id FROM %squeuety_jobs WHERE handler IN ('` + hThen + `', '` + hLate + `') AND status <> 'completed'`)
+	require.NoError(t, err)
+	assert.Empty(t, buried, "callback jobs that never completed after the crash: %v", buried)
+	slowest := sc.stopWorkers()
+	sc.res.note("slowest worker exit after SIGTERM: %s", slowest.Round(time.Millisecond))
+	sc.finish(units)
+
+	// Each callback ran twice: first on a killed worker, then once to its
+	// end on another.
+	runs, err := loadRuns(sc.ctx, sc.db)
+	require.NoError(t, err)
+	kills := sc.fleet.killTimes()
+	byUnit := map[string][]run{}
+	for _, r := range runs {
+		if strings.HasPrefix(r.tag, "cb:") {
+			byUnit[r.unit()] = append(byUnit[r.unit()], r)
+		}
+	}
+	again := 0
+	for _, u := range cbUnits {
+		rs := byUnit[u]
+		if !assert.Len(t, rs, 2, "%s: runs (one cut short by the SIGKILL, one after it)", u) {
+			continue
+		}
+		_, firstKilled := kills[rs[0].pid]
+		_, secondKilled := kills[rs[1].pid]
+		assert.True(t, firstKilled, "%s: the first run's worker (pid %d) was SIGKILLed", u, rs[0].pid)
+		assert.False(t, secondKilled, "%s: the second run's worker (pid %d) was not", u, rs[1].pid)
+		if firstKilled && !secondKilled {
+			again++
+		}
+	}
+	cbJobs, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler IN (?, ?)`, hThen, hLate)
+	require.NoError(t, err)
+	assert.Equal(t, 2*n, cbJobs, "callback jobs enqueued: one per batch and one per workflow")
+	sc.res.note("%d then and %d deadline callbacks of %s each; %d SIGKILLs mid-callback; %d of the %d ran again, once, on another worker",
+		n, n, sc.s.CallbackSleep, len(killed), again, 2*n)
 	sc.assertHung()
 }

@@ -38,6 +38,8 @@ const (
 	hHang     = "chaos.hang"   // ignores its context
 	hBranch   = "chaos.branch" // a for_each branch: one run per item
 	hAfter    = "chaos.after"  // the step after the for_each step
+	hThen     = "chaos.then"   // a batch's then callback that takes CallbackSleep
+	hLate     = "chaos.late"   // a deadline callback that takes CallbackSleep
 )
 
 // childConfig is what a child process is told to do.
@@ -58,6 +60,8 @@ type childConfig struct {
 	HardStop     time.Duration `json:"hard_stop,omitempty"`     // worker.HardStopTimeout
 	JobSleep     time.Duration `json:"job_sleep,omitempty"`     // how long chaos.noop and the steps take
 	HangFor      time.Duration `json:"hang_for,omitempty"`      // how long chaos.hang ignores its ctx
+	// CallbackSleep is how long chaos.then and chaos.late take.
+	CallbackSleep time.Duration `json:"callback_sleep,omitempty"`
 
 	// sweeper
 	Gate string `json:"gate,omitempty"` // sweepers begin when this file exists
@@ -161,6 +165,19 @@ func workerMain(cfg childConfig) int {
 	w.HandleStep(hAfter, func(ctx context.Context, _ queuety.State) (queuety.State, error) { return nil, work(ctx, "") })
 	w.HandleDeadline(hDeadline, func(ctx context.Context, public queuety.State) error {
 		return rec.record(ctx, public.String("key"))
+	})
+	slowCallback := func(ctx context.Context, tag string) error {
+		if err := rec.record(ctx, tag); err != nil {
+			return err
+		}
+		time.Sleep(cfg.CallbackSleep)
+		return nil
+	}
+	w.HandleBatchCallback(hThen, func(ctx context.Context, b *queuety.Batch) error {
+		return slowCallback(ctx, thenTag(b.ID))
+	})
+	w.HandleDeadline(hLate, func(ctx context.Context, public queuety.State) error {
+		return slowCallback(ctx, lateTag(public.String("key")))
 	})
 	w.HandleJob(hHang, func(ctx context.Context, _ queuety.State) error {
 		if err := rec.record(ctx, "hang"); err != nil {

@@ -50,6 +50,14 @@ type run struct {
 	startedAt  time.Time
 }
 
+// thenTag is the tag, and the unit, of a run of the then callback of
+// batch id.
+func thenTag(id int64) string { return fmt.Sprintf("cb:then:%d", id) }
+
+// lateTag is the tag, and the unit, of a run of the deadline callback of
+// the workflow whose state has key.
+func lateTag(key string) string { return "cb:late:" + key }
+
 // itemTag is the tag of a for_each branch's run: the item's index.
 func itemTag(index int) string { return fmt.Sprintf("item:%d", index) }
 
@@ -63,6 +71,8 @@ func (r run) unit() string {
 	switch {
 	case r.workflowID != 0 && r.stepIndex >= 0 && scanItemTag(r.tag, &index):
 		return branchUnit(r.workflowID, r.stepIndex, index)
+	case strings.HasPrefix(r.tag, "cb:"):
+		return r.tag
 	case r.tag != "" && r.tag != "hang":
 		return "dl:" + r.tag
 	case r.workflowID != 0 && r.stepIndex >= 0:
@@ -128,9 +138,9 @@ type jobUnit struct {
 // handler and are no unit.
 func loadJobUnits(ctx context.Context, db *sql.DB, prefix string) ([]jobUnit, error) {
 	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT id, handler, status, COALESCE(workflow_id, 0), COALESCE(step_index, -1),
-		CASE WHEN handler = ? THEN payload ELSE '' END,
+		CASE WHEN handler IN (?, ?, ?) THEN payload ELSE '' END,
 		CASE WHEN workflow_id IS NOT NULL THEN JSON_VALUE(payload, '$.__for_each.item_index') END
-		FROM %squeuety_jobs`, prefix), hDeadline)
+		FROM %squeuety_jobs`, prefix), hDeadline, hThen, hLate)
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +160,20 @@ func loadJobUnits(ctx context.Context, db *sql.DB, prefix string) ([]jobUnit, er
 		switch {
 		case strings.HasPrefix(handler, internalPrefix):
 			continue
-		case handler == hDeadline:
+		case handler == hDeadline || handler == hThen || handler == hLate:
 			var p struct {
-				Key string `json:"key"`
+				Key     string `json:"key"`
+				BatchID int64  `json:"batch_id"`
 			}
 			_ = json.Unmarshal([]byte(payload), &p)
-			j.unit = "dl:" + p.Key
+			switch handler {
+			case hThen:
+				j.unit = thenTag(p.BatchID)
+			case hLate:
+				j.unit = lateTag(p.Key)
+			default:
+				j.unit = "dl:" + p.Key
+			}
 		case wf != 0 && step >= 0 && item.Valid:
 			j.unit = branchUnit(wf, step, int(item.Int64))
 		case wf != 0 && step >= 0:

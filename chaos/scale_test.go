@@ -36,18 +36,20 @@ type scale struct {
 	Expired   int // "deadlines": workflows past their deadline
 	Hangers   int // "shutdown": workers whose handler ignores ctx
 	Restarts  int // "restarts": SIGTERMs of random workers (graceful restarts)
+	Callbacks int // "callbacks": batches with a slow then callback, and as many workflows with a slow deadline callback
 
-	DBDown       time.Duration // how long the server stays dead
-	StaleTimeout time.Duration // queuety.WithStaleTimeout of the workers
-	DBStale      time.Duration // the same in the "mariadb" scenario
-	Lease        time.Duration // worker.LeaseInterval
-	StaleSweep   time.Duration // worker.Intervals.Stale
-	Poll         time.Duration // worker.PollInterval
-	Shutdown     time.Duration // worker.ShutdownTimeout
-	HardStop     time.Duration // worker.HardStopTimeout
-	StopBound    time.Duration // extra time a worker gets to exit after the shutdown timeout
-	JobSleep     time.Duration // how long each no-op job and step takes
-	Timeout      time.Duration // how long one scenario may take to finish its work
+	DBDown        time.Duration // how long the server stays dead
+	StaleTimeout  time.Duration // queuety.WithStaleTimeout of the workers
+	DBStale       time.Duration // the same in the "mariadb" scenario
+	Lease         time.Duration // worker.LeaseInterval
+	StaleSweep    time.Duration // worker.Intervals.Stale
+	Poll          time.Duration // worker.PollInterval
+	Shutdown      time.Duration // worker.ShutdownTimeout
+	HardStop      time.Duration // worker.HardStopTimeout
+	StopBound     time.Duration // extra time a worker gets to exit after the shutdown timeout
+	JobSleep      time.Duration // how long each no-op job and step takes
+	CallbackSleep time.Duration // "callbacks": how long each callback takes
+	Timeout       time.Duration // how long one scenario may take to finish its work
 
 	// Defaults (QUEUETY_CHAOS_DEFAULTS=1) runs the workers with the
 	// engine's default lease, poll, stale timeout and sweep intervals, and
@@ -64,13 +66,13 @@ var presets = map[string]scale{
 	"small": {
 		Name: "small", Workers: 4, Concurrency: 8,
 		Jobs: 10_000, JobKills: 5, Workflows: 2000, WFKills: 5, DBJobs: 10_000, DBKills: 2,
-		FanOuts: 40, FanItems: 10, FanKills: 3, Sweepers: 6, Expired: 1000, Hangers: 2, Restarts: 3,
+		FanOuts: 40, FanItems: 10, FanKills: 3, Sweepers: 6, Expired: 1000, Hangers: 2, Restarts: 3, Callbacks: 4,
 		DBDown: 2 * time.Second, Timeout: 90 * time.Second,
 	},
 	"full": {
 		Name: "full", Workers: 16, Concurrency: 10,
 		Jobs: 100_000, JobKills: 20, Workflows: 20_000, WFKills: 20, DBJobs: 100_000, DBKills: 3,
-		FanOuts: 2000, FanItems: 10, FanKills: 20, Sweepers: 8, Expired: 5000, Hangers: 16, Restarts: 20,
+		FanOuts: 2000, FanItems: 10, FanKills: 20, Sweepers: 8, Expired: 5000, Hangers: 16, Restarts: 20, Callbacks: 40,
 		DBDown: 5 * time.Second, Timeout: 30 * time.Minute,
 	},
 }
@@ -86,6 +88,9 @@ const (
 	defaultShutdown   = 3 * time.Second
 	defaultHardStop   = 2 * time.Second // within defaultStopBound
 	defaultStopBound  = 5 * time.Second
+	// defaultCallbackSleep leaves time to see every callback of the
+	// "callbacks" scenario start and to SIGKILL its workers mid-run.
+	defaultCallbackSleep = 8 * time.Second
 )
 
 func loadScale(t *testing.T) scale {
@@ -100,6 +105,7 @@ func loadScale(t *testing.T) scale {
 	}
 	s.StaleTimeout, s.DBStale, s.Lease, s.StaleSweep = defaultStale, defaultDBStale, defaultLease, defaultStaleSweep
 	s.Poll, s.Shutdown, s.StopBound, s.HardStop = defaultPoll, defaultShutdown, defaultStopBound, defaultHardStop
+	s.CallbackSleep = defaultCallbackSleep
 	s.Seed = time.Now().UnixNano()
 	if os.Getenv("QUEUETY_CHAOS_DEFAULTS") == "1" {
 		s.Defaults = true
@@ -114,7 +120,7 @@ func loadScale(t *testing.T) scale {
 		"JOBS": &s.Jobs, "JOB_KILLS": &s.JobKills, "WORKFLOWS": &s.Workflows, "WORKFLOW_KILLS": &s.WFKills,
 		"FANOUTS": &s.FanOuts, "FANOUT_ITEMS": &s.FanItems, "FANOUT_KILLS": &s.FanKills,
 		"DB_JOBS": &s.DBJobs, "DB_KILLS": &s.DBKills, "SWEEPERS": &s.Sweepers, "EXPIRED": &s.Expired,
-		"HANGERS": &s.Hangers, "RESTARTS": &s.Restarts,
+		"HANGERS": &s.Hangers, "RESTARTS": &s.Restarts, "CALLBACKS": &s.Callbacks,
 	}
 	for k, p := range ints {
 		if v := os.Getenv("QUEUETY_CHAOS_" + k); v != "" {
@@ -129,6 +135,7 @@ func loadScale(t *testing.T) scale {
 		"DB_DOWN": &s.DBDown, "STALE_TIMEOUT": &s.StaleTimeout, "DB_STALE_TIMEOUT": &s.DBStale,
 		"LEASE": &s.Lease, "STALE_SWEEP": &s.StaleSweep, "POLL": &s.Poll,
 		"SHUTDOWN_TIMEOUT": &s.Shutdown, "HARD_STOP": &s.HardStop, "STOP_BOUND": &s.StopBound, "JOB_SLEEP": &s.JobSleep, "TIMEOUT": &s.Timeout,
+		"CALLBACK_SLEEP": &s.CallbackSleep,
 	}
 	for k, p := range durs {
 		if v := os.Getenv("QUEUETY_CHAOS_" + k); v != "" {
@@ -165,10 +172,10 @@ func loadScale(t *testing.T) scale {
 func (s scale) String() string {
 	return fmt.Sprintf("scale %s: %d workers × %d concurrency; jobs %d (%d SIGKILLs), workflows %d (%d SIGKILLs), "+
 		"fanout %d workflows × %d items (%d SIGKILLs), mariadb %d jobs (%d kills, down %s), deadlines %d sweepers × %d workflows, shutdown %d hung handlers, "+
-		"restarts %d jobs (%d SIGTERMs); stale timeout %s (mariadb %s), lease %s, stale sweep %s, poll %s, "+
+		"restarts %d jobs (%d SIGTERMs), callbacks %d + %d of %s; stale timeout %s (mariadb %s), lease %s, stale sweep %s, poll %s, "+
 		"shutdown timeout %s + %s, backoff %s; seed %d",
 		s.Name, s.Workers, s.Concurrency, s.Jobs, s.JobKills, s.Workflows, s.WFKills, s.FanOuts, s.FanItems, s.FanKills, s.DBJobs, s.DBKills, s.DBDown,
-		s.Sweepers, s.Expired, s.Hangers, s.Jobs, s.Restarts, s.StaleTimeout, s.DBStale, s.Lease, s.StaleSweep, s.Poll,
+		s.Sweepers, s.Expired, s.Hangers, s.Jobs, s.Restarts, s.Callbacks, s.Callbacks, s.CallbackSleep, s.StaleTimeout, s.DBStale, s.Lease, s.StaleSweep, s.Poll,
 		s.Shutdown, s.StopBound, s.backoffName(), s.Seed)
 }
 
