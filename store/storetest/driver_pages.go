@@ -119,7 +119,8 @@ func testDriverFailurePage(t *testing.T, d *DriverEnv) {
 		return out
 	}
 	counts := inTx(d, func(tx driver.Tx) ([]driver.FailureCount, error) { return tx.FailureCountByCategory(d.Ctx, 8) })
-	assert.Equal(t, []driver.FailureCount{{driver.FailureApplication, 10}, {driver.FailureCancelled, 5}, {driver.FailureTimeout, 5}}, counts,
+	assert.Equal(t, []driver.FailureCount{{Category: driver.FailureApplication, Count: 10}, {Category: driver.FailureCancelled, Count: 5},
+		{Category: driver.FailureTimeout, Count: 5}}, counts,
 		"counts by category, ordered by category")
 	assert.Empty(t, inTx(d, func(tx driver.Tx) ([]driver.FailureCount, error) { return tx.FailureCountByCategory(d.Ctx, 99) }), "no failures")
 
