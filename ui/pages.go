@@ -220,7 +220,7 @@ func (s *server) workflowsPage(w http.ResponseWriter, r *http.Request) {
 // workflowData is what the workflow page shows.
 type workflowData struct {
 	D          *queuety.WorkflowDescription
-	Categories []statusCount // failures by category
+	Categories []statusCount // every failure, counted by category
 	CanPause   bool
 	CanResume  bool
 	CanCancel  bool
@@ -283,12 +283,8 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 		d.CanApprove = slices.Contains(desc.Wait.Answers, "approve")
 		d.CanReject = slices.Contains(desc.Wait.Answers, "reject")
 	}
-	cats := map[string]int64{}
-	for _, f := range desc.Failures {
-		cats[string(f.Category)]++
-	}
-	for c, n := range cats {
-		d.Categories = append(d.Categories, statusCount{Status: c, Count: n})
+	for c, n := range desc.FailureCounts {
+		d.Categories = append(d.Categories, statusCount{Status: string(c), Count: int64(n)})
 	}
 	sort.Slice(d.Categories, func(i, j int) bool { return d.Categories[i].Status < d.Categories[j].Status })
 	s.page(w, r, "workflow", fmt.Sprintf("Workflow %d", id), "workflows", false, d)
