@@ -255,23 +255,28 @@ func reverse[T any](rows []T) []T {
 	return rows
 }
 
-// SignalPage implements driver.Tx: the newest q.Limit signals, read
-// newest first through the (workflow_id, id) index, in id order.
-func (t *txn) SignalPage(ctx context.Context, q driver.SignalQuery) ([]*driver.Signal, error) {
-	where, args := "workflow_id = ?", []any{q.WorkflowID}
+// signalPageSQL reads the newest q.Limit signals newest first, through
+// the (workflow_id, id) index.
+func signalPageSQL(t Tables, q driver.SignalQuery) string {
+	where := "workflow_id = ?"
 	if len(q.IDs) > 0 {
 		where += " AND id IN (" + placeholders(len(q.IDs)) + ")"
-		args = append(args, idArgs(q.IDs)...)
 	}
-	stmt := "SELECT id, workflow_id, signal_name, " + cappedColumn("payload", q.MaxPayloadBytes < 0, q.MaxPayloadBytes) +
-		", received_at FROM " + t.s.T.Signals + " WHERE " + where + " ORDER BY id DESC" + limitClause(0, q.Limit)
+	return "SELECT id, workflow_id, signal_name, " + cappedColumn("payload", q.MaxPayloadBytes < 0, q.MaxPayloadBytes) +
+		", received_at FROM " + t.Signals + " WHERE " + where + " ORDER BY id DESC" + limitClause(0, q.Limit)
+}
+
+// SignalPage implements driver.Tx: the newest q.Limit signals, in id
+// order.
+func (t *txn) SignalPage(ctx context.Context, q driver.SignalQuery) ([]*driver.Signal, error) {
+	args := append([]any{q.WorkflowID}, idArgs(q.IDs)...)
 	out, err := queryAll(ctx, t.tx, func(sc scanner) (*driver.Signal, error) {
 		s := &driver.Signal{}
 		if err := sc.Scan(&s.ID, &s.WorkflowID, &s.Name, nullBytes{&s.Payload}, &s.OmittedPayloadBytes, nullTime{&s.ReceivedAt}); err != nil {
 			return nil, fmt.Errorf("scan signal: %w", err)
 		}
 		return s, nil
-	}, stmt, args...)
+	}, t.s.SQL.SignalPage(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list signals of workflow %d: %w", q.WorkflowID, err)
 	}
@@ -306,22 +311,17 @@ func scanFailure(sc scanner) (*driver.Failure, error) {
 	return f, nil
 }
 
-// FailurePage implements driver.Tx: the newest q.Limit failures, read
-// newest first through the (workflow_id, id) index (or the job index), in
-// id order. A message is read up to one character past the cut, so that
-// a cut is known without the message's full length.
-func (t *txn) FailurePage(ctx context.Context, q driver.FailureQuery) ([]*driver.Failure, error) {
+// failurePageSQL reads the newest q.Limit failures newest first, through
+// the (workflow_id, id) index or the job index. A cut message is read up
+// to one character past the cut, so that a cut is known without the
+// message's full length.
+func failurePageSQL(t Tables, q driver.FailureQuery) string {
 	var where []string
-	var args []any
 	if q.WorkflowID != 0 {
-		where, args = append(where, "workflow_id = ?"), append(args, q.WorkflowID)
+		where = append(where, "workflow_id = ?")
 	}
 	if len(q.JobIDs) > 0 {
 		where = append(where, "job_id IN ("+placeholders(len(q.JobIDs))+")")
-		args = append(args, idArgs(q.JobIDs)...)
-	}
-	if len(where) == 0 {
-		return nil, fmt.Errorf("list failures: a query names a workflow or jobs")
 	}
 	if q.TimedOut {
 		where = append(where, "timeout_kind IS NOT NULL AND timeout_kind <> ''")
@@ -330,8 +330,21 @@ func (t *txn) FailurePage(ctx context.Context, q driver.FailureQuery) ([]*driver
 	if q.MaxMessageChars > 0 {
 		cols = strings.Replace(cols, " message,", " SUBSTR(message, 1, "+strconv.Itoa(q.MaxMessageChars+1)+") AS message,", 1)
 	}
-	stmt := "SELECT " + cols + " FROM " + t.s.T.Failures + " WHERE " + strings.Join(where, " AND ") + " ORDER BY id DESC" + limitClause(0, q.Limit)
-	out, err := queryAll(ctx, t.tx, scanFailure, stmt, args...)
+	return "SELECT " + cols + " FROM " + t.Failures + " WHERE " + strings.Join(where, " AND ") + " ORDER BY id DESC" + limitClause(0, q.Limit)
+}
+
+// FailurePage implements driver.Tx: the newest q.Limit failures, in id
+// order.
+func (t *txn) FailurePage(ctx context.Context, q driver.FailureQuery) ([]*driver.Failure, error) {
+	if q.WorkflowID == 0 && len(q.JobIDs) == 0 {
+		return nil, fmt.Errorf("list failures: a query names a workflow or jobs")
+	}
+	var args []any
+	if q.WorkflowID != 0 {
+		args = append(args, q.WorkflowID)
+	}
+	args = append(args, idArgs(q.JobIDs)...)
+	out, err := queryAll(ctx, t.tx, scanFailure, t.s.SQL.FailurePage(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list failures of workflow %d: %w", q.WorkflowID, err)
 	}
@@ -365,25 +378,29 @@ func (t *txn) FailureCountByCategory(ctx context.Context, wfID int64) ([]driver.
 		err := sc.Scan(&cat, &c.Count)
 		c.Category = driver.FailureCategory(cat)
 		return c, err
-	}, "SELECT category, COUNT(*) FROM "+t.s.T.Failures+" WHERE workflow_id = ? GROUP BY category ORDER BY category", wfID)
+	}, t.s.SQL.FailureCounts, wfID)
 	if err != nil {
 		return nil, fmt.Errorf("count failures of workflow %d: %w", wfID, err)
 	}
 	return out, nil
 }
 
-// ArtifactPage implements driver.Tx: the first q.Limit artifacts by key,
-// read through the (workflow_id, artifact_key) index.
-func (t *txn) ArtifactPage(ctx context.Context, q driver.ArtifactQuery) ([]*driver.Artifact, error) {
-	where, args := "workflow_id = ?", []any{q.WorkflowID}
+// artifactPageSQL reads the first q.Limit artifacts by key, through the
+// (workflow_id, artifact_key) index.
+func artifactPageSQL(t Tables, q driver.ArtifactQuery) string {
+	where := "workflow_id = ?"
 	if len(q.IDs) > 0 {
 		where += " AND id IN (" + placeholders(len(q.IDs)) + ")"
-		args = append(args, idArgs(q.IDs)...)
 	}
 	omit := q.MaxValueBytes < 0
-	stmt := "SELECT id, workflow_id, artifact_key, kind, " + cappedColumn("content", omit, q.MaxValueBytes) + ", " +
-		cappedColumn("metadata", omit, q.MaxValueBytes) + ", step_index, created_at, updated_at FROM " + t.s.T.Artifacts +
+	return "SELECT id, workflow_id, artifact_key, kind, " + cappedColumn("content", omit, q.MaxValueBytes) + ", " +
+		cappedColumn("metadata", omit, q.MaxValueBytes) + ", step_index, created_at, updated_at FROM " + t.Artifacts +
 		" WHERE " + where + " ORDER BY artifact_key" + limitClause(0, q.Limit)
+}
+
+// ArtifactPage implements driver.Tx.
+func (t *txn) ArtifactPage(ctx context.Context, q driver.ArtifactQuery) ([]*driver.Artifact, error) {
+	args := append([]any{q.WorkflowID}, idArgs(q.IDs)...)
 	out, err := queryAll(ctx, t.tx, func(sc scanner) (*driver.Artifact, error) {
 		a := &driver.Artifact{}
 		err := sc.Scan(&a.ID, &a.WorkflowID, &a.Key, &a.Kind, nullBytes{&a.Content}, &a.OmittedContentBytes, nullBytes{&a.Metadata},
@@ -392,7 +409,7 @@ func (t *txn) ArtifactPage(ctx context.Context, q driver.ArtifactQuery) ([]*driv
 			return nil, fmt.Errorf("scan artifact: %w", err)
 		}
 		return a, nil
-	}, stmt, args...)
+	}, t.s.SQL.ArtifactPage(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list artifacts of workflow %d: %w", q.WorkflowID, err)
 	}
