@@ -395,3 +395,46 @@ func TestWorkflowPageBoundsSignalsAndFailures(t *testing.T) {
 		assert.Contains(t, res.body, fmt.Sprintf("(%d bytes, not shown)", large+8), "a large payload is left out with its length")
 	})
 }
+
+// TestJobPageBoundsLogsAndFailures gives a job hundreds of log rows and
+// failures with long messages and checks that its page cuts them and
+// stays small.
+func TestJobPageBoundsLogsAndFailures(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		id, err := c.Dispatch(ctx, "import", queuety.State{"n": 1})
+		require.NoError(t, err)
+		const rows, long = 300, 60 << 10
+		msg := strings.Repeat("e", long)
+		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+			logs := make([]*driver.LogEntry, rows)
+			for i := range logs {
+				logs[i] = &driver.LogEntry{JobID: &id, Handler: "import", Queue: "default", Event: driver.LogFailed,
+					ErrorMessage: fmt.Sprintf("log-%03d ", i) + msg, CreatedAt: time.Now().UTC()}
+			}
+			if err := tx.LogInsert(ctx, logs); err != nil {
+				return err
+			}
+			for i := range rows {
+				if err := tx.FailureInsert(ctx, &driver.Failure{JobID: id, Category: driver.FailureApplication, Attempt: i + 1,
+					Message: fmt.Sprintf("failure-%03d ", i) + msg, CreatedAt: time.Now().UTC()}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		b := newBrowser(t, Handler(c, open))
+		path := fmt.Sprintf("/jobs/%d", id)
+		require.Equal(t, http.StatusOK, b.get(path).StatusCode)
+		var res *response
+		alloc := allocated(func() { res = b.get(path) })
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		t.Logf("the page of a job with %d log rows and %d failures of %d KiB is %d KiB and allocated %d KiB", rows, rows, long>>10,
+			len(res.body)>>10, alloc>>10)
+		assert.Less(t, len(res.body), 4<<20, "the page's size")
+		assert.Less(t, alloc, uint64(32<<20), "the page's allocations")
+		assert.Equal(t, rows, strings.Count(res.body, ">log-"), "every log row listed")
+		assert.Equal(t, rows, strings.Count(res.body, ">failure-"), "every failure listed")
+		assert.Equal(t, rows, strings.Count(res.body, "… (cut)"), "the failure messages are cut")
+	})
+}

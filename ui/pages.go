@@ -21,6 +21,10 @@ const (
 	workflowsPerPage    = 100
 	maxWorkflowsPerPage = 1000
 	jobLogRows          = 500
+	// jobText bounds a log row's error message and context, and a
+	// failure's message, on a job's page (cut, or left out for a
+	// context).
+	jobText = 2 << 10
 )
 
 // pathID parses the {id} path value; it writes a 400 page and returns
@@ -158,11 +162,11 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 		Heartbeat: newValueView(j.HeartbeatData, p.HeartbeatLen, base+"heartbeat"),
 		CanBury:   s.ops.bury != nil && j.Status != queuety.JobBuried && j.Status != queuety.JobCompleted,
 		CanDelete: s.ops.del != nil}
-	if d.Logs, err = s.c.Logs(ctx, driver.LogFilter{JobID: id, Limit: jobLogRows}); err != nil {
+	if d.Logs, err = s.c.Logs(ctx, driver.LogFilter{JobID: id, Limit: jobLogRows, MaxTextBytes: jobText}); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	if d.Failures, err = s.c.Failures(ctx, 0, id); err != nil {
+	if d.Failures, err = s.c.FailurePage(ctx, driver.FailureQuery{JobIDs: []int64{id}, Limit: jobLogRows, MaxMessageChars: jobText}); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
