@@ -1023,3 +1023,60 @@ func TestScheduleWithTimeZone(t *testing.T) {
 	assert.Equal(t, 0, s.NextRun.UTC().Hour(), "09:00 in Tokyo is 00:00 UTC, next run %s", s.NextRun)
 	wantFail(t, 2, "unknown time zone", "--dsn", dsn, "schedule", "add", "app.x", "--cron", "CRON_TZ=Nowhere/Land 0 9 * * *")
 }
+
+// TestInspectBoundsFailuresAndSignals: `workflow inspect` lists the
+// newest failures and signals of a workflow with more than a description
+// holds, counts them all (by category too) and says how many it left out;
+// a large signal payload shows as its length.
+func TestInspectBoundsFailuresAndSignals(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	ctx := context.Background()
+	c := openClient(t, dsn)
+	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "noisy", Steps: []queuety.WorkflowStep{
+		{Type: queuety.StepSingle, Handler: "noisy.a"}}}, nil)
+	require.NoError(t, err)
+	const failures, signals = queuety.DescribeFailures + 50, queuety.DescribeSignals + 30
+	require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+		for i := range failures {
+			cat := driver.FailureApplication
+			if i%5 == 0 {
+				cat = driver.FailureTimeout
+			}
+			if err := tx.FailureInsert(ctx, &driver.Failure{WorkflowID: id, Category: cat, Message: fmt.Sprintf("fail-%03d", i),
+				CreatedAt: time.Now().UTC()}); err != nil {
+				return err
+			}
+		}
+		for i := range signals {
+			payload := fmt.Sprintf(`{"i":%d}`, i)
+			if i == signals-1 {
+				payload = `{"b":"` + strings.Repeat("x", queuety.DescribePayloadBytes) + `"}`
+			}
+			if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: id, Name: fmt.Sprintf("sig-%03d", i), Payload: []byte(payload),
+				ReceivedAt: time.Now().UTC()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	sid := strconv.FormatInt(id, 10)
+	out := mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid)
+	for _, want := range []string{
+		fmt.Sprintf("%d in all: application %d, timeout %d", failures, failures*4/5, failures/5),
+		fmt.Sprintf("… 50 older failures not listed (the newest %d of %d are)", queuety.DescribeFailures, failures),
+		fmt.Sprintf("… 30 older signals not listed (the newest %d of %d are)", queuety.DescribeSignals, signals),
+		fmt.Sprintf("(%d bytes, not shown)", queuety.DescribePayloadBytes+8),
+		fmt.Sprintf("fail-%03d", failures-1), fmt.Sprintf("sig-%03d", signals-1),
+	} {
+		assert.Contains(t, out, want, "inspect")
+	}
+	assert.NotContains(t, out, "fail-049", "an older failure")
+	assert.NotContains(t, out, "sig-029", "an older signal")
+	desc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--json"))
+	assert.Len(t, desc.Failures, queuety.DescribeFailures, "failures in --json")
+	assert.Equal(t, failures, desc.FailuresTotal, "failures_total")
+	assert.Equal(t, 50, desc.FailuresMore, "failures_more")
+	assert.Len(t, desc.Signals, queuety.DescribeSignals, "signals in --json")
+	assert.Equal(t, 30, desc.SignalsMore, "signals_more")
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -145,11 +146,16 @@ func workflowInspectCommand() *Command {
 		Name:    "inspect",
 		Summary: "describe a workflow in full: deadlines, steps and attempts, failures, timeline",
 		Args:    "ID",
-		Help: `Deadlines and timeouts are shown in ISO 8601 (PT5M), times in UTC RFC 3339.
+		Help: fmt.Sprintf(`Deadlines and timeouts are shown in ISO 8601 (PT5M), times in UTC RFC 3339.
 --json prints the whole description. The timeline shows --limit entries
 from --offset on, and each step lists up to --jobs of its jobs (those not
 completed first, then the newest); the description counts the rest
-(timeline_more, jobs_more).`,
+(timeline_more, jobs_more). It lists the newest %d failures and the
+newest %d signals (failures_more and signals_more count the older ones,
+failure_counts every failure by category), with failure messages cut at
+%d characters and signal payloads over %d bytes left out, with their
+length.`, queuety.DescribeFailures, queuety.DescribeSignals, queuety.DescribeTextChars,
+			queuety.DescribePayloadBytes),
 		MinArgs:  1,
 		MaxArgs:  1,
 		Examples: []string{Program + " workflow inspect 42", Program + " workflow inspect 42 --json", Program + " workflow inspect 42 --offset 500"},
@@ -175,6 +181,21 @@ completed first, then the newest); the description counts the rest
 			})
 		},
 	}
+}
+
+// failureCounts lists failure counts by category, in category order:
+// "application 3, timeout 1".
+func failureCounts(counts map[driver.FailureCategory]int) string {
+	cats := make([]string, 0, len(counts))
+	for c := range counts {
+		cats = append(cats, string(c))
+	}
+	sort.Strings(cats)
+	parts := make([]string, len(cats))
+	for i, c := range cats {
+		parts[i] = fmt.Sprintf("%s %d", c, counts[driver.FailureCategory(c)])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // pageFlags checks --limit and --offset.
@@ -352,9 +373,10 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 	}
 
 	fmt.Fprintf(w, "\nFailures\n")
-	if len(d.Failures) == 0 {
+	if d.FailuresTotal == 0 && len(d.Failures) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
+		fmt.Fprintf(w, "  %d in all: %s\n", d.FailuresTotal, failureCounts(d.FailureCounts))
 		tw = newTable(w)
 		fmt.Fprintln(tw, "  AT\tCATEGORY\tTIMEOUT KIND\tNON-RETRYABLE\tRUN\tSTEP\tJOB\tATTEMPT\tDEADLINE\tMESSAGE")
 		for _, f := range d.Failures {
@@ -364,17 +386,27 @@ func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if d.FailuresMore > 0 {
+			fmt.Fprintf(w, "  … %d older failures not listed (the newest %d of %d are)\n", d.FailuresMore, len(d.Failures), d.FailuresTotal)
+		}
 	}
 
-	if len(d.Signals) > 0 {
+	if d.SignalsTotal > 0 || len(d.Signals) > 0 {
 		fmt.Fprintf(w, "\nSignals\n")
 		tw = newTable(w)
 		fmt.Fprintln(tw, "  RECEIVED AT\tNAME\tPAYLOAD")
 		for _, s := range d.Signals {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", isoTS(s.ReceivedAt), s.Name, cell(compactRaw(s.Payload), 80))
+			payload := cell(compactRaw(s.Payload), 80)
+			if s.PayloadOmittedBytes > 0 {
+				payload = fmt.Sprintf("(%d bytes, not shown)", s.PayloadOmittedBytes)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", isoTS(s.ReceivedAt), s.Name, payload)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if d.SignalsMore > 0 {
+			fmt.Fprintf(w, "  … %d older signals not listed (the newest %d of %d are)\n", d.SignalsMore, len(d.Signals), d.SignalsTotal)
 		}
 	}
 

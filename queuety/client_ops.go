@@ -102,8 +102,17 @@ func wrap(what string, err error) error {
 	return fmt.Errorf("queuety: %s: %w", what, err)
 }
 
+// FailurePage lists the newest failures q selects (of a workflow, or of
+// some jobs), oldest first, with their messages cut as q says: a bounded
+// Failures.
+func (c *Client) FailurePage(ctx context.Context, q driver.FailureQuery) ([]*driver.Failure, error) {
+	var out []*driver.Failure
+	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.FailurePage(ctx, q); return err })
+	return out, wrap("list failures", err)
+}
+
 // Failures lists the recorded failures of a workflow, or of a job when
-// workflowID is 0, oldest first.
+// workflowID is 0, oldest first; FailurePage lists a bounded page.
 func (c *Client) Failures(ctx context.Context, workflowID, jobID int64) ([]*driver.Failure, error) {
 	var out []*driver.Failure
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.FailureList(ctx, workflowID, jobID); return err })

@@ -32,6 +32,18 @@ const (
 	DefaultJobsPerStep = engine.DefaultJobsPerStep
 	// MaxJobsPerStep is the most jobs of each step a description lists.
 	MaxJobsPerStep = engine.MaxJobsPerStep
+	// DescribeFailures is how many of a workflow's failures (the newest) a
+	// description lists; it counts them all.
+	DescribeFailures = engine.DescribeFailures
+	// DescribeSignals is how many of a workflow's signals (the newest) a
+	// description lists; it counts them all.
+	DescribeSignals = engine.DescribeSignals
+	// DescribeTextChars bounds a failure message a description lists;
+	// a longer one is cut.
+	DescribeTextChars = engine.DescribeTextChars
+	// DescribePayloadBytes bounds a signal payload a description lists;
+	// a longer one is left out.
+	DescribePayloadBytes = engine.DescribePayloadBytes
 	// DefaultTraceEvents is how many events a trace page holds by default.
 	DefaultTraceEvents = engine.DefaultTraceEvents
 	// MaxTraceEvents is the most events a trace page holds.
@@ -45,4 +57,15 @@ const (
 	TraceJobsPerStep = engine.TraceJobsPerStep
 	// TraceLogs is how many log rows (the newest) a trace lists.
 	TraceLogs = engine.TraceLogs
+	// TraceSignals is how many signals (the newest) a trace lists.
+	TraceSignals = engine.TraceSignals
+	// TraceSignalBytes bounds the payloads of a trace's signals together;
+	// those past it are left out.
+	TraceSignalBytes = engine.TraceSignalBytes
+	// TraceArtifacts is how many artifacts (the first by key) a trace
+	// lists.
+	TraceArtifacts = engine.TraceArtifacts
+	// TraceArtifactBytes bounds the contents and metadata of a trace's
+	// artifacts together; those past it are left out.
+	TraceArtifactBytes = engine.TraceArtifactBytes
 )

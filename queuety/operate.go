@@ -98,15 +98,20 @@ func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 
 // DescribeWorkflow reads a workflow with its jobs, logs, events, signals
 // and failures, in one transaction: the first DefaultTimelineEntries
-// entries of its timeline and up to DefaultJobsPerStep jobs of each step
-// (see DescribeWorkflowWith).
+// entries of its timeline, up to DefaultJobsPerStep jobs of each step and
+// the newest DescribeFailures failures and DescribeSignals signals (see
+// DescribeWorkflowWith).
 func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
 	return c.engine.DescribeWorkflow(ctx, id)
 }
 
 // DescribeWorkflowWith is DescribeWorkflow with the page of the timeline
 // and the jobs per step that opts selects. The description counts what it
-// leaves out: TimelineTotal and TimelineMore, and each step's JobsMore.
+// leaves out: TimelineTotal and TimelineMore, each step's JobsMore,
+// FailuresTotal and FailuresMore (FailureCounts counts every failure by
+// category), SignalsTotal and SignalsMore. Failure messages are cut at
+// DescribeTextChars characters and signal payloads over
+// DescribePayloadBytes left out, with their length.
 func (c *Client) DescribeWorkflowWith(ctx context.Context, id int64, opts DescribeOptions) (*WorkflowDescription, error) {
 	return c.engine.DescribeWorkflowWith(ctx, id, opts)
 }
@@ -203,9 +208,13 @@ func (c *Client) TraceWorkflow(ctx context.Context, workflowID int64) ([]byte, e
 // (DefaultTraceEvents by default, at most MaxTraceEvents) and ends before
 // its events' JSON passes TraceEventBytes; a JSON value longer than
 // TraceValueBytes is null, with its length under the event's "omitted".
-// Jobs (TraceJobsPerStep per step) and log rows (the newest TraceLogs,
-// their error texts cut at 8 KiB) are bounded too. The bundle's "page" object counts what was left out, and
-// its next_offset is the Offset of the next page (null after the last).
+// Jobs (TraceJobsPerStep per step), log rows (the newest TraceLogs, their
+// error texts cut at 8 KiB), signals (the newest TraceSignals, their
+// payloads together up to TraceSignalBytes) and artifacts (the first
+// TraceArtifacts by key, their values together up to TraceArtifactBytes)
+// are bounded too. The bundle's "page" object counts what was left out,
+// and its next_offset is the Offset of the next page (null after the
+// last).
 func (c *Client) TraceWorkflowWith(ctx context.Context, workflowID int64, opts TraceOptions) ([]byte, error) {
 	o, err := c.engine.TraceWorkflowWith(ctx, workflowID, opts)
 	if err != nil {

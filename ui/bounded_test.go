@@ -334,3 +334,107 @@ func TestWorkflowHistoryPages(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkflowPageBoundsSignalsAndFailures gives a workflow 5,000
+// signals and 5,000 failures, some with large payloads and messages, and
+// checks that its page lists the newest DescribeSignals and
+// DescribeFailures, says how many it left out, counts the failures of
+// every category (not of the listed ones), and stays small in bytes and
+// allocations.
+func TestWorkflowPageBoundsSignalsAndFailures(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		id, err := builder.Workflow("noisy").Then("a").Dispatch(ctx, c, nil)
+		require.NoError(t, err)
+		const n, large = 5000, 20 << 10
+		cats := []driver.FailureCategory{driver.FailureApplication, driver.FailureApplication, driver.FailureTimeout, driver.FailureCancelled}
+		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+			for i := range n {
+				payload := fmt.Sprintf(`{"i":%d}`, i)
+				msg := fmt.Sprintf("fail-%05d", i)
+				if i%25 == 0 {
+					payload = `{"b":"` + strings.Repeat("p", large) + `"}`
+					msg += strings.Repeat("m", large)
+				}
+				if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: id, Name: fmt.Sprintf("sig-%05d", i), Payload: []byte(payload),
+					ReceivedAt: time.Now().UTC()}); err != nil {
+					return err
+				}
+				if err := tx.FailureInsert(ctx, &driver.Failure{WorkflowID: id, Category: cats[i%4], Attempt: 1, Message: msg,
+					CreatedAt: time.Now().UTC()}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		b := newBrowser(t, Handler(c, open))
+		path := fmt.Sprintf("/workflows/%d", id)
+		require.Equal(t, http.StatusOK, b.get(path).StatusCode)
+		var res *response
+		alloc := allocated(func() { res = b.get(path) })
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		t.Logf("the page of a workflow with %d signals and %d failures is %d KiB and allocated %d KiB", n, n, len(res.body)>>10, alloc>>10)
+		assert.Less(t, len(res.body), 512<<10, "the page's size")
+		assert.Less(t, alloc, uint64(8<<20), "the page's allocations")
+
+		assert.Equal(t, queuety.DescribeFailures, strings.Count(res.body, ">fail-"), "failures listed")
+		assert.Contains(t, res.body, fmt.Sprintf(">fail-%05d<", n-1), "the newest failure")
+		assert.NotContains(t, res.body, fmt.Sprintf(">fail-%05d<", n-queuety.DescribeFailures-1), "an older failure")
+		assert.Contains(t, res.body, fmt.Sprintf("The newest %d of %d failures are listed; the %d older ones", queuety.DescribeFailures, n,
+			n-queuety.DescribeFailures), "the page says which failures it lists")
+		assert.Contains(t, res.body, "… (cut)", "a long message is cut")
+		chips := regexpFind(regexp.MustCompile(`(?s)id="failure-categories">(.*?)</ul>`), res.body)
+		for cat, count := range map[string]int{"application": n / 2, "cancelled": n / 4, "timeout": n / 4} {
+			assert.Regexp(t, fmt.Sprintf(`%s</span> <b>%d</b>`, cat, count), chips, "every %s failure counted", cat)
+		}
+
+		assert.Equal(t, queuety.DescribeSignals, strings.Count(res.body, "<code>sig-"), "signals listed")
+		assert.Contains(t, res.body, fmt.Sprintf("<code>sig-%05d</code>", n-1), "the newest signal")
+		assert.Contains(t, res.body, fmt.Sprintf("The newest %d of %d signals are listed; the %d older ones are not.", queuety.DescribeSignals, n,
+			n-queuety.DescribeSignals), "the page says which signals it lists")
+		assert.Contains(t, res.body, fmt.Sprintf("(%d bytes, not shown)", large+8), "a large payload is left out with its length")
+	})
+}
+
+// TestJobPageBoundsLogsAndFailures gives a job hundreds of log rows and
+// failures with long messages and checks that its page cuts them and
+// stays small.
+func TestJobPageBoundsLogsAndFailures(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		id, err := c.Dispatch(ctx, "import", queuety.State{"n": 1})
+		require.NoError(t, err)
+		const rows, long = 300, 60 << 10
+		msg := strings.Repeat("e", long)
+		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+			logs := make([]*driver.LogEntry, rows)
+			for i := range logs {
+				logs[i] = &driver.LogEntry{JobID: &id, Handler: "import", Queue: "default", Event: driver.LogFailed,
+					ErrorMessage: fmt.Sprintf("log-%03d ", i) + msg, CreatedAt: time.Now().UTC()}
+			}
+			if err := tx.LogInsert(ctx, logs); err != nil {
+				return err
+			}
+			for i := range rows {
+				if err := tx.FailureInsert(ctx, &driver.Failure{JobID: id, Category: driver.FailureApplication, Attempt: i + 1,
+					Message: fmt.Sprintf("failure-%03d ", i) + msg, CreatedAt: time.Now().UTC()}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		b := newBrowser(t, Handler(c, open))
+		path := fmt.Sprintf("/jobs/%d", id)
+		require.Equal(t, http.StatusOK, b.get(path).StatusCode)
+		var res *response
+		alloc := allocated(func() { res = b.get(path) })
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		t.Logf("the page of a job with %d log rows and %d failures of %d KiB is %d KiB and allocated %d KiB", rows, rows, long>>10,
+			len(res.body)>>10, alloc>>10)
+		assert.Less(t, len(res.body), 4<<20, "the page's size")
+		assert.Less(t, alloc, uint64(32<<20), "the page's allocations")
+		assert.Equal(t, rows, strings.Count(res.body, ">log-"), "every log row listed")
+		assert.Equal(t, rows, strings.Count(res.body, ">failure-"), "every failure listed")
+		assert.Equal(t, rows, strings.Count(res.body, "… (cut)"), "the failure messages are cut")
+	})
+}

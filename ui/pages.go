@@ -21,6 +21,10 @@ const (
 	workflowsPerPage    = 100
 	maxWorkflowsPerPage = 1000
 	jobLogRows          = 500
+	// jobText bounds a log row's error message and context, and a
+	// failure's message, on a job's page (cut, or left out for a
+	// context).
+	jobText = 2 << 10
 )
 
 // pathID parses the {id} path value; it writes a 400 page and returns
@@ -158,11 +162,11 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 		Heartbeat: newValueView(j.HeartbeatData, p.HeartbeatLen, base+"heartbeat"),
 		CanBury:   s.ops.bury != nil && j.Status != queuety.JobBuried && j.Status != queuety.JobCompleted,
 		CanDelete: s.ops.del != nil}
-	if d.Logs, err = s.c.Logs(ctx, driver.LogFilter{JobID: id, Limit: jobLogRows}); err != nil {
+	if d.Logs, err = s.c.Logs(ctx, driver.LogFilter{JobID: id, Limit: jobLogRows, MaxTextBytes: jobText}); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	if d.Failures, err = s.c.Failures(ctx, 0, id); err != nil {
+	if d.Failures, err = s.c.FailurePage(ctx, driver.FailureQuery{JobIDs: []int64{id}, Limit: jobLogRows, MaxMessageChars: jobText}); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
@@ -220,7 +224,7 @@ func (s *server) workflowsPage(w http.ResponseWriter, r *http.Request) {
 // workflowData is what the workflow page shows.
 type workflowData struct {
 	D          *queuety.WorkflowDescription
-	Categories []statusCount // failures by category
+	Categories []statusCount // every failure, counted by category
 	CanPause   bool
 	CanResume  bool
 	CanCancel  bool
@@ -283,12 +287,8 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 		d.CanApprove = slices.Contains(desc.Wait.Answers, "approve")
 		d.CanReject = slices.Contains(desc.Wait.Answers, "reject")
 	}
-	cats := map[string]int64{}
-	for _, f := range desc.Failures {
-		cats[string(f.Category)]++
-	}
-	for c, n := range cats {
-		d.Categories = append(d.Categories, statusCount{Status: c, Count: n})
+	for c, n := range desc.FailureCounts {
+		d.Categories = append(d.Categories, statusCount{Status: string(c), Count: int64(n)})
 	}
 	sort.Slice(d.Categories, func(i, j int) bool { return d.Categories[i].Status < d.Categories[j].Status })
 	s.page(w, r, "workflow", fmt.Sprintf("Workflow %d", id), "workflows", false, d)

@@ -40,18 +40,30 @@ type WorkflowDescription struct {
 	// ParentID and ParentStep name the workflow whose run_workflow step
 	// started this one; StartedBy the workflow whose start_workflows step
 	// did.
-	ParentID   int64         `json:"parent_workflow_id,omitempty"`
-	ParentStep *int          `json:"parent_step_index,omitempty"`
-	StartedBy  int64         `json:"started_by_workflow_id,omitempty"`
-	Steps      []StepInfo    `json:"steps"`
-	Failures   []FailureInfo `json:"failures"`
+	ParentID   int64      `json:"parent_workflow_id,omitempty"`
+	ParentStep *int       `json:"parent_step_index,omitempty"`
+	StartedBy  int64      `json:"started_by_workflow_id,omitempty"`
+	Steps      []StepInfo `json:"steps"`
+	// Failures are the newest DescribeFailures of the workflow's
+	// failures, oldest first: FailuresTotal counts them all, FailuresMore
+	// the older ones left out, and FailureCounts counts them all by
+	// category.
+	Failures      []FailureInfo                  `json:"failures"`
+	FailuresTotal int                            `json:"failures_total"`
+	FailuresMore  int                            `json:"failures_more"`
+	FailureCounts map[driver.FailureCategory]int `json:"failure_counts,omitempty"`
 	// Timeline is one page of the workflow's history (see
 	// DescribeOptions): TimelineTotal counts the event and log rows of the
 	// whole history, TimelineMore those after this page.
 	Timeline      []TimelineEntry `json:"timeline"`
 	TimelineTotal int             `json:"timeline_total"`
 	TimelineMore  int             `json:"timeline_more"`
-	Signals       []SignalInfo    `json:"signals,omitempty"`
+	// Signals are the newest DescribeSignals of the signals the workflow
+	// received, oldest first: SignalsTotal counts them all, SignalsMore
+	// the older ones left out.
+	Signals      []SignalInfo `json:"signals,omitempty"`
+	SignalsTotal int          `json:"signals_total"`
+	SignalsMore  int          `json:"signals_more"`
 	// StateError says why the stored state, or its step list, could not
 	// be read (the row was written by hand or by a broken writer). The
 	// description then holds what the row's columns, jobs, logs and
@@ -173,8 +185,11 @@ type FailureInfo struct {
 	StepIndex    *int                   `json:"step_index,omitempty"`
 	Attempt      int                    `json:"attempt,omitempty"`
 	Run          int                    `json:"run,omitempty"`
-	Message      string                 `json:"message"`
-	Deadline     string                 `json:"deadline,omitempty"`
+	// Message is cut at DescribeTextChars characters; MessageCut says it
+	// was.
+	Message    string `json:"message"`
+	MessageCut bool   `json:"message_cut,omitempty"`
+	Deadline   string `json:"deadline,omitempty"`
 }
 
 // TimelineEntry is one row of the workflow's history, from the
@@ -192,11 +207,14 @@ type TimelineEntry struct {
 	at        time.Time
 }
 
-// SignalInfo is one stored signal.
+// SignalInfo is one stored signal. A payload longer than
+// DescribePayloadBytes is left out (null), its length in
+// PayloadOmittedBytes.
 type SignalInfo struct {
-	Name       string          `json:"name"`
-	ReceivedAt string          `json:"received_at"`
-	Payload    json.RawMessage `json:"payload"`
+	Name                string          `json:"name"`
+	ReceivedAt          string          `json:"received_at"`
+	Payload             json.RawMessage `json:"payload"`
+	PayloadOmittedBytes int64           `json:"payload_omitted_bytes,omitempty"`
 }
 
 // iso formats a time as ISO 8601 (RFC 3339) in UTC; "" for zero.
@@ -250,6 +268,18 @@ const (
 	DefaultJobsPerStep = 100
 	// MaxJobsPerStep is the most jobs of each step a description lists.
 	MaxJobsPerStep = 1000
+	// DescribeFailures is how many of a workflow's failures (the newest) a
+	// description lists.
+	DescribeFailures = 200
+	// DescribeSignals is how many of a workflow's signals (the newest) a
+	// description lists.
+	DescribeSignals = 200
+	// DescribeTextChars bounds a failure message a description lists: a
+	// longer one is cut (FailureInfo.MessageCut).
+	DescribeTextChars = 4 << 10
+	// DescribePayloadBytes bounds a signal payload a description lists: a
+	// longer one is left out (SignalInfo.PayloadOmittedBytes).
+	DescribePayloadBytes = 4 << 10
 	// describeChildren bounds the started workflows a description names.
 	describeChildren = 1000
 	// describeValueBytes bounds an event's error document read for the
@@ -291,6 +321,8 @@ func (o DescribeOptions) bounds() (offset, limit, perStep int) {
 
 // DescribeWorkflow reads a workflow with its jobs, logs, events, signals
 // and failures, in one transaction, within the default DescribeOptions.
+// It lists the newest DescribeFailures failures and DescribeSignals
+// signals, and counts them all.
 func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
 	return e.DescribeWorkflowWith(ctx, id, DescribeOptions{})
 }
@@ -309,7 +341,10 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		eventsN, logsN int64
 		reached        []int
 		fails          []*driver.Failure
+		jobFails       []*driver.Failure
+		failCounts     []driver.FailureCount
 		signals        []*driver.Signal
+		signalsN       int64
 		kids           []*driver.Workflow
 	)
 	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
@@ -323,6 +358,9 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 			return err
 		}
 		if jobLogs, err = jobHistoryLogs(ctx, tx, jobs); err != nil {
+			return err
+		}
+		if jobFails, err = jobTimeouts(ctx, tx, id, jobs); err != nil {
 			return err
 		}
 		// The first offset+limit entries of the timeline are among the
@@ -344,7 +382,10 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, ByTime: true, Limit: window, MaxTextBytes: describeLogText}); err != nil {
 			return err
 		}
-		if signals, err = tx.SignalList(ctx, id, nil); err != nil {
+		if signalsN, err = tx.SignalCount(ctx, id); err != nil {
+			return err
+		}
+		if signals, err = tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, Limit: DescribeSignals, MaxPayloadBytes: DescribePayloadBytes}); err != nil {
 			return err
 		}
 		if kids, err = tx.WorkflowList(ctx, driver.WorkflowFilter{Parent: id, Limit: describeChildren}); err != nil {
@@ -357,7 +398,10 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 			}
 			kids = append(kids, more...)
 		}
-		fails, err = tx.FailureList(ctx, id, 0)
+		if failCounts, err = tx.FailureCountByCategory(ctx, id); err != nil {
+			return err
+		}
+		fails, err = tx.FailurePage(ctx, driver.FailureQuery{WorkflowID: id, Limit: DescribeFailures, MaxMessageChars: DescribeTextChars})
 		return err
 	})
 	if err != nil {
@@ -420,14 +464,22 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		}
 		statuses[c.StepIndex][c.Status] += c.Count
 	}
-	failsByJob := map[int64][]*driver.Failure{}
-	for _, f := range fails {
-		fi := FailureInfo{At: iso(f.CreatedAt), Category: f.Category, TimeoutKind: f.TimeoutKind, NonRetryable: f.NonRetryable,
-			JobID: f.JobID, StepIndex: f.StepIndex, Attempt: f.Attempt, Run: f.RunNumber, Message: f.Message, Deadline: iso(f.DeadlineAt)}
-		d.Failures = append(d.Failures, fi)
-		if f.JobID != 0 {
-			failsByJob[f.JobID] = append(failsByJob[f.JobID], f)
+	for _, c := range failCounts {
+		if d.FailureCounts == nil {
+			d.FailureCounts = map[driver.FailureCategory]int{}
 		}
+		d.FailureCounts[c.Category] += int(c.Count)
+		d.FailuresTotal += int(c.Count)
+	}
+	for _, f := range fails {
+		d.Failures = append(d.Failures, FailureInfo{At: iso(f.CreatedAt), Category: f.Category, TimeoutKind: f.TimeoutKind,
+			NonRetryable: f.NonRetryable, JobID: f.JobID, StepIndex: f.StepIndex, Attempt: f.Attempt, Run: f.RunNumber,
+			Message: f.Message, MessageCut: f.MessageCut, Deadline: iso(f.DeadlineAt)})
+	}
+	d.FailuresMore = max(d.FailuresTotal-len(d.Failures), 0)
+	failsByJob := map[int64][]*driver.Failure{}
+	for _, f := range jobFails {
+		failsByJob[f.JobID] = append(failsByJob[f.JobID], f)
 	}
 	logsByJob := map[int64][]*driver.LogEntry{}
 	for _, l := range jobLogs {
@@ -487,8 +539,18 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 	d.Timeline = d.Timeline[:min(limit, len(d.Timeline))]
 	d.TimelineMore = max(d.TimelineTotal-offset-len(d.Timeline), 0)
 	for _, s := range signals {
-		d.Signals = append(d.Signals, SignalInfo{Name: s.Name, ReceivedAt: iso(s.ReceivedAt), Payload: json.RawMessage(s.Payload)})
+		si := SignalInfo{Name: s.Name, ReceivedAt: iso(s.ReceivedAt), PayloadOmittedBytes: s.OmittedPayloadBytes}
+		switch {
+		case s.Payload == nil:
+		case json.Valid(s.Payload):
+			si.Payload = json.RawMessage(s.Payload)
+		default: // a row written by hand: shown as the text it holds
+			si.Payload, _ = json.Marshal(string(s.Payload))
+		}
+		d.Signals = append(d.Signals, si)
 	}
+	d.SignalsTotal = int(signalsN)
+	d.SignalsMore = max(d.SignalsTotal-len(d.Signals), 0)
 	return d, nil
 }
 
@@ -509,6 +571,28 @@ func jobHistoryLogs(ctx context.Context, tx driver.Tx, jobs []*driver.Job) ([]*d
 			return nil, err
 		}
 		out = append(out, logs...)
+	}
+	return out, nil
+}
+
+// jobTimeouts reads the timeout failures of the listed jobs, for their
+// attempt histories: up to 64 a job, their messages cut.
+func jobTimeouts(ctx context.Context, tx driver.Tx, wfID int64, jobs []*driver.Job) ([]*driver.Failure, error) {
+	const chunk = 500
+	var out []*driver.Failure
+	for len(jobs) > 0 {
+		part := jobs[:min(chunk, len(jobs))]
+		jobs = jobs[len(part):]
+		ids := make([]int64, len(part))
+		for i, j := range part {
+			ids[i] = j.ID
+		}
+		fails, err := tx.FailurePage(ctx, driver.FailureQuery{WorkflowID: wfID, JobIDs: ids, TimedOut: true, Limit: 64 * len(ids),
+			MaxMessageChars: describeHistoryText})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fails...)
 	}
 	return out, nil
 }

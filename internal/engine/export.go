@@ -254,7 +254,9 @@ func logObjects(logs []*driver.LogEntry) []any {
 	return ll
 }
 
-// signalObjects are the signals of an export or a trace.
+// signalObjects are the signals of an export or a trace. A payload a
+// bounded read left out is null, with its length under
+// payload_omitted_bytes.
 func signalObjects(signals []*driver.Signal) []any {
 	sl := make([]any, 0, len(signals))
 	for _, s := range signals {
@@ -262,8 +264,15 @@ func signalObjects(signals []*driver.Signal) []any {
 		o.Set("id", s.ID)
 		o.Set("workflow_id", s.WorkflowID)
 		o.Set("signal_name", s.Name)
-		o.Set("payload", jsonObjectColumn(s.Payload))
+		if s.OmittedPayloadBytes > 0 {
+			o.Set("payload", nil)
+		} else {
+			o.Set("payload", jsonObjectColumn(s.Payload))
+		}
 		o.Set("received_at", dbTime(s.ReceivedAt))
+		if s.OmittedPayloadBytes > 0 {
+			o.Set("payload_omitted_bytes", s.OmittedPayloadBytes)
+		}
 		sl = append(sl, o)
 	}
 	return sl
@@ -286,7 +295,9 @@ func dependencyObjects(deps []*driver.WorkflowDependency) []any {
 }
 
 // exportArtifacts is the artifacts list of an export (Queuety's
-// WorkflowExporter): content decoded for kind json, metadata decoded.
+// WorkflowExporter): content decoded for kind json, metadata decoded. A
+// content or metadata a bounded read left out (a trace's) is null, with
+// its length under content_omitted_bytes or metadata_omitted_bytes.
 func exportArtifacts(rows []*driver.Artifact) []any {
 	out := make([]any, 0, len(rows))
 	for _, r := range rows {
@@ -295,15 +306,28 @@ func exportArtifacts(rows []*driver.Artifact) []any {
 		o.Set("workflow_id", r.WorkflowID)
 		o.Set("key", r.Key)
 		o.Set("kind", r.Kind)
-		if isJSONKind(r.Kind) {
+		switch {
+		case r.OmittedContentBytes > 0:
+			o.Set("content", nil)
+		case isJSONKind(r.Kind):
 			o.Set("content", jsonObjectColumn(r.Content)) // a JSON scalar exports as [], as in Queuety
-		} else {
+		default:
 			o.Set("content", string(r.Content))
 		}
-		o.Set("metadata", jsonObjectColumn(r.Metadata))
+		if r.OmittedMetadataBytes > 0 {
+			o.Set("metadata", nil)
+		} else {
+			o.Set("metadata", jsonObjectColumn(r.Metadata))
+		}
 		o.Set("step_index", intPtrOrNil(r.StepIndex))
 		o.Set("created_at", dbTime(r.CreatedAt))
 		o.Set("updated_at", dbTime(r.UpdatedAt))
+		if r.OmittedContentBytes > 0 {
+			o.Set("content_omitted_bytes", r.OmittedContentBytes)
+		}
+		if r.OmittedMetadataBytes > 0 {
+			o.Set("metadata_omitted_bytes", r.OmittedMetadataBytes)
+		}
 		out = append(out, o)
 	}
 	return out

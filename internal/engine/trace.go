@@ -32,6 +32,22 @@ const (
 	TraceJobsPerStep = 200
 	// TraceLogs is how many log rows a trace lists: the newest.
 	TraceLogs = 1000
+	// TraceSignals is how many signals a trace lists: the newest.
+	TraceSignals = 1000
+	// TraceSignalBytes bounds the payloads of a trace's signals together:
+	// a payload that would take them past it is left out, as one longer
+	// than TraceValueBytes is (null, its length under the signal's
+	// "payload_omitted_bytes").
+	TraceSignalBytes = 4 << 20
+	// TraceArtifacts is how many artifacts a trace lists: the first by
+	// key.
+	TraceArtifacts = 500
+	// TraceArtifactBytes bounds the contents and metadata of a trace's
+	// artifacts together: an artifact whose values would take them past
+	// it has both left out, as a value longer than TraceValueBytes is
+	// (null, its length under the artifact's "content_omitted_bytes" and
+	// "metadata_omitted_bytes").
+	TraceArtifactBytes = 4 << 20
 	// traceLogText bounds a listed log row's error message and trace (cut)
 	// and context (left out when longer).
 	traceLogText = 8 << 10
@@ -69,17 +85,22 @@ func (e *Engine) TraceWorkflow(ctx context.Context, id int64) (*phpjson.Object, 
 // step_type, handler, its events and the latest of its step_completed,
 // step_failed, workflow_waiting and workflow_resumed events), the events,
 // up to TraceJobsPerStep jobs of each step, the newest TraceLogs log rows,
-// the artifacts, chunks, signals and wait dependencies, in ExportWorkflow's
-// row shapes, and "page", which says what was left out:
+// the first TraceArtifacts artifacts by key, chunks, the newest
+// TraceSignals signals and the wait dependencies, in ExportWorkflow's row
+// shapes, and "page", which says what was left out:
 //
 //	{"events_total": n, "events_offset": n, "events_shown": n,
 //	 "events_more": n, "next_offset": n|null, "jobs_total": n,
-//	 "jobs_shown": n, "logs_total": n, "logs_shown": n}
+//	 "jobs_shown": n, "logs_total": n, "logs_shown": n,
+//	 "signals_total": n, "signals_shown": n,
+//	 "artifacts_total": n, "artifacts_shown": n}
 //
 // events_more counts the events after the page (next_offset is the
 // Offset that reads them). A JSON value longer than TraceValueBytes is
-// null, with its length under the event's "omitted" (a job's
-// "payload_omitted_bytes").
+// null, with its length under the event's "omitted" (a job's or signal's
+// "payload_omitted_bytes", an artifact's "content_omitted_bytes" or
+// "metadata_omitted_bytes"); so are the signal payloads and artifact
+// values past TraceSignalBytes and TraceArtifactBytes.
 func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOptions) (*phpjson.Object, error) {
 	var (
 		wf             *driver.Workflow
@@ -91,6 +112,8 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 		deps           []*driver.WorkflowDependency
 		artifacts      []*driver.Artifact
 		eventsN, logsN int64
+		signalsN       int64
+		artifactsN     int64
 		offset, limit  = max(opts.Offset, 0), opts.limit()
 	)
 	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
@@ -115,10 +138,16 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, Limit: TraceLogs, Newest: true, MaxTextBytes: traceLogText}); err != nil {
 			return err
 		}
-		if signals, err = tx.SignalList(ctx, id, nil); err != nil {
+		if signalsN, err = tx.SignalCount(ctx, id); err != nil {
 			return err
 		}
-		if artifacts, err = tx.ArtifactList(ctx, id, true); err != nil {
+		if signals, err = traceSignals(ctx, tx, id); err != nil {
+			return err
+		}
+		if artifactsN, err = tx.ArtifactCount(ctx, id); err != nil {
+			return err
+		}
+		if artifacts, err = traceArtifacts(ctx, tx, id); err != nil {
 			return err
 		}
 		deps, err = tx.DependencyList(ctx, id)
@@ -202,6 +231,10 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 	page.Set("jobs_shown", int64(len(jobs)))
 	page.Set("logs_total", logsN)
 	page.Set("logs_shown", int64(len(logs)))
+	page.Set("signals_total", signalsN)
+	page.Set("signals_shown", int64(len(signals)))
+	page.Set("artifacts_total", artifactsN)
+	page.Set("artifacts_shown", int64(len(artifacts)))
 	out.Set("page", page)
 	return out, nil
 }
@@ -247,4 +280,106 @@ func eventPage(ctx context.Context, tx driver.Tx, id int64, offset, limit int) (
 		out = append(out, evs...)
 	}
 	return out, nil
+}
+
+// readSize is how many bytes reading a value of n bytes for a trace
+// takes: none for one longer than TraceValueBytes, which the read leaves
+// out.
+func readSize(n int64) int64 {
+	if n > TraceValueBytes {
+		return 0
+	}
+	return n
+}
+
+// fitValues picks, in list order, the rows of a list whose values (of
+// the given read sizes) fit in budget together, and returns their
+// indexes.
+func fitValues(sizes []int64, budget int64) []int {
+	var out []int
+	var total int64
+	for i, n := range sizes {
+		if total+n > budget {
+			continue
+		}
+		total += n
+		out = append(out, i)
+	}
+	return out
+}
+
+// traceSignals reads the newest TraceSignals signals of a workflow with
+// the payloads that fit TraceSignalBytes: the payloads' lengths first,
+// then the payloads that fit.
+func traceSignals(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Signal, error) {
+	list, err := tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, Limit: TraceSignals, MaxPayloadBytes: -1})
+	if err != nil {
+		return nil, err
+	}
+	sizes := make([]int64, len(list))
+	for i, s := range list {
+		sizes[i] = readSize(s.OmittedPayloadBytes)
+	}
+	fit := fitValues(sizes, TraceSignalBytes)
+	ids := make([]int64, len(fit))
+	for i, k := range fit {
+		ids[i] = list[k].ID
+	}
+	const chunk = 500
+	for len(ids) > 0 {
+		part := ids[:min(chunk, len(ids))]
+		ids = ids[len(part):]
+		full, err := tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, IDs: part, MaxPayloadBytes: TraceValueBytes})
+		if err != nil {
+			return nil, err
+		}
+		byID := make(map[int64]*driver.Signal, len(full))
+		for _, s := range full {
+			byID[s.ID] = s
+		}
+		for i, s := range list {
+			if f := byID[s.ID]; f != nil {
+				list[i] = f
+			}
+		}
+	}
+	return list, nil
+}
+
+// traceArtifacts reads the first TraceArtifacts artifacts of a workflow
+// by key with the contents and metadata that fit TraceArtifactBytes: the
+// values' lengths first, then the artifacts whose values fit.
+func traceArtifacts(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Artifact, error) {
+	list, err := tx.ArtifactPage(ctx, driver.ArtifactQuery{WorkflowID: id, Limit: TraceArtifacts, MaxValueBytes: -1})
+	if err != nil {
+		return nil, err
+	}
+	sizes := make([]int64, len(list))
+	for i, a := range list {
+		sizes[i] = readSize(a.OmittedContentBytes) + readSize(a.OmittedMetadataBytes)
+	}
+	fit := fitValues(sizes, TraceArtifactBytes)
+	ids := make([]int64, len(fit))
+	for i, k := range fit {
+		ids[i] = list[k].ID
+	}
+	const chunk = 500
+	for len(ids) > 0 {
+		part := ids[:min(chunk, len(ids))]
+		ids = ids[len(part):]
+		full, err := tx.ArtifactPage(ctx, driver.ArtifactQuery{WorkflowID: id, IDs: part, MaxValueBytes: TraceValueBytes})
+		if err != nil {
+			return nil, err
+		}
+		byID := make(map[int64]*driver.Artifact, len(full))
+		for _, a := range full {
+			byID[a.ID] = a
+		}
+		for i, a := range list {
+			if f := byID[a.ID]; f != nil {
+				list[i] = f
+			}
+		}
+	}
+	return list, nil
 }

@@ -1,15 +1,17 @@
 package sqlstore
 
 // This file holds the bounded reads of a workflow's history: pages of
-// events with their large JSON columns left out, a workflow's step jobs a
-// few per step, and counts.
+// events, signals, failures and artifacts with their large columns left
+// out or cut, a workflow's step jobs a few per step, and counts.
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -245,4 +247,180 @@ func (t *txn) JobStepCounts(ctx context.Context, wfID int64) ([]driver.JobStepCo
 		return nil, fmt.Errorf("count jobs of workflow %d: %w", wfID, err)
 	}
 	return out, nil
+}
+
+// reverse puts the rows of a newest-first read in id order.
+func reverse[T any](rows []T) []T {
+	slices.Reverse(rows)
+	return rows
+}
+
+// signalPageSQL reads the newest q.Limit signals newest first, through
+// the (workflow_id, id) index.
+func signalPageSQL(t Tables, q driver.SignalQuery) string {
+	where := "workflow_id = ?"
+	if len(q.IDs) > 0 {
+		where += " AND id IN (" + placeholders(len(q.IDs)) + ")"
+	}
+	return "SELECT id, workflow_id, signal_name, " + cappedColumn("payload", q.MaxPayloadBytes < 0, q.MaxPayloadBytes) +
+		", received_at FROM " + t.Signals + " WHERE " + where + " ORDER BY id DESC" + limitClause(0, q.Limit)
+}
+
+// SignalPage implements driver.Tx: the newest q.Limit signals, in id
+// order.
+func (t *txn) SignalPage(ctx context.Context, q driver.SignalQuery) ([]*driver.Signal, error) {
+	args := append([]any{q.WorkflowID}, idArgs(q.IDs)...)
+	out, err := queryAll(ctx, t.tx, func(sc scanner) (*driver.Signal, error) {
+		s := &driver.Signal{}
+		if err := sc.Scan(&s.ID, &s.WorkflowID, &s.Name, nullBytes{&s.Payload}, &s.OmittedPayloadBytes, nullTime{&s.ReceivedAt}); err != nil {
+			return nil, fmt.Errorf("scan signal: %w", err)
+		}
+		return s, nil
+	}, t.s.SQL.SignalPage(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("list signals of workflow %d: %w", q.WorkflowID, err)
+	}
+	return reverse(out), nil
+}
+
+// SignalCount implements driver.Tx.
+func (t *txn) SignalCount(ctx context.Context, wfID int64) (int64, error) {
+	var n int64
+	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.s.T.Signals+" WHERE workflow_id = ?", wfID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count signals of workflow %d: %w", wfID, err)
+	}
+	return n, nil
+}
+
+// failureCols are the failures table's columns, in scanFailure's order;
+// "message" is replaced when a read cuts it.
+const failureCols = "id, workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, non_retryable, message, " +
+	"error_class, deadline_at, created_at"
+
+func scanFailure(sc scanner) (*driver.Failure, error) {
+	f := &driver.Failure{}
+	var attempt, run int64
+	var cat, kind string
+	var nr int
+	if err := sc.Scan(&f.ID, nullInt{&f.WorkflowID}, nullInt{&f.JobID}, nullIntPtr{&f.StepIndex}, nullInt{&attempt}, nullInt{&run},
+		&cat, nullString{&kind}, &nr, nullString{&f.Message}, nullString{&f.ErrorClass}, nullTime{&f.DeadlineAt}, nullTime{&f.CreatedAt}); err != nil {
+		return nil, fmt.Errorf("scan failure: %w", err)
+	}
+	f.Attempt, f.RunNumber = int(attempt), int(run)
+	f.Category, f.TimeoutKind, f.NonRetryable = driver.FailureCategory(cat), driver.TimeoutKind(kind), nr != 0
+	return f, nil
+}
+
+// failurePageSQL reads the newest q.Limit failures newest first, through
+// the (workflow_id, id) index or the job index. A cut message is read up
+// to one character past the cut, so that a cut is known without the
+// message's full length.
+func failurePageSQL(t Tables, q driver.FailureQuery) string {
+	var where []string
+	if q.WorkflowID != 0 {
+		where = append(where, "workflow_id = ?")
+	}
+	if len(q.JobIDs) > 0 {
+		where = append(where, "job_id IN ("+placeholders(len(q.JobIDs))+")")
+	}
+	if q.TimedOut {
+		where = append(where, "timeout_kind IS NOT NULL AND timeout_kind <> ''")
+	}
+	cols := failureCols
+	if q.MaxMessageChars > 0 {
+		cols = strings.Replace(cols, " message,", " SUBSTR(message, 1, "+strconv.Itoa(q.MaxMessageChars+1)+") AS message,", 1)
+	}
+	return "SELECT " + cols + " FROM " + t.Failures + " WHERE " + strings.Join(where, " AND ") + " ORDER BY id DESC" + limitClause(0, q.Limit)
+}
+
+// FailurePage implements driver.Tx: the newest q.Limit failures, in id
+// order.
+func (t *txn) FailurePage(ctx context.Context, q driver.FailureQuery) ([]*driver.Failure, error) {
+	if q.WorkflowID == 0 && len(q.JobIDs) == 0 {
+		return nil, fmt.Errorf("list failures: a query names a workflow or jobs")
+	}
+	var args []any
+	if q.WorkflowID != 0 {
+		args = append(args, q.WorkflowID)
+	}
+	args = append(args, idArgs(q.JobIDs)...)
+	out, err := queryAll(ctx, t.tx, scanFailure, t.s.SQL.FailurePage(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("list failures of workflow %d: %w", q.WorkflowID, err)
+	}
+	if n := q.MaxMessageChars; n > 0 {
+		for _, f := range out {
+			if utf8.RuneCountInString(f.Message) > n {
+				f.Message, f.MessageCut = cutChars(f.Message, n), true
+			}
+		}
+	}
+	return reverse(out), nil
+}
+
+// cutChars returns the first n characters of s.
+func cutChars(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// FailureCountByCategory implements driver.Tx: a grouped read of the
+// (workflow_id, category) index.
+func (t *txn) FailureCountByCategory(ctx context.Context, wfID int64) ([]driver.FailureCount, error) {
+	out, err := queryAll(ctx, t.tx, func(sc scanner) (driver.FailureCount, error) {
+		var c driver.FailureCount
+		var cat string
+		err := sc.Scan(&cat, &c.Count)
+		c.Category = driver.FailureCategory(cat)
+		return c, err
+	}, t.s.SQL.FailureCounts, wfID)
+	if err != nil {
+		return nil, fmt.Errorf("count failures of workflow %d: %w", wfID, err)
+	}
+	return out, nil
+}
+
+// artifactPageSQL reads the first q.Limit artifacts by key, through the
+// (workflow_id, artifact_key) index.
+func artifactPageSQL(t Tables, q driver.ArtifactQuery) string {
+	where := "workflow_id = ?"
+	if len(q.IDs) > 0 {
+		where += " AND id IN (" + placeholders(len(q.IDs)) + ")"
+	}
+	omit := q.MaxValueBytes < 0
+	return "SELECT id, workflow_id, artifact_key, kind, " + cappedColumn("content", omit, q.MaxValueBytes) + ", " +
+		cappedColumn("metadata", omit, q.MaxValueBytes) + ", step_index, created_at, updated_at FROM " + t.Artifacts +
+		" WHERE " + where + " ORDER BY artifact_key" + limitClause(0, q.Limit)
+}
+
+// ArtifactPage implements driver.Tx.
+func (t *txn) ArtifactPage(ctx context.Context, q driver.ArtifactQuery) ([]*driver.Artifact, error) {
+	args := append([]any{q.WorkflowID}, idArgs(q.IDs)...)
+	out, err := queryAll(ctx, t.tx, func(sc scanner) (*driver.Artifact, error) {
+		a := &driver.Artifact{}
+		err := sc.Scan(&a.ID, &a.WorkflowID, &a.Key, &a.Kind, nullBytes{&a.Content}, &a.OmittedContentBytes, nullBytes{&a.Metadata},
+			&a.OmittedMetadataBytes, nullIntPtr{&a.StepIndex}, nullTime{&a.CreatedAt}, nullTime{&a.UpdatedAt})
+		if err != nil {
+			return nil, fmt.Errorf("scan artifact: %w", err)
+		}
+		return a, nil
+	}, t.s.SQL.ArtifactPage(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("list artifacts of workflow %d: %w", q.WorkflowID, err)
+	}
+	return out, nil
+}
+
+// ArtifactCount implements driver.Tx.
+func (t *txn) ArtifactCount(ctx context.Context, wfID int64) (int64, error) {
+	var n int64
+	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.s.T.Artifacts+" WHERE workflow_id = ?", wfID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count artifacts of workflow %d: %w", wfID, err)
+	}
+	return n, nil
 }

@@ -181,6 +181,15 @@ type Statements struct {
 	// DueSchedules and BufferedSchedules select schedules whose next run,
 	// or buffered firing, is due (now, limit).
 	DueSchedules, BufferedSchedules string
+	// SignalPage, FailurePage and ArtifactPage are the bounded history
+	// reads of a query (driver.Tx.SignalPage, FailurePage, ArtifactPage);
+	// their arguments are the workflow id (when the query has one), then
+	// the query's ids or job ids. FailureCounts counts a workflow's
+	// failures by category (the workflow id).
+	SignalPage    func(q driver.SignalQuery) string
+	FailurePage   func(q driver.FailureQuery) string
+	ArtifactPage  func(q driver.ArtifactQuery) string
+	FailureCounts string
 }
 
 func buildStatements(t Tables, d Dialect) Statements {
@@ -240,6 +249,10 @@ func buildStatements(t Tables, d Dialect) Statements {
 			" WHERE status = 'running' AND id > ? ORDER BY id LIMIT ?",
 		DueSchedules:      "SELECT " + scheduleCols + " FROM " + t.Schedules + " WHERE enabled = 1 AND next_run <= ? ORDER BY next_run, id LIMIT ?",
 		BufferedSchedules: "SELECT " + scheduleCols + " FROM " + t.Schedules + " WHERE enabled = 1 AND pending_run <= ? ORDER BY pending_run, id LIMIT ?",
+		SignalPage:        func(q driver.SignalQuery) string { return signalPageSQL(t, q) },
+		FailurePage:       func(q driver.FailureQuery) string { return failurePageSQL(t, q) },
+		ArtifactPage:      func(q driver.ArtifactQuery) string { return artifactPageSQL(t, q) },
+		FailureCounts:     "SELECT category, COUNT(*) FROM " + t.Failures + " WHERE workflow_id = ? GROUP BY category ORDER BY category",
 	}
 	for _, col := range []string{"schedule_to_close_at", "schedule_to_start_at", "heartbeat_deadline_at", "start_to_close_at"} {
 		st.TimedOut = append(st.TimedOut, "SELECT id FROM "+t.Jobs+" WHERE "+col+" <= ? LIMIT ?")

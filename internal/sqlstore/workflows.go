@@ -429,34 +429,14 @@ func (t *txn) FailureInsert(ctx context.Context, f *driver.Failure) error {
 
 // FailureList implements driver.Tx.
 func (t *txn) FailureList(ctx context.Context, wfID, jobID int64) ([]*driver.Failure, error) {
-	q := "SELECT id, workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, non_retryable, message, " +
-		"error_class, deadline_at, created_at FROM " + t.s.T.Failures
+	q := "SELECT " + failureCols + " FROM " + t.s.T.Failures
 	var arg int64
 	if wfID != 0 {
 		q, arg = q+" WHERE workflow_id = ?", wfID
 	} else {
 		q, arg = q+" WHERE job_id = ?", jobID
 	}
-	rows, err := t.tx.QueryContext(ctx, q+" ORDER BY id", arg)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*driver.Failure
-	for rows.Next() {
-		f := &driver.Failure{}
-		var attempt, run int64
-		var cat, kind string
-		var nr int
-		if err := rows.Scan(&f.ID, nullInt{&f.WorkflowID}, nullInt{&f.JobID}, nullIntPtr{&f.StepIndex}, nullInt{&attempt}, nullInt{&run},
-			&cat, nullString{&kind}, &nr, nullString{&f.Message}, nullString{&f.ErrorClass}, nullTime{&f.DeadlineAt}, nullTime{&f.CreatedAt}); err != nil {
-			return nil, err
-		}
-		f.Attempt, f.RunNumber = int(attempt), int(run)
-		f.Category, f.TimeoutKind, f.NonRetryable = driver.FailureCategory(cat), driver.TimeoutKind(kind), nr != 0
-		out = append(out, f)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.tx, scanFailure, q+" ORDER BY id", arg)
 }
 
 // DependencySet implements driver.Tx.

@@ -260,6 +260,11 @@ type Tx interface {
 	// SignalList returns a workflow's signals with the given names (all
 	// names when empty), in id order.
 	SignalList(ctx context.Context, workflowID int64, names []string) ([]*Signal, error)
+	// SignalPage lists a page of a workflow's signals, in id order, with
+	// their payloads as q allows (see SignalQuery).
+	SignalPage(ctx context.Context, q SignalQuery) ([]*Signal, error)
+	// SignalCount counts a workflow's signals.
+	SignalCount(ctx context.Context, workflowID int64) (int64, error)
 
 	// ScheduleSave inserts a schedule (ID 0) or writes every column of an
 	// existing one by id, and sets its ID.
@@ -288,6 +293,12 @@ type Tx interface {
 	// FailureList returns the failures of a workflow (or of a job when
 	// workflowID is 0), in id order.
 	FailureList(ctx context.Context, workflowID, jobID int64) ([]*Failure, error)
+	// FailurePage lists the newest failures q selects, in id order, with
+	// their messages as q allows (see FailureQuery).
+	FailurePage(ctx context.Context, q FailureQuery) ([]*Failure, error)
+	// FailureCountByCategory counts a workflow's failures by category,
+	// ordered by category.
+	FailureCountByCategory(ctx context.Context, workflowID int64) ([]FailureCount, error)
 
 	// WebhookInsert stores a webhook and sets its ID; a non-empty Secret
 	// goes in the Go engine's secrets table, beside Queuety's row.
@@ -312,6 +323,11 @@ type Tx interface {
 	// ArtifactList lists a workflow's artifacts by key; without content
 	// (Content nil) unless withContent.
 	ArtifactList(ctx context.Context, workflowID int64, withContent bool) ([]*Artifact, error)
+	// ArtifactPage lists a page of a workflow's artifacts by key, with
+	// their contents and metadata as q allows (see ArtifactQuery).
+	ArtifactPage(ctx context.Context, q ArtifactQuery) ([]*Artifact, error)
+	// ArtifactCount counts a workflow's artifacts.
+	ArtifactCount(ctx context.Context, workflowID int64) (int64, error)
 	// ArtifactDelete deletes one artifact and reports whether it existed.
 	ArtifactDelete(ctx context.Context, workflowID int64, key string) (bool, error)
 }

@@ -35,4 +35,8 @@ type Artifact struct {
 	StepIndex *int // the workflow step that stored it, if any
 	CreatedAt time.Time
 	UpdatedAt time.Time
+
+	// OmittedContentBytes and OmittedMetadataBytes are the lengths of the
+	// content and metadata Tx.ArtifactPage left out (nil), or 0.
+	OmittedContentBytes, OmittedMetadataBytes int64
 }

@@ -1,9 +1,9 @@
 package driver
 
-// The bounded reads of a workflow's history: pages of its events, its step
-// jobs a step at a time, and counts, so that describing or tracing a
-// workflow with many events or jobs reads a bounded number of rows and
-// bytes.
+// The bounded reads of a workflow's history: pages of its events, signals,
+// failures and artifacts, its step jobs a step at a time, and counts, so
+// that describing or tracing a workflow with many events, signals,
+// failures, artifacts or jobs reads a bounded number of rows and bytes.
 
 // EventQuery selects workflow_events rows of one workflow for
 // Tx.EventPage. Zero fields do not filter.
@@ -65,4 +65,53 @@ type JobStepCount struct {
 	StepIndex int // -1 for the jobs of no step
 	Status    JobStatus
 	Count     int64
+}
+
+// SignalQuery selects signals of one workflow for Tx.SignalPage.
+type SignalQuery struct {
+	WorkflowID int64
+	// IDs keeps only these signals.
+	IDs []int64
+	// Limit returns at most that many rows, the newest (0: no limit).
+	Limit int
+	// MaxPayloadBytes > 0 leaves out payloads longer than that; negative
+	// leaves out every payload. A left-out payload is nil, its length in
+	// Signal.OmittedPayloadBytes.
+	MaxPayloadBytes int
+}
+
+// FailureQuery selects failures for Tx.FailurePage. Zero fields do not
+// filter; a query has a WorkflowID or JobIDs.
+type FailureQuery struct {
+	WorkflowID int64
+	// JobIDs keeps only the failures of these jobs.
+	JobIDs []int64
+	// TimedOut keeps only the failures with a timeout kind.
+	TimedOut bool
+	// Limit returns at most that many rows, the newest (0: no limit).
+	Limit int
+	// MaxMessageChars > 0 cuts message to that many characters (and sets
+	// Failure.MessageCut when it did).
+	MaxMessageChars int
+}
+
+// FailureCount counts a workflow's failures of one category.
+type FailureCount struct {
+	Category FailureCategory
+	Count    int64
+}
+
+// ArtifactQuery selects artifacts of one workflow for Tx.ArtifactPage.
+type ArtifactQuery struct {
+	WorkflowID int64
+	// IDs keeps only these artifacts.
+	IDs []int64
+	// Limit returns at most that many rows, the first by key (0: no
+	// limit).
+	Limit int
+	// MaxValueBytes > 0 leaves out a content or metadata longer than that;
+	// negative leaves out every content and metadata. What is left out is
+	// nil, its length in Artifact.OmittedContentBytes or
+	// OmittedMetadataBytes.
+	MaxValueBytes int
 }

@@ -137,6 +137,10 @@ type Signal struct {
 	Name       string
 	Payload    []byte
 	ReceivedAt time.Time
+
+	// OmittedPayloadBytes is the length of the payload Tx.SignalPage left
+	// out (Payload is nil), or 0.
+	OmittedPayloadBytes int64
 }
 
 // Failure is a row of the Go engine's failures table: one per terminal
@@ -155,6 +159,9 @@ type Failure struct {
 	ErrorClass   string
 	DeadlineAt   time.Time
 	CreatedAt    time.Time
+
+	// MessageCut says that Tx.FailurePage cut Message short.
+	MessageCut bool
 }
 
 // FailureCategory classifies a recorded failure.

@@ -15,6 +15,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
 )
 
@@ -343,5 +344,56 @@ func TestOldestDueByQueueReadsOneEntryPerQueue(t *testing.T) {
 	assert.Len(t, ages, queues, "a due job in every queue")
 	for q, age := range ages {
 		assert.GreaterOrEqualf(t, age, 800*time.Second, "age of the oldest due job of %s", q)
+	}
+}
+
+// TestHistoryPagesReadThroughIndexes fills the signals, failures and
+// artifacts tables with 100,000 rows each, 20,000 of them of one
+// workflow, and checks that the pages a description and a trace read of
+// that workflow are index reads in the page's order that read as many
+// rows as the page holds, and that the failure counts by category read
+// the (workflow_id, category) index alone, without a sort.
+func TestHistoryPagesReadThroughIndexes(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("loads 300,000 rows")
+	}
+	_, s, db, prefix := bigStore(t)
+	const rows, mine = 100000, 20000
+	wf := func(i int) int {
+		if i%5 == 0 {
+			return 1 // every fifth row, spread over the table
+		}
+		return 2 + i%997
+	}
+	now := sqlTime(time.Now())
+	insertRows(t, db, prefix+"queuety_signals", "workflow_id, signal_name, payload, received_at", rows, func(i int) string {
+		return fmt.Sprintf("(%d,'s%d','{\"i\":%d}','%s')", wf(i), i%7, i, now)
+	})
+	insertRows(t, db, prefix+"queuety_go_failures", "workflow_id, job_id, attempt, category, message, created_at", rows, func(i int) string {
+		return fmt.Sprintf("(%d,%d,1,'%s','failure %d','%s')", wf(i), i, []string{"application", "timeout", "cancelled"}[i%3], i, now)
+	})
+	insertRows(t, db, prefix+"queuety_artifacts", "workflow_id, artifact_key, kind, content, created_at, updated_at", rows, func(i int) string {
+		return fmt.Sprintf("(%d,'k%06d','json','{}','%s','%s')", wf(i), i, now, now)
+	})
+	for _, q := range []struct {
+		name, sql, key string
+		args           []any
+		rows           float64
+	}{
+		{"signal page", s.SQL.SignalPage(driver.SignalQuery{WorkflowID: 1, Limit: 200, MaxPayloadBytes: 4096}), "idx_go_workflow", []any{1}, 200},
+		{"signal page, lengths only", s.SQL.SignalPage(driver.SignalQuery{WorkflowID: 1, Limit: 1000, MaxPayloadBytes: -1}), "idx_go_workflow", []any{1}, 1000},
+		{"failure page", s.SQL.FailurePage(driver.FailureQuery{WorkflowID: 1, Limit: 200, MaxMessageChars: 4096}), "idx_workflow", []any{1}, 200},
+		{"artifact page", s.SQL.ArtifactPage(driver.ArtifactQuery{WorkflowID: 1, Limit: 500, MaxValueBytes: -1}), "idx_workflow_key", []any{1}, 500},
+		{"failure counts", s.SQL.FailureCounts, "idx_workflow_category", []any{1}, mine},
+	} {
+		p := analyze(t, db, q.sql, q.args...)
+		t.Logf("%s: %+v", q.name, p)
+		assert.Equalf(t, q.key, p.Key, "%s: index read", q.name)
+		assert.Containsf(t, []string{"ref", "range"}, p.Access, "%s: access", q.name)
+		assert.Falsef(t, p.Filesort, "%s: sorts", q.name)
+		if p.RowsRead >= 0 {
+			assert.LessOrEqualf(t, p.RowsRead, q.rows+1, "%s: rows read", q.name)
+		}
 	}
 }

@@ -40,6 +40,7 @@ func migrations(prefix string) sqlstore.Migrations {
 			{Version: 6, Name: "Go engine: batch events table", Up: step((*migrator).batchEventsTable)},
 			{Version: 7, Name: "Go engine: rate limits and concurrency limits (limit lock rows, rate-limited starts, logs index by handler and event)", Up: step((*migrator).limitTables)},
 			{Version: 8, Name: "Go engine: webhook signing secrets table", Up: step((*migrator).webhookSecretsTable)},
+			{Version: 9, Name: "Go engine: history page indexes (a workflow's signals by id, its failures by category)", Up: step((*migrator).historyIndexes)},
 		},
 		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,
@@ -200,6 +201,18 @@ func (m *migrator) failuresTable(ctx context.Context) error {
 		KEY idx_category (category, created_at)
 	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`)
 	return err
+}
+
+// historyIndexes adds the indexes of the bounded history reads: a
+// workflow's newest signals in id order (Queuety's index on the signals
+// table is by name), and a workflow's failure counts by category without
+// reading the failure rows. Queuety PHP ignores an extra index.
+func (m *migrator) historyIndexes(ctx context.Context) error {
+	t := sqlstore.NewTables(m.prefix)
+	if err := m.ensure(ctx, t.Signals, nil, [][2]string{{"idx_go_workflow", "(workflow_id, id)"}}); err != nil {
+		return err
+	}
+	return m.ensure(ctx, t.Failures, nil, [][2]string{{"idx_workflow_category", "(workflow_id, category)"}})
 }
 
 // batchEventsTable creates the table in which the Go engine records the

@@ -31,8 +31,8 @@ func queryPlan(t *testing.T, s *sqlite.Store, query string, args ...any) []strin
 }
 
 // TestHotQueriesReadTheirIndexes: the claim, the stale sweep, the activity
-// deadline sweep and the lookups on nullable columns read the index meant
-// for them, partial ones included (version 6), statements on rows by id
+// deadline sweep, the lookups on nullable columns and the pages of a
+// workflow's signals, failures and artifacts read the index meant for them, partial ones included (version 6), statements on rows by id
 // read them by rowid, and none sorts.
 func TestHotQueriesReadTheirIndexes(t *testing.T) {
 	t.Parallel()
@@ -68,6 +68,10 @@ func TestHotQueriesReadTheirIndexes(t *testing.T) {
 		{"completion", "UPDATE " + jobs + s.D.ByID + " SET status = 'completed', completed_at = ? WHERE id IN (?, ?, ?) AND status = 'processing' AND claim_token = ?", "PRIMARY KEY", []any{now, 1, 2, 3, 4}},
 		{"job by id", "SELECT id FROM " + jobs + s.D.ByID + " WHERE id = ? AND status = 'pending'", "PRIMARY KEY", []any{1}},
 		{"workflow logs", "SELECT id FROM " + logs + " WHERE workflow_id = ? ORDER BY id", logs + "_idx_workflow", []any{1}},
+		{"signal page", s.SQL.SignalPage(driver.SignalQuery{WorkflowID: 1, Limit: 200, MaxPayloadBytes: 4096}), "queuety_signals_idx_go_workflow", []any{1}},
+		{"failure page", s.SQL.FailurePage(driver.FailureQuery{WorkflowID: 1, Limit: 200, MaxMessageChars: 4096}), "queuety_go_failures_idx_workflow", []any{1}},
+		{"failure counts", s.SQL.FailureCounts, "queuety_go_failures_idx_workflow_category", []any{1}},
+		{"artifact page", s.SQL.ArtifactPage(driver.ArtifactQuery{WorkflowID: 1, Limit: 500, MaxValueBytes: -1}), "queuety_artifacts_idx_workflow_key", []any{1}},
 	} {
 		p := queryPlan(t, s, q.sql, q.args...)
 		t.Logf("%s: %s", q.name, strings.Join(p, " | "))

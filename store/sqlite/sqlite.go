@@ -154,6 +154,13 @@ func migrations(prefix string) sqlstore.Migrations {
 				return []string{"CREATE TABLE IF NOT EXISTS " + sqlstore.NewTables(prefix).WebhookSecrets +
 					" (webhook_id INTEGER NOT NULL PRIMARY KEY, secret TEXT NOT NULL, created_at TEXT NOT NULL)"}
 			})},
+			{Version: 8, Name: "Go engine: history page indexes (a workflow's signals by id, its failures by category)", Up: sqlstore.RunStatements(func() []string {
+				t := sqlstore.NewTables(prefix)
+				return []string{
+					"CREATE INDEX IF NOT EXISTS " + t.Signals + "_idx_go_workflow ON " + t.Signals + " (workflow_id, id)",
+					"CREATE INDEX IF NOT EXISTS " + t.Failures + "_idx_workflow_category ON " + t.Failures + " (workflow_id, category)",
+				}
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}

@@ -393,3 +393,174 @@ func testForEachHistoryTools(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	assert.Equal(t, st, rst, "the replay's state after the for-each step")
 }
+
+func init() {
+	register("History/DescribeAndTraceBoundSignalsFailuresArtifacts", testHistoryLists)
+}
+
+// fillHistoryLists gives a workflow, in one transaction, signals
+// failures and artifacts: n signals (the ones at bigSignals with
+// payloads of the given sizes), n failures (three fifths application,
+// three tenths timeout, a tenth cancelled; every seventh with a message
+// longer than a description shows) and artifacts named a-00000 on (those
+// at bigArtifacts with contents of the given sizes).
+func (e *Env) fillHistoryLists(id int64, n int, bigSignals map[int]int, artifacts int, bigArtifacts map[int]int) {
+	e.T.Helper()
+	long := strings.Repeat("m", queuety.DescribeTextChars+500)
+	blob := func(size int) []byte { return []byte(`{"b":"` + strings.Repeat("s", size-8) + `"}`) }
+	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+		for i := range n {
+			payload := []byte(fmt.Sprintf(`{"i":%d}`, i))
+			if size, ok := bigSignals[i]; ok {
+				payload = blob(size)
+			}
+			if err := tx.SignalInsert(e.Ctx, &driver.Signal{WorkflowID: id, Name: fmt.Sprintf("sig-%05d", i), Payload: payload,
+				ReceivedAt: e.Clock.Now()}); err != nil {
+				return err
+			}
+			f := &driver.Failure{WorkflowID: id, Attempt: i + 1, Category: driver.FailureApplication, Message: fmt.Sprintf("fail-%05d", i),
+				CreatedAt: e.Clock.Now()}
+			switch i % 10 {
+			case 6, 7, 8:
+				f.Category, f.TimeoutKind = driver.FailureTimeout, driver.TimeoutStartToClose
+			case 9:
+				f.Category = driver.FailureCancelled
+			}
+			if i%7 == 0 {
+				f.Message += long
+			}
+			if err := tx.FailureInsert(e.Ctx, f); err != nil {
+				return err
+			}
+		}
+		for i := range artifacts {
+			content := []byte(fmt.Sprintf(`{"i":%d}`, i))
+			if size, ok := bigArtifacts[i]; ok {
+				content = blob(size)
+			}
+			if err := tx.ArtifactPut(e.Ctx, &driver.Artifact{WorkflowID: id, Key: fmt.Sprintf("a-%05d", i), Kind: "json", Content: content,
+				Metadata: []byte(`{"m":1}`), CreatedAt: e.Clock.Now(), UpdatedAt: e.Clock.Now()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(e.T, err, "fill the workflow's signals, failures and artifacts")
+}
+
+// testHistoryLists: a workflow with 5,000 signals, 5,000 failures and
+// 700 artifacts, some of them large. Its description lists the newest
+// DescribeFailures failures and DescribeSignals signals and counts them
+// all (by category too, from a grouped count), with long messages cut and
+// large payloads left out; its trace lists the newest TraceSignals
+// signals and the first TraceArtifacts artifacts, leaves out the values
+// over TraceValueBytes and those past TraceSignalBytes and
+// TraceArtifactBytes, with their lengths, and counts them all. Neither
+// grows with the lists.
+func testHistoryLists(t *testing.T, e *Env) {
+	const n, artifacts = 5000, 700
+	const near = 900 << 10 // under TraceValueBytes; five of them pass the budgets
+	id := e.startB(builder.Workflow("noisy").Then("noisy_step"), nil)
+	// The signals the trace lists are the newest 1,000: five near the
+	// cap, one over it; two older large ones are not read at all.
+	bigSignals := map[int]int{10: 2 << 20, 20: near, n - 900: near, n - 700: near, n - 500: near, n - 300: near, n - 100: near,
+		n - 50: queuety.TraceValueBytes + 10, n - 1: 9 << 10}
+	bigArtifacts := map[int]int{3: near, 5: near, 7: near, 9: near, 11: near, 13: queuety.TraceValueBytes + 10, artifacts - 1: 2 << 20}
+	e.fillHistoryLists(id, n, bigSignals, artifacts, bigArtifacts)
+
+	d := e.describe(id)
+	assert.Equal(t, n, d.FailuresTotal, "failures_total")
+	assert.Equal(t, n-queuety.DescribeFailures, d.FailuresMore, "failures_more")
+	assert.Equal(t, map[driver.FailureCategory]int{driver.FailureApplication: 3000, driver.FailureTimeout: 1500, driver.FailureCancelled: 500},
+		d.FailureCounts, "failure counts by category, of every failure")
+	require.Len(t, d.Failures, queuety.DescribeFailures, "failures listed")
+	assert.Equal(t, fmt.Sprintf("fail-%05d", n-1), d.Failures[len(d.Failures)-1].Message, "the newest failure last")
+	assert.Equal(t, n-queuety.DescribeFailures+1, d.Failures[0].Attempt, "the oldest failure listed")
+	cut := 0
+	for _, f := range d.Failures {
+		if (f.Attempt-1)%7 == 0 {
+			assert.True(t, f.MessageCut, "failure %d: a long message is cut", f.Attempt)
+			assert.Equal(t, queuety.DescribeTextChars, len(f.Message), "failure %d: cut at DescribeTextChars", f.Attempt)
+			cut++
+		} else {
+			assert.False(t, f.MessageCut, "failure %d", f.Attempt)
+		}
+	}
+	assert.Positive(t, cut, "long messages among the listed")
+
+	assert.Equal(t, n, d.SignalsTotal, "signals_total")
+	assert.Equal(t, n-queuety.DescribeSignals, d.SignalsMore, "signals_more")
+	require.Len(t, d.Signals, queuety.DescribeSignals, "signals listed")
+	assert.Equal(t, fmt.Sprintf("sig-%05d", n-queuety.DescribeSignals), d.Signals[0].Name, "the oldest signal listed")
+	last := d.Signals[len(d.Signals)-1]
+	assert.Equal(t, fmt.Sprintf("sig-%05d", n-1), last.Name, "the newest signal last")
+	assert.Nil(t, last.Payload, "a payload over DescribePayloadBytes is left out")
+	assert.Equal(t, int64(9<<10), last.PayloadOmittedBytes, "its length")
+	assert.JSONEq(t, fmt.Sprintf(`{"i":%d}`, n-2), string(d.Signals[len(d.Signals)-2].Payload), "a small payload")
+	doc, err := json.Marshal(d)
+	require.NoError(t, err)
+	assert.Less(t, len(doc), 1<<20, "the description's JSON: %d bytes", len(doc))
+
+	trace, err := e.C.TraceWorkflow(e.Ctx, id)
+	require.NoError(t, err)
+	assert.Less(t, len(trace), queuety.TraceSignalBytes+queuety.TraceArtifactBytes+(1<<20), "the trace's JSON: %d bytes", len(trace))
+	var tr map[string]any
+	require.NoError(t, json.Unmarshal(trace, &tr))
+	page := asMap(t, tr["page"], "page")
+	assert.Equal(t, float64(n), page["signals_total"], "signals_total")
+	assert.Equal(t, float64(queuety.TraceSignals), page["signals_shown"], "signals_shown")
+	assert.Equal(t, float64(artifacts), page["artifacts_total"], "artifacts_total")
+	assert.Equal(t, float64(queuety.TraceArtifacts), page["artifacts_shown"], "artifacts_shown")
+
+	sigs := asList(t, tr["signals"], "signals")
+	require.Len(t, sigs, queuety.TraceSignals, "signals in the trace")
+	assert.Equal(t, fmt.Sprintf("sig-%05d", n-queuety.TraceSignals), asMap(t, sigs[0], "signal")["signal_name"], "the oldest listed")
+	var kept, budgetCut int
+	for i, v := range sigs {
+		s := asMap(t, v, "signal")
+		size, big := bigSignals[n-queuety.TraceSignals+i]
+		switch {
+		case !big:
+			assert.NotNil(t, s["payload"], "signal %v: a small payload", s["signal_name"])
+			assert.NotContains(t, s, "payload_omitted_bytes")
+		case size > queuety.TraceValueBytes:
+			assert.Nil(t, s["payload"], "signal %v: over TraceValueBytes", s["signal_name"])
+			assert.Equal(t, float64(size), s["payload_omitted_bytes"], "signal %v: its length", s["signal_name"])
+		case s["payload"] == nil:
+			assert.Equal(t, float64(size), s["payload_omitted_bytes"], "signal %v: its length", s["signal_name"])
+			budgetCut++
+		default:
+			kept++
+		}
+	}
+	assert.Equal(t, 5, kept, "large payloads within TraceSignalBytes (four near the cap, one of 9 KiB)")
+	assert.Equal(t, 1, budgetCut, "large payloads past TraceSignalBytes")
+
+	arts := asList(t, tr["artifacts"], "artifacts")
+	require.Len(t, arts, queuety.TraceArtifacts, "artifacts in the trace")
+	kept, budgetCut = 0, 0
+	for i, v := range arts {
+		a := asMap(t, v, "artifact")
+		assert.Equal(t, fmt.Sprintf("a-%05d", i), a["key"], "by key")
+		size, big := bigArtifacts[i]
+		switch {
+		case !big:
+			assert.Equal(t, map[string]any{"i": float64(i)}, a["content"], "artifact %d: content", i)
+		case size > queuety.TraceValueBytes:
+			assert.Nil(t, a["content"], "artifact %d: over TraceValueBytes", i)
+			assert.Equal(t, float64(size), a["content_omitted_bytes"], "artifact %d: its length", i)
+		case a["content"] == nil:
+			// Past the budget, an artifact's values are left out together.
+			assert.Equal(t, float64(size), a["content_omitted_bytes"], "artifact %d: its length", i)
+			assert.Nil(t, a["metadata"], "artifact %d: metadata", i)
+			assert.Equal(t, float64(len(`{"m":1}`)), a["metadata_omitted_bytes"], "artifact %d: its metadata's length", i)
+			budgetCut++
+			continue
+		default:
+			kept++
+		}
+		assert.Equal(t, map[string]any{"m": float64(1)}, a["metadata"], "artifact %d: metadata", i)
+	}
+	assert.Equal(t, 4, kept, "large contents within TraceArtifactBytes")
+	assert.Equal(t, 1, budgetCut, "large contents past TraceArtifactBytes")
+}
