@@ -86,6 +86,13 @@ func (w *Worker) recordOutcome(r *engine.Result, err error) {
 
 // startAux starts the completer, the lease keeper and the abandoner; the
 // returned function stops them after the executors are done.
+//
+// The lease keeper is not stopped by hardCtx: handlers cancelled at the
+// end of the shutdown grace period may still run, or return a success, for
+// up to the hard-stop timeout, and their claims must stay renewed until
+// then, or another worker's stale recovery would run their jobs again
+// while they still run. It stops when the returned function is called,
+// once every handler has returned or been left running at the hard stop.
 func (w *Worker) startAux(hardCtx context.Context) func() {
 	w.results = make(chan *engine.Result, 4*BatchSizeMax)
 	w.resultsClosed = false
@@ -94,22 +101,26 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 		defer close(completerDone)
 		w.completer(hardCtx)
 	}()
-	keeperCtx, stopKeeper := context.WithCancel(hardCtx)
+	keeperCtx, stopKeeper := context.WithCancel(context.WithoutCancel(hardCtx))
 	keeperDone := make(chan struct{})
 	go func() {
 		defer close(keeperDone)
 		w.leaseKeeper(keeperCtx)
 	}()
+	// Handlers cancelled by the shutdown are not abandoned (they get the
+	// hard-stop timeout instead): the abandoner stops with hardCtx.
+	abandonerCtx, stopAbandoner := context.WithCancel(hardCtx)
 	abandonerDone := make(chan struct{})
 	go func() {
 		defer close(abandonerDone)
 		if w.cfg.abandonGrace >= 0 {
-			w.abandoner(keeperCtx)
+			w.abandoner(abandonerCtx)
 		}
 	}()
 	stopHooks := w.hooks.start(hardCtx)
 	return func() {
 		stopKeeper()
+		stopAbandoner()
 		<-keeperDone
 		<-abandonerDone
 		w.resultsMu.Lock()

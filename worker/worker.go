@@ -279,7 +279,9 @@ var ErrAlreadyRunning = errors.New("worker: already running")
 // are handed back to the queue without using an attempt. Handlers that
 // ignore the cancellation get the hard-stop timeout more; then Run returns
 // a *ShutdownError naming their jobs, which stay claimed and are
-// recovered by lease expiry. The whole shutdown is therefore bounded by
+// recovered by lease expiry. Until a handler returns or Run gives up on
+// it at the hard stop, its claim is renewed, so no other worker runs its
+// job meanwhile. The whole shutdown is therefore bounded by
 // ShutdownTimeout + HardStopTimeout (plus a running sweep's end). Handlers
 // abandoned earlier (see AbandonGrace) are not waited for: their attempts
 // are recorded already. It returns nil after a clean shutdown. Database
