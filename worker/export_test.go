@@ -23,3 +23,10 @@ func OnTickArmed(f func(wait time.Duration)) Option {
 func OnWebhooksRefreshed(f func(n int)) Option {
 	return func(c *config) { c.test.webhooksRefreshed = f }
 }
+
+// OnRenewal calls before before each renewal of the lease keeper, with
+// the number of running attempts it renews (the renewal waits for it), and
+// after once the keeper has acted on the renewal's answer.
+func OnRenewal(before, after func(running int)) Option {
+	return func(c *config) { c.test.renewing, c.test.renewed = before, after }
+}

@@ -113,6 +113,12 @@ type config struct {
 type testHooks struct {
 	// started is called with the maintenance scheduler once it started.
 	started func(gocron.Scheduler)
+	// renewing is called by the lease keeper before each renewal, with
+	// the number of running attempts it renews.
+	renewing func(running int)
+	// renewed is called once the lease keeper has acted on a renewal's
+	// answer (renewing was called before it).
+	renewed func(running int)
 	// tickArmed is called each time the schedule tick armed its timer,
 	// with how long it sleeps.
 	tickArmed func(wait time.Duration)

@@ -748,6 +748,9 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 		if len(jobs)+len(waiting) == 0 {
 			continue
 		}
+		if h := w.cfg.test.renewing; h != nil {
+			h(len(jobs))
+		}
 		began := time.Now()
 		lost, err := w.engine.RenewLeases(ctx, jobs, waiting)
 		if took := time.Since(began); took > w.cfg.leaseInterval {
@@ -763,12 +766,19 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 			continue
 		}
 		// Cancel the attempts RenewLeases checked, not whatever runs under
-		// the same job id by now.
+		// the same job id by now. An attempt whose handler has returned
+		// meanwhile was not taken away: its own recording (or its
+		// abandonment) may have settled the job since the list was made,
+		// and a result that did lose its job is refused and logged when
+		// recorded.
 		for _, a := range running {
-			if cause, ok := lost[a.cj.Job.ID]; ok {
+			if cause, ok := lost[a.cj.Job.ID]; ok && a.state.Load() == attemptRunning {
 				w.log.Warn("queuety: job taken away from running handler", "job_id", a.cj.Job.ID, "reason", cause)
 				a.cancel(cause)
 			}
+		}
+		if h := w.cfg.test.renewed; h != nil {
+			h(len(jobs))
 		}
 	}
 }
