@@ -30,3 +30,9 @@ func OnWebhooksRefreshed(f func(n int)) Option {
 func OnRenewal(before, after func(running int)) Option {
 	return func(c *config) { c.test.renewing, c.test.renewed = before, after }
 }
+
+// OnClaimBackoff calls f after each failed claim, with how long the worker
+// waits before it claims again.
+func OnClaimBackoff(f func(wait time.Duration)) Option {
+	return func(c *config) { c.test.claimBackoff = f }
+}

@@ -119,6 +119,9 @@ type testHooks struct {
 	// renewed is called once the lease keeper has acted on a renewal's
 	// answer (renewing was called before it).
 	renewed func(running int)
+	// claimBackoff is called after each failed claim, with how long the
+	// worker waits before the next.
+	claimBackoff func(wait time.Duration)
 	// tickArmed is called each time the schedule tick armed its timer,
 	// with how long it sleeps.
 	tickArmed func(wait time.Duration)

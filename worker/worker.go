@@ -428,8 +428,11 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			parent = w.observeClaim(hardCtx, t0, n, jobs, err)
 		}
 		if err != nil {
-			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
+			backoff = min(max(backoff*2, claimBackoffMin), claimBackoffMax)
 			w.log.Error("queuety: claim failed; retrying", "err", err, "in", backoff)
+			if h := w.cfg.test.claimBackoff; h != nil {
+				h(backoff)
+			}
 			sleep(ctx, backoff)
 			continue
 		}
@@ -461,6 +464,15 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		poll = min(2*poll, w.cfg.pollInterval)
 	}
 }
+
+// The wait before a failed claim is tried again: it starts at
+// claimBackoffMin and doubles up to claimBackoffMax while the claims
+// fail, so a worker resumes within claimBackoffMax of the database coming
+// back.
+const (
+	claimBackoffMin = 100 * time.Millisecond
+	claimBackoffMax = 2 * time.Second
+)
 
 // ClaimGather is how long a worker with some free slots, but less than a
 // batch, waits for the next running handler to finish before it claims;
