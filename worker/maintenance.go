@@ -21,7 +21,7 @@ type task struct {
 func (w *Worker) tasks() []*task {
 	iv := w.cfg.intervals
 	return []*task{
-		{name: deadline.SweepStale, interval: iv.Stale, run: w.sweeper.Stale},
+		{name: deadline.SweepStale, interval: iv.Stale, run: w.recoverStale}, // holdback.go
 		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.sweeper.Timeouts},
 		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
 		{name: deadline.SweepDeadlines, interval: iv.Deadlines, run: w.sweeper.Deadlines},
@@ -180,6 +180,7 @@ func (w *Worker) sweepOnce(ctx context.Context, t *task) error {
 	}
 	n, err := t.run(ctx)
 	t.running.Store(false)
+	w.writeFailed(ctx, err)
 	if err != nil && ctx.Err() == nil {
 		w.log.Error("queuety: maintenance task failed", "task", t.name, "err", err)
 	}

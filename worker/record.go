@@ -53,6 +53,7 @@ func (w *Worker) persist(msg string, attrs []any, write func() error) error {
 		if err == nil || errors.Is(err, queuety.ErrStaleAttempt) || time.Now().After(deadline) {
 			return err
 		}
+		w.writeFailed(context.Background(), err)
 		w.log.Error(msg, append(attrs, "err", err)...)
 		time.Sleep(wait)
 	}

@@ -107,6 +107,9 @@ type Worker struct {
 	lastFinish atomic.Int64
 	// runners run the started jobs (runners.go).
 	runners runners
+	// writes is when this process's database writes last failed
+	// (holdback.go).
+	writes writeHealth
 
 	stats counters
 }
@@ -428,6 +431,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			parent = w.observeClaim(hardCtx, t0, n, jobs, err)
 		}
 		if err != nil {
+			w.writeFailed(ctx, err)
 			backoff = min(max(backoff*2, claimBackoffMin), claimBackoffMax)
 			w.log.Error("queuety: claim failed; retrying", "err", err, "in", backoff)
 			if h := w.cfg.test.claimBackoff; h != nil {
@@ -564,6 +568,7 @@ func (w *Worker) waitIdle(ctx context.Context, d time.Duration) {
 
 func (w *Worker) handBack(jobs []*engine.Claimed) {
 	if err := w.engine.Release(context.Background(), jobs); err != nil {
+		w.writeFailed(context.Background(), err)
 		w.log.Error("queuety: hand back claimed jobs (stale recovery will return them)", "count", len(jobs), "err", err)
 		return
 	}
@@ -773,6 +778,7 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 		}
 		if err != nil {
 			if ctx.Err() == nil {
+				w.writeFailed(ctx, err)
 				w.log.Warn("queuety: renew job claims", "err", err)
 			}
 			continue
