@@ -61,6 +61,7 @@ func TestChaos(t *testing.T) {
 		{"deadlines", runDeadlines},
 		{"shutdown", runShutdown},
 		{"restarts", runRestarts},
+		{"overlap", runOverlap},
 		{"callbacks", runCallbacks},
 	}
 	for _, sc := range scenarios {
@@ -758,6 +759,74 @@ func runRestarts(sc *scenario) {
 	sc.finish(units)
 	sc.assertHung()
 }
+
+// runOverlap: a graceful restart whose handlers outlive the shutdown
+// grace period but end before the hard stop, with a healthy worker
+// running beside the stopping ones. W-1 workers start a job each per slot
+// (chaos.hang, ignoring its context for overlapHang), a healthy worker
+// joins, then the first ones get SIGTERM. Their claims must stay renewed
+// until the handlers return, so the healthy worker's stale sweeps leave
+// the jobs alone: every job runs once, its one success is recorded (one
+// attempt), and every stopping worker exits once its handlers have
+// returned.
+func runOverlap(sc *scenario) {
+	t := sc.t
+	stopping := max(sc.s.Workers-1, 1)
+	n := stopping * sc.s.Concurrency
+	cfg := sc.workerConfig(sc.s.StaleTimeout, "overlap")
+	cfg.Shutdown, cfg.HardStop, cfg.HangFor = overlapGrace, overlapHardStop, overlapHang
+	units := make([]string, 0, n)
+	for i := range n {
+		id, err := sc.q.Dispatch(sc.ctx, hHang, queuety.State{"i": i}, append(sc.s.jobOptions(), queuety.OnQueue("overlap"))...)
+		require.NoError(t, err)
+		units = append(units, fmt.Sprintf("job:%d", id))
+	}
+	sc.startWorkers(stopping, cfg)
+	olds := sc.fleet.running("worker")
+	ok, err := waitFor(sc.s.Timeout, 20*time.Millisecond, func() (bool, error) {
+		got, err := sc.count(`SELECT COUNT(*) FROM chaos_runs WHERE handler = ?`, hHang)
+		return got >= n, err
+	})
+	require.True(t, ok, "the jobs did not all start within %s (last error: %v)", sc.s.Timeout, err)
+	started := time.Now()
+	_, err = sc.fleet.start("worker", cfg) // the healthy worker
+	require.NoError(t, err)
+	sc.res.Workers = stopping + 1
+
+	// The stopping workers' handlers end overlapHang after they began:
+	// past the grace period and the lease timeout, before the hard stop.
+	sigterm := time.Now()
+	res := sc.fleet.terminate(olds, overlapGrace+overlapHardStop+sc.s.StopBound)
+	var exits []string
+	for _, r := range res {
+		if r.hung {
+			sc.res.Hung++
+			exits = append(exits, r.p.name+": hung")
+			continue
+		}
+		exits = append(exits, fmt.Sprintf("%s: %s", r.p.name, r.took.Round(time.Millisecond)))
+	}
+	sc.res.note("%d workers running %d handlers of %s got SIGTERM %s after the last began (grace %s, hard stop %s, lease timeout %s); exit after SIGTERM: %s",
+		stopping, n, overlapHang, sigterm.Sub(started).Round(10*time.Millisecond), overlapGrace, overlapHardStop,
+		sc.s.StaleTimeout, strings.Join(exits, ", "))
+	sc.waitDone(n, func() (int, error) { return sc.completed(hHang) })
+	retried, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler = ? AND attempts <> 1`, hHang)
+	require.NoError(t, err)
+	assert.Zero(t, retried, "jobs run by more than one attempt: a success discarded, or a run taken over")
+	slowest := sc.stopWorkers()
+	sc.res.note("the healthy worker's exit after SIGTERM: %s", slowest.Round(time.Millisecond))
+	sc.finish(units)
+	sc.assertHung()
+}
+
+// The "overlap" scenario's workers: a short grace period, handlers that
+// outlive it and the lease timeout (defaultStale) by seconds, and a hard
+// stop they end well within.
+const (
+	overlapGrace    = time.Second
+	overlapHang     = 9 * time.Second
+	overlapHardStop = 12 * time.Second
+)
 
 // runCallbacks: C batches of two no-op jobs with a slow then callback, and
 // C workflows whose step no worker handles, past a 1 s deadline, with a
