@@ -19,7 +19,7 @@ import (
 //
 // So a worker's stale sweep runs only once this process's writes have
 // worked for a whole lease timeout: after any failed write (a claim, a
-// renewal, a recording, a hand-back, a sweep) it skips its stale sweeps
+// renewal, a recording, a hand-back, a stale sweep) it skips its stale sweeps
 // until a lease timeout has passed since, on real time or on the engine
 // clock, whichever passes first. Every live worker renews its claims at
 // least twice per lease timeout, so by then any claim still unrenewed

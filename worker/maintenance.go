@@ -180,7 +180,11 @@ func (w *Worker) sweepOnce(ctx context.Context, t *task) error {
 	}
 	n, err := t.run(ctx)
 	t.running.Store(false)
-	w.writeFailed(ctx, err)
+	if t.name == deadline.SweepStale {
+		// Only the stale sweep counts (holdback.go): another sweep that
+		// keeps failing on one row must not hold stale recovery back.
+		w.writeFailed(ctx, err)
+	}
 	if err != nil && ctx.Err() == nil {
 		w.log.Error("queuety: maintenance task failed", "task", t.name, "err", err)
 	}
