@@ -40,13 +40,20 @@ func onID(what string, run func(e *Env, c *queuety.Client, id int64) error) RunF
 // opens the store, calls run and closes the store.
 func onStore(run func(e *Env, c *queuety.Client) error) RunFunc {
 	return func(e *Env, _ []string) error {
-		c, err := e.Open()
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		return run(e, c)
+		return withStore(e, func(c *queuety.Client) error { return run(e, c) })
 	}
+}
+
+// withStore opens the store, calls run and closes the store. Commands
+// that check their arguments and flags first call it once those are
+// good, so that a usage error is reported without touching the store.
+func withStore(e *Env, run func(c *queuety.Client) error) error {
+	c, err := e.Open()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return run(c)
 }
 
 // handlerArgs reads the HANDLER [JSON] arguments of dispatch and schedule
