@@ -25,19 +25,13 @@ runs again whatever its status was.`,
 		Examples: []string{Program + " workflow rewind 42 1"},
 		MinArgs:  2, MaxArgs: 2,
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, step, err := idAndStep(args)
-				if err != nil {
+			return onIDAndStep(func(e *Env, c *queuety.Client, id int64, step int) error {
+				if err := c.RewindWorkflow(e.Ctx, id, step); err != nil {
 					return err
 				}
-				return withStore(e, func(c *queuety.Client) error {
-					if err := c.RewindWorkflow(e.Ctx, id, step); err != nil {
-						return err
-					}
-					return printResult(e, map[string]any{"id": id, "rewound_to_step": step, "current_step": step + 1},
-						"Workflow %d rewound to after step %d; step %d runs next.\n", id, step, step+1)
-				})
-			}
+				return printResult(e, map[string]any{"id": id, "rewound_to_step": step, "current_step": step + 1},
+					"Workflow %d rewound to after step %d; step %d runs next.\n", id, step, step+1)
+			})
 		},
 	}
 }
@@ -74,24 +68,30 @@ func workflowStateAtCommand() *Command {
 		Examples: []string{Program + " workflow state-at 42 0"},
 		MinArgs:  2, MaxArgs: 2,
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, args []string) error {
-				id, step, err := idAndStep(args)
+			return onIDAndStep(func(e *Env, c *queuety.Client, id int64, step int) error {
+				st, err := c.StateAt(e.Ctx, id, step)
 				if err != nil {
 					return err
 				}
-				return withStore(e, func(c *queuety.Client) error {
-					st, err := c.StateAt(e.Ctx, id, step)
-					if err != nil {
-						return err
-					}
-					if e.Globals.JSON {
-						return printJSON(e.Stdout, st)
-					}
-					fmt.Fprintln(e.Stdout, compactJSON(nonNilState(st)))
-					return nil
-				})
-			}
+				if e.Globals.JSON {
+					return printJSON(e.Stdout, st)
+				}
+				fmt.Fprintln(e.Stdout, compactJSON(nonNilState(st)))
+				return nil
+			})
 		},
+	}
+}
+
+// onIDAndStep makes the RunFunc of a command whose arguments are
+// "ID STEP": it parses both, opens the store and calls run.
+func onIDAndStep(run func(e *Env, c *queuety.Client, id int64, step int) error) RunFunc {
+	return func(e *Env, args []string) error {
+		id, step, err := idAndStep(args)
+		if err != nil {
+			return err
+		}
+		return withStore(e, func(c *queuety.Client) error { return run(e, c, id, step) })
 	}
 }
 

@@ -83,6 +83,11 @@ func pageFlags(limit, offset int) error {
 	return nil
 }
 
+// checkPage is the onCheckedID check of --limit and --offset.
+func checkPage(limit, offset *int) func() error {
+	return func() error { return pageFlags(*limit, *offset) }
+}
+
 // timelineFooter says how many timeline entries a page left out after it.
 func timelineFooter(w io.Writer, d *queuety.WorkflowDescription, indent string) {
 	if d.TimelineMore > 0 {
@@ -363,36 +368,27 @@ are a JSON list and that note goes to standard error.`,
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			limit := fs.Int("limit", 100, fmt.Sprintf("entries to show (at most %d)", queuety.MaxTimelineEntries))
 			offset := fs.Int("offset", 0, fmt.Sprintf("entries to skip (at most %d)", queuety.MaxTimelineOffset))
-			return func(e *Env, args []string) error {
-				id, err := parseID("workflow", args[0])
+			return onCheckedID("workflow", checkPage(limit, offset), func(e *Env, c *queuety.Client, id int64) error {
+				d, err := c.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineLimit: *limit, TimelineOffset: *offset, JobsPerStep: 1})
 				if err != nil {
 					return err
 				}
-				if err := pageFlags(*limit, *offset); err != nil {
+				if e.Globals.JSON {
+					timelineFooter(e.Stderr, d, "")
+					return printJSON(e.Stdout, d.Timeline)
+				}
+				tw := newTable(e.Stdout)
+				fmt.Fprintln(tw, "AT\tSOURCE\tEVENT\tSTEP\tJOB\tATTEMPT\tDETAIL")
+				for _, te := range d.Timeline {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", isoTS(te.At), te.Source, te.Event, intPtr(te.StepIndex),
+						idCell(te.JobID), intPtr(te.Attempt), cell(te.Detail, 80))
+				}
+				if err := tw.Flush(); err != nil {
 					return err
 				}
-				return withStore(e, func(c *queuety.Client) error {
-					d, err := c.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineLimit: *limit, TimelineOffset: *offset, JobsPerStep: 1})
-					if err != nil {
-						return err
-					}
-					if e.Globals.JSON {
-						timelineFooter(e.Stderr, d, "")
-						return printJSON(e.Stdout, d.Timeline)
-					}
-					tw := newTable(e.Stdout)
-					fmt.Fprintln(tw, "AT\tSOURCE\tEVENT\tSTEP\tJOB\tATTEMPT\tDETAIL")
-					for _, te := range d.Timeline {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", isoTS(te.At), te.Source, te.Event, intPtr(te.StepIndex),
-							idCell(te.JobID), intPtr(te.Attempt), cell(te.Detail, 80))
-					}
-					if err := tw.Flush(); err != nil {
-						return err
-					}
-					timelineFooter(e.Stdout, d, "")
-					return nil
-				})
-			}
+				timelineFooter(e.Stdout, d, "")
+				return nil
+			})
 		},
 	}
 }
@@ -417,23 +413,14 @@ what was left out; its next_offset is the --offset of the next page.
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			limit := fs.Int("limit", queuety.DefaultTraceEvents, fmt.Sprintf("events per page (at most %d)", queuety.MaxTraceEvents))
 			offset := fs.Int("offset", 0, "events to skip")
-			return func(e *Env, args []string) error {
-				id, err := parseID("workflow", args[0])
+			return onCheckedID("workflow", checkPage(limit, offset), func(e *Env, c *queuety.Client, id int64) error {
+				doc, err := c.TraceWorkflowWith(e.Ctx, id, queuety.TraceOptions{Limit: *limit, Offset: *offset})
 				if err != nil {
 					return err
 				}
-				if err := pageFlags(*limit, *offset); err != nil {
-					return err
-				}
-				return withStore(e, func(c *queuety.Client) error {
-					doc, err := c.TraceWorkflowWith(e.Ctx, id, queuety.TraceOptions{Limit: *limit, Offset: *offset})
-					if err != nil {
-						return err
-					}
-					_, err = fmt.Fprintln(e.Stdout, string(doc))
-					return err
-				})
-			}
+				_, err = fmt.Fprintln(e.Stdout, string(doc))
+				return err
+			})
 		},
 	}
 }
