@@ -27,12 +27,24 @@ func parseID(what, s string) (int64, error) {
 // what (job, workflow, schedule): it parses the id, opens the store and
 // calls run.
 func onID(what string, run func(e *Env, c *queuety.Client, id int64) error) RunFunc {
+	return onCheckedID(what, nil, run)
+}
+
+// onCheckedID is onID for a command with flags to check: check (if not
+// nil) runs after the id is parsed and before the store is opened, so a
+// bad flag is a usage error whatever the store.
+func onCheckedID(what string, check func() error, run func(e *Env, c *queuety.Client, id int64) error) RunFunc {
 	return func(e *Env, args []string) error {
 		id, err := parseID(what, args[0])
 		if err != nil {
 			return err
 		}
-		return onStore(func(e *Env, c *queuety.Client) error { return run(e, c, id) })(e, args)
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		return withStore(e, func(c *queuety.Client) error { return run(e, c, id) })
 	}
 }
 
@@ -40,13 +52,20 @@ func onID(what string, run func(e *Env, c *queuety.Client, id int64) error) RunF
 // opens the store, calls run and closes the store.
 func onStore(run func(e *Env, c *queuety.Client) error) RunFunc {
 	return func(e *Env, _ []string) error {
-		c, err := e.Open()
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		return run(e, c)
+		return withStore(e, func(c *queuety.Client) error { return run(e, c) })
 	}
+}
+
+// withStore opens the store, calls run and closes the store. Commands
+// that check their arguments and flags first call it once those are
+// good, so that a usage error is reported without touching the store.
+func withStore(e *Env, run func(c *queuety.Client) error) error {
+	c, err := e.Open()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return run(c)
 }
 
 // handlerArgs reads the HANDLER [JSON] arguments of dispatch and schedule

@@ -1,0 +1,243 @@
+package sqlstore
+
+// This file holds the job row operations: insert, read, update, complete,
+// list and purge.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+func (t *txn) queryJobs(ctx context.Context, q string, args ...any) ([]*driver.Job, error) {
+	return queryAll(ctx, t.tx, newJobScanner().scan, q, args...)
+}
+
+// JobInsert implements driver.Tx.
+func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	if len(jobs) > maxInsertRows {
+		for len(jobs) > 0 {
+			part := jobs[:min(maxInsertRows, len(jobs))]
+			if err := t.JobInsert(ctx, part); err != nil {
+				return err
+			}
+			jobs = jobs[len(part):]
+		}
+		return nil
+	}
+	const cols = "queue, handler, payload, payload_hash, priority, status, attempts, max_attempts, available_at, " +
+		"workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units, created_at, " +
+		"schedule_to_start_at, schedule_to_close_at, reserved_at, claim_token, start_to_close_at, heartbeat_deadline_at"
+	row := "(" + placeholders(23) + ")"
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + t.s.T.Jobs + " (" + cols + ") VALUES ")
+	args := make([]any, 0, len(jobs)*23)
+	for i, j := range jobs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+		limit := any(nil)
+		if j.ConcurrencyLimit > 0 {
+			limit = j.ConcurrencyLimit
+		}
+		status := j.Status
+		if status == "" {
+			status = driver.JobPending
+		}
+		args = append(args, j.Queue, j.Handler, string(j.Payload), nullStr(j.PayloadHash), int(j.Priority), string(status),
+			j.Attempts, j.MaxAttempts, t.sec(j.AvailableAt), nullID(j.WorkflowID), nullIntp(j.StepIndex), nullID(j.DependsOn),
+			nullID(j.BatchID), nullStr(j.ConcurrencyGroup), limit, j.CostUnits, t.sec(j.CreatedAt),
+			t.frac(j.ScheduleToStartAt), t.frac(j.ScheduleToCloseAt), t.sec(j.ReservedAt), nullID(j.ClaimToken),
+			t.frac(j.StartToCloseAt), t.frac(j.HeartbeatDeadline))
+	}
+	res, err := t.tx.ExecContext(ctx, b.String(), args...)
+	if err != nil {
+		return fmt.Errorf("insert jobs: %w", err)
+	}
+	ids, err := t.s.D.InsertIDs(res, len(jobs))
+	if err != nil {
+		return fmt.Errorf("insert jobs: %w", err)
+	}
+	for i, j := range jobs {
+		j.ID = ids[i]
+		j.Status = status(j.Status)
+	}
+	return nil
+}
+
+func status(s driver.JobStatus) driver.JobStatus {
+	if s == "" {
+		return driver.JobPending
+	}
+	return s
+}
+
+// JobGet implements driver.Tx.
+func (t *txn) JobGet(ctx context.Context, id int64, lock driver.LockMode) (*driver.Job, error) {
+	return queryOne(ctx, t.tx, scanJob, "job", id, t.s.q.jobByID+t.lock(lock))
+}
+
+// JobGetMany implements driver.Tx.
+func (t *txn) JobGetMany(ctx context.Context, ids []int64, lock driver.LockMode) ([]*driver.Job, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + t.s.D.ByID + " WHERE id IN (" + placeholders(len(ids)) + ") ORDER BY id" + t.lock(lock)
+	return t.queryJobs(ctx, q, idArgs(ids)...)
+}
+
+// JobUpdate implements driver.Tx.
+func (t *txn) JobUpdate(ctx context.Context, j *driver.Job) error {
+	_, err := t.tx.ExecContext(ctx, t.s.q.jobsUpdate, nullStr(j.PayloadHash), int(j.Priority), string(j.Status), j.Attempts,
+		j.MaxAttempts, t.sec(j.AvailableAt), t.sec(j.ReservedAt), t.sec(j.CompletedAt), t.sec(j.FailedAt),
+		nullStr(j.ErrorMessage), nullID(j.WorkflowID), nullIntp(j.StepIndex), nullID(j.DependsOn), nullText(j.HeartbeatData),
+		nullID(j.ClaimToken), t.frac(j.ScheduleToStartAt), t.frac(j.StartToCloseAt), t.frac(j.ScheduleToCloseAt),
+		t.frac(j.HeartbeatDeadline), t.frac(j.LastHeartbeatAt), j.ID)
+	if err != nil {
+		return fmt.Errorf("update job %d: %w", j.ID, err)
+	}
+	return nil
+}
+
+// completeSet marks jobs completed (completed_at is the one argument) and
+// clears their activity deadlines.
+const completeSet = " SET status = 'completed', completed_at = ?, start_to_close_at = NULL, " +
+	"heartbeat_deadline_at = NULL, schedule_to_start_at = NULL, schedule_to_close_at = NULL "
+
+// JobComplete implements driver.Tx.
+func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
+		"WHERE id IN (" + placeholders(len(ids)) + ") AND status IN ('pending', 'processing')"
+	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, idArgs(ids)...)...); err != nil {
+		return fmt.Errorf("complete jobs: %w", err)
+	}
+	return nil
+}
+
+// JobListByWorkflow implements driver.Tx.
+func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driver.JobStatus, lock driver.LockMode) ([]*driver.Job, error) {
+	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + t.s.D.ByWorkflow + " WHERE workflow_id = ?"
+	args := []any{wfID}
+	if len(statuses) > 0 {
+		q += " AND status IN (" + placeholders(len(statuses)) + ")"
+		for _, s := range statuses {
+			args = append(args, string(s))
+		}
+	}
+	return t.queryJobs(ctx, q+" ORDER BY id"+t.lock(lock), args...)
+}
+
+// JobFindActiveByHash implements driver.Tx.
+func (t *txn) JobFindActiveByHash(ctx context.Context, handler string, hashes ...string) (int64, error) {
+	if len(hashes) == 0 {
+		return 0, nil
+	}
+	cond, args := "payload_hash = ?", []any{handler, hashes[0]}
+	if len(hashes) > 1 {
+		cond = "payload_hash IN (" + placeholders(len(hashes)) + ")"
+		args = args[:1]
+		for _, h := range hashes {
+			args = append(args, h)
+		}
+	}
+	var id int64
+	err := t.tx.QueryRowContext(ctx, "SELECT id FROM "+t.s.T.Jobs+" WHERE handler = ? AND "+cond+
+		" AND status IN ('pending', 'processing') ORDER BY id LIMIT 1", args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("find active job by payload hash: %w", err)
+	}
+	return id, nil
+}
+
+// JobFindActiveUnique implements driver.Tx: the pending and processing
+// jobs of the handler through idx_handler_status (or idx_unique), their
+// hash and payload length checked on the row. OCTET_LENGTH counts bytes in
+// MySQL, MariaDB and SQLite alike.
+func (t *txn) JobFindActiveUnique(ctx context.Context, handler string, payloadLen int) ([]*driver.Job, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT id, payload FROM "+t.s.T.Jobs+" WHERE handler = ? AND payload_hash IS NOT NULL"+
+		" AND status IN ('pending', 'processing') AND OCTET_LENGTH(payload) = ? ORDER BY id", handler, payloadLen)
+	if err != nil {
+		return nil, fmt.Errorf("find active unique jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []*driver.Job
+	for rows.Next() {
+		j := &driver.Job{}
+		if err := rows.Scan(&j.ID, &j.Payload); err != nil {
+			return nil, fmt.Errorf("find active unique jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find active unique jobs: %w", err)
+	}
+	return out, nil
+}
+
+// JobCountActiveByHandler implements driver.Tx.
+func (t *txn) JobCountActiveByHandler(ctx context.Context, handler string) (int64, error) {
+	var n int64
+	err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.s.T.Jobs+" WHERE handler = ? AND status IN ('pending', 'processing')", handler).Scan(&n)
+	return n, err
+}
+
+// JobList implements driver.Tx.
+func (t *txn) JobList(ctx context.Context, f driver.JobFilter) ([]*driver.Job, error) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) { conds = append(conds, cond); args = append(args, v) }
+	if f.Queue != "" {
+		add("queue = ?", f.Queue)
+	}
+	if f.Status != "" {
+		add("status = ?", string(f.Status))
+	}
+	if f.Handler != "" {
+		add("handler = ?", f.Handler)
+	}
+	if f.WorkflowID != 0 {
+		add("workflow_id = ?", f.WorkflowID)
+	}
+	if f.AfterID != 0 {
+		add("id > ?", f.AfterID)
+	}
+	cols := jobCols
+	if f.WithoutPayload {
+		cols = jobColsWithoutPayload
+	}
+	q := "SELECT " + cols + " FROM " + t.s.T.Jobs
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	return t.queryJobs(ctx, q+" ORDER BY id LIMIT ?", append(args, limit)...)
+}
+
+// JobDeleteFinished implements driver.Tx.
+func (t *txn) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error) {
+	q := "DELETE FROM " + t.s.T.Jobs + " WHERE id IN (SELECT id FROM (SELECT id FROM " + t.s.T.Jobs +
+		" WHERE status = 'completed' AND completed_at < ? ORDER BY id LIMIT ?) AS old)"
+	res, err := t.tx.ExecContext(ctx, q, t.sec(before), limit)
+	if err != nil {
+		return 0, fmt.Errorf("purge jobs: %w", err)
+	}
+	return res.RowsAffected()
+}
