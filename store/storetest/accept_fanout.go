@@ -18,8 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -56,7 +58,7 @@ func (e *Env) finish(cj *engine.Claimed, out queuety.State, cause error, funcs e
 }
 
 // describe describes a workflow.
-func (e *Env) describe(id int64) *queuety.WorkflowDescription {
+func (e *Env) describe(id int64) *queuetytype.WorkflowDescription {
 	e.T.Helper()
 	d, err := e.C.DescribeWorkflow(e.Ctx, id)
 	require.NoErrorf(e.T, err, "describe workflow %d", id)
@@ -132,8 +134,8 @@ func indexes(t *testing.T, entries []any) []int64 {
 	return out
 }
 
-func terminal(s queuety.WorkflowStatus) bool {
-	return s == queuety.WorkflowCompleted || s == queuety.WorkflowFailed || s == queuety.WorkflowCancelled
+func terminal(s queuetytype.WorkflowStatus) bool {
+	return s == queuetytype.WorkflowCompleted || s == queuetytype.WorkflowFailed || s == queuetytype.WorkflowCancelled
 }
 
 // drainUntil runs one worker per client concurrently, each calling RunOnce
@@ -213,7 +215,7 @@ func testForEachAllConcurrent(t *testing.T, e *Env) {
 	require.Nil(t, bad.Load(), "branch handler saw a wrong item")
 
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	assert.Equal(t, 1, e.countEvents(id, driver.EventStepCompleted, 0), "step_completed events of the for_each step")
 	assert.Equal(t, n, e.countEvents(id, driver.EventStepItemCompleted, 0), "step_item_completed events")
 	assert.Equal(t, int64(1), published.Load(), "the following step ran")
@@ -255,7 +257,7 @@ func testForEachAllConcurrent(t *testing.T, e *Env) {
 	assert.Equal(t, map[string]int{engine.HandlerForEach: 1, "price_sku": n, "publish": 1}, handlerCounts(jobs), "jobs by handler")
 	seen := map[int]bool{}
 	for _, j := range jobs {
-		assert.Equalf(t, queuety.JobCompleted, j.Status, "job %d (%s)", j.ID, j.Handler)
+		assert.Equalf(t, queuetytype.JobCompleted, j.Status, "job %d (%s)", j.ID, j.Handler)
 		if j.Handler != "price_sku" {
 			continue
 		}
@@ -284,9 +286,9 @@ func testForEachQuorum(t *testing.T, e *Env) {
 
 	// A permanent failure does not settle a quorum of 2 out of 5.
 	require.NoError(t, e.finish(br[0], nil, errors.New("a is broken"), nil))
-	assert.Equal(t, queuety.JobBuried, e.Job(br[0].Job.ID).Status, "failed branch (one attempt)")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(br[0].Job.ID).Status, "failed branch (one attempt)")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status after one failure (error %q)", wf.ErrorMessage)
+	assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "status after one failure (error %q)", wf.ErrorMessage)
 	d := e.describe(id)
 	require.NotNil(t, d.Steps[0].ForEach, "describe: for-each progress")
 	assert.Equal(t, engine.ForEachInfo{Mode: "quorum", Quorum: 2, Items: 5, Succeeded: 0, Failed: 1, Open: 4, Settled: false},
@@ -299,15 +301,15 @@ func testForEachQuorum(t *testing.T, e *Env) {
 	assert.Equal(t, 1, wf.CurrentStep, "second success settles the quorum")
 	for _, i := range []int{2, 4} {
 		j := e.Job(br[i].Job.ID)
-		assert.Equalf(t, queuety.JobBuried, j.Status, "open branch %d after settling", i)
+		assert.Equalf(t, queuetytype.JobBuried, j.Status, "open branch %d after settling", i)
 		assert.Equalf(t, "For-each completion settled early.", j.ErrorMessage, "open branch %d error", i)
 	}
 	// A late result of a branch buried by the settling is rejected and
 	// changes nothing.
 	err := e.finish(br[2], queuety.State{"ok": "c"}, nil, nil)
-	assert.ErrorIs(t, err, queuety.ErrStaleAttempt, "late branch result")
+	assert.ErrorIs(t, err, queuetytype.ErrStaleAttempt, "late branch result")
 	late := e.Job(br[2].Job.ID)
-	assert.Equal(t, queuety.JobBuried, late.Status, "late branch")
+	assert.Equal(t, queuetytype.JobBuried, late.Status, "late branch")
 	assert.Contains(t, []string{"For-each completion settled early.", "For-each step already settled."}, late.ErrorMessage, "late branch error")
 
 	var after atomic.Int64
@@ -315,7 +317,7 @@ func testForEachQuorum(t *testing.T, e *Env) {
 	w.HandleStep("after", counter(&after, nil))
 	e.Drain(w)
 	wf = e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	assert.Equal(t, int64(1), after.Load(), "after ran")
 	assert.Equal(t, 1, e.countEvents(id, driver.EventStepCompleted, 0), "step_completed events of the for_each step")
 	assert.Equal(t, 2, e.countEvents(id, driver.EventStepItemCompleted, 0), "step_item_completed events")
@@ -353,14 +355,14 @@ func testForEachFirstSuccess(t *testing.T, e *Env) {
 	wf := e.Workflow(id)
 	assert.Equal(t, 1, wf.CurrentStep, "the first success settles")
 	j := e.Job(br[0].Job.ID)
-	assert.Equal(t, queuety.JobBuried, j.Status, "open branch")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "open branch")
 	assert.Equal(t, "For-each completion settled early.", j.ErrorMessage, "open branch error")
-	assert.ErrorIs(t, e.finish(br[0], queuety.State{"bytes": 1}, nil, nil), queuety.ErrStaleAttempt, "late winner")
+	assert.ErrorIs(t, e.finish(br[0], queuety.State{"bytes": 1}, nil, nil), queuetytype.ErrStaleAttempt, "late winner")
 
 	w := e.Worker(nil)
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	agg := asMap(t, e.State(id)["download"], "aggregate")
 	assert.Equal(t, "first_success", agg["mode"], "mode")
 	assert.Equal(t, int64(1), agg["succeeded"], "succeeded")
@@ -399,11 +401,11 @@ func testForEachImpossibleRetry(t *testing.T, e *Env) {
 		first[i] = br[i].Job.ID
 	}
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowFailed, wf.Status, "status once the quorum is impossible")
+	require.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status once the quorum is impossible")
 	assert.Equal(t, "r is broken", wf.ErrorMessage, "workflow error is the branch's")
-	assert.Equal(t, queuety.JobCompleted, e.Job(first[0]).Status, "branch 0")
-	assert.Equal(t, queuety.JobCompleted, e.Job(first[1]).Status, "branch 1")
-	assert.Equal(t, queuety.JobBuried, e.Job(first[2]).Status, "branch 2")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(first[0]).Status, "branch 0")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(first[1]).Status, "branch 1")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(first[2]).Status, "branch 2")
 
 	broken.Store(false)
 	require.NoError(t, e.C.RetryWorkflow(e.Ctx, id))
@@ -412,7 +414,7 @@ func testForEachImpossibleRetry(t *testing.T, e *Env) {
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
 	wf = e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status after retry (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status after retry (error %q)", wf.ErrorMessage)
 	assert.Equal(t, []int64{1, 1, 2}, []int64{calls[0].Load(), calls[1].Load(), calls[2].Load()}, "handler calls per item")
 	agg := asMap(t, e.State(id)["verified"], "aggregate")
 	assert.Equal(t, int64(3), agg["succeeded"], "succeeded")
@@ -439,11 +441,11 @@ func testForEachBranchRetry(t *testing.T, e *Env) {
 	})
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(id).Status, "status while the branch backs off")
+	assert.Equal(t, queuetytype.WorkflowRunning, e.Workflow(id).Status, "status while the branch backs off")
 	e.Clock.Advance(time.Hour)
 	e.Drain(w)
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	agg := asMap(t, e.State(id)["out"], "aggregate")
 	assert.Equal(t, int64(2), agg["succeeded"], "succeeded")
 	assert.Equal(t, int64(0), agg["failed"], "failed")
@@ -459,7 +461,7 @@ func testForEachBranchRetry(t *testing.T, e *Env) {
 	}
 	require.Len(t, flaky, 1, "jobs of the flaky branch")
 	assert.Equal(t, 2, flaky[0].Attempts, "attempts of the flaky branch")
-	assert.Equal(t, queuety.JobCompleted, flaky[0].Status, "flaky branch")
+	assert.Equal(t, queuetytype.JobCompleted, flaky[0].Status, "flaky branch")
 	assert.Equal(t, 2, e.countEvents(id, driver.EventStepItemCompleted, 0), "step_item_completed events")
 	assert.Equal(t, 1, e.countEvents(id, driver.EventStepFailed, 0), "step_failed events")
 }
@@ -469,14 +471,14 @@ func testForEachReducer(t *testing.T, e *Env) {
 		ForEach("nums", "square", builder.Reducer("sum_squares"), builder.ResultKey("sq")).
 		Then("after")
 	id := e.startB(b, queuety.State{"nums": []any{1, 2, 3}})
-	var got []queuety.ForEachResult
+	var got []queuetytype.ForEachResult
 	var sawAgg atomic.Bool
 	w := e.Worker(nil)
 	w.HandleForEach("square", func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
 		n, _ := item.(int64)
 		return queuety.State{"sq": n * n}, nil
 	})
-	w.HandleReducer("sum_squares", func(_ context.Context, s queuety.State, r queuety.ForEachResult) (queuety.State, error) {
+	w.HandleReducer("sum_squares", func(_ context.Context, s queuety.State, r queuetytype.ForEachResult) (queuety.State, error) {
 		got = append(got, r)
 		_, ok := s["sq"].(map[string]any)
 		sawAgg.Store(ok)
@@ -494,7 +496,7 @@ func testForEachReducer(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	require.Len(t, got, 1, "reducer calls")
 	r := got[0]
 	assert.Equal(t, "all", r.Mode, "mode")
@@ -523,9 +525,9 @@ func (e *Env) reducerFailure(reg *queuety.Registry) (int64, *engine.Claimed, err
 	id := e.startB(b, queuety.State{"items": []any{"x", "y"}})
 	e.expandForEach()
 	br := e.branchesByIndex("branch", 2)
-	require.NoError(e.T, e.finish(br[0], queuety.State{"v": 1}, nil, reg))
+	require.NoError(e.T, e.finish(br[0], queuety.State{"v": 1}, nil, clientseam.Functions(reg)))
 	done := make(chan error, 1)
-	go func() { done <- e.finish(br[1], queuety.State{"v": 2}, nil, reg) }()
+	go func() { done <- e.finish(br[1], queuety.State{"v": 2}, nil, clientseam.Functions(reg)) }()
 	select {
 	case err := <-done:
 		return id, br[1], err
@@ -542,11 +544,11 @@ func (e *Env) checkReducerFailed(id int64, last *engine.Claimed, finishErr error
 	t.Helper()
 	assert.NoError(t, finishErr, "recording a result whose reducer fails must not be a database error")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, wf.ErrorMessage, want, "workflow error")
 	assert.Equal(t, 0, wf.CurrentStep, "current step")
 	j := e.Job(last.Job.ID)
-	assert.Equal(t, queuety.JobBuried, j.Status, "settling branch job")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "settling branch job")
 	assert.Contains(t, j.ErrorMessage, want, "settling branch job error")
 	assert.Empty(t, e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "after"}), "next step enqueued")
 	_, has := e.State(id)["items_results"]
@@ -555,7 +557,7 @@ func (e *Env) checkReducerFailed(id int64, last *engine.Claimed, finishErr error
 
 func testForEachReducerError(t *testing.T, e *Env) {
 	reg := queuety.NewRegistry()
-	reg.HandleReducer("reduce", func(context.Context, queuety.State, queuety.ForEachResult) (queuety.State, error) {
+	reg.HandleReducer("reduce", func(context.Context, queuety.State, queuetytype.ForEachResult) (queuety.State, error) {
 		return nil, errors.New("ledger closed")
 	})
 	id, last, err := e.reducerFailure(reg)
@@ -564,7 +566,7 @@ func testForEachReducerError(t *testing.T, e *Env) {
 
 func testForEachReducerPanic(t *testing.T, e *Env) {
 	reg := queuety.NewRegistry()
-	reg.HandleReducer("reduce", func(context.Context, queuety.State, queuety.ForEachResult) (queuety.State, error) {
+	reg.HandleReducer("reduce", func(context.Context, queuety.State, queuetytype.ForEachResult) (queuety.State, error) {
 		panic("reducer exploded")
 	})
 	id, last, err := e.reducerFailure(reg)
@@ -589,12 +591,12 @@ func testForEachBudget(t *testing.T, e *Env) {
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	require.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, wf.ErrorMessage, "planned 3 items, exceeding max_for_each_items budget of 2", "error")
 	assert.Equal(t, int64(0), calls.Load(), "branch calls")
 	jobs := e.Jobs(driver.JobFilter{WorkflowID: id})
 	require.Len(t, jobs, 1, "jobs (the placeholder only)")
-	assert.Equal(t, queuety.JobBuried, jobs[0].Status, "placeholder")
+	assert.Equal(t, queuetytype.JobBuried, jobs[0].Status, "placeholder")
 	assert.Equal(t, 1, jobs[0].Attempts, "placeholder attempts (a budget breach is final)")
 }
 
@@ -630,7 +632,7 @@ func testRepeatUntil(t *testing.T, e *Env) {
 	var incs, dones atomic.Int64
 	e.Drain(e.repeatWorker(&incs, &dones))
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	assert.Equal(t, int64(3), e.State(id)["counter"], "counter")
 	assert.Equal(t, int64(3), incs.Load(), "increment calls")
 	assert.Equal(t, int64(1), dones.Load(), "done calls")
@@ -658,7 +660,7 @@ func testRepeatWhileCondition(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	assert.Equal(t, int64(4), e.State(id)["counter"], "counter")
 	assert.Equal(t, int64(4), checks.Load(), "condition calls")
 	assert.Equal(t, int64(1), dones.Load(), "done calls")
@@ -677,7 +679,7 @@ func testRepeatMaxIterations(t *testing.T, e *Env) {
 	var incs, dones atomic.Int64
 	e.Drain(e.repeatWorker(&incs, &dones))
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	require.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, wf.ErrorMessage, "exceeded max_iterations of 2", "error")
 	assert.Contains(t, wf.ErrorMessage, "'loop'", "error names the step")
 	assert.Equal(t, int64(3), incs.Load(), "increment calls (the first run and two iterations)")
@@ -687,7 +689,7 @@ func testRepeatMaxIterations(t *testing.T, e *Env) {
 	require.Len(t, last, 3, "repeat jobs")
 	buried := 0
 	for _, j := range last {
-		if j.Status == queuety.JobBuried {
+		if j.Status == queuetytype.JobBuried {
 			buried++
 			assert.Equal(t, 1, j.Attempts, "the breach is final")
 			assert.True(t, strings.Contains(j.ErrorMessage, "max_iterations"), "buried repeat job error %q", j.ErrorMessage)
@@ -716,7 +718,7 @@ func (e *Env) repeatConditionFailure(reg *queuety.Registry, want string) {
 	require.NoError(t, e.finish(inc[0], queuety.State{"counter": 1}, nil, nil))
 	rep := e.ClaimOne(engine.HandlerRepeat)
 	done := make(chan error, 1)
-	go func() { done <- e.finish(rep[0], nil, nil, reg) }()
+	go func() { done <- e.finish(rep[0], nil, nil, clientseam.Functions(reg)) }()
 	var err error
 	select {
 	case err = <-done:
@@ -725,10 +727,10 @@ func (e *Env) repeatConditionFailure(reg *queuety.Registry, want string) {
 	}
 	assert.NoError(t, err, "recording a repeat whose condition fails must not be a database error")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, wf.ErrorMessage, want, "workflow error")
 	j := e.Job(rep[0].Job.ID)
-	assert.NotEqual(t, queuety.JobProcessing, j.Status, "repeat job left processing")
+	assert.NotEqual(t, queuetytype.JobProcessing, j.Status, "repeat job left processing")
 	assert.Empty(t, e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "done"}), "next step enqueued")
 }
 
@@ -768,18 +770,18 @@ func testForEachReducerDefer(t *testing.T, e *Env) {
 	e.Drain(lacking)
 	assert.Zero(t, lackingCalls.Load(), "branches run by a worker without the reducer")
 	for _, j := range e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "branch"}) {
-		assert.Equal(t, queuety.JobPending, j.Status, "branch %d status", j.ID)
+		assert.Equal(t, queuetytype.JobPending, j.Status, "branch %d status", j.ID)
 		assert.Zero(t, j.Attempts, "branch %d attempts (deferring uses none)", j.ID)
 		assert.Equal(t, Epoch.Add(worker.DeferDelay), j.AvailableAt, "branch %d due after the defer delay", j.ID)
 	}
 	full := e.Worker(nil)
 	full.HandleForEach("branch", branch)
-	full.HandleReducer("sum", func(_ context.Context, _ queuety.State, r queuety.ForEachResult) (queuety.State, error) {
+	full.HandleReducer("sum", func(_ context.Context, _ queuety.State, r queuetytype.ForEachResult) (queuety.State, error) {
 		return queuety.State{"n": r.Succeeded}, nil
 	})
 	e.Clock.Advance(worker.DeferDelay)
 	e.Drain(full)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	assert.Equal(t, int64(2), e.State(id)["n"], "reducer output")
 }
 
@@ -796,7 +798,7 @@ func testRepeatConditionDefer(t *testing.T, e *Env) {
 	lacking.HandleStep("inc", inc)
 	e.Drain(lacking)
 	placeholder := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "__queuety_repeat"})
-	assert.Equal(t, queuety.JobPending, placeholder.Status, "repeat placeholder status")
+	assert.Equal(t, queuetytype.JobPending, placeholder.Status, "repeat placeholder status")
 	assert.Zero(t, placeholder.Attempts, "repeat placeholder attempts")
 	full := e.Worker(nil)
 	full.HandleStep("inc", inc)
@@ -806,6 +808,6 @@ func testRepeatConditionDefer(t *testing.T, e *Env) {
 	})
 	e.Clock.Advance(worker.DeferDelay)
 	e.Drain(full)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	assert.Equal(t, int64(2), e.State(id)["counter"], "counter")
 }
