@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuetytype"
-	"github.com/queuety/queuety-go/store/driver"
 )
 
 // jobStatuses and workflowStatuses are listed in the order pages show them.
@@ -57,7 +56,7 @@ type statusCount struct {
 
 // overviewData is what the overview shows.
 type overviewData struct {
-	Store  driver.StoreInfo
+	Store  queuetytype.StoreInfo
 	Queues []*queueRow
 	// MoreQueues counts the queues past maxOverviewQueues, not listed.
 	MoreQueues int
@@ -152,7 +151,7 @@ func (s *server) overview(ctx context.Context) (*overviewData, error) {
 // one-minute buckets (newest last), and sets Done and Spark.
 func (s *server) throughput(ctx context.Context, now time.Time, get func(string) *queueRow) error {
 	window := s.opts.ThroughputWindow
-	logs, err := s.c.Logs(ctx, driver.LogFilter{Event: driver.LogCompleted, Since: now.Add(-window), Limit: throughputRows, Newest: true})
+	logs, err := s.c.Logs(ctx, queuetytype.LogFilter{Event: queuetytype.LogCompleted, Since: now.Add(-window), Limit: throughputRows, Newest: true})
 	if err != nil {
 		return err
 	}

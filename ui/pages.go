@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/queuetytype"
-	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Page sizes.
@@ -72,7 +71,7 @@ type jobsData struct {
 	Queue, Status, Handler string
 	Workflow               int64
 	After, Next            int64
-	Jobs                   []*driver.Job
+	Jobs                   []*queuetytype.Job
 	Tabs                   []statusTab
 	All                    int64
 	Queues                 []string
@@ -96,7 +95,7 @@ func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	jobs, err := s.c.ListJobs(ctx, driver.JobFilter{Queue: d.Queue, Status: queuetytype.JobStatus(d.Status), Handler: d.Handler,
+	jobs, err := s.c.ListJobs(ctx, queuetytype.JobFilter{Queue: d.Queue, Status: queuetytype.JobStatus(d.Status), Handler: d.Handler,
 		WorkflowID: d.Workflow, AfterID: d.After, Limit: jobsPerPage + 1, WithoutPayload: true})
 	if err != nil {
 		s.failErr(w, r, err)
@@ -133,12 +132,12 @@ func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
 
 // jobData is what the job page shows.
 type jobData struct {
-	Job *driver.Job
+	Job *queuetytype.Job
 	// Payload and Heartbeat show the job's payload and heartbeat data,
 	// cut to previewChars characters (Heartbeat is nil without any).
 	Payload, Heartbeat *valueView
-	Logs               []*driver.LogEntry
-	Failures           []*driver.Failure
+	Logs               []*queuetytype.LogEntry
+	Failures           []*queuetytype.Failure
 	CanBury            bool
 	CanDelete          bool
 	Now                time.Time
@@ -162,11 +161,11 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 		Heartbeat: newValueView(j.HeartbeatData, p.HeartbeatLen, base+"heartbeat"),
 		CanBury:   s.ops.bury != nil && j.Status != queuetytype.JobBuried && j.Status != queuetytype.JobCompleted,
 		CanDelete: s.ops.del != nil}
-	if d.Logs, err = s.c.Logs(ctx, driver.LogFilter{JobID: id, Limit: jobLogRows, MaxTextBytes: jobText}); err != nil {
+	if d.Logs, err = s.c.Logs(ctx, queuetytype.LogFilter{JobID: id, Limit: jobLogRows, MaxTextBytes: jobText}); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	if d.Failures, err = s.c.FailurePage(ctx, driver.FailureQuery{JobIDs: []int64{id}, Limit: jobLogRows, MaxMessageChars: jobText}); err != nil {
+	if d.Failures, err = s.c.FailurePage(ctx, queuetytype.FailureQuery{JobIDs: []int64{id}, Limit: jobLogRows, MaxMessageChars: jobText}); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
@@ -177,7 +176,7 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 type workflowsData struct {
 	Status, Name string
 	Limit        int
-	Workflows    []*driver.Workflow
+	Workflows    []*queuetytype.Workflow
 	Tabs         []statusTab
 	All          int64
 	More         bool
@@ -199,7 +198,7 @@ func (s *server) workflowsPage(w http.ResponseWriter, r *http.Request) {
 		d.Limit = min(n, maxWorkflowsPerPage)
 	}
 	ctx := r.Context()
-	wfs, err := s.c.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuetytype.WorkflowStatus(d.Status), Name: d.Name, Limit: d.Limit + 1,
+	wfs, err := s.c.ListWorkflows(ctx, queuetytype.WorkflowFilter{Status: queuetytype.WorkflowStatus(d.Status), Name: d.Name, Limit: d.Limit + 1,
 		WithoutState: true})
 	if err != nil {
 		s.failErr(w, r, err)
@@ -297,7 +296,7 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 // rowData is what the page of a workflow that cannot be described shows:
 // the row as stored.
 type rowData struct {
-	W     *driver.Workflow
+	W     *queuetytype.Workflow
 	State *valueView
 	ErrID string
 }
@@ -369,7 +368,7 @@ func queryCount(r *http.Request, name string, most int) (int, error) {
 
 // scheduleRow is one schedule on the schedules page.
 type scheduleRow struct {
-	*driver.Schedule
+	*queuetytype.Schedule
 	Name     string // the handler, or the workflow key
 	Workflow bool
 }
