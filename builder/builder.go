@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Builder collects a workflow definition. Create one with Workflow, add
@@ -64,7 +65,7 @@ func (b *Builder) Sleep(d time.Duration) *Builder {
 	step := queuety.WorkflowStep{Type: queuety.StepDelay, Delay: ceilSecond(d)}
 	if d < 0 {
 		b.fail(fmt.Errorf("%w: step %d (Sleep): duration must not be negative, got %s",
-			queuety.ErrInvalidArgument, len(b.def.Steps), d))
+			queuetytype.ErrInvalidArgument, len(b.def.Steps), d))
 	}
 	b.def.Steps = append(b.def.Steps, step)
 	return b
@@ -129,7 +130,7 @@ func (b *Builder) WaitForInput(opts ...StepOption) *Builder {
 func (b *Builder) humanWait(method, kind string, signals []string, resultKey string, opts []StepOption) *Builder {
 	step := queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: signals, HumanWait: kind, ResultKey: resultKey}
 	if kind == "decision" {
-		step.Mode = queuety.WaitAny
+		step.Mode = queuetytype.WaitAny
 	}
 	return b.add(step, method, kind, opts, humanStep)
 }
@@ -155,12 +156,12 @@ func (b *Builder) MustCompleteWithin(days, hours, minutes, seconds int) *Builder
 	for _, p := range parts {
 		if p.n < 0 {
 			b.fail(fmt.Errorf("%w: must complete within: %s must not be negative, got %d",
-				queuety.ErrInvalidTimeout, p.name, p.n))
+				queuetytype.ErrInvalidTimeout, p.name, p.n))
 			return b
 		}
 		if int64(p.n) > (maxSeconds-total)/p.unit {
 			b.fail(fmt.Errorf("%w: must complete within: deadline is too far away (%d days, %d hours, %d minutes, %d seconds)",
-				queuety.ErrInvalidTimeout, days, hours, minutes, seconds))
+				queuetytype.ErrInvalidTimeout, days, hours, minutes, seconds))
 			return b
 		}
 		total += int64(p.n) * p.unit
@@ -168,7 +169,7 @@ func (b *Builder) MustCompleteWithin(days, hours, minutes, seconds int) *Builder
 	d := time.Duration(total) * time.Second
 	if total < 1 {
 		b.fail(fmt.Errorf("%w: must complete within: deadline must be at least 1 second, got %s",
-			queuety.ErrInvalidTimeout, d))
+			queuetytype.ErrInvalidTimeout, d))
 	}
 	b.def.ExecutionTimeout = d
 	return b
@@ -180,7 +181,7 @@ func (b *Builder) MustCompleteWithin(days, hours, minutes, seconds int) *Builder
 // rejects anything under one second at dispatch.
 func (b *Builder) ExecutionTimeout(d time.Duration) *Builder {
 	if d <= 0 {
-		b.fail(fmt.Errorf("%w: execution timeout must be at least 1 second, got %s", queuety.ErrInvalidTimeout, d))
+		b.fail(fmt.Errorf("%w: execution timeout must be at least 1 second, got %s", queuetytype.ErrInvalidTimeout, d))
 	}
 	b.def.ExecutionTimeout = d
 	return b
@@ -195,7 +196,7 @@ func (b *Builder) ExecutionTimeout(d time.Duration) *Builder {
 // Queuety PHP workers ignore it.
 func (b *Builder) RunTimeout(d time.Duration) *Builder {
 	if d <= 0 {
-		b.fail(fmt.Errorf("%w: run timeout must be at least 1 second, got %s", queuety.ErrInvalidTimeout, d))
+		b.fail(fmt.Errorf("%w: run timeout must be at least 1 second, got %s", queuetytype.ErrInvalidTimeout, d))
 	}
 	b.def.RunTimeout = d
 	return b
@@ -208,7 +209,7 @@ func (b *Builder) RunTimeout(d time.Duration) *Builder {
 // An empty name is an error.
 func (b *Builder) OnDeadline(handler string) *Builder {
 	if handler == "" {
-		b.fail(fmt.Errorf("%w: on deadline: handler name is empty", queuety.ErrInvalidArgument))
+		b.fail(fmt.Errorf("%w: on deadline: handler name is empty", queuetytype.ErrInvalidArgument))
 	}
 	b.def.OnDeadline = handler
 	return b
@@ -222,11 +223,11 @@ func (b *Builder) OnDeadline(handler string) *Builder {
 // error before the first step or for an invalid name.
 func (b *Builder) CompensateWith(handler string) *Builder {
 	if len(b.def.Steps) == 0 {
-		b.fail(fmt.Errorf("%w: compensate with %q: no step to compensate yet", queuety.ErrInvalidArgument, handler))
+		b.fail(fmt.Errorf("%w: compensate with %q: no step to compensate yet", queuetytype.ErrInvalidArgument, handler))
 		return b
 	}
 	if handler == "" {
-		b.fail(fmt.Errorf("%w: compensate with: handler name is empty", queuety.ErrInvalidArgument))
+		b.fail(fmt.Errorf("%w: compensate with: handler name is empty", queuetytype.ErrInvalidArgument))
 		return b
 	}
 	b.def.Steps[len(b.def.Steps)-1].Compensation = handler
@@ -249,7 +250,7 @@ func (b *Builder) CompensateOnFailure() *Builder {
 // An empty name is an error.
 func (b *Builder) OnCancel(handler string) *Builder {
 	if handler == "" {
-		b.fail(fmt.Errorf("%w: on cancel: handler name is empty", queuety.ErrInvalidArgument))
+		b.fail(fmt.Errorf("%w: on cancel: handler name is empty", queuetytype.ErrInvalidArgument))
 	}
 	b.def.OnCancel = handler
 	return b
@@ -266,7 +267,7 @@ func (b *Builder) OnQueue(queue string) *Builder {
 // WithPriority sets the priority of the workflow's step jobs (stored as
 // _priority; default queuety.PriorityLow). A step's Priority option
 // overrides it for that step.
-func (b *Builder) WithPriority(p queuety.Priority) *Builder {
+func (b *Builder) WithPriority(p queuetytype.Priority) *Builder {
 	b.def.Priority = p
 	return b
 }
@@ -303,7 +304,7 @@ func (b *Builder) Version(v string) *Builder {
 // it, or the Builder afterwards, does not affect the other.
 func (b *Builder) Definition() (queuety.WorkflowDefinition, error) {
 	if b == nil {
-		return queuety.WorkflowDefinition{}, fmt.Errorf("builder: %w: nil Builder (use builder.Workflow)", queuety.ErrInvalidArgument)
+		return queuety.WorkflowDefinition{}, fmt.Errorf("builder: %w: nil Builder (use builder.Workflow)", queuetytype.ErrInvalidArgument)
 	}
 	if b.err != nil {
 		return queuety.WorkflowDefinition{}, fmt.Errorf("builder: workflow %q: %w", b.def.Name, b.err)
@@ -331,7 +332,7 @@ func (b *Builder) Dispatch(ctx context.Context, c *queuety.Client, state any) (i
 		return 0, err
 	}
 	if c == nil {
-		return 0, fmt.Errorf("builder: dispatch workflow %q: %w: nil client", def.Name, queuety.ErrInvalidArgument)
+		return 0, fmt.Errorf("builder: dispatch workflow %q: %w: nil client", def.Name, queuetytype.ErrInvalidArgument)
 	}
 	return c.DispatchWorkflow(ctx, def, state)
 }
@@ -360,7 +361,7 @@ func (b *Builder) add(step queuety.WorkflowStep, method string, arg any, opts []
 		}
 	}
 	if problem := checkOptions(before, step, kind); problem != "" {
-		b.fail(fmt.Errorf("%w: step %d (%s(%s)): %s", queuety.ErrInvalidArgument, len(b.def.Steps), method, describeArg(arg), problem))
+		b.fail(fmt.Errorf("%w: step %d (%s(%s)): %s", queuetytype.ErrInvalidArgument, len(b.def.Steps), method, describeArg(arg), problem))
 	}
 	b.def.Steps = append(b.def.Steps, step)
 	return b
@@ -395,13 +396,17 @@ var optionRules = []optionRule{
 	{"Job options (Queue, Priority, Retry, Backoff, timeouts, Job) apply", func(_, a queuety.WorkflowStep) bool { return jobOptionsSet(a.Options) },
 		[]stepKind{jobStep, forEachStep},
 		"Then, Parallel and ForEach steps"},
-	{"FirstSuccess applies", func(_, a queuety.WorkflowStep) bool { return a.Mode == queuety.ForEachFirstSuccess },
+	{"FirstSuccess applies", func(_, a queuety.WorkflowStep) bool { return a.Mode == queuetytype.ForEachFirstSuccess },
 		[]stepKind{forEachStep}, "ForEach steps"},
-	{"Any applies", func(b, a queuety.WorkflowStep) bool { return a.Mode == queuety.WaitAny && b.Mode != queuety.WaitAny },
+	{"Any applies", func(b, a queuety.WorkflowStep) bool {
+		return a.Mode == queuetytype.WaitAny && b.Mode != queuetytype.WaitAny
+	},
 		[]stepKind{waitStep, waitWorkflowStep}, "WaitForSignals and WaitForWorkflow(s) steps"},
 	{"SignalNames applies", func(b, a queuety.WorkflowStep) bool { return !slices.Equal(a.Signals, b.Signals) },
 		[]stepKind{humanStep}, "WaitForApproval, WaitForDecision and WaitForInput steps"},
-	{"Quorum applies", func(b, a queuety.WorkflowStep) bool { return a.Mode == queuety.ForEachQuorum || a.Quorum != b.Quorum },
+	{"Quorum applies", func(b, a queuety.WorkflowStep) bool {
+		return a.Mode == queuetytype.ForEachQuorum || a.Quorum != b.Quorum
+	},
 		[]stepKind{forEachStep, waitWorkflowStep}, "ForEach and WaitForWorkflow(s) steps"},
 	{"Reducer applies", func(b, a queuety.WorkflowStep) bool { return a.Reducer != b.Reducer },
 		[]stepKind{forEachStep}, "ForEach steps"},
@@ -433,9 +438,9 @@ func checkOptions(before, after queuety.WorkflowStep, kind stepKind) string {
 }
 
 // jobOptionsSet reports whether any job option was set.
-func jobOptionsSet(o queuety.JobSpec) bool {
+func jobOptionsSet(o queuetytype.JobSpec) bool {
 	return o.Queue != "" || o.PrioritySet || o.Priority != 0 || o.Delay != 0 || o.MaxAttempts != 0 ||
-		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (queuety.ActivityTimeouts{}) ||
+		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (queuetytype.ActivityTimeouts{}) ||
 		!o.Resources.IsZero()
 }
 

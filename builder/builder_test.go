@@ -16,16 +16,17 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
 func TestInvalidDefinitions(t *testing.T) {
 	manySteps := builder.Workflow("many")
-	for i := range queuety.MaxSteps + 1 {
+	for i := range queuetytype.MaxSteps + 1 {
 		manySteps.Then(fmt.Sprintf("step_%d", i))
 	}
 	maxSteps := builder.Workflow("max")
-	for i := range queuety.MaxSteps {
+	for i := range queuetytype.MaxSteps {
 		maxSteps.Then(fmt.Sprintf("step_%d", i))
 	}
 	_, err := maxSteps.Definition()
@@ -40,84 +41,84 @@ func TestInvalidDefinitions(t *testing.T) {
 	}{
 		// Mistakes only the builder can see.
 		{name: "must complete within zero", b: builder.Workflow("w").Then("a").MustCompleteWithin(0, 0, 0, 0),
-			want: queuety.ErrInvalidTimeout, msg: "must complete within: deadline must be at least 1 second, got 0s"},
+			want: queuetytype.ErrInvalidTimeout, msg: "must complete within: deadline must be at least 1 second, got 0s"},
 		{name: "must complete within negative part", b: builder.Workflow("w").Then("a").MustCompleteWithin(0, 1, -30, 0),
-			want: queuety.ErrInvalidTimeout, msg: "minutes must not be negative, got -30"},
+			want: queuetytype.ErrInvalidTimeout, msg: "minutes must not be negative, got -30"},
 		{name: "must complete within negative days", b: builder.Workflow("w").Then("a").MustCompleteWithin(-1, 48, 0, 0),
-			want: queuety.ErrInvalidTimeout, msg: "days must not be negative"},
+			want: queuetytype.ErrInvalidTimeout, msg: "days must not be negative"},
 		{name: "must complete within negative seconds", b: builder.Workflow("w").Then("a").MustCompleteWithin(0, 0, 0, -1),
-			want: queuety.ErrInvalidTimeout, msg: "seconds must not be negative"},
+			want: queuetytype.ErrInvalidTimeout, msg: "seconds must not be negative"},
 		{name: "must complete within overflow", b: builder.Workflow("w").Then("a").MustCompleteWithin(math.MaxInt32, math.MaxInt32, 0, 0),
-			want: queuety.ErrInvalidTimeout, msg: "too far away"},
+			want: queuetytype.ErrInvalidTimeout, msg: "too far away"},
 		{name: "execution timeout zero", b: builder.Workflow("w").Then("a").ExecutionTimeout(0),
-			want: queuety.ErrInvalidTimeout, msg: "execution timeout must be at least 1 second, got 0s"},
+			want: queuetytype.ErrInvalidTimeout, msg: "execution timeout must be at least 1 second, got 0s"},
 		{name: "execution timeout negative", b: builder.Workflow("w").Then("a").ExecutionTimeout(-time.Hour),
-			want: queuety.ErrInvalidTimeout},
+			want: queuetytype.ErrInvalidTimeout},
 		{name: "run timeout zero", b: builder.Workflow("w").Then("a").RunTimeout(0),
-			want: queuety.ErrInvalidTimeout, msg: "run timeout"},
+			want: queuetytype.ErrInvalidTimeout, msg: "run timeout"},
 		{name: "run timeout negative", b: builder.Workflow("w").Then("a").RunTimeout(-time.Second),
-			want: queuety.ErrInvalidTimeout},
+			want: queuetytype.ErrInvalidTimeout},
 		{name: "sleep negative", b: builder.Workflow("w").Then("a").Sleep(-time.Second),
-			want: queuety.ErrInvalidArgument, msg: "step 1 (Sleep): duration must not be negative"},
+			want: queuetytype.ErrInvalidArgument, msg: "step 1 (Sleep): duration must not be negative"},
 		{name: "sleep negative below a second", b: builder.Workflow("w").Then("a").Sleep(-500 * time.Millisecond),
-			want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidArgument},
 		{name: "result key on then", b: builder.Workflow("w").Then("a", builder.ResultKey("k")),
-			want: queuety.ErrInvalidArgument, msg: `step 0 (Then("a")): ResultKey applies only to WaitForSignal`},
+			want: queuetytype.ErrInvalidArgument, msg: `step 0 (Then("a")): ResultKey applies only to WaitForSignal`},
 		{name: "timeout on then", b: builder.Workflow("w").Then("a", builder.Timeout(time.Minute)),
-			want: queuety.ErrInvalidArgument, msg: "Timeout applies only to WaitForSignal"},
+			want: queuetytype.ErrInvalidArgument, msg: "Timeout applies only to WaitForSignal"},
 		{name: "result key on parallel", b: builder.Workflow("w").ParallelWith([]string{"a", "b"}, builder.ResultKey("k")),
-			want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidArgument},
 		{name: "retry on signal wait", b: builder.Workflow("w").Then("a").WaitForSignal("go", builder.Retry(5)),
-			want: queuety.ErrInvalidArgument, msg: "a signal wait takes Name, ResultKey, Timeout, and Any or SignalNames"},
+			want: queuetytype.ErrInvalidArgument, msg: "a signal wait takes Name, ResultKey, Timeout, and Any or SignalNames"},
 		{name: "queue on signal wait", b: builder.Workflow("w").WaitForSignal("go", builder.Queue("q")),
-			want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidArgument},
 		{name: "start to close on signal wait", b: builder.Workflow("w").WaitForSignal("go", builder.StartToClose(time.Minute)),
-			want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidArgument},
 		{name: "depends on for a step", b: builder.Workflow("w").Then("a", builder.Job(queuety.DependsOn(1))),
-			want: queuety.ErrInvalidArgument, msg: "DependsOn"},
+			want: queuetytype.ErrInvalidArgument, msg: "DependsOn"},
 		{name: "unique for a step", b: builder.Workflow("w").Then("a", builder.Job(queuety.Unique())),
-			want: queuety.ErrInvalidArgument, msg: "Unique"},
+			want: queuetytype.ErrInvalidArgument, msg: "Unique"},
 		{name: "empty deadline handler", b: builder.Workflow("w").Then("a").OnDeadline(""),
-			want: queuety.ErrInvalidArgument, msg: "on deadline: handler name is empty"},
+			want: queuetytype.ErrInvalidArgument, msg: "on deadline: handler name is empty"},
 		{name: "empty cancel handler", b: builder.Workflow("w").Then("a").OnCancel(""),
-			want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidArgument},
 		{name: "first mistake wins", b: builder.Workflow("w").Then("a").Sleep(-time.Second).ExecutionTimeout(0),
-			want: queuety.ErrInvalidArgument, msg: "Sleep"},
+			want: queuetytype.ErrInvalidArgument, msg: "Sleep"},
 
 		// Mistakes the engine finds at dispatch.
-		{name: "empty name", b: builder.Workflow("").Then("a"), want: queuety.ErrInvalidArgument, msg: "workflow name is empty"},
-		{name: "no steps", b: builder.Workflow("w").MustCompleteWithin(0, 1, 0, 0), want: queuety.ErrInvalidArgument, msg: "no steps"},
-		{name: "empty handler", b: builder.Workflow("w").Then("a").Then(""), want: queuety.ErrInvalidArgument, msg: "handler name is empty"},
-		{name: "reserved handler", b: builder.Workflow("w").Then(engine.HandlerDelay), want: queuety.ErrInvalidArgument},
-		{name: "parallel without handlers", b: builder.Workflow("w").Parallel(), want: queuety.ErrInvalidArgument},
-		{name: "parallel with an empty handler", b: builder.Workflow("w").Parallel("a", ""), want: queuety.ErrInvalidArgument},
+		{name: "empty name", b: builder.Workflow("").Then("a"), want: queuetytype.ErrInvalidArgument, msg: "workflow name is empty"},
+		{name: "no steps", b: builder.Workflow("w").MustCompleteWithin(0, 1, 0, 0), want: queuetytype.ErrInvalidArgument, msg: "no steps"},
+		{name: "empty handler", b: builder.Workflow("w").Then("a").Then(""), want: queuetytype.ErrInvalidArgument, msg: "handler name is empty"},
+		{name: "reserved handler", b: builder.Workflow("w").Then(engine.HandlerDelay), want: queuetytype.ErrInvalidArgument},
+		{name: "parallel without handlers", b: builder.Workflow("w").Parallel(), want: queuetytype.ErrInvalidArgument},
+		{name: "parallel with an empty handler", b: builder.Workflow("w").Parallel("a", ""), want: queuetytype.ErrInvalidArgument},
 		{name: "duplicate names", b: builder.Workflow("w").Then("a", builder.Name("x")).Then("b", builder.Name("x")),
-			want: queuety.ErrInvalidArgument, msg: `same name "x"`},
+			want: queuetytype.ErrInvalidArgument, msg: `same name "x"`},
 		{name: "name clashes with a default name", b: builder.Workflow("w").Then("a", builder.Name("1")).Then("b"),
-			want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidArgument},
 		{name: "same signal waited twice", b: builder.Workflow("w").WaitForSignal("go").WaitForSignal("go"),
-			want: queuety.ErrInvalidArgument},
-		{name: "256 steps", b: manySteps, want: queuety.ErrInvalidArgument, msg: "256 steps"},
-		{name: "bad priority", b: builder.Workflow("w").Then("a").WithPriority(4), want: queuety.ErrInvalidArgument, msg: "priority 4"},
-		{name: "bad step priority", b: builder.Workflow("w").Then("a", builder.Priority(-1)), want: queuety.ErrInvalidArgument},
-		{name: "too many attempts", b: builder.Workflow("w").Then("a").MaxAttempts(256), want: queuety.ErrInvalidArgument},
-		{name: "negative retry", b: builder.Workflow("w").Then("a", builder.Retry(-1)), want: queuety.ErrInvalidArgument},
-		{name: "negative job delay", b: builder.Workflow("w").Then("a", builder.Job(queuety.Delay(-time.Second))), want: queuety.ErrInvalidArgument},
-		{name: "long queue", b: builder.Workflow("w").Then("a").OnQueue(strings.Repeat("q", 65)), want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidArgument},
+		{name: "256 steps", b: manySteps, want: queuetytype.ErrInvalidArgument, msg: "256 steps"},
+		{name: "bad priority", b: builder.Workflow("w").Then("a").WithPriority(4), want: queuetytype.ErrInvalidArgument, msg: "priority 4"},
+		{name: "bad step priority", b: builder.Workflow("w").Then("a", builder.Priority(-1)), want: queuetytype.ErrInvalidArgument},
+		{name: "too many attempts", b: builder.Workflow("w").Then("a").MaxAttempts(256), want: queuetytype.ErrInvalidArgument},
+		{name: "negative retry", b: builder.Workflow("w").Then("a", builder.Retry(-1)), want: queuetytype.ErrInvalidArgument},
+		{name: "negative job delay", b: builder.Workflow("w").Then("a", builder.Job(queuety.Delay(-time.Second))), want: queuetytype.ErrInvalidArgument},
+		{name: "long queue", b: builder.Workflow("w").Then("a").OnQueue(strings.Repeat("q", 65)), want: queuetytype.ErrInvalidArgument},
 		{name: "execution timeout below a second", b: builder.Workflow("w").Then("a").ExecutionTimeout(500 * time.Millisecond),
-			want: queuety.ErrInvalidTimeout},
-		{name: "run timeout below a second", b: builder.Workflow("w").Then("a").RunTimeout(time.Millisecond), want: queuety.ErrInvalidTimeout},
+			want: queuetytype.ErrInvalidTimeout},
+		{name: "run timeout below a second", b: builder.Workflow("w").Then("a").RunTimeout(time.Millisecond), want: queuetytype.ErrInvalidTimeout},
 		{name: "signal timeout below a second", b: builder.Workflow("w").WaitForSignal("go", builder.Timeout(500*time.Millisecond)),
-			want: queuety.ErrInvalidTimeout},
+			want: queuetytype.ErrInvalidTimeout},
 		{name: "negative signal timeout", b: builder.Workflow("w").WaitForSignal("go", builder.Timeout(-time.Second)),
-			want: queuety.ErrInvalidTimeout},
+			want: queuetytype.ErrInvalidTimeout},
 		{name: "start to close below a second", b: builder.Workflow("w").Then("a", builder.StartToClose(time.Millisecond)),
-			want: queuety.ErrInvalidTimeout},
-		{name: "empty signal", b: builder.Workflow("w").WaitForSignal(""), want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidTimeout},
+		{name: "empty signal", b: builder.Workflow("w").WaitForSignal(""), want: queuetytype.ErrInvalidArgument},
 		{name: "private key in the initial state", b: builder.Workflow("w").Then("a"), state: queuety.State{"_steps": 1},
-			want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidArgument},
 		{name: "initial state not an object", b: builder.Workflow("w").Then("a"), state: []int{1, 2},
-			want: queuety.ErrInvalidArgument},
+			want: queuetytype.ErrInvalidArgument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,10 +149,10 @@ func TestInvalidDefinitions(t *testing.T) {
 
 func TestDispatchNilClient(t *testing.T) {
 	_, err := builder.Workflow("w").Then("a").Dispatch(context.Background(), nil, nil)
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "Dispatch(nil client)")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "Dispatch(nil client)")
 	var b *builder.Builder
 	_, err = b.Definition()
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "nil Builder Definition()")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "nil Builder Definition()")
 }
 
 func TestMustCompleteWithinSums(t *testing.T) {
@@ -181,11 +182,11 @@ func TestMustCompleteWithinSums(t *testing.T) {
 func TestDefinitionMapsEverySetting(t *testing.T) {
 	backoff := queuety.BackoffSeconds(5, 30)
 	def, err := builder.Workflow("import").
-		Then(`App\Steps\Fetch`, builder.Name("fetch"), builder.Queue("io"), builder.Priority(queuety.PriorityHigh),
+		Then(`App\Steps\Fetch`, builder.Name("fetch"), builder.Queue("io"), builder.Priority(queuetytype.PriorityHigh),
 			builder.Retry(5, backoff), builder.ScheduleToStart(time.Minute), builder.StartToClose(2*time.Minute),
 			builder.ScheduleToClose(time.Hour), builder.Heartbeat(10*time.Second), builder.Job(queuety.Delay(3*time.Second))).
 		Parallel("a", "b").
-		ParallelWith([]string{"c", "d"}, builder.Name("fan_out"), builder.Backoff(queuety.BackoffLinear)).
+		ParallelWith([]string{"c", "d"}, builder.Name("fan_out"), builder.Backoff(queuetytype.BackoffLinear)).
 		Sleep(1500*time.Millisecond).
 		WaitForSignal("approval", builder.Name("approve"), builder.ResultKey("decision"), builder.Timeout(48*time.Hour)).
 		MustCompleteWithin(1, 0, 0, 0).
@@ -193,7 +194,7 @@ func TestDefinitionMapsEverySetting(t *testing.T) {
 		OnDeadline("import_timeout").
 		OnCancel("import_cancelled").
 		OnQueue("imports").
-		WithPriority(queuety.PriorityNormal).
+		WithPriority(queuetytype.PriorityNormal).
 		MaxAttempts(4).
 		IdempotencyKey("import:2026-05-01").
 		Version("v2").
@@ -202,16 +203,16 @@ func TestDefinitionMapsEverySetting(t *testing.T) {
 	want := queuety.WorkflowDefinition{
 		Name: "import",
 		Steps: []queuety.WorkflowStep{
-			{Type: queuety.StepSingle, Name: "fetch", Handler: `App\Steps\Fetch`, Options: queuety.JobSpec{
-				Queue: "io", Priority: queuety.PriorityHigh, PrioritySet: true, Delay: 3 * time.Second, MaxAttempts: 5, Backoff: backoff,
-				Timeouts: queuety.ActivityTimeouts{ScheduleToStart: time.Minute, StartToClose: 2 * time.Minute, ScheduleToClose: time.Hour, Heartbeat: 10 * time.Second},
+			{Type: queuety.StepSingle, Name: "fetch", Handler: `App\Steps\Fetch`, Options: queuetytype.JobSpec{
+				Queue: "io", Priority: queuetytype.PriorityHigh, PrioritySet: true, Delay: 3 * time.Second, MaxAttempts: 5, Backoff: backoff,
+				Timeouts: queuetytype.ActivityTimeouts{ScheduleToStart: time.Minute, StartToClose: 2 * time.Minute, ScheduleToClose: time.Hour, Heartbeat: 10 * time.Second},
 			}},
 			{Type: queuety.StepParallel, Handlers: []string{"a", "b"}},
-			{Type: queuety.StepParallel, Name: "fan_out", Handlers: []string{"c", "d"}, Options: queuety.JobSpec{Backoff: queuety.BackoffLinear}},
+			{Type: queuety.StepParallel, Name: "fan_out", Handlers: []string{"c", "d"}, Options: queuetytype.JobSpec{Backoff: queuetytype.BackoffLinear}},
 			{Type: queuety.StepDelay, Delay: 2 * time.Second},
 			{Type: queuety.StepWaitForSignal, Name: "approve", Signal: "approval", ResultKey: "decision", Timeout: 48 * time.Hour},
 		},
-		Queue: "imports", Priority: queuety.PriorityNormal, MaxAttempts: 4,
+		Queue: "imports", Priority: queuetytype.PriorityNormal, MaxAttempts: 4,
 		ExecutionTimeout: 24 * time.Hour, RunTimeout: 6 * time.Hour,
 		OnDeadline: "import_timeout", OnCancel: "import_cancelled",
 		IdempotencyKey: "import:2026-05-01", Version: "v2",
@@ -253,8 +254,8 @@ func TestStepOptionsReachTheJobRow(t *testing.T) {
 	c := openClient(t)
 	ctx := context.Background()
 	id, err := builder.Workflow("w").
-		Then("a", builder.Queue("io"), builder.Priority(queuety.PriorityUrgent), builder.Retry(7, queuety.BackoffFixed)).
-		OnQueue("imports").WithPriority(queuety.PriorityNormal).MaxAttempts(4).
+		Then("a", builder.Queue("io"), builder.Priority(queuetytype.PriorityUrgent), builder.Retry(7, queuetytype.BackoffFixed)).
+		OnQueue("imports").WithPriority(queuetytype.PriorityNormal).MaxAttempts(4).
 		Dispatch(ctx, c, nil)
 	require.NoError(t, err)
 	jobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: id})
@@ -262,7 +263,7 @@ func TestStepOptionsReachTheJobRow(t *testing.T) {
 	require.Len(t, jobs, 1, "jobs")
 	j := jobs[0]
 	assert.Equal(t, "io", j.Queue, "job queue")
-	assert.Equal(t, queuety.PriorityUrgent, j.Priority, "job priority")
+	assert.Equal(t, queuetytype.PriorityUrgent, j.Priority, "job priority")
 	assert.Equal(t, 7, j.MaxAttempts, "job max_attempts")
 	assert.Equal(t, `{"__queuety_runtime":{"max_attempts":7,"backoff":"fixed"}}`, string(j.Payload), "payload")
 	state := storedState(t, c, id)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // DispatchTx starts the workflow on c inside tx, a database/sql
@@ -19,7 +20,7 @@ func (b *Builder) DispatchTx(ctx context.Context, c *queuety.Client, tx *sql.Tx,
 		return 0, err
 	}
 	if c == nil {
-		return 0, fmt.Errorf("builder: dispatch workflow %q: %w: nil client", def.Name, queuety.ErrInvalidArgument)
+		return 0, fmt.Errorf("builder: dispatch workflow %q: %w: nil client", def.Name, queuetytype.ErrInvalidArgument)
 	}
 	return c.DispatchWorkflowTx(ctx, tx, def, state)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -80,7 +81,7 @@ func TestEndToEndStateFlowsThroughSteps(t *testing.T) {
 
 	wf, err := c.Workflow(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "workflow status (error %q)", wf.ErrorMessage)
 	require.Equal(t, 3, wf.CurrentStep, "workflow current step")
 	state, err := c.State(ctx, id)
 	require.NoError(t, err)
@@ -135,7 +136,7 @@ func TestEndToEndDeadlineExceeded(t *testing.T) {
 
 	wf, err = c.Workflow(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, queuety.WorkflowFailed, wf.Status, "workflow status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowFailed, wf.Status, "workflow status (error %q)", wf.ErrorMessage)
 	assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "workflow error")
 	assert.Equal(t, 0, wf.CurrentStep, "current_step (the late result must not advance the workflow)")
 	got := calls.get()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -138,7 +139,7 @@ func ExampleBuilder_ForEach() {
 	reg.HandleForEach("price_invoice", func(ctx context.Context, s queuety.State, item any, index int) (queuety.State, error) {
 		return queuety.State{"total": item}, nil
 	})
-	reg.HandleReducer("sum_totals", func(ctx context.Context, s queuety.State, r queuety.ForEachResult) (queuety.State, error) {
+	reg.HandleReducer("sum_totals", func(ctx context.Context, s queuety.State, r queuetytype.ForEachResult) (queuety.State, error) {
 		sum := 0.0
 		for _, b := range r.Results {
 			n, _ := b.Output["total"].(float64)

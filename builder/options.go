@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // StepOption tunes one step. Name applies to every step. Options that set
@@ -39,7 +40,7 @@ func Queue(q string) StepOption {
 
 // Priority sets the priority of the step's job(s) instead of the
 // workflow's (stored as _steps[i].priority, 0-3).
-func Priority(p queuety.Priority) StepOption {
+func Priority(p queuetytype.Priority) StepOption {
 	return func(s *queuety.WorkflowStep) { s.Options.Priority, s.Options.PrioritySet = p, true }
 }
 
@@ -48,14 +49,14 @@ func Priority(p queuety.Priority) StepOption {
 // workflow's MaxAttempts), and optionally the wait between them (see
 // Backoff). When the attempts run out the step is buried and the workflow
 // fails.
-func Retry(maxAttempts int, backoff ...queuety.Backoff) StepOption {
+func Retry(maxAttempts int, backoff ...queuetytype.Backoff) StepOption {
 	return func(s *queuety.WorkflowStep) { queuety.Retry(maxAttempts, backoff...)(&s.Options) }
 }
 
 // Backoff sets the wait between the step's attempts (stored in the job's
 // __queuety_runtime.backoff, which Queuety PHP reads too). The default is
 // the client's, queuety.BackoffExponential unless configured.
-func Backoff(b queuety.Backoff) StepOption {
+func Backoff(b queuetytype.Backoff) StepOption {
 	return func(s *queuety.WorkflowStep) { s.Options.Backoff = b }
 }
 
@@ -128,21 +129,21 @@ func Timeout(d time.Duration) StepOption {
 // FirstSuccess settles a ForEach step at the first branch that succeeds
 // (Queuety's ForEachMode::FirstSuccess).
 func FirstSuccess() StepOption {
-	return func(s *queuety.WorkflowStep) { s.Mode = queuety.ForEachFirstSuccess }
+	return func(s *queuety.WorkflowStep) { s.Mode = queuetytype.ForEachFirstSuccess }
 }
 
 // Quorum settles a ForEach step once n branches succeeded, or continues a
 // WaitForWorkflows step once n workflows completed (the quorum modes).
 // n must be at least 1.
 func Quorum(n int) StepOption {
-	return func(s *queuety.WorkflowStep) { s.Mode, s.Quorum = queuety.ForEachQuorum, n }
+	return func(s *queuety.WorkflowStep) { s.Mode, s.Quorum = queuetytype.ForEachQuorum, n }
 }
 
 // Any continues a WaitForWorkflows step when any one of the workflows has
 // completed, or a WaitForSignals step when any one of its signals arrived
 // (Queuety's WaitMode::Any).
 func Any() StepOption {
-	return func(s *queuety.WorkflowStep) { s.Mode = queuety.WaitAny }
+	return func(s *queuety.WorkflowStep) { s.Mode = queuetytype.WaitAny }
 }
 
 // Reducer names the reducer (registered with HandleReducer) that turns a

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // ForEach adds a step that reads the list under itemsKey from the state
@@ -117,7 +118,7 @@ func (b *Builder) child(method, arg string, child *Builder) (*queuety.WorkflowDe
 	switch {
 	case child == nil:
 		b.fail(fmt.Errorf("%w: step %d (%s(%q)): child workflow is nil (use builder.Workflow)",
-			queuety.ErrInvalidArgument, len(b.def.Steps), method, arg))
+			queuetytype.ErrInvalidArgument, len(b.def.Steps), method, arg))
 		return nil, false
 	case child.err != nil:
 		b.fail(fmt.Errorf("step %d (%s(%q)): child workflow %q: %w", len(b.def.Steps), method, arg, child.def.Name, child.err))
@@ -181,7 +182,7 @@ func (b *Builder) WaitForWorkflowGroup(group string, opts ...StepOption) *Builde
 // checkKey records an empty key given to method.
 func (b *Builder) checkKey(method, what, key string) {
 	if strings.TrimSpace(key) == "" {
-		b.fail(fmt.Errorf("%w: step %d (%s): %s is empty", queuety.ErrInvalidArgument, len(b.def.Steps), method, what))
+		b.fail(fmt.Errorf("%w: step %d (%s): %s is empty", queuetytype.ErrInvalidArgument, len(b.def.Steps), method, what))
 	}
 }
 
@@ -190,7 +191,7 @@ func (b *Builder) checkKey(method, what, key string) {
 // longer list fails the workflow. n must be at least 1.
 func (b *Builder) MaxForEachItems(n int) *Builder {
 	if n < 1 {
-		b.fail(fmt.Errorf("%w: max for-each items must be at least 1, got %d", queuety.ErrInvalidArgument, n))
+		b.fail(fmt.Errorf("%w: max for-each items must be at least 1, got %d", queuetytype.ErrInvalidArgument, n))
 	}
 	b.def.MaxForEachItems = n
 	return b
@@ -202,7 +203,7 @@ func (b *Builder) MaxForEachItems(n int) *Builder {
 // be at least 1.
 func (b *Builder) MaxStartedWorkflows(n int) *Builder {
 	if n < 1 {
-		b.fail(fmt.Errorf("%w: max started workflows must be at least 1, got %d", queuety.ErrInvalidArgument, n))
+		b.fail(fmt.Errorf("%w: max started workflows must be at least 1, got %d", queuetytype.ErrInvalidArgument, n))
 	}
 	b.def.MaxStartedWorkflows = n
 	return b
@@ -241,7 +242,7 @@ func (b *Builder) PruneStateAfter(n int) *Builder {
 // budget sets a positive workflow setting, or records the mistake.
 func (b *Builder) budget(name string, n int, field *int) *Builder {
 	if n < 1 {
-		b.fail(fmt.Errorf("%w: %s must be at least 1, got %d", queuety.ErrInvalidArgument, name, n))
+		b.fail(fmt.Errorf("%w: %s must be at least 1, got %d", queuetytype.ErrInvalidArgument, name, n))
 	}
 	*field = n
 	return b

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 func TestInvalidCompositeSteps(t *testing.T) {
@@ -84,7 +85,7 @@ func TestInvalidCompositeSteps(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tt.b.Definition()
-			require.ErrorIs(t, err, queuety.ErrInvalidArgument)
+			require.ErrorIs(t, err, queuetytype.ErrInvalidArgument)
 			if tt.msg != "" {
 				assert.ErrorContains(t, err, tt.msg)
 			}
@@ -108,14 +109,14 @@ func TestWorkflowStepValidation(t *testing.T) {
 		{"wait two sources", queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowIDs: []int64{1}, WorkflowIDKey: "k"}, "exactly one of workflow ids, a state key or a group key, got 2"},
 		{"wait no source", queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows}, "got 0"},
 		{"wait bad mode", queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowGroupKey: "g", Mode: "first_success"}, `workflow wait mode "first_success"`},
-		{"wait quorum outside quorum mode", queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowGroupKey: "g", Mode: queuety.WaitAny, Quorum: 1}, "quorum applies only to the quorum mode"},
-		{"start options", queuety.WorkflowStep{Type: queuety.StepStartWorkflows, ItemsKey: "i", Child: child, Options: queuety.JobSpec{Queue: "q"}}, "job options"},
+		{"wait quorum outside quorum mode", queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowGroupKey: "g", Mode: queuetytype.WaitAny, Quorum: 1}, "quorum applies only to the quorum mode"},
+		{"start options", queuety.WorkflowStep{Type: queuety.StepStartWorkflows, ItemsKey: "i", Child: child, Options: queuetytype.JobSpec{Queue: "q"}}, "job options"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			def := queuety.WorkflowDefinition{Name: "w", Steps: []queuety.WorkflowStep{first, tt.step}}
 			err := def.Validate()
-			require.ErrorIs(t, err, queuety.ErrInvalidArgument)
+			require.ErrorIs(t, err, queuetytype.ErrInvalidArgument)
 			assert.ErrorContains(t, err, tt.msg)
 		})
 	}

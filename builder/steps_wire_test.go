@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // stepGoldens pair a Go builder with the _steps[1] entry Queuety PHP's
@@ -63,7 +64,7 @@ var stepGoldens = []struct {
 		// ->run_workflow('sub', <child>->then('ChildStep')->on_queue('kids')->with_priority(Priority::High)->max_attempts(5))
 		"run workflow",
 		func() *builder.Builder {
-			child := builder.Workflow("child").Then("ChildStep").OnQueue("kids").WithPriority(queuety.PriorityHigh).MaxAttempts(5)
+			child := builder.Workflow("child").Then("ChildStep").OnQueue("kids").WithPriority(queuetytype.PriorityHigh).MaxAttempts(5)
 			return golden().RunWorkflow("sub", child)
 		},
 		`{"type":"run_workflow","name":"1","workflow_name":"sub","workflow_steps":[{"type":"single","name":"0","class":"ChildStep"}],"workflow_queue":"kids","workflow_priority":2,"workflow_max_attempts":5,"compensation":null}`,

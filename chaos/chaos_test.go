@@ -26,6 +26,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // TestChaos runs every scenario against one private MariaDB server, each
@@ -139,7 +140,7 @@ func newScenario(t *testing.T, s scale, srv *mariaDB, exe, name string, res *res
 // workerConfig is the configuration of this scenario's worker processes.
 func (sc *scenario) workerConfig(stale time.Duration, queues ...string) childConfig {
 	if len(queues) == 0 {
-		queues = []string{queuety.DefaultQueue}
+		queues = []string{queuetytype.DefaultQueue}
 	}
 	return childConfig{
 		Mode: "worker", DSN: sc.srv.queuetyDSN("chaos_"+sc.name, sc.prefix), RunsDSN: sc.srv.driverDSN("chaos_" + sc.name),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -109,7 +110,7 @@ func loadScale(t *testing.T) scale {
 	s.Seed = time.Now().UnixNano()
 	if os.Getenv("QUEUETY_CHAOS_DEFAULTS") == "1" {
 		s.Defaults = true
-		s.StaleTimeout, s.DBStale, s.Lease = queuety.DefaultStaleTimeout, queuety.DefaultStaleTimeout, worker.LeaseIntervalDefault
+		s.StaleTimeout, s.DBStale, s.Lease = queuetytype.DefaultStaleTimeout, queuetytype.DefaultStaleTimeout, worker.LeaseIntervalDefault
 		s.StaleSweep, s.Poll, s.Shutdown = deadline.StaleInterval, worker.PollIntervalDefault, worker.ShutdownTimeoutDefault
 		s.HardStop, s.StopBound = worker.HardStopTimeoutDefault, max(s.StopBound, worker.HardStopTimeoutDefault+5*time.Second)
 		s.Timeout = max(s.Timeout, 20*time.Minute)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // parseID reads a positive row id.
@@ -201,23 +202,23 @@ func splitList(s string) []string {
 	return out
 }
 
-var jobStatuses = []queuety.JobStatus{queuety.JobPending, queuety.JobProcessing, queuety.JobCompleted, queuety.JobFailed, queuety.JobBuried}
+var jobStatuses = []queuetytype.JobStatus{queuetytype.JobPending, queuetytype.JobProcessing, queuetytype.JobCompleted, queuetytype.JobFailed, queuetytype.JobBuried}
 
-var workflowStatuses = []queuety.WorkflowStatus{
-	queuety.WorkflowRunning, queuety.WorkflowPaused, queuety.WorkflowWaitingForSignal, queuety.WorkflowWaitingForWorkflows,
-	queuety.WorkflowCompleted, queuety.WorkflowFailed, queuety.WorkflowCancelled,
+var workflowStatuses = []queuetytype.WorkflowStatus{
+	queuetytype.WorkflowRunning, queuetytype.WorkflowPaused, queuetytype.WorkflowWaitingForSignal, queuetytype.WorkflowWaitingForWorkflows,
+	queuetytype.WorkflowCompleted, queuetytype.WorkflowFailed, queuetytype.WorkflowCancelled,
 }
 
-func parseJobStatus(s string) (queuety.JobStatus, error) {
-	st := queuety.JobStatus(strings.ToLower(strings.TrimSpace(s)))
+func parseJobStatus(s string) (queuetytype.JobStatus, error) {
+	st := queuetytype.JobStatus(strings.ToLower(strings.TrimSpace(s)))
 	if s == "" || st.Valid() {
 		return st, nil
 	}
 	return "", Usagef("--status %q: want one of %s", s, joinStatuses(jobStatuses))
 }
 
-func parseWorkflowStatus(s string) (queuety.WorkflowStatus, error) {
-	st := queuety.WorkflowStatus(strings.ToLower(strings.TrimSpace(s)))
+func parseWorkflowStatus(s string) (queuetytype.WorkflowStatus, error) {
+	st := queuetytype.WorkflowStatus(strings.ToLower(strings.TrimSpace(s)))
 	if s == "" || st.Valid() {
 		return st, nil
 	}

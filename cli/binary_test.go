@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // buildBinary builds cmd/queuety-worker into a temporary directory.
@@ -105,10 +106,10 @@ func TestBinary(t *testing.T) {
 		require.Contains(t, r.stdout, "work --once: claimed 2, succeeded 2, failed 0", "work --once\nstderr:\n%s", r.stderr)
 		wf, err := c.Workflow(context.Background(), id)
 		require.NoError(t, err, "workflow after work --once")
-		assert.Equal(t, queuety.WorkflowWaitingForSignal, wf.Status, "workflow after work --once: %+v", wf)
+		assert.Equal(t, queuetytype.WorkflowWaitingForSignal, wf.Status, "workflow after work --once: %+v", wf)
 		j, err := c.Job(context.Background(), jobID)
 		require.NoError(t, err, "job without a handler")
-		assert.Equal(t, queuety.JobPending, j.Status, "job without a handler: %+v", j)
+		assert.Equal(t, queuetytype.JobPending, j.Status, "job without a handler: %+v", j)
 		assert.Equal(t, 0, j.Attempts, "job without a handler: %+v", j)
 
 		// A store that cannot be opened is a failure.

@@ -78,6 +78,7 @@ import (
 	"github.com/queuety/queuety-go/queuety"
 
 	// The CLI serves both stores.
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/store/sqlite"
@@ -158,7 +159,7 @@ func report(e *Env, err error) int {
 		code = ExitUsage
 	case errors.As(err, &de):
 		// bad data read from a file is not a command-line mistake
-	case errors.Is(err, queuety.ErrInvalidArgument), errors.Is(err, queuety.ErrInvalidTimeout):
+	case errors.Is(err, queuetytype.ErrInvalidArgument), errors.Is(err, queuetytype.ErrInvalidTimeout):
 		code = ExitUsage
 	}
 	msg := cleanError(err)
@@ -192,13 +193,13 @@ func errorKind(err error, usage bool) string {
 		return "usage"
 	case errors.As(err, &de):
 		return "invalid_data"
-	case errors.Is(err, queuety.ErrInvalidArgument), errors.Is(err, queuety.ErrInvalidTimeout):
+	case errors.Is(err, queuetytype.ErrInvalidArgument), errors.Is(err, queuetytype.ErrInvalidTimeout):
 		return "invalid_argument"
-	case errors.Is(err, queuety.ErrNotFound):
+	case errors.Is(err, queuetytype.ErrNotFound):
 		return "not_found"
-	case errors.Is(err, queuety.ErrInvalidState):
+	case errors.Is(err, queuetytype.ErrInvalidState):
 		return "invalid_state"
-	case errors.Is(err, queuety.ErrStaleAttempt):
+	case errors.Is(err, queuetytype.ErrStaleAttempt):
 		return "stale_attempt"
 	}
 	return "failure"

@@ -21,7 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -205,7 +207,7 @@ func TestDispatch(t *testing.T) {
 	j, err := c.Job(context.Background(), id)
 	require.NoError(t, err)
 	assert.Equal(t, "mail", j.Queue, "job queue")
-	assert.Equal(t, queuety.PriorityHigh, j.Priority, "job priority")
+	assert.Equal(t, queuetytype.PriorityHigh, j.Priority, "job priority")
 	assert.Equal(t, 5, j.MaxAttempts, "job max_attempts")
 	assert.Equal(t, "send_email", j.Handler, "job handler")
 	var payload map[string]any
@@ -223,7 +225,7 @@ func TestDispatch(t *testing.T) {
 	j, err = c.Job(context.Background(), first)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, time.Until(j.AvailableAt), 58*time.Minute, "delayed job is due too soon")
-	assert.Equal(t, queuety.PriorityUrgent, j.Priority, "delayed job priority")
+	assert.Equal(t, queuetytype.PriorityUrgent, j.Priority, "delayed job priority")
 
 	// The payload keeps the order of its keys, as Queuety PHP stores an
 	// array; --unique finds it whatever the order.
@@ -491,7 +493,7 @@ func TestWorkOnceSIGTERM(t *testing.T) {
 	jobs, err := c.ListJobs(context.Background(), driver.JobFilter{Handler: "t.block"})
 	require.NoError(t, err)
 	require.Len(t, jobs, 1, "interrupted jobs")
-	assert.Equal(t, queuety.JobPending, jobs[0].Status, "interrupted job = %+v", jobs[0])
+	assert.Equal(t, queuetytype.JobPending, jobs[0].Status, "interrupted job = %+v", jobs[0])
 }
 
 // TestWorkOnceSIGTERMWithAStubbornHandler: a handler that ignores its
@@ -531,7 +533,7 @@ func TestWorkOnceSIGTERMWithAStubbornHandler(t *testing.T) {
 	}
 	j, err := openClient(t, dsn).Job(context.Background(), id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobProcessing, j.Status, "the abandoned job stays claimed until its lease expires")
+	assert.Equal(t, queuetytype.JobProcessing, j.Status, "the abandoned job stays claimed until its lease expires")
 }
 
 func TestWorkRunStopsOnCancel(t *testing.T) {
@@ -596,7 +598,7 @@ func TestWorkflows(t *testing.T) {
 	signalled, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "approve", Steps: []queuety.WorkflowStep{
 		{Type: queuety.StepSingle, Name: "first", Handler: "wf.a"},
 		{Type: queuety.StepWaitForSignal, Name: "wait", Signal: "go"},
-		{Type: queuety.StepSingle, Name: "second", Handler: "wf.b", Options: queuety.JobSpec{Timeouts: queuety.ActivityTimeouts{StartToClose: time.Minute}}},
+		{Type: queuety.StepSingle, Name: "second", Handler: "wf.b", Options: queuetytype.JobSpec{Timeouts: queuetytype.ActivityTimeouts{StartToClose: time.Minute}}},
 	}, ExecutionTimeout: time.Hour}, queuety.State{"n": 1})
 	require.NoError(t, err)
 	failing, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "fragile", Steps: []queuety.WorkflowStep{
@@ -654,8 +656,8 @@ func TestWorkflows(t *testing.T) {
 		"Steps", "first", "wait", "second", "start_to_close=PT1M", "Attempts", "Failures", "Signals", "Timeline", "workflow_started", "workflow_completed"} {
 		assert.Contains(t, out, want, "inspect")
 	}
-	desc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--json"))
-	assert.Equal(t, queuety.WorkflowCompleted, desc.Status, "inspect --json status")
+	desc := decode[queuetytype.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--json"))
+	assert.Equal(t, queuetytype.WorkflowCompleted, desc.Status, "inspect --json status")
 	assert.Len(t, desc.Steps, 3, "inspect --json steps")
 	assert.NotEmpty(t, desc.Timeline, "inspect --json timeline")
 	assert.Equal(t, int64(3600), desc.Deadlines.ExecutionTimeoutSeconds, "inspect --json execution timeout")
@@ -665,7 +667,7 @@ func TestWorkflows(t *testing.T) {
 	for _, want := range []string{"failed", "application", "true", "upstream said no"} {
 		assert.Contains(t, out, want, "inspect of failed workflow")
 	}
-	fdesc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", fid, "--json"))
+	fdesc := decode[queuetytype.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", fid, "--json"))
 	if assert.NotEmpty(t, fdesc.Failures, "failures") {
 		assert.True(t, fdesc.Failures[0].NonRetryable, "failures = %+v", fdesc.Failures)
 		assert.Equal(t, driver.FailureApplication, fdesc.Failures[0].Category, "failures = %+v", fdesc.Failures)
@@ -712,7 +714,7 @@ func TestDemo(t *testing.T) {
 		assert.Contains(t, r.stdout, want, "demo output")
 	}
 	c := openClient(t, dsn)
-	wfs, err := c.ListWorkflows(context.Background(), driver.WorkflowFilter{Status: queuety.WorkflowCompleted})
+	wfs, err := c.ListWorkflows(context.Background(), driver.WorkflowFilter{Status: queuetytype.WorkflowCompleted})
 	require.NoError(t, err)
 	assert.Len(t, wfs, 2, "completed workflows")
 	wantFail(t, 2, "--jobs", "demo", "--jobs", "-1", "--dsn", dsn)
@@ -755,12 +757,12 @@ func TestInspectFanOut(t *testing.T) {
 		"jumped back 1 times", "run_workflow", "kid (completed)", "… 6 more jobs (--json lists all)"} {
 		assert.Contains(t, out, want, "inspect")
 	}
-	desc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--json"))
+	desc := decode[queuetytype.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--json"))
 	require.Len(t, desc.Steps, 4, "steps")
 	assert.Len(t, desc.Steps[0].Jobs, 26, "placeholder and 25 branch jobs in --json")
 	if assert.Len(t, desc.Steps[3].Children, 1, "children") {
 		kid := desc.Steps[3].Children[0]
-		kdesc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", strconv.FormatInt(kid.ID, 10), "--json"))
+		kdesc := decode[queuetytype.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", strconv.FormatInt(kid.ID, 10), "--json"))
 		assert.Equal(t, id, kdesc.ParentID, "child's parent")
 	}
 
@@ -771,7 +773,7 @@ func TestInspectFanOut(t *testing.T) {
 	assert.Len(t, desc.Timeline, total, "the whole timeline under the default page")
 	assert.Contains(t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--jobs", "3", "--limit", "4"),
 		fmt.Sprintf("… %d more entries not shown (of %d); --offset 4 shows the next ones", total-4, total), "inspect --limit")
-	few := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--jobs", "3", "--json"))
+	few := decode[queuetytype.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--jobs", "3", "--json"))
 	assert.Len(t, few.Steps[0].Jobs, 3, "--jobs 3")
 	assert.Equal(t, 23, few.Steps[0].JobsMore, "jobs_more")
 	page := mustRun(t, nil, "--dsn", dsn, "workflow", "timeline", sid)
@@ -806,7 +808,7 @@ func TestWorkflowAnswers(t *testing.T) {
 		return id
 	}
 	approval := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"approval"}, HumanWait: "approval", ResultKey: "approval"})
-	decision := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuety.WaitAny,
+	decision := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuetytype.WaitAny,
 		HumanWait: "decision", ResultKey: "decision"})
 	input := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"input"}, HumanWait: "input", ResultKey: "input"})
 	mustRun(t, nil, "--dsn", dsn, "work", "--once")
@@ -867,7 +869,7 @@ func TestWorkflowHistoryVerbs(t *testing.T) {
 	for _, w := range []int64{id, int64(forkID)} {
 		wf, err := c.Workflow(ctx, w)
 		require.NoError(t, err)
-		assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow %d", w)
+		assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "workflow %d", w)
 	}
 	wantFail(t, 1, "no step left to run", "--dsn", dsn, "workflow", "fork", sid)
 }
@@ -902,7 +904,7 @@ func TestWorkflowExportReplay(t *testing.T) {
 	require.True(t, ok, "replay --json: %v", res)
 	wf, err := c.Workflow(ctx, int64(rid))
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowWaitingForSignal, wf.Status, "replayed status")
+	assert.Equal(t, queuetytype.WorkflowWaitingForSignal, wf.Status, "replayed status")
 	assert.True(t, strings.HasPrefix(wf.Name, "ex_replay_"), "replayed name %q", wf.Name)
 	require.NoError(t, c.Signal(ctx, int64(rid), "go", nil))
 	mustRun(t, reg, "--dsn", dsn, "work", "--once")
@@ -1036,8 +1038,8 @@ func TestInspectBoundsFailuresAndSignals(t *testing.T) {
 	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "noisy", Steps: []queuety.WorkflowStep{
 		{Type: queuety.StepSingle, Handler: "noisy.a"}}}, nil)
 	require.NoError(t, err)
-	const failures, signals = queuety.DescribeFailures + 50, queuety.DescribeSignals + 30
-	require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+	const failures, signals = queuetytype.DescribeFailures + 50, queuetytype.DescribeSignals + 30
+	require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 		for i := range failures {
 			cat := driver.FailureApplication
 			if i%5 == 0 {
@@ -1051,7 +1053,7 @@ func TestInspectBoundsFailuresAndSignals(t *testing.T) {
 		for i := range signals {
 			payload := fmt.Sprintf(`{"i":%d}`, i)
 			if i == signals-1 {
-				payload = `{"b":"` + strings.Repeat("x", queuety.DescribePayloadBytes) + `"}`
+				payload = `{"b":"` + strings.Repeat("x", queuetytype.DescribePayloadBytes) + `"}`
 			}
 			if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: id, Name: fmt.Sprintf("sig-%03d", i), Payload: []byte(payload),
 				ReceivedAt: time.Now().UTC()}); err != nil {
@@ -1064,19 +1066,19 @@ func TestInspectBoundsFailuresAndSignals(t *testing.T) {
 	out := mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid)
 	for _, want := range []string{
 		fmt.Sprintf("%d in all: application %d, timeout %d", failures, failures*4/5, failures/5),
-		fmt.Sprintf("… 50 older failures not listed (the newest %d of %d are)", queuety.DescribeFailures, failures),
-		fmt.Sprintf("… 30 older signals not listed (the newest %d of %d are)", queuety.DescribeSignals, signals),
-		fmt.Sprintf("(%d bytes, not shown)", queuety.DescribePayloadBytes+8),
+		fmt.Sprintf("… 50 older failures not listed (the newest %d of %d are)", queuetytype.DescribeFailures, failures),
+		fmt.Sprintf("… 30 older signals not listed (the newest %d of %d are)", queuetytype.DescribeSignals, signals),
+		fmt.Sprintf("(%d bytes, not shown)", queuetytype.DescribePayloadBytes+8),
 		fmt.Sprintf("fail-%03d", failures-1), fmt.Sprintf("sig-%03d", signals-1),
 	} {
 		assert.Contains(t, out, want, "inspect")
 	}
 	assert.NotContains(t, out, "fail-049", "an older failure")
 	assert.NotContains(t, out, "sig-029", "an older signal")
-	desc := decode[queuety.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--json"))
-	assert.Len(t, desc.Failures, queuety.DescribeFailures, "failures in --json")
+	desc := decode[queuetytype.WorkflowDescription](t, mustRun(t, nil, "--dsn", dsn, "workflow", "inspect", sid, "--json"))
+	assert.Len(t, desc.Failures, queuetytype.DescribeFailures, "failures in --json")
 	assert.Equal(t, failures, desc.FailuresTotal, "failures_total")
 	assert.Equal(t, 50, desc.FailuresMore, "failures_more")
-	assert.Len(t, desc.Signals, queuety.DescribeSignals, "signals in --json")
+	assert.Len(t, desc.Signals, queuetytype.DescribeSignals, "signals in --json")
 	assert.Equal(t, 30, desc.SignalsMore, "signals_more")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // artifactJSON is an artifact's --json view, with Queuety's keys.
@@ -25,7 +26,7 @@ type artifactJSON struct {
 	Content *any `json:"content,omitempty"`
 }
 
-func artifactView(a *queuety.Artifact) artifactJSON {
+func artifactView(a *queuetytype.Artifact) artifactJSON {
 	v := artifactJSON{ID: a.ID, WorkflowID: a.WorkflowID, Key: a.Key, Kind: a.Kind, StepIndex: a.StepIndex,
 		Metadata: a.Metadata, CreatedAt: ts(a.CreatedAt), UpdatedAt: ts(a.UpdatedAt)}
 	if a.HasContent {
@@ -37,7 +38,7 @@ func artifactView(a *queuety.Artifact) artifactJSON {
 
 // artifactText is an artifact's content for a table cell or the terminal:
 // text kinds as stored, JSON kinds as JSON.
-func artifactText(a *queuety.Artifact, indent bool) string {
+func artifactText(a *queuetytype.Artifact, indent bool) string {
 	if s, ok := a.Content.(string); ok && strings.ToLower(a.Kind) != "json" {
 		return s
 	}
@@ -79,7 +80,7 @@ func workflowArtifactsCommand() *Command {
 					header += "\tCONTENT"
 				}
 				return printList(e, list, artifactView, fmt.Sprintf("No artifacts for workflow #%d.", id), header,
-					func(w io.Writer, a *queuety.Artifact) {
+					func(w io.Writer, a *queuetytype.Artifact) {
 						fmt.Fprintf(w, "%s\t%s\t%s\t%s", a.Key, a.Kind, stepCell(a.StepIndex), dash(ts(a.UpdatedAt)))
 						if *withContent {
 							fmt.Fprintf(w, "\t%s", cell(artifactText(a, false), 80))

@@ -35,11 +35,11 @@ Go engine's nullable columns and tables are added; PHP keeps working.`,
 				}
 				defer c.Close()
 				start := time.Now()
-				if err := c.Store().Migrate(e.Ctx); err != nil {
+				if err := c.Migrate(e.Ctx); err != nil {
 					return fmt.Errorf("migrate: %w", err)
 				}
 				took := time.Since(start)
-				info := c.Store().Info()
+				info := c.StoreInfo()
 				if e.Globals.JSON {
 					return printJSON(e.Stdout, map[string]any{
 						"migrated": true, "driver": info.Driver, "server": info.Server, "prefix": info.Prefix,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -135,7 +136,7 @@ func (d *demo) run(ctx context.Context) error {
 	}
 	defer c.Close()
 	d.c = c
-	info := c.Store().Info()
+	info := c.StoreInfo()
 
 	d.printf("Queuety demo\n")
 	tw := newTable(d.out)
@@ -292,7 +293,7 @@ func (d *demo) dispatch(ctx context.Context) error {
 				Options: []queuety.JobOption{queuety.OnQueue(demoQueue)}}
 			if i%2 == 0 {
 				r = queuety.JobRequest{Handler: demoResize, Payload: queuety.State{"image": fmt.Sprintf("photo-%d.jpg", i), "width": 640},
-					Options: []queuety.JobOption{queuety.OnQueue(demoQueue), queuety.WithPriority(queuety.PriorityHigh)}}
+					Options: []queuety.JobOption{queuety.OnQueue(demoQueue), queuety.WithPriority(queuetytype.PriorityHigh)}}
 			}
 			reqs = append(reqs, r)
 		}
@@ -374,7 +375,7 @@ func (d *demo) waitUntilDone(ctx context.Context) error {
 			signalled = true
 			continue
 		}
-		openJobs, err := d.countJobs(ctx, queuety.JobPending, queuety.JobProcessing)
+		openJobs, err := d.countJobs(ctx, queuetytype.JobPending, queuetytype.JobProcessing)
 		if err != nil {
 			return err
 		}
@@ -407,7 +408,7 @@ func (d *demo) openWorkflows(ctx context.Context) (open int, approvalWaiting boo
 		for _, w := range wfs {
 			if d.wfIDs[w.ID] {
 				open++
-				if w.ID == d.approvalID && w.Status == queuety.WorkflowWaitingForSignal {
+				if w.ID == d.approvalID && w.Status == queuetytype.WorkflowWaitingForSignal {
 					approvalWaiting = true
 				}
 			}
@@ -417,7 +418,7 @@ func (d *demo) openWorkflows(ctx context.Context) (open int, approvalWaiting boo
 }
 
 // countJobs counts the demo queue's jobs in the given statuses.
-func (d *demo) countJobs(ctx context.Context, statuses ...queuety.JobStatus) (int64, error) {
+func (d *demo) countJobs(ctx context.Context, statuses ...queuetytype.JobStatus) (int64, error) {
 	counts, err := d.c.Counts(ctx)
 	if err != nil {
 		return 0, err
@@ -440,13 +441,13 @@ func (d *demo) summary(ctx context.Context, start time.Time, elapsed time.Durati
 			return err
 		}
 		switch w.Status {
-		case queuety.WorkflowCompleted:
+		case queuetytype.WorkflowCompleted:
 			completedWfs++
-		case queuety.WorkflowFailed:
+		case queuetytype.WorkflowFailed:
 			failed = append(failed, w)
 		}
 	}
-	buried, err := d.countJobs(ctx, queuety.JobBuried)
+	buried, err := d.countJobs(ctx, queuetytype.JobBuried)
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // parseBackoff reads --backoff: a strategy name or a list of seconds.
-func parseBackoff(s string) (queuety.Backoff, error) {
+func parseBackoff(s string) (queuetytype.Backoff, error) {
 	b, err := queuety.ParseBackoff(s)
 	if err != nil {
 		return nil, Usagef("--backoff %q: want exponential, fixed, linear or a comma-separated list of seconds such as 10,30,60", s)
@@ -17,8 +18,8 @@ func parseBackoff(s string) (queuety.Backoff, error) {
 	return b, nil
 }
 
-func parsePriority(s string) (queuety.Priority, error) {
-	p, err := queuety.ParsePriority(s)
+func parsePriority(s string) (queuetytype.Priority, error) {
+	p, err := queuetytype.ParsePriority(s)
 	if err != nil {
 		return 0, Usagef("--priority %q: want low, normal, high, urgent or 0-3", s)
 	}
@@ -44,10 +45,10 @@ handler with the same payload, whatever the order of its keys.`,
 		},
 		MinArgs: 1, MaxArgs: 2,
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			queue := fs.String("queue", queuety.DefaultQueue, "`name` of the queue to put the job on")
+			queue := fs.String("queue", queuetytype.DefaultQueue, "`name` of the queue to put the job on")
 			priority := fs.String("priority", "low", "`level`: low, normal, high, urgent or 0-3")
 			delay := durationFlag(fs, "delay", 0, "wait this `duration` before the first attempt (30s, 5m, 1d)")
-			maxAttempts := fs.Int("max-attempts", queuety.DefaultMaxAttempts, "attempts before the job is buried (1-255)")
+			maxAttempts := fs.Int("max-attempts", queuetytype.DefaultMaxAttempts, "attempts before the job is buried (1-255)")
 			backoff := fs.String("backoff", "", "wait between attempts: exponential (default), fixed, linear or a `list` of seconds such as 10,30,60")
 			unique := fs.Bool("unique", false, "return the id of an identical pending or processing job instead of adding one")
 			dependsOn := fs.Int64("depends-on", 0, "run only after the job with this `id` completed")
@@ -85,8 +86,8 @@ handler with the same payload, whatever the order of its keys.`,
 				if *delay > 0 {
 					opts = append(opts, queuety.Delay(*delay))
 				}
-				if *maxAttempts < 1 || *maxAttempts > queuety.MaxAttemptsLimit {
-					return Usagef("--max-attempts must be between 1 and %d, got %d", queuety.MaxAttemptsLimit, *maxAttempts)
+				if *maxAttempts < 1 || *maxAttempts > queuetytype.MaxAttemptsLimit {
+					return Usagef("--max-attempts must be between 1 and %d, got %d", queuetytype.MaxAttemptsLimit, *maxAttempts)
 				}
 				opts = append(opts, queuety.MaxAttempts(*maxAttempts))
 				if *backoff != "" {

@@ -8,6 +8,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -172,7 +173,7 @@ func jobRetryCommand() *Command {
 				if err := c.RetryJob(e.Ctx, id); err != nil {
 					return err
 				}
-				return printResult(e, map[string]any{"id": id, "status": queuety.JobPending},
+				return printResult(e, map[string]any{"id": id, "status": queuetytype.JobPending},
 					"Job %d is pending again, with fresh attempts.\n", id)
 			})
 		},

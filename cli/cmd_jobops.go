@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -27,12 +28,12 @@ attempts is buried again at its next failure.`,
 			queue := fs.String("queue", "", "only buried jobs on this `queue`")
 			handler := fs.String("handler", "", "only buried jobs of this `handler`")
 			return onStore(func(e *Env, c *queuety.Client) error {
-				f := queuety.BuriedFilter{Queue: strings.TrimSpace(*queue), Handler: strings.TrimSpace(*handler)}
+				f := queuetytype.BuriedFilter{Queue: strings.TrimSpace(*queue), Handler: strings.TrimSpace(*handler)}
 				n, err := c.RetryBuried(e.Ctx, f)
 				if err != nil {
 					return err
 				}
-				steps, err := countJobs(e, c, driver.JobFilter{Status: queuety.JobBuried, Queue: f.Queue, Handler: f.Handler})
+				steps, err := countJobs(e, c, driver.JobFilter{Status: queuetytype.JobBuried, Queue: f.Queue, Handler: f.Handler})
 				if err != nil {
 					return err
 				}
@@ -72,7 +73,7 @@ func jobBuryCommand() *Command {
 		Name:    "bury",
 		Summary: "bury a job by hand so no worker runs it (its error says why)",
 		Args:    "ID",
-		Help: `The job becomes buried with failed_at now and the error "` + queuety.ManualBuryMessage + `"
+		Help: `The job becomes buried with failed_at now and the error "` + queuetytype.ManualBuryMessage + `"
 (or --message), as wp queuety bury writes it. Completed and buried jobs
 cannot be buried. A step of a running workflow is treated as a step that
 ran out of attempts: the workflow fails (restart it with 'workflow retry'),
@@ -82,7 +83,7 @@ workflow running with no job to run.`,
 		MaxArgs:  1,
 		Examples: []string{Program + " job bury 17", Program + ` job bury 17 --message "poison payload" --json`},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			msg := fs.String("message", queuety.ManualBuryMessage, "the error `message` stored on the job")
+			msg := fs.String("message", queuetytype.ManualBuryMessage, "the error `message` stored on the job")
 			return onID("job", func(e *Env, c *queuety.Client, id int64) error {
 				if strings.TrimSpace(*msg) == "" {
 					return Usagef("--message is empty")
@@ -138,14 +139,14 @@ func jobRecoverCommand() *Command {
 		Summary: "take back jobs stuck in processing whose worker died (stale claims)",
 		Help: `A processing job whose claim was not renewed for --stale-timeout (Queuety's
 QUEUETY_STALE_TIMEOUT; a Go worker's claim after its 10 s lease) is retried
-with backoff while attempts remain, or buried with "` + queuety.StaleMessage + `"
+with backoff while attempts remain, or buried with "` + queuetytype.StaleMessage + `"
 (failing its workflow), with the log rows Queuety writes. A processing job
 with no reserved_at (no claim time, so no worker holds it) is taken back at
 once. Running workers do this every few seconds; the command is for stores
 no worker watches.`,
 		Examples: []string{Program + " job recover", Program + " job recover --stale-timeout 15m --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			stale := durationFlag(fs, "stale-timeout", queuety.DefaultStaleTimeout, "how long a claim may go without renewal before it is stale")
+			stale := durationFlag(fs, "stale-timeout", queuetytype.DefaultStaleTimeout, "how long a claim may go without renewal before it is stale")
 			return func(e *Env, _ []string) error {
 				if *stale < time.Second {
 					return Usagef("--stale-timeout must be at least 1s, got %s", *stale)

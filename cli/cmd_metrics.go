@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 func metricsCommand() *Command {
@@ -35,10 +36,10 @@ without a handler (workflow events) are not counted.`,
 				if err != nil {
 					return err
 				}
-				return printList(e, rows, func(m queuety.HandlerMetric) queuety.HandlerMetric { return m },
+				return printList(e, rows, func(m queuetytype.HandlerMetric) queuetytype.HandlerMetric { return m },
 					fmt.Sprintf("No metrics data found for the last %d minutes.", *minutes),
 					"HANDLER\tCOMPLETED\tFAILED\tAVG MS\tP95 MS\tERROR RATE",
-					func(w io.Writer, m queuety.HandlerMetric) {
+					func(w io.Writer, m queuetytype.HandlerMetric) {
 						fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", cell(m.Handler, 60), m.Completed, m.Failed,
 							strconv.FormatFloat(m.AvgMS, 'f', -1, 64), strconv.FormatFloat(m.P95MS, 'f', -1, 64),
 							strconv.FormatFloat(m.ErrorRate, 'f', -1, 64))

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -93,7 +94,7 @@ hold its jobs from the moment they arrive.`
 						if pause {
 							hint += "; --force pauses it ahead of its first job"
 						}
-						return fmt.Errorf("queue %q: %w: it has no jobs and no paused or resumed state (%s)", q, queuety.ErrNotFound, hint)
+						return fmt.Errorf("queue %q: %w: it has no jobs and no paused or resumed state (%s)", q, queuetytype.ErrNotFound, hint)
 					}
 				}
 				if pause {

@@ -12,6 +12,7 @@ import (
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/schedexpr"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -192,7 +193,7 @@ here within 2 s.`,
 			fs.Var(every, "every", "fire every `interval`: a duration (at least 1s; 30s, 5m, 2h, 1d; stored in whole seconds) or a\nQueuety interval string ('1 hour', '30 minutes'), as wp queuety schedule add --every takes it")
 			payloadFlag := fs.String("payload", "", "the payload as a `JSON` object, instead of the second argument")
 			interval := fs.String("interval", "", "fire on a Queuety interval `string` ('15 minutes', '1 hour', '3600 seconds')")
-			queue := fs.String("queue", queuety.DefaultQueue, "`name` of the queue the jobs are put on")
+			queue := fs.String("queue", queuetytype.DefaultQueue, "`name` of the queue the jobs are put on")
 			overlap := fs.String("overlap", string(driver.OverlapAllow), "`policy` while the previous job is active: allow, skip or buffer")
 			catchUp := fs.String("catch-up", string(driver.CatchUpOnce), "`policy` for firings missed while no worker ran: once, all or none")
 			disabled := fs.Bool("disabled", false, "save the schedule disabled (enable it later with 'schedule enable')")
@@ -335,7 +336,7 @@ func (r *scheduleRef) resolve(e *Env, c *queuety.Client) (*driver.Schedule, erro
 			return s, nil
 		}
 	}
-	return nil, fmt.Errorf("schedule %q: %w (schedule list shows the schedules)", r.arg, queuety.ErrNotFound)
+	return nil, fmt.Errorf("schedule %q: %w (schedule list shows the schedules)", r.arg, queuetytype.ErrNotFound)
 }
 
 // onSchedule makes the RunFunc of a verb that acts on one schedule.

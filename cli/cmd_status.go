@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -53,8 +54,8 @@ func queueRows(ctx context.Context, c *queuety.Client) ([]*queueRow, error) {
 
 // workflowCount is the number of workflows with one status.
 type workflowCount struct {
-	Status queuety.WorkflowStatus `json:"status"`
-	Count  int64                  `json:"count"`
+	Status queuetytype.WorkflowStatus `json:"status"`
+	Count  int64                      `json:"count"`
 }
 
 func workflowCounts(ctx context.Context, c *queuety.Client) ([]workflowCount, error) {
@@ -88,7 +89,7 @@ jobs), and no workflow counts: workflows are not stored per queue.`,
 				if err != nil {
 					return err
 				}
-				info := c.Store().Info()
+				info := c.StoreInfo()
 				if q := strings.TrimSpace(*only); q != "" {
 					return printQueueStatus(e, info, queueRowOf(queues, q))
 				}

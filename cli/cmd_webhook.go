@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/egress"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 func webhookCommand() *Command {
@@ -50,7 +51,7 @@ type webhookJSON struct {
 	CreatedAt string `json:"created_at"`
 }
 
-func webhookView(w *queuety.Webhook) webhookJSON {
+func webhookView(w *queuetytype.Webhook) webhookJSON {
 	return webhookJSON{ID: w.ID, Event: w.Event, URL: shownURL(w.URL), Signed: w.Signed, CreatedAt: ts(w.CreatedAt)}
 }
 
@@ -108,7 +109,7 @@ func webhookListCommand() *Command {
 					return err
 				}
 				return printList(e, hooks, webhookView, "No webhooks registered.", "ID\tEVENT\tURL\tSIGNED\tCREATED AT",
-					func(w io.Writer, h *queuety.Webhook) {
+					func(w io.Writer, h *queuetytype.Webhook) {
 						signed := "no"
 						if h.Signed {
 							signed = "yes"

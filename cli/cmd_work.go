@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/egress"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -95,7 +96,7 @@ the same, for example a receiver on this machine in development.`,
 			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
 			metricsToken := newSecretFlag(fs, "metrics-token", EnvMetricsToken, "with --metrics-listen: require this bearer `token`", "the metrics token")
 			metricsBasic := newSecretFlag(fs, "metrics-basic-auth", EnvMetricsBasicAuth, "with --metrics-listen: require HTTP basic authentication as `user:pass`", "the metrics USER:PASS")
-			handoff := durationFlag(fs, "deadline-handoff", queuety.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
+			handoff := durationFlag(fs, "deadline-handoff", queuetytype.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
 			phpBatch := fs.String("php-batch-callbacks", "", "hand the batch callbacks and chain catch handlers this worker does not have to Queuety PHP, as jobs for QueuetyGo\\BatchCallback (php/) on this `queue`")
 			allow := webhookAllowFlag(fs)
 			return func(e *Env, _ []string) error {
@@ -222,7 +223,7 @@ func warnNoHandlers(e *Env, c *queuety.Client, queues []string) {
 	}
 	var pending int64
 	for _, qc := range counts {
-		if polled[qc.Queue] && qc.Status == queuety.JobPending {
+		if polled[qc.Queue] && qc.Status == queuetytype.JobPending {
 			pending += qc.Count
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/queuety/queuety-go/queuetytype"
 	"io"
 	"os"
 	"strconv"
@@ -165,7 +166,7 @@ standard input.`,
 				}
 				return withStore(e, func(c *queuety.Client) error {
 					id, err := c.ReplayWorkflow(e.Ctx, doc)
-					if errors.Is(err, queuety.ErrInvalidArgument) {
+					if errors.Is(err, queuetytype.ErrInvalidArgument) {
 						return &dataError{fmt.Errorf("%s: %w", args[0], err)}
 					}
 					if err != nil {

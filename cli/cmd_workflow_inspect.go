@@ -6,6 +6,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"github.com/queuety/queuety-go/queuetytype"
 	"io"
 	"sort"
 	"strings"
@@ -28,15 +29,15 @@ completed first, then the newest); the description counts the rest
 newest %d signals (failures_more and signals_more count the older ones,
 failure_counts every failure by category), with failure messages cut at
 %d characters and signal payloads over %d bytes left out, with their
-length.`, queuety.DescribeFailures, queuety.DescribeSignals, queuety.DescribeTextChars,
-			queuety.DescribePayloadBytes),
+length.`, queuetytype.DescribeFailures, queuetytype.DescribeSignals, queuetytype.DescribeTextChars,
+			queuetytype.DescribePayloadBytes),
 		MinArgs:  1,
 		MaxArgs:  1,
 		Examples: []string{Program + " workflow inspect 42", Program + " workflow inspect 42 --json", Program + " workflow inspect 42 --offset 500"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			limit := fs.Int("limit", queuety.DefaultTimelineEntries, fmt.Sprintf("timeline entries to show (at most %d)", queuety.MaxTimelineEntries))
-			offset := fs.Int("offset", 0, fmt.Sprintf("timeline entries to skip (at most %d)", queuety.MaxTimelineOffset))
-			jobs := fs.Int("jobs", queuety.DefaultJobsPerStep, fmt.Sprintf("jobs to list per step (at most %d)", queuety.MaxJobsPerStep))
+			limit := fs.Int("limit", queuetytype.DefaultTimelineEntries, fmt.Sprintf("timeline entries to show (at most %d)", queuetytype.MaxTimelineEntries))
+			offset := fs.Int("offset", 0, fmt.Sprintf("timeline entries to skip (at most %d)", queuetytype.MaxTimelineOffset))
+			jobs := fs.Int("jobs", queuetytype.DefaultJobsPerStep, fmt.Sprintf("jobs to list per step (at most %d)", queuetytype.MaxJobsPerStep))
 			return onID("workflow", func(e *Env, c *queuety.Client, id int64) error {
 				if err := pageFlags(*limit, *offset); err != nil {
 					return err
@@ -44,7 +45,7 @@ length.`, queuety.DescribeFailures, queuety.DescribeSignals, queuety.DescribeTex
 				if *jobs < 1 {
 					return Usagef("--jobs must be at least 1, got %d", *jobs)
 				}
-				d, err := c.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineLimit: *limit, TimelineOffset: *offset, JobsPerStep: *jobs})
+				d, err := c.DescribeWorkflowWith(e.Ctx, id, queuetytype.DescribeOptions{TimelineLimit: *limit, TimelineOffset: *offset, JobsPerStep: *jobs})
 				if err != nil {
 					return err
 				}
@@ -89,7 +90,7 @@ func checkPage(limit, offset *int) func() error {
 }
 
 // timelineFooter says how many timeline entries a page left out after it.
-func timelineFooter(w io.Writer, d *queuety.WorkflowDescription, indent string) {
+func timelineFooter(w io.Writer, d *queuetytype.WorkflowDescription, indent string) {
 	if d.TimelineMore > 0 {
 		fmt.Fprintf(w, "%s… %d more entries not shown (of %d); --offset %d shows the next ones\n", indent, d.TimelineMore, d.TimelineTotal,
 			d.TimelineTotal-d.TimelineMore)
@@ -102,7 +103,7 @@ const maxJobRows = 20
 
 // printProgress lists what the composite steps did: for-each branches,
 // repeat loops and started workflows.
-func printProgress(w io.Writer, d *queuety.WorkflowDescription) error {
+func printProgress(w io.Writer, d *queuetytype.WorkflowDescription) error {
 	tw := newTable(w)
 	shown := false
 	for _, s := range d.Steps {
@@ -136,7 +137,7 @@ func printProgress(w io.Writer, d *queuety.WorkflowDescription) error {
 }
 
 // printDescription renders a workflow description as text.
-func printDescription(w io.Writer, d *queuety.WorkflowDescription) error {
+func printDescription(w io.Writer, d *queuetytype.WorkflowDescription) error {
 	fmt.Fprintf(w, "Workflow %d (%s): %s\n", d.ID, d.Name, d.Status)
 	f := newFieldTable(w)
 	cur := fmt.Sprintf("%d of %d", d.CurrentStep, d.TotalSteps)
@@ -345,7 +346,7 @@ func stepTimeouts(t *engine.Timeouts) string {
 // timeoutKinds lists the timeout kinds a job's attempts ended with.
 func timeoutKinds(j engine.JobInfoRow) string {
 	var kinds []string
-	seen := map[queuety.TimeoutKind]bool{}
+	seen := map[queuetytype.TimeoutKind]bool{}
 	for _, a := range j.History {
 		if a.TimeoutKind != "" && !seen[a.TimeoutKind] {
 			seen[a.TimeoutKind] = true
@@ -366,10 +367,10 @@ are a JSON list and that note goes to standard error.`,
 		Examples: []string{Program + " workflow timeline 42", Program + " workflow timeline 42 --offset 100", Program + " workflow timeline 42 --json"},
 		MinArgs:  1, MaxArgs: 1,
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			limit := fs.Int("limit", 100, fmt.Sprintf("entries to show (at most %d)", queuety.MaxTimelineEntries))
-			offset := fs.Int("offset", 0, fmt.Sprintf("entries to skip (at most %d)", queuety.MaxTimelineOffset))
+			limit := fs.Int("limit", 100, fmt.Sprintf("entries to show (at most %d)", queuetytype.MaxTimelineEntries))
+			offset := fs.Int("offset", 0, fmt.Sprintf("entries to skip (at most %d)", queuetytype.MaxTimelineOffset))
 			return onCheckedID("workflow", checkPage(limit, offset), func(e *Env, c *queuety.Client, id int64) error {
-				d, err := c.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineLimit: *limit, TimelineOffset: *offset, JobsPerStep: 1})
+				d, err := c.DescribeWorkflowWith(e.Ctx, id, queuetytype.DescribeOptions{TimelineLimit: *limit, TimelineOffset: *offset, JobsPerStep: 1})
 				if err != nil {
 					return err
 				}
@@ -411,10 +412,10 @@ what was left out; its next_offset is the --offset of the next page.
 		Examples: []string{Program + " workflow trace 42", Program + " workflow trace 42 --offset 500"},
 		MinArgs:  1, MaxArgs: 1,
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			limit := fs.Int("limit", queuety.DefaultTraceEvents, fmt.Sprintf("events per page (at most %d)", queuety.MaxTraceEvents))
+			limit := fs.Int("limit", queuetytype.DefaultTraceEvents, fmt.Sprintf("events per page (at most %d)", queuetytype.MaxTraceEvents))
 			offset := fs.Int("offset", 0, "events to skip")
 			return onCheckedID("workflow", checkPage(limit, offset), func(e *Env, c *queuety.Client, id int64) error {
-				doc, err := c.TraceWorkflowWith(e.Ctx, id, queuety.TraceOptions{Limit: *limit, Offset: *offset})
+				doc, err := c.TraceWorkflowWith(e.Ctx, id, queuetytype.TraceOptions{Limit: *limit, Offset: *offset})
 				if err != nil {
 					return err
 				}

@@ -24,6 +24,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -202,16 +203,16 @@ func cronScenario(t *testing.T, exe, dsn string) {
 		require.NoError(t, err)
 		d, err := c.Workflow(ctx, doomed)
 		require.NoError(t, err)
-		require.NotEqual(t, queuety.WorkflowFailed, p.Status, "pipeline (%s)\n%s", p.ErrorMessage, history())
-		require.NotEqual(t, queuety.WorkflowCancelled, p.Status, "pipeline\n%s", history())
-		require.NotEqual(t, queuety.WorkflowCompleted, d.Status, "doomed\n%s", history())
+		require.NotEqual(t, queuetytype.WorkflowFailed, p.Status, "pipeline (%s)\n%s", p.ErrorMessage, history())
+		require.NotEqual(t, queuetytype.WorkflowCancelled, p.Status, "pipeline\n%s", history())
+		require.NotEqual(t, queuetytype.WorkflowCompleted, d.Status, "doomed\n%s", history())
 		cb := callbacks()
 		for _, j := range cb {
-			require.NotEqual(t, queuety.JobBuried, j.Status, "deadline callback job %d: %s\n%s", j.ID, j.ErrorMessage, history())
-			require.NotEqual(t, queuety.JobFailed, j.Status, "deadline callback job %d: %s\n%s", j.ID, j.ErrorMessage, history())
+			require.NotEqual(t, queuetytype.JobBuried, j.Status, "deadline callback job %d: %s\n%s", j.ID, j.ErrorMessage, history())
+			require.NotEqual(t, queuetytype.JobFailed, j.Status, "deadline callback job %d: %s\n%s", j.ID, j.ErrorMessage, history())
 		}
-		return p.Status == queuety.WorkflowCompleted && d.Status == queuety.WorkflowFailed &&
-			len(cb) == 1 && cb[0].Status == queuety.JobCompleted
+		return p.Status == queuetytype.WorkflowCompleted && d.Status == queuetytype.WorkflowFailed &&
+			len(cb) == 1 && cb[0].Status == queuetytype.JobCompleted
 	}
 
 	// The cron loop: each "minute" starts one worker as soon as the previous
@@ -264,7 +265,7 @@ func cronScenario(t *testing.T, exe, dsn string) {
 	// processes by the store.
 	p, err := c.Workflow(ctx, pipeline)
 	require.NoError(t, err)
-	require.Equal(t, queuety.WorkflowCompleted, p.Status, "pipeline = %+v", p)
+	require.Equal(t, queuetytype.WorkflowCompleted, p.Status, "pipeline = %+v", p)
 	st, err := c.State(ctx, pipeline)
 	require.NoError(t, err)
 	rows, _ := st.Int("rows")
@@ -307,7 +308,7 @@ func cronScenario(t *testing.T, exe, dsn string) {
 	steps := map[int]int64{}
 	for _, j := range jobs {
 		handlers = append(handlers, j.Handler)
-		assert.Equal(t, queuety.JobCompleted, j.Status, "pipeline job %d (%s) status", j.ID, j.Handler)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "pipeline job %d (%s) status", j.ID, j.Handler)
 		assert.Equal(t, 1, j.Attempts, "pipeline job %d (%s) attempts", j.ID, j.Handler)
 		if !assert.NotNil(t, j.StepIndex, "pipeline job %d has no step index", j.ID) {
 			continue
@@ -338,19 +339,19 @@ func cronScenario(t *testing.T, exe, dsn string) {
 	// in a worker process.
 	d, err := c.Workflow(ctx, doomed)
 	require.NoError(t, err)
-	require.Equal(t, queuety.WorkflowFailed, d.Status, "doomed = %+v", d)
+	require.Equal(t, queuetytype.WorkflowFailed, d.Status, "doomed = %+v", d)
 	assert.Contains(t, d.ErrorMessage, "Deadline exceeded", "doomed workflow error")
 	djobs, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: doomed})
 	require.NoError(t, err)
 	for _, j := range djobs {
 		if j.Handler == "cron.never" {
-			assert.Equal(t, queuety.JobBuried, j.Status, "doomed step job %d (want buried, never attempted)", j.ID)
+			assert.Equal(t, queuetytype.JobBuried, j.Status, "doomed step job %d (want buried, never attempted)", j.ID)
 			assert.Zero(t, j.Attempts, "doomed step job %d (want buried, never attempted)", j.ID)
 		}
 	}
 	cb := callbacks()
 	require.Len(t, cb, 1, "deadline callback jobs")
-	assert.Equal(t, queuety.JobCompleted, cb[0].Status, "deadline callback job = %+v", cb[0])
+	assert.Equal(t, queuetytype.JobCompleted, cb[0].Status, "deadline callback job = %+v", cb[0])
 	assert.Equal(t, 1, cb[0].Attempts, "deadline callback job = %+v", cb[0])
 	assert.Contains(t, string(cb[0].Payload), `"tag":"doomed"`, "deadline callback job payload")
 	calls, err := os.ReadFile(marker)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -77,7 +78,7 @@ func TestWebhookListHidesUnparsableURLs(t *testing.T) {
 	ctx := context.Background()
 	c, err := queuety.Open(ctx, dsn)
 	require.NoError(t, err)
-	require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+	require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 		return tx.WebhookInsert(ctx, &driver.Webhook{Event: "job.buried", URL: "http://user:hunter%zz@hooks.example.com/", CreatedAt: time.Now()})
 	}))
 	require.NoError(t, c.Close())

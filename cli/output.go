@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -203,29 +204,29 @@ func compactRaw(b []byte) string {
 
 // jobJSON is a job row as the CLI prints it with --json.
 type jobJSON struct {
-	ID                int64             `json:"id"`
-	Queue             string            `json:"queue"`
-	Handler           string            `json:"handler"`
-	Status            queuety.JobStatus `json:"status"`
-	Priority          int               `json:"priority"`
-	Attempts          int               `json:"attempts"`
-	MaxAttempts       int               `json:"max_attempts"`
-	Payload           json.RawMessage   `json:"payload"`
-	AvailableAt       string            `json:"available_at,omitempty"`
-	ReservedAt        string            `json:"reserved_at,omitempty"`
-	CompletedAt       string            `json:"completed_at,omitempty"`
-	FailedAt          string            `json:"failed_at,omitempty"`
-	CreatedAt         string            `json:"created_at,omitempty"`
-	ErrorMessage      string            `json:"error_message,omitempty"`
-	WorkflowID        int64             `json:"workflow_id,omitempty"`
-	StepIndex         *int              `json:"step_index,omitempty"`
-	DependsOn         int64             `json:"depends_on,omitempty"`
-	ScheduleToStartAt string            `json:"schedule_to_start_at,omitempty"`
-	StartToCloseAt    string            `json:"start_to_close_at,omitempty"`
-	ScheduleToCloseAt string            `json:"schedule_to_close_at,omitempty"`
-	HeartbeatDeadline string            `json:"heartbeat_deadline_at,omitempty"`
-	LastHeartbeatAt   string            `json:"last_heartbeat_at,omitempty"`
-	HeartbeatData     json.RawMessage   `json:"heartbeat_data,omitempty"`
+	ID                int64                 `json:"id"`
+	Queue             string                `json:"queue"`
+	Handler           string                `json:"handler"`
+	Status            queuetytype.JobStatus `json:"status"`
+	Priority          int                   `json:"priority"`
+	Attempts          int                   `json:"attempts"`
+	MaxAttempts       int                   `json:"max_attempts"`
+	Payload           json.RawMessage       `json:"payload"`
+	AvailableAt       string                `json:"available_at,omitempty"`
+	ReservedAt        string                `json:"reserved_at,omitempty"`
+	CompletedAt       string                `json:"completed_at,omitempty"`
+	FailedAt          string                `json:"failed_at,omitempty"`
+	CreatedAt         string                `json:"created_at,omitempty"`
+	ErrorMessage      string                `json:"error_message,omitempty"`
+	WorkflowID        int64                 `json:"workflow_id,omitempty"`
+	StepIndex         *int                  `json:"step_index,omitempty"`
+	DependsOn         int64                 `json:"depends_on,omitempty"`
+	ScheduleToStartAt string                `json:"schedule_to_start_at,omitempty"`
+	StartToCloseAt    string                `json:"start_to_close_at,omitempty"`
+	ScheduleToCloseAt string                `json:"schedule_to_close_at,omitempty"`
+	HeartbeatDeadline string                `json:"heartbeat_deadline_at,omitempty"`
+	LastHeartbeatAt   string                `json:"last_heartbeat_at,omitempty"`
+	HeartbeatData     json.RawMessage       `json:"heartbeat_data,omitempty"`
 }
 
 func jobView(j *driver.Job) jobJSON {
@@ -270,22 +271,22 @@ func logView(l *driver.LogEntry) logJSON {
 // workflowJSON is a workflow row as the CLI prints it with --json. State
 // is the public state, and only when asked for.
 type workflowJSON struct {
-	ID             int64                  `json:"id"`
-	Name           string                 `json:"name"`
-	Status         queuety.WorkflowStatus `json:"status"`
-	CurrentStep    int                    `json:"current_step"`
-	TotalSteps     int                    `json:"total_steps"`
-	StartedAt      string                 `json:"started_at,omitempty"`
-	CompletedAt    string                 `json:"completed_at,omitempty"`
-	FailedAt       string                 `json:"failed_at,omitempty"`
-	ErrorMessage   string                 `json:"error_message,omitempty"`
-	DeadlineAt     string                 `json:"deadline_at,omitempty"`
-	Run            int                    `json:"run"`
-	RunStartedAt   string                 `json:"run_started_at,omitempty"`
-	RunDeadlineAt  string                 `json:"run_deadline_at,omitempty"`
-	WaitDeadlineAt string                 `json:"wait_deadline_at,omitempty"`
-	ParentID       int64                  `json:"parent_workflow_id,omitempty"`
-	State          queuety.State          `json:"state,omitempty"`
+	ID             int64                      `json:"id"`
+	Name           string                     `json:"name"`
+	Status         queuetytype.WorkflowStatus `json:"status"`
+	CurrentStep    int                        `json:"current_step"`
+	TotalSteps     int                        `json:"total_steps"`
+	StartedAt      string                     `json:"started_at,omitempty"`
+	CompletedAt    string                     `json:"completed_at,omitempty"`
+	FailedAt       string                     `json:"failed_at,omitempty"`
+	ErrorMessage   string                     `json:"error_message,omitempty"`
+	DeadlineAt     string                     `json:"deadline_at,omitempty"`
+	Run            int                        `json:"run"`
+	RunStartedAt   string                     `json:"run_started_at,omitempty"`
+	RunDeadlineAt  string                     `json:"run_deadline_at,omitempty"`
+	WaitDeadlineAt string                     `json:"wait_deadline_at,omitempty"`
+	ParentID       int64                      `json:"parent_workflow_id,omitempty"`
+	State          queuety.State              `json:"state,omitempty"`
 }
 
 func workflowView(w *driver.Workflow) workflowJSON {

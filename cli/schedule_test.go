@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -87,7 +88,7 @@ func TestScheduleAddAndList(t *testing.T) {
 	assert.NotZero(t, feed, "every schedule id")
 	assert.Equal(t, "90 seconds", fs.Expression, "every schedule expression")
 	assert.Equal(t, driver.ScheduleInterval, fs.ExpressionType, "every schedule expression type")
-	assert.Equal(t, queuety.DefaultQueue, fs.Queue, "every schedule queue")
+	assert.Equal(t, queuetytype.DefaultQueue, fs.Queue, "every schedule queue")
 	assert.Equal(t, driver.OverlapAllow, fs.Overlap, "every schedule overlap")
 	assert.Equal(t, driver.CatchUpOnce, fs.CatchUp, "every schedule catch-up")
 	assert.Equal(t, "[]", string(fs.Payload), "every schedule payload")
@@ -115,7 +116,7 @@ func TestScheduleAddAndList(t *testing.T) {
 	assert.Equal(t, driver.ScheduleCron, cs.ExpressionType, "schedule after changing to cron = %+v", cs)
 	assert.False(t, cs.Enabled, "schedule after changing to cron = %+v", cs)
 	assert.Zero(t, cs.NextRun.UTC().Minute()%5, "schedule after changing to cron = %+v", cs)
-	assert.Equal(t, queuety.DefaultQueue, cs.Queue, "schedule after changing to cron = %+v", cs)
+	assert.Equal(t, queuetytype.DefaultQueue, cs.Queue, "schedule after changing to cron = %+v", cs)
 	scheduleID(t, dsn, "sync_feed", "--cron", "*/5 * * * *")
 	assert.False(t, getSchedule(t, c, feed).Enabled, "adding again without --disabled switched a disabled schedule back on")
 
@@ -257,7 +258,7 @@ func TestScheduleOperations(t *testing.T) {
 	require.NoError(t, err, "dispatched job")
 	assert.Equal(t, "report", j.Handler, "dispatched job = %+v", j)
 	assert.Equal(t, "reports", j.Queue, "dispatched job = %+v", j)
-	assert.Equal(t, queuety.JobPending, j.Status, "dispatched job = %+v", j)
+	assert.Equal(t, queuetytype.JobPending, j.Status, "dispatched job = %+v", j)
 	assert.Contains(t, string(j.Payload), `"kind":"weekly"`, "dispatched job payload")
 
 	// Overlap skip: the second run-now is held back while the first job is pending.
@@ -297,7 +298,7 @@ func TestScheduleOperations(t *testing.T) {
 	wf, err := c.Workflow(ctx, int64(wr["dispatched_id"].(float64)))
 	require.NoError(t, err, "dispatched workflow")
 	assert.Equal(t, "nightly", wf.Name, "dispatched workflow = %+v", wf)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "dispatched workflow = %+v", wf)
+	assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "dispatched workflow = %+v", wf)
 	out = mustRun(t, nil, "--dsn", dsn, "schedule", "disable", sid(wfSched))
 	assert.Contains(t, out, "disabled", "disable workflow schedule output")
 	assert.False(t, getSchedule(t, c, wfSched).Enabled, "disabled workflow schedule is enabled")
@@ -359,7 +360,7 @@ func TestScheduleVerbsTakeNames(t *testing.T) {
 	assert.False(t, getSchedule(t, c, digits).Enabled, "disabled by an all-digit handler with --handler")
 	mustRun(t, nil, "--dsn", dsn, "schedule", "remove", "workflow:nightly")
 	_, err = c.ScheduleByID(ctx, nightly)
-	assert.ErrorIs(t, err, queuety.ErrNotFound, "removed by workflow:KEY")
+	assert.ErrorIs(t, err, queuetytype.ErrNotFound, "removed by workflow:KEY")
 }
 
 func TestScheduleHelp(t *testing.T) {
@@ -421,7 +422,7 @@ func TestScheduleFiresInWorkOnce(t *testing.T) {
 	j, err := c.Job(ctx, after.LastRunRef)
 	require.NoError(t, err, "fired job")
 	assert.Equal(t, "sched.tick", j.Handler, "fired job = %+v", j)
-	assert.Equal(t, queuety.JobCompleted, j.Status, "fired job = %+v", j)
+	assert.Equal(t, queuetytype.JobCompleted, j.Status, "fired job = %+v", j)
 	assert.Equal(t, 1, j.Attempts, "fired job = %+v", j)
 	jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "sched.tick"})
 	require.NoError(t, err)

@@ -19,9 +19,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -299,7 +301,7 @@ func (v *verbEnv) clientAt(t time.Time) *queuety.Client {
 // insertLogs writes log rows as Queuety's Logger writes them.
 func (v *verbEnv) insertLogs(entries ...*driver.LogEntry) {
 	v.t.Helper()
-	require.NoError(v.t, v.c.Store().InTx(v.ctx, func(tx driver.Tx) error { return tx.LogInsert(v.ctx, entries) }))
+	require.NoError(v.t, clientseam.StoreOf(v.c).InTx(v.ctx, func(tx driver.Tx) error { return tx.LogInsert(v.ctx, entries) }))
 }
 
 // events lists the log events of a job.
@@ -344,7 +346,7 @@ func jobVerbCases() []verbCase {
 			out := v.object("--once", "--queue", "q1", "--max-time", "30s")
 			assert.Equal(t, int64(2), num(out["succeeded"]), "work --once --json: %v", out)
 			for _, id := range []int64{a, b} {
-				assert.Equal(t, queuety.JobCompleted, v.job(id).Status, "job %d", id)
+				assert.Equal(t, queuetytype.JobCompleted, v.job(id).Status, "job %d", id)
 			}
 			v.fails(2, "give --queues or --queue", "--once", "--queue", "a", "--queues", "b")
 		}},
@@ -354,9 +356,9 @@ func jobVerbCases() []verbCase {
 			out := v.object("--queue", "a,b")
 			assert.Equal(t, int64(2), num(out["processed"]), "flush --json: %v", out)
 			assert.Equal(t, int64(1), num(out["failed"]), "flush --json: %v", out)
-			assert.Equal(t, queuety.JobCompleted, v.job(a).Status, "job on a")
-			assert.Equal(t, queuety.JobBuried, v.job(b).Status, "failing job on b")
-			assert.Equal(t, queuety.JobPending, v.job(other).Status, "job on a queue not flushed")
+			assert.Equal(t, queuetytype.JobCompleted, v.job(a).Status, "job on a")
+			assert.Equal(t, queuetytype.JobBuried, v.job(b).Status, "failing job on b")
+			assert.Equal(t, queuetytype.JobPending, v.job(other).Status, "job on a queue not flushed")
 			assert.Contains(t, v.run("--queue", "c"), "Flushed 1 job from c", "text output")
 		}},
 		{"dispatch", "dispatch", func(t *testing.T, v *verbEnv) {
@@ -364,7 +366,7 @@ func jobVerbCases() []verbCase {
 			out := v.object("verbs.echo", "--payload", `{"to":"ada"}`, "--queue", "mail", "--priority", "2", "--delay", "60")
 			j := v.job(num(out["id"]))
 			assert.Equal(t, "mail", j.Queue, "queue")
-			assert.Equal(t, queuety.PriorityHigh, j.Priority, "priority")
+			assert.Equal(t, queuetytype.PriorityHigh, j.Priority, "priority")
 			assert.JSONEq(t, `{"to":"ada"}`, string(j.Payload), "payload")
 			assert.True(t, j.AvailableAt.After(before.Add(58*time.Second)), "available_at %s is not a minute away", j.AvailableAt)
 			v.fails(2, "must be a JSON object", "verbs.echo", "--payload", "[1]")
@@ -411,11 +413,11 @@ func jobVerbCases() []verbCase {
 		{"retry", "job retry", func(t *testing.T, v *verbEnv) {
 			id := v.dispatch("verbs.fail", queuety.MaxAttempts(1))
 			v.work()
-			require.Equal(t, queuety.JobBuried, v.job(id).Status, "buried by its failure")
+			require.Equal(t, queuetytype.JobBuried, v.job(id).Status, "buried by its failure")
 			out := v.object(idArg(id))
 			assert.Equal(t, "pending", out["status"], "job retry --json: %v", out)
 			j := v.job(id)
-			assert.Equal(t, queuety.JobPending, j.Status, "status")
+			assert.Equal(t, queuetytype.JobPending, j.Status, "status")
 			assert.Equal(t, 0, j.Attempts, "attempts reset")
 			assert.Empty(t, j.ErrorMessage, "error cleared")
 			v.fails(1, "only buried or failed", idArg(id))
@@ -428,13 +430,13 @@ func jobVerbCases() []verbCase {
 			require.NoError(t, v.c.BuryJob(v.ctx, v.stepJob(wf, 0).ID, ""))
 			out := v.object("--queue", "mail", "--handler", "verbs.fail")
 			assert.Equal(t, int64(1), num(out["retried"]), "retry-buried --queue mail: %v", out)
-			assert.Equal(t, queuety.JobPending, v.job(mail).Status, "job on mail")
+			assert.Equal(t, queuetytype.JobPending, v.job(mail).Status, "job on mail")
 			assert.Equal(t, 0, v.job(mail).Attempts, "attempts reset")
-			assert.Equal(t, queuety.JobBuried, v.job(def).Status, "job on default")
+			assert.Equal(t, queuetytype.JobBuried, v.job(def).Status, "job on default")
 			out = v.object()
 			assert.Equal(t, int64(1), num(out["retried"]), "retry-buried: %v", out)
 			assert.Equal(t, int64(1), num(out["workflow_steps_left"]), "retry-buried: %v", out)
-			assert.Equal(t, queuety.JobPending, v.job(def).Status, "job on default")
+			assert.Equal(t, queuetytype.JobPending, v.job(def).Status, "job on default")
 			assert.Contains(t, v.run(), "1 step job of workflows left buried", "text")
 		}},
 		{"bury", "job bury", func(t *testing.T, v *verbEnv) {
@@ -442,7 +444,7 @@ func jobVerbCases() []verbCase {
 			out := v.object(idArg(id))
 			assert.Equal(t, "buried", out["status"], "bury --json: %v", out)
 			j := v.job(id)
-			assert.Equal(t, queuety.JobBuried, j.Status, "status")
+			assert.Equal(t, queuetytype.JobBuried, j.Status, "status")
 			assert.Equal(t, "Manually buried via CLI.", j.ErrorMessage, "error_message, as wp queuety bury writes it")
 			assert.False(t, j.FailedAt.IsZero(), "failed_at")
 			assert.Empty(t, v.events(id), "log rows")
@@ -460,7 +462,7 @@ func jobVerbCases() []verbCase {
 			out := v.object(idArg(id))
 			assert.Equal(t, true, out["deleted"], "delete --json: %v", out)
 			_, err := v.c.Job(v.ctx, id)
-			require.ErrorIs(t, err, queuety.ErrNotFound, "deleted job")
+			require.ErrorIs(t, err, queuetytype.ErrNotFound, "deleted job")
 			assert.Equal(t, []string{"started", "completed"}, v.events(id), "log rows kept")
 			v.fails(1, "not found", idArg(id))
 			wf := v.start("idle", "verbs.a")
@@ -478,9 +480,9 @@ func jobVerbCases() []verbCase {
 			require.NoError(t, err)
 			out := v.object()
 			assert.Equal(t, int64(1), num(out["recovered"]), "recover --json: %v", out)
-			assert.Equal(t, queuety.JobPending, v.job(id).Status, "the stale job")
+			assert.Equal(t, queuetytype.JobPending, v.job(id).Status, "the stale job")
 			assert.Equal(t, []string{"retried"}, v.events(id), "log rows, as Queuety's recover_stale writes them")
-			assert.Equal(t, queuety.JobProcessing, v.job(fresh).Status, "a fresh claim")
+			assert.Equal(t, queuetytype.JobProcessing, v.job(fresh).Status, "a fresh claim")
 			v.fails(2, "--stale-timeout", "--stale-timeout", "0s")
 		}},
 		{"purge", "job purge", func(t *testing.T, v *verbEnv) {
@@ -490,14 +492,14 @@ func jobVerbCases() []verbCase {
 			w := worker.New(past, worker.WithRegistry(v.reg), worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
 			_, err = w.RunOnce(v.ctx, 30*time.Second)
 			require.NoError(t, err)
-			require.Equal(t, queuety.JobCompleted, v.job(old).Status, "completed ten days ago")
+			require.Equal(t, queuetytype.JobCompleted, v.job(old).Status, "completed ten days ago")
 			recent := v.dispatch("verbs.echo")
 			v.work()
 			out := v.object("--older-than", "7")
 			assert.Equal(t, int64(1), num(out["deleted"]), "purge --older-than 7 (days): %v", out)
 			_, err = v.c.Job(v.ctx, old)
-			require.ErrorIs(t, err, queuety.ErrNotFound, "the old job")
-			assert.Equal(t, queuety.JobCompleted, v.job(recent).Status, "the recent job")
+			require.ErrorIs(t, err, queuetytype.ErrNotFound, "the old job")
+			assert.Equal(t, queuetytype.JobCompleted, v.job(recent).Status, "the recent job")
 			v.fails(2, "--older-than is required")
 		}},
 		{"pause", "queue pause", func(t *testing.T, v *verbEnv) {
@@ -550,11 +552,11 @@ func jobVerbCases() []verbCase {
 func workflowVerbCases() []verbCase {
 	waitFor := func(v *verbEnv, human string, signals ...string) int64 {
 		id, err := v.c.DispatchWorkflow(v.ctx, queuety.WorkflowDefinition{Name: "ask", Steps: []queuety.WorkflowStep{
-			{Type: queuety.StepWaitForSignal, Signals: signals, Mode: queuety.WaitAny, HumanWait: human, ResultKey: human},
+			{Type: queuety.StepWaitForSignal, Signals: signals, Mode: queuetytype.WaitAny, HumanWait: human, ResultKey: human},
 		}}, nil)
 		require.NoError(v.t, err)
 		v.work()
-		require.Equal(v.t, queuety.WorkflowWaitingForSignal, v.workflow(id).Status, "waiting")
+		require.Equal(v.t, queuetytype.WorkflowWaitingForSignal, v.workflow(id).Status, "waiting")
 		return id
 	}
 	answer := func(verb, human, signal string, signals ...string) verbCase {
@@ -571,7 +573,7 @@ func workflowVerbCases() []verbCase {
 	done := func(v *verbEnv) int64 {
 		id := v.start("", "verbs.a", "verbs.b")
 		v.work()
-		require.Equal(v.t, queuety.WorkflowCompleted, v.workflow(id).Status, "workflow")
+		require.Equal(v.t, queuetytype.WorkflowCompleted, v.workflow(id).Status, "workflow")
 		return id
 	}
 	return []verbCase{
@@ -593,12 +595,12 @@ func workflowVerbCases() []verbCase {
 			v.flaky.Store(true)
 			id := v.start("", "verbs.flaky")
 			v.work()
-			require.Equal(t, queuety.WorkflowFailed, v.workflow(id).Status, "failed workflow")
+			require.Equal(t, queuetytype.WorkflowFailed, v.workflow(id).Status, "failed workflow")
 			out := v.object(idArg(id))
 			assert.Equal(t, "running", out["status"], "retry --json: %v", out)
 			v.flaky.Store(false)
 			v.work()
-			assert.Equal(t, queuety.WorkflowCompleted, v.workflow(id).Status, "after retry")
+			assert.Equal(t, queuetytype.WorkflowCompleted, v.workflow(id).Status, "after retry")
 			v.fails(1, "only a failed workflow", idArg(id))
 		}},
 		answer("approve", "approval", "approval", "approval"),
@@ -607,19 +609,19 @@ func workflowVerbCases() []verbCase {
 		{"workflow pause", "workflow pause", func(t *testing.T, v *verbEnv) {
 			id := v.start("idle", "verbs.a", "verbs.b")
 			assert.Equal(t, "paused", v.object(idArg(id))["status"], "pause --json")
-			assert.Equal(t, queuety.WorkflowPaused, v.workflow(id).Status, "row")
+			assert.Equal(t, queuetytype.WorkflowPaused, v.workflow(id).Status, "row")
 			v.fails(1, "only a running workflow", idArg(id))
 		}},
 		{"workflow resume", "workflow resume", func(t *testing.T, v *verbEnv) {
 			id := v.start("idle", "verbs.a", "verbs.b")
 			require.NoError(t, v.c.PauseWorkflow(v.ctx, id))
 			assert.Equal(t, "running", v.object(idArg(id))["status"], "resume --json")
-			assert.Equal(t, queuety.WorkflowRunning, v.workflow(id).Status, "row")
+			assert.Equal(t, queuetytype.WorkflowRunning, v.workflow(id).Status, "row")
 		}},
 		{"workflow cancel", "workflow cancel", func(t *testing.T, v *verbEnv) {
 			id := v.start("idle", "verbs.a", "verbs.b")
 			assert.Equal(t, "cancelled", v.object(idArg(id))["status"], "cancel --json")
-			assert.Equal(t, queuety.JobBuried, v.stepJob(id, 0).Status, "the open step job")
+			assert.Equal(t, queuetytype.JobBuried, v.stepJob(id, 0).Status, "the open step job")
 			v.fails(1, "already cancelled", idArg(id))
 		}},
 		{"workflow timeline", "workflow timeline", func(t *testing.T, v *verbEnv) {
@@ -642,17 +644,17 @@ func workflowVerbCases() []verbCase {
 			out := v.object(idArg(id), "0")
 			assert.Equal(t, int64(1), num(out["current_step"]), "rewind --json: %v", out)
 			wf := v.workflow(id)
-			assert.Equal(t, queuety.WorkflowRunning, wf.Status, "rewound workflow")
+			assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "rewound workflow")
 			assert.Equal(t, 1, wf.CurrentStep, "current step")
 			v.work()
-			assert.Equal(t, queuety.WorkflowCompleted, v.workflow(id).Status, "ran on")
+			assert.Equal(t, queuetytype.WorkflowCompleted, v.workflow(id).Status, "ran on")
 		}},
 		{"workflow fork", "workflow fork", func(t *testing.T, v *verbEnv) {
 			id := v.start("idle", "verbs.a", "verbs.b")
 			out := v.object(idArg(id))
 			fork := v.workflow(num(out["forked_workflow_id"]))
 			assert.NotEqual(t, id, fork.ID, "a new workflow")
-			assert.Equal(t, queuety.WorkflowRunning, fork.Status, "fork status")
+			assert.Equal(t, queuetytype.WorkflowRunning, fork.Status, "fork status")
 		}},
 		{"workflow export", "workflow export", func(t *testing.T, v *verbEnv) {
 			id := done(v)
@@ -675,7 +677,7 @@ func workflowVerbCases() []verbCase {
 			require.NoError(t, os.WriteFile(file, doc, 0o600))
 			wf := v.workflow(num(v.object(file)["id"]))
 			assert.True(t, strings.HasPrefix(wf.Name, "verbs_wf_replay_"), "replayed name %q", wf.Name)
-			assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "replayed status")
+			assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "replayed status")
 			v.fails(1, "read export", filepath.Join(t.TempDir(), "missing.json"))
 		}},
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // TestWorkExitsWhenUnhealthy: `work` abandons a handler that ignores its
@@ -35,5 +36,5 @@ func TestWorkExitsWhenUnhealthy(t *testing.T) {
 	assert.Contains(t, r.stderr, "abandoned handlers still running", "the error says why it stopped")
 	j, err := openClient(t, dsn).Job(context.Background(), id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobBuried, j.Status, "the abandoned attempt was recorded by the timeout path")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "the abandoned attempt was recorded by the timeout path")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // TestArtifactsAndWebhooksFixture replays u_artifacts_webhooks with Go:
@@ -61,7 +62,7 @@ func TestArtifactsAndWebhooksFixture(t *testing.T) {
 		hooks, err := e.c.Webhooks(e.ctx)
 		require.NoError(t, err)
 		require.Len(t, hooks, 1)
-		assert.Equal(t, queuety.Webhook{ID: 2, Event: "workflow.failed", URL: "http://127.0.0.1:8080/queuety?x=1",
+		assert.Equal(t, queuetytype.Webhook{ID: 2, Event: "workflow.failed", URL: "http://127.0.0.1:8080/queuety?x=1",
 			CreatedAt: e.snap("webhooks registered").Now()}, *hooks[0])
 
 		list, err := e.c.Artifacts(e.ctx, wf, true)

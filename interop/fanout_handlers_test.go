@@ -7,6 +7,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -84,7 +85,7 @@ func doubleItem(item any, index int) (queuety.State, error) {
 }
 
 // sumReducer is SumReducer::reduce.
-func sumReducer(r queuety.ForEachResult) queuety.State {
+func sumReducer(r queuetytype.ForEachResult) queuety.State {
 	var sum int64
 	for _, b := range r.Results {
 		sum += intKey(b.Output, "value", 0)
@@ -166,7 +167,7 @@ func registerFan(w *worker.Worker, rec *recorder, gate fanGate, only ...string) 
 			return body(s)
 		})
 	}
-	w.HandleReducer(hSumReducer, func(_ context.Context, _ queuety.State, r queuety.ForEachResult) (queuety.State, error) {
+	w.HandleReducer(hSumReducer, func(_ context.Context, _ queuety.State, r queuetytype.ForEachResult) (queuety.State, error) {
 		return sumReducer(r), nil
 	})
 	w.HandleRepeatCondition(hCounterReached, func(_ context.Context, s queuety.State) (bool, error) {

@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -56,13 +58,13 @@ echo json_encode( array( 'id' => $id ) );`)), &phpRun))
 	for _, id := range []int64{phpRun.ID, goID} {
 		wf, err := c.Workflow(ctx, id)
 		require.NoError(t, err)
-		require.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow %d", id)
+		require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "workflow %d", id)
 	}
 
 	rows := func(id int64) ([]*driver.Artifact, []byte) {
 		var list []*driver.Artifact
 		var traced []byte
-		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 			var err error
 			if list, err = tx.ArtifactList(ctx, id, true); err != nil {
 				return err

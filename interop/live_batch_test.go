@@ -17,6 +17,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -114,7 +115,7 @@ echo json_encode(['batch' => $b->id, 'chain' => $c]);`)
 	bridge, err = c.ListJobs(ctx, driver.JobFilter{Queue: "php-callbacks"})
 	require.NoError(t, err)
 	for _, j := range bridge {
-		assert.Equal(t, queuety.JobCompleted, j.Status, "bridge job %d after PHP ran it: %s", j.ID, j.ErrorMessage)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "bridge job %d after PHP ran it: %s", j.ID, j.ErrorMessage)
 	}
 
 	calls := map[string][]callbackView{}
@@ -193,7 +194,7 @@ func TestLiveGoBatchFinishedByPHPFiresGoCallbacks(t *testing.T) {
 	assert.Equal(t, 1, b.FailedJobs, "failed_jobs")
 	third, err := c.Job(ctx, chain[2])
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobPending, third.Status, "the chain stopped at its failure")
+	assert.Equal(t, queuetytype.JobPending, third.Status, "the chain stopped at its failure")
 	assert.Equal(t, []callbackView{{ChainCatch: hChainCaught, JobID: chain[1], Handler: hFailJob, Error: "job 5 failed"}},
 		readMarker(t, marker), "PHP called the chain's catch class of a Go chain")
 	evs, err := c.BatchEvents(ctx, batch)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // TestLiveBudgetsAndPruning: a workflow with every budget and
@@ -46,7 +47,7 @@ func TestLiveBudgetsAndPruning(t *testing.T) {
 	for _, id := range []int64{phpID, goID} {
 		wf, err := c.Workflow(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow %d", id)
+		assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "workflow %d", id)
 		st, err := c.State(ctx, id)
 		require.NoError(t, err)
 		// prune_state_after(1): after step 2 the outputs of steps 0 and 1
@@ -67,6 +68,6 @@ func TestLiveBudgetsAndPruning(t *testing.T) {
 	php.run("work")
 	wf, err := c.Workflow(ctx, tight)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status after PHP ran it")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status after PHP ran it")
 	assert.Equal(t, "Workflow exceeded max_transitions budget of 1.", wf.ErrorMessage, "error PHP wrote")
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -51,7 +53,7 @@ func TestLivePHPStaleRecoveryRetriesBridgeJob(t *testing.T) {
 
 	// A PHP worker claimed it (attempt 1) and died: the row stays
 	// processing, its claim time long past PHP's stale timeout.
-	require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+	require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 		j, err := tx.JobGet(ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
@@ -65,7 +67,7 @@ func TestLivePHPStaleRecoveryRetriesBridgeJob(t *testing.T) {
 	assert.Equal(t, 1, recovered, "jobs PHP's stale recovery handled")
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, queuety.JobPending, j.Status, "bridge job after PHP's stale recovery: %s", j.ErrorMessage)
+	require.Equal(t, queuetytype.JobPending, j.Status, "bridge job after PHP's stale recovery: %s", j.ErrorMessage)
 	assert.Empty(t, readMarker(t, marker), "the callback has not run yet")
 
 	var worked struct {
@@ -75,7 +77,7 @@ func TestLivePHPStaleRecoveryRetriesBridgeJob(t *testing.T) {
 	assert.Equal(t, 1, worked.Processed, "bridge jobs PHP ran")
 	j, err = c.Job(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobCompleted, j.Status, "bridge job: %s", j.ErrorMessage)
+	assert.Equal(t, queuetytype.JobCompleted, j.Status, "bridge job: %s", j.ErrorMessage)
 	calls := readMarker(t, marker)
 	require.Len(t, calls, 1, "PHP callback calls: %s", jsonString(calls))
 	assert.Equal(t, hBatchThen, calls[0].Callback, "the class PHP called")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // TestLiveCompensation: a saga built with compensate_with and
@@ -64,7 +65,7 @@ func TestLiveCompensation(t *testing.T) {
 	require.NoError(t, err)
 	wf, err := c.Workflow(ctx, phpID)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	mu.Lock()
 	assert.Equal(t, []string{`App\Undo\Second@2`, `App\Undo\First@1`}, undone, "compensations newest first, each with the state after its step")
 	mu.Unlock()
@@ -128,7 +129,7 @@ func TestLiveCompensationRunByPHP(t *testing.T) {
 	require.NoError(t, err)
 	goWF, err := c.Workflow(ctx, byGo)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowFailed, phpWF.Status, "PHP-run status")
-	assert.Equal(t, queuety.WorkflowFailed, goWF.Status, "Go-run status")
+	assert.Equal(t, queuetytype.WorkflowFailed, phpWF.Status, "PHP-run status")
+	assert.Equal(t, queuetytype.WorkflowFailed, goWF.Status, "Go-run status")
 	assert.Equal(t, string(phpWF.State), string(goWF.State), "final stored state, PHP-run (expected) and Go-run (actual)")
 }

@@ -17,8 +17,10 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -47,7 +49,7 @@ func newLiveDeadlines(t *testing.T) *liveDeadlines {
 // if it had run that long.
 func (l *liveDeadlines) pastDeadline(id int64) {
 	l.t.Helper()
-	require.NoError(l.t, l.c.Store().InTx(context.Background(), func(tx driver.Tx) error {
+	require.NoError(l.t, clientseam.StoreOf(l.c).InTx(context.Background(), func(tx driver.Tx) error {
 		wf, err := tx.WorkflowGet(context.Background(), id, driver.LockUpdate)
 		if err != nil {
 			return err
@@ -124,12 +126,12 @@ echo json_encode(['id' => $id]);`)), &dispatched))
 	require.NoError(t, err)
 	for _, id := range []int64{goID, phpID} {
 		wf := l.status(id)
-		assert.Equal(t, queuety.WorkflowRunning, wf.Status, "workflow %d after the Go sweeps", id)
+		assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "workflow %d after the Go sweeps", id)
 		assert.Equal(t, 0, wf.CurrentStep, "workflow %d did not advance past its deadline", id)
 		jobs, err := l.c.ListJobs(ctx, driver.JobFilter{WorkflowID: id})
 		require.NoError(t, err)
 		require.Len(t, jobs, 1, "step jobs of %d", id)
-		assert.Equal(t, queuety.JobBuried, jobs[0].Status, "the step claimed after the deadline")
+		assert.Equal(t, queuetytype.JobBuried, jobs[0].Status, "the step claimed after the deadline")
 		assert.Equal(t, "Deadline exceeded", jobs[0].ErrorMessage, "the step claimed after the deadline")
 	}
 	handlerJobs, err := l.c.ListJobs(ctx, driver.JobFilter{Handler: phpEscalate})
@@ -140,7 +142,7 @@ echo json_encode(['id' => $id]);`)), &dispatched))
 	assert.Equal(t, 2, l.checkDeadlines(), "workflows PHP expired")
 	for _, id := range []int64{goID, phpID} {
 		wf := l.status(id)
-		assert.Equal(t, queuety.WorkflowFailed, wf.Status, "workflow %d", id)
+		assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "workflow %d", id)
 		assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "workflow %d", id)
 	}
 
@@ -189,7 +191,7 @@ func TestLivePHPSweepOfGoDeadlineHandler(t *testing.T) {
 	l.pastDeadline(id)
 
 	assert.Equal(t, 1, l.checkDeadlines(), "workflows PHP expired")
-	assert.Equal(t, queuety.WorkflowFailed, l.status(id).Status, "after PHP's sweep")
+	assert.Equal(t, queuetytype.WorkflowFailed, l.status(id).Status, "after PHP's sweep")
 	l.workOnce() // no Go handlers: leaves it
 	jobs, err := l.c.ListJobs(ctx, driver.JobFilter{Handler: "go_escalate"})
 	require.NoError(t, err)
@@ -213,5 +215,5 @@ func TestLivePHPSweepOfGoDeadlineHandler(t *testing.T) {
 	fails, err := l.c.Failures(ctx, id, 0)
 	require.NoError(t, err)
 	require.Len(t, fails, 1, "timeout failure recorded for the expiry")
-	assert.Equal(t, queuety.TimeoutExecution, fails[0].TimeoutKind, "failure kind")
+	assert.Equal(t, queuetytype.TimeoutExecution, fails[0].TimeoutKind, "failure kind")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -260,7 +261,7 @@ func TestLiveMixedFleet(t *testing.T) {
 	done := func() bool {
 		for _, id := range []int64{fe, sg} {
 			wf, err := s.c.Workflow(s.ctx, id)
-			if err != nil || wf.Status != queuety.WorkflowCompleted {
+			if err != nil || wf.Status != queuetytype.WorkflowCompleted {
 				return false
 			}
 		}

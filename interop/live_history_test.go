@@ -15,6 +15,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // TestLiveRewindAndFork: Queuety PHP rewinds and forks a workflow Go ran,
@@ -40,7 +41,7 @@ func TestLiveRewindAndFork(t *testing.T) {
 		t.Helper()
 		wf, err := c.Workflow(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow %d", id)
+		assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "workflow %d", id)
 	}
 
 	// Go runs it; PHP reads its history, rewinds it and forks it.
@@ -119,14 +120,14 @@ func TestLiveExportReplay(t *testing.T) {
 	require.NoError(t, err, "PHP printed %q", out)
 	wf, err := c.Workflow(ctx, phpReplay)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowWaitingForSignal, wf.Status, "PHP's replay of Go's export keeps its status")
+	assert.Equal(t, queuetytype.WorkflowWaitingForSignal, wf.Status, "PHP's replay of Go's export keeps its status")
 	assert.Equal(t, 1, wf.CurrentStep, "and its position")
 	assert.Contains(t, events(phpReplay), "workflow_replayed", "replay event")
 	php.eval(`\Queuety\Queuety::signal(` + strconv.FormatInt(phpReplay, 10) + `, 'go', []);`)
 	php.run("work")
 	wf, err = c.Workflow(ctx, phpReplay)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "PHP ran the replay to completion")
+	assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "PHP ran the replay to completion")
 
 	// PHP runs one step and exports; Go replays and finishes.
 	out = php.eval(`echo \Queuety\Queuety::workflow('ex')->then('QueuetyGoInterop\Increment')->then('QueuetyGoInterop\Increment')
@@ -139,7 +140,7 @@ func TestLiveExportReplay(t *testing.T) {
 	require.NoError(t, err)
 	wf, err = c.Workflow(ctx, goReplay)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "Go's replay of PHP's export")
+	assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "Go's replay of PHP's export")
 	assert.Equal(t, 1, wf.CurrentStep, "position")
 	replayedEvents := events(goReplay)
 	assert.Contains(t, replayedEvents, "step_completed", "history replayed")
@@ -147,7 +148,7 @@ func TestLiveExportReplay(t *testing.T) {
 	runGo()
 	wf, err = c.Workflow(ctx, goReplay)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "Go ran the replay to completion")
+	assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "Go ran the replay to completion")
 	st, err := c.State(ctx, goReplay)
 	require.NoError(t, err)
 	assert.Equal(t, queuety.State{"doc": int64(2), "counter": int64(2), "finished": true}, st, "final state")
@@ -167,7 +168,7 @@ func TestLivePHPReadsGoForEachHistory(t *testing.T) {
 	gid := strconv.FormatInt(id, 10)
 	wf, err := s.c.Workflow(s.ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "Go ran fe_all")
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "Go ran fe_all")
 
 	var timeline []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(s.php.eval(`echo json_encode(\Queuety\Queuety::workflow_timeline(`+gid+`, null));`)), &timeline))
@@ -217,5 +218,5 @@ func TestLivePHPReadsGoForEachHistory(t *testing.T) {
 	s.goRun()
 	wf, err = s.c.Workflow(s.ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "Go ran the last step again")
+	assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "Go ran the last step again")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -77,7 +78,7 @@ echo json_encode( array( 'processed' => \Queuety\Queuety::flush_queue( 'grp' ) )
 			continue
 		}
 		j := jobRow(t, c, id)
-		assert.Equal(t, queuety.JobPending, j.Status, "job %d after PHP's unclaim", id)
+		assert.Equal(t, queuetytype.JobPending, j.Status, "job %d after PHP's unclaim", id)
 		assert.Zero(t, j.Attempts, "job %d attempts after PHP's unclaim", id)
 		assert.True(t, j.ReservedAt.IsZero(), "job %d reserved_at after PHP's unclaim", id)
 	}
@@ -102,7 +103,7 @@ echo json_encode( array( 'processed' => \Queuety\Queuety::flush_queue( 'grp' ) )
 	assert.Equal(t, int64(1), st.Succeeded, "the last job, once PHP's completed")
 	for _, id := range append(ids.IDs, goID) {
 		j := jobRow(t, c, id)
-		assert.Equal(t, queuety.JobCompleted, j.Status, "job %d", id)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "job %d", id)
 	}
 }
 
@@ -133,7 +134,7 @@ for ( $i = 1; $i <= 4; $i++ ) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), ran.Load(), "steps Go ran under PHP's 2 per minute")
 	assert.Equal(t, int64(2), st.Succeeded, "succeeded")
-	pending, err := c.ListJobs(ctx, driver.JobFilter{Queue: "geo", Status: queuety.JobPending})
+	pending, err := c.ListJobs(ctx, driver.JobFilter{Queue: "geo", Status: queuetytype.JobPending})
 	require.NoError(t, err)
 	assert.Len(t, pending, 2, "steps left for the next minute")
 	for _, j := range pending {

@@ -16,9 +16,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/middleware"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -90,7 +92,7 @@ echo json_encode(['ran' => $ran]);`)), &out))
 func lockRow(t *testing.T, c *queuety.Client, key string) *driver.Lock {
 	t.Helper()
 	var l *driver.Lock
-	require.NoError(t, c.Store().InTx(context.Background(), func(tx driver.Tx) (err error) {
+	require.NoError(t, clientseam.StoreOf(c).InTx(context.Background(), func(tx driver.Tx) (err error) {
 		l, err = tx.LockGet(context.Background(), key, driver.LockNone)
 		if errors.Is(err, driver.ErrNotFound) {
 			l, err = nil, nil
@@ -132,7 +134,7 @@ func TestLiveWithoutOverlappingSharesLocks(t *testing.T) {
 	assert.Zero(t, runs, "Go handler runs while PHP holds the key")
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobPending, j.Status, "handed back")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "handed back")
 	assert.Equal(t, 0, j.Attempts, "without using an attempt")
 
 	holder.release(t)
@@ -254,12 +256,12 @@ echo json_encode( $out );`
 	assert.Zero(t, calls, "Go handler runs while PHP's count is at the limit")
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobBuried, j.Status, "job")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "job")
 	assert.Equal(t, "Too many exceptions for FlakyJob (2 in 10 minutes). Throttled.", j.ErrorMessage, "Go's message is PHP's")
 
 	// Go counts into the row PHP reads: clear it, fail twice in Go, and PHP
 	// is throttled.
-	require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+	require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 		_, err := tx.LockDelete(ctx, "throttle_exceptions:FlakyJob", "2")
 		return err
 	}))

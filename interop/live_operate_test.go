@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -28,7 +30,7 @@ func TestLiveOperatorVerbs(t *testing.T) {
 		php.eval(`\Queuety\Queuety::bury_job(` + strconv.FormatInt(phpID, 10) + `);`)
 		require.NoError(t, c.BuryJob(ctx, goID, ""))
 		want, got := readJob(t, c, phpID), readJob(t, c, goID)
-		assert.Equal(t, queuety.JobBuried, want.Status, "PHP's status")
+		assert.Equal(t, queuetytype.JobBuried, want.Status, "PHP's status")
 		assert.Equal(t, "Manually buried via CLI.", want.ErrorMessage, "PHP's message")
 		sameJobRow(t, want, got)
 		assert.Empty(t, jobLogs(t, c, phpID), "PHP's log rows")
@@ -42,7 +44,7 @@ func TestLiveOperatorVerbs(t *testing.T) {
 		require.NoError(t, c.DeleteJob(ctx, goID))
 		for _, id := range []int64{phpID, goID} {
 			_, err := c.Job(ctx, id)
-			assert.ErrorIs(t, err, queuety.ErrNotFound, "job %d", id)
+			assert.ErrorIs(t, err, queuetytype.ErrNotFound, "job %d", id)
 		}
 	})
 	t.Run("retry-buried", func(t *testing.T) {
@@ -57,11 +59,11 @@ func TestLiveOperatorVerbs(t *testing.T) {
 		out := php.eval(`echo \Queuety\Queuety::retry_buried();`)
 		assert.Equal(t, "1", strings.TrimSpace(out), "PHP retried")
 		require.NoError(t, c.BuryJob(ctx, goID, ""))
-		n, err := c.RetryBuried(ctx, queuety.BuriedFilter{Queue: "ops"})
+		n, err := c.RetryBuried(ctx, queuetytype.BuriedFilter{Queue: "ops"})
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n, "Go retried")
 		want, got := readJob(t, c, phpID), readJob(t, c, goID)
-		assert.Equal(t, queuety.JobPending, want.Status, "PHP's status")
+		assert.Equal(t, queuetytype.JobPending, want.Status, "PHP's status")
 		assert.Equal(t, want.Status, got.Status, "status")
 		assert.Equal(t, want.ErrorMessage, got.ErrorMessage, "error_message")
 		assert.True(t, want.ReservedAt.IsZero() && got.ReservedAt.IsZero(), "reserved_at cleared on both sides")
@@ -130,7 +132,7 @@ func TestLiveOperatorVerbs(t *testing.T) {
 			&driver.LogEntry{Handler: "", Event: driver.LogCompleted, DurationMS: ms(1), CreatedAt: now},
 		)
 		insertLogs(t, c, rows...)
-		var want []queuety.HandlerMetric
+		var want []queuetytype.HandlerMetric
 		out := php.eval(`echo json_encode(\Queuety\Queuety::handler_metrics(60));`)
 		require.NoError(t, json.Unmarshal([]byte(out), &want), "PHP printed %s", out)
 		got, err := c.HandlerMetrics(ctx, time.Hour)
@@ -195,5 +197,5 @@ func logEvents(logs []*driver.LogEntry) []driver.LogEvent {
 
 func insertLogs(t *testing.T, c *queuety.Client, entries ...*driver.LogEntry) {
 	t.Helper()
-	require.NoError(t, c.Store().InTx(context.Background(), func(tx driver.Tx) error { return tx.LogInsert(context.Background(), entries) }))
+	require.NoError(t, clientseam.StoreOf(c).InTx(context.Background(), func(tx driver.Tx) error { return tx.LogInsert(context.Background(), entries) }))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -161,9 +162,9 @@ echo json_encode( array( 'ran' => RateShared::$ran, 'polls' => $polls ) ), "\n";
 	require.NoError(t, err)
 	for _, j := range jobs {
 		switch j.Status {
-		case queuety.JobCompleted:
+		case queuetytype.JobCompleted:
 			assert.Equalf(t, 1, j.Attempts, "job %d attempts", j.ID)
-		case queuety.JobPending:
+		case queuetytype.JobPending:
 			assert.Zerof(t, j.Attempts, "pending job %d attempts (PHP's unclaim gives them back)", j.ID)
 		default:
 			t.Errorf("job %d is %s: %s", j.ID, j.Status, j.ErrorMessage)

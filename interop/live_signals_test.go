@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // TestLiveSignalFamily: wait_for_signals, wait_for_approval,
@@ -86,7 +87,7 @@ func TestLiveSignalFamily(t *testing.T) {
 			for _, id := range []int64{goID, phpID} {
 				wf, err := c.Workflow(ctx, id)
 				require.NoError(t, err)
-				assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow %d", id)
+				assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "workflow %d", id)
 				st, err := c.State(ctx, id)
 				require.NoError(t, err)
 				assert.Contains(t, st, p.want, "workflow %d state %v", id, st)

@@ -20,6 +20,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -154,7 +155,7 @@ func TestLivePHPAndGoShareTheQueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), st.Succeeded, "PHP-dispatched jobs completed by Go")
 	assert.ElementsMatch(t, []int64{1, 2, 3, 4, 5}, ran, "payloads PHP wrote, as Go read them")
-	done, err := c.ListJobs(ctx, driver.JobFilter{Queue: "to-go", Status: queuety.JobCompleted})
+	done, err := c.ListJobs(ctx, driver.JobFilter{Queue: "to-go", Status: queuetytype.JobCompleted})
 	require.NoError(t, err)
 	assert.Len(t, done, 5, "completed rows")
 
@@ -185,11 +186,11 @@ echo json_encode(['processed' => \Queuety\Queuety::flush_queue('to-php')]);`)), 
 	require.NoError(t, err)
 	require.Len(t, jobs, 7, "4 jobs and 3 steps on the PHP queue")
 	for _, j := range jobs {
-		assert.Equal(t, queuety.JobCompleted, j.Status, "job %d (%s) after PHP worked the queue: %s", j.ID, j.Handler, j.ErrorMessage)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "job %d (%s) after PHP worked the queue: %s", j.ID, j.Handler, j.ErrorMessage)
 	}
 	d, err := c.DescribeWorkflow(ctx, wf)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowCompleted, d.Status, "Go-dispatched workflow run by PHP")
+	assert.Equal(t, queuetytype.WorkflowCompleted, d.Status, "Go-dispatched workflow run by PHP")
 
 	// PHP reads the Go rows back with its own code.
 	var stats struct {

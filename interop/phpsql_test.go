@@ -12,6 +12,7 @@ import (
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -233,11 +234,11 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		// Go reads what PHP wrote.
 		j, err := e.c.Job(e.ctx, jobID)
 		require.NoError(t, err, "Go reads PHP's job")
-		assert.Equal(t, queuety.JobCompleted, j.Status, "status of PHP's job, read by Go: %+v", j)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "status of PHP's job, read by Go: %+v", j)
 		assert.Equal(t, `{"done":3}`, string(j.HeartbeatData), "heartbeat data of PHP's job, read by Go")
 		wf, err := e.c.Workflow(e.ctx, wfID)
 		require.NoError(t, err, "Go reads PHP's workflow")
-		assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status of PHP's workflow, read by Go: %+v", wf)
+		assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "status of PHP's workflow, read by Go: %+v", wf)
 		assert.Equal(t, 1, wf.CurrentStep, "current step of PHP's workflow, read by Go: %+v", wf)
 		assert.Zero(t, wf.RunNumber, "run number of PHP's workflow, read by Go: %+v", wf)
 	})
@@ -263,7 +264,7 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		assert.Equal(t, "1", val(r["attempts"]), "attempts after the Go worker: %s", show(r))
 
 		// A job dispatched by Go, taken by PHP's claim.
-		goJob, err := e.c.Dispatch(e.ctx, "go_made", map[string]any{"y": 2}, queuety.OnQueue("cross2"), queuety.WithPriority(queuety.PriorityHigh))
+		goJob, err := e.c.Dispatch(e.ctx, "go_made", map[string]any{"y": 2}, queuety.OnQueue("cross2"), queuety.WithPriority(queuetytype.PriorityHigh))
 		require.NoError(t, err)
 		// PHP compares available_at with NOW(); the Go job is due at the
 		// fake clock's time, which is in the past.
@@ -283,7 +284,7 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 		require.NoError(t, err)
 		j, err := e.c.Job(e.ctx, goJob)
 		require.NoError(t, err, "Go reads the job PHP completed")
-		assert.Equal(t, queuety.JobCompleted, j.Status, "status of the job PHP completed, read by Go: %+v", j)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "status of the job PHP completed, read by Go: %+v", j)
 		assert.Equal(t, 1, j.Attempts, "attempts of the job PHP completed, read by Go: %+v", j)
 	})
 

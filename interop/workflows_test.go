@@ -13,6 +13,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -195,7 +196,7 @@ func TestPHPDeadlineSweptByGo(t *testing.T) {
 	require.NoError(t, err, "Failures")
 	if assert.Len(t, fails, 1, "failures %s: want one timeout/execution_timeout failure", jsonOf(fails)) {
 		assert.Equal(t, driver.FailureTimeout, fails[0].Category, "failure category")
-		assert.Equal(t, queuety.TimeoutExecution, fails[0].TimeoutKind, "failure timeout kind")
+		assert.Equal(t, queuetytype.TimeoutExecution, fails[0].TimeoutKind, "failure timeout kind")
 	}
 
 	// The deadline handler runs once, with the public state PHP's handler

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Defaults of WithoutOverlapping.
@@ -82,7 +83,7 @@ func WithoutOverlappingBy(key func(inv *queuety.Invocation) string, opts ...Over
 		return func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) {
 			k := key(inv)
 			if k == "" {
-				return nil, queuety.NonRetryable(fmt.Errorf("%w: WithoutOverlapping: empty lock key", queuety.ErrInvalidArgument))
+				return nil, queuety.NonRetryable(fmt.Errorf("%w: WithoutOverlapping: empty lock key", queuetytype.ErrInvalidArgument))
 			}
 			e, err := engineOf(inv)
 			if err != nil {
@@ -185,7 +186,7 @@ func (e *ThrottledError) ErrorClass() string { return "RuntimeException" }
 // engineOf returns the engine of the invocation's client.
 func engineOf(inv *queuety.Invocation) (*engine.Engine, error) {
 	if inv == nil || inv.Client == nil {
-		return nil, fmt.Errorf("%w: the middleware needs the Invocation's Client (set by the worker)", queuety.ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: the middleware needs the Invocation's Client (set by the worker)", queuetytype.ErrInvalidArgument)
 	}
 	return engine.OfClient(inv.Client), nil
 }

@@ -196,7 +196,7 @@ type Job struct {
 // Handled is how a handler call went.
 type Handled struct {
 	Duration time.Duration // wall-clock time of the call
-	Err      error         // the handler's error (a panic becomes a queuety.PanicError)
+	Err      error         // the handler's error (a panic becomes a queuetytype.PanicError)
 }
 
 // Outcome is what became of an attempt.
@@ -250,7 +250,7 @@ const (
 	CategoryError        Category = "error"             // a handler's error
 	CategoryNonRetryable Category = "non_retryable"     // queuety.NonRetryable
 	CategoryPanic        Category = "panic"             // the handler panicked
-	CategoryTimeout      Category = "timeout"           // an activity timeout (queuety.TimeoutError)
+	CategoryTimeout      Category = "timeout"           // an activity timeout (queuetytype.TimeoutError)
 	CategoryDeadline     Category = "deadline_exceeded" // the workflow's deadline passed
 	CategoryNotFound     Category = "handler_not_found" // no handler registered by that name
 	CategoryLeaseLost    Category = "lease_lost"        // the attempt lost its job while running

@@ -4,53 +4,47 @@ import (
 	"context"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
-// Artifact is a stored workflow artifact: a named output kept outside the
-// workflow's state (Queuety's artifacts table). Content is set only when
-// it was read (HasContent): for kind "json" the decoded JSON value, for
-// other kinds the stored text.
-type Artifact = engine.Artifact
-
-// DefaultArtifactKind is the kind of an artifact stored without
-// ArtifactKind.
-const DefaultArtifactKind = engine.DefaultArtifactKind
-
-// ErrNoWorkflowStep is returned by PutArtifact when ctx belongs to a plain
-// job's handler, not a workflow step's.
-var ErrNoWorkflowStep = engine.ErrNoWorkflowStep
-
 // ArtifactOption configures a stored artifact.
-type ArtifactOption func(*engine.ArtifactInput)
+type ArtifactOption func(*artifactOptions)
+
+// artifactOptions are the settings ArtifactOptions make.
+type artifactOptions struct {
+	kind      string
+	metadata  map[string]any
+	stepIndex *int
+}
 
 // ArtifactKind sets the artifact's kind, such as "json" (the default),
 // "text" or "markdown"; at most 32 characters. Content of kind "json" (any
 // case) is stored as JSON text and decoded when read; for other kinds a
 // string or []byte is stored as is and anything else as JSON text.
 func ArtifactKind(kind string) ArtifactOption {
-	return func(in *engine.ArtifactInput) { in.Kind = kind }
+	return func(o *artifactOptions) { o.kind = kind }
 }
 
 // ArtifactMetadata attaches metadata (anything JSON can hold) to the
 // artifact.
 func ArtifactMetadata(md map[string]any) ArtifactOption {
-	return func(in *engine.ArtifactInput) { in.Metadata = md }
+	return func(o *artifactOptions) { o.metadata = md }
 }
 
 // ArtifactStep links an artifact stored with Client.PutArtifact to a step
 // of its workflow (PutArtifact inside a step sets it on its own).
 func ArtifactStep(index int) ArtifactOption {
-	return func(in *engine.ArtifactInput) { in.StepIndex = &index }
+	return func(o *artifactOptions) { o.stepIndex = &index }
 }
 
 func artifactInput(workflowID int64, key string, content any, opts []ArtifactOption) engine.ArtifactInput {
-	in := engine.ArtifactInput{WorkflowID: workflowID, Key: key, Content: content}
-	for _, o := range opts {
-		if o != nil {
-			o(&in)
+	var o artifactOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
 		}
 	}
-	return in
+	return engine.ArtifactInput{WorkflowID: workflowID, Key: key, Content: content, Kind: o.kind, Metadata: o.metadata, StepIndex: o.stepIndex}
 }
 
 // PutArtifact stores an artifact for the workflow step running in ctx
@@ -80,14 +74,14 @@ func (c *Client) PutArtifact(ctx context.Context, workflowID int64, key string, 
 // Artifacts lists a workflow's artifacts ordered by key (Queuety's
 // workflow_artifacts), with their content when withContent is set. A
 // workflow without artifacts, or that does not exist, has none.
-func (c *Client) Artifacts(ctx context.Context, workflowID int64, withContent bool) ([]*Artifact, error) {
+func (c *Client) Artifacts(ctx context.Context, workflowID int64, withContent bool) ([]*queuetytype.Artifact, error) {
 	return c.engine.ListArtifacts(ctx, workflowID, withContent)
 }
 
 // Artifact reads one artifact of a workflow, with its content (Queuety's
 // workflow_artifact). It returns ErrNotFound when there is none with that
 // key.
-func (c *Client) Artifact(ctx context.Context, workflowID int64, key string) (*Artifact, error) {
+func (c *Client) Artifact(ctx context.Context, workflowID int64, key string) (*queuetytype.Artifact, error) {
 	return c.engine.GetArtifact(ctx, workflowID, key)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -243,7 +244,7 @@ func (b *ChainBuilder) DispatchIDs(ctx context.Context) ([]int64, error) {
 // Batch reads a batch. It returns an error wrapping ErrNotFound when there
 // is none.
 func (c *Client) Batch(ctx context.Context, id int64) (*Batch, error) {
-	var row *driver.Batch
+	var row *queuetytype.Batch
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { row, err = tx.BatchGet(ctx, id, driver.LockNone); return err })
 	if err != nil {
 		return nil, wrap("read batch", err)
@@ -252,8 +253,8 @@ func (c *Client) Batch(ctx context.Context, id int64) (*Batch, error) {
 }
 
 // ListBatches lists batches, newest first.
-func (c *Client) ListBatches(ctx context.Context, f driver.BatchFilter) ([]*Batch, error) {
-	var rows []*driver.Batch
+func (c *Client) ListBatches(ctx context.Context, f queuetytype.BatchFilter) ([]*Batch, error) {
+	var rows []*queuetytype.Batch
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.BatchList(ctx, f); return err })
 	if err != nil {
 		return nil, wrap("list batches", err)
@@ -270,16 +271,16 @@ func (c *Client) ListBatches(ctx context.Context, f driver.BatchFilter) ([]*Batc
 }
 
 // BatchJobCounts counts a batch's jobs by queue and status.
-func (c *Client) BatchJobCounts(ctx context.Context, id int64) ([]driver.QueueCount, error) {
-	var out []driver.QueueCount
+func (c *Client) BatchJobCounts(ctx context.Context, id int64) ([]queuetytype.QueueCount, error) {
+	var out []queuetytype.QueueCount
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.BatchJobCounts(ctx, id); return err })
 	return out, wrap("count batch jobs", err)
 }
 
 // BatchEvents lists the batch transitions whose callbacks the Go engine
 // handled, with the callback job it enqueued for each.
-func (c *Client) BatchEvents(ctx context.Context, id int64) ([]*driver.BatchEvent, error) {
-	var out []*driver.BatchEvent
+func (c *Client) BatchEvents(ctx context.Context, id int64) ([]*queuetytype.BatchEvent, error) {
+	var out []*queuetytype.BatchEvent
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.BatchEventList(ctx, []int64{id}); return err })
 	return out, wrap("list batch events", err)
 }
@@ -328,7 +329,7 @@ type batchWire struct {
 	FinishedAt   *string         `json:"finished_at"`
 }
 
-func batchFromRow(row *driver.Batch) (*Batch, error) {
+func batchFromRow(row *queuetytype.Batch) (*Batch, error) {
 	return decodeBatch(engine.EncodeJSON(engine.BatchObject(row)))
 }
 

@@ -5,24 +5,16 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Client dispatches jobs and workflows and operates on them. It is safe for
-// concurrent use. Create one with Open (or NewClient around a store) and
-// share it.
+// concurrent use. Create one with Open and share it.
 type Client struct {
 	engine *engine.Engine
 	store  driver.Store
 }
-
-func init() {
-	engine.OfClient = func(c any) *engine.Engine { return c.(*Client).engine }
-}
-
-// NewClient wraps an open store (see package store/driver). Open is the
-// usual way to get a Client.
-func NewClient(s driver.Store, opts ...Option) *Client { return newClient(s, newConfig(opts)) }
 
 func newClient(s driver.Store, cfg config) *Client {
 	e := engine.New(s, engine.Config{
@@ -83,6 +75,12 @@ func (c *Client) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, 
 	return c.engine.DispatchMany(ctx, out)
 }
 
-// Store returns the store the client runs on, for tools that need its
-// Info or Migrate (see package store/driver).
-func (c *Client) Store() driver.Store { return c.store }
+// StoreInfo describes the store the client runs on: its driver, server
+// version, table prefix and address (without credentials), the warnings
+// found when it was opened, and whether it runs one write transaction at
+// a time.
+func (c *Client) StoreInfo() queuetytype.StoreInfo { return c.store.Info() }
+
+// Migrate creates or upgrades the store's tables. Open runs it unless
+// SkipMigrate is given; it is safe to run again.
+func (c *Client) Migrate(ctx context.Context) error { return c.store.Migrate(ctx) }

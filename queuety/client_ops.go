@@ -6,33 +6,34 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
 // QueueStates lists paused queues.
-func (c *Client) QueueStates(ctx context.Context) ([]driver.QueueState, error) {
-	var out []driver.QueueState
+func (c *Client) QueueStates(ctx context.Context) ([]queuetytype.QueueState, error) {
+	var out []queuetytype.QueueState
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.QueueStates(ctx); return err })
 	return out, wrap("queue states", err)
 }
 
 // Job reads one job.
-func (c *Client) Job(ctx context.Context, id int64) (*driver.Job, error) {
-	var j *driver.Job
+func (c *Client) Job(ctx context.Context, id int64) (*queuetytype.Job, error) {
+	var j *queuetytype.Job
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { j, err = tx.JobGet(ctx, id, driver.LockNone); return err })
 	return j, wrap("read job", err)
 }
 
 // ListJobs lists jobs, oldest first.
-func (c *Client) ListJobs(ctx context.Context, f driver.JobFilter) ([]*driver.Job, error) {
-	var out []*driver.Job
+func (c *Client) ListJobs(ctx context.Context, f queuetytype.JobFilter) ([]*queuetytype.Job, error) {
+	var out []*queuetytype.Job
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.JobList(ctx, f); return err })
 	return out, wrap("list jobs", err)
 }
 
 // Counts returns the number of jobs per queue and status.
-func (c *Client) Counts(ctx context.Context) ([]driver.QueueCount, error) {
-	var out []driver.QueueCount
+func (c *Client) Counts(ctx context.Context) ([]queuetytype.QueueCount, error) {
+	var out []queuetytype.QueueCount
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.JobCounts(ctx); return err })
 	return out, wrap("count jobs", err)
 }
@@ -53,29 +54,29 @@ func (c *Client) OldestDueAge(ctx context.Context, queue string) (time.Duration,
 }
 
 // WorkflowCounts returns the number of workflows in each status.
-func (c *Client) WorkflowCounts(ctx context.Context) (map[WorkflowStatus]int64, error) {
-	var out map[WorkflowStatus]int64
+func (c *Client) WorkflowCounts(ctx context.Context) (map[queuetytype.WorkflowStatus]int64, error) {
+	var out map[queuetytype.WorkflowStatus]int64
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.WorkflowCounts(ctx); return err })
 	return out, wrap("count workflows", err)
 }
 
 // Logs lists log rows, oldest first.
-func (c *Client) Logs(ctx context.Context, f driver.LogFilter) ([]*driver.LogEntry, error) {
-	var out []*driver.LogEntry
+func (c *Client) Logs(ctx context.Context, f queuetytype.LogFilter) ([]*queuetytype.LogEntry, error) {
+	var out []*queuetytype.LogEntry
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.LogList(ctx, f); return err })
 	return out, wrap("list logs", err)
 }
 
 // Workflow reads one workflow row.
-func (c *Client) Workflow(ctx context.Context, id int64) (*driver.Workflow, error) {
-	var wf *driver.Workflow
+func (c *Client) Workflow(ctx context.Context, id int64) (*queuetytype.Workflow, error) {
+	var wf *queuetytype.Workflow
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); return err })
 	return wf, wrap("read workflow", err)
 }
 
 // ListWorkflows lists workflows, newest first.
-func (c *Client) ListWorkflows(ctx context.Context, f driver.WorkflowFilter) ([]*driver.Workflow, error) {
-	var out []*driver.Workflow
+func (c *Client) ListWorkflows(ctx context.Context, f queuetytype.WorkflowFilter) ([]*queuetytype.Workflow, error) {
+	var out []*queuetytype.Workflow
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.WorkflowList(ctx, f); return err })
 	return out, wrap("list workflows", err)
 }
@@ -105,16 +106,16 @@ func wrap(what string, err error) error {
 // FailurePage lists the newest failures q selects (of a workflow, or of
 // some jobs), oldest first, with their messages cut as q says: a bounded
 // Failures.
-func (c *Client) FailurePage(ctx context.Context, q driver.FailureQuery) ([]*driver.Failure, error) {
-	var out []*driver.Failure
+func (c *Client) FailurePage(ctx context.Context, q queuetytype.FailureQuery) ([]*queuetytype.Failure, error) {
+	var out []*queuetytype.Failure
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.FailurePage(ctx, q); return err })
 	return out, wrap("list failures", err)
 }
 
 // Failures lists the recorded failures of a workflow, or of a job when
 // workflowID is 0, oldest first; FailurePage lists a bounded page.
-func (c *Client) Failures(ctx context.Context, workflowID, jobID int64) ([]*driver.Failure, error) {
-	var out []*driver.Failure
+func (c *Client) Failures(ctx context.Context, workflowID, jobID int64) ([]*queuetytype.Failure, error) {
+	var out []*queuetytype.Failure
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.FailureList(ctx, workflowID, jobID); return err })
 	return out, wrap("list failures", err)
 }

@@ -6,12 +6,13 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
 // ErrNoSQLStore is returned by the transactional dispatches when the
 // client's store is not built on database/sql.
-var ErrNoSQLStore = fmt.Errorf("%w: the client's store does not run on database/sql", ErrInvalidArgument)
+var ErrNoSQLStore = fmt.Errorf("%w: the client's store does not run on database/sql", queuetytype.ErrInvalidArgument)
 
 // DB returns the connection pool of the client's store (both stores
 // shipped with queuety-go have one), or nil for a store without one.
@@ -33,7 +34,7 @@ func (c *Client) DB() *sql.DB {
 // sqlTx wraps a caller's transaction as the store's row operations.
 func (c *Client) sqlTx(tx *sql.Tx) (driver.Tx, error) {
 	if tx == nil {
-		return nil, fmt.Errorf("%w: nil *sql.Tx", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: nil *sql.Tx", queuetytype.ErrInvalidArgument)
 	}
 	s, ok := c.store.(driver.SQLStore)
 	if !ok {

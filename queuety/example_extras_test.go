@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -36,7 +37,7 @@ func ExampleClient_AddWebhook() {
 	}
 	fmt.Println(h.Secret[:6]) // whsec_...: give it to the receiver
 	if _, err := q.AddWebhook(ctx, "job.exploded", hook.URL); err != nil {
-		fmt.Println(errors.Is(err, queuety.ErrInvalidArgument))
+		fmt.Println(errors.Is(err, queuetytype.ErrInvalidArgument))
 	}
 
 	_, _ = q.Dispatch(ctx, "send_email", nil)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // JobFunc handles a plain job. The payload has the engine's reserved keys
@@ -39,22 +40,12 @@ type ForEachFunc func(ctx context.Context, state State, item any, index int) (St
 // ReducerFunc turns a settled for-each step's aggregate into the keys to
 // merge into the workflow's public state (registered with HandleReducer).
 // It receives the state as it was when the step settled.
-type ReducerFunc func(ctx context.Context, state State, result ForEachResult) (State, error)
+type ReducerFunc func(ctx context.Context, state State, result queuetytype.ForEachResult) (State, error)
 
 // RepeatConditionFunc decides a repeat step from the workflow's public
 // state (registered with HandleRepeatCondition): true means the condition
 // holds.
 type RepeatConditionFunc func(ctx context.Context, state State) (bool, error)
-
-// ForEachResult is the aggregate a settled for-each step stores under its
-// result key and passes to its reducer.
-type ForEachResult = engine.ForEachResult
-
-// ForEachBranch is one succeeded for-each branch.
-type ForEachBranch = engine.ForEachBranch
-
-// ForEachFailure is one for-each branch that failed for good.
-type ForEachFailure = engine.ForEachFailure
 
 // Registry maps handler names to handlers. Names are the strings stored in
 // jobs.handler, so PHP class names ("App\\Steps\\FetchData") work as
@@ -75,9 +66,6 @@ type Registry struct {
 	middleware        []Middleware
 	handlerMiddleware map[string][]Middleware
 }
-
-// The engine looks reducers and repeat conditions up in a Registry.
-var _ engine.Functions = (*Registry)(nil)
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
@@ -207,29 +195,20 @@ func (r *Registry) ForEach(name string) (ForEachFunc, bool) {
 	return fn, ok
 }
 
-// Reducer returns the for-each reducer for name, in the engine's form.
-func (r *Registry) Reducer(name string) (engine.ReducerFunc, bool) {
+// Reducer returns the for-each reducer registered for name.
+func (r *Registry) Reducer(name string) (ReducerFunc, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	fn, ok := r.reducers[name]
-	if !ok {
-		return nil, false
-	}
-	return func(ctx context.Context, state engine.State, result ForEachResult) (engine.State, error) {
-		return fn(ctx, state, result)
-	}, true
+	return fn, ok
 }
 
-// RepeatCondition returns the repeat condition for name, in the engine's
-// form.
-func (r *Registry) RepeatCondition(name string) (engine.ConditionFunc, bool) {
+// RepeatCondition returns the repeat condition registered for name.
+func (r *Registry) RepeatCondition(name string) (RepeatConditionFunc, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	fn, ok := r.conditions[name]
-	if !ok {
-		return nil, false
-	}
-	return func(ctx context.Context, state engine.State) (bool, error) { return fn(ctx, state) }, true
+	return fn, ok
 }
 
 // Names returns the names a worker claims jobs for, sorted: job, step,

@@ -7,13 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 func forEachFn(context.Context, queuety.State, any, int) (queuety.State, error) { return nil, nil }
 
-func reducerFn(context.Context, queuety.State, queuety.ForEachResult) (queuety.State, error) {
+func reducerFn(context.Context, queuety.State, queuetytype.ForEachResult) (queuety.State, error) {
 	return queuety.State{"reduced": true}, nil
 }
 
@@ -26,10 +27,10 @@ func TestRegistryForEachReducerCondition(t *testing.T) {
 	r.HandleReducer("reduce", reducerFn)
 	r.HandleRepeatCondition("again", conditionFn)
 
-	var fns engine.Functions = r
+	fns := clientseam.Functions(r)
 	reduce, ok := fns.Reducer("reduce")
 	require.True(t, ok, "reducer")
-	out, err := reduce(context.Background(), nil, queuety.ForEachResult{})
+	out, err := reduce(context.Background(), nil, queuetytype.ForEachResult{})
 	require.NoError(t, err)
 	assert.Equal(t, true, out["reduced"])
 	_, ok = fns.RepeatCondition("again")

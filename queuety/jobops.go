@@ -4,22 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 )
-
-// ManualBuryMessage is the error message BuryJob stores when it is given
-// none: "Manually buried via CLI.", the text `wp queuety bury` stores.
-const ManualBuryMessage = engine.ManualBuryMessage
-
-// BuriedFilter narrows RetryBuried: only buried jobs on Queue and of
-// Handler. Empty fields do not filter.
-type BuriedFilter = engine.BuriedFilter
-
-// HandlerMetric is one handler's line of HandlerMetrics: completed and
-// failed (failed plus buried) log rows, mean and 95th-percentile duration
-// of the completed ones in milliseconds, and the error rate. It marshals
-// to the keys Queuety's handler_metrics returns.
-type HandlerMetric = engine.HandlerMetric
 
 // BuryJob buries a job by hand, as Queuety's bury_job does: status buried,
 // failed_at now and msg (ManualBuryMessage when empty) as its error
@@ -50,7 +36,7 @@ func (c *Client) DeleteJob(ctx context.Context, id int64) error {
 // retried after running out of attempts is buried again at its next
 // failure), writes no log row, and also requeues buried workflow steps,
 // which then wait for good when their workflow has failed.
-func (c *Client) RetryBuried(ctx context.Context, f BuriedFilter) (int64, error) {
+func (c *Client) RetryBuried(ctx context.Context, f queuetytype.BuriedFilter) (int64, error) {
 	return c.engine.RetryBuried(ctx, f)
 }
 
@@ -73,14 +59,10 @@ func (c *Client) RecoverStale(ctx context.Context) (int, error) {
 	}
 }
 
-// StaleMessage is the error message of a job buried by stale recovery
-// (Queuety's text).
-const StaleMessage = engine.StaleMessage
-
 // HandlerMetrics computes per-handler metrics from the log rows of the
 // last window (Queuety's handler_metrics with window in minutes), in
 // handler name order. window must be positive.
-func (c *Client) HandlerMetrics(ctx context.Context, window time.Duration) ([]HandlerMetric, error) {
+func (c *Client) HandlerMetrics(ctx context.Context, window time.Duration) ([]queuetytype.HandlerMetric, error) {
 	return c.engine.HandlerMetrics(ctx, window)
 }
 

@@ -3,17 +3,8 @@ package queuety
 import (
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 )
-
-// Rate is a rate limit: at most Max starts of a handler in any Window
-// (a sliding window). Workers take it from worker.RateLimit, or from the
-// jobs themselves (RateLimit).
-type Rate = engine.Rate
-
-// JobResources are a job's admission settings (ConcurrencyGroup,
-// ConcurrencyLimit, CostUnits, RateLimit), as a JobSpec holds them.
-type JobResources = engine.JobResources
 
 // ConcurrencyGroup puts the job in a concurrency group (the
 // concurrency_group column): workers start at most the group's limit of
@@ -22,7 +13,7 @@ type JobResources = engine.JobResources
 // budgets (worker.GroupCostBudget) apply to it too. Several handlers can
 // share one group, for example all calls to one provider.
 func ConcurrencyGroup(name string) JobOption {
-	return func(s *JobSpec) { s.Resources.ConcurrencyGroup = name }
+	return func(s *queuetytype.JobSpec) { s.Resources.ConcurrencyGroup = name }
 }
 
 // ConcurrencyLimit stores the limit of the job's concurrency group on the
@@ -31,7 +22,7 @@ func ConcurrencyGroup(name string) JobOption {
 // processing. It needs ConcurrencyGroup. This is Queuety PHP's
 // ->concurrency_group($group, $limit).
 func ConcurrencyLimit(n int) JobOption {
-	return func(s *JobSpec) { s.Resources.ConcurrencyLimit = n }
+	return func(s *queuetytype.JobSpec) { s.Resources.ConcurrencyLimit = n }
 }
 
 // CostUnits sets the job's relative cost (the cost_units column, at least
@@ -39,7 +30,7 @@ func ConcurrencyLimit(n int) JobOption {
 // worker.GroupCostBudget, worker.QueueCostBudget) and a workflow's
 // MaxCostUnits budget add it up.
 func CostUnits(n int) JobOption {
-	return func(s *JobSpec) { s.Resources.CostUnits, s.Resources.CostUnitsSet = n, true }
+	return func(s *queuetytype.JobSpec) { s.Resources.CostUnits, s.Resources.CostUnitsSet = n, true }
 }
 
 // RateLimit stores a rate limit for the job's handler in the job
@@ -49,5 +40,5 @@ func CostUnits(n int) JobOption {
 // the handler (worker.RateLimit) adopts the first one it claims, as
 // Queuety PHP workers do, so both honour it.
 func RateLimit(max int, window time.Duration) JobOption {
-	return func(s *JobSpec) { s.Resources.RateLimit = Rate{Max: max, Window: window} }
+	return func(s *queuetytype.JobSpec) { s.Resources.RateLimit = queuetytype.Rate{Max: max, Window: window} }
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // HandlerKind says which kind of registered handler an Invocation calls.
@@ -25,7 +27,7 @@ type Invocation struct {
 	// Client is the client of the worker running the handler.
 	Client *Client
 	// Job describes the attempt (as JobInfoFrom(ctx) does).
-	Job JobInfo
+	Job queuetytype.JobInfo
 	// Kind says which handler runs and which fields below are set.
 	Kind HandlerKind
 	// Payload is the job's payload (KindJob, KindCallback).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Signal sends a named signal with a payload (anything that encodes as a
@@ -101,7 +102,7 @@ func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 // entries of its timeline, up to DefaultJobsPerStep jobs of each step and
 // the newest DescribeFailures failures and DescribeSignals signals (see
 // DescribeWorkflowWith).
-func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
+func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*queuetytype.WorkflowDescription, error) {
 	return c.engine.DescribeWorkflow(ctx, id)
 }
 
@@ -112,7 +113,7 @@ func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 // category), SignalsTotal and SignalsMore. Failure messages are cut at
 // DescribeTextChars characters and signal payloads over
 // DescribePayloadBytes left out, with their length.
-func (c *Client) DescribeWorkflowWith(ctx context.Context, id int64, opts DescribeOptions) (*WorkflowDescription, error) {
+func (c *Client) DescribeWorkflowWith(ctx context.Context, id int64, opts queuetytype.DescribeOptions) (*queuetytype.WorkflowDescription, error) {
 	return c.engine.DescribeWorkflowWith(ctx, id, opts)
 }
 
@@ -200,7 +201,7 @@ func (c *Client) ReplayWorkflow(ctx context.Context, export []byte) (int64, erro
 // signals and wait dependencies. See TraceWorkflowWith for its bounds;
 // ExportWorkflow returns the whole history.
 func (c *Client) TraceWorkflow(ctx context.Context, workflowID int64) ([]byte, error) {
-	return c.TraceWorkflowWith(ctx, workflowID, TraceOptions{})
+	return c.TraceWorkflowWith(ctx, workflowID, queuetytype.TraceOptions{})
 }
 
 // TraceWorkflowWith returns the page of a workflow's trace bundle that
@@ -215,7 +216,7 @@ func (c *Client) TraceWorkflow(ctx context.Context, workflowID int64) ([]byte, e
 // are bounded too. The bundle's "page" object counts what was left out,
 // and its next_offset is the Offset of the next page (null after the
 // last).
-func (c *Client) TraceWorkflowWith(ctx context.Context, workflowID int64, opts TraceOptions) ([]byte, error) {
+func (c *Client) TraceWorkflowWith(ctx context.Context, workflowID int64, opts queuetytype.TraceOptions) ([]byte, error) {
 	o, err := c.engine.TraceWorkflowWith(ctx, workflowID, opts)
 	if err != nil {
 		return nil, err

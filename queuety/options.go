@@ -1,62 +1,19 @@
 package queuety
 
 import (
-	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/observe"
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 
 	"log/slog"
 	"time"
 )
 
-// Defaults used when a job or workflow does not say otherwise. They match
-// Queuety's.
-const (
-	DefaultQueue       = driver.DefaultQueue
-	DefaultMaxAttempts = engine.DefaultMaxAttempts
-	// MaxAttemptsLimit is the largest attempt count a row can hold
-	// (Queuety stores attempts in a TINYINT UNSIGNED).
-	MaxAttemptsLimit = engine.MaxAttemptsLimit
-	// DefaultStaleTimeout is how long a claim may go without a renewal
-	// before stale recovery takes the job back (Queuety's
-	// QUEUETY_STALE_TIMEOUT). Go workers renew their claims while handlers
-	// run, so only a dead or wedged process lets a claim go stale.
-	DefaultStaleTimeout = engine.DefaultStaleTimeout
-	// DefaultLeaseTimeout is how long a Go worker's claim may go without a
-	// renewal before the job is recovered (Go workers renew every few
-	// seconds, so such a claim belongs to a dead process). Claims made by
-	// Queuety PHP wait for DefaultStaleTimeout.
-	DefaultLeaseTimeout = engine.DefaultLeaseTimeout
-)
-
-// JobSpec is the resolved form of a list of JobOptions: queue, priority
-// (valid only when PrioritySet), delay, attempts, backoff, dependency,
-// uniqueness and activity timeouts. The builder uses it for per-step
-// options; most code never needs it.
-type JobSpec = engine.JobSpec
-
-// ActivityTimeouts are the four per-job (or per-step) timeouts. Zero means
-// "not set"; set values must be at least one second.
-//
-//   - ScheduleToStart bounds the wait in the queue before an attempt starts;
-//     every retry gets a fresh window, counted from when it becomes due.
-//   - StartToClose bounds one attempt, from claim to result. The handler's
-//     ctx carries this deadline.
-//   - ScheduleToClose bounds the whole job, all attempts and backoffs
-//     included, from dispatch. It never resets and is always final.
-//   - Heartbeat bounds the gap between heartbeats (Heartbeat) while an
-//     attempt runs, counted from the claim.
-//
-// Schedule-to-start, start-to-close and heartbeat timeouts retry while
-// attempts remain; schedule-to-close does not.
-type ActivityTimeouts = engine.ActivityTimeouts
-
 // JobOption configures a dispatched job, or a workflow step in the builder.
-type JobOption func(*JobSpec)
+type JobOption func(*queuetytype.JobSpec)
 
 // ResolveJobOptions applies opts to an empty JobSpec.
-func ResolveJobOptions(opts ...JobOption) JobSpec {
-	var s JobSpec
+func ResolveJobOptions(opts ...JobOption) queuetytype.JobSpec {
+	var s queuetytype.JobSpec
 	for _, o := range opts {
 		if o != nil {
 			o(&s)
@@ -66,25 +23,27 @@ func ResolveJobOptions(opts ...JobOption) JobSpec {
 }
 
 // OnQueue puts the job on a named queue (default "default").
-func OnQueue(queue string) JobOption { return func(s *JobSpec) { s.Queue = queue } }
+func OnQueue(queue string) JobOption { return func(s *queuetytype.JobSpec) { s.Queue = queue } }
 
 // WithPriority sets the priority (PriorityLow by default).
-func WithPriority(p Priority) JobOption {
-	return func(s *JobSpec) { s.Priority, s.PrioritySet = p, true }
+func WithPriority(p queuetytype.Priority) JobOption {
+	return func(s *queuetytype.JobSpec) { s.Priority, s.PrioritySet = p, true }
 }
 
 // Delay makes the job due after d. Negative delays are rejected.
-func Delay(d time.Duration) JobOption { return func(s *JobSpec) { s.Delay = d } }
+func Delay(d time.Duration) JobOption { return func(s *queuetytype.JobSpec) { s.Delay = d } }
 
 // MaxAttempts sets how many attempts the job gets (default 3, at most 255).
-func MaxAttempts(n int) JobOption { return func(s *JobSpec) { s.MaxAttempts = n } }
+func MaxAttempts(n int) JobOption { return func(s *queuetytype.JobSpec) { s.MaxAttempts = n } }
 
 // WithBackoff sets the wait between attempts.
-func WithBackoff(b Backoff) JobOption { return func(s *JobSpec) { s.Backoff = b } }
+func WithBackoff(b queuetytype.Backoff) JobOption {
+	return func(s *queuetytype.JobSpec) { s.Backoff = b }
+}
 
 // Retry sets the attempt count and, optionally, the backoff.
-func Retry(maxAttempts int, backoff ...Backoff) JobOption {
-	return func(s *JobSpec) {
+func Retry(maxAttempts int, backoff ...queuetytype.Backoff) JobOption {
+	return func(s *queuetytype.JobSpec) {
 		s.MaxAttempts = maxAttempts
 		if len(backoff) > 0 {
 			s.Backoff = backoff[0]
@@ -94,7 +53,7 @@ func Retry(maxAttempts int, backoff ...Backoff) JobOption {
 
 // DependsOn makes the job wait until job id has completed (Queuety's
 // depends_on). A job whose dependency is buried never runs.
-func DependsOn(id int64) JobOption { return func(s *JobSpec) { s.DependsOn = id } }
+func DependsOn(id int64) JobOption { return func(s *queuetytype.JobSpec) { s.DependsOn = id } }
 
 // Unique skips the dispatch when a unique job with the same handler and the
 // same payload is pending or processing, and returns that job's id
@@ -105,26 +64,26 @@ func DependsOn(id int64) JobOption { return func(s *JobSpec) { s.DependsOn = id 
 // finds a Go job when its array lists the keys in the order Go wrote them:
 // sorted for a map, in field order for a struct, as given for a
 // json.RawMessage.
-func Unique() JobOption { return func(s *JobSpec) { s.Unique = true } }
+func Unique() JobOption { return func(s *queuetytype.JobSpec) { s.Unique = true } }
 
 // ScheduleToStart bounds how long each attempt may wait in the queue.
 func ScheduleToStart(d time.Duration) JobOption {
-	return func(s *JobSpec) { s.Timeouts.ScheduleToStart = d }
+	return func(s *queuetytype.JobSpec) { s.Timeouts.ScheduleToStart = d }
 }
 
 // StartToClose bounds one attempt, from claim to result.
 func StartToClose(d time.Duration) JobOption {
-	return func(s *JobSpec) { s.Timeouts.StartToClose = d }
+	return func(s *queuetytype.JobSpec) { s.Timeouts.StartToClose = d }
 }
 
 // ScheduleToClose bounds the whole job, retries included. It is final.
 func ScheduleToClose(d time.Duration) JobOption {
-	return func(s *JobSpec) { s.Timeouts.ScheduleToClose = d }
+	return func(s *queuetytype.JobSpec) { s.Timeouts.ScheduleToClose = d }
 }
 
 // HeartbeatTimeout bounds the gap between heartbeats of a running attempt.
 func HeartbeatTimeout(d time.Duration) JobOption {
-	return func(s *JobSpec) { s.Timeouts.Heartbeat = d }
+	return func(s *queuetytype.JobSpec) { s.Timeouts.Heartbeat = d }
 }
 
 // Option configures a Client.
@@ -134,7 +93,7 @@ type config struct {
 	clock        Clock
 	logger       *slog.Logger
 	skipMigrate  bool
-	backoff      Backoff
+	backoff      queuetytype.Backoff
 	staleTimeout time.Duration
 	leaseTimeout time.Duration
 	handoff      time.Duration
@@ -150,8 +109,8 @@ func newConfig(opts []Option) config {
 	c := config{
 		clock:        SystemClock{},
 		logger:       slog.Default(),
-		backoff:      BackoffExponential,
-		staleTimeout: DefaultStaleTimeout,
+		backoff:      queuetytype.BackoffExponential,
+		staleTimeout: queuetytype.DefaultStaleTimeout,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -171,7 +130,7 @@ func SkipMigrate() Option { return func(cfg *config) { cfg.skipMigrate = true } 
 
 // WithDefaultBackoff sets the backoff for jobs that do not carry their own
 // (default BackoffExponential, as in Queuety).
-func WithDefaultBackoff(b Backoff) Option { return func(cfg *config) { cfg.backoff = b } }
+func WithDefaultBackoff(b queuetytype.Backoff) Option { return func(cfg *config) { cfg.backoff = b } }
 
 // WithLeaseTimeout sets how long a Go worker's claim may go without a
 // renewal before stale recovery takes the job back (default
@@ -180,11 +139,6 @@ func WithDefaultBackoff(b Backoff) Option { return func(cfg *config) { cfg.backo
 func WithLeaseTimeout(d time.Duration) Option {
 	return func(cfg *config) { cfg.leaseTimeout = d }
 }
-
-// DefaultDeadlineHandoff is how long past a running workflow's deadline a
-// process whose workers lack its deadline handler leaves the expiry to a
-// worker that has it.
-const DefaultDeadlineHandoff = engine.DefaultDeadlineHandoff
 
 // WithDeadlineHandoff sets how long past a running workflow's deadline
 // this process's sweeps leave its expiry to a worker that has its deadline
@@ -211,11 +165,6 @@ func WithObserver(o observe.Observer) Option {
 func WithStaleTimeout(d time.Duration) Option {
 	return func(cfg *config) { cfg.staleTimeout = d }
 }
-
-// DefaultMaxForEachItems caps the items one for-each step may expand into
-// when its workflow sets no MaxForEachItems budget. A step that plans more
-// fails its workflow with a constraint error naming the cap.
-const DefaultMaxForEachItems = engine.DefaultMaxForEachItems
 
 // WithMaxForEachItems sets the cap on the items one for-each step of a
 // workflow without a MaxForEachItems budget may expand into, for the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 	"time"
+
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // QueueSummary is one queue's jobs by status and its paused flag.
@@ -37,15 +39,15 @@ func (c *Client) QueueSummaries(ctx context.Context) ([]*QueueSummary, error) {
 	for _, qc := range counts {
 		q := get(qc.Queue)
 		switch qc.Status {
-		case JobPending:
+		case queuetytype.JobPending:
 			q.Pending += qc.Count
-		case JobProcessing:
+		case queuetytype.JobProcessing:
 			q.Processing += qc.Count
-		case JobCompleted:
+		case queuetytype.JobCompleted:
 			q.Completed += qc.Count
-		case JobFailed:
+		case queuetytype.JobFailed:
 			q.Failed += qc.Count
-		case JobBuried:
+		case queuetytype.JobBuried:
 			q.Buried += qc.Count
 		}
 		q.Total += qc.Count

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -30,8 +31,8 @@ func (c *Client) OldestDueAges(ctx context.Context) (map[string]time.Duration, e
 // JobPreview reads one job with its payload and heartbeat data cut to
 // their first maxChars characters, and their full lengths: a page that
 // shows a job reads a bounded amount whatever its payload's size.
-func (c *Client) JobPreview(ctx context.Context, id int64, maxChars int) (*driver.JobPreview, error) {
-	var p *driver.JobPreview
+func (c *Client) JobPreview(ctx context.Context, id int64, maxChars int) (*queuetytype.JobPreview, error) {
+	var p *queuetytype.JobPreview
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { p, err = tx.JobPreview(ctx, id, maxChars); return err })
 	return p, wrap("read job", err)
 }
@@ -41,7 +42,7 @@ func (c *Client) JobPreview(ctx context.Context, id int64, maxChars int) (*drive
 // character from, and the value's full length in characters (-1 for
 // NULL). Read a large value in pieces to stream it without holding it
 // whole in memory.
-func (c *Client) ReadText(ctx context.Context, col driver.TextColumn, id, from, n int64) ([]byte, int64, error) {
+func (c *Client) ReadText(ctx context.Context, col queuetytype.TextColumn, id, from, n int64) ([]byte, int64, error) {
 	var b []byte
 	var total int64
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { b, total, err = tx.TextRead(ctx, col, id, from, n); return err })

@@ -11,36 +11,14 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/schedexpr"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
-)
-
-// Overlap and catch-up policies of schedules (see ScheduleBuilder.Overlap
-// and ScheduleBuilder.CatchUp).
-type (
-	// OverlapPolicy says what a firing does while the previous run is
-	// still active.
-	OverlapPolicy = driver.OverlapPolicy
-	// CatchUpPolicy says what happens to firings missed while no worker
-	// ran or the database was away: see the constants' doc comments in
-	// package driver. Slots merged or skipped are logged and counted
-	// (observe.Sweep.Missed).
-	CatchUpPolicy = driver.CatchUpPolicy
-)
-
-// The overlap and catch-up policies.
-const (
-	OverlapAllow  = driver.OverlapAllow
-	OverlapSkip   = driver.OverlapSkip
-	OverlapBuffer = driver.OverlapBuffer
-	CatchUpOnce   = driver.CatchUpOnce
-	CatchUpAll    = driver.CatchUpAll
-	CatchUpNone   = driver.CatchUpNone
 )
 
 // ScheduleBuilder configures a schedule; Save writes it.
 type ScheduleBuilder struct {
 	c          *Client
-	s          driver.Schedule
+	s          queuetytype.Schedule
 	def        *WorkflowDefinition
 	enabledSet bool // Enabled or Disabled was called
 	err        error
@@ -53,7 +31,7 @@ type ScheduleBuilder struct {
 //	id, err := q.Schedule("cleanup_sessions", queuety.State{"older_than_days": 30}).
 //		Cron("0 3 * * *").OnQueue("maintenance").Overlap(queuety.OverlapSkip).Save(ctx)
 func (c *Client) Schedule(handler string, payload any) *ScheduleBuilder {
-	b := &ScheduleBuilder{c: c, s: driver.Schedule{Handler: handler, Queue: DefaultQueue, Overlap: driver.OverlapAllow, Enabled: true, CatchUp: driver.CatchUpOnce}}
+	b := &ScheduleBuilder{c: c, s: queuetytype.Schedule{Handler: handler, Queue: queuetytype.DefaultQueue, Overlap: queuetytype.OverlapAllow, Enabled: true, CatchUp: queuetytype.CatchUpOnce}}
 	if err := engine.ValidateHandlerName(handler); err != nil {
 		b.err = err
 	} else if engine.IsInternalHandler(handler) {
@@ -70,14 +48,14 @@ func (c *Client) Schedule(handler string, payload any) *ScheduleBuilder {
 // definition's key (or the schedule's) and the firing time, so a firing
 // can never start two workflows.
 func (c *Client) ScheduleWorkflow(def WorkflowDefinition, state any) *ScheduleBuilder {
-	b := &ScheduleBuilder{c: c, s: driver.Schedule{Queue: cmp.Or(def.Queue, DefaultQueue), Overlap: driver.OverlapAllow, Enabled: true, CatchUp: driver.CatchUpOnce}}
+	b := &ScheduleBuilder{c: c, s: queuetytype.Schedule{Queue: cmp.Or(def.Queue, queuetytype.DefaultQueue), Overlap: queuetytype.OverlapAllow, Enabled: true, CatchUp: queuetytype.CatchUpOnce}}
 	norm, err := def.normalized()
 	if err != nil {
 		b.err = err
 		return b
 	}
 	b.def = &norm
-	b.s.Handler = driver.WorkflowSchedulePrefix + def.Name
+	b.s.Handler = queuetytype.WorkflowSchedulePrefix + def.Name
 	b.setPayload("initial state", state)
 	return b
 }
@@ -114,7 +92,7 @@ func (b *ScheduleBuilder) Key(key string) *ScheduleBuilder {
 		b.fail(invalidf("schedule key is empty"))
 		return b
 	}
-	b.s.Handler = driver.WorkflowSchedulePrefix + key
+	b.s.Handler = queuetytype.WorkflowSchedulePrefix + key
 	return b
 }
 
@@ -147,9 +125,9 @@ func (b *ScheduleBuilder) Cron(expr string) *ScheduleBuilder {
 		spec = fields
 	}
 	if _, err := schedexpr.ParseCron(spec); err != nil {
-		b.fail(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
+		b.fail(fmt.Errorf("%w: %v", queuetytype.ErrInvalidArgument, err))
 	}
-	b.s.Expression, b.s.ExpressionType = spec, driver.ScheduleCron
+	b.s.Expression, b.s.ExpressionType = spec, queuetytype.ScheduleCron
 	return b
 }
 
@@ -161,7 +139,7 @@ func (b *ScheduleBuilder) Every(d time.Duration) *ScheduleBuilder {
 		return b
 	}
 	b.s.Expression = strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10) + " seconds"
-	b.s.ExpressionType = driver.ScheduleInterval
+	b.s.ExpressionType = queuetytype.ScheduleInterval
 	return b
 }
 
@@ -173,9 +151,9 @@ func (b *ScheduleBuilder) Interval(expr string) *ScheduleBuilder {
 		return b.Every(d)
 	}
 	if _, err := schedexpr.ParseInterval(expr); err != nil {
-		b.fail(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
+		b.fail(fmt.Errorf("%w: %v", queuetytype.ErrInvalidArgument, err))
 	}
-	b.s.Expression, b.s.ExpressionType = strings.TrimSpace(expr), driver.ScheduleInterval
+	b.s.Expression, b.s.ExpressionType = strings.TrimSpace(expr), queuetytype.ScheduleInterval
 	return b
 }
 
@@ -195,9 +173,9 @@ func (b *ScheduleBuilder) OnQueue(queue string) *ScheduleBuilder {
 }
 
 // Overlap sets the overlap policy (default OverlapAllow).
-func (b *ScheduleBuilder) Overlap(p driver.OverlapPolicy) *ScheduleBuilder {
+func (b *ScheduleBuilder) Overlap(p queuetytype.OverlapPolicy) *ScheduleBuilder {
 	switch p {
-	case driver.OverlapAllow, driver.OverlapSkip, driver.OverlapBuffer:
+	case queuetytype.OverlapAllow, queuetytype.OverlapSkip, queuetytype.OverlapBuffer:
 		b.s.Overlap = p
 	default:
 		b.fail(invalidf("overlap policy %q (want allow, skip or buffer)", string(p)))
@@ -206,9 +184,9 @@ func (b *ScheduleBuilder) Overlap(p driver.OverlapPolicy) *ScheduleBuilder {
 }
 
 // CatchUp sets the catch-up policy (default CatchUpOnce).
-func (b *ScheduleBuilder) CatchUp(p driver.CatchUpPolicy) *ScheduleBuilder {
+func (b *ScheduleBuilder) CatchUp(p queuetytype.CatchUpPolicy) *ScheduleBuilder {
 	switch p {
-	case driver.CatchUpOnce, driver.CatchUpAll, driver.CatchUpNone:
+	case queuetytype.CatchUpOnce, queuetytype.CatchUpAll, queuetytype.CatchUpNone:
 		b.s.CatchUp = p
 	default:
 		b.fail(invalidf("catch-up policy %q (want once, all or none)", string(p)))
@@ -234,15 +212,15 @@ func (b *ScheduleBuilder) Enabled() *ScheduleBuilder {
 }
 
 // Schedules lists every schedule, by id.
-func (c *Client) Schedules(ctx context.Context) ([]*driver.Schedule, error) {
-	var out []*driver.Schedule
+func (c *Client) Schedules(ctx context.Context) ([]*queuetytype.Schedule, error) {
+	var out []*queuetytype.Schedule
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.ScheduleList(ctx); return err })
 	return out, wrap("list schedules", err)
 }
 
 // ScheduleByID reads one schedule.
-func (c *Client) ScheduleByID(ctx context.Context, id int64) (*driver.Schedule, error) {
-	var s *driver.Schedule
+func (c *Client) ScheduleByID(ctx context.Context, id int64) (*queuetytype.Schedule, error) {
+	var s *queuetytype.Schedule
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { s, err = tx.ScheduleGet(ctx, id, driver.LockNone); return err })
 	return s, wrap("read schedule", err)
 }

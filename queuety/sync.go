@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // DispatchSync runs the job handler registered under handler now, in the
@@ -43,7 +44,7 @@ func (r *Registry) DispatchSync(ctx context.Context, handler string, payload any
 	_, step := r.Step(handler)
 	_, forEach := r.ForEach(handler)
 	if step || forEach {
-		return fmt.Errorf("%w: handler %q is a workflow step handler; DispatchSync runs job handlers", ErrInvalidArgument, handler)
+		return fmt.Errorf("%w: handler %q is a workflow step handler; DispatchSync runs job handlers", queuetytype.ErrInvalidArgument, handler)
 	}
-	return &HandlerNotFoundError{Name: handler}
+	return &queuetytype.HandlerNotFoundError{Name: handler}
 }

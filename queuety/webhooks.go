@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/internal/egress"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/webhook"
 )
@@ -36,10 +37,6 @@ const MaxWebhookURLLength = 2048
 func WebhookEvents() []string {
 	return []string{WebhookJobCompleted, WebhookJobFailed, WebhookJobBuried, WebhookWorkflowFailed}
 }
-
-// Webhook is one registered webhook (a row of Queuety's webhooks table),
-// with its signing secret where AddWebhook returns it.
-type Webhook = driver.Webhook
 
 // ValidateWebhook checks an event name and a URL as AddWebhook does: the
 // event must be one of WebhookEvents, and the URL an absolute http or https
@@ -92,11 +89,11 @@ func validateWebhookURL(rawURL string) error {
 // Workers read the webhooks when they start and then every
 // worker.WebhookRefreshDefault (30 s), so a running worker notices a new
 // webhook within that time.
-func (c *Client) AddWebhook(ctx context.Context, event, url string) (*Webhook, error) {
+func (c *Client) AddWebhook(ctx context.Context, event, url string) (*queuetytype.Webhook, error) {
 	if err := ValidateWebhook(event, url); err != nil {
 		return nil, fmt.Errorf("queuety: add webhook: %w", err)
 	}
-	w := &Webhook{Event: event, URL: url, CreatedAt: c.engine.Clock().Now(), Secret: webhook.NewSecret()}
+	w := &queuetytype.Webhook{Event: event, URL: url, CreatedAt: c.engine.Clock().Now(), Secret: webhook.NewSecret()}
 	err := c.store.InTx(ctx, func(tx driver.Tx) error { return tx.WebhookInsert(ctx, w) })
 	if err != nil {
 		return nil, wrap("add webhook", err)
@@ -117,7 +114,7 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, id int64) (string, err
 		return err
 	})
 	if err == nil && !found {
-		err = fmt.Errorf("webhook %d: %w", id, ErrNotFound)
+		err = fmt.Errorf("webhook %d: %w", id, queuetytype.ErrNotFound)
 	}
 	if err != nil {
 		return "", wrap("rotate webhook secret", err)
@@ -127,8 +124,8 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, id int64) (string, err
 
 // Webhooks lists the registered webhooks, Queuety PHP's included, by id.
 // Secret is left empty; Signed tells which webhooks have one.
-func (c *Client) Webhooks(ctx context.Context) ([]*Webhook, error) {
-	var out []*Webhook
+func (c *Client) Webhooks(ctx context.Context) ([]*queuetytype.Webhook, error) {
+	var out []*queuetytype.Webhook
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { out, err = tx.WebhookList(ctx, ""); return err })
 	for _, w := range out {
 		w.Secret = ""
@@ -142,7 +139,7 @@ func (c *Client) RemoveWebhook(ctx context.Context, id int64) error {
 	var found bool
 	err := c.store.InTx(ctx, func(tx driver.Tx) (err error) { found, err = tx.WebhookDelete(ctx, id); return err })
 	if err == nil && !found {
-		err = fmt.Errorf("webhook %d: %w", id, ErrNotFound)
+		err = fmt.Errorf("webhook %d: %w", id, queuetytype.ErrNotFound)
 	}
 	return wrap("remove webhook", err)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // StepType names a kind of workflow step, as stored in _steps[i].type.
@@ -83,7 +84,7 @@ type WorkflowStep struct {
 	// Options are the step's job options: queue, priority, attempts,
 	// backoff and activity timeouts. Unset fields take the workflow's.
 	// They apply to single, parallel and for_each steps (every branch).
-	Options JobSpec
+	Options queuetytype.JobSpec
 
 	// ItemsKey is the state key holding the list of items (StepForEach,
 	// StepStartWorkflows).
@@ -144,9 +145,9 @@ type WorkflowStep struct {
 type WorkflowDefinition struct {
 	Name        string
 	Steps       []WorkflowStep
-	Queue       string   // default "default"
-	Priority    Priority // default PriorityLow
-	MaxAttempts int      // per step; default 3
+	Queue       string               // default "default"
+	Priority    queuetytype.Priority // default queuetytype.PriorityLow
+	MaxAttempts int                  // per step; default 3
 	// ExecutionTimeout is the deadline for the whole workflow (Queuety's
 	// must_complete_within), counted from dispatch and never extended.
 	// Zero means none; otherwise at least one second, rounded up to whole
@@ -235,8 +236,8 @@ func (d *WorkflowDefinition) validateAt(depth int) error {
 	if len(d.Steps) == 0 {
 		return invalidf("workflow %q has no steps", d.Name)
 	}
-	if len(d.Steps) > engine.MaxSteps {
-		return invalidf("workflow %q has %d steps; at most %d are allowed", d.Name, len(d.Steps), engine.MaxSteps)
+	if len(d.Steps) > queuetytype.MaxSteps {
+		return invalidf("workflow %q has %d steps; at most %d are allowed", d.Name, len(d.Steps), queuetytype.MaxSteps)
 	}
 	if len(d.Queue) > 64 {
 		return invalidf("queue name %q is longer than 64 characters", d.Queue)
@@ -244,8 +245,8 @@ func (d *WorkflowDefinition) validateAt(depth int) error {
 	if !d.Priority.Valid() {
 		return invalidf("priority %d out of range (0-3)", int(d.Priority))
 	}
-	if d.MaxAttempts < 0 || d.MaxAttempts > MaxAttemptsLimit {
-		return invalidf("max attempts %d out of range (1-%d)", d.MaxAttempts, MaxAttemptsLimit)
+	if d.MaxAttempts < 0 || d.MaxAttempts > queuetytype.MaxAttemptsLimit {
+		return invalidf("max attempts %d out of range (1-%d)", d.MaxAttempts, queuetytype.MaxAttemptsLimit)
 	}
 	if d.ExecutionTimeout < 0 || (d.ExecutionTimeout > 0 && d.ExecutionTimeout < time.Second) {
 		return timeoutf("execution timeout must be at least 1 second, got %s", d.ExecutionTimeout)
@@ -372,7 +373,7 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 				return invalidf("step %d (%s): signal names must be 1-255 characters, got %q", i, s.Name, n)
 			}
 		}
-		if s.Mode != "" && s.Mode != WaitAll && s.Mode != WaitAny {
+		if s.Mode != "" && s.Mode != queuetytype.WaitAll && s.Mode != queuetytype.WaitAny {
 			return invalidf("step %d (%s): a signal wait waits for all or any of its signals, not %q", i, s.Name, s.Mode)
 		}
 		switch s.HumanWait {
@@ -400,7 +401,7 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 	if s.Options.DependsOn != 0 || s.Options.Unique {
 		return invalidf("step %d (%s): DependsOn and Unique apply to plain jobs, not to workflow steps", i, s.Name)
 	}
-	if err := s.Options.Validate(); err != nil {
+	if err := engine.ValidateJobSpec(s.Options); err != nil {
 		return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 	}
 	return nil
@@ -450,7 +451,7 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 		}
 		o.Set("signal_name", names[0])
 		o.Set("signal_names", list)
-		o.Set("wait_mode", orDefault(s.Mode, WaitAll))
+		o.Set("wait_mode", orDefault(s.Mode, queuetytype.WaitAll))
 		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
 		o.Set("match_payload", []any{})
 		o.Set("correlation_key", nil)
@@ -539,7 +540,3 @@ func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, i
 // the timer won, false when the signal arrived first. name is the wait's
 // result key, or its signal name when it has none.
 func TimedOutKey(name string) string { return engine.TimedOutKey(name) }
-
-// MaxSteps is the most steps a workflow definition may have (Queuety
-// stores the current step in a TINYINT UNSIGNED).
-const MaxSteps = engine.MaxSteps

@@ -1,5 +1,7 @@
 package queuety
 
+import "github.com/queuety/queuety-go/queuetytype"
+
 // ContinueAsNew ends the current run of the workflow and starts a new one
 // at step 0 with state as its whole public state. Return it from a step:
 //
@@ -11,5 +13,5 @@ func ContinueAsNew(state State) error {
 	if state == nil {
 		state = State{}
 	}
-	return &ContinueAsNewError{State: map[string]any(state)}
+	return &queuetytype.ContinueAsNewError{State: map[string]any(state)}
 }

@@ -6,28 +6,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
-)
-
-// For-each completion modes (WorkflowStep.Mode of a StepForEach step,
-// Queuety's ForEachMode).
-const (
-	// ForEachAll settles when every branch has finished.
-	ForEachAll = engine.ForEachAll
-	// ForEachFirstSuccess settles at the first branch that succeeds.
-	ForEachFirstSuccess = engine.ForEachFirstSuccess
-	// ForEachQuorum settles once WorkflowStep.Quorum branches succeeded.
-	ForEachQuorum = engine.ForEachQuorum
-)
-
-// Workflow wait modes (WorkflowStep.Mode of a StepWaitForWorkflows step,
-// Queuety's WaitMode).
-const (
-	// WaitAll continues when every awaited workflow has completed.
-	WaitAll = engine.WaitAll
-	// WaitAny continues when one awaited workflow has completed.
-	WaitAny = engine.WaitAny
-	// WaitQuorum continues once WorkflowStep.Quorum workflows completed.
-	WaitQuorum = engine.WaitQuorum
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Repeat modes (WorkflowStep.RepeatMode of a StepRepeat step).
@@ -73,14 +52,14 @@ func (s *WorkflowStep) validateForEach() error {
 		return err
 	}
 	if s.Mode == "" {
-		s.Mode = ForEachAll
+		s.Mode = queuetytype.ForEachAll
 	}
 	switch s.Mode {
-	case ForEachAll, ForEachFirstSuccess, ForEachQuorum:
+	case queuetytype.ForEachAll, queuetytype.ForEachFirstSuccess, queuetytype.ForEachQuorum:
 	default:
 		return invalidf("for-each mode %q is not one of all, first_success, quorum", s.Mode)
 	}
-	if err := checkQuorum("for-each", s.Mode == ForEachQuorum, s.Quorum); err != nil {
+	if err := checkQuorum("for-each", s.Mode == queuetytype.ForEachQuorum, s.Quorum); err != nil {
 		return err
 	}
 	if s.Reducer != "" {
@@ -222,14 +201,14 @@ func (s *WorkflowStep) validateWaitForWorkflows() error {
 		return invalidf("workflow waits need exactly one of workflow ids, a state key or a group key, got %d", sources)
 	}
 	if s.Mode == "" {
-		s.Mode = WaitAll
+		s.Mode = queuetytype.WaitAll
 	}
 	switch s.Mode {
-	case WaitAll, WaitAny, WaitQuorum:
+	case queuetytype.WaitAll, queuetytype.WaitAny, queuetytype.WaitQuorum:
 	default:
 		return invalidf("workflow wait mode %q is not one of all, any, quorum", s.Mode)
 	}
-	return checkQuorum("workflow wait", s.Mode == WaitQuorum, s.Quorum)
+	return checkQuorum("workflow wait", s.Mode == queuetytype.WaitQuorum, s.Quorum)
 }
 
 // checkQuorum checks a quorum: at least 1 in quorum mode, unset otherwise.
@@ -271,9 +250,9 @@ func normalizeExpected(v any) (any, error) {
 }
 
 // jobOptionsSet reports whether any job option is set.
-func jobOptionsSet(o JobSpec) bool {
+func jobOptionsSet(o queuetytype.JobSpec) bool {
 	return o.Queue != "" || o.PrioritySet || o.Priority != 0 || o.Delay != 0 || o.MaxAttempts != 0 ||
-		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (ActivityTimeouts{}) ||
+		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (queuetytype.ActivityTimeouts{}) ||
 		!o.Resources.IsZero()
 }
 
@@ -301,9 +280,9 @@ func (s *WorkflowStep) encodeComposite(o *phpjson.Object) {
 		c := s.Child.engineDefinition()
 		o.Set("workflow_name", c.Name)
 		o.Set("workflow_steps", c.Steps)
-		o.Set("workflow_queue", orDefault(c.Queue, engine.DefaultQueue))
+		o.Set("workflow_queue", orDefault(c.Queue, queuetytype.DefaultQueue))
 		o.Set("workflow_priority", int64(c.Priority))
-		o.Set("workflow_max_attempts", int64(orDefaultInt(c.MaxAttempts, engine.DefaultMaxAttempts)))
+		o.Set("workflow_max_attempts", int64(orDefaultInt(c.MaxAttempts, queuetytype.DefaultMaxAttempts)))
 	case StepStartWorkflows:
 		o.Set("items_key", s.ItemsKey)
 		o.Set("result_key", s.ResultKey)

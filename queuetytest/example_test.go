@@ -10,6 +10,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytest"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // signup is application code under test: it dispatches a welcome email.
@@ -119,7 +120,7 @@ func ExampleKit_RunWorkflow_signal() {
 		panic(err)
 	}
 	fmt.Println(kit.RunWorkflow(ctx, id).Stop)
-	kit.RequireWorkflowStatus(t, id, queuety.WorkflowCompleted)
+	kit.RequireWorkflowStatus(t, id, queuetytype.WorkflowCompleted)
 	// Output:
 	// workflow 1 waiting_for_signal at step wait_for_approved [approved]
 	// publishing, approved by sam
@@ -152,7 +153,7 @@ func ExampleKit_RunWorkflow_deadline() {
 	fmt.Println(kit.RunWorkflow(ctx, id))
 	kit.Advance(time.Hour)
 	kit.Work(ctx) // the handler is not called again
-	queuetytest.RequireDispatched(t, kit, "quote_expired", queuetytest.Status(queuety.JobCompleted))
+	queuetytest.RequireDispatched(t, kit, "quote_expired", queuetytest.Status(queuetytype.JobCompleted))
 	logs := kit.Logs(id)
 	fmt.Println(logs[len(logs)-2:])
 	// Output:

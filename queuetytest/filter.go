@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Filter narrows which jobs or workflows an assertion counts. Filters
@@ -19,7 +18,7 @@ type Filter func(*criteria)
 // criteria is a list of Filters applied.
 type criteria struct {
 	queue    *string
-	priority *queuety.Priority
+	priority *queuetytype.Priority
 	delay    *time.Duration
 	payload  map[string]any // decoded with UseNumber
 	status   string
@@ -38,7 +37,7 @@ func Queue(name string) Filter {
 }
 
 // Priority counts only jobs (or workflows) with priority p.
-func Priority(p queuety.Priority) Filter {
+func Priority(p queuetytype.Priority) Filter {
 	return func(c *criteria) {
 		c.priority = &p
 		c.desc = append(c.desc, "priority "+p.String())
@@ -89,11 +88,11 @@ func subsetFilter(fn, label string, subset any) Filter {
 // Status counts only jobs with a queuety.JobStatus, or workflows with a
 // queuety.WorkflowStatus. By default any status counts: a job that has
 // already run was dispatched all the same.
-func Status[S queuety.JobStatus | queuety.WorkflowStatus](s S) Filter {
+func Status[S queuetytype.JobStatus | queuetytype.WorkflowStatus](s S) Filter {
 	return func(c *criteria) {
 		c.status = string(s)
 		c.statusOf = "job"
-		if _, ok := any(s).(queuety.WorkflowStatus); ok {
+		if _, ok := any(s).(queuetytype.WorkflowStatus); ok {
 			c.statusOf = "workflow"
 		}
 		c.desc = append(c.desc, "status "+string(s))
@@ -137,7 +136,7 @@ func (c *criteria) describe() string {
 }
 
 // matchJob reports whether job j passes the filters.
-func (c *criteria) matchJob(j *driver.Job) bool {
+func (c *criteria) matchJob(j *queuetytype.Job) bool {
 	switch {
 	case c.queue != nil && j.Queue != *c.queue,
 		c.priority != nil && j.Priority != *c.priority,
@@ -157,7 +156,7 @@ func (c *criteria) matchJob(j *driver.Job) bool {
 }
 
 // matchWorkflow reports whether workflow wf passes the filters.
-func (c *criteria) matchWorkflow(wf *driver.Workflow) bool {
+func (c *criteria) matchWorkflow(wf *queuetytype.Workflow) bool {
 	if c.status != "" && string(wf.Status) != c.status {
 		return false
 	}
@@ -178,19 +177,19 @@ func (c *criteria) matchWorkflow(wf *driver.Workflow) bool {
 }
 
 // jobDelay is how long after its dispatch a job was due.
-func jobDelay(j *driver.Job) time.Duration { return j.AvailableAt.Sub(j.CreatedAt) }
+func jobDelay(j *queuetytype.Job) time.Duration { return j.AvailableAt.Sub(j.CreatedAt) }
 
 // workflowQueue reads a workflow's queue and priority from its private
 // state keys (_queue, _priority), with Queuety's defaults.
-func workflowQueue(state map[string]any) (string, queuety.Priority) {
+func workflowQueue(state map[string]any) (string, queuetytype.Priority) {
 	q, _ := state["_queue"].(string)
 	if q == "" {
-		q = queuety.DefaultQueue
+		q = queuetytype.DefaultQueue
 	}
-	p := queuety.PriorityLow
+	p := queuetytype.PriorityLow
 	if n, ok := state["_priority"].(json.Number); ok {
-		if v, err := n.Int64(); err == nil && queuety.Priority(v).Valid() {
-			p = queuety.Priority(v)
+		if v, err := n.Int64(); err == nil && queuetytype.Priority(v).Valid() {
+			p = queuetytype.Priority(v)
 		}
 	}
 	return q, p

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // maxShown caps the rows a failure message lists.
@@ -52,7 +52,7 @@ func handlerList(set map[string]bool) string {
 // jobListing lists every job of src, for a failure message.
 func jobListing(t testing.TB, src Source) string {
 	t.Helper()
-	jobs, err := listJobs(context.Background(), src, driver.JobFilter{})
+	jobs, err := listJobs(context.Background(), src, queuetytype.JobFilter{})
 	if err != nil {
 		return fmt.Sprintf("(listing the jobs failed: %v)", err)
 	}
@@ -65,7 +65,7 @@ func jobListing(t testing.TB, src Source) string {
 // workflowListing lists every workflow of src, for a failure message.
 func workflowListing(t testing.TB, src Source) string {
 	t.Helper()
-	wfs, err := listWorkflows(context.Background(), src, driver.WorkflowFilter{})
+	wfs, err := listWorkflows(context.Background(), src, queuetytype.WorkflowFilter{})
 	if err != nil {
 		return fmt.Sprintf("(listing the workflows failed: %v)", err)
 	}
@@ -78,7 +78,7 @@ func workflowListing(t testing.TB, src Source) string {
 // formatJobs lists jobs one a line, at most maxShown of them:
 //
 //	job 3: send_email queue=mail priority=low status=pending delay=10m0s payload={"to":"ana@example.com"}
-func formatJobs(jobs []*driver.Job) string {
+func formatJobs(jobs []*queuetytype.Job) string {
 	var b strings.Builder
 	for i, j := range jobs {
 		if i == maxShown {
@@ -102,7 +102,7 @@ func formatJobs(jobs []*driver.Job) string {
 // formatWorkflows lists workflows one a line, at most maxShown of them:
 //
 //	workflow 1: data_import status=running step=1/4 queue=default priority=low state={"source":"x"}
-func formatWorkflows(wfs []*driver.Workflow) string {
+func formatWorkflows(wfs []*queuetytype.Workflow) string {
 	var b strings.Builder
 	for i, wf := range wfs {
 		if i == maxShown {

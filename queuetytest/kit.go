@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/sqlite"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -145,12 +146,12 @@ func (k *Kit) HandleRepeatCondition(name string, fn queuety.RepeatConditionFunc)
 
 // ListJobs lists jobs through the kit's client; with ListWorkflows it
 // makes a Kit a Source for the assertions.
-func (k *Kit) ListJobs(ctx context.Context, f driver.JobFilter) ([]*driver.Job, error) {
+func (k *Kit) ListJobs(ctx context.Context, f queuetytype.JobFilter) ([]*queuetytype.Job, error) {
 	return k.client.ListJobs(ctx, f)
 }
 
 // ListWorkflows lists workflows through the kit's client.
-func (k *Kit) ListWorkflows(ctx context.Context, f driver.WorkflowFilter) ([]*driver.Workflow, error) {
+func (k *Kit) ListWorkflows(ctx context.Context, f queuetytype.WorkflowFilter) ([]*queuetytype.Workflow, error) {
 	return k.client.ListWorkflows(ctx, f)
 }
 
@@ -225,7 +226,7 @@ func (k *Kit) queues(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	qs := []string{queuety.DefaultQueue}
+	qs := []string{queuetytype.DefaultQueue}
 	for _, c := range counts {
 		if !slices.Contains(qs, c.Queue) {
 			qs = append(qs, c.Queue)
@@ -271,7 +272,7 @@ func openDatabase(ctx context.Context, opts []queuety.Option) (*queuety.Client, 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Store().(*sqlite.Store).Deserialize(ctx, template.db); err != nil {
+	if err := clientseam.StoreOf(c).(*sqlite.Store).Deserialize(ctx, template.db); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -288,5 +289,5 @@ func migrateTemplate(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return c.Store().(*sqlite.Store).Serialize(ctx)
+	return clientseam.StoreOf(c).(*sqlite.Store).Serialize(ctx)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytest"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 func TestKitsAreIsolated(t *testing.T) {
@@ -49,7 +50,7 @@ func TestWorkRunsEveryQueueInClaimOrder(t *testing.T) {
 		opts []queuety.JobOption
 	}{
 		{"low", nil},
-		{"first", []queuety.JobOption{queuety.WithPriority(queuety.PriorityUrgent)}},
+		{"first", []queuety.JobOption{queuety.WithPriority(queuetytype.PriorityUrgent)}},
 		{"mail", []queuety.JobOption{queuety.OnQueue("mail")}},
 	} {
 		_, err := kit.Client().Dispatch(ctx, "record", queuety.State{"name": d.name}, d.opts...)
@@ -62,7 +63,7 @@ func TestWorkRunsEveryQueueInClaimOrder(t *testing.T) {
 	assert.Equal(t, []string{"first", "low", "mail", "follow-up"}, ran)
 	assert.Equal(t, int64(4), st.Succeeded)
 	assert.Equal(t, int64(0), kit.Work(ctx).Claimed, "nothing is left")
-	queuetytest.RequireDispatched(t, kit, "record", queuetytest.Queue("later"), queuetytest.Status(queuety.JobCompleted))
+	queuetytest.RequireDispatched(t, kit, "record", queuetytest.Queue("later"), queuetytest.Status(queuetytype.JobCompleted))
 }
 
 func TestRunWorkflowStopsOnRetryAndUnregisteredHandlers(t *testing.T) {
@@ -122,7 +123,7 @@ func TestEventsAndLogsReadTheWholeHistory(t *testing.T) {
 	require.Len(t, events, 1+2*len(items)+1, "the placeholder's step_started, two events a branch, step_completed")
 	assert.Equal(t, "step_completed 0", events[len(events)-1], "the last event")
 	logs := names(kit.Logs(id))
-	assert.Greater(t, len(logs)+len(events), queuety.DefaultTimelineEntries, "a history longer than a page")
+	assert.Greater(t, len(logs)+len(events), queuetytype.DefaultTimelineEntries, "a history longer than a page")
 	assert.Equal(t, "workflow_completed", logs[len(logs)-1], "the last log row")
 }
 
@@ -141,7 +142,7 @@ func TestRunWorkflowStopsOnFailurePauseAndCancel(t *testing.T) {
 	run := kit.RunWorkflow(ctx, failing)
 	assert.Equal(t, queuetytest.StopFailed, run.Stop)
 	assert.Contains(t, run.Error, "bad input")
-	kit.RequireWorkflowStatus(t, failing, queuety.WorkflowFailed)
+	kit.RequireWorkflowStatus(t, failing, queuetytype.WorkflowFailed)
 
 	paused, err := builder.Workflow("p").Sleep(time.Minute).Then("ok").OnCancel("cleanup").Dispatch(ctx, kit.Client(), nil)
 	require.NoError(t, err)
@@ -152,10 +153,10 @@ func TestRunWorkflowStopsOnFailurePauseAndCancel(t *testing.T) {
 	assert.Equal(t, queuetytest.StopCancelled, kit.RunWorkflow(ctx, paused).Stop)
 	assert.Equal(t, 1, cancelled, "OnCancel ran once")
 
-	msg := requireFails(t, func(tb testing.TB) { kit.RequireWorkflowStatus(tb, failing, queuety.WorkflowCompleted) },
+	msg := requireFails(t, func(tb testing.TB) { kit.RequireWorkflowStatus(tb, failing, queuetytype.WorkflowCompleted) },
 		"workflow 1 is failed, want completed: workflow 1 failed at step 0: ")
 	assert.Contains(t, msg, "bad input")
-	requireFails(t, func(tb testing.TB) { kit.RequireWorkflowStatus(tb, 99, queuety.WorkflowCompleted) },
+	requireFails(t, func(tb testing.TB) { kit.RequireWorkflowStatus(tb, 99, queuetytype.WorkflowCompleted) },
 		"queuetytest: RequireWorkflowStatus:")
 }
 
@@ -187,7 +188,7 @@ func TestRunWorkflowSignalTimeoutAndChildren(t *testing.T) {
 	run = kit.RunWorkflow(ctx, id)
 	assert.Equal(t, queuetytest.StopCompleted, run.Stop, run.String())
 	assert.Equal(t, true, run.State["child_done"])
-	queuetytest.RequireWorkflowDispatched(t, kit, "run_child", queuetytest.Status(queuety.WorkflowCompleted))
+	queuetytest.RequireWorkflowDispatched(t, kit, "run_child", queuetytest.Status(queuetytype.WorkflowCompleted))
 }
 
 func TestWorkFailsWhenWorkNeverRunsOut(t *testing.T) {
@@ -230,7 +231,7 @@ func TestRunStep(t *testing.T) {
 	_, err = queuetytest.RunStep(ctx, t, func(context.Context, queuety.State) (queuety.State, error) {
 		return nil, queuety.ContinueAsNew(queuety.State{"cursor": 2})
 	}, nil)
-	var can *queuety.ContinueAsNewError
+	var can *queuetytype.ContinueAsNewError
 	require.ErrorAs(t, err, &can)
 	assert.Equal(t, map[string]any{"cursor": 2}, can.State)
 

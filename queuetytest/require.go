@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Source is what the assertions read jobs and workflows from: a *Kit, or a
 // *queuety.Client (of a kit, or of any store).
 type Source interface {
-	ListJobs(ctx context.Context, f driver.JobFilter) ([]*driver.Job, error)
-	ListWorkflows(ctx context.Context, f driver.WorkflowFilter) ([]*driver.Workflow, error)
+	ListJobs(ctx context.Context, f queuetytype.JobFilter) ([]*queuetytype.Job, error)
+	ListWorkflows(ctx context.Context, f queuetytype.WorkflowFilter) ([]*queuetytype.Workflow, error)
 }
 
 // maxList is the page size of the listings the assertions read.
@@ -27,17 +27,17 @@ const internalPrefix = "__queuety_"
 
 // listJobs lists every job matching f, oldest first, leaving out the
 // engine's own step jobs unless f names one.
-func listJobs(ctx context.Context, src Source, f driver.JobFilter) ([]*driver.Job, error) {
+func listJobs(ctx context.Context, src Source, f queuetytype.JobFilter) ([]*queuetytype.Job, error) {
 	jobs, err := listAllJobs(ctx, src, f)
 	if err != nil || strings.HasPrefix(f.Handler, internalPrefix) {
 		return jobs, err
 	}
-	return slices.DeleteFunc(jobs, func(j *driver.Job) bool { return strings.HasPrefix(j.Handler, internalPrefix) }), nil
+	return slices.DeleteFunc(jobs, func(j *queuetytype.Job) bool { return strings.HasPrefix(j.Handler, internalPrefix) }), nil
 }
 
 // listAllJobs lists every job matching f, oldest first.
-func listAllJobs(ctx context.Context, src Source, f driver.JobFilter) ([]*driver.Job, error) {
-	var out []*driver.Job
+func listAllJobs(ctx context.Context, src Source, f queuetytype.JobFilter) ([]*queuetytype.Job, error) {
+	var out []*queuetytype.Job
 	f.Limit = 1000
 	for {
 		page, err := src.ListJobs(ctx, f)
@@ -53,7 +53,7 @@ func listAllJobs(ctx context.Context, src Source, f driver.JobFilter) ([]*driver
 }
 
 // listWorkflows lists every workflow matching f, oldest first.
-func listWorkflows(ctx context.Context, src Source, f driver.WorkflowFilter) ([]*driver.Workflow, error) {
+func listWorkflows(ctx context.Context, src Source, f queuetytype.WorkflowFilter) ([]*queuetytype.Workflow, error) {
 	f.Limit = maxList
 	wfs, err := src.ListWorkflows(ctx, f)
 	slices.Reverse(wfs) // listed newest first
@@ -66,7 +66,7 @@ func listWorkflows(ctx context.Context, src Source, f driver.WorkflowFilter) ([]
 // jobs; the engine's own step jobs (the "__queuety_*" handlers of Sleep,
 // WaitForSignal, ...) count only when handler names one. It fails t only
 // when the store cannot be read. Times is ignored.
-func Dispatched(t testing.TB, src Source, handler string, filters ...Filter) []*driver.Job {
+func Dispatched(t testing.TB, src Source, handler string, filters ...Filter) []*queuetytype.Job {
 	t.Helper()
 	jobs, _, ok := matchJobs(t, "Dispatched", src, handler, filters)
 	if !ok {
@@ -77,19 +77,19 @@ func Dispatched(t testing.TB, src Source, handler string, filters ...Filter) []*
 
 // matchJobs lists the jobs of handler that pass filters, with the
 // criteria; ok is false after it failed t.
-func matchJobs(t testing.TB, fn string, src Source, handler string, filters []Filter) ([]*driver.Job, *criteria, bool) {
+func matchJobs(t testing.TB, fn string, src Source, handler string, filters []Filter) ([]*queuetytype.Job, *criteria, bool) {
 	t.Helper()
 	c := newCriteria("job", filters)
 	if len(c.errs) > 0 {
 		t.Fatalf("queuetytest: %s: %s", fn, strings.Join(c.errs, "; "))
 		return nil, nil, false
 	}
-	all, err := listJobs(context.Background(), src, driver.JobFilter{Handler: handler})
+	all, err := listJobs(context.Background(), src, queuetytype.JobFilter{Handler: handler})
 	if err != nil {
 		t.Fatalf("queuetytest: %s: %v", fn, err)
 		return nil, nil, false
 	}
-	var out []*driver.Job
+	var out []*queuetytype.Job
 	for _, j := range all {
 		if c.matchJob(j) {
 			out = append(out, j)
@@ -102,7 +102,7 @@ func matchJobs(t testing.TB, fn string, src Source, handler string, filters []Fi
 // filters (exactly n with Times(n)), and returns it (the oldest of them
 // with Times; nil with Times(0)). The message lists every job dispatched.
 // Any status counts unless Status says otherwise.
-func RequireDispatched(t testing.TB, src Source, handler string, filters ...Filter) *driver.Job {
+func RequireDispatched(t testing.TB, src Source, handler string, filters ...Filter) *queuetytype.Job {
 	t.Helper()
 	jobs, c, ok := matchJobs(t, "RequireDispatched", src, handler, filters)
 	if !ok {
@@ -151,7 +151,7 @@ type ExpectedJob struct {
 // expected are exactly the expected jobs, in dispatch order, each passing
 // its filters. Jobs of other handlers are ignored. It returns the jobs, in
 // the order of expected.
-func RequireDispatchedMany(t testing.TB, src Source, expected []ExpectedJob) []*driver.Job {
+func RequireDispatchedMany(t testing.TB, src Source, expected []ExpectedJob) []*queuetytype.Job {
 	t.Helper()
 	handlers := map[string]bool{}
 	crits := make([]*criteria, len(expected))
@@ -166,12 +166,12 @@ func RequireDispatchedMany(t testing.TB, src Source, expected []ExpectedJob) []*
 			return nil
 		}
 	}
-	all, err := listJobs(context.Background(), src, driver.JobFilter{})
+	all, err := listJobs(context.Background(), src, queuetytype.JobFilter{})
 	if err != nil {
 		t.Fatalf("queuetytest: RequireDispatchedMany: %v", err)
 		return nil
 	}
-	var jobs []*driver.Job
+	var jobs []*queuetytype.Job
 	for _, j := range all {
 		if handlers[j.Handler] {
 			jobs = append(jobs, j)
@@ -200,7 +200,7 @@ func RequireDispatchedMany(t testing.TB, src Source, expected []ExpectedJob) []*
 // filters, oldest first (all workflows when name is ""), child workflows
 // included. It fails t only when the store cannot be read. Times is
 // ignored.
-func DispatchedWorkflows(t testing.TB, src Source, name string, filters ...Filter) []*driver.Workflow {
+func DispatchedWorkflows(t testing.TB, src Source, name string, filters ...Filter) []*queuetytype.Workflow {
 	t.Helper()
 	wfs, _, ok := matchWorkflows(t, "DispatchedWorkflows", src, name, filters)
 	if !ok {
@@ -209,19 +209,19 @@ func DispatchedWorkflows(t testing.TB, src Source, name string, filters ...Filte
 	return wfs
 }
 
-func matchWorkflows(t testing.TB, fn string, src Source, name string, filters []Filter) ([]*driver.Workflow, *criteria, bool) {
+func matchWorkflows(t testing.TB, fn string, src Source, name string, filters []Filter) ([]*queuetytype.Workflow, *criteria, bool) {
 	t.Helper()
 	c := newCriteria("workflow", filters)
 	if len(c.errs) > 0 {
 		t.Fatalf("queuetytest: %s: %s", fn, strings.Join(c.errs, "; "))
 		return nil, nil, false
 	}
-	all, err := listWorkflows(context.Background(), src, driver.WorkflowFilter{Name: name})
+	all, err := listWorkflows(context.Background(), src, queuetytype.WorkflowFilter{Name: name})
 	if err != nil {
 		t.Fatalf("queuetytest: %s: %v", fn, err)
 		return nil, nil, false
 	}
-	var out []*driver.Workflow
+	var out []*queuetytype.Workflow
 	for _, wf := range all {
 		if c.matchWorkflow(wf) {
 			out = append(out, wf)
@@ -235,7 +235,7 @@ func matchWorkflows(t testing.TB, fn string, src Source, name string, filters []
 // of them with Times; nil with Times(0)). Queue, Priority, State (its
 // public state as it is now) and Status apply; Delay does not. The message
 // lists every workflow dispatched.
-func RequireWorkflowDispatched(t testing.TB, src Source, name string, filters ...Filter) *driver.Workflow {
+func RequireWorkflowDispatched(t testing.TB, src Source, name string, filters ...Filter) *queuetytype.Workflow {
 	t.Helper()
 	wfs, c, ok := matchWorkflows(t, "RequireWorkflowDispatched", src, name, filters)
 	if !ok {
@@ -277,12 +277,12 @@ func RequireWorkflowNotDispatched(t testing.TB, src Source, name string, filters
 func RequireNothingDispatched(t testing.TB, src Source) {
 	t.Helper()
 	ctx := context.Background()
-	jobs, err := listJobs(ctx, src, driver.JobFilter{})
+	jobs, err := listJobs(ctx, src, queuetytype.JobFilter{})
 	if err != nil {
 		t.Fatalf("queuetytest: RequireNothingDispatched: %v", err)
 		return
 	}
-	wfs, err := listWorkflows(ctx, src, driver.WorkflowFilter{})
+	wfs, err := listWorkflows(ctx, src, queuetytype.WorkflowFilter{})
 	if err != nil {
 		t.Fatalf("queuetytest: RequireNothingDispatched: %v", err)
 		return

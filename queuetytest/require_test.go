@@ -11,6 +11,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytest"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // dispatchThree dispatches the jobs the assertion tests look at.
@@ -21,7 +22,7 @@ func dispatchThree(t *testing.T, kit *queuetytest.Kit) {
 		"user": map[string]any{"id": 7, "plan": "pro"}}, queuety.OnQueue("mail"), queuety.Delay(10*time.Minute))
 	require.NoError(t, err)
 	_, err = q.Dispatch(ctx, "send_welcome", queuety.State{"to": "ben@example.com", "score": 1.5},
-		queuety.OnQueue("mail"), queuety.WithPriority(queuety.PriorityHigh))
+		queuety.OnQueue("mail"), queuety.WithPriority(queuetytype.PriorityHigh))
 	require.NoError(t, err)
 	_, err = q.Dispatch(ctx, "resize_image", queuety.State{"path": "a.png"})
 	require.NoError(t, err)
@@ -33,12 +34,12 @@ func TestRequireDispatchedFindsTheMatchingJob(t *testing.T) {
 
 	job := queuetytest.RequireDispatched(t, kit, "send_welcome", queuetytest.Payload(queuety.State{"to": "ana@example.com"}))
 	assert.Equal(t, int64(1), job.ID)
-	job = queuetytest.RequireDispatched(t, kit, "send_welcome", queuetytest.Priority(queuety.PriorityHigh))
+	job = queuetytest.RequireDispatched(t, kit, "send_welcome", queuetytest.Priority(queuetytype.PriorityHigh))
 	assert.Equal(t, int64(2), job.ID)
 	job = queuetytest.RequireDispatched(t, kit, "send_welcome", queuetytest.Delay(10*time.Minute))
 	assert.Equal(t, int64(1), job.ID)
 	job = queuetytest.RequireDispatched(t, kit, "resize_image", queuetytest.Queue("default"),
-		queuetytest.Status(queuety.JobPending))
+		queuetytest.Status(queuetytype.JobPending))
 	assert.Equal(t, int64(3), job.ID)
 
 	// Nested objects match as subsets, arrays element by element, numbers
@@ -85,9 +86,9 @@ func TestRequireDispatchedFails(t *testing.T) {
 			[]string{"found 0"}},
 		{"delay differs", "send_welcome", []queuetytest.Filter{queuetytest.Delay(5 * time.Minute)},
 			[]string{"with delay 5m0s, found 0"}},
-		{"status differs", "resize_image", []queuetytest.Filter{queuetytest.Status(queuety.JobCompleted)},
+		{"status differs", "resize_image", []queuetytest.Filter{queuetytest.Status(queuetytype.JobCompleted)},
 			[]string{"with status completed, found 0"}},
-		{"priority differs", "resize_image", []queuetytest.Filter{queuetytest.Priority(queuety.PriorityUrgent)},
+		{"priority differs", "resize_image", []queuetytest.Filter{queuetytest.Priority(queuetytype.PriorityUrgent)},
 			[]string{"with priority urgent, found 0"}},
 		{"more than one", "send_welcome", nil,
 			[]string{`want 1 job "send_welcome", found 2 (use Times(2) to expect them all, or Dispatched to read them)`}},
@@ -95,7 +96,7 @@ func TestRequireDispatchedFails(t *testing.T) {
 			[]string{`want 3 jobs "send_welcome", found 2`}},
 		{"times zero", "resize_image", []queuetytest.Filter{queuetytest.Times(0)},
 			[]string{`want 0 jobs "resize_image", found 1`}},
-		{"workflow status on a job", "send_welcome", []queuetytest.Filter{queuetytest.Status(queuety.WorkflowCompleted)},
+		{"workflow status on a job", "send_welcome", []queuetytest.Filter{queuetytest.Status(queuetytype.WorkflowCompleted)},
 			[]string{"Status(completed) is a workflow status; jobs have job statuses"}},
 		{"payload not an object", "send_welcome", []queuetytest.Filter{queuetytest.Payload([]int{1})},
 			[]string{"Payload([]int) does not encode as a JSON object"}},
@@ -121,10 +122,10 @@ func TestRequireNotDispatched(t *testing.T) {
 	requirePasses(t, func(tb testing.TB) {
 		queuetytest.RequireNotDispatched(tb, kit, "charge_card")
 		queuetytest.RequireNotDispatched(tb, kit, "resize_image", queuetytest.Queue("mail"))
-		queuetytest.RequireNotDispatched(tb, kit, "", queuetytest.Priority(queuety.PriorityUrgent))
+		queuetytest.RequireNotDispatched(tb, kit, "", queuetytest.Priority(queuetytype.PriorityUrgent))
 	})
 	msg := requireFails(t, func(tb testing.TB) {
-		queuetytest.RequireNotDispatched(tb, kit, "send_welcome", queuetytest.Priority(queuety.PriorityHigh))
+		queuetytest.RequireNotDispatched(tb, kit, "send_welcome", queuetytest.Priority(queuetytype.PriorityHigh))
 	}, `want no jobs "send_welcome" with priority high, found 1:`, "job 2: send_welcome queue=mail priority=high")
 	assert.NotContains(t, msg, "job 1:", "only the jobs that matched are listed")
 	requireFails(t, func(tb testing.TB) { queuetytest.RequireNotDispatched(tb, kit, "", queuetytest.Queue("mail")) },
@@ -164,7 +165,7 @@ func TestRequireDispatchedMany(t *testing.T) {
 func TestRequireWorkflowDispatched(t *testing.T) {
 	ctx := context.Background()
 	kit := queuetytest.New(t)
-	_, err := builder.Workflow("import").Then("fetch").OnQueue("imports").WithPriority(queuety.PriorityHigh).
+	_, err := builder.Workflow("import").Then("fetch").OnQueue("imports").WithPriority(queuetytype.PriorityHigh).
 		Dispatch(ctx, kit.Client(), queuety.State{"source": "s3://a"})
 	require.NoError(t, err)
 	_, err = builder.Workflow("import").Then("fetch").Dispatch(ctx, kit.Client(), queuety.State{"source": "s3://b"})
@@ -173,7 +174,7 @@ func TestRequireWorkflowDispatched(t *testing.T) {
 	wf := queuetytest.RequireWorkflowDispatched(t, kit, "import", queuetytest.State(queuety.State{"source": "s3://b"}))
 	assert.Equal(t, int64(2), wf.ID)
 	wf = queuetytest.RequireWorkflowDispatched(t, kit, "import", queuetytest.Queue("imports"),
-		queuetytest.Priority(queuety.PriorityHigh), queuetytest.Status(queuety.WorkflowRunning))
+		queuetytest.Priority(queuetytype.PriorityHigh), queuetytest.Status(queuetytype.WorkflowRunning))
 	assert.Equal(t, int64(1), wf.ID)
 	wf = queuetytest.RequireWorkflowDispatched(t, kit.Client(), "import", queuetytest.Times(2))
 	assert.Equal(t, int64(1), wf.ID, "the oldest; a *queuety.Client is a Source too")
@@ -192,13 +193,13 @@ func TestRequireWorkflowDispatched(t *testing.T) {
 		queuetytest.RequireWorkflowDispatched(tb, kit, "import", queuetytest.State(queuety.State{"source": "ftp://c"}))
 	}, `with state ⊇ {"source":"ftp://c"}, found 0`)
 	requireFails(t, func(tb testing.TB) {
-		queuetytest.RequireWorkflowDispatched(tb, kit, "import", queuetytest.Status(queuety.WorkflowCompleted))
+		queuetytest.RequireWorkflowDispatched(tb, kit, "import", queuetytest.Status(queuetytype.WorkflowCompleted))
 	}, "with status completed, found 0")
 	requireFails(t, func(tb testing.TB) {
 		queuetytest.RequireWorkflowDispatched(tb, kit, "import", queuetytest.Delay(time.Second))
 	}, "Delay applies to jobs, not workflows")
 	requireFails(t, func(tb testing.TB) {
-		queuetytest.RequireWorkflowDispatched(tb, kit, "import", queuetytest.Status(queuety.JobPending))
+		queuetytest.RequireWorkflowDispatched(tb, kit, "import", queuetytest.Status(queuetytype.JobPending))
 	}, "Status(pending) is a job status; workflows have workflow statuses")
 	requireFails(t, func(tb testing.TB) {
 		queuetytest.RequireWorkflowNotDispatched(tb, kit, "import", queuetytest.Queue("imports"))
@@ -233,5 +234,5 @@ func TestInternalStepJobsCountOnlyByName(t *testing.T) {
 
 	assert.Empty(t, queuetytest.Dispatched(t, kit, ""))
 	job := queuetytest.RequireDispatched(t, kit, "__queuety_delay", queuetytest.Delay(time.Minute))
-	assert.Equal(t, queuety.JobPending, job.Status)
+	assert.Equal(t, queuetytype.JobPending, job.Status)
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Stop says why RunWorkflow returned.
@@ -54,7 +54,7 @@ const (
 // Run is where a workflow stood when RunWorkflow returned.
 type Run struct {
 	ID     int64
-	Status queuety.WorkflowStatus
+	Status queuetytype.WorkflowStatus
 	Stop   Stop
 	// Step is the name of the current step (the step it waits on), and
 	// StepIndex its index; Step is empty once the workflow completed.
@@ -132,20 +132,20 @@ func (k *Kit) inspect(ctx context.Context, id int64) (Run, error) {
 	r := Run{ID: id, Status: d.Status, Step: d.CurrentStepName, StepIndex: d.CurrentStep, Error: d.Error,
 		State: queuety.State(d.State), Deadline: wf.DeadlineAt}
 	switch d.Status {
-	case queuety.WorkflowCompleted:
+	case queuetytype.WorkflowCompleted:
 		r.Stop, r.Step = StopCompleted, ""
-	case queuety.WorkflowFailed:
+	case queuetytype.WorkflowFailed:
 		r.Stop = StopFailed
-	case queuety.WorkflowCancelled:
+	case queuetytype.WorkflowCancelled:
 		r.Stop = StopCancelled
-	case queuety.WorkflowPaused:
+	case queuetytype.WorkflowPaused:
 		r.Stop = StopPaused
-	case queuety.WorkflowWaitingForSignal:
+	case queuetytype.WorkflowWaitingForSignal:
 		r.Stop, r.Until = StopSignal, wf.WaitDeadlineAt
 		if d.Wait != nil {
 			r.Signals = d.Wait.WaitingFor
 		}
-	case queuety.WorkflowWaitingForWorkflows:
+	case queuetytype.WorkflowWaitingForWorkflows:
 		r.Stop = StopWorkflows
 		if d.Wait != nil {
 			r.Workflows = parseIDs(d.Wait.WaitingFor)
@@ -159,7 +159,7 @@ func (k *Kit) inspect(ctx context.Context, id int64) (Run, error) {
 // inspectRunning finds what a running workflow waits for: its open jobs,
 // or its children.
 func (k *Kit) inspectRunning(ctx context.Context, r *Run) error {
-	jobs, err := listAllJobs(ctx, k.client, driver.JobFilter{WorkflowID: r.ID, Status: queuety.JobPending})
+	jobs, err := listAllJobs(ctx, k.client, queuetytype.JobFilter{WorkflowID: r.ID, Status: queuetytype.JobPending})
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (k *Kit) inspectRunning(ctx context.Context, r *Run) error {
 	if r.Stop != "" {
 		return nil
 	}
-	kids, err := k.client.ListWorkflows(ctx, driver.WorkflowFilter{Parent: r.ID, Limit: maxList})
+	kids, err := k.client.ListWorkflows(ctx, queuetytype.WorkflowFilter{Parent: r.ID, Limit: maxList})
 	if err != nil {
 		return err
 	}
@@ -200,11 +200,11 @@ func (k *Kit) inspectRunning(ctx context.Context, r *Run) error {
 }
 
 // lastError is the error message of a job's latest failed attempt.
-func (k *Kit) lastError(ctx context.Context, j *driver.Job) (string, error) {
+func (k *Kit) lastError(ctx context.Context, j *queuetytype.Job) (string, error) {
 	if j.ErrorMessage != "" {
 		return j.ErrorMessage, nil
 	}
-	logs, err := k.client.Logs(ctx, driver.LogFilter{JobID: j.ID})
+	logs, err := k.client.Logs(ctx, queuetytype.LogFilter{JobID: j.ID})
 	if err != nil {
 		return "", err
 	}
@@ -217,8 +217,8 @@ func (k *Kit) lastError(ctx context.Context, j *driver.Job) (string, error) {
 }
 
 // finished reports whether a workflow status is final.
-func finished(s queuety.WorkflowStatus) bool {
-	return s == queuety.WorkflowCompleted || s == queuety.WorkflowFailed || s == queuety.WorkflowCancelled
+func finished(s queuetytype.WorkflowStatus) bool {
+	return s == queuetytype.WorkflowCompleted || s == queuetytype.WorkflowFailed || s == queuetytype.WorkflowCancelled
 }
 
 func parseIDs(ss []string) []int64 {
@@ -234,7 +234,7 @@ func parseIDs(ss []string) []int64 {
 
 // RequireWorkflowStatus fails t unless workflow id has status want. The
 // message says where the workflow stands (see Run.String).
-func (k *Kit) RequireWorkflowStatus(t testing.TB, id int64, want queuety.WorkflowStatus) {
+func (k *Kit) RequireWorkflowStatus(t testing.TB, id int64, want queuetytype.WorkflowStatus) {
 	t.Helper()
 	r, err := k.inspect(context.Background(), id)
 	if err != nil {
@@ -310,8 +310,8 @@ func (k *Kit) history(id int64, source string) []Event {
 	k.t.Helper()
 	var out []Event
 	for read := 0; ; {
-		d, err := k.client.DescribeWorkflowWith(context.Background(), id, queuety.DescribeOptions{
-			TimelineOffset: read, TimelineLimit: queuety.MaxTimelineEntries, JobsPerStep: 1})
+		d, err := k.client.DescribeWorkflowWith(context.Background(), id, queuetytype.DescribeOptions{
+			TimelineOffset: read, TimelineLimit: queuetytype.MaxTimelineEntries, JobsPerStep: 1})
 		if err != nil {
 			k.t.Fatalf("queuetytest: history of workflow %d: %v", id, err)
 			return nil
@@ -332,7 +332,7 @@ func (k *Kit) history(id int64, source string) []Event {
 			out = append(out, e)
 		}
 		read += len(d.Timeline)
-		if d.TimelineMore == 0 || len(d.Timeline) == 0 || read > queuety.MaxTimelineOffset {
+		if d.TimelineMore == 0 || len(d.Timeline) == 0 || read > queuetytype.MaxTimelineOffset {
 			return out
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // stepHandler is the name RunStep registers the step under.
@@ -39,7 +40,7 @@ func RunStep(ctx context.Context, t testing.TB, fn queuety.StepFunc, state any) 
 			mu.Lock()
 			stepErr = err
 			mu.Unlock()
-			var can *queuety.ContinueAsNewError
+			var can *queuetytype.ContinueAsNewError
 			if errors.As(err, &can) {
 				return nil, queuety.NonRetryable(errors.New("continue-as-new is not followed by RunStep"))
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -31,7 +32,7 @@ func TestWorkflowActions(t *testing.T) {
 		// A signal with a payload settles the wait; the next step is enqueued.
 		res := post(fmt.Sprintf("/workflows/%d/signal", f.waiting), url.Values{"name": {"shipped"}, "payload": {`{"carrier": "ups", "parcels": 2}`}})
 		assert.Equal(t, fmt.Sprintf("/workflows/%d", f.waiting), res.Header.Get("Location"))
-		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.waiting))
+		assert.Equal(t, queuetytype.WorkflowRunning, workflowStatus(t, c, f.waiting))
 		st, err := c.State(ctx, f.waiting)
 		require.NoError(t, err)
 		assert.Contains(t, fmt.Sprint(st), "ups")
@@ -41,20 +42,20 @@ func TestWorkflowActions(t *testing.T) {
 
 		// Pause, resume, cancel.
 		post(fmt.Sprintf("/workflows/%d/pause", f.waiting), nil)
-		assert.Equal(t, queuety.WorkflowPaused, workflowStatus(t, c, f.waiting))
+		assert.Equal(t, queuetytype.WorkflowPaused, workflowStatus(t, c, f.waiting))
 		post(fmt.Sprintf("/workflows/%d/resume", f.waiting), nil)
-		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.waiting))
+		assert.Equal(t, queuetytype.WorkflowRunning, workflowStatus(t, c, f.waiting))
 		post(fmt.Sprintf("/workflows/%d/cancel", f.waiting), nil)
-		assert.Equal(t, queuety.WorkflowCancelled, workflowStatus(t, c, f.waiting))
+		assert.Equal(t, queuetytype.WorkflowCancelled, workflowStatus(t, c, f.waiting))
 
 		// Approve with data.
 		post(fmt.Sprintf("/workflows/%d/approve", f.approval), url.Values{"payload": {`{"by": "ops"}`}})
-		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.approval))
+		assert.Equal(t, queuetytype.WorkflowRunning, workflowStatus(t, c, f.approval))
 		assert.Contains(t, b.get(fmt.Sprintf("/workflows/%d", f.approval)).body, "sent signal approval")
 
 		// Retry the failed workflow.
 		post(fmt.Sprintf("/workflows/%d/retry", f.failed), nil)
-		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.failed))
+		assert.Equal(t, queuetytype.WorkflowRunning, workflowStatus(t, c, f.failed))
 	})
 }
 
@@ -64,16 +65,16 @@ func TestRejectAnswersADecision(t *testing.T) {
 	seed(t, c)
 	ctx := context.Background()
 	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "refund.decide", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuety.WaitAny, ResultKey: "decision"},
+		{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuetytype.WaitAny, ResultKey: "decision"},
 	}}, nil)
 	require.NoError(t, err)
 	runWorker(t, c)
-	require.Equal(t, queuety.WorkflowWaitingForSignal, workflowStatus(t, c, id))
+	require.Equal(t, queuetytype.WorkflowWaitingForSignal, workflowStatus(t, c, id))
 	b := newBrowser(t, Handler(c, open))
 	res := b.post(fmt.Sprintf("/workflows/%d/reject", id), url.Values{"payload": {`{"reason": "duplicate"}`}})
 	require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
 	assert.Contains(t, b.get(fmt.Sprintf("/workflows/%d", id)).body, "sent signal rejected")
-	assert.NotEqual(t, queuety.WorkflowWaitingForSignal, workflowStatus(t, c, id))
+	assert.NotEqual(t, queuetytype.WorkflowWaitingForSignal, workflowStatus(t, c, id))
 }
 
 // TestAnswerButtonsFollowTheWait: the workflow page offers Approve and
@@ -84,7 +85,7 @@ func TestAnswerButtonsFollowTheWait(t *testing.T) {
 	f := seed(t, c)
 	ctx := context.Background()
 	decision, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "refund.decide", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuety.WaitAny, HumanWait: "decision", ResultKey: "decision"},
+		{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuetytype.WaitAny, HumanWait: "decision", ResultKey: "decision"},
 	}}, nil)
 	require.NoError(t, err)
 	runWorker(t, c)
@@ -136,11 +137,11 @@ func TestJobAndScheduleActions(t *testing.T) {
 		res := b.post("/jobs/retry-buried", url.Values{"queue": {"mail"}, "back": {"/jobs?status=buried&queue=mail"}})
 		require.Equal(t, http.StatusSeeOther, res.StatusCode, res.body)
 		assert.Contains(t, b.get("/jobs?status=buried&queue=mail").body, "Retried 2 buried jobs")
-		assert.Equal(t, queuety.JobBuried, jobStatus(t, c, f.buried))
+		assert.Equal(t, queuetytype.JobBuried, jobStatus(t, c, f.buried))
 		res = b.post("/jobs/retry-buried", nil)
 		require.Equal(t, http.StatusSeeOther, res.StatusCode)
-		assert.Equal(t, queuety.JobPending, jobStatus(t, c, f.buried))
-		steps, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: f.failed, Status: queuety.JobBuried})
+		assert.Equal(t, queuetytype.JobPending, jobStatus(t, c, f.buried))
+		steps, err := c.ListJobs(ctx, driver.JobFilter{WorkflowID: f.failed, Status: queuetytype.JobBuried})
 		require.NoError(t, err)
 		assert.Len(t, steps, 1, "a buried workflow step is retried with its workflow")
 
@@ -177,13 +178,13 @@ func TestBuryAndDelete(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, b.post(fmt.Sprintf("/jobs/%d/bury", f.delayed), nil).StatusCode)
 	j, err := c.Job(ctx, f.delayed)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobBuried, j.Status, "buried through the UI")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "buried through the UI")
 
 	res := b.post(fmt.Sprintf("/jobs/%d/delete", f.delayed), nil)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	assert.Equal(t, "/jobs", res.Header.Get("Location"), "a deleted job has no page to return to")
 	_, err = c.Job(ctx, f.delayed)
-	assert.ErrorIs(t, err, queuety.ErrNotFound, "deleted through the UI")
+	assert.ErrorIs(t, err, queuetytype.ErrNotFound, "deleted through the UI")
 	assert.Equal(t, http.StatusNotFound, b.post("/jobs/999999/bury", nil).StatusCode, "burying an unknown job")
 
 	ro := newBrowser(t, Handler(c, Options{AllowUnauthenticated: true, ReadOnly: true, Logger: quiet()}))

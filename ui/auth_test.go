@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 func TestIsLoopback(t *testing.T) {
@@ -163,7 +164,7 @@ func TestCSRF(t *testing.T) {
 
 		res = b.post(fmt.Sprintf("/jobs/%d/retry", f.buried), nil)
 		require.Equal(t, http.StatusSeeOther, res.StatusCode)
-		assert.Equal(t, queuety.JobPending, jobStatus(t, c, f.buried))
+		assert.Equal(t, queuetytype.JobPending, jobStatus(t, c, f.buried))
 	})
 }
 
@@ -189,8 +190,8 @@ func TestReadOnly(t *testing.T) {
 			assert.Contains(t, res.body, "read-only", p)
 		}
 		assert.Empty(t, pausedQueues(t, c))
-		assert.Equal(t, queuety.JobBuried, jobStatus(t, c, f.buried))
-		assert.Equal(t, queuety.WorkflowWaitingForSignal, workflowStatus(t, c, f.waiting))
+		assert.Equal(t, queuetytype.JobBuried, jobStatus(t, c, f.buried))
+		assert.Equal(t, queuetytype.WorkflowWaitingForSignal, workflowStatus(t, c, f.waiting))
 		sc, err := c.ScheduleByID(t.Context(), f.schedule)
 		require.NoError(t, err)
 		assert.True(t, sc.Enabled)

@@ -18,8 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/store/sqlite"
@@ -61,7 +63,7 @@ func TestOverviewReadsNoPayloads(t *testing.T) {
 		t.Logf("an overview allocated %d KiB with %d pending jobs of %d KiB", n>>10, jobs, size>>10)
 		assert.Less(t, n, uint64(size), "an overview allocates less than one payload's size")
 
-		ms, ok := c.Store().(*mysql.Store)
+		ms, ok := clientseam.StoreOf(c).(*mysql.Store)
 		if !ok {
 			return
 		}
@@ -197,8 +199,8 @@ func TestErrorPagesHideInternals(t *testing.T) {
 	assert.NotContains(t, res.body, "read job")
 	assert.NotContains(t, res.body, "999999: not found")
 
-	table := c.Store().Info().Prefix + "queuety_workflows"
-	_, err := c.Store().(*mysql.Store).DB.Exec("DROP TABLE " + table)
+	table := clientseam.StoreOf(c).Info().Prefix + "queuety_workflows"
+	_, err := clientseam.StoreOf(c).(*mysql.Store).DB.Exec("DROP TABLE " + table)
 	require.NoError(t, err)
 	for _, path := range []string{"/workflows", "/workflows?partial=1", "/"} {
 		res = b.get(path)
@@ -251,8 +253,8 @@ func TestMalformedWorkflowState(t *testing.T) {
 func setWorkflowState(t *testing.T, c *queuety.Client, id int64, state string) {
 	t.Helper()
 	var err error
-	table := c.Store().Info().Prefix + "queuety_workflows"
-	switch s := c.Store().(type) {
+	table := clientseam.StoreOf(c).Info().Prefix + "queuety_workflows"
+	switch s := clientseam.StoreOf(c).(type) {
 	case *mysql.Store:
 		_, err = s.DB.Exec("UPDATE "+table+" SET state = ? WHERE id = ?", state, id)
 	case *sqlite.Store:
@@ -272,7 +274,7 @@ func TestWorkflowHistoryPages(t *testing.T) {
 		ctx := context.Background()
 		id, err := builder.Workflow("long").Then("a").Dispatch(ctx, c, nil)
 		require.NoError(t, err)
-		const extra = queuety.DefaultTimelineEntries + 150
+		const extra = queuetytype.DefaultTimelineEntries + 150
 		rows := make([]*driver.LogEntry, extra)
 		for i := range rows {
 			rows[i] = &driver.LogEntry{WorkflowID: id, Handler: "a", Queue: "default", Event: "debug",
@@ -283,7 +285,7 @@ func TestWorkflowHistoryPages(t *testing.T) {
 			events[i] = &driver.WorkflowEvent{WorkflowID: id, StepIndex: 0, Handler: "a", Event: driver.EventStepStarted,
 				Input: []byte(fmt.Sprintf(`{"i":%d}`, i)), CreatedAt: time.Now().UTC()}
 		}
-		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 			if err := tx.LogInsert(ctx, rows); err != nil {
 				return err
 			}
@@ -295,8 +297,8 @@ func TestWorkflowHistoryPages(t *testing.T) {
 		require.Equal(t, http.StatusOK, first.StatusCode)
 		assert.Contains(t, first.body, `id="timeline-pager"`, "a pager under a cut timeline")
 		shown := strings.Count(first.body, "entry-")
-		assert.Greater(t, shown, queuety.DefaultTimelineEntries-10, "entries on the first page")
-		assert.LessOrEqual(t, shown, queuety.DefaultTimelineEntries, "entries on the first page")
+		assert.Greater(t, shown, queuetytype.DefaultTimelineEntries-10, "entries on the first page")
+		assert.LessOrEqual(t, shown, queuetytype.DefaultTimelineEntries, "entries on the first page")
 		next := regexpFind(regexp.MustCompile(`href="([^"]*timeline_offset=\d+)#timeline" id="timeline-next"`), first.body)
 		require.NotEmpty(t, next, "a link to the later entries")
 		second := b.get(strings.ReplaceAll(next, "&amp;", "&"))
@@ -348,7 +350,7 @@ func TestWorkflowPageBoundsSignalsAndFailures(t *testing.T) {
 		require.NoError(t, err)
 		const n, large = 5000, 20 << 10
 		cats := []driver.FailureCategory{driver.FailureApplication, driver.FailureApplication, driver.FailureTimeout, driver.FailureCancelled}
-		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 			for i := range n {
 				payload := fmt.Sprintf(`{"i":%d}`, i)
 				msg := fmt.Sprintf("fail-%05d", i)
@@ -377,21 +379,21 @@ func TestWorkflowPageBoundsSignalsAndFailures(t *testing.T) {
 		assert.Less(t, len(res.body), 512<<10, "the page's size")
 		assert.Less(t, alloc, uint64(8<<20), "the page's allocations")
 
-		assert.Equal(t, queuety.DescribeFailures, strings.Count(res.body, ">fail-"), "failures listed")
+		assert.Equal(t, queuetytype.DescribeFailures, strings.Count(res.body, ">fail-"), "failures listed")
 		assert.Contains(t, res.body, fmt.Sprintf(">fail-%05d<", n-1), "the newest failure")
-		assert.NotContains(t, res.body, fmt.Sprintf(">fail-%05d<", n-queuety.DescribeFailures-1), "an older failure")
-		assert.Contains(t, res.body, fmt.Sprintf("The newest %d of %d failures are listed; the %d older ones", queuety.DescribeFailures, n,
-			n-queuety.DescribeFailures), "the page says which failures it lists")
+		assert.NotContains(t, res.body, fmt.Sprintf(">fail-%05d<", n-queuetytype.DescribeFailures-1), "an older failure")
+		assert.Contains(t, res.body, fmt.Sprintf("The newest %d of %d failures are listed; the %d older ones", queuetytype.DescribeFailures, n,
+			n-queuetytype.DescribeFailures), "the page says which failures it lists")
 		assert.Contains(t, res.body, "… (cut)", "a long message is cut")
 		chips := regexpFind(regexp.MustCompile(`(?s)id="failure-categories">(.*?)</ul>`), res.body)
 		for cat, count := range map[string]int{"application": n / 2, "cancelled": n / 4, "timeout": n / 4} {
 			assert.Regexp(t, fmt.Sprintf(`%s</span> <b>%d</b>`, cat, count), chips, "every %s failure counted", cat)
 		}
 
-		assert.Equal(t, queuety.DescribeSignals, strings.Count(res.body, "<code>sig-"), "signals listed")
+		assert.Equal(t, queuetytype.DescribeSignals, strings.Count(res.body, "<code>sig-"), "signals listed")
 		assert.Contains(t, res.body, fmt.Sprintf("<code>sig-%05d</code>", n-1), "the newest signal")
-		assert.Contains(t, res.body, fmt.Sprintf("The newest %d of %d signals are listed; the %d older ones are not.", queuety.DescribeSignals, n,
-			n-queuety.DescribeSignals), "the page says which signals it lists")
+		assert.Contains(t, res.body, fmt.Sprintf("The newest %d of %d signals are listed; the %d older ones are not.", queuetytype.DescribeSignals, n,
+			n-queuetytype.DescribeSignals), "the page says which signals it lists")
 		assert.Contains(t, res.body, fmt.Sprintf("(%d bytes, not shown)", large+8), "a large payload is left out with its length")
 	})
 }
@@ -406,7 +408,7 @@ func TestJobPageBoundsLogsAndFailures(t *testing.T) {
 		require.NoError(t, err)
 		const rows, long = 300, 60 << 10
 		msg := strings.Repeat("e", long)
-		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 			logs := make([]*driver.LogEntry, rows)
 			for i := range logs {
 				logs[i] = &driver.LogEntry{JobID: &id, Handler: "import", Queue: "default", Event: driver.LogFailed,

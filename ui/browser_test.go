@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // EnvScreenshots names the directory the browser tests save their
@@ -164,7 +165,7 @@ func TestBrowser(t *testing.T) {
 		shot("jobs-buried")
 		confirm("retry all buried", "#bulk form")
 		assert.Contains(t, text("#flash"), "Retried 1 buried jobs")
-		assert.Equal(t, queuety.JobPending, jobStatus(t, c, f.buried))
+		assert.Equal(t, queuetytype.JobPending, jobStatus(t, c, f.buried))
 
 		// A job's page.
 		step("job page", chromedp.Navigate(fmt.Sprintf("%s/jobs/%d", srv.URL, f.buried)), chromedp.WaitVisible(chromedp.CSS("#job-logs")))
@@ -184,7 +185,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#send-signal")),
 			chromedp.WaitVisible(chromedp.CSS("#flash")))
 		assert.Contains(t, text("#flash"), "Signal shipped sent")
-		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.waiting))
+		assert.Equal(t, queuetytype.WorkflowRunning, workflowStatus(t, c, f.waiting))
 		assert.Contains(t, text("#signals"), "ups")
 
 		// A malformed payload ends on an error page, and changes nothing.
@@ -195,7 +196,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#approve")),
 			chromedp.WaitVisible(chromedp.CSS("#error")))
 		assert.Contains(t, text("#error"), "must be a JSON object")
-		assert.Equal(t, queuety.WorkflowWaitingForSignal, workflowStatus(t, c, f.approval))
+		assert.Equal(t, queuetytype.WorkflowWaitingForSignal, workflowStatus(t, c, f.approval))
 
 		// The failed workflow: retry it.
 		step("failed workflow",
@@ -203,7 +204,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS("#failures")))
 		shot("workflow-failed")
 		confirm("retry workflow", fmt.Sprintf(`#workflow-actions form[action$="/workflows/%d/retry"]`, f.failed))
-		assert.Equal(t, queuety.WorkflowRunning, workflowStatus(t, c, f.failed))
+		assert.Equal(t, queuetytype.WorkflowRunning, workflowStatus(t, c, f.failed))
 
 		// Workflows list and schedules: disable the schedule.
 		step("workflows", chromedp.Navigate(srv.URL+"/workflows"), chromedp.WaitVisible(chromedp.CSS("#workflows")))

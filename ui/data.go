@@ -6,15 +6,14 @@ import (
 	"sort"
 	"time"
 
-	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // jobStatuses and workflowStatuses are listed in the order pages show them.
 var (
-	jobStatuses      = []queuety.JobStatus{queuety.JobPending, queuety.JobProcessing, queuety.JobCompleted, queuety.JobFailed, queuety.JobBuried}
-	workflowStatuses = []queuety.WorkflowStatus{queuety.WorkflowRunning, queuety.WorkflowWaitingForSignal,
-		queuety.WorkflowWaitingForWorkflows, queuety.WorkflowPaused, queuety.WorkflowCompleted, queuety.WorkflowFailed, queuety.WorkflowCancelled}
+	jobStatuses      = []queuetytype.JobStatus{queuetytype.JobPending, queuetytype.JobProcessing, queuetytype.JobCompleted, queuetytype.JobFailed, queuetytype.JobBuried}
+	workflowStatuses = []queuetytype.WorkflowStatus{queuetytype.WorkflowRunning, queuetytype.WorkflowWaitingForSignal,
+		queuetytype.WorkflowWaitingForWorkflows, queuetytype.WorkflowPaused, queuetytype.WorkflowCompleted, queuetytype.WorkflowFailed, queuetytype.WorkflowCancelled}
 )
 
 // Bounds on what one page reads.
@@ -57,7 +56,7 @@ type statusCount struct {
 
 // overviewData is what the overview shows.
 type overviewData struct {
-	Store  driver.StoreInfo
+	Store  queuetytype.StoreInfo
 	Queues []*queueRow
 	// MoreQueues counts the queues past maxOverviewQueues, not listed.
 	MoreQueues int
@@ -75,7 +74,7 @@ type overviewData struct {
 // overview reads everything the overview shows.
 func (s *server) overview(ctx context.Context) (*overviewData, error) {
 	c, now := s.c, s.opts.Clock.Now()
-	d := &overviewData{Store: c.Store().Info(), Window: s.opts.ThroughputWindow, Now: now}
+	d := &overviewData{Store: c.StoreInfo(), Window: s.opts.ThroughputWindow, Now: now}
 	sums, err := c.QueueSummaries(ctx)
 	if err != nil {
 		return nil, err
@@ -152,7 +151,7 @@ func (s *server) overview(ctx context.Context) (*overviewData, error) {
 // one-minute buckets (newest last), and sets Done and Spark.
 func (s *server) throughput(ctx context.Context, now time.Time, get func(string) *queueRow) error {
 	window := s.opts.ThroughputWindow
-	logs, err := s.c.Logs(ctx, driver.LogFilter{Event: driver.LogCompleted, Since: now.Add(-window), Limit: throughputRows, Newest: true})
+	logs, err := s.c.Logs(ctx, queuetytype.LogFilter{Event: queuetytype.LogCompleted, Since: now.Add(-window), Limit: throughputRows, Newest: true})
 	if err != nil {
 		return err
 	}
@@ -161,7 +160,7 @@ func (s *server) throughput(ctx context.Context, now time.Time, get func(string)
 	for _, l := range logs {
 		q := l.Queue
 		if q == "" {
-			q = queuety.DefaultQueue
+			q = queuetytype.DefaultQueue
 		}
 		b := buckets[q]
 		if b == nil {

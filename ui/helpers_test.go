@@ -18,8 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/mysql"
 	_ "github.com/queuety/queuety-go/store/sqlite"
@@ -132,9 +134,9 @@ func (f *fixture) requireStatus(t *testing.T) {
 	ctx := context.Background()
 	j, err := f.c.Job(ctx, f.buried)
 	require.NoError(t, err)
-	require.Equal(t, queuety.JobBuried, j.Status)
-	for id, want := range map[int64]queuety.WorkflowStatus{f.waiting: queuety.WorkflowWaitingForSignal,
-		f.approval: queuety.WorkflowWaitingForSignal, f.failed: queuety.WorkflowFailed, f.done: queuety.WorkflowCompleted} {
+	require.Equal(t, queuetytype.JobBuried, j.Status)
+	for id, want := range map[int64]queuetytype.WorkflowStatus{f.waiting: queuetytype.WorkflowWaitingForSignal,
+		f.approval: queuetytype.WorkflowWaitingForSignal, f.failed: queuetytype.WorkflowFailed, f.done: queuetytype.WorkflowCompleted} {
 		wf, err := f.c.Workflow(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, want, wf.Status, "workflow %d", id)
@@ -255,7 +257,7 @@ func spreadWork(t *testing.T, c *queuety.Client, minutes int) {
 	t.Helper()
 	ctx := context.Background()
 	clock := queuety.NewFakeClock(time.Now().Add(-time.Duration(minutes) * time.Minute))
-	past := queuety.NewClient(c.Store(), queuety.WithClock(clock), queuety.WithLogger(quiet())) // not closed: it shares c's store
+	past := clientseam.NewClient(clientseam.StoreOf(c), queuety.WithClock(clock), queuety.WithLogger(quiet())).(*queuety.Client) // not closed: it shares c's store
 	_, err := past.Dispatch(ctx, "image.resize", queuety.State{"w": 640}, queuety.OnQueue("images"))
 	require.NoError(t, err)
 	for i := range minutes {

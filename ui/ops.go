@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // operations are the job actions the UI offers. A nil function hides its
@@ -24,7 +25,7 @@ func clientOperations(c *queuety.Client) operations {
 		bury: c.BuryJob,
 		del:  c.DeleteJob,
 		retryBuried: func(ctx context.Context, queue, handler string) (int64, error) {
-			return c.RetryBuried(ctx, queuety.BuriedFilter{Queue: queue, Handler: handler})
+			return c.RetryBuried(ctx, queuetytype.BuriedFilter{Queue: queue, Handler: handler})
 		},
 	}
 }

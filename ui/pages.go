@@ -11,8 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Page sizes.
@@ -72,7 +71,7 @@ type jobsData struct {
 	Queue, Status, Handler string
 	Workflow               int64
 	After, Next            int64
-	Jobs                   []*driver.Job
+	Jobs                   []*queuetytype.Job
 	Tabs                   []statusTab
 	All                    int64
 	Queues                 []string
@@ -83,7 +82,7 @@ func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := &jobsData{Queue: strings.TrimSpace(q.Get("queue")), Status: q.Get("status"), Handler: strings.TrimSpace(q.Get("handler")),
 		Now: s.opts.Clock.Now()}
-	if d.Status != "" && !slices.Contains(jobStatuses, queuety.JobStatus(d.Status)) {
+	if d.Status != "" && !slices.Contains(jobStatuses, queuetytype.JobStatus(d.Status)) {
 		s.fail(w, r, http.StatusBadRequest, "Unknown job status %q: want one of pending, processing, completed, failed, buried.", d.Status)
 		return
 	}
@@ -96,7 +95,7 @@ func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	jobs, err := s.c.ListJobs(ctx, driver.JobFilter{Queue: d.Queue, Status: queuety.JobStatus(d.Status), Handler: d.Handler,
+	jobs, err := s.c.ListJobs(ctx, queuetytype.JobFilter{Queue: d.Queue, Status: queuetytype.JobStatus(d.Status), Handler: d.Handler,
 		WorkflowID: d.Workflow, AfterID: d.After, Limit: jobsPerPage + 1, WithoutPayload: true})
 	if err != nil {
 		s.failErr(w, r, err)
@@ -112,7 +111,7 @@ func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	byStatus := map[queuety.JobStatus]int64{}
+	byStatus := map[queuetytype.JobStatus]int64{}
 	queues := map[string]bool{}
 	for _, c := range counts {
 		queues[c.Queue] = true
@@ -133,12 +132,12 @@ func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
 
 // jobData is what the job page shows.
 type jobData struct {
-	Job *driver.Job
+	Job *queuetytype.Job
 	// Payload and Heartbeat show the job's payload and heartbeat data,
 	// cut to previewChars characters (Heartbeat is nil without any).
 	Payload, Heartbeat *valueView
-	Logs               []*driver.LogEntry
-	Failures           []*driver.Failure
+	Logs               []*queuetytype.LogEntry
+	Failures           []*queuetytype.Failure
 	CanBury            bool
 	CanDelete          bool
 	Now                time.Time
@@ -160,13 +159,13 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 	d := &jobData{Job: j, Now: s.opts.Clock.Now(),
 		Payload:   newValueView(j.Payload, p.PayloadLen, base+"payload"),
 		Heartbeat: newValueView(j.HeartbeatData, p.HeartbeatLen, base+"heartbeat"),
-		CanBury:   s.ops.bury != nil && j.Status != queuety.JobBuried && j.Status != queuety.JobCompleted,
+		CanBury:   s.ops.bury != nil && j.Status != queuetytype.JobBuried && j.Status != queuetytype.JobCompleted,
 		CanDelete: s.ops.del != nil}
-	if d.Logs, err = s.c.Logs(ctx, driver.LogFilter{JobID: id, Limit: jobLogRows, MaxTextBytes: jobText}); err != nil {
+	if d.Logs, err = s.c.Logs(ctx, queuetytype.LogFilter{JobID: id, Limit: jobLogRows, MaxTextBytes: jobText}); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	if d.Failures, err = s.c.FailurePage(ctx, driver.FailureQuery{JobIDs: []int64{id}, Limit: jobLogRows, MaxMessageChars: jobText}); err != nil {
+	if d.Failures, err = s.c.FailurePage(ctx, queuetytype.FailureQuery{JobIDs: []int64{id}, Limit: jobLogRows, MaxMessageChars: jobText}); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
@@ -177,7 +176,7 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 type workflowsData struct {
 	Status, Name string
 	Limit        int
-	Workflows    []*driver.Workflow
+	Workflows    []*queuetytype.Workflow
 	Tabs         []statusTab
 	All          int64
 	More         bool
@@ -186,7 +185,7 @@ type workflowsData struct {
 func (s *server) workflowsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := &workflowsData{Status: q.Get("status"), Name: strings.TrimSpace(q.Get("name")), Limit: workflowsPerPage}
-	if d.Status != "" && !slices.Contains(workflowStatuses, queuety.WorkflowStatus(d.Status)) {
+	if d.Status != "" && !slices.Contains(workflowStatuses, queuetytype.WorkflowStatus(d.Status)) {
 		s.fail(w, r, http.StatusBadRequest, "Unknown workflow status %q.", d.Status)
 		return
 	}
@@ -199,7 +198,7 @@ func (s *server) workflowsPage(w http.ResponseWriter, r *http.Request) {
 		d.Limit = min(n, maxWorkflowsPerPage)
 	}
 	ctx := r.Context()
-	wfs, err := s.c.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowStatus(d.Status), Name: d.Name, Limit: d.Limit + 1,
+	wfs, err := s.c.ListWorkflows(ctx, queuetytype.WorkflowFilter{Status: queuetytype.WorkflowStatus(d.Status), Name: d.Name, Limit: d.Limit + 1,
 		WithoutState: true})
 	if err != nil {
 		s.failErr(w, r, err)
@@ -223,7 +222,7 @@ func (s *server) workflowsPage(w http.ResponseWriter, r *http.Request) {
 
 // workflowData is what the workflow page shows.
 type workflowData struct {
-	D          *queuety.WorkflowDescription
+	D          *queuetytype.WorkflowDescription
 	Categories []statusCount // every failure, counted by category
 	CanPause   bool
 	CanResume  bool
@@ -248,12 +247,12 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	offset, err := queryCount(r, "timeline_offset", queuety.MaxTimelineOffset)
+	offset, err := queryCount(r, "timeline_offset", queuetytype.MaxTimelineOffset)
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, "%v", err)
 		return
 	}
-	desc, err := s.c.DescribeWorkflowWith(r.Context(), id, queuety.DescribeOptions{TimelineOffset: offset})
+	desc, err := s.c.DescribeWorkflowWith(r.Context(), id, queuetytype.DescribeOptions{TimelineOffset: offset})
 	if err != nil {
 		s.undescribedWorkflow(w, r, id, err)
 		return
@@ -261,16 +260,16 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 	st := desc.Status
 	d := &workflowData{D: desc, TimelineFrom: offset + 1, TimelineTo: offset + len(desc.Timeline),
 		TimelinePrev: -1, TimelineNext: -1, State: newJSONView(desc.State, fmt.Sprintf("%s/workflows/%d/state", s.opts.BasePath, id)),
-		CanPause:  st == queuety.WorkflowRunning,
-		CanResume: st == queuety.WorkflowPaused,
+		CanPause:  st == queuetytype.WorkflowRunning,
+		CanResume: st == queuetytype.WorkflowPaused,
 		CanCancel: !st.Terminal(),
-		CanRetry:  st == queuety.WorkflowFailed,
+		CanRetry:  st == queuetytype.WorkflowFailed,
 		CanSignal: !st.Terminal(),
 	}
 	if offset > 0 {
-		d.TimelinePrev = max(offset-queuety.DefaultTimelineEntries, 0)
+		d.TimelinePrev = max(offset-queuetytype.DefaultTimelineEntries, 0)
 	}
-	if desc.TimelineMore > 0 && offset+len(desc.Timeline) <= queuety.MaxTimelineOffset {
+	if desc.TimelineMore > 0 && offset+len(desc.Timeline) <= queuetytype.MaxTimelineOffset {
 		d.TimelineNext = offset + len(desc.Timeline)
 	}
 	if desc.StateError != "" {
@@ -297,7 +296,7 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 // rowData is what the page of a workflow that cannot be described shows:
 // the row as stored.
 type rowData struct {
-	W     *driver.Workflow
+	W     *queuetytype.Workflow
 	State *valueView
 	ErrID string
 }
@@ -338,12 +337,12 @@ func (s *server) workflowTrace(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, "%v", err)
 		return
 	}
-	limit, err := queryCount(r, "limit", queuety.MaxTraceEvents)
+	limit, err := queryCount(r, "limit", queuetytype.MaxTraceEvents)
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, "%v", err)
 		return
 	}
-	b, err := s.c.TraceWorkflowWith(r.Context(), id, queuety.TraceOptions{Offset: offset, Limit: limit})
+	b, err := s.c.TraceWorkflowWith(r.Context(), id, queuetytype.TraceOptions{Offset: offset, Limit: limit})
 	if err != nil {
 		s.failErr(w, r, err)
 		return
@@ -369,7 +368,7 @@ func queryCount(r *http.Request, name string, most int) (int, error) {
 
 // scheduleRow is one schedule on the schedules page.
 type scheduleRow struct {
-	*driver.Schedule
+	*queuetytype.Schedule
 	Name     string // the handler, or the workflow key
 	Workflow bool
 }

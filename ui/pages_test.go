@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // TestPagesRender loads every page, and the live part of the list pages,
@@ -167,7 +168,7 @@ func TestBadInput(t *testing.T) {
 		res = b.post(sig, map[string][]string{"name": {""}})
 		assert.Equal(t, http.StatusBadRequest, res.StatusCode)
 		assert.Contains(t, res.body, "needs a name")
-		assert.Equal(t, queuety.WorkflowWaitingForSignal, workflowStatus(t, c, f.waiting), "no bad signal reached the workflow")
+		assert.Equal(t, queuetytype.WorkflowWaitingForSignal, workflowStatus(t, c, f.waiting), "no bad signal reached the workflow")
 
 		res = b.post(fmt.Sprintf("/workflows/%d/approve", f.approval), map[string][]string{"payload": {"nope"}})
 		assert.Equal(t, http.StatusBadRequest, res.StatusCode)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 //go:embed templates/*.html
@@ -183,11 +184,11 @@ func notFoundWhat(p string) string {
 
 func errStatus(err error) int {
 	switch {
-	case errors.Is(err, queuety.ErrNotFound):
+	case errors.Is(err, queuetytype.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, queuety.ErrInvalidState):
+	case errors.Is(err, queuetytype.ErrInvalidState):
 		return http.StatusConflict
-	case errors.Is(err, queuety.ErrInvalidArgument), errors.Is(err, queuety.ErrInvalidTimeout):
+	case errors.Is(err, queuetytype.ErrInvalidArgument), errors.Is(err, queuetytype.ErrInvalidTimeout):
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
@@ -243,7 +244,7 @@ var funcs = template.FuncMap{
 	"int64p":   func(p *int64) string { return int64p(p) },
 	"add":      func(a, b int) int { return a + b },
 	"pct":      func(a, b int) int { return pct(a, b) },
-	"canRetry": func(st queuety.JobStatus) bool { return st == queuety.JobBuried || st == queuety.JobFailed },
+	"canRetry": func(st queuetytype.JobStatus) bool { return st == queuetytype.JobBuried || st == queuetytype.JobFailed },
 	"act":      newAction,
 	"first": func(l []string) string {
 		if len(l) == 0 {

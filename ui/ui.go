@@ -74,7 +74,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/secret"
 	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Defaults of Options.
@@ -288,12 +288,12 @@ func (s *server) routes() {
 	m.HandleFunc("GET /{$}", s.overviewPage)
 	m.HandleFunc("GET /jobs", s.jobsPage)
 	m.HandleFunc("GET /jobs/{id}", s.jobPage)
-	m.HandleFunc("GET /jobs/{id}/payload", s.rawValue(driver.JobPayload, "job", "payload"))
-	m.HandleFunc("GET /jobs/{id}/heartbeat", s.rawValue(driver.JobHeartbeatData, "job", "heartbeat data"))
+	m.HandleFunc("GET /jobs/{id}/payload", s.rawValue(queuetytype.JobPayload, "job", "payload"))
+	m.HandleFunc("GET /jobs/{id}/heartbeat", s.rawValue(queuetytype.JobHeartbeatData, "job", "heartbeat data"))
 	m.HandleFunc("GET /workflows", s.workflowsPage)
 	m.HandleFunc("GET /workflows/{id}", s.workflowPage)
 	m.HandleFunc("GET /workflows/{id}/trace.json", s.workflowTrace)
-	m.HandleFunc("GET /workflows/{id}/state", s.rawValue(driver.WorkflowState, "workflow", "state"))
+	m.HandleFunc("GET /workflows/{id}/state", s.rawValue(queuetytype.WorkflowState, "workflow", "state"))
 	m.HandleFunc("GET /schedules", s.schedulesPage)
 
 	m.HandleFunc("POST /queues/pause", s.queueAction(true))

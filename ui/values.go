@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Bounds on the large values (payloads, heartbeat data, workflow state)
@@ -76,7 +76,7 @@ func firstChars(b []byte, n int) []byte {
 // so no request holds more than one piece. A value that changes length
 // while it streams (a workflow's state, heartbeat data) ends the response
 // early: the client sees a failed download, not a mix of two versions.
-func (s *server) rawValue(col driver.TextColumn, what, name string) http.HandlerFunc {
+func (s *server) rawValue(col queuetytype.TextColumn, what, name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, ok := s.pathID(w, r, what)
 		if !ok {

@@ -7,9 +7,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/observe"
-	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Abandoning handlers that ignore their cancelled context (see
@@ -162,7 +163,7 @@ func (w *Worker) overdue(a *attempt, now time.Time) bool {
 	if !a.watched.Load() || a.state.Load() != attemptRunning || a.hctx.Err() == nil {
 		return false
 	}
-	if errors.Is(context.Cause(a.hctx), queuety.ErrWorkerShutdown) {
+	if errors.Is(context.Cause(a.hctx), queuetytype.ErrWorkerShutdown) {
 		return false
 	}
 	if a.doneSeen.IsZero() {
@@ -232,7 +233,7 @@ func (w *Worker) recordAbandoned(a *attempt, cause error, ran time.Duration, h H
 		w.obs.HandlerEnd(a.hctx, a.job, observe.Handled{Duration: ran, Err: err})
 		w.observeAbandon(a.ctx, a.job, false, ran, cause, h)
 	}
-	r := &engine.Result{Claimed: cj, Err: err, StartedAt: a.startedAt, Duration: ran, Funcs: w.reg}
+	r := &engine.Result{Claimed: cj, Err: err, StartedAt: a.startedAt, Duration: ran, Funcs: clientseam.Functions(w.reg)}
 	if w.obs != nil {
 		r.Observed, r.Returned = a.ctx, time.Now()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -154,7 +155,7 @@ func TestAbandonedHandlersFreeTheirSlots(t *testing.T) {
 		"the abandoned attempts and the quick jobs are recorded")
 	j, err := c.Job(ctx, retried)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobPending, j.Status, "a job with attempts left is retried")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "a job with attempts left is retried")
 	failed, err := c.Logs(ctx, driver.LogFilter{JobID: retried, Event: driver.LogFailed})
 	require.NoError(t, err)
 	require.Len(t, failed, 1, "the retried job's failed attempt")
@@ -162,7 +163,7 @@ func TestAbandonedHandlersFreeTheirSlots(t *testing.T) {
 	assert.Contains(t, failed[0].ErrorMessage, "abandoned")
 	j, err = c.Job(ctx, buried)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobBuried, j.Status, "a job on its last attempt is buried")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "a job on its last attempt is buried")
 	assert.Contains(t, j.ErrorMessage, "start-to-close deadline expired")
 
 	st := w.Stats()
@@ -188,10 +189,10 @@ func TestAbandonedHandlersFreeTheirSlots(t *testing.T) {
 	assert.Equal(t, int64(5), w.Stats().Succeeded, "no late success is recorded")
 	j, err = c.Job(ctx, retried)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobPending, j.Status, "the late success did not complete the retried job")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "the late success did not complete the retried job")
 	j, err = c.Job(ctx, buried)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobBuried, j.Status, "the late success did not complete the buried job")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "the late success did not complete the buried job")
 }
 
 // TestAbandonedStepFailsByTheTimeoutPath: an abandoned workflow step on
@@ -216,7 +217,7 @@ func TestAbandonedStepFailsByTheTimeoutPath(t *testing.T) {
 	receive(t, started, "the step's start")
 	require.Eventually(t, func() bool {
 		wf, err := c.Workflow(ctx, id)
-		return err == nil && wf.Status == queuety.WorkflowFailed
+		return err == nil && wf.Status == queuetytype.WorkflowFailed
 	}, 10*time.Second, 10*time.Millisecond, "the workflow fails by the step's timeout")
 	assert.Equal(t, int64(1), w.Stats().Abandoned)
 }
@@ -336,5 +337,5 @@ func TestShutdownDoesNotWaitForAbandonedHandlers(t *testing.T) {
 	}
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobPending, j.Status, "the abandoned job went back by the timeout path")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "the abandoned job went back by the timeout path")
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -128,7 +129,7 @@ func TestKilledWorkerJobIsRecovered(t *testing.T) {
 			require.NoError(t, child.Start())
 			require.Eventually(t, func() bool {
 				j, err := c.Job(ctx, id)
-				return err == nil && j.Status == queuety.JobProcessing
+				return err == nil && j.Status == queuetytype.JobProcessing
 			}, 30*time.Second, 10*time.Millisecond, "the child worker did not start the job")
 			require.NoError(t, child.Process.Signal(syscall.SIGKILL))
 			state, err := child.Process.Wait()
@@ -138,12 +139,12 @@ func TestKilledWorkerJobIsRecovered(t *testing.T) {
 			require.Equal(t, syscall.SIGKILL, ws.Signal(), "child did not die of SIGKILL: %v (stderr: %s)", state, stderr.String())
 			j, err := c.Job(ctx, id)
 			require.NoError(t, err)
-			require.Equal(t, queuety.JobProcessing, j.Status, "status after the kill")
+			require.Equal(t, queuetytype.JobProcessing, j.Status, "status after the kill")
 			require.Equal(t, 1, j.Attempts, "attempts after the kill")
 
 			// Later (as seen by a fake clock past the stale timeout), another
 			// process recovers the job and runs it.
-			clock := queuety.NewFakeClock(time.Now().Add(queuety.DefaultStaleTimeout + time.Minute))
+			clock := queuety.NewFakeClock(time.Now().Add(queuetytype.DefaultStaleTimeout + time.Minute))
 			c2, err := queuety.Open(ctx, dsn, queuety.WithClock(clock), queuety.WithLogger(quiet()))
 			require.NoError(t, err)
 			defer c2.Close()
@@ -161,7 +162,7 @@ func TestKilledWorkerJobIsRecovered(t *testing.T) {
 			require.Equal(t, int64(1), ran.Load(), "runs")
 			j, err = c2.Job(ctx, id)
 			require.NoError(t, err)
-			require.Equal(t, queuety.JobCompleted, j.Status, "final status")
+			require.Equal(t, queuetytype.JobCompleted, j.Status, "final status")
 			require.Equal(t, 2, j.Attempts, "final attempts")
 			logs, err := c2.Logs(ctx, driver.LogFilter{JobID: id})
 			require.NoError(t, err)
@@ -183,7 +184,7 @@ func requireAllCompleted(t *testing.T, c *queuety.Client, total int, d, tick tim
 		if !assert.NoError(ct, err) || !assert.Len(ct, counts, 1, "job counts %+v", counts) {
 			return
 		}
-		assert.Equal(ct, queuety.JobCompleted, counts[0].Status, "job counts %+v", counts)
+		assert.Equal(ct, queuetytype.JobCompleted, counts[0].Status, "job counts %+v", counts)
 		assert.Equal(ct, int64(total), counts[0].Count, "job counts %+v", counts)
 	}, d, tick, "the jobs did not all complete")
 }

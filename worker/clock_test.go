@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -124,5 +125,5 @@ func TestLeaseRenewedWhenTheClockMoves(t *testing.T) {
 	require.NoError(t, <-done)
 	j, err = c.Job(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobCompleted, j.Status, "job after it returned")
+	assert.Equal(t, queuetytype.JobCompleted, j.Status, "job after it returned")
 }

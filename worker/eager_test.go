@@ -14,10 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -41,7 +43,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, dsn string)) {
 func workflowJobs(t *testing.T, c *queuety.Client, wfID int64) []*driver.Job {
 	t.Helper()
 	var jobs []*driver.Job
-	require.NoError(t, c.Store().InTx(context.Background(), func(tx driver.Tx) (err error) {
+	require.NoError(t, clientseam.StoreOf(c).InTx(context.Background(), func(tx driver.Tx) (err error) {
 		jobs, err = tx.JobListByWorkflow(context.Background(), wfID, nil, driver.LockNone)
 		return err
 	}))
@@ -275,21 +277,21 @@ func TestEagerStepsSlotsBoundHandoff(t *testing.T) {
 			require.NoError(t, err)
 		}
 		e := engine.OfClient(c)
-		claimed, err := e.Claim(ctx, engine.ClaimRequest{Queues: []string{queuety.DefaultQueue}, Handlers: []string{"s1", "s2"}, Limit: 2})
+		claimed, err := e.Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"s1", "s2"}, Limit: 2})
 		require.NoError(t, err)
 		require.Len(t, claimed, 2)
 		results := []*engine.Result{{Claimed: claimed[0], StartedAt: time.Now()}, {Claimed: claimed[1], StartedAt: time.Now()}}
-		errs, handed, err := e.CompleteStepsEager(ctx, results, &engine.EagerOffer{Slots: 1, Queues: []string{queuety.DefaultQueue}, Handlers: []string{"s1", "s2"}})
+		errs, handed, err := e.CompleteStepsEager(ctx, results, &engine.EagerOffer{Slots: 1, Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"s1", "s2"}})
 		require.NoError(t, err)
 		require.NoError(t, errors.Join(errs...))
 		require.Len(t, handed, 1)
 		counts, err := c.Counts(ctx)
 		require.NoError(t, err)
-		got := map[queuety.JobStatus]int64{}
+		got := map[queuetytype.JobStatus]int64{}
 		for _, n := range counts {
 			got[n.Status] = n.Count
 		}
-		assert.Equal(t, map[queuety.JobStatus]int64{queuety.JobCompleted: 2, queuety.JobProcessing: 1, queuety.JobPending: 1}, got)
+		assert.Equal(t, map[queuetytype.JobStatus]int64{queuetytype.JobCompleted: 2, queuetytype.JobProcessing: 1, queuetytype.JobPending: 1}, got)
 	})
 }
 
@@ -338,7 +340,7 @@ func TestEagerStepAbandonedIsRecovered(t *testing.T) {
 		require.Equal(t, driver.JobProcessing, row.Status)
 		require.Equal(t, 1, row.Attempts)
 
-		clock.Advance(queuety.DefaultLeaseTimeout + time.Second)
+		clock.Advance(queuetytype.DefaultLeaseTimeout + time.Second)
 		w2 := worker.New(c, worker.NoMaintenance(), worker.WithLogger(quiet()))
 		for _, name := range []string{"s1", "s2", "s3"} {
 			w2.HandleStep(name, func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
@@ -357,7 +359,7 @@ func TestEagerStepAbandonedIsRecovered(t *testing.T) {
 		assert.Equal(t, 2, row.Attempts)
 
 		close(release)
-		assert.ErrorIs(t, receive(t, finished, "the abandoned attempt's result"), queuety.ErrStaleAttempt)
+		assert.ErrorIs(t, receive(t, finished, "the abandoned attempt's result"), queuetytype.ErrStaleAttempt)
 	})
 }
 

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"database/sql"
+	"github.com/queuety/queuety-go/queuetytype"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,7 +169,7 @@ func TestStaleRecoveryWaitsOutAWriteOutage(t *testing.T) {
 	}
 	j, err := ca.Job(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobCompleted, j.Status)
+	assert.Equal(t, queuetytype.JobCompleted, j.Status)
 	assert.Equal(t, 1, j.Attempts, "attempts")
 	assert.Zero(t, bRan.Load(), "runs by the second worker")
 }

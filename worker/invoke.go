@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Use adds middleware around every handler this worker runs (see
@@ -32,7 +33,7 @@ func (w *Worker) DispatchSync(ctx context.Context, handler string, payload any) 
 func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.State, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, &queuety.PanicError{Value: r, Stack: string(debug.Stack())}
+			out, err = nil, &queuetytype.PanicError{Value: r, Stack: string(debug.Stack())}
 		}
 	}()
 	if err := cj.Err(); err != nil {
@@ -58,7 +59,7 @@ func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.Stat
 // and the core Handler that calls it with the Invocation's values.
 func (w *Worker) resolve(cj *engine.Claimed) (*queuety.Invocation, queuety.Handler, error) {
 	name := cj.Job.Handler
-	notFound := func() error { return queuety.NonRetryable(&queuety.HandlerNotFoundError{Name: name}) }
+	notFound := func() error { return queuety.NonRetryable(&queuetytype.HandlerNotFoundError{Name: name}) }
 	if cj.IsStep() {
 		if item, index, ok := cj.ForEachItem(); ok {
 			fn, found := w.reg.ForEach(name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -47,7 +48,7 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 	// A job claimed by a worker that then died.
 	orphan, err := c.Dispatch(ctx, "revive", nil, queuety.WithBackoff(queuety.BackoffSeconds(0)))
 	require.NoError(t, err)
-	claimed, err := engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuety.DefaultQueue}, Handlers: []string{"revive"}, Limit: 1})
+	claimed, err := engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"revive"}, Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1, "jobs claimed by the dead worker")
 
@@ -73,11 +74,11 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		wf, err := c.Workflow(ctx, waiting)
-		return err == nil && wf.Status == queuety.WorkflowWaitingForSignal
+		return err == nil && wf.Status == queuetytype.WorkflowWaitingForSignal
 	}, 10*time.Second, 5*time.Millisecond, "the workflow did not start waiting for its signal")
 	waitArmed(t, sched, clock)
 
-	clock.Advance(queuety.DefaultStaleTimeout + time.Minute)
+	clock.Advance(queuetytype.DefaultStaleTimeout + time.Minute)
 	ran := receiveSweeps(t, sweeps)
 	assert.Equal(t, 1, ran["workflow-deadlines"], "workflows expired")
 	assert.Equal(t, 1, ran["wait-timers"], "signal waits timed out")
@@ -86,23 +87,23 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 
 	wf, err := c.Workflow(ctx, late)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "late workflow")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "late workflow")
 	assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "late workflow")
 	j, err := c.Job(ctx, unstarted)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobBuried, j.Status, "job past its schedule-to-start timeout")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "job past its schedule-to-start timeout")
 	// The timed-out wait lets the workflow go on, and the recovered job
 	// runs again, on this worker.
 	require.Eventually(t, func() bool {
 		wf, err := c.Workflow(ctx, waiting)
-		return err == nil && wf.Status == queuety.WorkflowCompleted
+		return err == nil && wf.Status == queuetytype.WorkflowCompleted
 	}, 10*time.Second, 5*time.Millisecond, "the workflow did not complete after its wait timed out")
 	state, err := c.State(ctx, waiting)
 	require.NoError(t, err)
 	assert.Equal(t, true, state[queuety.TimedOutKey("go")], "state after the wait timed out")
 	require.Eventually(t, func() bool {
 		j, err := c.Job(ctx, orphan)
-		return err == nil && j.Status == queuety.JobCompleted
+		return err == nil && j.Status == queuetytype.JobCompleted
 	}, 10*time.Second, 5*time.Millisecond, "the recovered job did not complete")
 	j, err = c.Job(ctx, orphan)
 	require.NoError(t, err)

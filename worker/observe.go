@@ -7,7 +7,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/observe"
-	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // The worker's reports to its client's observer (see package observe).
@@ -45,7 +45,7 @@ func (w *Worker) observeHandBack(ctx context.Context, job observe.Job, err error
 func (w *Worker) observeEnd(r *engine.Result, err error) {
 	e := observe.Ended{Outcome: r.Outcome, Err: r.Err}
 	switch {
-	case errors.Is(err, queuety.ErrStaleAttempt):
+	case errors.Is(err, queuetytype.ErrStaleAttempt):
 		e.Outcome = observe.OutcomeStale
 	case err != nil:
 		e.Outcome = observe.OutcomeUnrecorded

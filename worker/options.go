@@ -7,7 +7,7 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Defaults for Worker options.
@@ -247,7 +247,7 @@ type Hooks struct {
 	// Finished is called after an attempt's outcome is recorded, and
 	// after a job is handed back because its handler or a middleware
 	// returned queuety.Release (err is then the *queuety.ReleaseError).
-	Finished func(job *driver.Job, err error)
+	Finished func(job *queuetytype.Job, err error)
 	// Swept is called after each maintenance sweep.
 	Swept func(task string, n int, err error)
 }

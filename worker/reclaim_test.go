@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -72,12 +73,12 @@ func TestReclaimedJobKeepsItsNewAttempt(t *testing.T) {
 	close(release[1])
 	o := receive(t, finished, "the recording of the first attempt's result")
 	require.Equal(t, 1, o.attempt, "first outcome: want attempt 1 rejected as stale")
-	require.ErrorIs(t, o.err, queuety.ErrStaleAttempt, "first outcome: want attempt 1 rejected as stale")
+	require.ErrorIs(t, o.err, queuetytype.ErrStaleAttempt, "first outcome: want attempt 1 rejected as stale")
 
 	// The second attempt's claim is still renewed: twice past the stale
 	// timeout, stale recovery finds nothing.
 	for range 2 {
-		clock.Advance(queuety.DefaultStaleTimeout)
+		clock.Advance(queuetytype.DefaultStaleTimeout)
 		now := clock.Now().Truncate(time.Second)
 		require.Eventually(t, func() bool {
 			j, err := c.Job(ctx, id)
@@ -97,7 +98,7 @@ func TestReclaimedJobKeepsItsNewAttempt(t *testing.T) {
 	require.NoError(t, <-done)
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, queuety.JobCompleted, j.Status, "job %+v: want completed after 2 attempts", j)
+	require.Equal(t, queuetytype.JobCompleted, j.Status, "job %+v: want completed after 2 attempts", j)
 	require.Equal(t, 2, j.Attempts, "job %+v: want completed after 2 attempts", j)
 	st := w.Stats()
 	assert.Equal(t, int64(2), st.Claimed, "claimed; stats %+v", st)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
-	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // batchSuccess hands a success to the batch completer, unless the worker
@@ -50,7 +50,7 @@ func (w *Worker) persist(msg string, attrs []any, write func() error) error {
 	deadline := time.Now().Add(time.Minute)
 	for wait := 50 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
 		err := write()
-		if err == nil || errors.Is(err, queuety.ErrStaleAttempt) || time.Now().After(deadline) {
+		if err == nil || errors.Is(err, queuetytype.ErrStaleAttempt) || time.Now().After(deadline) {
 			return err
 		}
 		w.writeFailed(context.Background(), err)
@@ -61,7 +61,7 @@ func (w *Worker) persist(msg string, attrs []any, write func() error) error {
 
 func (w *Worker) recordOutcome(r *engine.Result, err error) {
 	switch {
-	case errors.Is(err, queuety.ErrStaleAttempt):
+	case errors.Is(err, queuetytype.ErrStaleAttempt):
 		w.stats.stale.Add(1)
 		w.log.Info("queuety: result discarded: the attempt no longer owns its job", "job_id", r.Claimed.Job.ID, "attempt", r.Claimed.Job.Attempts)
 	case err != nil:
@@ -191,7 +191,7 @@ func (w *Worker) recordBatch(batch []*engine.Result, complete func(context.Conte
 		switch {
 		case err != nil:
 			w.recordOutcome(r, err)
-		case errs[i] != nil && !errors.Is(errs[i], queuety.ErrStaleAttempt):
+		case errs[i] != nil && !errors.Is(errs[i], queuetytype.ErrStaleAttempt):
 			w.finish(r) // a database error on this one result: retry it alone
 		default:
 			w.recordOutcome(r, errs[i])

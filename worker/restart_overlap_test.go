@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/queuety/queuety-go/queuetytype"
 	"sync"
 	"testing"
 	"time"
@@ -132,7 +133,7 @@ func TestStoppingWorkerKeepsClaimsUntilHandlersReturn(t *testing.T) {
 	for _, id := range ids {
 		j, err := ca.Job(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, queuety.JobCompleted, j.Status, "job %d", id)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "job %d", id)
 		assert.Equal(t, 1, j.Attempts, "attempts of job %d", id)
 	}
 	mu.Lock()

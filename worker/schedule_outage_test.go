@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -26,12 +27,12 @@ import (
 // continues with the next slot.
 func TestScheduleTickAfterADatabaseOutage(t *testing.T) {
 	for _, tc := range []struct {
-		policy        queuety.CatchUpPolicy
+		policy        queuetytype.CatchUpPolicy
 		fired, missed int
 	}{
-		{queuety.CatchUpOnce, 1, 4},
-		{queuety.CatchUpAll, 5, 0},
-		{queuety.CatchUpNone, 0, 5},
+		{queuetytype.CatchUpOnce, 1, 4},
+		{queuetytype.CatchUpAll, 5, 0},
+		{queuetytype.CatchUpNone, 0, 5},
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			ctx := context.Background()

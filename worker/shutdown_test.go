@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -56,13 +57,13 @@ func TestShutdownIsBoundedWhenAHandlerIgnoresItsContext(t *testing.T) {
 	assert.Equal(t, []int64{id}, se.JobIDs, "abandoned jobs")
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobProcessing, j.Status, "the abandoned job stays claimed for lease expiry")
+	assert.Equal(t, queuetytype.JobProcessing, j.Status, "the abandoned job stays claimed for lease expiry")
 
 	close(release)
 	<-returned
 	require.Eventually(t, func() bool {
 		j, err := c.Job(ctx, id)
-		return err == nil && j.Status == queuety.JobCompleted
+		return err == nil && j.Status == queuetytype.JobCompleted
 	}, 10*time.Second, 10*time.Millisecond, "the late result of the still-owning attempt is recorded")
 }
 

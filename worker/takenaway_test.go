@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/queuety/queuety-go/queuetytype"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -83,7 +84,7 @@ func TestNoTakenAwayWarningForOwnCompletion(t *testing.T) {
 
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobCompleted, j.Status)
+	assert.Equal(t, queuetytype.JobCompleted, j.Status)
 	assert.Equal(t, 1, j.Attempts, "attempts")
 	assert.False(t, strings.Contains(logs.String(), "taken away"), "log:\n%s", logs.String())
 }

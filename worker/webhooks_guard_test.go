@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/webhook"
@@ -167,7 +168,7 @@ func TestWebhookLogsShowNoCredentials(t *testing.T) {
 		secrets = append(secrets, strings.TrimPrefix(h.Secret, webhook.SecretPrefix))
 	}
 	// A row as Queuety PHP (or a hand) could write it: not http at all.
-	require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+	require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 		return tx.WebhookInsert(ctx, &driver.Webhook{Event: queuety.WebhookJobBuried, URL: "ftp://user:hunter2@files.example/x?token=t0ps3cret", CreatedAt: time.Now()})
 	}))
 	out := buryOne(t, c, worker.Webhooks(worker.WebhookOptions{Allow: []string{"127.0.0.1"}}))
@@ -192,7 +193,7 @@ func TestWebhooksFromRowsWithoutSecret(t *testing.T) {
 	srv, got := hookEndpoint(t, nil)
 	phpRow := &driver.Webhook{Event: queuety.WebhookJobBuried, URL: srv.URL + "/php", CreatedAt: time.Now()}
 	for _, w := range []*driver.Webhook{phpRow, {Event: queuety.WebhookJobBuried, URL: "gopher://files.example/x", CreatedAt: time.Now()}} {
-		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error { return tx.WebhookInsert(ctx, w) }))
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error { return tx.WebhookInsert(ctx, w) }))
 	}
 	hooks, err := c.Webhooks(ctx)
 	require.NoError(t, err)

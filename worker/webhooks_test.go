@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -195,7 +196,7 @@ func TestWebhookFailuresAreLogged(t *testing.T) {
 	assert.Equal(t, int64(1), st.Failed, "the attempt failed")
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobBuried, j.Status)
+	assert.Equal(t, queuetytype.JobBuried, j.Status)
 	out := logs.String()
 	assert.Equal(t, 2, strings.Count(out, "webhook delivery failed"), "both failures logged:\n%s", out)
 	assert.Contains(t, out, "500 Internal Server Error")

@@ -42,8 +42,10 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // Worker runs handlers for claimed jobs. Create it with New, register
@@ -170,7 +172,7 @@ type Stats struct {
 // New returns a worker for client c.
 func New(c *queuety.Client, opts ...Option) *Worker {
 	cfg := config{
-		queues:          []string{queuety.DefaultQueue},
+		queues:          []string{queuetytype.DefaultQueue},
 		concurrency:     ConcurrencyDefault,
 		pollInterval:    PollIntervalDefault,
 		shutdownTimeout: ShutdownTimeoutDefault,
@@ -195,7 +197,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		cfg.claimGather = ClaimGather
 	}
 	if len(cfg.queues) == 0 {
-		cfg.queues = []string{queuety.DefaultQueue}
+		cfg.queues = []string{queuetytype.DefaultQueue}
 	}
 	if cfg.registry == nil {
 		cfg.registry = queuety.NewRegistry()
@@ -221,7 +223,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
 		inflight: map[int64]*attempt{}, replaced: map[*attempt]struct{}{}, abandoned: map[*attempt]struct{}{}, recording: map[*engine.Claimed]struct{}{}, freed: make(chan struct{}, 1), registration: handlers,
-		serial: newSerialWrites(c.Store().Info().SerialWriters),
+		serial: newSerialWrites(c.StoreInfo().SerialWriters),
 	}).withAdmission()
 }
 
@@ -613,7 +615,7 @@ func (w *Worker) launch(parent context.Context, cj *engine.Claimed, held bool) {
 	w.mu.Unlock()
 	if prev != nil {
 		// The job was claimed again, so the earlier attempt has lost it.
-		prev.cancel(fmt.Errorf("%w: job %d was claimed again", queuety.ErrLeaseLost, cj.Job.ID))
+		prev.cancel(fmt.Errorf("%w: job %d was claimed again", queuetytype.ErrLeaseLost, cj.Job.ID))
 	}
 	if !held {
 		w.wg.Add(1)
@@ -674,7 +676,7 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		job = cj.ObservedJob()
 		ctx = w.obs.JobStart(ctx, job)
 	}
-	if missing := cj.MissingFunction(w.reg); missing != "" {
+	if missing := cj.MissingFunction(clientseam.Functions(w.reg)); missing != "" {
 		w.deferJob(cj, missing)
 		w.observeHandBack(ctx, job, nil)
 		return
@@ -694,7 +696,7 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		// late result goes to the engine only to be refused.
 		stop()
 		flush()
-		w.lateResult(a, &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: w.reg})
+		w.lateResult(a, &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: clientseam.Functions(w.reg)})
 		return
 	}
 	if w.obs != nil {
@@ -707,19 +709,19 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 	}
 	if err != nil {
 		if cause := context.Cause(hctx); cause != nil && !errors.Is(err, cause) {
-			var te *queuety.TimeoutError
-			if errors.As(cause, &te) || errors.Is(cause, queuety.ErrDeadlineExceeded) {
+			var te *queuetytype.TimeoutError
+			if errors.As(cause, &te) || errors.Is(cause, queuetytype.ErrDeadlineExceeded) {
 				err = fmt.Errorf("%w (handler returned: %v)", cause, err)
 			}
 		}
-		if errors.Is(context.Cause(ctx), queuety.ErrWorkerShutdown) {
+		if errors.Is(context.Cause(ctx), queuetytype.ErrWorkerShutdown) {
 			// Interrupted by shutdown: hand back without using the attempt.
 			w.handBack([]*engine.Claimed{cj})
 			w.observeHandBack(ctx, job, err)
 			return
 		}
 	}
-	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: w.reg}
+	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: clientseam.Functions(w.reg)}
 	if w.obs != nil {
 		r.Observed, r.Returned = ctx, t0.Add(dur)
 	}
@@ -818,7 +820,7 @@ func (w *Worker) drain(hardCancel context.CancelCauseFunc) error {
 	case <-grace.C:
 	}
 	w.log.Warn("queuety: shutdown grace period over; cancelling running handlers", "running", w.busyCount())
-	hardCancel(queuety.ErrWorkerShutdown)
+	hardCancel(queuetytype.ErrWorkerShutdown)
 	hard := time.NewTimer(w.cfg.hardStopTimeout)
 	defer hard.Stop()
 	select {
@@ -861,7 +863,7 @@ func (e *ShutdownError) Error() string {
 
 // withDeadlines puts the attempt's start-to-close deadline and its
 // workflow's deadline on ctx, each with a cause that says which one passed.
-func withDeadlines(ctx context.Context, info queuety.JobInfo, clock queuety.Clock) (context.Context, func()) {
+func withDeadlines(ctx context.Context, info queuetytype.JobInfo, clock queuety.Clock) (context.Context, func()) {
 	if info.Deadline.IsZero() && info.WorkflowDeadline.IsZero() {
 		return ctx, func() {}
 	}
@@ -869,15 +871,15 @@ func withDeadlines(ctx context.Context, info queuety.JobInfo, clock queuety.Cloc
 	now := clock.Now()
 	if !info.Deadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadlineCause(ctx, time.Now().Add(info.Deadline.Sub(now)), &queuety.TimeoutError{
-			Kind: queuety.TimeoutStartToClose, Deadline: info.Deadline,
+		ctx, cancel = context.WithDeadlineCause(ctx, time.Now().Add(info.Deadline.Sub(now)), &queuetytype.TimeoutError{
+			Kind: queuetytype.TimeoutStartToClose, Deadline: info.Deadline,
 			Message: fmt.Sprintf("Activity %s start-to-close deadline expired at %s.", info.Handler, info.Deadline.UTC().Format(time.RFC3339Nano)),
 		})
 		cancels = append(cancels, cancel)
 	}
 	if !info.WorkflowDeadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadlineCause(ctx, time.Now().Add(info.WorkflowDeadline.Sub(now)), queuety.ErrDeadlineExceeded)
+		ctx, cancel = context.WithDeadlineCause(ctx, time.Now().Add(info.WorkflowDeadline.Sub(now)), queuetytype.ErrDeadlineExceeded)
 		cancels = append(cancels, cancel)
 	}
 	return ctx, func() {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	_ "github.com/queuety/queuety-go/store/mysql"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 	"github.com/queuety/queuety-go/worker"
@@ -81,7 +82,7 @@ func run(ctx context.Context, dsn, queue string, verbose bool) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer q.Close()
-	info := q.Store().Info()
+	info := q.StoreInfo()
 	fmt.Printf("store: %s %s (%s), queue %q\n", info.Driver, info.Address, info.Server, queue)
 
 	// The worker: three steps and the deadline callback. The deadline sweep
@@ -186,7 +187,7 @@ func run(ctx context.Context, dsn, queue string, verbose bool) error {
 			return err
 		}
 		switch wf.Status {
-		case queuety.WorkflowCompleted:
+		case queuetytype.WorkflowCompleted:
 			fmt.Printf("workflow %d (%s): completed, %d of %d steps\n", id, sources[i], wf.CurrentStep, wf.TotalSteps)
 		default:
 			fmt.Printf("workflow %d (%s): %s at step %d of %d: %s\n", id, sources[i], wf.Status, wf.CurrentStep+1, wf.TotalSteps, wf.ErrorMessage)
@@ -217,7 +218,7 @@ func waitForWorkflows(ctx context.Context, q *queuety.Client, ids []int64) (int,
 				return 0, err
 			}
 			done = done && wf.Status.Terminal()
-			if wf.ErrorMessage == queuety.ErrDeadlineExceeded.Error() {
+			if wf.ErrorMessage == queuetytype.ErrDeadlineExceeded.Error() {
 				expired++
 			}
 		}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	_ "github.com/queuety/queuety-go/store/mysql"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 	"github.com/queuety/queuety-go/worker"
@@ -99,7 +100,7 @@ func register(w *worker.Worker, say func(string, ...any)) {
 		say("index_page        %-9s %d words", path, words)
 		return queuety.State{"path": path, "words": words}, nil
 	})
-	w.HandleReducer("summarize_index", func(_ context.Context, s queuety.State, r queuety.ForEachResult) (queuety.State, error) {
+	w.HandleReducer("summarize_index", func(_ context.Context, s queuety.State, r queuetytype.ForEachResult) (queuety.State, error) {
 		total := 0
 		for _, b := range r.Results {
 			n, _ := b.Output["words"].(int64)
@@ -217,7 +218,7 @@ func run(ctx context.Context, out io.Writer, dsn, queue string) error {
 		b, _ := json.Marshal(state[k])
 		fmt.Fprintf(out, "  state.%s = %s\n", k, b)
 	}
-	if d.Status != queuety.WorkflowCompleted {
+	if d.Status != queuetytype.WorkflowCompleted {
 		return fmt.Errorf("workflow %d ended %s: %s", id, d.Status, d.Error)
 	}
 	return nil

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -76,9 +78,9 @@ func loadBacklog(ctx context.Context, c *queuety.Client, n int) (func(context.Co
 	if err != nil {
 		return nil, err
 	}
-	table := c.Store().Info().Prefix + "queuety_jobs"
+	table := clientseam.StoreOf(c).Info().Prefix + "queuety_jobs"
 	add := func(ctx context.Context, k int) error {
-		return cloneRows(ctx, db, table, ids[0], k, map[string]string{"queue": "'" + queuety.DefaultQueue + "'"})
+		return cloneRows(ctx, db, table, ids[0], k, map[string]string{"queue": "'" + queuetytype.DefaultQueue + "'"})
 	}
 	return add, add(ctx, n)
 }
@@ -141,9 +143,9 @@ func (t *claimTimer) median() float64 {
 
 // rawDB returns the database handle of c's store (MySQL or SQLite).
 func rawDB(c *queuety.Client) (*sql.DB, error) {
-	s, ok := c.Store().(interface{ SQLDB() *sql.DB })
+	s, ok := clientseam.StoreOf(c).(interface{ SQLDB() *sql.DB })
 	if !ok {
-		return nil, fmt.Errorf("store %s has no SQL database handle", c.Store().Info().Driver)
+		return nil, fmt.Errorf("store %s has no SQL database handle", clientseam.StoreOf(c).Info().Driver)
 	}
 	return s.SQLDB(), nil
 }

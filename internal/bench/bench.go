@@ -28,8 +28,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -269,7 +271,7 @@ func runOnce(ctx context.Context, env Env, run func(context.Context, *queuety.Cl
 	}
 	defer c.Close()
 	if rep.Store == "" {
-		info := c.Store().Info()
+		info := clientseam.StoreOf(c).Info()
 		rep.Store, rep.Server = info.Driver, info.Server
 	}
 	return run(ctx, c, dsn)
@@ -393,7 +395,7 @@ func allCompleted(setup *queuety.Client, n int) func(context.Context) error {
 			return err
 		}
 		for _, c := range counts {
-			if c.Status != queuety.JobCompleted || c.Count != int64(n) {
+			if c.Status != queuetytype.JobCompleted || c.Count != int64(n) {
 				return fmt.Errorf("after the drain the store holds %d %s jobs, want %d completed and nothing else", c.Count, c.Status, n)
 			}
 		}
@@ -445,7 +447,7 @@ func fanOut(ctx context.Context, setup *queuety.Client, dsn string, n, items, wo
 // workflowsCompleted checks, after a run, that n workflows completed.
 func workflowsCompleted(setup *queuety.Client, n int) func(context.Context) error {
 	return func(ctx context.Context) error {
-		wfs, err := setup.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuety.WorkflowCompleted, Limit: n})
+		wfs, err := setup.ListWorkflows(ctx, driver.WorkflowFilter{Status: queuetytype.WorkflowCompleted, Limit: n})
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
@@ -171,8 +172,8 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 	if err := dispatchAll(ctx, c, noopRequests(jobs)); err != nil {
 		return 0, err
 	}
-	table := c.Store().Info().Prefix + "queuety_jobs"
-	logTable := c.Store().Info().Prefix + "queuety_logs"
+	table := clientseam.StoreOf(c).Info().Prefix + "queuety_jobs"
+	logTable := clientseam.StoreOf(c).Info().Prefix + "queuety_logs"
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return 0, err

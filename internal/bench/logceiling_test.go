@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 )
@@ -40,7 +41,7 @@ func TestRawCeilingLogsWritesQueuetysLogRows(t *testing.T) {
 	rate, err := mysqlEnv.RawCeilingLogs(ctx, c, dsn, jobs, mysqlEnv.CeilingConns())
 	require.NoError(t, err)
 	assert.Positive(t, rate, "jobs/s")
-	prefix := c.Store().Info().Prefix
+	prefix := clientseam.StoreOf(c).Info().Prefix
 	var completed int
 	require.NoError(t, c.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM "+prefix+"queuety_jobs WHERE status = 'completed' AND attempts = 1").Scan(&completed))
 	assert.Equal(t, jobs, completed, "jobs completed on their first attempt")
@@ -91,7 +92,7 @@ func TestRawCeilingTwoStepDrainsEveryJob(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, rate, "jobs/s")
 	var completed, once int
-	require.NoError(t, c.DB().QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(attempts = 1), 0) FROM "+c.Store().Info().Prefix+
+	require.NoError(t, c.DB().QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(attempts = 1), 0) FROM "+clientseam.StoreOf(c).Info().Prefix+
 		"queuety_jobs WHERE status = 'completed'").Scan(&completed, &once))
 	assert.Equal(t, jobs, completed, "jobs completed")
 	assert.Equal(t, jobs, once, "jobs claimed once")

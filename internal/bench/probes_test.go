@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 )
@@ -153,7 +154,7 @@ func TestLoadedRows(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		db, err := rawDB(c)
 		require.NoError(t, err)
-		prefix := c.Store().Info().Prefix
+		prefix := clientseam.StoreOf(c).Info().Prefix
 		count := func(table, where string) int {
 			var n int
 			require.NoError(t, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+prefix+table+" WHERE "+where).Scan(&n))

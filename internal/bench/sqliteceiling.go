@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety/queuety-go/queuety"
 	// SQLiteEnv's stores: EnvFor hands out sqlite:// DSNs.
+	"github.com/queuety/queuety-go/internal/clientseam"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 )
 
@@ -33,7 +34,7 @@ func (SQLiteEnv) RawCeiling(ctx context.Context, c *queuety.Client, _ string, jo
 	if err != nil {
 		return 0, err
 	}
-	table := c.Store().Info().Prefix + "queuety_jobs"
+	table := clientseam.StoreOf(c).Info().Prefix + "queuety_jobs"
 	sel := "SELECT id, handler, payload, attempts FROM " + table + " WHERE queue = 'default' AND status = 'pending' " +
 		"AND available_at <= ? ORDER BY priority DESC, available_at, id LIMIT 100"
 	sqlTime := func() string { return time.Now().UTC().Format("2006-01-02 15:04:05") }

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -94,7 +96,7 @@ func loadUnexpired(ctx context.Context, c *queuety.Client, n int) error {
 		queuety.HeartbeatTimeout(sweepHorizon), queuety.ScheduleToClose(2*sweepHorizon)); err != nil {
 		return err
 	}
-	claimed, err := engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuety.DefaultQueue},
+	claimed, err := engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
 		Handlers: []string{sweepJobHandler}, Limit: 1})
 	if err != nil {
 		return err
@@ -111,7 +113,7 @@ func loadUnexpired(ctx context.Context, c *queuety.Client, n int) error {
 	if err != nil {
 		return err
 	}
-	prefix := c.Store().Info().Prefix
+	prefix := clientseam.StoreOf(c).Info().Prefix
 	if err := cloneRows(ctx, db, prefix+"queuety_jobs", claimed[0].Job.ID, n-1, nil); err != nil {
 		return err
 	}

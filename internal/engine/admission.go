@@ -39,12 +39,6 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// Rate is a rate limit: at most Max starts in any Window.
-type Rate struct {
-	Max    int
-	Window time.Duration
-}
-
 // Limits configure a worker's admission. Zero values mean no limit.
 type Limits struct {
 	// Rates are rate limits by handler name.

@@ -2,12 +2,10 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -16,8 +14,6 @@ import (
 
 // Artifact limits, from the columns of Queuety's artifacts table.
 const (
-	// DefaultArtifactKind is the kind of an artifact stored without one.
-	DefaultArtifactKind = "json"
 	// MaxArtifactKeyLength is the longest key, in characters
 	// (artifact_key VARCHAR(191)).
 	MaxArtifactKeyLength = 191
@@ -37,26 +33,6 @@ type ArtifactInput struct {
 	Kind      string         // trimmed; default DefaultArtifactKind
 	StepIndex *int           // the step the artifact belongs to, if any
 	Metadata  map[string]any // nil for none
-}
-
-// Artifact is a stored artifact, decoded the way Queuety's ArtifactStore
-// returns it.
-type Artifact struct {
-	ID         int64
-	WorkflowID int64
-	Key        string
-	Kind       string
-	StepIndex  *int
-	// Metadata is the decoded metadata; empty, never nil.
-	Metadata map[string]any
-	// Content is the decoded content when it was read (HasContent): for
-	// kind json the JSON value (map[string]any, []any, string, int64,
-	// float64, bool or nil; nil too when the stored text is not JSON), for
-	// other kinds the stored text as a string.
-	Content    any
-	HasContent bool
-	CreatedAt  time.Time // UTC, whole seconds
-	UpdatedAt  time.Time
 }
 
 // isJSONKind reports whether content of this kind is stored as JSON text
@@ -147,10 +123,6 @@ func (e *Engine) putArtifact(ctx context.Context, tx driver.Tx, a *driver.Artifa
 	a.CreatedAt, a.UpdatedAt = now, now
 	return tx.ArtifactPut(ctx, a)
 }
-
-// ErrNoWorkflowStep is returned by PutCurrentArtifact when ctx runs a job
-// that is not a workflow step.
-var ErrNoWorkflowStep = errors.New("queuety: no workflow step is running in this context")
 
 // PutCurrentArtifact stores an artifact for the workflow step running in
 // ctx (Queuety's put_current_artifact): the workflow id and step index

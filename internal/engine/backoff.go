@@ -8,58 +8,6 @@ import (
 	"time"
 )
 
-// Backoff computes how long a failed job waits before its next attempt.
-// Use one of Queuety's strategies (BackoffExponential, BackoffFixed,
-// BackoffLinear), an explicit list (BackoffSeconds), or Temporal-style
-// exponential growth (BackoffPolicy). The backoff is stored with the job
-// when it is dispatched, so a job keeps the rules it started with.
-type Backoff interface {
-	// Delay returns the wait after attempt (1-based) failed.
-	Delay(attempt int) time.Duration
-	// String describes the backoff for logs and the CLI.
-	String() string
-}
-
-// MaxBackoff caps Queuety's exponential strategy.
-const MaxBackoff = time.Hour
-
-// BackoffStrategy is one of Queuety's named backoff strategies.
-type BackoffStrategy string
-
-// Queuety's named backoff strategies, stored in __queuety_runtime.backoff
-// as these strings so Queuety PHP applies the same delays.
-const (
-	// BackoffExponential waits min(2^attempt × 30 s, 1 h): 60 s, 120 s,
-	// 240 s, ... It is the default, as in Queuety.
-	BackoffExponential BackoffStrategy = "exponential"
-	// BackoffFixed waits 60 s after every failure.
-	BackoffFixed BackoffStrategy = "fixed"
-	// BackoffLinear waits attempt × 60 s.
-	BackoffLinear BackoffStrategy = "linear"
-)
-
-// Delay implements Backoff.
-func (s BackoffStrategy) Delay(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
-	}
-	switch s {
-	case BackoffFixed:
-		return 60 * time.Second
-	case BackoffLinear:
-		return time.Duration(attempt) * 60 * time.Second
-	default:
-		if attempt >= 7 { // 2^7 × 30 s > 1 h
-			return MaxBackoff
-		}
-		d := time.Duration(1<<attempt) * 30 * time.Second
-		return min(d, MaxBackoff)
-	}
-}
-
-// String implements Backoff.
-func (s BackoffStrategy) String() string { return string(s) }
-
 // listBackoff is an explicit list of delays in seconds; the last repeats.
 type listBackoff []int
 

@@ -10,10 +10,6 @@ import (
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
 
-// MaxSteps is the most steps a workflow can have (Queuety stores step
-// indexes in TINYINT UNSIGNED columns).
-const MaxSteps = 255
-
 // runTimeoutKey stores the run timeout in the workflow's private state.
 const runTimeoutKey = "_run_timeout_seconds"
 

@@ -12,211 +12,6 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// WorkflowDescription is everything known about one workflow: its status,
-// steps with their jobs and attempts, deadlines and timeouts, failures and
-// the timeline of events. Times are ISO 8601 strings in UTC. It marshals to
-// the JSON the CLI prints with --json.
-type WorkflowDescription struct {
-	ID              int64                 `json:"id"`
-	Name            string                `json:"name"`
-	Status          driver.WorkflowStatus `json:"status"`
-	CurrentStep     int                   `json:"current_step"`
-	CurrentStepName string                `json:"current_step_name,omitempty"`
-	TotalSteps      int                   `json:"total_steps"`
-	Queue           string                `json:"queue"`
-	Priority        driver.Priority       `json:"priority"`
-	MaxAttempts     int                   `json:"max_attempts"`
-	State           State                 `json:"state"`
-	StartedAt       string                `json:"started_at,omitempty"`
-	CompletedAt     string                `json:"completed_at,omitempty"`
-	FailedAt        string                `json:"failed_at,omitempty"`
-	Error           string                `json:"error,omitempty"`
-	Deadlines       DeadlineInfo          `json:"deadlines"`
-	Wait            *WaitInfo             `json:"wait,omitempty"`
-	DefinitionHash  string                `json:"definition_hash,omitempty"`
-	IdempotencyKey  string                `json:"idempotency_key,omitempty"`
-	OnDeadline      string                `json:"on_deadline,omitempty"`
-	OnCancel        string                `json:"on_cancel,omitempty"`
-	// ParentID and ParentStep name the workflow whose run_workflow step
-	// started this one; StartedBy the workflow whose start_workflows step
-	// did.
-	ParentID   int64      `json:"parent_workflow_id,omitempty"`
-	ParentStep *int       `json:"parent_step_index,omitempty"`
-	StartedBy  int64      `json:"started_by_workflow_id,omitempty"`
-	Steps      []StepInfo `json:"steps"`
-	// Failures are the newest DescribeFailures of the workflow's
-	// failures, oldest first: FailuresTotal counts them all, FailuresMore
-	// the older ones left out, and FailureCounts counts them all by
-	// category.
-	Failures      []FailureInfo                  `json:"failures"`
-	FailuresTotal int                            `json:"failures_total"`
-	FailuresMore  int                            `json:"failures_more"`
-	FailureCounts map[driver.FailureCategory]int `json:"failure_counts,omitempty"`
-	// Timeline is one page of the workflow's history (see
-	// DescribeOptions): TimelineTotal counts the event and log rows of the
-	// whole history, TimelineMore those after this page.
-	Timeline      []TimelineEntry `json:"timeline"`
-	TimelineTotal int             `json:"timeline_total"`
-	TimelineMore  int             `json:"timeline_more"`
-	// Signals are the newest DescribeSignals of the signals the workflow
-	// received, oldest first: SignalsTotal counts them all, SignalsMore
-	// the older ones left out.
-	Signals      []SignalInfo `json:"signals,omitempty"`
-	SignalsTotal int          `json:"signals_total"`
-	SignalsMore  int          `json:"signals_more"`
-	// StateError says why the stored state, or its step list, could not
-	// be read (the row was written by hand or by a broken writer). The
-	// description then holds what the row's columns, jobs, logs and
-	// events say, without the state and the steps.
-	StateError string `json:"state_error,omitempty"`
-}
-
-// DeadlineInfo holds a workflow's deadlines and timeouts.
-type DeadlineInfo struct {
-	ExecutionTimeoutSeconds int64  `json:"execution_timeout_seconds,omitempty"`
-	ExecutionDeadline       string `json:"execution_deadline,omitempty"`
-	RunTimeoutSeconds       int64  `json:"run_timeout_seconds,omitempty"`
-	Run                     int    `json:"run"`
-	RunStartedAt            string `json:"run_started_at,omitempty"`
-	RunDeadline             string `json:"run_deadline,omitempty"`
-}
-
-// WaitInfo describes a signal wait in progress.
-type WaitInfo struct {
-	Type       string   `json:"type"`
-	WaitingFor []string `json:"waiting_for"`
-	Mode       string   `json:"mode,omitempty"`
-	TimeoutAt  string   `json:"timeout_at,omitempty"`
-	// Answers lists the answers (approve, reject, input) the wait takes
-	// from Client.Approve, Reject and SubmitInput; empty for a wait that
-	// only a signal sent by name settles.
-	Answers []string `json:"answers,omitempty"`
-}
-
-// StepInfo describes one step and the jobs that ran it.
-type StepInfo struct {
-	Index    int       `json:"index"`
-	Name     string    `json:"name"`
-	Type     string    `json:"type"`
-	Handlers []string  `json:"handlers"`
-	Status   string    `json:"status"` // not_started, pending, running, waiting, completed, failed, skipped, cancelled
-	Timeouts *Timeouts `json:"timeouts,omitempty"`
-	// Jobs lists up to DescribeOptions.JobsPerStep of the step's jobs (those
-	// not completed first, then the newest), in id order; JobsMore counts
-	// the others.
-	Jobs     []JobInfoRow `json:"jobs,omitempty"`
-	JobsMore int          `json:"jobs_more,omitempty"`
-	// ForEach is the progress of a for_each step that has expanded.
-	ForEach *ForEachInfo `json:"for_each,omitempty"`
-	// Iterations counts how often a repeat step jumped back.
-	Iterations *int64 `json:"iterations,omitempty"`
-	// Children are the workflows a run_workflow or start_workflows step
-	// started.
-	Children []ChildInfo `json:"children,omitempty"`
-}
-
-// ForEachInfo is a for_each step's progress.
-type ForEachInfo struct {
-	Mode      string `json:"mode"`
-	Quorum    int    `json:"quorum,omitempty"`
-	Items     int    `json:"items"`
-	Succeeded int    `json:"succeeded"`
-	Failed    int    `json:"failed"`
-	Open      int    `json:"open"`
-	Settled   bool   `json:"settled"`
-}
-
-// ChildInfo is a workflow started by a step.
-type ChildInfo struct {
-	ID     int64                 `json:"id"`
-	Name   string                `json:"name"`
-	Status driver.WorkflowStatus `json:"status"`
-}
-
-// Timeouts are a step's configured timeouts in ISO 8601 durations.
-type Timeouts struct {
-	ScheduleToStart string `json:"schedule_to_start,omitempty"`
-	StartToClose    string `json:"start_to_close,omitempty"`
-	ScheduleToClose string `json:"schedule_to_close,omitempty"`
-	Heartbeat       string `json:"heartbeat,omitempty"`
-	Signal          string `json:"signal,omitempty"`
-}
-
-// JobInfoRow describes one job of a step.
-type JobInfoRow struct {
-	ID          int64            `json:"id"`
-	Handler     string           `json:"handler"`
-	Status      driver.JobStatus `json:"status"`
-	Attempts    int              `json:"attempts"`
-	MaxAttempts int              `json:"max_attempts"`
-	AvailableAt string           `json:"available_at,omitempty"`
-	Error       string           `json:"error,omitempty"`
-	Deadlines   JobDeadlines     `json:"deadlines"`
-	History     []AttemptInfo    `json:"history"`
-}
-
-// JobDeadlines are a job's armed activity deadlines.
-type JobDeadlines struct {
-	ScheduleToStart string `json:"schedule_to_start,omitempty"`
-	StartToClose    string `json:"start_to_close,omitempty"`
-	ScheduleToClose string `json:"schedule_to_close,omitempty"`
-	Heartbeat       string `json:"heartbeat,omitempty"`
-	LastHeartbeat   string `json:"last_heartbeat,omitempty"`
-}
-
-// AttemptInfo is one attempt of a job.
-type AttemptInfo struct {
-	Attempt     int                `json:"attempt"`
-	StartedAt   string             `json:"started_at,omitempty"`
-	EndedAt     string             `json:"ended_at,omitempty"`
-	Outcome     string             `json:"outcome"` // completed, retried, buried, timed_out, running
-	Error       string             `json:"error,omitempty"`
-	TimeoutKind driver.TimeoutKind `json:"timeout_kind,omitempty"`
-	DurationMS  *int64             `json:"duration_ms,omitempty"`
-}
-
-// FailureInfo is one recorded failure.
-type FailureInfo struct {
-	At           string                 `json:"at"`
-	Category     driver.FailureCategory `json:"category"`
-	TimeoutKind  driver.TimeoutKind     `json:"timeout_kind,omitempty"`
-	NonRetryable bool                   `json:"non_retryable"`
-	JobID        int64                  `json:"job_id,omitempty"`
-	StepIndex    *int                   `json:"step_index,omitempty"`
-	Attempt      int                    `json:"attempt,omitempty"`
-	Run          int                    `json:"run,omitempty"`
-	// Message is cut at DescribeTextChars characters; MessageCut says it
-	// was.
-	Message    string `json:"message"`
-	MessageCut bool   `json:"message_cut,omitempty"`
-	Deadline   string `json:"deadline,omitempty"`
-}
-
-// TimelineEntry is one row of the workflow's history, from the
-// workflow_events and logs tables, in time order.
-type TimelineEntry struct {
-	At        string          `json:"at"`
-	Source    string          `json:"source"` // "event" or "log"
-	Event     string          `json:"event"`
-	StepIndex *int            `json:"step_index,omitempty"`
-	JobID     int64           `json:"job_id,omitempty"`
-	Attempt   *int            `json:"attempt,omitempty"`
-	Detail    string          `json:"detail,omitempty"`
-	Context   json.RawMessage `json:"context,omitempty"`
-	id        int64
-	at        time.Time
-}
-
-// SignalInfo is one stored signal. A payload longer than
-// DescribePayloadBytes is left out (null), its length in
-// PayloadOmittedBytes.
-type SignalInfo struct {
-	Name                string          `json:"name"`
-	ReceivedAt          string          `json:"received_at"`
-	Payload             json.RawMessage `json:"payload"`
-	PayloadOmittedBytes int64           `json:"payload_omitted_bytes,omitempty"`
-}
-
 // iso formats a time as ISO 8601 (RFC 3339) in UTC; "" for zero.
 func iso(t time.Time) string {
 	if t.IsZero() {
@@ -253,33 +48,6 @@ func isoDuration(d time.Duration) string {
 // Bounds of a workflow description, so that describing a workflow with a
 // long history or many jobs reads a bounded number of rows.
 const (
-	// DefaultTimelineEntries is how many timeline entries a description
-	// holds when DescribeOptions.TimelineLimit is not set.
-	DefaultTimelineEntries = 500
-	// MaxTimelineEntries is the most timeline entries a description holds.
-	MaxTimelineEntries = 5000
-	// MaxTimelineOffset is the largest DescribeOptions.TimelineOffset: a
-	// page is cut from the first offset+limit rows of the events and of
-	// the log rows. The history past it is read with TraceWorkflowWith or
-	// ExportWorkflow.
-	MaxTimelineOffset = 20000
-	// DefaultJobsPerStep is how many jobs of each step a description lists
-	// when DescribeOptions.JobsPerStep is not set.
-	DefaultJobsPerStep = 100
-	// MaxJobsPerStep is the most jobs of each step a description lists.
-	MaxJobsPerStep = 1000
-	// DescribeFailures is how many of a workflow's failures (the newest) a
-	// description lists.
-	DescribeFailures = 200
-	// DescribeSignals is how many of a workflow's signals (the newest) a
-	// description lists.
-	DescribeSignals = 200
-	// DescribeTextChars bounds a failure message a description lists: a
-	// longer one is cut (FailureInfo.MessageCut).
-	DescribeTextChars = 4 << 10
-	// DescribePayloadBytes bounds a signal payload a description lists: a
-	// longer one is left out (SignalInfo.PayloadOmittedBytes).
-	DescribePayloadBytes = 4 << 10
 	// describeChildren bounds the started workflows a description names.
 	describeChildren = 1000
 	// describeValueBytes bounds an event's error document read for the
@@ -293,21 +61,7 @@ const (
 	describeHistoryText = 4 << 10
 )
 
-// DescribeOptions bounds what DescribeWorkflowWith reads. Zero fields take
-// the defaults named on each.
-type DescribeOptions struct {
-	// TimelineOffset skips that many timeline entries (at most
-	// MaxTimelineOffset).
-	TimelineOffset int
-	// TimelineLimit is the most timeline entries returned
-	// (DefaultTimelineEntries when 0 or less, at most MaxTimelineEntries).
-	TimelineLimit int
-	// JobsPerStep is the most jobs listed per step (DefaultJobsPerStep when
-	// 0 or less, at most MaxJobsPerStep).
-	JobsPerStep int
-}
-
-func (o DescribeOptions) bounds() (offset, limit, perStep int) {
+func describeBounds(o DescribeOptions) (offset, limit, perStep int) {
 	offset = min(max(o.TimelineOffset, 0), MaxTimelineOffset)
 	limit, perStep = o.TimelineLimit, o.JobsPerStep
 	if limit <= 0 {
@@ -331,7 +85,7 @@ func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescr
 // signals and failures, in one transaction: one page of its timeline and
 // a bounded number of jobs per step, as opts says.
 func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts DescribeOptions) (*WorkflowDescription, error) {
-	offset, limit, perStep := opts.bounds()
+	offset, limit, perStep := describeBounds(opts)
 	var (
 		wf             *driver.Workflow
 		jobs           []*driver.Job
@@ -513,28 +267,29 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		}
 	}
 
+	var rows []timelineRow
 	for _, e := range events {
-		te := TimelineEntry{At: iso(e.CreatedAt), Source: "event", Event: string(e.Event), StepIndex: ptr(e.StepIndex),
-			JobID: e.JobID, Attempt: e.Attempt, id: e.ID, at: e.CreatedAt}
+		te := timelineRow{TimelineEntry: TimelineEntry{At: iso(e.CreatedAt), Source: "event", Event: string(e.Event), StepIndex: ptr(e.StepIndex),
+			JobID: e.JobID, Attempt: e.Attempt}, id: e.ID, at: e.CreatedAt}
 		if len(e.Error) > 0 {
 			if eo, err := DecodeObject("event error", e.Error); err == nil {
 				te.Detail = strField(eo, "message")
 			}
 		}
-		d.Timeline = append(d.Timeline, te)
+		rows = append(rows, te)
 	}
 	for _, l := range logs {
-		te := TimelineEntry{At: iso(l.CreatedAt), Source: "log", Event: string(l.Event), StepIndex: l.StepIndex,
-			Attempt: l.Attempt, Detail: l.ErrorMessage, id: l.ID, at: l.CreatedAt}
+		te := timelineRow{TimelineEntry: TimelineEntry{At: iso(l.CreatedAt), Source: "log", Event: string(l.Event), StepIndex: l.StepIndex,
+			Attempt: l.Attempt, Detail: l.ErrorMessage}, id: l.ID, at: l.CreatedAt}
 		if l.JobID != nil {
 			te.JobID = *l.JobID
 		}
 		if len(l.Context) > 0 && json.Valid(l.Context) {
 			te.Context = json.RawMessage(l.Context)
 		}
-		d.Timeline = append(d.Timeline, te)
+		rows = append(rows, te)
 	}
-	d.Timeline = orderTimeline(d.Timeline)
+	d.Timeline = orderTimeline(rows)
 	d.Timeline = d.Timeline[min(offset, len(d.Timeline)):]
 	d.Timeline = d.Timeline[:min(limit, len(d.Timeline))]
 	d.TimelineMore = max(d.TimelineTotal-offset-len(d.Timeline), 0)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -494,7 +493,7 @@ func (e *Engine) buildJob(r JobRequest) (*driver.Job, error) {
 	if err := ValidateHandlerName(r.Handler); err != nil {
 		return nil, err
 	}
-	if err := spec.Validate(); err != nil {
+	if err := ValidateJobSpec(spec); err != nil {
 		return nil, err
 	}
 	doc := r.Payload
@@ -534,7 +533,7 @@ func (e *Engine) buildJob(r JobRequest) (*driver.Job, error) {
 		sum := sha256.Sum256(payload)
 		job.PayloadHash = hex.EncodeToString(sum[:])
 	}
-	spec.Resources.apply(job)
+	applyResources(spec.Resources, job)
 	applyScheduleDeadlines(job, spec.Timeouts, now)
 	return job, nil
 }
@@ -584,23 +583,8 @@ func orDefaultInt(n, def int) int {
 	return n
 }
 
-// JobSpec is the resolved form of a list of JobOptions. The builder uses it
-// for per-step options; most code never needs it.
-type JobSpec struct {
-	Queue       string          // "" means the default (or the workflow's queue)
-	Priority    driver.Priority // valid only when PrioritySet
-	PrioritySet bool            //
-	Delay       time.Duration   // wait before the first attempt
-	MaxAttempts int             // 0 means the default
-	Backoff     Backoff         // nil means the client's default backoff
-	DependsOn   int64           // run only after this job completed
-	Unique      bool            // skip dispatch while an identical job is pending or processing
-	Timeouts    ActivityTimeouts
-	Resources   JobResources // concurrency group, cost units, rate limit
-}
-
-// Validate checks the values a JobSpec would store.
-func (s JobSpec) Validate() error {
+// ValidateJobSpec checks the values a JobSpec would store.
+func ValidateJobSpec(s JobSpec) error {
 	if len(s.Queue) > 64 {
 		return invalidf("queue name %q is longer than 64 characters", s.Queue)
 	}
@@ -619,23 +603,8 @@ func (s JobSpec) Validate() error {
 	if err := validateBackoff(s.Backoff); err != nil {
 		return err
 	}
-	if err := s.Resources.validate(); err != nil {
+	if err := validateResources(s.Resources); err != nil {
 		return err
 	}
-	return s.Timeouts.validate()
-}
-
-// ParsePriority accepts 0-3 or low/normal/high/urgent (any case).
-func ParsePriority(s string) (driver.Priority, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "0", "low":
-		return driver.PriorityLow, nil
-	case "1", "normal":
-		return driver.PriorityNormal, nil
-	case "2", "high":
-		return driver.PriorityHigh, nil
-	case "3", "urgent":
-		return driver.PriorityUrgent, nil
-	}
-	return 0, fmt.Errorf("%w: priority %q (want 0-3 or low, normal, high, urgent)", driver.ErrInvalidArgument, s)
+	return validateTimeouts(s.Timeouts)
 }

@@ -267,7 +267,7 @@ func (e *Engine) expireLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 		return err
 	}
 	f := &driver.Failure{WorkflowID: wf.ID, Category: driver.FailureTimeout, TimeoutKind: kind,
-		RunNumber: max(wf.RunNumber, 1), Message: msg, ErrorClass: "queuety.TimeoutError", DeadlineAt: deadline, CreatedAt: now}
+		RunNumber: max(wf.RunNumber, 1), Message: msg, ErrorClass: "queuetytype.TimeoutError", DeadlineAt: deadline, CreatedAt: now}
 	if at != nil {
 		f.JobID, f.StepIndex, f.Attempt = at.cj.Job.ID, ptr(*at.cj.Job.StepIndex), at.cj.Job.Attempts
 	}
@@ -287,7 +287,7 @@ func (e *Engine) traceOverrun(ctx context.Context, tx driver.Tx, wf *driver.Work
 	j := at.cj.Job
 	idx := *j.StepIndex
 	buried := &driver.LogEntry{JobID: ptr(j.ID), WorkflowID: wf.ID, StepIndex: ptr(idx), Handler: j.Handler, Queue: j.Queue,
-		Event: driver.LogBuried, Attempt: ptr(j.Attempts), ErrorMessage: msg, ErrorClass: "queuety.TimeoutError", CreatedAt: now}
+		Event: driver.LogBuried, Attempt: ptr(j.Attempts), ErrorMessage: msg, ErrorClass: "queuetytype.TimeoutError", CreatedAt: now}
 	logs := []*driver.LogEntry{buried}
 	at.r.Outcome = observe.OutcomeBuried
 	if !at.r.StartedAt.IsZero() {
@@ -301,7 +301,7 @@ func (e *Engine) traceOverrun(ctx context.Context, tx driver.Tx, wf *driver.Work
 		return nil
 	}
 	sc := &stepCtx{e: e, tx: tx, wf: wf, row: j, state: state, steps: at.steps, step: at.steps[idx], cj: at.cj, r: at.r, now: now}
-	return tx.EventInsert(ctx, sc.failedEvents(sc.inputs(), msg, "queuety.TimeoutError", ""))
+	return tx.EventInsert(ctx, sc.failedEvents(sc.inputs(), msg, "queuetytype.TimeoutError", ""))
 }
 
 // enqueueCallback enqueues a workflow's deadline or cancel callback as a

@@ -26,14 +26,6 @@ import (
 // ("For-each completion settled early."), and late results of settled
 // steps are buried too.
 
-// DefaultMaxForEachItems caps the items one for-each step may expand into
-// when its workflow sets no max_for_each_items budget (Queuety PHP has no
-// such default). The step's runtime, items and results, lives in the
-// workflow's state, which each branch result rewrites; the cap keeps that
-// state, and the rows of the step's branches, to a size the engine and
-// the UI handle.
-const DefaultMaxForEachItems = 10000
-
 // Messages Queuety writes for for-each outcomes.
 const (
 	msgForEachSettled       = "For-each step already settled."

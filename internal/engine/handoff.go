@@ -39,11 +39,6 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// DefaultDeadlineHandoff is how long past a running workflow's deadline a
-// Go process that lacks its deadline handler leaves the expiry to a worker
-// that has it (Config.DeadlineHandoff).
-const DefaultDeadlineHandoff = 5 * time.Minute
-
 // ForeignExpiryLookback is how far back in deadlines a Go sweeper looks for
 // workflows another engine expired without running their Go deadline
 // handler.
@@ -143,7 +138,7 @@ func (e *Engine) RunForeignExpiries(ctx context.Context, limit int) (int, bool, 
 				continue
 			}
 			f := &driver.Failure{WorkflowID: wf.ID, Category: driver.FailureTimeout, TimeoutKind: driver.TimeoutExecution,
-				RunNumber: max(wf.RunNumber, 1), Message: wf.ErrorMessage, ErrorClass: "queuety.TimeoutError", DeadlineAt: wf.DeadlineAt, CreatedAt: now}
+				RunNumber: max(wf.RunNumber, 1), Message: wf.ErrorMessage, ErrorClass: "queuetytype.TimeoutError", DeadlineAt: wf.DeadlineAt, CreatedAt: now}
 			if err := tx.FailureInsert(ctx, f); err != nil {
 				return err
 			}

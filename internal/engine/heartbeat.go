@@ -15,9 +15,6 @@ type attemptCtx struct {
 	hb   heartbeater // held by value: one allocation for both
 }
 
-// ErrNoAttempt is returned by Heartbeat outside a handler.
-var ErrNoAttempt = errors.New("queuety: no job attempt in context")
-
 // HeartbeatThrottleDefault is the heartbeat throttle interval for jobs
 // without a heartbeat timeout; with one, it is 0.8 × the timeout.
 const HeartbeatThrottleDefault = 30 * time.Second
@@ -132,38 +129,6 @@ func (e *Engine) Attach(ctx context.Context, cj *Claimed, onLost func(error)) (c
 	a := &attemptCtx{info: cj.Info(), hb: heartbeater{e: e, cj: cj, onLost: onLost, interval: interval}}
 	ctx = context.WithValue(ctx, ctxKey{}, a)
 	return ctx, func() { a.hb.close(ctx) }
-}
-
-// RunningAttempt describes the attempt a handler is running. Package
-// queuety's JobInfo has the same fields, so one converts to the other.
-type RunningAttempt struct {
-	// JobID is the execution id: the job row's id, stable across retries.
-	// Use it as an idempotency key for side effects.
-	JobID int64
-	// AttemptID identifies this attempt alone ("<job>-<attempt>-<claim>").
-	AttemptID string
-	// Attempt counts from 1. MaxAttempts is the effective limit.
-	Attempt     int
-	MaxAttempts int
-	Queue       string
-	Handler     string
-	// WorkflowID and StepIndex are set for workflow steps (StepIndex is -1
-	// otherwise). StepName is the step's name in the definition.
-	WorkflowID int64
-	StepIndex  int
-	StepName   string
-	// Deadline is the attempt's start-to-close deadline (zero when none).
-	// The handler's ctx expires then too.
-	Deadline time.Time
-	// WorkflowDeadline is the earlier of the workflow's execution and run
-	// deadlines (zero when none). The ctx is cancelled with
-	// ErrDeadlineExceeded when it passes.
-	WorkflowDeadline time.Time
-	// Heartbeat is the heartbeat timeout (zero when none).
-	Heartbeat time.Duration
-	// LastDetails holds the details of the job's last recorded heartbeat,
-	// from this attempt or an earlier one (nil when none).
-	LastDetails json.RawMessage
 }
 
 // AttemptFrom returns the attempt running in ctx.

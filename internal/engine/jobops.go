@@ -14,10 +14,6 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// ManualBuryMessage is the error message BuryJob stores when it is given
-// none: the text `wp queuety bury` stores.
-const ManualBuryMessage = "Manually buried via CLI."
-
 // operatorBatch is how many rows one transaction of a bulk operator
 // action (retry-buried, log purge) changes.
 const operatorBatch = 100
@@ -121,12 +117,6 @@ func (e *Engine) retryJobRow(ctx context.Context, tx driver.Tx, j *driver.Job, n
 		Context: EncodeJSON(map[string]any{"type": "manual_retry", "attempts_reset": true})}})
 }
 
-// BuriedFilter narrows RetryBuried. Empty fields do not filter.
-type BuriedFilter struct {
-	Queue   string // only jobs on this queue
-	Handler string // only jobs of this handler
-}
-
 // RetryBuried retries every buried plain job that matches f, as RetryJob
 // retries one, and returns how many it retried. Buried workflow steps are
 // left alone (retry their workflows). It works in batches of 100 jobs,
@@ -201,22 +191,6 @@ func (e *Engine) PurgeLogs(ctx context.Context, olderThan time.Duration) (int64,
 			return total, nil
 		}
 	}
-}
-
-// HandlerMetric is one handler's line of HandlerMetrics, with the keys
-// Queuety's handler_metrics returns.
-type HandlerMetric struct {
-	Handler   string `json:"handler"`
-	Completed int64  `json:"completed"` // completed log rows
-	Failed    int64  `json:"failed"`    // failed and buried log rows
-	// AvgMS is the mean duration of the completed rows that have one, in
-	// milliseconds, rounded to 2 decimals.
-	AvgMS float64 `json:"avg_ms"`
-	// P95MS is the 95th percentile of those durations (nearest rank), in
-	// milliseconds.
-	P95MS float64 `json:"p95_ms"`
-	// ErrorRate is Failed / (Completed + Failed), rounded to 4 decimals.
-	ErrorRate float64 `json:"error_rate"`
 }
 
 // HandlerMetrics computes per-handler metrics from the log rows of the

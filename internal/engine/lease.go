@@ -142,9 +142,6 @@ func lostReason(row *driver.Job) error {
 	return fmt.Errorf("%w: job is %s under another attempt", ErrLeaseLost, row.Status)
 }
 
-// StaleMessage is the error stored on a job buried by stale recovery.
-const StaleMessage = "Stale: worker died without completing."
-
 // errStale is the failure of an attempt whose worker stopped renewing its
 // claim. The handler did not fail, so the retry waits for no backoff and
 // keeps its place in the queue (see failAttempt).

@@ -79,22 +79,7 @@ func stepResources(def *phpjson.Object, defaultCost int) resources {
 	return r
 }
 
-// JobResources are a job's admission settings: its concurrency group and
-// that group's limit (the concurrency_group and concurrency_limit
-// columns), its cost units (cost_units), and a rate limit for its handler
-// (__queuety_runtime.rate_limit, which Queuety PHP workers honour too).
-type JobResources struct {
-	ConcurrencyGroup string
-	ConcurrencyLimit int // 0: none stored on the row
-	CostUnits        int // used when CostUnitsSet; the default is 1
-	CostUnitsSet     bool
-	RateLimit        Rate // Max 0: none
-}
-
-// IsZero reports whether nothing is set.
-func (r JobResources) IsZero() bool { return r == JobResources{} }
-
-func (r JobResources) validate() error {
+func validateResources(r JobResources) error {
 	g := strings.TrimSpace(r.ConcurrencyGroup)
 	switch {
 	case r.ConcurrencyGroup != "" && g == "":
@@ -114,7 +99,7 @@ func (r JobResources) validate() error {
 }
 
 // apply writes the row columns.
-func (r JobResources) apply(job *driver.Job) {
+func applyResources(r JobResources, job *driver.Job) {
 	job.ConcurrencyGroup = strings.TrimSpace(r.ConcurrencyGroup)
 	job.ConcurrencyLimit = r.ConcurrencyLimit
 	if r.CostUnitsSet {
@@ -122,9 +107,9 @@ func (r JobResources) apply(job *driver.Job) {
 	}
 }
 
-// encodeStep writes the settings into a step definition under the keys
+// writeStepResources writes the settings into a step definition under the keys
 // Queuety's StepDispatchOptions reads.
-func (r JobResources) encodeStep(o *phpjson.Object) {
+func writeStepResources(r JobResources, o *phpjson.Object) {
 	if r.RateLimit.Max > 0 {
 		o.Set("rate_limit", []any{int64(r.RateLimit.Max), int64(math.Ceil(r.RateLimit.Window.Seconds()))})
 	}
@@ -141,4 +126,4 @@ func (r JobResources) encodeStep(o *phpjson.Object) {
 
 // EncodeStepResources writes r into a step definition (see
 // JobResources).
-func EncodeStepResources(r JobResources, o *phpjson.Object) { r.encodeStep(o) }
+func EncodeStepResources(r JobResources, o *phpjson.Object) { writeStepResources(r, o) }

@@ -17,28 +17,7 @@ const (
 	stepIndexKey = "step_index"
 )
 
-// ActivityTimeouts are the four per-job (or per-step) timeouts. Zero means
-// "not set". Set values must be at least one second.
-//
-//   - ScheduleToStart bounds the wait in the queue before an attempt starts;
-//     every retry gets a fresh window, counted from when it becomes due.
-//   - StartToClose bounds one attempt, from claim to result. The handler's
-//     ctx carries this deadline.
-//   - ScheduleToClose bounds the whole job, all attempts and backoffs
-//     included, from dispatch. It never resets and is always final.
-//   - Heartbeat bounds the gap between heartbeats (queuety.Heartbeat) while
-//     an attempt runs, counted from the claim.
-//
-// Schedule-to-start, start-to-close and heartbeat timeouts retry while
-// attempts remain; schedule-to-close does not.
-type ActivityTimeouts struct {
-	ScheduleToStart time.Duration
-	StartToClose    time.Duration
-	ScheduleToClose time.Duration
-	Heartbeat       time.Duration
-}
-
-func (t ActivityTimeouts) validate() error {
+func validateTimeouts(t ActivityTimeouts) error {
 	for _, c := range []struct {
 		name string
 		d    time.Duration

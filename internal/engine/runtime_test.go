@@ -60,9 +60,9 @@ func TestParseRuntimeFromPHP(t *testing.T) {
 
 func TestActivityTimeoutValidation(t *testing.T) {
 	ok := ActivityTimeouts{ScheduleToStart: time.Second, StartToClose: time.Minute}
-	require.NoError(t, ok.validate())
+	require.NoError(t, validateTimeouts(ok))
 	for _, bad := range []ActivityTimeouts{{StartToClose: 999 * time.Millisecond}, {Heartbeat: -time.Second}, {ScheduleToClose: time.Nanosecond}} {
-		assert.ErrorIs(t, bad.validate(), ErrInvalidTimeout, "%+v", bad)
+		assert.ErrorIs(t, validateTimeouts(bad), ErrInvalidTimeout, "%+v", bad)
 	}
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sort"
+	"time"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -18,8 +19,8 @@ import (
 // workflow_started comes first in its second; other rows without a job
 // (workflow_completed, workflow_waiting) belong to the attempt written
 // just before them.
-func orderTimeline(entries []TimelineEntry) []TimelineEntry {
-	var events, logs []TimelineEntry
+func orderTimeline(entries []timelineRow) []TimelineEntry {
+	var events, logs []timelineRow
 	for _, te := range entries {
 		if te.Source == "event" {
 			events = append(events, te)
@@ -27,7 +28,7 @@ func orderTimeline(entries []TimelineEntry) []TimelineEntry {
 			logs = append(logs, te)
 		}
 	}
-	for _, s := range [][]TimelineEntry{events, logs} {
+	for _, s := range [][]timelineRow{events, logs} {
 		sort.SliceStable(s, func(a, b int) bool {
 			if !s[a].at.Equal(s[b].at) {
 				return s[a].at.Before(s[b].at)
@@ -52,14 +53,14 @@ func orderTimeline(entries []TimelineEntry) []TimelineEntry {
 			case lg.Event == string(driver.LogWorkflowStarted):
 				takeLog = true
 			case ue == ul:
-				takeLog = timelinePhase(lg) < timelinePhase(ev)
+				takeLog = timelinePhase(lg.TimelineEntry) < timelinePhase(ev.TimelineEntry)
 			case openE && openL:
 				takeLog = ol < oe
 			default:
 				takeLog = openL
 			}
 		}
-		te, u := TimelineEntry{}, attemptUnit{}
+		te, u := timelineRow{}, attemptUnit{}
 		if takeLog {
 			te, u = logs[j], logUnits[j]
 			j++
@@ -70,9 +71,17 @@ func orderTimeline(entries []TimelineEntry) []TimelineEntry {
 		if _, ok := opened[u]; !ok {
 			opened[u] = len(opened)
 		}
-		out = append(out, te)
+		out = append(out, te.TimelineEntry)
 	}
 	return out
+}
+
+// timelineRow is a timeline entry with the row id and time it is ordered
+// by.
+type timelineRow struct {
+	TimelineEntry
+	id int64
+	at time.Time
 }
 
 // attemptUnit is the job attempt a timeline row belongs to.
@@ -85,7 +94,7 @@ type attemptUnit struct {
 // row without an attempt (a step's completed log row) has its job's
 // latest attempt in that source; a row without a job has the attempt of
 // the row before it.
-func attemptUnits(rows []TimelineEntry) []attemptUnit {
+func attemptUnits(rows []timelineRow) []attemptUnit {
 	units := make([]attemptUnit, len(rows))
 	latest := map[int64]int{}
 	var prev attemptUnit

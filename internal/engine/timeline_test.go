@@ -14,26 +14,26 @@ func TestOrderTimelineWithinASecond(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	step := func(i int) *int { return &i }
 	n := 0
-	row := func(source, event string, job int64, attempt *int, later time.Duration) TimelineEntry {
+	row := func(source, event string, job int64, attempt *int, later time.Duration) timelineRow {
 		n++
-		return TimelineEntry{Source: source, Event: event, StepIndex: step(0), JobID: job, Attempt: attempt,
+		return timelineRow{TimelineEntry: TimelineEntry{Source: source, Event: event, StepIndex: step(0), JobID: job, Attempt: attempt},
 			id: int64(n), at: at.Add(later)}
 	}
 	one, two := step(1), step(2)
 	// Events and log rows as the engine writes them: each table in its
 	// own id order, the logs after the events of the same transaction.
-	entries := []TimelineEntry{
+	entries := []timelineRow{
 		row("event", "step_started", 7, one, 0),
 		row("event", "step_failed", 7, one, 0),
 		row("event", "step_started", 7, two, 0),
 		row("event", "step_completed", 7, two, 0),
-		{Source: "log", Event: "workflow_started", id: 1, at: at},
+		{TimelineEntry: TimelineEntry{Source: "log", Event: "workflow_started"}, id: 1, at: at},
 		row("log", "started", 7, one, 0),
 		row("log", "failed", 7, one, 0),
 		row("log", "retried", 7, one, 0),
 		row("log", "started", 7, two, 0),
 		row("log", "completed", 7, nil, 0),
-		{Source: "log", Event: "workflow_completed", id: 99, at: at},
+		{TimelineEntry: TimelineEntry{Source: "log", Event: "workflow_completed"}, id: 99, at: at},
 		row("event", "step_started", 8, one, time.Second),
 		row("log", "started", 8, one, time.Second),
 	}

@@ -14,56 +14,12 @@ import (
 // with a long history reads a bounded number of rows and bytes.
 // ExportWorkflow is the way to read a whole history.
 const (
-	// DefaultTraceEvents is how many events one trace page holds when
-	// TraceOptions.Limit is not set.
-	DefaultTraceEvents = 500
-	// MaxTraceEvents is the most events one trace page holds.
-	MaxTraceEvents = 5000
-	// TraceEventBytes bounds the JSON of the events of one trace page: a
-	// page ends before the event that would take it past this.
-	TraceEventBytes = 16 << 20
-	// TraceValueBytes bounds one JSON value of a trace (an event's input,
-	// output, states, context, artifacts or error, a job's payload): a
-	// longer one is left out, as null, and its length given under the
-	// event's "omitted" (the job's "payload_omitted_bytes").
-	TraceValueBytes = 1 << 20
-	// TraceJobsPerStep is how many jobs of each step a trace lists: those
-	// not completed first, then the newest.
-	TraceJobsPerStep = 200
-	// TraceLogs is how many log rows a trace lists: the newest.
-	TraceLogs = 1000
-	// TraceSignals is how many signals a trace lists: the newest.
-	TraceSignals = 1000
-	// TraceSignalBytes bounds the payloads of a trace's signals together:
-	// a payload that would take them past it is left out, as one longer
-	// than TraceValueBytes is (null, its length under the signal's
-	// "payload_omitted_bytes").
-	TraceSignalBytes = 4 << 20
-	// TraceArtifacts is how many artifacts a trace lists: the first by
-	// key.
-	TraceArtifacts = 500
-	// TraceArtifactBytes bounds the contents and metadata of a trace's
-	// artifacts together: an artifact whose values would take them past
-	// it has both left out, as a value longer than TraceValueBytes is
-	// (null, its length under the artifact's "content_omitted_bytes" and
-	// "metadata_omitted_bytes").
-	TraceArtifactBytes = 4 << 20
 	// traceLogText bounds a listed log row's error message and trace (cut)
 	// and context (left out when longer).
 	traceLogText = 8 << 10
 )
 
-// TraceOptions selects the page of events a trace bundle holds.
-type TraceOptions struct {
-	// Offset skips that many of the workflow's events (in id order).
-	Offset int
-	// Limit is the most events the page holds (DefaultTraceEvents when 0
-	// or less, at most MaxTraceEvents). The page also ends before its
-	// events' JSON passes TraceEventBytes.
-	Limit int
-}
-
-func (o TraceOptions) limit() int {
+func traceLimit(o TraceOptions) int {
 	switch {
 	case o.Limit <= 0:
 		return DefaultTraceEvents
@@ -114,7 +70,7 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 		eventsN, logsN int64
 		signalsN       int64
 		artifactsN     int64
-		offset, limit  = max(opts.Offset, 0), opts.limit()
+		offset, limit  = max(opts.Offset, 0), traceLimit(opts)
 	)
 	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
 		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {

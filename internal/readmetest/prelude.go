@@ -18,6 +18,7 @@ var KnownImports = map[string]string{
 	"otelqueuety": module + "/metrics/otelqueuety",
 	"prom":        module + "/metrics/prom",
 	"queuety":     module + "/queuety",
+	"queuetytype": module + "/queuetytype",
 	"webhook":     module + "/webhook",
 	"worker":      module + "/worker",
 

@@ -23,6 +23,7 @@ import (
 	"github.com/queuety/queuety-go/metrics/otelqueuety"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/worker"
@@ -130,7 +131,7 @@ func TestSpansOfAJobAndAWorkflowStep(t *testing.T) {
 		require.NoError(t, err)
 		j, err := e.c.Job(ctx, jobID)
 		require.NoError(t, err)
-		return wf.Status == queuety.WorkflowCompleted && j.Status == queuety.JobBuried && len(e.ended("queuety.process")) == 2
+		return wf.Status == queuetytype.WorkflowCompleted && j.Status == queuetytype.JobBuried && len(e.ended("queuety.process")) == 2
 	})
 
 	// Dispatch spans: one per call, producer kind, with the ids.

@@ -14,6 +14,7 @@ import (
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/metrics/otelqueuety"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 )
 
@@ -32,7 +33,7 @@ func TestScheduleSlotsMissed(t *testing.T) {
 		queuety.WithLogger(quiet()), queuety.WithObserver(obs))
 	require.NoError(t, err)
 	defer c.Close()
-	_, err = c.Schedule("hourly", nil).Cron("@hourly").CatchUp(queuety.CatchUpNone).Save(ctx)
+	_, err = c.Schedule("hourly", nil).Cron("@hourly").CatchUp(queuetytype.CatchUpNone).Save(ctx)
 	require.NoError(t, err)
 
 	clock.Advance(5 * time.Hour) // 10:00 .. 14:00 due

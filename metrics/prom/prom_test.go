@@ -20,11 +20,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/metrics/prom"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/worker"
@@ -180,7 +182,7 @@ func TestMetricsMatchTheTables(t *testing.T) {
 		}
 		wfs, err := c.WorkflowCounts(ctx)
 		require.NoError(t, err)
-		return open == 0 && wfs[queuety.WorkflowCompleted] == 2
+		return open == 0 && wfs[queuetytype.WorkflowCompleted] == 2
 	}
 	last := 0.0
 	require.Eventually(t, func() bool {
@@ -270,7 +272,7 @@ func TestMetricsMatchTheTables(t *testing.T) {
 	wfCounts, err := c.WorkflowCounts(ctx)
 	require.NoError(t, err)
 	gauge := series(fams, "queuety_workflows")
-	for _, st := range []queuety.WorkflowStatus{queuety.WorkflowCompleted, queuety.WorkflowRunning, queuety.WorkflowFailed} {
+	for _, st := range []queuetytype.WorkflowStatus{queuetytype.WorkflowCompleted, queuetytype.WorkflowRunning, queuetytype.WorkflowFailed} {
 		assert.Equalf(t, float64(wfCounts[st]), gauge[string(st)], "workflows %s", st)
 	}
 	assert.Equal(t, 2.0, gauge["completed"])
@@ -289,7 +291,7 @@ func TestScrapeCostDoesNotGrowWithQueues(t *testing.T) {
 	defer c.Close()
 	reg := prometheus.NewRegistry()
 	require.NoError(t, reg.Register(prom.NewStoreCollector(c)))
-	db := c.Store().(*mysql.Store).DB
+	db := clientseam.StoreOf(c).(*mysql.Store).DB
 
 	scrapeCost := func() (int64, map[string]float64) {
 		var fams []*dto.MetricFamily

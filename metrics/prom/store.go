@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // ScrapeTimeout bounds the store reads of one scrape.
@@ -15,11 +16,11 @@ const ScrapeTimeout = 5 * time.Second
 // jobStatuses and workflowStatuses are reported even when no row has
 // them, so a series drops to 0 instead of disappearing.
 var (
-	jobStatuses = []queuety.JobStatus{queuety.JobPending, queuety.JobProcessing, queuety.JobCompleted,
-		queuety.JobFailed, queuety.JobBuried}
-	workflowStatuses = []queuety.WorkflowStatus{queuety.WorkflowRunning, queuety.WorkflowPaused,
-		queuety.WorkflowWaitingForSignal, queuety.WorkflowWaitingForWorkflows, queuety.WorkflowCompleted,
-		queuety.WorkflowFailed, queuety.WorkflowCancelled}
+	jobStatuses = []queuetytype.JobStatus{queuetytype.JobPending, queuetytype.JobProcessing, queuetytype.JobCompleted,
+		queuetytype.JobFailed, queuetytype.JobBuried}
+	workflowStatuses = []queuetytype.WorkflowStatus{queuetytype.WorkflowRunning, queuetytype.WorkflowPaused,
+		queuetytype.WorkflowWaitingForSignal, queuetytype.WorkflowWaitingForWorkflows, queuetytype.WorkflowCompleted,
+		queuetytype.WorkflowFailed, queuetytype.WorkflowCancelled}
 )
 
 // RegisterClient registers, with the Registerer given to New, the gauges
@@ -72,11 +73,11 @@ func (s *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(depthDesc, err)
 	} else {
-		byQueue := map[string]map[queuety.JobStatus]int64{}
+		byQueue := map[string]map[queuetytype.JobStatus]int64{}
 		var queues []string
 		for _, qc := range counts {
 			if byQueue[qc.Queue] == nil {
-				byQueue[qc.Queue] = map[queuety.JobStatus]int64{}
+				byQueue[qc.Queue] = map[queuetytype.JobStatus]int64{}
 				queues = append(queues, qc.Queue)
 			}
 			byQueue[qc.Queue][qc.Status] += qc.Count

@@ -35,21 +35,6 @@ type Store interface {
 	Close() error
 }
 
-// StoreInfo describes an open store.
-type StoreInfo struct {
-	Driver  string // "mysql", "sqlite"
-	Server  string // server version string
-	Prefix  string // table prefix, e.g. "wp_"
-	Address string // host or file, without credentials
-	// Warnings are problems found at open that do not stop the store,
-	// such as a server time zone that would confuse Queuety PHP workers.
-	Warnings []string
-	// SerialWriters reports that the store runs one write transaction at
-	// a time (SQLite): a transaction waits for the one before it, so a
-	// worker's claims and recordings take turns instead of overlapping.
-	SerialWriters bool
-}
-
 // LockMode says how a read locks the rows it returns.
 type LockMode int
 
@@ -400,19 +385,6 @@ type ExpiredParams struct {
 	Since time.Time
 }
 
-// JobFilter narrows JobList. Zero fields do not filter.
-type JobFilter struct {
-	Queue      string
-	Status     JobStatus
-	Handler    string
-	WorkflowID int64
-	Limit      int // default 100
-	AfterID    int64
-	// WithoutPayload leaves Payload and HeartbeatData nil: a list that
-	// does not show them reads no large column.
-	WithoutPayload bool
-}
-
 // WorkflowDependency is one row of Queuety's workflow_dependencies table.
 type WorkflowDependency struct {
 	ID                   int64
@@ -431,26 +403,6 @@ type DependencyWaiter struct {
 	DependencyID int64
 }
 
-// LogFilter narrows LogList. Zero fields do not filter.
-type LogFilter struct {
-	JobID      int64
-	WorkflowID int64
-	Handler    string
-	Event      LogEvent
-	Since      time.Time // rows created at or after this time
-	Limit      int       // default 1000
-	// Newest returns the newest Limit rows, newest first, instead of the
-	// oldest Limit rows, oldest first.
-	Newest bool
-	// ByTime orders the rows by created_at, then id (oldest first).
-	ByTime bool
-	// JobIDs keeps only rows of these jobs.
-	JobIDs []int64
-	// MaxTextBytes > 0 cuts error_message and error_trace to that many
-	// characters and leaves out (nil) a context longer than that.
-	MaxTextBytes int
-}
-
 // HandlerLogStat is one (handler, event) group of LogHandlerStats.
 type HandlerLogStat struct {
 	Handler string
@@ -460,15 +412,4 @@ type HandlerLogStat struct {
 	// their mean (0 when there are none).
 	Durations     int64
 	AvgDurationMS float64
-}
-
-// WorkflowFilter narrows WorkflowList. Zero fields do not filter.
-type WorkflowFilter struct {
-	Status WorkflowStatus
-	Name   string
-	Parent int64 // child workflows of this parent (parent_workflow_id)
-	Limit  int   // default 100
-	// WithoutState leaves State nil: a list that does not show it reads
-	// no large column.
-	WithoutState bool
 }

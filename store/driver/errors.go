@@ -1,19 +1,22 @@
 package driver
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/queuety/queuety-go/queuetytype"
+)
 
 // Errors a store returns. The engine and package queuety pass them on
 // unchanged, so callers test for them with errors.Is.
 var (
-	// ErrNotFound means the job, workflow or schedule does not exist.
-	ErrNotFound = errors.New("queuety: not found")
+	// ErrNotFound means the job, workflow or schedule does not exist
+	// (queuetytype.ErrNotFound).
+	ErrNotFound = queuetytype.ErrNotFound
 	// ErrDuplicate means a unique key already exists.
 	ErrDuplicate = errors.New("queuety: duplicate key")
 	// ErrInvalidArgument means a caller passed a value the engine cannot
-	// store or act on: an empty handler, a negative delay, a priority out of
-	// range, a payload that is not a JSON object, a malformed table prefix,
-	// and so on.
-	ErrInvalidArgument = errors.New("queuety: invalid argument")
+	// store or act on (queuetytype.ErrInvalidArgument).
+	ErrInvalidArgument = queuetytype.ErrInvalidArgument
 	// ErrRowData marks an error caused by the values of a row rather than
 	// by the statement or the connection: a value out of its column's
 	// range, a value a CHECK constraint or trigger refuses, a value the
@@ -23,19 +26,4 @@ var (
 	// marks such errors (errors.Is reports them) without changing their
 	// text.
 	ErrRowData = errors.New("queuety: row data error")
-)
-
-// TimeoutKind names which deadline expired; it is stored in the failures
-// table's timeout_kind column.
-type TimeoutKind string
-
-// The timeout kinds. The first four are activity (step or job) timeouts;
-// the last two are workflow timeouts.
-const (
-	TimeoutScheduleToStart TimeoutKind = "schedule_to_start"
-	TimeoutStartToClose    TimeoutKind = "start_to_close"
-	TimeoutScheduleToClose TimeoutKind = "schedule_to_close"
-	TimeoutHeartbeat       TimeoutKind = "heartbeat"
-	TimeoutExecution       TimeoutKind = "execution_timeout"
-	TimeoutRun             TimeoutKind = "run_timeout"
 )

@@ -80,21 +80,6 @@ type SignalQuery struct {
 	MaxPayloadBytes int
 }
 
-// FailureQuery selects failures for Tx.FailurePage. Zero fields do not
-// filter; a query has a WorkflowID or JobIDs.
-type FailureQuery struct {
-	WorkflowID int64
-	// JobIDs keeps only the failures of these jobs.
-	JobIDs []int64
-	// TimedOut keeps only the failures with a timeout kind.
-	TimedOut bool
-	// Limit returns at most that many rows, the newest (0: no limit).
-	Limit int
-	// MaxMessageChars > 0 cuts message to that many characters (and sets
-	// Failure.MessageCut when it did).
-	MaxMessageChars int
-}
-
 // FailureCount counts a workflow's failures of one category.
 type FailureCount struct {
 	Category FailureCategory

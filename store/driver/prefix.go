@@ -5,10 +5,6 @@ import (
 	"regexp"
 )
 
-// DefaultQueue is the queue of a job or log row that names none, as in
-// Queuety.
-const DefaultQueue = "default"
-
 // DefaultPrefix is the table prefix used when a DSN names none: WordPress's
 // default, so Go workers find a stock site's Queuety tables.
 const DefaultPrefix = "wp_"

@@ -5,29 +5,6 @@ import (
 	"time"
 )
 
-// TextColumn names a column that can hold a large text value, which a
-// reader takes in pieces (ReadViewTx.TextRead) instead of whole.
-type TextColumn int
-
-// The large text columns.
-const (
-	// JobPayload is the payload column of the jobs table.
-	JobPayload TextColumn = iota + 1
-	// JobHeartbeatData is the heartbeat_data column of the jobs table.
-	JobHeartbeatData
-	// WorkflowState is the state column of the workflows table.
-	WorkflowState
-)
-
-// JobPreview is a job read with its large columns cut short: Payload and
-// HeartbeatData hold at most the number of characters asked for, and
-// PayloadLen and HeartbeatLen are their full lengths in characters
-// (HeartbeatLen is 0 when the column is NULL).
-type JobPreview struct {
-	Job                      *Job
-	PayloadLen, HeartbeatLen int64
-}
-
 // ReadViewTx holds the bounded reads of the operator views: reads whose
 // cost does not grow with the size of a payload or the number of queues.
 type ReadViewTx interface {

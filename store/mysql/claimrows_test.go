@@ -14,6 +14,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -45,7 +46,7 @@ func TestClaimBuriesRowTheServerRefuses(t *testing.T) {
 	require.NoError(t, err, "create trigger")
 
 	var ran atomic.Int64
-	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(quiet()), worker.Queues("first", queuety.DefaultQueue), worker.Concurrency(4))
+	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(quiet()), worker.Queues("first", queuetytype.DefaultQueue), worker.Concurrency(4))
 	w.HandleJob("ok", func(context.Context, queuety.Payload) error { ran.Add(1); return nil })
 	_, err = w.RunOnce(ctx, 15*time.Second)
 	require.NoError(t, err, "RunOnce")
@@ -54,11 +55,11 @@ func TestClaimBuriesRowTheServerRefuses(t *testing.T) {
 	for _, id := range others {
 		j, err := c.Job(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, queuety.JobCompleted, j.Status, "job %d", id)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "job %d", id)
 	}
 	j, err := c.Job(ctx, bad)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.JobBuried, j.Status, "the refused row: status")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "the refused row: status")
 	assert.Equal(t, 0, j.Attempts, "the refused row: attempts")
 	assert.Contains(t, j.ErrorMessage, fmt.Sprintf("Job %d cannot be claimed: a value in its row makes every claim fail", bad), "error")
 	assert.Contains(t, j.ErrorMessage, "Out of range value for column 'attempts'", "error names the server's refusal")
@@ -91,12 +92,12 @@ func TestClaimDoesNotBuryRowsForAnErrorOfEveryRow(t *testing.T) {
 	_, err = c.DB().ExecContext(ctx, fmt.Sprintf("CREATE TRIGGER %[1]srefuse_all BEFORE UPDATE ON %[1]squeuety_jobs FOR EACH ROW "+
 		"BEGIN IF NEW.status = 'processing' THEN SIGNAL SQLSTATE '22003' SET MESSAGE_TEXT = 'refused', MYSQL_ERRNO = 1264; END IF; END", prefix))
 	require.NoError(t, err, "create trigger")
-	_, err = engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuety.DefaultQueue}, Handlers: []string{"ok"}, Limit: 10})
+	_, err = engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"ok"}, Limit: 10})
 	require.Error(t, err, "claim")
 	assert.True(t, errors.Is(err, driver.ErrRowData), "the claim's error is a row data error: %v", err)
 	for _, id := range ids {
 		j, err := c.Job(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, queuety.JobPending, j.Status, "job %d", id)
+		assert.Equal(t, queuetytype.JobPending, j.Status, "job %d", id)
 	}
 }

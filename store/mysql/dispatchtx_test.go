@@ -16,6 +16,7 @@ import (
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
 )
@@ -52,7 +53,7 @@ func TestDispatchTxOnApplicationDB(t *testing.T) {
 	wf, err := builder.Workflow("app_flow").Then("s").MustCompleteWithin(0, 1, 0, 0).DispatchTx(ctx, c, tx, nil)
 	require.NoError(t, err)
 	_, err = c.Job(ctx, id)
-	assert.ErrorIs(t, err, queuety.ErrNotFound, "job before the commit, from another connection")
+	assert.ErrorIs(t, err, queuetytype.ErrNotFound, "job before the commit, from another connection")
 	require.NoError(t, tx.Commit())
 
 	j, err := c.Job(ctx, id)

@@ -16,6 +16,7 @@ import (
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/internal/wpconfig"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
 )
@@ -85,7 +86,7 @@ func TestOpenMissingDatabase(t *testing.T) {
 	_, err = c.Dispatch(ctx, "h", nil)
 	assert.NoError(t, err, "the created database works")
 	_, err = mysql.ParseDSN("mysql://root@127.0.0.1:3306/x?create=perhaps")
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "create=perhaps")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "create=perhaps")
 }
 
 // TestPasswordPunctuationConnects: a password holding "://", '@', '%',

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
@@ -117,7 +118,7 @@ func bigStore(t *testing.T) (*queuety.Client, *mysql.Store, *sql.DB, string) {
 	c, err := queuety.Open(context.Background(), dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	s := c.Store().(*mysql.Store)
+	s := clientseam.StoreOf(c).(*mysql.Store)
 	return c, s, s.DB, prefix
 }
 

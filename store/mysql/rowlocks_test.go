@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -59,7 +60,7 @@ func TestWorkflowJobListLocksOnlyItsWorkflow(t *testing.T) {
 	listCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var got []int64
-	err = c.Store().InTx(listCtx, func(tx driver.Tx) error {
+	err = clientseam.StoreOf(c).InTx(listCtx, func(tx driver.Tx) error {
 		rows, err := tx.JobListByWorkflow(listCtx, 1, []driver.JobStatus{driver.JobPending, driver.JobProcessing}, driver.LockUpdate)
 		got = got[:0]
 		for _, r := range rows {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -36,7 +37,7 @@ func TestClaimSkipsCandidatesOthersHold(t *testing.T) {
 	claim := func(limit int) []int64 {
 		t.Helper()
 		var got []int64
-		require.NoError(t, c.Store().InTx(ctx, func(tx driver.Tx) error {
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 			got = got[:0]
 			jobs, err := tx.JobClaim(ctx, driver.ClaimParams{Queue: "default", Handlers: []string{"h"}, Limit: limit,
 				Now: time.Now().Add(time.Second), Token: 256})

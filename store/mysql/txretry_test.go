@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -35,7 +36,7 @@ func TestDeadlockIsRetried(t *testing.T) {
 	bothLocked.Add(2)
 	lockInOrder := func(first, second int64) error {
 		firstAttempt := true
-		return c.Store().InTx(ctx, func(tx driver.Tx) error {
+		return clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
 			attempts.Add(1)
 			if _, err := tx.JobGet(ctx, first, driver.LockUpdate); err != nil {
 				return err

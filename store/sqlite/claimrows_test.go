@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -50,7 +51,7 @@ func TestClaimBuriesRowGoCannotRead(t *testing.T) {
 	for _, id := range others {
 		j, err := c.Job(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, queuety.JobCompleted, j.Status, "job %d", id)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "job %d", id)
 	}
 	var status, msg string
 	require.NoError(t, c.DB().QueryRowContext(ctx, "SELECT status, error_message FROM queuety_jobs WHERE id = ?", bad).Scan(&status, &msg))

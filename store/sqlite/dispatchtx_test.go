@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -53,5 +54,5 @@ func TestDispatchTxOnApplicationDB(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"n":2}`, string(j.Payload), "payload")
 	assert.Equal(t, epoch.Add(90*time.Second), j.AvailableAt, "available_at")
-	assert.Equal(t, queuety.JobPending, j.Status, "status")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "status")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/sqlite"
@@ -21,14 +22,14 @@ func TestSerializeIntoAnotherMemoryStore(t *testing.T) {
 	defer src.Close()
 	_, err = src.Dispatch(ctx, "copied", nil)
 	require.NoError(t, err)
-	b, err := src.Store().(*sqlite.Store).Serialize(ctx)
+	b, err := clientseam.StoreOf(src).(*sqlite.Store).Serialize(ctx)
 	require.NoError(t, err)
 
 	dst, err := queuety.Open(ctx, "sqlite://:memory:", queuety.SkipMigrate())
 	require.NoError(t, err)
 	defer dst.Close()
-	require.NoError(t, dst.Store().(*sqlite.Store).Deserialize(ctx, b))
-	require.NoError(t, dst.Store().Migrate(ctx), "the copy is fully migrated")
+	require.NoError(t, clientseam.StoreOf(dst).(*sqlite.Store).Deserialize(ctx, b))
+	require.NoError(t, clientseam.StoreOf(dst).Migrate(ctx), "the copy is fully migrated")
 	jobs, err := dst.ListJobs(ctx, driver.JobFilter{})
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
@@ -46,7 +47,7 @@ func TestDeserializeRefusesAFile(t *testing.T) {
 	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
 	require.NoError(t, err)
 	defer c.Close()
-	b, err := c.Store().(*sqlite.Store).Serialize(ctx)
+	b, err := clientseam.StoreOf(c).(*sqlite.Store).Serialize(ctx)
 	require.NoError(t, err)
-	require.ErrorContains(t, c.Store().(*sqlite.Store).Deserialize(ctx, b), "only an in-memory database can be replaced")
+	require.ErrorContains(t, clientseam.StoreOf(c).(*sqlite.Store).Deserialize(ctx, b), "only an in-memory database can be replaced")
 }

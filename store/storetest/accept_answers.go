@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -22,7 +24,7 @@ func init() {
 func (e *Env) signalNames(id int64) []string {
 	e.T.Helper()
 	var sigs []*driver.Signal
-	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) { sigs, err = tx.SignalList(e.Ctx, id, nil); return err })
+	err := clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) (err error) { sigs, err = tx.SignalList(e.Ctx, id, nil); return err })
 	require.NoErrorf(e.T, err, "signals of workflow %d", id)
 	var out []string
 	for _, s := range sigs {
@@ -72,13 +74,13 @@ func testAnswersNeedTheirWait(t *testing.T, e *Env) {
 	}
 	for _, r := range refused {
 		_, err := r.fn(e.Ctx, r.id, queuety.State{"by": "ops"})
-		require.ErrorIsf(t, err, queuety.ErrInvalidState, r.name)
+		require.ErrorIsf(t, err, queuetytype.ErrInvalidState, r.name)
 		assert.Containsf(t, err.Error(), r.want, r.name)
 	}
 	for _, id := range []int64{approval, input, plain, busy} {
 		assert.Emptyf(t, e.signalNames(id), "workflow %d: a refused answer stored a signal", id)
 	}
-	assert.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(approval).Status, "the approval wait is still open")
+	assert.Equal(t, queuetytype.WorkflowWaitingForSignal, e.Workflow(approval).Status, "the approval wait is still open")
 
 	name, err := e.C.Reject(e.Ctx, defaults, nil)
 	require.NoError(t, err)
@@ -88,10 +90,10 @@ func testAnswersNeedTheirWait(t *testing.T, e *Env) {
 	assert.Equal(t, "approval", name, "approve of an approval wait")
 	e.Drain(w)
 	for _, id := range []int64{approval, defaults} {
-		assert.Equalf(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "workflow %d ran on after its answer", id)
+		assert.Equalf(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "workflow %d ran on after its answer", id)
 	}
 	_, err = e.C.Approve(e.Ctx, approval, nil)
-	require.ErrorIs(t, err, queuety.ErrInvalidState, "approve of a completed workflow")
+	require.ErrorIs(t, err, queuetytype.ErrInvalidState, "approve of a completed workflow")
 	assert.Contains(t, err.Error(), "is not waiting for an answer (it is completed)")
 	assert.Equal(t, []string{"approval"}, e.signalNames(approval), "signals of the approved workflow")
 }
@@ -119,7 +121,7 @@ func testAnswerTwice(t *testing.T, e *Env) {
 				defer wg.Done()
 				_, err := c.Approve(context.Background(), id, queuety.State{"by": "ops"})
 				if err != nil {
-					assert.ErrorIs(t, err, queuety.ErrInvalidState, "the second approve")
+					assert.ErrorIs(t, err, queuetytype.ErrInvalidState, "the second approve")
 					return
 				}
 				mu.Lock()
@@ -133,6 +135,6 @@ func testAnswerTwice(t *testing.T, e *Env) {
 	for _, id := range ids {
 		assert.Equalf(t, 1, ok[id], "workflow %d: approvals accepted", id)
 		assert.Equalf(t, []string{"approval"}, e.signalNames(id), "workflow %d: signals stored", id)
-		assert.Equalf(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "workflow %d", id)
+		assert.Equalf(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "workflow %d", id)
 	}
 }

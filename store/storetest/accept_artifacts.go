@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -36,14 +38,14 @@ func (e *Env) artifactWorkflow() int64 {
 		return nil, queuety.PutArtifact(ctx, " draft ", "# Pricing\n\nSee https://example.com/x.", queuety.ArtifactKind("markdown"))
 	})
 	e.Drain(w)
-	require.Equal(e.T, queuety.WorkflowCompleted, e.Workflow(id).Status, "workflow")
+	require.Equal(e.T, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "workflow")
 	return id
 }
 
 func (e *Env) artifactRow(wf int64, key string) *driver.Artifact {
 	e.T.Helper()
 	var a *driver.Artifact
-	require.NoError(e.T, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) { a, err = tx.ArtifactGet(e.Ctx, wf, key); return err }))
+	require.NoError(e.T, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) (err error) { a, err = tx.ArtifactGet(e.Ctx, wf, key); return err }))
 	return a
 }
 
@@ -82,7 +84,7 @@ func testArtifactsFromSteps(t *testing.T, e *Env) {
 	// The step_completed events list the artifacts each step stored, as
 	// Queuety's trace does; other events have none.
 	var events []*driver.WorkflowEvent
-	require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err }))
+	require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err }))
 	byStep := map[int]string{}
 	for _, ev := range events {
 		if ev.Event == driver.EventStepCompleted {
@@ -120,13 +122,13 @@ func testArtifactsFromClient(t *testing.T, e *Env) {
 		{"k", []queuety.ArtifactOption{queuety.ArtifactStep(256)}, "out of range"},
 	} {
 		err := e.C.PutArtifact(e.Ctx, id, bad.key, 1, bad.opts...)
-		require.ErrorIs(t, err, queuety.ErrInvalidArgument, bad.want)
+		require.ErrorIs(t, err, queuetytype.ErrInvalidArgument, bad.want)
 		assert.Contains(t, err.Error(), bad.want)
 	}
-	assert.ErrorIs(t, e.C.PutArtifact(e.Ctx, 99999, "k", 1), queuety.ErrNotFound, "unknown workflow")
-	assert.ErrorIs(t, queuety.PutArtifact(e.Ctx, "k", 1), queuety.ErrNoAttempt, "outside a handler")
+	assert.ErrorIs(t, e.C.PutArtifact(e.Ctx, 99999, "k", 1), queuetytype.ErrNotFound, "unknown workflow")
+	assert.ErrorIs(t, queuety.PutArtifact(e.Ctx, "k", 1), queuetytype.ErrNoAttempt, "outside a handler")
 	_, err := e.C.Artifact(e.Ctx, id, "nope")
-	assert.ErrorIs(t, err, queuety.ErrNotFound, "missing key")
+	assert.ErrorIs(t, err, queuetytype.ErrNotFound, "missing key")
 
 	e.Dispatch("plain", nil)
 	w := e.Worker(nil)
@@ -136,10 +138,10 @@ func testArtifactsFromClient(t *testing.T, e *Env) {
 		return nil
 	})
 	e.Drain(w)
-	assert.ErrorIs(t, plainErr, queuety.ErrNoWorkflowStep, "in a plain job")
+	assert.ErrorIs(t, plainErr, queuetytype.ErrNoWorkflowStep, "in a plain job")
 
 	require.NoError(t, e.C.DeleteArtifact(e.Ctx, id, "plan"))
-	assert.ErrorIs(t, e.C.DeleteArtifact(e.Ctx, id, "plan"), queuety.ErrNotFound, "deleting twice")
+	assert.ErrorIs(t, e.C.DeleteArtifact(e.Ctx, id, "plan"), queuetytype.ErrNotFound, "deleting twice")
 	list, err := e.C.Artifacts(e.Ctx, id, false)
 	require.NoError(t, err)
 	assert.Len(t, list, 2, "draft and numbers remain")

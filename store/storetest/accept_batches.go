@@ -15,8 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -99,7 +101,7 @@ func (e *Env) batchEvents(id int64) map[string]*driver.BatchEvent {
 func (e *Env) rawBatch(id int64) *driver.Batch {
 	e.T.Helper()
 	var b *driver.Batch
-	require.NoError(e.T, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) { b, err = tx.BatchGet(e.Ctx, id, driver.LockNone); return err }))
+	require.NoError(e.T, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) (err error) { b, err = tx.BatchGet(e.Ctx, id, driver.LockNone); return err }))
 	return b
 }
 
@@ -134,11 +136,11 @@ func testBatchDispatchRows(t *testing.T, e *Env) {
 	assert.Equal(t, "[]", string(b.Options), "options of a batch without callbacks (PHP's empty array)")
 
 	_, err = e.C.NewBatch().Dispatch(e.Ctx)
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "empty batch")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "empty batch")
 	_, err = e.C.NewBatch(queuety.JobRequest{Handler: "h", Options: []queuety.JobOption{queuety.Unique()}}).Dispatch(e.Ctx)
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "unique job in a batch")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "unique job in a batch")
 	_, err = e.C.Batch(e.Ctx, 999)
-	assert.ErrorIs(t, err, queuety.ErrNotFound, "missing batch")
+	assert.ErrorIs(t, err, queuetytype.ErrNotFound, "missing batch")
 }
 
 // doneWhenIdle reports whether the batch finished and no job of the
@@ -154,7 +156,7 @@ func doneWhenIdle(batchID int64) func(c *queuety.Client) bool {
 			return false
 		}
 		for _, qc := range counts {
-			if qc.Status == queuety.JobPending || qc.Status == queuety.JobProcessing {
+			if qc.Status == queuetytype.JobPending || qc.Status == queuetytype.JobProcessing {
 				return false
 			}
 		}
@@ -203,7 +205,7 @@ func testBatchCallbacksConcurrent(t *testing.T, e *Env) {
 		require.Contains(t, evs, ev)
 		assert.Equal(t, "go", evs[ev].Runtime, "%s runtime", ev)
 		j := e.Job(evs[ev].JobID)
-		assert.Equal(t, queuety.JobCompleted, j.Status, "%s callback job", ev)
+		assert.Equal(t, queuetytype.JobCompleted, j.Status, "%s callback job", ev)
 		assert.Equal(t, 1, j.Attempts, "%s callback job ran once", ev)
 		assert.Equal(t, 3, j.MaxAttempts, "%s callback job max_attempts (for a worker that dies running it)", ev)
 	}
@@ -249,7 +251,7 @@ func testBatchCatch(t *testing.T, e *Env) {
 	// The catch callback is enqueued by the burial itself, before the
 	// batch ends, on the failed job's queue.
 	catch := e.OneJob(driver.JobFilter{Handler: "failed"})
-	assert.Equal(t, queuety.JobPending, catch.Status, "catch job")
+	assert.Equal(t, queuetytype.JobPending, catch.Status, "catch job")
 	assert.Equal(t, "default", catch.Queue, "catch job queue")
 	b := e.batch(id)
 	assert.Equal(t, []int64{first[0].Job.ID}, b.FailedJobIDs, "failed_job_ids")
@@ -291,11 +293,11 @@ func testBatchProgress(t *testing.T, e *Env) {
 	assert.Equal(t, id, list[0].ID)
 	counts, err := e.C.BatchJobCounts(e.Ctx, id)
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []driver.QueueCount{{Queue: "default", Status: queuety.JobBuried, Count: 1},
-		{Queue: "default", Status: queuety.JobCompleted, Count: 1}, {Queue: "default", Status: queuety.JobPending, Count: 1}}, counts, "job counts")
+	assert.ElementsMatch(t, []driver.QueueCount{{Queue: "default", Status: queuetytype.JobBuried, Count: 1},
+		{Queue: "default", Status: queuetytype.JobCompleted, Count: 1}, {Queue: "default", Status: queuetytype.JobPending, Count: 1}}, counts, "job counts")
 	// A completion reported twice for the same job (a replayed result) is
 	// fenced off and does not count twice.
-	assert.ErrorIs(t, e.Complete(jobs[0])[0], queuety.ErrStaleAttempt, "second completion")
+	assert.ErrorIs(t, e.Complete(jobs[0])[0], queuetytype.ErrStaleAttempt, "second completion")
 	assert.Equal(t, 1, e.batch(id).PendingJobs, "pending after a stale completion")
 }
 
@@ -325,7 +327,7 @@ func testBatchCancel(t *testing.T, e *Env) {
 	b = e.batch(id)
 	assert.Equal(t, 2, b.PendingJobs, "pending_jobs after the rest ran")
 	assert.Equal(t, Epoch.Add(time.Minute), b.FinishedAt, "finished_at unchanged")
-	assert.ErrorIs(t, e.C.CancelBatch(e.Ctx, 999), queuety.ErrNotFound, "missing batch")
+	assert.ErrorIs(t, e.C.CancelBatch(e.Ctx, 999), queuetytype.ErrNotFound, "missing batch")
 }
 
 // phpFinishes applies what Queuety PHP's record_completion does when its
@@ -333,7 +335,7 @@ func testBatchCancel(t *testing.T, e *Env) {
 // callback job.
 func (e *Env) phpFinishes(id int64, failed ...int64) {
 	e.T.Helper()
-	require.NoError(e.T, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	require.NoError(e.T, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		b, err := tx.BatchGet(e.Ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
@@ -383,8 +385,8 @@ func testBatchForeign(t *testing.T, e *Env) {
 
 	// After the handoff the PHP catch is recorded as left, and a cancel
 	// by PHP later fires the Go finally again (as PHP's cancel does).
-	e.Clock.Advance(queuety.DefaultDeadlineHandoff + time.Second)
-	require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	e.Clock.Advance(queuetytype.DefaultDeadlineHandoff + time.Second)
+	require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		b, err := tx.BatchGet(e.Ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
@@ -432,7 +434,7 @@ func testBatchPHPBridge(t *testing.T, e *Env) {
 	}
 	for _, j := range bridge {
 		assert.Equal(t, engine.HandlerPHPBatchCallback, j.Handler, "bridge job handler")
-		assert.Equal(t, queuety.JobPending, j.Status, "bridge job status")
+		assert.Equal(t, queuetytype.JobPending, j.Status, "bridge job status")
 		assert.Equal(t, 3, j.MaxAttempts, "bridge job max_attempts (for a worker that dies running it)")
 	}
 	raw := e.rawBatch(id)
@@ -460,7 +462,7 @@ func testBatchPrune(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "batches pruned")
 	_, err = e.C.Batch(e.Ctx, done)
-	assert.ErrorIs(t, err, queuety.ErrNotFound, "pruned batch")
+	assert.ErrorIs(t, err, queuetytype.ErrNotFound, "pruned batch")
 	assert.Empty(t, e.batchEvents(done), "event rows of the pruned batch")
 	_ = e.batch(open)
 }
@@ -501,7 +503,7 @@ func testChainOrder(t *testing.T, e *Env) {
 	}
 	e.drainUntil(workers, clients, func(c *queuety.Client) bool {
 		j, err := c.Job(context.Background(), ids[n-1])
-		return err == nil && j.Status == queuety.JobCompleted
+		return err == nil && j.Status == queuetytype.JobCompleted
 	})
 	assert.Equal(t, []int64{1, 2, 3, 4, 5, 6}, order, "chain order")
 }
@@ -533,10 +535,10 @@ func testChainStops(t *testing.T, e *Env) {
 	e.Drain(w)
 	e.Drain(w)
 	assert.Equal(t, int64(2), ran.Load(), "jobs run")
-	assert.Equal(t, queuety.JobCompleted, e.Job(ids[0]).Status, "first")
-	assert.Equal(t, queuety.JobBuried, e.Job(ids[1]).Status, "second")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(ids[0]).Status, "first")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(ids[1]).Status, "second")
 	third := e.Job(ids[2])
-	assert.Equal(t, queuety.JobPending, third.Status, "third stays pending for good")
+	assert.Equal(t, queuetytype.JobPending, third.Status, "third stays pending for good")
 	assert.Equal(t, 0, third.Attempts, "third never ran")
 	require.Len(t, caught, 1, "catch calls")
 	assert.Equal(t, queuety.ChainFailure{JobID: ids[1], Handler: "step", Queue: "default", Payload: queuety.Payload{"n": int64(2)},

@@ -16,8 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -49,7 +51,7 @@ func (e *Env) wideForEach(n int, concurrency int) int64 {
 		return err == nil && terminal(wf.Status)
 	})
 	wf := e.Workflow(id)
-	require.Equalf(e.T, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equalf(e.T, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	return id
 }
 
@@ -146,28 +148,28 @@ func testForEachDefaultItemCap(t *testing.T, e *Env) {
 	}
 	plain := builder.Workflow("capped").ForEach("items", "capped_item")
 
-	wf := run(e.C, plain, queuety.DefaultMaxForEachItems+1)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "over the default cap")
-	assert.Contains(t, wf.ErrorMessage, fmt.Sprintf("planned %d items, exceeding the default cap of %d for-each items", queuety.DefaultMaxForEachItems+1,
-		queuety.DefaultMaxForEachItems), "error")
+	wf := run(e.C, plain, queuetytype.DefaultMaxForEachItems+1)
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "over the default cap")
+	assert.Contains(t, wf.ErrorMessage, fmt.Sprintf("planned %d items, exceeding the default cap of %d for-each items", queuetytype.DefaultMaxForEachItems+1,
+		queuetytype.DefaultMaxForEachItems), "error")
 	assert.Contains(t, wf.ErrorMessage, "MaxForEachItems", "the error names the way to raise it")
 	assert.Empty(t, e.Jobs(driver.JobFilter{WorkflowID: wf.ID, Handler: "capped_item"}), "no branch dispatched")
 
 	three := e.Client(queuety.WithMaxForEachItems(3))
-	assert.Equal(t, queuety.WorkflowCompleted, run(three, plain, 3).Status, "at the cap")
+	assert.Equal(t, queuetytype.WorkflowCompleted, run(three, plain, 3).Status, "at the cap")
 	wf = run(three, plain, 4)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "over a client's cap")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "over a client's cap")
 	assert.Contains(t, wf.ErrorMessage, "exceeding the default cap of 3 for-each items", "error")
-	assert.Equal(t, queuety.WorkflowCompleted, run(three, builder.Workflow("budgeted").MaxForEachItems(5).ForEach("items", "capped_item"), 5).Status,
+	assert.Equal(t, queuetytype.WorkflowCompleted, run(three, builder.Workflow("budgeted").MaxForEachItems(5).ForEach("items", "capped_item"), 5).Status,
 		"a workflow's budget above the cap")
 	wf = run(e.C, builder.Workflow("budgeted").MaxForEachItems(2).ForEach("items", "capped_item"), 3)
 	assert.Contains(t, wf.ErrorMessage, "exceeding max_for_each_items budget of 2", "a workflow's budget below the cap")
 	none := e.Client(queuety.WithMaxForEachItems(-1))
-	assert.Equal(t, queuety.WorkflowCompleted, run(none, plain, 5).Status, "no cap")
+	assert.Equal(t, queuetytype.WorkflowCompleted, run(none, plain, 5).Status, "no cap")
 }
 
 // traceDoc decodes a trace bundle.
-func (e *Env) traceDoc(id int64, opts queuety.TraceOptions) map[string]any {
+func (e *Env) traceDoc(id int64, opts queuetytype.TraceOptions) map[string]any {
 	e.T.Helper()
 	b, err := e.C.TraceWorkflowWith(e.Ctx, id, opts)
 	require.NoError(e.T, err, "trace workflow %d", id)
@@ -199,7 +201,7 @@ func testTracePages(t *testing.T, e *Env) {
 	}
 	require.Len(t, all, int(events))
 
-	first := e.traceDoc(id, queuety.TraceOptions{Limit: 250})
+	first := e.traceDoc(id, queuetytype.TraceOptions{Limit: 250})
 	page := asMap(t, first["page"], "page")
 	assert.Equal(t, float64(events), page["events_total"], "events_total")
 	assert.Equal(t, float64(0), page["events_offset"], "events_offset")
@@ -214,19 +216,19 @@ func testTracePages(t *testing.T, e *Env) {
 		if next == nil {
 			break
 		}
-		doc = e.traceDoc(id, queuety.TraceOptions{Limit: 250, Offset: int(next.(float64))})
+		doc = e.traceDoc(id, queuetytype.TraceOptions{Limit: 250, Offset: int(next.(float64))})
 	}
 	assert.Equal(t, all, got, "the pages hold every event once, in order")
 
 	// Jobs: TraceJobsPerStep of the for-each step (placeholder and
 	// branches), the last step's one.
 	assert.Equal(t, float64(n+2), page["jobs_total"], "jobs_total")
-	assert.Equal(t, float64(queuety.TraceJobsPerStep+1), page["jobs_shown"], "jobs_shown")
-	assert.Len(t, asList(t, first["jobs"], "jobs"), queuety.TraceJobsPerStep+1, "jobs")
+	assert.Equal(t, float64(queuetytype.TraceJobsPerStep+1), page["jobs_shown"], "jobs_shown")
+	assert.Len(t, asList(t, first["jobs"], "jobs"), queuetytype.TraceJobsPerStep+1, "jobs")
 	logs := len(e.Logs(driver.LogFilter{WorkflowID: id, Limit: 100000}))
 	assert.Equal(t, float64(logs), page["logs_total"], "logs_total")
-	assert.Equal(t, float64(min(logs, queuety.TraceLogs)), page["logs_shown"], "logs_shown")
-	assert.Len(t, asList(t, first["logs"], "logs"), min(logs, queuety.TraceLogs), "logs")
+	assert.Equal(t, float64(min(logs, queuetytype.TraceLogs)), page["logs_shown"], "logs_shown")
+	assert.Len(t, asList(t, first["logs"], "logs"), min(logs, queuetytype.TraceLogs), "logs")
 
 	// The steps group the page's events.
 	steps := asList(t, first["steps"], "steps")
@@ -234,19 +236,19 @@ func testTracePages(t *testing.T, e *Env) {
 	assert.Len(t, asList(t, asMap(t, steps[0], "step 0")["events"], "step 0 events"), 250, "step 0's events on the first page")
 
 	// The default page, and a limit over the maximum.
-	assert.Equal(t, float64(queuety.DefaultTraceEvents), asMap(t, e.traceDoc(id, queuety.TraceOptions{})["page"], "page")["events_shown"],
+	assert.Equal(t, float64(queuetytype.DefaultTraceEvents), asMap(t, e.traceDoc(id, queuetytype.TraceOptions{})["page"], "page")["events_shown"],
 		"default page")
-	last := e.traceDoc(id, queuety.TraceOptions{Offset: int(events) - 3, Limit: queuety.MaxTraceEvents + 1})
+	last := e.traceDoc(id, queuetytype.TraceOptions{Offset: int(events) - 3, Limit: queuetytype.MaxTraceEvents + 1})
 	assert.Equal(t, all[len(all)-3:], eventIDs(t, last), "the last three")
 	assert.Nil(t, asMap(t, last["page"], "page")["next_offset"], "no next page")
-	assert.Empty(t, eventIDs(t, e.traceDoc(id, queuety.TraceOptions{Offset: int(events) + 5})), "past the end")
+	assert.Empty(t, eventIDs(t, e.traceDoc(id, queuetytype.TraceOptions{Offset: int(events) + 5})), "past the end")
 }
 
 // testTraceLargeValues: a JSON value over TraceValueBytes is left out of a
 // trace, with its length; and a page ends before its events' JSON passes
 // TraceEventBytes.
 func testTraceLargeValues(t *testing.T, e *Env) {
-	blob := strings.Repeat("z", queuety.TraceValueBytes+10)
+	blob := strings.Repeat("z", queuetytype.TraceValueBytes+10)
 	b := builder.Workflow("heavy")
 	for range 2 {
 		b = b.Then("heavy_step")
@@ -255,8 +257,8 @@ func testTraceLargeValues(t *testing.T, e *Env) {
 	w := e.Worker(nil)
 	w.HandleStep("heavy_step", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"ok": true}, nil })
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status)
-	doc := e.traceDoc(id, queuety.TraceOptions{})
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status)
+	doc := e.traceDoc(id, queuetytype.TraceOptions{})
 	evs := asList(t, doc["events"], "events")
 	require.Len(t, evs, 4, "events")
 	done := asMap(t, evs[1], "step_completed")
@@ -271,20 +273,20 @@ func testTraceLargeValues(t *testing.T, e *Env) {
 	assert.NotContains(t, omitted, "output", "output not left out")
 	trace, err := e.C.TraceWorkflow(e.Ctx, id)
 	require.NoError(t, err)
-	assert.Less(t, len(trace), 4*queuety.TraceValueBytes, "trace bytes: the workflow's state and no event state")
+	assert.Less(t, len(trace), 4*queuetytype.TraceValueBytes, "trace bytes: the workflow's state and no event state")
 
 	// Values just under the cap: each step's two events carry five copies
 	// of the state, so the fourth step's first event would take the page
 	// past TraceEventBytes.
-	blob = strings.Repeat("z", queuety.TraceValueBytes-100)
+	blob = strings.Repeat("z", queuetytype.TraceValueBytes-100)
 	b = builder.Workflow("heavier")
 	for range 4 {
 		b = b.Then("heavy_step")
 	}
 	id = e.startB(b, queuety.State{"blob": blob})
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status)
-	doc = e.traceDoc(id, queuety.TraceOptions{})
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status)
+	doc = e.traceDoc(id, queuetytype.TraceOptions{})
 	page := asMap(t, doc["page"], "page")
 	assert.Equal(t, float64(8), page["events_total"], "events_total")
 	assert.Equal(t, float64(6), page["events_shown"], "events_shown: the page ends before its JSON passes TraceEventBytes")
@@ -292,7 +294,7 @@ func testTraceLargeValues(t *testing.T, e *Env) {
 	for _, ev := range asList(t, doc["events"], "events") {
 		assert.NotContains(t, asMap(t, ev, "event"), "omitted", "nothing left out")
 	}
-	assert.Len(t, eventIDs(t, e.traceDoc(id, queuety.TraceOptions{Offset: 6})), 2, "the next page")
+	assert.Len(t, eventIDs(t, e.traceDoc(id, queuetytype.TraceOptions{Offset: 6})), 2, "the next page")
 }
 
 // testDescribePages: a description holds one page of the timeline and up
@@ -304,15 +306,15 @@ func testDescribePages(t *testing.T, e *Env) {
 	events, _ := e.eventBytes(id, "")
 	logs := len(e.Logs(driver.LogFilter{WorkflowID: id, Limit: 100000}))
 	total := int(events) + logs
-	require.Greater(t, total, queuety.DefaultTimelineEntries, "a history longer than a page")
+	require.Greater(t, total, queuetytype.DefaultTimelineEntries, "a history longer than a page")
 
 	d := e.describe(id)
-	assert.Len(t, d.Timeline, queuety.DefaultTimelineEntries, "default page")
+	assert.Len(t, d.Timeline, queuetytype.DefaultTimelineEntries, "default page")
 	assert.Equal(t, total, d.TimelineTotal, "timeline_total")
-	assert.Equal(t, total-queuety.DefaultTimelineEntries, d.TimelineMore, "timeline_more")
+	assert.Equal(t, total-queuetytype.DefaultTimelineEntries, d.TimelineMore, "timeline_more")
 	require.Len(t, d.Steps, 2)
-	assert.Len(t, d.Steps[0].Jobs, min(n+1, queuety.DefaultJobsPerStep), "jobs listed of the for-each step")
-	assert.Equal(t, n+1-queuety.DefaultJobsPerStep, d.Steps[0].JobsMore, "jobs_more")
+	assert.Len(t, d.Steps[0].Jobs, min(n+1, queuetytype.DefaultJobsPerStep), "jobs listed of the for-each step")
+	assert.Equal(t, n+1-queuetytype.DefaultJobsPerStep, d.Steps[0].JobsMore, "jobs_more")
 	assert.Equal(t, "completed", d.Steps[0].Status, "step status from the counts")
 	assert.Len(t, d.Steps[1].Jobs, 1, "the last step's job")
 	assert.Zero(t, d.Steps[1].JobsMore)
@@ -320,7 +322,7 @@ func testDescribePages(t *testing.T, e *Env) {
 		assert.NotEmpty(t, j.History, "job %d history", j.ID)
 	}
 
-	whole, err := e.C.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineLimit: total, JobsPerStep: n + 1})
+	whole, err := e.C.DescribeWorkflowWith(e.Ctx, id, queuetytype.DescribeOptions{TimelineLimit: total, JobsPerStep: n + 1})
 	require.NoError(t, err)
 	require.Len(t, whole.Timeline, total, "the whole timeline")
 	assert.Zero(t, whole.TimelineMore)
@@ -328,7 +330,7 @@ func testDescribePages(t *testing.T, e *Env) {
 	assert.Zero(t, whole.Steps[0].JobsMore)
 	var paged []engine.TimelineEntry
 	for off := 0; off < total; off += 70 {
-		p, err := e.C.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineOffset: off, TimelineLimit: 70, JobsPerStep: 1})
+		p, err := e.C.DescribeWorkflowWith(e.Ctx, id, queuetytype.DescribeOptions{TimelineOffset: off, TimelineLimit: 70, JobsPerStep: 1})
 		require.NoError(t, err)
 		assert.Equal(t, max(total-off-70, 0), p.TimelineMore, "timeline_more at offset %d", off)
 		paged = append(paged, p.Timeline...)
@@ -353,7 +355,7 @@ func testForEachHistoryTools(t *testing.T, e *Env) {
 		return queuety.State{"c": cs.Add(1)}, nil
 	})
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status)
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status)
 
 	for _, ev := range e.events(id) {
 		if ev.Handler == "travel_item" && ev.Event != driver.EventStepCompleted {
@@ -374,8 +376,8 @@ func testForEachHistoryTools(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	assert.Equal(t, st, e.State(fork), "fork's state")
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "completed again")
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(fork).Status, "the fork completed")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "completed again")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(fork).Status, "the fork completed")
 	assert.ElementsMatch(t, []any{int64(2), int64(3)}, []any{e.State(id)["c"], e.State(fork)["c"]}, "the last step ran again, in both")
 
 	doc, err := e.C.ExportWorkflow(e.Ctx, id)
@@ -406,9 +408,9 @@ func init() {
 // at bigArtifacts with contents of the given sizes).
 func (e *Env) fillHistoryLists(id int64, n int, bigSignals map[int]int, artifacts int, bigArtifacts map[int]int) {
 	e.T.Helper()
-	long := strings.Repeat("m", queuety.DescribeTextChars+500)
+	long := strings.Repeat("m", queuetytype.DescribeTextChars+500)
 	blob := func(size int) []byte { return []byte(`{"b":"` + strings.Repeat("s", size-8) + `"}`) }
-	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	err := clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		for i := range n {
 			payload := []byte(fmt.Sprintf(`{"i":%d}`, i))
 			if size, ok := bigSignals[i]; ok {
@@ -464,23 +466,23 @@ func testHistoryLists(t *testing.T, e *Env) {
 	// The signals the trace lists are the newest 1,000: five near the
 	// cap, one over it; two older large ones are not read at all.
 	bigSignals := map[int]int{10: 2 << 20, 20: near, n - 900: near, n - 700: near, n - 500: near, n - 300: near, n - 100: near,
-		n - 50: queuety.TraceValueBytes + 10, n - 1: 9 << 10}
-	bigArtifacts := map[int]int{3: near, 5: near, 7: near, 9: near, 11: near, 13: queuety.TraceValueBytes + 10, artifacts - 1: 2 << 20}
+		n - 50: queuetytype.TraceValueBytes + 10, n - 1: 9 << 10}
+	bigArtifacts := map[int]int{3: near, 5: near, 7: near, 9: near, 11: near, 13: queuetytype.TraceValueBytes + 10, artifacts - 1: 2 << 20}
 	e.fillHistoryLists(id, n, bigSignals, artifacts, bigArtifacts)
 
 	d := e.describe(id)
 	assert.Equal(t, n, d.FailuresTotal, "failures_total")
-	assert.Equal(t, n-queuety.DescribeFailures, d.FailuresMore, "failures_more")
+	assert.Equal(t, n-queuetytype.DescribeFailures, d.FailuresMore, "failures_more")
 	assert.Equal(t, map[driver.FailureCategory]int{driver.FailureApplication: 3000, driver.FailureTimeout: 1500, driver.FailureCancelled: 500},
 		d.FailureCounts, "failure counts by category, of every failure")
-	require.Len(t, d.Failures, queuety.DescribeFailures, "failures listed")
+	require.Len(t, d.Failures, queuetytype.DescribeFailures, "failures listed")
 	assert.Equal(t, fmt.Sprintf("fail-%05d", n-1), d.Failures[len(d.Failures)-1].Message, "the newest failure last")
-	assert.Equal(t, n-queuety.DescribeFailures+1, d.Failures[0].Attempt, "the oldest failure listed")
+	assert.Equal(t, n-queuetytype.DescribeFailures+1, d.Failures[0].Attempt, "the oldest failure listed")
 	cut := 0
 	for _, f := range d.Failures {
 		if (f.Attempt-1)%7 == 0 {
 			assert.True(t, f.MessageCut, "failure %d: a long message is cut", f.Attempt)
-			assert.Equal(t, queuety.DescribeTextChars, len(f.Message), "failure %d: cut at DescribeTextChars", f.Attempt)
+			assert.Equal(t, queuetytype.DescribeTextChars, len(f.Message), "failure %d: cut at DescribeTextChars", f.Attempt)
 			cut++
 		} else {
 			assert.False(t, f.MessageCut, "failure %d", f.Attempt)
@@ -489,9 +491,9 @@ func testHistoryLists(t *testing.T, e *Env) {
 	assert.Positive(t, cut, "long messages among the listed")
 
 	assert.Equal(t, n, d.SignalsTotal, "signals_total")
-	assert.Equal(t, n-queuety.DescribeSignals, d.SignalsMore, "signals_more")
-	require.Len(t, d.Signals, queuety.DescribeSignals, "signals listed")
-	assert.Equal(t, fmt.Sprintf("sig-%05d", n-queuety.DescribeSignals), d.Signals[0].Name, "the oldest signal listed")
+	assert.Equal(t, n-queuetytype.DescribeSignals, d.SignalsMore, "signals_more")
+	require.Len(t, d.Signals, queuetytype.DescribeSignals, "signals listed")
+	assert.Equal(t, fmt.Sprintf("sig-%05d", n-queuetytype.DescribeSignals), d.Signals[0].Name, "the oldest signal listed")
 	last := d.Signals[len(d.Signals)-1]
 	assert.Equal(t, fmt.Sprintf("sig-%05d", n-1), last.Name, "the newest signal last")
 	assert.Nil(t, last.Payload, "a payload over DescribePayloadBytes is left out")
@@ -503,27 +505,27 @@ func testHistoryLists(t *testing.T, e *Env) {
 
 	trace, err := e.C.TraceWorkflow(e.Ctx, id)
 	require.NoError(t, err)
-	assert.Less(t, len(trace), queuety.TraceSignalBytes+queuety.TraceArtifactBytes+(1<<20), "the trace's JSON: %d bytes", len(trace))
+	assert.Less(t, len(trace), queuetytype.TraceSignalBytes+queuetytype.TraceArtifactBytes+(1<<20), "the trace's JSON: %d bytes", len(trace))
 	var tr map[string]any
 	require.NoError(t, json.Unmarshal(trace, &tr))
 	page := asMap(t, tr["page"], "page")
 	assert.Equal(t, float64(n), page["signals_total"], "signals_total")
-	assert.Equal(t, float64(queuety.TraceSignals), page["signals_shown"], "signals_shown")
+	assert.Equal(t, float64(queuetytype.TraceSignals), page["signals_shown"], "signals_shown")
 	assert.Equal(t, float64(artifacts), page["artifacts_total"], "artifacts_total")
-	assert.Equal(t, float64(queuety.TraceArtifacts), page["artifacts_shown"], "artifacts_shown")
+	assert.Equal(t, float64(queuetytype.TraceArtifacts), page["artifacts_shown"], "artifacts_shown")
 
 	sigs := asList(t, tr["signals"], "signals")
-	require.Len(t, sigs, queuety.TraceSignals, "signals in the trace")
-	assert.Equal(t, fmt.Sprintf("sig-%05d", n-queuety.TraceSignals), asMap(t, sigs[0], "signal")["signal_name"], "the oldest listed")
+	require.Len(t, sigs, queuetytype.TraceSignals, "signals in the trace")
+	assert.Equal(t, fmt.Sprintf("sig-%05d", n-queuetytype.TraceSignals), asMap(t, sigs[0], "signal")["signal_name"], "the oldest listed")
 	var kept, budgetCut int
 	for i, v := range sigs {
 		s := asMap(t, v, "signal")
-		size, big := bigSignals[n-queuety.TraceSignals+i]
+		size, big := bigSignals[n-queuetytype.TraceSignals+i]
 		switch {
 		case !big:
 			assert.NotNil(t, s["payload"], "signal %v: a small payload", s["signal_name"])
 			assert.NotContains(t, s, "payload_omitted_bytes")
-		case size > queuety.TraceValueBytes:
+		case size > queuetytype.TraceValueBytes:
 			assert.Nil(t, s["payload"], "signal %v: over TraceValueBytes", s["signal_name"])
 			assert.Equal(t, float64(size), s["payload_omitted_bytes"], "signal %v: its length", s["signal_name"])
 		case s["payload"] == nil:
@@ -537,7 +539,7 @@ func testHistoryLists(t *testing.T, e *Env) {
 	assert.Equal(t, 1, budgetCut, "large payloads past TraceSignalBytes")
 
 	arts := asList(t, tr["artifacts"], "artifacts")
-	require.Len(t, arts, queuety.TraceArtifacts, "artifacts in the trace")
+	require.Len(t, arts, queuetytype.TraceArtifacts, "artifacts in the trace")
 	kept, budgetCut = 0, 0
 	for i, v := range arts {
 		a := asMap(t, v, "artifact")
@@ -546,7 +548,7 @@ func testHistoryLists(t *testing.T, e *Env) {
 		switch {
 		case !big:
 			assert.Equal(t, map[string]any{"i": float64(i)}, a["content"], "artifact %d: content", i)
-		case size > queuety.TraceValueBytes:
+		case size > queuetytype.TraceValueBytes:
 			assert.Nil(t, a["content"], "artifact %d: over TraceValueBytes", i)
 			assert.Equal(t, float64(size), a["content_omitted_bytes"], "artifact %d: its length", i)
 		case a["content"] == nil:

@@ -11,6 +11,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -33,7 +34,7 @@ func testMaxTransitions(t *testing.T, e *Env) {
 	w.HandleStep("b", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"b": 1}, nil })
 	e.Drain(w)
 	wf := e.Workflow(wfID)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "Workflow exceeded max_transitions budget of 1.", wf.ErrorMessage, "error")
 	assert.Equal(t, 1, wf.CurrentStep, "failed on the second step")
 	_, ok := e.State(wfID)["b"]
@@ -55,7 +56,7 @@ func testBudgetCounters(t *testing.T, e *Env) {
 	w.HandleForEach("item", func(context.Context, queuety.State, any, int) (queuety.State, error) { return nil, nil })
 	w.HandleStep("done", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	v, _ := e.rawState(id).Get("_workflow_counters")
 	counters, ok := v.(*phpjson.Object)
 	require.True(t, ok, "_workflow_counters: %v", v)
@@ -106,7 +107,7 @@ func testBudgetBreaches(t *testing.T, e *Env) {
 	e.Drain(w)
 	for i, c := range cases {
 		wf := e.Workflow(ids[i])
-		assert.Equal(t, queuety.WorkflowFailed, wf.Status, "%s: status", c.name)
+		assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "%s: status", c.name)
 		assert.Equal(t, c.msg, wf.ErrorMessage, "%s: error", c.name)
 		fails, err := e.C.Failures(e.Ctx, ids[i], 0)
 		require.NoError(t, err)
@@ -121,7 +122,7 @@ func testBudgetBreaches(t *testing.T, e *Env) {
 // max_state_bytes and writes nothing.
 func testInitialStateBudget(t *testing.T, e *Env) {
 	_, err := builder.Workflow("big").Then("a").MaxStateBytes(10).Dispatch(e.Ctx, e.C, queuety.State{"blob": "0123456789"})
-	require.ErrorIs(t, err, queuety.ErrInvalidArgument)
+	require.ErrorIs(t, err, queuetytype.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "max_state_bytes budget of 10")
 	assert.Empty(t, e.Workflows(driver.WorkflowFilter{}), "workflows written")
 }
@@ -141,7 +142,7 @@ func testPruneStateAfter(t *testing.T, e *Env) {
 		})
 	}
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	assert.Equal(t, queuety.State{"input": int64(1), "a_out": true}, seen["b"], "b sees a's output")
 	assert.Equal(t, queuety.State{"input": int64(1), "b_out": true}, seen["c"], "c no longer sees a's output")
 	assert.Equal(t, queuety.State{"input": int64(1), "c_out": true}, e.State(id), "final state keeps the last output")

@@ -13,6 +13,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -44,7 +45,7 @@ func (e *Env) dieWith(queue, handler string) *engine.Claimed {
 	e.Clock.Advance(time.Hour)
 	require.Equal(e.T, 1, e.recoverStale(), "stale recovery took back the dead worker's %s job", handler)
 	j := e.Job(dead[0].Job.ID)
-	require.Equalf(e.T, queuety.JobPending, j.Status, "%s job after its worker died (%s)", handler, j.ErrorMessage)
+	require.Equalf(e.T, queuetytype.JobPending, j.Status, "%s job after its worker died (%s)", handler, j.ErrorMessage)
 	return dead[0]
 }
 
@@ -54,16 +55,16 @@ func (e *Env) dieWith(queue, handler string) *engine.Claimed {
 func (e *Env) ranOnceAfterDeath(dead *engine.Claimed) {
 	e.T.Helper()
 	j := e.Job(dead.Job.ID)
-	assert.Equal(e.T, queuety.JobCompleted, j.Status, "%s job", j.Handler)
+	assert.Equal(e.T, queuetytype.JobCompleted, j.Status, "%s job", j.Handler)
 	assert.Equal(e.T, 2, j.Attempts, "%s job attempts: the dead one and the one that ran", j.Handler)
-	assert.ErrorIs(e.T, e.Complete(dead)[0], queuety.ErrStaleAttempt, "the dead attempt's late result is refused")
+	assert.ErrorIs(e.T, e.Complete(dead)[0], queuetytype.ErrStaleAttempt, "the dead attempt's late result is refused")
 }
 
 func testCallbackBatchDied(t *testing.T, e *Env) {
 	id, err := e.C.NewBatch(batchJobs("import_row", 1, 1)...).Then("done").Finally("cleanup").Dispatch(e.Ctx)
 	require.NoError(t, err)
 	e.completeAll(e.ClaimOne("import_row"), e.Jobs(driver.JobFilter{Handler: "import_row"})[0].ID)
-	dead := e.dieWith(queuety.DefaultQueue, "done")
+	dead := e.dieWith(queuetytype.DefaultQueue, "done")
 	log := &callbackLog{}
 	w := e.Worker(nil, worker.Concurrency(1))
 	log.register(w, "done", "cleanup")
@@ -82,7 +83,7 @@ func testCallbackChainDied(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	first := e.ClaimOne("step")
 	require.NoError(t, e.Fail(first[0], queuety.NonRetryable(errors.New("step 1 broke"))))
-	dead := e.dieWith(queuety.DefaultQueue, "chain_failed")
+	dead := e.dieWith(queuetytype.DefaultQueue, "chain_failed")
 	var caught []queuety.ChainFailure
 	w := e.Worker(nil)
 	w.HandleChainCatch("chain_failed", func(_ context.Context, f queuety.ChainFailure) error {
@@ -113,7 +114,7 @@ func testCallbackDeadlineDied(t *testing.T, e *Env) {
 	e.Drain(w)
 	assert.Len(t, calls, 1, "deadline handler calls in the end")
 	assert.Len(t, e.Jobs(driver.JobFilter{Handler: "escalate"}), 1, "one deadline callback job")
-	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, e.Workflow(id).Status, "status")
 }
 
 func testCallbackCancelDied(t *testing.T, e *Env) {
@@ -123,12 +124,12 @@ func testCallbackCancelDied(t *testing.T, e *Env) {
 	w.HandleDeadline("undo", func(_ context.Context, s queuety.State) error { calls = append(calls, s); return nil })
 	e.Drain(w)
 	require.NoError(t, e.C.CancelWorkflow(e.Ctx, id))
-	dead := e.dieWith(queuety.DefaultQueue, "undo")
+	dead := e.dieWith(queuetytype.DefaultQueue, "undo")
 	e.Drain(w)
 	require.Len(t, calls, 1, "cancel callback calls after the crash")
 	assert.Equal(t, queuety.State{"order": int64(7)}, calls[0], "the rerun got the public state")
 	e.ranOnceAfterDeath(dead)
-	assert.Equal(t, queuety.WorkflowCancelled, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCancelled, e.Workflow(id).Status, "status")
 }
 
 // testCallbackFailsOnce: attempts left for a crash are no retries for a
@@ -180,7 +181,7 @@ func testCallbackFailsOnce(t *testing.T, e *Env) {
 	for name, n := range calls {
 		assert.Equal(t, int64(1), n.Load(), "runs of the failing %s callback", name)
 		j := e.OneJob(driver.JobFilter{Handler: name})
-		assert.Equal(t, queuety.JobBuried, j.Status, "%s job", name)
+		assert.Equal(t, queuetytype.JobBuried, j.Status, "%s job", name)
 		assert.Equal(t, 1, j.Attempts, "%s job attempts", name)
 		assert.NotEmpty(t, j.ErrorMessage, "%s job error", name)
 		assert.NotEqual(t, engine.StaleMessage, j.ErrorMessage, "%s job error", name)
@@ -197,13 +198,13 @@ func testCallbackDiedEveryAttempt(t *testing.T, e *Env) {
 	job := e.OneJob(driver.JobFilter{Handler: "done"})
 	require.Greater(t, job.MaxAttempts, 1, "then job max_attempts")
 	for i := 1; i < job.MaxAttempts; i++ {
-		e.dieWith(queuety.DefaultQueue, "done")
+		e.dieWith(queuetytype.DefaultQueue, "done")
 	}
 	e.ClaimOne("done")
 	e.Clock.Advance(time.Hour)
 	require.Equal(t, 1, e.recoverStale(), "stale recovery of the last attempt")
 	j := e.Job(job.ID)
-	assert.Equal(t, queuety.JobBuried, j.Status, "then job after every attempt died")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "then job after every attempt died")
 	assert.Equal(t, job.MaxAttempts, j.Attempts, "attempts")
 	assert.Equal(t, engine.StaleMessage, j.ErrorMessage, "error")
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -32,14 +34,14 @@ func init() {
 // "ok" in queue "default". It returns the poisoned job's id and the others'.
 func insertPoisoned(t *testing.T, e *Env, attempts int, payload string) (int64, []int64) {
 	t.Helper()
-	poison := &driver.Job{Queue: "poison", Handler: "fails", Payload: []byte(payload), Status: queuety.JobPending,
+	poison := &driver.Job{Queue: "poison", Handler: "fails", Payload: []byte(payload), Status: queuetytype.JobPending,
 		Attempts: attempts, MaxAttempts: 3, AvailableAt: Epoch, CreatedAt: Epoch, CostUnits: 1}
 	var others []*driver.Job
 	for range 10 {
-		others = append(others, &driver.Job{Queue: "default", Handler: "ok", Payload: []byte(`{}`), Status: queuety.JobPending,
+		others = append(others, &driver.Job{Queue: "default", Handler: "ok", Payload: []byte(`{}`), Status: queuetytype.JobPending,
 			MaxAttempts: 3, AvailableAt: Epoch, CreatedAt: Epoch, CostUnits: 1})
 	}
-	require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		return tx.JobInsert(e.Ctx, append([]*driver.Job{poison}, others...))
 	}), "insert jobs")
 	ids := make([]int64, len(others))
@@ -68,14 +70,14 @@ func runPoisoned(t *testing.T, e *Env) int64 {
 // with attempts kept at the limit instead of failing every claim of the
 // worker; its failed attempt buries it, and the other queue's jobs run.
 func testClaimAttemptsAtLimit(t *testing.T, e *Env) {
-	poison, others := insertPoisoned(t, e, queuety.MaxAttemptsLimit, `{}`)
+	poison, others := insertPoisoned(t, e, queuetytype.MaxAttemptsLimit, `{}`)
 	assert.Equal(t, int64(len(others)), runPoisoned(t, e), "jobs of the worker's other queue that ran")
 	for _, id := range others {
-		assert.Equal(t, queuety.JobCompleted, e.Job(id).Status, "job %d", id)
+		assert.Equal(t, queuetytype.JobCompleted, e.Job(id).Status, "job %d", id)
 	}
 	j := e.Job(poison)
-	assert.Equal(t, queuety.JobBuried, j.Status, "the row at the limit: status")
-	assert.Equal(t, queuety.MaxAttemptsLimit, j.Attempts, "attempts stay at the column's limit")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "the row at the limit: status")
+	assert.Equal(t, queuetytype.MaxAttemptsLimit, j.Attempts, "attempts stay at the column's limit")
 	assert.Equal(t, "handler failed", j.ErrorMessage, "error")
 }
 
@@ -84,12 +86,12 @@ func testClaimAttemptsAtLimit(t *testing.T, e *Env) {
 // an error that says why, instead of reaching it, being retried, and then
 // failing every claim.
 func testMaxAttemptsAboveColumn(t *testing.T, e *Env) {
-	poison, others := insertPoisoned(t, e, queuety.MaxAttemptsLimit-2, `{"__queuety_runtime":{"max_attempts":1000,"backoff":[0]}}`)
+	poison, others := insertPoisoned(t, e, queuetytype.MaxAttemptsLimit-2, `{"__queuety_runtime":{"max_attempts":1000,"backoff":[0]}}`)
 	assert.Equal(t, int64(len(others)), runPoisoned(t, e), "jobs of the worker's other queue that ran")
 	j := e.Job(poison)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status")
-	assert.Equal(t, queuety.MaxAttemptsLimit, j.Attempts, "buried at the column's limit")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status")
+	assert.Equal(t, queuetytype.MaxAttemptsLimit, j.Attempts, "buried at the column's limit")
 	assert.True(t, strings.HasPrefix(j.ErrorMessage, "handler failed"), "error %q starts with the handler's", j.ErrorMessage)
-	assert.Contains(t, j.ErrorMessage, fmt.Sprintf("max_attempts 1000 is more than the attempts column holds, so %d is the limit", queuety.MaxAttemptsLimit), "error")
+	assert.Contains(t, j.ErrorMessage, fmt.Sprintf("max_attempts 1000 is more than the attempts column holds, so %d is the limit", queuetytype.MaxAttemptsLimit), "error")
 	assert.Equal(t, "started,failed,retried,started,buried", strings.Join(e.Events(driver.LogFilter{JobID: poison}), ","), "the two attempts' log rows")
 }

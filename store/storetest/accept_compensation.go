@@ -15,6 +15,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -124,7 +125,7 @@ func testSaga(t *testing.T, e *Env) {
 	}
 	wg.Wait()
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "carrier down", wf.ErrorMessage, "error")
 	assert.Equal(t, []string{"refund", "release"}, log.got(), "compensations: newest first, once each")
 	assert.Equal(t, queuety.State{"order": int64(7), "reservation": "R1", "charge": "C1"}, log.states["refund"], "refund gets the state right after charge")
@@ -137,7 +138,7 @@ func testSaga(t *testing.T, e *Env) {
 	first, _ := stack[0].(*phpjson.Object)
 	assert.Equal(t, `{"step_index":0,"handler":"release","payload":[],"state":{"order":7,"reservation":"R1"}}`,
 		string(mustMarshal(t, first)), "stack entry, in Queuety's shape")
-	require.ErrorIs(t, e.C.RetryWorkflow(e.Ctx, id), queuety.ErrInvalidState, "retry after compensation")
+	require.ErrorIs(t, e.C.RetryWorkflow(e.Ctx, id), queuetytype.ErrInvalidState, "retry after compensation")
 }
 
 func testCompensateOnCancel(t *testing.T, e *Env) {
@@ -157,15 +158,15 @@ func testCompensateOnCancel(t *testing.T, e *Env) {
 		return nil
 	})
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "status before cancel")
+	require.Equal(t, queuetytype.WorkflowWaitingForSignal, e.Workflow(id).Status, "status before cancel")
 	require.NoError(t, e.C.CancelWorkflow(e.Ctx, id))
 	// One compensation job at a time, then the cancel callback.
-	assert.Len(t, e.Jobs(driver.JobFilter{Status: queuety.JobPending, Handler: "cleanup"}), 0, "cancel callback enqueued before the compensations ran")
+	assert.Len(t, e.Jobs(driver.JobFilter{Status: queuetytype.JobPending, Handler: "cleanup"}), 0, "cancel callback enqueued before the compensations ran")
 	e.Drain(w)
 	assert.Equal(t, []string{"refund", "release"}, log.got(), "compensations on cancel, without CompensateOnFailure")
 	assert.Equal(t, int64(1), cleanups.Load(), "cancel callback runs once")
 	assert.Equal(t, []string{"refund", "release"}, atCleanup, "the cancel callback ran after the compensations")
-	assert.Equal(t, queuety.WorkflowCancelled, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCancelled, e.Workflow(id).Status, "status")
 	e.compensated(id, engine.CompensateCancel)
 }
 
@@ -185,7 +186,7 @@ func testCompensateOnDeadline(t *testing.T, e *Env) {
 	require.True(t, expired, "expired")
 	e.Drain(w)
 	assert.Equal(t, []string{"release"}, log.got(), "compensation after the deadline")
-	assert.Equal(t, queuety.ErrDeadlineExceeded.Error(), e.Workflow(id).ErrorMessage, "error")
+	assert.Equal(t, queuetytype.ErrDeadlineExceeded.Error(), e.Workflow(id).ErrorMessage, "error")
 	e.compensated(id, engine.CompensateDeadline)
 }
 
@@ -243,7 +244,7 @@ func testCompensationStale(t *testing.T, e *Env) {
 	steps.HandleStep("charge", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"charge": "C1"}, nil })
 	steps.HandleStep("ship", func(context.Context, queuety.State) (queuety.State, error) { return nil, errors.New("carrier down") })
 	e.Drain(steps)
-	require.Equal(t, queuety.WorkflowFailed, e.Workflow(id).Status, "status")
+	require.Equal(t, queuetytype.WorkflowFailed, e.Workflow(id).Status, "status")
 	// A worker claims the refund and dies: nothing reports.
 	dead := e.ClaimOne("refund")
 	assert.Empty(t, log.got(), "nothing ran yet")
@@ -251,7 +252,7 @@ func testCompensationStale(t *testing.T, e *Env) {
 	require.Equal(t, 1, e.recoverStale(), "stale recovery took the refund back")
 	e.Drain(w)
 	assert.Equal(t, []string{"refund", "release"}, log.got(), "each compensation completed once after the crash")
-	assert.ErrorIs(t, e.Complete(dead...)[0], queuety.ErrStaleAttempt, "the dead attempt's late result is fenced off")
+	assert.ErrorIs(t, e.Complete(dead...)[0], queuetytype.ErrStaleAttempt, "the dead attempt's late result is fenced off")
 	e.compensated(id, engine.CompensateFailure)
 	assert.Len(t, e.Jobs(driver.JobFilter{Handler: "refund"}), 1, "one refund job")
 }
@@ -260,7 +261,7 @@ func testNoCompensationOnFailure(t *testing.T, e *Env) {
 	id := e.startB(saga(false), nil)
 	log := &sagaLog{}
 	e.Drain(e.sagaWorker(nil, log, false))
-	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, e.Workflow(id).Status, "status")
 	assert.Empty(t, log.got(), "compensations without CompensateOnFailure")
 	_, ok := e.rawState(id).Get("_compensated")
 	assert.False(t, ok, "_compensated set")

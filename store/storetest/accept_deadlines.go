@@ -15,6 +15,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -59,12 +60,12 @@ func testDeadlineSweep(t *testing.T, e *Env) {
 	e.Clock.Advance(time.Hour)
 	assert.Equal(t, 1, e.sweep(), "expired at the deadline")
 	wf = e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "error_message")
 	assert.Equal(t, Epoch.Add(time.Hour), wf.FailedAt, "failed_at")
 	assert.Equal(t, 1, wf.CurrentStep, "current_step")
 	send := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "send"})
-	assert.Equal(t, queuety.JobBuried, send.Status, "pending step job")
+	assert.Equal(t, queuetytype.JobBuried, send.Status, "pending step job")
 	assert.Equal(t, "Deadline exceeded", send.ErrorMessage, "pending step job error")
 	logs := e.Logs(driver.LogFilter{WorkflowID: id})
 	require.GreaterOrEqual(t, len(logs), 2, "workflow logs: want at least workflow_failed and workflow_deadline_exceeded")
@@ -80,7 +81,7 @@ func testDeadlineSweep(t *testing.T, e *Env) {
 	fails := e.failures(id, 0)
 	require.Len(t, fails, 1, "failures")
 	assert.Equal(t, driver.FailureTimeout, fails[0].Category, "failure category")
-	assert.Equal(t, queuety.TimeoutExecution, fails[0].TimeoutKind, "failure timeout_kind")
+	assert.Equal(t, queuetytype.TimeoutExecution, fails[0].TimeoutKind, "failure timeout_kind")
 	e.Drain(w)
 	require.Len(t, calls, 1, "deadline handler calls")
 	want := `map[amount:120 customer_id:501 invoice_number:INV-2026-0042]`
@@ -101,12 +102,12 @@ func testDeadlineCompletedInTime(t *testing.T, e *Env) {
 	})
 	w.HandleDeadline("escalate", func(context.Context, queuety.State) error { calls.Add(1); return nil })
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	e.Clock.Advance(2 * time.Hour)
 	assert.Equal(t, 0, e.sweep(), "completed workflows expired")
 	e.Drain(w)
 	assert.Equal(t, int64(0), calls.Load(), "handler calls")
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 }
 
 func testDeadlineConcurrentSweepers(t *testing.T, e *Env) {
@@ -176,7 +177,7 @@ func testDeadlineAtClaim(t *testing.T, e *Env) {
 	e.Drain(w)
 	assert.Equal(t, int64(0), ran.Load(), "step ran past the deadline")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "error")
 	assert.Equal(t, int64(1), called.Load(), "deadline handler calls")
 }
@@ -193,13 +194,13 @@ func testDeadlineAtCommit(t *testing.T, e *Env) {
 	w.HandleDeadline("escalate", func(context.Context, queuety.State) error { return nil })
 	e.Drain(w)
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, 0, wf.CurrentStep, "never advanced past the step")
 	assert.Equal(t, int64(0), sent.Load(), "next step ran")
 	assert.NotContains(t, e.State(id), "late", "the late result was merged")
 	jobs := e.Jobs(driver.JobFilter{WorkflowID: id})
 	require.Len(t, jobs, 1, "jobs (no next step enqueued)")
-	assert.Equal(t, queuety.JobBuried, jobs[0].Status, "the step's job")
+	assert.Equal(t, queuetytype.JobBuried, jobs[0].Status, "the step's job")
 	// The overrunning attempt leaves a trace: its log rows and a failure
 	// that names the job, step and attempt.
 	assert.Equal(t, "started,buried", strings.Join(e.Events(driver.LogFilter{JobID: jobs[0].ID}), ","), "step logs")
@@ -237,13 +238,13 @@ func testDeadlineCancelsContext(t *testing.T, e *Env) {
 	assert.Equal(t, 1, n, "workflows expired by the sweep")
 	select {
 	case cause := <-causes:
-		assert.ErrorIs(t, cause, queuety.ErrDeadlineExceeded, "context cause")
-		assert.ErrorIs(t, cause, queuety.ErrLeaseLost, "context cause")
+		assert.ErrorIs(t, cause, queuetytype.ErrDeadlineExceeded, "context cause")
+		assert.ErrorIs(t, cause, queuetytype.ErrLeaseLost, "context cause")
 	case <-time.After(30 * time.Second):
 		require.FailNow(t, "the running step's context was not cancelled")
 	}
 	require.NoError(t, <-drained, "RunOnce")
-	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, e.Workflow(id).Status, "status")
 }
 
 func testDeadlineHandlerErrors(t *testing.T, e *Env) {
@@ -262,13 +263,13 @@ func testDeadlineHandlerErrors(t *testing.T, e *Env) {
 	assert.Equal(t, int64(1), panics.Load(), "panicking handler calls")
 	for _, id := range []int64{a, b} {
 		wf := e.Workflow(id)
-		assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+		assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 		assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "error")
 	}
 	cb := e.OneJob(driver.JobFilter{Handler: "fails"})
-	assert.Equal(t, queuety.JobBuried, cb.Status, "callback job")
+	assert.Equal(t, queuetytype.JobBuried, cb.Status, "callback job")
 	assert.Equal(t, "pager down", cb.ErrorMessage, "callback error recorded")
-	assert.Equal(t, queuety.JobBuried, e.OneJob(driver.JobFilter{Handler: "panics"}).Status, "panicking callback job")
+	assert.Equal(t, queuetytype.JobBuried, e.OneJob(driver.JobFilter{Handler: "panics"}).Status, "panicking callback job")
 }
 
 // testDeadlineRetry: a retry never extends the execution deadline, so a
@@ -281,10 +282,10 @@ func testDeadlineRetry(t *testing.T, e *Env) {
 	assert.Equal(t, 1, e.sweep(), "workflows expired")
 	before := e.Workflow(id)
 	err := e.C.RetryWorkflow(e.Ctx, id)
-	require.ErrorIs(t, err, queuety.ErrInvalidState, "retry past the deadline")
+	require.ErrorIs(t, err, queuetytype.ErrInvalidState, "retry past the deadline")
 	assert.Contains(t, err.Error(), "execution deadline passed at "+Epoch.Add(time.Hour).Format(time.RFC3339), "the error names the deadline")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status after the refused retry")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status after the refused retry")
 	assert.Equal(t, before.RunNumber, wf.RunNumber, "no new run")
 	assert.Equal(t, Epoch.Add(time.Hour), wf.DeadlineAt, "deadline not extended")
 	var ran atomic.Int64
@@ -300,7 +301,7 @@ func testDeadlineRetry(t *testing.T, e *Env) {
 	assert.True(t, e.Workflow(fork).DeadlineAt.IsZero(), "the fork has no execution deadline")
 	e.Drain(w)
 	assert.Equal(t, int64(1), ran.Load(), "the fork ran the step")
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(fork).Status, "fork status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(fork).Status, "fork status")
 }
 
 func testDeadlineWhileWaiting(t *testing.T, e *Env) {
@@ -312,11 +313,11 @@ func testDeadlineWhileWaiting(t *testing.T, e *Env) {
 	w := e.Worker(nil)
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowWaitingForSignal, e.Workflow(id).Status, "status")
 	e.Clock.Advance(time.Hour)
 	assert.Equal(t, 1, e.sweep(), "waiting workflows past their deadline expired")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, time.Time{}, wf.WaitDeadlineAt, "wait timer cancelled")
 	cancelled := false
 	for _, l := range e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogDebug}) {
@@ -335,11 +336,11 @@ func testRunTimeout(t *testing.T, e *Env) {
 	e.Clock.Advance(11 * time.Minute)
 	assert.Equal(t, 1, e.sweep(), "workflows expired by the run timeout")
 	wf = e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "Run deadline exceeded", wf.ErrorMessage, "error")
 	fails := e.failures(id, 0)
 	require.Len(t, fails, 1, "failures")
-	assert.Equal(t, queuety.TimeoutRun, fails[0].TimeoutKind, "failure timeout_kind")
+	assert.Equal(t, queuetytype.TimeoutRun, fails[0].TimeoutKind, "failure timeout_kind")
 	assert.Equal(t, 1, fails[0].RunNumber, "failure run_number")
 	// A retry starts run 2 with a fresh run deadline, capped at the execution deadline.
 	e.Clock.Advance(45 * time.Minute)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 func init() {
@@ -19,7 +20,7 @@ func init() {
 }
 
 // stepStatuses lists a description's step statuses by index.
-func stepStatuses(d *queuety.WorkflowDescription) []string {
+func stepStatuses(d *queuetytype.WorkflowDescription) []string {
 	out := make([]string, len(d.Steps))
 	for i, s := range d.Steps {
 		out[i] = s.Status
@@ -48,7 +49,7 @@ func testStepStatusAfterPurge(t *testing.T, e *Env) {
 	e.Drain(w)
 	require.NoError(t, e.C.Signal(e.Ctx, id, "go", nil))
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status: %s", e.Workflow(id).ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status: %s", e.Workflow(id).ErrorMessage)
 	want := []string{"completed", "skipped", "completed", "completed", "completed", "completed", "completed"}
 	require.Equal(t, want, stepStatuses(e.describe(id)), "step statuses before the purge")
 
@@ -62,7 +63,7 @@ func testStepStatusAfterPurge(t *testing.T, e *Env) {
 		assert.Empty(t, s.Jobs, "step %d still lists jobs", s.Index)
 	}
 	// The events say which steps ran whatever page of them is read.
-	page, err := e.C.DescribeWorkflowWith(e.Ctx, id, queuety.DescribeOptions{TimelineLimit: 1})
+	page, err := e.C.DescribeWorkflowWith(e.Ctx, id, queuetytype.DescribeOptions{TimelineLimit: 1})
 	require.NoError(t, err)
 	require.Len(t, page.Timeline, 1)
 	assert.Equal(t, want, stepStatuses(page), "step statuses after the purge, with a timeline page of one entry")

@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -39,7 +41,7 @@ func (e *Env) beginTx() *sql.Tx {
 
 // table is a table's name under the client's prefix ("jobs" → "wp_queuety_jobs").
 func (e *Env) table(short string) string {
-	return e.C.Store().Info().Prefix + "queuety_" + short
+	return clientseam.StoreOf(e.C).Info().Prefix + "queuety_" + short
 }
 
 // countRows counts the rows of a table as q (a transaction or the pool)
@@ -92,7 +94,7 @@ func testDispatchTxRollback(t *testing.T, e *Env) {
 	wf, err := builder.Workflow("tx_flow").Then("tx_step").IdempotencyKey("order-42").Dispatch(e.Ctx, e.C, nil)
 	require.NoError(t, err)
 	assert.Len(t, e.Workflows(driver.WorkflowFilter{}), 1, "workflows")
-	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(wf).Status, "new workflow")
+	assert.Equal(t, queuetytype.WorkflowRunning, e.Workflow(wf).Status, "new workflow")
 }
 
 func testDispatchTxCommit(t *testing.T, e *Env) {
@@ -117,10 +119,10 @@ func testDispatchTxCommit(t *testing.T, e *Env) {
 	e.Drain(w)
 	assert.ElementsMatch(t, []int64{1, 2, 3, 4}, got, "payloads run")
 	for _, id := range ids {
-		assert.Equal(t, queuety.JobCompleted, e.Job(id).Status, "job %d", id)
+		assert.Equal(t, queuetytype.JobCompleted, e.Job(id).Status, "job %d", id)
 	}
 	wf := e.Workflow(wfID)
-	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "workflow")
+	assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "workflow")
 	assert.Equal(t, queuety.State{"order": int64(42), "steps": int64(2)}, e.State(wfID), "state")
 	assert.Equal(t, []string{"workflow_started"}, e.Events(driver.LogFilter{WorkflowID: wfID, Event: driver.LogWorkflowStarted}), "started log")
 	// The committed key is stored: the same key returns the workflow.
@@ -137,9 +139,9 @@ func testDispatchTxInvisible(t *testing.T, e *Env) {
 	tx := e.beginTx()
 	id, err := e.C.DispatchTx(e.Ctx, tx, "tx_job", nil)
 	require.NoError(t, err)
-	assert.Empty(t, e.ClaimFrom(other, []string{queuety.DefaultQueue}, 10, "tx_job"), "claim before commit")
+	assert.Empty(t, e.ClaimFrom(other, []string{queuetytype.DefaultQueue}, 10, "tx_job"), "claim before commit")
 	require.NoError(t, tx.Commit())
-	jobs := e.ClaimFrom(other, []string{queuety.DefaultQueue}, 10, "tx_job")
+	jobs := e.ClaimFrom(other, []string{queuetytype.DefaultQueue}, 10, "tx_job")
 	require.Len(t, jobs, 1, "claim after commit")
 	assert.Equal(t, id, jobs[0].Job.ID, "claimed job")
 }
@@ -163,14 +165,14 @@ func testDispatchTxIdempotency(t *testing.T, e *Env) {
 
 func testDispatchTxNil(t *testing.T, e *Env) {
 	_, err := e.C.DispatchTx(e.Ctx, nil, "h", nil)
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "DispatchTx(nil)")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "DispatchTx(nil)")
 	_, err = e.C.DispatchManyTx(e.Ctx, nil, []queuety.JobRequest{{Handler: "h"}})
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "DispatchManyTx(nil)")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "DispatchManyTx(nil)")
 	_, err = builder.Workflow("w").Then("s").DispatchTx(e.Ctx, e.C, nil, nil)
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "Builder.DispatchTx(nil)")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "Builder.DispatchTx(nil)")
 	tx := e.beginTx()
 	_, err = e.C.DispatchTx(e.Ctx, tx, "", nil)
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "empty handler")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "empty handler")
 	require.NoError(t, tx.Rollback())
 	assert.Empty(t, e.Jobs(driver.JobFilter{}), "jobs")
 }
@@ -206,7 +208,7 @@ func testDispatchManyUnique(t *testing.T, e *Env) {
 
 	// A processing job counts; a completed one does not.
 	e.completeAll(e.Claim(1, "other"), ids[4])
-	claimed := e.ClaimFrom(e.C, []string{queuety.DefaultQueue}, 1, "report")
+	claimed := e.ClaimFrom(e.C, []string{queuetytype.DefaultQueue}, 1, "report")
 	require.Len(t, claimed, 1)
 	assert.Equal(t, existing, claimed[0].Job.ID, "claimed the oldest report")
 	again, err := e.C.DispatchMany(e.Ctx, []queuety.JobRequest{
@@ -255,12 +257,12 @@ func testDispatchSync(t *testing.T, e *Env) {
 	err := reg.DispatchSync(e.Ctx, "sync_job", queuety.State{"fail": true})
 	assert.EqualError(t, err, "sync failure", "the handler's error, as it is")
 	err = reg.DispatchSync(e.Ctx, "missing", nil)
-	var nf *queuety.HandlerNotFoundError
+	var nf *queuetytype.HandlerNotFoundError
 	require.ErrorAs(t, err, &nf)
 	assert.EqualError(t, err, "Handler not found: missing", "Queuety's message")
-	assert.ErrorIs(t, reg.DispatchSync(e.Ctx, "sync_step", nil), queuety.ErrInvalidArgument, "a step handler")
-	assert.ErrorIs(t, reg.DispatchSync(e.Ctx, "sync_job", queuety.State{"__queuety_runtime": 1}), queuety.ErrInvalidArgument, "reserved key")
-	assert.ErrorIs(t, reg.DispatchSync(e.Ctx, "sync_job", []int{1}), queuety.ErrInvalidArgument, "a list payload")
+	assert.ErrorIs(t, reg.DispatchSync(e.Ctx, "sync_step", nil), queuetytype.ErrInvalidArgument, "a step handler")
+	assert.ErrorIs(t, reg.DispatchSync(e.Ctx, "sync_job", queuety.State{"__queuety_runtime": 1}), queuetytype.ErrInvalidArgument, "reserved key")
+	assert.ErrorIs(t, reg.DispatchSync(e.Ctx, "sync_job", []int{1}), queuetytype.ErrInvalidArgument, "a list payload")
 
 	// Queuety's dispatch_sync writes no rows at all.
 	assert.Empty(t, e.Jobs(driver.JobFilter{}), "jobs")

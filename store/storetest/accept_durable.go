@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -84,7 +86,7 @@ func (e *Env) waitTimers() int {
 func (e *Env) events(id int64) []*driver.WorkflowEvent {
 	e.T.Helper()
 	var events []*driver.WorkflowEvent
-	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
+	err := clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) (err error) { events, err = tx.EventList(e.Ctx, id); return err })
 	require.NoErrorf(e.T, err, "events of workflow %d", id)
 	return events
 }
@@ -98,7 +100,7 @@ func (e *Env) recoverStale() int {
 	return n
 }
 
-func opts(o ...queuety.JobOption) queuety.JobSpec { return queuety.ResolveJobOptions(o...) }
+func opts(o ...queuety.JobOption) queuetytype.JobSpec { return queuety.ResolveJobOptions(o...) }
 
 func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "sleeper", RunTimeout: time.Hour, Steps: []queuety.WorkflowStep{
@@ -115,14 +117,14 @@ func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
 	e.Clock.Advance(time.Hour)
 	assert.Equal(t, 1, e.sweep(), "workflows expired by the run deadline while sleeping")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "Run deadline exceeded", wf.ErrorMessage, "error")
 	timer := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: engine.HandlerDelay})
-	assert.Equal(t, queuety.JobBuried, timer.Status, "timer job cancelled (buried)")
+	assert.Equal(t, queuetytype.JobBuried, timer.Status, "timer job cancelled (buried)")
 	f := e.failures(id, 0)
 	require.Len(t, f, 1, "failures")
 	assert.Equal(t, driver.FailureTimeout, f[0].Category, "failure category")
-	assert.Equal(t, queuety.TimeoutRun, f[0].TimeoutKind, "failure timeout_kind")
+	assert.Equal(t, queuetytype.TimeoutRun, f[0].TimeoutKind, "failure timeout_kind")
 	e.Clock.Advance(2 * time.Hour)
 	e.Drain(w)
 	assert.Equal(t, int64(0), b.Load(), "step after the timer ran")
@@ -134,7 +136,7 @@ func testLateAfterRunDeadline(t *testing.T, e *Env) {
 	e.Clock.Advance(2 * time.Minute)
 	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0], Output: queuety.State{"x": 1}}))
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "Run deadline exceeded", wf.ErrorMessage, "error")
 	assert.Equal(t, 0, wf.CurrentStep, "current step")
 	assert.NotContains(t, e.State(id), "x", "the late result was merged")
@@ -158,7 +160,7 @@ func testContinueAsNew(t *testing.T, e *Env) {
 	w.HandleStep("done", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status")
 	assert.Equal(t, first.DeadlineAt, wf.DeadlineAt, "execution deadline kept")
 	assert.Equal(t, 4, wf.RunNumber, "run number")
 	assert.Equal(t, Epoch.Add(30*time.Minute+time.Hour), wf.RunDeadlineAt, "run deadline recomputed")
@@ -180,20 +182,20 @@ func testStartToClose(t *testing.T, e *Env) {
 	e.Clock.Advance(2 * time.Second)
 	assert.Equal(t, 1, e.enforce(), "enforced")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobPending, j.Status, "status after first timeout")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "status after first timeout")
 	assert.Equal(t, Epoch.Add(16*time.Second), j.AvailableAt, "retry due")
-	require.ErrorIs(t, e.Complete(jobs...)[0], queuety.ErrStaleAttempt, "result of the timed-out attempt")
+	require.ErrorIs(t, e.Complete(jobs...)[0], queuetytype.ErrStaleAttempt, "result of the timed-out attempt")
 	e.Clock.Advance(5 * time.Second)
 	jobs = e.ClaimOne("slow")
 	assert.Equal(t, 2, jobs[0].Job.Attempts, "attempt")
 	e.Clock.Advance(11 * time.Second)
 	assert.Equal(t, 1, e.enforce(), "enforced")
 	j = e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status")
 	f := e.failures(0, id)
 	require.Len(t, f, 2, "failure records")
 	assert.Equal(t, driver.FailureTimeout, f[1].Category, "terminal failure category")
-	assert.Equal(t, queuety.TimeoutStartToClose, f[1].TimeoutKind, "terminal failure timeout_kind")
+	assert.Equal(t, queuetytype.TimeoutStartToClose, f[1].TimeoutKind, "terminal failure timeout_kind")
 	assert.Equal(t, 2, f[1].Attempt, "terminal failure attempt")
 	assert.Contains(t, j.ErrorMessage, "start-to-close deadline expired", "error")
 }
@@ -207,12 +209,12 @@ func testScheduleToCloseDuringBackoff(t *testing.T, e *Env) {
 	e.Clock.Advance(51 * time.Second) // nobody picked it up; the whole-job deadline passes
 	assert.Equal(t, 1, e.enforce(), "enforced")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status (terminal with 9 attempts left)")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status (terminal with 9 attempts left)")
 	f := e.failures(0, id)
 	require.NotEmpty(t, f, "failures")
 	last := f[len(f)-1]
 	assert.Equal(t, driver.FailureTimeout, last.Category, "last failure category")
-	assert.Equal(t, queuety.TimeoutScheduleToClose, last.TimeoutKind, "last failure timeout_kind")
+	assert.Equal(t, queuetytype.TimeoutScheduleToClose, last.TimeoutKind, "last failure timeout_kind")
 }
 
 func testScheduleToCloseNoTime(t *testing.T, e *Env) {
@@ -220,7 +222,7 @@ func testScheduleToCloseNoTime(t *testing.T, e *Env) {
 	jobs := e.ClaimOne("flaky")
 	require.NoError(t, e.Fail(jobs[0], errors.New("503")))
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status: the next attempt could only start after the deadline")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status: the next attempt could only start after the deadline")
 	assert.Contains(t, j.ErrorMessage, "schedule-to-close", "error")
 	assert.Contains(t, j.ErrorMessage, "503", "error")
 }
@@ -236,7 +238,7 @@ func testScheduleToStartFreshWindow(t *testing.T, e *Env) {
 	assert.Equal(t, Epoch.Add(55*time.Second), j.ScheduleToStartAt, "fresh window after a failure retry (due + 30 s)")
 	e.Clock.Set(Epoch.Add(34 * time.Second)) // past the first window, inside the fresh one
 	assert.Equal(t, 0, e.enforce(), "enforced against the old window")
-	assert.Equal(t, queuety.JobPending, e.Job(id).Status, "status")
+	assert.Equal(t, queuetytype.JobPending, e.Job(id).Status, "status")
 }
 
 func testScheduleToStartTimeout(t *testing.T, e *Env) {
@@ -244,17 +246,17 @@ func testScheduleToStartTimeout(t *testing.T, e *Env) {
 	e.Clock.Advance(31 * time.Second)
 	assert.Equal(t, 1, e.enforce(), "enforced")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobPending, j.Status, "status after the first queue timeout")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "status after the first queue timeout")
 	assert.Equal(t, 1, j.Attempts, "the timed-out wait counts as an attempt")
 	assert.Equal(t, e.Clock.Now().Truncate(time.Second).Add(30*time.Second), j.ScheduleToStartAt, "fresh window")
 	e.Clock.Advance(31 * time.Second)
 	assert.Equal(t, 1, e.enforce(), "enforced")
-	assert.Equal(t, queuety.JobBuried, e.Job(id).Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(id).Status, "status")
 	// A claim after the window also times out instead of running.
 	late := e.Dispatch("h2", nil, queuety.ScheduleToStart(10*time.Second), queuety.MaxAttempts(1))
 	e.Clock.Advance(11 * time.Second)
 	assert.Empty(t, e.Claim(1, "h2"), "claimed past schedule-to-start")
-	assert.Equal(t, queuety.JobBuried, e.Job(late).Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(late).Status, "status")
 }
 
 func testHeartbeatTimeout(t *testing.T, e *Env) {
@@ -272,14 +274,14 @@ func testHeartbeatTimeout(t *testing.T, e *Env) {
 	assert.Equal(t, 0, e.enforce(), "enforced before the new deadline")
 	e.Clock.Advance(6 * time.Second)
 	assert.Equal(t, 1, e.enforce(), "enforced")
-	assert.Equal(t, queuety.JobPending, e.Job(j.ID).Status, "retried")
-	require.ErrorIs(t, engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil), queuety.ErrStaleAttempt, "heartbeat after the timeout")
+	assert.Equal(t, queuetytype.JobPending, e.Job(j.ID).Status, "retried")
+	require.ErrorIs(t, engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil), queuetytype.ErrStaleAttempt, "heartbeat after the timeout")
 	second := e.ClaimOne("crunch")
 	assert.Equal(t, `{"done":10}`, string(second[0].Info().LastDetails), "next attempt reads the last details")
 	e.Clock.Advance(21 * time.Second)
 	assert.Equal(t, 1, e.enforce(), "enforced")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "workflow failed")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "workflow failed")
 	assert.Contains(t, wf.ErrorMessage, "heartbeat deadline expired", "error")
 	assert.Contains(t, wf.ErrorMessage, "last heartbeat: never", "error")
 }
@@ -289,7 +291,7 @@ func testHeartbeatFencesScan(t *testing.T, e *Env) {
 	jobs := e.ClaimOne("h")
 	e.Clock.Advance(11 * time.Second)
 	var found []*driver.Job
-	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) {
+	err := clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) (err error) {
 		found, err = tx.JobFindTimedOut(e.Ctx, driver.TimedOutParams{Now: e.Clock.Now(), Limit: 10})
 		return err
 	})
@@ -300,7 +302,7 @@ func testHeartbeatFencesScan(t *testing.T, e *Env) {
 	acted, err := engine.OfClient(e.C).EnforceTimeout(e.Ctx, id)
 	require.NoError(t, err, "enforce")
 	assert.False(t, acted, "enforced despite the heartbeat")
-	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status")
+	assert.Equal(t, queuetytype.JobProcessing, e.Job(id).Status, "status")
 	require.NoError(t, e.Complete(jobs...)[0])
 }
 
@@ -332,7 +334,7 @@ func testLateAfterRedelivery(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "wf", Steps: steps("a", "b")}, nil)
 	first := e.ClaimOne("a")
 	info1 := first[0].Info()
-	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Minute)
+	e.Clock.Advance(queuetytype.DefaultStaleTimeout + time.Minute)
 	assert.Equal(t, 1, e.recoverStale(), "recovered")
 	e.Clock.Advance(10 * time.Minute) // past the backoff
 	second := e.ClaimOne("a")
@@ -341,7 +343,7 @@ func testLateAfterRedelivery(t *testing.T, e *Env) {
 	assert.NotEqual(t, info1.AttemptID, info2.AttemptID, "attempt id of the redelivery")
 	assert.Equal(t, 2, info2.Attempt, "attempt of the redelivery")
 	err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"from": "attempt 1"}})
-	require.ErrorIs(t, err, queuety.ErrStaleAttempt, "late completion from attempt 1")
+	require.ErrorIs(t, err, queuetytype.ErrStaleAttempt, "late completion from attempt 1")
 	assert.Equal(t, 0, e.Workflow(id).CurrentStep, "current step unchanged")
 	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: second[0], Output: queuety.State{"from": "attempt 2"}}))
 	assert.Equal(t, "attempt 2", e.State(id).String("from"), "state from the owning attempt")
@@ -366,14 +368,14 @@ func testTimeoutPriority(t *testing.T, e *Env) {
 	assert.Equal(t, 1, e.enforce(), "enforced")
 	f := e.failures(0, id)
 	require.Len(t, f, 1, "failures")
-	assert.Equal(t, queuety.TimeoutScheduleToClose, f[0].TimeoutKind, "recorded timeout_kind")
+	assert.Equal(t, queuetytype.TimeoutScheduleToClose, f[0].TimeoutKind, "recorded timeout_kind")
 	id2 := e.Dispatch("h2", nil, queuety.StartToClose(10*time.Second), queuety.HeartbeatTimeout(5*time.Second), queuety.MaxAttempts(3))
 	e.ClaimOne("h2")
 	e.Clock.Advance(time.Minute)
 	assert.Equal(t, 1, e.enforce(), "enforced")
 	f = e.failures(0, id2)
 	require.Len(t, f, 1, "failures")
-	assert.Equal(t, queuety.TimeoutHeartbeat, f[0].TimeoutKind, "recorded timeout_kind")
+	assert.Equal(t, queuetytype.TimeoutHeartbeat, f[0].TimeoutKind, "recorded timeout_kind")
 }
 
 // waitDef is a workflow waiting for "approve" with a timeout.
@@ -410,7 +412,7 @@ func testSignalTimerRace(t *testing.T, e *Env) {
 	wg.Wait()
 	for _, id := range ids {
 		wf := e.Workflow(id)
-		assert.Equal(t, queuety.WorkflowRunning, wf.Status, "resumed")
+		assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "resumed")
 		assert.Equal(t, 1, wf.CurrentStep, "step")
 		st := e.State(id)
 		timedOut, ok := st[queuety.TimedOutKey("approve")].(bool)
@@ -450,7 +452,7 @@ func testSignalTimeout(t *testing.T, e *Env) {
 	assert.Equal(t, 1, e.waitTimers(), "timers fired when due")
 	e.Drain(w)
 	assert.Equal(t, any(true), seen.Load(), "next step saw the timed-out marker")
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	require.NoError(t, e.C.Signal(e.Ctx, id, "approve", queuety.State{"late": true}))
 	assert.NotContains(t, e.State(id), "late", "a late signal changed the state")
 }
@@ -481,7 +483,7 @@ func testStepNonRetryable(t *testing.T, e *Env) {
 	e.Drain(w)
 	assert.Equal(t, int64(1), calls.Load(), "attempts used")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	f := e.failures(id, 0)
 	require.Len(t, f, 1, "failures")
 	assert.True(t, f[0].NonRetryable, "failure non_retryable")
@@ -499,7 +501,7 @@ func testPolicySnapshot(t *testing.T, e *Env) {
 	assert.Equal(t, `{"__queuety_runtime":{"max_attempts":4,"backoff":[7,11],"timeout_seconds":90,"schedule_to_start_ms":60000,"start_to_close_ms":90000}}`, string(job.Payload), "payload carries the policy")
 	assert.Equal(t, 4, job.MaxAttempts, "max_attempts column")
 	// A later deploy changes the definition; the enqueued step keeps its rules.
-	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	err := clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		wf, err := tx.WorkflowGet(e.Ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
@@ -520,7 +522,7 @@ func testPolicySnapshot(t *testing.T, e *Env) {
 func testHandlerContext(t *testing.T, e *Env) {
 	e.Dispatch("inspect", queuety.State{"k": "v"}, queuety.StartToClose(time.Minute), queuety.MaxAttempts(2),
 		queuety.WithBackoff(queuety.BackoffSeconds(0)))
-	var infos []queuety.JobInfo
+	var infos []queuetytype.JobInfo
 	var deadlines []time.Duration
 	w := e.Worker(nil)
 	w.HandleJob("inspect", func(ctx context.Context, p queuety.Payload) error {
@@ -554,7 +556,7 @@ func testHandlerContext(t *testing.T, e *Env) {
 		assert.Greater(t, d, 50*time.Second, "ctx deadline, want about 1 minute away")
 		assert.LessOrEqual(t, d, time.Minute, "ctx deadline, want about 1 minute away")
 	}
-	assert.Equal(t, queuety.JobCompleted, e.Job(infos[0].JobID).Status, "status")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(infos[0].JobID).Status, "status")
 }
 
 func testHeartbeatThrottle(t *testing.T, e *Env) {
@@ -606,15 +608,15 @@ func testTimeoutValidation(t *testing.T, e *Env) {
 		"run":       {run, "run timeout must be at least 1 second"},
 	} {
 		_, err := e.C.DispatchWorkflow(e.Ctx, c.def, nil)
-		if assert.ErrorIs(t, err, queuety.ErrInvalidTimeout, what) {
+		if assert.ErrorIs(t, err, queuetytype.ErrInvalidTimeout, what) {
 			assert.Contains(t, err.Error(), c.want, what)
 		}
 	}
 	_, err := e.C.Dispatch(e.Ctx, "h", nil, queuety.ScheduleToStart(999*time.Millisecond))
-	if assert.ErrorIs(t, err, queuety.ErrInvalidTimeout, "schedule-to-start") {
+	if assert.ErrorIs(t, err, queuetytype.ErrInvalidTimeout, "schedule-to-start") {
 		assert.Contains(t, err.Error(), "schedule-to-start timeout must be at least 1 second", "schedule-to-start")
 	}
 	wait := queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuety.StepWaitForSignal, Signal: "s", Timeout: time.Millisecond}}}
 	_, err = e.C.DispatchWorkflow(e.Ctx, wait, nil)
-	assert.ErrorIs(t, err, queuety.ErrInvalidTimeout, "signal timeout")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidTimeout, "signal timeout")
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/queuety/queuety-go/queuetytype"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -50,7 +51,7 @@ func (e *Env) finish(cj *engine.Claimed, out queuety.State, cause error, funcs e
 }
 
 // describe describes a workflow.
-func (e *Env) describe(id int64) *queuety.WorkflowDescription {
+func (e *Env) describe(id int64) *queuetytype.WorkflowDescription {
 	e.T.Helper()
 	d, err := e.C.DescribeWorkflow(e.Ctx, id)
 	require.NoErrorf(e.T, err, "describe workflow %d", id)
@@ -126,8 +127,8 @@ func indexes(t *testing.T, entries []any) []int64 {
 	return out
 }
 
-func terminal(s queuety.WorkflowStatus) bool {
-	return s == queuety.WorkflowCompleted || s == queuety.WorkflowFailed || s == queuety.WorkflowCancelled
+func terminal(s queuetytype.WorkflowStatus) bool {
+	return s == queuetytype.WorkflowCompleted || s == queuetytype.WorkflowFailed || s == queuetytype.WorkflowCancelled
 }
 
 // drainUntil runs one worker per client concurrently, each calling RunOnce
@@ -207,7 +208,7 @@ func testForEachAllConcurrent(t *testing.T, e *Env) {
 	require.Nil(t, bad.Load(), "branch handler saw a wrong item")
 
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	assert.Equal(t, 1, e.countEvents(id, driver.EventStepCompleted, 0), "step_completed events of the for_each step")
 	assert.Equal(t, n, e.countEvents(id, driver.EventStepItemCompleted, 0), "step_item_completed events")
 	assert.Equal(t, int64(1), published.Load(), "the following step ran")
@@ -249,7 +250,7 @@ func testForEachAllConcurrent(t *testing.T, e *Env) {
 	assert.Equal(t, map[string]int{engine.HandlerForEach: 1, "price_sku": n, "publish": 1}, handlerCounts(jobs), "jobs by handler")
 	seen := map[int]bool{}
 	for _, j := range jobs {
-		assert.Equalf(t, queuety.JobCompleted, j.Status, "job %d (%s)", j.ID, j.Handler)
+		assert.Equalf(t, queuetytype.JobCompleted, j.Status, "job %d (%s)", j.ID, j.Handler)
 		if j.Handler != "price_sku" {
 			continue
 		}
@@ -278,9 +279,9 @@ func testForEachQuorum(t *testing.T, e *Env) {
 
 	// A permanent failure does not settle a quorum of 2 out of 5.
 	require.NoError(t, e.finish(br[0], nil, errors.New("a is broken"), nil))
-	assert.Equal(t, queuety.JobBuried, e.Job(br[0].Job.ID).Status, "failed branch (one attempt)")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(br[0].Job.ID).Status, "failed branch (one attempt)")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status after one failure (error %q)", wf.ErrorMessage)
+	assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "status after one failure (error %q)", wf.ErrorMessage)
 	d := e.describe(id)
 	require.NotNil(t, d.Steps[0].ForEach, "describe: for-each progress")
 	assert.Equal(t, engine.ForEachInfo{Mode: "quorum", Quorum: 2, Items: 5, Succeeded: 0, Failed: 1, Open: 4, Settled: false},
@@ -293,15 +294,15 @@ func testForEachQuorum(t *testing.T, e *Env) {
 	assert.Equal(t, 1, wf.CurrentStep, "second success settles the quorum")
 	for _, i := range []int{2, 4} {
 		j := e.Job(br[i].Job.ID)
-		assert.Equalf(t, queuety.JobBuried, j.Status, "open branch %d after settling", i)
+		assert.Equalf(t, queuetytype.JobBuried, j.Status, "open branch %d after settling", i)
 		assert.Equalf(t, "For-each completion settled early.", j.ErrorMessage, "open branch %d error", i)
 	}
 	// A late result of a branch buried by the settling is rejected and
 	// changes nothing.
 	err := e.finish(br[2], queuety.State{"ok": "c"}, nil, nil)
-	assert.ErrorIs(t, err, queuety.ErrStaleAttempt, "late branch result")
+	assert.ErrorIs(t, err, queuetytype.ErrStaleAttempt, "late branch result")
 	late := e.Job(br[2].Job.ID)
-	assert.Equal(t, queuety.JobBuried, late.Status, "late branch")
+	assert.Equal(t, queuetytype.JobBuried, late.Status, "late branch")
 	assert.Contains(t, []string{"For-each completion settled early.", "For-each step already settled."}, late.ErrorMessage, "late branch error")
 
 	var after atomic.Int64
@@ -309,7 +310,7 @@ func testForEachQuorum(t *testing.T, e *Env) {
 	w.HandleStep("after", counter(&after, nil))
 	e.Drain(w)
 	wf = e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	assert.Equal(t, int64(1), after.Load(), "after ran")
 	assert.Equal(t, 1, e.countEvents(id, driver.EventStepCompleted, 0), "step_completed events of the for_each step")
 	assert.Equal(t, 2, e.countEvents(id, driver.EventStepItemCompleted, 0), "step_item_completed events")
@@ -347,14 +348,14 @@ func testForEachFirstSuccess(t *testing.T, e *Env) {
 	wf := e.Workflow(id)
 	assert.Equal(t, 1, wf.CurrentStep, "the first success settles")
 	j := e.Job(br[0].Job.ID)
-	assert.Equal(t, queuety.JobBuried, j.Status, "open branch")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "open branch")
 	assert.Equal(t, "For-each completion settled early.", j.ErrorMessage, "open branch error")
-	assert.ErrorIs(t, e.finish(br[0], queuety.State{"bytes": 1}, nil, nil), queuety.ErrStaleAttempt, "late winner")
+	assert.ErrorIs(t, e.finish(br[0], queuety.State{"bytes": 1}, nil, nil), queuetytype.ErrStaleAttempt, "late winner")
 
 	w := e.Worker(nil)
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	agg := asMap(t, e.State(id)["download"], "aggregate")
 	assert.Equal(t, "first_success", agg["mode"], "mode")
 	assert.Equal(t, int64(1), agg["succeeded"], "succeeded")
@@ -393,11 +394,11 @@ func testForEachImpossibleRetry(t *testing.T, e *Env) {
 		first[i] = br[i].Job.ID
 	}
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowFailed, wf.Status, "status once the quorum is impossible")
+	require.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status once the quorum is impossible")
 	assert.Equal(t, "r is broken", wf.ErrorMessage, "workflow error is the branch's")
-	assert.Equal(t, queuety.JobCompleted, e.Job(first[0]).Status, "branch 0")
-	assert.Equal(t, queuety.JobCompleted, e.Job(first[1]).Status, "branch 1")
-	assert.Equal(t, queuety.JobBuried, e.Job(first[2]).Status, "branch 2")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(first[0]).Status, "branch 0")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(first[1]).Status, "branch 1")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(first[2]).Status, "branch 2")
 
 	broken.Store(false)
 	require.NoError(t, e.C.RetryWorkflow(e.Ctx, id))
@@ -406,7 +407,7 @@ func testForEachImpossibleRetry(t *testing.T, e *Env) {
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
 	wf = e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status after retry (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status after retry (error %q)", wf.ErrorMessage)
 	assert.Equal(t, []int64{1, 1, 2}, []int64{calls[0].Load(), calls[1].Load(), calls[2].Load()}, "handler calls per item")
 	agg := asMap(t, e.State(id)["verified"], "aggregate")
 	assert.Equal(t, int64(3), agg["succeeded"], "succeeded")
@@ -433,11 +434,11 @@ func testForEachBranchRetry(t *testing.T, e *Env) {
 	})
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(id).Status, "status while the branch backs off")
+	assert.Equal(t, queuetytype.WorkflowRunning, e.Workflow(id).Status, "status while the branch backs off")
 	e.Clock.Advance(time.Hour)
 	e.Drain(w)
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	agg := asMap(t, e.State(id)["out"], "aggregate")
 	assert.Equal(t, int64(2), agg["succeeded"], "succeeded")
 	assert.Equal(t, int64(0), agg["failed"], "failed")
@@ -453,7 +454,7 @@ func testForEachBranchRetry(t *testing.T, e *Env) {
 	}
 	require.Len(t, flaky, 1, "jobs of the flaky branch")
 	assert.Equal(t, 2, flaky[0].Attempts, "attempts of the flaky branch")
-	assert.Equal(t, queuety.JobCompleted, flaky[0].Status, "flaky branch")
+	assert.Equal(t, queuetytype.JobCompleted, flaky[0].Status, "flaky branch")
 	assert.Equal(t, 2, e.countEvents(id, driver.EventStepItemCompleted, 0), "step_item_completed events")
 	assert.Equal(t, 1, e.countEvents(id, driver.EventStepFailed, 0), "step_failed events")
 }
@@ -470,11 +471,11 @@ func testForEachBudget(t *testing.T, e *Env) {
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	require.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, wf.ErrorMessage, "planned 3 items, exceeding max_for_each_items budget of 2", "error")
 	assert.Equal(t, int64(0), calls.Load(), "branch calls")
 	jobs := e.Jobs(driver.JobFilter{WorkflowID: id})
 	require.Len(t, jobs, 1, "jobs (the placeholder only)")
-	assert.Equal(t, queuety.JobBuried, jobs[0].Status, "placeholder")
+	assert.Equal(t, queuetytype.JobBuried, jobs[0].Status, "placeholder")
 	assert.Equal(t, 1, jobs[0].Attempts, "placeholder attempts (a budget breach is final)")
 }

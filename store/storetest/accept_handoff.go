@@ -18,7 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -50,10 +52,10 @@ func testHandoffToWorkerWithHandler(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "left running for the sweep that has the handler")
+	assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "left running for the sweep that has the handler")
 	assert.Equal(t, 0, wf.CurrentStep, "did not advance past the deadline")
 	gen := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "generate"})
-	assert.Equal(t, queuety.JobBuried, gen.Status, "the overrunning step's job")
+	assert.Equal(t, queuetytype.JobBuried, gen.Status, "the overrunning step's job")
 	assert.Equal(t, "Deadline exceeded", gen.ErrorMessage, "the overrunning step's job")
 	assert.Empty(t, e.Jobs(driver.JobFilter{Handler: `Vendor\Deadline\Escalate`}), "handler jobs enqueued by a process without it")
 	assert.Equal(t, 0, e.sweep(), "expired by a process without the handler")
@@ -72,7 +74,7 @@ func testHandoffToWorkerWithHandler(t *testing.T, e *Env) {
 	n, err := deadline.New(other).Deadlines(e.Ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "expired by the process with the handler")
-	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, e.Workflow(id).Status, "status")
 	e.Drain(ow)
 	assert.Equal(t, int64(1), calls.Load(), "deadline handler calls")
 	assert.Equal(t, 0, e.sweep(), "swept again")
@@ -82,17 +84,17 @@ func testHandoffEnds(t *testing.T, e *Env) {
 	id := e.Start(phpHandled("invoice"), nil)
 	w := e.Worker(nil)
 	w.HandleStep("generate", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
-	e.Clock.Advance(time.Hour + queuety.DefaultDeadlineHandoff - time.Second)
+	e.Clock.Advance(time.Hour + queuetytype.DefaultDeadlineHandoff - time.Second)
 	assert.Equal(t, 0, e.sweep(), "expired within the handoff")
-	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(id).Status, "within the handoff")
+	assert.Equal(t, queuetytype.WorkflowRunning, e.Workflow(id).Status, "within the handoff")
 	e.Clock.Advance(time.Second)
 	assert.Equal(t, 1, e.sweep(), "expired when the handoff ends")
 	runtime.KeepAlive(w) // the engine holds workers' registrations weakly
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "Deadline exceeded", wf.ErrorMessage, "error")
 	cb := e.OneJob(driver.JobFilter{Handler: `Vendor\Deadline\Escalate`})
-	assert.Equal(t, queuety.JobPending, cb.Status, "the handler, enqueued for whoever registers it")
+	assert.Equal(t, queuetytype.JobPending, cb.Status, "the handler, enqueued for whoever registers it")
 	assert.Len(t, e.failures(id, 0), 1, "timeout failure")
 
 	// A client that hands nothing off expires at once.
@@ -104,7 +106,7 @@ func testHandoffEnds(t *testing.T, e *Env) {
 	runtime.KeepAlive(nw) // the engine holds workers' registrations weakly
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "expired with no handoff")
-	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(at).Status, "status with no handoff")
+	assert.Equal(t, queuetytype.WorkflowFailed, e.Workflow(at).Status, "status with no handoff")
 }
 
 func testHandoffOnlyRunning(t *testing.T, e *Env) {
@@ -123,9 +125,9 @@ func testHandoffOnlyRunning(t *testing.T, e *Env) {
 	runtime.KeepAlive(w)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "expired: the paused workflow only")
-	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(paused).Status, "paused workflow")
+	assert.Equal(t, queuetytype.WorkflowFailed, e.Workflow(paused).Status, "paused workflow")
 	for _, id := range left {
-		assert.Equal(t, queuety.WorkflowRunning, e.Workflow(id).Status, "running workflow %d", id)
+		assert.Equal(t, queuetytype.WorkflowRunning, e.Workflow(id).Status, "running workflow %d", id)
 	}
 }
 
@@ -135,7 +137,7 @@ func testHandoffOnlyRunning(t *testing.T, e *Env) {
 // calling the handler.
 func expireLikePHP(t *testing.T, e *Env, id int64) {
 	t.Helper()
-	require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		now := e.Clock.Now().Truncate(time.Second)
 		wf, err := tx.WorkflowGet(e.Ctx, id, driver.LockUpdate)
 		if err != nil {
@@ -224,7 +226,7 @@ func testForeignExpiryOnce(t *testing.T, e *Env) {
 	for _, id := range ids {
 		f := e.failures(id, 0)
 		if assert.Len(t, f, 1, "failures of %d", id) {
-			assert.Equal(t, queuety.TimeoutExecution, f[0].TimeoutKind, "failure kind")
+			assert.Equal(t, queuetytype.TimeoutExecution, f[0].TimeoutKind, "failure kind")
 		}
 	}
 	assert.Len(t, e.failures(noHandler, 0), 1, "the expiry of a workflow without a handler is recorded")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -50,7 +51,7 @@ func testStateAt(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	assert.Equal(t, queuety.State{"n": int64(2), "a": int64(1), "b": int64(2)}, st, "state after step 1")
 	_, err = e.C.StateAt(e.Ctx, id, 7)
-	assert.ErrorIs(t, err, queuety.ErrNotFound, "a step with no events")
+	assert.ErrorIs(t, err, queuetytype.ErrNotFound, "a step with no events")
 }
 
 func testRewind(t *testing.T, e *Env) {
@@ -58,14 +59,14 @@ func testRewind(t *testing.T, e *Env) {
 	calls := map[string]*atomic.Int64{}
 	w := e.countingWorker(calls, nil)
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	require.NoError(t, e.C.RewindWorkflow(e.Ctx, id, 0))
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status after rewind")
+	assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "status after rewind")
 	assert.Equal(t, 1, wf.CurrentStep, "current step after rewind")
 	assert.Equal(t, queuety.State{"n": int64(1), "a": int64(1)}, e.State(id), "state after step 0 came back")
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "completed again")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "completed again")
 	assert.Equal(t, []int64{1, 2, 2}, []int64{calls["a"].Load(), calls["b"].Load(), calls["c"].Load()}, "calls: a once, b and c again")
 	assert.Equal(t, queuety.State{"n": int64(3), "a": int64(1), "b": int64(2), "c": int64(3)}, e.State(id), "final state")
 	var rewound []string
@@ -73,8 +74,8 @@ func testRewind(t *testing.T, e *Env) {
 		rewound = append(rewound, string(l.Context))
 	}
 	assert.Equal(t, []string{`{"rewound_to_step":0}`}, rewound, "workflow_rewound log")
-	assert.ErrorIs(t, e.C.RewindWorkflow(e.Ctx, id, 2), queuety.ErrInvalidState, "rewind to the last step")
-	assert.ErrorIs(t, e.C.RewindWorkflow(e.Ctx, id, 5), queuety.ErrInvalidState, "rewind past the end")
+	assert.ErrorIs(t, e.C.RewindWorkflow(e.Ctx, id, 2), queuetytype.ErrInvalidState, "rewind to the last step")
+	assert.ErrorIs(t, e.C.RewindWorkflow(e.Ctx, id, 5), queuetytype.ErrInvalidState, "rewind past the end")
 }
 
 func testRewindFailed(t *testing.T, e *Env) {
@@ -84,13 +85,13 @@ func testRewindFailed(t *testing.T, e *Env) {
 	failC.Store(true)
 	w := e.countingWorker(calls, &failC)
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowFailed, e.Workflow(id).Status, "status")
+	require.Equal(t, queuetytype.WorkflowFailed, e.Workflow(id).Status, "status")
 	failC.Store(false)
 	require.NoError(t, e.C.RewindWorkflow(e.Ctx, id, 0))
 	wf := e.Workflow(id)
 	assert.Empty(t, wf.ErrorMessage, "error cleared")
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "completed after the rewind")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "completed after the rewind")
 	assert.Equal(t, int64(2), calls["b"].Load(), "b ran again")
 }
 
@@ -100,7 +101,7 @@ func testFork(t *testing.T, e *Env) {
 	calls := map[string]*atomic.Int64{}
 	w := e.countingWorker(calls, nil)
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "original waits")
+	require.Equal(t, queuetytype.WorkflowWaitingForSignal, e.Workflow(id).Status, "original waits")
 	fork, err := e.C.ForkWorkflow(e.Ctx, id)
 	require.NoError(t, err)
 	fwf := e.Workflow(fork)
@@ -110,8 +111,8 @@ func testFork(t *testing.T, e *Env) {
 	e.Drain(w) // the fork re-runs its current step: it waits for its own signal
 	require.NoError(t, e.C.Signal(e.Ctx, fork, "go", nil))
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(fork).Status, "fork completed")
-	assert.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "the original is untouched")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(fork).Status, "fork completed")
+	assert.Equal(t, queuetytype.WorkflowWaitingForSignal, e.Workflow(id).Status, "the original is untouched")
 	var ctxs []string
 	for _, wid := range []int64{id, fork} {
 		for _, l := range e.Logs(driver.LogFilter{WorkflowID: wid, Event: driver.LogWorkflowForked}) {
@@ -130,9 +131,9 @@ func testForkCompleted(t *testing.T, e *Env) {
 	var failC atomic.Bool
 	w := e.countingWorker(calls, &failC)
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	require.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	_, err := e.C.ForkWorkflow(e.Ctx, id)
-	require.ErrorIs(t, err, queuety.ErrInvalidState, "fork of a completed workflow")
+	require.ErrorIs(t, err, queuetytype.ErrInvalidState, "fork of a completed workflow")
 	assert.Contains(t, err.Error(), "no step left to run", "the error says why")
 	assert.Len(t, e.Workflows(driver.WorkflowFilter{}), 1, "no fork was created")
 	assert.Empty(t, e.Logs(driver.LogFilter{Event: driver.LogWorkflowForked}), "no workflow_forked log")
@@ -140,13 +141,13 @@ func testForkCompleted(t *testing.T, e *Env) {
 	failC.Store(true)
 	failed := e.startB(builder.Workflow("abc").Then("a").Then("b").Then("c"), queuety.State{"n": 0})
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowFailed, e.Workflow(failed).Status, "status")
+	require.Equal(t, queuetytype.WorkflowFailed, e.Workflow(failed).Status, "status")
 	failC.Store(false)
 	fork, err := e.C.ForkWorkflow(e.Ctx, failed)
 	require.NoError(t, err, "fork of a failed workflow")
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(fork).Status, "the fork ran its failed step again and completed")
-	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(failed).Status, "the original is untouched")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(fork).Status, "the fork ran its failed step again and completed")
+	assert.Equal(t, queuetytype.WorkflowFailed, e.Workflow(failed).Status, "the original is untouched")
 }
 
 func init() {
@@ -178,8 +179,8 @@ func testExportReplay(t *testing.T, e *Env) {
 	assert.Equal(t, driver.EventWorkflowReplayed, dstEvents[len(dstEvents)-1].Event, "last event")
 	require.NoError(t, e.C.Signal(e.Ctx, replay, "go", nil))
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(replay).Status, "the replay ran on")
-	assert.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "the source is untouched")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(replay).Status, "the replay ran on")
+	assert.Equal(t, queuetytype.WorkflowWaitingForSignal, e.Workflow(id).Status, "the source is untouched")
 	_, err = e.C.ReplayWorkflow(e.Ctx, []byte(`{"workflow": 1}`))
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "an export without a workflow object")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "an export without a workflow object")
 }

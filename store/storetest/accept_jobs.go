@@ -16,8 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -57,8 +59,8 @@ func testDispatchRow(t *testing.T, e *Env) {
 	assert.Equal(t, "default", j.Queue, "queue")
 	assert.Equal(t, "send_email", j.Handler, "handler")
 	assert.Equal(t, `{"f":1.5,"n":1,"name":"Zo\u00eb","url":"https:\/\/example.com\/a\/b"}`, string(j.Payload), "payload")
-	assert.Equal(t, queuety.PriorityLow, j.Priority, "priority")
-	assert.Equal(t, queuety.JobPending, j.Status, "status")
+	assert.Equal(t, queuetytype.PriorityLow, j.Priority, "priority")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "status")
 	assert.Equal(t, 0, j.Attempts, "attempts")
 	assert.Equal(t, 3, j.MaxAttempts, "max_attempts")
 	assert.Equal(t, Epoch, j.AvailableAt, "available_at")
@@ -69,12 +71,12 @@ func testDispatchRow(t *testing.T, e *Env) {
 	assert.Empty(t, j.PayloadHash, "payload_hash")
 	assert.Equal(t, time.Time{}, j.ReservedAt, "reserved_at")
 
-	empty := e.Dispatch("noop", nil, queuety.OnQueue("emails"), queuety.WithPriority(queuety.PriorityUrgent),
+	empty := e.Dispatch("noop", nil, queuety.OnQueue("emails"), queuety.WithPriority(queuetytype.PriorityUrgent),
 		queuety.Delay(90*time.Second), queuety.MaxAttempts(5))
 	j = e.Job(empty)
 	assert.Equal(t, `[]`, string(j.Payload), "empty payload")
 	assert.Equal(t, "emails", j.Queue, "queue")
-	assert.Equal(t, queuety.PriorityUrgent, j.Priority, "priority")
+	assert.Equal(t, queuetytype.PriorityUrgent, j.Priority, "priority")
 	assert.Equal(t, Epoch.Add(90*time.Second), j.AvailableAt, "available_at")
 	assert.Equal(t, 5, j.MaxAttempts, "max_attempts")
 
@@ -94,22 +96,22 @@ func testDispatchRejects(t *testing.T, e *Env) {
 		opts    []queuety.JobOption
 		want    error
 	}{
-		{"empty handler", "", nil, nil, queuety.ErrInvalidArgument},
-		{"long handler", strings.Repeat("h", 256), nil, nil, queuety.ErrInvalidArgument},
-		{"list payload", "h", []int{1, 2}, nil, queuety.ErrInvalidArgument},
-		{"string payload", "h", "text", nil, queuety.ErrInvalidArgument},
-		{"NaN", "h", queuety.State{"x": math.NaN()}, nil, queuety.ErrInvalidArgument},
-		{"invalid UTF-8", "h", queuety.State{"x": "\xff\xfe"}, nil, queuety.ErrInvalidArgument},
-		{"reserved key", "h", queuety.State{"__queuety_runtime": 1}, nil, queuety.ErrInvalidArgument},
-		{"priority out of range", "h", nil, []queuety.JobOption{queuety.WithPriority(7)}, queuety.ErrInvalidArgument},
-		{"negative delay", "h", nil, []queuety.JobOption{queuety.Delay(-time.Second)}, queuety.ErrInvalidArgument},
-		{"too many attempts", "h", nil, []queuety.JobOption{queuety.MaxAttempts(256)}, queuety.ErrInvalidArgument},
-		{"negative attempts", "h", nil, []queuety.JobOption{queuety.MaxAttempts(-1)}, queuety.ErrInvalidArgument},
-		{"negative backoff", "h", nil, []queuety.JobOption{queuety.WithBackoff(queuety.BackoffSeconds(5, -1))}, queuety.ErrInvalidArgument},
-		{"bad coefficient", "h", nil, []queuety.JobOption{queuety.WithBackoff(queuety.BackoffPolicy(time.Second, 0.5, time.Minute))}, queuety.ErrInvalidArgument},
-		{"long queue", "h", nil, []queuety.JobOption{queuety.OnQueue(strings.Repeat("q", 65))}, queuety.ErrInvalidArgument},
-		{"sub-second timeout", "h", nil, []queuety.JobOption{queuety.StartToClose(500 * time.Millisecond)}, queuety.ErrInvalidTimeout},
-		{"negative timeout", "h", nil, []queuety.JobOption{queuety.HeartbeatTimeout(-time.Second)}, queuety.ErrInvalidTimeout},
+		{"empty handler", "", nil, nil, queuetytype.ErrInvalidArgument},
+		{"long handler", strings.Repeat("h", 256), nil, nil, queuetytype.ErrInvalidArgument},
+		{"list payload", "h", []int{1, 2}, nil, queuetytype.ErrInvalidArgument},
+		{"string payload", "h", "text", nil, queuetytype.ErrInvalidArgument},
+		{"NaN", "h", queuety.State{"x": math.NaN()}, nil, queuetytype.ErrInvalidArgument},
+		{"invalid UTF-8", "h", queuety.State{"x": "\xff\xfe"}, nil, queuetytype.ErrInvalidArgument},
+		{"reserved key", "h", queuety.State{"__queuety_runtime": 1}, nil, queuetytype.ErrInvalidArgument},
+		{"priority out of range", "h", nil, []queuety.JobOption{queuety.WithPriority(7)}, queuetytype.ErrInvalidArgument},
+		{"negative delay", "h", nil, []queuety.JobOption{queuety.Delay(-time.Second)}, queuetytype.ErrInvalidArgument},
+		{"too many attempts", "h", nil, []queuety.JobOption{queuety.MaxAttempts(256)}, queuetytype.ErrInvalidArgument},
+		{"negative attempts", "h", nil, []queuety.JobOption{queuety.MaxAttempts(-1)}, queuetytype.ErrInvalidArgument},
+		{"negative backoff", "h", nil, []queuety.JobOption{queuety.WithBackoff(queuety.BackoffSeconds(5, -1))}, queuetytype.ErrInvalidArgument},
+		{"bad coefficient", "h", nil, []queuety.JobOption{queuety.WithBackoff(queuety.BackoffPolicy(time.Second, 0.5, time.Minute))}, queuetytype.ErrInvalidArgument},
+		{"long queue", "h", nil, []queuety.JobOption{queuety.OnQueue(strings.Repeat("q", 65))}, queuetytype.ErrInvalidArgument},
+		{"sub-second timeout", "h", nil, []queuety.JobOption{queuety.StartToClose(500 * time.Millisecond)}, queuetytype.ErrInvalidTimeout},
+		{"negative timeout", "h", nil, []queuety.JobOption{queuety.HeartbeatTimeout(-time.Second)}, queuetytype.ErrInvalidTimeout},
 	}
 	for _, c := range cases {
 		_, err := e.C.Dispatch(e.Ctx, c.handler, c.payload, c.opts...)
@@ -135,7 +137,7 @@ func testDispatchMany(t *testing.T, e *Env) {
 	assert.Equal(t, `{"i":777}`, string(j.Payload), "payload of item 777")
 	// One bad item rejects the whole batch.
 	_, err = e.C.DispatchMany(e.Ctx, []queuety.JobRequest{{Handler: "ok"}, {Handler: ""}})
-	require.ErrorIs(t, err, queuety.ErrInvalidArgument, "bad batch")
+	require.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "bad batch")
 	assert.Empty(t, e.Jobs(driver.JobFilter{Handler: "ok"}), "jobs from the rejected batch")
 	assert.Len(t, e.Jobs(driver.JobFilter{Limit: 2000}), 1200, "jobs in total")
 }
@@ -206,9 +208,9 @@ func testUniqueKeyOrder(t *testing.T, e *Env) {
 
 func testClaimOrder(t *testing.T, e *Env) {
 	low := e.Dispatch("h", nil)
-	urgent := e.Dispatch("h", nil, queuety.WithPriority(queuety.PriorityUrgent))
-	normal := e.Dispatch("h", nil, queuety.WithPriority(queuety.PriorityNormal))
-	high := e.Dispatch("h", nil, queuety.WithPriority(queuety.PriorityHigh))
+	urgent := e.Dispatch("h", nil, queuety.WithPriority(queuetytype.PriorityUrgent))
+	normal := e.Dispatch("h", nil, queuety.WithPriority(queuetytype.PriorityNormal))
+	high := e.Dispatch("h", nil, queuety.WithPriority(queuetytype.PriorityHigh))
 	low2 := e.Dispatch("h", nil)
 	// A low job that became due earlier than low and low2 goes first among lows.
 	e.Clock.Advance(-10 * time.Second)
@@ -221,7 +223,7 @@ func testClaimOrder(t *testing.T, e *Env) {
 }
 
 func testClaimQueueOrder(t *testing.T, e *Env) {
-	b1 := e.Dispatch("h", nil, queuety.OnQueue("b"), queuety.WithPriority(queuety.PriorityUrgent))
+	b1 := e.Dispatch("h", nil, queuety.OnQueue("b"), queuety.WithPriority(queuetytype.PriorityUrgent))
 	a1 := e.Dispatch("h", nil, queuety.OnQueue("a"))
 	a2 := e.Dispatch("h", nil, queuety.OnQueue("a"))
 	got := IDs(e.ClaimFrom(e.C, []string{"a", "b"}, 10, "h"))
@@ -260,7 +262,7 @@ func testClaimKnownHandlers(t *testing.T, e *Env) {
 	mine := e.Dispatch("go_handler", nil)
 	assert.Equal(t, []int64{mine}, IDs(e.Claim(10, "go_handler")), "claimed")
 	j := e.Job(other)
-	assert.Equal(t, queuety.JobPending, j.Status, "unknown handler's job status")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "unknown handler's job status")
 	assert.Equal(t, 0, j.Attempts, "unknown handler's job attempts")
 }
 
@@ -278,13 +280,13 @@ func testCompleteLogs(t *testing.T, e *Env) {
 	id := e.Dispatch("h", queuety.State{"a": 1})
 	jobs := e.Claim(10, "h")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobProcessing, j.Status, "status while claimed")
+	assert.Equal(t, queuetytype.JobProcessing, j.Status, "status while claimed")
 	assert.Equal(t, 1, j.Attempts, "attempts after claim")
 	assert.Equal(t, Epoch, j.ReservedAt, "reserved_at")
 	e.Clock.Advance(3 * time.Second)
 	require.NoError(t, e.Complete(jobs...)[0])
 	j = e.Job(id)
-	assert.Equal(t, queuety.JobCompleted, j.Status, "status")
+	assert.Equal(t, queuetytype.JobCompleted, j.Status, "status")
 	assert.Equal(t, Epoch.Add(3*time.Second), j.CompletedAt, "completed_at")
 	logs := e.Logs(driver.LogFilter{JobID: id})
 	require.Len(t, logs, 2, "log rows")
@@ -295,7 +297,7 @@ func testCompleteLogs(t *testing.T, e *Env) {
 	assert.Equal(t, "h", logs[1].Handler, "completed handler")
 	assert.NotNil(t, logs[1].DurationMS, "completed log has no duration_ms")
 	// Completing again is rejected as stale and changes nothing.
-	require.ErrorIs(t, e.Complete(jobs...)[0], queuety.ErrStaleAttempt, "second completion")
+	require.ErrorIs(t, e.Complete(jobs...)[0], queuetytype.ErrStaleAttempt, "second completion")
 	assert.Len(t, e.Logs(driver.LogFilter{JobID: id}), 2, "log rows after stale completion")
 }
 
@@ -306,8 +308,8 @@ func testRetryBackoff(t *testing.T, e *Env) {
 		delays []time.Duration
 	}{
 		{"exponential default", nil, []time.Duration{60 * time.Second, 120 * time.Second, 240 * time.Second}},
-		{"fixed", []queuety.JobOption{queuety.WithBackoff(queuety.BackoffFixed)}, []time.Duration{60 * time.Second, 60 * time.Second, 60 * time.Second}},
-		{"linear", []queuety.JobOption{queuety.WithBackoff(queuety.BackoffLinear)}, []time.Duration{60 * time.Second, 120 * time.Second, 180 * time.Second}},
+		{"fixed", []queuety.JobOption{queuety.WithBackoff(queuetytype.BackoffFixed)}, []time.Duration{60 * time.Second, 60 * time.Second, 60 * time.Second}},
+		{"linear", []queuety.JobOption{queuety.WithBackoff(queuetytype.BackoffLinear)}, []time.Duration{60 * time.Second, 120 * time.Second, 180 * time.Second}},
 		{"list", []queuety.JobOption{queuety.WithBackoff(queuety.BackoffSeconds(5, 30))}, []time.Duration{5 * time.Second, 30 * time.Second, 30 * time.Second}},
 		{"policy", []queuety.JobOption{queuety.WithBackoff(queuety.BackoffPolicy(2*time.Second, 3, 10*time.Second))}, []time.Duration{2 * time.Second, 6 * time.Second, 10 * time.Second}},
 	}
@@ -323,7 +325,7 @@ func testRetryBackoff(t *testing.T, e *Env) {
 			now := e.Clock.Now()
 			require.NoErrorf(t, e.Fail(jobs[0], errors.New("upstream 503")), "%s: fail", c.name)
 			j := e.Job(id)
-			assert.Equal(t, queuety.JobPending, j.Status, c.name+" status")
+			assert.Equal(t, queuetytype.JobPending, j.Status, c.name+" status")
 			assert.Equal(t, n+1, j.Attempts, c.name+" attempts")
 			assert.Equalf(t, want, j.AvailableAt.Sub(now), "%s: retry %d delay", c.name, n+1)
 			assert.Equal(t, "", j.ErrorMessage, c.name+" error_message cleared")
@@ -346,7 +348,7 @@ func testBury(t *testing.T, e *Env) {
 		require.NoError(t, e.Fail(jobs[0], errors.New("Card declined: insufficient funds")))
 	}
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status")
 	assert.Equal(t, 2, j.Attempts, "attempts")
 	assert.Equal(t, "Card declined: insufficient funds", j.ErrorMessage, "error_message")
 	assert.Equal(t, Epoch, j.FailedAt, "failed_at")
@@ -365,7 +367,7 @@ func testNonRetryable(t *testing.T, e *Env) {
 	jobs := e.ClaimOne("h")
 	require.NoError(t, e.Fail(jobs[0], queuety.NonRetryable(errors.New("invalid card number"))))
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status")
 	assert.Equal(t, 1, j.Attempts, "attempts")
 	fails := e.failures(0, id)
 	require.Len(t, fails, 1, "failures")
@@ -376,17 +378,17 @@ func testRetryBuried(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil, queuety.MaxAttempts(1))
 	jobs := e.ClaimOne("h")
 	require.NoError(t, e.Fail(jobs[0], errors.New("boom")))
-	assert.Equal(t, queuety.JobBuried, e.Job(id).Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(id).Status, "status")
 	require.NoError(t, e.C.RetryJob(e.Ctx, id))
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobPending, j.Status, "status after retry")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "status after retry")
 	assert.Equal(t, 0, j.Attempts, "attempts reset")
 	assert.Equal(t, "", j.ErrorMessage, "error cleared")
 	jobs = e.ClaimOne("h")
 	require.Len(t, jobs, 1, "claimable")
 	assert.Equal(t, 1, jobs[0].Job.Attempts, "fresh attempt number")
-	require.ErrorIs(t, e.C.RetryJob(e.Ctx, id), queuety.ErrInvalidState, "retrying a processing job")
-	require.ErrorIs(t, e.C.RetryJob(e.Ctx, 999999), queuety.ErrNotFound, "retrying a missing job")
+	require.ErrorIs(t, e.C.RetryJob(e.Ctx, id), queuetytype.ErrInvalidState, "retrying a processing job")
+	require.ErrorIs(t, e.C.RetryJob(e.Ctx, 999999), queuetytype.ErrNotFound, "retrying a missing job")
 }
 
 func testRelease(t *testing.T, e *Env) {
@@ -396,13 +398,13 @@ func testRelease(t *testing.T, e *Env) {
 	assert.Equal(t, time.Time{}, before.ScheduleToStartAt, "schedule-to-start cleared at claim")
 	require.NoError(t, engine.OfClient(e.C).Release(e.Ctx, jobs))
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobPending, j.Status, "status")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "status")
 	assert.Equal(t, 0, j.Attempts, "attempts")
 	assert.Equal(t, Epoch.Add(time.Hour), j.ScheduleToStartAt, "schedule-to-start restored")
 	assert.Empty(t, e.Logs(driver.LogFilter{JobID: id}), "logs written for an unstarted job")
 	again := e.ClaimOne("h")
 	assert.Equal(t, 1, again[0].Job.Attempts, "attempt number")
-	require.ErrorIs(t, e.Complete(jobs...)[0], queuety.ErrStaleAttempt, "completion from the released claim")
+	require.ErrorIs(t, e.Complete(jobs...)[0], queuetytype.ErrStaleAttempt, "completion from the released claim")
 	require.NoError(t, e.Complete(again...)[0])
 }
 
@@ -411,7 +413,7 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	first := e.ClaimOne("h")
 	// A Go worker's claim that is not renewed is recovered after the lease
 	// timeout, not the (much longer) stale timeout.
-	e.Clock.Advance(queuety.DefaultLeaseTimeout - time.Second)
+	e.Clock.Advance(queuetytype.DefaultLeaseTimeout - time.Second)
 	n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
 	require.NoError(t, err)
 	require.Zero(t, n, "recovered a fresh claim")
@@ -420,7 +422,7 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "recovered")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobPending, j.Status, "status")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "status")
 	assert.Equal(t, 1, j.Attempts, "attempts kept (the lost attempt counts)")
 	// The worker died; the handler did not fail: no backoff, and the job
 	// keeps its original due time, ahead of jobs that fell due later.
@@ -428,17 +430,17 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	newer := e.Dispatch("h", nil)
 	second := e.ClaimOne("h")
 	assert.Equal(t, id, second[0].Job.ID, "the recovered job is claimed before a job dispatched after it")
-	assert.Equal(t, queuety.JobPending, e.Job(newer).Status, "the newer job waits")
+	assert.Equal(t, queuetytype.JobPending, e.Job(newer).Status, "the newer job waits")
 	assert.Equal(t, 2, second[0].Job.Attempts, "second attempt")
-	require.ErrorIs(t, e.Complete(first...)[0], queuety.ErrStaleAttempt, "late completion of attempt 1")
-	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status after late completion")
+	require.ErrorIs(t, e.Complete(first...)[0], queuetytype.ErrStaleAttempt, "late completion of attempt 1")
+	assert.Equal(t, queuetytype.JobProcessing, e.Job(id).Status, "status after late completion")
 	// The second attempt dies too: attempts are used up, so it is buried.
-	e.Clock.Advance(queuety.DefaultLeaseTimeout + time.Second)
+	e.Clock.Advance(queuetytype.DefaultLeaseTimeout + time.Second)
 	n, _, err = engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "recovered")
 	j = e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status")
 	assert.Equal(t, engine.StaleMessage, j.ErrorMessage, "error")
 	assert.Equal(t, "retried,buried", strings.Join(e.Events(driver.LogFilter{JobID: id}), ","), "logs")
 }
@@ -459,7 +461,7 @@ func testLeaseTimeoutOption(t *testing.T, e *Env) {
 	assert.Equal(t, 0, recoverWith(c), "recovered before the 30 s lease timeout")
 	e.Clock.Advance(2 * time.Second)
 	assert.Equal(t, 1, recoverWith(c), "recovered after the 30 s lease timeout")
-	assert.Equal(t, queuety.JobPending, e.Job(id).Status, "status")
+	assert.Equal(t, queuetytype.JobPending, e.Job(id).Status, "status")
 
 	capped := e.Client(queuety.WithLeaseTimeout(time.Hour), queuety.WithStaleTimeout(time.Minute))
 	assert.Equal(t, time.Minute, engine.OfClient(capped).LeaseTimeout(), "lease timeout capped at the stale timeout")
@@ -476,7 +478,7 @@ func testStaleRecoveryOfPHPClaim(t *testing.T, e *Env) {
 	require.NoError(t, e.Fail(goAttempt[0], errors.New("boom")), "Go attempt 1 fails and is retried")
 	// Queuety PHP claims attempt 2 the way its claim does: status,
 	// reserved_at and attempts; claim_token is not its column.
-	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	err := clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		j, err := tx.JobGet(e.Ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
@@ -486,12 +488,12 @@ func testStaleRecoveryOfPHPClaim(t *testing.T, e *Env) {
 		return tx.JobUpdate(e.Ctx, j)
 	})
 	require.NoError(t, err)
-	e.Clock.Advance(queuety.DefaultLeaseTimeout + time.Minute)
+	e.Clock.Advance(queuetytype.DefaultLeaseTimeout + time.Minute)
 	assert.Equal(t, 0, e.recoverStale(), "a PHP claim recovered after the lease timeout")
-	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status")
-	e.Clock.Advance(queuety.DefaultStaleTimeout)
+	assert.Equal(t, queuetytype.JobProcessing, e.Job(id).Status, "status")
+	e.Clock.Advance(queuetytype.DefaultStaleTimeout)
 	assert.Equal(t, 1, e.recoverStale(), "PHP claim recovered after the stale timeout")
-	assert.Equal(t, queuety.JobPending, e.Job(id).Status, "status after recovery")
+	assert.Equal(t, queuetytype.JobPending, e.Job(id).Status, "status after recovery")
 }
 
 func testStaleConcurrent(t *testing.T, e *Env) {
@@ -507,7 +509,7 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 		claimed += n
 	}
 	assert.Equal(t, jobs, claimed, "jobs claimed before the claims went stale")
-	e.Clock.Advance(queuety.DefaultStaleTimeout + time.Minute)
+	e.Clock.Advance(queuetytype.DefaultStaleTimeout + time.Minute)
 	clients := e.Clients(6)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -539,19 +541,19 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 func testLeaseRenewal(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
 	jobs := e.ClaimOne("h")
-	e.Clock.Advance(queuety.DefaultLeaseTimeout - time.Second)
+	e.Clock.Advance(queuetytype.DefaultLeaseTimeout - time.Second)
 	lost, err := engine.OfClient(e.C).RenewLeases(e.Ctx, jobs, nil)
 	require.NoError(t, err, "renew")
 	require.Empty(t, lost, "claims lost at renewal")
 	e.Clock.Advance(2 * time.Second)
 	assert.Equal(t, 0, e.recoverStale(), "renewed claims recovered as stale")
-	assert.Equal(t, queuety.JobProcessing, e.Job(id).Status, "status")
+	assert.Equal(t, queuetytype.JobProcessing, e.Job(id).Status, "status")
 	// After another worker's recovery, renewal reports the loss.
-	e.Clock.Advance(queuety.DefaultLeaseTimeout)
+	e.Clock.Advance(queuetytype.DefaultLeaseTimeout)
 	assert.Equal(t, 1, e.recoverStale(), "stale claims recovered")
 	lost, err = engine.OfClient(e.C).RenewLeases(e.Ctx, jobs, nil)
 	require.NoError(t, err, "renew after recovery")
-	assert.ErrorIs(t, lost[id], queuety.ErrLeaseLost, "renew after recovery")
+	assert.ErrorIs(t, lost[id], queuetytype.ErrLeaseLost, "renew after recovery")
 }
 
 func testConcurrentClaims(t *testing.T, e *Env) {
@@ -559,7 +561,7 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 	var reqs []queuety.JobRequest
 	for i := range total {
 		reqs = append(reqs, queuety.JobRequest{Handler: "h", Payload: queuety.State{"i": i},
-			Options: []queuety.JobOption{queuety.WithPriority(queuety.Priority(i % 4))}})
+			Options: []queuety.JobOption{queuety.WithPriority(queuetytype.Priority(i % 4))}})
 	}
 	_, err := e.C.DispatchMany(e.Ctx, reqs)
 	require.NoError(t, err)
@@ -604,7 +606,7 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 	counts, err := e.C.Counts(e.Ctx)
 	require.NoError(t, err)
 	require.Len(t, counts, 1, "counts")
-	assert.Equal(t, queuety.JobCompleted, counts[0].Status, "counted status")
+	assert.Equal(t, queuetytype.JobCompleted, counts[0].Status, "counted status")
 	assert.Equal(t, int64(total), counts[0].Count, "completed jobs")
 }
 
@@ -620,7 +622,7 @@ func testHeartbeatFencing(t *testing.T, e *Env) {
 	require.NoError(t, engine.OfClient(e.C).Release(e.Ctx, first))
 	second := e.ClaimOne("h")
 	require.Len(t, second, 1, "claimed again after the release")
-	require.ErrorIs(t, engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":9}`)), queuety.ErrStaleAttempt, "heartbeat from a superseded attempt")
+	require.ErrorIs(t, engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":9}`)), queuetytype.ErrStaleAttempt, "heartbeat from a superseded attempt")
 	assert.Equal(t, `{"page":3}`, string(e.Job(id).HeartbeatData), "heartbeat_data after stale heartbeat")
 	assert.Equal(t, `{"page":3}`, string(second[0].Info().LastDetails), "the next attempt sees the last details")
 }
@@ -636,9 +638,9 @@ func testPurge(t *testing.T, e *Env) {
 	require.NoError(t, err, "purge")
 	assert.Equal(t, int64(1), n, "jobs purged")
 	_, err = e.C.Job(e.Ctx, old)
-	require.ErrorIs(t, err, queuety.ErrNotFound, "old job still there")
-	assert.Equal(t, queuety.JobCompleted, e.Job(recent).Status, "recent completed job")
-	assert.Equal(t, queuety.JobPending, e.Job(pending).Status, "pending job")
+	require.ErrorIs(t, err, queuetytype.ErrNotFound, "old job still there")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(recent).Status, "recent completed job")
+	assert.Equal(t, queuetytype.JobPending, e.Job(pending).Status, "pending job")
 }
 
 // testMalformedPayload runs stored payloads of every shape through a
@@ -664,9 +666,9 @@ func testMalformedPayload(t *testing.T, e *Env) {
 		{payload: `12`, err: "queuety: malformed payload JSON: phpjson: expected a JSON object, got number"},
 	}
 	ids := make([]int64, len(cases))
-	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	err := clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		for i, c := range cases {
-			j := &driver.Job{Queue: "default", Handler: "h", Payload: []byte(c.payload), Status: queuety.JobPending,
+			j := &driver.Job{Queue: "default", Handler: "h", Payload: []byte(c.payload), Status: queuetytype.JobPending,
 				MaxAttempts: 3, AvailableAt: Epoch, CreatedAt: Epoch, CostUnits: 1}
 			if err := tx.JobInsert(e.Ctx, []*driver.Job{j}); err != nil {
 				return err
@@ -693,11 +695,11 @@ func testMalformedPayload(t *testing.T, e *Env) {
 		if c.runs {
 			assert.True(t, ran, "payload %q: handler not called", c.payload)
 			assert.Equal(t, c.want, got, "payload %q: what the handler saw", c.payload)
-			assert.Equal(t, queuety.JobCompleted, j.Status, "payload %q: status", c.payload)
+			assert.Equal(t, queuetytype.JobCompleted, j.Status, "payload %q: status", c.payload)
 			continue
 		}
 		assert.False(t, ran, "payload %q: handler called", c.payload)
-		assert.Equal(t, queuety.JobBuried, j.Status, "payload %q: status", c.payload)
+		assert.Equal(t, queuetytype.JobBuried, j.Status, "payload %q: status", c.payload)
 		assert.Equal(t, 1, j.Attempts, "payload %q: buried on its first attempt", c.payload)
 		assert.True(t, strings.HasPrefix(j.ErrorMessage, c.err), "payload %q: error %q, want it to start with %q", c.payload, j.ErrorMessage, c.err)
 		buried := e.Logs(driver.LogFilter{JobID: ids[i], Event: driver.LogBuried})
@@ -719,13 +721,13 @@ func testPanic(t *testing.T, e *Env) {
 	assert.Equal(t, int64(1), st.Succeeded, "jobs succeeded")
 	assert.Equal(t, int64(1), st.Failed, "jobs failed")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status")
 	assert.Equal(t, "panic: kaboom", j.ErrorMessage, "error")
 	b := e.Logs(driver.LogFilter{JobID: id, Event: driver.LogBuried})
 	require.Len(t, b, 1, "buried logs")
 	assert.Equal(t, "panic", b[0].ErrorClass, "buried log error_class")
 	assert.Contains(t, b[0].ErrorTrace, "goroutine", "buried log error_trace")
-	assert.Equal(t, queuety.JobCompleted, e.Job(ok).Status, "other job")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(ok).Status, "other job")
 }
 
 func sha256Hex(s string) string {

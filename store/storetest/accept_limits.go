@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -35,7 +37,7 @@ func init() {
 // pending with no attempt used and no claim left on them.
 func (e *Env) pendingUntouched(h string, want int) {
 	e.T.Helper()
-	jobs := e.Jobs(driver.JobFilter{Handler: h, Status: queuety.JobPending, Limit: 1000})
+	jobs := e.Jobs(driver.JobFilter{Handler: h, Status: queuetytype.JobPending, Limit: 1000})
 	assert.Len(e.T, jobs, want, "pending jobs of %s", h)
 	for _, j := range jobs {
 		assert.Zerof(e.T, j.Attempts, "job %d attempts", j.ID)
@@ -51,7 +53,7 @@ func (e *Env) allCompletedOnce(h string, n int) {
 	jobs := e.Jobs(driver.JobFilter{Handler: h, Limit: 10000})
 	require.Len(e.T, jobs, n, "jobs of %s", h)
 	for _, j := range jobs {
-		assert.Equalf(e.T, queuety.JobCompleted, j.Status, "job %d status (%s)", j.ID, j.ErrorMessage)
+		assert.Equalf(e.T, queuetytype.JobCompleted, j.Status, "job %d status (%s)", j.ID, j.ErrorMessage)
 		assert.Equalf(e.T, 1, j.Attempts, "job %d attempts", j.ID)
 	}
 }
@@ -172,7 +174,7 @@ func testRateFromRuntime(t *testing.T, e *Env) {
 // Go's own started rows do not count twice.
 func testRateForeignStarts(t *testing.T, e *Env) {
 	one, attempt := int64(999999), 1
-	require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		return tx.LogInsert(e.Ctx, []*driver.LogEntry{{JobID: &one, Handler: "charge", Queue: "default",
 			Event: driver.LogStarted, Attempt: &attempt, CreatedAt: Epoch}})
 	}))
@@ -242,7 +244,7 @@ func testGroupEightWorkers(t *testing.T, e *Env) {
 			}()
 		}
 		wg.Wait()
-		if len(e.Jobs(driver.JobFilter{Status: queuety.JobPending, Limit: 1})) == 0 {
+		if len(e.Jobs(driver.JobFilter{Status: queuetytype.JobPending, Limit: 1})) == 0 {
 			break
 		}
 	}
@@ -287,7 +289,7 @@ func testWorkerCostBudget(t *testing.T, e *Env) {
 	assert.GreaterOrEqual(t, ct.peak.Load(), int64(4), "the budget was used")
 	e.allCompletedOnce("render", 12)
 	j := e.Job(big)
-	assert.Equal(t, queuety.JobPending, j.Status, "a job above the whole budget waits for another worker")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "a job above the whole budget waits for another worker")
 	assert.Zero(t, j.Attempts, "its attempts")
 }
 
@@ -317,7 +319,7 @@ func testFleetCostBudgets(t *testing.T, e *Env) {
 			}()
 		}
 		wg.Wait()
-		if len(e.Jobs(driver.JobFilter{Status: queuety.JobPending, Limit: 1})) == 0 {
+		if len(e.Jobs(driver.JobFilter{Status: queuetytype.JobPending, Limit: 1})) == 0 {
 			break
 		}
 	}
@@ -338,14 +340,14 @@ func testAdmissionUnclaim(t *testing.T, e *Env) {
 	before := e.Job(second)
 	adm := engine.NewAdmission(engine.Limits{}, nil)
 	e.Clock.Advance(3 * time.Second)
-	got, err := engine.OfClient(e.C).Claim(e.Ctx, engine.ClaimRequest{Queues: []string{queuety.DefaultQueue},
+	got, err := engine.OfClient(e.C).Claim(e.Ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
 		Handlers: []string{"solo"}, Limit: 10, Admission: adm})
 	require.NoError(t, err, "claim")
 	assert.Empty(t, got, "the group is full")
 	assert.Equal(t, before, e.Job(second), "row after the claim handed it back")
 	assert.False(t, adm.NextFree(e.Clock.Now()).After(e.Clock.Now()), "groups set no wake-up time")
 	e.completeAll(running, first)
-	got, err = engine.OfClient(e.C).Claim(e.Ctx, engine.ClaimRequest{Queues: []string{queuety.DefaultQueue},
+	got, err = engine.OfClient(e.C).Claim(e.Ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
 		Handlers: []string{"solo"}, Limit: 10, Admission: adm})
 	require.NoError(t, err, "claim")
 	assert.Equal(t, []int64{second}, IDs(got), "claimed once the first completed")
@@ -386,7 +388,7 @@ func testResourceValidation(t *testing.T, e *Env) {
 		"window under 1 s":    {queuety.RateLimit(5, time.Millisecond)},
 	} {
 		_, err := e.C.Dispatch(e.Ctx, "h", nil, opts...)
-		assert.ErrorIs(t, err, queuety.ErrInvalidArgument, name)
+		assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, name)
 	}
 	id := e.Dispatch("h", nil, queuety.ConcurrencyGroup(" reports "), queuety.CostUnits(7))
 	j := e.Job(id)

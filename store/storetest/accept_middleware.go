@@ -12,9 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/middleware"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -99,7 +101,7 @@ func testMiddlewareOrder(t *testing.T, e *Env) {
 	assert.Equal(t, "ordered", invs[0].Job.Handler, "handler")
 	assert.Equal(t, 1, invs[0].Job.Attempt, "attempt")
 	assert.Same(t, e.C, invs[0].Client, "client")
-	assert.Equal(t, queuety.JobCompleted, e.Job(id).Status, "job")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(id).Status, "job")
 
 	rec.log = nil
 	wf := e.Start(queuety.WorkflowDefinition{Name: "mw_flow", Steps: steps("step")}, queuety.State{"k": "v"})
@@ -125,7 +127,7 @@ func testMiddlewareRelease(t *testing.T, e *Env) {
 	st := e.Drain(w)
 	assert.Equal(t, int64(1), st.HandedBack, "handed back")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobPending, j.Status, "status after a release")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "status after a release")
 	assert.Equal(t, 0, j.Attempts, "a release uses no attempt")
 	assert.Equal(t, Epoch.Add(30*time.Second), j.AvailableAt, "due after the release delay")
 	assert.Empty(t, e.Logs(driver.LogFilter{JobID: id}), "a release writes no log rows")
@@ -133,7 +135,7 @@ func testMiddlewareRelease(t *testing.T, e *Env) {
 	e.Clock.Advance(30 * time.Second)
 	e.Drain(w)
 	j = e.Job(id)
-	assert.Equal(t, queuety.JobCompleted, j.Status, "status")
+	assert.Equal(t, queuetytype.JobCompleted, j.Status, "status")
 	assert.Equal(t, 1, j.Attempts, "attempts")
 	assert.Equal(t, int64(2), calls.Load(), "handler calls")
 }
@@ -155,9 +157,9 @@ func testMiddlewareTimeout(t *testing.T, e *Env) {
 
 	var te *middleware.TimeoutError
 	require.ErrorAs(t, cause, &te, "the handler's ctx cause")
-	assert.Equal(t, queuety.JobCompleted, e.Job(fast).Status, "a handler within its timeout")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(fast).Status, "a handler within its timeout")
 	j := e.Job(slow)
-	assert.Equal(t, queuety.JobPending, j.Status, "timed-out attempt is retried")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "timed-out attempt is retried")
 	assert.Equal(t, 1, j.Attempts, "attempts")
 	failed := e.Logs(driver.LogFilter{JobID: slow, Event: driver.LogFailed})
 	require.Len(t, failed, 1, "failed log rows")
@@ -171,7 +173,7 @@ func testMiddlewareTimeout(t *testing.T, e *Env) {
 func (e *Env) lockRow(key string) *driver.Lock {
 	e.T.Helper()
 	var l *driver.Lock
-	require.NoError(e.T, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) (err error) {
+	require.NoError(e.T, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) (err error) {
 		l, err = tx.LockGet(e.Ctx, key, driver.LockNone)
 		if errors.Is(err, driver.ErrNotFound) {
 			l, err = nil, nil
@@ -197,10 +199,10 @@ func testOverlapLockHeld(t *testing.T, e *Env) {
 	e.Drain(w)
 	assert.Zero(t, runs.Load(), "handler runs while the key is locked")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobPending, j.Status, "handed back")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "handed back")
 	assert.Equal(t, 0, j.Attempts, "no attempt used")
 	assert.Equal(t, Epoch.Add(10*time.Second), j.AvailableAt, "due after the release delay")
-	assert.Equal(t, queuety.JobCompleted, e.Job(skip).Status, "SkipWhenLocked completes the job without running it")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(skip).Status, "SkipWhenLocked completes the job without running it")
 
 	e.Clock.Advance(10 * time.Second)
 	e.Drain(w)
@@ -212,7 +214,7 @@ func testOverlapLockHeld(t *testing.T, e *Env) {
 	e.Clock.Advance(291 * time.Second) // +301 s: past the expiry (expires_at < now, in whole seconds)
 	e.Drain(w)
 	assert.Equal(t, int64(1), runs.Load(), "handler runs once the lock expired")
-	assert.Equal(t, queuety.JobCompleted, e.Job(id).Status, "job")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(id).Status, "job")
 	assert.Nil(t, e.lockRow("imports"), "lock row after the run")
 }
 
@@ -273,7 +275,7 @@ func testOverlapFleet(t *testing.T, e *Env) {
 	for _, id := range ids {
 		assert.Equalf(t, 1, runs[id], "runs of job %d", id)
 		j := e.Job(id)
-		assert.Equalf(t, queuety.JobCompleted, j.Status, "job %d", id)
+		assert.Equalf(t, queuetytype.JobCompleted, j.Status, "job %d", id)
 		assert.Equalf(t, 1, j.Attempts, "attempts of job %d: releases use none", id)
 	}
 	assert.Nil(t, e.lockRow("fleet-key"), "lock row at the end")
@@ -293,7 +295,7 @@ func testThrottlesExceptions(t *testing.T, e *Env) {
 	e.Drain(w)
 	assert.Equal(t, int64(2), calls.Load(), "handler calls before the throttle")
 	for _, id := range ids {
-		assert.Equal(t, queuety.JobBuried, e.Job(id).Status, "job %d", id)
+		assert.Equal(t, queuetytype.JobBuried, e.Job(id).Status, "job %d", id)
 	}
 	third := e.Logs(driver.LogFilter{JobID: ids[2], Event: driver.LogBuried})
 	require.Len(t, third, 1)

@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -34,7 +36,7 @@ func init() {
 // insertLogs writes log rows directly, as Queuety PHP's Logger would.
 func (e *Env) insertLogs(entries ...*driver.LogEntry) {
 	e.T.Helper()
-	require.NoError(e.T, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error { return tx.LogInsert(e.Ctx, entries) }), "insert logs")
+	require.NoError(e.T, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error { return tx.LogInsert(e.Ctx, entries) }), "insert logs")
 }
 
 // testBuryJob: a manual bury writes the row wp queuety bury writes
@@ -47,27 +49,27 @@ func testBuryJob(t *testing.T, e *Env) {
 	e.Clock.Advance(1500 * time.Millisecond)
 	require.NoError(t, e.C.BuryJob(e.Ctx, id, ""))
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status")
 	assert.Equal(t, Epoch.Add(time.Second), j.FailedAt, "failed_at: now, in whole seconds")
 	assert.Equal(t, "Manually buried via CLI.", j.ErrorMessage, "error_message")
 	assert.Equal(t, before.Attempts, j.Attempts, "attempts")
 	assert.Equal(t, before.AvailableAt, j.AvailableAt, "available_at")
 	assert.Equal(t, before.Payload, j.Payload, "payload")
 	assert.Empty(t, e.Logs(driver.LogFilter{JobID: id}), "log rows (wp queuety bury writes none)")
-	require.ErrorIs(t, e.C.BuryJob(e.Ctx, id, ""), queuety.ErrInvalidState, "bury a buried job")
-	require.ErrorIs(t, e.C.BuryJob(e.Ctx, 999999, ""), queuety.ErrNotFound, "bury a missing job")
+	require.ErrorIs(t, e.C.BuryJob(e.Ctx, id, ""), queuetytype.ErrInvalidState, "bury a buried job")
+	require.ErrorIs(t, e.C.BuryJob(e.Ctx, 999999, ""), queuetytype.ErrNotFound, "bury a missing job")
 
 	done := e.Dispatch("done", nil)
 	e.completeAll(e.ClaimOne("done"), done)
-	require.ErrorIs(t, e.C.BuryJob(e.Ctx, done, ""), queuety.ErrInvalidState, "bury a completed job")
-	assert.Equal(t, queuety.JobCompleted, e.Job(done).Status, "the completed job")
+	require.ErrorIs(t, e.C.BuryJob(e.Ctx, done, ""), queuetytype.ErrInvalidState, "bury a completed job")
+	assert.Equal(t, queuetytype.JobCompleted, e.Job(done).Status, "the completed job")
 
 	running := e.Dispatch("slow", nil)
 	claim := e.ClaimOne("slow")
 	require.NoError(t, e.C.BuryJob(e.Ctx, running, "poison payload"))
 	assert.Equal(t, "poison payload", e.Job(running).ErrorMessage, "custom message")
-	require.ErrorIs(t, e.Complete(claim...)[0], queuety.ErrStaleAttempt, "the late result of the buried job's attempt")
-	assert.Equal(t, queuety.JobBuried, e.Job(running).Status, "status after the late result")
+	require.ErrorIs(t, e.Complete(claim...)[0], queuetytype.ErrStaleAttempt, "the late result of the buried job's attempt")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(running).Status, "status after the late result")
 }
 
 // testBuryWorkflowStep: burying a running workflow's step is a step that
@@ -78,14 +80,14 @@ func testBuryWorkflowStep(t *testing.T, e *Env) {
 	step := e.OneJob(driver.JobFilter{WorkflowID: id})
 	require.NoError(t, e.C.BuryJob(e.Ctx, step.ID, ""))
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "workflow status")
-	assert.Equal(t, queuety.ManualBuryMessage, wf.ErrorMessage, "workflow error")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "workflow status")
+	assert.Equal(t, queuetytype.ManualBuryMessage, wf.ErrorMessage, "workflow error")
 	failed := e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogWorkflowFailed})
 	if assert.Len(t, failed, 1, "workflow_failed rows") {
 		require.NotNil(t, failed[0].JobID, "workflow_failed job_id")
 		assert.Equal(t, step.ID, *failed[0].JobID, "workflow_failed names the buried job")
 	}
-	assert.Equal(t, queuety.JobBuried, e.Job(step.ID).Status, "step job")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(step.ID).Status, "step job")
 
 	require.NoError(t, e.C.RetryWorkflow(e.Ctx, id), "retry after a manual bury")
 	w := e.Worker(nil)
@@ -93,7 +95,7 @@ func testBuryWorkflowStep(t *testing.T, e *Env) {
 		w.HandleStep(h, func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	}
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "workflow after retry")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "workflow after retry")
 }
 
 // testDeleteJob: delete removes the row and keeps its log rows; an open
@@ -105,17 +107,17 @@ func testDeleteJob(t *testing.T, e *Env) {
 	require.NotZero(t, logs, "the job's log rows")
 	require.NoError(t, e.C.DeleteJob(e.Ctx, id))
 	_, err := e.C.Job(e.Ctx, id)
-	require.ErrorIs(t, err, queuety.ErrNotFound, "deleted job")
+	require.ErrorIs(t, err, queuetytype.ErrNotFound, "deleted job")
 	assert.Len(t, e.Logs(driver.LogFilter{JobID: id}), logs, "log rows kept")
-	require.ErrorIs(t, e.C.DeleteJob(e.Ctx, id), queuety.ErrNotFound, "delete twice")
+	require.ErrorIs(t, e.C.DeleteJob(e.Ctx, id), queuetytype.ErrNotFound, "delete twice")
 
 	pending := e.Dispatch("h", nil)
 	require.NoError(t, e.C.DeleteJob(e.Ctx, pending), "delete a pending plain job")
 
 	wf := e.Start(queuety.WorkflowDefinition{Name: "crm", Steps: steps("a")}, nil)
 	step := e.OneJob(driver.JobFilter{WorkflowID: wf})
-	require.ErrorIs(t, e.C.DeleteJob(e.Ctx, step.ID), queuety.ErrInvalidState, "delete the open step of a running workflow")
-	assert.Equal(t, queuety.JobPending, e.Job(step.ID).Status, "the refused step")
+	require.ErrorIs(t, e.C.DeleteJob(e.Ctx, step.ID), queuetytype.ErrInvalidState, "delete the open step of a running workflow")
+	assert.Equal(t, queuetytype.JobPending, e.Job(step.ID).Status, "the refused step")
 	require.NoError(t, e.C.CancelWorkflow(e.Ctx, wf))
 	require.NoError(t, e.C.DeleteJob(e.Ctx, step.ID), "delete a step of a cancelled workflow")
 }
@@ -133,7 +135,7 @@ func testRetryBuriedFilter(t *testing.T, e *Env) {
 	live := e.Dispatch("send", nil, queuety.OnQueue("mail"))
 	// mail1 runs out of attempts the way a worker buries it.
 	require.NoError(t, e.Fail(e.ClaimFrom(e.C, []string{"mail"}, 1, "send")[0], errors.New("smtp down")))
-	require.Equal(t, queuety.JobBuried, e.Job(mail1).Status, "mail1 buried by its failure")
+	require.Equal(t, queuetytype.JobBuried, e.Job(mail1).Status, "mail1 buried by its failure")
 	bury(mail2)
 	bury(def)
 	wf := e.Start(queuety.WorkflowDefinition{Name: "crm", Steps: steps("a")}, nil)
@@ -141,11 +143,11 @@ func testRetryBuriedFilter(t *testing.T, e *Env) {
 	bury(step.ID)
 
 	e.Clock.Advance(time.Minute)
-	n, err := e.C.RetryBuried(e.Ctx, queuety.BuriedFilter{Queue: "mail", Handler: "send"})
+	n, err := e.C.RetryBuried(e.Ctx, queuetytype.BuriedFilter{Queue: "mail", Handler: "send"})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "retried with queue and handler")
 	j := e.Job(mail1)
-	assert.Equal(t, queuety.JobPending, j.Status, "status")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "status")
 	assert.Equal(t, 0, j.Attempts, "attempts reset")
 	assert.Equal(t, Epoch.Add(time.Minute), j.AvailableAt, "due now")
 	assert.Empty(t, j.ErrorMessage, "error_message cleared")
@@ -158,17 +160,17 @@ func testRetryBuriedFilter(t *testing.T, e *Env) {
 		assert.Equal(t, "mail", last.Queue, "queue")
 		assert.Equal(t, "send", last.Handler, "handler")
 	}
-	assert.Equal(t, queuety.JobBuried, e.Job(mail2).Status, "other handler left")
-	assert.Equal(t, queuety.JobBuried, e.Job(def).Status, "other queue left")
-	assert.Equal(t, queuety.JobPending, e.Job(live).Status, "pending job untouched")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(mail2).Status, "other handler left")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(def).Status, "other queue left")
+	assert.Equal(t, queuetytype.JobPending, e.Job(live).Status, "pending job untouched")
 
-	n, err = e.C.RetryBuried(e.Ctx, queuety.BuriedFilter{})
+	n, err = e.C.RetryBuried(e.Ctx, queuetytype.BuriedFilter{})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), n, "retried without a filter")
-	assert.Equal(t, queuety.JobPending, e.Job(mail2).Status, "mail2")
-	assert.Equal(t, queuety.JobPending, e.Job(def).Status, "def")
-	assert.Equal(t, queuety.JobBuried, e.Job(step.ID).Status, "workflow step left for workflow retry")
-	n, err = e.C.RetryBuried(e.Ctx, queuety.BuriedFilter{})
+	assert.Equal(t, queuetytype.JobPending, e.Job(mail2).Status, "mail2")
+	assert.Equal(t, queuetytype.JobPending, e.Job(def).Status, "def")
+	assert.Equal(t, queuetytype.JobBuried, e.Job(step.ID).Status, "workflow step left for workflow retry")
+	n, err = e.C.RetryBuried(e.Ctx, queuetytype.BuriedFilter{})
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing left to retry")
 }
@@ -184,11 +186,11 @@ func testRetryBuriedBatches(t *testing.T, e *Env) {
 	for _, id := range ids[:210] {
 		require.NoError(t, e.C.BuryJob(e.Ctx, id, ""))
 	}
-	n, err := e.C.RetryBuried(e.Ctx, queuety.BuriedFilter{Handler: "bulk"})
+	n, err := e.C.RetryBuried(e.Ctx, queuetytype.BuriedFilter{Handler: "bulk"})
 	require.NoError(t, err)
 	assert.Equal(t, int64(210), n, "retried")
-	assert.Empty(t, e.Jobs(driver.JobFilter{Status: queuety.JobBuried}), "buried jobs left")
-	assert.Len(t, e.Jobs(driver.JobFilter{Status: queuety.JobPending, Limit: 1000}), 230, "pending jobs")
+	assert.Empty(t, e.Jobs(driver.JobFilter{Status: queuetytype.JobBuried}), "buried jobs left")
+	assert.Len(t, e.Jobs(driver.JobFilter{Status: queuetytype.JobPending, Limit: 1000}), 230, "pending jobs")
 }
 
 // testRecoverStaleClient: Client.RecoverStale retries a job whose worker
@@ -201,18 +203,18 @@ func testRecoverStaleClient(t *testing.T, e *Env) {
 	n, err := e.C.RecoverStale(e.Ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n, "fresh claims recovered")
-	e.Clock.Advance(queuety.DefaultLeaseTimeout + time.Second)
+	e.Clock.Advance(queuetytype.DefaultLeaseTimeout + time.Second)
 	n, err = e.C.RecoverStale(e.Ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n, "recovered")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "job without attempts left")
-	assert.Equal(t, queuety.StaleMessage, j.ErrorMessage, "error")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "job without attempts left")
+	assert.Equal(t, queuetytype.StaleMessage, j.ErrorMessage, "error")
 	buried := e.Logs(driver.LogFilter{JobID: id, Event: driver.LogBuried})
 	if assert.Len(t, buried, 1, "buried rows") {
-		assert.Equal(t, queuety.StaleMessage, buried[0].ErrorMessage, "buried row error")
+		assert.Equal(t, queuetytype.StaleMessage, buried[0].ErrorMessage, "buried row error")
 	}
-	assert.Equal(t, queuety.JobPending, e.Job(retry).Status, "job with attempts left")
+	assert.Equal(t, queuetytype.JobPending, e.Job(retry).Status, "job with attempts left")
 	assert.Equal(t, "retried", strings.Join(e.Events(driver.LogFilter{JobID: retry}), ","), "log of the retried job")
 }
 
@@ -238,7 +240,7 @@ func testPurgeLogs(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "second purge")
 	_, err = e.C.PurgeLogs(e.Ctx, -time.Hour)
-	require.ErrorIs(t, err, queuety.ErrInvalidArgument, "negative age")
+	require.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "negative age")
 }
 
 // testHandlerMetrics: the per-handler numbers Queuety's
@@ -267,7 +269,7 @@ func testHandlerMetrics(t *testing.T, e *Env) {
 	e.insertLogs(rows...)
 	got, err := e.C.HandlerMetrics(e.Ctx, time.Hour)
 	require.NoError(t, err)
-	want := []queuety.HandlerMetric{
+	want := []queuetytype.HandlerMetric{
 		{Handler: "a", Completed: 11, Failed: 3, AvgMS: 55, P95MS: 100, ErrorRate: 0.2143},
 		{Handler: "b", Completed: 0, Failed: 1, ErrorRate: 1},
 		{Handler: "c", Completed: 3, AvgMS: 1.67, P95MS: 2},
@@ -279,7 +281,7 @@ func testHandlerMetrics(t *testing.T, e *Env) {
 	assert.Equal(t, int64(12), got[0].Completed, "a in 3 hours")
 	assert.Equal(t, float64(9999), got[0].P95MS, "p95 in 3 hours: the slowest of 11")
 	_, err = e.C.HandlerMetrics(e.Ctx, 0)
-	require.ErrorIs(t, err, queuety.ErrInvalidArgument, "zero window")
+	require.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "zero window")
 }
 
 // testRemoveScheduleByHandler: a schedule is removed by its handler name,
@@ -293,10 +295,10 @@ func testRemoveScheduleByHandler(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	assert.Equal(t, id, got, "removed schedule id")
 	_, err = e.C.ScheduleByID(e.Ctx, id)
-	require.ErrorIs(t, err, queuety.ErrNotFound, "removed schedule")
+	require.ErrorIs(t, err, queuetytype.ErrNotFound, "removed schedule")
 	_, err = e.C.ScheduleByID(e.Ctx, keep)
 	require.NoError(t, err, "other schedule kept")
 	_, err = e.C.RemoveScheduleByHandler(e.Ctx, "cleanup")
-	require.ErrorIs(t, err, queuety.ErrNotFound, "remove twice")
+	require.ErrorIs(t, err, queuetytype.ErrNotFound, "remove twice")
 	require.ErrorContains(t, err, fmt.Sprintf("%q", "cleanup"), "the error names the handler")
 }

@@ -7,6 +7,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/queuetytype"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,14 +36,14 @@ func testForEachReducer(t *testing.T, e *Env) {
 		ForEach("nums", "square", builder.Reducer("sum_squares"), builder.ResultKey("sq")).
 		Then("after")
 	id := e.startB(b, queuety.State{"nums": []any{1, 2, 3}})
-	var got []queuety.ForEachResult
+	var got []queuetytype.ForEachResult
 	var sawAgg atomic.Bool
 	w := e.Worker(nil)
 	w.HandleForEach("square", func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
 		n, _ := item.(int64)
 		return queuety.State{"sq": n * n}, nil
 	})
-	w.HandleReducer("sum_squares", func(_ context.Context, s queuety.State, r queuety.ForEachResult) (queuety.State, error) {
+	w.HandleReducer("sum_squares", func(_ context.Context, s queuety.State, r queuetytype.ForEachResult) (queuety.State, error) {
 		got = append(got, r)
 		_, ok := s["sq"].(map[string]any)
 		sawAgg.Store(ok)
@@ -59,7 +61,7 @@ func testForEachReducer(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	require.Len(t, got, 1, "reducer calls")
 	r := got[0]
 	assert.Equal(t, "all", r.Mode, "mode")
@@ -88,9 +90,9 @@ func (e *Env) reducerFailure(reg *queuety.Registry) (int64, *engine.Claimed, err
 	id := e.startB(b, queuety.State{"items": []any{"x", "y"}})
 	e.expandForEach()
 	br := e.branchesByIndex("branch", 2)
-	require.NoError(e.T, e.finish(br[0], queuety.State{"v": 1}, nil, reg))
+	require.NoError(e.T, e.finish(br[0], queuety.State{"v": 1}, nil, clientseam.Functions(reg)))
 	done := make(chan error, 1)
-	go func() { done <- e.finish(br[1], queuety.State{"v": 2}, nil, reg) }()
+	go func() { done <- e.finish(br[1], queuety.State{"v": 2}, nil, clientseam.Functions(reg)) }()
 	select {
 	case err := <-done:
 		return id, br[1], err
@@ -107,11 +109,11 @@ func (e *Env) checkReducerFailed(id int64, last *engine.Claimed, finishErr error
 	t.Helper()
 	assert.NoError(t, finishErr, "recording a result whose reducer fails must not be a database error")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, wf.ErrorMessage, want, "workflow error")
 	assert.Equal(t, 0, wf.CurrentStep, "current step")
 	j := e.Job(last.Job.ID)
-	assert.Equal(t, queuety.JobBuried, j.Status, "settling branch job")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "settling branch job")
 	assert.Contains(t, j.ErrorMessage, want, "settling branch job error")
 	assert.Empty(t, e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "after"}), "next step enqueued")
 	_, has := e.State(id)["items_results"]
@@ -120,7 +122,7 @@ func (e *Env) checkReducerFailed(id int64, last *engine.Claimed, finishErr error
 
 func testForEachReducerError(t *testing.T, e *Env) {
 	reg := queuety.NewRegistry()
-	reg.HandleReducer("reduce", func(context.Context, queuety.State, queuety.ForEachResult) (queuety.State, error) {
+	reg.HandleReducer("reduce", func(context.Context, queuety.State, queuetytype.ForEachResult) (queuety.State, error) {
 		return nil, errors.New("ledger closed")
 	})
 	id, last, err := e.reducerFailure(reg)
@@ -129,7 +131,7 @@ func testForEachReducerError(t *testing.T, e *Env) {
 
 func testForEachReducerPanic(t *testing.T, e *Env) {
 	reg := queuety.NewRegistry()
-	reg.HandleReducer("reduce", func(context.Context, queuety.State, queuety.ForEachResult) (queuety.State, error) {
+	reg.HandleReducer("reduce", func(context.Context, queuety.State, queuetytype.ForEachResult) (queuety.State, error) {
 		panic("reducer exploded")
 	})
 	id, last, err := e.reducerFailure(reg)
@@ -161,17 +163,17 @@ func testForEachReducerDefer(t *testing.T, e *Env) {
 	e.Drain(lacking)
 	assert.Zero(t, lackingCalls.Load(), "branches run by a worker without the reducer")
 	for _, j := range e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "branch"}) {
-		assert.Equal(t, queuety.JobPending, j.Status, "branch %d status", j.ID)
+		assert.Equal(t, queuetytype.JobPending, j.Status, "branch %d status", j.ID)
 		assert.Zero(t, j.Attempts, "branch %d attempts (deferring uses none)", j.ID)
 		assert.Equal(t, Epoch.Add(worker.DeferDelay), j.AvailableAt, "branch %d due after the defer delay", j.ID)
 	}
 	full := e.Worker(nil)
 	full.HandleForEach("branch", branch)
-	full.HandleReducer("sum", func(_ context.Context, _ queuety.State, r queuety.ForEachResult) (queuety.State, error) {
+	full.HandleReducer("sum", func(_ context.Context, _ queuety.State, r queuetytype.ForEachResult) (queuety.State, error) {
 		return queuety.State{"n": r.Succeeded}, nil
 	})
 	e.Clock.Advance(worker.DeferDelay)
 	e.Drain(full)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	assert.Equal(t, int64(2), e.State(id)["n"], "reducer output")
 }

@@ -7,6 +7,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/queuetytype"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,7 +65,7 @@ func testRepeatUntil(t *testing.T, e *Env) {
 	var incs, dones atomic.Int64
 	e.Drain(e.repeatWorker(&incs, &dones))
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	assert.Equal(t, int64(3), e.State(id)["counter"], "counter")
 	assert.Equal(t, int64(3), incs.Load(), "increment calls")
 	assert.Equal(t, int64(1), dones.Load(), "done calls")
@@ -91,7 +93,7 @@ func testRepeatWhileCondition(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
+	require.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status (error %q)", wf.ErrorMessage)
 	assert.Equal(t, int64(4), e.State(id)["counter"], "counter")
 	assert.Equal(t, int64(4), checks.Load(), "condition calls")
 	assert.Equal(t, int64(1), dones.Load(), "done calls")
@@ -110,7 +112,7 @@ func testRepeatMaxIterations(t *testing.T, e *Env) {
 	var incs, dones atomic.Int64
 	e.Drain(e.repeatWorker(&incs, &dones))
 	wf := e.Workflow(id)
-	require.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	require.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, wf.ErrorMessage, "exceeded max_iterations of 2", "error")
 	assert.Contains(t, wf.ErrorMessage, "'loop'", "error names the step")
 	assert.Equal(t, int64(3), incs.Load(), "increment calls (the first run and two iterations)")
@@ -120,7 +122,7 @@ func testRepeatMaxIterations(t *testing.T, e *Env) {
 	require.Len(t, last, 3, "repeat jobs")
 	buried := 0
 	for _, j := range last {
-		if j.Status == queuety.JobBuried {
+		if j.Status == queuetytype.JobBuried {
 			buried++
 			assert.Equal(t, 1, j.Attempts, "the breach is final")
 			assert.True(t, strings.Contains(j.ErrorMessage, "max_iterations"), "buried repeat job error %q", j.ErrorMessage)
@@ -144,7 +146,7 @@ func (e *Env) repeatConditionFailure(reg *queuety.Registry, want string) {
 	require.NoError(t, e.finish(inc[0], queuety.State{"counter": 1}, nil, nil))
 	rep := e.ClaimOne(engine.HandlerRepeat)
 	done := make(chan error, 1)
-	go func() { done <- e.finish(rep[0], nil, nil, reg) }()
+	go func() { done <- e.finish(rep[0], nil, nil, clientseam.Functions(reg)) }()
 	var err error
 	select {
 	case err = <-done:
@@ -153,10 +155,10 @@ func (e *Env) repeatConditionFailure(reg *queuety.Registry, want string) {
 	}
 	assert.NoError(t, err, "recording a repeat whose condition fails must not be a database error")
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, wf.ErrorMessage, want, "workflow error")
 	j := e.Job(rep[0].Job.ID)
-	assert.NotEqual(t, queuety.JobProcessing, j.Status, "repeat job left processing")
+	assert.NotEqual(t, queuetytype.JobProcessing, j.Status, "repeat job left processing")
 	assert.Empty(t, e.Jobs(driver.JobFilter{WorkflowID: id, Handler: "done"}), "next step enqueued")
 }
 
@@ -185,7 +187,7 @@ func testRepeatConditionDefer(t *testing.T, e *Env) {
 	lacking.HandleStep("inc", inc)
 	e.Drain(lacking)
 	placeholder := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "__queuety_repeat"})
-	assert.Equal(t, queuety.JobPending, placeholder.Status, "repeat placeholder status")
+	assert.Equal(t, queuetytype.JobPending, placeholder.Status, "repeat placeholder status")
 	assert.Zero(t, placeholder.Attempts, "repeat placeholder attempts")
 	full := e.Worker(nil)
 	full.HandleStep("inc", inc)
@@ -195,6 +197,6 @@ func testRepeatConditionDefer(t *testing.T, e *Env) {
 	})
 	e.Clock.Advance(worker.DeferDelay)
 	e.Drain(full)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	assert.Equal(t, int64(2), e.State(id)["counter"], "counter")
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -265,7 +267,7 @@ func testWorkflowSchedule(t *testing.T, e *Env) {
 	wfs := e.Workflows(driver.WorkflowFilter{Name: "nightly_report"})
 	require.Len(t, wfs, 2, "workflows")
 	for _, wf := range wfs {
-		assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(wf.ID).Status, "status")
+		assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(wf.ID).Status, "status")
 		assert.Equal(t, "pdf", e.State(wf.ID).String("built"), "state flowed")
 		assert.Equal(t, time.Hour, e.Workflow(wf.ID).DeadlineAt.Sub(e.Workflow(wf.ID).StartedAt), "deadline kept from the definition")
 	}
@@ -307,7 +309,7 @@ func testScheduleValidation(t *testing.T, e *Env) {
 	}
 	for name, b := range cases {
 		_, err := b.Save(e.Ctx)
-		assert.ErrorIs(t, err, queuety.ErrInvalidArgument, name)
+		assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, name)
 	}
 	assert.Empty(t, e.schedules(), "schedules written")
 }
@@ -325,8 +327,8 @@ func testScheduleOps(t *testing.T, e *Env) {
 	assert.Equal(t, "ping", e.Job(ref).Handler, "job from run-now")
 	require.NoError(t, e.C.RemoveSchedule(e.Ctx, id))
 	_, err = e.C.ScheduleByID(e.Ctx, id)
-	require.ErrorIs(t, err, queuety.ErrNotFound, "removed schedule still there")
-	require.ErrorIs(t, e.C.RemoveSchedule(e.Ctx, id), queuety.ErrNotFound, "remove twice")
+	require.ErrorIs(t, err, queuetytype.ErrNotFound, "removed schedule still there")
+	require.ErrorIs(t, e.C.RemoveSchedule(e.Ctx, id), queuetytype.ErrNotFound, "remove twice")
 }
 
 func testIntervalStrings(t *testing.T, e *Env) {
@@ -400,7 +402,7 @@ func testStoredInPHPForm(t *testing.T, e *Env) {
 	}
 	for _, bad := range []string{"@every", "@every soon", "@every 0s", "@fortnightly"} {
 		_, err := e.C.Schedule("bad", nil).Cron(bad).Save(e.Ctx)
-		assert.ErrorIsf(t, err, queuety.ErrInvalidArgument, "Cron(%q)", bad)
+		assert.ErrorIsf(t, err, queuetytype.ErrInvalidArgument, "Cron(%q)", bad)
 	}
 }
 
@@ -422,7 +424,7 @@ func testUnreadableSchedule(t *testing.T, e *Env) {
 	} {
 		s := e.schedule(id)
 		mutate(s)
-		require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error { return tx.ScheduleSave(e.Ctx, s) }))
+		require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error { return tx.ScheduleSave(e.Ctx, s) }))
 	}
 
 	e.Clock.Advance(time.Minute)

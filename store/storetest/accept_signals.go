@@ -12,6 +12,7 @@ import (
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -38,11 +39,11 @@ func testWaitForSignals(t *testing.T, e *Env) {
 	w.HandleStep("next", recordState(&got))
 	e.Drain(w)
 	for _, id := range []int64{all, anyID} {
-		require.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "workflow %d waits", id)
+		require.Equal(t, queuetytype.WorkflowWaitingForSignal, e.Workflow(id).Status, "workflow %d waits", id)
 		require.NoError(t, e.C.Signal(e.Ctx, id, "finance", queuety.State{"budget": 10}))
 	}
-	assert.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(all).Status, "all: one of two signals is not enough")
-	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(anyID).Status, "any: the first signal settles it")
+	assert.Equal(t, queuetytype.WorkflowWaitingForSignal, e.Workflow(all).Status, "all: one of two signals is not enough")
+	assert.Equal(t, queuetytype.WorkflowRunning, e.Workflow(anyID).Status, "any: the first signal settles it")
 	require.NoError(t, e.C.Signal(e.Ctx, all, "legal", queuety.State{"ok": true}))
 	e.Drain(w)
 	st, _ := got.Load(all)
@@ -54,7 +55,7 @@ func testWaitForSignals(t *testing.T, e *Env) {
 	v, _ := raw.Get("_steps")
 	assert.Contains(t, string(mustMarshal(t, v)), `"name":"wait_for_signals_0","signal_name":"legal","signal_names":["legal","finance"],"wait_mode":"all"`,
 		"encoded as Queuety's wait_for_signals()")
-	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status")
 }
 
 func testHumanWaits(t *testing.T, e *Env) {
@@ -120,7 +121,7 @@ func testApprovalRace(t *testing.T, e *Env) {
 			// and is refused.
 			_, err := approver.Approve(context.Background(), id, queuety.State{"by": "ops"})
 			if err != nil {
-				assert.ErrorIs(t, err, queuety.ErrInvalidState, "approve")
+				assert.ErrorIs(t, err, queuetytype.ErrInvalidState, "approve")
 			}
 			answered.Store(id, err == nil)
 		}()
@@ -133,7 +134,7 @@ func testApprovalRace(t *testing.T, e *Env) {
 	wg.Wait()
 	e.Drain(w)
 	for _, id := range ids {
-		assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "workflow %d", id)
+		assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "workflow %d", id)
 		st := e.State(id)
 		timedOut, ok := st[queuety.TimedOutKey("approval")].(bool)
 		require.Truef(t, ok, "workflow %d: no timed-out marker in %v", id, st)

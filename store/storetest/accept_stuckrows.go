@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -37,19 +39,19 @@ func testStaleWithoutReservedAt(t *testing.T, e *Env) {
 	fresh := unreserved(1)
 	fresh.ReservedAt = e.Clock.Now()
 	jobs := []*driver.Job{unreserved(1), unreserved(3), fresh}
-	require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error { return tx.JobInsert(e.Ctx, jobs) }))
+	require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error { return tx.JobInsert(e.Ctx, jobs) }))
 	retried, buried, running := jobs[0].ID, jobs[1].ID, jobs[2].ID
 
 	assert.Equal(t, 2, e.recoverStale(), "recovered")
 	j := e.Job(retried)
-	assert.Equal(t, queuety.JobPending, j.Status, "the row with attempts left: status")
+	assert.Equal(t, queuetytype.JobPending, j.Status, "the row with attempts left: status")
 	assert.Equal(t, 1, j.Attempts, "the row with attempts left: attempts")
 	assert.Equal(t, "retried", strings.Join(e.Events(driver.LogFilter{JobID: retried}), ","), "the row with attempts left: logs")
 	j = e.Job(buried)
-	assert.Equal(t, queuety.JobBuried, j.Status, "the row without attempts left: status")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "the row without attempts left: status")
 	assert.Equal(t, "Stale: the job was processing with no reserved_at (no claim time), so no worker held it.", j.ErrorMessage, "error")
 	assert.Equal(t, "buried", strings.Join(e.Events(driver.LogFilter{JobID: buried}), ","), "the row without attempts left: logs")
-	assert.Equal(t, queuety.JobProcessing, e.Job(running).Status, "the row claimed just now")
+	assert.Equal(t, queuetytype.JobProcessing, e.Job(running).Status, "the row claimed just now")
 	assert.Equal(t, 0, e.recoverStale(), "recovered by a second sweep")
 }
 
@@ -62,7 +64,7 @@ func testStaleWithoutReservedAt(t *testing.T, e *Env) {
 func testOverrunFailed(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "two", Steps: steps("a", "b")}
 	stuck, fine := e.Start(def, nil), e.Start(def, nil)
-	require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		wf, err := tx.WorkflowGet(e.Ctx, stuck, driver.LockUpdate)
 		if err != nil {
 			return err
@@ -79,7 +81,7 @@ func testOverrunFailed(t *testing.T, e *Env) {
 	wf := e.Workflow(stuck)
 	want := fmt.Sprintf("Workflow %d is at step 5 of 2: its current step is past its last step, so no step can run. "+
 		"It was failed by the engine's sweep; its state is kept.", stuck)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, want, wf.ErrorMessage, "error")
 	failed := e.Logs(driver.LogFilter{WorkflowID: stuck, Event: driver.LogWorkflowFailed})
 	if assert.Len(t, failed, 1, "workflow_failed log rows") {
@@ -91,9 +93,9 @@ func testOverrunFailed(t *testing.T, e *Env) {
 		assert.Equal(t, driver.FailureInternal, failures[0].Category, "category")
 	}
 	for _, j := range e.Jobs(driver.JobFilter{WorkflowID: stuck}) {
-		assert.Equal(t, queuety.JobBuried, j.Status, "job %d of the failed workflow", j.ID)
+		assert.Equal(t, queuetytype.JobBuried, j.Status, "job %d of the failed workflow", j.ID)
 	}
-	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(fine).Status, "the workflow within its steps")
+	assert.Equal(t, queuetytype.WorkflowRunning, e.Workflow(fine).Status, "the workflow within its steps")
 	n, err := sweeper.Overruns(e.Ctx)
 	require.NoError(t, err, "second overrun sweep")
 	assert.Equal(t, 0, n, "workflows failed by a second sweep")
@@ -111,7 +113,7 @@ func testMalformedStateDescribed(t *testing.T, e *Env) {
 		{`{"_steps": "not a list"}`, "malformed workflow steps in the state: _steps is string, not a list"},
 	} {
 		id := e.Start(queuety.WorkflowDefinition{Name: "two", Steps: steps("a", "b")}, nil)
-		require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+		require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 			wf, err := tx.WorkflowGet(e.Ctx, id, driver.LockUpdate)
 			if err != nil {
 				return err
@@ -124,12 +126,12 @@ func testMalformedStateDescribed(t *testing.T, e *Env) {
 			continue
 		}
 		assert.Contains(t, d.StateError, c.want, "state %s: the reason", c.state)
-		assert.Equal(t, queuety.WorkflowRunning, d.Status, "state %s: status", c.state)
+		assert.Equal(t, queuetytype.WorkflowRunning, d.Status, "state %s: status", c.state)
 		assert.Equal(t, 2, d.TotalSteps, "state %s: total steps", c.state)
 		assert.NotEmpty(t, d.Timeline, "state %s: timeline", c.state)
 		if c.want == "malformed workflow state JSON" {
 			_, err = e.C.TraceWorkflow(e.Ctx, id)
-			assert.True(t, errors.Is(err, queuety.ErrInvalidState), "state %s: trace error %v, want ErrInvalidState", c.state, err)
+			assert.True(t, errors.Is(err, queuetytype.ErrInvalidState), "state %s: trace error %v, want ErrInvalidState", c.state, err)
 			assert.ErrorContains(t, err, c.want, "state %s: trace error", c.state)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/webhook"
 	"github.com/queuety/queuety-go/worker"
@@ -41,7 +42,7 @@ func testWebhookRows(t *testing.T, e *Env) {
 	hooks, err := e.C.Webhooks(e.Ctx)
 	require.NoError(t, err)
 	require.Len(t, hooks, 2)
-	assert.Equal(t, queuety.Webhook{ID: id1, Event: "job.buried", URL: "https://hooks.example.com/services/T0/B0", CreatedAt: Epoch, Signed: true}, *hooks[0],
+	assert.Equal(t, queuetytype.Webhook{ID: id1, Event: "job.buried", URL: "https://hooks.example.com/services/T0/B0", CreatedAt: Epoch, Signed: true}, *hooks[0],
 		"row as stored, created at the client's clock; the list never returns the secret")
 	assert.Equal(t, "workflow.failed", hooks[1].Event)
 
@@ -50,7 +51,7 @@ func testWebhookRows(t *testing.T, e *Env) {
 	assert.Regexp(t, `^whsec_`, rotated)
 	assert.NotEqual(t, h1.Secret, rotated, "a new secret")
 	_, err = e.C.RotateWebhookSecret(e.Ctx, id2+100)
-	assert.ErrorIs(t, err, queuety.ErrNotFound, "rotating a webhook that does not exist")
+	assert.ErrorIs(t, err, queuetytype.ErrNotFound, "rotating a webhook that does not exist")
 
 	for _, bad := range []struct{ event, url, want string }{
 		{"job.done", "https://x.example", `unknown webhook event "job.done" (known: job.completed, job.failed, job.buried, workflow.failed)`},
@@ -64,7 +65,7 @@ func testWebhookRows(t *testing.T, e *Env) {
 		{"job.failed", "https://x.example/" + string(make([]byte, queuety.MaxWebhookURLLength)), "the limit is 2048"},
 	} {
 		_, err := e.C.AddWebhook(e.Ctx, bad.event, bad.url)
-		require.ErrorIs(t, err, queuety.ErrInvalidArgument, "%q %q", bad.event, bad.url)
+		require.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "%q %q", bad.event, bad.url)
 		assert.Contains(t, err.Error(), bad.want, "%q %q", bad.event, bad.url)
 		assert.NotContains(t, err.Error(), "hunter2", "no password in the error")
 		assert.NotContains(t, err.Error(), "t0ps3cret", "no query string in the error")
@@ -74,7 +75,7 @@ func testWebhookRows(t *testing.T, e *Env) {
 	assert.Len(t, hooks, 2, "invalid webhooks write nothing")
 
 	require.NoError(t, e.C.RemoveWebhook(e.Ctx, id1))
-	assert.ErrorIs(t, e.C.RemoveWebhook(e.Ctx, id1), queuety.ErrNotFound, "removing twice")
+	assert.ErrorIs(t, e.C.RemoveWebhook(e.Ctx, id1), queuetytype.ErrNotFound, "removing twice")
 	hooks, err = e.C.Webhooks(e.Ctx)
 	require.NoError(t, err)
 	require.Len(t, hooks, 1)
@@ -135,7 +136,7 @@ func testWebhookDelivery(t *testing.T, e *Env) {
 		return nil, queuety.NonRetryable(errors.New(`api "limit" reached`))
 	})
 	e.Drain(w)
-	require.Equal(t, queuety.WorkflowFailed, e.Workflow(wfID).Status, "the workflow failed")
+	require.Equal(t, queuetytype.WorkflowFailed, e.Workflow(wfID).Status, "the workflow failed")
 	boomJob := e.OneJob(driver.JobFilter{WorkflowID: wfID, Handler: "boom"})
 
 	// RunOnce returns after sending what it queued: every POST is in.

@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -81,7 +83,7 @@ func testStepsInOrder(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "order_fulfilment", Steps: steps("fetch", "reserve", "notify")},
 		queuety.State{"order_id": 42})
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "status")
 	assert.Equal(t, 3, wf.TotalSteps, "total_steps")
 	first := e.OneJob(driver.JobFilter{WorkflowID: id})
 	assert.Equal(t, "fetch", first.Handler, "handler of the job at dispatch")
@@ -112,7 +114,7 @@ func testStepsInOrder(t *testing.T, e *Env) {
 	e.Drain(w)
 	assert.Equal(t, "fetch,reserve,notify", strings.Join(order, ","), "order")
 	wf = e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status")
 	assert.Equal(t, 3, wf.CurrentStep, "current_step")
 	st := e.State(id)
 	assert.Equal(t, "reserved", st.String("status"), "status key overwritten in place")
@@ -165,7 +167,7 @@ func testNextStep(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	assert.Equal(t, int64(0), escalated.Load(), "escalate ran")
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	_, ok := e.rawState(id).Get("_next_step")
 	assert.False(t, ok, "_next_step stored in state")
 	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 2, "jobs (step 1 skipped)")
@@ -180,7 +182,7 @@ func testNextStepUnknown(t *testing.T, e *Env) {
 	w.HandleStep("b", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, wf.ErrorMessage, "_next_step target 'nowhere' not found", "error")
 }
 
@@ -212,7 +214,7 @@ func testParallel(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	assert.Equal(t, int64(1), merged.Load(), "merge ran")
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	var kinds []string
 	for _, ev := range e.events(id) {
 		if ev.StepIndex == 0 && ev.Event != driver.EventStepStarted {
@@ -241,11 +243,11 @@ func testSleepStep(t *testing.T, e *Env) {
 	assert.Equal(t, `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`, string(delay.Payload), "delay job payload")
 	assert.Equal(t, 0, delay.CostUnits, "delay job cost")
 	assert.Equal(t, int64(0), followups.Load(), "follow-up before the timer")
-	assert.Equal(t, queuety.WorkflowRunning, e.Workflow(id).Status, "status while sleeping")
+	assert.Equal(t, queuetytype.WorkflowRunning, e.Workflow(id).Status, "status while sleeping")
 	e.Clock.Advance(30 * time.Second)
 	e.Drain(w)
 	assert.Equal(t, int64(1), followups.Load(), "follow-up after the timer")
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 }
 
 func testStepFailure(t *testing.T, e *Env) {
@@ -266,12 +268,12 @@ func testStepFailure(t *testing.T, e *Env) {
 	e.Clock.Advance(time.Hour)
 	e.Drain(w)
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Contains(t, []string{"CRM API timed out after 30s", "export failing too"}, wf.ErrorMessage, "error")
 	jobs := e.Jobs(driver.JobFilter{WorkflowID: id})
 	assert.Len(t, jobs, 2, "jobs (the two branches; the next step never enqueued)")
 	for _, j := range jobs {
-		assert.Equalf(t, queuety.JobBuried, j.Status, "job %d (%s) after the workflow failed", j.ID, j.Handler)
+		assert.Equalf(t, queuetytype.JobBuried, j.Status, "job %d (%s) after the workflow failed", j.ID, j.Handler)
 	}
 	failed := e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogWorkflowFailed})
 	require.Len(t, failed, 1, "workflow_failed logs")
@@ -304,18 +306,18 @@ func testRetryWorkflow(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowFailed, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, 1, wf.CurrentStep, "current step")
-	require.ErrorIs(t, e.C.RetryWorkflow(e.Ctx, 999999), queuety.ErrNotFound, "retry missing")
+	require.ErrorIs(t, e.C.RetryWorkflow(e.Ctx, 999999), queuetytype.ErrNotFound, "retry missing")
 	require.NoError(t, e.C.RetryWorkflow(e.Ctx, id))
 	wf = e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status after retry")
+	assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "status after retry")
 	assert.Equal(t, "", wf.ErrorMessage, "error cleared")
 	assert.Equal(t, 2, wf.RunNumber, "run number")
-	require.ErrorIs(t, e.C.RetryWorkflow(e.Ctx, id), queuety.ErrInvalidState, "retry running")
+	require.ErrorIs(t, e.C.RetryWorkflow(e.Ctx, id), queuetytype.ErrInvalidState, "retry running")
 	down.Store(false)
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	st := e.State(id)
 	assert.Equal(t, any(int64(1)), st["a"], "a kept")
 }
@@ -329,14 +331,14 @@ func testPauseResume(t *testing.T, e *Env) {
 	w.HandleStep("import", counter(&imported, nil))
 	e.Drain(w)
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowPaused, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowPaused, wf.Status, "status")
 	assert.Equal(t, 1, wf.CurrentStep, "in-flight step advanced")
 	assert.Equal(t, int64(0), imported.Load(), "next step ran while paused")
-	require.ErrorIs(t, e.C.PauseWorkflow(e.Ctx, id), queuety.ErrInvalidState, "pause paused")
+	require.ErrorIs(t, e.C.PauseWorkflow(e.Ctx, id), queuetytype.ErrInvalidState, "pause paused")
 	require.NoError(t, e.C.ResumeWorkflow(e.Ctx, id))
 	e.Drain(w)
 	assert.Equal(t, int64(1), imported.Load(), "import ran once")
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	got := strings.Join(e.Events(driver.LogFilter{WorkflowID: id}), ",")
 	assert.Contains(t, got, "workflow_paused", "logs")
 	assert.Contains(t, got, "workflow_resumed", "logs")
@@ -361,14 +363,14 @@ func testCancel(t *testing.T, e *Env) {
 	w.HandleDeadline("cleanup", func(_ context.Context, s queuety.State) error { got = append(got, s); return nil })
 	require.NoError(t, e.C.CancelWorkflow(e.Ctx, id))
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowCancelled, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCancelled, wf.Status, "status")
 	stepJob := e.OneJob(driver.JobFilter{WorkflowID: id, Handler: "a"})
-	assert.Equal(t, queuety.JobBuried, stepJob.Status, "step job buried")
+	assert.Equal(t, queuetytype.JobBuried, stepJob.Status, "step job buried")
 	assert.Equal(t, "Workflow cancelled", stepJob.ErrorMessage, "step job error")
 	e.Drain(w)
 	require.Len(t, got, 1, "cancel callback calls")
 	assert.Equal(t, queuety.State{"temp_file": "/tmp/x"}, got[0], "state the cancel callback got")
-	require.ErrorIs(t, e.C.CancelWorkflow(e.Ctx, id), queuety.ErrInvalidState, "cancel cancelled")
+	require.ErrorIs(t, e.C.CancelWorkflow(e.Ctx, id), queuetytype.ErrInvalidState, "cancel cancelled")
 }
 
 func testSignal(t *testing.T, e *Env) {
@@ -389,26 +391,26 @@ func testSignal(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowWaitingForSignal, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowWaitingForSignal, wf.Status, "status")
 	assert.Equal(t, 1, wf.CurrentStep, "current step")
 	_, ok := e.rawState(id).Get("_wait")
 	assert.True(t, ok, "no _wait in state")
 	require.NoError(t, e.C.Signal(e.Ctx, id, "other", nil))
-	assert.Equal(t, queuety.WorkflowWaitingForSignal, e.Workflow(id).Status, "status after an unrelated signal")
+	assert.Equal(t, queuetytype.WorkflowWaitingForSignal, e.Workflow(id).Status, "status after an unrelated signal")
 	require.NoError(t, e.C.Signal(e.Ctx, id, "approval", queuety.State{"approved_by": "manager@example.com"}))
 	wf = e.Workflow(id)
-	assert.Equal(t, queuety.WorkflowRunning, wf.Status, "status after signal")
+	assert.Equal(t, queuetytype.WorkflowRunning, wf.Status, "status after signal")
 	assert.Equal(t, 2, wf.CurrentStep, "current step")
 	_, ok = e.rawState(id).Get("_wait")
 	assert.False(t, ok, "_wait left in state")
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	assert.Equal(t, any("manager@example.com"), recorded.Load(), "next step saw the payload")
 	require.NoError(t, e.C.Signal(e.Ctx, id, "approval", nil), "late signal")
 	ignored := e.Logs(driver.LogFilter{WorkflowID: id, Event: driver.LogDebug})
 	require.Len(t, ignored, 1, "late signal not recorded as ignored")
 	assert.Contains(t, string(ignored[0].Context), "signal_ignored", "late signal not recorded as ignored")
-	require.ErrorIs(t, e.C.Signal(e.Ctx, 999999, "approval", nil), queuety.ErrNotFound, "signal to a missing workflow")
+	require.ErrorIs(t, e.C.Signal(e.Ctx, 999999, "approval", nil), queuetytype.ErrNotFound, "signal to a missing workflow")
 }
 
 func testSignalEarly(t *testing.T, e *Env) {
@@ -421,7 +423,7 @@ func testSignalEarly(t *testing.T, e *Env) {
 	w := e.Worker(nil)
 	w.HandleStep("a", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 	e.Drain(w)
-	assert.Equal(t, queuety.WorkflowCompleted, e.Workflow(id).Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, e.Workflow(id).Status, "status")
 	p, _ := e.State(id)["go_payload"].(map[string]any)
 	assert.Equal(t, any(int64(1)), p["n"], "result key holds the payload")
 }
@@ -465,25 +467,25 @@ func testWorkflowValidation(t *testing.T, e *Env) {
 		def  queuety.WorkflowDefinition
 		want error
 	}{
-		{"no steps", queuety.WorkflowDefinition{Name: "wf"}, queuety.ErrInvalidArgument},
-		{"no name", queuety.WorkflowDefinition{Steps: steps("a")}, queuety.ErrInvalidArgument},
-		{"empty handler", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a", "")}, queuety.ErrInvalidArgument},
+		{"no steps", queuety.WorkflowDefinition{Name: "wf"}, queuetytype.ErrInvalidArgument},
+		{"no name", queuety.WorkflowDefinition{Steps: steps("a")}, queuetytype.ErrInvalidArgument},
+		{"empty handler", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a", "")}, queuetytype.ErrInvalidArgument},
 		{"duplicate names", queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{
-			{Type: queuety.StepSingle, Handler: "a", Name: "x"}, {Type: queuety.StepSingle, Handler: "b", Name: "x"}}}, queuety.ErrInvalidArgument},
-		{"256 steps", queuety.WorkflowDefinition{Name: "wf", Steps: long}, queuety.ErrInvalidArgument},
-		{"bad priority", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), Priority: 9}, queuety.ErrInvalidArgument},
-		{"sub-second deadline", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), ExecutionTimeout: time.Millisecond}, queuety.ErrInvalidTimeout},
-		{"negative deadline", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), ExecutionTimeout: -time.Hour}, queuety.ErrInvalidTimeout},
-		{"negative run timeout", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), RunTimeout: -time.Second}, queuety.ErrInvalidTimeout},
-		{"negative sleep", queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuety.StepDelay, Delay: -time.Second}}}, queuety.ErrInvalidArgument},
-		{"internal handler", queuety.WorkflowDefinition{Name: "wf", Steps: steps("__queuety_delay")}, queuety.ErrInvalidArgument},
+			{Type: queuety.StepSingle, Handler: "a", Name: "x"}, {Type: queuety.StepSingle, Handler: "b", Name: "x"}}}, queuetytype.ErrInvalidArgument},
+		{"256 steps", queuety.WorkflowDefinition{Name: "wf", Steps: long}, queuetytype.ErrInvalidArgument},
+		{"bad priority", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), Priority: 9}, queuetytype.ErrInvalidArgument},
+		{"sub-second deadline", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), ExecutionTimeout: time.Millisecond}, queuetytype.ErrInvalidTimeout},
+		{"negative deadline", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), ExecutionTimeout: -time.Hour}, queuetytype.ErrInvalidTimeout},
+		{"negative run timeout", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), RunTimeout: -time.Second}, queuetytype.ErrInvalidTimeout},
+		{"negative sleep", queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuety.StepDelay, Delay: -time.Second}}}, queuetytype.ErrInvalidArgument},
+		{"internal handler", queuety.WorkflowDefinition{Name: "wf", Steps: steps("__queuety_delay")}, queuetytype.ErrInvalidArgument},
 	}
 	for _, c := range cases {
 		_, err := e.C.DispatchWorkflow(e.Ctx, c.def, nil)
 		assert.ErrorIs(t, err, c.want, c.name)
 	}
 	_, err := e.C.DispatchWorkflow(e.Ctx, queuety.WorkflowDefinition{Name: "wf", Steps: steps("a")}, queuety.State{"_x": 1})
-	assert.ErrorIs(t, err, queuety.ErrInvalidArgument, "private initial key")
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument, "private initial key")
 	assert.Empty(t, e.Workflows(driver.WorkflowFilter{}), "workflows written")
 	assert.Empty(t, e.Jobs(driver.JobFilter{}), "jobs written")
 }
@@ -501,7 +503,7 @@ func testDescribe(t *testing.T, e *Env) {
 	e.Drain(w)
 	d, err := e.C.DescribeWorkflow(e.Ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, queuety.WorkflowRunning, d.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowRunning, d.Status, "status")
 	assert.Equal(t, Epoch.Add(time.Hour).Format(time.RFC3339), d.Deadlines.ExecutionDeadline, "execution deadline")
 	assert.Equal(t, Epoch.Add(10*time.Minute).Format(time.RFC3339), d.Deadlines.RunDeadline, "run deadline")
 	assert.Equal(t, 1, d.Deadlines.Run, "run")
@@ -518,7 +520,7 @@ func testDescribe(t *testing.T, e *Env) {
 	require.GreaterOrEqual(t, len(d.Timeline), 5, "timeline entries")
 	assert.Equal(t, "workflow_started", d.Timeline[0].Event, "first timeline entry")
 	_, err = e.C.DescribeWorkflow(e.Ctx, 424242)
-	require.ErrorIs(t, err, queuety.ErrNotFound, "describe missing")
+	require.ErrorIs(t, err, queuetytype.ErrNotFound, "describe missing")
 }
 
 func init() {
@@ -532,14 +534,14 @@ func init() {
 func (e *Env) insertWorkflow(state string, handler string) (int64, int64) {
 	e.T.Helper()
 	var wfID, jobID int64
-	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
-		wf := &driver.Workflow{Name: "php_made", Status: queuety.WorkflowRunning, State: []byte(state), TotalSteps: 2, StartedAt: Epoch}
+	err := clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
+		wf := &driver.Workflow{Name: "php_made", Status: queuetytype.WorkflowRunning, State: []byte(state), TotalSteps: 2, StartedAt: Epoch}
 		if err := tx.WorkflowInsert(e.Ctx, wf); err != nil {
 			return err
 		}
 		step := 0
 		j := &driver.Job{Queue: "default", Handler: handler, Payload: []byte(`{"__queuety_runtime":{"max_attempts":3}}`),
-			Status: queuety.JobPending, MaxAttempts: 3, AvailableAt: Epoch, WorkflowID: wf.ID, StepIndex: &step, CostUnits: 1, CreatedAt: Epoch}
+			Status: queuetytype.JobPending, MaxAttempts: 3, AvailableAt: Epoch, WorkflowID: wf.ID, StepIndex: &step, CostUnits: 1, CreatedAt: Epoch}
 		if err := tx.JobInsert(e.Ctx, []*driver.Job{j}); err != nil {
 			return err
 		}
@@ -558,10 +560,10 @@ func testMalformedState(t *testing.T, e *Env) {
 	e.Drain(w)
 	assert.Equal(t, int64(0), called.Load(), "handler called with an unreadable state")
 	j := e.Job(jobID)
-	assert.Equal(t, queuety.JobBuried, j.Status, "job")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "job")
 	assert.Equal(t, 1, j.Attempts, "attempts (the error is final)")
 	assert.Contains(t, j.ErrorMessage, "malformed workflow state JSON", "error")
-	assert.Equal(t, queuety.WorkflowFailed, e.Workflow(wfID).Status, "workflow")
+	assert.Equal(t, queuetytype.WorkflowFailed, e.Workflow(wfID).Status, "workflow")
 }
 
 // testPHPForEachStep: a workflow whose rows Queuety PHP wrote, with a
@@ -580,7 +582,7 @@ func testPHPForEachStep(t *testing.T, e *Env) {
 	})
 	e.Drain(w)
 	wf := e.Workflow(wfID)
-	assert.Equal(t, queuety.WorkflowCompleted, wf.Status, "status")
+	assert.Equal(t, queuetytype.WorkflowCompleted, wf.Status, "status")
 	placeholder := e.OneJob(driver.JobFilter{WorkflowID: wfID, Handler: "__queuety_for_each"})
 	assert.Equal(t, `{"step_index":1,"__queuety_runtime":{"max_attempts":3}}`, string(placeholder.Payload), "placeholder payload, as Queuety writes it")
 	assert.Equal(t, 0, placeholder.CostUnits, "placeholder cost")
@@ -595,9 +597,9 @@ func testPHPForEachStep(t *testing.T, e *Env) {
 // pending forever; its handler never runs.
 func testOrphanStep(t *testing.T, e *Env) {
 	var id int64
-	err := e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+	err := clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
 		step := 0
-		j := &driver.Job{Queue: "default", Handler: "orphan_step", Payload: []byte(`{}`), Status: queuety.JobPending,
+		j := &driver.Job{Queue: "default", Handler: "orphan_step", Payload: []byte(`{}`), Status: queuetytype.JobPending,
 			MaxAttempts: 3, AvailableAt: Epoch, CreatedAt: Epoch, CostUnits: 1, WorkflowID: 987654, StepIndex: &step}
 		err := tx.JobInsert(e.Ctx, []*driver.Job{j})
 		id = j.ID
@@ -610,7 +612,7 @@ func testOrphanStep(t *testing.T, e *Env) {
 	e.Drain(w)
 	assert.False(t, called, "handler of an orphan step called")
 	j := e.Job(id)
-	assert.Equal(t, queuety.JobBuried, j.Status, "status")
+	assert.Equal(t, queuetytype.JobBuried, j.Status, "status")
 	assert.Equal(t, 1, j.Attempts, "buried on its first attempt")
 	assert.Contains(t, j.ErrorMessage, "workflow 987654 not found", "error")
 	buried := e.Logs(driver.LogFilter{JobID: id, Event: driver.LogBuried})

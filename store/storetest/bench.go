@@ -7,8 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -168,7 +170,7 @@ func benchEngineRound(b *testing.B, h Harness) {
 		ids, err := c.DispatchMany(ctx, reqs)
 		require.NoError(b, err, "dispatch")
 		require.Len(b, ids, benchBatch, "jobs dispatched")
-		claimed, err := eng.Claim(ctx, engine.ClaimRequest{Queues: []string{queuety.DefaultQueue}, Handlers: []string{"round"}, Limit: benchBatch})
+		claimed, err := eng.Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"round"}, Limit: benchBatch})
 		require.NoError(b, err, "claim")
 		require.Len(b, claimed, benchBatch, "jobs claimed")
 		results := make([]*engine.Result, len(claimed))
@@ -183,6 +185,6 @@ func benchEngineRound(b *testing.B, h Harness) {
 	}
 	b.StopTimer()
 	reportRate(b, b.N*benchBatch, "jobs", "job")
-	require.Equal(b, map[driver.JobStatus]int64{driver.JobCompleted: int64(b.N * benchBatch)}, countJobs(b, ctx, c.Store()),
+	require.Equal(b, map[driver.JobStatus]int64{driver.JobCompleted: int64(b.N * benchBatch)}, countJobs(b, ctx, clientseam.StoreOf(c)),
 		"jobs dispatched, claimed and completed")
 }

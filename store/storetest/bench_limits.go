@@ -7,8 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -55,7 +57,7 @@ func benchClaimAdmission(b *testing.B, h Harness) {
 				_, err := c.DispatchMany(ctx, reqs)
 				require.NoError(b, err, "dispatch")
 				b.StartTimer()
-				claimed, err := eng.Claim(ctx, engine.ClaimRequest{Queues: []string{queuety.DefaultQueue}, Handlers: []string{"claim"},
+				claimed, err := eng.Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"claim"},
 					Limit: benchBatch, Admission: adm})
 				b.StopTimer()
 				require.NoError(b, err, "claim")
@@ -70,7 +72,7 @@ func benchClaimAdmission(b *testing.B, h Harness) {
 			}
 			b.StopTimer()
 			reportRate(b, b.N*benchBatch, "jobs", "job")
-			require.Equal(b, map[driver.JobStatus]int64{driver.JobCompleted: int64(b.N * benchBatch)}, countJobs(b, ctx, c.Store()),
+			require.Equal(b, map[driver.JobStatus]int64{driver.JobCompleted: int64(b.N * benchBatch)}, countJobs(b, ctx, clientseam.StoreOf(c)),
 				"jobs dispatched, claimed and completed")
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -78,7 +79,7 @@ func (e *Env) Drain(w *worker.Worker) worker.Stats {
 // Claim claims up to n jobs of the given handlers from queue "default".
 func (e *Env) Claim(n int, handlers ...string) []*engine.Claimed {
 	e.T.Helper()
-	return e.ClaimFrom(e.C, []string{queuety.DefaultQueue}, n, handlers...)
+	return e.ClaimFrom(e.C, []string{queuetytype.DefaultQueue}, n, handlers...)
 }
 
 // ClaimOne claims one job of handler from queue "default" and fails unless

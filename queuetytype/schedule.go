@@ -1,4 +1,4 @@
-package driver
+package queuetytype
 
 import (
 	"strings"
@@ -56,17 +56,17 @@ const WorkflowSchedulePrefix = "__queuety_workflow:"
 // columns. Handler is unique: one schedule per handler string (for
 // workflow schedules, "__queuety_workflow:" + a key).
 type Schedule struct {
-	ID             int64
-	Handler        string
-	Payload        []byte // JSON object: the job's payload, or the workflow's initial state
-	Queue          string
-	Expression     string
-	ExpressionType ScheduleType
-	LastRun        time.Time
-	NextRun        time.Time
-	Overlap        OverlapPolicy
-	Enabled        bool
-	CreatedAt      time.Time
+	ID             int64         // the schedule's id
+	Handler        string        // the job handler it dispatches, or the workflow key with its prefix
+	Payload        []byte        // JSON object: the job's payload, or the workflow's initial state
+	Queue          string        // the queue of the jobs or workflows it dispatches
+	Expression     string        // the interval ("5 minutes") or cron expression
+	ExpressionType ScheduleType  // how Expression is read
+	LastRun        time.Time     // when it last fired
+	NextRun        time.Time     // when it fires next
+	Overlap        OverlapPolicy // what a firing does while the previous run is active
+	Enabled        bool          // whether it fires
+	CreatedAt      time.Time     // when it was created
 
 	// Workflow is the definition a workflow schedule dispatches, in
 	// Queuety's runtime-definition shape (nil for job schedules).

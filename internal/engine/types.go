@@ -1,0 +1,106 @@
+package engine
+
+import "github.com/queuety/queuety-go/queuetytype"
+
+// The engine spells the public rows, options and errors of package
+// queuetytype as its own.
+
+// Sentinel errors (see package queuetytype).
+var (
+	ErrNotFound         = queuetytype.ErrNotFound
+	ErrInvalidTimeout   = queuetytype.ErrInvalidTimeout
+	ErrInvalidState     = queuetytype.ErrInvalidState
+	ErrStaleAttempt     = queuetytype.ErrStaleAttempt
+	ErrDeadlineExceeded = queuetytype.ErrDeadlineExceeded
+	ErrWorkerShutdown   = queuetytype.ErrWorkerShutdown
+	ErrLeaseLost        = queuetytype.ErrLeaseLost
+	ErrNoAttempt        = queuetytype.ErrNoAttempt
+	ErrNoWorkflowStep   = queuetytype.ErrNoWorkflowStep
+)
+
+// Public types (see package queuetytype for their fields).
+type (
+	TimeoutError         = queuetytype.TimeoutError
+	PanicError           = queuetytype.PanicError
+	HandlerNotFoundError = queuetytype.HandlerNotFoundError
+	ContinueAsNewError   = queuetytype.ContinueAsNewError
+	RunningAttempt       = queuetytype.JobInfo
+	Artifact             = queuetytype.Artifact
+	Backoff              = queuetytype.Backoff
+	BackoffStrategy      = queuetytype.BackoffStrategy
+	ActivityTimeouts     = queuetytype.ActivityTimeouts
+	Rate                 = queuetytype.Rate
+	JobResources         = queuetytype.JobResources
+	JobSpec              = queuetytype.JobSpec
+	BuriedFilter         = queuetytype.BuriedFilter
+	HandlerMetric        = queuetytype.HandlerMetric
+	ForEachResult        = queuetytype.ForEachResult
+	ForEachBranch        = queuetytype.ForEachBranch
+	ForEachFailure       = queuetytype.ForEachFailure
+	DescribeOptions      = queuetytype.DescribeOptions
+	TraceOptions         = queuetytype.TraceOptions
+	WorkflowDescription  = queuetytype.WorkflowDescription
+	DeadlineInfo         = queuetytype.DeadlineInfo
+	WaitInfo             = queuetytype.WaitInfo
+	StepInfo             = queuetytype.StepInfo
+	ForEachInfo          = queuetytype.ForEachInfo
+	ChildInfo            = queuetytype.ChildInfo
+	Timeouts             = queuetytype.Timeouts
+	JobInfoRow           = queuetytype.JobInfoRow
+	JobDeadlines         = queuetytype.JobDeadlines
+	AttemptInfo          = queuetytype.AttemptInfo
+	FailureInfo          = queuetytype.FailureInfo
+	TimelineEntry        = queuetytype.TimelineEntry
+	SignalInfo           = queuetytype.SignalInfo
+)
+
+// Public constants (see package queuetytype).
+const (
+	BackoffExponential = queuetytype.BackoffExponential
+	BackoffFixed       = queuetytype.BackoffFixed
+	BackoffLinear      = queuetytype.BackoffLinear
+	MaxBackoff         = queuetytype.MaxBackoff
+
+	ForEachAll          = queuetytype.ForEachAll
+	ForEachFirstSuccess = queuetytype.ForEachFirstSuccess
+	ForEachQuorum       = queuetytype.ForEachQuorum
+	WaitAll             = queuetytype.WaitAll
+	WaitAny             = queuetytype.WaitAny
+	WaitQuorum          = queuetytype.WaitQuorum
+
+	DefaultQueue           = queuetytype.DefaultQueue
+	DefaultMaxAttempts     = queuetytype.DefaultMaxAttempts
+	MaxAttemptsLimit       = queuetytype.MaxAttemptsLimit
+	DefaultStaleTimeout    = queuetytype.DefaultStaleTimeout
+	DefaultLeaseTimeout    = queuetytype.DefaultLeaseTimeout
+	DefaultDeadlineHandoff = queuetytype.DefaultDeadlineHandoff
+	DefaultMaxForEachItems = queuetytype.DefaultMaxForEachItems
+	MaxSteps               = queuetytype.MaxSteps
+	DefaultArtifactKind    = queuetytype.DefaultArtifactKind
+	ManualBuryMessage      = queuetytype.ManualBuryMessage
+	StaleMessage           = queuetytype.StaleMessage
+
+	DefaultTimelineEntries = queuetytype.DefaultTimelineEntries
+	MaxTimelineEntries     = queuetytype.MaxTimelineEntries
+	MaxTimelineOffset      = queuetytype.MaxTimelineOffset
+	DefaultJobsPerStep     = queuetytype.DefaultJobsPerStep
+	MaxJobsPerStep         = queuetytype.MaxJobsPerStep
+	DescribeFailures       = queuetytype.DescribeFailures
+	DescribeSignals        = queuetytype.DescribeSignals
+	DescribeTextChars      = queuetytype.DescribeTextChars
+	DescribePayloadBytes   = queuetytype.DescribePayloadBytes
+
+	DefaultTraceEvents = queuetytype.DefaultTraceEvents
+	MaxTraceEvents     = queuetytype.MaxTraceEvents
+	TraceEventBytes    = queuetytype.TraceEventBytes
+	TraceValueBytes    = queuetytype.TraceValueBytes
+	TraceJobsPerStep   = queuetytype.TraceJobsPerStep
+	TraceLogs          = queuetytype.TraceLogs
+	TraceSignals       = queuetytype.TraceSignals
+	TraceSignalBytes   = queuetytype.TraceSignalBytes
+	TraceArtifacts     = queuetytype.TraceArtifacts
+	TraceArtifactBytes = queuetytype.TraceArtifactBytes
+)
+
+// ParsePriority accepts 0-3 or low/normal/high/urgent (any case).
+func ParsePriority(s string) (queuetytype.Priority, error) { return queuetytype.ParsePriority(s) }
