@@ -144,6 +144,9 @@ func (e *Engine) enqueueCompensation(ctx context.Context, tx driver.Tx, wf *driv
 	if handler == "" {
 		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)
 	}
+	if e.phpWorkflowCallback(handler) {
+		return tx.JobInsert(ctx, []*driver.Job{e.phpWorkflowCallbackJob(wf, "compensation", handler, index, reason, now)})
+	}
 	return tx.JobInsert(ctx, []*driver.Job{{
 		Queue: stateQueue(state), Handler: handler, Payload: EncodeJSON(payload), Priority: statePriority(state),
 		Status: driver.JobPending, MaxAttempts: stateMaxAttempts(state), AvailableAt: floorSecond(now), CostUnits: 1,

@@ -315,6 +315,9 @@ func (e *Engine) enqueueCallback(ctx context.Context, tx driver.Tx, wf *driver.W
 	if handler == "" {
 		return nil
 	}
+	if kind == "cancel" && e.phpWorkflowCallback(handler) {
+		return tx.JobInsert(ctx, []*driver.Job{e.phpWorkflowCallbackJob(wf, kind, handler, 0, "", now)})
+	}
 	v, _ := state.Get(key)
 	extra := phpjson.NewObject()
 	if h, ok := v.(*phpjson.Object); ok {
