@@ -192,6 +192,7 @@ the same, for example a receiver on this machine in development.`,
 							"workflows_expired": st.Swept.WorkflowsExpired, "waits_timed_out": st.Swept.WaitsTimedOut,
 							"jobs_timed_out": st.Swept.JobsTimedOut, "jobs_recovered": st.Swept.JobsRecovered,
 							"batch_callbacks": st.Swept.BatchCallbacks, "workflow_overruns": st.Swept.WorkflowOverruns,
+							"workflow_callbacks": st.Swept.WorkflowCallbacks,
 						},
 						"schedules_fired": st.SchedulesFired,
 						"duration_ms":     took.Milliseconds(), "interrupted": ctx.Err() != nil,
@@ -203,10 +204,10 @@ the same, for example a receiver on this machine in development.`,
 						return perr
 					}
 				} else {
-					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d, batch callbacks %d, workflow overruns %d); schedules fired %d; %s\n",
+					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d, batch callbacks %d, workflow callbacks %d, workflow overruns %d); schedules fired %d; %s\n",
 						st.Claimed, st.Succeeded, st.Failed, st.HandedBack, st.Stale, st.Swept.Total(),
 						st.Swept.WorkflowsExpired, st.Swept.WaitsTimedOut, st.Swept.JobsTimedOut, st.Swept.JobsRecovered,
-						st.Swept.BatchCallbacks, st.Swept.WorkflowOverruns, st.SchedulesFired, took.Round(time.Millisecond))
+						st.Swept.BatchCallbacks, st.Swept.WorkflowCallbacks, st.Swept.WorkflowOverruns, st.SchedulesFired, took.Round(time.Millisecond))
 				}
 				if err != nil {
 					return fmt.Errorf("work --once: %w", err)
