@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
@@ -223,6 +224,118 @@ func TestLiveGoCancelRunsPHPCancelCallback(t *testing.T) {
 		`undo:` + hGoUndo + `@{"counter":1,"order":7}`,
 		`cancel:QueuetyGoInterop\NoteCancel@{"counter":2,"order":7}`,
 	}, sagaCalls(t, marker), "compensations newest first, then the cancel callback, each once")
+	wf, err := c.Workflow(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.WorkflowCancelled, wf.Status, "status")
+	raw := string(wf.State)
+	assert.Contains(t, raw, `"_compensated":true,"_compensation_cause":"cancel"`, "Queuety's end keys")
+	assert.NotContains(t, raw, "_compensation_next", "progress key left behind")
+	assertNoBuriedCallbacks(t, c, `QueuetyGoInterop\Finish`)
+}
+
+// TestLivePHPFailedSagaRunsGoCompensations: Queuety PHP runs a saga whose
+// compensations are, oldest first, a Go handler, a PHP class and a Go
+// handler, and fails it. PHP runs its class and skips the Go names (it
+// still writes _compensated); a Go worker's sweep then runs the Go ones,
+// newest first, each once, however often it sweeps.
+func TestLivePHPFailedSagaRunsGoCompensations(t *testing.T) {
+	ctx := context.Background()
+	dsn, prefix := testdb.DSN(t)
+	php := newLivePHP(t, prefix)
+	marker := filepath.Join(t.TempDir(), "saga.jsonl")
+	php.env = append(php.env, "QUEUETY_INTEROP_MARKER="+marker)
+	c := sagaClient(t, dsn)
+	const hGoUndoOther = "GoUndoShipment"
+
+	id := phpDispatch(t, php, `echo \Queuety\Queuety::workflow('php_saga')
+		->then('QueuetyGoInterop\Increment')->compensate_with('`+hGoUndo+`')
+		->then('QueuetyGoInterop\Increment')->compensate_with('QueuetyGoInterop\UndoStep')
+		->then('QueuetyGoInterop\Increment')->compensate_with('`+hGoUndoOther+`')
+		->then('QueuetyGoInterop\FailStep')->then('QueuetyGoInterop\Finish')
+		->compensate_on_failure()->dispatch(['order' => 7]);`)
+	assert.Equal(t, 4, phpWork(php, "default"), "steps PHP ran")
+	wf, err := c.Workflow(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, queuety.WorkflowFailed, wf.Status, "status after PHP")
+	require.Contains(t, string(wf.State), `"_compensated":true`, "PHP's end keys")
+	require.Equal(t, []string{`undo:QueuetyGoInterop\UndoStep@{"counter":2,"order":7}`}, sagaCalls(t, marker), "PHP ran its class only")
+
+	w := interopWorker(c)
+	for _, h := range []string{hGoUndo, hGoUndoOther} {
+		w.HandleCompensation(h, appendMarker(t, marker, "undo", h))
+	}
+	sweeper := deadline.New(c)
+	n, err := sweeper.WorkflowCallbacks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "workflows the sweep took")
+	n, err = sweeper.WorkflowCallbacks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n, "a second sweep")
+	_, err = w.RunOnce(ctx, time.Minute)
+	require.NoError(t, err)
+	n, err = deadline.New(sagaClient(t, dsn)).WorkflowCallbacks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n, "a sweep after the chain ended")
+	_, err = w.RunOnce(ctx, time.Minute)
+	require.NoError(t, err)
+
+	assert.Equal(t, []string{
+		`undo:QueuetyGoInterop\UndoStep@{"counter":2,"order":7}`,
+		`undo:` + hGoUndoOther + `@{"counter":3,"order":7}`,
+		`undo:` + hGoUndo + `@{"counter":1,"order":7}`,
+	}, sagaCalls(t, marker), "PHP's class when PHP failed it, then the Go compensations newest first, each once")
+	wf, err = c.Workflow(ctx, id)
+	require.NoError(t, err)
+	raw := string(wf.State)
+	assert.Contains(t, raw, `"_compensated":true,"_compensation_cause":"failure"`, "Queuety's end keys")
+	assert.NotContains(t, raw, "_compensation_next", "progress key left behind")
+	assertNoBuriedCallbacks(t, c, `QueuetyGoInterop\FailStep`)
+}
+
+// TestLivePHPCancelRunsGoCancelCallback: Queuety PHP cancels a workflow
+// whose compensations are a PHP class and a Go handler and whose on_cancel
+// is a Go handler. PHP runs its class; a Go worker's sweep runs the Go
+// compensation and then the Go cancel callback, each once.
+func TestLivePHPCancelRunsGoCancelCallback(t *testing.T) {
+	ctx := context.Background()
+	dsn, prefix := testdb.DSN(t)
+	php := newLivePHP(t, prefix)
+	marker := filepath.Join(t.TempDir(), "cancel.jsonl")
+	php.env = append(php.env, "QUEUETY_INTEROP_MARKER="+marker)
+	c := sagaClient(t, dsn)
+
+	id := phpDispatch(t, php, `echo \Queuety\Queuety::workflow('php_cancel')
+		->then('QueuetyGoInterop\Increment')->compensate_with('QueuetyGoInterop\UndoStep')
+		->then('QueuetyGoInterop\Increment')->compensate_with('`+hGoUndo+`')
+		->then('QueuetyGoInterop\Finish')
+		->on_cancel('`+hGoCancel+`')->dispatch(['order' => 7]);`)
+	var worked struct {
+		Processed int `json:"processed"`
+	}
+	php.runJSON(&worked, "work", "--max-jobs=2")
+	require.Equal(t, 2, worked.Processed, "steps PHP ran before the cancel")
+	php.eval(`\Queuety\Queuety::cancel_workflow(` + strconv.FormatInt(id, 10) + `);`)
+	require.Equal(t, []string{`undo:QueuetyGoInterop\UndoStep@{"counter":1,"order":7}`}, sagaCalls(t, marker), "PHP ran its class only")
+
+	w := interopWorker(c)
+	w.HandleCompensation(hGoUndo, appendMarker(t, marker, "undo", hGoUndo))
+	w.HandleDeadline(hGoCancel, appendMarker(t, marker, "cancel", hGoCancel))
+	n, err := deadline.New(c).WorkflowCallbacks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "workflows the sweep took")
+	_, err = w.RunOnce(ctx, time.Minute)
+	require.NoError(t, err)
+	n, err = deadline.New(c).WorkflowCallbacks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n, "a sweep after the chain ended")
+	_, err = w.RunOnce(ctx, time.Minute)
+	require.NoError(t, err)
+
+	assert.Equal(t, []string{
+		`undo:QueuetyGoInterop\UndoStep@{"counter":1,"order":7}`,
+		`undo:` + hGoUndo + `@{"counter":2,"order":7}`,
+		`cancel:` + hGoCancel + `@{"counter":2,"order":7}`,
+	}, sagaCalls(t, marker), "PHP's class, then the Go compensation and the Go cancel callback, each once")
 	wf, err := c.Workflow(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, queuety.WorkflowCancelled, wf.Status, "status")
