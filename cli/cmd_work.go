@@ -73,8 +73,9 @@ callbacks, chain catch handlers, and a workflow's compensations and
 on_cancel handler, which become jobs for QueuetyGo\WorkflowCallback; the
 bridge runs a PHP class and hands a name it does not have back to Go
 workers, and the compensations run newest first whichever side has each.
-The sweep runs, once each, the Go compensations and cancel callbacks of
-workflows that Queuety PHP failed or cancelled (PHP skips them).
+With it the sweep also hands workflows that Queuety PHP failed or cancelled
+to the bridge once, which enqueues the Go compensations and cancel callback
+PHP skipped.
 
 Webhooks: the worker POSTs to the registered webhooks (see webhook), but
 never to loopback, private, link-local (cloud metadata), carrier-grade NAT,

@@ -236,8 +236,10 @@ func TestLiveGoCancelRunsPHPCancelCallback(t *testing.T) {
 // TestLivePHPFailedSagaRunsGoCompensations: Queuety PHP runs a saga whose
 // compensations are, oldest first, a Go handler, a PHP class and a Go
 // handler, and fails it. PHP runs its class and skips the Go names (it
-// still writes _compensated); a Go worker's sweep then runs the Go ones,
-// newest first, each once, however often it sweeps.
+// still writes _compensated); a Go worker's sweep hands the workflow to
+// PHP's bridge, which starts the chain of the names that are not PHP
+// classes, and Go workers run them newest first, each once, however often
+// they sweep. A Go twin of the PHP class does not run it again.
 func TestLivePHPFailedSagaRunsGoCompensations(t *testing.T) {
 	ctx := context.Background()
 	dsn, prefix := testdb.DSN(t)
@@ -261,7 +263,8 @@ func TestLivePHPFailedSagaRunsGoCompensations(t *testing.T) {
 	require.Equal(t, []string{`undo:QueuetyGoInterop\UndoStep@{"counter":2,"order":7}`}, sagaCalls(t, marker), "PHP ran its class only")
 
 	w := interopWorker(c)
-	for _, h := range []string{hGoUndo, hGoUndoOther} {
+	// UndoStep is a Go twin too: PHP ran the class, so Go must not run it again.
+	for _, h := range []string{hGoUndo, hGoUndoOther, `QueuetyGoInterop\UndoStep`} {
 		w.HandleCompensation(h, appendMarker(t, marker, "undo", h))
 	}
 	sweeper := deadline.New(c)
@@ -271,6 +274,7 @@ func TestLivePHPFailedSagaRunsGoCompensations(t *testing.T) {
 	n, err = sweeper.WorkflowCallbacks(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 0, n, "a second sweep")
+	assert.Equal(t, 1, phpWork(php, phpQueue), "PHP's bridge starts the Go names' chain")
 	_, err = w.RunOnce(ctx, time.Minute)
 	require.NoError(t, err)
 	n, err = deadline.New(sagaClient(t, dsn)).WorkflowCallbacks(ctx)
@@ -294,8 +298,9 @@ func TestLivePHPFailedSagaRunsGoCompensations(t *testing.T) {
 
 // TestLivePHPCancelRunsGoCancelCallback: Queuety PHP cancels a workflow
 // whose compensations are a PHP class and a Go handler and whose on_cancel
-// is a Go handler. PHP runs its class; a Go worker's sweep runs the Go
-// compensation and then the Go cancel callback, each once.
+// is a Go handler. PHP runs its class; a Go worker's sweep, through PHP's
+// bridge, runs the Go compensation and then the Go cancel callback, each
+// once.
 func TestLivePHPCancelRunsGoCancelCallback(t *testing.T) {
 	ctx := context.Background()
 	dsn, prefix := testdb.DSN(t)
@@ -323,6 +328,7 @@ func TestLivePHPCancelRunsGoCancelCallback(t *testing.T) {
 	n, err := deadline.New(c).WorkflowCallbacks(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "workflows the sweep took")
+	assert.Equal(t, 1, phpWork(php, phpQueue), "PHP's bridge starts the Go names' chain")
 	_, err = w.RunOnce(ctx, time.Minute)
 	require.NoError(t, err)
 	n, err = deadline.New(c).WorkflowCallbacks(ctx)

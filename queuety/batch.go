@@ -165,7 +165,10 @@ func WithPHPBatchCallbacks(queue string) Option {
 // HandleDeadline) so that this process keeps them. Use it on every Go
 // process that fails or cancels workflows whose callbacks are PHP
 // classes, including operator commands (queuety-worker workflow cancel
-// --php-callbacks).
+// --php-callbacks). With it a worker's sweep also hands the workflows
+// Queuety PHP failed or cancelled to the bridge, which enqueues the Go
+// compensations and cancel callback PHP skipped (see
+// deadline.Sweeper.WorkflowCallbacks).
 func WithPHPCallbacks(queue string) Option {
 	return func(cfg *config) { cfg.phpBatchQueue, cfg.phpWorkflowQueue = queue, queue }
 }

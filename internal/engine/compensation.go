@@ -135,7 +135,8 @@ func (e *Engine) enqueueCompensation(ctx context.Context, tx driver.Tx, wf *driv
 
 // compensationJob is the job of compensation index (entry, a stack entry
 // with a handler) for the Go worker that has its handler. plan is set for
-// a chain the foreign end sweep started (foreignends.go).
+// a chain the PHP bridge started for a workflow PHP ended
+// (foreignends.go).
 func compensationJob(wf *driver.Workflow, state, entry *phpjson.Object, index int, reason string, plan *sweepPlan, now time.Time) *driver.Job {
 	snap, _ := entry.Get("state")
 	payload := phpjson.NewObject()

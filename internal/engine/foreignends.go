@@ -14,18 +14,19 @@ package engine
 //   - it waits until PHP recorded the compensations' end (_compensated;
 //     PHP writes it right after the end, in a second statement), or, for a
 //     failure without _compensate_on_failure, not at all;
-//   - the stack's entries whose handler a worker of this process
-//     registered run newest first, one job at a time, as Go runs its own
-//     compensations (_compensation_next names the running one; the job's
-//     marker carries the indexes still to run); then, for a cancel, the
-//     cancel callback when a worker of this process registered it;
+//   - only Queuety PHP knows which names it ran (a Go handler may share a
+//     PHP class's name, as Go twins of PHP classes do), so the sweep hands
+//     the workflow to the PHP bridge class (kind "ended"). The bridge
+//     lists, newest first, the entries whose handler is not a class there,
+//     and the on_cancel handler likewise, and enqueues the first as the
+//     job Go enqueues for a Go handler, with _compensation_next and the
+//     rest of the list in its marker (sweepPlan);
+//   - Go workers run the chain on, one job at a time, newest first
+//     (sweptCompensationEnded), and the cancel callback after the last;
 //   - the mark (EndedElsewhere) makes each run once however many Go
-//     sweepers look; a workflow with nothing for this process is marked
-//     EndedNothingToRun, after the deadline handoff when it names handlers
-//     this process lacks (another Go process may have them).
+//     sweepers look; a workflow with no names is marked EndedNothingToRun.
 //
-// A chain the sweep started goes to Go workers only: PHP ran the PHP
-// classes already.
+// Without a PHP workflow callback queue the sweep does nothing.
 
 import (
 	"context"
@@ -114,12 +115,14 @@ func (e *Engine) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *d
 }
 
 // RunForeignEnds finds up to limit workflows that another engine (Queuety
-// PHP) failed or cancelled and, for each, enqueues the compensations and
-// cancel callback that this process's workers registered, once (see the
-// file comment). It returns how many workflows it started callbacks for
-// and whether a full batch was found.
+// PHP) failed or cancelled and, for each one that names compensation or
+// cancel handlers, enqueues one job for Queuety PHP's bridge class, which
+// starts the chain of the names that are not PHP classes there (see the
+// file comment), once. It needs a PHP workflow callback queue: only Queuety
+// PHP knows which names it ran. It returns how many workflows it handed
+// to the bridge and whether a full batch was found.
 func (e *Engine) RunForeignEnds(ctx context.Context, limit int) (int, bool, error) {
-	if _, anyWorker := e.knows(""); !anyWorker {
+	if e.cfg.PHPWorkflowCallbacks == "" {
 		return 0, false, nil
 	}
 	var n int
@@ -152,7 +155,7 @@ func (e *Engine) RunForeignEnds(ctx context.Context, limit int) (int, bool, erro
 }
 
 // takeForeignEnd handles one locked workflow another engine ended, and
-// reports whether it enqueued a job.
+// reports whether it enqueued a bridge job.
 func (e *Engine) takeForeignEnd(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
 	state, err := DecodeObject("workflow state", wf.State)
 	if err != nil {
@@ -166,71 +169,36 @@ func (e *Engine) takeForeignEnd(ctx context.Context, tx driver.Tx, wf *driver.Wo
 	_, running := state.Get("_compensation_next")
 	compensated := truthy(state, "_compensated") && !running
 	settled := compensated || (!cancelled && !truthy(state, "_compensate_on_failure") && !running)
-
-	raw, _ := state.Get("_compensation_stack")
-	stack, _ := listOf(raw)
-	var plan []int64
 	names := 0
 	if compensated {
-		for i := len(stack) - 1; i >= 0; i-- {
-			entry, _ := stack[i].(*phpjson.Object)
-			if entry == nil {
-				continue
-			}
-			if h := strField(entry, "handler"); h != "" {
+		raw, _ := state.Get("_compensation_stack")
+		stack, _ := listOf(raw)
+		for _, v := range stack {
+			if entry, _ := v.(*phpjson.Object); entry != nil && strField(entry, "handler") != "" {
 				names++
-				if known, _ := e.knows(h); known {
-					plan = append(plan, int64(i))
-				}
 			}
 		}
 	}
-	cancelHandler := ""
-	if cancelled {
-		if h := handlerRef(state, "_on_cancel"); h != "" {
-			names++
-			if known, _ := e.knows(h); known {
-				cancelHandler = h
-			}
-		}
+	if cancelled && handlerRef(state, "_on_cancel") != "" {
+		names++
 	}
-	runCancel := cancelHandler != "" && settled
-	if !settled || (len(plan) == 0 && !runCancel && names > 0) {
+	if !settled {
 		if handoff := e.cfg.DeadlineHandoff; handoff > 0 && now.Before(ended.Add(handoff)) {
 			e.skipEnd(wf.ID, ended.Add(handoff))
 			return false, nil
 		}
-		if !settled {
-			e.cfg.Logger.Warn("queuety: workflow ended elsewhere without recording its compensations; its Go compensations are left",
-				"workflow_id", wf.ID, "status", string(wf.Status))
-		}
+		e.cfg.Logger.Warn("queuety: workflow ended elsewhere without recording its compensations; its Go compensations are left",
+			"workflow_id", wf.ID, "status", string(wf.Status))
+		names = 0
 	}
-	if len(plan) == 0 && !runCancel {
+	if names == 0 {
 		_, err := tx.WorkflowEndMark(ctx, wf.ID, driver.EndedNothingToRun, now)
 		return false, err
 	}
 	if marked, err := tx.WorkflowEndMark(ctx, wf.ID, driver.EndedElsewhere, now); err != nil || !marked {
 		return false, err // a sweeper that committed after the find's snapshot took it
 	}
-	if len(plan) == 0 {
-		return true, tx.JobInsert(ctx, []*driver.Job{callbackJob(wf, state, "_on_cancel", "cancel", cancelHandler, now)})
-	}
-	reason := strField(state, "_compensation_cause")
-	if reason == "" {
-		reason = CompensateFailure
-		if cancelled {
-			reason = CompensateCancel
-		}
-	}
-	first := plan[0]
-	entry, _ := stack[first].(*phpjson.Object)
-	state.Set("_compensation_next", first)
-	wf.State = EncodeJSON(state)
-	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
-		return false, err
-	}
-	return true, tx.JobInsert(ctx, []*driver.Job{compensationJob(wf, state, entry, int(first), reason,
-		&sweepPlan{rest: plan[1:], cancel: runCancel}, now)})
+	return true, tx.JobInsert(ctx, []*driver.Job{e.phpWorkflowCallbackJob(wf, "ended", "", 0, "", now)})
 }
 
 // endSkips returns the workflows the foreign end sweep moves past for

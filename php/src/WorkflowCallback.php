@@ -22,8 +22,10 @@ use Queuety\Queuety;
  * it, and moves the compensations on the way queuety-go does.
  *
  * Payload (written by queuety-go): {"kind": "compensation", "workflow_id",
- * "index", "reason", "handler", "bridge_queue"} or {"kind": "cancel",
- * "workflow_id", "handler", "bridge_queue"}.
+ * "index", "reason", "handler", "bridge_queue"}, {"kind": "cancel",
+ * "workflow_id", "handler", "bridge_queue"}, or {"kind": "ended",
+ * "workflow_id", "bridge_queue"} for a workflow Queuety PHP failed or
+ * cancelled (see ended()).
  *
  * - A compensation runs while the workflow state's _compensation_next is
  *   its index (else it already ran and the chain moved on): the class of
@@ -71,7 +73,98 @@ final class WorkflowCallback implements Handler {
 			self::compensation( $workflow_id, (int) $payload['index'], $reason, $queue );
 		} elseif ( 'cancel' === $kind ) {
 			self::cancel( $workflow_id );
+		} elseif ( 'ended' === $kind ) {
+			self::ended( $workflow_id );
 		}
+	}
+
+	/**
+	 * Start the Go handlers of a workflow Queuety PHP failed or cancelled:
+	 * PHP ran the compensation and on_cancel classes it has and skipped the
+	 * other names. Those names, newest first, become the jobs queuety-go
+	 * enqueues for Go handlers, one at a time: the first now (with
+	 * _compensation_next), and the rest, then the cancel callback, listed
+	 * in its marker for the Go worker that moves the chain on.
+	 *
+	 * @param int $workflow_id Workflow ID.
+	 */
+	private static function ended( int $workflow_id ): void {
+		$conn = Queuety::connection();
+		$pdo  = $conn->pdo();
+		$tbl  = $conn->table( Config::table_workflows() );
+		$pdo->beginTransaction();
+		try {
+			$stmt = $pdo->prepare( "SELECT status, state FROM {$tbl} WHERE id = :id FOR UPDATE" );
+			$stmt->execute( array( 'id' => $workflow_id ) );
+			$row = $stmt->fetch( \PDO::FETCH_ASSOC );
+			if ( is_array( $row ) ) {
+				$state = json_decode( (string) $row['state'], true );
+				$state = is_array( $state ) ? $state : array();
+				$next  = self::start_go_chain( $workflow_id, $state, 'cancelled' === $row['status'] );
+				if ( null !== $next ) {
+					$upd = $pdo->prepare( "UPDATE {$tbl} SET state = :state WHERE id = :id" );
+					$upd->execute(
+						array(
+							'state' => json_encode( $next, JSON_THROW_ON_ERROR ),
+							'id'    => $workflow_id,
+						)
+					);
+				}
+			}
+			$pdo->commit();
+		} catch ( \Throwable $e ) {
+			if ( $pdo->inTransaction() ) {
+				$pdo->rollBack();
+			}
+			throw $e;
+		}
+	}
+
+	/**
+	 * Enqueue the first Go handler of an ended workflow (see ended()) and
+	 * return the state to write, or null when it does not change.
+	 *
+	 * @param int                  $workflow_id Workflow ID.
+	 * @param array<string, mixed> $state       Locked workflow state.
+	 * @param bool                 $cancelled   Whether it was cancelled.
+	 * @return array<string, mixed>|null
+	 */
+	private static function start_go_chain( int $workflow_id, array $state, bool $cancelled ): ?array {
+		if ( array_key_exists( '_compensation_next', $state ) ) {
+			return null; // started already
+		}
+		$plan = array();
+		if ( ! empty( $state['_compensated'] ) ) {
+			$stack = is_array( $state['_compensation_stack'] ?? null ) ? array_values( $state['_compensation_stack'] ) : array();
+			for ( $i = count( $stack ) - 1; $i >= 0; --$i ) {
+				$class = is_array( $stack[ $i ] ) && is_string( $stack[ $i ]['handler'] ?? null ) ? trim( $stack[ $i ]['handler'] ) : '';
+				if ( '' !== $class && ! class_exists( $class ) ) {
+					$plan[] = $i;
+				}
+			}
+		}
+		$def    = $cancelled ? self::handler_definition( $state['_on_cancel'] ?? null ) : null;
+		$cancel = null !== $def && ! class_exists( $def['class'] );
+		if ( empty( $plan ) ) {
+			if ( $cancel ) {
+				self::enqueue_go_cancel( $workflow_id, $state, $def );
+			}
+			return null;
+		}
+		$first                       = array_shift( $plan );
+		$state['_compensation_next'] = $first;
+		$reason                      = is_string( $state['_compensation_cause'] ?? null ) ? $state['_compensation_cause'] : ( $cancelled ? 'cancel' : 'failure' );
+		self::enqueue_go_compensation(
+			$workflow_id,
+			$state,
+			$first,
+			$reason,
+			array(
+				'plan'        => $plan,
+				'then_cancel' => $cancel,
+			)
+		);
+		return $state;
 	}
 
 	/**
@@ -209,8 +302,9 @@ final class WorkflowCallback implements Handler {
 	 * @param array<string, mixed> $state       Workflow state.
 	 * @param int                  $index       Index on the compensation stack.
 	 * @param string               $reason      failure, deadline or cancel.
+	 * @param array<string, mixed> $extra       More marker keys (the plan of a chain ended() starts).
 	 */
-	private static function enqueue_go_compensation( int $workflow_id, array $state, int $index, string $reason ): void {
+	private static function enqueue_go_compensation( int $workflow_id, array $state, int $index, string $reason, array $extra = array() ): void {
 		$stack   = is_array( $state['_compensation_stack'] ?? null ) ? array_values( $state['_compensation_stack'] ) : array();
 		$entry   = is_array( $stack[ $index ] ?? null ) ? $stack[ $index ] : array();
 		$payload = is_array( $entry['state'] ?? null ) ? $entry['state'] : array();
@@ -224,7 +318,7 @@ final class WorkflowCallback implements Handler {
 			'workflow_id' => $workflow_id,
 			'index'       => $index,
 			'reason'      => $reason,
-		);
+		) + $extra;
 		$max = is_numeric( $state['_max_attempts'] ?? null ) ? min( (int) $state['_max_attempts'], 255 ) : 0;
 		self::dispatch( trim( (string) $entry['handler'] ), $payload, self::state_queue( $state ), self::state_priority( $state ), $max > 0 ? $max : 3 );
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -307,10 +308,12 @@ func (e *Env) endElsewhere(id int64, status driver.WorkflowStatus, cause string)
 }
 
 // testCompensationEndedElsewhere: another engine (Queuety PHP) failed a
-// saga and skipped its Go compensations. Four clients' sweeps at once take
-// it once; the compensations run newest first, once each, and the state
-// keeps Queuety's end keys. A saga the Go engine failed itself is left
-// alone by the sweep.
+// saga and skipped its Go compensations. Four clients' sweeps at once hand
+// it to PHP's bridge once (one bridge job, one mark). The bridge's start of
+// the chain is played here (what QueuetyGo\WorkflowCallback writes: the
+// newest Go name's job with the rest in its marker); Go workers run the
+// rest newest first, once each, and the state keeps Queuety's end keys. A
+// saga the Go engine failed itself is left alone by the sweep.
 func testCompensationEndedElsewhere(t *testing.T, e *Env) {
 	log := &sagaLog{}
 	id := e.startB(saga(true), queuety.State{"order": 7})
@@ -327,9 +330,9 @@ func testCompensationEndedElsewhere(t *testing.T, e *Env) {
 	var wg sync.WaitGroup
 	var taken atomic.Int64
 	var workers []*worker.Worker
-	for _, c := range e.Clients(4) {
-		w := e.sagaWorker(c, log, false)
-		workers = append(workers, w)
+	for range 4 {
+		c := e.Client(queuety.WithPHPCallbacks("php"))
+		workers = append(workers, e.sagaWorker(c, log, false))
 		sw := deadline.New(c)
 		wg.Add(1)
 		go func() {
@@ -343,26 +346,55 @@ func testCompensationEndedElsewhere(t *testing.T, e *Env) {
 	}
 	wg.Wait()
 	assert.Equal(t, int64(1), taken.Load(), "workflows the sweeps took")
+	bridge := e.Jobs(driver.JobFilter{Queue: "php"})
+	require.Len(t, bridge, 1, "bridge jobs")
+	assert.Equal(t, engine.HandlerPHPWorkflowCallback, bridge[0].Handler, "bridge job handler")
+	assert.Contains(t, string(bridge[0].Payload), `"kind":"ended","workflow_id":`, "bridge job payload")
+	n, err := deadline.New(e.Client(queuety.WithPHPCallbacks("php"))).WorkflowCallbacks(e.Ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "a later sweep")
+
+	// The bridge: both names are Go handlers here, refund (index 1) first.
+	require.NoError(t, e.C.Store().InTx(e.Ctx, func(tx driver.Tx) error {
+		wf, err := tx.WorkflowGet(e.Ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		state, err := phpjson.DecodeObject(wf.State)
+		if err != nil {
+			return err
+		}
+		state.Set("_compensation_next", int64(1))
+		wf.State, _ = phpjson.Marshal(state)
+		if err := tx.WorkflowUpdate(e.Ctx, wf); err != nil {
+			return err
+		}
+		bridge[0].Status = driver.JobCompleted
+		if err := tx.JobUpdate(e.Ctx, bridge[0]); err != nil {
+			return err
+		}
+		payload := `{"order":7,"reservation":"R1","charge":"C1","__queuety_callback":{"kind":"compensation","workflow_id":` +
+			strconv.FormatInt(id, 10) + `,"index":1,"reason":"failure","plan":[0],"then_cancel":false}}`
+		return tx.JobInsert(e.Ctx, []*driver.Job{{Queue: "default", Handler: "refund", Payload: []byte(payload), Status: driver.JobPending,
+			MaxAttempts: 3, AvailableAt: e.Clock.Now(), CreatedAt: e.Clock.Now(), CostUnits: 1}})
+	}))
 	for range 3 {
 		e.Drain(workers[0])
-		n, err := deadline.New(e.C).WorkflowCallbacks(e.Ctx)
-		require.NoError(t, err)
-		assert.Zero(t, n, "a later sweep")
 	}
 	assert.Equal(t, []string{"refund", "release"}, log.got(), "compensations: newest first, once each")
-	assert.Equal(t, queuety.State{"order": int64(7), "reservation": "R1", "charge": "C1"}, log.states["refund"], "refund gets the state right after charge")
+	assert.Equal(t, queuety.State{"order": int64(7), "reservation": "R1"}, log.states["release"], "release gets the state right after reserve")
 	e.compensated(id, engine.CompensateFailure)
 
-	// Failed by the Go engine: compensated once, in the transaction chain
-	// it started, and never by the sweep.
+	// Failed by the Go engine: compensated once, in the chain it started,
+	// and never handed on by the sweep.
 	goID := e.startB(saga(true), queuety.State{"order": 8})
 	for range 3 {
 		e.Drain(workers[1])
 	}
-	n, err := deadline.New(e.C).WorkflowCallbacks(e.Ctx)
+	n, err = deadline.New(e.Client(queuety.WithPHPCallbacks("php"))).WorkflowCallbacks(e.Ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n, "sweep after a Go-failed saga")
-	e.Drain(workers[1])
+	assert.Len(t, e.Jobs(driver.JobFilter{Queue: "php"}), 1, "bridge jobs")
 	assert.Equal(t, []string{"refund", "release", "refund", "release"}, log.got(), "the Go-failed saga compensated once")
 	e.compensated(goID, engine.CompensateFailure)
 }
