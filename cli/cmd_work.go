@@ -69,6 +69,14 @@ Batch callbacks and chain catch handlers run as jobs, once each. With
 becomes a job for Queuety PHP's bridge class QueuetyGo\BatchCallback on
 QUEUE, for a PHP worker with the bridge installed (php/ in the repository).
 The sweep enqueues the Go callbacks of batches that PHP workers finished.
+--php-callbacks QUEUE does the same for every callback class: batch
+callbacks, chain catch handlers, and a workflow's compensations and
+on_cancel handler, which become jobs for QueuetyGo\WorkflowCallback; the
+bridge runs a PHP class and hands a name it does not have back to Go
+workers, and the compensations run newest first whichever side has each.
+With it the sweep also hands workflows that Queuety PHP failed or cancelled
+to the bridge once, which enqueues the Go compensations and cancel callback
+PHP skipped.
 
 Webhooks: the worker POSTs to the registered webhooks (see webhook), but
 never to loopback, private, link-local (cloud metadata), carrier-grade NAT,
@@ -98,6 +106,7 @@ the same, for example a receiver on this machine in development.`,
 			metricsBasic := newSecretFlag(fs, "metrics-basic-auth", EnvMetricsBasicAuth, "with --metrics-listen: require HTTP basic authentication as `user:pass`", "the metrics USER:PASS")
 			handoff := durationFlag(fs, "deadline-handoff", queuetytype.DefaultDeadlineHandoff, "how long past a running workflow's deadline to leave its expiry to a worker that has its deadline handler (Queuety PHP's sweep) when this one lacks it; 0 expires at once")
 			phpBatch := fs.String("php-batch-callbacks", "", "hand the batch callbacks and chain catch handlers this worker does not have to Queuety PHP, as jobs for QueuetyGo\\BatchCallback (php/) on this `queue`")
+			phpAll := fs.String("php-callbacks", "", "hand every callback this worker does not have (batch callbacks, chain catch handlers, compensations, on_cancel handlers) to Queuety PHP, as jobs for the bridge classes (php/) on this `queue`")
 			allow := webhookAllowFlag(fs)
 			return func(e *Env, _ []string) error {
 				qs, err := queues()
@@ -149,7 +158,11 @@ the same, for example a receiver on this machine in development.`,
 				if err != nil {
 					return err
 				}
-				c, err := e.OpenOrCreate(queuety.WithDeadlineHandoff(*handoff), queuety.WithPHPBatchCallbacks(*phpBatch), mx.option())
+				copts := []queuety.Option{queuety.WithDeadlineHandoff(*handoff), queuety.WithPHPBatchCallbacks(*phpBatch), mx.option()}
+				if *phpAll != "" {
+					copts = append(copts, queuety.WithPHPCallbacks(*phpAll))
+				}
+				c, err := e.OpenOrCreate(copts...)
 				if err != nil {
 					mx.stop()
 					return err
@@ -181,6 +194,7 @@ the same, for example a receiver on this machine in development.`,
 							"workflows_expired": st.Swept.WorkflowsExpired, "waits_timed_out": st.Swept.WaitsTimedOut,
 							"jobs_timed_out": st.Swept.JobsTimedOut, "jobs_recovered": st.Swept.JobsRecovered,
 							"batch_callbacks": st.Swept.BatchCallbacks, "workflow_overruns": st.Swept.WorkflowOverruns,
+							"workflow_callbacks": st.Swept.WorkflowCallbacks,
 						},
 						"schedules_fired": st.SchedulesFired,
 						"duration_ms":     took.Milliseconds(), "interrupted": ctx.Err() != nil,
@@ -192,10 +206,10 @@ the same, for example a receiver on this machine in development.`,
 						return perr
 					}
 				} else {
-					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d, batch callbacks %d, workflow overruns %d); schedules fired %d; %s\n",
+					fmt.Fprintf(e.Stdout, "work --once: claimed %d, succeeded %d, failed %d, handed back %d, stale %d; swept %d (workflows expired %d, waits timed out %d, jobs timed out %d, jobs recovered %d, batch callbacks %d, workflow callbacks %d, workflow overruns %d); schedules fired %d; %s\n",
 						st.Claimed, st.Succeeded, st.Failed, st.HandedBack, st.Stale, st.Swept.Total(),
 						st.Swept.WorkflowsExpired, st.Swept.WaitsTimedOut, st.Swept.JobsTimedOut, st.Swept.JobsRecovered,
-						st.Swept.BatchCallbacks, st.Swept.WorkflowOverruns, st.SchedulesFired, took.Round(time.Millisecond))
+						st.Swept.BatchCallbacks, st.Swept.WorkflowCallbacks, st.Swept.WorkflowOverruns, st.SchedulesFired, took.Round(time.Millisecond))
 				}
 				if err != nil {
 					return fmt.Errorf("work --once: %w", err)

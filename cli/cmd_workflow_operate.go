@@ -21,7 +21,24 @@ func workflowOpCommand(name, summary, done string, op func(*queuety.Client, cont
 		MaxArgs:  1,
 		Examples: []string{Program + " workflow " + name + " 42"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return onID("workflow", func(e *Env, c *queuety.Client, id int64) error {
+			var phpQueue *string
+			if name == "cancel" {
+				phpQueue = fs.String("php-callbacks", "", "hand the compensations and the on_cancel handler to Queuety PHP's bridge class QueuetyGo\\WorkflowCallback (php/) on this `queue`: it runs the PHP classes and hands the other names back to Go workers (use the queue the workers' --php-callbacks name)")
+			}
+			return func(e *Env, args []string) error {
+				id, err := parseID("workflow", args[0])
+				if err != nil {
+					return err
+				}
+				var opts []queuety.Option
+				if phpQueue != nil && *phpQueue != "" {
+					opts = append(opts, queuety.WithPHPCallbacks(*phpQueue))
+				}
+				c, err := e.Open(opts...)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
 				if err := op(c, e.Ctx, id); err != nil {
 					return err
 				}
@@ -31,7 +48,7 @@ func workflowOpCommand(name, summary, done string, op func(*queuety.Client, cont
 				}
 				return printResult(e, map[string]any{"id": id, "action": name, "status": w.Status},
 					"Workflow %d %s (status %s).\n", id, done, w.Status)
-			})
+			}
 		},
 	}
 }

@@ -111,11 +111,15 @@ type Report struct {
 	JobsRecovered    int
 	BatchCallbacks   int // see BatchCallbacks
 	WorkflowOverruns int // see Overruns
+	// WorkflowCallbacks counts the workflows another engine ended whose Go
+	// compensations or cancel callback were enqueued (see
+	// WorkflowCallbacks).
+	WorkflowCallbacks int
 }
 
 // Total is the number of rows changed.
 func (r Report) Total() int {
-	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks + r.WorkflowOverruns
+	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks + r.WorkflowOverruns + r.WorkflowCallbacks
 }
 
 // sweep calls step until it finds less than a full batch of candidates,
@@ -209,7 +213,7 @@ func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
 
 // RunAll runs every sweep once, in this order: stale recovery, activity
 // timeouts, wait timers, workflow deadlines, batch callbacks, workflow
-// overruns. An error in one sweep does not stop the others; the errors
+// callbacks, workflow overruns. An error in one sweep does not stop the others; the errors
 // are joined.
 func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	var r Report
@@ -224,6 +228,8 @@ func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	r.WorkflowsExpired, err = s.Deadlines(ctx)
 	errs = append(errs, err)
 	r.BatchCallbacks, err = s.BatchCallbacks(ctx)
+	errs = append(errs, err)
+	r.WorkflowCallbacks, err = s.WorkflowCallbacks(ctx)
 	errs = append(errs, err)
 	r.WorkflowOverruns, err = s.Overruns(ctx)
 	errs = append(errs, err)

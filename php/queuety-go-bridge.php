@@ -1,7 +1,7 @@
 <?php
 /**
  * Plugin Name: Queuety Go bridge
- * Description: Runs the Queuety batch callbacks and chain catch handlers that queuety-go workers hand to PHP.
+ * Description: Runs the Queuety batch callbacks, chain catch handlers, compensations and cancel callbacks that queuety-go workers hand to PHP.
  * Version: 1.0.0
  * License: GPL-2.0-or-later
  *
@@ -10,7 +10,10 @@
  * worker records it instead, it cannot call a PHP class: with
  * queuety.WithPHPBatchCallbacks(queue) it enqueues a job for the handler
  * QueuetyGo\BatchCallback on that queue, and a Queuety PHP worker polling
- * the queue runs it (see src/BatchCallback.php).
+ * the queue runs it (see src/BatchCallback.php). Likewise a workflow's
+ * compensation and on_cancel classes: with queuety.WithPHPCallbacks(queue)
+ * a Go worker that fails or cancels the workflow enqueues jobs for
+ * QueuetyGo\WorkflowCallback (see src/WorkflowCallback.php).
  *
  * Install: copy this folder to wp-content/mu-plugins/queuety-go-bridge/ and
  * load this file from a one-line mu-plugin
@@ -26,6 +29,8 @@ spl_autoload_register(
 	static function ( string $class ): void {
 		if ( 'QueuetyGo\\BatchCallback' === $class ) {
 			require __DIR__ . '/src/BatchCallback.php';
+		} elseif ( 'QueuetyGo\\WorkflowCallback' === $class ) {
+			require __DIR__ . '/src/WorkflowCallback.php';
 		}
 	}
 );

@@ -151,6 +151,29 @@ func WithPHPBatchCallbacks(queue string) Option {
 	return func(cfg *config) { cfg.phpBatchQueue = queue }
 }
 
+// WithPHPCallbacks hands every callback class that no worker of this
+// process registered to Queuety PHP, on queue: the batch callbacks and
+// chain catch handlers of WithPHPBatchCallbacks, and a workflow's
+// compensations (CompensateWith) and cancel callback (OnCancel). A
+// compensation or cancel callback becomes a job for the PHP class
+// QueuetyGo\WorkflowCallback (php/ in this repository), which a PHP
+// worker polling queue runs: it calls the class as Queuety does
+// (handle($snapshot) for a compensation, handle($state) for a cancel
+// callback) and then enqueues the next compensation, newest first, for
+// PHP or for the Go worker that has it. A name that is not a PHP class
+// there is handed back to Go workers as the job the engine enqueues
+// without this option. Workers register the Go ones (HandleCompensation,
+// HandleDeadline) so that this process keeps them. Use it on every Go
+// process that fails or cancels workflows whose callbacks are PHP
+// classes, including operator commands (queuety-worker workflow cancel
+// --php-callbacks). With it a worker's sweep also hands the workflows
+// Queuety PHP failed or cancelled to the bridge, which enqueues the Go
+// compensations and cancel callback PHP skipped (see
+// deadline.Sweeper.WorkflowCallbacks).
+func WithPHPCallbacks(queue string) Option {
+	return func(cfg *config) { cfg.phpBatchQueue, cfg.phpWorkflowQueue = queue, queue }
+}
+
 // BatchBuilder collects a batch's jobs and settings; create it with
 // Client.NewBatch and finish it with Dispatch.
 type BatchBuilder struct {

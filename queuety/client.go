@@ -19,12 +19,13 @@ type Client struct {
 func newClient(s driver.Store, cfg config) *Client {
 	e := engine.New(s, engine.Config{
 		Clock: cfg.clock, Logger: cfg.logger, DefaultBackoff: cfg.backoff, StaleTimeout: cfg.staleTimeout,
-		LeaseTimeout:      cfg.leaseTimeout,
-		DeadlineHandoff:   cfg.handoff,
-		Observer:          cfg.observer,
-		PHPBatchCallbacks: cfg.phpBatchQueue,
-		WakeKey:           cfg.wakeKey,
-		MaxForEachItems:   cfg.maxForEachItems,
+		LeaseTimeout:         cfg.leaseTimeout,
+		DeadlineHandoff:      cfg.handoff,
+		Observer:             cfg.observer,
+		PHPBatchCallbacks:    cfg.phpBatchQueue,
+		PHPWorkflowCallbacks: cfg.phpWorkflowQueue,
+		WakeKey:              cfg.wakeKey,
+		MaxForEachItems:      cfg.maxForEachItems,
 	})
 	return &Client{engine: e, store: s}
 }

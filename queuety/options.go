@@ -101,6 +101,9 @@ type config struct {
 	observer     observe.Observer
 	// phpBatchQueue is WithPHPBatchCallbacks' queue (batch.go).
 	phpBatchQueue string
+	// phpWorkflowQueue is WithPHPCallbacks' queue for compensations and
+	// cancel callbacks (batch.go).
+	phpWorkflowQueue string
 	// maxForEachItems is WithMaxForEachItems' cap (0: the default).
 	maxForEachItems int
 }

@@ -218,6 +218,7 @@ func add(total *worker.Stats, st worker.Stats) {
 	total.Swept.JobsRecovered += st.Swept.JobsRecovered
 	total.Swept.BatchCallbacks += st.Swept.BatchCallbacks
 	total.Swept.WorkflowOverruns += st.Swept.WorkflowOverruns
+	total.Swept.WorkflowCallbacks += st.Swept.WorkflowCallbacks
 }
 
 // queues lists the queues that have jobs, and "default", sorted.

@@ -25,8 +25,9 @@ func (w *Worker) tasks() []*task {
 		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.sweeper.Timeouts},
 		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
 		{name: deadline.SweepDeadlines, interval: iv.Deadlines, run: w.sweeper.Deadlines},
-		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks}, // deadline/batches.go
-		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},  // deadline/overrun.go
+		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks},                  // deadline/batches.go
+		{name: deadline.SweepWorkflowCallbacks, interval: iv.Deadlines, run: w.sweeper.WorkflowCallbacks}, // deadline/compensations.go
+		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},                   // deadline/overrun.go
 	}
 }
 

@@ -115,13 +115,29 @@ func (e *Engine) startCompensation(ctx context.Context, tx driver.Tx, wf *driver
 
 // enqueueCompensation enqueues compensation index of the stack as a job:
 // handler = the compensation handler, payload = the step's state snapshot
-// and the handler's payload, plus the engine's marker.
+// and the handler's payload, plus the engine's marker. A handler no worker
+// of this process registered goes to Queuety PHP's bridge class when the
+// client has a PHP workflow callback queue (phpbridge.go).
 func (e *Engine) enqueueCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, stack []any, index int, reason string, now time.Time) error {
 	entry, _ := stack[index].(*phpjson.Object)
-	if entry == nil {
+	handler := ""
+	if entry != nil {
+		handler = strField(entry, "handler")
+	}
+	if handler == "" {
 		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)
 	}
-	handler := strField(entry, "handler")
+	if e.phpWorkflowCallback(handler) {
+		return tx.JobInsert(ctx, []*driver.Job{e.phpWorkflowCallbackJob(wf, "compensation", handler, index, reason, now)})
+	}
+	return tx.JobInsert(ctx, []*driver.Job{compensationJob(wf, state, entry, index, reason, nil, now)})
+}
+
+// compensationJob is the job of compensation index (entry, a stack entry
+// with a handler) for the Go worker that has its handler. plan is set for
+// a chain the PHP bridge started for a workflow PHP ended
+// (foreignends.go).
+func compensationJob(wf *driver.Workflow, state, entry *phpjson.Object, index int, reason string, plan *sweepPlan, now time.Time) *driver.Job {
 	snap, _ := entry.Get("state")
 	payload := phpjson.NewObject()
 	if so, ok := snap.(*phpjson.Object); ok {
@@ -140,15 +156,15 @@ func (e *Engine) enqueueCompensation(ctx context.Context, tx driver.Tx, wf *driv
 	marker.Set("workflow_id", wf.ID)
 	marker.Set("index", int64(index))
 	marker.Set("reason", reason)
-	payload.Set(callbackKey, marker)
-	if handler == "" {
-		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)
+	if plan != nil {
+		plan.encode(marker)
 	}
-	return tx.JobInsert(ctx, []*driver.Job{{
-		Queue: stateQueue(state), Handler: handler, Payload: EncodeJSON(payload), Priority: statePriority(state),
+	payload.Set(callbackKey, marker)
+	return &driver.Job{
+		Queue: stateQueue(state), Handler: strField(entry, "handler"), Payload: EncodeJSON(payload), Priority: statePriority(state),
 		Status: driver.JobPending, MaxAttempts: stateMaxAttempts(state), AvailableAt: floorSecond(now), CostUnits: 1,
 		CreatedAt: floorSecond(now),
-	}})
+	}
 }
 
 func mustObject(o *phpjson.Object, k string) (*phpjson.Object, bool) {
@@ -214,6 +230,9 @@ func (e *Engine) compensationEnded(ctx context.Context, tx driver.Tx, cj *Claime
 			Context: EncodeJSON(map[string]any{"type": "compensation_failed", "reason": reason}), CreatedAt: now}}); err != nil {
 			return err
 		}
+	}
+	if plan, ok := sweepPlanOf(cj); ok {
+		return e.sweptCompensationEnded(ctx, tx, wf, state, plan, reason, now)
 	}
 	if index == 0 {
 		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)

@@ -81,6 +81,10 @@ type Config struct {
 	// catch handlers that no worker of this process registered are handed
 	// to Queuety PHP (see batch.go); "" sends them to Go workers.
 	PHPBatchCallbacks string
+	// PHPWorkflowCallbacks is the queue on which compensations and cancel
+	// callbacks that no worker of this process registered are handed to
+	// Queuety PHP (see phpbridge.go); "" sends them to Go workers.
+	PHPWorkflowCallbacks string
 }
 
 // OfClient returns the engine of a *queuety.Client. Package queuety sets it

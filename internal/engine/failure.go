@@ -156,6 +156,9 @@ func (e *Engine) markFailed(ctx context.Context, tx driver.Tx, wf *driver.Workfl
 	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 		return err
 	}
+	if _, err := tx.WorkflowEndMark(ctx, wf.ID, driver.EndedByGo, now); err != nil {
+		return err
+	}
 	if err := tx.DependencyClear(ctx, wf.ID, wf.CurrentStep); err != nil {
 		return err
 	}
@@ -309,12 +312,23 @@ func (e *Engine) traceOverrun(ctx context.Context, tx driver.Tx, wf *driver.Work
 // payload = the public state plus a marker. Only workers that registered
 // the callback claim it. It runs once: a failure buries it, and only a
 // worker's death gives it another of its callbackAttempts (see
-// callbackFailed), so a crash does not lose it.
+// callbackFailed), so a crash does not lose it. A cancel callback no
+// worker of this process registered goes to Queuety PHP's bridge class
+// when the client has a PHP workflow callback queue (phpbridge.go).
 func (e *Engine) enqueueCallback(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, key, kind string, now time.Time) error {
 	handler := handlerRef(state, key)
 	if handler == "" {
 		return nil
 	}
+	if kind == "cancel" && e.phpWorkflowCallback(handler) {
+		return tx.JobInsert(ctx, []*driver.Job{e.phpWorkflowCallbackJob(wf, kind, handler, 0, "", now)})
+	}
+	return tx.JobInsert(ctx, []*driver.Job{callbackJob(wf, state, key, kind, handler, now)})
+}
+
+// callbackJob is the job of a workflow's deadline or cancel callback for
+// the Go worker that has handler.
+func callbackJob(wf *driver.Workflow, state *phpjson.Object, key, kind, handler string, now time.Time) *driver.Job {
 	v, _ := state.Get(key)
 	extra := phpjson.NewObject()
 	if h, ok := v.(*phpjson.Object); ok {
@@ -331,10 +345,10 @@ func (e *Engine) enqueueCallback(ctx context.Context, tx driver.Tx, wf *driver.W
 	marker.Set("kind", kind)
 	marker.Set("workflow_id", wf.ID)
 	payload.Set(callbackKey, marker)
-	return tx.JobInsert(ctx, []*driver.Job{{
+	return &driver.Job{
 		Queue: stateQueue(state), Handler: handler, Payload: EncodeJSON(payload), Priority: statePriority(state),
 		Status: driver.JobPending, MaxAttempts: callbackAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
-	}})
+	}
 }
 
 func debugLog(wf *driver.Workflow, state *phpjson.Object, now time.Time, context map[string]any) *driver.LogEntry {

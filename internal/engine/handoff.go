@@ -50,6 +50,9 @@ const ForeignExpiryLookback = 24 * time.Hour
 type callbackKnowers struct {
 	mu      sync.Mutex
 	foreign map[int64]time.Time
+	// ends holds the workflows the foreign end sweep moves past, until
+	// when (foreignends.go).
+	ends map[int64]time.Time
 }
 
 // knows reports whether a worker of this process runs the handler, and

@@ -110,6 +110,9 @@ func (e *Engine) CancelWorkflow(ctx context.Context, id int64) error {
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
 		}
+		if _, err := tx.WorkflowEndMark(ctx, wf.ID, driver.EndedByGo, now); err != nil {
+			return err
+		}
 		if err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogWorkflowCancelled, CreatedAt: now}}); err != nil {
 			return err
 		}
@@ -169,6 +172,9 @@ func (e *Engine) RetryWorkflow(ctx context.Context, id int64) error {
 		wf.RunNumber = max(wf.RunNumber, 1) + 1
 		setRunDeadline(wf, state, now)
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+			return err
+		}
+		if err := tx.WorkflowEndUnmark(ctx, wf.ID); err != nil {
 			return err
 		}
 		return e.enqueueStep(ctx, tx, wf, state, steps, wf.CurrentStep, now)

@@ -176,7 +176,7 @@ func callbackFailed(cj *Claimed, cause error) bool {
 // (__queuety_callback) with its kind, a callback handed to Queuety PHP is
 // a job for the bridge class.
 func isCallbackJob(cj *Claimed) bool {
-	if cj.Job.Handler == HandlerPHPBatchCallback {
+	if cj.Job.Handler == HandlerPHPBatchCallback || cj.Job.Handler == HandlerPHPWorkflowCallback {
 		return true
 	}
 	if cj.payload == nil {

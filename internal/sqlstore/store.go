@@ -97,6 +97,10 @@ type Tables struct {
 	// one row per webhook id (Queuety PHP's webhooks table has no secret).
 	WebhookSecrets string
 
+	// WorkflowEnds is the Go engine's table of failed and cancelled
+	// workflows whose compensations it dealt with.
+	WorkflowEnds string
+
 	// Locks is Queuety's named-lock table (middleware locks, throttle counters).
 	Locks string
 }
@@ -110,6 +114,7 @@ func NewTables(prefix string) Tables {
 		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
 		Dependencies: p + "workflow_dependencies", Webhooks: p + "webhooks", Artifacts: p + "artifacts",
 		Batches: p + "batches", BatchEvents: p + "go_batch_events", Locks: p + "locks", WebhookSecrets: p + "go_webhook_secrets",
+		WorkflowEnds: p + "go_workflow_ends",
 	}
 }
 

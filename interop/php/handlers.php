@@ -167,6 +167,23 @@ final class UndoOther extends UndoStep {
 }
 
 /**
+ * Cancel handler: what Queuety PHP's cancel() calls in-process with the
+ * workflow's public state (not a Handler or Step). Appends
+ * {"cancel":<class>,"state":<state>} as one JSON line to the file named by
+ * QUEUETY_INTEROP_MARKER, when set.
+ */
+final class NoteCancel {
+	public function handle( array $state ): void {
+		mark(
+			array(
+				'cancel' => static::class,
+				'state'  => $state,
+			)
+		);
+	}
+}
+
+/**
  * Deadline handler: what Queuety PHP's check_deadlines calls in-process
  * with the workflow's public state (it is not a Handler or Step, so no
  * worker can run it as a job). Appends {"deadline":<class>,"state":<state>}

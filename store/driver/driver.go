@@ -50,6 +50,9 @@ const (
 // Methods return ErrNotFound for a missing row where they read one row.
 type Tx interface {
 	BatchTx // Queuety's batches and the Go engine's batch events (batch.go)
+	// WorkflowEndsTx marks the failed and cancelled workflows whose
+	// compensations the Go engine dealt with (workflowends.go).
+	WorkflowEndsTx
 	// LockOps are the operations on Queuety's locks table (locks.go).
 	LockOps
 	LimitTx

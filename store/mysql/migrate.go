@@ -41,6 +41,7 @@ func migrations(prefix string) sqlstore.Migrations {
 			{Version: 7, Name: "Go engine: rate limits and concurrency limits (limit lock rows, rate-limited starts, logs index by handler and event)", Up: step((*migrator).limitTables)},
 			{Version: 8, Name: "Go engine: webhook signing secrets table", Up: step((*migrator).webhookSecretsTable)},
 			{Version: 9, Name: "Go engine: history page indexes (a workflow's signals by id, its failures by category)", Up: step((*migrator).historyIndexes)},
+			{Version: 10, Name: "Go engine: workflow ends table (failed and cancelled workflows whose compensations it dealt with), workflows index by failed_at", Up: step((*migrator).workflowEndsTable)},
 		},
 		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,
@@ -213,6 +214,29 @@ func (m *migrator) historyIndexes(ctx context.Context) error {
 		return err
 	}
 	return m.ensure(ctx, t.Failures, nil, [][2]string{{"idx_workflow_category", "(workflow_id, category)"}})
+}
+
+// workflowEndsTable creates the table in which the Go engine marks the
+// failed and cancelled workflows whose compensations and cancel callback
+// it dealt with, and the index by which its sweep reads the workflows
+// failed since a time. The workflows that are failed or cancelled already
+// are marked as dealt with: the sweep looks only at those that end from
+// now on.
+func (m *migrator) workflowEndsTable(ctx context.Context) error {
+	t := sqlstore.NewTables(m.prefix)
+	if _, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+t.WorkflowEnds+` (
+		workflow_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+		runtime VARCHAR(8) NOT NULL,
+		created_at DATETIME(6) NOT NULL
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`); err != nil {
+		return err
+	}
+	if err := m.ensure(ctx, t.Workflows, nil, [][2]string{{"idx_go_status_failed", "(status, failed_at)"}}); err != nil {
+		return err
+	}
+	_, err := m.conn.ExecContext(ctx, "INSERT IGNORE INTO "+t.WorkflowEnds+" (workflow_id, runtime, created_at)"+
+		" SELECT id, 'go', COALESCE(failed_at, completed_at, started_at) FROM "+t.Workflows+" WHERE status IN ('failed', 'cancelled')")
+	return err
 }
 
 // batchEventsTable creates the table in which the Go engine records the

@@ -161,6 +161,16 @@ func migrations(prefix string) sqlstore.Migrations {
 					"CREATE INDEX IF NOT EXISTS " + t.Failures + "_idx_workflow_category ON " + t.Failures + " (workflow_id, category)",
 				}
 			})},
+			{Version: 9, Name: "Go engine: workflow ends table (failed and cancelled workflows whose compensations it dealt with), workflows index by failed_at", Up: sqlstore.RunStatements(func() []string {
+				t := sqlstore.NewTables(prefix)
+				return []string{
+					"CREATE TABLE IF NOT EXISTS " + t.WorkflowEnds + " (workflow_id INTEGER NOT NULL PRIMARY KEY, runtime TEXT NOT NULL, created_at TEXT NOT NULL)",
+					"CREATE INDEX IF NOT EXISTS " + t.Workflows + "_idx_go_status_failed ON " + t.Workflows + " (status, failed_at)",
+					// Workflows ended before this version count as dealt with.
+					"INSERT OR IGNORE INTO " + t.WorkflowEnds + " (workflow_id, runtime, created_at) SELECT id, 'go', COALESCE(failed_at, completed_at, started_at)" +
+						" FROM " + t.Workflows + " WHERE status IN ('failed', 'cancelled')",
+				}
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}

@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"github.com/queuety/queuety-go/internal/clientseam"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
@@ -27,6 +30,7 @@ func init() {
 	register("Compensation/FailedCompensationLoggedAndNextRuns", testCompensationFails)
 	register("Compensation/WorkerKilledMidCompensation", testCompensationStale)
 	register("Compensation/WithoutCompensateOnFailureNothingRuns", testNoCompensationOnFailure)
+	register("Compensation/EndedElsewhereSweepRunsGoOnesOnce", testCompensationEndedElsewhere)
 }
 
 // saga is a 4-step workflow: reserve (undo: release), charge (undo:
@@ -266,4 +270,133 @@ func testNoCompensationOnFailure(t *testing.T, e *Env) {
 	_, ok := e.rawState(id).Get("_compensated")
 	assert.False(t, ok, "_compensated set")
 	require.NoError(t, e.C.RetryWorkflow(e.Ctx, id), "an uncompensated failed workflow can be retried")
+}
+
+// endElsewhere writes a workflow failed (or cancelled) the way Queuety PHP
+// leaves one whose compensations it ran: its other jobs buried, the
+// status, and _compensated with the cause, without the Go engine's mark.
+func (e *Env) endElsewhere(id int64, status driver.WorkflowStatus, cause string) {
+	e.T.Helper()
+	require.NoError(e.T, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
+		wf, err := tx.WorkflowGet(e.Ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		jobs, err := tx.JobListByWorkflow(e.Ctx, id, []driver.JobStatus{driver.JobPending, driver.JobProcessing}, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			j.Status, j.ErrorMessage, j.FailedAt = driver.JobBuried, "carrier down", e.Clock.Now()
+			if err := tx.JobUpdate(e.Ctx, j); err != nil {
+				return err
+			}
+		}
+		state, err := phpjson.DecodeObject(wf.State)
+		if err != nil {
+			return err
+		}
+		state.Set("_compensated", true)
+		state.Set("_compensation_cause", cause)
+		wf.State, _ = phpjson.Marshal(state)
+		wf.Status = status
+		if status == driver.WorkflowFailed {
+			wf.FailedAt, wf.ErrorMessage = e.Clock.Now(), "carrier down"
+		} else {
+			wf.CompletedAt = e.Clock.Now()
+		}
+		return tx.WorkflowUpdate(e.Ctx, wf)
+	}))
+}
+
+// testCompensationEndedElsewhere: another engine (Queuety PHP) failed a
+// saga and skipped its Go compensations. Four clients' sweeps at once hand
+// it to PHP's bridge once (one bridge job, one mark). The bridge's start of
+// the chain is played here (what QueuetyGo\WorkflowCallback writes: the
+// newest Go name's job with the rest in its marker); Go workers run the
+// rest newest first, once each, and the state keeps Queuety's end keys. A
+// saga the Go engine failed itself is left alone by the sweep.
+func testCompensationEndedElsewhere(t *testing.T, e *Env) {
+	log := &sagaLog{}
+	id := e.startB(saga(true), queuety.State{"order": 7})
+	steps := e.Worker(nil)
+	steps.HandleStep("reserve", func(context.Context, queuety.State) (queuety.State, error) {
+		return queuety.State{"reservation": "R1"}, nil
+	})
+	steps.HandleStep("charge", func(context.Context, queuety.State) (queuety.State, error) {
+		return queuety.State{"charge": "C1"}, nil
+	})
+	e.Drain(steps) // ship is left for the other engine
+	e.endElsewhere(id, driver.WorkflowFailed, engine.CompensateFailure)
+
+	var wg sync.WaitGroup
+	var taken atomic.Int64
+	var workers []*worker.Worker
+	for range 4 {
+		c := e.Client(queuety.WithPHPCallbacks("php"))
+		workers = append(workers, e.sagaWorker(c, log, false))
+		sw := deadline.New(c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := sw.WorkflowCallbacks(e.Ctx)
+			if err != nil {
+				t.Errorf("sweep: %v", err)
+			}
+			taken.Add(int64(n))
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int64(1), taken.Load(), "workflows the sweeps took")
+	bridge := e.Jobs(driver.JobFilter{Queue: "php"})
+	require.Len(t, bridge, 1, "bridge jobs")
+	assert.Equal(t, engine.HandlerPHPWorkflowCallback, bridge[0].Handler, "bridge job handler")
+	assert.Contains(t, string(bridge[0].Payload), `"kind":"ended","workflow_id":`, "bridge job payload")
+	n, err := deadline.New(e.Client(queuety.WithPHPCallbacks("php"))).WorkflowCallbacks(e.Ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "a later sweep")
+
+	// The bridge: both names are Go handlers here, refund (index 1) first.
+	require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) error {
+		wf, err := tx.WorkflowGet(e.Ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		state, err := phpjson.DecodeObject(wf.State)
+		if err != nil {
+			return err
+		}
+		state.Set("_compensation_next", int64(1))
+		wf.State, _ = phpjson.Marshal(state)
+		if err := tx.WorkflowUpdate(e.Ctx, wf); err != nil {
+			return err
+		}
+		bridge[0].Status = driver.JobCompleted
+		if err := tx.JobUpdate(e.Ctx, bridge[0]); err != nil {
+			return err
+		}
+		payload := `{"order":7,"reservation":"R1","charge":"C1","__queuety_callback":{"kind":"compensation","workflow_id":` +
+			strconv.FormatInt(id, 10) + `,"index":1,"reason":"failure","plan":[0],"then_cancel":false}}`
+		return tx.JobInsert(e.Ctx, []*driver.Job{{Queue: "default", Handler: "refund", Payload: []byte(payload), Status: driver.JobPending,
+			MaxAttempts: 3, AvailableAt: e.Clock.Now(), CreatedAt: e.Clock.Now(), CostUnits: 1}})
+	}))
+	for range 3 {
+		e.Drain(workers[0])
+	}
+	assert.Equal(t, []string{"refund", "release"}, log.got(), "compensations: newest first, once each")
+	assert.Equal(t, queuety.State{"order": int64(7), "reservation": "R1"}, log.states["release"], "release gets the state right after reserve")
+	e.compensated(id, engine.CompensateFailure)
+
+	// Failed by the Go engine: compensated once, in the chain it started,
+	// and never handed on by the sweep.
+	goID := e.startB(saga(true), queuety.State{"order": 8})
+	for range 3 {
+		e.Drain(workers[1])
+	}
+	n, err = deadline.New(e.Client(queuety.WithPHPCallbacks("php"))).WorkflowCallbacks(e.Ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "sweep after a Go-failed saga")
+	assert.Len(t, e.Jobs(driver.JobFilter{Queue: "php"}), 1, "bridge jobs")
+	assert.Equal(t, []string{"refund", "release", "refund", "release"}, log.got(), "the Go-failed saga compensated once")
+	e.compensated(goID, engine.CompensateFailure)
 }

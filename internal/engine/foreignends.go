@@ -1,0 +1,229 @@
+package engine
+
+// This file runs the Go compensations and cancel callbacks of workflows
+// that Queuety PHP failed or cancelled.
+//
+// Queuety PHP runs a workflow's compensations and its on_cancel handler
+// in-process, and only those that are PHP classes: it skips every other
+// name (a Go handler), and still writes _compensated and
+// _compensation_cause. The Go engine marks every workflow it fails or
+// cancels in its workflow ends table, in the transaction that ends it. So
+// a failed or cancelled workflow without a mark was ended by another
+// engine, and a Go sweep (RunForeignEnds) takes it, under its row lock:
+//
+//   - it waits until PHP recorded the compensations' end (_compensated;
+//     PHP writes it right after the end, in a second statement), or, for a
+//     failure without _compensate_on_failure, not at all;
+//   - only Queuety PHP knows which names it ran (a Go handler may share a
+//     PHP class's name, as Go twins of PHP classes do), so the sweep hands
+//     the workflow to the PHP bridge class (kind "ended"). The bridge
+//     lists, newest first, the entries whose handler is not a class there,
+//     and the on_cancel handler likewise, and enqueues the first as the
+//     job Go enqueues for a Go handler, with _compensation_next and the
+//     rest of the list in its marker (sweepPlan);
+//   - Go workers run the chain on, one job at a time, newest first
+//     (sweptCompensationEnded), and the cancel callback after the last;
+//   - the mark (EndedElsewhere) makes each run once however many Go
+//     sweepers look; a workflow with no names is marked EndedNothingToRun.
+//
+// Without a PHP workflow callback queue the sweep does nothing.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// ForeignEndLookback is how far back in failed_at and completed_at a Go
+// sweeper looks for workflows another engine failed or cancelled.
+const ForeignEndLookback = 24 * time.Hour
+
+// sweepPlan is what is left of a compensation chain the sweep started:
+// the stack indexes still to run, newest first, and whether the cancel
+// callback runs after them.
+type sweepPlan struct {
+	rest   []int64
+	cancel bool
+}
+
+func (p *sweepPlan) encode(marker *phpjson.Object) {
+	rest := make([]any, len(p.rest))
+	for i, v := range p.rest {
+		rest[i] = v
+	}
+	marker.Set("plan", rest)
+	marker.Set("then_cancel", p.cancel)
+}
+
+// sweepPlanOf returns the plan in a compensation job's marker, if the
+// sweep started its chain.
+func sweepPlanOf(cj *Claimed) (sweepPlan, bool) {
+	if cj.payload == nil {
+		return sweepPlan{}, false
+	}
+	m, ok := mustObject(cj.payload, callbackKey)
+	if !ok {
+		return sweepPlan{}, false
+	}
+	raw, ok := m.Get("plan")
+	if !ok {
+		return sweepPlan{}, false
+	}
+	list, _ := listOf(raw)
+	p := sweepPlan{cancel: truthy(m, "then_cancel")}
+	for _, v := range list {
+		p.rest = append(p.rest, toInt(v))
+	}
+	return p, true
+}
+
+// sweptCompensationEnded moves a chain the sweep started on: the next
+// index of the plan, or the end (the cancel callback, if planned). The
+// state keeps the _compensated and _compensation_cause PHP wrote.
+func (e *Engine) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, plan sweepPlan, reason string, now time.Time) error {
+	raw, _ := state.Get("_compensation_stack")
+	stack, _ := listOf(raw)
+	for len(plan.rest) > 0 {
+		next := int(plan.rest[0])
+		plan.rest = plan.rest[1:]
+		if next < 0 || next >= len(stack) {
+			continue
+		}
+		entry, _ := stack[next].(*phpjson.Object)
+		if entry == nil || strField(entry, "handler") == "" {
+			continue
+		}
+		state.Set("_compensation_next", int64(next))
+		wf.State = EncodeJSON(state)
+		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+			return err
+		}
+		return tx.JobInsert(ctx, []*driver.Job{compensationJob(wf, state, entry, next, reason, &plan, now)})
+	}
+	state.Delete("_compensation_next")
+	wf.State = EncodeJSON(state)
+	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
+		return err
+	}
+	if handler := handlerRef(state, "_on_cancel"); plan.cancel && handler != "" {
+		return tx.JobInsert(ctx, []*driver.Job{callbackJob(wf, state, "_on_cancel", "cancel", handler, now)})
+	}
+	return nil
+}
+
+// RunForeignEnds finds up to limit workflows that another engine (Queuety
+// PHP) failed or cancelled and, for each one that names compensation or
+// cancel handlers, enqueues one job for Queuety PHP's bridge class, which
+// starts the chain of the names that are not PHP classes there (see the
+// file comment), once. It needs a PHP workflow callback queue: only Queuety
+// PHP knows which names it ran. It returns how many workflows it handed
+// to the bridge and whether a full batch was found.
+func (e *Engine) RunForeignEnds(ctx context.Context, limit int) (int, bool, error) {
+	if e.cfg.PHPWorkflowCallbacks == "" {
+		return 0, false, nil
+	}
+	var n int
+	var more bool
+	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+		n, more = 0, false
+		now := e.clock.Now()
+		since := now.Add(-ForeignEndLookback)
+		rows, err := tx.WorkflowFindEndedElsewhere(ctx, driver.ExpiredParams{Now: now, Since: since, Limit: limit,
+			Lock: driver.LockSkipLocked, Exclude: e.endSkips(now)})
+		if err != nil {
+			return err
+		}
+		more = len(rows) >= limit
+		for _, wf := range rows {
+			started, err := e.takeForeignEnd(ctx, tx, wf, now)
+			if err != nil {
+				return err
+			}
+			if started {
+				n++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("queuety: run compensations and cancel callbacks of workflows ended elsewhere: %w", err)
+	}
+	return n, more, nil
+}
+
+// takeForeignEnd handles one locked workflow another engine ended, and
+// reports whether it enqueued a bridge job.
+func (e *Engine) takeForeignEnd(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil {
+		state = phpjson.NewObject()
+	}
+	ended := wf.FailedAt
+	cancelled := wf.Status == driver.WorkflowCancelled
+	if cancelled {
+		ended = wf.CompletedAt
+	}
+	_, running := state.Get("_compensation_next")
+	compensated := truthy(state, "_compensated") && !running
+	settled := compensated || (!cancelled && !truthy(state, "_compensate_on_failure") && !running)
+	names := 0
+	if compensated {
+		raw, _ := state.Get("_compensation_stack")
+		stack, _ := listOf(raw)
+		for _, v := range stack {
+			if entry, _ := v.(*phpjson.Object); entry != nil && strField(entry, "handler") != "" {
+				names++
+			}
+		}
+	}
+	if cancelled && handlerRef(state, "_on_cancel") != "" {
+		names++
+	}
+	if !settled {
+		if handoff := e.cfg.DeadlineHandoff; handoff > 0 && now.Before(ended.Add(handoff)) {
+			e.skipEnd(wf.ID, ended.Add(handoff))
+			return false, nil
+		}
+		e.cfg.Logger.Warn("queuety: workflow ended elsewhere without recording its compensations; its Go compensations are left",
+			"workflow_id", wf.ID, "status", string(wf.Status))
+		names = 0
+	}
+	if names == 0 {
+		_, err := tx.WorkflowEndMark(ctx, wf.ID, driver.EndedNothingToRun, now)
+		return false, err
+	}
+	if marked, err := tx.WorkflowEndMark(ctx, wf.ID, driver.EndedElsewhere, now); err != nil || !marked {
+		return false, err // a sweeper that committed after the find's snapshot took it
+	}
+	return true, tx.JobInsert(ctx, []*driver.Job{e.phpWorkflowCallbackJob(wf, "ended", "", 0, "", now)})
+}
+
+// endSkips returns the workflows the foreign end sweep moves past for
+// now, dropping those whose skip ended.
+func (e *Engine) endSkips(now time.Time) []int64 {
+	e.callbacks.mu.Lock()
+	defer e.callbacks.mu.Unlock()
+	var ids []int64
+	for id, until := range e.callbacks.ends {
+		if !now.Before(until) {
+			delete(e.callbacks.ends, id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// skipEnd makes the foreign end sweep move past a workflow until the
+// given time (its end plus the deadline handoff).
+func (e *Engine) skipEnd(id int64, until time.Time) {
+	e.callbacks.mu.Lock()
+	defer e.callbacks.mu.Unlock()
+	if e.callbacks.ends == nil {
+		e.callbacks.ends = map[int64]time.Time{}
+	}
+	e.callbacks.ends[id] = until
+}
