@@ -103,7 +103,7 @@ func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 // the newest DescribeFailures failures and DescribeSignals signals (see
 // DescribeWorkflowWith).
 func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*queuetytype.WorkflowDescription, error) {
-	return c.engine.DescribeWorkflow(ctx, id)
+	return c.views().DescribeWorkflow(ctx, id)
 }
 
 // DescribeWorkflowWith is DescribeWorkflow with the page of the timeline
@@ -114,7 +114,7 @@ func (c *Client) DescribeWorkflow(ctx context.Context, id int64) (*queuetytype.W
 // DescribeTextChars characters and signal payloads over
 // DescribePayloadBytes left out, with their length.
 func (c *Client) DescribeWorkflowWith(ctx context.Context, id int64, opts queuetytype.DescribeOptions) (*queuetytype.WorkflowDescription, error) {
-	return c.engine.DescribeWorkflowWith(ctx, id, opts)
+	return c.views().DescribeWorkflowWith(ctx, id, opts)
 }
 
 // Approve answers the approval or decision wait a workflow is in with
@@ -153,7 +153,7 @@ func (c *Client) SubmitInput(ctx context.Context, workflowID int64, data any) (s
 // completed (Queuety's workflow_state_at), from its event log. It returns
 // an error wrapping ErrNotFound when no event records that step.
 func (c *Client) StateAt(ctx context.Context, workflowID int64, idx int) (State, error) {
-	return c.engine.StateAt(ctx, workflowID, idx)
+	return c.views().StateAt(ctx, workflowID, idx)
 }
 
 // RewindWorkflow moves a workflow back to right after step toStep
@@ -176,7 +176,7 @@ func (c *Client) ForkWorkflow(ctx context.Context, workflowID int64) (int64, err
 // replay_workflow read. It is the whole history, read at once: for a
 // bounded view, page through TraceWorkflowWith.
 func (c *Client) ExportWorkflow(ctx context.Context, workflowID int64) ([]byte, error) {
-	o, err := c.engine.ExportWorkflow(ctx, workflowID)
+	o, err := c.views().ExportWorkflow(ctx, workflowID)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +217,7 @@ func (c *Client) TraceWorkflow(ctx context.Context, workflowID int64) ([]byte, e
 // and its next_offset is the Offset of the next page (null after the
 // last).
 func (c *Client) TraceWorkflowWith(ctx context.Context, workflowID int64, opts queuetytype.TraceOptions) ([]byte, error) {
-	o, err := c.engine.TraceWorkflowWith(ctx, workflowID, opts)
+	o, err := c.views().TraceWorkflowWith(ctx, workflowID, opts)
 	if err != nil {
 		return nil, err
 	}

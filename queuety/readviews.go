@@ -4,9 +4,14 @@ import (
 	"context"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/readview"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
+
+// views returns the read views (describe, export, trace, state at a step)
+// of the client's store, on its clock.
+func (c *Client) views() *readview.Views { return readview.New(c.store, c.engine.Clock()) }
 
 // OldestDueAges returns, for every queue with a due pending job, how long
 // its longest-waiting due job has been due, on the client's clock. It is

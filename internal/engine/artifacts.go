@@ -207,7 +207,7 @@ func DecodeArtifact(r *driver.Artifact, withContent bool) *Artifact {
 	if r.StepIndex != nil {
 		a.StepIndex = ptr(*r.StepIndex)
 	}
-	switch m := jsonColumn(r.Metadata).(type) {
+	switch m := JSONColumn(r.Metadata).(type) {
 	case *phpjson.Object:
 		a.Metadata = m.ToMap()
 	case []any:

@@ -2,8 +2,9 @@
 // recording results with attempt fencing, retries and backoff, leases and
 // heartbeats, activity and workflow timeouts, advancing workflows (state
 // merge, parallel joins, _next_step, signal waits, continue-as-new),
-// failure and expiry with their callbacks, schedules, and describing a
-// workflow. Every transition is one driver.Store transaction.
+// failure and expiry with their callbacks, schedules, and replaying,
+// rewinding and forking a workflow. Every transition is one driver.Store
+// transaction.
 //
 // An Engine is built by New from a store, a clock, a logger and Config; it
 // never reaches back to the queuety.Client that owns it. Package queuety
@@ -13,5 +14,12 @@
 // Files are split by concern: claim, admission (rate limits, concurrency
 // groups and cost budgets, checked by the claim), complete, retry, lease,
 // heartbeat, timeout, dispatch, resources, steps, stepjobs, statefields,
-// waits, failure, continueasnew, operate, schedule, describe, sweep.
+// waits, failure, continueasnew, operate, schedule, history (rewind and
+// fork), replay, sweep.
+//
+// The read views (describing a workflow, exporting and tracing its
+// history, the state after a step) live in package internal/readview,
+// which reads the store on its own. It learns what a workflow's state
+// means from stateview.go (ViewState, StateAfterStep): the state format
+// stays here, in one place.
 package engine

@@ -10,9 +10,10 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// This file holds Queuety's time-travel tools: the public state a
-// workflow had after a step (from its events), rewinding a workflow to
-// that point, and forking a copy of a workflow.
+// This file holds Queuety's time-travel tools that write: rewinding a
+// workflow to the state it had after a step (from its events), and
+// forking a copy of a workflow. Reading that state is a read view
+// (internal/readview).
 
 // Messages and log contexts Queuety writes for these operations.
 const msgSupersededByRewind = "Superseded by workflow rewind"
@@ -29,27 +30,6 @@ func stateAt(ctx context.Context, tx driver.Tx, id int64, idx int) (*phpjson.Obj
 		return nil, err
 	}
 	return DecodeObject("event state", events[0].StateAfter)
-}
-
-// StateAt returns the public state a workflow had right after step idx
-// completed (Queuety's workflow_state_at), read from its events. It
-// returns ErrNotFound when no event records that step.
-func (e *Engine) StateAt(ctx context.Context, id int64, idx int) (State, error) {
-	var st *phpjson.Object
-	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
-		if _, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
-			return err
-		}
-		st, err = stateAt(ctx, tx, id, idx)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("queuety: state of workflow %d at step %d: %w", id, idx, err)
-	}
-	if st == nil {
-		return nil, fmt.Errorf("queuety: state of workflow %d at step %d: %w: no recorded state for that step", id, idx, ErrNotFound)
-	}
-	return st.ToMap(), nil
 }
 
 // RewindWorkflow moves a workflow back to right after step toStep (Queuety's

@@ -1,10 +1,12 @@
-package engine
+package readview
 
 import (
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // TestOrderTimelineWithinASecond: rows written in the same second keep
@@ -16,7 +18,7 @@ func TestOrderTimelineWithinASecond(t *testing.T) {
 	n := 0
 	row := func(source, event string, job int64, attempt *int, later time.Duration) timelineRow {
 		n++
-		return timelineRow{TimelineEntry: TimelineEntry{Source: source, Event: event, StepIndex: step(0), JobID: job, Attempt: attempt},
+		return timelineRow{TimelineEntry: queuetytype.TimelineEntry{Source: source, Event: event, StepIndex: step(0), JobID: job, Attempt: attempt},
 			id: int64(n), at: at.Add(later)}
 	}
 	one, two := step(1), step(2)
@@ -27,13 +29,13 @@ func TestOrderTimelineWithinASecond(t *testing.T) {
 		row("event", "step_failed", 7, one, 0),
 		row("event", "step_started", 7, two, 0),
 		row("event", "step_completed", 7, two, 0),
-		{TimelineEntry: TimelineEntry{Source: "log", Event: "workflow_started"}, id: 1, at: at},
+		{TimelineEntry: queuetytype.TimelineEntry{Source: "log", Event: "workflow_started"}, id: 1, at: at},
 		row("log", "started", 7, one, 0),
 		row("log", "failed", 7, one, 0),
 		row("log", "retried", 7, one, 0),
 		row("log", "started", 7, two, 0),
 		row("log", "completed", 7, nil, 0),
-		{TimelineEntry: TimelineEntry{Source: "log", Event: "workflow_completed"}, id: 99, at: at},
+		{TimelineEntry: queuetytype.TimelineEntry{Source: "log", Event: "workflow_completed"}, id: 99, at: at},
 		row("event", "step_started", 8, one, time.Second),
 		row("log", "started", 8, one, time.Second),
 	}

@@ -1,4 +1,4 @@
-package engine
+package readview
 
 import (
 	"context"
@@ -6,44 +6,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
-	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
-
-// iso formats a time as ISO 8601 (RFC 3339) in UTC; "" for zero.
-func iso(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// isoDuration formats a duration as ISO 8601 (PT1H30M, PT0.5S).
-func isoDuration(d time.Duration) string {
-	if d <= 0 {
-		return ""
-	}
-	out := "PT"
-	if h := d / time.Hour; h > 0 {
-		out += fmt.Sprintf("%dH", h)
-		d -= h * time.Hour
-	}
-	if m := d / time.Minute; m > 0 {
-		out += fmt.Sprintf("%dM", m)
-		d -= m * time.Minute
-	}
-	if d > 0 || out == "PT" {
-		s := d.Seconds()
-		if d%time.Second == 0 {
-			out += fmt.Sprintf("%dS", int64(s))
-		} else {
-			out += fmt.Sprintf("%gS", s)
-		}
-	}
-	return out
-}
 
 // Bounds of a workflow description, so that describing a workflow with a
 // long history or many jobs reads a bounded number of rows.
@@ -61,30 +28,32 @@ const (
 	describeHistoryText = 4 << 10
 )
 
-func describeBounds(o DescribeOptions) (offset, limit, perStep int) {
-	offset = min(max(o.TimelineOffset, 0), MaxTimelineOffset)
+// describeBounds are the timeline page and jobs per step opts select,
+// within the limits.
+func describeBounds(o queuetytype.DescribeOptions) (offset, limit, perStep int) {
+	offset = min(max(o.TimelineOffset, 0), queuetytype.MaxTimelineOffset)
 	limit, perStep = o.TimelineLimit, o.JobsPerStep
 	if limit <= 0 {
-		limit = DefaultTimelineEntries
+		limit = queuetytype.DefaultTimelineEntries
 	}
 	if perStep <= 0 {
-		perStep = DefaultJobsPerStep
+		perStep = queuetytype.DefaultJobsPerStep
 	}
-	return offset, min(limit, MaxTimelineEntries), min(perStep, MaxJobsPerStep)
+	return offset, min(limit, queuetytype.MaxTimelineEntries), min(perStep, queuetytype.MaxJobsPerStep)
 }
 
 // DescribeWorkflow reads a workflow with its jobs, logs, events, signals
 // and failures, in one transaction, within the default DescribeOptions.
 // It lists the newest DescribeFailures failures and DescribeSignals
 // signals, and counts them all.
-func (e *Engine) DescribeWorkflow(ctx context.Context, id int64) (*WorkflowDescription, error) {
-	return e.DescribeWorkflowWith(ctx, id, DescribeOptions{})
+func (v *Views) DescribeWorkflow(ctx context.Context, id int64) (*queuetytype.WorkflowDescription, error) {
+	return v.DescribeWorkflowWith(ctx, id, queuetytype.DescribeOptions{})
 }
 
 // DescribeWorkflowWith reads a workflow with its jobs, logs, events,
 // signals and failures, in one transaction: one page of its timeline and
 // a bounded number of jobs per step, as opts says.
-func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts DescribeOptions) (*WorkflowDescription, error) {
+func (v *Views) DescribeWorkflowWith(ctx context.Context, id int64, opts queuetytype.DescribeOptions) (*queuetytype.WorkflowDescription, error) {
 	offset, limit, perStep := describeBounds(opts)
 	var (
 		wf             *driver.Workflow
@@ -100,11 +69,13 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		signals        []*driver.Signal
 		signalsN       int64
 		kids           []*driver.Workflow
+		view           *engine.StateView
 	)
-	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
+	err := v.store.InTx(ctx, func(tx driver.Tx) (err error) {
 		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
 			return err
 		}
+		view = engine.ViewState(wf.State, wf.TotalSteps)
 		if jobs, err = tx.JobListByStep(ctx, driver.JobStepQuery{WorkflowID: id, PerStep: perStep, MaxPayloadBytes: -1}); err != nil {
 			return err
 		}
@@ -139,13 +110,13 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		if signalsN, err = tx.SignalCount(ctx, id); err != nil {
 			return err
 		}
-		if signals, err = tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, Limit: DescribeSignals, MaxPayloadBytes: DescribePayloadBytes}); err != nil {
+		if signals, err = tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, Limit: queuetytype.DescribeSignals, MaxPayloadBytes: queuetytype.DescribePayloadBytes}); err != nil {
 			return err
 		}
 		if kids, err = tx.WorkflowList(ctx, driver.WorkflowFilter{Parent: id, Limit: describeChildren}); err != nil {
 			return err
 		}
-		if started := startedIDs(wf); len(started) > 0 {
+		if started := startedIDs(view); len(started) > 0 {
 			more, err := tx.WorkflowGetMany(ctx, started[:min(len(started), describeChildren)], driver.LockNone)
 			if err != nil {
 				return err
@@ -155,7 +126,7 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		if failCounts, err = tx.FailureCountByCategory(ctx, id); err != nil {
 			return err
 		}
-		fails, err = tx.FailurePage(ctx, driver.FailureQuery{WorkflowID: id, Limit: DescribeFailures, MaxMessageChars: DescribeTextChars})
+		fails, err = tx.FailurePage(ctx, driver.FailureQuery{WorkflowID: id, Limit: queuetytype.DescribeFailures, MaxMessageChars: queuetytype.DescribeTextChars})
 		return err
 	})
 	if err != nil {
@@ -163,45 +134,31 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 	}
 	// A state that does not decode is described, not refused: the
 	// workflow's page is where a person finds out what is wrong with it.
-	var stateErr error
-	state, err := DecodeObject("workflow state", wf.State)
-	if err != nil {
-		state, stateErr = phpjson.NewObject(), err
-	}
-	steps, stepsErr := parseSteps(state)
-	if _, has := state.Get("_steps"); stateErr == nil && stepsErr != nil && (has || wf.TotalSteps > 0) {
-		stateErr = fmt.Errorf("queuety: malformed workflow steps in the state: %w", stepsErr)
-	}
-	d := &WorkflowDescription{
+	state := view.State
+	d := &queuetytype.WorkflowDescription{
 		ID: wf.ID, Name: wf.Name, Status: wf.Status, CurrentStep: wf.CurrentStep, TotalSteps: wf.TotalSteps,
-		Queue: stateQueue(state), Priority: statePriority(state), MaxAttempts: stateMaxAttempts(state),
-		State: PublicState(state).ToMap(), StartedAt: iso(wf.StartedAt), CompletedAt: iso(wf.CompletedAt),
-		FailedAt: iso(wf.FailedAt), Error: wf.ErrorMessage, DefinitionHash: strField(state, "_definition_hash"),
-		IdempotencyKey: strField(state, "_idempotency_key"),
-		Steps:          []StepInfo{}, Failures: []FailureInfo{}, Timeline: []TimelineEntry{},
+		Queue: view.Queue, Priority: view.Priority, MaxAttempts: view.MaxAttempts,
+		State: engine.PublicState(state).ToMap(), StartedAt: iso(wf.StartedAt), CompletedAt: iso(wf.CompletedAt),
+		FailedAt: iso(wf.FailedAt), Error: wf.ErrorMessage, DefinitionHash: view.DefinitionHash,
+		IdempotencyKey: view.IdempotencyKey,
+		Steps:          []queuetytype.StepInfo{}, Failures: []queuetytype.FailureInfo{}, Timeline: []queuetytype.TimelineEntry{},
 		TimelineTotal: int(eventsN + logsN),
 	}
-	if stateErr != nil {
-		d.StateError = strings.TrimPrefix(stateErr.Error(), "queuety: ")
+	if view.Err != nil {
+		d.StateError = strings.TrimPrefix(view.Err.Error(), "queuety: ")
 	}
 	d.ParentID, d.ParentStep = wf.ParentWorkflowID, wf.ParentStepIndex
-	if v, ok := state.Get("_started_by_workflow_id"); ok {
-		d.StartedBy = toInt(v)
-	}
-	d.OnDeadline = handlerRef(state, "_on_deadline")
-	d.OnCancel = handlerRef(state, "_on_cancel")
-	d.Deadlines = DeadlineInfo{
-		ExecutionTimeoutSeconds: intValue(state, "_deadline_seconds"), ExecutionDeadline: iso(wf.DeadlineAt),
-		RunTimeoutSeconds: intValue(state, runTimeoutKey), Run: max(wf.RunNumber, 1),
+	d.StartedBy = view.StartedBy
+	d.OnDeadline, d.OnCancel = view.OnDeadline, view.OnCancel
+	d.Deadlines = queuetytype.DeadlineInfo{
+		ExecutionTimeoutSeconds: view.ExecutionTimeoutSeconds, ExecutionDeadline: iso(wf.DeadlineAt),
+		RunTimeoutSeconds: view.RunTimeoutSeconds, Run: max(wf.RunNumber, 1),
 		RunStartedAt: iso(wf.RunStartedAt), RunDeadline: iso(wf.RunDeadlineAt),
 	}
-	if w, ok := state.Get("_wait"); ok {
-		if wo, ok := w.(*phpjson.Object); ok {
-			d.Wait = &WaitInfo{Type: strField(wo, "type"), WaitingFor: strList(wo, "waiting_for"), Mode: strField(wo, "wait_mode"),
-				TimeoutAt: iso(wf.WaitDeadlineAt)}
-			if stepsErr == nil && wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
-				d.Wait.Answers = waitAnswers(steps[wf.CurrentStep])
-			}
+	if w := view.Wait; w != nil {
+		d.Wait = &queuetytype.WaitInfo{Type: w.Type, WaitingFor: w.WaitingFor, Mode: w.Mode, TimeoutAt: iso(wf.WaitDeadlineAt)}
+		if view.StepsOK && wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(view.Steps) {
+			d.Wait.Answers = view.Steps[wf.CurrentStep].WaitAnswers
 		}
 	}
 
@@ -226,7 +183,7 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 		d.FailuresTotal += int(c.Count)
 	}
 	for _, f := range fails {
-		d.Failures = append(d.Failures, FailureInfo{At: iso(f.CreatedAt), Category: f.Category, TimeoutKind: f.TimeoutKind,
+		d.Failures = append(d.Failures, queuetytype.FailureInfo{At: iso(f.CreatedAt), Category: f.Category, TimeoutKind: f.TimeoutKind,
 			NonRetryable: f.NonRetryable, JobID: f.JobID, StepIndex: f.StepIndex, Attempt: f.Attempt, Run: f.RunNumber,
 			Message: f.Message, MessageCut: f.MessageCut, Deadline: iso(f.DeadlineAt)})
 	}
@@ -241,19 +198,19 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 			logsByJob[*l.JobID] = append(logsByJob[*l.JobID], l)
 		}
 	}
-	if stepsErr == nil {
+	if view.StepsOK {
 		ran := map[int]bool{}
 		for _, i := range reached {
 			ran[i] = true
 		}
-		for i, s := range steps {
-			si := StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.handlers(), Status: stepStatus(wf, i, statuses[i], ran[i])}
+		for i, s := range view.Steps {
+			si := queuetytype.StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.Handlers, Status: stepStatus(wf, i, statuses[i], ran[i])}
 			var total int64
 			for _, n := range statuses[i] {
 				total += n
 			}
 			si.JobsMore = max(int(total)-len(byStep[i]), 0)
-			if t := stepTimeouts(s); t != (Timeouts{}) {
+			if t := s.Timeouts; t != (queuetytype.Timeouts{}) {
 				si.Timeouts = &t
 			}
 			for _, j := range byStep[i] {
@@ -262,24 +219,24 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 			if i == wf.CurrentStep {
 				d.CurrentStepName = s.Name
 			}
-			describeStepRuntime(&si, s, state, wf, kids)
+			describeStepRuntime(&si, s, wf, kids)
 			d.Steps = append(d.Steps, si)
 		}
 	}
 
 	var rows []timelineRow
 	for _, e := range events {
-		te := timelineRow{TimelineEntry: TimelineEntry{At: iso(e.CreatedAt), Source: "event", Event: string(e.Event), StepIndex: ptr(e.StepIndex),
+		te := timelineRow{TimelineEntry: queuetytype.TimelineEntry{At: iso(e.CreatedAt), Source: "event", Event: string(e.Event), StepIndex: ptr(e.StepIndex),
 			JobID: e.JobID, Attempt: e.Attempt}, id: e.ID, at: e.CreatedAt}
 		if len(e.Error) > 0 {
-			if eo, err := DecodeObject("event error", e.Error); err == nil {
+			if eo, err := engine.DecodeObject("event error", e.Error); err == nil {
 				te.Detail = strField(eo, "message")
 			}
 		}
 		rows = append(rows, te)
 	}
 	for _, l := range logs {
-		te := timelineRow{TimelineEntry: TimelineEntry{At: iso(l.CreatedAt), Source: "log", Event: string(l.Event), StepIndex: l.StepIndex,
+		te := timelineRow{TimelineEntry: queuetytype.TimelineEntry{At: iso(l.CreatedAt), Source: "log", Event: string(l.Event), StepIndex: l.StepIndex,
 			Attempt: l.Attempt, Detail: l.ErrorMessage}, id: l.ID, at: l.CreatedAt}
 		if l.JobID != nil {
 			te.JobID = *l.JobID
@@ -294,7 +251,7 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 	d.Timeline = d.Timeline[:min(limit, len(d.Timeline))]
 	d.TimelineMore = max(d.TimelineTotal-offset-len(d.Timeline), 0)
 	for _, s := range signals {
-		si := SignalInfo{Name: s.Name, ReceivedAt: iso(s.ReceivedAt), PayloadOmittedBytes: s.OmittedPayloadBytes}
+		si := queuetytype.SignalInfo{Name: s.Name, ReceivedAt: iso(s.ReceivedAt), PayloadOmittedBytes: s.OmittedPayloadBytes}
 		switch {
 		case s.Payload == nil:
 		case json.Valid(s.Payload):
@@ -352,17 +309,6 @@ func jobTimeouts(ctx context.Context, tx driver.Tx, wfID int64, jobs []*driver.J
 	return out, nil
 }
 
-func stepTimeouts(s *stepDef) Timeouts {
-	rt := parseRuntimeFromDefinition(s.raw)
-	return Timeouts{
-		ScheduleToStart: isoDuration(rt.Timeouts.ScheduleToStart),
-		StartToClose:    isoDuration(rt.startToClose()),
-		ScheduleToClose: isoDuration(rt.Timeouts.ScheduleToClose),
-		Heartbeat:       isoDuration(rt.Timeouts.Heartbeat),
-		Signal:          isoDuration(s.Timeout),
-	}
-}
-
 // stepStatus derives a step's status from the workflow, whether its events
 // show the step was reached, and the number of the step's jobs in each
 // status. A step before the current one was completed when it was
@@ -402,17 +348,17 @@ func stepStatus(wf *driver.Workflow, i int, jobs map[driver.JobStatus]int64, rea
 }
 
 // describeJob builds a job's attempt history from its log rows and failures.
-func describeJob(j *driver.Job, logs []*driver.LogEntry, fails []*driver.Failure) JobInfoRow {
-	row := JobInfoRow{ID: j.ID, Handler: j.Handler, Status: j.Status, Attempts: j.Attempts, MaxAttempts: j.MaxAttempts,
-		AvailableAt: iso(j.AvailableAt), Error: j.ErrorMessage, History: []AttemptInfo{},
-		Deadlines: JobDeadlines{ScheduleToStart: iso(j.ScheduleToStartAt), StartToClose: iso(j.StartToCloseAt),
+func describeJob(j *driver.Job, logs []*driver.LogEntry, fails []*driver.Failure) queuetytype.JobInfoRow {
+	row := queuetytype.JobInfoRow{ID: j.ID, Handler: j.Handler, Status: j.Status, Attempts: j.Attempts, MaxAttempts: j.MaxAttempts,
+		AvailableAt: iso(j.AvailableAt), Error: j.ErrorMessage, History: []queuetytype.AttemptInfo{},
+		Deadlines: queuetytype.JobDeadlines{ScheduleToStart: iso(j.ScheduleToStartAt), StartToClose: iso(j.StartToCloseAt),
 			ScheduleToClose: iso(j.ScheduleToCloseAt), Heartbeat: iso(j.HeartbeatDeadline), LastHeartbeat: iso(j.LastHeartbeatAt)}}
-	byAttempt := map[int]*AttemptInfo{}
-	get := func(n int) *AttemptInfo {
+	byAttempt := map[int]*queuetytype.AttemptInfo{}
+	get := func(n int) *queuetytype.AttemptInfo {
 		if a, ok := byAttempt[n]; ok {
 			return a
 		}
-		a := &AttemptInfo{Attempt: n, Outcome: "running"}
+		a := &queuetytype.AttemptInfo{Attempt: n, Outcome: "running"}
 		byAttempt[n] = a
 		return a
 	}
@@ -476,44 +422,22 @@ func describeJob(j *driver.Job, logs []*driver.LogEntry, fails []*driver.Failure
 
 // startedIDs are the workflows a workflow's start_workflows steps started,
 // read from the result keys in its state.
-func startedIDs(wf *driver.Workflow) []int64 {
-	state, err := DecodeObject("workflow state", wf.State)
-	if err != nil {
-		return nil
-	}
-	steps, err := parseSteps(state)
-	if err != nil {
-		return nil
-	}
+func startedIDs(view *engine.StateView) []int64 {
 	var out []int64
-	for _, s := range steps {
-		if s.Type != "start_workflows" {
-			continue
-		}
-		key := strField(s.raw, "result_key")
-		if key == "" {
-			key = "started_workflow_ids"
-		}
-		v, _ := state.Get(key)
-		out = append(out, idsOf(v)...)
+	for _, s := range view.Steps {
+		out = append(out, s.StartedIDs...)
 	}
 	return out
 }
 
 // describeStepRuntime adds what a step's runtime state says: for-each
 // progress, repeat iterations, children.
-func describeStepRuntime(si *StepInfo, s *stepDef, state *phpjson.Object, wf *driver.Workflow, kids []*driver.Workflow) {
+func describeStepRuntime(si *queuetytype.StepInfo, s engine.StepView, wf *driver.Workflow, kids []*driver.Workflow) {
 	switch s.Type {
 	case "for_each":
-		if _, rt := loadForEach(state, si.Index); rt != nil {
-			si.ForEach = &ForEachInfo{Mode: s.Mode, Items: len(rt.items), Succeeded: rt.results.Len(), Failed: rt.failures.Len(),
-				Open: len(rt.missing()), Settled: rt.settled()}
-			if s.Mode == ForEachQuorum {
-				si.ForEach.Quorum = quorumOf(s)
-			}
-		}
+		si.ForEach = s.ForEach
 	case "repeat":
-		n := repeatIterations(state, si.Index)
+		n := s.Iterations
 		si.Iterations = &n
 	case "run_workflow":
 		if si.Index == wf.CurrentStep && si.Status == "completed" && !wf.Status.Terminal() {
@@ -521,22 +445,17 @@ func describeStepRuntime(si *StepInfo, s *stepDef, state *phpjson.Object, wf *dr
 		}
 		for _, k := range kids {
 			if k.ParentWorkflowID == wf.ID && k.ParentStepIndex != nil && *k.ParentStepIndex == si.Index {
-				si.Children = append(si.Children, ChildInfo{ID: k.ID, Name: k.Name, Status: k.Status})
+				si.Children = append(si.Children, queuetytype.ChildInfo{ID: k.ID, Name: k.Name, Status: k.Status})
 			}
 		}
 	case "start_workflows":
-		key := strField(s.raw, "result_key")
-		if key == "" {
-			key = "started_workflow_ids"
-		}
-		v, _ := state.Get(key)
 		byID := map[int64]*driver.Workflow{}
 		for _, k := range kids {
 			byID[k.ID] = k
 		}
-		for _, id := range idsOf(v) {
+		for _, id := range s.StartedIDs {
 			if k := byID[id]; k != nil {
-				si.Children = append(si.Children, ChildInfo{ID: k.ID, Name: k.Name, Status: k.Status})
+				si.Children = append(si.Children, queuetytype.ChildInfo{ID: k.ID, Name: k.Name, Status: k.Status})
 			}
 		}
 	}

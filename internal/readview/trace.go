@@ -1,11 +1,13 @@
-package engine
+package readview
 
 import (
 	"context"
 	"fmt"
 	"sort"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -19,20 +21,21 @@ const (
 	traceLogText = 8 << 10
 )
 
-func traceLimit(o TraceOptions) int {
+// traceLimit is the page size opts selects, within the limits.
+func traceLimit(o queuetytype.TraceOptions) int {
 	switch {
 	case o.Limit <= 0:
-		return DefaultTraceEvents
-	case o.Limit > MaxTraceEvents:
-		return MaxTraceEvents
+		return queuetytype.DefaultTraceEvents
+	case o.Limit > queuetytype.MaxTraceEvents:
+		return queuetytype.MaxTraceEvents
 	}
 	return o.Limit
 }
 
 // TraceWorkflow returns the first page of a workflow's trace bundle: see
 // TraceWorkflowWith.
-func (e *Engine) TraceWorkflow(ctx context.Context, id int64) (*phpjson.Object, error) {
-	return e.TraceWorkflowWith(ctx, id, TraceOptions{})
+func (v *Views) TraceWorkflow(ctx context.Context, id int64) (*phpjson.Object, error) {
+	return v.TraceWorkflowWith(ctx, id, queuetytype.TraceOptions{})
 }
 
 // TraceWorkflowWith returns a workflow's trace bundle (Queuety's
@@ -57,7 +60,7 @@ func (e *Engine) TraceWorkflow(ctx context.Context, id int64) (*phpjson.Object, 
 // "payload_omitted_bytes", an artifact's "content_omitted_bytes" or
 // "metadata_omitted_bytes"); so are the signal payloads and artifact
 // values past TraceSignalBytes and TraceArtifactBytes.
-func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOptions) (*phpjson.Object, error) {
+func (v *Views) TraceWorkflowWith(ctx context.Context, id int64, opts queuetytype.TraceOptions) (*phpjson.Object, error) {
 	var (
 		wf             *driver.Workflow
 		jobs           []*driver.Job
@@ -72,7 +75,7 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 		artifactsN     int64
 		offset, limit  = max(opts.Offset, 0), traceLimit(opts)
 	)
-	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
+	err := v.store.InTx(ctx, func(tx driver.Tx) (err error) {
 		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
 			return err
 		}
@@ -82,7 +85,7 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 		if events, err = eventPage(ctx, tx, id, offset, limit); err != nil {
 			return err
 		}
-		if jobs, err = tx.JobListByStep(ctx, driver.JobStepQuery{WorkflowID: id, PerStep: TraceJobsPerStep, MaxPayloadBytes: TraceValueBytes}); err != nil {
+		if jobs, err = tx.JobListByStep(ctx, driver.JobStepQuery{WorkflowID: id, PerStep: queuetytype.TraceJobsPerStep, MaxPayloadBytes: queuetytype.TraceValueBytes}); err != nil {
 			return err
 		}
 		if counts, err = tx.JobStepCounts(ctx, id); err != nil {
@@ -91,7 +94,7 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 		if logsN, err = tx.LogCount(ctx, driver.LogFilter{WorkflowID: id}); err != nil {
 			return err
 		}
-		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, Limit: TraceLogs, Newest: true, MaxTextBytes: traceLogText}); err != nil {
+		if logs, err = tx.LogList(ctx, driver.LogFilter{WorkflowID: id, Limit: queuetytype.TraceLogs, Newest: true, MaxTextBytes: traceLogText}); err != nil {
 			return err
 		}
 		if signalsN, err = tx.SignalCount(ctx, id); err != nil {
@@ -112,11 +115,11 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 	if err != nil {
 		return nil, fmt.Errorf("queuety: trace workflow %d: %w", id, err)
 	}
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := engine.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		// The row, not the request, is wrong: ErrInvalidState, not an
 		// internal error.
-		return nil, fmt.Errorf("queuety: trace workflow %d: %w (%w)", id, err, ErrInvalidState)
+		return nil, fmt.Errorf("queuety: trace workflow %d: %w (%w)", id, err, queuetytype.ErrInvalidState)
 	}
 	sort.Slice(logs, func(a, b int) bool { return logs[a].ID < logs[b].ID })
 
@@ -201,7 +204,7 @@ func (e *Engine) TraceWorkflowWith(ctx context.Context, id int64, opts TraceOpti
 // holds at least one event). It reads the sizes first, then the values of
 // the events that fit.
 func eventPage(ctx context.Context, tx driver.Tx, id int64, offset, limit int) ([]*driver.WorkflowEvent, error) {
-	sizes, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, Offset: offset, Limit: limit, Light: true, MaxColumnBytes: TraceValueBytes})
+	sizes, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, Offset: offset, Limit: limit, Light: true, MaxColumnBytes: queuetytype.TraceValueBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -210,11 +213,11 @@ func eventPage(ctx context.Context, tx driver.Tx, id int64, offset, limit int) (
 	for _, ev := range sizes {
 		size := int64(len(ev.Error))
 		for _, b := range ev.Omitted {
-			if b <= TraceValueBytes {
+			if b <= queuetytype.TraceValueBytes {
 				size += b
 			}
 		}
-		if n > 0 && total+size > TraceEventBytes {
+		if n > 0 && total+size > queuetytype.TraceEventBytes {
 			break
 		}
 		total += size
@@ -229,7 +232,7 @@ func eventPage(ctx context.Context, tx driver.Tx, id int64, offset, limit int) (
 	for len(ids) > 0 {
 		part := ids[:min(chunk, len(ids))]
 		ids = ids[len(part):]
-		evs, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, IDs: part, MaxColumnBytes: TraceValueBytes})
+		evs, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, IDs: part, MaxColumnBytes: queuetytype.TraceValueBytes})
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +245,7 @@ func eventPage(ctx context.Context, tx driver.Tx, id int64, offset, limit int) (
 // takes: none for one longer than TraceValueBytes, which the read leaves
 // out.
 func readSize(n int64) int64 {
-	if n > TraceValueBytes {
+	if n > queuetytype.TraceValueBytes {
 		return 0
 	}
 	return n
@@ -268,7 +271,7 @@ func fitValues(sizes []int64, budget int64) []int {
 // the payloads that fit TraceSignalBytes: the payloads' lengths first,
 // then the payloads that fit.
 func traceSignals(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Signal, error) {
-	list, err := tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, Limit: TraceSignals, MaxPayloadBytes: -1})
+	list, err := tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, Limit: queuetytype.TraceSignals, MaxPayloadBytes: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +279,7 @@ func traceSignals(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Signal
 	for i, s := range list {
 		sizes[i] = readSize(s.OmittedPayloadBytes)
 	}
-	fit := fitValues(sizes, TraceSignalBytes)
+	fit := fitValues(sizes, queuetytype.TraceSignalBytes)
 	ids := make([]int64, len(fit))
 	for i, k := range fit {
 		ids[i] = list[k].ID
@@ -285,7 +288,7 @@ func traceSignals(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Signal
 	for len(ids) > 0 {
 		part := ids[:min(chunk, len(ids))]
 		ids = ids[len(part):]
-		full, err := tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, IDs: part, MaxPayloadBytes: TraceValueBytes})
+		full, err := tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, IDs: part, MaxPayloadBytes: queuetytype.TraceValueBytes})
 		if err != nil {
 			return nil, err
 		}
@@ -306,7 +309,7 @@ func traceSignals(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Signal
 // by key with the contents and metadata that fit TraceArtifactBytes: the
 // values' lengths first, then the artifacts whose values fit.
 func traceArtifacts(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Artifact, error) {
-	list, err := tx.ArtifactPage(ctx, driver.ArtifactQuery{WorkflowID: id, Limit: TraceArtifacts, MaxValueBytes: -1})
+	list, err := tx.ArtifactPage(ctx, driver.ArtifactQuery{WorkflowID: id, Limit: queuetytype.TraceArtifacts, MaxValueBytes: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +317,7 @@ func traceArtifacts(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Arti
 	for i, a := range list {
 		sizes[i] = readSize(a.OmittedContentBytes) + readSize(a.OmittedMetadataBytes)
 	}
-	fit := fitValues(sizes, TraceArtifactBytes)
+	fit := fitValues(sizes, queuetytype.TraceArtifactBytes)
 	ids := make([]int64, len(fit))
 	for i, k := range fit {
 		ids[i] = list[k].ID
@@ -323,7 +326,7 @@ func traceArtifacts(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Arti
 	for len(ids) > 0 {
 		part := ids[:min(chunk, len(ids))]
 		ids = ids[len(part):]
-		full, err := tx.ArtifactPage(ctx, driver.ArtifactQuery{WorkflowID: id, IDs: part, MaxValueBytes: TraceValueBytes})
+		full, err := tx.ArtifactPage(ctx, driver.ArtifactQuery{WorkflowID: id, IDs: part, MaxValueBytes: queuetytype.TraceValueBytes})
 		if err != nil {
 			return nil, err
 		}

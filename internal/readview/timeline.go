@@ -1,9 +1,10 @@
-package engine
+package readview
 
 import (
 	"sort"
 	"time"
 
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -19,7 +20,7 @@ import (
 // workflow_started comes first in its second; other rows without a job
 // (workflow_completed, workflow_waiting) belong to the attempt written
 // just before them.
-func orderTimeline(entries []timelineRow) []TimelineEntry {
+func orderTimeline(entries []timelineRow) []queuetytype.TimelineEntry {
 	var events, logs []timelineRow
 	for _, te := range entries {
 		if te.Source == "event" {
@@ -38,7 +39,7 @@ func orderTimeline(entries []timelineRow) []TimelineEntry {
 	}
 	eventUnits, logUnits := attemptUnits(events), attemptUnits(logs)
 	opened := map[attemptUnit]int{}
-	out := make([]TimelineEntry, 0, len(entries))
+	out := make([]queuetytype.TimelineEntry, 0, len(entries))
 	i, j := 0, 0
 	for i < len(events) || j < len(logs) {
 		takeLog := i == len(events)
@@ -79,7 +80,7 @@ func orderTimeline(entries []timelineRow) []TimelineEntry {
 // timelineRow is a timeline entry with the row id and time it is ordered
 // by.
 type timelineRow struct {
-	TimelineEntry
+	queuetytype.TimelineEntry
 	id int64
 	at time.Time
 }
@@ -116,7 +117,7 @@ func attemptUnits(rows []timelineRow) []attemptUnit {
 }
 
 // timelinePhase is 0 for a row that starts an attempt and 1 for the rest.
-func timelinePhase(te TimelineEntry) int {
+func timelinePhase(te queuetytype.TimelineEntry) int {
 	if te.Event == string(driver.EventStepStarted) || te.Event == string(driver.LogStarted) {
 		return 0
 	}
