@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -48,7 +49,7 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 	// A job claimed by a worker that then died.
 	orphan, err := c.Dispatch(ctx, "revive", nil, queuety.WithBackoff(queuety.BackoffSeconds(0)))
 	require.NoError(t, err)
-	claimed, err := engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"revive"}, Limit: 1})
+	claimed, err := clientseam.Engine(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"revive"}, Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1, "jobs claimed by the dead worker")
 

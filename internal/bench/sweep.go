@@ -96,7 +96,7 @@ func loadUnexpired(ctx context.Context, c *queuety.Client, n int) error {
 		queuety.HeartbeatTimeout(sweepHorizon), queuety.ScheduleToClose(2*sweepHorizon)); err != nil {
 		return err
 	}
-	claimed, err := engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
+	claimed, err := clientseam.Engine(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
 		Handlers: []string{sweepJobHandler}, Limit: 1})
 	if err != nil {
 		return err

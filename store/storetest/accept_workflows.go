@@ -195,7 +195,7 @@ func testParallel(t *testing.T, e *Env) {
 	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 2, "branch jobs at dispatch")
 	// Run the first branch alone.
 	first := e.ClaimOne("avatar")
-	err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"avatar_url": "u.png"}})
+	err := e.eng.Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"avatar_url": "u.png"}})
 	require.NoError(t, err)
 	wf := e.Workflow(id)
 	assert.Equal(t, 0, wf.CurrentStep, "current_step after one branch")
@@ -350,7 +350,7 @@ func testResumeOnce(t *testing.T, e *Env) {
 	require.NoError(t, e.C.PauseWorkflow(e.Ctx, id))
 	require.NoError(t, e.C.ResumeWorkflow(e.Ctx, id))
 	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 1, "jobs after resume while step 0 runs")
-	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0]}))
+	require.NoError(t, e.eng.Finish(e.Ctx, &engine.Result{Claimed: jobs[0]}))
 	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 2, "jobs after step 0 finished")
 }
 
