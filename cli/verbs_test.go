@@ -260,7 +260,7 @@ func (v *verbEnv) start(queue string, handlers ...string) int64 {
 	v.t.Helper()
 	var steps []queuety.WorkflowStep
 	for _, h := range handlers {
-		steps = append(steps, queuety.WorkflowStep{Type: queuety.StepSingle, Handler: h})
+		steps = append(steps, queuety.WorkflowStep{Type: queuetytype.StepSingle, Handler: h})
 	}
 	id, err := v.c.DispatchWorkflow(v.ctx, queuety.WorkflowDefinition{Name: "verbs_wf", Queue: queue, MaxAttempts: 1, Steps: steps},
 		queuety.State{"n": 1})
@@ -552,7 +552,7 @@ func jobVerbCases() []verbCase {
 func workflowVerbCases() []verbCase {
 	waitFor := func(v *verbEnv, human string, signals ...string) int64 {
 		id, err := v.c.DispatchWorkflow(v.ctx, queuety.WorkflowDefinition{Name: "ask", Steps: []queuety.WorkflowStep{
-			{Type: queuety.StepWaitForSignal, Signals: signals, Mode: queuetytype.WaitAny, HumanWait: human, ResultKey: human},
+			{Type: queuetytype.StepWaitForSignal, Signals: signals, Mode: queuetytype.WaitAny, HumanWait: human, ResultKey: human},
 		}}, nil)
 		require.NoError(v.t, err)
 		v.work()

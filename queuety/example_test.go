@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 	"github.com/queuety/queuety-go/worker"
@@ -60,7 +61,7 @@ func ExampleClient_DispatchWorkflow() {
 
 	id, err := q.DispatchWorkflow(ctx, queuety.WorkflowDefinition{
 		Name:             "invoice_collection",
-		Steps:            []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "send_invoice"}},
+		Steps:            []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "send_invoice"}},
 		ExecutionTimeout: time.Hour,
 		OnDeadline:       "escalate",
 	}, queuety.State{"customer_id": 501})
@@ -133,7 +134,7 @@ func ExampleContinueAsNew() {
 	defer q.Close()
 	id, _ := q.DispatchWorkflow(ctx, queuety.WorkflowDefinition{
 		Name:  "paginate",
-		Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "page"}},
+		Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "page"}},
 	}, queuety.State{"cursor": 0})
 
 	w := worker.New(q, worker.WithLogger(quiet()))
@@ -160,7 +161,7 @@ func Example_sweeps() {
 	defer q.Close()
 	for range 3 {
 		_, _ = q.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "report", ExecutionTimeout: time.Minute,
-			Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "build"}}}, nil)
+			Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "build"}}}, nil)
 	}
 	clock.Advance(time.Hour)
 	report, err := deadline.New(q).RunAll(ctx)

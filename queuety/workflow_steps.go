@@ -9,7 +9,7 @@ import (
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
-// Repeat modes (WorkflowStep.RepeatMode of a StepRepeat step).
+// Repeat modes (WorkflowStep.RepeatMode of a queuetytype.StepRepeat step).
 const (
 	// RepeatWhile jumps back while the condition holds.
 	RepeatWhile = "while"
@@ -17,7 +17,7 @@ const (
 	RepeatUntil = "until"
 )
 
-// Defaults of a StepStartWorkflows step, as in Queuety.
+// Defaults of a queuetytype.StepStartWorkflows step, as in Queuety.
 const (
 	DefaultStartedWorkflowsKey = "started_workflow_ids"
 	DefaultPayloadKey          = "item"
@@ -27,17 +27,17 @@ const (
 // start_workflows or wait_for_workflows step and fills in its defaults.
 // earlier holds the names of the steps before it.
 func (s *WorkflowStep) validateComposite(earlier map[string]int, depth int) error {
-	if s.Type != StepForEach && jobOptionsSet(s.Options) {
+	if s.Type != queuetytype.StepForEach && jobOptionsSet(s.Options) {
 		return invalidf("job options (queue, priority, retry, backoff, timeouts) apply only to single, parallel and for_each steps, not to a %s step", s.Type)
 	}
 	switch s.Type {
-	case StepForEach:
+	case queuetytype.StepForEach:
 		return s.validateForEach()
-	case StepRepeat:
+	case queuetytype.StepRepeat:
 		return s.validateRepeat(earlier)
-	case StepRunWorkflow:
+	case queuetytype.StepRunWorkflow:
 		return s.validateRunWorkflow(depth)
-	case StepStartWorkflows:
+	case queuetytype.StepStartWorkflows:
 		return s.validateStartWorkflows(depth)
 	default:
 		return s.validateWaitForWorkflows()
@@ -261,14 +261,14 @@ func jobOptionsSet(o queuetytype.JobSpec) bool {
 // order of Queuety's WorkflowBuilder::build_steps.
 func (s *WorkflowStep) encodeComposite(o *phpjson.Object) {
 	switch s.Type {
-	case StepForEach:
+	case queuetytype.StepForEach:
 		o.Set("items_key", s.ItemsKey)
 		o.Set("class", s.Handler)
 		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
 		o.Set("mode", s.Mode)
 		o.Set("quorum", positiveOrNil(s.Quorum))
 		o.Set("reducer_class", engine.NilIfEmpty(s.Reducer))
-	case StepRepeat:
+	case queuetytype.StepRepeat:
 		o.Set("repeat_mode", s.RepeatMode)
 		o.Set("target_step", s.Target)
 		o.Set("state_key", engine.NilIfEmpty(s.StateKey))
@@ -276,21 +276,21 @@ func (s *WorkflowStep) encodeComposite(o *phpjson.Object) {
 		o.Set("expected", expected)
 		o.Set("condition_class", engine.NilIfEmpty(s.Condition))
 		o.Set("max_iterations", positiveOrNil(s.MaxIterations))
-	case StepRunWorkflow:
+	case queuetytype.StepRunWorkflow:
 		c := s.Child.engineDefinition()
 		o.Set("workflow_name", c.Name)
 		o.Set("workflow_steps", c.Steps)
 		o.Set("workflow_queue", orDefault(c.Queue, queuetytype.DefaultQueue))
 		o.Set("workflow_priority", int64(c.Priority))
 		o.Set("workflow_max_attempts", int64(orDefaultInt(c.MaxAttempts, queuetytype.DefaultMaxAttempts)))
-	case StepStartWorkflows:
+	case queuetytype.StepStartWorkflows:
 		o.Set("items_key", s.ItemsKey)
 		o.Set("result_key", s.ResultKey)
 		o.Set("payload_key", s.PayloadKey)
 		o.Set("inherit_state", s.InheritState)
 		o.Set("group_key", engine.NilIfEmpty(s.GroupKey))
 		o.Set("workflow_definition", s.Child.engineDefinition().RuntimeObject())
-	case StepWaitForWorkflows:
+	case queuetytype.StepWaitForWorkflows:
 		var ids any
 		if s.WorkflowIDs != nil {
 			list := make([]any, len(s.WorkflowIDs))

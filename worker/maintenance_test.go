@@ -35,12 +35,12 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 
 	// A workflow past its one-minute deadline (its step has no handler here).
 	late, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "late", ExecutionTimeout: time.Minute,
-		Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "unhandled"}}}, nil)
+		Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "unhandled"}}}, nil)
 	require.NoError(t, err)
 	// A workflow waiting for a signal that never comes, for at most a minute.
 	waiting, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "waiting", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepWaitForSignal, Signal: "go", Timeout: time.Minute},
-		{Type: queuety.StepSingle, Handler: "after_wait"},
+		{Type: queuetytype.StepWaitForSignal, Signal: "go", Timeout: time.Minute},
+		{Type: queuetytype.StepSingle, Handler: "after_wait"},
 	}}, nil)
 	require.NoError(t, err)
 	// A job nobody starts within its 30 s schedule-to-start timeout.

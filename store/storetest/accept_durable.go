@@ -104,9 +104,9 @@ func opts(o ...queuety.JobOption) queuetytype.JobSpec { return queuety.ResolveJo
 
 func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "sleeper", RunTimeout: time.Hour, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "a"},
-		{Type: queuety.StepDelay, Delay: 2 * time.Hour},
-		{Type: queuety.StepSingle, Handler: "b"},
+		{Type: queuetytype.StepSingle, Handler: "a"},
+		{Type: queuetytype.StepDelay, Delay: 2 * time.Hour},
+		{Type: queuetytype.StepSingle, Handler: "b"},
 	}}
 	id := e.Start(def, nil)
 	w := e.Worker(nil)
@@ -261,7 +261,7 @@ func testScheduleToStartTimeout(t *testing.T, e *Env) {
 
 func testHeartbeatTimeout(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "long", MaxAttempts: 2, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "crunch", Options: opts(queuety.HeartbeatTimeout(20*time.Second), queuety.WithBackoff(queuety.BackoffSeconds(0)))},
+		{Type: queuetytype.StepSingle, Handler: "crunch", Options: opts(queuety.HeartbeatTimeout(20*time.Second), queuety.WithBackoff(queuety.BackoffSeconds(0)))},
 	}}
 	id := e.Start(def, nil)
 	jobs := e.ClaimOne("crunch")
@@ -381,8 +381,8 @@ func testTimeoutPriority(t *testing.T, e *Env) {
 // waitDef is a workflow waiting for "approve" with a timeout.
 func waitDef(name string) queuety.WorkflowDefinition {
 	return queuety.WorkflowDefinition{Name: name, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepWaitForSignal, Signal: "approve", Timeout: time.Hour},
-		{Type: queuety.StepSingle, Handler: "next"},
+		{Type: queuetytype.StepWaitForSignal, Signal: "approve", Timeout: time.Hour},
+		{Type: queuetytype.StepSingle, Handler: "next"},
 	}}
 }
 
@@ -493,7 +493,7 @@ func testStepNonRetryable(t *testing.T, e *Env) {
 
 func testPolicySnapshot(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "a", Options: opts(queuety.Retry(4, queuety.BackoffSeconds(7, 11)),
+		{Type: queuetytype.StepSingle, Handler: "a", Options: opts(queuety.Retry(4, queuety.BackoffSeconds(7, 11)),
 			queuety.StartToClose(90*time.Second), queuety.ScheduleToStart(time.Minute))},
 	}}
 	id := e.Start(def, nil)
@@ -616,7 +616,7 @@ func testTimeoutValidation(t *testing.T, e *Env) {
 	if assert.ErrorIs(t, err, queuetytype.ErrInvalidTimeout, "schedule-to-start") {
 		assert.Contains(t, err.Error(), "schedule-to-start timeout must be at least 1 second", "schedule-to-start")
 	}
-	wait := queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuety.StepWaitForSignal, Signal: "s", Timeout: time.Millisecond}}}
+	wait := queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuetytype.StepWaitForSignal, Signal: "s", Timeout: time.Millisecond}}}
 	_, err = e.C.DispatchWorkflow(e.Ctx, wait, nil)
 	assert.ErrorIs(t, err, queuetytype.ErrInvalidTimeout, "signal timeout")
 }
