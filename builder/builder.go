@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 )
@@ -393,7 +394,7 @@ var optionRules = []optionRule{
 	{"Timeout applies", func(b, a queuety.WorkflowStep) bool { return a.Timeout != b.Timeout },
 		[]stepKind{waitStep, humanStep},
 		"WaitForSignal steps (use StartToClose or ScheduleToClose to bound a step)"},
-	{"Job options (Queue, Priority, Retry, Backoff, timeouts, Job) apply", func(_, a queuety.WorkflowStep) bool { return jobOptionsSet(a.Options) },
+	{"Job options (Queue, Priority, Retry, Backoff, timeouts, Job) apply", func(_, a queuety.WorkflowStep) bool { return workflowdef.JobOptionsSet(a.Options) },
 		[]stepKind{jobStep, forEachStep},
 		"Then, Parallel and ForEach steps"},
 	{"FirstSuccess applies", func(_, a queuety.WorkflowStep) bool { return a.Mode == queuetytype.ForEachFirstSuccess },
@@ -435,13 +436,6 @@ func checkOptions(before, after queuety.WorkflowStep, kind stepKind) string {
 	// queuety.DependsOn and queuety.Unique are rejected by
 	// WorkflowDefinition.Validate.
 	return ""
-}
-
-// jobOptionsSet reports whether any job option was set.
-func jobOptionsSet(o queuetytype.JobSpec) bool {
-	return o.Queue != "" || o.PrioritySet || o.Priority != 0 || o.Delay != 0 || o.MaxAttempts != 0 ||
-		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (queuetytype.ActivityTimeouts{}) ||
-		!o.Resources.IsZero()
 }
 
 // fail records err unless an earlier mistake was recorded.

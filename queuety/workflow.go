@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
@@ -390,60 +391,35 @@ func (s *WorkflowStep) signalNames() []string {
 	return []string{s.Signal}
 }
 
-// encode writes the step in Queuety's _steps shape, followed by its
-// options in the keys Queuety's StepDispatchOptions reads (queue, priority,
-// max_attempts, backoff, timeout_seconds) and the Go engine's timeout keys.
+// encode writes the step in Queuety's _steps shape (see
+// internal/workflowdef), followed by its options in the keys Queuety's
+// StepDispatchOptions reads (queue, priority, max_attempts, backoff,
+// timeout_seconds) and the Go engine's timeout keys.
 func (s *WorkflowStep) encode() *phpjson.Object {
-	o := phpjson.NewObject()
-	o.Set("type", string(s.Type))
-	o.Set("name", s.Name)
-	switch s.Type {
-	case queuetytype.StepSingle:
-		o.Set("class", s.Handler)
-		if s.Compensation != "" { // Queuety writes the key on these two only when set
-			o.Set("compensation", s.Compensation)
-		}
-	case queuetytype.StepParallel:
-		hs := make([]any, len(s.Handlers))
-		for i, h := range s.Handlers {
-			hs[i] = h
-		}
-		o.Set("handlers", hs)
-		if s.Compensation != "" {
-			o.Set("compensation", s.Compensation)
-		}
-	case queuetytype.StepDelay:
-		o.Set("delay_seconds", int64(math.Ceil(s.Delay.Seconds())))
-		o.Set("compensation", engine.NilIfEmpty(s.Compensation))
-	case queuetytype.StepWaitForSignal:
-		names := s.signalNames()
-		list := make([]any, len(names))
-		for i, n := range names {
-			list[i] = n
-		}
-		o.Set("signal_name", names[0])
-		o.Set("signal_names", list)
-		o.Set("wait_mode", orDefault(s.Mode, queuetytype.WaitAll))
-		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
-		o.Set("match_payload", []any{})
-		o.Set("correlation_key", nil)
-		o.Set("human_wait", engine.NilIfEmpty(s.HumanWait))
-		var decisions any
-		if s.HumanWait == "decision" {
-			m := phpjson.NewObject()
-			m.Set(names[0], "approved")
-			m.Set(names[1], "rejected")
-			decisions = m
-		}
-		o.Set("decision_map", decisions)
-		o.Set("compensation", engine.NilIfEmpty(s.Compensation))
-		if s.Timeout > 0 {
-			o.Set("timeout_ms", s.Timeout.Milliseconds())
-		}
-	default:
-		s.encodeComposite(o)
+	sp := &workflowdef.Spec{
+		Type: s.Type, Name: s.Name, Handler: s.Handler, Handlers: s.Handlers, Delay: s.Delay,
+		Signals: s.signalNames(), HumanWait: s.HumanWait, Compensation: s.Compensation, ResultKey: s.ResultKey,
+		Timeout: s.Timeout, Mode: s.Mode, ItemsKey: s.ItemsKey, Quorum: s.Quorum, Reducer: s.Reducer,
+		RepeatMode: s.RepeatMode, Target: s.Target, StateKey: s.StateKey, Condition: s.Condition,
+		MaxIterations: s.MaxIterations, PayloadKey: s.PayloadKey, InheritState: s.InheritState, GroupKey: s.GroupKey,
+		WorkflowIDs: s.WorkflowIDs, WorkflowIDKey: s.WorkflowIDKey, WorkflowGroupKey: s.WorkflowGroupKey,
+		Options: encodeStepOptions(s.Options),
 	}
-	opt := s.Options
+	switch s.Type {
+	case queuetytype.StepRepeat:
+		sp.Expected, _ = normalizeExpected(s.Expected)
+	case queuetytype.StepRunWorkflow:
+		c := s.Child.engineDefinition()
+		sp.Child = &workflowdef.Child{Name: c.Name, Steps: c.Steps, Queue: c.Queue, Priority: c.Priority, MaxAttempts: c.MaxAttempts}
+	case queuetytype.StepStartWorkflows:
+		sp.ChildRuntime = s.Child.engineDefinition().RuntimeObject()
+	}
+	return workflowdef.Encode(sp)
+}
+
+// encodeStepOptions writes a step's job options.
+func encodeStepOptions(opt queuetytype.JobSpec) *phpjson.Object {
+	o := phpjson.NewObject()
 	if opt.Queue != "" {
 		o.Set("queue", opt.Queue)
 	}

@@ -247,7 +247,7 @@ func (e *Engine) DescribeWorkflowWith(ctx context.Context, id int64, opts Descri
 			ran[i] = true
 		}
 		for i, s := range steps {
-			si := StepInfo{Index: i, Name: s.Name, Type: s.Type, Handlers: s.handlers(), Status: stepStatus(wf, i, statuses[i], ran[i])}
+			si := StepInfo{Index: i, Name: s.Name, Type: string(s.Type), Handlers: s.Handlers(), Status: stepStatus(wf, i, statuses[i], ran[i])}
 			var total int64
 			for _, n := range statuses[i] {
 				total += n
@@ -353,7 +353,7 @@ func jobTimeouts(ctx context.Context, tx driver.Tx, wfID int64, jobs []*driver.J
 }
 
 func stepTimeouts(s *stepDef) Timeouts {
-	rt := parseRuntimeFromDefinition(s.raw)
+	rt := parseRuntimeFromDefinition(s.Raw)
 	return Timeouts{
 		ScheduleToStart: isoDuration(rt.Timeouts.ScheduleToStart),
 		StartToClose:    isoDuration(rt.startToClose()),
@@ -490,7 +490,7 @@ func startedIDs(wf *driver.Workflow) []int64 {
 		if s.Type != "start_workflows" {
 			continue
 		}
-		key := strField(s.raw, "result_key")
+		key := strField(s.Raw, "result_key")
 		if key == "" {
 			key = "started_workflow_ids"
 		}
@@ -525,7 +525,7 @@ func describeStepRuntime(si *StepInfo, s *stepDef, state *phpjson.Object, wf *dr
 			}
 		}
 	case "start_workflows":
-		key := strField(s.raw, "result_key")
+		key := strField(s.Raw, "result_key")
 		if key == "" {
 			key = "started_workflow_ids"
 		}
