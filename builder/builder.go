@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 )
@@ -35,7 +36,7 @@ func Workflow(name string) *Builder {
 // WaitForSignal. Without Name the step is named after its index ("0",
 // "1", ...).
 func (b *Builder) Then(handler string, opts ...StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepSingle, Handler: handler}
+	step := queuety.WorkflowStep{Type: queuetytype.StepSingle, Handler: handler}
 	return b.add(step, "Then", handler, opts, jobStep)
 }
 
@@ -52,7 +53,7 @@ func (b *Builder) Parallel(handlers ...string) *Builder {
 // (ResultKey and Timeout do not apply). The builder keeps its own copy of
 // handlers.
 func (b *Builder) ParallelWith(handlers []string, opts ...StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepParallel, Handlers: slices.Clone(handlers)}
+	step := queuety.WorkflowStep{Type: queuetytype.StepParallel, Handlers: slices.Clone(handlers)}
 	return b.add(step, "Parallel", handlers, opts, jobStep)
 }
 
@@ -62,7 +63,7 @@ func (b *Builder) ParallelWith(handlers []string, opts ...StepOption) *Builder {
 // seconds; zero continues at once. A negative d is an error. The step is
 // named "delay_<n>", n counting the earlier Sleep steps from 0.
 func (b *Builder) Sleep(d time.Duration) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepDelay, Delay: ceilSecond(d)}
+	step := queuety.WorkflowStep{Type: queuetytype.StepDelay, Delay: ceilSecond(d)}
 	if d < 0 {
 		b.fail(fmt.Errorf("%w: step %d (Sleep): duration must not be negative, got %s",
 			queuetytype.ErrInvalidArgument, len(b.def.Steps), d))
@@ -84,7 +85,7 @@ func (b *Builder) Sleep(d time.Duration) *Builder {
 // Only the Name, ResultKey and Timeout options apply. Without Name the
 // step is named "wait_for_<signal>".
 func (b *Builder) WaitForSignal(signal string, opts ...StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signal: signal}
+	step := queuety.WorkflowStep{Type: queuetytype.StepWaitForSignal, Signal: signal}
 	return b.add(step, "WaitForSignal", signal, opts, waitStep)
 }
 
@@ -95,7 +96,7 @@ func (b *Builder) WaitForSignal(signal string, opts ...StepOption) *Builder {
 // Timeout (see WaitForSignal). Without Name the step is named
 // "wait_for_<signal>" for one signal, else "wait_for_signals_<index>".
 func (b *Builder) WaitForSignals(signals []string, opts ...StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: slices.Clone(signals)}
+	step := queuety.WorkflowStep{Type: queuetytype.StepWaitForSignal, Signals: slices.Clone(signals)}
 	return b.add(step, "WaitForSignals", signals, opts, waitStep)
 }
 
@@ -128,7 +129,7 @@ func (b *Builder) WaitForInput(opts ...StepOption) *Builder {
 }
 
 func (b *Builder) humanWait(method, kind string, signals []string, resultKey string, opts []StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: signals, HumanWait: kind, ResultKey: resultKey}
+	step := queuety.WorkflowStep{Type: queuetytype.StepWaitForSignal, Signals: signals, HumanWait: kind, ResultKey: resultKey}
 	if kind == "decision" {
 		step.Mode = queuetytype.WaitAny
 	}
@@ -393,7 +394,7 @@ var optionRules = []optionRule{
 	{"Timeout applies", func(b, a queuety.WorkflowStep) bool { return a.Timeout != b.Timeout },
 		[]stepKind{waitStep, humanStep},
 		"WaitForSignal steps (use StartToClose or ScheduleToClose to bound a step)"},
-	{"Job options (Queue, Priority, Retry, Backoff, timeouts, Job) apply", func(_, a queuety.WorkflowStep) bool { return jobOptionsSet(a.Options) },
+	{"Job options (Queue, Priority, Retry, Backoff, timeouts, Job) apply", func(_, a queuety.WorkflowStep) bool { return workflowdef.JobOptionsSet(a.Options) },
 		[]stepKind{jobStep, forEachStep},
 		"Then, Parallel and ForEach steps"},
 	{"FirstSuccess applies", func(_, a queuety.WorkflowStep) bool { return a.Mode == queuetytype.ForEachFirstSuccess },
@@ -435,13 +436,6 @@ func checkOptions(before, after queuety.WorkflowStep, kind stepKind) string {
 	// queuety.DependsOn and queuety.Unique are rejected by
 	// WorkflowDefinition.Validate.
 	return ""
-}
-
-// jobOptionsSet reports whether any job option was set.
-func jobOptionsSet(o queuetytype.JobSpec) bool {
-	return o.Queue != "" || o.PrioritySet || o.Priority != 0 || o.Delay != 0 || o.MaxAttempts != 0 ||
-		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (queuetytype.ActivityTimeouts{}) ||
-		!o.Resources.IsZero()
 }
 
 // fail records err unless an earlier mistake was recorded.

@@ -203,14 +203,14 @@ func TestDefinitionMapsEverySetting(t *testing.T) {
 	want := queuety.WorkflowDefinition{
 		Name: "import",
 		Steps: []queuety.WorkflowStep{
-			{Type: queuety.StepSingle, Name: "fetch", Handler: `App\Steps\Fetch`, Options: queuetytype.JobSpec{
+			{Type: queuetytype.StepSingle, Name: "fetch", Handler: `App\Steps\Fetch`, Options: queuetytype.JobSpec{
 				Queue: "io", Priority: queuetytype.PriorityHigh, PrioritySet: true, Delay: 3 * time.Second, MaxAttempts: 5, Backoff: backoff,
 				Timeouts: queuetytype.ActivityTimeouts{ScheduleToStart: time.Minute, StartToClose: 2 * time.Minute, ScheduleToClose: time.Hour, Heartbeat: 10 * time.Second},
 			}},
-			{Type: queuety.StepParallel, Handlers: []string{"a", "b"}},
-			{Type: queuety.StepParallel, Name: "fan_out", Handlers: []string{"c", "d"}, Options: queuetytype.JobSpec{Backoff: queuetytype.BackoffLinear}},
-			{Type: queuety.StepDelay, Delay: 2 * time.Second},
-			{Type: queuety.StepWaitForSignal, Name: "approve", Signal: "approval", ResultKey: "decision", Timeout: 48 * time.Hour},
+			{Type: queuetytype.StepParallel, Handlers: []string{"a", "b"}},
+			{Type: queuetytype.StepParallel, Name: "fan_out", Handlers: []string{"c", "d"}, Options: queuetytype.JobSpec{Backoff: queuetytype.BackoffLinear}},
+			{Type: queuetytype.StepDelay, Delay: 2 * time.Second},
+			{Type: queuetytype.StepWaitForSignal, Name: "approve", Signal: "approval", ResultKey: "decision", Timeout: 48 * time.Hour},
 		},
 		Queue: "imports", Priority: queuetytype.PriorityNormal, MaxAttempts: 4,
 		ExecutionTimeout: 24 * time.Hour, RunTimeout: 6 * time.Hour,
@@ -285,10 +285,10 @@ func TestBuilderIsReusable(t *testing.T) {
 	second, _ := b.Definition()
 	first.Steps[0].Handlers[1] = "changed"
 	first.Steps[1].Name = "renamed"
-	first.Steps = append(first.Steps[:1], queuety.WorkflowStep{Type: queuety.StepSingle, Handler: "x"})
+	first.Steps = append(first.Steps[:1], queuety.WorkflowStep{Type: queuetytype.StepSingle, Handler: "x"})
 	assert.Equal(t, []queuety.WorkflowStep{
-		{Type: queuety.StepParallel, Handlers: []string{"a", "b"}},
-		{Type: queuety.StepSingle, Handler: "c"},
+		{Type: queuetytype.StepParallel, Handlers: []string{"a", "b"}},
+		{Type: queuetytype.StepSingle, Handler: "c"},
 	}, second.Steps, "second definition changed with the first")
 
 	c := openClient(t)

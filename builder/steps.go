@@ -23,7 +23,7 @@ import (
 // which apply to every branch job. Without Name the step is named after
 // its index.
 func (b *Builder) ForEach(itemsKey, handler string, opts ...StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepForEach, ItemsKey: itemsKey, Handler: handler}
+	step := queuety.WorkflowStep{Type: queuetytype.StepForEach, ItemsKey: itemsKey, Handler: handler}
 	return b.add(step, "ForEach", handler, opts, forEachStep)
 }
 
@@ -71,7 +71,7 @@ func (b *Builder) RepeatUntil(target string, cond Condition, opts ...StepOption)
 
 func (b *Builder) repeat(mode, method, target string, cond Condition, opts []StepOption) *Builder {
 	step := queuety.WorkflowStep{
-		Type: queuety.StepRepeat, RepeatMode: mode, Target: target,
+		Type: queuetytype.StepRepeat, RepeatMode: mode, Target: target,
 		StateKey: cond.stateKey, Expected: cond.expected, Condition: cond.named,
 	}
 	return b.add(step, method, target, opts, repeatStep)
@@ -87,7 +87,7 @@ func (b *Builder) repeat(mode, method, target string, cond Condition, opts []Ste
 // The only option is Name; without it the step is named after its index.
 // A nil or invalid child is reported by Definition and Dispatch.
 func (b *Builder) RunWorkflow(name string, child *Builder, opts ...StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepRunWorkflow}
+	step := queuety.WorkflowStep{Type: queuetytype.StepRunWorkflow}
 	if def, ok := b.child("RunWorkflow", name, child); ok {
 		def.Name = name
 		step.Child = def
@@ -105,7 +105,7 @@ func (b *Builder) RunWorkflow(name string, child *Builder, opts ...StepOption) *
 // Options: Name, ResultKey (where the ids go), PayloadKey, InheritState
 // and Group. Without Name the step is named "start_workflows_<index>".
 func (b *Builder) StartWorkflows(itemsKey string, child *Builder, opts ...StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepStartWorkflows, ItemsKey: itemsKey, InheritState: true}
+	step := queuety.WorkflowStep{Type: queuetytype.StepStartWorkflows, ItemsKey: itemsKey, InheritState: true}
 	if def, ok := b.child("StartWorkflows", itemsKey, child); ok {
 		step.Child = def
 	}
@@ -136,7 +136,7 @@ func (b *Builder) child(method, arg string, child *Builder) (*queuety.WorkflowDe
 // Options: Name and ResultKey. Without Name the step is named
 // "wait_for_workflow".
 func (b *Builder) WaitForWorkflow(id int64, opts ...StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, Name: "wait_for_workflow", WorkflowIDs: []int64{id}}
+	step := queuety.WorkflowStep{Type: queuetytype.StepWaitForWorkflows, Name: "wait_for_workflow", WorkflowIDs: []int64{id}}
 	return b.add(step, "WaitForWorkflow", id, opts, waitWorkflowStep)
 }
 
@@ -144,7 +144,7 @@ func (b *Builder) WaitForWorkflow(id int64, opts ...StepOption) *Builder {
 // the state under stateKey when the step runs.
 func (b *Builder) WaitForWorkflowIn(stateKey string, opts ...StepOption) *Builder {
 	b.checkKey("WaitForWorkflowIn", "state key", stateKey)
-	step := queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, Name: "wait_for_workflow", WorkflowIDKey: stateKey}
+	step := queuety.WorkflowStep{Type: queuetytype.StepWaitForWorkflows, Name: "wait_for_workflow", WorkflowIDKey: stateKey}
 	return b.add(step, "WaitForWorkflowIn", stateKey, opts, waitWorkflowStep)
 }
 
@@ -156,7 +156,7 @@ func (b *Builder) WaitForWorkflowIn(stateKey string, opts ...StepOption) *Builde
 // Options: Name, ResultKey, Any and Quorum. Without Name the step is
 // named "wait_for_workflows_<index>".
 func (b *Builder) WaitForWorkflows(ids []int64, opts ...StepOption) *Builder {
-	step := queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowIDs: append([]int64{}, ids...)}
+	step := queuety.WorkflowStep{Type: queuetytype.StepWaitForWorkflows, WorkflowIDs: append([]int64{}, ids...)}
 	return b.add(step, "WaitForWorkflows", ids, opts, waitWorkflowStep)
 }
 
@@ -165,7 +165,7 @@ func (b *Builder) WaitForWorkflows(ids []int64, opts ...StepOption) *Builder {
 // stored.
 func (b *Builder) WaitForWorkflowsIn(stateKey string, opts ...StepOption) *Builder {
 	b.checkKey("WaitForWorkflowsIn", "state key", stateKey)
-	step := queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowIDKey: stateKey}
+	step := queuety.WorkflowStep{Type: queuetytype.StepWaitForWorkflows, WorkflowIDKey: stateKey}
 	return b.add(step, "WaitForWorkflowsIn", stateKey, opts, waitWorkflowStep)
 }
 
@@ -175,7 +175,7 @@ func (b *Builder) WaitForWorkflowsIn(stateKey string, opts ...StepOption) *Build
 // "wait_for_workflow_group_<index>".
 func (b *Builder) WaitForWorkflowGroup(group string, opts ...StepOption) *Builder {
 	b.checkKey("WaitForWorkflowGroup", "group key", group)
-	step := queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowGroupKey: group}
+	step := queuety.WorkflowStep{Type: queuetytype.StepWaitForWorkflows, WorkflowGroupKey: group}
 	return b.add(step, "WaitForWorkflowGroup", group, opts, waitWorkflowStep)
 }
 

@@ -94,23 +94,23 @@ func TestInvalidCompositeSteps(t *testing.T) {
 }
 
 func TestWorkflowStepValidation(t *testing.T) {
-	child := &queuety.WorkflowDefinition{Name: "c", Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "h"}}}
-	first := queuety.WorkflowStep{Type: queuety.StepSingle, Handler: "a"}
+	child := &queuety.WorkflowDefinition{Name: "c", Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "h"}}}
+	first := queuety.WorkflowStep{Type: queuetytype.StepSingle, Handler: "a"}
 	tests := []struct {
 		name string
 		step queuety.WorkflowStep
 		msg  string
 	}{
-		{"for-each bad mode", queuety.WorkflowStep{Type: queuety.StepForEach, ItemsKey: "i", Handler: "h", Mode: "any"}, `for-each mode "any"`},
-		{"for-each quorum without quorum mode", queuety.WorkflowStep{Type: queuety.StepForEach, ItemsKey: "i", Handler: "h", Quorum: 2}, "quorum applies only to the quorum mode"},
-		{"repeat bad mode", queuety.WorkflowStep{Type: queuety.StepRepeat, RepeatMode: "sometimes", Target: "0", StateKey: "k"}, `repeat mode "sometimes"`},
-		{"repeat both forms", queuety.WorkflowStep{Type: queuety.StepRepeat, RepeatMode: queuety.RepeatWhile, Target: "0", StateKey: "k", Condition: "C"}, "cannot define both a state key and a condition"},
-		{"run without child", queuety.WorkflowStep{Type: queuety.StepRunWorkflow}, "run_workflow steps require a child workflow definition"},
-		{"wait two sources", queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowIDs: []int64{1}, WorkflowIDKey: "k"}, "exactly one of workflow ids, a state key or a group key, got 2"},
-		{"wait no source", queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows}, "got 0"},
-		{"wait bad mode", queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowGroupKey: "g", Mode: "first_success"}, `workflow wait mode "first_success"`},
-		{"wait quorum outside quorum mode", queuety.WorkflowStep{Type: queuety.StepWaitForWorkflows, WorkflowGroupKey: "g", Mode: queuetytype.WaitAny, Quorum: 1}, "quorum applies only to the quorum mode"},
-		{"start options", queuety.WorkflowStep{Type: queuety.StepStartWorkflows, ItemsKey: "i", Child: child, Options: queuetytype.JobSpec{Queue: "q"}}, "job options"},
+		{"for-each bad mode", queuety.WorkflowStep{Type: queuetytype.StepForEach, ItemsKey: "i", Handler: "h", Mode: "any"}, `for-each mode "any"`},
+		{"for-each quorum without quorum mode", queuety.WorkflowStep{Type: queuetytype.StepForEach, ItemsKey: "i", Handler: "h", Quorum: 2}, "quorum applies only to the quorum mode"},
+		{"repeat bad mode", queuety.WorkflowStep{Type: queuetytype.StepRepeat, RepeatMode: "sometimes", Target: "0", StateKey: "k"}, `repeat mode "sometimes"`},
+		{"repeat both forms", queuety.WorkflowStep{Type: queuetytype.StepRepeat, RepeatMode: queuety.RepeatWhile, Target: "0", StateKey: "k", Condition: "C"}, "cannot define both a state key and a condition"},
+		{"run without child", queuety.WorkflowStep{Type: queuetytype.StepRunWorkflow}, "run_workflow steps require a child workflow definition"},
+		{"wait two sources", queuety.WorkflowStep{Type: queuetytype.StepWaitForWorkflows, WorkflowIDs: []int64{1}, WorkflowIDKey: "k"}, "exactly one of workflow ids, a state key or a group key, got 2"},
+		{"wait no source", queuety.WorkflowStep{Type: queuetytype.StepWaitForWorkflows}, "got 0"},
+		{"wait bad mode", queuety.WorkflowStep{Type: queuetytype.StepWaitForWorkflows, WorkflowGroupKey: "g", Mode: "first_success"}, `workflow wait mode "first_success"`},
+		{"wait quorum outside quorum mode", queuety.WorkflowStep{Type: queuetytype.StepWaitForWorkflows, WorkflowGroupKey: "g", Mode: queuetytype.WaitAny, Quorum: 1}, "quorum applies only to the quorum mode"},
+		{"start options", queuety.WorkflowStep{Type: queuetytype.StepStartWorkflows, ItemsKey: "i", Child: child, Options: queuetytype.JobSpec{Queue: "q"}}, "job options"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestWorkflowStepValidation(t *testing.T) {
 
 	// Nesting is bounded, even when a definition contains itself.
 	loop := &queuety.WorkflowDefinition{Name: "loop"}
-	loop.Steps = []queuety.WorkflowStep{{Type: queuety.StepRunWorkflow, Child: loop}}
+	loop.Steps = []queuety.WorkflowStep{{Type: queuetytype.StepRunWorkflow, Child: loop}}
 	assert.ErrorContains(t, loop.Validate(), "nest more than")
 }
 

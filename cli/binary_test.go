@@ -92,8 +92,8 @@ func TestBinary(t *testing.T) {
 		// handler it does not have, which it must leave alone.
 		c := openClient(t, dsn)
 		id, err := c.DispatchWorkflow(context.Background(), queuety.WorkflowDefinition{Name: "internal_only", Steps: []queuety.WorkflowStep{
-			{Type: queuety.StepDelay, Delay: 0},
-			{Type: queuety.StepWaitForSignal, Signal: "go"},
+			{Type: queuetytype.StepDelay, Delay: 0},
+			{Type: queuetytype.StepWaitForSignal, Signal: "go"},
 		}}, nil)
 		require.NoError(t, err)
 		r := runBinary(t, bin, nil, 60*time.Second, "--dsn", dsn, "dispatch", "App\\Jobs\\NotHere")

@@ -596,17 +596,17 @@ func TestWorkflows(t *testing.T) {
 	reg := workflowRegistry(&fail)
 
 	signalled, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "approve", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Name: "first", Handler: "wf.a"},
-		{Type: queuety.StepWaitForSignal, Name: "wait", Signal: "go"},
-		{Type: queuety.StepSingle, Name: "second", Handler: "wf.b", Options: queuetytype.JobSpec{Timeouts: queuetytype.ActivityTimeouts{StartToClose: time.Minute}}},
+		{Type: queuetytype.StepSingle, Name: "first", Handler: "wf.a"},
+		{Type: queuetytype.StepWaitForSignal, Name: "wait", Signal: "go"},
+		{Type: queuetytype.StepSingle, Name: "second", Handler: "wf.b", Options: queuetytype.JobSpec{Timeouts: queuetytype.ActivityTimeouts{StartToClose: time.Minute}}},
 	}, ExecutionTimeout: time.Hour}, queuety.State{"n": 1})
 	require.NoError(t, err)
 	failing, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "fragile", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Name: "try", Handler: "wf.flaky"},
+		{Type: queuetytype.StepSingle, Name: "try", Handler: "wf.flaky"},
 	}}, nil)
 	require.NoError(t, err)
 	idle, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "idle", Queue: "elsewhere", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "wf.a"}, {Type: queuety.StepSingle, Handler: "wf.b"},
+		{Type: queuetytype.StepSingle, Handler: "wf.a"}, {Type: queuetytype.StepSingle, Handler: "wf.b"},
 	}}, nil)
 	require.NoError(t, err)
 	sid, fid, iid := strconv.FormatInt(signalled, 10), strconv.FormatInt(failing, 10), strconv.FormatInt(idle, 10)
@@ -732,12 +732,12 @@ func TestInspectFanOut(t *testing.T) {
 	for i := range items {
 		items[i] = i
 	}
-	child := queuety.WorkflowDefinition{Name: "kid", Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "fan.kid"}}}
+	child := queuety.WorkflowDefinition{Name: "kid", Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "fan.kid"}}}
 	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "fan", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepForEach, Name: "each", ItemsKey: "items", Handler: "fan.item"},
-		{Type: queuety.StepSingle, Name: "tick", Handler: "fan.tick"},
-		{Type: queuety.StepRepeat, RepeatMode: queuety.RepeatUntil, Target: "tick", StateKey: "ticks", Expected: 2},
-		{Type: queuety.StepRunWorkflow, Name: "child", Child: &child},
+		{Type: queuetytype.StepForEach, Name: "each", ItemsKey: "items", Handler: "fan.item"},
+		{Type: queuetytype.StepSingle, Name: "tick", Handler: "fan.tick"},
+		{Type: queuetytype.StepRepeat, RepeatMode: queuety.RepeatUntil, Target: "tick", StateKey: "ticks", Expected: 2},
+		{Type: queuetytype.StepRunWorkflow, Name: "child", Child: &child},
 	}}, queuety.State{"items": items})
 	require.NoError(t, err)
 	reg := queuety.NewRegistry()
@@ -807,10 +807,10 @@ func TestWorkflowAnswers(t *testing.T) {
 		require.NoError(t, err)
 		return id
 	}
-	approval := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"approval"}, HumanWait: "approval", ResultKey: "approval"})
-	decision := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuetytype.WaitAny,
+	approval := one(queuety.WorkflowStep{Type: queuetytype.StepWaitForSignal, Signals: []string{"approval"}, HumanWait: "approval", ResultKey: "approval"})
+	decision := one(queuety.WorkflowStep{Type: queuetytype.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuetytype.WaitAny,
 		HumanWait: "decision", ResultKey: "decision"})
-	input := one(queuety.WorkflowStep{Type: queuety.StepWaitForSignal, Signals: []string{"input"}, HumanWait: "input", ResultKey: "input"})
+	input := one(queuety.WorkflowStep{Type: queuetytype.StepWaitForSignal, Signals: []string{"input"}, HumanWait: "input", ResultKey: "input"})
 	mustRun(t, nil, "--dsn", dsn, "work", "--once")
 	wantFail(t, 1, "only a decision wait can be rejected", "--dsn", dsn, "workflow", "reject", strconv.FormatInt(approval, 10))
 	wantFail(t, 1, "which takes no approve answer", "--dsn", dsn, "workflow", "approve", strconv.FormatInt(input, 10))
@@ -838,7 +838,7 @@ func TestWorkflowHistoryVerbs(t *testing.T) {
 	ctx := context.Background()
 	c := openClient(t, dsn)
 	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "hist", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "h.a"}, {Type: queuety.StepSingle, Handler: "h.b"},
+		{Type: queuetytype.StepSingle, Handler: "h.a"}, {Type: queuetytype.StepSingle, Handler: "h.b"},
 	}}, queuety.State{"n": 1})
 	require.NoError(t, err)
 	reg := queuety.NewRegistry()
@@ -882,9 +882,9 @@ func TestWorkflowExportReplay(t *testing.T) {
 	ctx := context.Background()
 	c := openClient(t, dsn)
 	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "ex", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "x.a"},
-		{Type: queuety.StepWaitForSignal, Signal: "go"},
-		{Type: queuety.StepSingle, Handler: "x.b"},
+		{Type: queuetytype.StepSingle, Handler: "x.a"},
+		{Type: queuetytype.StepWaitForSignal, Signal: "go"},
+		{Type: queuetytype.StepSingle, Handler: "x.b"},
 	}}, queuety.State{"n": 1})
 	require.NoError(t, err)
 	reg := queuety.NewRegistry()
@@ -1036,7 +1036,7 @@ func TestInspectBoundsFailuresAndSignals(t *testing.T) {
 	ctx := context.Background()
 	c := openClient(t, dsn)
 	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "noisy", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "noisy.a"}}}, nil)
+		{Type: queuetytype.StepSingle, Handler: "noisy.a"}}}, nil)
 	require.NoError(t, err)
 	const failures, signals = queuetytype.DescribeFailures + 50, queuetytype.DescribeSignals + 30
 	require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {

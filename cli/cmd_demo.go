@@ -41,24 +41,24 @@ const (
 
 var (
 	demoPipeline = queuety.WorkflowDefinition{Name: "demo.pipeline", Queue: demoQueue, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Name: "fetch", Handler: demoFetch},
-		{Type: queuety.StepSingle, Name: "transform", Handler: demoTransform},
-		{Type: queuety.StepSingle, Name: "load", Handler: demoLoad},
+		{Type: queuetytype.StepSingle, Name: "fetch", Handler: demoFetch},
+		{Type: queuetytype.StepSingle, Name: "transform", Handler: demoTransform},
+		{Type: queuetytype.StepSingle, Name: "load", Handler: demoLoad},
 	}}
 	demoSleep = queuety.WorkflowDefinition{Name: "demo.sleepy_pipeline", Queue: demoQueue, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Name: "fetch", Handler: demoFetch},
-		{Type: queuety.StepDelay, Name: "cool_down", Delay: demoDelay},
-		{Type: queuety.StepSingle, Name: "transform", Handler: demoTransform},
-		{Type: queuety.StepSingle, Name: "load", Handler: demoLoad},
+		{Type: queuetytype.StepSingle, Name: "fetch", Handler: demoFetch},
+		{Type: queuetytype.StepDelay, Name: "cool_down", Delay: demoDelay},
+		{Type: queuetytype.StepSingle, Name: "transform", Handler: demoTransform},
+		{Type: queuetytype.StepSingle, Name: "load", Handler: demoLoad},
 	}}
 	demoApproval = queuety.WorkflowDefinition{Name: "demo.approval", Queue: demoQueue, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Name: "fetch", Handler: demoFetch},
-		{Type: queuety.StepWaitForSignal, Name: "wait_for_approval", Signal: demoSignalName, ResultKey: "approval"},
-		{Type: queuety.StepSingle, Name: "load", Handler: demoLoad},
+		{Type: queuetytype.StepSingle, Name: "fetch", Handler: demoFetch},
+		{Type: queuetytype.StepWaitForSignal, Name: "wait_for_approval", Signal: demoSignalName, ResultKey: "approval"},
+		{Type: queuetytype.StepSingle, Name: "load", Handler: demoLoad},
 	}}
 	demoDeadlined = queuety.WorkflowDefinition{Name: "demo.deadline", Queue: demoQueue, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Name: "fetch", Handler: demoFetch},
-		{Type: queuety.StepSingle, Name: "slow_export", Handler: demoOverrun},
+		{Type: queuetytype.StepSingle, Name: "fetch", Handler: demoFetch},
+		{Type: queuetytype.StepSingle, Name: "slow_export", Handler: demoOverrun},
 	}, ExecutionTimeout: demoDeadline, OnDeadline: demoAlert}
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/clientseam"
 
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -199,7 +199,7 @@ week), or a duration (168h, 7d; 0s deletes every completed job).`,
 					return err
 				}
 				defer c.Close()
-				before := engine.OfClient(c).Clock().Now().Add(-age)
+				before := clientseam.Clock(c).Now().Add(-age)
 				n, err := c.PurgeCompleted(e.Ctx, age)
 				if err != nil {
 					return err

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -94,7 +94,7 @@ filter at all, rows of the last 24 hours are listed, as wp queuety log does.
 					return err
 				}
 				defer c.Close()
-				now := engine.OfClient(c).Clock().Now()
+				now := clientseam.Clock(c).Now()
 				f := driver.LogFilter{JobID: *job, WorkflowID: *wf, Handler: *handler, Event: ev, Limit: *limit, Newest: true}
 				switch {
 				case *since != "":
@@ -145,7 +145,7 @@ Queuety PHP's rate limits read the log rows of the recent past only.`,
 					return err
 				}
 				defer c.Close()
-				before := engine.OfClient(c).Clock().Now().Add(-age)
+				before := clientseam.Clock(c).Now().Add(-age)
 				n, err := c.PurgeLogs(e.Ctx, age)
 				if err != nil {
 					return err

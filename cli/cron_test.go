@@ -166,16 +166,16 @@ func cronScenario(t *testing.T, exe, dsn string) {
 
 	// (a) fetch → Sleep(2s) → transform → load.
 	pipeline, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "cron_pipeline", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Name: "fetch", Handler: "cron.fetch"},
-		{Type: queuety.StepDelay, Name: "pause", Delay: 2 * time.Second},
-		{Type: queuety.StepSingle, Name: "transform", Handler: "cron.transform"},
-		{Type: queuety.StepSingle, Name: "load", Handler: "cron.load"},
+		{Type: queuetytype.StepSingle, Name: "fetch", Handler: "cron.fetch"},
+		{Type: queuetytype.StepDelay, Name: "pause", Delay: 2 * time.Second},
+		{Type: queuetytype.StepSingle, Name: "transform", Handler: "cron.transform"},
+		{Type: queuetytype.StepSingle, Name: "load", Handler: "cron.load"},
 	}}, queuety.State{"source": "cron"})
 	require.NoError(t, err)
 	// (b) one step no worker has, a 1 s execution timeout and a deadline
 	// callback the workers have.
 	doomed, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "cron_doomed", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Name: "never", Handler: "cron.never"},
+		{Type: queuetytype.StepSingle, Name: "never", Handler: "cron.never"},
 	}, ExecutionTimeout: time.Second, OnDeadline: "cron.deadline"}, queuety.State{"tag": "doomed"})
 	require.NoError(t, err)
 	wf, err := c.Workflow(ctx, doomed)

@@ -16,6 +16,7 @@ import (
 	"github.com/queuety/queuety-go/cli"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -132,7 +133,7 @@ func TestWorkflowArtifactCommands(t *testing.T) {
 	ctx := context.Background()
 	c := openClient(t, dsn)
 	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "brief", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "draft"},
+		{Type: queuetytype.StepSingle, Handler: "draft"},
 	}}, nil)
 	require.NoError(t, err)
 	reg := queuety.NewRegistry()

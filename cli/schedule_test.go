@@ -121,7 +121,7 @@ func TestScheduleAddAndList(t *testing.T) {
 	assert.False(t, getSchedule(t, c, feed).Enabled, "adding again without --disabled switched a disabled schedule back on")
 
 	// A workflow schedule (made from code) is listed as workflow:KEY.
-	def := queuety.WorkflowDefinition{Name: "nightly_import", Queue: "imports", Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "imp.fetch"}}}
+	def := queuety.WorkflowDefinition{Name: "nightly_import", Queue: "imports", Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "imp.fetch"}}}
 	wfID, err := c.ScheduleWorkflow(def, queuety.State{"source": "s3"}).Cron("@hourly").Save(ctx)
 	require.NoError(t, err)
 
@@ -289,7 +289,7 @@ func TestScheduleOperations(t *testing.T) {
 	assert.False(t, bs.PendingRun.IsZero(), "buffered schedule has no pending run: %+v", bs)
 
 	// run-now of a workflow schedule dispatches a workflow.
-	def := queuety.WorkflowDefinition{Name: "nightly", Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "n.step"}}}
+	def := queuety.WorkflowDefinition{Name: "nightly", Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "n.step"}}}
 	wfSched, err := c.ScheduleWorkflow(def, queuety.State{"n": 1}).Every(time.Hour).Save(ctx)
 	require.NoError(t, err)
 	wr := decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "schedule", "run-now", sid(wfSched), "--json"))
@@ -338,7 +338,7 @@ func TestScheduleVerbsTakeNames(t *testing.T) {
 	c := openClient(t, dsn)
 	report := scheduleID(t, dsn, "report", "--every", "1h")
 	digits := scheduleID(t, dsn, "2024", "--every", "1h")
-	def := queuety.WorkflowDefinition{Name: "nightly", Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "n.step"}}}
+	def := queuety.WorkflowDefinition{Name: "nightly", Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "n.step"}}}
 	nightly, err := c.ScheduleWorkflow(def, nil).Every(time.Hour).Save(ctx)
 	require.NoError(t, err)
 

@@ -260,7 +260,7 @@ func (v *verbEnv) start(queue string, handlers ...string) int64 {
 	v.t.Helper()
 	var steps []queuety.WorkflowStep
 	for _, h := range handlers {
-		steps = append(steps, queuety.WorkflowStep{Type: queuety.StepSingle, Handler: h})
+		steps = append(steps, queuety.WorkflowStep{Type: queuetytype.StepSingle, Handler: h})
 	}
 	id, err := v.c.DispatchWorkflow(v.ctx, queuety.WorkflowDefinition{Name: "verbs_wf", Queue: queue, MaxAttempts: 1, Steps: steps},
 		queuety.State{"n": 1})
@@ -472,11 +472,11 @@ func jobVerbCases() []verbCase {
 			past := v.clientAt(time.Now().Add(-time.Hour))
 			id, err := past.Dispatch(v.ctx, "verbs.echo", nil)
 			require.NoError(t, err)
-			claimed, err := engine.OfClient(past).Claim(v.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"verbs.echo"}, Limit: 1})
+			claimed, err := clientseam.Engine(past).Claim(v.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"verbs.echo"}, Limit: 1})
 			require.NoError(t, err)
 			require.Len(t, claimed, 1, "claimed an hour ago")
 			fresh := v.dispatch("verbs.echo", queuety.OnQueue("live"))
-			_, err = engine.OfClient(v.c).Claim(v.ctx, engine.ClaimRequest{Queues: []string{"live"}, Handlers: []string{"verbs.echo"}, Limit: 1})
+			_, err = clientseam.Engine(v.c).Claim(v.ctx, engine.ClaimRequest{Queues: []string{"live"}, Handlers: []string{"verbs.echo"}, Limit: 1})
 			require.NoError(t, err)
 			out := v.object()
 			assert.Equal(t, int64(1), num(out["recovered"]), "recover --json: %v", out)
@@ -552,7 +552,7 @@ func jobVerbCases() []verbCase {
 func workflowVerbCases() []verbCase {
 	waitFor := func(v *verbEnv, human string, signals ...string) int64 {
 		id, err := v.c.DispatchWorkflow(v.ctx, queuety.WorkflowDefinition{Name: "ask", Steps: []queuety.WorkflowStep{
-			{Type: queuety.StepWaitForSignal, Signals: signals, Mode: queuetytype.WaitAny, HumanWait: human, ResultKey: human},
+			{Type: queuetytype.StepWaitForSignal, Signals: signals, Mode: queuetytype.WaitAny, HumanWait: human, ResultKey: human},
 		}}, nil)
 		require.NoError(v.t, err)
 		v.work()

@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
@@ -69,7 +70,7 @@ type Sweeper struct {
 // New returns a Sweeper for c. Each sweep reports to c's observer, if it
 // has one (queuety.WithObserver), under the names below.
 func New(c *queuety.Client) *Sweeper {
-	e := engine.OfClient(c)
+	e := clientseam.Engine(c)
 	return &Sweeper{engine: e, log: e.Logger(), obs: e.Observer(), batch: BatchSize}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 )
 
@@ -23,7 +24,7 @@ func ExampleSweeper_RunAll() {
 	}
 	defer q.Close()
 
-	step := []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "send_invoice"}}
+	step := []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "send_invoice"}}
 	late, _ := q.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "invoice", Steps: step, ExecutionTimeout: time.Hour}, nil)
 	onTime, _ := q.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "invoice", Steps: step, ExecutionTimeout: 24 * time.Hour}, nil)
 	clock.Advance(2 * time.Hour)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
@@ -39,7 +40,7 @@ func failJobErr(p queuety.Payload) error {
 // PHP worker does, and returns how many it ran (at most max).
 func (e *env) runJobs(queue string, max int) int {
 	e.t.Helper()
-	eng := engine.OfClient(e.c)
+	eng := clientseam.Engine(e.c)
 	n := 0
 	for ; n < max; n++ {
 		jobs, err := eng.Claim(e.ctx, engine.ClaimRequest{Queues: []string{queue}, Handlers: []string{hOkJob, hFailJob}, Limit: 1})

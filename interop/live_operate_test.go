@@ -52,7 +52,7 @@ func TestLiveOperatorVerbs(t *testing.T) {
 		c, php := newLive(t)
 		phpID, goID := twinJobs(t, c)
 		// One attempt ran and died, then the job was buried by hand.
-		claimed, err := engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{"ops"}, Handlers: []string{"ops.job"}, Limit: 2})
+		claimed, err := clientseam.Engine(c).Claim(ctx, engine.ClaimRequest{Queues: []string{"ops"}, Handlers: []string{"ops.job"}, Limit: 2})
 		require.NoError(t, err)
 		require.Len(t, claimed, 2, "claims")
 		php.eval(`\Queuety\Queuety::bury_job(` + strconv.FormatInt(phpID, 10) + `);`)

@@ -12,6 +12,7 @@ import (
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 var (
@@ -99,7 +100,7 @@ type expenseInput struct {
 }
 
 func single(h string) queuety.WorkflowStep {
-	return queuety.WorkflowStep{Type: queuety.StepSingle, Handler: h}
+	return queuety.WorkflowStep{Type: queuetytype.StepSingle, Handler: h}
 }
 
 // TestGoRowsMatchPHPShape dispatches, with queuety.WorkflowDefinition, the
@@ -131,7 +132,7 @@ func TestGoRowsMatchPHPShape(t *testing.T) {
 			Name: "expense_approval",
 			Steps: []queuety.WorkflowStep{
 				single(`App\Steps\SubmitExpense`),
-				{Type: queuety.StepWaitForSignal, Signal: "approval"},
+				{Type: queuetytype.StepWaitForSignal, Signal: "approval"},
 				single("record_approval"),
 			},
 		}, expenseInput{"EXP-77", 249.99}},

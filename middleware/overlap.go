@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -188,5 +189,5 @@ func engineOf(inv *queuety.Invocation) (*engine.Engine, error) {
 	if inv == nil || inv.Client == nil {
 		return nil, fmt.Errorf("%w: the middleware needs the Invocation's Client (set by the worker)", queuetytype.ErrInvalidArgument)
 	}
-	return engine.OfClient(inv.Client), nil
+	return clientseam.Engine(inv.Client), nil
 }

@@ -33,11 +33,12 @@
 // # Workflows
 //
 // A WorkflowDefinition is a list of WorkflowStep values, each of a
-// StepType; package builder writes them fluently. Client.DispatchWorkflow
-// starts one; Client.Signal, Approve, Reject and SubmitInput answer its
-// waits. Handlers are registered by name in a Registry (package worker
-// wraps one) as StepFunc, JobFunc, ForEachFunc, ReducerFunc,
-// RepeatConditionFunc and CallbackFunc; a Middleware wraps them.
+// queuetytype.StepType; package builder writes them fluently.
+// Client.DispatchWorkflow starts one; Client.Signal, Approve, Reject and
+// SubmitInput answer its waits. Handlers are registered by name in a
+// Registry (package worker wraps one) as StepFunc, JobFunc, ForEachFunc,
+// ReducerFunc, RepeatConditionFunc and CallbackFunc; a Middleware wraps
+// them.
 //
 // Inside a handler, JobInfoFrom reads the attempt, Heartbeat reports
 // progress, PutArtifact stores an output, NonRetryable fails for good,

@@ -8,10 +8,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/clientseam"
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 	"github.com/queuety/queuety-go/worker"
@@ -60,7 +61,7 @@ func ExampleClient_DispatchWorkflow() {
 
 	id, err := q.DispatchWorkflow(ctx, queuety.WorkflowDefinition{
 		Name:             "invoice_collection",
-		Steps:            []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "send_invoice"}},
+		Steps:            []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "send_invoice"}},
 		ExecutionTimeout: time.Hour,
 		OnDeadline:       "escalate",
 	}, queuety.State{"customer_id": 501})
@@ -118,7 +119,7 @@ func ExampleClient_Schedule() {
 	fmt.Println("next run:", s.NextRun.Format(time.RFC3339))
 
 	clock.Advance(16 * time.Hour) // 04:00 the next day
-	tick, _ := engine.OfClient(q).TickSchedules(ctx, 100)
+	tick, _ := clientseam.Engine(q).TickSchedules(ctx, 100)
 	fmt.Println("fired:", tick.Fired)
 	// Output:
 	// next run: 2030-01-02T03:00:00Z
@@ -133,7 +134,7 @@ func ExampleContinueAsNew() {
 	defer q.Close()
 	id, _ := q.DispatchWorkflow(ctx, queuety.WorkflowDefinition{
 		Name:  "paginate",
-		Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "page"}},
+		Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "page"}},
 	}, queuety.State{"cursor": 0})
 
 	w := worker.New(q, worker.WithLogger(quiet()))
@@ -153,14 +154,14 @@ func ExampleContinueAsNew() {
 
 // The sweeps are safe to run from any number of processes; RunAll runs
 // each once (what `queuety-worker work --once` does before draining).
-func ExampleEngine_ExpireWorkflows() {
+func Example_sweeps() {
 	ctx := context.Background()
 	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	q, _ := queuety.Open(ctx, "sqlite://:memory:", queuety.WithClock(clock), queuety.WithLogger(quiet()))
 	defer q.Close()
 	for range 3 {
 		_, _ = q.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "report", ExecutionTimeout: time.Minute,
-			Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "build"}}}, nil)
+			Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "build"}}}, nil)
 	}
 	clock.Advance(time.Hour)
 	report, err := deadline.New(q).RunAll(ctx)

@@ -9,21 +9,38 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// The module's own packages (the worker, the CLI, the conformance suite)
-// reach a Client's engine and store, and a Registry's functions, through
-// internal/clientseam and engine.OfClient rather than through exported
-// identifiers.
+// The module's own packages (the worker, the sweeper, the middleware, the
+// CLI, the conformance suite) reach a Client's engine and store, and a
+// Registry's functions, through internal/clientseam rather than through
+// exported identifiers; this installs the functions it unwraps them with.
 func init() {
-	engine.OfClient = func(c any) *engine.Engine { return c.(*Client).engine }
-	clientseam.StoreOf = func(c any) driver.Store { return c.(*Client).store }
-	clientseam.NewClient = func(s driver.Store, opts ...any) any {
-		all := make([]Option, len(opts))
-		for i, o := range opts {
-			all[i] = o.(Option)
-		}
-		return newClient(s, newConfig(all))
-	}
-	clientseam.Functions = func(r any) engine.Functions { return registryFuncs{r.(*Registry)} }
+	clientseam.Install(clientseam.Hooks{
+		Client: func(v any) (*engine.Engine, driver.Store, bool) {
+			c, ok := v.(*Client)
+			if !ok || c == nil {
+				return nil, nil, false
+			}
+			return c.engine, c.store, true
+		},
+		Registry: func(v any) (engine.Functions, bool) {
+			r, ok := v.(*Registry)
+			if !ok || r == nil {
+				return nil, false
+			}
+			return registryFuncs{r}, true
+		},
+		NewClient: func(s driver.Store, opts []any) (any, int, bool) {
+			all := make([]Option, len(opts))
+			for i, o := range opts {
+				opt, ok := o.(Option)
+				if !ok {
+					return nil, i, false
+				}
+				all[i] = opt
+			}
+			return newClient(s, newConfig(all)), 0, true
+		},
+	})
 }
 
 // registryFuncs hands the engine the reducers and repeat conditions of a

@@ -10,35 +10,8 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/queuetytype"
-)
-
-// StepType names a kind of workflow step, as stored in _steps[i].type.
-type StepType string
-
-// The step types the Go engine builds and runs, with Queuety's names.
-// Steps of other types written by Queuety PHP are enqueued faithfully when
-// a workflow reaches them, for a PHP worker to run.
-const (
-	StepSingle        StepType = "single"
-	StepParallel      StepType = "parallel"
-	StepDelay         StepType = "delay"
-	StepWaitForSignal StepType = "wait_for_signal"
-	// StepForEach runs one branch job per item of a state list
-	// (Queuety's for_each()).
-	StepForEach StepType = "for_each"
-	// StepRepeat jumps back to an earlier step while, or until, a
-	// condition holds (repeat_while(), repeat_until()).
-	StepRepeat StepType = "repeat"
-	// StepRunWorkflow starts a child workflow and waits for it
-	// (run_workflow()).
-	StepRunWorkflow StepType = "run_workflow"
-	// StepStartWorkflows starts one independent workflow per item of a
-	// state list and records their ids (start_workflows()).
-	StepStartWorkflows StepType = "start_workflows"
-	// StepWaitForWorkflows waits for other workflows to finish
-	// (wait_for_workflow(s), wait_for_workflow_group()).
-	StepWaitForWorkflows StepType = "wait_for_workflows"
 )
 
 // WorkflowStep is one step of a WorkflowDefinition. The builder package
@@ -50,13 +23,13 @@ const (
 // "start_workflows_<index>", "wait_for_workflows_<index>" and, for a wait
 // on a workflow group, "wait_for_workflow_group_<index>".
 type WorkflowStep struct {
-	Type     StepType
+	Type     queuetytype.StepType
 	Name     string        // default: see above
-	Handler  string        // StepSingle; StepForEach: the branch handler (HandleForEach)
-	Handlers []string      // StepParallel
-	Delay    time.Duration // StepDelay, whole seconds
-	Signal   string        // StepWaitForSignal: the signal (see Signals)
-	// Signals are the signals a StepWaitForSignal step waits for when it
+	Handler  string        // queuetytype.StepSingle; queuetytype.StepForEach: the branch handler (HandleForEach)
+	Handlers []string      // queuetytype.StepParallel
+	Delay    time.Duration // queuetytype.StepDelay, whole seconds
+	Signal   string        // queuetytype.StepWaitForSignal: the signal (see Signals)
+	// Signals are the signals a queuetytype.StepWaitForSignal step waits for when it
 	// waits for more than one (Queuety's wait_for_signals()); Mode says
 	// whether all of them (WaitAll, the default) or any one (WaitAny) must
 	// arrive. When set, Signal is ignored.
@@ -72,13 +45,13 @@ type WorkflowStep struct {
 	// is cancelled, or fails with CompensateOnFailure set.
 	Compensation string
 	// ResultKey stores a step's result under one state key: a signal's
-	// payload (StepWaitForSignal, instead of merging its keys), a for-each
-	// aggregate (StepForEach), the started workflow ids
-	// (StepStartWorkflows, default "started_workflow_ids") or the awaited
-	// workflows' states (StepWaitForWorkflows).
+	// payload (queuetytype.StepWaitForSignal, instead of merging its keys), a for-each
+	// aggregate (queuetytype.StepForEach), the started workflow ids
+	// (queuetytype.StepStartWorkflows, default "started_workflow_ids") or the awaited
+	// workflows' states (queuetytype.StepWaitForWorkflows).
 	ResultKey string
 	// Timeout gives up waiting for the signal after this long
-	// (StepWaitForSignal; zero waits forever). The workflow then continues
+	// (queuetytype.StepWaitForSignal; zero waits forever). The workflow then continues
 	// with TimedOutKey(...) set to true in its state.
 	Timeout time.Duration
 	// Options are the step's job options: queue, priority, attempts,
@@ -86,56 +59,56 @@ type WorkflowStep struct {
 	// They apply to single, parallel and for_each steps (every branch).
 	Options queuetytype.JobSpec
 
-	// ItemsKey is the state key holding the list of items (StepForEach,
-	// StepStartWorkflows).
+	// ItemsKey is the state key holding the list of items (queuetytype.StepForEach,
+	// queuetytype.StepStartWorkflows).
 	ItemsKey string
 	// Mode is the completion mode: ForEachAll (default), ForEachFirstSuccess
-	// or ForEachQuorum for StepForEach; WaitAll (default), WaitAny or
-	// WaitQuorum for StepWaitForWorkflows.
+	// or ForEachQuorum for queuetytype.StepForEach; WaitAll (default), WaitAny or
+	// WaitQuorum for queuetytype.StepWaitForWorkflows.
 	Mode string
-	// Quorum is the successes (StepForEach) or finished workflows
-	// (StepWaitForWorkflows) the quorum mode needs; at least 1 then, 0
+	// Quorum is the successes (queuetytype.StepForEach) or finished workflows
+	// (queuetytype.StepWaitForWorkflows) the quorum mode needs; at least 1 then, 0
 	// otherwise.
 	Quorum int
 	// Reducer names a reducer (HandleReducer) that turns a settled
-	// for-each aggregate into state keys (StepForEach; optional).
+	// for-each aggregate into state keys (queuetytype.StepForEach; optional).
 	Reducer string
 
-	// RepeatMode is RepeatWhile or RepeatUntil (StepRepeat).
+	// RepeatMode is RepeatWhile or RepeatUntil (queuetytype.StepRepeat).
 	RepeatMode string
-	// Target names the earlier step a repeat jumps back to (StepRepeat).
+	// Target names the earlier step a repeat jumps back to (queuetytype.StepRepeat).
 	Target string
 	// StateKey and Expected are a repeat's condition: the state key equals
 	// Expected (a JSON value; nil is null). Give either StateKey or
-	// Condition (StepRepeat).
+	// Condition (queuetytype.StepRepeat).
 	StateKey string
 	Expected any
 	// Condition names a repeat condition (HandleRepeatCondition) deciding
-	// the repeat instead of StateKey (StepRepeat).
+	// the repeat instead of StateKey (queuetytype.StepRepeat).
 	Condition string
 	// MaxIterations caps how often a repeat jumps back; 0 means no cap
-	// (StepRepeat).
+	// (queuetytype.StepRepeat).
 	MaxIterations int
 
-	// Child is the workflow a StepRunWorkflow step runs (Child.Name is
+	// Child is the workflow a queuetytype.StepRunWorkflow step runs (Child.Name is
 	// stored as workflow_name; only its steps, queue, priority and max
-	// attempts are kept) or a StepStartWorkflows step starts per item (its
+	// attempts are kept) or a queuetytype.StepStartWorkflows step starts per item (its
 	// whole runtime definition is kept).
 	Child *WorkflowDefinition
 	// PayloadKey is the child state key a scalar item is stored under
-	// (StepStartWorkflows, default "item"); object items are merged.
+	// (queuetytype.StepStartWorkflows, default "item"); object items are merged.
 	PayloadKey string
 	// InheritState merges the parent's public state into each started
-	// workflow's initial state (StepStartWorkflows; the builder's default
+	// workflow's initial state (queuetytype.StepStartWorkflows; the builder's default
 	// is true).
 	InheritState bool
 	// GroupKey records the started workflow ids under this group, for a
-	// later group wait (StepStartWorkflows; optional).
+	// later group wait (queuetytype.StepStartWorkflows; optional).
 	GroupKey string
 
-	// A StepWaitForWorkflows step waits for exactly one of: the workflows
+	// A queuetytype.StepWaitForWorkflows step waits for exactly one of: the workflows
 	// WorkflowIDs, the id or ids in state key WorkflowIDKey, or the group
-	// WorkflowGroupKey recorded by a StepStartWorkflows step.
+	// WorkflowGroupKey recorded by a queuetytype.StepStartWorkflows step.
 	WorkflowIDs      []int64
 	WorkflowIDKey    string
 	WorkflowGroupKey string
@@ -289,7 +262,7 @@ func (d *WorkflowDefinition) validateAt(depth int) error {
 		if s.Name == "" {
 			s.Name = s.defaultName(i, delays)
 		}
-		if s.Type == StepDelay {
+		if s.Type == queuetytype.StepDelay {
 			delays++
 		}
 		if len(s.Name) > 191 {
@@ -310,9 +283,9 @@ func (d *WorkflowDefinition) validateAt(depth int) error {
 // the delay steps before it.
 func (s *WorkflowStep) defaultName(i, delays int) string {
 	switch s.Type {
-	case StepDelay:
+	case queuetytype.StepDelay:
 		return "delay_" + strconv.Itoa(delays)
-	case StepWaitForSignal:
+	case queuetytype.StepWaitForSignal:
 		names := s.signalNames()
 		switch {
 		case s.HumanWait != "":
@@ -321,11 +294,11 @@ func (s *WorkflowStep) defaultName(i, delays int) string {
 			return "wait_for_" + names[0]
 		}
 		return "wait_for_signals_" + strconv.Itoa(i)
-	case StepRepeat:
+	case queuetytype.StepRepeat:
 		return "repeat_" + s.RepeatMode + "_" + strconv.Itoa(i)
-	case StepStartWorkflows:
+	case queuetytype.StepStartWorkflows:
 		return "start_workflows_" + strconv.Itoa(i)
-	case StepWaitForWorkflows:
+	case queuetytype.StepWaitForWorkflows:
 		if s.WorkflowGroupKey != "" {
 			return "wait_for_workflow_group_" + strconv.Itoa(i)
 		}
@@ -343,14 +316,14 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 		}
 	}
 	switch s.Type {
-	case StepSingle:
+	case queuetytype.StepSingle:
 		if err := engine.ValidateHandlerName(s.Handler); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 		}
 		if engine.IsInternalHandler(s.Handler) {
 			return invalidf("step %d (%s): handler names starting with __queuety_ are reserved", i, s.Name)
 		}
-	case StepParallel:
+	case queuetytype.StepParallel:
 		if len(s.Handlers) == 0 {
 			return invalidf("step %d (%s): parallel step has no handlers", i, s.Name)
 		}
@@ -359,11 +332,11 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 				return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 			}
 		}
-	case StepDelay:
+	case queuetytype.StepDelay:
 		if s.Delay < 0 {
 			return invalidf("step %d (%s): sleep duration must not be negative, got %s", i, s.Name, s.Delay)
 		}
-	case StepWaitForSignal:
+	case queuetytype.StepWaitForSignal:
 		names := s.signalNames()
 		if len(names) == 0 {
 			return invalidf("step %d (%s): signal name is empty", i, s.Name)
@@ -388,7 +361,7 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 		if s.Timeout < 0 || (s.Timeout > 0 && s.Timeout < time.Second) {
 			return timeoutf("step %d (%s): signal timeout must be at least 1 second, got %s", i, s.Name, s.Timeout)
 		}
-	case StepForEach, StepRepeat, StepRunWorkflow, StepStartWorkflows, StepWaitForWorkflows:
+	case queuetytype.StepForEach, queuetytype.StepRepeat, queuetytype.StepRunWorkflow, queuetytype.StepStartWorkflows, queuetytype.StepWaitForWorkflows:
 		if err := s.validateComposite(earlier, depth); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 		}
@@ -418,60 +391,35 @@ func (s *WorkflowStep) signalNames() []string {
 	return []string{s.Signal}
 }
 
-// encode writes the step in Queuety's _steps shape, followed by its
-// options in the keys Queuety's StepDispatchOptions reads (queue, priority,
-// max_attempts, backoff, timeout_seconds) and the Go engine's timeout keys.
+// encode writes the step in Queuety's _steps shape (see
+// internal/workflowdef), followed by its options in the keys Queuety's
+// StepDispatchOptions reads (queue, priority, max_attempts, backoff,
+// timeout_seconds) and the Go engine's timeout keys.
 func (s *WorkflowStep) encode() *phpjson.Object {
-	o := phpjson.NewObject()
-	o.Set("type", string(s.Type))
-	o.Set("name", s.Name)
-	switch s.Type {
-	case StepSingle:
-		o.Set("class", s.Handler)
-		if s.Compensation != "" { // Queuety writes the key on these two only when set
-			o.Set("compensation", s.Compensation)
-		}
-	case StepParallel:
-		hs := make([]any, len(s.Handlers))
-		for i, h := range s.Handlers {
-			hs[i] = h
-		}
-		o.Set("handlers", hs)
-		if s.Compensation != "" {
-			o.Set("compensation", s.Compensation)
-		}
-	case StepDelay:
-		o.Set("delay_seconds", int64(math.Ceil(s.Delay.Seconds())))
-		o.Set("compensation", engine.NilIfEmpty(s.Compensation))
-	case StepWaitForSignal:
-		names := s.signalNames()
-		list := make([]any, len(names))
-		for i, n := range names {
-			list[i] = n
-		}
-		o.Set("signal_name", names[0])
-		o.Set("signal_names", list)
-		o.Set("wait_mode", orDefault(s.Mode, queuetytype.WaitAll))
-		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
-		o.Set("match_payload", []any{})
-		o.Set("correlation_key", nil)
-		o.Set("human_wait", engine.NilIfEmpty(s.HumanWait))
-		var decisions any
-		if s.HumanWait == "decision" {
-			m := phpjson.NewObject()
-			m.Set(names[0], "approved")
-			m.Set(names[1], "rejected")
-			decisions = m
-		}
-		o.Set("decision_map", decisions)
-		o.Set("compensation", engine.NilIfEmpty(s.Compensation))
-		if s.Timeout > 0 {
-			o.Set("timeout_ms", s.Timeout.Milliseconds())
-		}
-	default:
-		s.encodeComposite(o)
+	sp := &workflowdef.Spec{
+		Type: s.Type, Name: s.Name, Handler: s.Handler, Handlers: s.Handlers, Delay: s.Delay,
+		Signals: s.signalNames(), HumanWait: s.HumanWait, Compensation: s.Compensation, ResultKey: s.ResultKey,
+		Timeout: s.Timeout, Mode: s.Mode, ItemsKey: s.ItemsKey, Quorum: s.Quorum, Reducer: s.Reducer,
+		RepeatMode: s.RepeatMode, Target: s.Target, StateKey: s.StateKey, Condition: s.Condition,
+		MaxIterations: s.MaxIterations, PayloadKey: s.PayloadKey, InheritState: s.InheritState, GroupKey: s.GroupKey,
+		WorkflowIDs: s.WorkflowIDs, WorkflowIDKey: s.WorkflowIDKey, WorkflowGroupKey: s.WorkflowGroupKey,
+		Options: encodeStepOptions(s.Options),
 	}
-	opt := s.Options
+	switch s.Type {
+	case queuetytype.StepRepeat:
+		sp.Expected, _ = normalizeExpected(s.Expected)
+	case queuetytype.StepRunWorkflow:
+		c := s.Child.engineDefinition()
+		sp.Child = &workflowdef.Child{Name: c.Name, Steps: c.Steps, Queue: c.Queue, Priority: c.Priority, MaxAttempts: c.MaxAttempts}
+	case queuetytype.StepStartWorkflows:
+		sp.ChildRuntime = s.Child.engineDefinition().RuntimeObject()
+	}
+	return workflowdef.Encode(sp)
+}
+
+// encodeStepOptions writes a step's job options.
+func encodeStepOptions(opt queuetytype.JobSpec) *phpjson.Object {
+	o := phpjson.NewObject()
 	if opt.Queue != "" {
 		o.Set("queue", opt.Queue)
 	}

@@ -6,10 +6,11 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
-// Repeat modes (WorkflowStep.RepeatMode of a StepRepeat step).
+// Repeat modes (WorkflowStep.RepeatMode of a queuetytype.StepRepeat step).
 const (
 	// RepeatWhile jumps back while the condition holds.
 	RepeatWhile = "while"
@@ -17,7 +18,7 @@ const (
 	RepeatUntil = "until"
 )
 
-// Defaults of a StepStartWorkflows step, as in Queuety.
+// Defaults of a queuetytype.StepStartWorkflows step, as in Queuety.
 const (
 	DefaultStartedWorkflowsKey = "started_workflow_ids"
 	DefaultPayloadKey          = "item"
@@ -27,17 +28,17 @@ const (
 // start_workflows or wait_for_workflows step and fills in its defaults.
 // earlier holds the names of the steps before it.
 func (s *WorkflowStep) validateComposite(earlier map[string]int, depth int) error {
-	if s.Type != StepForEach && jobOptionsSet(s.Options) {
+	if s.Type != queuetytype.StepForEach && workflowdef.JobOptionsSet(s.Options) {
 		return invalidf("job options (queue, priority, retry, backoff, timeouts) apply only to single, parallel and for_each steps, not to a %s step", s.Type)
 	}
 	switch s.Type {
-	case StepForEach:
+	case queuetytype.StepForEach:
 		return s.validateForEach()
-	case StepRepeat:
+	case queuetytype.StepRepeat:
 		return s.validateRepeat(earlier)
-	case StepRunWorkflow:
+	case queuetytype.StepRunWorkflow:
 		return s.validateRunWorkflow(depth)
-	case StepStartWorkflows:
+	case queuetytype.StepStartWorkflows:
 		return s.validateStartWorkflows(depth)
 	default:
 		return s.validateWaitForWorkflows()
@@ -247,85 +248,4 @@ func normalizeExpected(v any) (any, error) {
 		return nil, invalidf("repeat expected value does not encode as JSON: %v", err)
 	}
 	return n, nil
-}
-
-// jobOptionsSet reports whether any job option is set.
-func jobOptionsSet(o queuetytype.JobSpec) bool {
-	return o.Queue != "" || o.PrioritySet || o.Priority != 0 || o.Delay != 0 || o.MaxAttempts != 0 ||
-		o.Backoff != nil || o.DependsOn != 0 || o.Unique || o.Timeouts != (queuetytype.ActivityTimeouts{}) ||
-		!o.Resources.IsZero()
-}
-
-// encodeComposite writes the keys after type and name of a for_each,
-// repeat, run_workflow, start_workflows or wait_for_workflows step, in the
-// order of Queuety's WorkflowBuilder::build_steps.
-func (s *WorkflowStep) encodeComposite(o *phpjson.Object) {
-	switch s.Type {
-	case StepForEach:
-		o.Set("items_key", s.ItemsKey)
-		o.Set("class", s.Handler)
-		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
-		o.Set("mode", s.Mode)
-		o.Set("quorum", positiveOrNil(s.Quorum))
-		o.Set("reducer_class", engine.NilIfEmpty(s.Reducer))
-	case StepRepeat:
-		o.Set("repeat_mode", s.RepeatMode)
-		o.Set("target_step", s.Target)
-		o.Set("state_key", engine.NilIfEmpty(s.StateKey))
-		expected, _ := normalizeExpected(s.Expected)
-		o.Set("expected", expected)
-		o.Set("condition_class", engine.NilIfEmpty(s.Condition))
-		o.Set("max_iterations", positiveOrNil(s.MaxIterations))
-	case StepRunWorkflow:
-		c := s.Child.engineDefinition()
-		o.Set("workflow_name", c.Name)
-		o.Set("workflow_steps", c.Steps)
-		o.Set("workflow_queue", orDefault(c.Queue, queuetytype.DefaultQueue))
-		o.Set("workflow_priority", int64(c.Priority))
-		o.Set("workflow_max_attempts", int64(orDefaultInt(c.MaxAttempts, queuetytype.DefaultMaxAttempts)))
-	case StepStartWorkflows:
-		o.Set("items_key", s.ItemsKey)
-		o.Set("result_key", s.ResultKey)
-		o.Set("payload_key", s.PayloadKey)
-		o.Set("inherit_state", s.InheritState)
-		o.Set("group_key", engine.NilIfEmpty(s.GroupKey))
-		o.Set("workflow_definition", s.Child.engineDefinition().RuntimeObject())
-	case StepWaitForWorkflows:
-		var ids any
-		if s.WorkflowIDs != nil {
-			list := make([]any, len(s.WorkflowIDs))
-			for i, id := range s.WorkflowIDs {
-				list[i] = id
-			}
-			ids = list
-		}
-		o.Set("workflow_ids", ids)
-		o.Set("workflow_id_key", engine.NilIfEmpty(s.WorkflowIDKey))
-		o.Set("workflow_group_key", engine.NilIfEmpty(s.WorkflowGroupKey))
-		o.Set("wait_mode", s.Mode)
-		o.Set("quorum", positiveOrNil(s.Quorum))
-		o.Set("result_key", engine.NilIfEmpty(s.ResultKey))
-	}
-	o.Set("compensation", engine.NilIfEmpty(s.Compensation))
-}
-
-func positiveOrNil(n int) any {
-	if n > 0 {
-		return int64(n)
-	}
-	return nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func orDefaultInt(n, def int) int {
-	if n == 0 {
-		return def
-	}
-	return n
 }

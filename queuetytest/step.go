@@ -48,7 +48,7 @@ func RunStep(ctx context.Context, t testing.TB, fn queuety.StepFunc, state any) 
 		return out, err
 	})
 	def := queuety.WorkflowDefinition{Name: stepHandler, MaxAttempts: 1,
-		Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: stepHandler}}}
+		Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: stepHandler}}}
 	id, err := kit.Client().DispatchWorkflow(ctx, def, state)
 	if err != nil {
 		return nil, fmt.Errorf("queuetytest: RunStep: %w", err)

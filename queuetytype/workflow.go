@@ -132,6 +132,41 @@ type Signal struct {
 	OmittedPayloadBytes int64
 }
 
+// StepType names a kind of workflow step, as stored in _steps[i].type.
+type StepType string
+
+// The step types the Go engine builds and runs, with Queuety's names.
+// Steps of other types written by Queuety PHP are enqueued faithfully when
+// a workflow reaches them, for a PHP worker to run.
+const (
+	// StepSingle runs one handler as one job (Queuety's then()).
+	StepSingle StepType = "single"
+	// StepParallel runs several handlers, one job each, and continues when
+	// all have succeeded (parallel()).
+	StepParallel StepType = "parallel"
+	// StepDelay waits a number of seconds (sleep(), delay()).
+	StepDelay StepType = "delay"
+	// StepWaitForSignal waits for one or more signals
+	// (wait_for_signal(s), wait_for_approval(), wait_for_decision(),
+	// wait_for_input()).
+	StepWaitForSignal StepType = "wait_for_signal"
+	// StepForEach runs one branch job per item of a state list
+	// (for_each()).
+	StepForEach StepType = "for_each"
+	// StepRepeat jumps back to an earlier step while, or until, a
+	// condition holds (repeat_while(), repeat_until()).
+	StepRepeat StepType = "repeat"
+	// StepRunWorkflow starts a child workflow and waits for it
+	// (run_workflow()).
+	StepRunWorkflow StepType = "run_workflow"
+	// StepStartWorkflows starts one independent workflow per item of a
+	// state list and records their ids (start_workflows()).
+	StepStartWorkflows StepType = "start_workflows"
+	// StepWaitForWorkflows waits for other workflows to finish
+	// (wait_for_workflow(s), wait_for_workflow_group()).
+	StepWaitForWorkflows StepType = "wait_for_workflows"
+)
+
 // For-each completion modes (Queuety's ForEachMode), stored as
 // _steps[i].mode.
 const (

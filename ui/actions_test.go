@@ -65,7 +65,7 @@ func TestRejectAnswersADecision(t *testing.T) {
 	seed(t, c)
 	ctx := context.Background()
 	id, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "refund.decide", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuetytype.WaitAny, ResultKey: "decision"},
+		{Type: queuetytype.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuetytype.WaitAny, ResultKey: "decision"},
 	}}, nil)
 	require.NoError(t, err)
 	runWorker(t, c)
@@ -85,7 +85,7 @@ func TestAnswerButtonsFollowTheWait(t *testing.T) {
 	f := seed(t, c)
 	ctx := context.Background()
 	decision, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "refund.decide", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuetytype.WaitAny, HumanWait: "decision", ResultKey: "decision"},
+		{Type: queuetytype.StepWaitForSignal, Signals: []string{"approved", "rejected"}, Mode: queuetytype.WaitAny, HumanWait: "decision", ResultKey: "decision"},
 	}}, nil)
 	require.NoError(t, err)
 	runWorker(t, c)

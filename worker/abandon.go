@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -233,7 +232,7 @@ func (w *Worker) recordAbandoned(a *attempt, cause error, ran time.Duration, h H
 		w.obs.HandlerEnd(a.hctx, a.job, observe.Handled{Duration: ran, Err: err})
 		w.observeAbandon(a.ctx, a.job, false, ran, cause, h)
 	}
-	r := &engine.Result{Claimed: cj, Err: err, StartedAt: a.startedAt, Duration: ran, Funcs: clientseam.Functions(w.reg)}
+	r := &engine.Result{Claimed: cj, Err: err, StartedAt: a.startedAt, Duration: ran, Funcs: w.funcs}
 	if w.obs != nil {
 		r.Observed, r.Returned = a.ctx, time.Now()
 	}

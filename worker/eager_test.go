@@ -219,7 +219,7 @@ func TestEagerStepsFallBack(t *testing.T) {
 				}
 				wfID, err := b.Dispatch(ctx, c, nil)
 				require.NoError(t, err)
-				e := engine.OfClient(c)
+				e := clientseam.Engine(c)
 				handlers := []string{"s1", "s2", "s3"}
 				claimed, err := e.Claim(ctx, engine.ClaimRequest{Queues: []string{queue}, Handlers: handlers, Limit: 1})
 				require.NoError(t, err)
@@ -276,7 +276,7 @@ func TestEagerStepsSlotsBoundHandoff(t *testing.T) {
 			_, err := builder.Workflow("two").Then("s1").Then("s2").Dispatch(ctx, c, nil)
 			require.NoError(t, err)
 		}
-		e := engine.OfClient(c)
+		e := clientseam.Engine(c)
 		claimed, err := e.Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"s1", "s2"}, Limit: 2})
 		require.NoError(t, err)
 		require.Len(t, claimed, 2)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -18,8 +19,8 @@ func ExampleWorker_RunOnce() {
 	q, _ := queuety.Open(ctx, "sqlite://:memory:", queuety.WithLogger(quiet()))
 	defer q.Close()
 	_, _ = q.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "greet", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "lookup"},
-		{Type: queuety.StepSingle, Handler: "greet"},
+		{Type: queuetytype.StepSingle, Handler: "lookup"},
+		{Type: queuetytype.StepSingle, Handler: "greet"},
 	}}, queuety.State{"user_id": 7})
 
 	w := worker.New(q, worker.Concurrency(4), worker.WithLogger(quiet()))

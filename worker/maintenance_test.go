@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -34,12 +35,12 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 
 	// A workflow past its one-minute deadline (its step has no handler here).
 	late, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "late", ExecutionTimeout: time.Minute,
-		Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: "unhandled"}}}, nil)
+		Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: "unhandled"}}}, nil)
 	require.NoError(t, err)
 	// A workflow waiting for a signal that never comes, for at most a minute.
 	waiting, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "waiting", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepWaitForSignal, Signal: "go", Timeout: time.Minute},
-		{Type: queuety.StepSingle, Handler: "after_wait"},
+		{Type: queuetytype.StepWaitForSignal, Signal: "go", Timeout: time.Minute},
+		{Type: queuetytype.StepSingle, Handler: "after_wait"},
 	}}, nil)
 	require.NoError(t, err)
 	// A job nobody starts within its 30 s schedule-to-start timeout.
@@ -48,7 +49,7 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 	// A job claimed by a worker that then died.
 	orphan, err := c.Dispatch(ctx, "revive", nil, queuety.WithBackoff(queuety.BackoffSeconds(0)))
 	require.NoError(t, err)
-	claimed, err := engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"revive"}, Limit: 1})
+	claimed, err := clientseam.Engine(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"revive"}, Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1, "jobs claimed by the dead worker")
 

@@ -157,7 +157,7 @@ type webhookPost struct {
 
 // webhooks delivers a worker's webhooks.
 type webhooks struct {
-	c     *queuety.Client
+	store driver.Store
 	opts  WebhookOptions
 	err   error // a bad option: Run and RunOnce return it
 	log   *slog.Logger
@@ -175,9 +175,9 @@ type webhooks struct {
 	refreshed func(n int)
 }
 
-func newWebhooks(c *queuety.Client, cfg config) *webhooks {
+func newWebhooks(e *engine.Engine, cfg config) *webhooks {
 	opts, err := cfg.webhooks.withDefaults()
-	return &webhooks{c: c, opts: opts, err: err, log: cfg.logger, clock: engine.OfClient(c).Clock(),
+	return &webhooks{store: e.Store(), opts: opts, err: err, log: cfg.logger, clock: e.Clock(),
 		skipped: map[int64]bool{}, refreshed: cfg.test.webhooksRefreshed}
 }
 
@@ -229,7 +229,7 @@ func (h *webhooks) refresh(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var rows []*driver.Webhook
-	err := engine.OfClient(h.c).Store().InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.WebhookList(ctx, ""); return err })
+	err := h.store.InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.WebhookList(ctx, ""); return err })
 	if err != nil {
 		h.log.Warn("queuety: read webhooks (keeping the previous list)", "err", err)
 		return

@@ -60,6 +60,7 @@ type Worker struct {
 	sweeper      *deadline.Sweeper
 	cfg          config
 	reg          *queuety.Registry
+	funcs        engine.Functions // reg's reducers and repeat conditions, as the engine reads them
 	log          *slog.Logger
 	obs          observe.Observer // the client's; nil: no instrumentation
 	// timers is the clock the maintenance runs on: the engine's clock when
@@ -202,11 +203,11 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	if cfg.registry == nil {
 		cfg.registry = queuety.NewRegistry()
 	}
+	e := clientseam.Engine(c) // the worker's one reach into the client
 	if cfg.logger == nil {
-		cfg.logger = engine.OfClient(c).Logger()
+		cfg.logger = e.Logger()
 	}
 	cfg.intervals = cfg.intervals.withDefaults()
-	e := engine.OfClient(c)
 	if cfg.leaseInterval > 0 && 2*cfg.leaseInterval > e.LeaseTimeout() {
 		cfg.logger.Warn("queuety: the lease interval is more than half the client's lease timeout; live claims may be recovered as dead",
 			"lease_interval", cfg.leaseInterval, "lease_timeout", e.LeaseTimeout())
@@ -221,7 +222,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	timers, engineTimers := timersOf(e.Clock())
 	return (&Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
-		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(c, cfg),
+		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(e, cfg), funcs: clientseam.Functions(cfg.registry),
 		inflight: map[int64]*attempt{}, replaced: map[*attempt]struct{}{}, abandoned: map[*attempt]struct{}{}, recording: map[*engine.Claimed]struct{}{}, freed: make(chan struct{}, 1), registration: handlers,
 		serial: newSerialWrites(c.StoreInfo().SerialWriters),
 	}).withAdmission()
@@ -670,13 +671,13 @@ func (w *Worker) gatherWant() int { return min(w.cfg.batchSize, w.cfg.concurrenc
 // execute runs the handler of a, whose context is ctx, and records the
 // outcome.
 func (w *Worker) execute(ctx context.Context, a *attempt) {
-	cj, clock := a.cj, engine.OfClient(w.c).Clock()
+	cj, clock := a.cj, w.engine.Clock()
 	var job observe.Job
 	if w.obs != nil {
 		job = cj.ObservedJob()
 		ctx = w.obs.JobStart(ctx, job)
 	}
-	if missing := cj.MissingFunction(clientseam.Functions(w.reg)); missing != "" {
+	if missing := cj.MissingFunction(w.funcs); missing != "" {
 		w.deferJob(cj, missing)
 		w.observeHandBack(ctx, job, nil)
 		return
@@ -696,7 +697,7 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		// late result goes to the engine only to be refused.
 		stop()
 		flush()
-		w.lateResult(a, &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: clientseam.Functions(w.reg)})
+		w.lateResult(a, &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: w.funcs})
 		return
 	}
 	if w.obs != nil {
@@ -721,7 +722,7 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 			return
 		}
 	}
-	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: clientseam.Functions(w.reg)}
+	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: w.funcs}
 	if w.obs != nil {
 		r.Observed, r.Returned = ctx, t0.Add(dur)
 	}

@@ -407,7 +407,7 @@ func allCompleted(setup *queuety.Client, n int) func(context.Context) error {
 // running them; the rate is steps per second.
 func workflows(ctx context.Context, setup *queuety.Client, dsn string, n, workers, concurrency int) (float64, error) {
 	def := queuety.WorkflowDefinition{Name: "bench_three_step", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "mark"}, {Type: queuety.StepSingle, Handler: "mark"}, {Type: queuety.StepSingle, Handler: "mark"},
+		{Type: queuetytype.StepSingle, Handler: "mark"}, {Type: queuetytype.StepSingle, Handler: "mark"}, {Type: queuetytype.StepSingle, Handler: "mark"},
 	}}
 	for i := range n {
 		if _, err := setup.DispatchWorkflow(ctx, def, queuety.State{"n": i}); err != nil {
@@ -426,7 +426,7 @@ func workflows(ctx context.Context, setup *queuety.Client, dsn string, n, worker
 // rate is branches per second.
 func fanOut(ctx context.Context, setup *queuety.Client, dsn string, n, items, workers, concurrency int) (float64, error) {
 	def := queuety.WorkflowDefinition{Name: "bench_fan_out", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepForEach, ItemsKey: "items", Handler: "item", ResultKey: "results"},
+		{Type: queuetytype.StepForEach, ItemsKey: "items", Handler: "item", ResultKey: "results"},
 	}}
 	list := make([]any, items)
 	for i := range list {

@@ -96,7 +96,7 @@ func loadUnexpired(ctx context.Context, c *queuety.Client, n int) error {
 		queuety.HeartbeatTimeout(sweepHorizon), queuety.ScheduleToClose(2*sweepHorizon)); err != nil {
 		return err
 	}
-	claimed, err := engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
+	claimed, err := clientseam.Engine(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
 		Handlers: []string{sweepJobHandler}, Limit: 1})
 	if err != nil {
 		return err
@@ -105,7 +105,7 @@ func loadUnexpired(ctx context.Context, c *queuety.Client, n int) error {
 		return fmt.Errorf("claimed %d template jobs, want 1", len(claimed))
 	}
 	wf, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "bench_sweep", ExecutionTimeout: sweepHorizon, RunTimeout: sweepHorizon,
-		Steps: []queuety.WorkflowStep{{Type: queuety.StepSingle, Handler: sweepStepHandler}}}, nil)
+		Steps: []queuety.WorkflowStep{{Type: queuetytype.StepSingle, Handler: sweepStepHandler}}}, nil)
 	if err != nil {
 		return err
 	}

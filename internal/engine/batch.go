@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -525,7 +526,7 @@ func phpBatchRow(b *driver.Batch) *phpjson.Object {
 func BatchObject(b *driver.Batch) *phpjson.Object {
 	o := phpjson.NewObject()
 	o.Set("id", b.ID)
-	o.Set("name", NilIfEmpty(b.Name))
+	o.Set("name", workflowdef.NilIfEmpty(b.Name))
 	o.Set("total_jobs", int64(b.TotalJobs))
 	o.Set("pending_jobs", int64(b.PendingJobs))
 	o.Set("failed_jobs", int64(b.FailedJobs))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -30,7 +31,7 @@ import (
 func (sc *stepCtx) startRunWorkflow() error {
 	ctx, tx := context.Background(), sc.tx
 	in := sc.inputs()
-	raw := sc.step.raw
+	raw := sc.step.Raw
 	stepsV, _ := raw.Get("workflow_steps")
 	childSteps, _ := stepsV.([]any)
 	def := Definition{Name: strField(raw, "workflow_name"), Steps: childSteps, Queue: strField(raw, "workflow_queue"),
@@ -70,7 +71,7 @@ func (sc *stepCtx) startRunWorkflow() error {
 // result key (and in _workflow_groups under the group key).
 func (sc *stepCtx) startWorkflows() error {
 	ctx, tx := context.Background(), sc.tx
-	raw, idx := sc.step.raw, sc.wf.CurrentStep
+	raw, idx := sc.step.Raw, sc.wf.CurrentStep
 	itemsKey := strField(raw, "items_key")
 	var items []any
 	if itemsKey != "" {
@@ -212,7 +213,7 @@ func (e *Engine) resumeParent(ctx context.Context, tx driver.Tx, child *driver.W
 		return nil
 	}
 	steps, err := parseSteps(pstate)
-	if err != nil || idx >= len(steps) || steps[idx].Type != "run_workflow" {
+	if err != nil || idx >= len(steps) || steps[idx].Type != queuetytype.StepRunWorkflow {
 		return nil
 	}
 	switch child.Status {

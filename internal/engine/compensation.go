@@ -39,7 +39,7 @@ func pushCompensation(state *phpjson.Object, step *stepDef, idx int) {
 	if step == nil {
 		return
 	}
-	h := handlerDef(step.raw, "compensation")
+	h := handlerDef(step.Raw, "compensation")
 	if h == nil {
 		return
 	}

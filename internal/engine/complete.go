@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/observe"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -307,19 +308,19 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 		cj := r.Claimed
 		r.Outcome = ""
 		// r.Err covers failures and continue-as-new alike.
-		if cj.IsStep() && r.Err == nil && cj.preErr == nil && cj.step != nil && cj.step.Type == "for_each" && cj.Job.Handler != HandlerForEach {
+		if cj.IsStep() && r.Err == nil && cj.preErr == nil && cj.step != nil && cj.step.Type == queuetytype.StepForEach && cj.Job.Handler != HandlerForEach {
 			if _, seen := branches[cj.Job.WorkflowID]; !seen {
 				branchOrder = append(branchOrder, cj.Job.WorkflowID)
 			}
 			branches[cj.Job.WorkflowID] = append(branches[cj.Job.WorkflowID], i)
 			continue
 		}
-		if !cj.IsStep() || r.Err != nil || cj.preErr != nil || cj.step == nil || (cj.step.Type != "single" && cj.step.Type != "delay") {
+		if !cj.IsStep() || r.Err != nil || cj.preErr != nil || cj.step == nil || (cj.step.Type != queuetytype.StepSingle && cj.step.Type != queuetytype.StepDelay) {
 			single = append(single, i)
 			continue
 		}
 		out := phpjson.NewObject()
-		if cj.step.Type == "single" {
+		if cj.step.Type == queuetytype.StepSingle {
 			var err error
 			if out, err = stateObject("step output", r.Output); err == nil {
 				err = checkNextStep(out, cj.steps)

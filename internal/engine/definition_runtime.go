@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
 )
 
 // budgetKeys are Queuety's workflow budget keys, in the order
@@ -60,19 +61,12 @@ func (d Definition) budgetObject() *phpjson.Object {
 // runtime header and the hashed budgets, as WorkflowBuilder computes it.
 func (d Definition) hash() string {
 	doc := d.runtimeHeader()
-	doc.Set("max_transitions", positiveOrNil(d.MaxTransitions))
-	doc.Set("max_for_each_items", positiveOrNil(d.MaxForEachItems))
-	doc.Set("max_state_bytes", positiveOrNil(d.MaxStateBytes))
+	doc.Set("max_transitions", workflowdef.PositiveOrNil(d.MaxTransitions))
+	doc.Set("max_for_each_items", workflowdef.PositiveOrNil(d.MaxForEachItems))
+	doc.Set("max_state_bytes", workflowdef.PositiveOrNil(d.MaxStateBytes))
 	doc.Set("compensate_on_failure", d.CompensateOnFailure)
 	sum := sha256.Sum256(EncodeJSON(doc))
 	return hex.EncodeToString(sum[:])
-}
-
-func positiveOrNil(n int) any {
-	if n > 0 {
-		return int64(n)
-	}
-	return nil
 }
 
 // RuntimeObject writes d in the shape of Queuety's

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -127,15 +128,15 @@ func (d Definition) runtimeHeader() *phpjson.Object {
 	o.Set("queue", orDefault(d.Queue, DefaultQueue))
 	o.Set("priority", int64(d.Priority))
 	o.Set("max_attempts", int64(orDefaultInt(d.MaxAttempts, DefaultMaxAttempts)))
-	o.Set("cancel_handler", NilIfEmpty(d.OnCancel))
-	o.Set("prune_after", positiveOrNil(d.PruneAfter))
+	o.Set("cancel_handler", workflowdef.NilIfEmpty(d.OnCancel))
+	o.Set("prune_after", workflowdef.PositiveOrNil(d.PruneAfter))
 	if d.DeadlineSecs > 0 {
 		o.Set("deadline_seconds", d.DeadlineSecs)
 	} else {
 		o.Set("deadline_seconds", nil)
 	}
-	o.Set("deadline_handler", NilIfEmpty(d.OnDeadline))
-	o.Set("definition_version", NilIfEmpty(d.Version))
+	o.Set("deadline_handler", workflowdef.NilIfEmpty(d.OnDeadline))
+	o.Set("definition_version", workflowdef.NilIfEmpty(d.Version))
 	return o
 }
 
@@ -154,14 +155,6 @@ func DecodeDefinition(raw []byte) (Definition, error) {
 	d.RunTimeoutSecs = intValue(o, "run_timeout_seconds")
 	d.IdempotencyKey = strField(o, "idempotency_key")
 	return d, nil
-}
-
-// NilIfEmpty is nil for "" (stored as JSON null), else s.
-func NilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // preparedWorkflow is a definition with its initial state encoded, ready

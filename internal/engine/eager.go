@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -80,7 +81,7 @@ func (p *eagerPicker) note(wf *driver.Workflow, state *phpjson.Object, steps []*
 		return
 	}
 	j := jobs[0]
-	if j.StepIndex == nil || *j.StepIndex != wf.CurrentStep || wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != "single" {
+	if j.StepIndex == nil || *j.StepIndex != wf.CurrentStep || wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != queuetytype.StepSingle {
 		return
 	}
 	if j.DependsOn != 0 || j.ConcurrencyGroup != "" || j.ConcurrencyLimit > 0 || j.CostUnits > 1 || j.Status != driver.JobPending ||

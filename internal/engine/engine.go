@@ -87,11 +87,6 @@ type Config struct {
 	PHPWorkflowCallbacks string
 }
 
-// OfClient returns the engine of a *queuety.Client. Package queuety sets it
-// when it is initialised; the worker and the sweeps use it, so the engine
-// stays out of queuety's public API.
-var OfClient func(client any) *Engine
-
 // New returns an engine that runs its transitions on store.
 func New(store driver.Store, cfg Config) *Engine {
 	if cfg.Clock == nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -36,7 +37,7 @@ const (
 // ForEachItem returns the item and index a for-each branch job carries in
 // its payload (__for_each). ok is false for every other job.
 func (cj *Claimed) ForEachItem() (item any, index int, ok bool) {
-	if cj.step == nil || cj.step.Type != "for_each" || cj.Job.Handler == HandlerForEach || cj.payload == nil {
+	if cj.step == nil || cj.step.Type != queuetytype.StepForEach || cj.Job.Handler == HandlerForEach || cj.payload == nil {
 		return nil, 0, false
 	}
 	meta, _ := cj.payload.Get(forEachKey)
@@ -59,14 +60,14 @@ func (cj *Claimed) MissingFunction(funcs Functions) string {
 		return ""
 	}
 	switch {
-	case cj.step.Type == "for_each" && cj.Job.Handler != HandlerForEach && cj.step.Reducer != "":
+	case cj.step.Type == queuetytype.StepForEach && cj.Job.Handler != HandlerForEach && cj.step.Reducer != "":
 		if funcs == nil {
 			return "reducer " + cj.step.Reducer
 		}
 		if _, ok := funcs.Reducer(cj.step.Reducer); !ok {
 			return "reducer " + cj.step.Reducer
 		}
-	case cj.Job.Handler == HandlerRepeat && cj.step.Type == "repeat" && cj.step.Condition != "":
+	case cj.Job.Handler == HandlerRepeat && cj.step.Type == queuetytype.StepRepeat && cj.step.Condition != "":
 		if funcs == nil {
 			return "repeat condition " + cj.step.Condition
 		}
@@ -223,12 +224,12 @@ func (rt *forEachRuntime) aggregate(step *stepDef) *phpjson.Object {
 		}
 	}
 	a := phpjson.NewObject()
-	mode, ok := step.raw.Get("mode")
+	mode, ok := step.Raw.Get("mode")
 	if !ok || mode == nil {
 		mode = ForEachAll
 	}
 	a.Set("mode", mode)
-	q, _ := step.raw.Get("quorum")
+	q, _ := step.Raw.Get("quorum")
 	a.Set("quorum", q)
 	a.Set("total", int64(len(rt.items)))
 	a.Set("succeeded", int64(len(results)))
@@ -258,18 +259,10 @@ func entryIndex(e any) int64 {
 	return 0
 }
 
-// resultKey is where the aggregate goes: result_key, or "<name>_results".
-func (s *stepDef) forEachResultKey() string {
-	if s.ResultKey != "" {
-		return s.ResultKey
-	}
-	return s.Name + "_results"
-}
-
 // forEachOutput is the settled step's output: the aggregate under the
 // result key, plus the reducer's keys when the step has a reducer.
 func (sc *stepCtx) forEachOutput(rt *forEachRuntime) (*phpjson.Object, error) {
-	key := sc.step.forEachResultKey()
+	key := sc.step.ForEachResultKey()
 	agg := rt.aggregate(sc.step)
 	out := phpjson.NewObject()
 	out.Set(key, agg)
@@ -419,7 +412,7 @@ func (sc *stepCtx) expandForEach() error {
 		meta.Set("item", rt.items[i])
 		p := phpjson.NewObject()
 		p.Set(forEachKey, meta)
-		w.jobs = append(w.jobs, sc.e.stepJob(sc.wf, sc.state, sc.step.raw, sc.step.Class, p, idx, 1, sc.now, -1))
+		w.jobs = append(w.jobs, sc.e.stepJob(sc.wf, sc.state, sc.step.Raw, sc.step.Class, p, idx, 1, sc.now, -1))
 	}
 	sc.wf.State = EncodeJSON(sc.state)
 	w.workflows = append(w.workflows, sc.wf)
@@ -640,7 +633,7 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 		}
 		steps, err := parseSteps(state)
 		idx := wf.CurrentStep
-		if err != nil || idx >= len(steps) || steps[idx].Type != "for_each" {
+		if err != nil || idx >= len(steps) || steps[idx].Type != queuetytype.StepForEach {
 			fallback = true
 			return nil
 		}
@@ -737,7 +730,7 @@ func (e *Engine) forEachBranchBuried(ctx context.Context, tx driver.Tx, wf *driv
 	}
 	steps, err := parseSteps(state)
 	si := *row.StepIndex
-	if err != nil || si < 0 || si >= len(steps) || steps[si].Type != "for_each" {
+	if err != nil || si < 0 || si >= len(steps) || steps[si].Type != queuetytype.StepForEach {
 		return false, nil
 	}
 	if si != wf.CurrentStep || (wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused) {

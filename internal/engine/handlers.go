@@ -1,14 +1,17 @@
 package engine
 
-// Internal handler names: placeholder steps the engine runs itself.
+import "github.com/queuety/queuety-go/internal/workflowdef"
+
+// Internal handler names: placeholder steps the engine runs itself (the
+// definition format names them; see internal/workflowdef).
 const (
-	HandlerDelay            = "__queuety_delay"
-	HandlerWaitForSignal    = "__queuety_wait_for_signal"
-	HandlerForEach          = "__queuety_for_each"
-	HandlerRepeat           = "__queuety_repeat"
-	HandlerRunWorkflow      = "__queuety_run_workflow"
-	HandlerStartWorkflows   = "__queuety_start_workflows"
-	HandlerWaitForWorkflows = "__queuety_wait_for_workflows"
+	HandlerDelay            = workflowdef.HandlerDelay
+	HandlerWaitForSignal    = workflowdef.HandlerWaitForSignal
+	HandlerForEach          = workflowdef.HandlerForEach
+	HandlerRepeat           = workflowdef.HandlerRepeat
+	HandlerRunWorkflow      = workflowdef.HandlerRunWorkflow
+	HandlerStartWorkflows   = workflowdef.HandlerStartWorkflows
+	HandlerWaitForWorkflows = workflowdef.HandlerWaitForWorkflows
 )
 
 // InternalHandlers lists the internal handlers every Go worker runs.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/queuety/queuety-go/queuetytype"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -165,7 +166,7 @@ func (e *Engine) RetryWorkflow(ctx context.Context, id int64) error {
 		wf.ErrorMessage = ""
 		state.Delete("_wait")
 		state.Delete("_waiting_for_signal")
-		if steps[wf.CurrentStep].Type == "for_each" {
+		if steps[wf.CurrentStep].Type == queuetytype.StepForEach {
 			resetForEachForRetry(state, wf.CurrentStep)
 		}
 		wf.State = EncodeJSON(state)

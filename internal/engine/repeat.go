@@ -70,7 +70,7 @@ func (sc *stepCtx) repeatMatches() (bool, error) {
 		}
 		return ok, nil
 	}
-	expected, ok := step.raw.Get("expected")
+	expected, ok := step.Raw.Get("expected")
 	if !ok {
 		expected = true
 	}

@@ -163,16 +163,6 @@ func (r runtimeOptions) encode() *phpjson.Object {
 	return o
 }
 
-func intValue(o *phpjson.Object, k string) int64 {
-	switch v, _ := o.Get(k); n := v.(type) {
-	case int64:
-		return n
-	case float64:
-		return int64(n)
-	}
-	return 0
-}
-
 // clampAttempts turns a stored attempt limit into one the attempts column
 // can count to: at most MaxAttemptsLimit (a TINYINT UNSIGNED holds 255).
 // Zero and negative values stay as they are: callers read them as "not

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -108,8 +110,8 @@ func ViewState(raw []byte, totalSteps int) *StateView {
 
 // viewStep reads step i of a workflow.
 func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
-	sv := StepView{Name: s.Name, Type: s.Type, Handlers: s.handlers(), WaitAnswers: waitAnswers(s)}
-	rt := parseRuntimeFromDefinition(s.raw)
+	sv := StepView{Name: s.Name, Type: string(s.Type), Handlers: s.Handlers(), WaitAnswers: waitAnswers(s)}
+	rt := parseRuntimeFromDefinition(s.Raw)
 	sv.Timeouts = Timeouts{
 		ScheduleToStart: isoDuration(rt.Timeouts.ScheduleToStart),
 		StartToClose:    isoDuration(rt.startToClose()),
@@ -118,7 +120,7 @@ func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
 		Signal:          isoDuration(s.Timeout),
 	}
 	switch s.Type {
-	case "for_each":
+	case queuetytype.StepForEach:
 		if _, fe := loadForEach(state, i); fe != nil {
 			sv.ForEach = &ForEachInfo{Mode: s.Mode, Items: len(fe.items), Succeeded: fe.results.Len(), Failed: fe.failures.Len(),
 				Open: len(fe.missing()), Settled: fe.settled()}
@@ -126,12 +128,12 @@ func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
 				sv.ForEach.Quorum = quorumOf(s)
 			}
 		}
-	case "repeat":
+	case queuetytype.StepRepeat:
 		sv.Iterations = repeatIterations(state, i)
-	case "start_workflows":
-		key := strField(s.raw, "result_key")
+	case queuetytype.StepStartWorkflows:
+		key := strField(s.Raw, "result_key")
 		if key == "" {
-			key = "started_workflow_ids"
+			key = workflowdef.DefaultStartedWorkflowsKey
 		}
 		ids, _ := state.Get(key)
 		sv.StartedIDs = idsOf(ids)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -21,21 +23,21 @@ func (e *Engine) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*s
 	step := steps[idx]
 	var jobs []*driver.Job
 	switch step.Type {
-	case "parallel":
+	case queuetytype.StepParallel:
 		for _, b := range step.Branches {
-			def := mergeBranch(step.raw, b)
+			def := mergeBranch(step.Raw, b)
 			jobs = append(jobs, e.stepJob(wf, state, def, strField(def, "class"), objField(def, "payload"), idx, 1, now, -1))
 		}
-	case "single":
-		jobs = append(jobs, e.stepJob(wf, state, step.raw, step.Class, objField(step.raw, "payload"), idx, 1, now, -1))
+	case queuetytype.StepSingle:
+		jobs = append(jobs, e.stepJob(wf, state, step.Raw, step.Class, objField(step.Raw, "payload"), idx, 1, now, -1))
 	default:
 		p := phpjson.NewObject()
 		p.Set(stepIndexKey, int64(idx))
 		delay := int64(-1)
-		if step.Type == "delay" {
+		if step.Type == queuetytype.StepDelay {
 			delay = max(step.Delay, 0)
 		}
-		jobs = append(jobs, e.stepJob(wf, state, step.raw, placeholderHandler(step.Type), p, idx, 0, now, delay))
+		jobs = append(jobs, e.stepJob(wf, state, step.Raw, workflowdef.PlaceholderHandler(step.Type), p, idx, 0, now, delay))
 	}
 	return jobs
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/observe"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -129,36 +130,36 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 		step := steps[idx]
 		sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: step, cj: cj, r: r, now: now}
 		if can != nil {
-			if step.Type != "single" {
+			if step.Type != queuetytype.StepSingle {
 				return NonRetryable(fmt.Errorf("continue-as-new is only allowed from a single step, not a %s step", step.Type))
 			}
 			return sc.continueAsNew(can.State)
 		}
 		switch step.Type {
-		case "single":
+		case queuetytype.StepSingle:
 			return sc.finalize(output)
-		case "delay":
+		case queuetytype.StepDelay:
 			return sc.finalize(phpjson.NewObject())
-		case "parallel":
+		case queuetytype.StepParallel:
 			return sc.completeBranch(output)
-		case "wait_for_signal":
+		case queuetytype.StepWaitForSignal:
 			return sc.openWait()
-		case "for_each":
+		case queuetytype.StepForEach:
 			if row.Handler == HandlerForEach {
 				return sc.expandForEach()
 			}
 			return sc.completeForEachBranch(output)
-		case "repeat":
+		case queuetytype.StepRepeat:
 			out, err := sc.repeatOutput()
 			if err != nil {
 				return err
 			}
 			return sc.finalize(out)
-		case "run_workflow":
+		case queuetytype.StepRunWorkflow:
 			return sc.startRunWorkflow()
-		case "start_workflows":
+		case queuetytype.StepStartWorkflows:
 			return sc.startWorkflows()
-		case "wait_for_workflows":
+		case queuetytype.StepWaitForWorkflows:
 			return sc.evaluateWorkflowWait()
 		default:
 			return NonRetryable(fmt.Errorf("step type %q is not supported by the Go engine", step.Type))
@@ -222,7 +223,7 @@ type stepInputs struct {
 
 // inputs snapshots the public state before this attempt changes it.
 func (sc *stepCtx) inputs() stepInputs {
-	if sc.step.Type == "for_each" && sc.row.Handler != HandlerForEach {
+	if sc.step.Type == queuetytype.StepForEach && sc.row.Handler != HandlerForEach {
 		if item, index, ok := branchMeta(sc.row); ok {
 			in, _ := sc.branchInputs(item, index)
 			return in
@@ -231,10 +232,10 @@ func (sc *stepCtx) inputs() stepInputs {
 	before := PublicState(sc.state)
 	in := stepInputs{state: EncodeJSON(before)}
 	in.input = in.state
-	if sc.step.Type != "single" {
+	if sc.step.Type != queuetytype.StepSingle {
 		o := phpjson.NewObject()
 		o.Set("state", before)
-		o.Set("definition", sc.step.raw)
+		o.Set("definition", sc.step.Raw)
 		in.input = EncodeJSON(o)
 	}
 	return in
@@ -244,7 +245,7 @@ func (sc *stepCtx) inputs() stepInputs {
 func (sc *stepCtx) event(ev driver.EventType, in stepInputs) *driver.WorkflowEvent {
 	return &driver.WorkflowEvent{
 		WorkflowID: sc.wf.ID, JobID: sc.row.ID, StepIndex: *sc.row.StepIndex, StepName: sc.step.Name,
-		StepType: sc.step.Type, Handler: sc.row.Handler, Event: ev, Queue: sc.row.Queue,
+		StepType: string(sc.step.Type), Handler: sc.row.Handler, Event: ev, Queue: sc.row.Queue,
 		Attempt: ptr(sc.row.Attempts), Input: in.input, StateBefore: in.state,
 		DurationMS: ptr(sc.r.Duration.Milliseconds()), CreatedAt: sc.now,
 	}
@@ -364,7 +365,7 @@ func (sc *stepCtx) finalize(output *phpjson.Object) error {
 // step's job is completed by the caller.
 func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object) error {
 	next := sc.wf.CurrentStep + 1
-	if target, ok := nextStepTarget(output); ok && sc.step.Type != "parallel" {
+	if target, ok := nextStepTarget(output); ok && sc.step.Type != queuetytype.StepParallel {
 		i := stepIndexByName(sc.steps, target)
 		if i < 0 {
 			return NonRetryable(fmt.Errorf("Workflow %d: _next_step target '%s' not found.", sc.wf.ID, target))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -108,7 +109,7 @@ func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, er
 			if err != nil {
 				return 0, false, err
 			}
-			if wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != "wait_for_signal" {
+			if wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != queuetytype.StepWaitForSignal {
 				return 0, true, nil
 			}
 			step := steps[wf.CurrentStep]

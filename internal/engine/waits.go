@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -45,18 +47,18 @@ func (sc *stepCtx) openWait() error {
 	wait.Set("type", "signal")
 	wait.Set("step_index", int64(sc.wf.CurrentStep))
 	wait.Set("wait_mode", sc.step.WaitMode)
-	wait.Set("result_key", NilIfEmpty(sc.step.ResultKey))
+	wait.Set("result_key", workflowdef.NilIfEmpty(sc.step.ResultKey))
 	wait.Set("waiting_for", stringsToAny(sc.step.SignalNames))
 	wait.Set("step_name", sc.step.Name)
-	if hw := strField(sc.step.raw, "human_wait"); hw != "" {
+	if hw := strField(sc.step.Raw, "human_wait"); hw != "" {
 		wait.Set("human_wait", hw)
 	}
-	mp, _ := sc.step.raw.Get("match_payload")
+	mp, _ := sc.step.Raw.Get("match_payload")
 	if mp == nil {
 		mp = []any{}
 	}
 	wait.Set("match_payload", mp)
-	if ck := strField(sc.step.raw, "correlation_key"); ck != "" {
+	if ck := strField(sc.step.Raw, "correlation_key"); ck != "" {
 		wait.Set("correlation_key", ck)
 	}
 	if sc.step.Timeout > 0 {
@@ -74,11 +76,11 @@ func (sc *stepCtx) openWait() error {
 	details.Set("waiting_for", stringsToAny(sc.step.SignalNames))
 	details.Set("wait_mode", sc.step.WaitMode)
 	details.Set("step_name", sc.step.Name)
-	hw, _ := sc.step.raw.Get("human_wait")
+	hw, _ := sc.step.Raw.Get("human_wait")
 	details.Set("human_wait", hw)
-	details.Set("result_key", NilIfEmpty(sc.step.ResultKey))
+	details.Set("result_key", workflowdef.NilIfEmpty(sc.step.ResultKey))
 	details.Set("match_payload", mp)
-	ck, _ := sc.step.raw.Get("correlation_key")
+	ck, _ := sc.step.Raw.Get("correlation_key")
 	details.Set("correlation_key", ck)
 	if sc.step.Timeout > 0 {
 		details.Set("timeout_at", isoTime(sc.wf.WaitDeadlineAt))
@@ -87,7 +89,7 @@ func (sc *stepCtx) openWait() error {
 	wctx.Set("wait_type", "signal")
 	after := PublicState(sc.state)
 	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
-		WorkflowID: sc.wf.ID, StepIndex: sc.wf.CurrentStep, StepName: sc.step.Name, StepType: sc.step.Type,
+		WorkflowID: sc.wf.ID, StepIndex: sc.wf.CurrentStep, StepName: sc.step.Name, StepType: string(sc.step.Type),
 		Handler: HandlerWaitForSignal, Event: driver.EventWorkflowWaiting, Input: in.state,
 		Output: EncodeJSON(details), StateBefore: in.state, StateAfter: EncodeJSON(after),
 		Context: EncodeJSON(wctx), CreatedAt: sc.now,
@@ -114,7 +116,7 @@ func (e *Engine) settleWait(ctx context.Context, tx driver.Tx, wf *driver.Workfl
 	step := steps[idx]
 	before := EncodeJSON(stateBefore)
 	w.events = append(w.events, &driver.WorkflowEvent{
-		WorkflowID: wf.ID, StepIndex: idx, StepName: step.Name, StepType: step.Type, Handler: placeholderHandler(step.Type),
+		WorkflowID: wf.ID, StepIndex: idx, StepName: step.Name, StepType: string(step.Type), Handler: workflowdef.PlaceholderHandler(step.Type),
 		Event: driver.EventWorkflowResumed, Input: before, Output: EncodeJSON(output),
 		StateBefore: before, StateAfter: EncodeJSON(PublicState(state)), CreatedAt: now,
 	})
@@ -133,9 +135,9 @@ func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, sta
 	if err != nil {
 		return nil, err
 	}
-	matchPayload, _ := step.raw.Get("match_payload")
+	matchPayload, _ := step.Raw.Get("match_payload")
 	mp, _ := matchPayload.(*phpjson.Object)
-	corr := strField(step.raw, "correlation_key")
+	corr := strField(step.Raw, "correlation_key")
 	matched := map[string]*phpjson.Object{}
 	var first string
 	for _, s := range sigs {
@@ -179,7 +181,7 @@ func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, sta
 // rules), plus the timed-out marker for waits that have a timeout.
 func signalOutput(step *stepDef, matched map[string]*phpjson.Object, timedOut bool) *phpjson.Object {
 	out := phpjson.NewObject()
-	if dm, ok := step.raw.Get("decision_map"); ok && dm != nil {
+	if dm, ok := step.Raw.Get("decision_map"); ok && dm != nil {
 		if m, ok := dm.(*phpjson.Object); ok && m.Len() > 0 && !timedOut {
 			var sel string
 			for _, n := range step.SignalNames {
@@ -320,7 +322,7 @@ func (e *Engine) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 	}
 	if wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
 		step := steps[wf.CurrentStep]
-		if step.Type == "wait_for_signal" && contains(step.SignalNames, name) {
+		if step.Type == queuetytype.StepWaitForSignal && contains(step.SignalNames, name) {
 			matched, err := e.matchSignals(ctx, tx, wf.ID, state, step)
 			if err != nil || matched == nil {
 				return err
@@ -367,10 +369,10 @@ var answerDefaults = map[string]string{AnswerApprove: "approval", AnswerReject: 
 // Queuety default signal it listens for ("approval", "rejected", "input"),
 // as Queuety's helpers only send those.
 func answerSignal(step *stepDef, answer string) string {
-	if step.Type != "wait_for_signal" || len(step.SignalNames) == 0 {
+	if step.Type != queuetytype.StepWaitForSignal || len(step.SignalNames) == 0 {
 		return ""
 	}
-	switch human := strField(step.raw, "human_wait"); {
+	switch human := strField(step.Raw, "human_wait"); {
 	case human == "decision" && len(step.SignalNames) == 2 && answer == AnswerApprove:
 		return step.SignalNames[0]
 	case human == "decision" && len(step.SignalNames) == 2 && answer == AnswerReject:
@@ -417,7 +419,7 @@ func (e *Engine) Answer(ctx context.Context, workflowID int64, answer string, pa
 	}
 	var name string
 	err = e.lockWorkflow(ctx, workflowID, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
-		if wf.Status != driver.WorkflowWaitingForSignal || wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != "wait_for_signal" {
+		if wf.Status != driver.WorkflowWaitingForSignal || wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != queuetytype.StepWaitForSignal {
 			return fmt.Errorf("%w: workflow %d is not waiting for an answer (it is %s); an answer goes to a wait in progress "+
 				"(send a signal by name to deliver one before the workflow reaches its wait)", ErrInvalidState, wf.ID, wf.Status)
 		}
@@ -444,7 +446,7 @@ func waitSummary(step *stepDef) string {
 	if len(quoted) > 1 {
 		signals = "signals " + strings.Join(quoted, ", ")
 	}
-	if human := strField(step.raw, "human_wait"); human != "" {
+	if human := strField(step.Raw, "human_wait"); human != "" {
 		return fmt.Sprintf("%s (%s)", human, signals)
 	}
 	return signals
@@ -454,7 +456,7 @@ func waitSummary(step *stepDef) string {
 func answerHint(step *stepDef, answer string) string {
 	answers := waitAnswers(step)
 	switch {
-	case answer == AnswerReject && strField(step.raw, "human_wait") == "approval":
+	case answer == AnswerReject && strField(step.Raw, "human_wait") == "approval":
 		return ": only a decision wait can be rejected (it takes: " + strings.Join(answers, ", ") + ")"
 	case len(answers) > 0:
 		return " (it takes: " + strings.Join(answers, ", ") + ")"

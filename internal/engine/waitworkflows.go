@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -26,7 +28,7 @@ const msgWaitUnsatisfiable = "Workflow wait could not be satisfied."
 // waitIDs resolves the workflow ids a wait step waits on: the listed ids,
 // a started group, or a state key.
 func waitIDs(step *stepDef, state *phpjson.Object) []int64 {
-	raw := step.raw
+	raw := step.Raw
 	if v, ok := raw.Get("workflow_ids"); ok && v != nil {
 		if list, isList := listOf(v); isList {
 			return normalizeIDs(list)
@@ -227,12 +229,12 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	for i, id := range ids {
 		waitingFor[i] = strconv.FormatInt(id, 10)
 	}
-	group := strField(sc.step.raw, "workflow_group_key")
+	group := strField(sc.step.Raw, "workflow_group_key")
 	wait := phpjson.NewObject()
 	wait.Set("type", "workflow")
 	wait.Set("step_index", int64(idx))
 	wait.Set("wait_mode", sc.step.WaitMode)
-	wait.Set("result_key", NilIfEmpty(sc.step.ResultKey))
+	wait.Set("result_key", workflowdef.NilIfEmpty(sc.step.ResultKey))
 	wait.Set("waiting_for", waitingFor)
 	wait.Set("step_name", sc.step.Name)
 	if group != "" {
@@ -253,17 +255,17 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	details.Set("waiting_for", waitingFor)
 	details.Set("wait_mode", sc.step.WaitMode)
 	details.Set("step_name", sc.step.Name)
-	details.Set("group_key", NilIfEmpty(group))
+	details.Set("group_key", workflowdef.NilIfEmpty(group))
 	if sc.step.WaitMode == WaitQuorum && sc.step.Quorum > 0 {
 		details.Set("quorum", int64(sc.step.Quorum))
 	} else {
 		details.Set("quorum", nil)
 	}
-	details.Set("result_key", NilIfEmpty(sc.step.ResultKey))
+	details.Set("result_key", workflowdef.NilIfEmpty(sc.step.ResultKey))
 	wctx := phpjson.NewObject()
 	wctx.Set("wait_type", "workflow")
 	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
-		WorkflowID: sc.wf.ID, StepIndex: idx, StepName: sc.step.Name, StepType: sc.step.Type,
+		WorkflowID: sc.wf.ID, StepIndex: idx, StepName: sc.step.Name, StepType: string(sc.step.Type),
 		Handler: HandlerWaitForWorkflows, Event: driver.EventWorkflowWaiting, Input: in.state,
 		Output: EncodeJSON(details), StateBefore: in.state, StateAfter: EncodeJSON(PublicState(sc.state)),
 		Context: EncodeJSON(wctx), CreatedAt: sc.now,
@@ -321,7 +323,7 @@ func (e *Engine) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.Depe
 		return nil
 	}
 	steps, err := parseSteps(state)
-	if err != nil || w.StepIndex >= len(steps) || steps[w.StepIndex].Type != "wait_for_workflows" {
+	if err != nil || w.StepIndex >= len(steps) || steps[w.StepIndex].Type != queuetytype.StepWaitForWorkflows {
 		return nil
 	}
 	step := steps[w.StepIndex]

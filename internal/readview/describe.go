@@ -433,13 +433,13 @@ func startedIDs(view *engine.StateView) []int64 {
 // describeStepRuntime adds what a step's runtime state says: for-each
 // progress, repeat iterations, children.
 func describeStepRuntime(si *queuetytype.StepInfo, s engine.StepView, wf *driver.Workflow, kids []*driver.Workflow) {
-	switch s.Type {
-	case "for_each":
+	switch queuetytype.StepType(s.Type) {
+	case queuetytype.StepForEach:
 		si.ForEach = s.ForEach
-	case "repeat":
+	case queuetytype.StepRepeat:
 		n := s.Iterations
 		si.Iterations = &n
-	case "run_workflow":
+	case queuetytype.StepRunWorkflow:
 		if si.Index == wf.CurrentStep && si.Status == "completed" && !wf.Status.Terminal() {
 			si.Status = "waiting" // for the child
 		}
@@ -448,7 +448,7 @@ func describeStepRuntime(si *queuetytype.StepInfo, s engine.StepView, wf *driver
 				si.Children = append(si.Children, queuetytype.ChildInfo{ID: k.ID, Name: k.Name, Status: k.Status})
 			}
 		}
-	case "start_workflows":
+	case queuetytype.StepStartWorkflows:
 		byID := map[int64]*driver.Workflow{}
 		for _, k := range kids {
 			byID[k.ID] = k

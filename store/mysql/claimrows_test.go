@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
@@ -92,7 +93,7 @@ func TestClaimDoesNotBuryRowsForAnErrorOfEveryRow(t *testing.T) {
 	_, err = c.DB().ExecContext(ctx, fmt.Sprintf("CREATE TRIGGER %[1]srefuse_all BEFORE UPDATE ON %[1]squeuety_jobs FOR EACH ROW "+
 		"BEGIN IF NEW.status = 'processing' THEN SIGNAL SQLSTATE '22003' SET MESSAGE_TEXT = 'refused', MYSQL_ERRNO = 1264; END IF; END", prefix))
 	require.NoError(t, err, "create trigger")
-	_, err = engine.OfClient(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"ok"}, Limit: 10})
+	_, err = clientseam.Engine(c).Claim(ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue}, Handlers: []string{"ok"}, Limit: 10})
 	require.Error(t, err, "claim")
 	assert.True(t, errors.Is(err, driver.ErrRowData), "the claim's error is a row data error: %v", err)
 	for _, id := range ids {

@@ -45,9 +45,9 @@ func testMaxTransitions(t *testing.T, e *Env) {
 // finished job's cost units are counted, as Queuety counts them.
 func testBudgetCounters(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "counted", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "plan"},
-		{Type: queuety.StepForEach, ItemsKey: "items", Handler: "item"},
-		{Type: queuety.StepSingle, Handler: "done"},
+		{Type: queuetytype.StepSingle, Handler: "plan"},
+		{Type: queuetytype.StepForEach, ItemsKey: "items", Handler: "item"},
+		{Type: queuetytype.StepSingle, Handler: "done"},
 	}, MaxForEachItems: 10}, nil)
 	w := e.Worker(nil)
 	w.HandleStep("plan", func(context.Context, queuety.State) (queuety.State, error) {

@@ -185,7 +185,7 @@ func testCompensateOnDeadline(t *testing.T, e *Env) {
 	w := e.sagaWorker(nil, log, true)
 	e.Drain(w)
 	e.Clock.Advance(2 * time.Minute)
-	expired, err := engine.OfClient(e.C).ExpireWorkflow(e.Ctx, id)
+	expired, err := e.eng.ExpireWorkflow(e.Ctx, id)
 	require.NoError(t, err)
 	require.True(t, expired, "expired")
 	e.Drain(w)

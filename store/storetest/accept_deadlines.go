@@ -306,8 +306,8 @@ func testDeadlineRetry(t *testing.T, e *Env) {
 
 func testDeadlineWhileWaiting(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "approval", ExecutionTimeout: time.Hour, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepWaitForSignal, Signal: "approve", Timeout: 2 * time.Hour},
-		{Type: queuety.StepSingle, Handler: "after"},
+		{Type: queuetytype.StepWaitForSignal, Signal: "approve", Timeout: 2 * time.Hour},
+		{Type: queuetytype.StepSingle, Handler: "after"},
 	}}
 	id := e.Start(def, nil)
 	w := e.Worker(nil)

@@ -95,7 +95,7 @@ func (e *Env) events(id int64) []*driver.WorkflowEvent {
 // recovered.
 func (e *Env) recoverStale() int {
 	e.T.Helper()
-	n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
+	n, _, err := e.eng.RecoverStale(e.Ctx, 100)
 	require.NoError(e.T, err, "recover stale")
 	return n
 }
@@ -104,9 +104,9 @@ func opts(o ...queuety.JobOption) queuetytype.JobSpec { return queuety.ResolveJo
 
 func testRunDeadlineWhileSleeping(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "sleeper", RunTimeout: time.Hour, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "a"},
-		{Type: queuety.StepDelay, Delay: 2 * time.Hour},
-		{Type: queuety.StepSingle, Handler: "b"},
+		{Type: queuetytype.StepSingle, Handler: "a"},
+		{Type: queuetytype.StepDelay, Delay: 2 * time.Hour},
+		{Type: queuetytype.StepSingle, Handler: "b"},
 	}}
 	id := e.Start(def, nil)
 	w := e.Worker(nil)
@@ -134,7 +134,7 @@ func testLateAfterRunDeadline(t *testing.T, e *Env) {
 	id := e.Start(queuety.WorkflowDefinition{Name: "wf", RunTimeout: time.Minute, Steps: steps("slow", "next")}, nil)
 	jobs := e.ClaimOne("slow")
 	e.Clock.Advance(2 * time.Minute)
-	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0], Output: queuety.State{"x": 1}}))
+	require.NoError(t, e.eng.Finish(e.Ctx, &engine.Result{Claimed: jobs[0], Output: queuety.State{"x": 1}}))
 	wf := e.Workflow(id)
 	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
 	assert.Equal(t, "Run deadline exceeded", wf.ErrorMessage, "error")
@@ -261,21 +261,21 @@ func testScheduleToStartTimeout(t *testing.T, e *Env) {
 
 func testHeartbeatTimeout(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "long", MaxAttempts: 2, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "crunch", Options: opts(queuety.HeartbeatTimeout(20*time.Second), queuety.WithBackoff(queuety.BackoffSeconds(0)))},
+		{Type: queuetytype.StepSingle, Handler: "crunch", Options: opts(queuety.HeartbeatTimeout(20*time.Second), queuety.WithBackoff(queuety.BackoffSeconds(0)))},
 	}}
 	id := e.Start(def, nil)
 	jobs := e.ClaimOne("crunch")
 	j := e.Job(jobs[0].Job.ID)
 	assert.Equal(t, Epoch.Add(20*time.Second), j.HeartbeatDeadline, "heartbeat deadline at claim")
 	e.Clock.Advance(15 * time.Second)
-	require.NoError(t, engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], []byte(`{"done":10}`)))
+	require.NoError(t, e.eng.Heartbeat(e.Ctx, jobs[0], []byte(`{"done":10}`)))
 	assert.Equal(t, Epoch.Add(35*time.Second), e.Job(j.ID).HeartbeatDeadline, "deadline pushed out")
 	e.Clock.Advance(15 * time.Second)
 	assert.Equal(t, 0, e.enforce(), "enforced before the new deadline")
 	e.Clock.Advance(6 * time.Second)
 	assert.Equal(t, 1, e.enforce(), "enforced")
 	assert.Equal(t, queuetytype.JobPending, e.Job(j.ID).Status, "retried")
-	require.ErrorIs(t, engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil), queuetytype.ErrStaleAttempt, "heartbeat after the timeout")
+	require.ErrorIs(t, e.eng.Heartbeat(e.Ctx, jobs[0], nil), queuetytype.ErrStaleAttempt, "heartbeat after the timeout")
 	second := e.ClaimOne("crunch")
 	assert.Equal(t, `{"done":10}`, string(second[0].Info().LastDetails), "next attempt reads the last details")
 	e.Clock.Advance(21 * time.Second)
@@ -298,8 +298,8 @@ func testHeartbeatFencesScan(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	assert.Len(t, found, 1, "scan found the job")
 	// The heartbeat arrives between scan and enforcement.
-	require.NoError(t, engine.OfClient(e.C).Heartbeat(e.Ctx, jobs[0], nil))
-	acted, err := engine.OfClient(e.C).EnforceTimeout(e.Ctx, id)
+	require.NoError(t, e.eng.Heartbeat(e.Ctx, jobs[0], nil))
+	acted, err := e.eng.EnforceTimeout(e.Ctx, id)
 	require.NoError(t, err, "enforce")
 	assert.False(t, acted, "enforced despite the heartbeat")
 	assert.Equal(t, queuetytype.JobProcessing, e.Job(id).Status, "status")
@@ -317,7 +317,7 @@ func testConcurrentEnforcers(t *testing.T, e *Env) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := engine.OfClient(c).EnforceTimeout(context.Background(), id)
+			ok, err := clientseam.Engine(c).EnforceTimeout(context.Background(), id)
 			assert.NoError(t, err, "enforce")
 			if ok {
 				acted.Add(1)
@@ -342,10 +342,10 @@ func testLateAfterRedelivery(t *testing.T, e *Env) {
 	assert.Equal(t, info1.JobID, info2.JobID, "execution id is stable")
 	assert.NotEqual(t, info1.AttemptID, info2.AttemptID, "attempt id of the redelivery")
 	assert.Equal(t, 2, info2.Attempt, "attempt of the redelivery")
-	err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"from": "attempt 1"}})
+	err := e.eng.Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"from": "attempt 1"}})
 	require.ErrorIs(t, err, queuetytype.ErrStaleAttempt, "late completion from attempt 1")
 	assert.Equal(t, 0, e.Workflow(id).CurrentStep, "current step unchanged")
-	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: second[0], Output: queuety.State{"from": "attempt 2"}}))
+	require.NoError(t, e.eng.Finish(e.Ctx, &engine.Result{Claimed: second[0], Output: queuety.State{"from": "attempt 2"}}))
 	assert.Equal(t, "attempt 2", e.State(id).String("from"), "state from the owning attempt")
 }
 
@@ -381,8 +381,8 @@ func testTimeoutPriority(t *testing.T, e *Env) {
 // waitDef is a workflow waiting for "approve" with a timeout.
 func waitDef(name string) queuety.WorkflowDefinition {
 	return queuety.WorkflowDefinition{Name: name, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepWaitForSignal, Signal: "approve", Timeout: time.Hour},
-		{Type: queuety.StepSingle, Handler: "next"},
+		{Type: queuetytype.StepWaitForSignal, Signal: "approve", Timeout: time.Hour},
+		{Type: queuetytype.StepSingle, Handler: "next"},
 	}}
 }
 
@@ -405,7 +405,7 @@ func testSignalTimerRace(t *testing.T, e *Env) {
 		}()
 		go func() {
 			defer wg.Done()
-			_, _, err := engine.OfClient(timerClient).FireWaitTimeouts(context.Background(), 5)
+			_, _, err := clientseam.Engine(timerClient).FireWaitTimeouts(context.Background(), 5)
 			assert.NoError(t, err, "timer")
 		}()
 	}
@@ -493,7 +493,7 @@ func testStepNonRetryable(t *testing.T, e *Env) {
 
 func testPolicySnapshot(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "a", Options: opts(queuety.Retry(4, queuety.BackoffSeconds(7, 11)),
+		{Type: queuetytype.StepSingle, Handler: "a", Options: opts(queuety.Retry(4, queuety.BackoffSeconds(7, 11)),
 			queuety.StartToClose(90*time.Second), queuety.ScheduleToStart(time.Minute))},
 	}}
 	id := e.Start(def, nil)
@@ -515,7 +515,7 @@ func testPolicySnapshot(t *testing.T, e *Env) {
 	})
 	require.NoError(t, err, "change the stored definition")
 	claimed := e.ClaimOne("a")
-	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: claimed[0], Err: errors.New("x"), StartedAt: e.Clock.Now()}))
+	require.NoError(t, e.eng.Finish(e.Ctx, &engine.Result{Claimed: claimed[0], Err: errors.New("x"), StartedAt: e.Clock.Now()}))
 	assert.Equal(t, Epoch.Add(7*time.Second), e.Job(job.ID).AvailableAt, "backoff from the step's own policy")
 }
 
@@ -616,7 +616,7 @@ func testTimeoutValidation(t *testing.T, e *Env) {
 	if assert.ErrorIs(t, err, queuetytype.ErrInvalidTimeout, "schedule-to-start") {
 		assert.Contains(t, err.Error(), "schedule-to-start timeout must be at least 1 second", "schedule-to-start")
 	}
-	wait := queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuety.StepWaitForSignal, Signal: "s", Timeout: time.Millisecond}}}
+	wait := queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuetytype.StepWaitForSignal, Signal: "s", Timeout: time.Millisecond}}}
 	_, err = e.C.DispatchWorkflow(e.Ctx, wait, nil)
 	assert.ErrorIs(t, err, queuetytype.ErrInvalidTimeout, "signal timeout")
 }

@@ -46,7 +46,7 @@ func (e *Env) startB(b *builder.Builder, state any) int64 {
 // finish records one attempt's outcome, with funcs for reducers and
 // repeat conditions (nil for none).
 func (e *Env) finish(cj *engine.Claimed, out queuety.State, cause error, funcs engine.Functions) error {
-	return engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: cj, Output: out, Err: cause,
+	return e.eng.Finish(e.Ctx, &engine.Result{Claimed: cj, Output: out, Err: cause,
 		StartedAt: e.Clock.Now(), Funcs: funcs})
 }
 

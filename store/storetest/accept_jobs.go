@@ -396,7 +396,7 @@ func testRelease(t *testing.T, e *Env) {
 	jobs := e.ClaimOne("h")
 	before := e.Job(id)
 	assert.Equal(t, time.Time{}, before.ScheduleToStartAt, "schedule-to-start cleared at claim")
-	require.NoError(t, engine.OfClient(e.C).Release(e.Ctx, jobs))
+	require.NoError(t, e.eng.Release(e.Ctx, jobs))
 	j := e.Job(id)
 	assert.Equal(t, queuetytype.JobPending, j.Status, "status")
 	assert.Equal(t, 0, j.Attempts, "attempts")
@@ -414,11 +414,11 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	// A Go worker's claim that is not renewed is recovered after the lease
 	// timeout, not the (much longer) stale timeout.
 	e.Clock.Advance(queuetytype.DefaultLeaseTimeout - time.Second)
-	n, _, err := engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
+	n, _, err := e.eng.RecoverStale(e.Ctx, 100)
 	require.NoError(t, err)
 	require.Zero(t, n, "recovered a fresh claim")
 	e.Clock.Advance(2 * time.Second)
-	n, _, err = engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
+	n, _, err = e.eng.RecoverStale(e.Ctx, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "recovered")
 	j := e.Job(id)
@@ -436,7 +436,7 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	assert.Equal(t, queuetytype.JobProcessing, e.Job(id).Status, "status after late completion")
 	// The second attempt dies too: attempts are used up, so it is buried.
 	e.Clock.Advance(queuetytype.DefaultLeaseTimeout + time.Second)
-	n, _, err = engine.OfClient(e.C).RecoverStale(e.Ctx, 100)
+	n, _, err = e.eng.RecoverStale(e.Ctx, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "recovered")
 	j = e.Job(id)
@@ -451,7 +451,7 @@ func testLeaseTimeoutOption(t *testing.T, e *Env) {
 	c := e.Client(queuety.WithLeaseTimeout(30 * time.Second))
 	recoverWith := func(c *queuety.Client) int {
 		t.Helper()
-		n, _, err := engine.OfClient(c).RecoverStale(e.Ctx, 100)
+		n, _, err := clientseam.Engine(c).RecoverStale(e.Ctx, 100)
 		require.NoError(t, err, "recover stale")
 		return n
 	}
@@ -464,7 +464,7 @@ func testLeaseTimeoutOption(t *testing.T, e *Env) {
 	assert.Equal(t, queuetytype.JobPending, e.Job(id).Status, "status")
 
 	capped := e.Client(queuety.WithLeaseTimeout(time.Hour), queuety.WithStaleTimeout(time.Minute))
-	assert.Equal(t, time.Minute, engine.OfClient(capped).LeaseTimeout(), "lease timeout capped at the stale timeout")
+	assert.Equal(t, time.Minute, clientseam.Engine(capped).LeaseTimeout(), "lease timeout capped at the stale timeout")
 }
 
 // testStaleRecoveryOfPHPClaim: a claim made by Queuety PHP (no claim token
@@ -519,7 +519,7 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 		go func() {
 			defer wg.Done()
 			for {
-				n, more, err := engine.OfClient(c).RecoverStale(context.Background(), 7)
+				n, more, err := clientseam.Engine(c).RecoverStale(context.Background(), 7)
 				if !assert.NoError(t, err, "recover") {
 					return
 				}
@@ -542,7 +542,7 @@ func testLeaseRenewal(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
 	jobs := e.ClaimOne("h")
 	e.Clock.Advance(queuetytype.DefaultLeaseTimeout - time.Second)
-	lost, err := engine.OfClient(e.C).RenewLeases(e.Ctx, jobs, nil)
+	lost, err := e.eng.RenewLeases(e.Ctx, jobs, nil)
 	require.NoError(t, err, "renew")
 	require.Empty(t, lost, "claims lost at renewal")
 	e.Clock.Advance(2 * time.Second)
@@ -551,7 +551,7 @@ func testLeaseRenewal(t *testing.T, e *Env) {
 	// After another worker's recovery, renewal reports the loss.
 	e.Clock.Advance(queuetytype.DefaultLeaseTimeout)
 	assert.Equal(t, 1, e.recoverStale(), "stale claims recovered")
-	lost, err = engine.OfClient(e.C).RenewLeases(e.Ctx, jobs, nil)
+	lost, err = e.eng.RenewLeases(e.Ctx, jobs, nil)
 	require.NoError(t, err, "renew after recovery")
 	assert.ErrorIs(t, lost[id], queuetytype.ErrLeaseLost, "renew after recovery")
 }
@@ -574,7 +574,7 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 		go func() {
 			defer wg.Done()
 			for {
-				jobs, err := engine.OfClient(c).Claim(context.Background(), engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"h"}, Limit: 13})
+				jobs, err := clientseam.Engine(c).Claim(context.Background(), engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"h"}, Limit: 13})
 				if !assert.NoError(t, err, "claim") {
 					return
 				}
@@ -585,7 +585,7 @@ func testConcurrentClaims(t *testing.T, e *Env) {
 				for i, j := range jobs {
 					rs[i] = &engine.Result{Claimed: j}
 				}
-				errs, err := engine.OfClient(c).CompleteJobs(context.Background(), rs)
+				errs, err := clientseam.Engine(c).CompleteJobs(context.Background(), rs)
 				if !assert.NoError(t, err, "complete") {
 					return
 				}
@@ -614,15 +614,15 @@ func testHeartbeatFencing(t *testing.T, e *Env) {
 	id := e.Dispatch("h", nil)
 	first := e.ClaimOne("h")
 	e.Clock.Advance(time.Minute)
-	require.NoError(t, engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":3}`)))
+	require.NoError(t, e.eng.Heartbeat(e.Ctx, first[0], []byte(`{"page":3}`)))
 	j := e.Job(id)
 	assert.Equal(t, `{"page":3}`, string(j.HeartbeatData), "heartbeat_data")
 	assert.Equal(t, Epoch.Add(time.Minute), j.ReservedAt, "reserved_at renewed")
 	assert.Equal(t, Epoch.Add(time.Minute), j.LastHeartbeatAt, "last heartbeat")
-	require.NoError(t, engine.OfClient(e.C).Release(e.Ctx, first))
+	require.NoError(t, e.eng.Release(e.Ctx, first))
 	second := e.ClaimOne("h")
 	require.Len(t, second, 1, "claimed again after the release")
-	require.ErrorIs(t, engine.OfClient(e.C).Heartbeat(e.Ctx, first[0], []byte(`{"page":9}`)), queuetytype.ErrStaleAttempt, "heartbeat from a superseded attempt")
+	require.ErrorIs(t, e.eng.Heartbeat(e.Ctx, first[0], []byte(`{"page":9}`)), queuetytype.ErrStaleAttempt, "heartbeat from a superseded attempt")
 	assert.Equal(t, `{"page":3}`, string(e.Job(id).HeartbeatData), "heartbeat_data after stale heartbeat")
 	assert.Equal(t, `{"page":3}`, string(second[0].Info().LastDetails), "the next attempt sees the last details")
 }

@@ -340,14 +340,14 @@ func testAdmissionUnclaim(t *testing.T, e *Env) {
 	before := e.Job(second)
 	adm := engine.NewAdmission(engine.Limits{}, nil)
 	e.Clock.Advance(3 * time.Second)
-	got, err := engine.OfClient(e.C).Claim(e.Ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
+	got, err := e.eng.Claim(e.Ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
 		Handlers: []string{"solo"}, Limit: 10, Admission: adm})
 	require.NoError(t, err, "claim")
 	assert.Empty(t, got, "the group is full")
 	assert.Equal(t, before, e.Job(second), "row after the claim handed it back")
 	assert.False(t, adm.NextFree(e.Clock.Now()).After(e.Clock.Now()), "groups set no wake-up time")
 	e.completeAll(running, first)
-	got, err = engine.OfClient(e.C).Claim(e.Ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
+	got, err = e.eng.Claim(e.Ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
 		Handlers: []string{"solo"}, Limit: 10, Admission: adm})
 	require.NoError(t, err, "claim")
 	assert.Equal(t, []int64{second}, IDs(got), "claimed once the first completed")

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
-	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/middleware"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -185,7 +184,7 @@ func (e *Env) lockRow(key string) *driver.Lock {
 
 func testOverlapLockHeld(t *testing.T, e *Env) {
 	// Another process (Queuety PHP, say) holds the key, expiring at +300 s.
-	held, err := engine.OfClient(e.C).LockAcquire(e.Ctx, "imports", "0123456789abcdef0123456789abcdef", 300*time.Second)
+	held, err := e.eng.LockAcquire(e.Ctx, "imports", "0123456789abcdef0123456789abcdef", 300*time.Second)
 	require.NoError(t, err)
 	require.True(t, held, "lock taken")
 	w := e.Worker(nil)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -127,7 +127,7 @@ func testApprovalRace(t *testing.T, e *Env) {
 		}()
 		go func() {
 			defer wg.Done()
-			_, _, err := engine.OfClient(timer).FireWaitTimeouts(context.Background(), 5)
+			_, _, err := clientseam.Engine(timer).FireWaitTimeouts(context.Background(), 5)
 			assert.NoError(t, err, "timer")
 		}()
 	}

@@ -43,7 +43,7 @@ func init() {
 func steps(handlers ...string) []queuety.WorkflowStep {
 	out := make([]queuety.WorkflowStep, len(handlers))
 	for i, h := range handlers {
-		out[i] = queuety.WorkflowStep{Type: queuety.StepSingle, Handler: h}
+		out[i] = queuety.WorkflowStep{Type: queuetytype.StepSingle, Handler: h}
 	}
 	return out
 }
@@ -151,9 +151,9 @@ func testMergePrivate(t *testing.T, e *Env) {
 
 func testNextStep(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "ticket", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "classify", Name: "classify"},
-		{Type: queuety.StepSingle, Handler: "escalate", Name: "escalate"},
-		{Type: queuety.StepSingle, Handler: "reply", Name: "auto_reply"},
+		{Type: queuetytype.StepSingle, Handler: "classify", Name: "classify"},
+		{Type: queuetytype.StepSingle, Handler: "escalate", Name: "escalate"},
+		{Type: queuetytype.StepSingle, Handler: "reply", Name: "auto_reply"},
 	}}
 	id := e.Start(def, nil)
 	var escalated atomic.Int64
@@ -188,14 +188,14 @@ func testNextStepUnknown(t *testing.T, e *Env) {
 
 func testParallel(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "enrich", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepParallel, Handlers: []string{"avatar", "company"}},
-		{Type: queuety.StepSingle, Handler: "merge"},
+		{Type: queuetytype.StepParallel, Handlers: []string{"avatar", "company"}},
+		{Type: queuetytype.StepSingle, Handler: "merge"},
 	}}
 	id := e.Start(def, queuety.State{"user_id": 7})
 	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 2, "branch jobs at dispatch")
 	// Run the first branch alone.
 	first := e.ClaimOne("avatar")
-	err := engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"avatar_url": "u.png"}})
+	err := e.eng.Finish(e.Ctx, &engine.Result{Claimed: first[0], Output: queuety.State{"avatar_url": "u.png"}})
 	require.NoError(t, err)
 	wf := e.Workflow(id)
 	assert.Equal(t, 0, wf.CurrentStep, "current_step after one branch")
@@ -226,9 +226,9 @@ func testParallel(t *testing.T, e *Env) {
 
 func testSleepStep(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "drip", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "welcome"},
-		{Type: queuety.StepDelay, Delay: 30 * time.Second},
-		{Type: queuety.StepSingle, Handler: "followup"},
+		{Type: queuetytype.StepSingle, Handler: "welcome"},
+		{Type: queuetytype.StepDelay, Delay: 30 * time.Second},
+		{Type: queuetytype.StepSingle, Handler: "followup"},
 	}}
 	id := e.Start(def, nil)
 	var followups atomic.Int64
@@ -252,8 +252,8 @@ func testSleepStep(t *testing.T, e *Env) {
 
 func testStepFailure(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "crm_sync", MaxAttempts: 2, Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepParallel, Handlers: []string{"export", "push"}},
-		{Type: queuety.StepSingle, Handler: "after"},
+		{Type: queuetytype.StepParallel, Handlers: []string{"export", "push"}},
+		{Type: queuetytype.StepSingle, Handler: "after"},
 	}}
 	id := e.Start(def, nil)
 	w := e.Worker(nil)
@@ -350,7 +350,7 @@ func testResumeOnce(t *testing.T, e *Env) {
 	require.NoError(t, e.C.PauseWorkflow(e.Ctx, id))
 	require.NoError(t, e.C.ResumeWorkflow(e.Ctx, id))
 	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 1, "jobs after resume while step 0 runs")
-	require.NoError(t, engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: jobs[0]}))
+	require.NoError(t, e.eng.Finish(e.Ctx, &engine.Result{Claimed: jobs[0]}))
 	assert.Len(t, e.Jobs(driver.JobFilter{WorkflowID: id}), 2, "jobs after step 0 finished")
 }
 
@@ -375,9 +375,9 @@ func testCancel(t *testing.T, e *Env) {
 
 func testSignal(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "expense", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "submit"},
-		{Type: queuety.StepWaitForSignal, Signal: "approval"},
-		{Type: queuety.StepSingle, Handler: "record"},
+		{Type: queuetytype.StepSingle, Handler: "submit"},
+		{Type: queuetytype.StepWaitForSignal, Signal: "approval"},
+		{Type: queuetytype.StepSingle, Handler: "record"},
 	}}
 	id := e.Start(def, queuety.State{"expense_id": "EXP-77"})
 	var recorded atomic.Value
@@ -415,8 +415,8 @@ func testSignal(t *testing.T, e *Env) {
 
 func testSignalEarly(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{
-		{Type: queuety.StepSingle, Handler: "a"},
-		{Type: queuety.StepWaitForSignal, Signal: "go", ResultKey: "go_payload"},
+		{Type: queuetytype.StepSingle, Handler: "a"},
+		{Type: queuetytype.StepWaitForSignal, Signal: "go", ResultKey: "go_payload"},
 	}}
 	id := e.Start(def, nil)
 	require.NoError(t, e.C.Signal(e.Ctx, id, "go", queuety.State{"n": 1}))
@@ -460,7 +460,7 @@ func testIdempotency(t *testing.T, e *Env) {
 func testWorkflowValidation(t *testing.T, e *Env) {
 	long := make([]queuety.WorkflowStep, 256)
 	for i := range long {
-		long[i] = queuety.WorkflowStep{Type: queuety.StepSingle, Handler: "h"}
+		long[i] = queuety.WorkflowStep{Type: queuetytype.StepSingle, Handler: "h"}
 	}
 	cases := []struct {
 		name string
@@ -471,13 +471,13 @@ func testWorkflowValidation(t *testing.T, e *Env) {
 		{"no name", queuety.WorkflowDefinition{Steps: steps("a")}, queuetytype.ErrInvalidArgument},
 		{"empty handler", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a", "")}, queuetytype.ErrInvalidArgument},
 		{"duplicate names", queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{
-			{Type: queuety.StepSingle, Handler: "a", Name: "x"}, {Type: queuety.StepSingle, Handler: "b", Name: "x"}}}, queuetytype.ErrInvalidArgument},
+			{Type: queuetytype.StepSingle, Handler: "a", Name: "x"}, {Type: queuetytype.StepSingle, Handler: "b", Name: "x"}}}, queuetytype.ErrInvalidArgument},
 		{"256 steps", queuety.WorkflowDefinition{Name: "wf", Steps: long}, queuetytype.ErrInvalidArgument},
 		{"bad priority", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), Priority: 9}, queuetytype.ErrInvalidArgument},
 		{"sub-second deadline", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), ExecutionTimeout: time.Millisecond}, queuetytype.ErrInvalidTimeout},
 		{"negative deadline", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), ExecutionTimeout: -time.Hour}, queuetytype.ErrInvalidTimeout},
 		{"negative run timeout", queuety.WorkflowDefinition{Name: "wf", Steps: steps("a"), RunTimeout: -time.Second}, queuetytype.ErrInvalidTimeout},
-		{"negative sleep", queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuety.StepDelay, Delay: -time.Second}}}, queuetytype.ErrInvalidArgument},
+		{"negative sleep", queuety.WorkflowDefinition{Name: "wf", Steps: []queuety.WorkflowStep{{Type: queuetytype.StepDelay, Delay: -time.Second}}}, queuetytype.ErrInvalidArgument},
 		{"internal handler", queuety.WorkflowDefinition{Name: "wf", Steps: steps("__queuety_delay")}, queuetytype.ErrInvalidArgument},
 	}
 	for _, c := range cases {
@@ -493,8 +493,8 @@ func testWorkflowValidation(t *testing.T, e *Env) {
 func testDescribe(t *testing.T, e *Env) {
 	def := queuety.WorkflowDefinition{Name: "describe_me", ExecutionTimeout: time.Hour, RunTimeout: 10 * time.Minute,
 		OnDeadline: "alert", Steps: []queuety.WorkflowStep{
-			{Type: queuety.StepSingle, Handler: "a", Options: queuety.ResolveJobOptions(queuety.StartToClose(90 * time.Second))},
-			{Type: queuety.StepSingle, Handler: "b", Options: queuety.ResolveJobOptions(queuety.MaxAttempts(2))},
+			{Type: queuetytype.StepSingle, Handler: "a", Options: queuety.ResolveJobOptions(queuety.StartToClose(90 * time.Second))},
+			{Type: queuetytype.StepSingle, Handler: "b", Options: queuety.ResolveJobOptions(queuety.MaxAttempts(2))},
 		}}
 	id := e.Start(def, queuety.State{"k": "v"})
 	w := e.Worker(nil)

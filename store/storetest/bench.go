@@ -160,7 +160,7 @@ func benchEngineRound(b *testing.B, h Harness) {
 	c, err := queuety.Open(ctx, h.DSN(b), queuety.WithLogger(quietLogger()))
 	require.NoError(b, err)
 	b.Cleanup(func() { c.Close() })
-	eng := engine.OfClient(c)
+	eng := clientseam.Engine(c)
 	reqs := make([]queuety.JobRequest, benchBatch)
 	for i := range reqs {
 		reqs[i] = queuety.JobRequest{Handler: "round", Payload: queuety.State{"i": i}}

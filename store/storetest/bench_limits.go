@@ -46,7 +46,7 @@ func benchClaimAdmission(b *testing.B, h Harness) {
 			c, err := queuety.Open(ctx, h.DSN(b), queuety.WithLogger(quietLogger()))
 			require.NoError(b, err)
 			b.Cleanup(func() { c.Close() })
-			eng, adm := engine.OfClient(c), v.adm()
+			eng, adm := clientseam.Engine(c), v.adm()
 			reqs := make([]queuety.JobRequest, benchBatch)
 			for i := range reqs {
 				reqs[i] = queuety.JobRequest{Handler: "claim", Payload: queuety.State{"i": i}, Options: v.opts}

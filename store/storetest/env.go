@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 
 	"github.com/queuety/queuety-go/queuety"
@@ -32,6 +33,7 @@ type Env struct {
 	Clock *queuety.FakeClock
 	C     *queuety.Client
 	H     Harness
+	eng   *engine.Engine // C's engine: the scenarios claim and record results through it
 }
 
 // NewEnv opens a fresh database with a fake clock at Epoch.
@@ -39,6 +41,7 @@ func NewEnv(t *testing.T, h Harness) *Env {
 	t.Helper()
 	e := &Env{T: t, Ctx: context.Background(), DSN: h.DSN(t), Clock: queuety.NewFakeClock(Epoch), H: h}
 	e.C = e.Client()
+	e.eng = clientseam.Engine(e.C)
 	return e
 }
 
@@ -107,7 +110,7 @@ func (e *Env) Clients(n int) []*queuety.Client {
 // ClaimFrom claims with client c from queues.
 func (e *Env) ClaimFrom(c *queuety.Client, queues []string, n int, handlers ...string) []*engine.Claimed {
 	e.T.Helper()
-	jobs, err := engine.OfClient(c).Claim(e.Ctx, engine.ClaimRequest{Queues: queues, Handlers: handlers, Limit: n})
+	jobs, err := clientseam.Engine(c).Claim(e.Ctx, engine.ClaimRequest{Queues: queues, Handlers: handlers, Limit: n})
 	require.NoError(e.T, err, "claim")
 	return jobs
 }
@@ -184,7 +187,7 @@ func (e *Env) Complete(jobs ...*engine.Claimed) []error {
 	for i, j := range jobs {
 		rs[i] = &engine.Result{Claimed: j, StartedAt: e.Clock.Now()}
 	}
-	errs, err := engine.OfClient(e.C).CompleteJobs(e.Ctx, rs)
+	errs, err := e.eng.CompleteJobs(e.Ctx, rs)
 	require.NoError(e.T, err, "complete")
 	return errs
 }
@@ -201,7 +204,7 @@ func (e *Env) completeAll(jobs []*engine.Claimed, want ...int64) {
 
 // Fail records a failed attempt.
 func (e *Env) Fail(cj *engine.Claimed, cause error) error {
-	return engine.OfClient(e.C).Finish(e.Ctx, &engine.Result{Claimed: cj, Err: cause, StartedAt: e.Clock.Now()})
+	return e.eng.Finish(e.Ctx, &engine.Result{Claimed: cj, Err: cause, StartedAt: e.Clock.Now()})
 }
 
 // IDs returns the job ids of claimed jobs, in claim order.
