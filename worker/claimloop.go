@@ -1,0 +1,218 @@
+package worker
+
+// The claim loop: claiming due jobs into free slots, backing off after
+// failed claims, and handing back jobs this worker will not run.
+
+import (
+	"context"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/engine"
+)
+
+// idle reports, in once mode, that nothing is running, no result is
+// waiting to be recorded, and nothing is due.
+func (w *Worker) idle(ctx context.Context) bool {
+	w.mu.Lock()
+	working := w.busy > 0 || len(w.recording) > 0
+	w.mu.Unlock()
+	if working {
+		return false
+	}
+	due, err := w.engine.HasDueAdmitted(ctx, w.cfg.queues, w.handlers(), w.cfg.limits.adm)
+	if err != nil {
+		w.log.Warn("queuety: check for due jobs", "err", err)
+		return ctx.Err() != nil
+	}
+	return !due
+}
+
+// fetchLoop claims jobs into free slots until ctx is done or done()
+// reports true (once mode).
+func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
+	backoff := time.Duration(0)
+	poll := w.cfg.pollInterval // the idle wait; shortened after claims that found work
+	for ctx.Err() == nil {
+		// With less than a batch of slots free, give running handlers a
+		// moment to free more, so that a claim takes a full batch; with
+		// none free, wait for one.
+		// The wait may have outlived the worker's claiming: claim nothing
+		// once ctx is done.
+		if !w.gatherSlots(ctx) || ctx.Err() != nil {
+			continue
+		}
+		if !w.serial.take(ctx) {
+			continue
+		}
+		n := min(w.cfg.concurrency-w.taken(), w.cfg.batchSize)
+		var t0 time.Time
+		if w.obs != nil {
+			t0 = time.Now()
+		}
+		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n, Admission: w.cfg.limits.adm})
+		w.serial.give()
+		parent := hardCtx // the claimed jobs' contexts descend from it
+		if w.obs != nil {
+			parent = w.observeClaim(hardCtx, t0, n, jobs, err)
+		}
+		if err != nil {
+			w.writeFailed(ctx, err)
+			backoff = min(max(backoff*2, claimBackoffMin), claimBackoffMax)
+			w.log.Error("queuety: claim failed; retrying", "err", err, "in", backoff)
+			if h := w.cfg.test.claimBackoff; h != nil {
+				h(backoff)
+			}
+			sleep(ctx, backoff)
+			continue
+		}
+		backoff = 0
+		if ctx.Err() != nil && len(jobs) > 0 {
+			w.handBack(jobs)
+			return
+		}
+		w.stats.claimed.Add(int64(len(jobs)))
+		for _, cj := range jobs {
+			w.start(parent, cj)
+		}
+		if len(jobs) > 0 {
+			poll = min(PollIntervalBusy, w.cfg.pollInterval)
+			continue
+		}
+		if done != nil {
+			if done() {
+				return
+			}
+			w.waitFreed(ctx, 50*time.Millisecond)
+			continue
+		}
+		// Adaptive polling: right after work, other processes' jobs are
+		// likely to keep coming, so the wait starts at PollIntervalBusy
+		// and doubles with each empty claim up to the poll interval. An
+		// idle worker queries once per poll interval.
+		w.waitIdle(ctx, w.idleWait(jitter(poll, 0.1)))
+		poll = min(2*poll, w.cfg.pollInterval)
+	}
+}
+
+// The wait before a failed claim is tried again: it starts at
+// claimBackoffMin and doubles up to claimBackoffMax while the claims
+// fail, so a worker resumes within claimBackoffMax of the database coming
+// back.
+const (
+	claimBackoffMin = 100 * time.Millisecond
+	claimBackoffMax = 2 * time.Second
+)
+
+// ClaimGather is how long a worker with some free slots, but less than a
+// batch, waits for the next running handler to finish before it claims;
+// each finish restarts the wait, up to ClaimGatherMax in all. Quick
+// handlers then fill a whole batch per claim, and slow ones delay a claim
+// by ClaimGather at most.
+const (
+	ClaimGather    = 2 * time.Millisecond
+	ClaimGatherMax = 20 * time.Millisecond
+)
+
+// gatherSlots waits until a batch of slots is free, or no handler has
+// finished for ClaimGather (ClaimGatherMax in all) with at least one slot
+// free; with none free it first waits up to ClaimGatherMax for one. It
+// reports whether a slot is free.
+func (w *Worker) gatherSlots(ctx context.Context) bool {
+	want := w.gatherWant()
+	free := func() int { return w.cfg.concurrency - w.taken() }
+	if free() >= want {
+		return true
+	}
+	if free() == 0 && !w.freedWithin(ctx, ClaimGatherMax) {
+		return free() > 0
+	}
+	start := time.Now()
+	until := start.Add(ClaimGatherMax)
+	for free() < want && ctx.Err() == nil {
+		// Finishing handlers do not wake the loop one by one (slotFreed):
+		// wait until ClaimGather has passed since the last finish (or
+		// since the wait began), or a whole batch is free.
+		last := max(w.lastFinish.Load(), start.UnixNano())
+		quiet := time.Until(time.Unix(0, last).Add(w.cfg.claimGather))
+		wait := min(quiet, time.Until(until))
+		if wait <= 0 {
+			break
+		}
+		w.freedWithin(ctx, wait)
+	}
+	return free() > 0
+}
+
+// busyCount is the number of running handlers, abandoned ones left out.
+func (w *Worker) busyCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.busy
+}
+
+// taken is the number of slots taken (see takenLocked).
+func (w *Worker) taken() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.takenLocked()
+}
+
+// takenLocked is the number of slots taken: the running handlers, plus
+// the abandoned handlers past MaxAbandoned, which hold their slots again.
+// Called with w.mu held.
+func (w *Worker) takenLocked() int {
+	return w.busy + max(len(w.abandoned)-w.cfg.maxAbandoned, 0)
+}
+
+// waitFreed waits until a handler finishes, d passes, or ctx is done.
+func (w *Worker) waitFreed(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.freed:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// waitIdle is the wait of an idle worker between claims: until a handler
+// finishes, this process dispatches jobs (Run only), ctx is done, or d passes in real time or on the engine clock
+// (see TimerClock), so a job that falls due because a fake clock moved is
+// claimed at once.
+func (w *Worker) waitIdle(ctx context.Context, d time.Duration) {
+	t := w.newEither(d)
+	defer t.stop()
+	select {
+	case <-w.wake:
+	case <-w.freed:
+	case <-t.real.C:
+	case <-t.engC():
+	case <-ctx.Done():
+	}
+}
+
+func (w *Worker) handBack(jobs []*engine.Claimed) {
+	if err := w.engine.Release(context.Background(), jobs); err != nil {
+		w.writeFailed(context.Background(), err)
+		w.log.Error("queuety: hand back claimed jobs (stale recovery will return them)", "count", len(jobs), "err", err)
+		return
+	}
+	w.stats.handedBack.Add(int64(len(jobs)))
+}
+
+// DeferDelay is how long a job this worker cannot run (its step's reducer
+// or repeat condition is not registered here) waits before it is due
+// again, so that a worker that has it, Go or Queuety PHP, takes it.
+const DeferDelay = 5 * time.Second
+
+// deferJob hands back a job this worker lacks a function for, due again
+// after DeferDelay, without using an attempt.
+func (w *Worker) deferJob(cj *engine.Claimed, missing string) {
+	w.log.Warn("queuety: job deferred: this worker does not have its "+missing+"; a worker that has it (Go or PHP) will run it",
+		"job_id", cj.Job.ID, "handler", cj.Job.Handler, "workflow_id", cj.Job.WorkflowID, "retry_in", DeferDelay)
+	if err := w.engine.Defer(context.Background(), cj, DeferDelay); err != nil {
+		w.log.Error("queuety: defer job (stale recovery will return it)", "job_id", cj.Job.ID, "err", err)
+		return
+	}
+	w.stats.handedBack.Add(1)
+}
