@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/sweep"
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
@@ -118,7 +119,7 @@ func ExampleClient_Schedule() {
 	fmt.Println("next run:", s.NextRun.Format(time.RFC3339))
 
 	clock.Advance(16 * time.Hour) // 04:00 the next day
-	tick, _ := engine.OfClient(q).TickSchedules(ctx, 100)
+	tick, _ := sweep.TickSchedules(ctx, engine.OfClient(q), 100)
 	fmt.Println("fired:", tick.Fired)
 	// Output:
 	// next run: 2030-01-02T03:00:00Z
@@ -153,7 +154,7 @@ func ExampleContinueAsNew() {
 
 // The sweeps are safe to run from any number of processes; RunAll runs
 // each once (what `queuety-worker work --once` does before draining).
-func ExampleEngine_ExpireWorkflows() {
+func Example_sweeps() {
 	ctx := context.Background()
 	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	q, _ := queuety.Open(ctx, "sqlite://:memory:", queuety.WithClock(clock), queuety.WithLogger(quiet()))
