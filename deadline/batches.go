@@ -3,6 +3,8 @@ package deadline
 import (
 	"context"
 	"log/slog"
+
+	"github.com/queuety/queuety-go/internal/sweep"
 )
 
 // BatchCallbacks enqueues the Go batch callbacks of batches whose last
@@ -13,6 +15,6 @@ import (
 // their callbacks are enqueued in the transaction that finishes them. It
 // returns how many callbacks it enqueued.
 func (s *Sweeper) BatchCallbacks(ctx context.Context) (int, error) {
-	return s.sweep(ctx, s.engine.RunForeignBatchCallbacks, slog.LevelInfo,
+	return s.sweep(ctx, s.batchOf(sweep.ForeignBatches), slog.LevelInfo,
 		"queuety: batch callbacks enqueued for batches another engine advanced")
 }

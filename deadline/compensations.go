@@ -3,6 +3,8 @@ package deadline
 import (
 	"context"
 	"log/slog"
+
+	"github.com/queuety/queuety-go/internal/sweep"
 )
 
 // SweepWorkflowCallbacks is the name of the WorkflowCallbacks sweep.
@@ -20,7 +22,7 @@ const SweepWorkflowCallbacks = "workflow-callbacks"
 // them. It returns how many workflows it handed to PHP.
 func (s *Sweeper) WorkflowCallbacks(ctx context.Context) (int, error) {
 	return s.observed(ctx, SweepWorkflowCallbacks, func() (int, error) {
-		return s.sweep(ctx, s.engine.RunForeignEnds, slog.LevelInfo,
+		return s.sweep(ctx, s.batchOf(sweep.ForeignEnds), slog.LevelInfo,
 			"queuety: compensations and cancel callbacks enqueued for workflows another engine ended")
 	})
 }

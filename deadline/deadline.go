@@ -16,11 +16,17 @@
 // Workers run the sweeps on a schedule (see package worker); RunAll runs
 // them once, which is what cron-driven `queuety-worker work --once` does.
 //
-// A Sweeper repeats each sweep's batch transaction until a batch comes back
-// short and logs what changed. The batch transactions are the engine's
-// (internal/engine/sweep.go), and so are the transitions they make: a
-// workflow past its deadline is failed by the engine's expireLocked, in
-// the same transaction that enqueues its OnDeadline callback.
+// Where the sweeps live: this package holds the loops (a Sweeper repeats
+// each sweep's batch until one comes back short, walks the overrun windows,
+// logs and reports what changed) and the intervals the worker runs them
+// at. The finders, one batch transaction per call that reads the due rows
+// through the store's indexes, are in internal/sweep, beside this package
+// rather than inside it because Client.RecoverStale and the conformance
+// suite run single batches too. The state transitions a batch triggers
+// stay with the engine (internal/engine/sweepsteps.go and the files it
+// names), where every other transition is: a workflow past its deadline is
+// failed by the engine's ExpireLocked, in the same transaction that
+// enqueues its OnDeadline callback.
 package deadline
 
 import (
@@ -31,6 +37,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/sweep"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 )
@@ -123,6 +130,11 @@ func (r Report) Total() int {
 	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks + r.WorkflowOverruns + r.WorkflowCallbacks
 }
 
+// batchOf binds one of package sweep's batch functions to the engine.
+func (s *Sweeper) batchOf(step func(context.Context, *engine.Engine, int) (int, bool, error)) func(context.Context, int) (int, bool, error) {
+	return func(ctx context.Context, limit int) (int, bool, error) { return step(ctx, s.engine, limit) }
+}
+
 // sweep calls step until it finds less than a full batch of candidates,
 // then logs msg at level with the number of rows changed, if any.
 func (s *Sweeper) sweep(ctx context.Context, step func(context.Context, int) (int, bool, error), level slog.Level, msg string) (int, error) {
@@ -160,13 +172,13 @@ func (s *Sweeper) Deadlines(ctx context.Context) (int, error) {
 func (s *Sweeper) deadlines(ctx context.Context) (int, error) {
 	var left []int64
 	n, err := s.sweep(ctx, func(ctx context.Context, limit int) (int, bool, error) {
-		return s.engine.ExpireWorkflows(ctx, limit, &left)
+		return sweep.ExpireWorkflows(ctx, s.engine, limit, &left)
 	}, slog.LevelInfo, "queuety: workflows failed: deadline exceeded")
 	if len(left) > 0 {
 		s.log.Info("queuety: workflows past their deadline left to a worker that has their deadline handler",
 			"count", len(left), "workflow_ids", left, "handoff", s.engine.DeadlineHandoff())
 	}
-	m, ferr := s.sweep(ctx, s.engine.RunForeignExpiries, slog.LevelInfo,
+	m, ferr := s.sweep(ctx, s.batchOf(sweep.ForeignExpiries), slog.LevelInfo,
 		"queuety: deadline handlers enqueued for workflows another engine expired")
 	return n + m, errors.Join(err, ferr)
 }
@@ -174,7 +186,7 @@ func (s *Sweeper) deadlines(ctx context.Context) (int, error) {
 // WaitTimers resumes signal waits whose timeout passed before the signal.
 func (s *Sweeper) WaitTimers(ctx context.Context) (int, error) {
 	return s.observed(ctx, SweepWaits, func() (int, error) {
-		return s.sweep(ctx, s.engine.FireWaitTimeouts, slog.LevelInfo, "queuety: signal waits timed out")
+		return s.sweep(ctx, s.batchOf(sweep.FireWaitTimeouts), slog.LevelInfo, "queuety: signal waits timed out")
 	})
 }
 
@@ -182,7 +194,7 @@ func (s *Sweeper) WaitTimers(ctx context.Context) (int, error) {
 // remain, otherwise bury the job (failing its workflow).
 func (s *Sweeper) Timeouts(ctx context.Context) (int, error) {
 	return s.observed(ctx, SweepTimeouts, func() (int, error) {
-		return s.sweep(ctx, s.engine.EnforceTimeouts, slog.LevelInfo, "queuety: activity timeouts enforced")
+		return s.sweep(ctx, s.batchOf(sweep.EnforceTimeouts), slog.LevelInfo, "queuety: activity timeouts enforced")
 	})
 }
 
@@ -191,7 +203,7 @@ func (s *Sweeper) Timeouts(ctx context.Context) (int, error) {
 // attempts are used up.
 func (s *Sweeper) Stale(ctx context.Context) (int, error) {
 	return s.observed(ctx, SweepStale, func() (int, error) {
-		return s.sweep(ctx, s.engine.RecoverStale, slog.LevelWarn, "queuety: stale jobs recovered")
+		return s.sweep(ctx, s.batchOf(sweep.RecoverStale), slog.LevelWarn, "queuety: stale jobs recovered")
 	})
 }
 
@@ -204,7 +216,7 @@ func (s *Sweeper) Stale(ctx context.Context) (int, error) {
 func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
 	return s.observedSweep(ctx, SweepSchedules, func(sw *observe.Sweep) {
 		step := func(ctx context.Context, limit int) (int, bool, error) {
-			r, err := s.engine.TickSchedules(ctx, limit)
+			r, err := sweep.TickSchedules(ctx, s.engine, limit)
 			sw.Missed += r.Missed
 			return r.Fired, r.More, err
 		}

@@ -3,6 +3,8 @@ package deadline
 import (
 	"context"
 	"log/slog"
+
+	"github.com/queuety/queuety-go/internal/sweep"
 )
 
 // OverrunWindow is how many running workflows one window of the overrun
@@ -28,7 +30,7 @@ func (s *Sweeper) Overruns(ctx context.Context) (int, error) {
 	return s.observed(ctx, SweepOverruns, func() (int, error) {
 		total, short := 0, 0
 		for range OverrunWindows {
-			n, full, err := s.engine.FailOverrunWorkflows(ctx, OverrunWindow)
+			n, full, err := sweep.FailOverrunWorkflows(ctx, s.engine, OverrunWindow)
 			total += n
 			if err != nil || ctx.Err() != nil {
 				return total, err

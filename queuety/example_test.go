@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/sweep"
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
@@ -119,7 +120,7 @@ func ExampleClient_Schedule() {
 	fmt.Println("next run:", s.NextRun.Format(time.RFC3339))
 
 	clock.Advance(16 * time.Hour) // 04:00 the next day
-	tick, _ := clientseam.Engine(q).TickSchedules(ctx, 100)
+	tick, _ := sweep.TickSchedules(ctx, clientseam.Engine(q), 100)
 	fmt.Println("fired:", tick.Fired)
 	// Output:
 	// next run: 2030-01-02T03:00:00Z

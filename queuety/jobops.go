@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/sweep"
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
@@ -51,7 +52,7 @@ func (c *Client) RetryBuried(ctx context.Context, f queuetytype.BuriedFilter) (i
 func (c *Client) RecoverStale(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, more, err := c.engine.RecoverStale(ctx, 100)
+		n, more, err := sweep.RecoverStale(ctx, c.engine, 100)
 		total += n
 		if err != nil || !more {
 			return total, err

@@ -27,6 +27,7 @@ var userFacing = []string{
 	module + "/queuetytest",
 	module + "/middleware",
 	module + "/ui",
+	module + "/deadline",
 }
 
 // forbidden reports whether a type from package path may not appear in the

@@ -39,7 +39,7 @@ package engine
 //
 // Transitions Queuety PHP makes (its workers finish the batch) fire PHP
 // callback classes in PHP and skip names that are not classes there. A
-// Go sweep (RunForeignBatchCallbacks), and the next Go transition of the
+// Go sweep (internal/sweep's ForeignBatches), and the next Go transition of the
 // same batch, find such events by their missing event row and enqueue the
 // callbacks this process registered, once.
 

@@ -2,51 +2,26 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// RunForeignBatchCallbacks finds up to limit batches whose last transition
-// (a first failure, the end, a cancel) another engine made, Queuety PHP's
-// workers, and enqueues the Go batch callbacks this process's workers
-// registered for them, under the batch's row lock, once however many Go
-// workers sweep (see batch.go). Queuety PHP skips a callback that is not a
-// PHP class, so this is how a Go callback of a batch PHP workers finished
-// runs. Callbacks this process does not have are left to the worker that
-// has them, PHP or Go, for the deadline handoff period after the batch
-// finished, then recorded as left. It returns how many callbacks it
-// enqueued and whether a full batch of candidates was found.
-func (e *Engine) RunForeignBatchCallbacks(ctx context.Context, limit int) (int, bool, error) {
-	if !e.hasBatchWorkers() {
-		return 0, false, nil
-	}
-	var n int
-	var more bool
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		n, more = 0, false
-		now := e.clock.Now()
-		rows, err := tx.BatchFindForeign(ctx, driver.ExpiredParams{Now: now, Since: now.Add(-BatchLookback), Limit: limit,
-			Lock: driver.LockSkipLocked, Exclude: e.batchSkips(now)})
-		if err != nil {
-			return err
-		}
-		more = len(rows) >= limit
-		for _, b := range rows {
-			br := newBatchRow(b)
-			c, err := e.settleBatch(ctx, tx, br, now)
-			if err != nil {
-				return err
-			}
-			n += c
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: run batch callbacks of batches finished elsewhere: %w", err)
-	}
-	return n, more, nil
+// HasBatchWorkers reports whether a worker of this process registered
+// batch callbacks; without one the foreign batch sweep has nothing to do.
+func (e *Engine) HasBatchWorkers() bool { return e.hasBatchWorkers() }
+
+// SettleForeignBatchLocked enqueues, under the row lock the caller took,
+// the Go batch callbacks this process's workers registered for b, a batch
+// whose last transition (a first failure, the end, a cancel) another
+// engine made, Queuety PHP's workers (see batch.go). Queuety PHP skips a
+// callback that is not a PHP class, so this is how a Go callback of a
+// batch PHP workers finished runs. Callbacks this process does not have
+// are left to the worker that has them, PHP or Go, for the deadline
+// handoff period after the batch finished, then recorded as left. It
+// returns how many callbacks it enqueued.
+func (e *Engine) SettleForeignBatchLocked(ctx context.Context, tx driver.Tx, b *driver.Batch, now time.Time) (int, error) {
+	return e.settleBatch(ctx, tx, newBatchRow(b), now)
 }
 
 // batchHandoff is how long after a batch finished a Go worker leaves a
@@ -58,9 +33,9 @@ func (e *Engine) batchHandoff() time.Duration {
 	return DefaultDeadlineHandoff
 }
 
-// batchSkips returns the batches the sweep moves past: those it left to
-// another worker within the last handoff period.
-func (e *Engine) batchSkips(now time.Time) []int64 {
+// ForeignBatchSkips returns the batches the foreign batch sweep moves
+// past: those it left to another worker within the last handoff period.
+func (e *Engine) ForeignBatchSkips(now time.Time) []int64 {
 	e.batches.mu.Lock()
 	defer e.batches.mu.Unlock()
 	var ids []int64

@@ -9,13 +9,22 @@
 // An Engine is built by New from a store, a clock, a logger and Config; it
 // never reaches back to the queuety.Client that owns it. Package queuety
 // translates its user types into the engine's; package worker drives
-// claims and results, and package deadline drives the sweeps (sweep.go).
+// claims and results, and package deadline drives the sweeps.
+//
+// The sweeps are split by role: which rows are due, in what batches, and
+// how often, is internal/sweep's (the finders) and package deadline's (the
+// loops); what happens to a due row is the engine's, in the sweep's
+// transaction, through the transitions in sweepsteps.go (expiry, wait
+// timeouts, stale recovery, schedule ticks) and in handoff.go, overrun.go,
+// batchsweep.go and foreignends.go. So every state change has one home
+// here, and the sweeps can change how they look for rows without touching
+// a rule.
 //
 // Files are split by concern: claim, admission (rate limits, concurrency
 // groups and cost budgets, checked by the claim), complete, retry, lease,
 // heartbeat, timeout, dispatch, resources, steps, stepjobs, statefields,
 // waits, failure, continueasnew, operate, schedule, history (rewind and
-// fork), replay, sweep.
+// fork), replay, sweepsteps.
 //
 // The read views (describing a workflow, exporting and tracing its
 // history, the state after a step) live in package internal/readview,

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -37,10 +36,8 @@ type Engine struct {
 	schedWakes  *wakeHub         // saved schedules
 	obs         observe.Observer // nil: no instrumentation
 	batches     batchKnowers
-	// overrunCursor is the id after which FailOverrunWorkflows reads its
-	// next window; overrunStarted is set once it has been placed.
-	overrunCursor  atomic.Int64
-	overrunStarted atomic.Bool
+	// overrun is where the overrun sweep (internal/sweep) stopped.
+	overrun SweepCursor
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named

@@ -9,7 +9,7 @@ package engine
 // _compensation_cause. The Go engine marks every workflow it fails or
 // cancels in its workflow ends table, in the transaction that ends it. So
 // a failed or cancelled workflow without a mark was ended by another
-// engine, and a Go sweep (RunForeignEnds) takes it, under its row lock:
+// engine, and a Go sweep (internal/sweep's ForeignEnds) takes it, under its row lock:
 //
 //   - it waits until PHP recorded the compensations' end (_compensated;
 //     PHP writes it right after the end, in a second statement), or, for a
@@ -30,7 +30,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -114,49 +113,13 @@ func (e *Engine) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *d
 	return nil
 }
 
-// RunForeignEnds finds up to limit workflows that another engine (Queuety
-// PHP) failed or cancelled and, for each one that names compensation or
-// cancel handlers, enqueues one job for Queuety PHP's bridge class, which
-// starts the chain of the names that are not PHP classes there (see the
-// file comment), once. It needs a PHP workflow callback queue: only Queuety
-// PHP knows which names it ran. It returns how many workflows it handed
-// to the bridge and whether a full batch was found.
-func (e *Engine) RunForeignEnds(ctx context.Context, limit int) (int, bool, error) {
-	if e.cfg.PHPWorkflowCallbacks == "" {
-		return 0, false, nil
-	}
-	var n int
-	var more bool
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		n, more = 0, false
-		now := e.clock.Now()
-		since := now.Add(-ForeignEndLookback)
-		rows, err := tx.WorkflowFindEndedElsewhere(ctx, driver.ExpiredParams{Now: now, Since: since, Limit: limit,
-			Lock: driver.LockSkipLocked, Exclude: e.endSkips(now)})
-		if err != nil {
-			return err
-		}
-		more = len(rows) >= limit
-		for _, wf := range rows {
-			started, err := e.takeForeignEnd(ctx, tx, wf, now)
-			if err != nil {
-				return err
-			}
-			if started {
-				n++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: run compensations and cancel callbacks of workflows ended elsewhere: %w", err)
-	}
-	return n, more, nil
-}
-
-// takeForeignEnd handles one locked workflow another engine ended, and
+// TakeForeignEndLocked handles wf, locked by the caller, a workflow that
+// another engine (Queuety PHP) failed or cancelled: if it names
+// compensation or cancel handlers, it enqueues one job for Queuety PHP's
+// bridge class, which starts the chain of the names that are not PHP
+// classes there (see the file comment), once; otherwise it marks it. It
 // reports whether it enqueued a bridge job.
-func (e *Engine) takeForeignEnd(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
+func (e *Engine) TakeForeignEndLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
 	state, err := DecodeObject("workflow state", wf.State)
 	if err != nil {
 		state = phpjson.NewObject()
@@ -201,9 +164,9 @@ func (e *Engine) takeForeignEnd(ctx context.Context, tx driver.Tx, wf *driver.Wo
 	return true, tx.JobInsert(ctx, []*driver.Job{e.phpWorkflowCallbackJob(wf, "ended", "", 0, "", now)})
 }
 
-// endSkips returns the workflows the foreign end sweep moves past for
-// now, dropping those whose skip ended.
-func (e *Engine) endSkips(now time.Time) []int64 {
+// ForeignEndSkips returns the workflows the foreign end sweep moves past
+// for now, dropping those whose skip ended.
+func (e *Engine) ForeignEndSkips(now time.Time) []int64 {
 	e.callbacks.mu.Lock()
 	defer e.callbacks.mu.Unlock()
 	var ids []int64

@@ -31,7 +31,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -96,74 +95,44 @@ func (e *Engine) holdExpired(ctx context.Context, tx driver.Tx, wf *driver.Workf
 	return e.buryOpenJobs(ctx, tx, wf.ID, 0, msg, now)
 }
 
-// RunForeignExpiries finds up to limit workflows that another engine
-// (Queuety PHP's sweep) failed at their deadline without running their
-// deadline handler, because the handler is one this process's workers
-// registered, and for each records the timeout failure and enqueues the
-// handler, under the workflow's row lock, so it runs once. Workflows
-// whose handler this process does not have are skipped (PHP ran them, or
-// another Go worker will). It returns how many handlers it enqueued and
-// whether a full batch was found.
-func (e *Engine) RunForeignExpiries(ctx context.Context, limit int) (int, bool, error) {
-	if _, anyWorker := e.knows(""); !anyWorker {
-		return 0, false, nil
-	}
-	var n int
-	var more bool
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		n, more = 0, false
-		now := e.clock.Now()
-		since := now.Add(-ForeignExpiryLookback)
-		rows, err := tx.WorkflowFindDeadlineFailed(ctx, driver.ExpiredParams{Now: now, Since: since, Limit: limit,
-			Lock: driver.LockSkipLocked, Exclude: e.foreignSkips(since)})
-		if err != nil {
-			return err
-		}
-		more = len(rows) >= limit
-		for _, wf := range rows {
-			state, err := DecodeObject("workflow state", wf.State)
-			if err != nil {
-				state = phpjson.NewObject()
-			}
-			handler := handlerRef(state, "_on_deadline")
-			if handler != "" {
-				if known, _ := e.knows(handler); !known {
-					e.skipForeign(wf.ID, wf.DeadlineAt)
-					continue
-				}
-			}
-			// The find's NOT EXISTS read a snapshot from before the row
-			// lock; a sweeper that committed in between is seen now.
-			if prior, err := tx.FailureList(ctx, wf.ID, 0); err != nil || len(prior) > 0 {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			f := &driver.Failure{WorkflowID: wf.ID, Category: driver.FailureTimeout, TimeoutKind: driver.TimeoutExecution,
-				RunNumber: max(wf.RunNumber, 1), Message: wf.ErrorMessage, ErrorClass: "queuetytype.TimeoutError", DeadlineAt: wf.DeadlineAt, CreatedAt: now}
-			if err := tx.FailureInsert(ctx, f); err != nil {
-				return err
-			}
-			if handler == "" {
-				continue
-			}
-			if err := e.enqueueCallback(ctx, tx, wf, state, "_on_deadline", "deadline", now); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
+// TakeForeignExpiryLocked handles wf, locked by the caller, a workflow
+// that another engine (Queuety PHP's sweep) failed at its deadline without
+// running its deadline handler, because the handler is one this process's
+// workers registered: it records the timeout failure and enqueues the
+// handler, so it runs once. A workflow whose handler this process does not
+// have is skipped until its deadline leaves the lookback (PHP ran it, or
+// another Go worker will). It reports whether it enqueued a handler.
+func (e *Engine) TakeForeignExpiryLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
+	state, err := DecodeObject("workflow state", wf.State)
 	if err != nil {
-		return 0, false, fmt.Errorf("queuety: run deadline handlers of workflows expired elsewhere: %w", err)
+		state = phpjson.NewObject()
 	}
-	return n, more, nil
+	handler := handlerRef(state, "_on_deadline")
+	if handler != "" {
+		if known, _ := e.knows(handler); !known {
+			e.skipForeign(wf.ID, wf.DeadlineAt)
+			return false, nil
+		}
+	}
+	// The find's NOT EXISTS read a snapshot from before the row
+	// lock; a sweeper that committed in between is seen now.
+	if prior, err := tx.FailureList(ctx, wf.ID, 0); err != nil || len(prior) > 0 {
+		return false, err
+	}
+	f := &driver.Failure{WorkflowID: wf.ID, Category: driver.FailureTimeout, TimeoutKind: driver.TimeoutExecution,
+		RunNumber: max(wf.RunNumber, 1), Message: wf.ErrorMessage, ErrorClass: "queuetytype.TimeoutError", DeadlineAt: wf.DeadlineAt, CreatedAt: now}
+	if err := tx.FailureInsert(ctx, f); err != nil {
+		return false, err
+	}
+	if handler == "" {
+		return false, nil
+	}
+	return true, e.enqueueCallback(ctx, tx, wf, state, "_on_deadline", "deadline", now)
 }
 
-// foreignSkips returns the workflows to move past, dropping those whose
-// deadline is before since.
-func (e *Engine) foreignSkips(since time.Time) []int64 {
+// ForeignExpirySkips returns the workflows the foreign expiry sweep
+// moves past, dropping those whose deadline is before since.
+func (e *Engine) ForeignExpirySkips(since time.Time) []int64 {
 	e.callbacks.mu.Lock()
 	defer e.callbacks.mu.Unlock()
 	var ids []int64

@@ -10,16 +10,12 @@ package engine
 // what the row holds, and its state is kept for whoever looks into it.
 //
 // No index finds such rows (the condition compares two columns), so the
-// sweep walks the running workflows through the status index a window at
-// a time, continuing where its last window ended and starting over after
-// the newest: each call reads at most one window, however many workflows
-// there are.
+// sweep (internal/sweep) walks the running workflows through the status
+// index a window at a time; this file holds the transition it triggers.
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -31,88 +27,11 @@ func overrunMessage(wf *driver.Workflow) string {
 		"It was failed by the engine's sweep; its state is kept.", wf.ID, wf.CurrentStep, wf.TotalSteps)
 }
 
-// FailOverrunWorkflows reads the positions of up to window running
-// workflows, after those the previous call read, and fails each whose
-// current_step is past its total_steps, under its row lock: open jobs
-// buried, workflow_failed logged, an internal failure recorded, the
-// parent and waiters told, compensation started when the workflow asks
-// for it. It returns how many it failed, whether the window was full
-// (more running workflows follow it), and the errors of the workflows it
-// could not fail, after trying the rest; after a short window the next call
-// starts over from the first. A fresh engine starts at a random id, so
-// processes that run one sweep and exit (work --once) do not all examine
-// the same window.
-func (e *Engine) FailOverrunWorkflows(ctx context.Context, window int) (int, bool, error) {
-	if window <= 0 {
-		window = 500
-	}
-	after, err := e.overrunStart(ctx)
-	if err != nil {
-		return 0, false, err
-	}
-	var pos []driver.WorkflowPosition
-	err = e.store.InTx(ctx, func(tx driver.Tx) error {
-		var err error
-		pos, err = tx.WorkflowRunningPositions(ctx, after, window)
-		return err
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: find workflows past their last step: %w", err)
-	}
-	full := len(pos) >= window
-	if full {
-		e.overrunCursor.Store(pos[len(pos)-1].ID)
-	} else {
-		e.overrunCursor.Store(0)
-	}
-	n := 0
-	var errs []error
-	for _, p := range pos {
-		if p.CurrentStep <= p.TotalSteps {
-			continue
-		}
-		// One workflow that cannot be failed (its row unreadable, say)
-		// does not keep the sweep from the others.
-		failed, err := e.failOverrun(ctx, p.ID)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if failed {
-			n++
-		}
-	}
-	return n, full, errors.Join(errs...)
-}
-
-// overrunStart is the id after which the next window starts: the cursor,
-// or on a fresh engine a random id up to the newest workflow's.
-func (e *Engine) overrunStart(ctx context.Context) (int64, error) {
-	if e.overrunStarted.Load() {
-		return e.overrunCursor.Load(), nil
-	}
-	var newest []*driver.Workflow
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		var err error
-		newest, err = tx.WorkflowList(ctx, driver.WorkflowFilter{Limit: 1})
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("queuety: find workflows past their last step: %w", err)
-	}
-	var start int64
-	if len(newest) > 0 && newest[0].ID > 0 {
-		start = rand.Int64N(newest[0].ID)
-	}
-	if e.overrunStarted.CompareAndSwap(false, true) {
-		e.overrunCursor.Store(start)
-	}
-	return e.overrunCursor.Load(), nil
-}
-
-// failOverrun fails one workflow past its last step, after checking under
-// its lock that it still is. It reports whether it failed it.
-func (e *Engine) failOverrun(ctx context.Context, id int64) (bool, error) {
+// FailOverrun fails one workflow past its last step, after checking under
+// its lock that it still is: open jobs buried, workflow_failed logged, an
+// internal failure recorded, the parent and waiters told, compensation
+// started when the workflow asks for it. It reports whether it failed it.
+func (e *Engine) FailOverrun(ctx context.Context, id int64) (bool, error) {
 	var failed bool
 	var msg string
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {

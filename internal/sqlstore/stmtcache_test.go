@@ -12,6 +12,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/store/migrate"
 )
 
 // hotStore is a Store on a fresh SQLite file with one table t (id, v),
@@ -31,7 +32,7 @@ func hotStore(t *testing.T, prepare bool) *Store {
 		Begin:      func(ctx context.Context, db *sql.DB) (*sql.Tx, error) { return db.BeginTx(ctx, nil) },
 		PrepareHot: prepare,
 	}
-	s := New(db, d, "", driver.StoreInfo{Driver: "sqlite"}, Migrations{})
+	s := New(db, d, "", driver.StoreInfo{Driver: "sqlite"}, migrate.Migrations{})
 	t.Cleanup(func() { s.Close() })
 	return s
 }

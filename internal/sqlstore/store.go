@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/store/migrate"
 )
 
 // Dialect describes one database family. Its connections must report
@@ -124,7 +125,7 @@ type Store struct {
 	D          Dialect
 	T          Tables
 	info       driver.StoreInfo
-	migrations Migrations
+	migrations migrate.Migrations
 	q          queries
 	stmts      *stmtCache // nil unless the dialect asks for PrepareHot
 	rowsInsert *insertTexts
@@ -134,7 +135,7 @@ type Store struct {
 }
 
 // New returns a Store whose Migrate applies migrations.
-func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrations Migrations) *Store {
+func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrations migrate.Migrations) *Store {
 	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations, rowsInsert: &insertTexts{}}
 	s.q = buildQueries(s.T, d)
 	s.SQL = buildStatements(s.T, d)

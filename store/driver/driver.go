@@ -27,7 +27,8 @@ type Store interface {
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 	// Migrate creates Queuety's tables when they are missing and applies
 	// the Go engine's versioned migrations. It is idempotent and safe to
-	// run from several processes at once.
+	// run from several processes at once. A store written outside this
+	// module can apply its schema history with package store/migrate.
 	Migrate(ctx context.Context) error
 	// Info describes the store for logs and the CLI.
 	Info() StoreInfo

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/sweep"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -197,7 +198,7 @@ func TestDeadlineSweepReadsOnlyThroughIndex(t *testing.T) {
 	if p.RowsRead >= 0 {
 		assert.Equal(t, 100.0, p.RowsRead, "with 100 expired: rows read through idx_deadline")
 	}
-	n, _, err := clientseam.Engine(c).ExpireWorkflows(context.Background(), 1000, nil)
+	n, _, err := sweep.ExpireWorkflows(context.Background(), clientseam.Engine(c), 1000, nil)
 	require.NoError(t, err, "expire")
 	require.Equal(t, 100, n, "workflows expired")
 	// The run-deadline and wait-timer queries, too, find the 100 due rows

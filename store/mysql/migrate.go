@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/queuety/queuety-go/internal/sqlstore"
+	"github.com/queuety/queuety-go/store/migrate"
 )
 
 //go:embed queuety_tables.sql
@@ -22,19 +24,19 @@ const claimIndex = "idx_go_claim"
 
 // migrations returns the MySQL schema history for a table prefix: Queuety's
 // tables, then the Go engine's additions. Every step checks what exists
-// before it changes anything (see sqlstore.Migration), and GET_LOCK keeps
+// before it changes anything (see migrate.Migration), and GET_LOCK keeps
 // concurrent processes from migrating the same prefix at once.
-func migrations(prefix string) sqlstore.Migrations {
-	step := func(up func(m *migrator, ctx context.Context) error) func(context.Context, sqlstore.Execer) error {
-		return func(ctx context.Context, x sqlstore.Execer) error { return up(&migrator{conn: x, prefix: prefix}, ctx) }
+func migrations(prefix string) migrate.Migrations {
+	step := func(up func(m *migrator, ctx context.Context) error) func(context.Context, migrate.Execer) error {
+		return func(ctx context.Context, x migrate.Execer) error { return up(&migrator{conn: x, prefix: prefix}, ctx) }
 	}
-	return sqlstore.Migrations{
-		List: []sqlstore.Migration{
+	return migrate.Migrations{
+		List: []migrate.Migration{
 			{Version: 1, Name: "Queuety 0.22 tables (created when missing, missing columns and indexes added)", Up: step((*migrator).queuetyTables)},
 			{Version: 2, Name: "Go engine: claim index, claim token, activity deadlines, run and wait deadlines", Up: step((*migrator).goColumns)},
 			{Version: 3, Name: "Go engine: failures table", Up: step((*migrator).failuresTable)},
 			{Version: 4, Name: "Go engine: workflow schedules, catch-up policy, buffered firings", Up: step((*migrator).scheduleColumns)},
-			{Version: 5, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: sqlstore.RunStatements(func() []string {
+			{Version: 5, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: migrate.Statements(func() []string {
 				return []string{"UPDATE " + sqlstore.NewTables(prefix).Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
 			})},
 			{Version: 6, Name: "Go engine: batch events table", Up: step((*migrator).batchEventsTable)},
@@ -48,17 +50,7 @@ func migrations(prefix string) sqlstore.Migrations {
 		name VARCHAR(255) NOT NULL,
 		applied_at DATETIME(6) NOT NULL
 	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`,
-		Lock: func(ctx context.Context, conn *sql.Conn) (func(), error) {
-			lockName := "queuety_migrate:" + prefix
-			var got sql.NullInt64
-			if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 120)", lockName).Scan(&got); err != nil {
-				return nil, fmt.Errorf("take lock: %w", err)
-			}
-			if got.Int64 != 1 {
-				return nil, fmt.Errorf("another process held the migration lock for 120 s")
-			}
-			return func() { conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(?)", lockName) }, nil
-		},
+		Lock: migrate.MySQLLock("queuety_migrate:"+prefix, 120*time.Second),
 	}
 }
 
@@ -67,7 +59,7 @@ var LatestVersion = migrations("").Latest()
 
 // migrator runs one migration's statements for a prefix.
 type migrator struct {
-	conn   sqlstore.Execer
+	conn   migrate.Execer
 	prefix string
 }
 

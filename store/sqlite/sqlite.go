@@ -32,6 +32,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/sqlstore"
 	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/store/migrate"
 )
 
 func init() { driver.Register("sqlite", driver.NewDriver(ParseDSN, OpenConfig)) }
@@ -120,14 +121,14 @@ type Store struct {
 // migrations returns the SQLite schema history for a table prefix. Each
 // version runs in its own immediate transaction, so concurrent openers
 // serialise on SQLite's write lock and re-check under it.
-func migrations(prefix string) sqlstore.Migrations {
+func migrations(prefix string) migrate.Migrations {
 	t := sqlstore.NewTables(prefix).Schedules
-	return sqlstore.Migrations{
-		List: []sqlstore.Migration{
-			{Version: 1, Name: "Queuety tables and Go engine columns", Up: sqlstore.RunStatements(func() []string {
+	return migrate.Migrations{
+		List: []migrate.Migration{
+			{Version: 1, Name: "Queuety tables and Go engine columns", Up: migrate.Statements(func() []string {
 				return sqlstore.SplitStatements(strings.ReplaceAll(schemaSQL, "{prefix}", prefix))
 			})},
-			{Version: 2, Name: "Go engine: workflow schedules, catch-up policy, buffered firings", Up: sqlstore.RunStatements(func() []string {
+			{Version: 2, Name: "Go engine: workflow schedules, catch-up policy, buffered firings", Up: migrate.Statements(func() []string {
 				return []string{
 					"ALTER TABLE " + t + " ADD COLUMN workflow_definition TEXT DEFAULT NULL",
 					"ALTER TABLE " + t + " ADD COLUMN catch_up TEXT DEFAULT NULL",
@@ -136,32 +137,32 @@ func migrations(prefix string) sqlstore.Migrations {
 					"CREATE INDEX IF NOT EXISTS " + t + "_idx_go_pending_run ON " + t + " (enabled, pending_run)",
 				}
 			})},
-			{Version: 3, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: sqlstore.RunStatements(func() []string {
+			{Version: 3, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: migrate.Statements(func() []string {
 				return []string{"UPDATE " + sqlstore.NewTables(prefix).Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
 			})},
-			{Version: 4, Name: "Go engine: batch events table", Up: sqlstore.RunStatements(func() []string {
+			{Version: 4, Name: "Go engine: batch events table", Up: migrate.Statements(func() []string {
 				return []string{"CREATE TABLE IF NOT EXISTS " + sqlstore.NewTables(prefix).BatchEvents + " (batch_id INTEGER NOT NULL, " +
 					"event TEXT NOT NULL, callback TEXT DEFAULT NULL, runtime TEXT DEFAULT NULL, job_id INTEGER DEFAULT NULL, " +
 					"created_at TEXT NOT NULL, PRIMARY KEY (batch_id, event))"}
 			})},
-			{Version: 5, Name: "Go engine: rate limits and concurrency limits", Up: sqlstore.RunStatements(func() []string {
+			{Version: 5, Name: "Go engine: rate limits and concurrency limits", Up: migrate.Statements(func() []string {
 				return limitTables(prefix)
 			})},
-			{Version: 6, Name: "Go engine: partial indexes, so a claim and a completion update fewer index entries", Up: sqlstore.RunStatements(func() []string {
+			{Version: 6, Name: "Go engine: partial indexes, so a claim and a completion update fewer index entries", Up: migrate.Statements(func() []string {
 				return partialIndexes(prefix)
 			})},
-			{Version: 7, Name: "Go engine: webhook signing secrets table", Up: sqlstore.RunStatements(func() []string {
+			{Version: 7, Name: "Go engine: webhook signing secrets table", Up: migrate.Statements(func() []string {
 				return []string{"CREATE TABLE IF NOT EXISTS " + sqlstore.NewTables(prefix).WebhookSecrets +
 					" (webhook_id INTEGER NOT NULL PRIMARY KEY, secret TEXT NOT NULL, created_at TEXT NOT NULL)"}
 			})},
-			{Version: 8, Name: "Go engine: history page indexes (a workflow's signals by id, its failures by category)", Up: sqlstore.RunStatements(func() []string {
+			{Version: 8, Name: "Go engine: history page indexes (a workflow's signals by id, its failures by category)", Up: migrate.Statements(func() []string {
 				t := sqlstore.NewTables(prefix)
 				return []string{
 					"CREATE INDEX IF NOT EXISTS " + t.Signals + "_idx_go_workflow ON " + t.Signals + " (workflow_id, id)",
 					"CREATE INDEX IF NOT EXISTS " + t.Failures + "_idx_workflow_category ON " + t.Failures + " (workflow_id, category)",
 				}
 			})},
-			{Version: 9, Name: "Go engine: workflow ends table (failed and cancelled workflows whose compensations it dealt with), workflows index by failed_at", Up: sqlstore.RunStatements(func() []string {
+			{Version: 9, Name: "Go engine: workflow ends table (failed and cancelled workflows whose compensations it dealt with), workflows index by failed_at", Up: migrate.Statements(func() []string {
 				t := sqlstore.NewTables(prefix)
 				return []string{
 					"CREATE TABLE IF NOT EXISTS " + t.WorkflowEnds + " (workflow_id INTEGER NOT NULL PRIMARY KEY, runtime TEXT NOT NULL, created_at TEXT NOT NULL)",

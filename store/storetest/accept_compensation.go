@@ -3,12 +3,13 @@ package storetest
 import (
 	"context"
 	"errors"
-	"github.com/queuety/queuety-go/internal/clientseam"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/clientseam"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

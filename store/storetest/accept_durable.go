@@ -16,6 +16,7 @@ import (
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/sweep"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -95,7 +96,7 @@ func (e *Env) events(id int64) []*driver.WorkflowEvent {
 // recovered.
 func (e *Env) recoverStale() int {
 	e.T.Helper()
-	n, _, err := e.eng.RecoverStale(e.Ctx, 100)
+	n, _, err := sweep.RecoverStale(e.Ctx, e.eng, 100)
 	require.NoError(e.T, err, "recover stale")
 	return n
 }
@@ -405,7 +406,7 @@ func testSignalTimerRace(t *testing.T, e *Env) {
 		}()
 		go func() {
 			defer wg.Done()
-			_, _, err := clientseam.Engine(timerClient).FireWaitTimeouts(context.Background(), 5)
+			_, _, err := sweep.FireWaitTimeouts(context.Background(), clientseam.Engine(timerClient), 5)
 			assert.NoError(t, err, "timer")
 		}()
 	}

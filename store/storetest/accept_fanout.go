@@ -10,11 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/queuety/queuety-go/queuetytype"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queuety/queuety-go/queuetytype"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

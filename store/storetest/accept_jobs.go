@@ -18,6 +18,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/sweep"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -414,11 +415,11 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	// A Go worker's claim that is not renewed is recovered after the lease
 	// timeout, not the (much longer) stale timeout.
 	e.Clock.Advance(queuetytype.DefaultLeaseTimeout - time.Second)
-	n, _, err := e.eng.RecoverStale(e.Ctx, 100)
+	n, _, err := sweep.RecoverStale(e.Ctx, e.eng, 100)
 	require.NoError(t, err)
 	require.Zero(t, n, "recovered a fresh claim")
 	e.Clock.Advance(2 * time.Second)
-	n, _, err = e.eng.RecoverStale(e.Ctx, 100)
+	n, _, err = sweep.RecoverStale(e.Ctx, e.eng, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "recovered")
 	j := e.Job(id)
@@ -436,7 +437,7 @@ func testStaleRecovery(t *testing.T, e *Env) {
 	assert.Equal(t, queuetytype.JobProcessing, e.Job(id).Status, "status after late completion")
 	// The second attempt dies too: attempts are used up, so it is buried.
 	e.Clock.Advance(queuetytype.DefaultLeaseTimeout + time.Second)
-	n, _, err = e.eng.RecoverStale(e.Ctx, 100)
+	n, _, err = sweep.RecoverStale(e.Ctx, e.eng, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "recovered")
 	j = e.Job(id)
@@ -451,7 +452,7 @@ func testLeaseTimeoutOption(t *testing.T, e *Env) {
 	c := e.Client(queuety.WithLeaseTimeout(30 * time.Second))
 	recoverWith := func(c *queuety.Client) int {
 		t.Helper()
-		n, _, err := clientseam.Engine(c).RecoverStale(e.Ctx, 100)
+		n, _, err := sweep.RecoverStale(e.Ctx, clientseam.Engine(c), 100)
 		require.NoError(t, err, "recover stale")
 		return n
 	}
@@ -519,7 +520,7 @@ func testStaleConcurrent(t *testing.T, e *Env) {
 		go func() {
 			defer wg.Done()
 			for {
-				n, more, err := clientseam.Engine(c).RecoverStale(context.Background(), 7)
+				n, more, err := sweep.RecoverStale(context.Background(), clientseam.Engine(c), 7)
 				if !assert.NoError(t, err, "recover") {
 					return
 				}

@@ -7,11 +7,12 @@ package storetest
 import (
 	"context"
 	"errors"
-	"github.com/queuety/queuety-go/internal/clientseam"
-	"github.com/queuety/queuety-go/queuetytype"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/queuetytype"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

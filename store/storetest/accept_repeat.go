@@ -7,12 +7,13 @@ package storetest
 import (
 	"context"
 	"errors"
-	"github.com/queuety/queuety-go/internal/clientseam"
-	"github.com/queuety/queuety-go/queuetytype"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/queuetytype"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/sweep"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -43,7 +44,7 @@ func init() {
 // tick fires the due schedules once.
 func (e *Env) tick() int {
 	e.T.Helper()
-	r, err := e.eng.TickSchedules(e.Ctx, 100)
+	r, err := sweep.TickSchedules(e.Ctx, e.eng, 100)
 	require.NoError(e.T, err, "tick")
 	return r.Fired
 }
@@ -51,7 +52,7 @@ func (e *Env) tick() int {
 // tickReport fires the due schedules once and returns what the tick did.
 func (e *Env) tickReport() engine.ScheduleTick {
 	e.T.Helper()
-	r, err := e.eng.TickSchedules(e.Ctx, 100)
+	r, err := sweep.TickSchedules(e.Ctx, e.eng, 100)
 	require.NoError(e.T, err, "tick")
 	return r
 }
@@ -235,7 +236,7 @@ func testFourTickers(t *testing.T, e *Env) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, err := clientseam.Engine(c).TickSchedules(context.Background(), 10)
+				r, err := sweep.TickSchedules(context.Background(), clientseam.Engine(c), 10)
 				assert.NoError(t, err, "tick")
 				fired.Add(int64(r.Fired))
 			}()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/sweep"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -127,7 +128,7 @@ func testApprovalRace(t *testing.T, e *Env) {
 		}()
 		go func() {
 			defer wg.Done()
-			_, _, err := clientseam.Engine(timer).FireWaitTimeouts(context.Background(), 5)
+			_, _, err := sweep.FireWaitTimeouts(context.Background(), clientseam.Engine(timer), 5)
 			assert.NoError(t, err, "timer")
 		}()
 	}

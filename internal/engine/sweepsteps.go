@@ -1,0 +1,191 @@
+package engine
+
+// This file holds the transitions the sweeps trigger, one row at a time.
+// The sweeps themselves (which rows are due, batching, SKIP LOCKED,
+// repeating until a batch comes back short) live in internal/sweep and
+// package deadline; each method here runs inside the sweep's transaction,
+// on a row the sweep found and locked, and makes the engine's change to it.
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// ExpireLocked expires wf, locked by the caller, if it is past a deadline
+// at now: it is failed with its timeout and its OnDeadline callback is
+// enqueued (expireLocked). It reports whether it expired it, and whether
+// it left it to a worker that has its deadline handler instead (see
+// handoff.go); a workflow no longer past its deadline is neither.
+func (e *Engine) ExpireLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (expired, left bool, err error) {
+	kind := workflowExpired(wf, now)
+	if kind == "" {
+		return false, false, nil
+	}
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil {
+		state = phpjson.NewObject()
+	}
+	if e.leaveExpiry(wf, state, kind, now) {
+		return false, true, nil
+	}
+	return true, false, e.expireLocked(ctx, tx, wf, state, kind, now, nil)
+}
+
+// TimeOutWaitLocked settles the signal wait of wf, locked by the caller,
+// if its timeout passed before the signal: a signal_timed_out row is
+// logged and the workflow continues with TimedOutKey(...) = true. It
+// reports whether it timed the wait out; a workflow that is no longer
+// waiting, or whose wait is not yet due, is left alone.
+func (e *Engine) TimeOutWaitLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
+	if wf.Status != driver.WorkflowWaitingForSignal || wf.WaitDeadlineAt.IsZero() || now.Before(wf.WaitDeadlineAt) {
+		return false, nil
+	}
+	state, err := DecodeObject("workflow state", wf.State)
+	if err != nil {
+		return false, err
+	}
+	steps, err := parseSteps(state)
+	if err != nil {
+		return false, err
+	}
+	if wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != queuetytype.StepWaitForSignal {
+		return false, nil
+	}
+	step := steps[wf.CurrentStep]
+	if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
+		"type": "signal_timed_out", "signals": stringsToAny(step.SignalNames), "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
+		return false, err
+	}
+	return true, e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, nil, true), now)
+}
+
+// TickNotes collects what the ticks of one schedule-tick transaction noted
+// beside their firings: slots a catch-up policy merged or skipped, and
+// whether a CatchUpAll schedule still has due slots. Reset it when the
+// transaction starts (it may run again).
+type TickNotes struct{ n tickNotes }
+
+// Reset empties the notes for a new attempt of the transaction.
+func (t *TickNotes) Reset() { t.n = tickNotes{missed: t.n.missed[:0]} }
+
+// TickLocked fires schedule s, locked by the caller, if it is due at now,
+// with a compare-and-set on next_run, and records what it noted in notes.
+// It returns how many jobs or workflows it dispatched and whether it moved
+// the schedule on.
+func (e *Engine) TickLocked(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, notes *TickNotes) (int, bool, error) {
+	return e.tickOne(ctx, tx, s, now, &runState{}, &notes.n)
+}
+
+// TickCommitted finishes a schedule tick after its transaction committed
+// with fired firings and the given notes: it logs a warning per schedule
+// whose slots were missed, wakes idle workers when it dispatched anything,
+// and returns the tick's report; more is whether the sweep found a full
+// batch of due schedules that it moved on.
+func (e *Engine) TickCommitted(fired int, more bool, notes *TickNotes) ScheduleTick {
+	r := ScheduleTick{Fired: fired, More: more || notes.n.backlog}
+	for _, m := range notes.n.missed {
+		r.Missed += m.slots
+		e.log.Warn("queuety: schedule slots missed: the tick came after more than one of them",
+			"schedule_id", m.id, "handler", m.handler, "catch_up", string(m.policy), "missed", m.slots, "fired", m.fired,
+			"first_due", m.first.UTC().Format(time.RFC3339), "ticked_at", m.at.UTC().Format(time.RFC3339))
+	}
+	if fired > 0 {
+		e.wake() // the dispatched jobs start without a poll
+	}
+	return r
+}
+
+// ScheduleTick is what one schedule tick did.
+type ScheduleTick struct {
+	// Fired is how many jobs or workflows it dispatched.
+	Fired int
+	// Missed is how many due slots got no firing of their own: merged
+	// into one firing (CatchUpOnce) or skipped (CatchUpNone) because the
+	// tick came after more than one slot of their schedule.
+	Missed int
+	// More reports that calling it again may fire more.
+	More bool
+}
+
+// StaleFailures are the workflows whose step jobs a stale recovery
+// buried; FailStaleWorkflows fails them once the recovery committed.
+type StaleFailures struct{ list []wfFailure }
+
+// StaleCutoffs returns the claim times before which a claim found at now
+// is stale: reservedBefore for any worker's claim (the stale timeout) and
+// leaseBefore for a Go worker's lease (the lease timeout).
+func (e *Engine) StaleCutoffs(now time.Time) (reservedBefore, leaseBefore time.Time) {
+	return now.Add(-e.cfg.StaleTimeout), now.Add(-e.cfg.LeaseTimeout)
+}
+
+// RecoverStaleLocked takes back rows, stale processing jobs locked by the
+// caller: each is retried with backoff or, when its attempts are used up,
+// buried. Processing jobs with no claim time (reserved_at NULL) are
+// recovered the same way. The workflows of buried step jobs are added to
+// fail, to be failed by FailStaleWorkflows after the transaction commits.
+func (e *Engine) RecoverStaleLocked(ctx context.Context, tx driver.Tx, rows []*driver.Job, fail *StaleFailures) error {
+	var wfIDs []int64
+	for _, row := range rows {
+		if row.WorkflowID != 0 && row.StepIndex != nil {
+			wfIDs = append(wfIDs, row.WorkflowID)
+		}
+	}
+	wfs, err := workflowsByID(ctx, tx, wfIDs, driver.LockNone)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		cause := errStale
+		if row.ReservedAt.IsZero() {
+			cause = errStaleUnreserved
+		}
+		cj := takeOver(row, wfs[row.WorkflowID])
+		buried, err := e.failAttempt(ctx, tx, cj, row, &Result{Claimed: cj, Err: cause}, nil)
+		if err != nil {
+			return err
+		}
+		if buried && row.WorkflowID != 0 {
+			fail.list = append(fail.list, wfFailure{id: row.WorkflowID, jobID: row.ID, msg: cause.Error()})
+		}
+	}
+	return nil
+}
+
+// FailStaleWorkflows fails, each in its own transaction, the workflows a
+// committed stale recovery buried a step job of. A workflow that cannot be
+// failed is logged and left.
+func (e *Engine) FailStaleWorkflows(ctx context.Context, fail StaleFailures) {
+	for _, f := range fail.list {
+		if err := e.failWorkflow(ctx, f); err != nil {
+			e.log.Error("queuety: fail workflow of stale job", "workflow_id", f.id, "err", err)
+		}
+	}
+}
+
+// SweepCursor is where a sweep that walks a table a window at a time
+// stopped, kept with the engine so that every sweeper of one engine
+// continues from it.
+type SweepCursor struct {
+	// After is the id after which the next window starts.
+	After atomic.Int64
+	// Started is set once After has been placed.
+	Started atomic.Bool
+}
+
+// OverrunCursor returns the cursor of the overrun sweep.
+func (e *Engine) OverrunCursor() *SweepCursor { return &e.overrun }
+
+// HasWorkers reports whether this process has registered workers.
+func (e *Engine) HasWorkers() bool {
+	_, anyWorker := e.knows("")
+	return anyWorker
+}
+
+// PHPWorkflowCallbacks is the queue on which compensations and cancel
+// callbacks are handed to Queuety PHP; "" when there is none.
+func (e *Engine) PHPWorkflowCallbacks() string { return e.cfg.PHPWorkflowCallbacks }
