@@ -2,7 +2,7 @@
 // recording results with attempt fencing, retries and backoff, leases and
 // heartbeats, activity and workflow timeouts, advancing workflows (state
 // merge, parallel joins, _next_step, signal waits, continue-as-new),
-// failure and expiry with their callbacks, schedules, and replaying,
+// failure and expiry with their callbacks, and replaying,
 // rewinding and forking a workflow. Every transition is one driver.Store
 // transaction.
 //
@@ -14,8 +14,13 @@
 // Files are split by concern: claim, admission (rate limits, concurrency
 // groups and cost budgets, checked by the claim), complete, retry, lease,
 // heartbeat, timeout, dispatch, resources, steps, stepjobs, statefields,
-// waits, failure, continueasnew, operate, schedule, history (rewind and
+// waits, failure, continueasnew, operate, history (rewind and
 // fork), replay, sweep.
+//
+// Schedules (saving, operating, the tick's catch-up and overlap rules)
+// live in package internal/schedule; the engine builds its Service in New
+// with the transition a firing needs (schedules.go) and its TickSchedules
+// sweep hands each due row to it.
 //
 // The read views (describing a workflow, exporting and tracing its
 // history, the state after a step) live in package internal/readview,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -37,6 +38,7 @@ type Engine struct {
 	schedWakes  *wakeHub         // saved schedules
 	obs         observe.Observer // nil: no instrumentation
 	batches     batchKnowers
+	schedules   *schedule.Service // saved schedules and their tick (schedules.go)
 	// overrunCursor is the id after which FailOverrunWorkflows reads its
 	// next window; overrunStarted is set once it has been placed.
 	overrunCursor  atomic.Int64
@@ -116,7 +118,9 @@ func New(store driver.Store, cfg Config) *Engine {
 	if cfg.MaxForEachItems == 0 {
 		cfg.MaxForEachItems = DefaultMaxForEachItems
 	}
-	return &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	e.schedules = e.newSchedules()
+	return e
 }
 
 // Observer returns the engine's observer, nil when there is none.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -132,25 +133,19 @@ func (e *Engine) FireWaitTimeouts(ctx context.Context, limit int) (int, bool, er
 // caller looping on it would spin until those runs end), or a CatchUpAll
 // schedule has more missed slots than one tick fires.
 func (e *Engine) TickSchedules(ctx context.Context, limit int) (ScheduleTick, error) {
-	var notes tickNotes
+	var notes schedule.TickNotes
 	find := func(tx driver.Tx, ctx context.Context, p driver.ExpiredParams) ([]*driver.Schedule, error) {
-		notes = tickNotes{missed: notes.missed[:0]} // the transaction may run again
+		notes.Reset() // the transaction may run again
 		return tx.ScheduleFindDue(ctx, p)
 	}
 	n, more, err := sweepBatch(ctx, e, "tick schedules", limit, find,
 		func(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time) (int, bool, error) {
-			return e.tickOne(ctx, tx, s, now, &runState{}, &notes)
+			return e.schedules.TickOne(ctx, tx, s, now, &notes)
 		})
 	if err != nil {
 		return ScheduleTick{}, err
 	}
-	r := ScheduleTick{Fired: n, More: more || notes.backlog}
-	for _, m := range notes.missed {
-		r.Missed += m.slots
-		e.log.Warn("queuety: schedule slots missed: the tick came after more than one of them",
-			"schedule_id", m.id, "handler", m.handler, "catch_up", string(m.policy), "missed", m.slots, "fired", m.fired,
-			"first_due", m.first.UTC().Format(time.RFC3339), "ticked_at", m.at.UTC().Format(time.RFC3339))
-	}
+	r := ScheduleTick{Fired: n, More: more || notes.Backlog(), Missed: e.schedules.LogMissed(&notes)}
 	if n > 0 {
 		e.wake() // the dispatched jobs start without a poll
 	}
