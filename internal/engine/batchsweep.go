@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -27,15 +28,14 @@ func (e *Engine) RunForeignBatchCallbacks(ctx context.Context, limit int) (int, 
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		n, more = 0, false
 		now := e.clock.Now()
-		rows, err := tx.BatchFindForeign(ctx, driver.ExpiredParams{Now: now, Since: now.Add(-BatchLookback), Limit: limit,
-			Lock: driver.LockSkipLocked, Exclude: e.batchSkips(now)})
+		rows, err := tx.BatchFindForeign(ctx, driver.ExpiredParams{Now: now, Since: now.Add(-batch.Lookback), Limit: limit,
+			Lock: driver.LockSkipLocked, Exclude: e.batches.Skips(now)})
 		if err != nil {
 			return err
 		}
 		more = len(rows) >= limit
 		for _, b := range rows {
-			br := newBatchRow(b)
-			c, err := e.settleBatch(ctx, tx, br, now)
+			c, err := e.batches.SettleForeign(ctx, tx, b, now)
 			if err != nil {
 				return err
 			}
@@ -56,31 +56,4 @@ func (e *Engine) batchHandoff() time.Duration {
 		return e.cfg.DeadlineHandoff
 	}
 	return DefaultDeadlineHandoff
-}
-
-// batchSkips returns the batches the sweep moves past: those it left to
-// another worker within the last handoff period.
-func (e *Engine) batchSkips(now time.Time) []int64 {
-	e.batches.mu.Lock()
-	defer e.batches.mu.Unlock()
-	var ids []int64
-	for id, at := range e.batches.skips {
-		if !now.Before(at.Add(e.batchHandoff())) {
-			delete(e.batches.skips, id)
-			continue
-		}
-		ids = append(ids, id)
-	}
-	return ids
-}
-
-func (e *Engine) skipBatch(id int64, now time.Time) {
-	e.batches.mu.Lock()
-	defer e.batches.mu.Unlock()
-	if e.batches.skips == nil {
-		e.batches.skips = map[int64]time.Time{}
-	}
-	if _, ok := e.batches.skips[id]; !ok {
-		e.batches.skips[id] = now
-	}
 }

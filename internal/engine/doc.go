@@ -17,6 +17,11 @@
 // waits, failure, continueasnew, operate, history (rewind and
 // fork), replay, sweep.
 //
+// Batches and chains (their rows, transitions, callback jobs and the
+// chain catch) live in package internal/batch; batches.go builds its
+// Service in New, turns batch and chain requests into rows, and calls its
+// transitions from the transactions that complete and bury jobs.
+//
 // Schedules (saving, operating, the tick's catch-up and overlap rules)
 // live in package internal/schedule; the engine builds its Service in New
 // with the transition a firing needs (schedules.go) and its TickSchedules

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/observe"
@@ -34,10 +35,10 @@ type Engine struct {
 	// completions that workers make at the same time (combine.go).
 	claims      claimCombiner
 	completions completionCombiner
-	wakes       *wakeHub         // new jobs: see wake.go
-	schedWakes  *wakeHub         // saved schedules
-	obs         observe.Observer // nil: no instrumentation
-	batches     batchKnowers
+	wakes       *wakeHub          // new jobs: see wake.go
+	schedWakes  *wakeHub          // saved schedules
+	obs         observe.Observer  // nil: no instrumentation
+	batches     *batch.Service    // batches and chains (batches.go)
 	schedules   *schedule.Service // saved schedules and their tick (schedules.go)
 	// overrunCursor is the id after which FailOverrunWorkflows reads its
 	// next window; overrunStarted is set once it has been placed.
@@ -120,6 +121,7 @@ func New(store driver.Store, cfg Config) *Engine {
 	}
 	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 	e.schedules = e.newSchedules()
+	e.batches = e.newBatches()
 	return e
 }
 
