@@ -13,7 +13,7 @@ import (
 // (a first failure, the end, a cancel) another engine made, Queuety PHP's
 // workers, and enqueues the Go batch callbacks this process's workers
 // registered for them, under the batch's row lock, once however many Go
-// workers sweep (see batch.go). Queuety PHP skips a callback that is not a
+// workers sweep (package batch). Queuety PHP skips a callback that is not a
 // PHP class, so this is how a Go callback of a batch PHP workers finished
 // runs. Callbacks this process does not have are left to the worker that
 // has them, PHP or Go, for the deadline handoff period after the batch

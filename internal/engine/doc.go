@@ -11,11 +11,11 @@
 // translates its user types into the engine's; package worker drives
 // claims and results, and package deadline drives the sweeps (sweep.go).
 //
-// Files are split by concern: claim, admission (rate limits, concurrency
-// groups and cost budgets, checked by the claim), complete, retry, lease,
-// heartbeat, timeout, dispatch, resources, steps, stepjobs, statefields,
-// waits, failure, continueasnew, operate, history (rewind and
-// fork), replay, sweep.
+// Files are split by concern: claim, admit (the claim's side of package
+// internal/admission, which holds rate limits, concurrency groups and
+// cost budgets), complete, retry, lease, heartbeat, timeout, dispatch,
+// resources, steps, stepjobs, statefields, waits, failure, continueasnew,
+// operate, history (rewind and fork), replay, sweep.
 //
 // Batches and chains (their rows, transitions, callback jobs and the
 // chain catch) live in package internal/batch; batches.go builds its

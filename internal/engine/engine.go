@@ -82,7 +82,7 @@ type Config struct {
 	MaxForEachItems int
 	// PHPBatchCallbacks is the queue on which batch callbacks and chain
 	// catch handlers that no worker of this process registered are handed
-	// to Queuety PHP (see batch.go); "" sends them to Go workers.
+	// to Queuety PHP (package batch); "" sends them to Go workers.
 	PHPBatchCallbacks string
 	// PHPWorkflowCallbacks is the queue on which compensations and cancel
 	// callbacks that no worker of this process registered are handed to

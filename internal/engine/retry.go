@@ -143,7 +143,7 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 		}
 	}
 	if final {
-		if err := e.jobBuried(ctx, tx, cj, row, msg, now); err != nil { // batch failure, chain catch (chain.go)
+		if err := e.jobBuried(ctx, tx, cj, row, msg, now); err != nil { // batch failure, chain catch (package batch)
 			return false, err
 		}
 	}
