@@ -53,7 +53,7 @@ func TestBatchTransitions(t *testing.T) {
 	ctx := context.Background()
 	wakes := 0
 	svc := batch.New(s, batch.Config{Clock: fixedClock{now}, WakeJobs: func() { wakes++ },
-		KnownCallback: func(name string) (string, bool) { return "cbq", name == "onCatch" }})
+		KnownCallback: func(name string) (string, bool) { return "cbq", name == "onCatch" || name == "onThen" }})
 
 	jobs := []*driver.Job{job("a", "q", "{}"), job("b", "q", "{}"), job("c", "q", "{}")}
 	id, err := svc.Insert(ctx, batch.Spec{Name: "nightly", Catch: "onCatch", Finally: "onFinally", Then: "onThen"}, jobs)
