@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -103,7 +103,7 @@ echo json_encode(['batch' => $b->id, 'chain' => $c]);`)
 	require.NoError(t, err)
 	require.Len(t, bridge, 4, "jobs handed to PHP: catch, then, finally, chain catch")
 	for _, j := range bridge {
-		assert.Equal(t, engine.HandlerPHPBatchCallback, j.Handler, "bridge job %d", j.ID)
+		assert.Equal(t, batch.HandlerPHPCallback, j.Handler, "bridge job %d", j.ID)
 	}
 	assert.Empty(t, readMarker(t, marker), "no PHP callback ran before PHP worked the queue")
 

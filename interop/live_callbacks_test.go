@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	batchpkg "github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/clientseam"
-	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -48,7 +48,7 @@ func TestLivePHPStaleRecoveryRetriesBridgeJob(t *testing.T) {
 	bridge, err := c.ListJobs(ctx, driver.JobFilter{Queue: "php-callbacks"})
 	require.NoError(t, err)
 	require.Len(t, bridge, 1, "the then callback handed to PHP")
-	require.Equal(t, engine.HandlerPHPBatchCallback, bridge[0].Handler, "bridge job handler")
+	require.Equal(t, batchpkg.HandlerPHPCallback, bridge[0].Handler, "bridge job handler")
 	id := bridge[0].ID
 
 	// A PHP worker claimed it (attempt 1) and died: the row stays

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -179,7 +180,7 @@ func WithPHPCallbacks(queue string) Option {
 type BatchBuilder struct {
 	c    *Client
 	jobs []JobRequest
-	spec engine.BatchSpec
+	spec batch.Spec
 }
 
 // NewBatch starts a batch of jobs (Queuety's create_batch). Each job keeps
@@ -338,7 +339,7 @@ func (c *Client) PruneBatches(ctx context.Context, olderThan time.Duration) (int
 	}
 }
 
-// batchWire is a batch row as engine.BatchObject writes it.
+// batchWire is a batch row as batch.Object writes it.
 type batchWire struct {
 	ID           int64           `json:"id"`
 	Name         *string         `json:"name"`
@@ -353,7 +354,7 @@ type batchWire struct {
 }
 
 func batchFromRow(row *queuetytype.Batch) (*Batch, error) {
-	return decodeBatch(engine.EncodeJSON(engine.BatchObject(row)))
+	return decodeBatch(engine.EncodeJSON(batch.Object(row)))
 }
 
 func batchFromPayload(p Payload) (*Batch, error) {

@@ -78,5 +78,5 @@ func (c *Client) PurgeLogs(ctx context.Context, olderThan time.Duration) (int64,
 // workflow schedule's handler is "__queuety_workflow:<key>". It returns
 // ErrNotFound when the handler has no schedule.
 func (c *Client) RemoveScheduleByHandler(ctx context.Context, handler string) (int64, error) {
-	return c.engine.RemoveScheduleByHandler(ctx, handler)
+	return c.engine.Schedules().RemoveByHandler(ctx, handler)
 }

@@ -80,21 +80,21 @@ func (c *Client) ResumeQueue(ctx context.Context, queue string) error {
 
 // RemoveSchedule deletes a schedule; jobs it dispatched are not touched.
 func (c *Client) RemoveSchedule(ctx context.Context, id int64) error {
-	return c.engine.RemoveSchedule(ctx, id)
+	return c.engine.Schedules().Remove(ctx, id)
 }
 
 // SetScheduleEnabled enables or disables a schedule. Enabling moves a
 // next run that lies in the past to the next slot after now, so a schedule
 // disabled for a while does not fire for the time it was off.
 func (c *Client) SetScheduleEnabled(ctx context.Context, id int64, enabled bool) error {
-	return c.engine.SetScheduleEnabled(ctx, id, enabled)
+	return c.engine.Schedules().SetEnabled(ctx, id, enabled)
 }
 
 // RunScheduleNow fires a schedule once now, outside its timetable (its
 // next run is unchanged), honouring its overlap policy. It returns the id
 // of the job or workflow it dispatched, or 0 when the policy held it back.
 func (c *Client) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
-	return c.engine.RunScheduleNow(ctx, id)
+	return c.engine.Schedules().RunNow(ctx, id)
 }
 
 // DescribeWorkflow reads a workflow with its jobs, logs, events, signals

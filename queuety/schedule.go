@@ -243,5 +243,5 @@ func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 	if b.def != nil {
 		b.s.Workflow = engine.EncodeJSON(b.def.engineDefinition().Encode())
 	}
-	return b.c.engine.SaveSchedule(ctx, b.s, b.enabledSet)
+	return b.c.engine.Schedules().Save(ctx, b.s, b.enabledSet)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
@@ -187,9 +188,9 @@ func TestEagerStepsFallBack(t *testing.T) {
 		"handler not registered": {offer: func(o *engine.EagerOffer) { o.Handlers = []string{"s1"} }},
 		"other queue":            {offer: func(o *engine.EagerOffer) { o.Queues = []string{"mail"} }},
 		"rate limit configured": {offer: func(o *engine.EagerOffer) {
-			o.Admission = engine.NewAdmission(engine.Limits{Rates: map[string]engine.Rate{"x": {Max: 1, Window: time.Second}}}, nil)
+			o.Admission = engine.NewAdmission(admission.Limits{Rates: map[string]engine.Rate{"x": {Max: 1, Window: time.Second}}}, nil)
 		}},
-		"cost budget configured": {offer: func(o *engine.EagerOffer) { o.Admission = engine.NewAdmission(engine.Limits{WorkerCost: 10}, nil) }},
+		"cost budget configured": {offer: func(o *engine.EagerOffer) { o.Admission = engine.NewAdmission(admission.Limits{WorkerCost: 10}, nil) }},
 		"rate-limited step":      {step2: []builder.StepOption{builder.Job(queuety.RateLimit(5, time.Second))}},
 		"delayed step":           {step2: []builder.StepOption{builder.Job(queuety.Delay(time.Minute))}},
 		"concurrency group":      {step2: []builder.StepOption{builder.Job(queuety.ConcurrencyGroup("g"))}},
@@ -228,7 +229,7 @@ func TestEagerStepsFallBack(t *testing.T) {
 					cs.between(t, c, wfID, queue)
 				}
 				offer := &engine.EagerOffer{Slots: 1, Queues: []string{queue}, Handlers: handlers,
-					Admission: engine.NewAdmission(engine.Limits{}, nil)}
+					Admission: engine.NewAdmission(admission.Limits{}, nil)}
 				if cs.offer != nil {
 					cs.offer(offer)
 				}

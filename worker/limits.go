@@ -3,19 +3,20 @@ package worker
 import (
 	"time"
 
+	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/internal/engine"
 )
 
 // limitsConfig collects the admission options.
 type limitsConfig struct {
 	set bool // l has its maps
-	l   engine.Limits
-	adm *engine.Admission // built by New
+	l   admission.Limits
+	adm *admission.Admission // built by New
 }
 
-func (c *config) limitsFor() *engine.Limits {
+func (c *config) limitsFor() *admission.Limits {
 	if !c.limits.set {
-		c.limits = limitsConfig{set: true, l: engine.Limits{Rates: map[string]engine.Rate{}, Groups: map[string]int{},
+		c.limits = limitsConfig{set: true, l: admission.Limits{Rates: map[string]engine.Rate{}, Groups: map[string]int{},
 			GroupCost: map[string]int{}, QueueCost: map[string]int{}}}
 	}
 	return &c.limits.l

@@ -154,7 +154,7 @@ const (
 func (w *Worker) nextTick(ctx context.Context) (time.Duration, error) {
 	idle := w.cfg.intervals.ScheduleIdle
 	wait := idle
-	due, ok, err := w.engine.NextScheduleDue(ctx)
+	due, ok, err := w.engine.Schedules().NextDue(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Warn("queuety: read next schedule due time", "err", err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -19,8 +20,8 @@ type ClaimRequest struct {
 	Handlers []string // handler names this worker can run
 	Limit    int      // at most this many jobs
 	// Admission, when set, holds the claim within rate limits,
-	// concurrency groups and cost budgets (see admission.go).
-	Admission *Admission
+	// concurrency groups and cost budgets (package admission).
+	Admission *admission.Admission
 
 	// ids, when set, restricts the claim to these jobs (the search for a
 	// row that makes claims fail, claimrows.go); Admission is then nil.
@@ -161,7 +162,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]*Claimed, error
 	if req.Limit <= 0 || len(req.Handlers) == 0 || len(req.Queues) == 0 {
 		return nil, nil
 	}
-	if req.Admission == nil || req.Admission.plain() {
+	if req.Admission == nil || req.Admission.Plain() {
 		return e.claims.claim(ctx, e, req)
 	}
 	return e.claimOnce(ctx, req)

@@ -92,7 +92,7 @@ func (cc *claimCombiner) claim(ctx context.Context, e *Engine, req ClaimRequest)
 	take := func(ts []*turn[ClaimRequest, []*Claimed]) int {
 		n, total := 0, 0
 		for _, t := range ts {
-			if n > 0 && (total+t.req.Limit > maxCombinedClaim || !(t.req.Admission == nil || t.req.Admission.plain())) {
+			if n > 0 && (total+t.req.Limit > maxCombinedClaim || !(t.req.Admission == nil || t.req.Admission.Plain())) {
 				break
 			}
 			n, total = n+1, total+t.req.Limit

@@ -2,7 +2,7 @@
 // recording results with attempt fencing, retries and backoff, leases and
 // heartbeats, activity and workflow timeouts, advancing workflows (state
 // merge, parallel joins, _next_step, signal waits, continue-as-new),
-// failure and expiry with their callbacks, schedules, and replaying,
+// failure and expiry with their callbacks, and replaying,
 // rewinding and forking a workflow. Every transition is one driver.Store
 // transaction.
 //
@@ -20,11 +20,22 @@
 // here, and the sweeps can change how they look for rows without touching
 // a rule.
 //
-// Files are split by concern: claim, admission (rate limits, concurrency
-// groups and cost budgets, checked by the claim), complete, retry, lease,
-// heartbeat, timeout, dispatch, resources, steps, stepjobs, statefields,
-// waits, failure, continueasnew, operate, schedule, history (rewind and
-// fork), replay, sweepsteps.
+// Files are split by concern: claim, admit (the claim's side of package
+// internal/admission, which holds rate limits, concurrency groups and
+// cost budgets), complete, retry, lease, heartbeat, timeout, dispatch,
+// resources, steps, stepjobs, statefields, waits, failure, continueasnew,
+// operate, history (rewind and fork), replay, sweepsteps (the transitions
+// the sweeps of internal/sweep hand each row to).
+//
+// Batches and chains (their rows, transitions, callback jobs and the
+// chain catch) live in package internal/batch; batches.go builds its
+// Service in New, turns batch and chain requests into rows, and calls its
+// transitions from the transactions that complete and bury jobs.
+//
+// Schedules (saving, operating, the tick's catch-up and overlap rules)
+// live in package internal/schedule; the engine builds its Service in New
+// with the transition a firing needs (schedules.go), and TickLocked hands
+// each due row the schedule sweep found to it.
 //
 // The read views (describing a workflow, exporting and tracing its
 // history, the state after a step) live in package internal/readview,

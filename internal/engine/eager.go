@@ -24,6 +24,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -41,7 +42,7 @@ type EagerOffer struct {
 	Handlers []string
 	// Admission is the worker's admission; a worker with limits
 	// configured, or a handler with a learned rate limit, takes nothing.
-	Admission *Admission
+	Admission *admission.Admission
 }
 
 // CompleteStepsEager is CompleteSteps, and returns the next steps' jobs
@@ -68,7 +69,7 @@ type eagerPicker struct {
 }
 
 func newEagerPicker(offer *EagerOffer) *eagerPicker {
-	if offer == nil || offer.Slots <= 0 || !offer.Admission.allowsEager() {
+	if offer == nil || offer.Slots <= 0 || !offer.Admission.AllowsEager() {
 		return nil
 	}
 	return &eagerPicker{offer: offer}
@@ -103,7 +104,7 @@ func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([
 	token := newClaimToken()
 	for _, c := range p.cands {
 		j := c.job
-		if j.AvailableAt.After(now) || workflowExpired(c.wf, now) != "" || p.offer.Admission.learnedRate(j.Handler) {
+		if j.AvailableAt.After(now) || workflowExpired(c.wf, now) != "" || p.offer.Admission.LearnedRate(j.Handler) {
 			continue
 		}
 		if kind, _ := claimTimeout(j, now); kind != "" {
@@ -158,25 +159,4 @@ func pausedQueues(ctx context.Context, tx driver.Tx) (map[string]bool, error) {
 		}
 	}
 	return paused, nil
-}
-
-// allowsEager reports whether a worker with this admission may take
-// jobs without a claim: only when it has no limits configured (a nil
-// admission has none).
-func (a *Admission) allowsEager() bool {
-	if a == nil {
-		return true
-	}
-	l := a.limits
-	return len(l.Rates) == 0 && len(l.Groups) == 0 && len(l.GroupCost) == 0 && len(l.QueueCost) == 0 && l.WorkerCost <= 0
-}
-
-// learnedRate reports whether the admission learned a rate limit for
-// handler h from a claimed job.
-func (a *Admission) learnedRate(h string) bool {
-	if a == nil {
-		return false
-	}
-	_, ok := a.rate(h)
-	return ok
 }

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -32,10 +34,11 @@ type Engine struct {
 	// completions that workers make at the same time (combine.go).
 	claims      claimCombiner
 	completions completionCombiner
-	wakes       *wakeHub         // new jobs: see wake.go
-	schedWakes  *wakeHub         // saved schedules
-	obs         observe.Observer // nil: no instrumentation
-	batches     batchKnowers
+	wakes       *wakeHub          // new jobs: see wake.go
+	schedWakes  *wakeHub          // saved schedules
+	obs         observe.Observer  // nil: no instrumentation
+	batches     *batch.Service    // batches and chains (batches.go)
+	schedules   *schedule.Service // saved schedules and their tick (schedules.go)
 	// overrun is where the overrun sweep (internal/sweep) stopped.
 	overrun SweepCursor
 }
@@ -76,7 +79,7 @@ type Config struct {
 	MaxForEachItems int
 	// PHPBatchCallbacks is the queue on which batch callbacks and chain
 	// catch handlers that no worker of this process registered are handed
-	// to Queuety PHP (see batch.go); "" sends them to Go workers.
+	// to Queuety PHP (package batch); "" sends them to Go workers.
 	PHPBatchCallbacks string
 	// PHPWorkflowCallbacks is the queue on which compensations and cancel
 	// callbacks that no worker of this process registered are handed to
@@ -108,7 +111,10 @@ func New(store driver.Store, cfg Config) *Engine {
 	if cfg.MaxForEachItems == 0 {
 		cfg.MaxForEachItems = DefaultMaxForEachItems
 	}
-	return &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	e.schedules = e.newSchedules()
+	e.batches = e.newBatches()
+	return e
 }
 
 // Observer returns the engine's observer, nil when there is none.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
@@ -142,7 +143,7 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 		}
 	}
 	if final {
-		if err := e.jobBuried(ctx, tx, cj, row, msg, now); err != nil { // batch failure, chain catch (chain.go)
+		if err := e.jobBuried(ctx, tx, cj, row, msg, now); err != nil { // batch failure, chain catch (package batch)
 			return false, err
 		}
 	}
@@ -176,7 +177,7 @@ func callbackFailed(cj *Claimed, cause error) bool {
 // (__queuety_callback) with its kind, a callback handed to Queuety PHP is
 // a job for the bridge class.
 func isCallbackJob(cj *Claimed) bool {
-	if cj.Job.Handler == HandlerPHPBatchCallback || cj.Job.Handler == HandlerPHPWorkflowCallback {
+	if cj.Job.Handler == batch.HandlerPHPCallback || cj.Job.Handler == HandlerPHPWorkflowCallback {
 		return true
 	}
 	if cj.payload == nil {

@@ -4,15 +4,16 @@ import (
 	"math"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/phpjson"
 )
 
 // Reserved payload keys. Queuety PHP writes and strips the first two; the
 // third is the Go engine's marker on deadline and cancel callback jobs.
 const (
-	runtimeKey   = "__queuety_runtime"
-	chainKey     = "__chain_catch"
-	callbackKey  = "__queuety_callback"
+	runtimeKey   = batch.RuntimeKey
+	chainKey     = batch.ChainKey
+	callbackKey  = batch.CallbackKey
 	forEachKey   = "__for_each"
 	stepIndexKey = "step_index"
 )

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -65,20 +66,16 @@ func (e *Engine) TimeOutWaitLocked(ctx context.Context, tx driver.Tx, wf *driver
 }
 
 // TickNotes collects what the ticks of one schedule-tick transaction noted
-// beside their firings: slots a catch-up policy merged or skipped, and
-// whether a CatchUpAll schedule still has due slots. Reset it when the
+// beside their firings (package internal/schedule). Reset it when the
 // transaction starts (it may run again).
-type TickNotes struct{ n tickNotes }
-
-// Reset empties the notes for a new attempt of the transaction.
-func (t *TickNotes) Reset() { t.n = tickNotes{missed: t.n.missed[:0]} }
+type TickNotes = schedule.TickNotes
 
 // TickLocked fires schedule s, locked by the caller, if it is due at now,
 // with a compare-and-set on next_run, and records what it noted in notes.
 // It returns how many jobs or workflows it dispatched and whether it moved
 // the schedule on.
 func (e *Engine) TickLocked(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, notes *TickNotes) (int, bool, error) {
-	return e.tickOne(ctx, tx, s, now, &runState{}, &notes.n)
+	return e.schedules.TickOne(ctx, tx, s, now, notes)
 }
 
 // TickCommitted finishes a schedule tick after its transaction committed
@@ -87,13 +84,7 @@ func (e *Engine) TickLocked(ctx context.Context, tx driver.Tx, s *driver.Schedul
 // and returns the tick's report; more is whether the sweep found a full
 // batch of due schedules that it moved on.
 func (e *Engine) TickCommitted(fired int, more bool, notes *TickNotes) ScheduleTick {
-	r := ScheduleTick{Fired: fired, More: more || notes.n.backlog}
-	for _, m := range notes.n.missed {
-		r.Missed += m.slots
-		e.log.Warn("queuety: schedule slots missed: the tick came after more than one of them",
-			"schedule_id", m.id, "handler", m.handler, "catch_up", string(m.policy), "missed", m.slots, "fired", m.fired,
-			"first_due", m.first.UTC().Format(time.RFC3339), "ticked_at", m.at.UTC().Format(time.RFC3339))
-	}
+	r := ScheduleTick{Fired: fired, More: more || notes.Backlog(), Missed: e.schedules.LogMissed(notes)}
 	if fired > 0 {
 		e.wake() // the dispatched jobs start without a poll
 	}

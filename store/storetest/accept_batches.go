@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
@@ -433,7 +434,7 @@ func testBatchPHPBridge(t *testing.T, e *Env) {
 		bridge[0], bridge[1] = bridge[1], bridge[0]
 	}
 	for _, j := range bridge {
-		assert.Equal(t, engine.HandlerPHPBatchCallback, j.Handler, "bridge job handler")
+		assert.Equal(t, batch.HandlerPHPCallback, j.Handler, "bridge job handler")
 		assert.Equal(t, queuetytype.JobPending, j.Status, "bridge job status")
 		assert.Equal(t, 3, j.MaxAttempts, "bridge job max_attempts (for a worker that dies running it)")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -221,9 +222,9 @@ func testCallbackBridgeDied(t *testing.T, e *Env) {
 	w.HandleJob("import_row", func(context.Context, queuety.Payload) error { return nil })
 	e.Drain(w)
 	bridge := e.OneJob(driver.JobFilter{Queue: "php"})
-	require.Equal(t, engine.HandlerPHPBatchCallback, bridge.Handler, "bridge job")
+	require.Equal(t, batch.HandlerPHPCallback, bridge.Handler, "bridge job")
 	assert.Contains(t, string(bridge.Payload), `"__queuety_runtime":{"max_attempts":`, "bridge payload")
-	dead := e.dieWith("php", engine.HandlerPHPBatchCallback)
+	dead := e.dieWith("php", batch.HandlerPHPCallback)
 	j := e.Job(dead.Job.ID)
 	assert.Equal(t, 1, j.Attempts, "the dead attempt counts")
 	assert.Greater(t, j.MaxAttempts, j.Attempts, "attempts left for the bridge job")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
@@ -338,7 +339,7 @@ func testAdmissionUnclaim(t *testing.T, e *Env) {
 	running := e.ClaimOne("solo") // a claim without admission (another engine's worker)
 	require.Equal(t, first, running[0].Job.ID, "the first job runs")
 	before := e.Job(second)
-	adm := engine.NewAdmission(engine.Limits{}, nil)
+	adm := engine.NewAdmission(admission.Limits{}, nil)
 	e.Clock.Advance(3 * time.Second)
 	got, err := e.eng.Claim(e.Ctx, engine.ClaimRequest{Queues: []string{queuetytype.DefaultQueue},
 		Handlers: []string{"solo"}, Limit: 10, Admission: adm})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/internal/sweep"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -146,7 +147,7 @@ func testCatchUpAllBacklog(t *testing.T, e *Env) {
 	id := e.save(e.C.Schedule("minutely_all", nil).Every(time.Minute).CatchUp(driver.CatchUpAll)) // first slot 03:05:05
 	e.Clock.Advance(150 * time.Minute)                                                            // 05:34:05: slots 03:05:05 .. 05:34:05 missed
 	first := e.tickReport()
-	assert.Equal(t, engine.MaxCatchUp, first.Fired, "firings of the first tick")
+	assert.Equal(t, schedule.MaxCatchUp, first.Fired, "firings of the first tick")
 	assert.True(t, first.More, "the first tick reports more to fire")
 	assert.Zero(t, first.Missed, "slots missed")
 	assert.Equal(t, time.Date(2030, 1, 2, 4, 45, 5, 0, time.UTC), e.schedule(id).NextRun, "next_run: the first slot not fired yet")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
@@ -31,14 +32,14 @@ func benchClaimAdmission(b *testing.B, h Harness) {
 	for _, v := range []struct {
 		name string
 		opts []queuety.JobOption
-		adm  func() *engine.Admission
+		adm  func() *admission.Admission
 	}{
-		{"Plain", nil, func() *engine.Admission { return nil }},
-		{"NoLimits", nil, func() *engine.Admission { return engine.NewAdmission(engine.Limits{}, nil) }},
+		{"Plain", nil, func() *admission.Admission { return nil }},
+		{"NoLimits", nil, func() *admission.Admission { return engine.NewAdmission(admission.Limits{}, nil) }},
 		{"Grouped", []queuety.JobOption{queuety.ConcurrencyGroup("bench"), queuety.ConcurrencyLimit(60000)},
-			func() *engine.Admission { return engine.NewAdmission(engine.Limits{}, nil) }},
-		{"RateLimited", nil, func() *engine.Admission {
-			return engine.NewAdmission(engine.Limits{Rates: map[string]engine.Rate{"claim": {Max: 10_000_000, Window: time.Second}}}, nil)
+			func() *admission.Admission { return engine.NewAdmission(admission.Limits{}, nil) }},
+		{"RateLimited", nil, func() *admission.Admission {
+			return engine.NewAdmission(admission.Limits{Rates: map[string]engine.Rate{"claim": {Max: 10_000_000, Window: time.Second}}}, nil)
 		}},
 	} {
 		b.Run(v.name, func(b *testing.B) {

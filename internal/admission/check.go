@@ -1,4 +1,4 @@
-package engine
+package admission
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func (a *Admission) foreignStarts(ctx context.Context, tx driver.Tx, h string, r
 		return c.times, nil
 	}
 	// s > now - window - 1s, for whole seconds s.
-	since := floorSecond(now.Add(-rate.Window - time.Second)).Add(time.Second)
+	since := now.Add(-rate.Window - time.Second).UTC().Truncate(time.Second).Add(time.Second)
 	times, err := tx.RateForeignStarts(ctx, h, since, rate.Max+1)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (r *admitRun) admit(ctx context.Context, got []*driver.Job) ([]*driver.Job,
 		if _, ok := a.rate(j.Handler); ok {
 			continue
 		}
-		if rt, ok := runtimeRate(j.Payload); ok && a.learn(j.Handler, rt) {
+		if rt, ok := a.runtimeRate(j.Payload); ok && a.learn(j.Handler, rt) {
 			learnedNow = append(learnedNow, j.Handler)
 		}
 	}
@@ -267,4 +267,14 @@ func sub(m map[string]driver.UsageCount, k string, cost int) {
 	c.Jobs = max(c.Jobs-1, 0)
 	c.Cost = max(c.Cost-cost, 0)
 	m[k] = c
+}
+
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -1,4 +1,4 @@
-package engine
+package batch
 
 // This file runs Queuety's batches (BatchBuilder, BatchManager): a batch
 // row counts its jobs down, and its then/catch/finally callbacks fire
@@ -39,7 +39,7 @@ package engine
 //
 // Transitions Queuety PHP makes (its workers finish the batch) fire PHP
 // callback classes in PHP and skip names that are not classes there. A
-// Go sweep (internal/sweep's ForeignBatches), and the next Go transition of the
+// Go sweep (RunForeignBatchCallbacks), and the next Go transition of the
 // same batch, find such events by their missing event row and enqueue the
 // callbacks this process registered, once.
 
@@ -47,12 +47,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
-	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -64,16 +65,16 @@ const (
 	BatchEventCancel  = "cancel"
 )
 
-// HandlerPHPBatchCallback is the PHP class a Go engine hands PHP batch
+// HandlerPHPCallback is the PHP class a Go engine hands PHP batch
 // callbacks and chain catch handlers to (see php/ in this repository).
-const HandlerPHPBatchCallback = `QueuetyGo\BatchCallback`
+const HandlerPHPCallback = `QueuetyGo\BatchCallback`
 
-// BatchLookback is how far back in finished_at the batch sweep looks for
+// Lookback is how far back in finished_at the batch sweep looks for
 // batches another engine finished.
-const BatchLookback = 24 * time.Hour
+const Lookback = 24 * time.Hour
 
-// BatchSpec is a batch's header: Queuety's BatchBuilder settings.
-type BatchSpec struct {
+// Spec is a batch's header: Queuety's BatchBuilder settings.
+type Spec struct {
 	Name          string // "" for none (NULL)
 	Queue         string // the jobs' queue unless a job names its own ("" = default)
 	Then          string // callback names; "" for none
@@ -82,9 +83,21 @@ type BatchSpec struct {
 	AllowFailures bool
 }
 
+// Check checks a batch of n jobs with this header: a batch needs at least
+// one job, and its name fits its column.
+func (s Spec) Check(n int) error {
+	if n == 0 {
+		return fmt.Errorf("queuety: dispatch batch: %w", invalidf("a batch needs at least one job"))
+	}
+	if len(s.Name) > 255 {
+		return fmt.Errorf("queuety: dispatch batch: %w", invalidf("batch name is longer than 255 characters"))
+	}
+	return nil
+}
+
 // options encodes the options column as BatchBuilder::dispatch does:
 // then, catch, finally, allow_failures, only those set ("[]" when none).
-func (s BatchSpec) options() []byte {
+func (s Spec) options() []byte {
 	o := phpjson.NewObject()
 	for _, kv := range [][2]string{{"then", s.Then}, {"catch", s.Catch}, {"finally", s.Finally}} {
 		if kv[1] != "" {
@@ -94,80 +107,123 @@ func (s BatchSpec) options() []byte {
 	if s.AllowFailures {
 		o.Set("allow_failures", true)
 	}
-	return EncodeJSON(o)
+	return encodeJSON(o)
 }
 
-// batchKnowers holds the batches the sweep moves past.
-type batchKnowers struct {
-	mu    sync.RWMutex
-	skips map[int64]time.Time
+// Config holds what a Service needs beside its store. Zero fields take the
+// defaults named on each field.
+type Config struct {
+	// Clock tells the time (default: the system clock in UTC).
+	Clock Clock
+	// Logger receives warnings (default slog.Default()).
+	Logger *slog.Logger
+	// KnownCallback reports whether a worker of this process runs the
+	// batch callback or chain catch handler name, and the queue that
+	// worker polls (default: none is known).
+	KnownCallback func(name string) (queue string, known bool)
+	// PHPCallbacks is the queue on which callbacks no worker of this
+	// process registered are handed to Queuety PHP's bridge class; ""
+	// sends them to Go workers.
+	PHPCallbacks string
+	// BridgeRuntime returns the __queuety_runtime object of a job for the
+	// PHP bridge class (default: none).
+	BridgeRuntime func() *phpjson.Object
+	// CallbackAttempts is the attempt limit of a callback job (default
+	// queuetytype.DefaultMaxAttempts).
+	CallbackAttempts int
+	// Handoff is how long after a batch finished a Go worker leaves a
+	// callback it does not have to the worker that has it (default
+	// queuetytype.DefaultDeadlineHandoff).
+	Handoff time.Duration
+	// WakeJobs is called after a batch's or chain's jobs committed, so
+	// claim loops start them without a poll (default: nothing).
+	WakeJobs func()
 }
 
-// knowsBatch reports whether a worker of this process runs the callback,
-// and the queue that worker polls.
-func (e *Engine) knowsBatch(name string) (queue string, known bool) {
-	h, _ := e.findWorker(func(w *WorkerHandlers) bool { return w.BatchCallback != nil && w.BatchCallback(name) })
-	if h == nil {
-		return "", false
-	}
-	return orDefault(h.Queue, DefaultQueue), true
+// Clock tells the batches the time.
+type Clock interface {
+	Now() time.Time
 }
 
-// hasBatchWorkers reports whether this process has workers at all.
-func (e *Engine) hasBatchWorkers() bool {
-	_, anyWorker := e.findWorker(func(*WorkerHandlers) bool { return false })
-	return anyWorker
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now().UTC() }
+
+// Service writes batches and chains and runs their transitions. It is safe
+// for concurrent use.
+type Service struct {
+	store driver.Store
+	cfg   Config
+	skips skipSet
 }
 
-// DispatchBatch writes a batch row and its jobs in one transaction, in
-// Queuety's order (the batch row, then the jobs in order), and returns the
-// batch id and the job ids. A job without a queue of its own goes on the
-// spec's queue. A batch needs at least one job.
-func (e *Engine) DispatchBatch(ctx context.Context, spec BatchSpec, reqs []JobRequest) (int64, []int64, error) {
-	if len(reqs) == 0 {
-		return 0, nil, fmt.Errorf("queuety: dispatch batch: %w", invalidf("a batch needs at least one job"))
+// New returns the batches and chains of store.
+func New(store driver.Store, cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
 	}
-	if len(spec.Name) > 255 {
-		return 0, nil, fmt.Errorf("queuety: dispatch batch: %w", invalidf("batch name is longer than 255 characters"))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
-	for _, cb := range []string{spec.Then, spec.Catch, spec.Finally} {
-		if cb != "" {
-			if err := ValidateHandlerName(cb); err != nil {
-				return 0, nil, fmt.Errorf("queuety: dispatch batch: callback: %w", err)
-			}
-		}
+	if cfg.KnownCallback == nil {
+		cfg.KnownCallback = func(string) (string, bool) { return "", false }
 	}
-	jobs := make([]*driver.Job, len(reqs))
-	for i, r := range reqs {
-		if r.Spec.Queue == "" {
-			r.Spec.Queue = spec.Queue
-		}
-		if r.Spec.Unique {
-			return 0, nil, fmt.Errorf("queuety: dispatch batch job %d: %w", i, invalidf("Unique is not supported in a batch"))
-		}
-		job, err := e.buildJob(r)
-		if err != nil {
-			return 0, nil, fmt.Errorf("queuety: dispatch batch job %d: %w", i, err)
-		}
-		jobs[i] = job
+	if cfg.BridgeRuntime == nil {
+		cfg.BridgeRuntime = phpjson.NewObject
+	}
+	if cfg.CallbackAttempts <= 0 {
+		cfg.CallbackAttempts = queuetytype.DefaultMaxAttempts
+	}
+	if cfg.Handoff <= 0 {
+		cfg.Handoff = queuetytype.DefaultDeadlineHandoff
+	}
+	if cfg.WakeJobs == nil {
+		cfg.WakeJobs = func() {}
+	}
+	return &Service{store: store, cfg: cfg}
+}
+
+// floorSecond truncates t to the whole second (Queuety's DATETIME columns
+// have second precision).
+func floorSecond(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// insertChunk is how many jobs one multi-row insert writes.
+const insertChunk = 500
+
+// Insert writes a batch row and its jobs, built from their requests by
+// the engine, in one transaction, in Queuety's order (the batch row, then
+// the jobs in order), sets the jobs' ids and returns the batch id. A
+// batch needs at least one job.
+func (e *Service) Insert(ctx context.Context, spec Spec, jobs []*driver.Job) (int64, error) {
+	if err := spec.Check(len(jobs)); err != nil {
+		return 0, err
 	}
 	b := &driver.Batch{Name: spec.Name, TotalJobs: len(jobs), PendingJobs: len(jobs), FailedJobIDs: []byte("[]"), Options: spec.options()}
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		b.ID = 0
-		b.CreatedAt = floorSecond(e.clock.Now())
+		b.CreatedAt = floorSecond(e.cfg.Clock.Now())
 		if err := tx.BatchInsert(ctx, b); err != nil {
 			return err
 		}
 		for _, j := range jobs {
-			j.BatchID = b.ID
+			j.ID, j.BatchID = 0, b.ID // InTx may run this again
 		}
-		return insertJobs(ctx, tx, jobs, make([]bool, len(jobs)))
+		for start := 0; start < len(jobs); start += insertChunk {
+			if err := tx.JobInsert(ctx, jobs[start:min(start+insertChunk, len(jobs))]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return 0, nil, fmt.Errorf("queuety: dispatch batch: %w", err)
+		return 0, fmt.Errorf("queuety: dispatch batch: %w", err)
 	}
-	e.wake()
-	return b.ID, jobIDs(jobs), nil
+	e.cfg.WakeJobs()
+	return b.ID, nil
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", driver.ErrInvalidArgument, fmt.Sprintf(format, args...))
 }
 
 // batchRow is a locked batch row being changed, with its decoded JSON.
@@ -182,7 +238,7 @@ type batchRow struct {
 
 func newBatchRow(b *driver.Batch) *batchRow {
 	br := &batchRow{row: b, opts: phpjson.NewObject()}
-	if o, err := DecodeObject("batch options", b.Options); err == nil {
+	if o, err := decodeObject("batch options", b.Options); err == nil {
 		br.opts = o
 	}
 	if v, err := phpjson.Decode(b.FailedJobIDs); err == nil {
@@ -230,7 +286,7 @@ func (br *batchRow) fail(jobID int64, now time.Time) {
 	for i, id := range br.failedIDs {
 		ids[i] = id
 	}
-	b.FailedJobIDs = EncodeJSON(ids)
+	b.FailedJobIDs = encodeJSON(ids)
 	br.changed = true
 	if first {
 		br.events = append(br.events, BatchEventCatch)
@@ -253,15 +309,15 @@ func (br *batchRow) callback(event string) string {
 	return strField(br.opts, key)
 }
 
-// batchJobsCompleted records completed plain jobs on their batches: the
-// batches are locked in id order with one statement, and each one gets
-// one record_completion per job.
-func (e *Engine) batchJobsCompleted(ctx context.Context, tx driver.Tx, results []*Result, now time.Time) error {
+// JobsCompleted records completed jobs on their batches, in the
+// transaction that completed them: the batches are locked in id order with
+// one statement, and each one gets one record_completion per job. Jobs of
+// no batch, and workflow step jobs, are passed over.
+func (e *Service) JobsCompleted(ctx context.Context, tx driver.Tx, jobs []*driver.Job, now time.Time) error {
 	count := map[int64]int{}
 	queue := map[int64]string{}
 	var ids []int64
-	for _, r := range results {
-		j := r.Claimed.Job
+	for _, j := range jobs {
 		if j.BatchID == 0 || j.WorkflowID != 0 {
 			continue
 		}
@@ -292,14 +348,13 @@ func (e *Engine) batchJobsCompleted(ctx context.Context, tx driver.Tx, results [
 	return nil
 }
 
-// batchJobBuried records a buried plain job on its batch
-// (record_failure).
-func (e *Engine) batchJobBuried(ctx context.Context, tx driver.Tx, row *driver.Job, now time.Time) error {
+// jobBuried records a buried plain job on its batch (record_failure).
+func (e *Service) jobBuried(ctx context.Context, tx driver.Tx, row *driver.Job, now time.Time) error {
 	if row.BatchID == 0 || row.WorkflowID != 0 {
 		return nil
 	}
 	b, err := tx.BatchGet(ctx, row.BatchID, driver.LockUpdate)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, queuetytype.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -311,16 +366,16 @@ func (e *Engine) batchJobBuried(ctx context.Context, tx driver.Tx, row *driver.J
 	return e.saveBatch(ctx, tx, br, now)
 }
 
-// CancelBatch cancels a batch as BatchManager::cancel does: cancelled_at
+// Cancel cancels a batch as BatchManager::cancel does: cancelled_at
 // and finished_at are set, once, and the finally callback fires. Its
 // pending jobs are left as they are: they still run, and change nothing
 // on the batch. It reports whether the batch was cancelled now (false when
-// it was cancelled before), and ErrNotFound for a missing batch.
-func (e *Engine) CancelBatch(ctx context.Context, id int64) (bool, error) {
+// it was cancelled before), and queuetytype.ErrNotFound for a missing batch.
+func (e *Service) Cancel(ctx context.Context, id int64) (bool, error) {
 	var done bool
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		done = false
-		now := e.clock.Now()
+		now := e.cfg.Clock.Now()
 		b, err := tx.BatchGet(ctx, id, driver.LockUpdate)
 		if err != nil {
 			return err
@@ -342,7 +397,7 @@ func (e *Engine) CancelBatch(ctx context.Context, id int64) (bool, error) {
 
 // saveBatch writes a changed batch row and, when its transition fired
 // events, settles them (settleBatch).
-func (e *Engine) saveBatch(ctx context.Context, tx driver.Tx, br *batchRow, now time.Time) error {
+func (e *Service) saveBatch(ctx context.Context, tx driver.Tx, br *batchRow, now time.Time) error {
 	if !br.changed {
 		return nil
 	}
@@ -376,6 +431,52 @@ func (br *batchRow) dueEvents() []string {
 	return out
 }
 
+// SettleForeign settles batch b, locked by the batch sweep in tx, whose
+// last transition another engine made: see settleBatch. It returns how
+// many callback jobs it enqueued.
+func (e *Service) SettleForeign(ctx context.Context, tx driver.Tx, b *driver.Batch, now time.Time) (int, error) {
+	return e.settleBatch(ctx, tx, newBatchRow(b), now)
+}
+
+// Skips returns the batches the sweep moves past: those left to another
+// worker within the last handoff period.
+func (e *Service) Skips(now time.Time) []int64 { return e.skips.list(now, e.cfg.Handoff) }
+
+// skipSet holds the batches the sweep moves past, with when each was left.
+type skipSet struct {
+	mu  sync.Mutex
+	ids map[int64]time.Time
+}
+
+// list returns the batches left within the last handoff period, and
+// forgets the others.
+func (s *skipSet) list(now time.Time, handoff time.Duration) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []int64
+	for id, at := range s.ids {
+		if !now.Before(at.Add(handoff)) {
+			delete(s.ids, id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// add notes that the batch was left to another worker at now, unless it
+// was already.
+func (s *skipSet) add(id int64, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids = map[int64]time.Time{}
+	}
+	if _, ok := s.ids[id]; !ok {
+		s.ids[id] = now
+	}
+}
+
 // settleBatch enqueues the callbacks of the batch's due events that have
 // no event row yet, in Queuety's order, and records them: the events this
 // transaction fired (br.events) go where callbackRoute says; the others,
@@ -383,7 +484,7 @@ func (br *batchRow) dueEvents() []string {
 // callbacks (a PHP callback class ran in PHP already), and are left to
 // other workers for the handoff otherwise. It runs under the batch's row
 // lock and returns how many callback jobs it enqueued.
-func (e *Engine) settleBatch(ctx context.Context, tx driver.Tx, br *batchRow, now time.Time) (int, error) {
+func (e *Service) settleBatch(ctx context.Context, tx driver.Tx, br *batchRow, now time.Time) (int, error) {
 	b := br.row
 	have, err := tx.BatchEventList(ctx, []int64{b.ID})
 	if err != nil {
@@ -406,14 +507,14 @@ func (e *Engine) settleBatch(ctx context.Context, tx driver.Tx, br *batchRow, no
 		}
 		name := br.callback(event)
 		rec := &driver.BatchEvent{BatchID: b.ID, Event: event, Callback: name, CreatedAt: now}
-		_, known := e.knowsBatch(name)
+		_, known := e.cfg.KnownCallback(name)
 		if name != "" && !own[event] && !known {
 			// Another engine made this transition and the callback is not
 			// a Go callback of this process: Queuety PHP ran it if it is a
 			// PHP class, or another Go worker has it. After the handoff
 			// the event is recorded as left to them.
-			if b.FinishedAt.IsZero() || now.Before(b.FinishedAt.Add(e.batchHandoff())) {
-				e.skipBatch(b.ID, now)
+			if b.FinishedAt.IsZero() || now.Before(b.FinishedAt.Add(e.cfg.Handoff)) {
+				e.skips.add(b.ID, now)
 				if len(br.events) == 0 && event != BatchEventCatch {
 					break // a sweep settles then before finally, finally before cancel
 				}
@@ -433,7 +534,7 @@ func (e *Engine) settleBatch(ctx context.Context, tx driver.Tx, br *batchRow, no
 				return 0, err
 			}
 			rec.JobID, rec.Runtime = job.ID, "go"
-			if job.Handler == HandlerPHPBatchCallback {
+			if job.Handler == HandlerPHPCallback {
 				rec.Runtime = "php"
 			}
 			n++
@@ -448,7 +549,7 @@ func (e *Engine) settleBatch(ctx context.Context, tx driver.Tx, br *batchRow, no
 func batchQueue(ctx context.Context, tx driver.Tx, batchID int64) (string, error) {
 	counts, err := tx.BatchJobCounts(ctx, batchID)
 	if err != nil || len(counts) == 0 {
-		return DefaultQueue, err
+		return queuetytype.DefaultQueue, err
 	}
 	return counts[0].Queue, nil
 }
@@ -457,12 +558,12 @@ func batchQueue(ctx context.Context, tx driver.Tx, batchID int64) (string, error
 // a worker of this process that registered it; else, with a PHP bridge
 // queue, to Queuety PHP (php true); else to fallback, for whichever Go
 // worker has it.
-func (e *Engine) callbackRoute(name, fallback string) (queue string, php bool) {
-	if q, known := e.knowsBatch(name); known {
+func (e *Service) callbackRoute(name, fallback string) (queue string, php bool) {
+	if q, known := e.cfg.KnownCallback(name); known {
 		return q, false
 	}
-	if e.cfg.PHPBatchCallbacks != "" {
-		return e.cfg.PHPBatchCallbacks, true
+	if e.cfg.PHPCallbacks != "" {
+		return e.cfg.PHPCallbacks, true
 	}
 	return fallback, false
 }
@@ -472,30 +573,30 @@ func (e *Engine) callbackRoute(name, fallback string) (queue string, php bool) {
 // for Queuety PHP's bridge class. Queuety calls a callback once and ignores
 // its errors: a callback job that fails is buried, and only a worker's
 // death gives it another of its callbackAttempts (see callbackFailed).
-func (e *Engine) batchCallbackJob(br *batchRow, event, name, fallback string, now time.Time) *driver.Job {
+func (e *Service) batchCallbackJob(br *batchRow, event, name, fallback string, now time.Time) *driver.Job {
 	b := br.row
 	payload := phpjson.NewObject()
 	handler := name
 	queue, php := e.callbackRoute(name, fallback)
 	if php {
-		handler = HandlerPHPBatchCallback
+		handler = HandlerPHPCallback
 		payload.Set("batch_id", b.ID)
 		payload.Set("type", callbackType(event))
 		payload.Set("callback", name) // for operators: the bridge reads the batch's options
 		payload.Set("batch", phpBatchRow(b))
-		payload.Set(runtimeKey, callbackRuntime())
+		payload.Set(RuntimeKey, e.cfg.BridgeRuntime())
 	} else {
 		payload.Set("batch_id", b.ID)
 		payload.Set("event", event)
-		payload.Set("batch", BatchObject(b))
+		payload.Set("batch", Object(b))
 		marker := phpjson.NewObject()
 		marker.Set("kind", "batch")
 		marker.Set("batch_id", b.ID)
 		marker.Set("event", event)
-		payload.Set(callbackKey, marker)
+		payload.Set(CallbackKey, marker)
 	}
 	return &driver.Job{
-		Queue: queue, Handler: handler, Payload: EncodeJSON(payload), Status: driver.JobPending, MaxAttempts: callbackAttempts,
+		Queue: queue, Handler: handler, Payload: encodeJSON(payload), Status: driver.JobPending, MaxAttempts: e.cfg.CallbackAttempts,
 		AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
 	}
 }
@@ -514,19 +615,23 @@ func callbackType(event string) string {
 // bridge hands the callback the batch as it was right after the
 // transition, as BatchManager::fire_callback does.
 func phpBatchRow(b *driver.Batch) *phpjson.Object {
-	o := BatchObject(b)
+	o := Object(b)
 	o.Set("failed_job_ids", string(b.FailedJobIDs))
 	o.Set("options", string(b.Options))
 	return o
 }
 
-// BatchObject is a batch row as a JSON object, as Go batch callbacks
+// Object is a batch row as a JSON object, as Go batch callbacks
 // receive it: the columns by name, JSON columns decoded, times as stored
 // ("2006-01-02 15:04:05", null when unset).
-func BatchObject(b *driver.Batch) *phpjson.Object {
+func Object(b *driver.Batch) *phpjson.Object {
 	o := phpjson.NewObject()
 	o.Set("id", b.ID)
-	o.Set("name", workflowdef.NilIfEmpty(b.Name))
+	if b.Name == "" {
+		o.Set("name", nil)
+	} else {
+		o.Set("name", b.Name)
+	}
 	o.Set("total_jobs", int64(b.TotalJobs))
 	o.Set("pending_jobs", int64(b.PendingJobs))
 	o.Set("failed_jobs", int64(b.FailedJobs))
@@ -535,7 +640,7 @@ func BatchObject(b *driver.Batch) *phpjson.Object {
 		ids = []any{}
 	}
 	o.Set("failed_job_ids", ids)
-	opts, err := DecodeObject("batch options", b.Options)
+	opts, err := decodeObject("batch options", b.Options)
 	if err != nil {
 		opts = phpjson.NewObject()
 	}

@@ -1,31 +1,117 @@
-package engine
+package schedule
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/schedexpr"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
+
+// Clock tells the schedules the time: every next run, last run and
+// firing time they write.
+type Clock interface {
+	Now() time.Time
+}
+
+// StartWorkflow starts, in tx, the workflow that workflow schedule s
+// fires for slot at now, and returns its id. It decodes the stored
+// definition and payload, gives the workflow the idempotency key
+// FiringKey returns, and inserts it; an error the row itself causes (an
+// unreadable definition or payload) is wrapped with Unreadable.
+type StartWorkflow func(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time) (int64, error)
+
+// Config holds what a Service needs beside its store. Zero fields take the
+// defaults named on each field.
+type Config struct {
+	// Clock tells the time (default: the system clock in UTC).
+	Clock Clock
+	// Logger receives the ticks' warnings and errors (default
+	// slog.Default()).
+	Logger *slog.Logger
+	// StartWorkflow starts the workflows that workflow schedules fire
+	// (default: none; a workflow schedule's firing then fails as
+	// unreadable).
+	StartWorkflow StartWorkflow
+	// WakeJobs is called after a firing committed, so claim loops start
+	// the dispatched jobs without a poll (default: nothing).
+	WakeJobs func()
+	// WakeSchedules is called after a schedule was saved or switched on,
+	// so the schedule ticks read the next due time again (default:
+	// nothing).
+	WakeSchedules func()
+}
+
+// Service saves, operates and ticks the schedules of one store. It is safe
+// for concurrent use.
+type Service struct {
+	store         driver.Store
+	clock         Clock
+	log           *slog.Logger
+	startWorkflow StartWorkflow
+	wakeJobs      func()
+	wakeSchedules func()
+}
+
+// New returns the schedules of store.
+func New(store driver.Store, cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.StartWorkflow == nil {
+		cfg.StartWorkflow = func(_ context.Context, _ driver.Tx, s *driver.Schedule, _, _ time.Time) (int64, error) {
+			return 0, Unreadable(fmt.Errorf("schedule %d: no workflow dispatcher", s.ID))
+		}
+	}
+	if cfg.WakeJobs == nil {
+		cfg.WakeJobs = func() {}
+	}
+	if cfg.WakeSchedules == nil {
+		cfg.WakeSchedules = func() {}
+	}
+	return &Service{store: store, clock: cfg.Clock, log: cfg.Logger, startWorkflow: cfg.StartWorkflow,
+		wakeJobs: cfg.WakeJobs, wakeSchedules: cfg.WakeSchedules}
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now().UTC() }
+
+// floorSecond truncates t to the whole second (Queuety's DATETIME columns
+// have second precision).
+func floorSecond(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// wrap prefixes err with the operation it failed in; nil stays nil.
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("queuety: %s: %w", what, err)
+}
 
 // MaxCatchUp bounds the firings one tick makes for one schedule under
 // driver.CatchUpAll; the slots beyond it stay due and the following ticks
 // fire them.
 const MaxCatchUp = 100
 
-// SaveSchedule writes a schedule and returns its id. A schedule with the
+// Save writes a schedule and returns its id. A schedule with the
 // same handler (or workflow key) is updated in place: its next run is
 // recomputed only when the expression changed or it is switched back on,
 // and its enabled flag is kept unless setEnabled, so saving the same
 // schedule at every application start is safe.
-func (e *Engine) SaveSchedule(ctx context.Context, sched driver.Schedule, setEnabled bool) (int64, error) {
+func (e *Service) Save(ctx context.Context, sched driver.Schedule, setEnabled bool) (int64, error) {
 	expr, err := parseSchedule(&sched)
 	if err != nil {
-		return 0, fmt.Errorf("queuety: save schedule %q: %w", sched.Handler, invalidf("%v", err))
+		return 0, fmt.Errorf("queuety: save schedule %q: %w", sched.Handler, fmt.Errorf("%w: %v", driver.ErrInvalidArgument, err))
 	}
 	var id int64
 	var wrote bool
@@ -35,7 +121,7 @@ func (e *Engine) SaveSchedule(ctx context.Context, sched driver.Schedule, setEna
 		s := sched
 		old, err := tx.ScheduleByHandler(ctx, s.Handler, driver.LockUpdate)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, queuetytype.ErrNotFound):
 			s.CreatedAt, s.NextRun = now, expr.Next(floorSecond(now))
 		case err != nil:
 			return err
@@ -89,8 +175,8 @@ func parseSchedule(s *driver.Schedule) (schedexpr.Schedule, error) {
 	return schedexpr.Parse(schedexpr.Type(s.ExpressionType), s.Expression)
 }
 
-// RemoveSchedule deletes a schedule; jobs it dispatched are not touched.
-func (e *Engine) RemoveSchedule(ctx context.Context, id int64) error {
+// Remove deletes a schedule; jobs it dispatched are not touched.
+func (e *Service) Remove(ctx context.Context, id int64) error {
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		if _, err := tx.ScheduleGet(ctx, id, driver.LockUpdate); err != nil {
 			return err
@@ -100,11 +186,11 @@ func (e *Engine) RemoveSchedule(ctx context.Context, id int64) error {
 	return wrap(fmt.Sprintf("remove schedule %d", id), err)
 }
 
-// RemoveScheduleByHandler deletes the schedule of a handler, as Queuety's
+// RemoveByHandler deletes the schedule of a handler, as Queuety's
 // `schedule remove <handler>` does, and returns its id. A workflow
 // schedule's handler is its stored name, "__queuety_workflow:<key>". It
-// returns ErrNotFound when the handler has no schedule.
-func (e *Engine) RemoveScheduleByHandler(ctx context.Context, handler string) (int64, error) {
+// returns queuetytype.ErrNotFound when the handler has no schedule.
+func (e *Service) RemoveByHandler(ctx context.Context, handler string) (int64, error) {
 	var id int64
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		s, err := tx.ScheduleByHandler(ctx, handler, driver.LockUpdate)
@@ -117,10 +203,10 @@ func (e *Engine) RemoveScheduleByHandler(ctx context.Context, handler string) (i
 	return id, wrap(fmt.Sprintf("remove the schedule of %q", handler), err)
 }
 
-// SetScheduleEnabled enables or disables a schedule. Enabling moves a
+// SetEnabled enables or disables a schedule. Enabling moves a
 // next run that lies in the past to the next slot after now, so a schedule
 // disabled for a while does not fire for the time it was off.
-func (e *Engine) SetScheduleEnabled(ctx context.Context, id int64, enabled bool) error {
+func (e *Service) SetEnabled(ctx context.Context, id int64, enabled bool) error {
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		s, err := tx.ScheduleGet(ctx, id, driver.LockUpdate)
 		if err != nil {
@@ -143,10 +229,10 @@ func (e *Engine) SetScheduleEnabled(ctx context.Context, id int64, enabled bool)
 	return wrap(fmt.Sprintf("set schedule %d enabled=%v", id, enabled), err)
 }
 
-// RunScheduleNow fires a schedule once now, outside its timetable (its
+// RunNow fires a schedule once now, outside its timetable (its
 // next run is unchanged), honouring its overlap policy. It returns the id
 // of the job or workflow it dispatched, or 0 when the policy held it back.
-func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
+func (e *Service) RunNow(ctx context.Context, id int64) (int64, error) {
 	var ref int64
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		ref = 0
@@ -165,9 +251,15 @@ func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 		return err
 	})
 	if err == nil && ref != 0 {
-		e.wake()
+		e.wakeJobs()
 	}
 	return ref, wrap(fmt.Sprintf("run schedule %d", id), err)
+}
+
+// TickOne handles one locked, due schedule, taken by the tick's sweep in
+// tx at now; what it notes beside its firings goes to notes. See tickOne.
+func (e *Service) TickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, notes *TickNotes) (int, bool, error) {
+	return e.tickOne(ctx, tx, s, now, &runState{}, notes)
 }
 
 // tickOne handles one locked, due schedule: its buffered firing, once the
@@ -176,7 +268,7 @@ func (e *Engine) RunScheduleNow(ctx context.Context, id int64) (int64, error) {
 // the row (it does not when only a buffered firing was due and its run is
 // still active). Slots the catch-up policy merged or skipped, and a
 // CatchUpAll backlog left for the next tick, are noted in notes.
-func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, run *runState, notes *tickNotes) (int, bool, error) {
+func (e *Service) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, now time.Time, run *runState, notes *TickNotes) (int, bool, error) {
 	oldNext := s.NextRun
 	fired := 0
 	if !s.PendingRun.IsZero() && !s.PendingRun.After(now) {
@@ -249,7 +341,7 @@ func (e *Engine) tickOne(ctx context.Context, tx driver.Tx, s *driver.Schedule, 
 // logs it and moves the schedule's next run scheduleRetryAfter on (its
 // buffered firing dropped), so the tick goes on with the other schedules
 // and an operator can mend or remove the row.
-func (e *Engine) putOffUnreadable(s *driver.Schedule, now time.Time, err error) bool {
+func (e *Service) putOffUnreadable(s *driver.Schedule, now time.Time, err error) bool {
 	var u unreadableSchedule
 	if !errors.As(err, &u) {
 		return false
@@ -260,10 +352,32 @@ func (e *Engine) putOffUnreadable(s *driver.Schedule, now time.Time, err error) 
 	return true
 }
 
-// tickNotes is what one tick transaction noted beside its firings.
-type tickNotes struct {
+// TickNotes is what one tick transaction noted beside its firings. The
+// zero value is ready; Reset it when the transaction runs again.
+type TickNotes struct {
 	missed  []missedSlots // schedules whose catch-up policy merged or skipped slots
 	backlog bool          // a CatchUpAll schedule still has due slots
+}
+
+// Reset forgets what an earlier run of the tick's transaction noted.
+func (n *TickNotes) Reset() { *n = TickNotes{missed: n.missed[:0]} }
+
+// Backlog reports that a CatchUpAll schedule still has due slots after
+// the tick.
+func (n *TickNotes) Backlog() bool { return n.backlog }
+
+// LogMissed logs, once the tick committed, a warning for each schedule
+// whose catch-up policy merged or skipped slots, and returns how many due
+// slots got no firing of their own.
+func (e *Service) LogMissed(n *TickNotes) int {
+	missed := 0
+	for _, m := range n.missed {
+		missed += m.slots
+		e.log.Warn("queuety: schedule slots missed: the tick came after more than one of them",
+			"schedule_id", m.id, "handler", m.handler, "catch_up", string(m.policy), "missed", m.slots, "fired", m.fired,
+			"first_due", m.first.UTC().Format(time.RFC3339), "ticked_at", m.at.UTC().Format(time.RFC3339))
+	}
+	return missed
 }
 
 // missedSlots describes the slots of one schedule that one tick did not
@@ -318,7 +432,7 @@ func catchUp(expr schedexpr.Schedule, p driver.CatchUpPolicy, next, now time.Tim
 // fire applies the overlap policy to one firing and dispatches it when
 // allowed. It returns the dispatched id (0 when held back or dropped) and
 // updates s in memory (last_run, pending run, last reference).
-func (e *Engine) fire(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
+func (e *Service) fire(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
 	if s.Overlap == driver.OverlapSkip || s.Overlap == driver.OverlapBuffer {
 		active, err := e.runActive(ctx, tx, s, run)
 		if err != nil {
@@ -349,33 +463,34 @@ type unreadableSchedule struct{ err error }
 func (u unreadableSchedule) Error() string { return u.err.Error() }
 func (u unreadableSchedule) Unwrap() error { return u.err }
 
+// Unreadable marks err as a fault of the schedule row (its stored
+// definition or payload cannot be read or dispatched), not of the
+// database: the tick then puts that schedule off for an hour instead of
+// failing the firings of every other schedule. StartWorkflow uses it.
+func Unreadable(err error) error { return unreadableSchedule{err} }
+
 // scheduleRetryAfter is how long a schedule whose row cannot be read or
 // dispatched waits before the tick tries it again.
 const scheduleRetryAfter = time.Hour
 
+// FiringKey returns the idempotency key of the workflow a schedule fires
+// for slot: the key its definition carries (definitionKey), or
+// "queuety-schedule:<id>" when it carries none, followed by "@" and the
+// slot, so each slot starts its workflow once however often it is fired.
+func FiringKey(definitionKey string, scheduleID int64, slot time.Time) string {
+	key := definitionKey
+	if key == "" {
+		key = "queuety-schedule:" + strconv.FormatInt(scheduleID, 10)
+	}
+	return key + "@" + slot.UTC().Format(time.RFC3339)
+}
+
 // dispatchFiring dispatches one firing's job or workflow and records it in
 // run. An error the row itself causes is an unreadableSchedule.
-func (e *Engine) dispatchFiring(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
+func (e *Service) dispatchFiring(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time, run *runState) (int64, error) {
 	s.LastRun = floorSecond(now)
 	if s.IsWorkflow() {
-		def, err := DecodeDefinition(s.Workflow)
-		if err != nil {
-			return 0, unreadableSchedule{fmt.Errorf("schedule %d: stored workflow definition: %w", s.ID, err)}
-		}
-		key := def.IdempotencyKey
-		if key == "" {
-			key = "queuety-schedule:" + strconv.FormatInt(s.ID, 10)
-		}
-		def.IdempotencyKey = key + "@" + slot.UTC().Format(time.RFC3339)
-		state, err := DecodeObject("schedule payload", s.Payload)
-		if err != nil {
-			return 0, unreadableSchedule{fmt.Errorf("schedule %d: %w", s.ID, err)}
-		}
-		p, err := prepareWorkflow(def, state)
-		if err != nil {
-			return 0, unreadableSchedule{fmt.Errorf("schedule %d: %w", s.ID, err)}
-		}
-		id, err := e.insertWorkflow(ctx, tx, p, now)
+		id, err := e.startWorkflow(ctx, tx, s, slot, now)
 		if err != nil {
 			return 0, err
 		}
@@ -389,8 +504,12 @@ func (e *Engine) dispatchFiring(ctx context.Context, tx driver.Tx, s *driver.Sch
 	if len(payload) == 0 {
 		payload = []byte("[]")
 	}
-	j := &driver.Job{Queue: orDefault(s.Queue, DefaultQueue), Handler: s.Handler, Payload: payload, Status: driver.JobPending,
-		MaxAttempts: DefaultMaxAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now)}
+	queue := s.Queue
+	if queue == "" {
+		queue = queuetytype.DefaultQueue
+	}
+	j := &driver.Job{Queue: queue, Handler: s.Handler, Payload: payload, Status: driver.JobPending,
+		MaxAttempts: queuetytype.DefaultMaxAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now)}
 	if err := tx.JobInsert(ctx, []*driver.Job{j}); err != nil {
 		return 0, err
 	}
@@ -406,7 +525,7 @@ type runState struct{ known, active bool }
 
 // runActive reports whether the run s last dispatched is still active,
 // reading it unless run already knows.
-func (e *Engine) runActive(ctx context.Context, tx driver.Tx, s *driver.Schedule, run *runState) (bool, error) {
+func (e *Service) runActive(ctx context.Context, tx driver.Tx, s *driver.Schedule, run *runState) (bool, error) {
 	if !run.known {
 		active, err := e.scheduleActive(ctx, tx, s)
 		if err != nil {
@@ -427,7 +546,7 @@ func activeRun(j *driver.Job) bool {
 // pending or processing (a job) or not finished (a workflow). For rows
 // without a recorded run (written by Queuety PHP), a job schedule counts
 // any pending or processing job of its handler, as Queuety does.
-func (e *Engine) scheduleActive(ctx context.Context, tx driver.Tx, s *driver.Schedule) (bool, error) {
+func (e *Service) scheduleActive(ctx context.Context, tx driver.Tx, s *driver.Schedule) (bool, error) {
 	if s.LastRunRef == 0 {
 		if s.IsWorkflow() {
 			return false, nil
@@ -437,24 +556,24 @@ func (e *Engine) scheduleActive(ctx context.Context, tx driver.Tx, s *driver.Sch
 	}
 	if s.IsWorkflow() {
 		wf, err := tx.WorkflowGet(ctx, s.LastRunRef, driver.LockNone)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, queuetytype.ErrNotFound) {
 			return false, nil
 		}
 		return err == nil && !wf.Status.Terminal(), err
 	}
 	j, err := tx.JobGet(ctx, s.LastRunRef, driver.LockNone)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, queuetytype.ErrNotFound) {
 		return false, nil
 	}
 	return err == nil && activeRun(j), err
 }
 
-// NextScheduleDue returns the earliest next run of an enabled schedule,
+// NextDue returns the earliest next run of an enabled schedule,
 // and false when no schedule is enabled. Workers sleep until then. A
 // buffered firing is not counted: it waits for its schedule's previous run
 // to end, which no stored time predicts, and the first tick after that
 // dispatches it.
-func (e *Engine) NextScheduleDue(ctx context.Context) (time.Time, bool, error) {
+func (e *Service) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var t time.Time
 	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) { t, err = tx.ScheduleNextDue(ctx); return err })
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package admission
 
 // Admission: rate limits per handler, concurrency groups and cost budgets,
 // enforced by the claim transaction itself.
@@ -29,15 +29,22 @@ package engine
 // reserved_at NULL, the attempt given back, available_at unchanged).
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
+
+// Rate is a rate limit: at most Max starts of a handler in any Window.
+type Rate = queuetytype.Rate
+
+// RuntimeRate reads the rate limit a claimed job's payload carries in its
+// runtime options (Queuety's step rate_limit), ok false when none.
+type RuntimeRate func(payload []byte) (r Rate, ok bool)
 
 // Limits configure a worker's admission. Zero values mean no limit.
 type Limits struct {
@@ -59,8 +66,9 @@ type Limits struct {
 // free slot again, the rate limits jobs carry in __queuety_runtime, and
 // the concurrency groups seen. It is safe for concurrent use.
 type Admission struct {
-	limits  Limits
-	running func() int // cost units of the jobs the worker runs
+	limits      Limits
+	running     func() int  // cost units of the jobs the worker runs
+	runtimeRate RuntimeRate // the rate limit a claimed job carries
 
 	mu        sync.Mutex
 	learned   map[string]Rate      // rate limits read from claimed jobs
@@ -105,20 +113,25 @@ const (
 	admitRounds = 3
 )
 
-// NewAdmission returns the admission of one worker. running reports the
-// cost units of the jobs the worker runs (nil when it has no cost budget).
-func NewAdmission(l Limits, running func() int) *Admission {
+// New returns the admission of one worker. running reports the cost units
+// of the jobs the worker runs (nil when it has no cost budget);
+// runtimeRate reads the rate limit a claimed job carries, which the
+// admission then keeps for its handler (nil: jobs carry none).
+func New(l Limits, running func() int, runtimeRate RuntimeRate) *Admission {
 	if running == nil {
 		running = func() int { return 0 }
 	}
-	return &Admission{limits: l, running: running, learned: map[string]Rate{}, until: map[string]time.Time{},
+	if runtimeRate == nil {
+		runtimeRate = func([]byte) (Rate, bool) { return Rate{}, false }
+	}
+	return &Admission{limits: l, running: running, runtimeRate: runtimeRate, learned: map[string]Rate{}, until: map[string]time.Time{},
 		groups: map[string]seenGroup{}, foreign: map[string]foreignStarts{}, lastPrune: map[string]time.Time{}}
 }
 
-// plain reports that the admission has nothing to hold back: no limit is
+// Plain reports that the admission has nothing to hold back: no limit is
 // configured and none has been learned from claimed jobs. Claims under a
 // plain admission may be combined with other workers' claims.
-func (a *Admission) plain() bool {
+func (a *Admission) Plain() bool {
 	l := a.limits
 	if len(l.Rates) > 0 || len(l.Groups) > 0 || len(l.GroupCost) > 0 || len(l.QueueCost) > 0 || l.WorkerCost > 0 {
 		return false
@@ -304,58 +317,48 @@ func (a *Admission) costCap(f *filter, q string, claimed int, claimedIn map[stri
 	return max(n, 0), capped
 }
 
-// HasDueAdmitted reports whether a claim with adm would find a job:
-// HasDue without the handlers whose window is full and the groups that are
-// saturated.
-func (e *Engine) HasDueAdmitted(ctx context.Context, queues, handlers []string, adm *Admission) (bool, error) {
-	if adm == nil {
-		return e.HasDue(ctx, queues, handlers)
-	}
-	var due bool
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		due = false
-		now := e.clock.Now()
-		f, err := adm.prepare(ctx, tx, queues, handlers, now, 1)
-		if err != nil {
-			return err
-		}
-		hs := append(slices.Clone(f.handlers), f.rated...)
-		for _, q := range queues {
-			p := driver.ClaimParams{Queue: q, Handlers: hs, Now: now, ExcludeGroups: f.exclude}
-			p.MaxCost, p.CapCost = adm.costCap(f, q, 0, nil)
-			if len(hs) == 0 {
-				return nil
-			}
-			if due, err = tx.JobHasDue(ctx, p); err != nil || due {
-				return err
-			}
-		}
-		return nil
-	})
+// HasDue reports, in tx at now, whether a claim with this admission would
+// find a job: a due job of queues and handlers, without the handlers whose
+// window is full and the groups that are saturated.
+func (a *Admission) HasDue(ctx context.Context, tx driver.Tx, queues, handlers []string, now time.Time) (bool, error) {
+	f, err := a.prepare(ctx, tx, queues, handlers, now, 1)
 	if err != nil {
-		return false, wrap("check due jobs", err)
+		return false, err
 	}
-	return due, nil
+	hs := append(slices.Clone(f.handlers), f.rated...)
+	for _, q := range queues {
+		p := driver.ClaimParams{Queue: q, Handlers: hs, Now: now, ExcludeGroups: f.exclude}
+		p.MaxCost, p.CapCost = a.costCap(f, q, 0, nil)
+		if len(hs) == 0 {
+			return false, nil
+		}
+		if due, err := tx.JobHasDue(ctx, p); err != nil || due {
+			return due, err
+		}
+	}
+	return false, nil
 }
 
-// claimJobs claims the rows of one Claim transaction: with an Admission,
-// within its limits; without, queue by queue as they come.
-func (e *Engine) claimJobs(ctx context.Context, tx driver.Tx, req ClaimRequest, now time.Time, token int64) ([]*driver.Job, error) {
-	if req.Admission == nil {
-		var jobs []*driver.Job
-		for _, q := range req.Queues {
-			got, err := tx.JobClaim(ctx, driver.ClaimParams{Queue: q, Handlers: req.Handlers, Limit: req.Limit - len(jobs), Now: now, Token: token, IDs: req.ids})
-			if err != nil {
-				return nil, err
-			}
-			jobs = append(jobs, got...)
-			if len(jobs) >= req.Limit {
-				break
-			}
-		}
-		return jobs, nil
+// AllowsEager reports whether jobs may be handed to a worker with this
+// admission without a claim: it configures no limit (a nil admission
+// allows them).
+func (a *Admission) AllowsEager() bool {
+	if a == nil {
+		return true
 	}
-	return req.Admission.claim(ctx, tx, req, now, token)
+	l := a.limits
+	return len(l.Rates) == 0 && len(l.Groups) == 0 && len(l.GroupCost) == 0 && len(l.QueueCost) == 0 && l.WorkerCost <= 0
+}
+
+// LearnedRate reports whether the admission has a rate limit for handler
+// h, configured or learned from a claimed job (false for a nil
+// admission).
+func (a *Admission) LearnedRate(h string) bool {
+	if a == nil {
+		return false
+	}
+	_, ok := a.rate(h)
+	return ok
 }
 
 // admitRun is the state of one claim transaction's admission.
@@ -371,9 +374,17 @@ type admitRun struct {
 	costIn  map[string]int // ... per queue
 }
 
-// claim takes up to req.Limit jobs within the limits, in the claim's
-// transaction.
-func (a *Admission) claim(ctx context.Context, tx driver.Tx, req ClaimRequest, now time.Time, token int64) ([]*driver.Job, error) {
+// Request is what one claim asks for.
+type Request struct {
+	Queues   []string // tried in order; earlier queues win
+	Handlers []string // handler names the worker can run
+	Limit    int      // at most this many jobs
+}
+
+// Claim takes up to req.Limit jobs within the limits, in the claim's
+// transaction tx, at now, with the claim token token: rows over a limit
+// are handed back in tx as Queuety's Queue::unclaim does.
+func (a *Admission) Claim(ctx context.Context, tx driver.Tx, req Request, now time.Time, token int64) ([]*driver.Job, error) {
 	f, err := a.prepare(ctx, tx, req.Queues, req.Handlers, now, req.Limit)
 	if err != nil {
 		return nil, err
@@ -441,7 +452,7 @@ func (r *admitRun) lockRate(ctx context.Context, h string) error {
 
 // claimRound claims, queue by queue, the rate-limited handlers' jobs
 // (each within its budget) and then the other handlers' jobs.
-func (r *admitRun) claimRound(ctx context.Context, req ClaimRequest, token int64) ([]*driver.Job, error) {
+func (r *admitRun) claimRound(ctx context.Context, req Request, token int64) ([]*driver.Job, error) {
 	var got []*driver.Job
 	claimed, claimedIn := r.cost, maps(r.costIn)
 	take := func(p driver.ClaimParams) error {
@@ -511,21 +522,4 @@ func (r *admitRun) recordStarts(ctx context.Context) error {
 		}
 	}
 	return r.tx.RateStartInsert(ctx, starts)
-}
-
-// runtimeRate reads the rate_limit a job's __queuety_runtime carries
-// ([max, window seconds], as Queuety's StepDispatchOptions writes it).
-func runtimeRate(payload []byte) (Rate, bool) {
-	if !bytes.Contains(payload, []byte(`"rate_limit"`)) {
-		return Rate{}, false
-	}
-	doc, err := DecodeObject("payload", payload)
-	if err != nil {
-		return Rate{}, false
-	}
-	rt := parseRuntime(doc)
-	if rt.RateLimit.Max <= 0 || rt.RateLimit.Window <= 0 {
-		return Rate{}, false
-	}
-	return rt.RateLimit, true
 }
