@@ -14,6 +14,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpfixture"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 )
 
 // rule says how one column of a PHP row is compared with the Go row.
@@ -369,7 +370,7 @@ func (c *cmp) goBranchEvents(want []phpfixture.Row) []phpfixture.Row {
 		for k, v := range r {
 			nr[k] = v
 		}
-		nr["input"], nr["state_before"], nr["state_after"] = str(string(engine.EncodeJSON(o))), nil, nil
+		nr["input"], nr["state_before"], nr["state_after"] = str(string(workflowstate.EncodeJSON(o))), nil, nil
 		out[i] = nr
 	}
 	return out

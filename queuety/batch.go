@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/batch"
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -354,7 +354,7 @@ type batchWire struct {
 }
 
 func batchFromRow(row *queuetytype.Batch) (*Batch, error) {
-	return decodeBatch(engine.EncodeJSON(batch.Object(row)))
+	return decodeBatch(workflowstate.EncodeJSON(batch.Object(row)))
 }
 
 func batchFromPayload(p Payload) (*Batch, error) {

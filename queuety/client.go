@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -48,7 +49,7 @@ type JobRequest struct {
 // With the Unique option, an identical pending or processing job's id is
 // returned instead of a new one.
 func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts ...JobOption) (int64, error) {
-	doc, err := engine.ToObject("payload", payload)
+	doc, err := workflowstate.ToObject("payload", payload)
 	if err != nil {
 		return 0, err
 	}
@@ -67,7 +68,7 @@ func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts
 func (c *Client) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, error) {
 	out := make([]engine.JobRequest, len(reqs))
 	for i, r := range reqs {
-		doc, err := engine.ToObject("payload", r.Payload)
+		doc, err := workflowstate.ToObject("payload", r.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -87,11 +87,11 @@ func (c *Client) State(ctx context.Context, id int64) (State, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := engine.DecodeObject("workflow state", wf.State)
+	doc, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		return nil, err
 	}
-	return State(engine.PublicState(doc).ToMap()), nil
+	return State(workflowstate.PublicState(doc).ToMap()), nil
 }
 
 // wrap adds the package prefix and what was being done to err; nil stays

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -62,7 +63,7 @@ func (c *Client) DispatchTx(ctx context.Context, tx *sql.Tx, handler string, pay
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch %q: %w", handler, err)
 	}
-	doc, err := engine.ToObject("payload", payload)
+	doc, err := workflowstate.ToObject("payload", payload)
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +103,7 @@ func (c *Client) DispatchWorkflowTx(ctx context.Context, tx *sql.Tx, def Workflo
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch workflow: %w", err)
 	}
-	state, err := engine.ToObject("initial state", initial)
+	state, err := workflowstate.ToObject("initial state", initial)
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
 	}
@@ -113,7 +114,7 @@ func (c *Client) DispatchWorkflowTx(ctx context.Context, tx *sql.Tx, def Workflo
 func engineRequests(reqs []JobRequest) ([]engine.JobRequest, error) {
 	out := make([]engine.JobRequest, len(reqs))
 	for i, r := range reqs {
-		doc, err := engine.ToObject("payload", r.Payload)
+		doc, err := workflowstate.ToObject("payload", r.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
 		}

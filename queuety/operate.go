@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
@@ -127,7 +127,7 @@ func (c *Client) DescribeWorkflowWith(ctx context.Context, id int64, opts queuet
 // wait the first one settled. Send a signal by name (Signal) to deliver
 // one before the workflow reaches its wait.
 func (c *Client) Approve(ctx context.Context, workflowID int64, data any) (string, error) {
-	return c.engine.Answer(ctx, workflowID, engine.AnswerApprove, data)
+	return c.engine.Answer(ctx, workflowID, workflowstate.AnswerApprove, data)
 }
 
 // Reject answers the decision wait a workflow is in with rejection
@@ -137,7 +137,7 @@ func (c *Client) Approve(ctx context.Context, workflowID int64, data any) (strin
 // one, or of a workflow that is not waiting, returns an error wrapping
 // ErrInvalidState and stores nothing.
 func (c *Client) Reject(ctx context.Context, workflowID int64, data any) (string, error) {
-	return c.engine.Answer(ctx, workflowID, engine.AnswerReject, data)
+	return c.engine.Answer(ctx, workflowID, workflowstate.AnswerReject, data)
 }
 
 // SubmitInput answers the input wait a workflow is in (Queuety's
@@ -146,7 +146,7 @@ func (c *Client) Reject(ctx context.Context, workflowID int64, data any) (string
 // workflow that is not waiting for input gets an error wrapping
 // ErrInvalidState and nothing is stored.
 func (c *Client) SubmitInput(ctx context.Context, workflowID int64, data any) (string, error) {
-	return c.engine.Answer(ctx, workflowID, engine.AnswerInput, data)
+	return c.engine.Answer(ctx, workflowID, workflowstate.AnswerInput, data)
 }
 
 // StateAt returns the public state a workflow had right after step idx
@@ -180,7 +180,7 @@ func (c *Client) ExportWorkflow(ctx context.Context, workflowID int64) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	return engine.EncodeJSON(o), nil
+	return workflowstate.EncodeJSON(o), nil
 }
 
 // ReplayWorkflow writes an export (from ExportWorkflow or Queuety PHP's
@@ -188,7 +188,7 @@ func (c *Client) ExportWorkflow(ctx context.Context, workflowID int64) ([]byte, 
 // the exported state, status, position and history; a running one runs on
 // from its current step. It returns the new workflow's id.
 func (c *Client) ReplayWorkflow(ctx context.Context, export []byte) (int64, error) {
-	o, err := engine.DecodeObject("workflow export", export)
+	o, err := workflowstate.DecodeObject("workflow export", export)
 	if err != nil {
 		return 0, fmt.Errorf("queuety: replay workflow: %w", err)
 	}
@@ -221,5 +221,5 @@ func (c *Client) TraceWorkflowWith(ctx context.Context, workflowID int64, opts q
 	if err != nil {
 		return nil, err
 	}
-	return engine.EncodeJSON(o), nil
+	return workflowstate.EncodeJSON(o), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/schedexpr"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -61,18 +62,18 @@ func (c *Client) ScheduleWorkflow(def WorkflowDefinition, state any) *ScheduleBu
 }
 
 func (b *ScheduleBuilder) setPayload(what string, v any) {
-	o, err := engine.ToObject(what, v)
+	o, err := workflowstate.ToObject(what, v)
 	if err != nil {
 		b.fail(err)
 		return
 	}
 	for _, k := range o.Keys() {
-		if engine.IsReservedPayloadKey(k) || (b.def != nil && engine.IsPrivateKey(k)) {
+		if engine.IsReservedPayloadKey(k) || (b.def != nil && workflowstate.IsPrivateKey(k)) {
 			b.fail(invalidf("%s key %q is reserved", what, k))
 			return
 		}
 	}
-	b.s.Payload = engine.EncodeJSON(o)
+	b.s.Payload = workflowstate.EncodeJSON(o)
 }
 
 func (b *ScheduleBuilder) fail(err error) {
@@ -241,7 +242,7 @@ func (b *ScheduleBuilder) Save(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("queuety: save schedule %q: %w", b.s.Handler, b.err)
 	}
 	if b.def != nil {
-		b.s.Workflow = engine.EncodeJSON(b.def.engineDefinition().Encode())
+		b.s.Workflow = workflowstate.EncodeJSON(b.def.engineDefinition().Encode())
 	}
 	return b.c.engine.Schedules().Save(ctx, b.s, b.enabledSet)
 }

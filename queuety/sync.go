@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
@@ -27,7 +28,7 @@ import (
 // wrapping ErrInvalidArgument. Invalid payloads return an error wrapping
 // ErrInvalidArgument and the handler does not run.
 func (r *Registry) DispatchSync(ctx context.Context, handler string, payload any) error {
-	doc, err := engine.ToObject("payload", payload)
+	doc, err := workflowstate.ToObject("payload", payload)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
@@ -477,7 +478,7 @@ func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, i
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch workflow: %w", err)
 	}
-	state, err := engine.ToObject("initial state", initial)
+	state, err := workflowstate.ToObject("initial state", initial)
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
 	}
@@ -487,4 +488,4 @@ func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, i
 // TimedOutKey is the state key a signal wait with a timeout sets: true when
 // the timer won, false when the signal arrived first. name is the wait's
 // result key, or its signal name when it has none.
-func TimedOutKey(name string) string { return engine.TimedOutKey(name) }
+func TimedOutKey(name string) string { return workflowstate.TimedOutKey(name) }

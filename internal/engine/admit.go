@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/admission"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -27,7 +28,7 @@ func runtimeRate(payload []byte) (Rate, bool) {
 	if !bytes.Contains(payload, []byte(`"rate_limit"`)) {
 		return Rate{}, false
 	}
-	doc, err := DecodeObject("payload", payload)
+	doc, err := workflowstate.DecodeObject("payload", payload)
 	if err != nil {
 		return Rate{}, false
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -65,11 +66,11 @@ func artifactRow(in ArtifactInput) (*driver.Artifact, error) {
 	if err != nil {
 		return nil, invalidf("artifact %q content does not encode as JSON: %v", key, err)
 	}
-	meta, err := ToObject("artifact metadata", in.Metadata)
+	meta, err := workflowstate.ToObject("artifact metadata", in.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	a := &driver.Artifact{WorkflowID: in.WorkflowID, Key: key, Kind: kind, Content: content, Metadata: EncodeJSON(meta)}
+	a := &driver.Artifact{WorkflowID: in.WorkflowID, Key: key, Kind: kind, Content: content, Metadata: workflowstate.EncodeJSON(meta)}
 	if in.StepIndex != nil {
 		a.StepIndex = ptr(*in.StepIndex)
 	}
@@ -212,12 +213,12 @@ func DecodeArtifact(r *driver.Artifact, withContent bool) *Artifact {
 		a.Metadata = m.ToMap()
 	case []any:
 		for i, v := range m {
-			a.Metadata[strconv.Itoa(i)] = plain(v)
+			a.Metadata[strconv.Itoa(i)] = workflowstate.Plain(v)
 		}
 	}
 	if withContent {
 		a.HasContent = true
-		a.Content = plain(artifactContent(r))
+		a.Content = workflowstate.Plain(artifactContent(r))
 	}
 	return a
 }
@@ -279,5 +280,5 @@ func (cj *Claimed) tracedArtifacts() []byte {
 	if len(t.refs) == 0 {
 		return nil
 	}
-	return EncodeJSON(t.refs)
+	return workflowstate.EncodeJSON(t.refs)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -35,24 +36,24 @@ func (sc *stepCtx) startRunWorkflow() error {
 	stepsV, _ := raw.Get("workflow_steps")
 	childSteps, _ := stepsV.([]any)
 	def := Definition{Name: strField(raw, "workflow_name"), Steps: childSteps, Queue: strField(raw, "workflow_queue"),
-		Priority: statePriority(sc.state), MaxAttempts: stateMaxAttempts(sc.state), RuntimeOrder: true,
+		Priority: workflowstate.Priority(sc.state), MaxAttempts: workflowstate.MaxAttempts(sc.state), RuntimeOrder: true,
 		ParentWorkflowID: sc.wf.ID, ParentStepIndex: sc.wf.CurrentStep}
 	if def.Name == "" {
 		def.Name = "run_workflow"
 	}
 	if def.Queue == "" {
-		def.Queue = stateQueue(sc.state)
+		def.Queue = workflowstate.Queue(sc.state)
 	}
-	if p, ok := priorityAt(raw, "workflow_priority"); ok {
+	if p, ok := workflowstate.PriorityAt(raw, "workflow_priority"); ok {
 		def.Priority = p
 	}
 	if v, ok := raw.Get("workflow_max_attempts"); ok && v != nil {
-		def.MaxAttempts = clampAttempts(toInt(v))
+		def.MaxAttempts = clampAttempts(workflowstate.ToInt(v))
 	}
 	if def.MaxAttempts <= 0 {
 		def.MaxAttempts = DefaultMaxAttempts
 	}
-	p, err := prepareChild(def)(PublicState(sc.state))
+	p, err := prepareChild(def)(workflowstate.PublicState(sc.state))
 	if err != nil {
 		return NonRetryable(fmt.Errorf("run_workflow step '%s': %w", sc.step.Name, err))
 	}
@@ -78,7 +79,7 @@ func (sc *stepCtx) startWorkflows() error {
 		v, _ := sc.state.Get(itemsKey)
 		if v != nil {
 			var ok bool
-			if items, ok = listOf(v); !ok {
+			if items, ok = workflowstate.ListOf(v); !ok {
 				return NonRetryable(fmt.Errorf("Start step '%s' requires state['%s'] to be an array.", sc.step.Name, itemsKey))
 			}
 		}
@@ -86,7 +87,7 @@ func (sc *stepCtx) startWorkflows() error {
 	defV, _ := raw.Get("workflow_definition")
 	defObj, _ := defV.(*phpjson.Object)
 	stepsV, _ := defObj.Get("steps")
-	if defObj == nil || !isList(stepsV) {
+	if defObj == nil || !workflowstate.IsList(stepsV) {
 		return NonRetryable(fmt.Errorf("Start step '%s' is missing a valid workflow definition.", sc.step.Name))
 	}
 	def, err := DefinitionFromRuntime(defObj)
@@ -104,12 +105,12 @@ func (sc *stepCtx) startWorkflows() error {
 	}
 	groupKey := strField(raw, "group_key")
 	base := phpjson.NewObject()
-	if truthy(raw, "inherit_state") {
-		base = PublicState(sc.state)
+	if workflowstate.Truthy(raw, "inherit_state") {
+		base = workflowstate.PublicState(sc.state)
 		base.Delete(itemsKey)
 		base.Delete(resultKey)
 	}
-	if limit := budgetLimit(sc.state, "max_started_workflows"); limit > 0 && counter(sc.state, "started_workflows")+int64(len(items)) > limit {
+	if limit := workflowstate.BudgetLimit(sc.state, "max_started_workflows"); limit > 0 && workflowstate.Counter(sc.state, "started_workflows")+int64(len(items)) > limit {
 		return constraintf("Start step '%s' would exceed max_started_workflows budget of %d.", sc.step.Name, limit)
 	}
 	ids := make([]any, 0, len(items))
@@ -117,12 +118,12 @@ func (sc *stepCtx) startWorkflows() error {
 		child := base.Clone()
 		if o, isObj := item.(*phpjson.Object); isObj {
 			for _, k := range o.Keys() {
-				if _, numeric := phpjson.IntKey(k); !numeric && !IsPrivateKey(k) {
+				if _, numeric := phpjson.IntKey(k); !numeric && !workflowstate.IsPrivateKey(k) {
 					v, _ := o.Get(k)
 					child.Set(k, v)
 				}
 			}
-		} else if !isList(item) {
+		} else if !workflowstate.IsList(item) {
 			child.Set(payloadKey, item)
 		}
 		child.Set("start_item_index", int64(i))
@@ -154,7 +155,7 @@ func (sc *stepCtx) startWorkflows() error {
 		delta.Set("started_workflows", int64(len(ids)))
 		out.Set("_workflow_budget_delta", delta)
 	}
-	bumpCounter(sc.state, "started_workflows", int64(len(ids)))
+	workflowstate.BumpCounter(sc.state, "started_workflows", int64(len(ids)))
 	return sc.finalize(out)
 }
 
@@ -208,7 +209,7 @@ func (e *Engine) resumeParent(ctx context.Context, tx driver.Tx, child *driver.W
 	if (parent.Status != driver.WorkflowRunning && parent.Status != driver.WorkflowPaused) || parent.CurrentStep != idx {
 		return nil
 	}
-	pstate, err := DecodeObject("workflow state", parent.State)
+	pstate, err := workflowstate.DecodeObject("workflow state", parent.State)
 	if err != nil {
 		return nil
 	}
@@ -219,19 +220,19 @@ func (e *Engine) resumeParent(ctx context.Context, tx driver.Tx, child *driver.W
 	switch child.Status {
 	case driver.WorkflowCompleted:
 		if childState == nil {
-			if childState, err = DecodeObject("workflow state", child.State); err != nil {
+			if childState, err = workflowstate.DecodeObject("workflow state", child.State); err != nil {
 				childState = phpjson.NewObject()
 			}
 		}
 		for _, k := range childState.Keys() {
-			if !IsPrivateKey(k) {
+			if !workflowstate.IsPrivateKey(k) {
 				v, _ := childState.Get(k)
 				pstate.Set(k, v)
 			}
 		}
 		pushCompensation(pstate, steps[idx], idx)
 		if err := countTransition(pstate); err != nil {
-			parent.State = EncodeJSON(pstate)
+			parent.State = workflowstate.EncodeJSON(pstate)
 			return e.failWorkflowLocked(ctx, tx, parent, 0, errorMessage(err), now)
 		}
 		w := &writes{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -68,7 +69,7 @@ func (cj *Claimed) Payload() Payload {
 			continue
 		}
 		v, _ := cj.payload.Get(k)
-		p[k] = plain(v)
+		p[k] = workflowstate.Plain(v)
 	}
 	return p
 }
@@ -79,7 +80,7 @@ func (cj *Claimed) State() State {
 	if cj.state == nil {
 		return nil
 	}
-	return PublicState(cj.state).ToMap()
+	return workflowstate.PublicState(cj.state).ToMap()
 }
 
 // Info describes the attempt for the handler's context.
@@ -324,5 +325,5 @@ func decodePayload(raw []byte) (*phpjson.Object, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("queuety: malformed payload JSON: empty (a payload is a JSON object)")
 	}
-	return DecodeObject("payload", raw)
+	return workflowstate.DecodeObject("payload", raw)
 }

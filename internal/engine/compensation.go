@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -44,14 +45,14 @@ func pushCompensation(state *phpjson.Object, step *stepDef, idx int) {
 		return
 	}
 	raw, _ := state.Get("_compensation_stack")
-	stack, _ := listOf(raw)
+	stack, _ := workflowstate.ListOf(raw)
 	entry := phpjson.NewObject()
 	entry.Set("step_index", int64(idx))
 	class, _ := h.Get("class")
 	entry.Set("handler", class)
 	payload, _ := h.Get("payload")
 	entry.Set("payload", payload)
-	entry.Set("state", PublicState(state))
+	entry.Set("state", workflowstate.PublicState(state))
 	state.Set("_compensation_stack", append(append([]any(nil), stack...), entry))
 }
 
@@ -84,13 +85,13 @@ func handlerDef(o *phpjson.Object, key string) *phpjson.Object {
 // compensations: always on cancel, on failure and deadline only with
 // _compensate_on_failure; never twice.
 func shouldCompensate(state *phpjson.Object, reason string) bool {
-	if truthy(state, "_compensated") {
+	if workflowstate.Truthy(state, "_compensated") {
 		return false
 	}
 	if _, running := state.Get("_compensation_next"); running {
 		return false
 	}
-	return reason == CompensateCancel || truthy(state, "_compensate_on_failure")
+	return reason == CompensateCancel || workflowstate.Truthy(state, "_compensate_on_failure")
 }
 
 // startCompensation begins a locked, just-ended workflow's compensations
@@ -101,15 +102,15 @@ func (e *Engine) startCompensation(ctx context.Context, tx driver.Tx, wf *driver
 		return nil
 	}
 	raw, _ := state.Get("_compensation_stack")
-	stack, _ := listOf(raw)
+	stack, _ := workflowstate.ListOf(raw)
 	if len(stack) == 0 {
 		state.Set("_compensated", true)
 		state.Set("_compensation_cause", reason)
-		wf.State = EncodeJSON(state)
+		wf.State = workflowstate.EncodeJSON(state)
 		return nil
 	}
 	state.Set("_compensation_next", int64(len(stack)-1))
-	wf.State = EncodeJSON(state)
+	wf.State = workflowstate.EncodeJSON(state)
 	return e.enqueueCompensation(ctx, tx, wf, state, stack, len(stack)-1, reason, now)
 }
 
@@ -145,7 +146,7 @@ func compensationJob(wf *driver.Workflow, state, entry *phpjson.Object, index in
 	}
 	if extra, ok := mustObject(entry, "payload"); ok {
 		for _, k := range extra.Keys() {
-			if !IsPrivateKey(k) {
+			if !workflowstate.IsPrivateKey(k) {
 				v, _ := extra.Get(k)
 				payload.Set(k, v)
 			}
@@ -161,8 +162,8 @@ func compensationJob(wf *driver.Workflow, state, entry *phpjson.Object, index in
 	}
 	payload.Set(callbackKey, marker)
 	return &driver.Job{
-		Queue: stateQueue(state), Handler: strField(entry, "handler"), Payload: EncodeJSON(payload), Priority: statePriority(state),
-		Status: driver.JobPending, MaxAttempts: stateMaxAttempts(state), AvailableAt: floorSecond(now), CostUnits: 1,
+		Queue: workflowstate.Queue(state), Handler: strField(entry, "handler"), Payload: workflowstate.EncodeJSON(payload), Priority: workflowstate.Priority(state),
+		Status: driver.JobPending, MaxAttempts: workflowstate.MaxAttempts(state), AvailableAt: floorSecond(now), CostUnits: 1,
 		CreatedAt: floorSecond(now),
 	}
 }
@@ -180,7 +181,7 @@ func cjWithPayload(cj *Claimed, row *driver.Job) *Claimed {
 		return cj
 	}
 	c := *cj
-	if doc, err := DecodeObject("payload", row.Payload); err == nil {
+	if doc, err := workflowstate.DecodeObject("payload", row.Payload); err == nil {
 		c.payload = doc
 	}
 	return &c
@@ -216,18 +217,18 @@ func (e *Engine) compensationEnded(ctx context.Context, tx driver.Tx, cj *Claime
 		}
 		return err
 	}
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		return nil
 	}
 	next, running := state.Get("_compensation_next")
-	if !running || toInt(next) != int64(index) {
+	if !running || workflowstate.ToInt(next) != int64(index) {
 		return nil // not this compensation's turn (already moved on)
 	}
 	if failedMsg != "" {
-		if err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: cj.Job.Handler, Queue: stateQueue(state),
+		if err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: cj.Job.Handler, Queue: workflowstate.Queue(state),
 			Event: driver.LogDebug, ErrorMessage: failedMsg,
-			Context: EncodeJSON(map[string]any{"type": "compensation_failed", "reason": reason}), CreatedAt: now}}); err != nil {
+			Context: workflowstate.EncodeJSON(map[string]any{"type": "compensation_failed", "reason": reason}), CreatedAt: now}}); err != nil {
 			return err
 		}
 	}
@@ -238,12 +239,12 @@ func (e *Engine) compensationEnded(ctx context.Context, tx driver.Tx, cj *Claime
 		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)
 	}
 	state.Set("_compensation_next", int64(index-1))
-	wf.State = EncodeJSON(state)
+	wf.State = workflowstate.EncodeJSON(state)
 	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 		return err
 	}
 	raw, _ := state.Get("_compensation_stack")
-	stack, _ := listOf(raw)
+	stack, _ := workflowstate.ListOf(raw)
 	if index-1 >= len(stack) {
 		return e.finishCompensation(ctx, tx, wf, state, index-1, reason, now)
 	}
@@ -256,9 +257,9 @@ func (e *Engine) compensationEnded(ctx context.Context, tx driver.Tx, cj *Claime
 func (e *Engine) finishCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, index int, reason string, now time.Time) error {
 	if index > 0 {
 		raw, _ := state.Get("_compensation_stack")
-		stack, _ := listOf(raw)
+		stack, _ := workflowstate.ListOf(raw)
 		state.Set("_compensation_next", int64(index-1))
-		wf.State = EncodeJSON(state)
+		wf.State = workflowstate.EncodeJSON(state)
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
 		}
@@ -267,7 +268,7 @@ func (e *Engine) finishCompensation(ctx context.Context, tx driver.Tx, wf *drive
 	state.Delete("_compensation_next")
 	state.Set("_compensated", true)
 	state.Set("_compensation_cause", reason)
-	wf.State = EncodeJSON(state)
+	wf.State = workflowstate.EncodeJSON(state)
 	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 		return err
 	}
@@ -280,6 +281,6 @@ func (e *Engine) finishCompensation(ctx context.Context, tx driver.Tx, wf *drive
 // compensationCount is the number of entries on the compensation stack.
 func compensationCount(state *phpjson.Object) int {
 	raw, _ := state.Get("_compensation_stack")
-	stack, _ := listOf(raw)
+	stack, _ := workflowstate.ListOf(raw)
 	return len(stack)
 }

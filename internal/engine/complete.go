@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -322,8 +323,8 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 		out := phpjson.NewObject()
 		if cj.step.Type == queuetytype.StepSingle {
 			var err error
-			if out, err = stateObject("step output", r.Output); err == nil {
-				err = checkNextStep(out, cj.steps)
+			if out, err = workflowstate.UserObject("step output", r.Output); err == nil {
+				err = workflowstate.CheckNextStep(out, cj.steps)
 			}
 			if err != nil {
 				single = append(single, i)
@@ -374,7 +375,7 @@ func lockedState(cj *Claimed, wf *driver.Workflow) (*phpjson.Object, []*stepDef,
 	if cj.wf != nil && cj.state != nil && cj.steps != nil && bytes.Equal(wf.State, cj.wf.State) {
 		return cj.state.Clone(), cj.steps, nil
 	}
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -418,7 +419,7 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 				continue
 			}
 			state, steps, err := lockedState(cj, wf)
-			if err != nil || idx >= len(steps) || steps[idx].Type != cj.step.Type || hasBudget(state) {
+			if err != nil || idx >= len(steps) || steps[idx].Type != cj.step.Type || workflowstate.HasBudget(state) {
 				// A budget breach fails one workflow, not the batch.
 				individual = append(individual, i)
 				continue

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -18,18 +19,18 @@ var runtimePrivateKeys = map[string]bool{
 // the step's transaction.
 func (sc *stepCtx) continueAsNew(next State) error {
 	ctx, tx := context.Background(), sc.tx
-	fresh, err := stateObject("continue-as-new state", next)
+	fresh, err := workflowstate.UserObject("continue-as-new state", next)
 	if err != nil {
 		return NonRetryable(err)
 	}
 	in := sc.inputs()
 	for _, k := range fresh.Keys() {
-		if IsPrivateKey(k) {
+		if workflowstate.IsPrivateKey(k) {
 			fresh.Delete(k)
 		}
 	}
 	for _, k := range sc.state.Keys() {
-		if IsPrivateKey(k) && !runtimePrivateKeys[k] {
+		if workflowstate.IsPrivateKey(k) && !runtimePrivateKeys[k] {
 			v, _ := sc.state.Get(k)
 			if k == "_step_outputs" {
 				v = []any{}
@@ -42,7 +43,7 @@ func (sc *stepCtx) continueAsNew(next State) error {
 	}
 	marker := phpjson.NewObject()
 	marker.Set("_continue_as_new", true)
-	for _, k := range sortedKeys(next) {
+	for _, k := range workflowstate.SortedKeys(next) {
 		marker.Set(k, next[k])
 	}
 	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in), sc.completedEvent(driver.EventStepCompleted, in, marker, fresh)}}

@@ -30,8 +30,3 @@ func strList(o *phpjson.Object, k string) []string { return workflowdef.Strings(
 
 // intValue returns the number at k as an integer, or 0.
 func intValue(o *phpjson.Object, k string) int64 { return workflowdef.Int(o, k) }
-
-// TimedOutKey is the state key a signal wait with a timeout sets: true when
-// the timer won, false when the signal arrived first. name is the wait's
-// result key, or its signal name when it has none.
-func TimedOutKey(name string) string { return name + "_timed_out" }

@@ -8,13 +8,10 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 )
 
-// budgetKeys are Queuety's workflow budget keys, in the order
-// workflow_budget lists them.
-var budgetKeys = []string{"max_transitions", "max_for_each_items", "max_state_bytes", "max_cost_units", "max_started_workflows"}
-
-// budgets returns d's budgets in budgetKeys order.
+// budgets returns d's budgets in workflowstate.BudgetKeys order.
 func (d Definition) budgets() []int {
 	return []int{d.MaxTransitions, d.MaxForEachItems, d.MaxStateBytes, d.MaxCostUnits, d.MaxStartedWorkflows}
 }
@@ -39,7 +36,7 @@ func (d *Definition) setBudget(key string, n int) {
 func (d Definition) checkBudgets() error {
 	for i, n := range d.budgets() {
 		if n < 0 {
-			return invalidf("workflow %s must be at least 1, got %d", budgetKeys[i], n)
+			return invalidf("workflow %s must be at least 1, got %d", workflowstate.BudgetKeys[i], n)
 		}
 	}
 	return nil
@@ -51,7 +48,7 @@ func (d Definition) budgetObject() *phpjson.Object {
 	o := phpjson.NewObject()
 	for i, n := range d.budgets() {
 		if n > 0 {
-			o.Set(budgetKeys[i], int64(n))
+			o.Set(workflowstate.BudgetKeys[i], int64(n))
 		}
 	}
 	return o
@@ -65,7 +62,7 @@ func (d Definition) hash() string {
 	doc.Set("max_for_each_items", workflowdef.PositiveOrNil(d.MaxForEachItems))
 	doc.Set("max_state_bytes", workflowdef.PositiveOrNil(d.MaxStateBytes))
 	doc.Set("compensate_on_failure", d.CompensateOnFailure)
-	sum := sha256.Sum256(EncodeJSON(doc))
+	sum := sha256.Sum256(workflowstate.EncodeJSON(doc))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -100,7 +97,7 @@ func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
 	if d.Name == "" {
 		d.Name = "workflow"
 	}
-	if p, ok := priorityField(o); ok {
+	if p, ok := workflowstate.PriorityField(o); ok {
 		d.Priority = p
 	}
 	d.MaxAttempts = DefaultMaxAttempts
@@ -112,7 +109,7 @@ func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
 	}
 	if b, ok := o.Get("workflow_budget"); ok {
 		if budget, ok := b.(*phpjson.Object); ok {
-			for _, k := range budgetKeys {
+			for _, k := range workflowstate.BudgetKeys {
 				if v, ok := budget.Get(k); ok {
 					if n, ok := v.(int64); ok && n > 0 {
 						d.setBudget(k, int(n))

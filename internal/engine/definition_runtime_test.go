@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 )
 
 // Output of Queuety PHP 0.22.0 for
@@ -37,10 +38,10 @@ func TestRuntimeObjectMatchesQueuetyPHP(t *testing.T) {
 		Name: "per_item", Steps: singleStep("Handle"), OnCancel: "Undo", OnDeadline: "Late", DeadlineSecs: 60,
 		Version: "v1", MaxForEachItems: 4, MaxStartedWorkflows: 2,
 	}
-	assert.Equal(t, phpRuntimeDefinition, string(EncodeJSON(d.RuntimeObject())))
+	assert.Equal(t, phpRuntimeDefinition, string(workflowstate.EncodeJSON(d.RuntimeObject())))
 
 	plain := Definition{Name: "plain", Steps: singleStep("A")}
-	assert.Contains(t, string(EncodeJSON(plain.RuntimeObject())), `"workflow_budget":[],"compensate_on_failure":false}`,
+	assert.Contains(t, string(workflowstate.EncodeJSON(plain.RuntimeObject())), `"workflow_budget":[],"compensate_on_failure":false}`,
 		"no budgets encode as PHP's empty array")
 }
 
@@ -60,7 +61,7 @@ func TestDefinitionFromRuntime(t *testing.T) {
 	assert.Zero(t, d.MaxTransitions)
 	assert.Equal(t, "6f4fb8a8a4b54652c1bb7f5606417599234d7f5619d951a040b2eb26eb61085f", d.Hash)
 	assert.True(t, d.RuntimeOrder)
-	assert.Equal(t, phpRuntimeDefinition, string(EncodeJSON(d.RuntimeObject())), "round trip")
+	assert.Equal(t, phpRuntimeDefinition, string(workflowstate.EncodeJSON(d.RuntimeObject())), "round trip")
 
 	// The state of a started child, key for key.
 	d.StartedByWorkflowID, d.StartedByStepIndex = 7, 2
@@ -114,7 +115,7 @@ func TestEncodeDecodeDefinitionKeepsBudgets(t *testing.T) {
 		Name: "w", Steps: singleStep("A"), Queue: "q", Priority: 1, MaxAttempts: 4, RunTimeoutSecs: 30,
 		IdempotencyKey: "k", MaxForEachItems: 9, MaxStartedWorkflows: 3,
 	}
-	got, err := DecodeDefinition(EncodeJSON(d.Encode()))
+	got, err := DecodeDefinition(workflowstate.EncodeJSON(d.Encode()))
 	require.NoError(t, err)
 	assert.Equal(t, 9, got.MaxForEachItems)
 	assert.Equal(t, 3, got.MaxStartedWorkflows)
@@ -122,7 +123,7 @@ func TestEncodeDecodeDefinitionKeepsBudgets(t *testing.T) {
 	assert.Equal(t, "k", got.IdempotencyKey)
 	assert.False(t, got.RuntimeOrder, "decoded schedules dispatch like the builder")
 	assert.Empty(t, got.Hash, "the hash is recomputed")
-	assert.Equal(t, string(EncodeJSON(d.Encode())), string(EncodeJSON(got.Encode())), "round trip")
+	assert.Equal(t, string(workflowstate.EncodeJSON(d.Encode())), string(workflowstate.EncodeJSON(got.Encode())), "round trip")
 }
 
 func TestPrepareWorkflowBudgets(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -143,7 +144,7 @@ func (d Definition) runtimeHeader() *phpjson.Object {
 // DecodeDefinition reads what Definition.Encode wrote. The result
 // dispatches like a builder's definition (RuntimeOrder is false).
 func DecodeDefinition(raw []byte) (Definition, error) {
-	o, err := DecodeObject("workflow definition", raw)
+	o, err := workflowstate.DecodeObject("workflow definition", raw)
 	if err != nil {
 		return Definition{}, err
 	}
@@ -176,7 +177,7 @@ type preparedWorkflow struct {
 // state in place: callers hand over an object of their own.
 func prepareWorkflow(def Definition, state *phpjson.Object) (*preparedWorkflow, error) {
 	for _, k := range state.Keys() {
-		if IsPrivateKey(k) {
+		if workflowstate.IsPrivateKey(k) {
 			return nil, invalidf("initial state key %q starts with _, which is reserved", k)
 		}
 	}
@@ -184,7 +185,7 @@ func prepareWorkflow(def Definition, state *phpjson.Object) (*preparedWorkflow, 
 		return nil, err
 	}
 	if def.MaxStateBytes > 0 {
-		if n := len(EncodeJSON(state)); n > def.MaxStateBytes {
+		if n := len(workflowstate.EncodeJSON(state)); n > def.MaxStateBytes {
 			return nil, invalidf("Workflow initial state exceeds configured max_state_bytes budget of %d (it is %d bytes).", def.MaxStateBytes, n)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -145,7 +146,7 @@ func SyncPayload(payload *phpjson.Object) (Payload, error) {
 	if err != nil {
 		return nil, invalidf("payload does not encode as JSON: %v", err)
 	}
-	doc, err := DecodeObject("payload", raw)
+	doc, err := workflowstate.DecodeObject("payload", raw)
 	if err != nil {
 		return nil, err
 	}

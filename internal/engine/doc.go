@@ -23,9 +23,19 @@
 // Files are split by concern: claim, admit (the claim's side of package
 // internal/admission, which holds rate limits, concurrency groups and
 // cost budgets), complete, retry, lease, heartbeat, timeout, dispatch,
-// resources, steps, stepjobs, statefields, waits, failure, continueasnew,
-// operate, history (rewind and fork), replay, sweepsteps (the transitions
-// the sweeps of internal/sweep hand each row to).
+// resources, steps, stepjobs, foreach, repeat, waits, waitworkflows,
+// children, budget, failure, continueasnew, operate, history (rewind and
+// fork), replay, sweepsteps (the transitions the sweeps of internal/sweep
+// hand each row to).
+//
+// The workflow state format lives in package internal/workflowstate: the
+// JSON as PHP writes it, the private keys and the fields a workflow's jobs
+// inherit, the merge of a step's output, budgets and their counters, a
+// for-each step's runtime and aggregate, a repeat's iterations, and what a
+// wait settles with. Those rules touch no row; the engine applies them
+// inside its transactions (steps.go, foreach.go, repeat.go, waits.go,
+// waitworkflows.go, budget.go), so a state change is still written here,
+// and what a state means is written once, there.
 //
 // Batches and chains (their rows, transitions, callback jobs and the
 // chain catch) live in package internal/batch; batches.go builds its
@@ -40,6 +50,6 @@
 // The read views (describing a workflow, exporting and tracing its
 // history, the state after a step) live in package internal/readview,
 // which reads the store on its own. It learns what a workflow's state
-// means from stateview.go (ViewState, StateAfterStep): the state format
-// stays here, in one place.
+// means from stateview.go (ViewState, StateAfterStep), which reads it with
+// package internal/workflowstate.
 package engine

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/batch"
-	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
@@ -227,21 +226,6 @@ func uniqueIDs(ids []int64) []int64 {
 		}
 	}
 	return out
-}
-
-// plain converts a decoded JSON tree into plain Go values for handlers.
-func plain(v any) any {
-	switch x := v.(type) {
-	case *phpjson.Object:
-		return x.ToMap()
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plain(e)
-		}
-		return out
-	}
-	return v
 }
 
 // HasDue reports whether any job is due for a worker with these queues and

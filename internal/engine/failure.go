@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -132,7 +133,7 @@ func (e *Engine) failWorkflowLocked(ctx context.Context, tx driver.Tx, wf *drive
 // compensateEnded starts an ended workflow's compensations when reason
 // calls for them, and writes the workflow row if that changed it.
 func (e *Engine) compensateEnded(ctx context.Context, tx driver.Tx, wf *driver.Workflow, reason string, now time.Time) error {
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil || !shouldCompensate(state, reason) {
 		return nil
 	}
@@ -213,7 +214,7 @@ func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
 		if kind == "" {
 			return nil
 		}
-		state, err := DecodeObject("workflow state", wf.State)
+		state, err := workflowstate.DecodeObject("workflow state", wf.State)
 		if err != nil {
 			state = phpjson.NewObject()
 		}
@@ -258,10 +259,10 @@ func (e *Engine) expireLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 	}
 	logs := []*driver.LogEntry{
 		{JobID: ptr(int64(0)), WorkflowID: wf.ID, Handler: "", Queue: DefaultQueue, Event: driver.LogWorkflowFailed, ErrorMessage: msg, CreatedAt: now},
-		{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogWorkflowDeadlineExceeded, CreatedAt: now},
+		{WorkflowID: wf.ID, Handler: wf.Name, Queue: workflowstate.Queue(state), Event: driver.LogWorkflowDeadlineExceeded, CreatedAt: now},
 	}
 	if kind == driver.TimeoutRun {
-		logs[1].Context = EncodeJSON(map[string]any{"timeout_kind": string(kind), "run": int64(max(wf.RunNumber, 1))})
+		logs[1].Context = workflowstate.EncodeJSON(map[string]any{"timeout_kind": string(kind), "run": int64(max(wf.RunNumber, 1))})
 	}
 	if waiting {
 		logs = append(logs, debugLog(wf, state, now, map[string]any{"type": "timer_cancelled", "reason": "workflow " + string(kind)}))
@@ -332,11 +333,11 @@ func callbackJob(wf *driver.Workflow, state *phpjson.Object, key, kind, handler 
 	v, _ := state.Get(key)
 	extra := phpjson.NewObject()
 	if h, ok := v.(*phpjson.Object); ok {
-		extra = objField(h, "payload")
+		extra = workflowstate.ObjectField(h, "payload")
 	}
-	payload := PublicState(state)
+	payload := workflowstate.PublicState(state)
 	for _, k := range extra.Keys() {
-		if !IsPrivateKey(k) {
+		if !workflowstate.IsPrivateKey(k) {
 			x, _ := extra.Get(k)
 			payload.Set(k, x)
 		}
@@ -346,11 +347,11 @@ func callbackJob(wf *driver.Workflow, state *phpjson.Object, key, kind, handler 
 	marker.Set("workflow_id", wf.ID)
 	payload.Set(callbackKey, marker)
 	return &driver.Job{
-		Queue: stateQueue(state), Handler: handler, Payload: EncodeJSON(payload), Priority: statePriority(state),
+		Queue: workflowstate.Queue(state), Handler: handler, Payload: workflowstate.EncodeJSON(payload), Priority: workflowstate.Priority(state),
 		Status: driver.JobPending, MaxAttempts: callbackAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
 	}
 }
 
 func debugLog(wf *driver.Workflow, state *phpjson.Object, now time.Time, context map[string]any) *driver.LogEntry {
-	return &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogDebug, Context: EncodeJSON(context), CreatedAt: now}
+	return &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: workflowstate.Queue(state), Event: driver.LogDebug, Context: workflowstate.EncodeJSON(context), CreatedAt: now}
 }

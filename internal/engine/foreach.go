@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -47,7 +47,7 @@ func (cj *Claimed) ForEachItem() (item any, index int, ok bool) {
 	}
 	item, _ = m.Get("item")
 	idx, _ := m.Get("item_index")
-	return plain(item), int(toInt(idx)), true
+	return workflowstate.Plain(item), int(workflowstate.ToInt(idx)), true
 }
 
 // MissingFunction names the reducer or repeat condition this job needs
@@ -78,192 +78,11 @@ func (cj *Claimed) MissingFunction(funcs Functions) string {
 	return ""
 }
 
-// forEachRuntime is one for-each step's runtime, normalised as Queuety's
-// normalize_for_each_runtime does.
-type forEachRuntime struct {
-	obj      *phpjson.Object
-	items    []any
-	results  *phpjson.Object // int-keyed entries
-	failures *phpjson.Object
-}
-
-// loadForEach returns the _for_each_steps array and the runtime of step
-// idx, or nil when the step has not been expanded yet.
-func loadForEach(state *phpjson.Object, idx int) (*phpjson.Object, *forEachRuntime) {
-	raw, _ := state.Get("_for_each_steps")
-	all := asIntArray(raw)
-	v, _ := all.Get(intKey(idx))
-	o, ok := v.(*phpjson.Object)
-	if !ok || !truthy(o, "initialized") {
-		return all, nil
-	}
-	o = o.Clone()
-	rt := &forEachRuntime{obj: o}
-	itemsV, _ := o.Get("items")
-	rt.items, _ = listOf(itemsV)
-	if rt.items == nil {
-		rt.items = []any{}
-	}
-	o.Set("items", rt.items)
-	r, _ := o.Get("results")
-	rt.results = normalizeEntries(r)
-	o.Set("results", rt.results)
-	f, _ := o.Get("failures")
-	rt.failures = normalizeEntries(f)
-	o.Set("failures", rt.failures)
-	if w, _ := o.Get("winner_index"); w != nil {
-		o.Set("winner_index", toInt(w))
-	} else {
-		o.Set("winner_index", nil)
-	}
-	o.Set("settled", truthy(o, "settled"))
-	return all, rt
-}
-
-// normalizeEntries keys result or failure entries by their "index" and
-// sorts them.
-func normalizeEntries(v any) *phpjson.Object {
-	in := asIntArray(v)
-	out := phpjson.NewObject()
-	for _, k := range in.Keys() {
-		e, _ := in.Get(k)
-		eo, ok := e.(*phpjson.Object)
-		if !ok {
-			continue
-		}
-		key := k
-		if iv, ok := eo.Get("index"); ok {
-			key = intKey(int(toInt(iv)))
-		}
-		out.Set(key, eo)
-	}
-	return sortIntArray(out)
-}
-
-// truthy is PHP's !empty() of o[k].
-func truthy(o *phpjson.Object, k string) bool {
-	switch v, _ := o.Get(k); x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case int64:
-		return x != 0
-	case float64:
-		return x != 0
-	case string:
-		return x != "" && x != "0"
-	case []any:
-		return len(x) > 0
-	case *phpjson.Object:
-		return x.Len() > 0
-	}
-	return true
-}
-
-// store writes the runtime back into the state.
-func (rt *forEachRuntime) store(state, all *phpjson.Object, idx int) {
-	all.Set(intKey(idx), rt.obj)
-	state.Set("_for_each_steps", all)
-}
-
-func (rt *forEachRuntime) settled() bool { return truthy(rt.obj, "settled") }
-
-// missing returns the item indexes with neither a result nor a failure.
-func (rt *forEachRuntime) missing() []int {
-	var out []int
-	for i := range rt.items {
-		_, ok1 := rt.results.Get(intKey(i))
-		_, ok2 := rt.failures.Get(intKey(i))
-		if !ok1 && !ok2 {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-func quorumOf(step *stepDef) int { return max(1, step.Quorum) }
-
-// satisfied is Queuety's for_each_completion_satisfied.
-func (rt *forEachRuntime) satisfied(step *stepDef) bool {
-	ok := rt.results.Len()
-	switch step.Mode {
-	case ForEachFirstSuccess:
-		return ok >= 1
-	case ForEachQuorum:
-		return ok >= quorumOf(step)
-	}
-	return ok >= len(rt.items)
-}
-
-// impossible is Queuety's for_each_completion_impossible.
-func (rt *forEachRuntime) impossible(step *stepDef) bool {
-	ok, failed := rt.results.Len(), rt.failures.Len()
-	remaining := max(0, len(rt.items)-ok-failed)
-	switch step.Mode {
-	case ForEachFirstSuccess:
-		return remaining == 0 && ok == 0
-	case ForEachQuorum:
-		return ok+remaining < quorumOf(step)
-	}
-	return failed > 0
-}
-
-// aggregate builds the object stored under the result key (Queuety's
-// build_for_each_aggregate).
-func (rt *forEachRuntime) aggregate(step *stepDef) *phpjson.Object {
-	results := entriesByIndex(rt.results)
-	failures := entriesByIndex(rt.failures)
-	var winner any
-	if w, _ := rt.obj.Get("winner_index"); w != nil {
-		for _, e := range results {
-			if iv, _ := e.(*phpjson.Object).Get("index"); toInt(iv) == toInt(w) {
-				winner = e
-				break
-			}
-		}
-	}
-	a := phpjson.NewObject()
-	mode, ok := step.Raw.Get("mode")
-	if !ok || mode == nil {
-		mode = ForEachAll
-	}
-	a.Set("mode", mode)
-	q, _ := step.Raw.Get("quorum")
-	a.Set("quorum", q)
-	a.Set("total", int64(len(rt.items)))
-	a.Set("succeeded", int64(len(results)))
-	a.Set("failed", int64(len(failures)))
-	a.Set("settled", true)
-	a.Set("winner", winner)
-	a.Set("results", results)
-	a.Set("failures", failures)
-	return a
-}
-
-// entriesByIndex returns an entry array's values sorted by their index.
-func entriesByIndex(a *phpjson.Object) []any {
-	out, _ := listOf(a)
-	sort.SliceStable(out, func(i, j int) bool { return entryIndex(out[i]) < entryIndex(out[j]) })
-	if out == nil {
-		out = []any{}
-	}
-	return out
-}
-
-func entryIndex(e any) int64 {
-	if o, ok := e.(*phpjson.Object); ok {
-		v, _ := o.Get("index")
-		return toInt(v)
-	}
-	return 0
-}
-
 // forEachOutput is the settled step's output: the aggregate under the
 // result key, plus the reducer's keys when the step has a reducer.
-func (sc *stepCtx) forEachOutput(rt *forEachRuntime) (*phpjson.Object, error) {
+func (sc *stepCtx) forEachOutput(rt *workflowstate.ForEach) (*phpjson.Object, error) {
 	key := sc.step.ForEachResultKey()
-	agg := rt.aggregate(sc.step)
+	agg := rt.Aggregate(sc.step)
 	out := phpjson.NewObject()
 	out.Set(key, agg)
 	if sc.step.Reducer == "" {
@@ -276,15 +95,15 @@ func (sc *stepCtx) forEachOutput(rt *forEachRuntime) (*phpjson.Object, error) {
 	if fn == nil {
 		return nil, failAttemptWith(fmt.Errorf("For-each reducer class '%s' not found: no reducer of that name is registered with this worker", sc.step.Reducer))
 	}
-	view := PublicState(sc.state)
+	view := workflowstate.PublicState(sc.state)
 	view.Set(key, agg)
 	reduced, err := callUser(func() (State, error) {
-		return fn(context.Background(), view.ToMap(), decodeForEachResult(agg))
+		return fn(context.Background(), view.ToMap(), workflowstate.DecodeForEachResult(agg))
 	})
 	if err != nil {
 		return nil, failAttemptWith(fmt.Errorf("for-each reducer %s: %w", sc.step.Reducer, err))
 	}
-	ro, err := stateObject("reducer output", reduced)
+	ro, err := workflowstate.UserObject("reducer output", reduced)
 	if err != nil {
 		return nil, NonRetryable(fmt.Errorf("for-each reducer %s: %w", sc.step.Reducer, err))
 	}
@@ -305,47 +124,6 @@ func callUser[T any](fn func() (T, error)) (out T, err error) {
 	return fn()
 }
 
-// decodeForEachResult is the typed view of an aggregate object.
-func decodeForEachResult(a *phpjson.Object) ForEachResult {
-	r := ForEachResult{Mode: strField(a, "mode"), Quorum: int(intValue(a, "quorum")), Total: int(intValue(a, "total")),
-		Succeeded: int(intValue(a, "succeeded")), Failed: int(intValue(a, "failed"))}
-	branch := func(v any) ForEachBranch {
-		o, _ := v.(*phpjson.Object)
-		if o == nil {
-			return ForEachBranch{}
-		}
-		item, _ := o.Get("item")
-		b := ForEachBranch{Index: int(intValue(o, "index")), Item: plain(item), JobID: intValue(o, "job_id"), Output: State{}}
-		if out, ok := o.Get("output"); ok {
-			if oo, ok := out.(*phpjson.Object); ok {
-				b.Output = oo.ToMap()
-			}
-		}
-		return b
-	}
-	if w, _ := a.Get("winner"); w != nil {
-		b := branch(w)
-		r.Winner = &b
-	}
-	rs, _ := a.Get("results")
-	list, _ := listOf(rs)
-	for _, e := range list {
-		r.Results = append(r.Results, branch(e))
-	}
-	fs, _ := a.Get("failures")
-	list, _ = listOf(fs)
-	for _, e := range list {
-		o, _ := e.(*phpjson.Object)
-		if o == nil {
-			continue
-		}
-		item, _ := o.Get("item")
-		r.Failures = append(r.Failures, ForEachFailure{Index: int(intValue(o, "index")), Item: plain(item),
-			Error: strField(o, "error_message"), JobID: intValue(o, "job_id")})
-	}
-	return r
-}
-
 // expandForEach runs a for_each placeholder job: it initialises the
 // step's runtime from the items in state (once), then enqueues a branch job
 // for every item that has neither a result nor a failure. When none is
@@ -355,14 +133,14 @@ func (sc *stepCtx) expandForEach() error {
 	ctx, tx := context.Background(), sc.tx
 	idx := sc.wf.CurrentStep
 	in := sc.inputs()
-	all, rt := loadForEach(sc.state, idx)
+	all, rt := workflowstate.LoadForEach(sc.state, idx)
 	if rt == nil {
 		var items []any
 		if sc.step.ItemsKey != "" {
 			v, _ := sc.state.Get(sc.step.ItemsKey)
 			if v != nil {
 				var ok bool
-				if items, ok = listOf(v); !ok {
+				if items, ok = workflowstate.ListOf(v); !ok {
 					return NonRetryable(fmt.Errorf("For-each step '%s' expected state key '%s' to contain an array.", sc.step.Name, sc.step.ItemsKey))
 				}
 			}
@@ -379,17 +157,17 @@ func (sc *stepCtx) expandForEach() error {
 		o.Set("results", phpjson.NewObject())
 		o.Set("failures", phpjson.NewObject())
 		o.Set("winner_index", nil)
-		rt = &forEachRuntime{obj: o, items: items, results: phpjson.NewObject(), failures: phpjson.NewObject()}
+		rt = &workflowstate.ForEach{Obj: o, Items: items, Results: phpjson.NewObject(), Failures: phpjson.NewObject()}
 	}
-	rt.store(sc.state, all, idx)
+	rt.Store(sc.state, all, idx)
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
 	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in)}, logs: sc.logs()}
-	missing := rt.missing()
+	missing := rt.Missing()
 	if len(missing) == 0 {
 		switch {
-		case rt.satisfied(sc.step):
+		case rt.Satisfied(sc.step):
 			out, err := sc.forEachOutput(rt)
 			if err != nil {
 				return err
@@ -398,23 +176,23 @@ func (sc *stepCtx) expandForEach() error {
 				return err
 			}
 			return w.flush(ctx, tx)
-		case rt.impossible(sc.step):
+		case rt.Impossible(sc.step):
 			if err := w.flush(ctx, tx); err != nil {
 				return err
 			}
-			sc.wf.State = EncodeJSON(sc.state)
+			sc.wf.State = workflowstate.EncodeJSON(sc.state)
 			return sc.e.failWorkflowLocked(ctx, tx, sc.wf, sc.row.ID, msgForEachUnsatisfiable, sc.now)
 		}
 	}
 	for _, i := range missing {
 		meta := phpjson.NewObject()
 		meta.Set("item_index", int64(i))
-		meta.Set("item", rt.items[i])
+		meta.Set("item", rt.Items[i])
 		p := phpjson.NewObject()
 		p.Set(forEachKey, meta)
 		w.jobs = append(w.jobs, sc.e.stepJob(sc.wf, sc.state, sc.step.Raw, sc.step.Class, p, idx, 1, sc.now, -1))
 	}
-	sc.wf.State = EncodeJSON(sc.state)
+	sc.wf.State = workflowstate.EncodeJSON(sc.state)
 	w.workflows = append(w.workflows, sc.wf)
 	return w.flush(ctx, tx)
 }
@@ -423,7 +201,7 @@ func (sc *stepCtx) expandForEach() error {
 // workflow's max_for_each_items budget allows or, without a budget, than
 // the engine's default cap.
 func (sc *stepCtx) checkForEachItems(n int) error {
-	if limit := budgetLimit(sc.state, "max_for_each_items"); limit > 0 {
+	if limit := workflowstate.BudgetLimit(sc.state, "max_for_each_items"); limit > 0 {
 		if int64(n) > limit {
 			return constraintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", sc.step.Name, n, limit)
 		}
@@ -439,7 +217,7 @@ func (sc *stepCtx) checkForEachItems(n int) error {
 // finalizeForEach settles the step with its output: the state merge, the
 // transition and the next step, with the step_completed event.
 func (sc *stepCtx) finalizeForEach(w *writes, in stepInputs, output *phpjson.Object) error {
-	mergeOutput(sc.state, output, sc.wf.CurrentStep)
+	workflowstate.MergeOutput(sc.state, output, sc.wf.CurrentStep)
 	pushCompensation(sc.state, sc.step, sc.wf.CurrentStep)
 	if err := sc.countTransition(); err != nil {
 		return err
@@ -462,7 +240,7 @@ func (sc *stepCtx) finalizeForEach(w *writes, in stepInputs, output *phpjson.Obj
 // readers accept the missing columns (its branch events are never read for
 // state: workflow_state_at reads step_completed and workflow_resumed rows).
 func (sc *stepCtx) branchInputs(item any, index int) (stepInputs, []byte) {
-	enc := EncodeJSON(item)
+	enc := workflowstate.EncodeJSON(item)
 	// {"item":<item>,"item_index":<index>}, the order of Queuety's context.
 	var b []byte
 	b = append(b, `{"item":`...)
@@ -474,25 +252,6 @@ func (sc *stepCtx) branchInputs(item any, index int) (stepInputs, []byte) {
 	return in, b
 }
 
-// branchMeta reads the __for_each payload of a branch job row.
-func branchMeta(row *driver.Job) (item any, index int, ok bool) {
-	doc, err := DecodeObject("payload", row.Payload)
-	if err != nil {
-		return nil, 0, false
-	}
-	v, _ := doc.Get(forEachKey)
-	m, isObj := v.(*phpjson.Object)
-	if !isObj {
-		return nil, 0, false
-	}
-	iv, has := m.Get("item_index")
-	if !has {
-		return nil, 0, false
-	}
-	item, _ = m.Get("item")
-	return item, int(toInt(iv)), true
-}
-
 // completeForEachBranch records one branch's result. The branch that
 // satisfies the step's mode settles it: the open branches are buried, the
 // aggregate (and the reducer's output) is merged, and the workflow moves
@@ -500,11 +259,11 @@ func branchMeta(row *driver.Job) (item any, index int, ok bool) {
 func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 	ctx, tx := context.Background(), sc.tx
 	idx := sc.wf.CurrentStep
-	all, rt := loadForEach(sc.state, idx)
+	all, rt := workflowstate.LoadForEach(sc.state, idx)
 	if rt == nil {
 		return NonRetryable(fmt.Errorf("Workflow %d: for-each runtime state missing for step %d.", sc.wf.ID, idx))
 	}
-	if rt.settled() {
+	if rt.Settled() {
 		return sc.e.buryJob(ctx, tx, sc.row, msgForEachSettled, sc.now)
 	}
 	w := &writes{}
@@ -521,11 +280,11 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 		}
 		return w.flush(ctx, tx)
 	}
-	rt.store(sc.state, all, idx)
+	rt.Store(sc.state, all, idx)
 	if err := checkBudget(sc.state); err != nil {
 		return err
 	}
-	sc.wf.State = EncodeJSON(sc.state)
+	sc.wf.State = workflowstate.EncodeJSON(sc.state)
 	w.workflows = append(w.workflows, sc.wf)
 	return w.flush(ctx, tx)
 }
@@ -533,14 +292,14 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 // applyBranch records one branch's output in the runtime, with its
 // step_started and step_item_completed events and log rows, and reports
 // whether the step's mode is now satisfied. The caller completes the job.
-func (sc *stepCtx) applyBranch(w *writes, rt *forEachRuntime, output *phpjson.Object) (bool, error) {
-	storedItem, itemIndex, ok := branchMeta(sc.row)
+func (sc *stepCtx) applyBranch(w *writes, rt *workflowstate.ForEach, output *phpjson.Object) (bool, error) {
+	storedItem, itemIndex, ok := workflowstate.BranchMeta(sc.row)
 	if !ok {
 		return false, NonRetryable(fmt.Errorf("Workflow %d: invalid for-each branch payload.", sc.wf.ID))
 	}
 	item := storedItem
-	if itemIndex >= 0 && itemIndex < len(rt.items) {
-		item = rt.items[itemIndex]
+	if itemIndex >= 0 && itemIndex < len(rt.Items) {
+		item = rt.Items[itemIndex]
 	}
 	in, itemCtx := sc.branchInputs(item, itemIndex)
 	entry := phpjson.NewObject()
@@ -548,34 +307,34 @@ func (sc *stepCtx) applyBranch(w *writes, rt *forEachRuntime, output *phpjson.Ob
 	entry.Set("item", item)
 	entry.Set("output", output)
 	entry.Set("job_id", sc.row.ID)
-	rt.results.Set(intKey(itemIndex), entry)
-	rt.failures.Delete(intKey(itemIndex))
-	if v, _ := rt.obj.Get("winner_index"); v == nil {
-		rt.obj.Set("winner_index", int64(itemIndex))
+	rt.Results.Set(workflowstate.IntKey(itemIndex), entry)
+	rt.Failures.Delete(workflowstate.IntKey(itemIndex))
+	if v, _ := rt.Obj.Get("winner_index"); v == nil {
+		rt.Obj.Set("winner_index", int64(itemIndex))
 	}
-	addCostUnits(sc.state, sc.row.CostUnits)
+	workflowstate.AddCostUnits(sc.state, sc.row.CostUnits)
 	started := sc.startedEvent(in)
 	started.Context = itemCtx
 	done := sc.event(driver.EventStepItemCompleted, in)
 	// No state_before or state_after (see branchInputs); Queuety writes
 	// this event's context index first.
-	done.Output, done.Artifacts = EncodeJSON(output), sc.cj.tracedArtifacts()
+	done.Output, done.Artifacts = workflowstate.EncodeJSON(output), sc.cj.tracedArtifacts()
 	doneCtx := phpjson.NewObject()
 	doneCtx.Set("item_index", int64(itemIndex))
 	doneCtx.Set("item", item)
-	done.Context = EncodeJSON(doneCtx)
+	done.Context = workflowstate.EncodeJSON(doneCtx)
 	w.events = append(w.events, started, done)
 	w.logs = append(w.logs, sc.logs()...)
-	return rt.satisfied(sc.step), nil
+	return rt.Satisfied(sc.step), nil
 }
 
 // settleForEach settles the step on this branch: the branches still open
 // are buried, and the aggregate (and the reducer's keys) is merged as the
 // step's output. The settling branch's job must be completed already.
-func (sc *stepCtx) settleForEach(w *writes, rt *forEachRuntime, all *phpjson.Object) error {
+func (sc *stepCtx) settleForEach(w *writes, rt *workflowstate.ForEach, all *phpjson.Object) error {
 	idx := sc.wf.CurrentStep
-	rt.obj.Set("settled", true)
-	rt.store(sc.state, all, idx)
+	rt.Obj.Set("settled", true)
+	rt.Store(sc.state, all, idx)
 	if err := sc.e.buryOpenStepJobs(context.Background(), sc.tx, sc.wf.ID, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
 		return err
 	}
@@ -583,7 +342,7 @@ func (sc *stepCtx) settleForEach(w *writes, rt *forEachRuntime, all *phpjson.Obj
 	if err != nil {
 		return err
 	}
-	before := EncodeJSON(PublicState(sc.state))
+	before := workflowstate.EncodeJSON(workflowstate.PublicState(sc.state))
 	return sc.finalizeForEach(w, stepInputs{state: before, input: before}, out)
 }
 
@@ -597,7 +356,7 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 	errs = make([]error, len(results))
 	outputs := make([]*phpjson.Object, len(results))
 	for i, r := range results {
-		if outputs[i], err = stateObject("step output", r.Output); err != nil {
+		if outputs[i], err = workflowstate.UserObject("step output", r.Output); err != nil {
 			return nil, true, nil
 		}
 	}
@@ -626,7 +385,7 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 		if err != nil {
 			return err
 		}
-		state, err := DecodeObject("workflow state", wf.State)
+		state, err := workflowstate.DecodeObject("workflow state", wf.State)
 		if err != nil {
 			fallback = true
 			return nil
@@ -637,7 +396,7 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 			fallback = true
 			return nil
 		}
-		all, rt := loadForEach(state, idx)
+		all, rt := workflowstate.LoadForEach(state, idx)
 		if rt == nil {
 			fallback = true
 			return nil
@@ -657,7 +416,7 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 				}
 				continue
 			}
-			if rt.settled() {
+			if rt.Settled() {
 				if err := e.buryJob(ctx, tx, row, msgForEachSettled, now); err != nil {
 					return err
 				}
@@ -693,12 +452,12 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 		if len(done) == 0 {
 			return nil
 		}
-		rt.store(state, all, idx)
+		rt.Store(state, all, idx)
 		if err := checkBudget(state); err != nil {
 			fallback = true
 			return errRollback
 		}
-		wf.State = EncodeJSON(state)
+		wf.State = workflowstate.EncodeJSON(state)
 		w.workflows = append(w.workflows, wf)
 		return w.flush(ctx, tx)
 	})
@@ -724,7 +483,7 @@ func (e *Engine) forEachBranchBuried(ctx context.Context, tx driver.Tx, wf *driv
 	if row.StepIndex == nil || row.Handler == HandlerForEach {
 		return false, nil
 	}
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		return false, nil
 	}
@@ -736,7 +495,7 @@ func (e *Engine) forEachBranchBuried(ctx context.Context, tx driver.Tx, wf *driv
 	if si != wf.CurrentStep || (wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused) {
 		return true, nil
 	}
-	all, rt := loadForEach(state, si)
+	all, rt := workflowstate.LoadForEach(state, si)
 	if rt == nil {
 		o := phpjson.NewObject()
 		o.Set("initialized", true)
@@ -744,20 +503,20 @@ func (e *Engine) forEachBranchBuried(ctx context.Context, tx driver.Tx, wf *driv
 		o.Set("results", phpjson.NewObject())
 		o.Set("failures", phpjson.NewObject())
 		o.Set("winner_index", nil)
-		rt = &forEachRuntime{obj: o, items: []any{}, results: phpjson.NewObject(), failures: phpjson.NewObject()}
+		rt = &workflowstate.ForEach{Obj: o, Items: []any{}, Results: phpjson.NewObject(), Failures: phpjson.NewObject()}
 	}
-	if item, index, ok := branchMeta(row); ok {
+	if item, index, ok := workflowstate.BranchMeta(row); ok {
 		f := phpjson.NewObject()
 		f.Set("index", int64(index))
 		f.Set("item", item)
 		f.Set("error_message", msg)
 		f.Set("job_id", row.ID)
-		rt.failures.Set(intKey(index), f)
-		rt.results.Delete(intKey(index))
+		rt.Failures.Set(workflowstate.IntKey(index), f)
+		rt.Results.Delete(workflowstate.IntKey(index))
 	}
-	rt.store(state, all, si)
-	wf.State = EncodeJSON(state)
-	if !rt.impossible(steps[si]) {
+	rt.Store(state, all, si)
+	wf.State = workflowstate.EncodeJSON(state)
+	if !rt.Impossible(steps[si]) {
 		return true, tx.WorkflowUpdate(ctx, wf)
 	}
 	return true, e.failWorkflowLocked(ctx, tx, wf, row.ID, msg, now)
@@ -779,22 +538,4 @@ func (e *Engine) buryOpenStepJobs(ctx context.Context, tx driver.Tx, wfID int64,
 		}
 	}
 	return nil
-}
-
-// resetForEachForRetry clears a for-each step's failures and settled flag
-// so that a retried workflow re-expands only the branches that did not
-// succeed (Queuety's retry_workflow).
-func resetForEachForRetry(state *phpjson.Object, idx int) {
-	raw, _ := state.Get("_for_each_steps")
-	all := asIntArray(raw)
-	v, _ := all.Get(intKey(idx))
-	o, ok := v.(*phpjson.Object)
-	if !ok {
-		return
-	}
-	o = o.Clone()
-	o.Set("failures", []any{})
-	o.Set("settled", false)
-	all.Set(intKey(idx), o)
-	state.Set("_for_each_steps", all)
 }

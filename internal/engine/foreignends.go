@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -71,10 +72,10 @@ func sweepPlanOf(cj *Claimed) (sweepPlan, bool) {
 	if !ok {
 		return sweepPlan{}, false
 	}
-	list, _ := listOf(raw)
-	p := sweepPlan{cancel: truthy(m, "then_cancel")}
+	list, _ := workflowstate.ListOf(raw)
+	p := sweepPlan{cancel: workflowstate.Truthy(m, "then_cancel")}
 	for _, v := range list {
-		p.rest = append(p.rest, toInt(v))
+		p.rest = append(p.rest, workflowstate.ToInt(v))
 	}
 	return p, true
 }
@@ -84,7 +85,7 @@ func sweepPlanOf(cj *Claimed) (sweepPlan, bool) {
 // state keeps the _compensated and _compensation_cause PHP wrote.
 func (e *Engine) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, plan sweepPlan, reason string, now time.Time) error {
 	raw, _ := state.Get("_compensation_stack")
-	stack, _ := listOf(raw)
+	stack, _ := workflowstate.ListOf(raw)
 	for len(plan.rest) > 0 {
 		next := int(plan.rest[0])
 		plan.rest = plan.rest[1:]
@@ -96,14 +97,14 @@ func (e *Engine) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *d
 			continue
 		}
 		state.Set("_compensation_next", int64(next))
-		wf.State = EncodeJSON(state)
+		wf.State = workflowstate.EncodeJSON(state)
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
 		}
 		return tx.JobInsert(ctx, []*driver.Job{compensationJob(wf, state, entry, next, reason, &plan, now)})
 	}
 	state.Delete("_compensation_next")
-	wf.State = EncodeJSON(state)
+	wf.State = workflowstate.EncodeJSON(state)
 	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func (e *Engine) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *d
 // classes there (see the file comment), once; otherwise it marks it. It
 // reports whether it enqueued a bridge job.
 func (e *Engine) TakeForeignEndLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		state = phpjson.NewObject()
 	}
@@ -130,12 +131,12 @@ func (e *Engine) TakeForeignEndLocked(ctx context.Context, tx driver.Tx, wf *dri
 		ended = wf.CompletedAt
 	}
 	_, running := state.Get("_compensation_next")
-	compensated := truthy(state, "_compensated") && !running
-	settled := compensated || (!cancelled && !truthy(state, "_compensate_on_failure") && !running)
+	compensated := workflowstate.Truthy(state, "_compensated") && !running
+	settled := compensated || (!cancelled && !workflowstate.Truthy(state, "_compensate_on_failure") && !running)
 	names := 0
 	if compensated {
 		raw, _ := state.Get("_compensation_stack")
-		stack, _ := listOf(raw)
+		stack, _ := workflowstate.ListOf(raw)
 		for _, v := range stack {
 			if entry, _ := v.(*phpjson.Object); entry != nil && strField(entry, "handler") != "" {
 				names++

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -103,7 +104,7 @@ func (e *Engine) holdExpired(ctx context.Context, tx driver.Tx, wf *driver.Workf
 // have is skipped until its deadline leaves the lookback (PHP ran it, or
 // another Go worker will). It reports whether it enqueued a handler.
 func (e *Engine) TakeForeignExpiryLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		state = phpjson.NewObject()
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/workflowstate"
 )
 
 type ctxKey struct{}
@@ -172,7 +174,7 @@ func Heartbeat(ctx context.Context, details any) error {
 	}
 	var raw []byte
 	if details != nil {
-		b, err := encodeUserJSON("heartbeat details", details)
+		b, err := workflowstate.EncodeUserJSON("heartbeat details", details)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -29,7 +30,7 @@ func stateAt(ctx context.Context, tx driver.Tx, id int64, idx int) (*phpjson.Obj
 	if err != nil || len(events) == 0 {
 		return nil, err
 	}
-	return DecodeObject("event state", events[0].StateAfter)
+	return workflowstate.DecodeObject("event state", events[0].StateAfter)
 }
 
 // RewindWorkflow moves a workflow back to right after step toStep (Queuety's
@@ -59,7 +60,7 @@ func (e *Engine) RewindWorkflow(ctx context.Context, id int64, toStep int) error
 			next.Set(k, v)
 		}
 		for _, k := range state.Keys() {
-			if _, set := next.Get(k); set || !IsPrivateKey(k) {
+			if _, set := next.Get(k); set || !workflowstate.IsPrivateKey(k) {
 				continue
 			}
 			switch k {
@@ -86,15 +87,15 @@ func (e *Engine) RewindWorkflow(ctx context.Context, id int64, toStep int) error
 		wf.Status, wf.CurrentStep = driver.WorkflowRunning, toStep+1
 		// Queuety clears error_message and failed_at and leaves completed_at.
 		wf.ErrorMessage, wf.FailedAt, wf.WaitDeadlineAt = "", time.Time{}, time.Time{}
-		wf.State = EncodeJSON(next)
+		wf.State = workflowstate.EncodeJSON(next)
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
 		}
 		if err := e.enqueueStep(ctx, tx, wf, next, steps, wf.CurrentStep, now); err != nil {
 			return err
 		}
-		return tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(next),
-			Event: driver.LogWorkflowRewound, Context: EncodeJSON(map[string]any{"rewound_to_step": toStep}), CreatedAt: now}})
+		return tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: wf.Name, Queue: workflowstate.Queue(next),
+			Event: driver.LogWorkflowRewound, Context: workflowstate.EncodeJSON(map[string]any{"rewound_to_step": toStep}), CreatedAt: now}})
 	})
 	if err != nil {
 		return fmt.Errorf("queuety: rewind workflow %d to step %d: %w", id, toStep, err)
@@ -129,12 +130,12 @@ func (e *Engine) ForkWorkflow(ctx context.Context, id int64) (int64, error) {
 		if err := e.enqueueStep(ctx, tx, fork, state, steps, fork.CurrentStep, now); err != nil {
 			return err
 		}
-		queue := stateQueue(state)
+		queue := workflowstate.Queue(state)
 		return tx.LogInsert(ctx, []*driver.LogEntry{
 			{WorkflowID: wf.ID, Handler: wf.Name, Queue: queue, Event: driver.LogWorkflowForked,
-				Context: EncodeJSON(map[string]any{"forked_workflow_id": fork.ID}), CreatedAt: now},
+				Context: workflowstate.EncodeJSON(map[string]any{"forked_workflow_id": fork.ID}), CreatedAt: now},
 			{WorkflowID: fork.ID, Handler: name, Queue: queue, Event: driver.LogWorkflowForked,
-				Context: EncodeJSON(map[string]any{"forked_from_workflow_id": wf.ID}), CreatedAt: now},
+				Context: workflowstate.EncodeJSON(map[string]any{"forked_from_workflow_id": wf.ID}), CreatedAt: now},
 		})
 	})
 	if err != nil {

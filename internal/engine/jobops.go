@@ -11,6 +11,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -107,14 +108,14 @@ func (e *Engine) retryJobRow(ctx context.Context, tx driver.Tx, j *driver.Job, n
 	j.ClaimToken = 0
 	clearAttemptDeadlines(j)
 	j.ScheduleToStartAt, j.ScheduleToCloseAt = time.Time{}, time.Time{}
-	if doc, err := DecodeObject("payload", j.Payload); err == nil {
+	if doc, err := workflowstate.DecodeObject("payload", j.Payload); err == nil {
 		applyScheduleDeadlines(j, parseRuntime(doc).Timeouts, now)
 	}
 	if err := tx.JobUpdate(ctx, j); err != nil {
 		return err
 	}
 	return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogRetried, CreatedAt: now,
-		Context: EncodeJSON(map[string]any{"type": "manual_retry", "attempts_reset": true})}})
+		Context: workflowstate.EncodeJSON(map[string]any{"type": "manual_retry", "attempts_reset": true})}})
 }
 
 // RetryBuried retries every buried plain job that matches f, as RetryJob

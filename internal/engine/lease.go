@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -169,7 +170,7 @@ func (e staleError) Is(target error) bool { return target == errStale }
 func takeOver(row *driver.Job, wf *driver.Workflow) *Claimed {
 	row.ClaimToken = 0
 	cj := &Claimed{Job: row, wf: wf}
-	if doc, err := DecodeObject("payload", row.Payload); err == nil {
+	if doc, err := workflowstate.DecodeObject("payload", row.Payload); err == nil {
 		cj.payload = doc
 		cj.runtime = parseRuntime(doc)
 	}

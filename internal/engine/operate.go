@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/queuety/queuety-go/queuetytype"
 	"time"
 
+	"github.com/queuety/queuety-go/queuetytype"
+
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -17,7 +19,7 @@ func (e *Engine) lockWorkflow(ctx context.Context, id int64, fn func(tx driver.T
 		if err != nil {
 			return err
 		}
-		state, err := DecodeObject("workflow state", wf.State)
+		state, err := workflowstate.DecodeObject("workflow state", wf.State)
 		if err != nil {
 			return err
 		}
@@ -114,7 +116,7 @@ func (e *Engine) CancelWorkflow(ctx context.Context, id int64) error {
 		if _, err := tx.WorkflowEndMark(ctx, wf.ID, driver.EndedByGo, now); err != nil {
 			return err
 		}
-		if err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogWorkflowCancelled, CreatedAt: now}}); err != nil {
+		if err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: wf.Name, Queue: workflowstate.Queue(state), Event: driver.LogWorkflowCancelled, CreatedAt: now}}); err != nil {
 			return err
 		}
 		if err := tx.FailureInsert(ctx, &driver.Failure{WorkflowID: wf.ID, Category: driver.FailureCancelled, RunNumber: max(wf.RunNumber, 1),
@@ -167,9 +169,9 @@ func (e *Engine) RetryWorkflow(ctx context.Context, id int64) error {
 		state.Delete("_wait")
 		state.Delete("_waiting_for_signal")
 		if steps[wf.CurrentStep].Type == queuetytype.StepForEach {
-			resetForEachForRetry(state, wf.CurrentStep)
+			workflowstate.ResetForEachForRetry(state, wf.CurrentStep)
 		}
-		wf.State = EncodeJSON(state)
+		wf.State = workflowstate.EncodeJSON(state)
 		wf.RunNumber = max(wf.RunNumber, 1) + 1
 		setRunDeadline(wf, state, now)
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {

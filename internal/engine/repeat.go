@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 )
 
 // This file runs Queuety's repeat steps: a placeholder job
@@ -38,10 +39,10 @@ func (sc *stepCtx) repeatOutput() (*phpjson.Object, error) {
 	default:
 		return nil, NonRetryable(fmt.Errorf("Unsupported repeat mode '%s'.", step.RepeatMode))
 	}
-	iterations := repeatIterations(sc.state, idx)
+	iterations := workflowstate.RepeatIterations(sc.state, idx)
 	out := phpjson.NewObject()
 	if !again {
-		out.Set("_repeat_steps", repeatSteps(sc.state, idx, iterations))
+		out.Set("_repeat_steps", workflowstate.RepeatSteps(sc.state, idx, iterations))
 		return out, nil
 	}
 	iterations++
@@ -49,7 +50,7 @@ func (sc *stepCtx) repeatOutput() (*phpjson.Object, error) {
 		return nil, constraintf("Workflow %d: repeat step '%s' exceeded max_iterations of %d.", sc.wf.ID, step.Name, step.MaxIterations)
 	}
 	out.Set("_next_step", step.Target)
-	out.Set("_repeat_steps", repeatSteps(sc.state, idx, iterations))
+	out.Set("_repeat_steps", workflowstate.RepeatSteps(sc.state, idx, iterations))
 	return out, nil
 }
 
@@ -64,7 +65,7 @@ func (sc *stepCtx) repeatMatches() (bool, error) {
 		if fn == nil {
 			return false, failAttemptWith(fmt.Errorf("Repeat condition class '%s' not found: no repeat condition of that name is registered with this worker", step.Condition))
 		}
-		ok, err := callUser(func() (bool, error) { return fn(context.Background(), PublicState(sc.state).ToMap()) })
+		ok, err := callUser(func() (bool, error) { return fn(context.Background(), workflowstate.PublicState(sc.state).ToMap()) })
 		if err != nil {
 			return false, failAttemptWith(fmt.Errorf("repeat condition %s: %w", step.Condition, err))
 		}
@@ -75,74 +76,5 @@ func (sc *stepCtx) repeatMatches() (bool, error) {
 		expected = true
 	}
 	actual, _ := sc.state.Get(step.StateKey)
-	return valuesEqual(actual, expected), nil
-}
-
-// valuesEqual compares two stored values as Queuety's values_equal does:
-// objects compare regardless of key order, lists in order.
-func valuesEqual(a, b any) bool {
-	return string(EncodeJSON(canonical(a))) == string(EncodeJSON(canonical(b)))
-}
-
-// canonical sorts object keys, recursively.
-func canonical(v any) any {
-	switch x := v.(type) {
-	case *phpjson.Object:
-		keys := x.Keys()
-		if phpjson.ListKeys(keys) {
-			out := make([]any, len(keys))
-			for i, k := range keys {
-				e, _ := x.Get(k)
-				out[i] = canonical(e)
-			}
-			return out
-		}
-		out := phpjson.NewObject()
-		for _, k := range sortedKeys(x.ToMap()) {
-			e, _ := x.Get(k)
-			out.Set(k, canonical(e))
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = canonical(e)
-		}
-		return out
-	}
-	return v
-}
-
-// repeatIterations is the count stored for a repeat step.
-func repeatIterations(state *phpjson.Object, idx int) int64 {
-	raw, _ := state.Get("_repeat_steps")
-	v, _ := asIntArray(raw).Get(intKey(idx))
-	o, ok := v.(*phpjson.Object)
-	if !ok {
-		return 0
-	}
-	n, _ := o.Get("iterations")
-	return max(0, toInt(n))
-}
-
-// repeatSteps returns _repeat_steps with step idx's count set.
-func repeatSteps(state *phpjson.Object, idx int, iterations int64) *phpjson.Object {
-	raw, _ := state.Get("_repeat_steps")
-	in := asIntArray(raw)
-	out := phpjson.NewObject()
-	for _, k := range in.Keys() {
-		v, _ := in.Get(k)
-		o, ok := v.(*phpjson.Object)
-		if !ok {
-			continue
-		}
-		n, _ := o.Get("iterations")
-		e := phpjson.NewObject()
-		e.Set("iterations", max(0, toInt(n)))
-		out.Set(k, e)
-	}
-	e := phpjson.NewObject()
-	e.Set("iterations", max(0, iterations))
-	out.Set(intKey(idx), e)
-	return out
+	return workflowstate.ValuesEqual(actual, expected), nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -27,7 +28,7 @@ func replayArtifact(wfID int64, a *phpjson.Object, now time.Time) *driver.Artifa
 	row := &driver.Artifact{WorkflowID: wfID, Key: scalarText(mustGet(a, "key")), Kind: kind, StepIndex: optInt(a, "step_index"),
 		CreatedAt: timeField(a, "created_at", now), UpdatedAt: timeField(a, "updated_at", now)}
 	if isJSONKind(kind) {
-		row.Content = EncodeJSON(content)
+		row.Content = workflowstate.EncodeJSON(content)
 	} else {
 		row.Content = []byte(scalarText(content))
 	}
@@ -35,7 +36,7 @@ func replayArtifact(wfID int64, a *phpjson.Object, now time.Time) *driver.Artifa
 	if !ok || meta == nil {
 		meta = []any{}
 	}
-	row.Metadata = EncodeJSON(meta)
+	row.Metadata = workflowstate.EncodeJSON(meta)
 	return row
 }
 
@@ -55,7 +56,7 @@ func scalarText(v any) string {
 		}
 		return ""
 	case int64, float64:
-		return string(EncodeJSON(x))
+		return string(workflowstate.EncodeJSON(x))
 	}
 	return ""
 }
@@ -95,7 +96,7 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 	}
 	list := func(k string) []*phpjson.Object {
 		v, _ := export.Get(k)
-		items, _ := listOf(v)
+		items, _ := workflowstate.ListOf(v)
 		var out []*phpjson.Object
 		for _, it := range items {
 			if o, ok := it.(*phpjson.Object); ok {
@@ -112,7 +113,7 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 			step = total
 		}
 		wf := &driver.Workflow{Name: strField(src, "name") + "_replay_" + strconv.FormatInt(now.Unix(), 10),
-			Status: driver.WorkflowStatus(status), State: EncodeJSON(state), CurrentStep: step, TotalSteps: total,
+			Status: driver.WorkflowStatus(status), State: workflowstate.EncodeJSON(state), CurrentStep: step, TotalSteps: total,
 			StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now}
 		switch status {
 		case "completed":
@@ -143,8 +144,8 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 		v, _ = src.Get("definition_hash")
 		source.Set("definition_hash", v)
 		events = append(events, &driver.WorkflowEvent{WorkflowID: id, StepIndex: step, Handler: "__queuety_replay",
-			Event: driver.EventWorkflowReplayed, Output: EncodeJSON(source), StateAfter: EncodeJSON(PublicState(state)),
-			Context: EncodeJSON(source), CreatedAt: now})
+			Event: driver.EventWorkflowReplayed, Output: workflowstate.EncodeJSON(source), StateAfter: workflowstate.EncodeJSON(workflowstate.PublicState(state)),
+			Context: workflowstate.EncodeJSON(source), CreatedAt: now})
 		if err := tx.EventInsert(ctx, events); err != nil {
 			return err
 		}
@@ -163,7 +164,7 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 			if p == nil {
 				p = []any{}
 			}
-			if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: id, Name: strField(s, "signal_name"), Payload: EncodeJSON(p),
+			if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: id, Name: strField(s, "signal_name"), Payload: workflowstate.EncodeJSON(p),
 				ReceivedAt: timeField(s, "received_at", now)}); err != nil {
 				return err
 			}
@@ -200,7 +201,7 @@ func jsonField(o *phpjson.Object, k string) []byte {
 	if !ok || v == nil {
 		return nil
 	}
-	return EncodeJSON(v)
+	return workflowstate.EncodeJSON(v)
 }
 
 func optInt(o *phpjson.Object, k string) *int {
@@ -208,7 +209,7 @@ func optInt(o *phpjson.Object, k string) *int {
 	if v == nil {
 		return nil
 	}
-	n := int(toInt(v))
+	n := int(workflowstate.ToInt(v))
 	return &n
 }
 
@@ -217,7 +218,7 @@ func optInt64(o *phpjson.Object, k string) *int64 {
 	if v == nil {
 		return nil
 	}
-	n := toInt(v)
+	n := workflowstate.ToInt(v)
 	return &n
 }
 

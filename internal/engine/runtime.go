@@ -6,6 +6,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 )
 
 // Reserved payload keys. Queuety PHP writes and strips the first two; the
@@ -14,7 +15,7 @@ const (
 	runtimeKey   = batch.RuntimeKey
 	chainKey     = batch.ChainKey
 	callbackKey  = batch.CallbackKey
-	forEachKey   = "__for_each"
+	forEachKey   = workflowstate.ForEachKey
 	stepIndexKey = "step_index"
 )
 

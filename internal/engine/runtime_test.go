@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 )
 
 // The __queuety_runtime object is read by Queuety PHP too: its Queuety keys
@@ -77,7 +78,7 @@ func TestDueTimes(t *testing.T) {
 // payload's __queuety_runtime, in a workflow's _max_attempts, in a runtime
 // workflow definition and on the row.
 func TestMaxAttemptsClampedToColumn(t *testing.T) {
-	payload, err := DecodeObject("payload", []byte(`{"__queuety_runtime":{"max_attempts":1000}}`))
+	payload, err := workflowstate.DecodeObject("payload", []byte(`{"__queuety_runtime":{"max_attempts":1000}}`))
 	require.NoError(t, err)
 	rt := parseRuntime(payload)
 	assert.Equal(t, MaxAttemptsLimit, rt.MaxAttempts, "runtime max_attempts")
@@ -85,9 +86,9 @@ func TestMaxAttemptsClampedToColumn(t *testing.T) {
 	assert.Equal(t, MaxAttemptsLimit, (&Claimed{runtime: rt}).maxAttempts(), "effective limit from the runtime")
 	assert.Equal(t, MaxAttemptsLimit, (&Claimed{runtime: runtimeOptions{MaxAttempts: 1000}}).maxAttempts(), "effective limit, unclamped runtime")
 
-	state, err := DecodeObject("state", []byte(`{"_max_attempts":70000}`))
+	state, err := workflowstate.DecodeObject("state", []byte(`{"_max_attempts":70000}`))
 	require.NoError(t, err)
-	assert.Equal(t, MaxAttemptsLimit, stateMaxAttempts(state), "workflow _max_attempts")
+	assert.Equal(t, MaxAttemptsLimit, workflowstate.MaxAttempts(state), "workflow _max_attempts")
 
 	def, err := DefinitionFromRuntime(mustDecode(t, `{"name":"w","max_attempts":1000000,"steps":[{"type":"single","class":"A"}]}`))
 	require.NoError(t, err, "runtime definition")
@@ -96,7 +97,7 @@ func TestMaxAttemptsClampedToColumn(t *testing.T) {
 
 func mustDecode(t *testing.T, s string) *phpjson.Object {
 	t.Helper()
-	o, err := DecodeObject("test", []byte(s))
+	o, err := workflowstate.DecodeObject("test", []byte(s))
 	require.NoError(t, err)
 	return o
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/schedule"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -32,7 +33,7 @@ func (e *Engine) startScheduledWorkflow(ctx context.Context, tx driver.Tx, s *dr
 		return 0, schedule.Unreadable(fmt.Errorf("schedule %d: stored workflow definition: %w", s.ID, err))
 	}
 	def.IdempotencyKey = schedule.FiringKey(def.IdempotencyKey, s.ID, slot)
-	state, err := DecodeObject("schedule payload", s.Payload)
+	state, err := workflowstate.DecodeObject("schedule payload", s.Payload)
 	if err != nil {
 		return 0, schedule.Unreadable(fmt.Errorf("schedule %d: %w", s.ID, err))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -14,7 +15,8 @@ import (
 // This file is the engine's read seam: what the read views of package
 // internal/readview need to know about the workflow state the engine
 // writes (its private keys, its _steps and the runtime of its steps),
-// said in plain fields, so the state format stays the engine's.
+// said in plain fields. It reads the state with package
+// internal/workflowstate, where the state format is written.
 
 // StateView is what a workflow's stored state says, for a read view.
 type StateView struct {
@@ -76,7 +78,7 @@ type StepView struct {
 // row says the workflow has steps.
 func ViewState(raw []byte, totalSteps int) *StateView {
 	v := &StateView{}
-	state, err := DecodeObject("workflow state", raw)
+	state, err := workflowstate.DecodeObject("workflow state", raw)
 	if err != nil {
 		state, v.Err = phpjson.NewObject(), err
 	}
@@ -85,10 +87,10 @@ func ViewState(raw []byte, totalSteps int) *StateView {
 	if _, has := state.Get("_steps"); v.Err == nil && stepsErr != nil && (has || totalSteps > 0) {
 		v.Err = fmt.Errorf("queuety: malformed workflow steps in the state: %w", stepsErr)
 	}
-	v.Queue, v.Priority, v.MaxAttempts = stateQueue(state), statePriority(state), stateMaxAttempts(state)
+	v.Queue, v.Priority, v.MaxAttempts = workflowstate.Queue(state), workflowstate.Priority(state), workflowstate.MaxAttempts(state)
 	v.DefinitionHash, v.IdempotencyKey = strField(state, "_definition_hash"), strField(state, "_idempotency_key")
 	if s, ok := state.Get("_started_by_workflow_id"); ok {
-		v.StartedBy = toInt(s)
+		v.StartedBy = workflowstate.ToInt(s)
 	}
 	v.OnDeadline, v.OnCancel = handlerRef(state, "_on_deadline"), handlerRef(state, "_on_cancel")
 	v.ExecutionTimeoutSeconds, v.RunTimeoutSeconds = intValue(state, "_deadline_seconds"), intValue(state, runTimeoutKey)
@@ -110,7 +112,7 @@ func ViewState(raw []byte, totalSteps int) *StateView {
 
 // viewStep reads step i of a workflow.
 func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
-	sv := StepView{Name: s.Name, Type: string(s.Type), Handlers: s.Handlers(), WaitAnswers: waitAnswers(s)}
+	sv := StepView{Name: s.Name, Type: string(s.Type), Handlers: s.Handlers(), WaitAnswers: workflowstate.WaitAnswers(s)}
 	rt := parseRuntimeFromDefinition(s.Raw)
 	sv.Timeouts = Timeouts{
 		ScheduleToStart: isoDuration(rt.Timeouts.ScheduleToStart),
@@ -121,22 +123,22 @@ func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
 	}
 	switch s.Type {
 	case queuetytype.StepForEach:
-		if _, fe := loadForEach(state, i); fe != nil {
-			sv.ForEach = &ForEachInfo{Mode: s.Mode, Items: len(fe.items), Succeeded: fe.results.Len(), Failed: fe.failures.Len(),
-				Open: len(fe.missing()), Settled: fe.settled()}
+		if _, fe := workflowstate.LoadForEach(state, i); fe != nil {
+			sv.ForEach = &ForEachInfo{Mode: s.Mode, Items: len(fe.Items), Succeeded: fe.Results.Len(), Failed: fe.Failures.Len(),
+				Open: len(fe.Missing()), Settled: fe.Settled()}
 			if s.Mode == ForEachQuorum {
-				sv.ForEach.Quorum = quorumOf(s)
+				sv.ForEach.Quorum = workflowstate.Quorum(s)
 			}
 		}
 	case queuetytype.StepRepeat:
-		sv.Iterations = repeatIterations(state, i)
+		sv.Iterations = workflowstate.RepeatIterations(state, i)
 	case queuetytype.StepStartWorkflows:
 		key := strField(s.Raw, "result_key")
 		if key == "" {
 			key = workflowdef.DefaultStartedWorkflowsKey
 		}
 		ids, _ := state.Get(key)
-		sv.StartedIDs = idsOf(ids)
+		sv.StartedIDs = workflowstate.IDsOf(ids)
 	}
 	return sv
 }

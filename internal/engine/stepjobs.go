@@ -6,6 +6,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -26,10 +27,10 @@ func (e *Engine) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*s
 	case queuetytype.StepParallel:
 		for _, b := range step.Branches {
 			def := mergeBranch(step.Raw, b)
-			jobs = append(jobs, e.stepJob(wf, state, def, strField(def, "class"), objField(def, "payload"), idx, 1, now, -1))
+			jobs = append(jobs, e.stepJob(wf, state, def, strField(def, "class"), workflowstate.ObjectField(def, "payload"), idx, 1, now, -1))
 		}
 	case queuetytype.StepSingle:
-		jobs = append(jobs, e.stepJob(wf, state, step.Raw, step.Class, objField(step.Raw, "payload"), idx, 1, now, -1))
+		jobs = append(jobs, e.stepJob(wf, state, step.Raw, step.Class, workflowstate.ObjectField(step.Raw, "payload"), idx, 1, now, -1))
 	default:
 		p := phpjson.NewObject()
 		p.Set(stepIndexKey, int64(idx))
@@ -47,15 +48,15 @@ func (e *Engine) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*s
 func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handler string, payload *phpjson.Object, idx, defaultCost int, now time.Time, delaySeconds int64) *driver.Job {
 	queue := strField(def, "queue")
 	if queue == "" {
-		queue = stateQueue(state)
+		queue = workflowstate.Queue(state)
 	}
-	prio := statePriority(state)
-	if p, ok := priorityField(def); ok {
+	prio := workflowstate.Priority(state)
+	if p, ok := workflowstate.PriorityField(def); ok {
 		prio = p
 	}
 	maxAttempts := int(intValue(def, "max_attempts"))
 	if maxAttempts <= 0 {
-		maxAttempts = stateMaxAttempts(state)
+		maxAttempts = workflowstate.MaxAttempts(state)
 	}
 	maxAttempts = min(max(maxAttempts, 1), MaxAttemptsLimit)
 	rtDef := parseRuntimeFromDefinition(def)
@@ -76,7 +77,7 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 		}
 	}
 	j := &driver.Job{
-		Queue: queue, Handler: handler, Payload: EncodeJSON(doc), Priority: prio, Status: driver.JobPending,
+		Queue: queue, Handler: handler, Payload: workflowstate.EncodeJSON(doc), Priority: prio, Status: driver.JobPending,
 		MaxAttempts: maxAttempts, AvailableAt: dueAt(now, delay), WorkflowID: wf.ID, StepIndex: ptr(idx),
 		CostUnits: cost, ConcurrencyGroup: res.group, ConcurrencyLimit: res.limit, CreatedAt: floorSecond(now),
 	}

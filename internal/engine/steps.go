@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -27,7 +28,7 @@ func (e *Engine) attachWorkflow(cj *Claimed, wf *driver.Workflow) {
 		return
 	}
 	cj.wf = wf
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		cj.preErr = NonRetryable(fmt.Errorf("workflow %d: %w", wf.ID, err))
 		return
@@ -76,7 +77,7 @@ func (e *Engine) lockStep(ctx context.Context, tx driver.Tx, cj *Claimed) (*driv
 	if wf == nil {
 		return nil, row, nil, nil, NonRetryable(orphanError(cj.Job.WorkflowID))
 	}
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		return wf, row, nil, nil, NonRetryable(err)
 	}
@@ -92,9 +93,9 @@ func (e *Engine) lockStep(ctx context.Context, tx driver.Tx, cj *Claimed) (*driv
 func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 	cj := r.Claimed
 	can, _ := asContinueAsNew(r.Err)
-	output, err := stateObject("step output", r.Output)
+	output, err := workflowstate.UserObject("step output", r.Output)
 	if err == nil {
-		err = checkNextStep(output, cj.steps)
+		err = workflowstate.CheckNextStep(output, cj.steps)
 	}
 	if err != nil {
 		r.Err = NonRetryable(err)
@@ -224,19 +225,19 @@ type stepInputs struct {
 // inputs snapshots the public state before this attempt changes it.
 func (sc *stepCtx) inputs() stepInputs {
 	if sc.step.Type == queuetytype.StepForEach && sc.row.Handler != HandlerForEach {
-		if item, index, ok := branchMeta(sc.row); ok {
+		if item, index, ok := workflowstate.BranchMeta(sc.row); ok {
 			in, _ := sc.branchInputs(item, index)
 			return in
 		}
 	}
-	before := PublicState(sc.state)
-	in := stepInputs{state: EncodeJSON(before)}
+	before := workflowstate.PublicState(sc.state)
+	in := stepInputs{state: workflowstate.EncodeJSON(before)}
 	in.input = in.state
 	if sc.step.Type != queuetytype.StepSingle {
 		o := phpjson.NewObject()
 		o.Set("state", before)
 		o.Set("definition", sc.step.Raw)
-		in.input = EncodeJSON(o)
+		in.input = workflowstate.EncodeJSON(o)
 	}
 	return in
 }
@@ -274,7 +275,7 @@ func (in stepInputs) contextOrEmpty() []byte {
 // with the step's output and the public state after it.
 func (sc *stepCtx) completedEvent(ev driver.EventType, in stepInputs, output, after *phpjson.Object) *driver.WorkflowEvent {
 	e := sc.event(ev, in)
-	e.Output, e.StateAfter, e.Artifacts = EncodeJSON(output), EncodeJSON(PublicState(after)), sc.cj.tracedArtifacts()
+	e.Output, e.StateAfter, e.Artifacts = workflowstate.EncodeJSON(output), workflowstate.EncodeJSON(workflowstate.PublicState(after)), sc.cj.tracedArtifacts()
 	return e
 }
 
@@ -286,7 +287,7 @@ func (sc *stepCtx) failedEvents(in stepInputs, msg, class, trace string) []*driv
 	errDoc.Set("class", class)
 	errDoc.Set("trace", trace)
 	f := sc.event(driver.EventStepFailed, in)
-	f.StateAfter, f.Context, f.Error = in.state, in.contextOrEmpty(), EncodeJSON(errDoc)
+	f.StateAfter, f.Context, f.Error = in.state, in.contextOrEmpty(), workflowstate.EncodeJSON(errDoc)
 	return []*driver.WorkflowEvent{sc.startedEvent(in), f}
 }
 
@@ -365,17 +366,17 @@ func (sc *stepCtx) finalize(output *phpjson.Object) error {
 // step's job is completed by the caller.
 func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object) error {
 	next := sc.wf.CurrentStep + 1
-	if target, ok := nextStepTarget(output); ok && sc.step.Type != queuetytype.StepParallel {
-		i := stepIndexByName(sc.steps, target)
+	if target, ok := workflowstate.NextStepTarget(output); ok && sc.step.Type != queuetytype.StepParallel {
+		i := workflowstate.StepIndex(sc.steps, target)
 		if i < 0 {
 			return NonRetryable(fmt.Errorf("Workflow %d: _next_step target '%s' not found.", sc.wf.ID, target))
 		}
 		next = i
 	}
 	in := sc.inputs()
-	mergeOutput(sc.state, output, sc.wf.CurrentStep)
+	workflowstate.MergeOutput(sc.state, output, sc.wf.CurrentStep)
 	pushCompensation(sc.state, sc.step, sc.wf.CurrentStep)
-	addCostUnits(sc.state, sc.row.CostUnits)
+	workflowstate.AddCostUnits(sc.state, sc.row.CostUnits)
 	if err := countTransition(sc.state); err != nil {
 		return err
 	}
@@ -389,13 +390,13 @@ func (sc *stepCtx) finalizeInto(w *writes, output *phpjson.Object) error {
 // queues the next step's jobs (unless the workflow is paused), into w.
 func (e *Engine) advance(w *writes, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, next int, now time.Time) {
 	wf.CurrentStep = next
-	wf.State = EncodeJSON(state)
+	wf.State = workflowstate.EncodeJSON(state)
 	w.workflows = append(w.workflows, wf)
 	if next >= wf.TotalSteps || next >= len(steps) {
 		wf.Status = driver.WorkflowCompleted
 		wf.CompletedAt = floorSecond(now)
 		wf.WaitDeadlineAt = time.Time{}
-		w.logs = append(w.logs, &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: stateQueue(state), Event: driver.LogWorkflowCompleted, CreatedAt: now})
+		w.logs = append(w.logs, &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: workflowstate.Queue(state), Event: driver.LogWorkflowCompleted, CreatedAt: now})
 		w.e = e
 		w.ended = append(w.ended, endedWorkflow{wf: wf, state: state})
 		return
@@ -410,8 +411,8 @@ func (e *Engine) advance(w *writes, wf *driver.Workflow, state *phpjson.Object, 
 func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	ctx, tx := context.Background(), sc.tx
 	in := sc.inputs()
-	mergeOutput(sc.state, output, sc.wf.CurrentStep)
-	addCostUnits(sc.state, sc.row.CostUnits)
+	workflowstate.MergeOutput(sc.state, output, sc.wf.CurrentStep)
+	workflowstate.AddCostUnits(sc.state, sc.row.CostUnits)
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
@@ -428,7 +429,7 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	branch := sc.completedEvent(driver.EventStepBranchCompleted, in, output, sc.state)
 	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in), branch}, logs: sc.logs()}
 	if completed < len(sc.step.Branches) {
-		sc.wf.State = EncodeJSON(sc.state)
+		sc.wf.State = workflowstate.EncodeJSON(sc.state)
 		w.workflows = append(w.workflows, sc.wf)
 		return w.flush(ctx, tx)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/schedule"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -27,7 +28,7 @@ func (e *Engine) ExpireLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 	if kind == "" {
 		return false, false, nil
 	}
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		state = phpjson.NewObject()
 	}
@@ -46,7 +47,7 @@ func (e *Engine) TimeOutWaitLocked(ctx context.Context, tx driver.Tx, wf *driver
 	if wf.Status != driver.WorkflowWaitingForSignal || wf.WaitDeadlineAt.IsZero() || now.Before(wf.WaitDeadlineAt) {
 		return false, nil
 	}
-	state, err := DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		return false, err
 	}
@@ -59,10 +60,10 @@ func (e *Engine) TimeOutWaitLocked(ctx context.Context, tx driver.Tx, wf *driver
 	}
 	step := steps[wf.CurrentStep]
 	if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
-		"type": "signal_timed_out", "signals": stringsToAny(step.SignalNames), "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
+		"type": "signal_timed_out", "signals": workflowstate.StringsToAny(step.SignalNames), "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
 		return false, err
 	}
-	return true, e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, nil, true), now)
+	return true, e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, workflowstate.SignalOutput(step, nil, true), now)
 }
 
 // TickNotes collects what the ticks of one schedule-tick transaction noted

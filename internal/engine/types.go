@@ -104,3 +104,10 @@ const (
 
 // ParsePriority accepts 0-3 or low/normal/high/urgent (any case).
 func ParsePriority(s string) (queuetytype.Priority, error) { return queuetytype.ParsePriority(s) }
+
+// State is a decoded JSON object as handlers see it: package queuety's
+// State has this underlying type, so values convert both ways for free.
+type State = map[string]any
+
+// Payload is a plain job's payload.
+type Payload = State

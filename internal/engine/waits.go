@@ -3,12 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -41,14 +40,14 @@ func (sc *stepCtx) openWait() error {
 		return err
 	}
 	if matched != nil {
-		return sc.e.settleWait(ctx, tx, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep, signalOutput(sc.step, matched, false), sc.now)
+		return sc.e.settleWait(ctx, tx, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep, workflowstate.SignalOutput(sc.step, matched, false), sc.now)
 	}
 	wait := phpjson.NewObject()
 	wait.Set("type", "signal")
 	wait.Set("step_index", int64(sc.wf.CurrentStep))
 	wait.Set("wait_mode", sc.step.WaitMode)
 	wait.Set("result_key", workflowdef.NilIfEmpty(sc.step.ResultKey))
-	wait.Set("waiting_for", stringsToAny(sc.step.SignalNames))
+	wait.Set("waiting_for", workflowstate.StringsToAny(sc.step.SignalNames))
 	wait.Set("step_name", sc.step.Name)
 	if hw := strField(sc.step.Raw, "human_wait"); hw != "" {
 		wait.Set("human_wait", hw)
@@ -67,13 +66,13 @@ func (sc *stepCtx) openWait() error {
 	}
 	sc.state.Set("_wait", wait)
 	sc.wf.Status = driver.WorkflowWaitingForSignal
-	sc.wf.State = EncodeJSON(sc.state)
+	sc.wf.State = workflowstate.EncodeJSON(sc.state)
 	if err := tx.WorkflowUpdate(ctx, sc.wf); err != nil {
 		return err
 	}
 	details := phpjson.NewObject()
 	details.Set("wait_type", "signal")
-	details.Set("waiting_for", stringsToAny(sc.step.SignalNames))
+	details.Set("waiting_for", workflowstate.StringsToAny(sc.step.SignalNames))
 	details.Set("wait_mode", sc.step.WaitMode)
 	details.Set("step_name", sc.step.Name)
 	hw, _ := sc.step.Raw.Get("human_wait")
@@ -87,12 +86,12 @@ func (sc *stepCtx) openWait() error {
 	}
 	wctx := phpjson.NewObject()
 	wctx.Set("wait_type", "signal")
-	after := PublicState(sc.state)
+	after := workflowstate.PublicState(sc.state)
 	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
 		WorkflowID: sc.wf.ID, StepIndex: sc.wf.CurrentStep, StepName: sc.step.Name, StepType: string(sc.step.Type),
 		Handler: HandlerWaitForSignal, Event: driver.EventWorkflowWaiting, Input: in.state,
-		Output: EncodeJSON(details), StateBefore: in.state, StateAfter: EncodeJSON(after),
-		Context: EncodeJSON(wctx), CreatedAt: sc.now,
+		Output: workflowstate.EncodeJSON(details), StateBefore: in.state, StateAfter: workflowstate.EncodeJSON(after),
+		Context: workflowstate.EncodeJSON(wctx), CreatedAt: sc.now,
 	}})
 }
 
@@ -100,13 +99,13 @@ func (sc *stepCtx) openWait() error {
 // merges the wait's output, moves to the next step and records
 // workflow_resumed.
 func (e *Engine) settleWait(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, output *phpjson.Object, now time.Time) error {
-	stateBefore := PublicState(state)
+	stateBefore := workflowstate.PublicState(state)
 	state.Delete("_wait")
 	state.Delete("_waiting_for_signal")
-	mergeOutput(state, output, idx)
+	workflowstate.MergeOutput(state, output, idx)
 	pushCompensation(state, steps[idx], idx)
 	if err := countTransition(state); err != nil {
-		wf.State = EncodeJSON(state)
+		wf.State = workflowstate.EncodeJSON(state)
 		return e.failWorkflowLocked(ctx, tx, wf, 0, errorMessage(err), now)
 	}
 	wf.Status = driver.WorkflowRunning
@@ -114,11 +113,11 @@ func (e *Engine) settleWait(ctx context.Context, tx driver.Tx, wf *driver.Workfl
 	w := &writes{}
 	e.advance(w, wf, state, steps, idx+1, now)
 	step := steps[idx]
-	before := EncodeJSON(stateBefore)
+	before := workflowstate.EncodeJSON(stateBefore)
 	w.events = append(w.events, &driver.WorkflowEvent{
 		WorkflowID: wf.ID, StepIndex: idx, StepName: step.Name, StepType: string(step.Type), Handler: workflowdef.PlaceholderHandler(step.Type),
-		Event: driver.EventWorkflowResumed, Input: before, Output: EncodeJSON(output),
-		StateBefore: before, StateAfter: EncodeJSON(PublicState(state)), CreatedAt: now,
+		Event: driver.EventWorkflowResumed, Input: before, Output: workflowstate.EncodeJSON(output),
+		StateBefore: before, StateAfter: workflowstate.EncodeJSON(workflowstate.PublicState(state)), CreatedAt: now,
 	})
 	return w.flush(ctx, tx)
 }
@@ -141,18 +140,18 @@ func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, sta
 	matched := map[string]*phpjson.Object{}
 	var first string
 	for _, s := range sigs {
-		p, err := DecodeObject("signal payload", s.Payload)
+		p, err := workflowstate.DecodeObject("signal payload", s.Payload)
 		if err != nil {
 			e.log.Warn("queuety: ignoring signal with malformed payload", "workflow_id", wfID, "signal_id", s.ID, "err", err)
 			continue
 		}
-		if mp != nil && mp.Len() > 0 && !containsSubset(p, mp) {
+		if mp != nil && mp.Len() > 0 && !workflowstate.ContainsSubset(p, mp) {
 			continue
 		}
 		if corr != "" {
 			pv, ok1 := p.Get(corr)
 			sv, ok2 := state.Get(corr)
-			if !ok1 || !ok2 || string(EncodeJSON(pv)) != string(EncodeJSON(sv)) {
+			if !ok1 || !ok2 || string(workflowstate.EncodeJSON(pv)) != string(workflowstate.EncodeJSON(sv)) {
 				continue
 			}
 		}
@@ -177,110 +176,6 @@ func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, sta
 	return matched, nil
 }
 
-// signalOutput is what a settled wait merges into the state (Queuety's
-// rules), plus the timed-out marker for waits that have a timeout.
-func signalOutput(step *stepDef, matched map[string]*phpjson.Object, timedOut bool) *phpjson.Object {
-	out := phpjson.NewObject()
-	if dm, ok := step.Raw.Get("decision_map"); ok && dm != nil {
-		if m, ok := dm.(*phpjson.Object); ok && m.Len() > 0 && !timedOut {
-			var sel string
-			for _, n := range step.SignalNames {
-				if _, ok := matched[n]; ok {
-					sel = n
-					break
-				}
-			}
-			var outcome any = sel
-			if v, ok := m.Get(sel); ok {
-				outcome = v
-			}
-			data := matched[sel]
-			if data == nil {
-				data = phpjson.NewObject()
-			}
-			if step.ResultKey != "" {
-				d := phpjson.NewObject()
-				d.Set("outcome", outcome)
-				d.Set("signal", sel)
-				d.Set("data", data)
-				out.Set(step.ResultKey, d)
-			} else {
-				out.Set("decision_outcome", outcome)
-				out.Set("decision_signal", sel)
-				for _, k := range data.Keys() {
-					if !IsPrivateKey(k) {
-						v, _ := data.Get(k)
-						out.Set(k, v)
-					}
-				}
-			}
-			return out
-		}
-	}
-	switch {
-	case timedOut:
-	case step.ResultKey != "" && len(step.SignalNames) == 1:
-		p := matched[step.SignalNames[0]]
-		if p == nil {
-			p = phpjson.NewObject()
-		}
-		out.Set(step.ResultKey, p)
-	case step.ResultKey != "":
-		col := phpjson.NewObject()
-		for _, n := range step.SignalNames {
-			if p, ok := matched[n]; ok {
-				col.Set(n, p)
-			}
-		}
-		out.Set(step.ResultKey, col)
-	default:
-		for _, n := range step.SignalNames {
-			p := matched[n]
-			if p == nil {
-				continue
-			}
-			for _, k := range p.Keys() {
-				if !IsPrivateKey(k) {
-					v, _ := p.Get(k)
-					out.Set(k, v)
-				}
-			}
-		}
-	}
-	if step.Timeout > 0 {
-		name := step.ResultKey
-		if name == "" && len(step.SignalNames) > 0 {
-			name = step.SignalNames[0]
-		}
-		out.Set(TimedOutKey(name), timedOut)
-	}
-	return out
-}
-
-// containsSubset reports whether p contains every key of subset with an
-// equal value (recursively for objects).
-func containsSubset(p, subset *phpjson.Object) bool {
-	for _, k := range subset.Keys() {
-		want, _ := subset.Get(k)
-		got, ok := p.Get(k)
-		if !ok {
-			return false
-		}
-		wo, wIsObj := want.(*phpjson.Object)
-		go_, gIsObj := got.(*phpjson.Object)
-		if wIsObj && gIsObj {
-			if !containsSubset(go_, wo) {
-				return false
-			}
-			continue
-		}
-		if string(EncodeJSON(want)) != string(EncodeJSON(got)) {
-			return false
-		}
-	}
-	return true
-}
-
 // Signal sends a named signal with a payload (anything that encodes as a
 // JSON object; nil for none) to a workflow. The signal is stored in
 // Queuety's signals table whatever the workflow is doing. If the workflow
@@ -294,11 +189,11 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 	if name == "" || len(name) > 255 {
 		return fmt.Errorf("queuety: signal: %w", invalidf("signal name must be 1-255 characters"))
 	}
-	body, err := ToObject("signal payload", payload)
+	body, err := workflowstate.ToObject("signal payload", payload)
 	if err != nil {
 		return fmt.Errorf("queuety: signal %q: %w", name, err)
 	}
-	raw := EncodeJSON(body)
+	raw := workflowstate.EncodeJSON(body)
 	err = e.lockWorkflow(ctx, workflowID, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
 		return e.signalLocked(ctx, tx, wf, state, steps, name, raw, now)
 	})
@@ -322,7 +217,7 @@ func (e *Engine) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 	}
 	if wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
 		step := steps[wf.CurrentStep]
-		if step.Type == queuetytype.StepWaitForSignal && contains(step.SignalNames, name) {
+		if step.Type == queuetytype.StepWaitForSignal && workflowstate.Contains(step.SignalNames, name) {
 			matched, err := e.matchSignals(ctx, tx, wf.ID, state, step)
 			if err != nil || matched == nil {
 				return err
@@ -333,73 +228,17 @@ func (e *Engine) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 					return err
 				}
 			}
-			return e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, signalOutput(step, matched, false), now)
+			return e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, workflowstate.SignalOutput(step, matched, false), now)
 		}
 	}
-	if v, ok := state.Get(TimedOutKey(name)); ok && v == true {
+	if v, ok := state.Get(workflowstate.TimedOutKey(name)); ok && v == true {
 		return ignore("the wait for it timed out first")
 	}
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// People's answers to waits (Client.Approve, Reject, SubmitInput).
-const (
-	AnswerApprove = "approve"
-	AnswerReject  = "reject"
-	AnswerInput   = "input"
-)
-
-// answerDefaults are the signals Queuety's approve_workflow,
-// reject_workflow and submit_workflow_input send.
-var answerDefaults = map[string]string{AnswerApprove: "approval", AnswerReject: "rejected", AnswerInput: "input"}
-
-// answerSignal returns the signal an answer sends to a signal wait, or ""
-// when the wait takes no such answer. A decision wait takes approve (its
-// first signal) and reject (its second); an approval wait takes approve
-// and an input wait input (their signal); any wait takes an answer whose
-// Queuety default signal it listens for ("approval", "rejected", "input"),
-// as Queuety's helpers only send those.
-func answerSignal(step *stepDef, answer string) string {
-	if step.Type != queuetytype.StepWaitForSignal || len(step.SignalNames) == 0 {
-		return ""
-	}
-	switch human := strField(step.Raw, "human_wait"); {
-	case human == "decision" && len(step.SignalNames) == 2 && answer == AnswerApprove:
-		return step.SignalNames[0]
-	case human == "decision" && len(step.SignalNames) == 2 && answer == AnswerReject:
-		return step.SignalNames[1]
-	case human == "approval" && answer == AnswerApprove, human == "input" && answer == AnswerInput:
-		return step.SignalNames[0]
-	}
-	if def := answerDefaults[answer]; contains(step.SignalNames, def) {
-		return def
-	}
-	return ""
-}
-
-// waitAnswers lists the answers (approve, reject, input) a signal wait
-// takes, in that order.
-func waitAnswers(step *stepDef) []string {
-	var out []string
-	for _, a := range []string{AnswerApprove, AnswerReject, AnswerInput} {
-		if answerSignal(step, a) != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // Answer sends a person's answer to the wait a workflow is in, as the
-// signal that wait listens for (answerSignal), and returns the signal's
+// signal that wait listens for (workflowstate.AnswerSignal), and returns the signal's
 // name. The check and the signal share the workflow's row lock, and an
 // answer that completes the wait settles it in the same transaction, so a
 // second answer to that wait (a form submitted twice, two operators at
@@ -410,10 +249,10 @@ func waitAnswers(step *stepDef) []string {
 // cannot consume it. To deliver a signal before the workflow reaches its
 // wait, send it by name with Signal.
 func (e *Engine) Answer(ctx context.Context, workflowID int64, answer string, payload any) (string, error) {
-	if answerDefaults[answer] == "" {
+	if !workflowstate.KnownAnswer(answer) {
 		return "", fmt.Errorf("queuety: answer workflow %d: %w", workflowID, invalidf("unknown answer %q (approve, reject or input)", answer))
 	}
-	body, err := ToObject("answer data", payload)
+	body, err := workflowstate.ToObject("answer data", payload)
 	if err != nil {
 		return "", fmt.Errorf("queuety: %s workflow %d: %w", answer, workflowID, err)
 	}
@@ -424,42 +263,13 @@ func (e *Engine) Answer(ctx context.Context, workflowID int64, answer string, pa
 				"(send a signal by name to deliver one before the workflow reaches its wait)", ErrInvalidState, wf.ID, wf.Status)
 		}
 		step := steps[wf.CurrentStep]
-		if name = answerSignal(step, answer); name == "" {
-			return fmt.Errorf("%w: workflow %d waits for %s, which takes no %s answer%s", ErrInvalidState, wf.ID, waitSummary(step), answer, answerHint(step, answer))
+		if name = workflowstate.AnswerSignal(step, answer); name == "" {
+			return fmt.Errorf("%w: workflow %d waits for %s, which takes no %s answer%s", ErrInvalidState, wf.ID, workflowstate.WaitSummary(step), answer, workflowstate.AnswerHint(step, answer))
 		}
-		return e.signalLocked(ctx, tx, wf, state, steps, name, EncodeJSON(body), now)
+		return e.signalLocked(ctx, tx, wf, state, steps, name, workflowstate.EncodeJSON(body), now)
 	})
 	if err != nil {
 		return "", fmt.Errorf("queuety: %s workflow %d: %w", answer, workflowID, err)
 	}
 	return name, nil
-}
-
-// waitSummary names a signal wait for an error message: its kind and its
-// signals.
-func waitSummary(step *stepDef) string {
-	quoted := make([]string, len(step.SignalNames))
-	for i, n := range step.SignalNames {
-		quoted[i] = strconv.Quote(n)
-	}
-	signals := "signal " + strings.Join(quoted, ", ")
-	if len(quoted) > 1 {
-		signals = "signals " + strings.Join(quoted, ", ")
-	}
-	if human := strField(step.Raw, "human_wait"); human != "" {
-		return fmt.Sprintf("%s (%s)", human, signals)
-	}
-	return signals
-}
-
-// answerHint says what a wait takes instead of answer.
-func answerHint(step *stepDef, answer string) string {
-	answers := waitAnswers(step)
-	switch {
-	case answer == AnswerReject && strField(step.Raw, "human_wait") == "approval":
-		return ": only a decision wait can be rejected (it takes: " + strings.Join(answers, ", ") + ")"
-	case len(answers) > 0:
-		return " (it takes: " + strings.Join(answers, ", ") + ")"
-	}
-	return ": send its signal by name"
 }

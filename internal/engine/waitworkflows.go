@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -24,157 +25,6 @@ import (
 
 // Messages Queuety writes for workflow waits.
 const msgWaitUnsatisfiable = "Workflow wait could not be satisfied."
-
-// waitIDs resolves the workflow ids a wait step waits on: the listed ids,
-// a started group, or a state key.
-func waitIDs(step *stepDef, state *phpjson.Object) []int64 {
-	raw := step.Raw
-	if v, ok := raw.Get("workflow_ids"); ok && v != nil {
-		if list, isList := listOf(v); isList {
-			return normalizeIDs(list)
-		}
-	}
-	if g := strField(raw, "workflow_group_key"); g != "" {
-		gv, _ := state.Get("_workflow_groups")
-		if groups, ok := gv.(*phpjson.Object); ok {
-			if ids, ok := groups.Get(g); ok {
-				return idsOf(ids)
-			}
-		}
-		if ids, ok := state.Get(g); ok {
-			return idsOf(ids)
-		}
-		return nil
-	}
-	key := strField(raw, "workflow_id_key")
-	if key == "" {
-		return nil
-	}
-	v, _ := state.Get(key)
-	if v == nil {
-		return nil
-	}
-	return idsOf(v)
-}
-
-func idsOf(v any) []int64 {
-	if list, ok := listOf(v); ok {
-		return normalizeIDs(list)
-	}
-	if id := toInt(v); id > 0 {
-		return []int64{id}
-	}
-	return nil
-}
-
-// normalizeIDs keeps the positive ids, first occurrence first.
-func normalizeIDs(list []any) []int64 {
-	seen := map[int64]bool{}
-	var out []int64
-	for _, v := range list {
-		id := toInt(v)
-		if id > 0 && !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// evaluateWait is Queuety's evaluate_wait_for_workflows_state: satisfied,
-// pending or impossible.
-func evaluateWait(step *stepDef, ids []int64, rows map[int64]*driver.Workflow) string {
-	mode := step.WaitMode
-	if len(ids) == 0 {
-		if mode == WaitAll {
-			return "satisfied"
-		}
-		return "impossible"
-	}
-	quorum := max(step.Quorum, 1)
-	completed, failed, active := 0, 0, 0
-	for _, id := range ids {
-		wf := rows[id]
-		if wf == nil {
-			return "impossible"
-		}
-		switch wf.Status {
-		case driver.WorkflowCompleted:
-			completed++
-		case driver.WorkflowFailed, driver.WorkflowCancelled:
-			failed++
-		default:
-			active++
-		}
-	}
-	switch mode {
-	case WaitAny:
-		if completed >= 1 {
-			return "satisfied"
-		}
-		if active == 0 {
-			return "impossible"
-		}
-		return "pending"
-	case WaitQuorum:
-		if completed >= quorum {
-			return "satisfied"
-		}
-		if completed+active < quorum {
-			return "impossible"
-		}
-		return "pending"
-	}
-	if completed == len(ids) {
-		return "satisfied"
-	}
-	if failed > 0 {
-		return "impossible"
-	}
-	return "pending"
-}
-
-// waitOutput is what a satisfied wait merges: the completed workflows'
-// public states under the result key (keyed by id, or the one state when
-// waiting on one workflow), or merged into the state in dependency order.
-func waitOutput(step *stepDef, ids []int64, rows map[int64]*driver.Workflow) *phpjson.Object {
-	results := phpjson.NewObject()
-	var order []int64
-	for _, id := range ids {
-		wf := rows[id]
-		if wf == nil || wf.Status != driver.WorkflowCompleted {
-			continue
-		}
-		st, err := DecodeObject("workflow state", wf.State)
-		if err != nil {
-			st = phpjson.NewObject()
-		}
-		results.Set(strconv.FormatInt(id, 10), PublicState(st))
-		order = append(order, id)
-		if step.WaitMode == WaitAny {
-			break
-		}
-	}
-	out := phpjson.NewObject()
-	if step.ResultKey != "" {
-		if len(ids) == 1 && len(order) == 1 {
-			v, _ := results.Get(strconv.FormatInt(order[0], 10))
-			out.Set(step.ResultKey, v)
-			return out
-		}
-		out.Set(step.ResultKey, results)
-		return out
-	}
-	for _, id := range order {
-		v, _ := results.Get(strconv.FormatInt(id, 10))
-		st := v.(*phpjson.Object)
-		for _, k := range st.Keys() {
-			x, _ := st.Get(k)
-			out.Set(k, x)
-		}
-	}
-	return out
-}
 
 // lockDependencies reads the workflows a wait depends on, locked, so that a
 // dependency that is ending either finishes first or sees this wait's rows.
@@ -199,24 +49,24 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	if err != nil {
 		return err
 	}
-	ids := waitIDs(sc.step, sc.state)
+	ids := workflowstate.WaitIDs(sc.step, sc.state)
 	rows, err := lockDependencies(ctx, tx, ids)
 	if err != nil {
 		return err
 	}
-	switch evaluateWait(sc.step, ids, rows) {
+	switch workflowstate.EvaluateWait(sc.step, ids, rows) {
 	case "satisfied":
 		if err := tx.DependencyClear(ctx, sc.wf.ID, idx); err != nil {
 			return err
 		}
-		return sc.e.settleWait(ctx, tx, sc.wf, sc.state, sc.steps, idx, waitOutput(sc.step, ids, rows), sc.now)
+		return sc.e.settleWait(ctx, tx, sc.wf, sc.state, sc.steps, idx, workflowstate.WaitOutput(sc.step, ids, rows), sc.now)
 	case "impossible":
 		if err := tx.DependencyClear(ctx, sc.wf.ID, idx); err != nil {
 			return err
 		}
 		sc.state.Delete("_wait")
 		sc.state.Delete("_waiting_for_signal")
-		sc.wf.State = EncodeJSON(sc.state)
+		sc.wf.State = workflowstate.EncodeJSON(sc.state)
 		return sc.e.failWorkflowLocked(ctx, tx, sc.wf, 0, msgWaitUnsatisfiable, sc.now)
 	}
 	if sc.wf.Status == driver.WorkflowWaitingForWorkflows {
@@ -246,7 +96,7 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	sc.state.Set("_wait", wait)
 	sc.state.Delete("_waiting_for_signal")
 	sc.wf.Status = driver.WorkflowWaitingForWorkflows
-	sc.wf.State = EncodeJSON(sc.state)
+	sc.wf.State = workflowstate.EncodeJSON(sc.state)
 	if err := tx.WorkflowUpdate(ctx, sc.wf); err != nil {
 		return err
 	}
@@ -267,8 +117,8 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
 		WorkflowID: sc.wf.ID, StepIndex: idx, StepName: sc.step.Name, StepType: string(sc.step.Type),
 		Handler: HandlerWaitForWorkflows, Event: driver.EventWorkflowWaiting, Input: in.state,
-		Output: EncodeJSON(details), StateBefore: in.state, StateAfter: EncodeJSON(PublicState(sc.state)),
-		Context: EncodeJSON(wctx), CreatedAt: sc.now,
+		Output: workflowstate.EncodeJSON(details), StateBefore: in.state, StateAfter: workflowstate.EncodeJSON(workflowstate.PublicState(sc.state)),
+		Context: workflowstate.EncodeJSON(wctx), CreatedAt: sc.now,
 	}})
 }
 
@@ -318,7 +168,7 @@ func (e *Engine) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.Depe
 	if waiting.Status != driver.WorkflowWaitingForWorkflows || waiting.CurrentStep != w.StepIndex {
 		return tx.DependencyClear(ctx, w.WorkflowID, w.StepIndex)
 	}
-	state, err := DecodeObject("workflow state", waiting.State)
+	state, err := workflowstate.DecodeObject("workflow state", waiting.State)
 	if err != nil {
 		return nil
 	}
@@ -327,7 +177,7 @@ func (e *Engine) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.Depe
 		return nil
 	}
 	step := steps[w.StepIndex]
-	ids := waitIDs(step, state)
+	ids := workflowstate.WaitIDs(step, state)
 	var others []int64
 	for _, id := range ids {
 		if id != ended.ID {
@@ -342,19 +192,19 @@ func (e *Engine) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.Depe
 	for _, r := range rows {
 		byID[r.ID] = r
 	}
-	switch evaluateWait(step, ids, byID) {
+	switch workflowstate.EvaluateWait(step, ids, byID) {
 	case "satisfied":
 		if err := tx.DependencyClear(ctx, waiting.ID, w.StepIndex); err != nil {
 			return err
 		}
-		return e.settleWait(ctx, tx, waiting, state, steps, w.StepIndex, waitOutput(step, ids, byID), now)
+		return e.settleWait(ctx, tx, waiting, state, steps, w.StepIndex, workflowstate.WaitOutput(step, ids, byID), now)
 	case "impossible":
 		if err := tx.DependencyClear(ctx, waiting.ID, w.StepIndex); err != nil {
 			return err
 		}
 		state.Delete("_wait")
 		state.Delete("_waiting_for_signal")
-		waiting.State = EncodeJSON(state)
+		waiting.State = workflowstate.EncodeJSON(state)
 		return e.failWorkflowLocked(ctx, tx, waiting, 0, msgWaitUnsatisfiable, now)
 	}
 	return nil

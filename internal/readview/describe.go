@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -138,7 +139,7 @@ func (v *Views) DescribeWorkflowWith(ctx context.Context, id int64, opts queuety
 	d := &queuetytype.WorkflowDescription{
 		ID: wf.ID, Name: wf.Name, Status: wf.Status, CurrentStep: wf.CurrentStep, TotalSteps: wf.TotalSteps,
 		Queue: view.Queue, Priority: view.Priority, MaxAttempts: view.MaxAttempts,
-		State: engine.PublicState(state).ToMap(), StartedAt: iso(wf.StartedAt), CompletedAt: iso(wf.CompletedAt),
+		State: workflowstate.PublicState(state).ToMap(), StartedAt: iso(wf.StartedAt), CompletedAt: iso(wf.CompletedAt),
 		FailedAt: iso(wf.FailedAt), Error: wf.ErrorMessage, DefinitionHash: view.DefinitionHash,
 		IdempotencyKey: view.IdempotencyKey,
 		Steps:          []queuetytype.StepInfo{}, Failures: []queuetytype.FailureInfo{}, Timeline: []queuetytype.TimelineEntry{},
@@ -229,7 +230,7 @@ func (v *Views) DescribeWorkflowWith(ctx context.Context, id int64, opts queuety
 		te := timelineRow{TimelineEntry: queuetytype.TimelineEntry{At: iso(e.CreatedAt), Source: "event", Event: string(e.Event), StepIndex: ptr(e.StepIndex),
 			JobID: e.JobID, Attempt: e.Attempt}, id: e.ID, at: e.CreatedAt}
 		if len(e.Error) > 0 {
-			if eo, err := engine.DecodeObject("event error", e.Error); err == nil {
+			if eo, err := workflowstate.DecodeObject("event error", e.Error); err == nil {
 				te.Detail = strField(eo, "message")
 			}
 		}

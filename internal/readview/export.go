@@ -7,6 +7,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -101,7 +102,7 @@ func (v *Views) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object, 
 	if err != nil {
 		return nil, fmt.Errorf("queuety: export workflow %d: %w", id, err)
 	}
-	state, err := engine.DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		// The row, not the request, is wrong: ErrInvalidState, not an
 		// internal error.

@@ -14,6 +14,7 @@ import (
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/readview"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -201,7 +202,7 @@ func TestTracePages(t *testing.T) {
 				Offset int64  `json:"events_offset"`
 			} `json:"page"`
 		}
-		require.NoError(t, json.Unmarshal(engine.EncodeJSON(b), &doc))
+		require.NoError(t, json.Unmarshal(workflowstate.EncodeJSON(b), &doc))
 		assert.Equal(t, int64(n), doc.Page.Total)
 		assert.Equal(t, off, doc.Page.Offset)
 		assert.Equal(t, int64(len(doc.Events)), doc.Page.Shown)
@@ -292,7 +293,7 @@ func TestExportReplayRoundTrip(t *testing.T) {
 	w2, _ := second.Get("workflow")
 	s1, _ := w1.(*phpjson.Object).Get("state")
 	s2, _ := w2.(*phpjson.Object).Get("state")
-	assert.JSONEq(t, string(engine.EncodeJSON(s1)), string(engine.EncodeJSON(s2)), "state")
+	assert.JSONEq(t, string(workflowstate.EncodeJSON(s1)), string(workflowstate.EncodeJSON(s2)), "state")
 	assert.Equal(t, "paused", str(t, w2.(*phpjson.Object), "status"))
 }
 
@@ -311,7 +312,7 @@ func rows(t *testing.T, export *phpjson.Object, key string, drop ...string) []ma
 	v, ok := export.Get(key)
 	require.True(t, ok, key)
 	var out []map[string]any
-	require.NoError(t, json.Unmarshal(engine.EncodeJSON(v), &out))
+	require.NoError(t, json.Unmarshal(workflowstate.EncodeJSON(v), &out))
 	for _, r := range out {
 		for _, k := range drop {
 			delete(r, k)

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -115,7 +115,7 @@ func (v *Views) TraceWorkflowWith(ctx context.Context, id int64, opts queuetytyp
 	if err != nil {
 		return nil, fmt.Errorf("queuety: trace workflow %d: %w", id, err)
 	}
-	state, err := engine.DecodeObject("workflow state", wf.State)
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		// The row, not the request, is wrong: ErrInvalidState, not an
 		// internal error.

@@ -17,7 +17,7 @@ import (
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/clientseam"
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -343,7 +343,7 @@ func (e *Env) phpFinishes(id int64, failed ...int64) {
 		}
 		b.PendingJobs, b.FailedJobs, b.FinishedAt = 0, len(failed), e.Clock.Now()
 		if len(failed) > 0 {
-			b.FailedJobIDs = engine.EncodeJSON(failed)
+			b.FailedJobIDs = workflowstate.EncodeJSON(failed)
 		}
 		return tx.BatchUpdate(e.Ctx, b)
 	}))

@@ -14,6 +14,7 @@ import (
 	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -369,7 +370,7 @@ func testStepResources(t *testing.T, e *Env) {
 	assert.Contains(t, string(j.Payload), `"rate_limit":[60,60]`, "runtime rate_limit")
 	steps := e.rawState(id).Get
 	raw, _ := steps("_steps")
-	assert.Contains(t, string(engine.EncodeJSON(raw)), `"rate_limit":[60,60],"concurrency_group":"openai","concurrency_limit":3,"cost_units":5`, "step definition")
+	assert.Contains(t, string(workflowstate.EncodeJSON(raw)), `"rate_limit":[60,60],"concurrency_group":"openai","concurrency_limit":3,"cost_units":5`, "step definition")
 	// The next step takes the defaults.
 	w := e.Worker(nil)
 	w.HandleStep("call_llm", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })

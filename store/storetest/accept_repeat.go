@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 
 	"github.com/stretchr/testify/assert"
@@ -54,7 +55,7 @@ func (e *Env) repeatStepsJSON(id int64) string {
 	e.T.Helper()
 	v, ok := e.rawState(id).Get("_repeat_steps")
 	require.True(e.T, ok, "_repeat_steps in the state")
-	return string(engine.EncodeJSON(v))
+	return string(workflowstate.EncodeJSON(v))
 }
 
 func testRepeatUntil(t *testing.T, e *Env) {

@@ -1,10 +1,11 @@
-package engine
+package workflowstate
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // IsPrivateKey reports whether a state key belongs to the engine.
@@ -50,9 +51,9 @@ func normalizeJSON(v any) (any, []byte, error) {
 	return n, b, nil
 }
 
-// encodeUserJSON encodes a value that came from user code and may not be
+// EncodeUserJSON encodes a value that came from user code and may not be
 // representable (NaN, invalid UTF-8, channels).
-func encodeUserJSON(what string, v any) ([]byte, error) {
+func EncodeUserJSON(what string, v any) ([]byte, error) {
 	_, b, err := normalizeJSON(v)
 	if err != nil {
 		return nil, invalidf("%s does not encode as JSON: %v", what, err)
@@ -72,15 +73,15 @@ func DecodeObject(what string, b []byte) (*phpjson.Object, error) {
 	return o, nil
 }
 
-// stateObject converts a State from user code (a step's output, a
+// UserObject converts a State from user code (a step's output, a
 // continue-as-new state) into an ordered object, keys sorted since Go maps
 // have no order. It rejects values that do not encode as JSON; what names
 // the value in the error.
-func stateObject(what string, s State) (*phpjson.Object, error) {
+func UserObject(what string, s map[string]any) (*phpjson.Object, error) {
 	if len(s) == 0 {
 		return phpjson.NewObject(), nil
 	}
-	n, _, err := normalizeJSON(map[string]any(s))
+	n, _, err := normalizeJSON(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s does not encode as JSON: %w", what, err)
 	}
@@ -91,16 +92,13 @@ func stateObject(what string, s State) (*phpjson.Object, error) {
 	return o, nil
 }
 
-// toObject converts a payload, initial state or signal body (a State, a
+// ToObject converts a payload, initial state or signal body (a State, a
 // map, a struct, or nil) into an ordered JSON object. Struct fields keep
 // their order; map keys are sorted. Anything that does not encode as JSON
 // (NaN, invalid UTF-8), or is not a JSON object, is rejected.
 func ToObject(what string, v any) (*phpjson.Object, error) {
 	if v == nil {
 		return phpjson.NewObject(), nil
-	}
-	if s, ok := v.(State); ok {
-		v = map[string]any(s)
 	}
 	n, _, err := normalizeJSON(v)
 	if err != nil {
@@ -120,9 +118,8 @@ func ToObject(what string, v any) (*phpjson.Object, error) {
 	return phpjson.NewObject(), nil
 }
 
-// State is a decoded JSON object as handlers see it: package queuety's
-// State has this underlying type, so values convert both ways for free.
-type State = map[string]any
-
-// Payload is a plain job's payload.
-type Payload = State
+// invalidf is an invalid argument: a value from user code the engine
+// refuses.
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", queuetytype.ErrInvalidArgument, fmt.Sprintf(format, args...))
+}

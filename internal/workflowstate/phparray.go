@@ -1,4 +1,4 @@
-package engine
+package workflowstate
 
 import (
 	"sort"
@@ -13,10 +13,10 @@ import (
 // keeps insertion order and encodes as a JSON list exactly when its keys
 // are 0..n-1 in order, as PHP's json_encode does.
 
-// asIntArray reads a stored PHP array: a JSON list (keys 0..n-1) or an
+// intArray reads a stored PHP array: a JSON list (keys 0..n-1) or an
 // object whose keys are item indexes. Anything else is an empty array. The
 // result is a new object the caller may change.
-func asIntArray(v any) *phpjson.Object {
+func intArray(v any) *phpjson.Object {
 	out := phpjson.NewObject()
 	switch x := v.(type) {
 	case []any:
@@ -36,8 +36,8 @@ func asIntArray(v any) *phpjson.Object {
 	return out
 }
 
-// intKey is the array key of an index.
-func intKey(i int) string { return strconv.Itoa(i) }
+// IntKey is the array key of an index.
+func IntKey(i int) string { return strconv.Itoa(i) }
 
 // intKeys returns an int-keyed array's keys as numbers, in order.
 func intKeys(a *phpjson.Object) []int {
@@ -57,15 +57,15 @@ func sortIntArray(a *phpjson.Object) *phpjson.Object {
 	sort.Ints(keys)
 	out := phpjson.NewObject()
 	for _, k := range keys {
-		v, _ := a.Get(intKey(k))
-		out.Set(intKey(k), v)
+		v, _ := a.Get(IntKey(k))
+		out.Set(IntKey(k), v)
 	}
 	return out
 }
 
-// listOf returns a stored list's elements: a JSON list, or an object's
+// ListOf returns a stored list's elements: a JSON list, or an object's
 // values in order (PHP's array_values). ok is false for anything else.
-func listOf(v any) (items []any, ok bool) {
+func ListOf(v any) (items []any, ok bool) {
 	switch x := v.(type) {
 	case []any:
 		return x, true
@@ -80,9 +80,9 @@ func listOf(v any) (items []any, ok bool) {
 	return nil, false
 }
 
-// toInt reads a stored number or numeric string as PHP's (int) cast does
+// ToInt reads a stored number or numeric string as PHP's (int) cast does
 // for the values Queuety stores (ids, indexes, counters).
-func toInt(v any) int64 {
+func ToInt(v any) int64 {
 	switch n := v.(type) {
 	case int64:
 		return n
