@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -242,9 +243,9 @@ func newBatchRow(b *driver.Batch) *batchRow {
 		br.opts = o
 	}
 	if v, err := phpjson.Decode(b.FailedJobIDs); err == nil {
-		items, _ := listOf(v)
+		items, _ := workflowstate.ListOf(v)
 		for _, x := range items {
-			br.failedIDs = append(br.failedIDs, toInt(x))
+			br.failedIDs = append(br.failedIDs, workflowstate.ToInt(x))
 		}
 	}
 	return br
@@ -260,7 +261,7 @@ func (br *batchRow) complete(now time.Time) {
 	br.changed = true
 	if b.PendingJobs == 0 {
 		b.FinishedAt = floorSecond(now)
-		if b.FailedJobs == 0 || truthy(br.opts, "allow_failures") {
+		if b.FailedJobs == 0 || workflowstate.Truthy(br.opts, "allow_failures") {
 			br.events = append(br.events, BatchEventThen)
 		}
 		br.events = append(br.events, BatchEventFinally)
@@ -293,7 +294,7 @@ func (br *batchRow) fail(jobID int64, now time.Time) {
 	}
 	if b.PendingJobs == 0 {
 		b.FinishedAt = floorSecond(now)
-		if truthy(br.opts, "allow_failures") {
+		if workflowstate.Truthy(br.opts, "allow_failures") {
 			br.events = append(br.events, BatchEventThen)
 		}
 		br.events = append(br.events, BatchEventFinally)
@@ -420,7 +421,7 @@ func (br *batchRow) dueEvents() []string {
 		out = append(out, BatchEventCatch)
 	}
 	if b.TotalJobs > 0 && b.PendingJobs == 0 && !b.FinishedAt.IsZero() {
-		if b.FailedJobs == 0 || truthy(br.opts, "allow_failures") {
+		if b.FailedJobs == 0 || workflowstate.Truthy(br.opts, "allow_failures") {
 			out = append(out, BatchEventThen)
 		}
 		out = append(out, BatchEventFinally)
