@@ -793,6 +793,13 @@ func TestInspectFanOut(t *testing.T) {
 	wantFail(t, 2, "--limit must be at least 1", "--dsn", dsn, "workflow", "timeline", sid, "--limit", "0")
 	wantFail(t, 2, "--offset must not be negative", "--dsn", dsn, "workflow", "trace", sid, "--offset", "-1")
 	wantFail(t, 2, "--jobs must be at least 1", "--dsn", dsn, "workflow", "inspect", sid, "--jobs", "0")
+	// A bad page flag is a usage error before any store is opened, so it
+	// is reported as such even when the store cannot be reached.
+	missing := "sqlite://" + filepath.Join(t.TempDir(), "missing", "queuety.db")
+	for _, verb := range []string{"inspect", "timeline", "trace"} {
+		wantFail(t, 2, "--limit must be at least 1", "--dsn", missing, "workflow", verb, sid, "--limit", "0")
+	}
+	wantFail(t, 2, "--jobs must be at least 1", "--dsn", missing, "workflow", "inspect", sid, "--jobs", "0")
 }
 
 // TestWorkflowAnswers: `workflow approve|reject|input` answer a workflow's

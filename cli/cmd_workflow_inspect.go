@@ -38,13 +38,16 @@ length.`, queuetytype.DescribeFailures, queuetytype.DescribeSignals, queuetytype
 			limit := fs.Int("limit", queuetytype.DefaultTimelineEntries, fmt.Sprintf("timeline entries to show (at most %d)", queuetytype.MaxTimelineEntries))
 			offset := fs.Int("offset", 0, fmt.Sprintf("timeline entries to skip (at most %d)", queuetytype.MaxTimelineOffset))
 			jobs := fs.Int("jobs", queuetytype.DefaultJobsPerStep, fmt.Sprintf("jobs to list per step (at most %d)", queuetytype.MaxJobsPerStep))
-			return onID("workflow", func(e *Env, c *queuety.Client, id int64) error {
+			check := func() error {
 				if err := pageFlags(*limit, *offset); err != nil {
 					return err
 				}
 				if *jobs < 1 {
 					return Usagef("--jobs must be at least 1, got %d", *jobs)
 				}
+				return nil
+			}
+			return onCheckedID("workflow", check, func(e *Env, c *queuety.Client, id int64) error {
 				d, err := c.DescribeWorkflowWith(e.Ctx, id, queuetytype.DescribeOptions{TimelineLimit: *limit, TimelineOffset: *offset, JobsPerStep: *jobs})
 				if err != nil {
 					return err
