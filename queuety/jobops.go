@@ -16,7 +16,7 @@ import (
 // same transaction: the workflow fails (RetryWorkflow restarts it), or a
 // for_each branch counts as failed. Queuety PHP buries only the job row.
 func (c *Client) BuryJob(ctx context.Context, id int64, msg string) error {
-	return c.engine.BuryJob(ctx, id, msg)
+	return c.engine.Operations().BuryJob(ctx, id, msg)
 }
 
 // DeleteJob deletes a job row, as Queuety's delete_job does; its log rows
@@ -24,7 +24,7 @@ func (c *Client) BuryJob(ctx context.Context, id int64, msg string) error {
 // for a pending or processing step of a workflow that has not ended
 // (cancel or rewind the workflow instead).
 func (c *Client) DeleteJob(ctx context.Context, id int64) error {
-	return c.engine.DeleteJob(ctx, id)
+	return c.engine.Operations().DeleteJob(ctx, id)
 }
 
 // RetryBuried retries every buried plain job that matches f, each as
@@ -38,7 +38,7 @@ func (c *Client) DeleteJob(ctx context.Context, id int64) error {
 // failure), writes no log row, and also requeues buried workflow steps,
 // which then wait for good when their workflow has failed.
 func (c *Client) RetryBuried(ctx context.Context, f queuetytype.BuriedFilter) (int64, error) {
-	return c.engine.RetryBuried(ctx, f)
+	return c.engine.Operations().RetryBuried(ctx, f)
 }
 
 // RecoverStale takes back every job whose claim went stale (Queuety's
@@ -64,13 +64,13 @@ func (c *Client) RecoverStale(ctx context.Context) (int, error) {
 // last window (Queuety's handler_metrics with window in minutes), in
 // handler name order. window must be positive.
 func (c *Client) HandlerMetrics(ctx context.Context, window time.Duration) ([]queuetytype.HandlerMetric, error) {
-	return c.engine.HandlerMetrics(ctx, window)
+	return c.engine.Operations().HandlerMetrics(ctx, window)
 }
 
 // PurgeLogs deletes log rows created more than olderThan ago (Queuety's
 // purge_logs), in batches, and returns how many it deleted.
 func (c *Client) PurgeLogs(ctx context.Context, olderThan time.Duration) (int64, error) {
-	return c.engine.PurgeLogs(ctx, olderThan)
+	return c.engine.Operations().PurgeLogs(ctx, olderThan)
 }
 
 // RemoveScheduleByHandler deletes the schedule of a handler (Queuety's

@@ -26,7 +26,7 @@ func (c *Client) Signal(ctx context.Context, workflowID int64, name string, payl
 // its output is merged, but the next step is not enqueued until
 // ResumeWorkflow. It returns ErrInvalidState unless the workflow is running.
 func (c *Client) PauseWorkflow(ctx context.Context, id int64) error {
-	return c.engine.PauseWorkflow(ctx, id)
+	return c.engine.Operations().PauseWorkflow(ctx, id)
 }
 
 // ResumeWorkflow resumes a paused workflow. It enqueues the current step
@@ -34,7 +34,7 @@ func (c *Client) PauseWorkflow(ctx context.Context, id int64) error {
 // runs a step twice. It returns ErrInvalidState unless the workflow is
 // paused.
 func (c *Client) ResumeWorkflow(ctx context.Context, id int64) error {
-	return c.engine.ResumeWorkflow(ctx, id)
+	return c.engine.Operations().ResumeWorkflow(ctx, id)
 }
 
 // CancelWorkflow cancels a workflow that has not completed: its open jobs
@@ -43,7 +43,7 @@ func (c *Client) ResumeWorkflow(ctx context.Context, id int64) error {
 // is discarded. It returns ErrInvalidState for a completed or cancelled
 // workflow.
 func (c *Client) CancelWorkflow(ctx context.Context, id int64) error {
-	return c.engine.CancelWorkflow(ctx, id)
+	return c.engine.Operations().CancelWorkflow(ctx, id)
 }
 
 // RetryWorkflow restarts a failed workflow at the step that failed, with a
@@ -51,31 +51,31 @@ func (c *Client) CancelWorkflow(ctx context.Context, id int64) error {
 // deadline is not extended: a workflow past it fails again at once. It
 // returns ErrInvalidState unless the workflow failed.
 func (c *Client) RetryWorkflow(ctx context.Context, id int64) error {
-	return c.engine.RetryWorkflow(ctx, id)
+	return c.engine.Operations().RetryWorkflow(ctx, id)
 }
 
 // RetryJob puts a buried (or failed) job back in its queue, due now, with a
 // fresh attempt count. It returns ErrInvalidState for a job in any other
 // status. For a workflow step, use RetryWorkflow instead.
 func (c *Client) RetryJob(ctx context.Context, id int64) error {
-	return c.engine.RetryJob(ctx, id)
+	return c.engine.Operations().RetryJob(ctx, id)
 }
 
 // PurgeCompleted deletes completed jobs that completed more than olderThan
 // ago, in batches, and returns how many it deleted.
 func (c *Client) PurgeCompleted(ctx context.Context, olderThan time.Duration) (int64, error) {
-	return c.engine.PurgeCompleted(ctx, olderThan)
+	return c.engine.Operations().PurgeCompleted(ctx, olderThan)
 }
 
 // PauseQueue stops workers from claiming jobs of a queue (Queuety's
 // queue_states row). Jobs already running finish.
 func (c *Client) PauseQueue(ctx context.Context, queue string) error {
-	return c.engine.PauseQueue(ctx, queue)
+	return c.engine.Operations().PauseQueue(ctx, queue)
 }
 
 // ResumeQueue lets workers claim a paused queue's jobs again.
 func (c *Client) ResumeQueue(ctx context.Context, queue string) error {
-	return c.engine.ResumeQueue(ctx, queue)
+	return c.engine.Operations().ResumeQueue(ctx, queue)
 }
 
 // RemoveSchedule deletes a schedule; jobs it dispatched are not touched.
@@ -160,14 +160,14 @@ func (c *Client) StateAt(ctx context.Context, workflowID int64, idx int) (State,
 // (Queuety's rewind_workflow): the state recorded after that step comes
 // back, open jobs are buried as superseded, and the next step runs again.
 func (c *Client) RewindWorkflow(ctx context.Context, workflowID int64, toStep int) error {
-	return c.engine.RewindWorkflow(ctx, workflowID, toStep)
+	return c.engine.Operations().RewindWorkflow(ctx, workflowID, toStep)
 }
 
 // ForkWorkflow starts a copy of a workflow (state and position) that runs
 // on from the same step on its own, and returns its id (Queuety's
 // fork_workflow).
 func (c *Client) ForkWorkflow(ctx context.Context, workflowID int64) (int64, error) {
-	return c.engine.ForkWorkflow(ctx, workflowID)
+	return c.engine.Operations().ForkWorkflow(ctx, workflowID)
 }
 
 // ExportWorkflow returns a workflow's history (its row and state, jobs,
@@ -192,7 +192,7 @@ func (c *Client) ReplayWorkflow(ctx context.Context, export []byte) (int64, erro
 	if err != nil {
 		return 0, fmt.Errorf("queuety: replay workflow: %w", err)
 	}
-	return c.engine.ReplayWorkflow(ctx, o)
+	return c.engine.Operations().ReplayWorkflow(ctx, o)
 }
 
 // TraceWorkflow returns the first page of a workflow's trace bundle as

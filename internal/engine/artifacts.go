@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
@@ -38,7 +39,7 @@ type ArtifactInput struct {
 
 // isJSONKind reports whether content of this kind is stored as JSON text
 // and decoded when read (Queuety compares strtolower($kind) with "json").
-func isJSONKind(kind string) bool { return strings.ToLower(kind) == "json" }
+func isJSONKind(kind string) bool { return operate.IsJSONKind(kind) }
 
 // artifactRow validates in and encodes it as a row, as Queuety's
 // ArtifactStore::put does: JSON content with JSON_UNESCAPED_SLASHES,

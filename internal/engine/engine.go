@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/batch"
+	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
@@ -38,6 +39,7 @@ type Engine struct {
 	obs         observe.Observer  // nil: no instrumentation
 	batches     *batch.Service    // batches and chains (batches.go)
 	schedules   *schedule.Service // saved schedules and their tick (schedules.go)
+	operations  *operate.Service  // operator actions (operations.go)
 	// overrun is where the overrun sweep (internal/sweep) stopped.
 	overrun SweepCursor
 }
@@ -112,6 +114,7 @@ func New(store driver.Store, cfg Config) *Engine {
 	}
 	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 	e.schedules = e.newSchedules()
+	e.operations = e.newOperations()
 	e.batches = e.newBatches()
 	return e
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -147,7 +148,7 @@ func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
 // of workflow id (the newest step_completed or workflow_resumed event of
 // that step with a state), or nil when no event records it.
 func StateAfterStep(ctx context.Context, tx driver.Tx, id int64, idx int) (*phpjson.Object, error) {
-	return stateAt(ctx, tx, id, idx)
+	return operate.StateAfterStep(ctx, tx, id, idx)
 }
 
 // IsJSONKind reports whether an artifact of this kind holds JSON.

@@ -16,7 +16,6 @@ import (
 // Messages stored on buried jobs and failed workflows, as Queuety writes them.
 const (
 	msgAdvancedBeforeCompletion = "Workflow advanced before job completion."
-	msgWorkflowCancelled        = "Workflow cancelled"
 	msgRunDeadline              = "Run deadline exceeded"
 )
 

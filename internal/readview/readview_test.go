@@ -269,7 +269,7 @@ func TestExportReplayRoundTrip(t *testing.T) {
 	// Replay a paused copy: a running one would enqueue its step's job.
 	wf, _ := first.Get("workflow")
 	wf.(*phpjson.Object).Set("status", "paused")
-	replayed, err := engine.New(s, engine.Config{Clock: fixedClock{now}}).ReplayWorkflow(ctx, first)
+	replayed, err := engine.New(s, engine.Config{Clock: fixedClock{now}}).Operations().ReplayWorkflow(ctx, first)
 	require.NoError(t, err)
 	second, err := v.ExportWorkflow(ctx, replayed)
 	require.NoError(t, err)

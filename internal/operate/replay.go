@@ -1,4 +1,4 @@
-package engine
+package operate
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -27,7 +29,7 @@ func replayArtifact(wfID int64, a *phpjson.Object, now time.Time) *driver.Artifa
 	content, _ := a.Get("content")
 	row := &driver.Artifact{WorkflowID: wfID, Key: scalarText(mustGet(a, "key")), Kind: kind, StepIndex: optInt(a, "step_index"),
 		CreatedAt: timeField(a, "created_at", now), UpdatedAt: timeField(a, "updated_at", now)}
-	if isJSONKind(kind) {
+	if IsJSONKind(kind) {
 		row.Content = workflowstate.EncodeJSON(content)
 	} else {
 		row.Content = []byte(scalarText(content))
@@ -73,7 +75,7 @@ var replayStatuses = map[string]bool{"running": true, "completed": true, "failed
 // and wait dependencies, plus a workflow_replayed event naming the source.
 // A running replay gets its current step's job, and runs on. It returns
 // the new workflow's id.
-func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (int64, error) {
+func (e *Service) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (int64, error) {
 	wfV, _ := export.Get("workflow")
 	src, ok := wfV.(*phpjson.Object)
 	if !ok {
@@ -85,12 +87,12 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 		state = phpjson.NewObject()
 	}
 	state = state.Clone()
-	current, total := int(intValue(src, "current_step")), int(intValue(src, "total_steps"))
-	status := strField(src, "status")
+	current, total := int(workflowdef.Int(src, "current_step")), int(workflowdef.Int(src, "total_steps"))
+	status := workflowdef.String(src, "status")
 	if !replayStatuses[status] {
 		status = "running"
 	}
-	steps, err := parseSteps(state)
+	steps, err := workflowdef.Parse(state)
 	if err != nil && status == "running" {
 		return 0, fmt.Errorf("queuety: replay workflow: %w", invalidf("invalid export: %v", err))
 	}
@@ -107,12 +109,12 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 	}
 	var id int64
 	err = e.store.InTx(ctx, func(tx driver.Tx) error {
-		now := e.clock.Now()
+		now := e.cfg.Clock.Now()
 		step := current
 		if status == "completed" {
 			step = total
 		}
-		wf := &driver.Workflow{Name: strField(src, "name") + "_replay_" + strconv.FormatInt(now.Unix(), 10),
+		wf := &driver.Workflow{Name: workflowdef.String(src, "name") + "_replay_" + strconv.FormatInt(now.Unix(), 10),
 			Status: driver.WorkflowStatus(status), State: workflowstate.EncodeJSON(state), CurrentStep: step, TotalSteps: total,
 			StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now}
 		switch status {
@@ -120,7 +122,7 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 			wf.CompletedAt = floorSecond(now)
 		case "failed":
 			wf.FailedAt = floorSecond(now)
-			wf.ErrorMessage = strField(src, "error_message")
+			wf.ErrorMessage = workflowdef.String(src, "error_message")
 		}
 		if err := tx.WorkflowInsert(ctx, wf); err != nil {
 			return err
@@ -128,17 +130,17 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 		id = wf.ID
 		var events []*driver.WorkflowEvent
 		for _, ev := range list("events") {
-			events = append(events, &driver.WorkflowEvent{WorkflowID: id, StepIndex: int(intValue(ev, "step_index")),
-				StepName: strField(ev, "step_name"), StepType: strField(ev, "step_type"), Handler: strField(ev, "handler"),
-				Event: driver.EventType(orDefault(strField(ev, "event"), string(driver.EventStepCompleted))), Queue: strField(ev, "queue"),
+			events = append(events, &driver.WorkflowEvent{WorkflowID: id, StepIndex: int(workflowdef.Int(ev, "step_index")),
+				StepName: workflowdef.String(ev, "step_name"), StepType: workflowdef.String(ev, "step_type"), Handler: workflowdef.String(ev, "handler"),
+				Event: driver.EventType(orDefault(workflowdef.String(ev, "event"), string(driver.EventStepCompleted))), Queue: workflowdef.String(ev, "queue"),
 				Attempt: optInt(ev, "attempt"), Input: jsonField(ev, "input"), Output: jsonField(ev, "output"),
 				StateBefore: jsonField(ev, "state_before"), StateAfter: jsonField(ev, "state_after"),
 				Context: jsonField(ev, "context"), Artifacts: jsonField(ev, "artifacts"), Error: jsonField(ev, "error"), DurationMS: optInt64(ev, "duration_ms"),
 				CreatedAt: timeField(ev, "created_at", now)})
 		}
 		source := phpjson.NewObject()
-		source.Set("source_workflow_id", intValue(src, "id"))
-		source.Set("source_status", strField(src, "status"))
+		source.Set("source_workflow_id", workflowdef.Int(src, "id"))
+		source.Set("source_status", workflowdef.String(src, "status"))
 		v, _ := src.Get("definition_version")
 		source.Set("definition_version", v)
 		v, _ = src.Get("definition_hash")
@@ -151,9 +153,9 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 		}
 		var logs []*driver.LogEntry
 		for _, l := range list("logs") {
-			logs = append(logs, &driver.LogEntry{WorkflowID: id, StepIndex: optInt(l, "step_index"), Handler: strField(l, "handler"),
-				Queue: orDefault(strField(l, "queue"), DefaultQueue), Event: driver.LogEvent(orDefault(strField(l, "event"), string(driver.LogDebug))),
-				Attempt: optInt(l, "attempt"), DurationMS: optInt64(l, "duration_ms"), ErrorMessage: strField(l, "error_message"),
+			logs = append(logs, &driver.LogEntry{WorkflowID: id, StepIndex: optInt(l, "step_index"), Handler: workflowdef.String(l, "handler"),
+				Queue: orDefault(workflowdef.String(l, "queue"), queuetytype.DefaultQueue), Event: driver.LogEvent(orDefault(workflowdef.String(l, "event"), string(driver.LogDebug))),
+				Attempt: optInt(l, "attempt"), DurationMS: optInt64(l, "duration_ms"), ErrorMessage: workflowdef.String(l, "error_message"),
 				Context: jsonField(l, "context"), CreatedAt: timeField(l, "created_at", now)})
 		}
 		if err := tx.LogInsert(ctx, logs); err != nil {
@@ -164,15 +166,15 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 			if p == nil {
 				p = []any{}
 			}
-			if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: id, Name: strField(s, "signal_name"), Payload: workflowstate.EncodeJSON(p),
+			if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: id, Name: workflowdef.String(s, "signal_name"), Payload: workflowstate.EncodeJSON(p),
 				ReceivedAt: timeField(s, "received_at", now)}); err != nil {
 				return err
 			}
 		}
 		var deps []*driver.WorkflowDependency
 		for _, d := range list("wait_dependencies") {
-			if dep := intValue(d, "dependency_workflow_id"); dep > 0 {
-				deps = append(deps, &driver.WorkflowDependency{WaitingWorkflowID: id, StepIndex: int(intValue(d, "step_index")),
+			if dep := workflowdef.Int(d, "dependency_workflow_id"); dep > 0 {
+				deps = append(deps, &driver.WorkflowDependency{WaitingWorkflowID: id, StepIndex: int(workflowdef.Int(d, "step_index")),
 					DependencyWorkflowID: dep, SatisfiedAt: timeField(d, "satisfied_at", time.Time{}), CreatedAt: timeField(d, "created_at", now)})
 			}
 		}
@@ -185,7 +187,7 @@ func (e *Engine) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (in
 			}
 		}
 		if status == "running" && step < len(steps) {
-			return e.enqueueStep(ctx, tx, wf, state, steps, step, now)
+			return e.cfg.EnqueueStep(ctx, tx, wf, state, steps, step, now)
 		}
 		return nil
 	})
@@ -224,7 +226,7 @@ func optInt64(o *phpjson.Object, k string) *int64 {
 
 // timeField reads an export's DATETIME string (or RFC 3339), or def.
 func timeField(o *phpjson.Object, k string, def time.Time) time.Time {
-	s := strField(o, k)
+	s := workflowdef.String(o, k)
 	if s == "" {
 		return def
 	}

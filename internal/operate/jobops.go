@@ -1,4 +1,4 @@
-package engine
+package operate
 
 // This file holds the operator actions on single jobs and on the logs
 // table that Queuety's CLI offers: bury, delete, retry every buried job,
@@ -11,7 +11,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/workflowstate"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -23,17 +23,17 @@ const operatorBatch = 100
 const purgeBatch = 1000
 
 // BuryJob buries a job by hand: status buried, failed_at now and msg
-// (ManualBuryMessage when empty) as its error message, as Queuety's
+// (queuetytype.ManualBuryMessage when empty) as its error message, as Queuety's
 // bury_job writes it, without a log row (a `buried` row would count as a
 // handler failure in the metrics). A completed or already buried job is
-// ErrInvalidState. A step of a workflow that has not ended is handled as a
+// queuetytype.ErrInvalidState. A step of a workflow that has not ended is handled as a
 // step whose attempts ran out, in the same transaction: a for_each branch
 // counts as a failed branch, any other step fails the workflow (which
 // `RetryWorkflow` can restart). Queuety PHP buries only the row and
 // leaves such a workflow waiting for a job that never runs.
-func (e *Engine) BuryJob(ctx context.Context, id int64, msg string) error {
+func (e *Service) BuryJob(ctx context.Context, id int64, msg string) error {
 	if msg == "" {
-		msg = ManualBuryMessage
+		msg = queuetytype.ManualBuryMessage
 	}
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		peek, err := tx.JobGet(ctx, id, driver.LockNone)
@@ -44,7 +44,7 @@ func (e *Engine) BuryJob(ctx context.Context, id int64, msg string) error {
 		var wf *driver.Workflow
 		if peek.WorkflowID != 0 && peek.StepIndex != nil {
 			wf, err = tx.WorkflowGet(ctx, peek.WorkflowID, driver.LockUpdate)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, queuetytype.ErrNotFound) {
 				wf, err = nil, nil
 			}
 			if err != nil {
@@ -56,27 +56,27 @@ func (e *Engine) BuryJob(ctx context.Context, id int64, msg string) error {
 			return err
 		}
 		if j.Status == driver.JobCompleted || j.Status == driver.JobBuried {
-			return fmt.Errorf("%w: job is %s; only pending, processing or failed jobs can be buried", ErrInvalidState, j.Status)
+			return fmt.Errorf("%w: job is %s; only pending, processing or failed jobs can be buried", queuetytype.ErrInvalidState, j.Status)
 		}
-		now := e.clock.Now()
-		if err := e.buryJob(ctx, tx, j, msg, now); err != nil {
+		now := e.cfg.Clock.Now()
+		if err := e.cfg.BuryJob(ctx, tx, j, msg, now); err != nil {
 			return err
 		}
 		if wf == nil || wf.Status.Terminal() {
 			return nil
 		}
-		return e.stepJobBuried(ctx, tx, wf, j, msg, now)
+		return e.cfg.StepJobBuried(ctx, tx, wf, j, msg, now)
 	})
 	return wrap(fmt.Sprintf("bury job %d", id), err)
 }
 
 // DeleteJob deletes a job row, as Queuety's delete_job does; its log rows
-// are kept. It returns ErrNotFound for an unknown job. It refuses, with
-// ErrInvalidState, to delete a pending or processing step of a workflow
+// are kept. It returns queuetytype.ErrNotFound for an unknown job. It refuses, with
+// queuetytype.ErrInvalidState, to delete a pending or processing step of a workflow
 // that has not ended, which would leave the workflow waiting for good:
 // cancel or rewind the workflow instead. Jobs that depend on a deleted
 // job (depends_on) never become due, as in Queuety.
-func (e *Engine) DeleteJob(ctx context.Context, id int64) error {
+func (e *Service) DeleteJob(ctx context.Context, id int64) error {
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		j, err := tx.JobGet(ctx, id, driver.LockUpdate)
 		if err != nil {
@@ -84,12 +84,12 @@ func (e *Engine) DeleteJob(ctx context.Context, id int64) error {
 		}
 		if j.WorkflowID != 0 && (j.Status == driver.JobPending || j.Status == driver.JobProcessing) {
 			wf, err := tx.WorkflowGet(ctx, j.WorkflowID, driver.LockNone)
-			if err != nil && !errors.Is(err, ErrNotFound) {
+			if err != nil && !errors.Is(err, queuetytype.ErrNotFound) {
 				return err
 			}
 			if err == nil && !wf.Status.Terminal() {
 				return fmt.Errorf("%w: job %d is a %s step of workflow %d, which is %s; cancel or rewind the workflow instead",
-					ErrInvalidState, id, j.Status, wf.ID, wf.Status)
+					queuetytype.ErrInvalidState, id, j.Status, wf.ID, wf.Status)
 			}
 		}
 		return tx.JobDelete(ctx, id)
@@ -97,33 +97,12 @@ func (e *Engine) DeleteJob(ctx context.Context, id int64) error {
 	return wrap(fmt.Sprintf("delete job %d", id), err)
 }
 
-// retryJobRow puts a locked buried or failed plain job back in its queue,
-// due now, with a fresh attempt count, and logs `retried`.
-func (e *Engine) retryJobRow(ctx context.Context, tx driver.Tx, j *driver.Job, now time.Time) error {
-	j.Status = driver.JobPending
-	j.Attempts = 0
-	j.AvailableAt = floorSecond(now)
-	j.ReservedAt, j.FailedAt = time.Time{}, time.Time{}
-	j.ErrorMessage = ""
-	j.ClaimToken = 0
-	clearAttemptDeadlines(j)
-	j.ScheduleToStartAt, j.ScheduleToCloseAt = time.Time{}, time.Time{}
-	if doc, err := workflowstate.DecodeObject("payload", j.Payload); err == nil {
-		applyScheduleDeadlines(j, parseRuntime(doc).Timeouts, now)
-	}
-	if err := tx.JobUpdate(ctx, j); err != nil {
-		return err
-	}
-	return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: ptr(j.ID), Handler: j.Handler, Queue: j.Queue, Event: driver.LogRetried, CreatedAt: now,
-		Context: workflowstate.EncodeJSON(map[string]any{"type": "manual_retry", "attempts_reset": true})}})
-}
-
 // RetryBuried retries every buried plain job that matches f, as RetryJob
 // retries one, and returns how many it retried. Buried workflow steps are
 // left alone (retry their workflows). It works in batches of 100 jobs,
 // each in its own transaction, oldest job first; a job that another
 // process changes in the meantime is re-checked under its lock.
-func (e *Engine) RetryBuried(ctx context.Context, f BuriedFilter) (int64, error) {
+func (e *Service) RetryBuried(ctx context.Context, f queuetytype.BuriedFilter) (int64, error) {
 	var total, after int64
 	for {
 		var n, next int64
@@ -151,12 +130,12 @@ func (e *Engine) RetryBuried(ctx context.Context, f BuriedFilter) (int64, error)
 			if err != nil {
 				return err
 			}
-			now := e.clock.Now()
+			now := e.cfg.Clock.Now()
 			for _, j := range locked {
 				if j.Status != driver.JobBuried || j.WorkflowID != 0 {
 					continue
 				}
-				if err := e.retryJobRow(ctx, tx, j, now); err != nil {
+				if err := e.cfg.RequeueJob(ctx, tx, j, now); err != nil {
 					return err
 				}
 				n++
@@ -175,11 +154,11 @@ func (e *Engine) RetryBuried(ctx context.Context, f BuriedFilter) (int64, error)
 
 // PurgeLogs deletes log rows created more than olderThan ago (Queuety's
 // Logger::purge), in batches, and returns how many it deleted.
-func (e *Engine) PurgeLogs(ctx context.Context, olderThan time.Duration) (int64, error) {
+func (e *Service) PurgeLogs(ctx context.Context, olderThan time.Duration) (int64, error) {
 	if olderThan < 0 {
 		return 0, invalidf("log purge age must not be negative")
 	}
-	before := e.clock.Now().Add(-olderThan)
+	before := e.cfg.Clock.Now().Add(-olderThan)
 	var total int64
 	for {
 		var n int64
@@ -199,12 +178,12 @@ func (e *Engine) PurgeLogs(ctx context.Context, olderThan time.Duration) (int64,
 // failed (failed plus buried rows), mean and 95th-percentile duration of
 // the completed rows, and the error rate. Rows without a handler are not
 // counted. Handlers come in name order. window must be positive.
-func (e *Engine) HandlerMetrics(ctx context.Context, window time.Duration) ([]HandlerMetric, error) {
+func (e *Service) HandlerMetrics(ctx context.Context, window time.Duration) ([]queuetytype.HandlerMetric, error) {
 	if window <= 0 {
 		return nil, invalidf("metrics window must be positive, got %s", window)
 	}
-	since := floorSecond(e.clock.Now().Add(-window))
-	var out []HandlerMetric
+	since := floorSecond(e.cfg.Clock.Now().Add(-window))
+	var out []queuetytype.HandlerMetric
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		out = nil
 		stats, err := tx.LogHandlerStats(ctx, since)
@@ -214,7 +193,7 @@ func (e *Engine) HandlerMetrics(ctx context.Context, window time.Duration) ([]Ha
 		durations := map[string]int64{}
 		for _, s := range stats {
 			if len(out) == 0 || out[len(out)-1].Handler != s.Handler {
-				out = append(out, HandlerMetric{Handler: s.Handler})
+				out = append(out, queuetytype.HandlerMetric{Handler: s.Handler})
 			}
 			m := &out[len(out)-1]
 			switch s.Event {

@@ -1,4 +1,4 @@
-package engine
+package operate
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -19,11 +21,11 @@ import (
 // Messages and log contexts Queuety writes for these operations.
 const msgSupersededByRewind = "Superseded by workflow rewind"
 
-// stateAt returns the public state recorded right after step idx (the
+// StateAfterStep returns the public state recorded right after step idx (the
 // newest step_completed or workflow_resumed event of that step with a
 // state, as Queuety's get_state_at_step reads it), or nil. It reads that
 // one event.
-func stateAt(ctx context.Context, tx driver.Tx, id int64, idx int) (*phpjson.Object, error) {
+func StateAfterStep(ctx context.Context, tx driver.Tx, id int64, idx int) (*phpjson.Object, error) {
 	events, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, StepIndex: &idx,
 		Events: []driver.EventType{driver.EventStepCompleted, driver.EventWorkflowResumed}, WithStateAfter: true,
 		Order: driver.EventsNewestFirst, Limit: 1})
@@ -37,20 +39,20 @@ func stateAt(ctx context.Context, tx driver.Tx, id int64, idx int) (*phpjson.Obj
 // rewind_workflow): its public state becomes the one recorded after that
 // step, its open jobs are buried ("Superseded by workflow rewind") so no
 // worker continues the abandoned path, and the next step is enqueued; the
-// workflow runs again whatever its status was. It returns ErrNotFound when
-// no state is recorded for toStep, and ErrInvalidState when toStep is the
+// workflow runs again whatever its status was. It returns queuetytype.ErrNotFound when
+// no state is recorded for toStep, and queuetytype.ErrInvalidState when toStep is the
 // last step (there is nothing to run after it).
-func (e *Engine) RewindWorkflow(ctx context.Context, id int64, toStep int) error {
-	err := e.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+func (e *Service) RewindWorkflow(ctx context.Context, id int64, toStep int) error {
+	err := e.cfg.LockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*workflowdef.Step, now time.Time) error {
 		if toStep < 0 || toStep+1 >= len(steps) {
-			return fmt.Errorf("%w: step %d is not a step before the last one (the workflow has %d)", ErrInvalidState, toStep, len(steps))
+			return fmt.Errorf("%w: step %d is not a step before the last one (the workflow has %d)", queuetytype.ErrInvalidState, toStep, len(steps))
 		}
-		snap, err := stateAt(ctx, tx, id, toStep)
+		snap, err := StateAfterStep(ctx, tx, id, toStep)
 		if err != nil {
 			return err
 		}
 		if snap == nil {
-			return fmt.Errorf("%w: no recorded state for workflow %d at step %d", ErrNotFound, id, toStep)
+			return fmt.Errorf("%w: no recorded state for workflow %d at step %d", queuetytype.ErrNotFound, id, toStep)
 		}
 		// Event snapshots hold the public state only: the runtime keys
 		// come from the live row, in Queuety's order.
@@ -76,7 +78,7 @@ func (e *Engine) RewindWorkflow(ctx context.Context, id int64, toStep int) error
 		}
 		for _, j := range jobs {
 			j.Status, j.ErrorMessage = driver.JobBuried, msgSupersededByRewind
-			clearAttemptDeadlines(j)
+			e.cfg.ClearAttempt(j)
 			if err := tx.JobUpdate(ctx, j); err != nil {
 				return err
 			}
@@ -91,7 +93,7 @@ func (e *Engine) RewindWorkflow(ctx context.Context, id int64, toStep int) error
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
 		}
-		if err := e.enqueueStep(ctx, tx, wf, next, steps, wf.CurrentStep, now); err != nil {
+		if err := e.cfg.EnqueueStep(ctx, tx, wf, next, steps, wf.CurrentStep, now); err != nil {
 			return err
 		}
 		return tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: wf.Name, Queue: workflowstate.Queue(next),
@@ -109,13 +111,13 @@ func (e *Engine) RewindWorkflow(ctx context.Context, id int64, toStep int) error
 // get a workflow_forked log row naming the other. A completed workflow (or
 // one whose position is past its last step) has no step left to run: its
 // fork would stay running with no job forever, so it returns
-// ErrInvalidState and creates nothing.
-func (e *Engine) ForkWorkflow(ctx context.Context, id int64) (int64, error) {
+// queuetytype.ErrInvalidState and creates nothing.
+func (e *Service) ForkWorkflow(ctx context.Context, id int64) (int64, error) {
 	var forked int64
-	err := e.lockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+	err := e.cfg.LockWorkflow(ctx, id, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*workflowdef.Step, now time.Time) error {
 		if wf.Status == driver.WorkflowCompleted || wf.CurrentStep >= wf.TotalSteps || wf.CurrentStep >= len(steps) {
 			return fmt.Errorf("%w: workflow %d is %s with no step left to run (step %d of %d): a fork runs on from the current step",
-				ErrInvalidState, wf.ID, wf.Status, wf.CurrentStep, len(steps))
+				queuetytype.ErrInvalidState, wf.ID, wf.Status, wf.CurrentStep, len(steps))
 		}
 		name := wf.Name + "_fork_" + strconv.FormatInt(now.Unix(), 10)
 		if len(name) > 255 {
@@ -127,7 +129,7 @@ func (e *Engine) ForkWorkflow(ctx context.Context, id int64) (int64, error) {
 			return err
 		}
 		forked = fork.ID
-		if err := e.enqueueStep(ctx, tx, fork, state, steps, fork.CurrentStep, now); err != nil {
+		if err := e.cfg.EnqueueStep(ctx, tx, fork, state, steps, fork.CurrentStep, now); err != nil {
 			return err
 		}
 		queue := workflowstate.Queue(state)
