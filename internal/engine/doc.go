@@ -2,9 +2,8 @@
 // recording results with attempt fencing, retries and backoff, leases and
 // heartbeats, activity and workflow timeouts, advancing workflows (state
 // merge, parallel joins, _next_step, signal waits, continue-as-new),
-// failure and expiry with their callbacks, and replaying,
-// rewinding and forking a workflow. Every transition is one driver.Store
-// transaction.
+// failure and expiry with their callbacks, and compensation. Every
+// transition is one driver.Store transaction.
 //
 // An Engine is built by New from a store, a clock, a logger and Config; it
 // never reaches back to the queuety.Client that owns it. Package queuety
@@ -24,9 +23,9 @@
 // internal/admission, which holds rate limits, concurrency groups and
 // cost budgets), complete, retry, lease, heartbeat, timeout, dispatch,
 // resources, steps, stepjobs, foreach, repeat, waits, waitworkflows,
-// children, budget, failure, continueasnew, operate, history (rewind and
-// fork), replay, sweepsteps (the transitions the sweeps of internal/sweep
-// hand each row to).
+// children, budget, failure, continueasnew, operations (the transitions
+// the operator actions run), sweepsteps (the transitions the sweeps of
+// internal/sweep hand each row to).
 //
 // The workflow state format lives in package internal/workflowstate: the
 // JSON as PHP writes it, the private keys and the fields a workflow's jobs
@@ -46,6 +45,15 @@
 // live in package internal/schedule; the engine builds its Service in New
 // with the transition a firing needs (schedules.go), and TickLocked hands
 // each due row the schedule sweep found to it.
+//
+// The operator actions (pausing, resuming, cancelling, retrying,
+// rewinding, forking and replaying workflows; retrying, burying, deleting
+// and purging jobs; pausing queues; purging logs; handler metrics) live in
+// package internal/operate. operations.go builds its Service in New with
+// the transitions they run inside their transactions (enqueueStep,
+// buryJob, buryOpenJobs, startCompensation, afterTerminal, stepJobBuried,
+// enqueueCallback, lockWorkflow, retryJobRow) and serves it through
+// Engine.Operations.
 //
 // The read views (describing a workflow, exporting and tracing its
 // history, the state after a step) live in package internal/readview,

@@ -13,7 +13,7 @@ import (
 )
 
 // This file exports a workflow's history in Queuety's export format
-// (WorkflowExporter::export), which the engine's ReplayWorkflow and
+// (WorkflowExporter::export), which internal/operate's ReplayWorkflow and
 // Queuety PHP's replay read, and writes the rows of a trace in the same
 // shapes.
 
