@@ -46,3 +46,53 @@ func batch[T any](ctx context.Context, e *engine.Engine, what string, limit int,
 	}
 	return n, more, nil
 }
+
+// foreign is the body of the sweeps over rows another engine (Queuety
+// PHP) left for Go: in one transaction, find up to limit candidates that
+// changed within lookback before now, past the ones exclude names (those
+// this process left to another worker lately), and hand each to take
+// under its row lock. It reports how many rows take changed and whether a
+// full batch was found.
+func foreign[T any](ctx context.Context, e *engine.Engine, what string, limit int, lookback time.Duration,
+	exclude func(now, since time.Time) []int64,
+	find func(tx driver.Tx, ctx context.Context, p driver.ExpiredParams) ([]T, error),
+	take func(ctx context.Context, tx driver.Tx, row T, now time.Time) (int, error),
+) (int, bool, error) {
+	var n int
+	var more bool
+	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
+		n, more = 0, false
+		now := e.Clock().Now()
+		since := now.Add(-lookback)
+		rows, err := find(tx, ctx, driver.ExpiredParams{Now: now, Since: since, Limit: limit,
+			Lock: driver.LockSkipLocked, Exclude: exclude(now, since)})
+		if err != nil {
+			return err
+		}
+		more = len(rows) >= limit
+		for _, row := range rows {
+			c, err := take(ctx, tx, row, now)
+			if err != nil {
+				return err
+			}
+			n += c
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("queuety: %s: %w", what, err)
+	}
+	return n, more, nil
+}
+
+// counted turns a transition that reports whether it acted into one that
+// reports how many rows it changed.
+func counted[T any](take func(ctx context.Context, tx driver.Tx, row T, now time.Time) (bool, error)) func(context.Context, driver.Tx, T, time.Time) (int, error) {
+	return func(ctx context.Context, tx driver.Tx, row T, now time.Time) (int, error) {
+		ok, err := take(ctx, tx, row, now)
+		if ok {
+			return 1, err
+		}
+		return 0, err
+	}
+}

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
@@ -51,33 +50,9 @@ func ForeignExpiries(ctx context.Context, e *engine.Engine, limit int) (int, boo
 	if !e.HasWorkers() {
 		return 0, false, nil
 	}
-	var n int
-	var more bool
-	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
-		n, more = 0, false
-		now := e.Clock().Now()
-		since := now.Add(-engine.ForeignExpiryLookback)
-		rows, err := tx.WorkflowFindDeadlineFailed(ctx, driver.ExpiredParams{Now: now, Since: since, Limit: limit,
-			Lock: driver.LockSkipLocked, Exclude: e.ForeignExpirySkips(since)})
-		if err != nil {
-			return err
-		}
-		more = len(rows) >= limit
-		for _, wf := range rows {
-			took, err := e.TakeForeignExpiryLocked(ctx, tx, wf, now)
-			if err != nil {
-				return err
-			}
-			if took {
-				n++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: run deadline handlers of workflows expired elsewhere: %w", err)
-	}
-	return n, more, nil
+	return foreign(ctx, e, "run deadline handlers of workflows expired elsewhere", limit, engine.ForeignExpiryLookback,
+		func(_, since time.Time) []int64 { return e.ForeignExpirySkips(since) },
+		driver.Tx.WorkflowFindDeadlineFailed, counted(e.TakeForeignExpiryLocked))
 }
 
 // FireWaitTimeouts settles up to limit signal waits whose timeout has

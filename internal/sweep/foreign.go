@@ -2,7 +2,7 @@ package sweep
 
 import (
 	"context"
-	"fmt"
+	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/store/driver"
@@ -19,30 +19,9 @@ func ForeignBatches(ctx context.Context, e *engine.Engine, limit int) (int, bool
 	if !e.HasBatchWorkers() {
 		return 0, false, nil
 	}
-	var n int
-	var more bool
-	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
-		n, more = 0, false
-		now := e.Clock().Now()
-		rows, err := tx.BatchFindForeign(ctx, driver.ExpiredParams{Now: now, Since: now.Add(-engine.BatchLookback), Limit: limit,
-			Lock: driver.LockSkipLocked, Exclude: e.ForeignBatchSkips(now)})
-		if err != nil {
-			return err
-		}
-		more = len(rows) >= limit
-		for _, b := range rows {
-			c, err := e.SettleForeignBatchLocked(ctx, tx, b, now)
-			if err != nil {
-				return err
-			}
-			n += c
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: run batch callbacks of batches finished elsewhere: %w", err)
-	}
-	return n, more, nil
+	return foreign(ctx, e, "run batch callbacks of batches finished elsewhere", limit, engine.BatchLookback,
+		func(now, _ time.Time) []int64 { return e.ForeignBatchSkips(now) },
+		driver.Tx.BatchFindForeign, e.SettleForeignBatchLocked)
 }
 
 // ForeignEnds finds up to limit workflows that another engine (Queuety
@@ -57,31 +36,7 @@ func ForeignEnds(ctx context.Context, e *engine.Engine, limit int) (int, bool, e
 	if e.PHPWorkflowCallbacks() == "" {
 		return 0, false, nil
 	}
-	var n int
-	var more bool
-	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
-		n, more = 0, false
-		now := e.Clock().Now()
-		since := now.Add(-engine.ForeignEndLookback)
-		rows, err := tx.WorkflowFindEndedElsewhere(ctx, driver.ExpiredParams{Now: now, Since: since, Limit: limit,
-			Lock: driver.LockSkipLocked, Exclude: e.ForeignEndSkips(now)})
-		if err != nil {
-			return err
-		}
-		more = len(rows) >= limit
-		for _, wf := range rows {
-			started, err := e.TakeForeignEndLocked(ctx, tx, wf, now)
-			if err != nil {
-				return err
-			}
-			if started {
-				n++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("queuety: run compensations and cancel callbacks of workflows ended elsewhere: %w", err)
-	}
-	return n, more, nil
+	return foreign(ctx, e, "run compensations and cancel callbacks of workflows ended elsewhere", limit, engine.ForeignEndLookback,
+		func(now, _ time.Time) []int64 { return e.ForeignEndSkips(now) },
+		driver.Tx.WorkflowFindEndedElsewhere, counted(e.TakeForeignEndLocked))
 }
