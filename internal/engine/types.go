@@ -32,26 +32,12 @@ type (
 	Rate                 = queuetytype.Rate
 	JobResources         = queuetytype.JobResources
 	JobSpec              = queuetytype.JobSpec
-	BuriedFilter         = queuetytype.BuriedFilter
-	HandlerMetric        = queuetytype.HandlerMetric
 	ForEachResult        = queuetytype.ForEachResult
-	ForEachBranch        = queuetytype.ForEachBranch
-	ForEachFailure       = queuetytype.ForEachFailure
-	DescribeOptions      = queuetytype.DescribeOptions
-	TraceOptions         = queuetytype.TraceOptions
-	WorkflowDescription  = queuetytype.WorkflowDescription
-	DeadlineInfo         = queuetytype.DeadlineInfo
-	WaitInfo             = queuetytype.WaitInfo
-	StepInfo             = queuetytype.StepInfo
 	ForEachInfo          = queuetytype.ForEachInfo
 	ChildInfo            = queuetytype.ChildInfo
 	Timeouts             = queuetytype.Timeouts
 	JobInfoRow           = queuetytype.JobInfoRow
-	JobDeadlines         = queuetytype.JobDeadlines
-	AttemptInfo          = queuetytype.AttemptInfo
-	FailureInfo          = queuetytype.FailureInfo
 	TimelineEntry        = queuetytype.TimelineEntry
-	SignalInfo           = queuetytype.SignalInfo
 )
 
 // Public constants (see package queuetytype).
@@ -61,12 +47,8 @@ const (
 	BackoffLinear      = queuetytype.BackoffLinear
 	MaxBackoff         = queuetytype.MaxBackoff
 
-	ForEachAll          = queuetytype.ForEachAll
-	ForEachFirstSuccess = queuetytype.ForEachFirstSuccess
-	ForEachQuorum       = queuetytype.ForEachQuorum
-	WaitAll             = queuetytype.WaitAll
-	WaitAny             = queuetytype.WaitAny
-	WaitQuorum          = queuetytype.WaitQuorum
+	ForEachQuorum = queuetytype.ForEachQuorum
+	WaitQuorum    = queuetytype.WaitQuorum
 
 	DefaultQueue           = queuetytype.DefaultQueue
 	DefaultMaxAttempts     = queuetytype.DefaultMaxAttempts
@@ -75,31 +57,8 @@ const (
 	DefaultLeaseTimeout    = queuetytype.DefaultLeaseTimeout
 	DefaultDeadlineHandoff = queuetytype.DefaultDeadlineHandoff
 	DefaultMaxForEachItems = queuetytype.DefaultMaxForEachItems
-	MaxSteps               = queuetytype.MaxSteps
 	DefaultArtifactKind    = queuetytype.DefaultArtifactKind
-	ManualBuryMessage      = queuetytype.ManualBuryMessage
 	StaleMessage           = queuetytype.StaleMessage
-
-	DefaultTimelineEntries = queuetytype.DefaultTimelineEntries
-	MaxTimelineEntries     = queuetytype.MaxTimelineEntries
-	MaxTimelineOffset      = queuetytype.MaxTimelineOffset
-	DefaultJobsPerStep     = queuetytype.DefaultJobsPerStep
-	MaxJobsPerStep         = queuetytype.MaxJobsPerStep
-	DescribeFailures       = queuetytype.DescribeFailures
-	DescribeSignals        = queuetytype.DescribeSignals
-	DescribeTextChars      = queuetytype.DescribeTextChars
-	DescribePayloadBytes   = queuetytype.DescribePayloadBytes
-
-	DefaultTraceEvents = queuetytype.DefaultTraceEvents
-	MaxTraceEvents     = queuetytype.MaxTraceEvents
-	TraceEventBytes    = queuetytype.TraceEventBytes
-	TraceValueBytes    = queuetytype.TraceValueBytes
-	TraceJobsPerStep   = queuetytype.TraceJobsPerStep
-	TraceLogs          = queuetytype.TraceLogs
-	TraceSignals       = queuetytype.TraceSignals
-	TraceSignalBytes   = queuetytype.TraceSignalBytes
-	TraceArtifacts     = queuetytype.TraceArtifacts
-	TraceArtifactBytes = queuetytype.TraceArtifactBytes
 )
 
 // ParsePriority accepts 0-3 or low/normal/high/urgent (any case).
