@@ -270,44 +270,27 @@ func (v *Views) DescribeWorkflowWith(ctx context.Context, id int64, opts queuety
 // jobHistoryLogs reads the log rows of the listed jobs, for their attempt
 // histories: up to 64 rows a job.
 func jobHistoryLogs(ctx context.Context, tx driver.Tx, jobs []*driver.Job) ([]*driver.LogEntry, error) {
-	const chunk = 500
-	var out []*driver.LogEntry
-	for len(jobs) > 0 {
-		part := jobs[:min(chunk, len(jobs))]
-		jobs = jobs[len(part):]
-		ids := make([]int64, len(part))
-		for i, j := range part {
-			ids[i] = j.ID
-		}
-		logs, err := tx.LogList(ctx, driver.LogFilter{JobIDs: ids, Limit: 64 * len(ids), MaxTextBytes: describeHistoryText})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, logs...)
-	}
-	return out, nil
+	return byIDs(jobIDs(jobs), func(ids []int64) ([]*driver.LogEntry, error) {
+		return tx.LogList(ctx, driver.LogFilter{JobIDs: ids, Limit: 64 * len(ids), MaxTextBytes: describeHistoryText})
+	})
 }
 
 // jobTimeouts reads the timeout failures of the listed jobs, for their
 // attempt histories: up to 64 a job, their messages cut.
 func jobTimeouts(ctx context.Context, tx driver.Tx, wfID int64, jobs []*driver.Job) ([]*driver.Failure, error) {
-	const chunk = 500
-	var out []*driver.Failure
-	for len(jobs) > 0 {
-		part := jobs[:min(chunk, len(jobs))]
-		jobs = jobs[len(part):]
-		ids := make([]int64, len(part))
-		for i, j := range part {
-			ids[i] = j.ID
-		}
-		fails, err := tx.FailurePage(ctx, driver.FailureQuery{WorkflowID: wfID, JobIDs: ids, TimedOut: true, Limit: 64 * len(ids),
+	return byIDs(jobIDs(jobs), func(ids []int64) ([]*driver.Failure, error) {
+		return tx.FailurePage(ctx, driver.FailureQuery{WorkflowID: wfID, JobIDs: ids, TimedOut: true, Limit: 64 * len(ids),
 			MaxMessageChars: describeHistoryText})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fails...)
+	})
+}
+
+// jobIDs lists the ids of jobs.
+func jobIDs(jobs []*driver.Job) []int64 {
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
 	}
-	return out, nil
+	return ids
 }
 
 // stepStatus derives a step's status from the workflow, whether its events

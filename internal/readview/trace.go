@@ -227,18 +227,9 @@ func eventPage(ctx context.Context, tx driver.Tx, id int64, offset, limit int) (
 	for i, ev := range sizes[:n] {
 		ids[i] = ev.ID
 	}
-	const chunk = 500
-	out := make([]*driver.WorkflowEvent, 0, n)
-	for len(ids) > 0 {
-		part := ids[:min(chunk, len(ids))]
-		ids = ids[len(part):]
-		evs, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, IDs: part, MaxColumnBytes: queuetytype.TraceValueBytes})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, evs...)
-	}
-	return out, nil
+	return byIDs(ids, func(part []int64) ([]*driver.WorkflowEvent, error) {
+		return tx.EventPage(ctx, driver.EventQuery{WorkflowID: id, IDs: part, MaxColumnBytes: queuetytype.TraceValueBytes})
+	})
 }
 
 // readSize is how many bytes reading a value of n bytes for a trace
@@ -267,6 +258,54 @@ func fitValues(sizes []int64, budget int64) []int {
 	return out
 }
 
+// fillFitting replaces, in list order, the rows of list whose values (of
+// the read sizes sizeOf gives) fit in budget together with the same rows
+// read again with their values (read, by id).
+func fillFitting[T any](list []T, budget int64, idOf, sizeOf func(T) int64, read func(ids []int64) ([]T, error)) error {
+	sizes := make([]int64, len(list))
+	for i, row := range list {
+		sizes[i] = sizeOf(row)
+	}
+	fit := fitValues(sizes, budget)
+	ids := make([]int64, len(fit))
+	for i, k := range fit {
+		ids[i] = idOf(list[k])
+	}
+	full, err := byIDs(ids, read)
+	if err != nil {
+		return err
+	}
+	byID := make(map[int64]T, len(full))
+	for _, row := range full {
+		byID[idOf(row)] = row
+	}
+	for i, row := range list {
+		if f, ok := byID[idOf(row)]; ok {
+			list[i] = f
+		}
+	}
+	return nil
+}
+
+// idChunk is how many ids one query of byIDs names.
+const idChunk = 500
+
+// byIDs reads the rows of ids through read, idChunk ids a query, and
+// returns them chunk after chunk, each in the order read returns them.
+func byIDs[T any](ids []int64, read func(ids []int64) ([]T, error)) ([]T, error) {
+	var out []T
+	for len(ids) > 0 {
+		part := ids[:min(idChunk, len(ids))]
+		ids = ids[len(part):]
+		rows, err := read(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
 // traceSignals reads the newest TraceSignals signals of a workflow with
 // the payloads that fit TraceSignalBytes: the payloads' lengths first,
 // then the payloads that fit.
@@ -275,34 +314,12 @@ func traceSignals(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Signal
 	if err != nil {
 		return nil, err
 	}
-	sizes := make([]int64, len(list))
-	for i, s := range list {
-		sizes[i] = readSize(s.OmittedPayloadBytes)
-	}
-	fit := fitValues(sizes, queuetytype.TraceSignalBytes)
-	ids := make([]int64, len(fit))
-	for i, k := range fit {
-		ids[i] = list[k].ID
-	}
-	const chunk = 500
-	for len(ids) > 0 {
-		part := ids[:min(chunk, len(ids))]
-		ids = ids[len(part):]
-		full, err := tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, IDs: part, MaxPayloadBytes: queuetytype.TraceValueBytes})
-		if err != nil {
-			return nil, err
-		}
-		byID := make(map[int64]*driver.Signal, len(full))
-		for _, s := range full {
-			byID[s.ID] = s
-		}
-		for i, s := range list {
-			if f := byID[s.ID]; f != nil {
-				list[i] = f
-			}
-		}
-	}
-	return list, nil
+	return list, fillFitting(list, queuetytype.TraceSignalBytes,
+		func(s *driver.Signal) int64 { return s.ID },
+		func(s *driver.Signal) int64 { return readSize(s.OmittedPayloadBytes) },
+		func(part []int64) ([]*driver.Signal, error) {
+			return tx.SignalPage(ctx, driver.SignalQuery{WorkflowID: id, IDs: part, MaxPayloadBytes: queuetytype.TraceValueBytes})
+		})
 }
 
 // traceArtifacts reads the first TraceArtifacts artifacts of a workflow
@@ -313,32 +330,12 @@ func traceArtifacts(ctx context.Context, tx driver.Tx, id int64) ([]*driver.Arti
 	if err != nil {
 		return nil, err
 	}
-	sizes := make([]int64, len(list))
-	for i, a := range list {
-		sizes[i] = readSize(a.OmittedContentBytes) + readSize(a.OmittedMetadataBytes)
-	}
-	fit := fitValues(sizes, queuetytype.TraceArtifactBytes)
-	ids := make([]int64, len(fit))
-	for i, k := range fit {
-		ids[i] = list[k].ID
-	}
-	const chunk = 500
-	for len(ids) > 0 {
-		part := ids[:min(chunk, len(ids))]
-		ids = ids[len(part):]
-		full, err := tx.ArtifactPage(ctx, driver.ArtifactQuery{WorkflowID: id, IDs: part, MaxValueBytes: queuetytype.TraceValueBytes})
-		if err != nil {
-			return nil, err
-		}
-		byID := make(map[int64]*driver.Artifact, len(full))
-		for _, a := range full {
-			byID[a.ID] = a
-		}
-		for i, a := range list {
-			if f := byID[a.ID]; f != nil {
-				list[i] = f
-			}
-		}
-	}
-	return list, nil
+	return list, fillFitting(list, queuetytype.TraceArtifactBytes,
+		func(a *driver.Artifact) int64 { return a.ID },
+		func(a *driver.Artifact) int64 {
+			return readSize(a.OmittedContentBytes) + readSize(a.OmittedMetadataBytes)
+		},
+		func(part []int64) ([]*driver.Artifact, error) {
+			return tx.ArtifactPage(ctx, driver.ArtifactQuery{WorkflowID: id, IDs: part, MaxValueBytes: queuetytype.TraceValueBytes})
+		})
 }
