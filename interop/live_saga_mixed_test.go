@@ -112,6 +112,21 @@ func phpDispatch(t *testing.T, php *livePHP, code string) int64 {
 }
 
 // assertNoBuriedCallbacks checks that no job of the test buried but the
+// assertSagaEnded checks how a saga ended: its status, Queuety's end keys
+// for cause ("failure" or "cancel") and no progress key left behind in its
+// state, and no callback job buried except the one of the step named by
+// except.
+func assertSagaEnded(t *testing.T, c *queuety.Client, id int64, status queuetytype.WorkflowStatus, cause, except string) {
+	t.Helper()
+	wf, err := c.Workflow(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, status, wf.Status, "status")
+	raw := string(wf.State)
+	assert.Contains(t, raw, `"_compensated":true,"_compensation_cause":"`+cause+`"`, "Queuety's end keys")
+	assert.NotContains(t, raw, "_compensation_next", "progress key left behind")
+	assertNoBuriedCallbacks(t, c, except)
+}
+
 // failing step's.
 func assertNoBuriedCallbacks(t *testing.T, c *queuety.Client, except ...string) {
 	t.Helper()
@@ -172,13 +187,7 @@ func TestLiveGoFailedSagaRunsPHPCompensations(t *testing.T) {
 		`undo:` + hGoUndo + `@{"counter":2,"order":7}`,
 		`undo:QueuetyGoInterop\UndoStep@{"counter":1,"order":7}`,
 	}, sagaCalls(t, marker), "compensations, newest first, each once, with the state after its step")
-	wf, err = c.Workflow(ctx, id)
-	require.NoError(t, err)
-	assert.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status")
-	raw := string(wf.State)
-	assert.Contains(t, raw, `"_compensated":true,"_compensation_cause":"failure"`, "Queuety's end keys")
-	assert.NotContains(t, raw, "_compensation_next", "progress key left behind")
-	assertNoBuriedCallbacks(t, c, `QueuetyGoInterop\FailStep`)
+	assertSagaEnded(t, c, id, queuetytype.WorkflowFailed, "failure", `QueuetyGoInterop\FailStep`)
 }
 
 // TestLiveGoCancelRunsPHPCancelCallback: Queuety PHP dispatches a workflow
@@ -224,13 +233,7 @@ func TestLiveGoCancelRunsPHPCancelCallback(t *testing.T) {
 		`undo:` + hGoUndo + `@{"counter":1,"order":7}`,
 		`cancel:QueuetyGoInterop\NoteCancel@{"counter":2,"order":7}`,
 	}, sagaCalls(t, marker), "compensations newest first, then the cancel callback, each once")
-	wf, err := c.Workflow(ctx, id)
-	require.NoError(t, err)
-	assert.Equal(t, queuetytype.WorkflowCancelled, wf.Status, "status")
-	raw := string(wf.State)
-	assert.Contains(t, raw, `"_compensated":true,"_compensation_cause":"cancel"`, "Queuety's end keys")
-	assert.NotContains(t, raw, "_compensation_next", "progress key left behind")
-	assertNoBuriedCallbacks(t, c, `QueuetyGoInterop\Finish`)
+	assertSagaEnded(t, c, id, queuetytype.WorkflowCancelled, "cancel", `QueuetyGoInterop\Finish`)
 }
 
 // TestLivePHPFailedSagaRunsGoCompensations: Queuety PHP runs a saga whose
@@ -288,12 +291,7 @@ func TestLivePHPFailedSagaRunsGoCompensations(t *testing.T) {
 		`undo:` + hGoUndoOther + `@{"counter":3,"order":7}`,
 		`undo:` + hGoUndo + `@{"counter":1,"order":7}`,
 	}, sagaCalls(t, marker), "PHP's class when PHP failed it, then the Go compensations newest first, each once")
-	wf, err = c.Workflow(ctx, id)
-	require.NoError(t, err)
-	raw := string(wf.State)
-	assert.Contains(t, raw, `"_compensated":true,"_compensation_cause":"failure"`, "Queuety's end keys")
-	assert.NotContains(t, raw, "_compensation_next", "progress key left behind")
-	assertNoBuriedCallbacks(t, c, `QueuetyGoInterop\FailStep`)
+	assertSagaEnded(t, c, id, queuetytype.WorkflowFailed, "failure", `QueuetyGoInterop\FailStep`)
 }
 
 // TestLivePHPCancelRunsGoCancelCallback: Queuety PHP cancels a workflow
@@ -342,11 +340,5 @@ func TestLivePHPCancelRunsGoCancelCallback(t *testing.T) {
 		`undo:` + hGoUndo + `@{"counter":2,"order":7}`,
 		`cancel:` + hGoCancel + `@{"counter":2,"order":7}`,
 	}, sagaCalls(t, marker), "PHP's class, then the Go compensation and the Go cancel callback, each once")
-	wf, err := c.Workflow(ctx, id)
-	require.NoError(t, err)
-	assert.Equal(t, queuetytype.WorkflowCancelled, wf.Status, "status")
-	raw := string(wf.State)
-	assert.Contains(t, raw, `"_compensated":true,"_compensation_cause":"cancel"`, "Queuety's end keys")
-	assert.NotContains(t, raw, "_compensation_next", "progress key left behind")
-	assertNoBuriedCallbacks(t, c, `QueuetyGoInterop\Finish`)
+	assertSagaEnded(t, c, id, queuetytype.WorkflowCancelled, "cancel", `QueuetyGoInterop\Finish`)
 }
