@@ -94,6 +94,9 @@ type Tables struct {
 	Jobs, Workflows, Logs, Schedules, QueueStates, Signals, DispatchKeys, Events, Failures, Migrations, Dependencies string
 	Webhooks, Artifacts, Batches, BatchEvents                                                                        string
 
+	// Chunks is Queuety's table of streaming steps' chunks.
+	Chunks string
+
 	// WebhookSecrets is the Go engine's table of webhook signing secrets,
 	// one row per webhook id (Queuety PHP's webhooks table has no secret).
 	WebhookSecrets string
@@ -114,7 +117,7 @@ func NewTables(prefix string) Tables {
 		QueueStates: p + "queue_states", Signals: p + "signals", DispatchKeys: p + "workflow_dispatch_keys",
 		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
 		Dependencies: p + "workflow_dependencies", Webhooks: p + "webhooks", Artifacts: p + "artifacts",
-		Batches: p + "batches", BatchEvents: p + "go_batch_events", Locks: p + "locks", WebhookSecrets: p + "go_webhook_secrets",
+		Batches: p + "batches", BatchEvents: p + "go_batch_events", Locks: p + "locks", WebhookSecrets: p + "go_webhook_secrets", Chunks: p + "chunks",
 		WorkflowEnds: p + "go_workflow_ends",
 	}
 }
