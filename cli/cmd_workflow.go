@@ -43,6 +43,8 @@ func workflowCommand() *Command {
 			workflowReplayCommand(),
 			workflowArtifactsCommand(),
 			workflowArtifactCommand(),
+			workflowPruneEventsCommand(),
+			workflowPurgeCommand(),
 		},
 	}
 }
