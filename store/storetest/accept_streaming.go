@@ -117,6 +117,19 @@ func testStreamingResume(t *testing.T, e *Env) {
 	assert.Equal(t, "["+strings.Repeat(ref+",", 3)+ref+"]", string(completed.Chunks),
 		"one reference per chunk, as Queuety PHP writes them")
 	assert.Nil(t, failed.Chunks, "a failed attempt records no chunks")
+
+	// Replaying the export taken mid-stream copies its chunks, with the
+	// job id as exported, as Queuety's replayer does.
+	replayed, err := e.C.ReplayWorkflow(e.Ctx, export)
+	require.NoError(t, err)
+	var copied []*driver.Chunk
+	require.NoError(t, clientseam.StoreOf(e.C).InTx(e.Ctx, func(tx driver.Tx) (err error) {
+		copied, err = tx.ChunkListWorkflow(e.Ctx, replayed, 0, 10)
+		return err
+	}))
+	require.Len(t, copied, 2, "chunks of the replayed workflow")
+	assert.Equal(t, []string{"one ", "two "}, []string{copied[0].Content, copied[1].Content})
+	assert.Equal(t, job.ID, copied[0].JobID, "the job id as exported")
 }
 
 // jsonKey returns the value of key in a JSON object.
