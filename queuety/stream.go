@@ -24,8 +24,9 @@ const TraceOutputKey = engine.TraceOutputKey
 // and content null) and the chunks are deleted: the step's output is the
 // durable record, so a streaming step returns what it built from them.
 //
-// It returns ErrNoAttempt outside a handler and ErrNoWorkflowStep in a
-// plain job's handler.
+// It returns ErrNoAttempt outside a handler, ErrNoWorkflowStep in a
+// plain job's handler, and an error wrapping ErrInvalidArgument for
+// content that is not valid UTF-8 (the column holds text).
 func StreamChunk(ctx context.Context, content string) error { return engine.StreamChunk(ctx, content) }
 
 // StreamedChunks returns the chunks stored so far for the workflow step

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -276,6 +277,9 @@ func StreamChunk(ctx context.Context, content string) error {
 	at, err := traceOf(ctx, "stream chunk")
 	if err != nil {
 		return err
+	}
+	if !utf8.ValidString(content) {
+		return fmt.Errorf("queuety: stream chunk: %w", invalidf("chunk content is not valid UTF-8"))
 	}
 	cj, e := at.hb.cj, at.hb.e
 	t := cj.artifacts

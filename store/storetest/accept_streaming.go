@@ -168,6 +168,13 @@ func testStreamingOutsideStep(t *testing.T, e *Env) {
 	e.Dispatch("plain", nil)
 	e.Drain(w)
 	assert.ErrorIs(t, jobErr, queuetytype.ErrNoWorkflowStep)
+	w.HandleStep("binary", func(ctx context.Context, _ queuety.State) (queuety.State, error) {
+		jobErr = queuety.StreamChunk(ctx, "\xff\xfe")
+		return nil, nil
+	})
+	_ = e.startB(builder.Workflow("wf").Then("binary"), nil)
+	e.Drain(w)
+	assert.ErrorIs(t, jobErr, queuetytype.ErrInvalidArgument, "a chunk that is not UTF-8")
 	assert.ErrorIs(t, traceErr, queuetytype.ErrNoWorkflowStep)
 	w.HandleStep("bad", func(ctx context.Context, _ queuety.State) (queuety.State, error) {
 		traceErr = queuety.TraceOutput(ctx, func() {})
