@@ -319,7 +319,7 @@ echo json_encode( array( 'id' => $id ) );`)), &phpRun))
 		}
 		return queuety.State{"result": "done", queuety.TraceOutputKey: map[string]any{
 			"context":   map[string]any{"node_id": "loadPost"},
-			"artifacts": []any{map[string]any{"key": "brief", "kind": "markdown"}},
+			"artifacts": []any{map[string]any{"key": "brief", "kind": "markdown"}, "not an array", []any{"a list"}},
 		}}, nil
 	})
 	_, err = w.RunOnce(ctx, 30*time.Second)
@@ -347,6 +347,7 @@ echo json_encode( array( 'id' => $id ) );`)), &phpRun))
 	}
 	assert.Equal(t, `{"resolved":{"id":7}}`, string(pe[1].Input), "PHP's trace input")
 	assert.Equal(t, `{"ability":"content\/load-post","node_id":"loadPost"}`, string(pe[1].Context), "PHP's trace context")
+	assert.Equal(t, `[{"key":"brief","kind":"markdown"},[]]`, string(pe[1].Artifacts), "PHP's artifacts: a scalar dropped, a list emptied")
 	for _, id := range []int64{phpRun.ID, goID} {
 		st, err := c.State(ctx, id)
 		require.NoError(t, err)

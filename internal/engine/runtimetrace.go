@@ -90,8 +90,8 @@ func setTrace(ctx context.Context, what string, v any, set func(*runtimeTrace, a
 }
 
 func (rt *runtimeTrace) mergeContext(v any) {
-	o, ok := v.(*phpjson.Object)
-	if !ok {
+	o := stringKeyed(v)
+	if o == nil {
 		return
 	}
 	if rt.context == nil {
@@ -103,12 +103,17 @@ func (rt *runtimeTrace) mergeContext(v any) {
 	}
 }
 
-// stringKeyed returns a JSON object's entries as an object (Queuety's
-// ensure_string_keys; every key of a decoded object is a string), or nil
-// for anything else.
+// stringKeyed returns the string-keyed entries of what PHP's is_array
+// accepts (Queuety's ensure_string_keys): an object as it is, a list as an
+// empty object (its keys are integers), and nil for anything else.
 func stringKeyed(v any) *phpjson.Object {
-	o, _ := v.(*phpjson.Object)
-	return o
+	switch o := v.(type) {
+	case *phpjson.Object:
+		return o
+	case []any:
+		return phpjson.NewObject()
+	}
+	return nil
 }
 
 // stepOutput converts a step handler's output to the object the engine

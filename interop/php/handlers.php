@@ -273,7 +273,7 @@ final class TraceMeta implements Step {
 			'result'         => 'done',
 			'_queuety_trace' => array(
 				'context'   => array( 'node_id' => 'loadPost' ),
-				'artifacts' => array( array( 'key' => 'brief', 'kind' => 'markdown' ) ),
+				'artifacts' => array( array( 'key' => 'brief', 'kind' => 'markdown' ), 'not an array', array( 'a list' ) ),
 			),
 		);
 	}

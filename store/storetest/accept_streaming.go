@@ -195,7 +195,7 @@ func testTraceMetadata(t *testing.T, e *Env) {
 		require.NoError(t, queuety.TraceOutput(ctx, map[string]any{"post": "Hello"}))
 		return queuety.State{"result": "done", queuety.TraceOutputKey: map[string]any{
 			"context":   map[string]any{"node_id": "loadPost"},
-			"artifacts": []any{map[string]any{"key": "brief", "kind": "markdown"}, "not an object"},
+			"artifacts": []any{map[string]any{"key": "brief", "kind": "markdown"}, "not an array", []any{"a list"}},
 			"chunks":    []any{map[string]any{"chunk_index": 0}},
 		}}, nil
 	})
@@ -212,7 +212,8 @@ func testTraceMetadata(t *testing.T, e *Env) {
 	assert.Equal(t, `{"resolved":{"id":7}}`, string(done.Input), "trace_input")
 	assert.Equal(t, `{"post":"Hello"}`, string(done.Output), "trace_output replaces the output")
 	assert.Equal(t, `{"ability":"content\/load-post","node_id":"loadPost"}`, string(done.Context), "trace_context merged with the reserved key's")
-	assert.Equal(t, `[{"key":"brief","kind":"markdown"}]`, string(done.Artifacts), "artifacts from the reserved key; non-objects dropped")
+	assert.Equal(t, `[{"key":"brief","kind":"markdown"},[]]`, string(done.Artifacts),
+		"artifacts from the reserved key: a scalar is dropped, a list keeps none of its integer keys")
 	assert.Equal(t, `[{"chunk_index":0}]`, string(done.Chunks), "chunks from the reserved key")
 	assert.Equal(t, `{"post_id":7,"result":"done"}`, string(done.StateAfter))
 }
