@@ -103,8 +103,8 @@ type config struct {
 	logger          *slog.Logger
 	hooks           Hooks
 	webhooks        WebhookOptions
-	limits          limitsConfig // see limits.go
-	noEager         bool         // see EagerSteps
+	limits          limitsConfig  // see limits.go
+	noEager         bool          // see EagerSteps
 	maxExecution    time.Duration // see MaxExecutionTime
 	scale           scaleConfig   // see AdaptiveConcurrency
 	test            testHooks
