@@ -73,7 +73,12 @@ func clamp(v, lo, hi int) int { return max(lo, min(hi, max(v, lo))) }
 
 // Concurrency returns how many handlers the worker runs at once now: the
 // Concurrency option, or with AdaptiveConcurrency its current size.
-func (w *Worker) Concurrency() int { return int(w.limit.Load()) }
+func (w *Worker) Concurrency() int {
+	if n := w.limit.Load(); n > 0 {
+		return int(n)
+	}
+	return w.cfg.concurrency
+}
 
 // scaler resizes the worker every scale interval until ctx is done.
 func (w *Worker) scaler(ctx context.Context) {
