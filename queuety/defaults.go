@@ -43,10 +43,11 @@ func (r *Registry) DefaultsOf(name string) []JobOption {
 // when it buries one of its jobs (the attempts are used up, or the error
 // is non-retryable): Queuety PHP's failed() method of a handler. It gets
 // the job as it was claimed and the error of the last attempt. The worker
-// calls it once, after the transaction that buried the job committed, in
-// its own goroutine's stack with a panic recovered and logged; it never
-// fails or retries the job, and a job buried by an operator or by stale
-// recovery does not call it. ctx is not the handler's (that one ended):
+// calls it once, after the transaction that buried the job committed, on
+// the goroutine that ran the job (which keeps its slot until the hook
+// returns), with a panic recovered and logged; the hook never fails or
+// retries the job. A job buried by an operator or by stale recovery does
+// not call it. ctx is not the handler's (that one ended):
 // it carries no deadline, so the hook should bound its own work. A second
 // call for the same name replaces the hook; a nil fn removes it.
 func (r *Registry) OnBuried(name string, fn func(ctx context.Context, job *queuetytype.Job, err error)) {
