@@ -13,8 +13,9 @@ import (
 // Client dispatches jobs and workflows and operates on them. It is safe for
 // concurrent use. Create one with Open and share it.
 type Client struct {
-	engine *engine.Engine
-	store  driver.Store
+	engine    *engine.Engine
+	store     driver.Store
+	templates templates // RegisterWorkflowTemplate
 }
 
 func newClient(s driver.Store, cfg config) *Client {
