@@ -37,6 +37,10 @@ func TestLiveSignalMatching(t *testing.T) {
 			builder.Workflow("match").WaitForSignal("paid", builder.ResultKey("payment"), builder.CorrelationKey("order_id")),
 			queuety.State{"order_id": 8}, queuety.State{"order_id": 7, "amount": 3},
 			`['order_id' => 8]`, `['order_id' => 7, 'amount' => 3]`},
+		{"padded_correlation", `->wait_for_signal('paid', null, null, [], ' order_id ')`,
+			builder.Workflow("match").WaitForSignal("paid", builder.CorrelationKey(" order_id ")),
+			queuety.State{"order_id": 8}, queuety.State{"order_id": 7, "amount": 3},
+			`['order_id' => 8]`, `['order_id' => 7, 'amount' => 3]`},
 		{"match_payload", `->wait_for_signals(['paid'], \Queuety\Enums\WaitMode::All, null, 'paid_ok', ['by' => ['team' => 'legal'], 'verdict' => 'ok'])`,
 			builder.Workflow("match").WaitForSignals([]string{"paid"}, builder.Name("paid_ok"),
 				builder.MatchPayload(queuety.State{"verdict": "ok", "by": map[string]any{"team": "legal"}})),
@@ -66,33 +70,38 @@ func TestLiveSignalMatching(t *testing.T) {
 			out := php.eval(`echo \Queuety\Queuety::workflow('match')` + tc.php + `->then('QueuetyGoInterop\Finish')->dispatch(['order_id' => 7]);`)
 			phpID, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
 			require.NoError(t, err, "PHP printed %q", out)
-			goID, err := tc.goWF.Then(`QueuetyGoInterop\Finish`).Dispatch(ctx, c, queuety.State{"order_id": 7})
-			require.NoError(t, err)
 			phpWF, err := c.Workflow(ctx, phpID)
+			require.NoError(t, err)
+			atDispatch := string(phpWF.State)
+			php.run("work") // PHP opens its wait
+			goID, err := tc.goWF.Then(`QueuetyGoInterop\Finish`).Dispatch(ctx, c, queuety.State{"order_id": 7})
 			require.NoError(t, err)
 			goWF, err := c.Workflow(ctx, goID)
 			require.NoError(t, err)
-			assert.Equal(t, string(phpWF.State), string(goWF.State), "stored state at dispatch, PHP's (expected) and Go's (actual)")
+			assert.Equal(t, atDispatch, string(goWF.State), "stored state at dispatch, PHP's (expected) and Go's (actual)")
+			run() // Go opens its wait
+			require.Equal(t, queuetytype.WorkflowWaitingForSignal, status(phpID))
+			require.Equal(t, queuetytype.WorkflowWaitingForSignal, status(goID))
+			phpWF, err = c.Workflow(ctx, phpID)
+			require.NoError(t, err)
+			goWF, err = c.Workflow(ctx, goID)
+			require.NoError(t, err)
+			assert.Equal(t, string(phpWF.State), string(goWF.State), "stored state while waiting (_wait), PHP's (expected) and Go's (actual)")
+			assert.Equal(t, waitingOutput(t, c, phpID), waitingOutput(t, c, goID), "workflow_waiting event output, PHP's (expected) and Go's (actual)")
 
-			signal := tc.name
-			if signal == "decision" {
+			signal := "paid"
+			if tc.name == "decision" {
 				signal = "no"
-			} else {
-				signal = "paid"
 			}
 			sendPHP := func(id int64, payload string) {
 				php.eval(`\Queuety\Queuety::signal(` + strconv.FormatInt(id, 10) + `, '` + signal + `', ` + payload + `);`)
 			}
 			// PHP signals the Go-dispatched workflow; Go runs it.
-			run()
-			require.Equal(t, queuetytype.WorkflowWaitingForSignal, status(goID))
 			sendPHP(goID, tc.missPHP)
 			assert.Equal(t, queuetytype.WorkflowWaitingForSignal, status(goID), "Go's wait ignores PHP's non-matching signal")
 			sendPHP(goID, tc.hitPHP)
 			run()
-			// Go signals the PHP-dispatched workflow; PHP runs it.
-			php.run("work")
-			require.Equal(t, queuetytype.WorkflowWaitingForSignal, status(phpID))
+			// Go signals the PHP-dispatched workflow; PHP runs the rest.
 			require.NoError(t, c.Signal(ctx, phpID, signal, tc.miss))
 			php.run("work")
 			assert.Equal(t, queuetytype.WorkflowWaitingForSignal, status(phpID), "PHP's wait ignores Go's non-matching signal")
@@ -108,4 +117,13 @@ func TestLiveSignalMatching(t *testing.T) {
 			assert.Equal(t, states[1], states[0], "final public state, PHP-run (expected) and Go-run (actual)")
 		})
 	}
+}
+
+// waitingOutput is the output of a workflow's workflow_waiting event.
+func waitingOutput(t *testing.T, c *queuety.Client, id int64) string {
+	t.Helper()
+	var out string
+	err := c.DB().QueryRow("SELECT output FROM "+c.StoreInfo().Prefix+"queuety_workflow_events WHERE workflow_id = ? AND event = 'workflow_waiting'", id).Scan(&out)
+	require.NoError(t, err, "workflow_waiting event of workflow %d", id)
+	return out
 }
