@@ -13,9 +13,10 @@ import (
 // Client dispatches jobs and workflows and operates on them. It is safe for
 // concurrent use. Create one with Open and share it.
 type Client struct {
-	engine   *engine.Engine
-	store    driver.Store
-	registry *Registry // see WithRegistry
+	engine    *engine.Engine
+	store     driver.Store
+	registry  *Registry // see WithRegistry
+	templates templates // RegisterWorkflowTemplate
 }
 
 func newClient(s driver.Store, cfg config) *Client {

@@ -150,6 +150,23 @@ final class Finish implements Step {
 }
 
 /**
+ * Step: starts a workflow from the template named state.template with
+ * Queuety::run_workflow( name, {"n": state.n} ) and returns
+ * {"template_workflow_id": id}. The template may be one queuety-go defined
+ * (loaded with QueuetyGo\WorkflowTemplates at boot).
+ */
+final class StartTemplate implements Step {
+	public function handle( array $state ): array {
+		$id = \Queuety\Queuety::run_workflow( (string) ( $state['template'] ?? '' ), array( 'n' => $state['n'] ?? 0 ) );
+		return array( 'template_workflow_id' => $id );
+	}
+
+	public function config(): array {
+		return array();
+	}
+}
+
+/**
  * Compensation: undoes a step. Appends {"undo":<class>,"state":<state>} as
  * one JSON line to the file named by QUEUETY_INTEROP_MARKER, when set, so a
  * test can see which compensations ran, in which order, with which state.
