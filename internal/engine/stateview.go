@@ -117,7 +117,7 @@ func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
 	rt := parseRuntimeFromDefinition(s.Raw)
 	sv.Timeouts = Timeouts{
 		ScheduleToStart: isoDuration(rt.Timeouts.ScheduleToStart),
-		StartToClose:    isoDuration(rt.startToClose()),
+		StartToClose:    isoDuration(rt.StartToClose()),
 		ScheduleToClose: isoDuration(rt.Timeouts.ScheduleToClose),
 		Heartbeat:       isoDuration(rt.Timeouts.Heartbeat),
 		Signal:          isoDuration(s.Timeout),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -62,7 +63,7 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 	rtDef := parseRuntimeFromDefinition(def)
 	rtDef.MaxAttempts = maxAttempts
 	doc := payload.Clone()
-	doc.Set(runtimeKey, rtDef.encode())
+	doc.Set(runtimeKey, rtDef.Encode())
 	res := stepResources(def, defaultCost)
 	cost := res.cost
 	var delay time.Duration
@@ -87,21 +88,21 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 
 // parseRuntimeFromDefinition reads the runtime options a step definition
 // carries (backoff, timeout_seconds and the Go timeout keys).
-func parseRuntimeFromDefinition(def *phpjson.Object) runtimeOptions {
+func parseRuntimeFromDefinition(def *phpjson.Object) jobruntime.Options {
 	wrapper := phpjson.NewObject()
 	wrapper.Set(runtimeKey, def)
-	rt := parseRuntime(wrapper)
+	rt := jobruntime.Parse(wrapper)
 	if v, ok := def.Get("retry"); ok { // grouped form: retry{max_attempts, backoff}
 		if ro, ok := v.(*phpjson.Object); ok && rt.Backoff == nil {
 			w := phpjson.NewObject()
 			w.Set(runtimeKey, ro)
-			rt.Backoff = parseRuntime(w).Backoff
+			rt.Backoff = jobruntime.Parse(w).Backoff
 		}
 	}
 	if rt.RateLimit.Max == 0 {
 		if res, ok := mustObject(def, "resources"); ok {
 			if v, ok := res.Get("rate_limit"); ok {
-				rt.RateLimit = rateLimitValue(v)
+				rt.RateLimit = jobruntime.RateLimit(v)
 			}
 		}
 	}
