@@ -209,7 +209,7 @@ func DecodeArtifact(r *driver.Artifact, withContent bool) *Artifact {
 	if r.StepIndex != nil {
 		a.StepIndex = ptr(*r.StepIndex)
 	}
-	switch m := JSONColumn(r.Metadata).(type) {
+	switch m := workflowstate.JSONColumn(r.Metadata).(type) {
 	case *phpjson.Object:
 		a.Metadata = m.ToMap()
 	case []any:

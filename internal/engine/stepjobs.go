@@ -60,7 +60,7 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 		maxAttempts = workflowstate.MaxAttempts(state)
 	}
 	maxAttempts = min(max(maxAttempts, 1), MaxAttemptsLimit)
-	rtDef := parseRuntimeFromDefinition(def)
+	rtDef := jobruntime.FromDefinition(def)
 	rtDef.MaxAttempts = maxAttempts
 	doc := payload.Clone()
 	doc.Set(runtimeKey, rtDef.Encode())
@@ -84,29 +84,6 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 	}
 	applyScheduleDeadlines(j, rtDef.Timeouts, now)
 	return j
-}
-
-// parseRuntimeFromDefinition reads the runtime options a step definition
-// carries (backoff, timeout_seconds and the Go timeout keys).
-func parseRuntimeFromDefinition(def *phpjson.Object) jobruntime.Options {
-	wrapper := phpjson.NewObject()
-	wrapper.Set(runtimeKey, def)
-	rt := jobruntime.Parse(wrapper)
-	if v, ok := def.Get("retry"); ok { // grouped form: retry{max_attempts, backoff}
-		if ro, ok := v.(*phpjson.Object); ok && rt.Backoff == nil {
-			w := phpjson.NewObject()
-			w.Set(runtimeKey, ro)
-			rt.Backoff = jobruntime.Parse(w).Backoff
-		}
-	}
-	if rt.RateLimit.Max == 0 {
-		if res, ok := mustObject(def, "resources"); ok {
-			if v, ok := res.Get("rate_limit"); ok {
-				rt.RateLimit = jobruntime.RateLimit(v)
-			}
-		}
-	}
-	return rt
 }
 
 func mergeBranch(parent, branch *phpjson.Object) *phpjson.Object {

@@ -186,3 +186,28 @@ func floatValue(o *phpjson.Object, k string) float64 {
 func EncodeStep(b queuetytype.Backoff, t queuetytype.ActivityTimeouts) *phpjson.Object {
 	return Options{Backoff: b, Timeouts: t}.Encode()
 }
+
+// FromDefinition reads the runtime options a step definition carries
+// (backoff, timeout_seconds, the Go timeout keys, the grouped retry
+// object and the rate limit under resources).
+func FromDefinition(def *phpjson.Object) Options {
+	wrapper := phpjson.NewObject()
+	wrapper.Set(Key, def)
+	rt := Parse(wrapper)
+	if v, ok := def.Get("retry"); ok { // grouped form: retry{max_attempts, backoff}
+		if ro, ok := v.(*phpjson.Object); ok && rt.Backoff == nil {
+			w := phpjson.NewObject()
+			w.Set(Key, ro)
+			rt.Backoff = Parse(w).Backoff
+		}
+	}
+	if rt.RateLimit.Max == 0 {
+		v, _ := def.Get("resources")
+		if res, ok := v.(*phpjson.Object); ok {
+			if v, ok := res.Get("rate_limit"); ok {
+				rt.RateLimit = RateLimit(v)
+			}
+		}
+	}
+	return rt
+}

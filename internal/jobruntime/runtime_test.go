@@ -80,3 +80,20 @@ func TestMaxAttemptsClampedToColumn(t *testing.T) {
 	assert.Equal(t, queuetytype.MaxAttemptsLimit, ClampAttempts(70000), "clamped")
 	assert.Equal(t, 0, ClampAttempts(0), "zero stays: not set")
 }
+
+// A step definition carries its runtime at its top level, its backoff also
+// in a grouped retry object, and its rate limit also under resources.
+func TestFromDefinition(t *testing.T) {
+	def, err := phpjson.DecodeObject([]byte(`{"type":"single","class":"A","timeout_seconds":9,"retry":{"max_attempts":4,"backoff":[3,5]},"resources":{"rate_limit":{"max":2,"window":60}}}`))
+	require.NoError(t, err)
+	rt := FromDefinition(def)
+	assert.Equal(t, 9*time.Second, rt.StartToClose(), "timeout_seconds of %+v", rt)
+	assert.Equal(t, List{3, 5}, rt.Backoff, "grouped retry backoff of %+v", rt)
+	assert.Equal(t, queuetytype.Rate{Max: 2, Window: time.Minute}, rt.RateLimit, "resources rate_limit of %+v", rt)
+
+	def, err = phpjson.DecodeObject([]byte(`{"backoff":"fixed","retry":{"backoff":"linear"},"rate_limit":[1,1],"resources":{"rate_limit":[5,5]}}`))
+	require.NoError(t, err)
+	rt = FromDefinition(def)
+	assert.Equal(t, queuetytype.BackoffFixed, rt.Backoff, "a top-level backoff wins over retry's")
+	assert.Equal(t, queuetytype.Rate{Max: 1, Window: time.Second}, rt.RateLimit, "a top-level rate_limit wins over resources'")
+}
