@@ -3,6 +3,7 @@ package queuety
 import (
 	"context"
 
+	"github.com/queuety/queuety-go/internal/artifact"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuetytype"
 )
@@ -37,14 +38,14 @@ func ArtifactStep(index int) ArtifactOption {
 	return func(o *artifactOptions) { o.stepIndex = &index }
 }
 
-func artifactInput(workflowID int64, key string, content any, opts []ArtifactOption) engine.ArtifactInput {
+func artifactInput(workflowID int64, key string, content any, opts []ArtifactOption) artifact.Input {
 	var o artifactOptions
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
-	return engine.ArtifactInput{WorkflowID: workflowID, Key: key, Content: content, Kind: o.kind, Metadata: o.metadata, StepIndex: o.stepIndex}
+	return artifact.Input{WorkflowID: workflowID, Key: key, Content: content, Kind: o.kind, Metadata: o.metadata, StepIndex: o.stepIndex}
 }
 
 // PutArtifact stores an artifact for the workflow step running in ctx
@@ -68,26 +69,26 @@ func PutArtifact(ctx context.Context, key string, content any, opts ...ArtifactO
 // put_artifact), for code outside the workflow's steps. It returns
 // ErrNotFound when the workflow does not exist.
 func (c *Client) PutArtifact(ctx context.Context, workflowID int64, key string, content any, opts ...ArtifactOption) error {
-	return c.engine.PutArtifact(ctx, artifactInput(workflowID, key, content, opts))
+	return c.engine.Artifacts().Put(ctx, artifactInput(workflowID, key, content, opts))
 }
 
 // Artifacts lists a workflow's artifacts ordered by key (Queuety's
 // workflow_artifacts), with their content when withContent is set. A
 // workflow without artifacts, or that does not exist, has none.
 func (c *Client) Artifacts(ctx context.Context, workflowID int64, withContent bool) ([]*queuetytype.Artifact, error) {
-	return c.engine.ListArtifacts(ctx, workflowID, withContent)
+	return c.engine.Artifacts().List(ctx, workflowID, withContent)
 }
 
 // Artifact reads one artifact of a workflow, with its content (Queuety's
 // workflow_artifact). It returns ErrNotFound when there is none with that
 // key.
 func (c *Client) Artifact(ctx context.Context, workflowID int64, key string) (*queuetytype.Artifact, error) {
-	return c.engine.GetArtifact(ctx, workflowID, key)
+	return c.engine.Artifacts().Get(ctx, workflowID, key)
 }
 
 // DeleteArtifact deletes one artifact of a workflow (Queuety's
 // delete_workflow_artifact). It returns ErrNotFound when there is none
 // with that key.
 func (c *Client) DeleteArtifact(ctx context.Context, workflowID int64, key string) error {
-	return c.engine.DeleteArtifact(ctx, workflowID, key)
+	return c.engine.Artifacts().Delete(ctx, workflowID, key)
 }

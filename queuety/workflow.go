@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -454,7 +455,7 @@ func encodeStepOptions(opt queuetytype.JobSpec) *phpjson.Object {
 		o.Set("job_delay_seconds", int64(math.Ceil(opt.Delay.Seconds())))
 	}
 	engine.EncodeStepResources(opt.Resources, o)
-	rt := engine.EncodeStepRuntime(opt.Backoff, opt.Timeouts)
+	rt := jobruntime.EncodeStep(opt.Backoff, opt.Timeouts)
 	for _, k := range rt.Keys() {
 		v, _ := rt.Get(k)
 		o.Set(k, v)

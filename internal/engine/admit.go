@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/admission"
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -32,7 +33,7 @@ func runtimeRate(payload []byte) (Rate, bool) {
 	if err != nil {
 		return Rate{}, false
 	}
-	rt := parseRuntime(doc)
+	rt := jobruntime.Parse(doc)
 	if rt.RateLimit.Max <= 0 || rt.RateLimit.Window <= 0 {
 		return Rate{}, false
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -48,7 +49,7 @@ func (sc *stepCtx) startRunWorkflow() error {
 		def.Priority = p
 	}
 	if v, ok := raw.Get("workflow_max_attempts"); ok && v != nil {
-		def.MaxAttempts = clampAttempts(workflowstate.ToInt(v))
+		def.MaxAttempts = jobruntime.ClampAttempts(workflowstate.ToInt(v))
 	}
 	if def.MaxAttempts <= 0 {
 		def.MaxAttempts = DefaultMaxAttempts

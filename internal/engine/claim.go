@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/admission"
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
@@ -35,7 +36,7 @@ type Claimed struct {
 	ClaimedAt time.Time
 
 	payload *phpjson.Object
-	runtime runtimeOptions
+	runtime jobruntime.Options
 	prevS2S time.Time // schedule-to-start deadline before the claim, restored on hand-back
 	// preErr is set when the job cannot run at all (malformed JSON, a
 	// malformed step definition). The worker reports it as the failure.
@@ -235,7 +236,7 @@ func (e *Engine) claimIn(ctx context.Context, tx driver.Tx, req ClaimRequest) (o
 		} else {
 			cj.payload = doc
 		}
-		cj.runtime = parseRuntime(cj.payload)
+		cj.runtime = jobruntime.Parse(cj.payload)
 		if cj.IsStep() {
 			wfIDs = append(wfIDs, j.WorkflowID)
 		}
@@ -288,7 +289,7 @@ func (e *Engine) claimIn(ctx context.Context, tx driver.Tx, req ClaimRequest) (o
 // armAttempt sets the per-attempt deadlines on a freshly claimed job.
 func (e *Engine) armAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, now time.Time) error {
 	j := cj.Job
-	stc := cj.runtime.startToClose()
+	stc := cj.runtime.StartToClose()
 	hb := cj.runtime.Timeouts.Heartbeat
 	if stc == 0 && hb == 0 && j.ScheduleToStartAt.IsZero() {
 		return nil

@@ -3,10 +3,11 @@ package engine
 import (
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 )
 
 // runTimeoutKey stores the run timeout in the workflow's private state.
-const runTimeoutKey = "_run_timeout_seconds"
+const runTimeoutKey = workflowstate.RunTimeoutKey
 
 // stepDef is a decoded _steps entry. The definition format, written by
 // package queuety and read here, lives in internal/workflowdef.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -102,7 +103,7 @@ func DefinitionFromRuntime(o *phpjson.Object) (Definition, error) {
 	}
 	d.MaxAttempts = DefaultMaxAttempts
 	if _, ok := o.Get("max_attempts"); ok {
-		d.MaxAttempts = clampAttempts(max(1, intValue(o, "max_attempts")))
+		d.MaxAttempts = jobruntime.ClampAttempts(max(1, intValue(o, "max_attempts")))
 	}
 	if secs := intValue(o, "deadline_seconds"); secs > 0 {
 		d.DeadlineSecs = secs

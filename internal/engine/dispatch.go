@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -499,12 +500,12 @@ func (e *Engine) buildJob(r JobRequest) (*driver.Job, error) {
 			return nil, invalidf("payload key %q is reserved", k)
 		}
 	}
-	rt := runtimeOptions{MaxAttempts: spec.MaxAttempts, Backoff: spec.Backoff, Timeouts: spec.Timeouts, RateLimit: spec.Resources.RateLimit}
+	rt := jobruntime.Options{MaxAttempts: spec.MaxAttempts, Backoff: spec.Backoff, Timeouts: spec.Timeouts, RateLimit: spec.Resources.RateLimit}
 	if rt.Backoff != nil || rt.Timeouts != (ActivityTimeouts{}) || rt.RateLimit.Max > 0 {
 		if rt.MaxAttempts == 0 {
 			rt.MaxAttempts = DefaultMaxAttempts
 		}
-		doc.Set(runtimeKey, rt.encode())
+		doc.Set(runtimeKey, rt.Encode())
 	}
 	payload, err := phpjson.Marshal(doc)
 	if err != nil {
@@ -594,11 +595,11 @@ func ValidateJobSpec(s JobSpec) error {
 	if s.DependsOn < 0 {
 		return invalidf("depends-on job id must be positive, got %d", s.DependsOn)
 	}
-	if err := validateBackoff(s.Backoff); err != nil {
+	if err := jobruntime.ValidateBackoff(s.Backoff); err != nil {
 		return err
 	}
 	if err := validateResources(s.Resources); err != nil {
 		return err
 	}
-	return validateTimeouts(s.Timeouts)
+	return jobruntime.ValidateTimeouts(s.Timeouts)
 }

@@ -19,13 +19,19 @@
 // here, and the sweeps can change how they look for rows without touching
 // a rule.
 //
-// Files are split by concern: claim, admit (the claim's side of package
-// internal/admission, which holds rate limits, concurrency groups and
-// cost budgets), complete, retry, lease, heartbeat, timeout, dispatch,
-// resources, steps, stepjobs, foreach, repeat, waits, waitworkflows,
-// children, budget, failure, continueasnew, operations (the transitions
-// the operator actions run), sweepsteps (the transitions the sweeps of
-// internal/sweep hand each row to).
+// The engine has two layers, one file per concern. The job-level core:
+// claiming (with its side of package internal/admission, which holds rate
+// limits, concurrency groups and cost budgets), recording results with
+// fencing, retries, leases and heartbeats, activity timeouts, dispatch,
+// unique jobs, locks and wakes. Workflow advancement and failure, on top
+// of it: a step's completion and the next step's jobs, parallel joins,
+// for-each, repeat, signal and workflow waits, children, continue-as-new,
+// budgets, failure and expiry with their callbacks, compensation, and the
+// transitions the operator actions (operations.go) and the sweeps
+// (sweepsteps.go) run. A job's policy as its payload carries it
+// (__queuety_runtime: attempts, backoff, timeouts, rate limit) and the
+// backoff policies are package internal/jobruntime's; the engine reads and
+// writes them with it.
 //
 // The workflow state format lives in package internal/workflowstate: the
 // JSON as PHP writes it, the private keys and the fields a workflow's jobs
@@ -55,9 +61,15 @@
 // enqueueCallback, lockWorkflow, retryJobRow) and serves it through
 // Engine.Operations.
 //
+// Artifacts (their rows, put, get, list, delete) live in package
+// internal/artifact; artifacttrace.go builds its Service in New with the
+// hook that records an artifact stored from a step handler on the running
+// attempt, for its step_completed event, and keeps PutCurrentArtifact.
+//
 // The read views (describing a workflow, exporting and tracing its
 // history, the state after a step) live in package internal/readview,
-// which reads the store on its own. It learns what a workflow's state
-// means from stateview.go (ViewState, StateAfterStep), which reads it with
-// package internal/workflowstate.
+// which reads the store on its own and imports no engine: what a stored
+// state means to a view it reads with the format packages the engine
+// writes with (internal/workflowstate, internal/workflowdef,
+// internal/jobruntime).
 package engine

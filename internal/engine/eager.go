@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/admission"
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -114,7 +115,7 @@ func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([
 		if err != nil {
 			continue
 		}
-		rt := parseRuntime(doc)
+		rt := jobruntime.Parse(doc)
 		if rt.RateLimit.Max > 0 {
 			continue
 		}
@@ -133,7 +134,7 @@ func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([
 		j.ReservedAt = now.UTC().Truncate(time.Second)
 		j.ClaimToken = token + 1
 		j.ScheduleToStartAt = time.Time{}
-		if stc := rt.startToClose(); stc > 0 {
+		if stc := rt.StartToClose(); stc > 0 {
 			j.StartToCloseAt = now.Add(stc)
 		}
 		if hb := rt.Timeouts.Heartbeat; hb > 0 {

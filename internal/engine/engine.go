@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/artifact"
 	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/schedule"
@@ -40,6 +41,7 @@ type Engine struct {
 	batches     *batch.Service    // batches and chains (batches.go)
 	schedules   *schedule.Service // saved schedules and their tick (schedules.go)
 	operations  *operate.Service  // operator actions (operations.go)
+	artifacts   *artifact.Service // workflow artifacts (artifacttrace.go)
 	// overrun is where the overrun sweep (internal/sweep) stopped.
 	overrun SweepCursor
 }
@@ -116,6 +118,7 @@ func New(store driver.Store, cfg Config) *Engine {
 	e.schedules = e.newSchedules()
 	e.operations = e.newOperations()
 	e.batches = e.newBatches()
+	e.artifacts = e.newArtifacts()
 	return e
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -172,7 +173,7 @@ func takeOver(row *driver.Job, wf *driver.Workflow) *Claimed {
 	cj := &Claimed{Job: row, wf: wf}
 	if doc, err := workflowstate.DecodeObject("payload", row.Payload); err == nil {
 		cj.payload = doc
-		cj.runtime = parseRuntime(doc)
+		cj.runtime = jobruntime.Parse(doc)
 	}
 	return cj
 }

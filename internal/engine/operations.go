@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -77,7 +78,7 @@ func (e *Engine) retryJobRow(ctx context.Context, tx driver.Tx, j *driver.Job, n
 	clearAttemptDeadlines(j)
 	j.ScheduleToStartAt, j.ScheduleToCloseAt = time.Time{}, time.Time{}
 	if doc, err := workflowstate.DecodeObject("payload", j.Payload); err == nil {
-		applyScheduleDeadlines(j, parseRuntime(doc).Timeouts, now)
+		applyScheduleDeadlines(j, jobruntime.Parse(doc).Timeouts, now)
 	}
 	if err := tx.JobUpdate(ctx, j); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/batch"
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
@@ -204,7 +205,7 @@ func isCallbackJob(cj *Claimed) bool {
 // bridge class never fails (it swallows the callback's errors, as
 // Queuety does), so these are attempts for crashes only.
 func callbackRuntime() *phpjson.Object {
-	return runtimeOptions{MaxAttempts: callbackAttempts, Backoff: listBackoff{0}}.encode()
+	return jobruntime.Options{MaxAttempts: callbackAttempts, Backoff: jobruntime.List{0}}.Encode()
 }
 
 // backoffFor returns the job's own backoff or the client default.

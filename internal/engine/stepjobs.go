@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -59,10 +60,10 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 		maxAttempts = workflowstate.MaxAttempts(state)
 	}
 	maxAttempts = min(max(maxAttempts, 1), MaxAttemptsLimit)
-	rtDef := parseRuntimeFromDefinition(def)
+	rtDef := jobruntime.FromDefinition(def)
 	rtDef.MaxAttempts = maxAttempts
 	doc := payload.Clone()
-	doc.Set(runtimeKey, rtDef.encode())
+	doc.Set(runtimeKey, rtDef.Encode())
 	res := stepResources(def, defaultCost)
 	cost := res.cost
 	var delay time.Duration
@@ -83,29 +84,6 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 	}
 	applyScheduleDeadlines(j, rtDef.Timeouts, now)
 	return j
-}
-
-// parseRuntimeFromDefinition reads the runtime options a step definition
-// carries (backoff, timeout_seconds and the Go timeout keys).
-func parseRuntimeFromDefinition(def *phpjson.Object) runtimeOptions {
-	wrapper := phpjson.NewObject()
-	wrapper.Set(runtimeKey, def)
-	rt := parseRuntime(wrapper)
-	if v, ok := def.Get("retry"); ok { // grouped form: retry{max_attempts, backoff}
-		if ro, ok := v.(*phpjson.Object); ok && rt.Backoff == nil {
-			w := phpjson.NewObject()
-			w.Set(runtimeKey, ro)
-			rt.Backoff = parseRuntime(w).Backoff
-		}
-	}
-	if rt.RateLimit.Max == 0 {
-		if res, ok := mustObject(def, "resources"); ok {
-			if v, ok := res.Get("rate_limit"); ok {
-				rt.RateLimit = rateLimitValue(v)
-			}
-		}
-	}
-	return rt
 }
 
 func mergeBranch(parent, branch *phpjson.Object) *phpjson.Object {

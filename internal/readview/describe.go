@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -70,13 +69,13 @@ func (v *Views) DescribeWorkflowWith(ctx context.Context, id int64, opts queuety
 		signals        []*driver.Signal
 		signalsN       int64
 		kids           []*driver.Workflow
-		view           *engine.StateView
+		view           *StateView
 	)
 	err := v.store.InTx(ctx, func(tx driver.Tx) (err error) {
 		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
 			return err
 		}
-		view = engine.ViewState(wf.State, wf.TotalSteps)
+		view = ViewState(wf.State, wf.TotalSteps)
 		if jobs, err = tx.JobListByStep(ctx, driver.JobStepQuery{WorkflowID: id, PerStep: perStep, MaxPayloadBytes: -1}); err != nil {
 			return err
 		}
@@ -406,7 +405,7 @@ func describeJob(j *driver.Job, logs []*driver.LogEntry, fails []*driver.Failure
 
 // startedIDs are the workflows a workflow's start_workflows steps started,
 // read from the result keys in its state.
-func startedIDs(view *engine.StateView) []int64 {
+func startedIDs(view *StateView) []int64 {
 	var out []int64
 	for _, s := range view.Steps {
 		out = append(out, s.StartedIDs...)
@@ -416,7 +415,7 @@ func startedIDs(view *engine.StateView) []int64 {
 
 // describeStepRuntime adds what a step's runtime state says: for-each
 // progress, repeat iterations, children.
-func describeStepRuntime(si *queuetytype.StepInfo, s engine.StepView, wf *driver.Workflow, kids []*driver.Workflow) {
+func describeStepRuntime(si *queuetytype.StepInfo, s StepView, wf *driver.Workflow, kids []*driver.Workflow) {
 	switch queuetytype.StepType(s.Type) {
 	case queuetytype.StepForEach:
 		si.ForEach = s.ForEach

@@ -7,12 +7,14 @@
 // by the limits of package queuetytype (DescribeOptions, TraceOptions and
 // the Describe* and Trace* constants), except ExportWorkflow, which reads
 // the whole history. A Views is built by New from a driver.Store and a
-// clock; it holds no *engine.Engine. What a workflow's stored state means
-// (its private keys, its steps and their runtime) is the engine's format:
-// the views read it through engine.ViewState and engine.StateAfterStep,
-// so a change to that format is made in the engine alone.
+// clock; it imports no engine. What a workflow's stored state means (its
+// private keys, its steps and their runtime) is read in stateview.go
+// (ViewState) with the format packages internal/workflowstate,
+// internal/workflowdef and internal/jobruntime, which the engine writes
+// with; the state after a step is internal/operate's StateAfterStep, which
+// a rewind restores too. So a change to a format is made in one place.
 //
-// The writes that share these formats stay in the engine: ReplayWorkflow
+// The writes that share these formats are internal/operate's: ReplayWorkflow
 // reads an export, and RewindWorkflow restores the state after a step.
 // Package queuety's Client serves the views (DescribeWorkflow,
 // ExportWorkflow, TraceWorkflow, StateAt); the CLI and the UI reach them

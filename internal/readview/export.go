@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -28,7 +28,7 @@ func dbTime(t time.Time) any {
 // jsonObjectColumn is Queuety's row_json_array: a stored JSON array or
 // object, or an empty array.
 func jsonObjectColumn(b []byte) any {
-	if v := engine.JSONColumn(b); v != nil {
+	if v := workflowstate.JSONColumn(b); v != nil {
 		return v
 	}
 	return []any{}
@@ -199,14 +199,14 @@ func eventObject(ev *driver.WorkflowEvent) *phpjson.Object {
 	o.Set("event", string(ev.Event))
 	o.Set("queue", strOrNil(ev.Queue))
 	o.Set("attempt", intPtrOrNil(ev.Attempt))
-	o.Set("input", engine.JSONColumn(ev.Input))
-	o.Set("output", engine.JSONColumn(ev.Output))
-	o.Set("state_before", engine.JSONColumn(ev.StateBefore))
-	o.Set("state_after", engine.JSONColumn(ev.StateAfter))
-	o.Set("context", engine.JSONColumn(ev.Context))
-	o.Set("artifacts", engine.JSONColumn(ev.Artifacts))
-	o.Set("chunks", engine.JSONColumn(ev.Chunks))
-	o.Set("error", engine.JSONColumn(ev.Error))
+	o.Set("input", workflowstate.JSONColumn(ev.Input))
+	o.Set("output", workflowstate.JSONColumn(ev.Output))
+	o.Set("state_before", workflowstate.JSONColumn(ev.StateBefore))
+	o.Set("state_after", workflowstate.JSONColumn(ev.StateAfter))
+	o.Set("context", workflowstate.JSONColumn(ev.Context))
+	o.Set("artifacts", workflowstate.JSONColumn(ev.Artifacts))
+	o.Set("chunks", workflowstate.JSONColumn(ev.Chunks))
+	o.Set("error", workflowstate.JSONColumn(ev.Error))
 	o.Set("duration_ms", int64PtrOrNil(ev.DurationMS))
 	o.Set("created_at", dbTime(ev.CreatedAt))
 	if len(ev.Omitted) > 0 {
@@ -235,7 +235,7 @@ func logObjects(logs []*driver.LogEntry) []any {
 		o.Set("attempt", intPtrOrNil(l.Attempt))
 		o.Set("duration_ms", int64PtrOrNil(l.DurationMS))
 		o.Set("error_message", strOrNil(l.ErrorMessage))
-		o.Set("context", engine.JSONColumn(l.Context))
+		o.Set("context", workflowstate.JSONColumn(l.Context))
 		o.Set("created_at", dbTime(l.CreatedAt))
 		ll = append(ll, o)
 	}
@@ -297,7 +297,7 @@ func exportArtifacts(rows []*driver.Artifact) []any {
 		switch {
 		case r.OmittedContentBytes > 0:
 			o.Set("content", nil)
-		case engine.IsJSONKind(r.Kind):
+		case operate.IsJSONKind(r.Kind):
 			o.Set("content", jsonObjectColumn(r.Content)) // a JSON scalar exports as [], as in Queuety
 		default:
 			o.Set("content", string(r.Content))

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -19,7 +19,7 @@ func (v *Views) StateAt(ctx context.Context, id int64, idx int) (map[string]any,
 		if _, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
 			return err
 		}
-		st, err = engine.StateAfterStep(ctx, tx, id, idx)
+		st, err = operate.StateAfterStep(ctx, tx, id, idx)
 		return err
 	})
 	if err != nil {

@@ -123,3 +123,23 @@ func ToObject(what string, v any) (*phpjson.Object, error) {
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", queuetytype.ErrInvalidArgument, fmt.Sprintf(format, args...))
 }
+
+// RunTimeoutKey stores a workflow's run timeout in its private state.
+const RunTimeoutKey = "_run_timeout_seconds"
+
+// JSONColumn is Queuety's row_nullable_json_array: a stored JSON array or
+// object, or nil.
+func JSONColumn(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	v, err := phpjson.Decode(b)
+	if err != nil {
+		return nil
+	}
+	switch v.(type) {
+	case *phpjson.Object, []any:
+		return v
+	}
+	return nil
+}

@@ -1,11 +1,10 @@
-package engine
+package readview
 
 import (
-	"context"
 	"fmt"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/operate"
+	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -13,11 +12,12 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// This file is the engine's read seam: what the read views of package
-// internal/readview need to know about the workflow state the engine
-// writes (its private keys, its _steps and the runtime of its steps),
-// said in plain fields. It reads the state with package
-// internal/workflowstate, where the state format is written.
+// This file says what the read views need to know about the workflow
+// state the engine writes (its private keys, its _steps and the runtime of
+// its steps), in plain fields. It reads the state with package
+// internal/workflowstate, the definition with internal/workflowdef and a
+// step's runtime with internal/jobruntime, where those formats are
+// written.
 
 // StateView is what a workflow's stored state says, for a read view.
 type StateView struct {
@@ -58,13 +58,13 @@ type WaitView struct {
 type StepView struct {
 	Name     string
 	Type     string
-	Handlers []string // the handlers that run its jobs
-	Timeouts Timeouts // its configured timeouts; zero when none
+	Handlers []string             // the handlers that run its jobs
+	Timeouts queuetytype.Timeouts // its configured timeouts; zero when none
 	// WaitAnswers lists the answers (approve, reject, input) a signal wait
 	// step takes.
 	WaitAnswers []string
 	// ForEach is a for_each step's progress, nil until it has expanded.
-	ForEach *ForEachInfo
+	ForEach *queuetytype.ForEachInfo
 	// Iterations counts how often a repeat step jumped back.
 	Iterations int64
 	// StartedIDs are the workflows a start_workflows step started, read
@@ -84,20 +84,20 @@ func ViewState(raw []byte, totalSteps int) *StateView {
 		state, v.Err = phpjson.NewObject(), err
 	}
 	v.State = state
-	steps, stepsErr := parseSteps(state)
+	steps, stepsErr := workflowdef.Parse(state)
 	if _, has := state.Get("_steps"); v.Err == nil && stepsErr != nil && (has || totalSteps > 0) {
 		v.Err = fmt.Errorf("queuety: malformed workflow steps in the state: %w", stepsErr)
 	}
 	v.Queue, v.Priority, v.MaxAttempts = workflowstate.Queue(state), workflowstate.Priority(state), workflowstate.MaxAttempts(state)
-	v.DefinitionHash, v.IdempotencyKey = strField(state, "_definition_hash"), strField(state, "_idempotency_key")
+	v.DefinitionHash, v.IdempotencyKey = workflowdef.String(state, "_definition_hash"), workflowdef.String(state, "_idempotency_key")
 	if s, ok := state.Get("_started_by_workflow_id"); ok {
 		v.StartedBy = workflowstate.ToInt(s)
 	}
-	v.OnDeadline, v.OnCancel = handlerRef(state, "_on_deadline"), handlerRef(state, "_on_cancel")
-	v.ExecutionTimeoutSeconds, v.RunTimeoutSeconds = intValue(state, "_deadline_seconds"), intValue(state, runTimeoutKey)
+	v.OnDeadline, v.OnCancel = workflowdef.HandlerRef(state, "_on_deadline"), workflowdef.HandlerRef(state, "_on_cancel")
+	v.ExecutionTimeoutSeconds, v.RunTimeoutSeconds = workflowdef.Int(state, "_deadline_seconds"), workflowdef.Int(state, workflowstate.RunTimeoutKey)
 	if w, ok := state.Get("_wait"); ok {
 		if wo, ok := w.(*phpjson.Object); ok {
-			v.Wait = &WaitView{Type: strField(wo, "type"), WaitingFor: strList(wo, "waiting_for"), Mode: strField(wo, "wait_mode")}
+			v.Wait = &WaitView{Type: workflowdef.String(wo, "type"), WaitingFor: workflowdef.Strings(wo, "waiting_for"), Mode: workflowdef.String(wo, "wait_mode")}
 		}
 	}
 	if stepsErr != nil {
@@ -112,12 +112,12 @@ func ViewState(raw []byte, totalSteps int) *StateView {
 }
 
 // viewStep reads step i of a workflow.
-func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
+func viewStep(state *phpjson.Object, i int, s *workflowdef.Step) StepView {
 	sv := StepView{Name: s.Name, Type: string(s.Type), Handlers: s.Handlers(), WaitAnswers: workflowstate.WaitAnswers(s)}
-	rt := parseRuntimeFromDefinition(s.Raw)
-	sv.Timeouts = Timeouts{
+	rt := jobruntime.FromDefinition(s.Raw)
+	sv.Timeouts = queuetytype.Timeouts{
 		ScheduleToStart: isoDuration(rt.Timeouts.ScheduleToStart),
-		StartToClose:    isoDuration(rt.startToClose()),
+		StartToClose:    isoDuration(rt.StartToClose()),
 		ScheduleToClose: isoDuration(rt.Timeouts.ScheduleToClose),
 		Heartbeat:       isoDuration(rt.Timeouts.Heartbeat),
 		Signal:          isoDuration(s.Timeout),
@@ -125,16 +125,16 @@ func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
 	switch s.Type {
 	case queuetytype.StepForEach:
 		if _, fe := workflowstate.LoadForEach(state, i); fe != nil {
-			sv.ForEach = &ForEachInfo{Mode: s.Mode, Items: len(fe.Items), Succeeded: fe.Results.Len(), Failed: fe.Failures.Len(),
+			sv.ForEach = &queuetytype.ForEachInfo{Mode: s.Mode, Items: len(fe.Items), Succeeded: fe.Results.Len(), Failed: fe.Failures.Len(),
 				Open: len(fe.Missing()), Settled: fe.Settled()}
-			if s.Mode == ForEachQuorum {
+			if s.Mode == queuetytype.ForEachQuorum {
 				sv.ForEach.Quorum = workflowstate.Quorum(s)
 			}
 		}
 	case queuetytype.StepRepeat:
 		sv.Iterations = workflowstate.RepeatIterations(state, i)
 	case queuetytype.StepStartWorkflows:
-		key := strField(s.Raw, "result_key")
+		key := workflowdef.String(s.Raw, "result_key")
 		if key == "" {
 			key = workflowdef.DefaultStartedWorkflowsKey
 		}
@@ -142,33 +142,6 @@ func viewStep(state *phpjson.Object, i int, s *stepDef) StepView {
 		sv.StartedIDs = workflowstate.IDsOf(ids)
 	}
 	return sv
-}
-
-// StateAfterStep returns the public state recorded right after step idx
-// of workflow id (the newest step_completed or workflow_resumed event of
-// that step with a state), or nil when no event records it.
-func StateAfterStep(ctx context.Context, tx driver.Tx, id int64, idx int) (*phpjson.Object, error) {
-	return operate.StateAfterStep(ctx, tx, id, idx)
-}
-
-// IsJSONKind reports whether an artifact of this kind holds JSON.
-func IsJSONKind(kind string) bool { return isJSONKind(kind) }
-
-// JSONColumn is Queuety's row_nullable_json_array: a stored JSON array or
-// object, or nil.
-func JSONColumn(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	v, err := phpjson.Decode(b)
-	if err != nil {
-		return nil
-	}
-	switch v.(type) {
-	case *phpjson.Object, []any:
-		return v
-	}
-	return nil
 }
 
 // isoDuration formats a duration as ISO 8601 (PT1H30M, PT0.5S).

@@ -1,4 +1,4 @@
-package engine
+package jobruntime
 
 import (
 	"fmt"
@@ -6,13 +6,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
-// listBackoff is an explicit list of delays in seconds; the last repeats.
-type listBackoff []int
+// List is a backoff of explicit delays in seconds; the last repeats.
+type List []int
 
 // Delay implements Backoff.
-func (l listBackoff) Delay(attempt int) time.Duration {
+func (l List) Delay(attempt int) time.Duration {
 	if len(l) == 0 {
 		return 0
 	}
@@ -21,17 +23,18 @@ func (l listBackoff) Delay(attempt int) time.Duration {
 }
 
 // String implements Backoff.
-func (l listBackoff) String() string { return fmt.Sprint([]int(l)) }
+func (l List) String() string { return fmt.Sprint([]int(l)) }
 
-// exponentialBackoff grows by a coefficient per attempt, Temporal style.
-type exponentialBackoff struct {
+// Exponential is a backoff that grows by a coefficient per attempt,
+// Temporal style.
+type Exponential struct {
 	Initial     time.Duration
 	Coefficient float64
 	Maximum     time.Duration
 }
 
 // Delay implements Backoff.
-func (e exponentialBackoff) Delay(attempt int) time.Duration {
+func (e Exponential) Delay(attempt int) time.Duration {
 	if attempt < 1 {
 		attempt = 1
 	}
@@ -43,22 +46,22 @@ func (e exponentialBackoff) Delay(attempt int) time.Duration {
 }
 
 // String implements Backoff.
-func (e exponentialBackoff) String() string {
+func (e Exponential) String() string {
 	return fmt.Sprintf("exponential(initial=%s, coefficient=%g, max=%s)", e.Initial, e.Coefficient, e.Maximum)
 }
 
-// validateBackoff checks a backoff before it is stored.
-func validateBackoff(b Backoff) error {
+// ValidateBackoff checks a backoff before it is stored.
+func ValidateBackoff(b queuetytype.Backoff) error {
 	switch v := b.(type) {
 	case nil:
 		return nil
-	case BackoffStrategy:
+	case queuetytype.BackoffStrategy:
 		switch v {
-		case BackoffExponential, BackoffFixed, BackoffLinear:
+		case queuetytype.BackoffExponential, queuetytype.BackoffFixed, queuetytype.BackoffLinear:
 			return nil
 		}
 		return invalidf("unknown backoff strategy %q (want exponential, fixed or linear)", string(v))
-	case listBackoff:
+	case List:
 		if len(v) == 0 {
 			return invalidf("backoff list is empty")
 		}
@@ -68,7 +71,7 @@ func validateBackoff(b Backoff) error {
 			}
 		}
 		return nil
-	case exponentialBackoff:
+	case Exponential:
 		switch {
 		case v.Initial < time.Millisecond:
 			return invalidf("backoff initial interval must be at least 1ms, got %s", v.Initial)
@@ -84,27 +87,27 @@ func validateBackoff(b Backoff) error {
 
 // BackoffSeconds waits secs[attempt-1] seconds after a failure; the last
 // value repeats.
-func BackoffSeconds(secs ...int) Backoff { return listBackoff(append([]int(nil), secs...)) }
+func BackoffSeconds(secs ...int) queuetytype.Backoff { return List(append([]int(nil), secs...)) }
 
 // BackoffPolicy waits initial × coefficient^(attempt-1), capped at
 // maximum. Zero coefficient means 2; zero maximum means 100 × initial.
-func BackoffPolicy(initial time.Duration, coefficient float64, maximum time.Duration) Backoff {
+func BackoffPolicy(initial time.Duration, coefficient float64, maximum time.Duration) queuetytype.Backoff {
 	if coefficient == 0 {
 		coefficient = 2
 	}
 	if maximum == 0 {
 		maximum = 100 * initial
 	}
-	return exponentialBackoff{Initial: initial, Coefficient: coefficient, Maximum: maximum}
+	return Exponential{Initial: initial, Coefficient: coefficient, Maximum: maximum}
 }
 
 // ParseBackoff reads a backoff from the CLI: "exponential", "fixed",
 // "linear", or a comma-separated list of seconds ("10,30,60").
-func ParseBackoff(s string) (Backoff, error) {
+func ParseBackoff(s string) (queuetytype.Backoff, error) {
 	s = strings.TrimSpace(strings.ToLower(s))
 	switch s {
 	case "exponential", "fixed", "linear":
-		return BackoffStrategy(s), nil
+		return queuetytype.BackoffStrategy(s), nil
 	}
 	var secs []int
 	for _, part := range strings.Split(s, ",") {
@@ -115,5 +118,5 @@ func ParseBackoff(s string) (Backoff, error) {
 		secs = append(secs, n)
 	}
 	b := BackoffSeconds(secs...)
-	return b, validateBackoff(b)
+	return b, ValidateBackoff(b)
 }

@@ -1,4 +1,4 @@
-package engine
+package jobruntime
 
 import (
 	"math"
@@ -6,20 +6,17 @@ import (
 
 	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/phpjson"
-	"github.com/queuety/queuety-go/internal/workflowstate"
+	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
-// Reserved payload keys. Queuety PHP writes and strips the first two; the
-// third is the Go engine's marker on deadline and cancel callback jobs.
-const (
-	runtimeKey   = batch.RuntimeKey
-	chainKey     = batch.ChainKey
-	callbackKey  = batch.CallbackKey
-	forEachKey   = workflowstate.ForEachKey
-	stepIndexKey = "step_index"
-)
+// Key is the payload key that holds the runtime object,
+// __queuety_runtime. Queuety PHP writes and strips it too.
+const Key = batch.RuntimeKey
 
-func validateTimeouts(t ActivityTimeouts) error {
+// ValidateTimeouts checks activity timeouts before they are stored: each
+// one set is at least one second.
+func ValidateTimeouts(t queuetytype.ActivityTimeouts) error {
 	for _, c := range []struct {
 		name string
 		d    time.Duration
@@ -36,25 +33,25 @@ func validateTimeouts(t ActivityTimeouts) error {
 	return nil
 }
 
-// runtimeOptions is the decoded __queuety_runtime object of a payload: the
+// Options is the decoded __queuety_runtime object of a payload: the
 // policy a job carries with it.
-type runtimeOptions struct {
+type Options struct {
 	// MaxAttempts is the attempt limit the payload asks for, at most
 	// MaxAttemptsLimit; AskedMaxAttempts is the value as stored, which
 	// Queuety PHP (or a hand-written payload) may set higher.
 	MaxAttempts      int
 	AskedMaxAttempts int64
-	Backoff          Backoff
-	Timeouts         ActivityTimeouts
+	Backoff          queuetytype.Backoff
+	Timeouts         queuetytype.ActivityTimeouts
 	// TimeoutSeconds is Queuety's per-attempt execution limit
 	// (timeout_seconds). The Go engine reads it as a start-to-close timeout.
 	TimeoutSeconds int
 	// RateLimit is Queuety's rate_limit: [max, window seconds].
-	RateLimit Rate
+	RateLimit queuetytype.Rate
 }
 
-// startToClose is the effective per-attempt timeout.
-func (r runtimeOptions) startToClose() time.Duration {
+// StartToClose is the effective per-attempt timeout.
+func (r Options) StartToClose() time.Duration {
 	if r.Timeouts.StartToClose > 0 {
 		return r.Timeouts.StartToClose
 	}
@@ -64,11 +61,11 @@ func (r runtimeOptions) startToClose() time.Duration {
 	return 0
 }
 
-// parseRuntime reads __queuety_runtime from a payload. Unknown or
-// malformed values are ignored, as Queuety PHP ignores them.
-func parseRuntime(payload *phpjson.Object) runtimeOptions {
-	var r runtimeOptions
-	raw, ok := payload.Get(runtimeKey)
+// Parse reads __queuety_runtime from a payload. Unknown or malformed
+// values are ignored, as Queuety PHP ignores them.
+func Parse(payload *phpjson.Object) Options {
+	var r Options
+	raw, ok := payload.Get(Key)
 	if !ok {
 		return r
 	}
@@ -76,16 +73,16 @@ func parseRuntime(payload *phpjson.Object) runtimeOptions {
 	if !ok {
 		return r
 	}
-	r.AskedMaxAttempts = intValue(obj, "max_attempts")
-	r.MaxAttempts = clampAttempts(r.AskedMaxAttempts)
-	r.TimeoutSeconds = int(intValue(obj, "timeout_seconds"))
+	r.AskedMaxAttempts = workflowdef.Int(obj, "max_attempts")
+	r.MaxAttempts = ClampAttempts(r.AskedMaxAttempts)
+	r.TimeoutSeconds = int(workflowdef.Int(obj, "timeout_seconds"))
 	if v, ok := obj.Get("rate_limit"); ok {
-		r.RateLimit = rateLimitValue(v)
+		r.RateLimit = RateLimit(v)
 	}
 	if v, ok := obj.Get("backoff"); ok {
 		switch b := v.(type) {
 		case string:
-			if s := BackoffStrategy(b); validateBackoff(s) == nil {
+			if s := queuetytype.BackoffStrategy(b); ValidateBackoff(s) == nil {
 				r.Backoff = s
 			}
 		case []any:
@@ -96,24 +93,24 @@ func parseRuntime(payload *phpjson.Object) runtimeOptions {
 				}
 			}
 			if len(secs) > 0 {
-				r.Backoff = listBackoff(secs)
+				r.Backoff = List(secs)
 			}
 		}
 	}
 	if v, ok := obj.Get("backoff_policy"); ok {
 		if p, ok := v.(*phpjson.Object); ok {
-			b := exponentialBackoff{
-				Initial:     time.Duration(intValue(p, "initial_ms")) * time.Millisecond,
+			b := Exponential{
+				Initial:     time.Duration(workflowdef.Int(p, "initial_ms")) * time.Millisecond,
 				Coefficient: floatValue(p, "coefficient"),
-				Maximum:     time.Duration(intValue(p, "max_ms")) * time.Millisecond,
+				Maximum:     time.Duration(workflowdef.Int(p, "max_ms")) * time.Millisecond,
 			}
-			if validateBackoff(b) == nil {
+			if ValidateBackoff(b) == nil {
 				r.Backoff = b
 			}
 		}
 	}
-	ms := func(k string) time.Duration { return time.Duration(intValue(obj, k)) * time.Millisecond }
-	r.Timeouts = ActivityTimeouts{
+	ms := func(k string) time.Duration { return time.Duration(workflowdef.Int(obj, k)) * time.Millisecond }
+	r.Timeouts = queuetytype.ActivityTimeouts{
 		ScheduleToStart: ms("schedule_to_start_ms"),
 		StartToClose:    ms("start_to_close_ms"),
 		ScheduleToClose: ms("schedule_to_close_ms"),
@@ -122,23 +119,23 @@ func parseRuntime(payload *phpjson.Object) runtimeOptions {
 	return r
 }
 
-// encode writes the runtime object in Queuety's key order, followed by the
+// Encode writes the runtime object in Queuety's key order, followed by the
 // Go engine's keys (which Queuety PHP ignores).
-func (r runtimeOptions) encode() *phpjson.Object {
+func (r Options) Encode() *phpjson.Object {
 	o := phpjson.NewObject()
 	if r.MaxAttempts > 0 {
 		o.Set("max_attempts", int64(r.MaxAttempts))
 	}
 	switch b := r.Backoff.(type) {
-	case BackoffStrategy:
+	case queuetytype.BackoffStrategy:
 		o.Set("backoff", string(b))
-	case listBackoff:
+	case List:
 		list := make([]any, len(b))
 		for i, s := range b {
 			list[i] = int64(s)
 		}
 		o.Set("backoff", list)
-	case exponentialBackoff:
+	case Exponential:
 		p := phpjson.NewObject()
 		p.Set("initial_ms", b.Initial.Milliseconds())
 		p.Set("coefficient", b.Coefficient)
@@ -165,12 +162,12 @@ func (r runtimeOptions) encode() *phpjson.Object {
 	return o
 }
 
-// clampAttempts turns a stored attempt limit into one the attempts column
+// ClampAttempts turns a stored attempt limit into one the attempts column
 // can count to: at most MaxAttemptsLimit (a TINYINT UNSIGNED holds 255).
 // Zero and negative values stay as they are: callers read them as "not
 // set".
-func clampAttempts(n int64) int {
-	return int(min(n, MaxAttemptsLimit))
+func ClampAttempts(n int64) int {
+	return int(min(n, queuetytype.MaxAttemptsLimit))
 }
 
 func floatValue(o *phpjson.Object, k string) float64 {
@@ -183,13 +180,34 @@ func floatValue(o *phpjson.Object, k string) float64 {
 	return 0
 }
 
-// IsReservedPayloadKey reports whether k is a payload key the engine owns
-// (__queuety_runtime, __queuety_callback), which callers may not set.
-func IsReservedPayloadKey(k string) bool { return k == runtimeKey || k == callbackKey }
-
-// EncodeStepRuntime returns a step definition's retry and timeout keys
+// EncodeStep returns a step definition's retry and timeout keys
 // (backoff, backoff_policy, timeout_seconds and the Go timeout keys) in
 // the order Queuety's runtime object uses.
-func EncodeStepRuntime(b Backoff, t ActivityTimeouts) *phpjson.Object {
-	return runtimeOptions{Backoff: b, Timeouts: t}.encode()
+func EncodeStep(b queuetytype.Backoff, t queuetytype.ActivityTimeouts) *phpjson.Object {
+	return Options{Backoff: b, Timeouts: t}.Encode()
+}
+
+// FromDefinition reads the runtime options a step definition carries
+// (backoff, timeout_seconds, the Go timeout keys, the grouped retry
+// object and the rate limit under resources).
+func FromDefinition(def *phpjson.Object) Options {
+	wrapper := phpjson.NewObject()
+	wrapper.Set(Key, def)
+	rt := Parse(wrapper)
+	if v, ok := def.Get("retry"); ok { // grouped form: retry{max_attempts, backoff}
+		if ro, ok := v.(*phpjson.Object); ok && rt.Backoff == nil {
+			w := phpjson.NewObject()
+			w.Set(Key, ro)
+			rt.Backoff = Parse(w).Backoff
+		}
+	}
+	if rt.RateLimit.Max == 0 {
+		v, _ := def.Get("resources")
+		if res, ok := v.(*phpjson.Object); ok {
+			if v, ok := res.Get("rate_limit"); ok {
+				rt.RateLimit = RateLimit(v)
+			}
+		}
+	}
+	return rt
 }
