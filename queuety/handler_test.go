@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 )
@@ -73,5 +74,12 @@ func TestRegistryPanics(t *testing.T) {
 			r.HandleStep("taken", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 			assert.Panics(t, func() { register(r) })
 		})
+	}
+}
+
+// The engine reads the same reserved key the API names.
+func TestTraceOutputKeyIsTheEngines(t *testing.T) {
+	if queuety.TraceOutputKey != engine.TraceOutputKey {
+		t.Fatalf("TraceOutputKey = %q, the engine reads %q", queuety.TraceOutputKey, engine.TraceOutputKey)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // step's events as TraceInput, TraceOutput and TraceContext would put
 // them (artifacts and chunks are appended to the event's lists), and the
 // key is never merged into the workflow state.
-const TraceOutputKey = engine.TraceOutputKey
+const TraceOutputKey = "_queuety_trace"
 
 // StreamChunk stores the next chunk of the workflow step running in ctx
 // (Queuety's streaming steps): the row is written at once, in its own
