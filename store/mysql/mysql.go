@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,16 @@ type Config struct {
 	// interpolateParams=false.
 	Driver       *gomysql.Config
 	Prefix       string
+	// TablePrefix and Tables name the tables after Prefix as Queuety PHP's
+	// QUEUETY_TABLE_PREFIX and QUEUETY_TABLE_<NAME> constants do: the
+	// DSN parameters table_prefix and table_<name> (jobs, workflows, ...),
+	// else the environment variables of those names, else "queuety_" and
+	// no overrides. Tables maps a base name ("jobs") to the table's name
+	// after Prefix. A Config made by hand with neither set uses the
+	// defaults; ParseDSN always sets Tables (empty when nothing is
+	// overridden), so an empty TablePrefix then means none, as in PHP.
+	TablePrefix  string
+	Tables       map[string]string
 	MaxOpenConns int
 	// Create creates the database when it does not exist (the DSN
 	// parameter create=true).
@@ -146,7 +157,22 @@ func parseDSN(dsn string) (*Config, error) {
 	}
 	dc.InterpolateParams = interpolate
 	c.Driver = dc
-	return c, driver.ValidatePrefix(c.Prefix)
+	if err := driver.ValidatePrefix(c.Prefix); err != nil {
+		return nil, err
+	}
+	return c, c.names().Validate()
+}
+
+// names is how c names the tables.
+func (c *Config) names() sqlstore.Names {
+	n := sqlstore.DefaultNames(c.Prefix)
+	if c.TablePrefix != "" || c.Tables != nil {
+		n.TablePrefix = c.TablePrefix
+	}
+	if len(c.Tables) > 0 {
+		n.Override = c.Tables
+	}
+	return n
 }
 
 // checkParams reads whether parameters are interpolated on the client and
@@ -180,6 +206,14 @@ func (c *Config) takeParams(q url.Values) error {
 	if q.Has("prefix") {
 		c.Prefix = q.Get("prefix")
 		q.Del("prefix")
+	}
+	n, err := sqlstore.TableSettings(c.Prefix, q, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	c.TablePrefix, c.Tables = n.TablePrefix, n.Override
+	if c.Tables == nil {
+		c.Tables = map[string]string{}
 	}
 	if q.Has("create") {
 		v, err := strconv.ParseBool(q.Get("create"))
@@ -445,7 +479,8 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 			"MariaDB %s ignores descending index parts, so claims sort their candidates (correct, but slower with long backlogs); MariaDB 10.8+ avoids it", raw))
 	}
 	s := &Store{cfg: cfg, version: ver}
-	s.Store = sqlstore.New(db, dialect(incr), cfg.Prefix, info, migrations(cfg.Prefix))
+	names := cfg.names()
+	s.Store = sqlstore.NewNamed(db, dialect(incr), names, info, namedMigrations(names))
 	return s, nil
 }
 
