@@ -3,9 +3,9 @@ package mysql
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"database/sql"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -28,7 +28,9 @@ const claimIndex = "idx_go_claim"
 // tables, then the Go engine's additions. Every step checks what exists
 // before it changes anything (see migrate.Migration), and GET_LOCK keeps
 // concurrent processes from migrating the same prefix at once.
-func migrations(prefix string) migrate.Migrations { return namedMigrations(sqlstore.DefaultNames(prefix)) }
+func migrations(prefix string) migrate.Migrations {
+	return namedMigrations(sqlstore.DefaultNames(prefix))
+}
 
 // namedMigrations is migrations for the tables n names.
 func namedMigrations(n sqlstore.Names) migrate.Migrations {

@@ -16,6 +16,23 @@
 // creates the database when it does not exist; other parameters go to the
 // driver. Other store parameters: max_open_conns (default 64).
 //
+// Table names follow Queuety PHP's Config: a table is
+// <prefix><table prefix><name> (wp_queuety_jobs), or <prefix><override>
+// when a table has a name of its own. table_prefix (default queuety_;
+// trimmed, one trailing underscore added unless empty, as PHP does) and
+// table_<name> for each of Queuety's tables (table_jobs, table_workflows,
+// table_logs, table_schedules, table_queue_states, table_webhooks,
+// table_signals, table_workflow_dependencies, table_workflow_dispatch_keys,
+// table_locks, table_batches, table_chunks, table_workflow_events,
+// table_artifacts, table_state_machines, table_state_machine_events) set
+// them. Each setting is taken from its DSN parameter, else from the
+// environment variable PHP's constant is named after (QUEUETY_TABLE_PREFIX,
+// QUEUETY_TABLE_JOBS, ...; set but empty counts as set), else the default;
+// a table's own name wins over the table prefix, as in PHP. The Go
+// engine's tables are <prefix><table prefix>go_<name>. Names must be ASCII
+// letters, digits and underscores, at most 64 characters with the prefix,
+// and all different; anything else is an error naming the setting.
+//
 // In a URL the user information ends at the last '@', so a password may
 // be written as it is, with '@', ':', '/', '?', '#' or "://" in it, or
 // percent-encoded (a '%' that starts an escape is decoded: write a literal
@@ -66,8 +83,8 @@ type Config struct {
 	// Driver is the driver's configuration. OpenConfig keeps its
 	// InterpolateParams, which ParseDSN sets unless the DSN says
 	// interpolateParams=false.
-	Driver       *gomysql.Config
-	Prefix       string
+	Driver *gomysql.Config
+	Prefix string
 	// TablePrefix and Tables name the tables after Prefix as Queuety PHP's
 	// QUEUETY_TABLE_PREFIX and QUEUETY_TABLE_<NAME> constants do: the
 	// DSN parameters table_prefix and table_<name> (jobs, workflows, ...),
