@@ -419,6 +419,10 @@ var optionRules = []optionRule{
 		[]stepKind{startStep}, "StartWorkflows steps"},
 	{"Group applies", func(b, a queuety.WorkflowStep) bool { return a.GroupKey != b.GroupKey },
 		[]stepKind{startStep}, "StartWorkflows steps"},
+	{"MatchPayload applies", func(b, a queuety.WorkflowStep) bool { return len(a.MatchPayload) > 0 },
+		[]stepKind{waitStep, humanStep}, "signal waits"},
+	{"CorrelationKey applies", func(b, a queuety.WorkflowStep) bool { return a.CorrelationKey != b.CorrelationKey },
+		[]stepKind{waitStep, humanStep}, "signal waits"},
 }
 
 // checkOptions describes an option that has no effect on this kind of
@@ -429,7 +433,7 @@ func checkOptions(before, after queuety.WorkflowStep, kind stepKind) string {
 			continue
 		}
 		if kind == waitStep || kind == humanStep {
-			return r.name + " only to " + r.appliesTo + "; a signal wait takes Name, ResultKey, Timeout, and Any or SignalNames"
+			return r.name + " only to " + r.appliesTo + "; a signal wait takes Name, ResultKey, Timeout, MatchPayload, CorrelationKey, and Any or SignalNames"
 		}
 		return r.name + " only to " + r.appliesTo
 	}

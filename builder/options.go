@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"maps"
 	"time"
 
 	"github.com/queuety/queuety-go/queuety"
@@ -11,7 +12,7 @@ import (
 // a field of the step's job (Queue, Priority, Retry, Backoff, the activity
 // timeouts and Job) apply to Then, Parallel and ForEach steps; ResultKey to
 // WaitForSignal, ForEach, StartWorkflows and the WaitForWorkflow steps;
-// Timeout to WaitForSignal; FirstSuccess and Reducer to ForEach; Quorum to
+// Timeout, MatchPayload and CorrelationKey to the signal waits; FirstSuccess and Reducer to ForEach; Quorum to
 // ForEach and the WaitForWorkflow steps; Any to the WaitForWorkflow steps;
 // MaxIterations to the repeat steps; PayloadKey, InheritState and Group to
 // StartWorkflows. An option given to a step it does not apply to is
@@ -189,4 +190,25 @@ func Group(group string) StepOption {
 // signals (two names, in that order).
 func SignalNames(names ...string) StepOption {
 	return func(s *queuety.WorkflowStep) { s.Signals = append([]string(nil), names...) }
+}
+
+// MatchPayload makes a signal wait (WaitForSignal, WaitForSignals and the
+// human waits) count only signals whose payload contains every key of
+// subset with an equal value, objects compared key by key (Queuety's
+// match_payload, stored as _steps[i].match_payload with its keys sorted).
+// Other signals of the awaited names are stored but do not settle the
+// wait. subset must encode as a JSON object; the builder keeps a copy of
+// its top level.
+func MatchPayload(subset queuety.State) StepOption {
+	return func(s *queuety.WorkflowStep) { s.MatchPayload = maps.Clone(subset) }
+}
+
+// CorrelationKey makes a signal wait count only signals whose payload has
+// key with the same value as the workflow's state has under key (Queuety's
+// correlation_key, stored as _steps[i].correlation_key), so one signal
+// name can serve many workflows: an "order_paid" signal with
+// {"order_id": 7} settles only the wait of the workflow whose state has
+// order_id 7. A signal or state without the key does not count.
+func CorrelationKey(key string) StepOption {
+	return func(s *queuety.WorkflowStep) { s.CorrelationKey = key }
 }

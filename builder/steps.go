@@ -2,6 +2,7 @@ package builder
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -256,6 +257,7 @@ func cloneDefinition(def queuety.WorkflowDefinition) queuety.WorkflowDefinition 
 		s := &def.Steps[i]
 		s.Handlers = slices.Clone(s.Handlers)
 		s.Signals = slices.Clone(s.Signals)
+		s.MatchPayload = maps.Clone(s.MatchPayload)
 		s.WorkflowIDs = slices.Clone(s.WorkflowIDs)
 		if s.Child != nil {
 			c := cloneDefinition(*s.Child)

@@ -86,6 +86,7 @@ the same, for example a receiver on this machine in development.`,
 		Examples: []string{
 			Program + " work",
 			Program + " work --queues critical,default --concurrency 32",
+			Program + " work --queues providers --min-workers 2 --max-workers 6 --max-execution-time 300",
 			"* * * * * " + Program + " work --once --max-time 50s --wp-config /var/www/html/wp-config.php",
 			Program + " --log-format json work --metrics-listen 127.0.0.1:9090",
 			Program + " work --webhook-allow 127.0.0.1,hooks.internal",
@@ -96,6 +97,11 @@ the same, for example a receiver on this machine in development.`,
 			maxTime := durationFlag(fs, "max-time", 50*time.Second, "with --once: the time budget for claiming jobs")
 			queues := queuesFlags(fs)
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
+			minWorkers := fs.Int("min-workers", 0, "adaptive concurrency: the fewest handlers to run at once; needs --max-workers (Queuety's adaptive pool)")
+			maxWorkers := fs.Int("max-workers", 0, "adaptive concurrency: the most handlers to run at once, reached while jobs wait; replaces --concurrency")
+			scaleInterval := durationFlag(fs, "scale-interval", worker.ScaleIntervalDefault, "with --max-workers: how often the concurrency is resized (QUEUETY_WORKER_POOL_SCALE_INTERVAL)")
+			idleGrace := durationFlag(fs, "scale-idle-grace", worker.ScaleIdleGraceDefault, "with --max-workers: how long no job may have waited before the concurrency shrinks (QUEUETY_WORKER_POOL_IDLE_GRACE)")
+			maxExec := durationFlag(fs, "max-execution-time", 0, "fail an attempt whose handler runs longer than this, as Queuety's QUEUETY_MAX_EXECUTION_TIME (default $"+EnvMaxExecutionTime+" in seconds, else none)")
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
 			abandonGrace := durationFlag(fs, "abandon-grace", worker.AbandonGraceDefault, "how long a handler whose context was cancelled (timeout, deadline, job taken away) gets to return before it is abandoned and its slot freed")
@@ -132,6 +138,17 @@ the same, for example a receiver on this machine in development.`,
 					return Usagef("--abandon-grace must not be negative, got %s", *abandonGrace)
 				case *maxAbandoned < 0:
 					return Usagef("--max-abandoned must not be negative, got %d", *maxAbandoned)
+				case *maxExec < 0:
+					return Usagef("--max-execution-time must not be negative, got %s", *maxExec)
+				}
+				scale, err := scaleOptions(fs, *minWorkers, *maxWorkers, *scaleInterval, *idleGrace)
+				if err != nil {
+					return err
+				}
+				if !flagGiven(fs, "max-execution-time") {
+					if *maxExec, err = envMaxExecutionTime(); err != nil {
+						return err
+					}
 				}
 				opts := []worker.Option{worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
 					worker.ShutdownTimeout(*shutdown), worker.HardStopTimeout(*hardStop), worker.WithLogger(e.Logger()),
@@ -139,6 +156,7 @@ the same, for example a receiver on this machine in development.`,
 				if flagGiven(fs, "max-abandoned") {
 					opts = append(opts, worker.MaxAbandoned(*maxAbandoned))
 				}
+				opts = append(append(opts, scale...), worker.MaxExecutionTime(*maxExec))
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
 				e.Ctx = ctx
@@ -298,6 +316,51 @@ func webhookAllowFlag(fs *flag.FlagSet) func() (worker.Option, error) {
 }
 
 // flagGiven reports whether the command line set flag name.
+// EnvMaxExecutionTime names the environment variable that sets work's
+// --max-execution-time when the flag is not given, in seconds: Queuety's
+// constant of that name.
+const EnvMaxExecutionTime = "QUEUETY_MAX_EXECUTION_TIME"
+
+// envMaxExecutionTime reads $QUEUETY_MAX_EXECUTION_TIME (0 when unset).
+func envMaxExecutionTime() (time.Duration, error) {
+	v := strings.TrimSpace(os.Getenv(EnvMaxExecutionTime))
+	if v == "" {
+		return 0, nil
+	}
+	d, err := parseDuration(v)
+	if err != nil || d < 0 {
+		return 0, Usagef("$%s: want whole seconds, got %q", EnvMaxExecutionTime, v)
+	}
+	return d, nil
+}
+
+// scaleOptions checks work's adaptive-concurrency flags and returns the
+// worker options they make (none without --max-workers).
+func scaleOptions(fs *flag.FlagSet, minW, maxW int, interval, grace time.Duration) ([]worker.Option, error) {
+	given := flagGiven(fs, "max-workers")
+	switch {
+	case !given && flagGiven(fs, "min-workers"):
+		return nil, Usagef("--min-workers needs --max-workers")
+	case !given:
+		return nil, nil
+	case flagGiven(fs, "concurrency"):
+		return nil, Usagef("--max-workers replaces --concurrency: give one of them")
+	case maxW < 1:
+		return nil, Usagef("--max-workers must be at least 1, got %d", maxW)
+	case !flagGiven(fs, "min-workers"):
+		minW = 1
+	}
+	switch {
+	case minW < 1 || minW > maxW:
+		return nil, Usagef("--min-workers must be between 1 and --max-workers (%d), got %d", maxW, minW)
+	case interval <= 0:
+		return nil, Usagef("--scale-interval must be positive, got %s", interval)
+	case grace < 0:
+		return nil, Usagef("--scale-idle-grace must not be negative, got %s", grace)
+	}
+	return []worker.Option{worker.AdaptiveConcurrency(minW, maxW), worker.ScaleInterval(interval), worker.ScaleIdleGrace(grace)}, nil
+}
+
 func flagGiven(fs *flag.FlagSet, name string) bool {
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })

@@ -23,6 +23,8 @@ func workflowCommand() *Command {
 			workflowListCommand(),
 			workflowStatusCommand(),
 			workflowInspectCommand(),
+			workflowRunCommand(),
+			workflowTemplatesCommand(),
 			workflowOpCommand("retry", "restart a failed workflow at the step that failed (a new run; the execution deadline is not extended, so a workflow past it is refused)",
 				"retried: it runs again from the step that failed", (*queuety.Client).RetryWorkflow),
 			workflowOpCommand("cancel", "cancel a workflow: bury its open jobs and run its OnCancel callback",
@@ -43,6 +45,8 @@ func workflowCommand() *Command {
 			workflowReplayCommand(),
 			workflowArtifactsCommand(),
 			workflowArtifactCommand(),
+			workflowPruneEventsCommand(),
+			workflowPurgeCommand(),
 		},
 	}
 }

@@ -112,9 +112,10 @@ func newLive(t *testing.T) (*queuety.Client, *livePHP) {
 }
 
 // interopWorker is a quiet Go worker on c with the Go twins of the PHP
-// interop steps Increment, FailStep and Finish (interop/php/handlers.php).
-func interopWorker(c *queuety.Client) *worker.Worker {
-	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
+// interop steps Increment, FailStep and Finish (interop/php/handlers.php),
+// and opts.
+func interopWorker(c *queuety.Client, opts ...worker.Option) *worker.Worker {
+	w := worker.New(c, append([]worker.Option{worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
 	w.HandleStep(`QueuetyGoInterop\Increment`, func(_ context.Context, s queuety.State) (queuety.State, error) {
 		n, _ := s.Int("counter")
 		return queuety.State{"counter": n + 1}, nil

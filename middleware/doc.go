@@ -7,7 +7,13 @@
 //     and hands the others back to the queue;
 //   - ThrottlesExceptions fails attempts at once, without calling the
 //     handler, after too many failures within a window, counted in the
-//     locks table and shared with PHP workers.
+//     locks table and shared with PHP workers;
+//   - RateLimited runs a handler at most max times per window across
+//     every worker, counting Queuety PHP's executions too, and hands the
+//     others back until the window moves;
+//   - UniqueJob runs one invocation per key at a time through Queuety's
+//     locks table, as Queuety's UniqueJob does, and completes the others
+//     without running them.
 //
 // Register them on a worker for every handler (Use) or for one
 // (UseFor), as Queuety's job classes list them in middleware():
@@ -16,6 +22,8 @@
 //	w.UseFor("import_products",
 //		middleware.WithoutOverlapping("import_products", middleware.ExpireAfter(10*time.Minute)),
 //		middleware.ThrottlesExceptions(10, 10*time.Minute))
+//	w.UseFor("sync_inventory", middleware.RateLimited(60, time.Minute))
+//	w.UseFor("rebuild_search_index", middleware.UniqueJob(""))
 //
 // A middleware is a queuety.Middleware: a function from the next
 // queuety.Handler to a new one. The first registered is the outermost.

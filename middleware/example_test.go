@@ -59,3 +59,51 @@ func ExampleWithoutOverlappingBy() {
 	fmt.Println(reg.HasMiddleware("import_products"))
 	// Output: true
 }
+
+// RateLimited: at most 2 executions of the handler per minute across every
+// worker on the database; the third job is handed back, due when the
+// window moves, without using an attempt.
+func ExampleRateLimited() {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	q, _ := queuety.Open(ctx, "sqlite://:memory:", queuety.WithLogger(quiet))
+	defer q.Close()
+
+	w := worker.New(q, worker.WithLogger(quiet), worker.Concurrency(1))
+	w.UseFor("sync_inventory", middleware.RateLimited(2, time.Minute))
+	w.HandleJob("sync_inventory", func(ctx context.Context, p queuety.Payload) error {
+		fmt.Println("synced", p.String("sku"))
+		return nil
+	})
+	for _, sku := range []string{"A-1", "B-2", "C-3"} {
+		_, _ = q.Dispatch(ctx, "sync_inventory", queuety.State{"sku": sku})
+	}
+	st, _ := w.RunOnce(ctx, 10*time.Second)
+	fmt.Println("handed back:", st.HandedBack)
+	// Output:
+	// synced A-1
+	// synced B-2
+	// handed back: 1
+}
+
+// UniqueJob: while one invocation holds the key (here the handler's name,
+// Queuety's default), others of the same key complete without running.
+func ExampleUniqueJob() {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	q, _ := queuety.Open(ctx, "sqlite://:memory:", queuety.WithLogger(quiet))
+	defer q.Close()
+
+	w := worker.New(q, worker.WithLogger(quiet))
+	w.UseFor("rebuild_search_index", middleware.UniqueJob(""))
+	w.HandleJob("rebuild_search_index", func(ctx context.Context, p queuety.Payload) error {
+		fmt.Println("rebuilding")
+		return nil
+	})
+	_, _ = q.Dispatch(ctx, "rebuild_search_index", nil)
+	st, _ := w.RunOnce(ctx, 10*time.Second)
+	fmt.Println("succeeded:", st.Succeeded)
+	// Output:
+	// rebuilding
+	// succeeded: 1
+}

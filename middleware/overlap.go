@@ -80,11 +80,17 @@ func WithoutOverlappingBy(key func(inv *queuety.Invocation) string, opts ...Over
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return lockedBy("WithoutOverlapping", key, o)
+}
+
+// lockedBy runs the handler while holding the lock named by key (name is
+// the middleware's, for messages): WithoutOverlapping and UniqueJob.
+func lockedBy(name string, key func(inv *queuety.Invocation) string, o overlap) queuety.Middleware {
 	return func(next queuety.Handler) queuety.Handler {
 		return func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) {
 			k := key(inv)
 			if k == "" {
-				return nil, queuety.NonRetryable(fmt.Errorf("%w: WithoutOverlapping: empty lock key", queuetytype.ErrInvalidArgument))
+				return nil, errEmptyKey(name)
 			}
 			e, err := engineOf(inv)
 			if err != nil {
@@ -102,14 +108,17 @@ func WithoutOverlappingBy(key func(inv *queuety.Invocation) string, opts ...Over
 				if o.skip {
 					return nil, nil
 				}
-				return nil, &queuety.ReleaseError{Delay: o.delay, Reason: fmt.Sprintf("WithoutOverlapping: key %q is locked", k)}
+				return nil, &queuety.ReleaseError{Delay: o.delay, Reason: fmt.Sprintf("%s: key %q is locked", name, k)}
 			}
-			out, err := next(ctx, inv)
-			if _, rerr := e.LockRelease(bg, k, owner); rerr != nil {
-				// The lock expires on its own; the handler's result stands.
-				e.Logger().Warn("queuety: release WithoutOverlapping lock", "key", k, "err", rerr)
-			}
-			return out, err
+			// Released also when the handler panics (the worker recovers
+			// the panic outside the middleware).
+			defer func() {
+				if _, rerr := e.LockRelease(bg, k, owner); rerr != nil {
+					// An expiring lock goes on its own; the handler's result stands.
+					e.Logger().Warn("queuety: release "+name+" lock", "key", k, "err", rerr)
+				}
+			}()
+			return next(ctx, inv)
 		}
 	}
 }

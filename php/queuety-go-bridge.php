@@ -13,7 +13,9 @@
  * the queue runs it (see src/BatchCallback.php). Likewise a workflow's
  * compensation and on_cancel classes: with queuety.WithPHPCallbacks(queue)
  * a Go worker that fails or cancels the workflow enqueues jobs for
- * QueuetyGo\WorkflowCallback (see src/WorkflowCallback.php).
+ * QueuetyGo\WorkflowCallback (see src/WorkflowCallback.php). Workflow
+ * templates defined on either side are shared as JSON bundles with
+ * QueuetyGo\WorkflowTemplates (see src/WorkflowTemplates.php).
  *
  * Install: copy this folder to wp-content/mu-plugins/queuety-go-bridge/ and
  * load this file from a one-line mu-plugin
@@ -31,6 +33,8 @@ spl_autoload_register(
 			require __DIR__ . '/src/BatchCallback.php';
 		} elseif ( 'QueuetyGo\\WorkflowCallback' === $class ) {
 			require __DIR__ . '/src/WorkflowCallback.php';
+		} elseif ( 'QueuetyGo\\WorkflowTemplates' === $class ) {
+			require __DIR__ . '/src/WorkflowTemplates.php';
 		}
 	}
 );

@@ -214,7 +214,7 @@ func (b *BatchBuilder) AllowFailures() *BatchBuilder { b.spec.AllowFailures = tr
 // the batch id. The rows are the ones Queuety PHP's BatchBuilder writes.
 // A batch needs at least one job; Unique is not supported in a batch.
 func (b *BatchBuilder) Dispatch(ctx context.Context) (int64, error) {
-	reqs, err := engineRequests(b.jobs)
+	reqs, err := b.c.engineRequests(b.jobs)
 	if err != nil {
 		return 0, err
 	}
@@ -258,7 +258,7 @@ func (b *ChainBuilder) Dispatch(ctx context.Context) (int64, error) {
 
 // DispatchIDs is Dispatch returning every job's id, in chain order.
 func (b *ChainBuilder) DispatchIDs(ctx context.Context) ([]int64, error) {
-	reqs, err := engineRequests(b.jobs)
+	reqs, err := b.c.engineRequests(b.jobs)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,10 @@ import (
 // Client dispatches jobs and workflows and operates on them. It is safe for
 // concurrent use. Create one with Open and share it.
 type Client struct {
-	engine *engine.Engine
-	store  driver.Store
+	engine    *engine.Engine
+	store     driver.Store
+	registry  *Registry // see WithRegistry
+	templates templates // RegisterWorkflowTemplate
 }
 
 func newClient(s driver.Store, cfg config) *Client {
@@ -28,7 +30,7 @@ func newClient(s driver.Store, cfg config) *Client {
 		WakeKey:              cfg.wakeKey,
 		MaxForEachItems:      cfg.maxForEachItems,
 	})
-	return &Client{engine: e, store: s}
+	return &Client{engine: e, store: s, registry: cfg.registry}
 }
 
 // Close closes the store.
@@ -53,7 +55,7 @@ func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts
 	if err != nil {
 		return 0, err
 	}
-	return c.engine.Dispatch(ctx, handler, doc, ResolveJobOptions(opts...))
+	return c.engine.Dispatch(ctx, handler, doc, c.spec(handler, opts))
 }
 
 // DispatchMany enqueues many jobs with multi-row inserts, in one
@@ -72,7 +74,7 @@ func (c *Client) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, 
 		if err != nil {
 			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
 		}
-		out[i] = engine.JobRequest{Handler: r.Handler, Payload: doc, Spec: ResolveJobOptions(r.Options...)}
+		out[i] = engine.JobRequest{Handler: r.Handler, Payload: doc, Spec: c.spec(r.Handler, r.Options)}
 	}
 	return c.engine.DispatchMany(ctx, out)
 }

@@ -67,7 +67,7 @@ func (c *Client) DispatchTx(ctx context.Context, tx *sql.Tx, handler string, pay
 	if err != nil {
 		return 0, err
 	}
-	return c.engine.DispatchIn(ctx, dtx, handler, doc, ResolveJobOptions(opts...))
+	return c.engine.DispatchIn(ctx, dtx, handler, doc, c.spec(handler, opts))
 }
 
 // DispatchManyTx enqueues jobs inside tx, as DispatchMany does (Unique
@@ -78,7 +78,7 @@ func (c *Client) DispatchManyTx(ctx context.Context, tx *sql.Tx, reqs []JobReque
 	if err != nil {
 		return nil, fmt.Errorf("queuety: dispatch batch: %w", err)
 	}
-	out, err := engineRequests(reqs)
+	out, err := c.engineRequests(reqs)
 	if err != nil {
 		return nil, err
 	}
@@ -111,14 +111,14 @@ func (c *Client) DispatchWorkflowTx(ctx context.Context, tx *sql.Tx, def Workflo
 }
 
 // engineRequests converts JobRequests into the engine's form.
-func engineRequests(reqs []JobRequest) ([]engine.JobRequest, error) {
+func (c *Client) engineRequests(reqs []JobRequest) ([]engine.JobRequest, error) {
 	out := make([]engine.JobRequest, len(reqs))
 	for i, r := range reqs {
 		doc, err := workflowstate.ToObject("payload", r.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
 		}
-		out[i] = engine.JobRequest{Handler: r.Handler, Payload: doc, Spec: ResolveJobOptions(r.Options...)}
+		out[i] = engine.JobRequest{Handler: r.Handler, Payload: doc, Spec: c.spec(r.Handler, r.Options)}
 	}
 	return out, nil
 }

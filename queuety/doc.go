@@ -41,7 +41,9 @@
 // them.
 //
 // Inside a handler, JobInfoFrom reads the attempt, Heartbeat reports
-// progress, PutArtifact stores an output, NonRetryable fails for good,
+// progress, PutArtifact stores an output, StreamChunk and StreamedChunks
+// make a durable streaming step, TraceInput, TraceOutput and TraceContext
+// add trace metadata to its events, NonRetryable fails for good,
 // Release puts the job back, and ContinueAsNew restarts the workflow.
 // Timeouts surface as *queuetytype.TimeoutError (errors.As finds it),
 // results from superseded attempts as queuetytype.ErrStaleAttempt.
@@ -54,7 +56,8 @@
 // PauseWorkflow, ResumeWorkflow, CancelWorkflow, RetryWorkflow,
 // RewindWorkflow, ReplayWorkflow, ForkWorkflow. Queues: PauseQueue,
 // ResumeQueue, Counts, QueueStates, QueueSummaries, OldestDueAges.
-// History: Logs, Failures, FailurePage, HandlerMetrics, PurgeLogs.
+// History: Logs, Failures, FailurePage, HandlerMetrics, PurgeLogs,
+// PruneWorkflowEvents, PurgeWorkflows.
 // Artifacts: Client.PutArtifact, Artifact, Artifacts, DeleteArtifact.
 // Webhooks: AddWebhook, Webhooks, RemoveWebhook, RotateWebhookSecret.
 //

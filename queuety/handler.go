@@ -65,6 +65,10 @@ type Registry struct {
 	// handler each (UseFor).
 	middleware        []Middleware
 	handlerMiddleware map[string][]Middleware
+	// defaults and buried are the handlers' job defaults and bury hooks
+	// (defaults.go).
+	defaults map[string][]JobOption
+	buried   map[string]func(context.Context, *queuetytype.Job, error)
 }
 
 // NewRegistry returns an empty registry.

@@ -73,6 +73,24 @@ func (c *Client) PurgeLogs(ctx context.Context, olderThan time.Duration) (int64,
 	return c.engine.Operations().PurgeLogs(ctx, olderThan)
 }
 
+// PruneWorkflowEvents deletes workflow events created more than olderThan
+// ago (Queuety's WorkflowEventLog::prune), in batches of 1000, and returns
+// how many it deleted. Rewinding a workflow to a step whose events are
+// gone fails; the workflows themselves are untouched.
+func (c *Client) PruneWorkflowEvents(ctx context.Context, olderThan time.Duration) (int64, error) {
+	return c.engine.Operations().PruneWorkflowEvents(ctx, olderThan)
+}
+
+// PurgeWorkflows deletes the workflows that finished (completed, failed
+// or cancelled) more than olderThan ago, with their jobs, events,
+// streaming chunks, artifacts, signals, the dependencies they waited on
+// and their dispatch keys (a later dispatch with the same key starts a new
+// workflow); log rows stay for PurgeLogs. It deletes 100 workflows a
+// transaction, oldest first, and returns how many it deleted.
+func (c *Client) PurgeWorkflows(ctx context.Context, olderThan time.Duration) (int64, error) {
+	return c.engine.Operations().PurgeWorkflows(ctx, olderThan)
+}
+
 // RemoveScheduleByHandler deletes the schedule of a handler (Queuety's
 // remove_schedule) and returns its id; jobs it dispatched are kept. A
 // workflow schedule's handler is "__queuety_workflow:<key>". It returns

@@ -106,6 +106,8 @@ type config struct {
 	phpWorkflowQueue string
 	// maxForEachItems is WithMaxForEachItems' cap (0: the default).
 	maxForEachItems int
+	// registry is WithRegistry's registry (defaults.go).
+	registry *Registry
 }
 
 func newConfig(opts []Option) config {

@@ -55,6 +55,16 @@ type WorkflowStep struct {
 	// (queuetytype.StepWaitForSignal; zero waits forever). The workflow then continues
 	// with TimedOutKey(...) set to true in its state.
 	Timeout time.Duration
+	// MatchPayload makes a queuetytype.StepWaitForSignal step count only
+	// signals whose payload contains every key of it with an equal value
+	// (objects compared key by key, recursively; Queuety's match_payload).
+	// Its keys are stored sorted. Empty matches every signal.
+	MatchPayload State
+	// CorrelationKey makes a queuetytype.StepWaitForSignal step count only
+	// signals whose payload has this key with the value the workflow's
+	// state has under it (Queuety's correlation_key); a signal or state
+	// without the key does not count. Empty means none.
+	CorrelationKey string
 	// Options are the step's job options: queue, priority, attempts,
 	// backoff and activity timeouts. Unset fields take the workflow's.
 	// They apply to single, parallel and for_each steps (every branch).
@@ -362,12 +372,18 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 		if s.Timeout < 0 || (s.Timeout > 0 && s.Timeout < time.Second) {
 			return timeoutf("step %d (%s): signal timeout must be at least 1 second, got %s", i, s.Name, s.Timeout)
 		}
+		if err := s.validateMatching(); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
+		}
 	case queuetytype.StepForEach, queuetytype.StepRepeat, queuetytype.StepRunWorkflow, queuetytype.StepStartWorkflows, queuetytype.StepWaitForWorkflows:
 		if err := s.validateComposite(earlier, depth); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 		}
 	default:
 		return invalidf("step %d: unknown step type %q", i, s.Type)
+	}
+	if s.Type != queuetytype.StepWaitForSignal && (len(s.MatchPayload) > 0 || s.CorrelationKey != "") {
+		return invalidf("step %d (%s): MatchPayload and CorrelationKey apply to signal waits only", i, s.Name)
 	}
 	if s.Options.Delay < 0 {
 		return invalidf("step %d (%s): delay must not be negative", i, s.Name)
@@ -400,13 +416,17 @@ func (s *WorkflowStep) encode() *phpjson.Object {
 	sp := &workflowdef.Spec{
 		Type: s.Type, Name: s.Name, Handler: s.Handler, Handlers: s.Handlers, Delay: s.Delay,
 		Signals: s.signalNames(), HumanWait: s.HumanWait, Compensation: s.Compensation, ResultKey: s.ResultKey,
-		Timeout: s.Timeout, Mode: s.Mode, ItemsKey: s.ItemsKey, Quorum: s.Quorum, Reducer: s.Reducer,
+		Timeout: s.Timeout, CorrelationKey: s.CorrelationKey, Mode: s.Mode, ItemsKey: s.ItemsKey, Quorum: s.Quorum, Reducer: s.Reducer,
 		RepeatMode: s.RepeatMode, Target: s.Target, StateKey: s.StateKey, Condition: s.Condition,
 		MaxIterations: s.MaxIterations, PayloadKey: s.PayloadKey, InheritState: s.InheritState, GroupKey: s.GroupKey,
 		WorkflowIDs: s.WorkflowIDs, WorkflowIDKey: s.WorkflowIDKey, WorkflowGroupKey: s.WorkflowGroupKey,
 		Options: encodeStepOptions(s.Options),
 	}
 	switch s.Type {
+	case queuetytype.StepWaitForSignal:
+		if len(s.MatchPayload) > 0 {
+			sp.MatchPayload, _ = workflowstate.ToObject("match payload", s.MatchPayload)
+		}
 	case queuetytype.StepRepeat:
 		sp.Expected, _ = normalizeExpected(s.Expected)
 	case queuetytype.StepRunWorkflow:

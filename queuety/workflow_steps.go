@@ -7,6 +7,7 @@ import (
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
+	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
@@ -248,4 +249,20 @@ func normalizeExpected(v any) (any, error) {
 		return nil, invalidf("repeat expected value does not encode as JSON: %v", err)
 	}
 	return n, nil
+}
+
+// validateMatching checks a signal wait's MatchPayload and CorrelationKey.
+func (s *WorkflowStep) validateMatching() error {
+	if len(s.MatchPayload) > 0 {
+		if _, err := workflowstate.ToObject("match payload", s.MatchPayload); err != nil {
+			return err
+		}
+	}
+	if s.CorrelationKey != "" && blank(s.CorrelationKey) {
+		return invalidf("correlation key is blank")
+	}
+	if len(s.CorrelationKey) > 191 {
+		return invalidf("correlation key is longer than 191 characters")
+	}
+	return nil
 }

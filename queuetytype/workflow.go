@@ -92,13 +92,17 @@ type WorkflowEvent struct {
 	Context     []byte    // JSON text: event details
 	// Artifacts is the JSON list of the artifacts a step attempt stored
 	// (key, kind, step_index, metadata), or nil.
-	Artifacts  []byte
+	Artifacts []byte
+	// Chunks is the JSON list of the chunk references a streaming step
+	// attempt recorded (job_id, workflow_id, step_index, chunk_index,
+	// content), or nil.
+	Chunks     []byte
 	Error      []byte    // JSON text: the failure, for step_failed
 	DurationMS *int64    // how long the step ran
 	CreatedAt  time.Time // when the event was written
 
 	// Omitted holds, by column name ("input", "output", "state_before",
-	// "state_after", "context", "artifacts", "error"), the length in bytes
+	// "state_after", "context", "artifacts", "chunks", "error"), the length in bytes
 	// of each JSON column a page of events left out; those columns are
 	// nil. A column that is NULL in the row is not in it.
 	Omitted map[string]int64

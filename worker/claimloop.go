@@ -44,7 +44,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		if !w.serial.take(ctx) {
 			continue
 		}
-		n := min(w.cfg.concurrency-w.taken(), w.cfg.batchSize)
+		n := min(w.Concurrency()-w.taken(), w.cfg.batchSize)
 		var t0 time.Time
 		if w.obs != nil {
 			t0 = time.Now()
@@ -119,11 +119,11 @@ const (
 // reports whether a slot is free.
 func (w *Worker) gatherSlots(ctx context.Context) bool {
 	want := w.gatherWant()
-	free := func() int { return w.cfg.concurrency - w.taken() }
+	free := func() int { return w.Concurrency() - w.taken() }
 	if free() >= want {
 		return true
 	}
-	if free() == 0 && !w.freedWithin(ctx, ClaimGatherMax) {
+	if free() <= 0 && !w.freedWithin(ctx, ClaimGatherMax) {
 		return free() > 0
 	}
 	start := time.Now()

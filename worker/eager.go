@@ -43,7 +43,7 @@ func (w *Worker) reserveSlots(n int) int {
 	if w.stopping {
 		return 0
 	}
-	k := max(min(n, w.cfg.concurrency-w.takenLocked()), 0)
+	k := max(min(n, w.Concurrency()-w.takenLocked()), 0)
 	w.busy += k
 	w.wg.Add(k)
 	return k

@@ -55,3 +55,18 @@ func ExampleWorker_Run() {
 	fmt.Println(w.Run(ctx))
 	// Output: <nil>
 }
+
+// Adaptive concurrency, Queuety PHP's --min-workers/--max-workers: the
+// worker runs between 2 and 16 handlers at once, growing with the jobs
+// waiting and shrinking once none has waited for the idle grace; every
+// attempt is limited to 5 minutes (QUEUETY_MAX_EXECUTION_TIME).
+func ExampleAdaptiveConcurrency() {
+	ctx := context.Background()
+	q, _ := queuety.Open(ctx, "sqlite://:memory:", queuety.WithLogger(quiet()))
+	defer q.Close()
+	w := worker.New(q, worker.WithLogger(quiet()),
+		worker.AdaptiveConcurrency(2, 16), worker.ScaleInterval(5*time.Second), worker.ScaleIdleGrace(15*time.Second),
+		worker.MaxExecutionTime(5*time.Minute))
+	fmt.Println("at most", w.Concurrency(), "at once; Run starts at 2")
+	// Output: at most 16 at once; Run starts at 2
+}

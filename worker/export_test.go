@@ -36,3 +36,9 @@ func OnRenewal(before, after func(running int)) Option {
 func OnClaimBackoff(f func(wait time.Duration)) Option {
 	return func(c *config) { c.test.claimBackoff = f }
 }
+
+// OnScale calls armed each time the adaptive scaler arms its timer, and
+// scaled after each resize decision.
+func OnScale(armed func(), scaled func(from, to int)) Option {
+	return func(c *config) { c.test.scaleArmed, c.test.scaled = armed, scaled }
+}

@@ -50,9 +50,9 @@ func (w *Worker) call(ctx context.Context, cj *engine.Claimed) (out queuety.Stat
 	inv.Client = w.c
 	inv.Job, _ = queuety.JobInfoFrom(ctx) // Attach put cj.Info() there
 	if !w.reg.HasMiddleware(name) {
-		return core(ctx, inv)
+		return w.timed(core)(ctx, inv)
 	}
-	return w.reg.Wrap(name, core)(ctx, inv)
+	return w.timed(w.reg.Wrap(name, core))(ctx, inv)
 }
 
 // resolve finds the handler of cj and returns the Invocation it receives

@@ -103,8 +103,10 @@ type config struct {
 	logger          *slog.Logger
 	hooks           Hooks
 	webhooks        WebhookOptions
-	limits          limitsConfig // see limits.go
-	noEager         bool         // see EagerSteps
+	limits          limitsConfig  // see limits.go
+	noEager         bool          // see EagerSteps
+	maxExecution    time.Duration // see MaxExecutionTime
+	scale           scaleConfig   // see AdaptiveConcurrency
 	test            testHooks
 }
 
@@ -128,6 +130,10 @@ type testHooks struct {
 	// webhooksRefreshed is called after each read of the webhooks table,
 	// with the number of webhooks.
 	webhooksRefreshed func(n int)
+	// scaleArmed is called each time the scaler armed its timer; scaled
+	// after each resize decision, with the concurrency before and after.
+	scaleArmed func()
+	scaled     func(from, to int)
 }
 
 // Queues sets the queues to claim from, in priority order: a job in an
@@ -236,7 +242,8 @@ func Maintenance(iv Intervals) Option { return func(c *config) { c.intervals = i
 // them once). Use it when dedicated processes sweep.
 func NoMaintenance() Option { return func(c *config) { c.maintenance = false } }
 
-// WithRegistry shares a handler registry between workers.
+// WithRegistry shares a handler registry between workers (default: the
+// client's, queuety.WithRegistry, else a new one).
 func WithRegistry(r *queuety.Registry) Option { return func(c *config) { c.registry = r } }
 
 // WithLogger sets the logger (default: the client's).

@@ -74,6 +74,9 @@ func (w *Worker) recordOutcome(r *engine.Result, err error) {
 		w.stats.succeeded.Add(1)
 	}
 	w.hooks.observe(r, err)
+	if err == nil {
+		w.buried(r)
+	}
 	if r.Observed != nil {
 		w.observeEnd(r, err)
 	}

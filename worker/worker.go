@@ -114,6 +114,9 @@ type Worker struct {
 	writes writeHealth
 
 	stats counters
+	// limit is the concurrency now: cfg.concurrency, or with
+	// AdaptiveConcurrency its current size (scale.go).
+	limit atomic.Int64
 }
 
 type attempt struct {
@@ -185,6 +188,15 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.scale.max > 0 {
+		cfg.concurrency = cfg.scale.max
+		if cfg.scale.interval <= 0 {
+			cfg.scale.interval = ScaleIntervalDefault
+		}
+		if !cfg.scale.idleSet {
+			cfg.scale.idleGrace = ScaleIdleGraceDefault
+		}
+	}
 	cfg.concurrency = max(cfg.concurrency, 1)
 	if cfg.maxAbandoned < 0 {
 		cfg.maxAbandoned = cfg.concurrency
@@ -198,6 +210,9 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	}
 	if len(cfg.queues) == 0 {
 		cfg.queues = []string{queuetytype.DefaultQueue}
+	}
+	if cfg.registry == nil {
+		cfg.registry = c.Registry() // queuety.WithRegistry's, or nil
 	}
 	if cfg.registry == nil {
 		cfg.registry = queuety.NewRegistry()
@@ -219,12 +234,14 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 	}
 	e.RegisterWorker(handlers) // held weakly: the worker keeps it alive
 	timers, engineTimers := timersOf(e.Clock())
-	return (&Worker{
+	w := &Worker{
 		c: c, engine: e, sweeper: deadline.New(c), cfg: cfg, reg: cfg.registry, log: cfg.logger, obs: e.Observer(),
 		timers: timers, engineTimers: engineTimers, hooks: newWebhooks(e, cfg), funcs: clientseam.Functions(cfg.registry),
 		inflight: map[int64]*attempt{}, replaced: map[*attempt]struct{}{}, abandoned: map[*attempt]struct{}{}, recording: map[*engine.Claimed]struct{}{}, freed: make(chan struct{}, 1), registration: handlers,
 		serial: newSerialWrites(c.StoreInfo().SerialWriters),
-	}).withAdmission()
+	}
+	w.limit.Store(int64(cfg.concurrency))
+	return w.withAdmission()
 }
 
 // HandleJob registers a plain-job handler (see queuety.Registry.HandleJob).
@@ -326,6 +343,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.log.Info("queuety: worker started", "queues", w.cfg.queues, "concurrency", w.cfg.concurrency, "handlers", len(w.reg.Names()))
 
 	w.setStopping(false)
+	if w.cfg.scale.max > 0 {
+		w.limit.Store(int64(w.cfg.scale.min))
+		scaleCtx, stopScale := context.WithCancel(ctx)
+		scaled := make(chan struct{})
+		go func() { defer close(scaled); w.scaler(scaleCtx) }()
+		defer func() { stopScale(); <-scaled; w.limit.Store(int64(w.cfg.concurrency)) }()
+	}
 	w.fetchLoop(ctx, hardCtx, nil)
 	w.setStopping(true)
 
@@ -448,7 +472,7 @@ func (w *Worker) finishSlot(a *attempt) {
 // wake-up rather than one per handler.
 func (w *Worker) slotFreed(busy int) {
 	w.lastFinish.Store(time.Now().UnixNano())
-	free := w.cfg.concurrency - busy
+	free := w.Concurrency() - busy
 	if free == 1 || free >= w.gatherWant() || busy == 0 {
 		select {
 		case w.freed <- struct{}{}:
@@ -458,7 +482,7 @@ func (w *Worker) slotFreed(busy int) {
 }
 
 // gatherWant is the number of free slots the claim gathering waits for.
-func (w *Worker) gatherWant() int { return min(w.cfg.batchSize, w.cfg.concurrency) }
+func (w *Worker) gatherWant() int { return min(w.cfg.batchSize, w.Concurrency()) }
 
 // execute runs the handler of a, whose context is ctx, and records the
 // outcome.

@@ -242,6 +242,8 @@ func artifactContent(r *driver.Artifact) any {
 type artifactTrace struct {
 	mu   sync.Mutex
 	refs []any
+	// runtimeTrace is the rest of the attempt's trace (runtimetrace.go).
+	runtimeTrace
 }
 
 // traceArtifact records a stored artifact on the attempt, when the
@@ -278,8 +280,9 @@ func (cj *Claimed) tracedArtifacts() []byte {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.refs) == 0 {
+	refs := append(append([]any{}, t.refs...), t.tracedExtraArtifacts()...)
+	if len(refs) == 0 {
 		return nil
 	}
-	return workflowstate.EncodeJSON(t.refs)
+	return workflowstate.EncodeJSON(refs)
 }

@@ -55,6 +55,13 @@ type Notice struct {
 // for a step, advancing the workflow. It returns ErrStaleAttempt when the
 // attempt no longer owns its job.
 func (e *Engine) Finish(ctx context.Context, r *Result) error {
+	e.beforeRecord(ctx, r)
+	err := e.finish(ctx, r)
+	e.afterRecord(ctx, r, err)
+	return err
+}
+
+func (e *Engine) finish(ctx context.Context, r *Result) error {
 	r.Outcome = ""
 	if r.Err == nil && r.Claimed.preErr != nil {
 		r.Err = r.Claimed.preErr
@@ -306,6 +313,7 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 	branches := map[int64][]int{} // for-each branch results by workflow
 	var branchOrder []int64
 	for i, r := range results {
+		e.beforeRecord(ctx, r)
 		cj := r.Claimed
 		r.Outcome = ""
 		// r.Err covers failures and continue-as-new alike.
@@ -323,7 +331,7 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 		out := phpjson.NewObject()
 		if cj.step.Type == queuetytype.StepSingle {
 			var err error
-			if out, err = workflowstate.UserObject("step output", r.Output); err == nil {
+			if out, err = stepOutput(r); err == nil {
 				err = workflowstate.CheckNextStep(out, cj.steps)
 			}
 			if err != nil {
@@ -362,6 +370,9 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 	}
 	for _, i := range single {
 		errs[i] = e.Finish(ctx, results[i])
+	}
+	for i, r := range results {
+		e.afterRecord(ctx, r, errs[i])
 	}
 	return errs, handed, nil
 }

@@ -323,6 +323,7 @@ func (sc *stepCtx) applyBranch(w *writes, rt *workflowstate.ForEach, output *php
 	doneCtx.Set("item_index", int64(itemIndex))
 	doneCtx.Set("item", item)
 	done.Context = workflowstate.EncodeJSON(doneCtx)
+	sc.cj.traceItemCompleted(done, doneCtx)
 	w.events = append(w.events, started, done)
 	w.logs = append(w.logs, sc.logs()...)
 	return rt.Satisfied(sc.step), nil
@@ -356,7 +357,7 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 	errs = make([]error, len(results))
 	outputs := make([]*phpjson.Object, len(results))
 	for i, r := range results {
-		if outputs[i], err = workflowstate.UserObject("step output", r.Output); err != nil {
+		if outputs[i], err = stepOutput(r); err != nil {
 			return nil, true, nil
 		}
 	}

@@ -92,7 +92,7 @@ func (e *Engine) lockStep(ctx context.Context, tx driver.Tx, cj *Claimed) (*driv
 func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 	cj := r.Claimed
 	can, _ := asContinueAsNew(r.Err)
-	output, err := workflowstate.UserObject("step output", r.Output)
+	output, err := stepOutput(r)
 	if err == nil {
 		err = workflowstate.CheckNextStep(output, cj.steps)
 	}
@@ -275,6 +275,7 @@ func (in stepInputs) contextOrEmpty() []byte {
 func (sc *stepCtx) completedEvent(ev driver.EventType, in stepInputs, output, after *phpjson.Object) *driver.WorkflowEvent {
 	e := sc.event(ev, in)
 	e.Output, e.StateAfter, e.Artifacts = workflowstate.EncodeJSON(output), workflowstate.EncodeJSON(workflowstate.PublicState(after)), sc.cj.tracedArtifacts()
+	sc.cj.traceCompleted(e)
 	return e
 }
 
@@ -287,6 +288,7 @@ func (sc *stepCtx) failedEvents(in stepInputs, msg, class, trace string) []*driv
 	errDoc.Set("trace", trace)
 	f := sc.event(driver.EventStepFailed, in)
 	f.StateAfter, f.Context, f.Error = in.state, in.contextOrEmpty(), workflowstate.EncodeJSON(errDoc)
+	sc.cj.traceFailed(f)
 	return []*driver.WorkflowEvent{sc.startedEvent(in), f}
 }
 

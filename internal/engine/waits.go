@@ -79,8 +79,7 @@ func (sc *stepCtx) openWait() error {
 	details.Set("human_wait", hw)
 	details.Set("result_key", workflowdef.NilIfEmpty(sc.step.ResultKey))
 	details.Set("match_payload", mp)
-	ck, _ := sc.step.Raw.Get("correlation_key")
-	details.Set("correlation_key", ck)
+	details.Set("correlation_key", workflowdef.NilIfEmpty(strField(sc.step.Raw, "correlation_key"))) // trimmed, as Queuety writes it
 	if sc.step.Timeout > 0 {
 		details.Set("timeout_at", isoTime(sc.wf.WaitDeadlineAt))
 	}

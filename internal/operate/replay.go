@@ -135,7 +135,7 @@ func (e *Service) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (i
 				Event: driver.EventType(orDefault(workflowdef.String(ev, "event"), string(driver.EventStepCompleted))), Queue: workflowdef.String(ev, "queue"),
 				Attempt: optInt(ev, "attempt"), Input: jsonField(ev, "input"), Output: jsonField(ev, "output"),
 				StateBefore: jsonField(ev, "state_before"), StateAfter: jsonField(ev, "state_after"),
-				Context: jsonField(ev, "context"), Artifacts: jsonField(ev, "artifacts"), Error: jsonField(ev, "error"), DurationMS: optInt64(ev, "duration_ms"),
+				Context: jsonField(ev, "context"), Artifacts: jsonField(ev, "artifacts"), Chunks: jsonField(ev, "chunks"), Error: jsonField(ev, "error"), DurationMS: optInt64(ev, "duration_ms"),
 				CreatedAt: timeField(ev, "created_at", now)})
 		}
 		source := phpjson.NewObject()
@@ -183,6 +183,13 @@ func (e *Service) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (i
 		}
 		for _, a := range list("artifacts") {
 			if err := tx.ArtifactPut(ctx, replayArtifact(id, a, now)); err != nil {
+				return err
+			}
+		}
+		for _, c := range list("chunks") {
+			content, _ := c.Get("content")
+			if err := tx.ChunkInsert(ctx, &driver.Chunk{JobID: workflowdef.Int(c, "job_id"), WorkflowID: id, StepIndex: optInt(c, "step_index"),
+				ChunkIndex: int(workflowdef.Int(c, "chunk_index")), Content: scalarText(content), CreatedAt: timeField(c, "created_at", now)}); err != nil {
 				return err
 			}
 		}

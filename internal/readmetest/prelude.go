@@ -84,4 +84,10 @@ var Predeclared = map[string]Var{
 	// The artifacts snippet: a step's draft text and the workflow it reads.
 	"body":       {Type: "string"},
 	"workflowID": {Type: "int64"},
+	// The handler-defaults snippet: the job handler, the DSN, a payload and
+	// the hook's alert.
+	"sendInvoice": {Type: "queuety.JobFunc", Imports: []string{"queuety"}},
+	"dsn":         {Type: "string"},
+	"payload":     {Type: "map[string]any"},
+	"pageOnCall":  {Type: "func(ctx context.Context, jobID int64, err error)", Imports: []string{"context"}},
 }

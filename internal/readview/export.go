@@ -64,8 +64,7 @@ func strOrNil(s string) any {
 
 // ExportWorkflow returns a workflow's history in Queuety's export format:
 // the workflow row with its state, its jobs, events, logs, signals,
-// artifacts and wait dependencies (chunks, which the Go engine does not
-// write, are an empty list). It reads the whole history; TraceWorkflowWith
+// artifacts, streaming chunks and wait dependencies. It reads the whole history; TraceWorkflowWith
 // reads it a bounded page at a time.
 func (v *Views) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object, error) {
 	var (
@@ -76,6 +75,7 @@ func (v *Views) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object, 
 		signals   []*driver.Signal
 		deps      []*driver.WorkflowDependency
 		artifacts []*driver.Artifact
+		chunks    []*driver.Chunk
 	)
 	err := v.store.InTx(ctx, func(tx driver.Tx) (err error) {
 		if wf, err = tx.WorkflowGet(ctx, id, driver.LockNone); err != nil {
@@ -94,6 +94,9 @@ func (v *Views) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object, 
 			return err
 		}
 		if artifacts, err = tx.ArtifactList(ctx, id, true); err != nil {
+			return err
+		}
+		if chunks, err = tx.ChunkListWorkflow(ctx, id, 0, 1<<30); err != nil {
 			return err
 		}
 		deps, err = tx.DependencyList(ctx, id)
@@ -123,7 +126,7 @@ func (v *Views) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object, 
 	out.Set("logs", logObjects(logs))
 	out.Set("signals", signalObjects(signals))
 	out.Set("artifacts", exportArtifacts(artifacts))
-	out.Set("chunks", []any{})
+	out.Set("chunks", chunkObjects(chunks))
 	out.Set("wait_dependencies", dependencyObjects(deps))
 	out.Set("exported_at", v.clock.Now().UTC().Format("2006-01-02T15:04:05-07:00"))
 	out.Set("queuety_version", "queuety-go")
@@ -202,7 +205,7 @@ func eventObject(ev *driver.WorkflowEvent) *phpjson.Object {
 	o.Set("state_after", engine.JSONColumn(ev.StateAfter))
 	o.Set("context", engine.JSONColumn(ev.Context))
 	o.Set("artifacts", engine.JSONColumn(ev.Artifacts))
-	o.Set("chunks", nil)
+	o.Set("chunks", engine.JSONColumn(ev.Chunks))
 	o.Set("error", engine.JSONColumn(ev.Error))
 	o.Set("duration_ms", int64PtrOrNil(ev.DurationMS))
 	o.Set("created_at", dbTime(ev.CreatedAt))
@@ -313,6 +316,24 @@ func exportArtifacts(rows []*driver.Artifact) []any {
 		if r.OmittedMetadataBytes > 0 {
 			o.Set("metadata_omitted_bytes", r.OmittedMetadataBytes)
 		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// chunkObjects are the streaming chunks of an export or a trace, as
+// Queuety's exporter writes them.
+func chunkObjects(chunks []*driver.Chunk) []any {
+	out := make([]any, 0, len(chunks))
+	for _, c := range chunks {
+		o := phpjson.NewObject()
+		o.Set("id", c.ID)
+		o.Set("job_id", c.JobID)
+		o.Set("workflow_id", c.WorkflowID)
+		o.Set("step_index", intPtrOrNil(c.StepIndex))
+		o.Set("chunk_index", int64(c.ChunkIndex))
+		o.Set("content", c.Content)
+		o.Set("created_at", dbTime(c.CreatedAt))
 		out = append(out, o)
 	}
 	return out

@@ -44,7 +44,8 @@ func (v *Views) TraceWorkflow(ctx context.Context, id int64) (*phpjson.Object, e
 // step_type, handler, its events and the latest of its step_completed,
 // step_failed, workflow_waiting and workflow_resumed events), the events,
 // up to TraceJobsPerStep jobs of each step, the newest TraceLogs log rows,
-// the first TraceArtifacts artifacts by key, chunks, the newest
+// the first TraceArtifacts artifacts by key, the first TraceArtifacts
+// streaming chunks (by step and chunk index), the newest
 // TraceSignals signals and the wait dependencies, in ExportWorkflow's row
 // shapes, and "page", which says what was left out:
 //
@@ -70,6 +71,7 @@ func (v *Views) TraceWorkflowWith(ctx context.Context, id int64, opts queuetytyp
 		signals        []*driver.Signal
 		deps           []*driver.WorkflowDependency
 		artifacts      []*driver.Artifact
+		chunks         []*driver.Chunk
 		eventsN, logsN int64
 		signalsN       int64
 		artifactsN     int64
@@ -107,6 +109,9 @@ func (v *Views) TraceWorkflowWith(ctx context.Context, id int64, opts queuetytyp
 			return err
 		}
 		if artifacts, err = traceArtifacts(ctx, tx, id); err != nil {
+			return err
+		}
+		if chunks, err = tx.ChunkListWorkflow(ctx, id, 0, queuetytype.TraceArtifacts); err != nil {
 			return err
 		}
 		deps, err = tx.DependencyList(ctx, id)
@@ -172,7 +177,7 @@ func (v *Views) TraceWorkflowWith(ctx context.Context, id int64, opts queuetytyp
 	out.Set("jobs", jobList)
 	out.Set("logs", logObjects(logs))
 	out.Set("artifacts", exportArtifacts(artifacts))
-	out.Set("chunks", []any{})
+	out.Set("chunks", chunkObjects(chunks))
 	out.Set("signals", signalObjects(signals))
 	out.Set("wait_dependencies", dependencyObjects(deps))
 	page := phpjson.NewObject()

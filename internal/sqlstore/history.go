@@ -107,8 +107,8 @@ func scanEventPage(sc scanner) (*driver.WorkflowEvent, error) {
 	var event string
 	var dur sql.NullInt64
 	var attempt *int
-	cols := []*[]byte{&e.Input, &e.Output, &e.StateBefore, &e.StateAfter, &e.Context, &e.Artifacts, &e.Error}
-	var omitted [7]int64
+	cols := []*[]byte{&e.Input, &e.Output, &e.StateBefore, &e.StateAfter, &e.Context, &e.Artifacts, &e.Chunks, &e.Error}
+	var omitted [8]int64
 	dests := []any{&e.ID, &e.WorkflowID, nullInt{&e.JobID}, &e.StepIndex, nullString{&e.StepName}, nullString{&e.StepType},
 		&e.Handler, &event, nullString{&e.Queue}, nullIntPtr{&attempt}}
 	for i, c := range cols {

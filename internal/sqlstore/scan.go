@@ -258,7 +258,7 @@ func scanLog(sc scanner) (*driver.LogEntry, error) {
 }
 
 const eventCols = "id, workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, attempt, input, " +
-	"output, state_before, state_after, context, artifacts, error, duration_ms, created_at"
+	"output, state_before, state_after, context, artifacts, chunks, error, duration_ms, created_at"
 
 func scanEvent(sc scanner) (*driver.WorkflowEvent, error) {
 	e := &driver.WorkflowEvent{}
@@ -267,7 +267,7 @@ func scanEvent(sc scanner) (*driver.WorkflowEvent, error) {
 	var attempt *int
 	err := sc.Scan(&e.ID, &e.WorkflowID, nullInt{&e.JobID}, &e.StepIndex, nullString{&e.StepName}, nullString{&e.StepType},
 		&e.Handler, &event, nullString{&e.Queue}, nullIntPtr{&attempt}, nullBytes{&e.Input}, nullBytes{&e.Output},
-		nullBytes{&e.StateBefore}, nullBytes{&e.StateAfter}, nullBytes{&e.Context}, nullBytes{&e.Artifacts}, nullBytes{&e.Error}, &dur,
+		nullBytes{&e.StateBefore}, nullBytes{&e.StateAfter}, nullBytes{&e.Context}, nullBytes{&e.Artifacts}, nullBytes{&e.Chunks}, nullBytes{&e.Error}, &dur,
 		nullTime{&e.CreatedAt})
 	if err != nil {
 		return nil, fmt.Errorf("scan workflow event: %w", err)

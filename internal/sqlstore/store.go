@@ -94,6 +94,9 @@ type Tables struct {
 	Jobs, Workflows, Logs, Schedules, QueueStates, Signals, DispatchKeys, Events, Failures, Migrations, Dependencies string
 	Webhooks, Artifacts, Batches, BatchEvents                                                                        string
 
+	// Chunks is Queuety's table of streaming steps' chunks.
+	Chunks string
+
 	// WebhookSecrets is the Go engine's table of webhook signing secrets,
 	// one row per webhook id (Queuety PHP's webhooks table has no secret).
 	WebhookSecrets string
@@ -125,7 +128,7 @@ func NamedTables(n Names) Tables {
 		QueueStates: q("queue_states"), Signals: q("signals"), DispatchKeys: q("workflow_dispatch_keys"),
 		Events: q("workflow_events"), Failures: g("failures"), Migrations: g("migrations"),
 		Dependencies: q("workflow_dependencies"), Webhooks: q("webhooks"), Artifacts: q("artifacts"),
-		Batches: q("batches"), BatchEvents: g("batch_events"), Locks: q("locks"), WebhookSecrets: g("webhook_secrets"),
+		Batches: q("batches"), BatchEvents: g("batch_events"), Locks: q("locks"), WebhookSecrets: g("webhook_secrets"), Chunks: q("chunks"),
 		WorkflowEnds: g("workflow_ends"), Limits: g("limits"), RateStarts: g("rate_starts"), Names: n,
 	}
 }

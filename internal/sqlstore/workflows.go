@@ -31,10 +31,10 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 		}
 		return t.EventInsert(ctx, events[cut:])
 	}
-	const n = 18
+	const n = 19
 	var b strings.Builder
 	b.WriteString("INSERT INTO " + t.s.T.Events + " (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, " +
-		"attempt, input, output, state_before, state_after, context, artifacts, error, duration_ms, created_at) VALUES ")
+		"attempt, input, output, state_before, state_after, context, artifacts, chunks, error, duration_ms, created_at) VALUES ")
 	args := make([]any, 0, len(events)*n)
 	for i, e := range events {
 		if i > 0 {
@@ -43,7 +43,7 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 		b.WriteString("(" + placeholders(n) + ")")
 		args = append(args, e.WorkflowID, nullID(e.JobID), e.StepIndex, nullStr(e.StepName), nullStr(e.StepType), e.Handler,
 			string(e.Event), nullStr(e.Queue), nullIntp(e.Attempt), nullText(e.Input), nullText(e.Output),
-			nullText(e.StateBefore), nullText(e.StateAfter), nullText(e.Context), nullText(e.Artifacts), nullText(e.Error), nullInt64p(e.DurationMS),
+			nullText(e.StateBefore), nullText(e.StateAfter), nullText(e.Context), nullText(e.Artifacts), nullText(e.Chunks), nullText(e.Error), nullInt64p(e.DurationMS),
 			t.sec(e.CreatedAt))
 	}
 	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
@@ -67,7 +67,7 @@ const maxInsertRows = 500
 func eventsSize(events []*driver.WorkflowEvent) (total, cut int) {
 	cut = len(events)
 	for i, e := range events {
-		total += len(e.Input) + len(e.Output) + len(e.StateBefore) + len(e.StateAfter) + len(e.Context) + len(e.Artifacts) + len(e.Error) + 256
+		total += len(e.Input) + len(e.Output) + len(e.StateBefore) + len(e.StateAfter) + len(e.Context) + len(e.Artifacts) + len(e.Chunks) + len(e.Error) + 256
 		if (total > maxStatementBytes || i == maxInsertRows) && cut == len(events) {
 			cut = max(i, 1)
 		}

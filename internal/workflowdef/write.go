@@ -35,13 +35,17 @@ type Spec struct {
 	Compensation string
 	ResultKey    string
 	Timeout      time.Duration // wait_for_signal; 0: none
-	Mode         string        // for_each, wait_for_signal, wait_for_workflows
-	ItemsKey     string        // for_each, start_workflows
-	Quorum       int
-	Reducer      string
-	RepeatMode   string
-	Target       string
-	StateKey     string
+	// MatchPayload and CorrelationKey are a wait_for_signal step's
+	// matching rules; nil and "" for none.
+	MatchPayload   *phpjson.Object
+	CorrelationKey string
+	Mode           string // for_each, wait_for_signal, wait_for_workflows
+	ItemsKey       string // for_each, start_workflows
+	Quorum         int
+	Reducer        string
+	RepeatMode     string
+	Target         string
+	StateKey       string
 	// Expected is a repeat's expected value, normalised to the JSON tree
 	// phpjson writes.
 	Expected         any
@@ -128,8 +132,12 @@ func encodeSignalWait(s *Spec, o *phpjson.Object) {
 	o.Set("signal_names", list)
 	o.Set("wait_mode", cmp.Or(s.Mode, queuetytype.WaitAll))
 	o.Set("result_key", NilIfEmpty(s.ResultKey))
-	o.Set("match_payload", []any{})
-	o.Set("correlation_key", nil)
+	if s.MatchPayload != nil && s.MatchPayload.Len() > 0 {
+		o.Set("match_payload", s.MatchPayload)
+	} else {
+		o.Set("match_payload", []any{}) // PHP's empty array
+	}
+	o.Set("correlation_key", NilIfEmpty(s.CorrelationKey))
 	o.Set("human_wait", NilIfEmpty(s.HumanWait))
 	var decisions any
 	if s.HumanWait == "decision" {

@@ -19,6 +19,7 @@ use Queuety\Contracts\Compensation;
 use Queuety\Contracts\ForEachHandler;
 use Queuety\Contracts\ForEachReducer;
 use Queuety\Contracts\RepeatCondition;
+use Queuety\Contracts\StreamingStep;
 use Queuety\Step;
 
 /** Integer value of a state key, or $default when it is missing or not numeric. */
@@ -149,6 +150,23 @@ final class Finish implements Step {
 }
 
 /**
+ * Step: starts a workflow from the template named state.template with
+ * Queuety::run_workflow( name, {"n": state.n} ) and returns
+ * {"template_workflow_id": id}. The template may be one queuety-go defined
+ * (loaded with QueuetyGo\WorkflowTemplates at boot).
+ */
+final class StartTemplate implements Step {
+	public function handle( array $state ): array {
+		$id = \Queuety\Queuety::run_workflow( (string) ( $state['template'] ?? '' ), array( 'n' => $state['n'] ?? 0 ) );
+		return array( 'template_workflow_id' => $id );
+	}
+
+	public function config(): array {
+		return array();
+	}
+}
+
+/**
  * Compensation: undoes a step. Appends {"undo":<class>,"state":<state>} as
  * one JSON line to the file named by QUEUETY_INTEROP_MARKER, when set, so a
  * test can see which compensations ran, in which order, with which state.
@@ -222,6 +240,59 @@ final class StoreArtifacts implements Step {
 		);
 		\Queuety\Queuety::put_current_artifact( 'draft', "# Pricing\n\nSee https://example.com/x.", 'markdown' );
 		return array( 'planned' => true );
+	}
+
+	public function config(): array {
+		return array();
+	}
+}
+
+/**
+ * Streaming step: streams the words of state.words (space-separated), one
+ * chunk each ("word "), after the chunks an earlier attempt stored. When
+ * QUEUETY_INTEROP_STREAM_FAIL_AFTER is set to n, an attempt throws
+ * RuntimeException('stream interrupted') before streaming chunk n (counted
+ * from 0 over the whole stream). on_complete returns {"text": the chunks
+ * joined}.
+ */
+final class StreamWords implements StreamingStep {
+	public function stream( array $state, array $existing_chunks = array() ): \Generator {
+		$words = preg_split( '/\s+/', trim( (string) ( $state['words'] ?? '' ) ) );
+		$fail  = getenv( 'QUEUETY_INTEROP_STREAM_FAIL_AFTER' );
+		for ( $i = count( $existing_chunks ); $i < count( $words ); $i++ ) {
+			if ( false !== $fail && '' !== $fail && (int) $fail === $i ) {
+				throw new \RuntimeException( 'stream interrupted' );
+			}
+			yield $words[ $i ] . ' ';
+		}
+	}
+
+	public function on_complete( array $chunks, array $state ): array {
+		return array( 'text' => implode( '', $chunks ) );
+	}
+
+	public function config(): array {
+		return array( 'max_attempts' => 3 );
+	}
+}
+
+/**
+ * Step: records runtime trace metadata with trace_input, trace_context and
+ * trace_output, and returns the reserved _queuety_trace key with a context
+ * value and an artifact reference.
+ */
+final class TraceMeta implements Step {
+	public function handle( array $state ): array {
+		\Queuety\Queuety::trace_input( array( 'resolved' => array( 'id' => $state['post_id'] ?? null ) ) );
+		\Queuety\Queuety::trace_context( array( 'ability' => 'content/load-post' ) );
+		\Queuety\Queuety::trace_output( array( 'post' => 'Hello' ) );
+		return array(
+			'result'         => 'done',
+			'_queuety_trace' => array(
+				'context'   => array( 'node_id' => 'loadPost' ),
+				'artifacts' => array( array( 'key' => 'brief', 'kind' => 'markdown' ), 'not an array', array( 'a list' ) ),
+			),
+		);
 	}
 
 	public function config(): array {

@@ -100,6 +100,10 @@ function boot(): Connection {
 	$conn = new Connection( $s['host'], $s['name'], $s['user'], $s['pass'], $s['prefix'] );
 	Queuety::init( $conn );
 	Queuety::ensure_schema();
+	$templates = getenv( 'QUEUETY_INTEROP_TEMPLATES' );
+	if ( is_string( $templates ) && '' !== $templates ) {
+		\QueuetyGo\WorkflowTemplates::load( $templates ); // as a site registers its templates on init
+	}
 	return $conn;
 }
 

@@ -45,7 +45,7 @@ const (
 
 // EventColumns are the JSON columns of workflow_events, in table order:
 // the keys of WorkflowEvent.Omitted.
-var EventColumns = []string{"input", "output", "state_before", "state_after", "context", "artifacts", "error"}
+var EventColumns = []string{"input", "output", "state_before", "state_after", "context", "artifacts", "chunks", "error"}
 
 // JobStepQuery selects a workflow's jobs for Tx.JobListByStep.
 type JobStepQuery struct {
