@@ -274,13 +274,20 @@ func (a *ageValue) Set(s string) error {
 	return nil
 }
 
-// olderThanFlag declares the required --older-than flag of the purge
-// commands and returns a function that reads it: the age, or a usage
-// error when it was not given or is negative.
-func olderThanFlag(fs *flag.FlagSet, what string) func() (time.Duration, error) {
+// olderThanFlag declares the --older-than flag of the purge commands and
+// returns a function that reads it: the age, or a usage error when it is
+// negative, or when it was not given and there is no default (def <= 0).
+func olderThanFlag(fs *flag.FlagSet, what string, def time.Duration) func() (time.Duration, error) {
 	a := &ageValue{d: new(time.Duration)}
-	fs.Var(a, "older-than", "delete "+what+" older than this `age`: a number of days (7, as wp queuety takes it) or a duration (12h, 7d, 0s) (required)")
+	usage := "delete " + what + " older than this `age`: a number of days (7, as wp queuety takes it) or a duration (12h, 7d, 0s) (required)"
+	if def > 0 {
+		usage = strings.TrimSuffix(usage, " (required)") + fmt.Sprintf(" (default %d days, as wp queuety)", def/(24*time.Hour))
+	}
+	fs.Var(a, "older-than", usage)
 	return func() (time.Duration, error) {
+		if !a.set && def > 0 {
+			return def, nil
+		}
 		if !a.set {
 			return 0, Usagef("--older-than is required (a number of days, for example --older-than 7, or a duration such as 168h)")
 		}

@@ -268,6 +268,9 @@ type Globals struct {
 	LogLevel string // --log-level ("" = the command's default)
 	// LogFormat is --log-format: "text" (the default, "" too) or "json".
 	LogFormat string
+	// Format is --format, wp queuety's spelling: "table" (the default, ""
+	// too) or "json", which sets JSON.
+	Format string
 }
 
 // addGlobals declares the global flags on fs, bound to g (so values given
@@ -276,6 +279,7 @@ func addGlobals(fs *flag.FlagSet, g *Globals) {
 	fs.StringVar(&g.DSN, "dsn", g.DSN, "store DSN: sqlite://FILE, mysql://USER:PASS@HOST:3306/DB?prefix=wp_ or a go-sql-driver DSN\n(default: $"+EnvDSN+", else "+DefaultDSN+")")
 	fs.StringVar(&g.WPConfig, "wp-config", g.WPConfig, "read the MySQL settings and $table_prefix from this WordPress `wp-config.php` (getenv() and getenv_docker() are read from this process's environment)")
 	fs.BoolVar(&g.JSON, "json", g.JSON, "print JSON instead of text")
+	fs.StringVar(&g.Format, "format", g.Format, "output `format`, as wp queuety's --format: table (the default) or json (as --json)")
 	fs.StringVar(&g.LogLevel, "log-level", g.LogLevel, "log `level` on stderr: debug, info, warn or error\n(default: info for work, error for demo, warn otherwise)")
 	fs.StringVar(&g.LogFormat, "log-format", g.LogFormat, "log `format` on stderr: text or json (one JSON object per line) (default text)")
 }

@@ -436,8 +436,9 @@ func TestWorkOnceAndJobs(t *testing.T) {
 	shown = decode[map[string]any](t, mustRun(t, nil, "--dsn", dsn, "job", "show", strconv.FormatInt(failID, 10), "--json"))
 	assert.Equal(t, "completed", shown["job"].(map[string]any)["status"], "retried job status")
 
-	// job purge needs --older-than; 0 purges everything completed.
-	wantFail(t, 2, "--older-than is required", "--dsn", dsn, "job", "purge")
+	// job purge keeps a week without --older-than; 0 purges everything completed.
+	out = mustRun(t, nil, "--dsn", dsn, "job", "purge")
+	assert.Contains(t, out, "Deleted 0 ", "purge without --older-than")
 	out = mustRun(t, nil, "--dsn", dsn, "job", "purge", "--older-than", "7d")
 	assert.Contains(t, out, "Deleted 0 ", "purge 7d")
 	// Completion times have whole seconds: poll until the jobs completed

@@ -156,4 +156,5 @@ func WriteMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "```\n")
 	}
 	walk(root, []string{Program})
+	writeAliasesMarkdown(w)
 }

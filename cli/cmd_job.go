@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
 
@@ -180,15 +181,21 @@ func jobRetryCommand() *Command {
 	}
 }
 
+// defaultRetention is how long `job purge` keeps completed jobs without
+// --older-than: Queuety's QUEUETY_RETENTION_DAYS default.
+const defaultRetention = 7 * 24 * time.Hour
+
 func jobPurgeCommand() *Command {
 	return &Command{
 		Name:    "purge",
-		Summary: "delete completed jobs that completed longer ago than --older-than",
+		Summary: "delete completed jobs that completed longer ago than --older-than (7 days)",
 		Help: `--older-than takes a number of days, as wp queuety purge does (7 is a
-week), or a duration (168h, 7d; 0s deletes every completed job).`,
-		Examples: []string{Program + " job purge --older-than 7", Program + " job purge --older-than 30d --json"},
+week), or a duration (168h, 7d; 0s deletes every completed job). Without
+it, jobs completed more than 7 days ago are deleted, as wp queuety purge
+does with Queuety's default retention.`,
+		Examples: []string{Program + " job purge", Program + " job purge --older-than 30d --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			olderThan := olderThanFlag(fs, "completed jobs")
+			olderThan := olderThanFlag(fs, "completed jobs", defaultRetention)
 			return func(e *Env, _ []string) error {
 				age, err := olderThan()
 				if err != nil {

@@ -134,7 +134,7 @@ duration (12h, 7d). Rows are deleted in batches of 1000. The metrics and
 Queuety PHP's rate limits read the log rows of the recent past only.`,
 		Examples: []string{Program + " log purge --older-than 30", Program + " log purge --older-than 12h --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			olderThan := olderThanFlag(fs, "log rows")
+			olderThan := olderThanFlag(fs, "log rows", 0)
 			return func(e *Env, _ []string) error {
 				age, err := olderThan()
 				if err != nil {

@@ -33,9 +33,9 @@ func workflowCommand() *Command {
 				"paused: the step in flight finishes, the next one waits for resume", (*queuety.Client).PauseWorkflow),
 			workflowOpCommand("resume", "resume a paused workflow",
 				"resumed", (*queuety.Client).ResumeWorkflow),
-			workflowAnswerCommand("approve", "approve a workflow's approval or decision wait", (*queuety.Client).Approve),
-			workflowAnswerCommand("reject", "reject a workflow's decision wait", (*queuety.Client).Reject),
-			workflowAnswerCommand("input", "submit input to a workflow's input wait", (*queuety.Client).SubmitInput),
+			workflowAnswerCommand("approve", "approve a workflow's approval or decision wait", "approval", (*queuety.Client).Approve),
+			workflowAnswerCommand("reject", "reject a workflow's decision wait", "rejected", (*queuety.Client).Reject),
+			workflowAnswerCommand("input", "submit input to a workflow's input wait", "input", (*queuety.Client).SubmitInput),
 			workflowRewindCommand(),
 			workflowForkCommand(),
 			workflowStateAtCommand(),
@@ -88,49 +88,6 @@ func workflowListCommand() *Command {
 						})
 				})
 			}
-		},
-	}
-}
-
-func workflowStatusCommand() *Command {
-	return &Command{
-		Name:     "status",
-		Summary:  "show a workflow's status, progress and public state",
-		Args:     "ID",
-		MinArgs:  1,
-		MaxArgs:  1,
-		Examples: []string{Program + " workflow status 42", Program + " workflow status 42 --json"},
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			return onID("workflow", func(e *Env, c *queuety.Client, id int64) error {
-				w, err := c.Workflow(e.Ctx, id)
-				if err != nil {
-					return err
-				}
-				state, err := c.State(e.Ctx, id)
-				if err != nil {
-					return err
-				}
-				v := workflowView(w)
-				v.State = nonNilState(state)
-				if e.Globals.JSON {
-					return printJSON(e.Stdout, v)
-				}
-				fmt.Fprintf(e.Stdout, "Workflow %d (%s): %s\n", w.ID, w.Name, w.Status)
-				f := newFieldTable(e.Stdout)
-				f.add("steps done", fmt.Sprintf("%d of %d", w.CurrentStep, w.TotalSteps))
-				f.add("started at", ts(w.StartedAt))
-				f.add("completed at", ts(w.CompletedAt))
-				f.add("failed at", ts(w.FailedAt))
-				f.add("error", w.ErrorMessage)
-				f.add("deadline", ts(w.DeadlineAt))
-				if v.Run > 1 || !w.RunDeadlineAt.IsZero() {
-					f.add("run", fmt.Sprintf("%d, started %s", v.Run, dash(v.RunStartedAt)))
-					f.add("run deadline", v.RunDeadlineAt)
-				}
-				f.add("signal wait times out at", ts(w.WaitDeadlineAt))
-				f.add("state", compactJSON(v.State))
-				return f.Flush()
-			})
 		},
 	}
 }

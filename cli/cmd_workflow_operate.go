@@ -98,7 +98,9 @@ the workflow reaches its wait counts when it gets there.`,
 
 // workflowAnswerCommand is `workflow approve|reject|input ID [JSON]`: a
 // person's answer to a wait, sent as the signal that wait listens for.
-func workflowAnswerCommand(name, summary string, answer func(*queuety.Client, context.Context, int64, any) (string, error)) *Command {
+// defaultSignal is Queuety PHP's name of that signal (its --signal
+// default).
+func workflowAnswerCommand(name, summary, defaultSignal string, answer func(*queuety.Client, context.Context, int64, any) (string, error)) *Command {
 	return &Command{
 		Name:    name,
 		Summary: summary,
@@ -107,30 +109,53 @@ func workflowAnswerCommand(name, summary string, answer func(*queuety.Client, co
 approve and reject a decision wait (its approve and reject signals),
 approve an approval wait, input an input wait, and any wait that listens
 for Queuety's default signal of the answer ("approval", "rejected",
-"input"). JSON is the answer's data, stored as the signal's payload.
+"input"). JSON (or --data, as wp queuety takes it) is the answer's data,
+stored as the signal's payload.
 
 An answer the wait cannot take is refused and nothing is stored: reject of
 an approval wait (only a decision can be rejected), approve of a plain
 signal wait, or any answer to a workflow that is not waiting, including
 one already answered (a second approve of the same wait). To send a signal
-before the workflow reaches its wait, use 'signal ID NAME'.`,
+before the workflow reaches its wait, use 'signal ID NAME'.
+
+--signal NAME sends the signal NAME instead, as wp queuety ` + name + ` --signal
+does and as 'signal ID NAME' does: it is stored whatever the workflow is
+doing (default of wp queuety: ` + defaultSignal + `).`,
 		Examples: []string{
 			Program + " workflow " + name + " 42",
 			Program + " workflow " + name + ` 42 '{"by": "ada"}'`,
+			Program + " workflow " + name + ` 42 --data '{"by": "ada"}' --signal ` + defaultSignal,
 		},
 		MinArgs: 1, MaxArgs: 2,
 		Setup: func(fs *flag.FlagSet) RunFunc {
+			data := fs.String("data", "", "the answer's data, a JSON object (instead of the JSON argument)")
+			signalName := fs.String("signal", "", "send the signal of this `name` instead of the one the wait listens for")
 			return func(e *Env, args []string) error {
 				id, err := parseID("workflow", args[0])
 				if err != nil {
 					return err
 				}
+				if len(args) > 1 && *data != "" {
+					return Usagef("give the data once: as the JSON argument or as --data")
+				}
+				if *data != "" {
+					args = []string{args[0], *data}
+				}
 				payload, err := payloadArg(args, 1)
 				if err != nil {
 					return err
 				}
+				named := strings.TrimSpace(*signalName)
+				if fs.Lookup("signal").Value.String() != "" && named == "" {
+					return Usagef("--signal is empty")
+				}
 				return withStore(e, func(c *queuety.Client) error {
-					signal, err := answer(c, e.Ctx, id, payload)
+					signal := named
+					if named != "" {
+						err = c.Signal(e.Ctx, id, named, payload)
+					} else {
+						signal, err = answer(c, e.Ctx, id, payload)
+					}
 					if err != nil {
 						return err
 					}

@@ -45,7 +45,7 @@ func retentionCommand(name, summary, help, noun, what string,
 		Examples: []string{Program + " workflow " + name + " --older-than 30",
 			Program + " workflow " + name + " --older-than 12h --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			olderThan := olderThanFlag(fs, what)
+			olderThan := olderThanFlag(fs, what, 0)
 			return func(e *Env, _ []string) error {
 				age, err := olderThan()
 				if err != nil {

@@ -92,10 +92,17 @@ func runGroup(e *Env, cmd *Command, args []string, path []string) error {
 		printGroupUsage(e.Stdout, cmd, name, len(path) == 1)
 		return errHelpShown
 	}
+	def := defaultSub(cmd, cmdPath)
 	if err != nil {
+		if def != nil { // a flag of the default subcommand: `log --job 5`
+			return runCommand(e, def, args, path)
+		}
 		return &UsageError{msg: err.Error(), cmd: cmdPath}
 	}
 	rest := fs.Args()
+	if len(rest) == 0 && def != nil {
+		return runCommand(e, def, args, path)
+	}
 	if len(rest) == 0 {
 		printGroupUsage(e.Stderr, cmd, name, len(path) == 1)
 		if len(path) == 1 {
@@ -108,6 +115,9 @@ func runGroup(e *Env, cmd *Command, args []string, path []string) error {
 	}
 	sub := cmd.find(rest[0])
 	if sub == nil {
+		if target, via := aliasTarget(cmd, cmdPath, rest[0]); target != nil {
+			return runCommand(e, target, rest[1:], append(path[:len(path):len(path)], via...))
+		}
 		return &UsageError{msg: fmt.Sprintf("unknown command %q (known: %s)", rest[0], strings.Join(names(cmd), ", ")), cmd: cmdPath}
 	}
 	return runCommand(e, sub, rest[1:], path)
@@ -119,7 +129,12 @@ func runHelp(e *Env, root *Command, args []string) error {
 	for _, a := range args {
 		sub := cmd.find(a)
 		if sub == nil {
-			return Usagef("help: unknown command %q", strings.Join(append(path[1:], a), " "))
+			target, via := aliasTarget(cmd, strings.Join(path[1:], " "), a)
+			if target == nil {
+				return Usagef("help: unknown command %q", strings.Join(append(path[1:], a), " "))
+			}
+			sub, path = target, append(path, via...)
+			a = target.Name
 		}
 		cmd, path = sub, append(path, a)
 	}
@@ -158,6 +173,13 @@ func checkGlobals(e *Env) error {
 			return err
 		}
 	}
+	switch e.Globals.Format {
+	case "", "table":
+	case "json":
+		e.Globals.JSON = true
+	default:
+		return Usagef("--format %q: want table or json (csv and yaml are not supported)", e.Globals.Format)
+	}
 	if f := e.Globals.LogFormat; f != "" && f != "text" && f != "json" {
 		return Usagef("--log-format %q: want text or json", f)
 	}
@@ -190,7 +212,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // globalFlagNames are the flags addGlobals declares.
-var globalFlagNames = map[string]bool{"dsn": true, "wp-config": true, "json": true, "log-level": true}
+var globalFlagNames = map[string]bool{"dsn": true, "wp-config": true, "json": true, "format": true, "log-level": true}
 
 func printLeafUsage(w io.Writer, cmd *Command, fs *flag.FlagSet, name string) {
 	synopsis := name
@@ -236,6 +258,7 @@ func printGroupUsage(w io.Writer, cmd *Command, name string, root bool) {
 		fmt.Fprintf(tw, "  help [COMMAND]\tshow the usage of a command\n")
 	}
 	tw.Flush()
+	printAliases(w, strings.Join(strings.Fields(name)[1:], " "))
 	if root {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		addGlobals(fs, &Globals{})

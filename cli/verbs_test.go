@@ -500,7 +500,10 @@ func jobVerbCases() []verbCase {
 			_, err = v.c.Job(v.ctx, old)
 			require.ErrorIs(t, err, queuetytype.ErrNotFound, "the old job")
 			assert.Equal(t, queuetytype.JobCompleted, v.job(recent).Status, "the recent job")
-			v.fails(2, "--older-than is required")
+			out = v.object() // 7 days without --older-than, as PHP
+			assert.Equal(t, int64(0), num(out["deleted"]), "purge: %v", out)
+			assert.Equal(t, queuetytype.JobCompleted, v.job(recent).Status, "the recent job after purge without --older-than")
+			v.fails(2, "--older-than must not be negative", "--older-than", "-1h")
 		}},
 		{"pause", "queue pause", func(t *testing.T, v *verbEnv) {
 			v.fails(1, "--force pauses it ahead of its first job", "mail")

@@ -97,21 +97,17 @@ func (b *ScheduleBuilder) Key(key string) *ScheduleBuilder {
 	return b
 }
 
-// cronDescriptors are the cron descriptors spelled as the five fields
-// Queuety PHP's parser reads, so a saved schedule runs on either side.
-var cronDescriptors = map[string]string{
-	"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
-	"@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
-}
-
 // Cron fires on a 5-field cron expression ("*/5 * * * *") or a descriptor
 // ("@hourly", "@daily", "@every 90s"), in UTC, or in the time zone of a
 // CRON_TZ= prefix ("CRON_TZ=Europe/Berlin 0 9 * * *", 09:00 Berlin time
 // across daylight-saving changes; Queuety PHP cannot read such a schedule,
-// so only Go workers may tick it). Descriptors are stored as
-// the equivalent five fields, and "@every d" as the interval d, which is
-// what Queuety PHP can read. See the schedexpr package for how
-// day-of-month and day-of-week combine.
+// so only Go workers may tick it). The expression is stored in the form
+// Queuety PHP reads the same way: descriptors as their five fields, names
+// and "?" as numbers, "5-7" in the day of week as "0,5,6", and "@every d"
+// as the interval d. A schedule fires on the slots Queuety PHP fires it on,
+// whichever runtime ticks it: when both the day of month and the day of
+// week are restricted, on days that match both ("0 0 13 * 5" is Friday the
+// 13th), not either as in Vixie cron.
 func (b *ScheduleBuilder) Cron(expr string) *ScheduleBuilder {
 	spec := strings.TrimSpace(expr)
 	if rest, ok := strings.CutPrefix(spec, "@every"); ok {
@@ -122,11 +118,11 @@ func (b *ScheduleBuilder) Cron(expr string) *ScheduleBuilder {
 		}
 		return b.Every(d)
 	}
-	if fields, ok := cronDescriptors[strings.ToLower(spec)]; ok {
-		spec = fields
-	}
-	if _, err := schedexpr.ParseCron(spec); err != nil {
+	canon, err := schedexpr.CanonicalCron(spec)
+	if err != nil {
 		b.fail(fmt.Errorf("%w: %v", queuetytype.ErrInvalidArgument, err))
+	} else {
+		spec = canon
 	}
 	b.s.Expression, b.s.ExpressionType = spec, queuetytype.ScheduleCron
 	return b

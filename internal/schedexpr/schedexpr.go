@@ -18,41 +18,39 @@
 // cron expression may name the zone its fields are read in with a CRON_TZ=
 // (or TZ=) prefix; Queuety PHP does not accept such expressions.
 //
-// # Differences from Queuety PHP cron expressions
+// # Cron expressions fire as Queuety PHP fires them
 //
-// Cron expressions are evaluated by github.com/robfig/cron/v3 with its
-// standard parser. For the expressions Queuety PHP accepts, the one
-// deliberate difference is how a restricted day of month combines with a
-// restricted day of week. When neither field is "*" (or "?"), robfig/cron,
-// like Vixie cron and cronie, fires on days that match EITHER field, while
-// Queuety PHP fires only on days that match BOTH. So "0 0 13 * 5" is
-// "midnight on the 13th and on every Friday" here, but "midnight on Friday
-// the 13th" in PHP. When only one of the two fields is restricted, both
-// behave the same. Schedules that both runtimes tick should restrict at most
-// one of the two fields.
+// A schedule row may be ticked by a Go worker or by Queuety PHP, whichever
+// claims it first, so a stored cron expression means here exactly what it
+// means to Queuety PHP 0.22 (Parse), rule for rule:
 //
-// Smaller differences. Only the first changes when an expression that PHP
-// stores fires; the others are syntax PHP does not have, or values PHP
-// silently ignores:
+//   - A time matches when all five fields match: when both the day of month
+//     and the day of week are restricted, a day must match BOTH ("0 0 13 * 5"
+//     is midnight on Friday the 13th), not either as in Vixie cron.
+//   - Lists, "*", "a-b", "*/n" (from the field's minimum) and "a-b/n" (from
+//     a) match as usual; "a/n" never matches; a lone 7 in the day of week is
+//     Sunday, but a range stops at 6 ("5-7" is Friday and Saturday).
+//   - Numbers are read as PHP's (int) cast reads them: names, "?" and other
+//     text are 0 ("mon" is Sunday, "jan" never matches), and out-of-range
+//     values are accepted and never match.
+//   - The next firing is the first matching minute after the last one.
+//     Queuety PHP gives up searching after one year (its tick then fails);
+//     Go searches five years, so a Go worker keeps firing "0 0 29 2 *" and
+//     the Fridays the 13th more than a year apart on their matching days.
 //
-//   - Day of week 7 means Sunday everywhere here, also as the end of a range
-//     ("5-7" is Friday to Sunday); PHP honours 7 only as a single value and
-//     silently drops it from ranges ("5-7" is Friday and Saturday there).
-//   - Accepted in addition: month and weekday names ("jan", "mon"), "?" as
-//     "*", "N/step" as "N-max/step" (PHP never matches it), and the
-//     descriptors "@yearly", "@annually", "@monthly", "@weekly", "@daily",
-//     "@midnight", "@hourly" and "@every <Go duration>".
-//   - Out-of-range values (minute 60, day of week 8) are parse errors;
-//     PHP accepts them and they never match. An expression that can never
-//     fire, such as "0 0 30 2 *", is rejected by both runtimes (PHP when the
-//     schedule is added).
-//   - Next searches up to five years ahead (PHP gives up after one) and
-//     returns the zero time when nothing matches.
-//   - "TZ=" and "CRON_TZ=" prefixes are rejected: stored schedules are UTC.
+// Expressions users write (ParseCron, CanonicalCron) may use the usual
+// extras: names, "?", 7 in ranges, "a/n", the descriptors (@daily, ...) and
+// a CRON_TZ= zone prefix. CanonicalCron rewrites such a field into the
+// values it stands for, so the stored row reads the same to both runtimes;
+// only a zone prefix stays Go-only (Queuety PHP cannot tick such a row).
+// The day-of-month and day-of-week rule is Queuety PHP's for every schedule:
+// a rule per schedule would need a column Queuety PHP does not read, and
+// Queuety PHP ticks its rows with its own rule whatever the row says.
 package schedexpr
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -86,7 +84,16 @@ func Parse(typ Type, expr string) (Schedule, error) {
 		}
 		return intervalSchedule(d), nil
 	case Cron:
-		return ParseCron(expr)
+		spec := strings.TrimSpace(expr)
+		if _, _, zoned := cutZone(spec); zoned || strings.HasPrefix(spec, "@") {
+			// Syntax only Go writes; Queuety PHP cannot tick these rows.
+			return ParseCron(spec)
+		}
+		c, err := parsePHPCron(expr, time.UTC)
+		if err != nil {
+			return nil, fmt.Errorf("schedexpr: invalid cron expression %q: %w", expr, err)
+		}
+		return c, nil
 	default:
 		return nil, fmt.Errorf("schedexpr: unknown expression type %q (want %q or %q)", string(typ), string(Interval), string(Cron))
 	}

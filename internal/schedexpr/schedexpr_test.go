@@ -2,6 +2,7 @@ package schedexpr
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -90,31 +91,31 @@ func TestCronNext(t *testing.T) {
 	}
 }
 
-// TestCronDayOfMonthOrDayOfWeek documents the deliberate difference from
-// Queuety PHP: with both day fields restricted, robfig/cron fires when
-// either matches (Vixie cron), PHP only when both match.
-func TestCronDayOfMonthOrDayOfWeek(t *testing.T) {
-	s, err := ParseCron("0 0 13 * 5")
-	require.NoError(t, err)
-	got := nextN(s, at(t, "2026-01-01 00:00:00"), 5)
-	want := []string{
-		"2026-01-02 00:00:00 Fri UTC", // a Friday that is not the 13th
-		"2026-01-09 00:00:00 Fri UTC",
-		"2026-01-13 00:00:00 Tue UTC", // a 13th that is not a Friday
-		"2026-01-16 00:00:00 Fri UTC",
-		"2026-01-23 00:00:00 Fri UTC",
+// TestCronDayOfMonthAndDayOfWeek: with both day fields restricted, a day
+// must match both, as in Queuety PHP (not either, as in Vixie cron), for
+// expressions users write and for stored rows alike.
+func TestCronDayOfMonthAndDayOfWeek(t *testing.T) {
+	want := []string{ // the Fridays the 13th
+		"2026-02-13 00:00:00 Fri UTC",
+		"2026-03-13 00:00:00 Fri UTC",
+		"2026-11-13 00:00:00 Fri UTC",
+		"2027-08-13 00:00:00 Fri UTC",
 	}
-	assert.Equal(t, want, got, "Next sequence")
-	// Queuety PHP's first run for the same expression and start is Friday
-	// 2026-02-13, the first Friday the 13th; here that day is just one of
-	// many matches.
-	next := s.Next(at(t, "2026-02-12 00:00:00"))
-	assert.WithinDuration(t, at(t, "2026-02-13 00:00:00"), next, 0, "Next(2026-02-12)")
+	user, err := ParseCron("0 0 13 * 5")
+	require.NoError(t, err)
+	assert.Equal(t, want, nextN(user, at(t, "2026-01-01 00:00:00"), 4), "ParseCron")
+	row, err := Parse(Cron, "0 0 13 * 5")
+	require.NoError(t, err)
+	assert.Equal(t, want, nextN(row, at(t, "2026-01-01 00:00:00"), 4), "Parse")
+	// Names and 7 in ranges are rewritten, not combined differently.
+	fri, err := ParseCron("0 0 13 jan-dec 5-5")
+	require.NoError(t, err)
+	assert.Equal(t, want[:2], nextN(fri, at(t, "2026-01-01 00:00:00"), 2), "ParseCron with names")
 }
 
 func TestCronEvaluatesInUTC(t *testing.T) {
-	// robfig/cron captures time.Local when parsing and uses the location of
-	// the time passed to Next; neither may leak into the result.
+	// Neither time.Local nor the location of the time passed to Next may
+	// leak into the result.
 	saved := time.Local
 	time.Local = time.FixedZone("UTC+5:30", 5*3600+1800)
 	defer func() { time.Local = saved }()
@@ -135,22 +136,25 @@ func TestCronErrors(t *testing.T) {
 		expr string
 		want string
 	}{
-		{"* * *", `schedexpr: invalid cron expression "* * *": expected exactly 5 fields, found 3: [* * *]`},
-		{"* * * *", "expected exactly 5 fields, found 4"},
-		{"0 * * * * *", "expected exactly 5 fields, found 6"},
-		{"", `schedexpr: invalid cron expression "": empty spec string`},
-		{"   ", "empty spec string"},
-		{"60 * * * *", "end of range (60) above maximum (59)"},
-		{"* 24 * * *", "end of range (24) above maximum (23)"},
-		{"* * 0 * *", "beginning of range (0) below minimum (1)"},
-		{"* * * 13 *", "end of range (13) above maximum (12)"},
-		{"* * * * 8", "end of range (8) above maximum (6)"},
-		{"* * * * 6-8", "end of range (8) above maximum (6)"},
-		{"*/0 * * * *", "step of range should be a positive number"},
-		{"a * * * *", "failed to parse int from a"},
-		{"@fortnightly", "unrecognized descriptor: @fortnightly"},
-		{"@every", "unrecognized descriptor: @every"},
-		{"@every 5 minutes", "failed to parse duration"},
+		{"* * *", `schedexpr: invalid cron expression "* * *": expected exactly 5 fields (minute hour day-of-month month day-of-week), found 3`},
+		{"* * * *", "expected exactly 5 fields"},
+		{"0 * * * * *", "found 6"},
+		{"", `schedexpr: invalid cron expression "": empty expression`},
+		{"   ", "empty expression"},
+		{"60 * * * *", `minute field "60": value out of range 0-59`},
+		{"* 24 * * *", `hour field "24": value out of range 0-23`},
+		{"* * 0 * *", `day of month field "0": value out of range 1-31`},
+		{"* * * 13 *", `month field "13": value out of range 1-12`},
+		{"* * * * 8", `day of week field "8": value out of range 0-7`},
+		{"* * * * 6-8", "value out of range 0-7"},
+		{"* * * * 5-1", "range 5-1 runs backwards"},
+		{"*/0 * * * *", `step "0" is not a positive number`},
+		{"a * * * *", `minute field "a": "a" is not a number or a name`},
+		{"0 0 * * monday", `"monday" is not a number or a name`},
+		{"1,,2 * * * *", `"" is not a number or a name`},
+		{"@fortnightly", "unknown descriptor @fortnightly"},
+		{"@every", "@every needs a Go duration"},
+		{"@every 5 minutes", "@every needs a Go duration"},
 		{"@every 0s", "@every duration must be at least 1s"},
 		{"@every -5m", "@every duration must be at least 1s"},
 		{"@every 500ms", "@every duration must be at least 1s"},
@@ -170,26 +174,110 @@ func TestCronErrors(t *testing.T) {
 	}
 }
 
-func TestNormalizeDayOfWeek(t *testing.T) {
+// TestCanonicalCron: the stored form of a user's expression keeps what
+// Queuety PHP reads the same and rewrites what it would read differently.
+func TestCanonicalCron(t *testing.T) {
 	tests := map[string]string{
-		"*":       "*",
-		"7":       "0",
-		"0":       "0",
-		"1,7":     "1,0",
-		"5-7":     "5-6,0",
-		"FRI-7":   "FRI-6,0",
-		"1-7/2":   "1-6/2,0",
-		"2-7/2":   "2-6/2",
-		"7-7":     "0",
-		"7/2":     "0",
-		"*/2":     "*/2",
-		"1-5":     "1-5",
-		"x-7":     "x-7",
-		"1-7/x":   "1-7/x",
-		"6-7,1-3": "6-6,0,1-3",
+		"*/5 * * * *":                     "*/5 * * * *",
+		"  0   3 * *  *  ":                "0 3 * * *",
+		"15,45 9-17/4 * * 1-5":            "15,45 9-17/4 * * 1-5",
+		"0 0 13 * 5":                      "0 0 13 * 5",
+		"0 9 * * 7":                       "0 9 * * 7",
+		"0 9 * * 6,7":                     "0 9 * * 6,7",
+		"0 9 * * 5-7":                     "0 9 * * 0,5,6",
+		"0 9 * * fri-7":                   "0 9 * * 0,5,6",
+		"0 9 * * 1-7/2":                   "0 9 * * 0,1,3,5",
+		"0 9 * * 7-7":                     "0 9 * * 0",
+		"0 9 * * mon-fri":                 "0 9 * * 1-5",
+		"0 9 * * SUN":                     "0 9 * * 0",
+		"0 9 ? * *":                       "0 9 * * *",
+		"0 9 * jan,jul *":                 "0 9 * 1,7 *",
+		"5/15 * * * *":                    "5,20,35,50 * * * *",
+		"0 */6 * * *":                     "0 */6 * * *",
+		"@daily":                          "0 0 * * *",
+		"@weekly":                         "0 0 * * 0",
+		"@HOURLY":                         "0 * * * *",
+		"CRON_TZ=Europe/Berlin 0 9 * * *": "CRON_TZ=Europe/Berlin 0 9 * * *",
+		"TZ=UTC 0 9 * * sat":              "TZ=UTC 0 9 * * 6",
 	}
 	for in, want := range tests {
-		assert.Equal(t, want, normalizeDayOfWeek(in), "normalizeDayOfWeek(%q)", in)
+		got, err := CanonicalCron(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, "CanonicalCron(%q)", in)
+		if strings.Contains(got, "=") {
+			continue
+		}
+		// The stored form, read as Queuety PHP reads it, fires when the
+		// user's expression does.
+		user, err := ParseCron(in)
+		require.NoError(t, err)
+		row, err := Parse(Cron, got)
+		require.NoError(t, err)
+		from := at(t, "2026-03-09 12:00:00")
+		assert.Equal(t, nextN(user, from, 20), nextN(row, from, 20), "%q stored as %q", in, got)
+	}
+	_, err := CanonicalCron("@every 5m")
+	assert.ErrorContains(t, err, "@every is an interval")
+	_, err = CanonicalCron("0 0 30 2 *")
+	assert.ErrorContains(t, err, "it never fires")
+}
+
+// TestParseRowAsQueuetyPHP: a stored row means what Queuety PHP 0.22's
+// CronExpression makes of it, quirks included (the interop tests compare
+// with PHP itself).
+func TestParseRowAsQueuetyPHP(t *testing.T) {
+	tests := []struct {
+		expr  string
+		after string
+		want  []string
+	}{
+		// A range of days of week stops at 6: 7 is Sunday only alone.
+		{"0 9 * * 5-7", "2026-03-09 12:00:00", []string{"2026-03-13 09:00:00 Fri UTC", "2026-03-14 09:00:00 Sat UTC", "2026-03-20 09:00:00 Fri UTC"}},
+		{"0 9 * * 7", "2026-03-09 12:00:00", []string{"2026-03-15 09:00:00 Sun UTC"}},
+		{"0 9 * * 1,7", "2026-03-09 12:00:00", []string{"2026-03-15 09:00:00 Sun UTC", "2026-03-16 09:00:00 Mon UTC"}},
+		// Names and "?" are (int) 0: "mon" and "?" are Sunday.
+		{"0 9 * * mon", "2026-03-09 12:00:00", []string{"2026-03-15 09:00:00 Sun UTC"}},
+		{"0 9 * * ?", "2026-03-09 12:00:00", []string{"2026-03-15 09:00:00 Sun UTC"}},
+		{"0 9 * * mon-fri", "2026-03-09 12:00:00", []string{"2026-03-15 09:00:00 Sun UTC"}},
+		// A month of 0 never matches; "a/n" never matches.
+		{"0 9 * jan *", "2026-03-09 12:00:00", []string{"0001-01-01 00:00:00 Mon UTC"}},
+		{"5/15 * * * *", "2026-03-09 12:00:00", []string{"0001-01-01 00:00:00 Mon UTC"}},
+		// Out-of-range values are accepted and never match.
+		{"60 * * * *", "2026-03-09 12:00:00", []string{"0001-01-01 00:00:00 Mon UTC"}},
+		{"0,60 * * * *", "2026-03-09 12:00:00", []string{"2026-03-09 13:00:00 Mon UTC"}},
+		// Steps count from the field's minimum or the range's start.
+		{"0 0 */10 * *", "2026-03-09 12:00:00", []string{"2026-03-11 00:00:00 Wed UTC", "2026-03-21 00:00:00 Sat UTC", "2026-03-31 00:00:00 Tue UTC", "2026-04-01 00:00:00 Wed UTC"}},
+		{"0 9 * * 1-7/2", "2026-03-09 12:00:00", []string{"2026-03-11 09:00:00 Wed UTC", "2026-03-13 09:00:00 Fri UTC", "2026-03-16 09:00:00 Mon UTC"}},
+		// Numbers are read as PHP's (int) cast reads them; list parts are trimmed.
+		{"1e1 9 * * *", "2026-03-09 12:00:00", []string{"2026-03-10 09:10:00 Tue UTC"}},
+		{"5x,30 9 * * *", "2026-03-09 12:00:00", []string{"2026-03-10 09:05:00 Tue UTC", "2026-03-10 09:30:00 Tue UTC"}},
+		// Friday the 13th: both day fields must match.
+		{"0 0 13 * 5", "2026-01-01 00:00:00", []string{"2026-02-13 00:00:00 Fri UTC", "2026-03-13 00:00:00 Fri UTC"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			s, err := Parse(Cron, tt.expr)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, nextN(s, at(t, tt.after), len(tt.want)))
+		})
+	}
+	for expr, want := range map[string]string{
+		"* * * *":       "expected exactly 5 fields",
+		"*/0 * * * *":   "step of 0",
+		"0 0 1-5/0 * *": "step of 0",
+	} {
+		_, err := Parse(Cron, expr)
+		assert.ErrorContains(t, err, want, expr)
+	}
+}
+
+func TestPHPInt(t *testing.T) {
+	for in, want := range map[string]int{
+		"5": 5, " 5": 5, "5abc": 5, "mon": 0, "": 0, "+3": 3, "-2": -2, "0x1A": 0, "1e2": 100,
+		".5": 0, "5.": 5, "1e": 1, "\f5": 5, "1e30": math.MaxInt64, "-1e30": math.MinInt64,
+		"99999999999999999999": math.MaxInt64, "?": 0,
+	} {
+		assert.Equal(t, want, phpInt(in), "phpInt(%q)", in)
 	}
 }
 

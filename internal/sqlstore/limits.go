@@ -11,20 +11,17 @@ import (
 
 // LimitsTable names the Go engine's table of limit lock rows (one per
 // rate limit, concurrency group and queue budget) for a table prefix.
-func LimitsTable(prefix string) string { return prefix + "queuety_go_limits" }
+func LimitsTable(prefix string) string { return NewTables(prefix).Limits }
 
 // RateStartsTable names the Go engine's table of rate-limited starts (one
 // row per start of a rate-limited handler) for a table prefix.
-func RateStartsTable(prefix string) string { return prefix + "queuety_go_rate_starts" }
-
-// prefix is the table prefix the store was opened with.
-func (s *Store) prefix() string { return strings.TrimSuffix(s.T.Jobs, "queuety_jobs") }
+func RateStartsTable(prefix string) string { return NewTables(prefix).RateStarts }
 
 // LimitLock implements driver.Tx: an UPDATE locks an existing row; a
 // missing one is inserted (a concurrent insert of the same row makes this
 // one a duplicate, and the UPDATE then waits for it).
 func (t *txn) LimitLock(ctx context.Context, kind, name string, at time.Time) error {
-	table := LimitsTable(t.s.prefix())
+	table := t.s.T.Limits
 	upd := "UPDATE " + table + " SET locked_at = ? WHERE kind = ? AND name = ?"
 	for range 2 {
 		res, err := t.tx.ExecContext(ctx, upd, t.frac(at), kind, name)
@@ -48,7 +45,7 @@ func (t *txn) LimitLock(ctx context.Context, kind, name string, at time.Time) er
 // RateStartCount implements driver.Tx.
 func (t *txn) RateStartCount(ctx context.Context, handler string, since time.Time) (int, error) {
 	var n int
-	err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+RateStartsTable(t.s.prefix())+" WHERE handler = ? AND started_at > ?",
+	err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.s.T.RateStarts+" WHERE handler = ? AND started_at > ?",
 		handler, t.frac(since)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count starts of %q: %w", handler, err)
@@ -58,7 +55,7 @@ func (t *txn) RateStartCount(ctx context.Context, handler string, since time.Tim
 
 // RateStartTimes implements driver.Tx.
 func (t *txn) RateStartTimes(ctx context.Context, handler string, since time.Time, limit int) ([]time.Time, error) {
-	q := "SELECT started_at FROM " + RateStartsTable(t.s.prefix()) + " WHERE handler = ? AND started_at > ? ORDER BY started_at LIMIT ?"
+	q := "SELECT started_at FROM " + t.s.T.RateStarts + " WHERE handler = ? AND started_at > ? ORDER BY started_at LIMIT ?"
 	out, err := queryAll(ctx, t.tx, scanTime, q, handler, t.frac(since), limit)
 	if err != nil {
 		return nil, fmt.Errorf("read starts of %q: %w", handler, err)
@@ -74,7 +71,7 @@ func (t *txn) RateStartInsert(ctx context.Context, starts []driver.RateStart) er
 		return nil
 	}
 	var b strings.Builder
-	b.WriteString("INSERT INTO " + RateStartsTable(t.s.prefix()) + " (handler, started_at, job_id, attempt) VALUES ")
+	b.WriteString("INSERT INTO " + t.s.T.RateStarts + " (handler, started_at, job_id, attempt) VALUES ")
 	args := make([]any, 0, 4*len(starts))
 	for i, s := range starts {
 		if i > 0 {
@@ -91,7 +88,7 @@ func (t *txn) RateStartInsert(ctx context.Context, starts []driver.RateStart) er
 
 // RateStartDelete implements driver.Tx.
 func (t *txn) RateStartDelete(ctx context.Context, handler string, before time.Time, limit int) (int64, error) {
-	table := RateStartsTable(t.s.prefix())
+	table := t.s.T.RateStarts
 	q := "DELETE FROM " + table + " WHERE id IN (SELECT id FROM (SELECT id FROM " + table +
 		" WHERE handler = ? AND started_at <= ? ORDER BY started_at LIMIT ?) AS old)"
 	res, err := t.tx.ExecContext(ctx, q, handler, t.frac(before), limit)
@@ -104,7 +101,7 @@ func (t *txn) RateStartDelete(ctx context.Context, handler string, before time.T
 // RateForeignStarts implements driver.Tx.
 func (t *txn) RateForeignStarts(ctx context.Context, handler string, since time.Time, limit int) ([]time.Time, error) {
 	q := "SELECT l.created_at FROM " + t.s.T.Logs + " l WHERE l.handler = ? AND l.event = 'started' AND l.created_at >= ?" +
-		" AND NOT EXISTS (SELECT 1 FROM " + RateStartsTable(t.s.prefix()) + " g WHERE g.job_id = l.job_id AND g.attempt = l.attempt)" +
+		" AND NOT EXISTS (SELECT 1 FROM " + t.s.T.RateStarts + " g WHERE g.job_id = l.job_id AND g.attempt = l.attempt)" +
 		" ORDER BY l.created_at LIMIT ?"
 	out, err := queryAll(ctx, t.tx, scanTime, q, handler, t.sec(since), limit)
 	if err != nil {

@@ -107,18 +107,29 @@ type Tables struct {
 
 	// Locks is Queuety's named-lock table (middleware locks, throttle counters).
 	Locks string
+
+	// Limits and RateStarts are the Go engine's admission tables (limit
+	// lock rows; starts of rate-limited handlers).
+	Limits, RateStarts string
+
+	// Names is how the names above were made.
+	Names Names
 }
 
-// NewTables returns the table names for a prefix ("wp_").
-func NewTables(prefix string) Tables {
-	p := prefix + "queuety_"
+// NewTables returns the table names for a prefix ("wp_"), with Queuety's
+// default table prefix and no overrides.
+func NewTables(prefix string) Tables { return NamedTables(DefaultNames(prefix)) }
+
+// NamedTables returns the table names n makes.
+func NamedTables(n Names) Tables {
+	q, g := n.Table, n.GoTable
 	return Tables{
-		Jobs: p + "jobs", Workflows: p + "workflows", Logs: p + "logs", Schedules: p + "schedules",
-		QueueStates: p + "queue_states", Signals: p + "signals", DispatchKeys: p + "workflow_dispatch_keys",
-		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
-		Dependencies: p + "workflow_dependencies", Webhooks: p + "webhooks", Artifacts: p + "artifacts",
-		Batches: p + "batches", BatchEvents: p + "go_batch_events", Locks: p + "locks", WebhookSecrets: p + "go_webhook_secrets", Chunks: p + "chunks",
-		WorkflowEnds: p + "go_workflow_ends",
+		Jobs: q("jobs"), Workflows: q("workflows"), Logs: q("logs"), Schedules: q("schedules"),
+		QueueStates: q("queue_states"), Signals: q("signals"), DispatchKeys: q("workflow_dispatch_keys"),
+		Events: q("workflow_events"), Failures: g("failures"), Migrations: g("migrations"),
+		Dependencies: q("workflow_dependencies"), Webhooks: q("webhooks"), Artifacts: q("artifacts"),
+		Batches: q("batches"), BatchEvents: g("batch_events"), Locks: q("locks"), WebhookSecrets: g("webhook_secrets"), Chunks: q("chunks"),
+		WorkflowEnds: g("workflow_ends"), Limits: g("limits"), RateStarts: g("rate_starts"), Names: n,
 	}
 }
 
@@ -139,7 +150,12 @@ type Store struct {
 
 // New returns a Store whose Migrate applies migrations.
 func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrations migrate.Migrations) *Store {
-	s := &Store{DB: db, D: d, T: NewTables(prefix), info: info, migrations: migrations, rowsInsert: &insertTexts{}}
+	return NewNamed(db, d, DefaultNames(prefix), info, migrations)
+}
+
+// NewNamed is New for tables named by n.
+func NewNamed(db *sql.DB, d Dialect, n Names, info driver.StoreInfo, migrations migrate.Migrations) *Store {
+	s := &Store{DB: db, D: d, T: NamedTables(n), info: info, migrations: migrations, rowsInsert: &insertTexts{}}
 	s.q = buildQueries(s.T, d)
 	s.SQL = buildStatements(s.T, d)
 	if d.PrepareHot {

@@ -62,3 +62,32 @@ func TestURLRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestTableConstants: Queuety's table-name constants in wp-config.php reach
+// the MySQL store through URL and DSN, so a Go worker started with
+// --wp-config names the tables as Queuety PHP on the site does.
+func TestTableConstants(t *testing.T) {
+	src := []byte(`<?php
+define( 'DB_NAME', 'wp' );
+define( 'DB_USER', 'wp' );
+define( 'DB_HOST', 'db' );
+define( 'QUEUETY_TABLE_PREFIX', 'themequeue' );
+define( 'QUEUETY_TABLE_JOBS', getenv('JOBS_TABLE') ?: 'site_jobs' );
+define( 'QUEUETY_TABLE_WORKFLOW_EVENTS', 'site_events' );
+$table_prefix = 'wp2_';
+`)
+	cfg, err := Options{LookupEnv: func(string) (string, bool) { return "", false }}.Parse(src)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"table_prefix": "themequeue", "table_jobs": "site_jobs", "table_workflow_events": "site_events"}, cfg.Tables)
+	for _, dsn := range []string{cfg.URL(), cfg.DSN()} {
+		c, err := qmysql.ParseDSN(dsn)
+		require.NoError(t, err, dsn)
+		assert.Equal(t, "wp2_", c.Prefix, dsn)
+		assert.Equal(t, "themequeue_", c.TablePrefix, dsn)
+		assert.Equal(t, map[string]string{"jobs": "site_jobs", "workflow_events": "site_events"}, c.Tables, dsn)
+	}
+	// A bad name is the store's clear error, not a silent default.
+	cfg.Tables["table_jobs"] = "site-jobs"
+	_, err = qmysql.ParseDSN(cfg.URL())
+	assert.ErrorContains(t, err, `table name "site-jobs" for jobs`)
+}

@@ -50,6 +50,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/queuety/queuety-go/internal/sqlstore"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -100,6 +101,12 @@ type Config struct {
 	// TablePrefix is $table_prefix: DefaultTablePrefix ("wp_") when absent.
 	// It matches ^[A-Za-z0-9_]{0,32}$.
 	TablePrefix string
+	// Tables holds Queuety's table-name constants the file defines, as the
+	// store's DSN parameters: QUEUETY_TABLE_PREFIX as "table_prefix",
+	// QUEUETY_TABLE_JOBS as "table_jobs", and so on. DSN and URL pass
+	// them on, so a Go worker names the tables as Queuety PHP on the site
+	// does; the store validates them.
+	Tables map[string]string
 }
 
 // Parse reads the database settings from the contents of a wp-config.php
@@ -159,8 +166,9 @@ func (o Options) ParseFile(path string) (Config, error) {
 // ':' (the driver splits user from password at the first ':') and a socket
 // path containing '@'.
 //
-// The prefix parameter carries the table prefix for Queuety's store; it is
-// not a go-sql-driver option. Remove it from the parsed mysql.Config's
+// The prefix parameter carries the table prefix for Queuety's store, and
+// the table_* parameters the table-name constants (see Config.Tables); they
+// are not go-sql-driver options. Remove them from the parsed mysql.Config's
 // Params before connecting, or the driver sends it to the server as
 // "SET prefix=...", which fails.
 //
@@ -192,6 +200,10 @@ func (c Config) DSN() string {
 	b.WriteString(url.PathEscape(c.DBName))
 	b.WriteString("?prefix=")
 	b.WriteString(url.QueryEscape(c.TablePrefix))
+	if len(c.Tables) > 0 {
+		b.WriteByte('&')
+		b.WriteString(c.tableParams().Encode())
+	}
 	return b.String()
 }
 
@@ -216,7 +228,8 @@ func (c Config) URL() string {
 		b.WriteString(url.User(c.DBUser).String())
 	}
 	b.WriteByte('@')
-	q := url.Values{"prefix": {c.TablePrefix}}
+	q := c.tableParams()
+	q.Set("prefix", c.TablePrefix)
 	if c.Socket != "" {
 		q.Set("socket", c.Socket)
 	} else {
@@ -235,6 +248,15 @@ func (c Config) URL() string {
 	b.WriteByte('?')
 	b.WriteString(q.Encode())
 	return b.String()
+}
+
+// tableParams returns the table-name DSN parameters.
+func (c Config) tableParams() url.Values {
+	q := url.Values{}
+	for k, v := range c.Tables {
+		q.Set(k, v)
+	}
+	return q
 }
 
 // constants lists the constants Parse reads, in the order errors report them.
@@ -293,6 +315,24 @@ func parse(src []byte, opts Options) (Config, error) {
 			return Config{}, errorAt(prefix.line, "invalid $table_prefix %q: use at most 32 letters, digits and underscores", p)
 		}
 		cfg.TablePrefix = p
+	}
+	tableConstants := map[string]string{sqlstore.EnvTablePrefix: "table_prefix"}
+	for _, base := range sqlstore.QueuetyTables {
+		tableConstants[sqlstore.EnvTable(base)] = "table_" + base
+	}
+	for constant, param := range tableConstants {
+		d, ok := ev.lookup(constant)
+		if !ok {
+			continue
+		}
+		v, err := ev.value(d, "")
+		if err != nil {
+			return Config{}, err
+		}
+		if cfg.Tables == nil {
+			cfg.Tables = map[string]string{}
+		}
+		cfg.Tables[param] = v
 	}
 	cfg.Host, cfg.Port, cfg.Socket, err = parseHost(cfg.DBHost)
 	if err != nil {

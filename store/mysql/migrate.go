@@ -2,8 +2,10 @@ package mysql
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -27,8 +29,21 @@ const claimIndex = "idx_go_claim"
 // before it changes anything (see migrate.Migration), and GET_LOCK keeps
 // concurrent processes from migrating the same prefix at once.
 func migrations(prefix string) migrate.Migrations {
+	return namedMigrations(sqlstore.DefaultNames(prefix))
+}
+
+// namedMigrations is migrations for the tables n names.
+func namedMigrations(n sqlstore.Names) migrate.Migrations {
+	t := sqlstore.NamedTables(n)
 	step := func(up func(m *migrator, ctx context.Context) error) func(context.Context, migrate.Execer) error {
-		return func(ctx context.Context, x migrate.Execer) error { return up(&migrator{conn: x, prefix: prefix}, ctx) }
+		return func(ctx context.Context, x migrate.Execer) error { return up(&migrator{conn: x, t: t}, ctx) }
+	}
+	lock := "queuety_migrate:" + n.Prefix
+	if !n.IsDefault() {
+		// GET_LOCK names are at most 64 characters; the migrations
+		// table's name tells one set of tables from another.
+		sum := sha256.Sum256([]byte(t.Migrations))
+		lock = "queuety_migrate:" + hex.EncodeToString(sum[:16])
 	}
 	return migrate.Migrations{
 		List: []migrate.Migration{
@@ -37,7 +52,7 @@ func migrations(prefix string) migrate.Migrations {
 			{Version: 3, Name: "Go engine: failures table", Up: step((*migrator).failuresTable)},
 			{Version: 4, Name: "Go engine: workflow schedules, catch-up policy, buffered firings", Up: step((*migrator).scheduleColumns)},
 			{Version: 5, Name: "Go engine: claim tokens name their attempt; clear tokens left on pending jobs", Up: migrate.Statements(func() []string {
-				return []string{"UPDATE " + sqlstore.NewTables(prefix).Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
+				return []string{"UPDATE " + t.Jobs + " SET claim_token = NULL WHERE status = 'pending' AND claim_token IS NOT NULL"}
 			})},
 			{Version: 6, Name: "Go engine: batch events table", Up: step((*migrator).batchEventsTable)},
 			{Version: 7, Name: "Go engine: rate limits and concurrency limits (limit lock rows, rate-limited starts, logs index by handler and event)", Up: step((*migrator).limitTables)},
@@ -50,7 +65,7 @@ func migrations(prefix string) migrate.Migrations {
 		name VARCHAR(255) NOT NULL,
 		applied_at DATETIME(6) NOT NULL
 	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`,
-		Lock: migrate.MySQLLock("queuety_migrate:"+prefix, 120*time.Second),
+		Lock: migrate.MySQLLock(lock, 120*time.Second),
 	}
 }
 
@@ -59,8 +74,8 @@ var LatestVersion = migrations("").Latest()
 
 // migrator runs one migration's statements for a prefix.
 type migrator struct {
-	conn   migrate.Execer
-	prefix string
+	conn migrate.Execer
+	t    sqlstore.Tables
 }
 
 // SchemaVersion returns the highest applied migration (0 when none).
@@ -77,7 +92,8 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 }
 
 var (
-	createRE = regexp.MustCompile("(?s)CREATE TABLE IF NOT EXISTS `\\{prefix\\}(\\w+)` \\((.*?)\\n\\) ENGINE")
+	createRE = regexp.MustCompile("(?s)CREATE TABLE IF NOT EXISTS `\\{prefix\\}queuety_(\\w+)` \\((.*?)\\n\\) ENGINE")
+	tableRE  = regexp.MustCompile("`\\{prefix\\}queuety_(\\w+)`")
 	columnRE = regexp.MustCompile("^\\s*`(\\w+)` (.+?),?$")
 	indexRE  = regexp.MustCompile("^\\s*((?:UNIQUE )?KEY) `(\\w+)` (\\(.*\\)),?$")
 )
@@ -86,14 +102,16 @@ var (
 // or index an older Queuety install lacks (Queuety itself never alters
 // existing tables).
 func (m *migrator) queuetyTables(ctx context.Context) error {
-	ddl := strings.ReplaceAll(queuetyTablesSQL, "{prefix}", m.prefix)
+	ddl := tableRE.ReplaceAllStringFunc(queuetyTablesSQL, func(s string) string {
+		return "`" + m.t.Names.Table(tableRE.FindStringSubmatch(s)[1]) + "`"
+	})
 	for _, stmt := range sqlstore.SplitStatements(ddl) {
 		if _, err := m.conn.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("%.60s...: %w", stmt, err)
 		}
 	}
 	for _, match := range createRE.FindAllStringSubmatch(queuetyTablesSQL, -1) {
-		table := m.prefix + match[1]
+		table := m.t.Names.Table(match[1])
 		var adds []string
 		for _, line := range strings.Split(match[2], "\n") {
 			if c := columnRE.FindStringSubmatch(line); c != nil {
@@ -126,7 +144,7 @@ func (m *migrator) queuetyTables(ctx context.Context) error {
 // names its columns when it inserts and ignores extra columns when it
 // reads, so it keeps working after this migration.
 func (m *migrator) goColumns(ctx context.Context) error {
-	jobs := m.prefix + "queuety_jobs"
+	jobs := m.t.Jobs
 	if err := m.ensure(ctx, jobs,
 		[][2]string{
 			{"claim_token", "BIGINT NULL DEFAULT NULL"},
@@ -145,7 +163,7 @@ func (m *migrator) goColumns(ctx context.Context) error {
 		}); err != nil {
 		return err
 	}
-	return m.ensure(ctx, m.prefix+"queuety_workflows",
+	return m.ensure(ctx, m.t.Workflows,
 		[][2]string{
 			{"run_number", "INT UNSIGNED NULL DEFAULT NULL"},
 			{"run_started_at", "DATETIME(6) NULL DEFAULT NULL"},
@@ -162,7 +180,7 @@ func (m *migrator) goColumns(ctx context.Context) error {
 // the workflow definition of workflow schedules, the catch-up policy, the
 // id the last firing dispatched, and the slot of a buffered firing.
 func (m *migrator) scheduleColumns(ctx context.Context) error {
-	return m.ensure(ctx, m.prefix+"queuety_schedules",
+	return m.ensure(ctx, m.t.Schedules,
 		[][2]string{
 			{"workflow_definition", "LONGTEXT NULL DEFAULT NULL"},
 			{"catch_up", "VARCHAR(16) NULL DEFAULT NULL"},
@@ -175,7 +193,7 @@ func (m *migrator) scheduleColumns(ctx context.Context) error {
 }
 
 func (m *migrator) failuresTable(ctx context.Context) error {
-	_, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+m.prefix+`queuety_go_failures (
+	_, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+m.t.Failures+` (
 		id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
 		workflow_id BIGINT UNSIGNED NULL DEFAULT NULL,
 		job_id BIGINT UNSIGNED NULL DEFAULT NULL,
@@ -201,7 +219,7 @@ func (m *migrator) failuresTable(ctx context.Context) error {
 // table is by name), and a workflow's failure counts by category without
 // reading the failure rows. Queuety PHP ignores an extra index.
 func (m *migrator) historyIndexes(ctx context.Context) error {
-	t := sqlstore.NewTables(m.prefix)
+	t := m.t
 	if err := m.ensure(ctx, t.Signals, nil, [][2]string{{"idx_go_workflow", "(workflow_id, id)"}}); err != nil {
 		return err
 	}
@@ -215,7 +233,7 @@ func (m *migrator) historyIndexes(ctx context.Context) error {
 // are marked as dealt with: the sweep looks only at those that end from
 // now on.
 func (m *migrator) workflowEndsTable(ctx context.Context) error {
-	t := sqlstore.NewTables(m.prefix)
+	t := m.t
 	if _, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+t.WorkflowEnds+` (
 		workflow_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
 		runtime VARCHAR(8) NOT NULL,
@@ -234,7 +252,7 @@ func (m *migrator) workflowEndsTable(ctx context.Context) error {
 // batchEventsTable creates the table in which the Go engine records the
 // batch transitions whose callbacks it handled, once each.
 func (m *migrator) batchEventsTable(ctx context.Context) error {
-	_, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+m.prefix+`queuety_go_batch_events (
+	_, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+m.t.BatchEvents+` (
 		batch_id BIGINT UNSIGNED NOT NULL,
 		event VARCHAR(16) NOT NULL,
 		callback VARCHAR(255) NULL DEFAULT NULL,
@@ -251,7 +269,7 @@ func (m *migrator) batchEventsTable(ctx context.Context) error {
 // webhooks table, because Queuety PHP lists webhooks with SELECT *: a
 // secret column would reach its `wp queuety webhook list`.
 func (m *migrator) webhookSecretsTable(ctx context.Context) error {
-	_, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+sqlstore.NewTables(m.prefix).WebhookSecrets+` (
+	_, err := m.conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+m.t.WebhookSecrets+` (
 		webhook_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
 		secret VARCHAR(255) NOT NULL,
 		created_at DATETIME(6) NOT NULL
@@ -316,13 +334,13 @@ func (m *migrator) indexExists(ctx context.Context, table, idx string) (bool, er
 // RateLimiter query wants).
 func (m *migrator) limitTables(ctx context.Context) error {
 	for _, ddl := range []string{
-		"CREATE TABLE IF NOT EXISTS " + sqlstore.LimitsTable(m.prefix) + ` (
+		"CREATE TABLE IF NOT EXISTS " + m.t.Limits + ` (
 		kind VARCHAR(16) NOT NULL,
 		name VARCHAR(255) NOT NULL,
 		locked_at DATETIME(6) NULL DEFAULT NULL,
 		PRIMARY KEY (kind, name)
 	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`,
-		"CREATE TABLE IF NOT EXISTS " + sqlstore.RateStartsTable(m.prefix) + ` (
+		"CREATE TABLE IF NOT EXISTS " + m.t.RateStarts + ` (
 		id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
 		handler VARCHAR(255) NOT NULL,
 		started_at DATETIME(6) NOT NULL,
@@ -336,5 +354,5 @@ func (m *migrator) limitTables(ctx context.Context) error {
 			return err
 		}
 	}
-	return m.ensure(ctx, m.prefix+"queuety_logs", nil, [][2]string{{"idx_go_handler_event", "(handler, event, created_at)"}})
+	return m.ensure(ctx, m.t.Logs, nil, [][2]string{{"idx_go_handler_event", "(handler, event, created_at)"}})
 }

@@ -16,6 +16,23 @@
 // creates the database when it does not exist; other parameters go to the
 // driver. Other store parameters: max_open_conns (default 64).
 //
+// Table names follow Queuety PHP's Config: a table is
+// <prefix><table prefix><name> (wp_queuety_jobs), or <prefix><override>
+// when a table has a name of its own. table_prefix (default queuety_;
+// trimmed, one trailing underscore added unless empty, as PHP does) and
+// table_<name> for each of Queuety's tables (table_jobs, table_workflows,
+// table_logs, table_schedules, table_queue_states, table_webhooks,
+// table_signals, table_workflow_dependencies, table_workflow_dispatch_keys,
+// table_locks, table_batches, table_chunks, table_workflow_events,
+// table_artifacts, table_state_machines, table_state_machine_events) set
+// them. Each setting is taken from its DSN parameter, else from the
+// environment variable PHP's constant is named after (QUEUETY_TABLE_PREFIX,
+// QUEUETY_TABLE_JOBS, ...; set but empty counts as set), else the default;
+// a table's own name wins over the table prefix, as in PHP. The Go
+// engine's tables are <prefix><table prefix>go_<name>. Names must be ASCII
+// letters, digits and underscores, at most 64 characters with the prefix,
+// and all different; anything else is an error naming the setting.
+//
 // In a URL the user information ends at the last '@', so a password may
 // be written as it is, with '@', ':', '/', '?', '#' or "://" in it, or
 // percent-encoded (a '%' that starts an escape is decoded: write a literal
@@ -48,6 +65,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -65,8 +83,18 @@ type Config struct {
 	// Driver is the driver's configuration. OpenConfig keeps its
 	// InterpolateParams, which ParseDSN sets unless the DSN says
 	// interpolateParams=false.
-	Driver       *gomysql.Config
-	Prefix       string
+	Driver *gomysql.Config
+	Prefix string
+	// TablePrefix and Tables name the tables after Prefix as Queuety PHP's
+	// QUEUETY_TABLE_PREFIX and QUEUETY_TABLE_<NAME> constants do: the
+	// DSN parameters table_prefix and table_<name> (jobs, workflows, ...),
+	// else the environment variables of those names, else "queuety_" and
+	// no overrides. Tables maps a base name ("jobs") to the table's name
+	// after Prefix. A Config made by hand with neither set uses the
+	// defaults; ParseDSN always sets Tables (empty when nothing is
+	// overridden), so an empty TablePrefix then means none, as in PHP.
+	TablePrefix  string
+	Tables       map[string]string
 	MaxOpenConns int
 	// Create creates the database when it does not exist (the DSN
 	// parameter create=true).
@@ -146,7 +174,22 @@ func parseDSN(dsn string) (*Config, error) {
 	}
 	dc.InterpolateParams = interpolate
 	c.Driver = dc
-	return c, driver.ValidatePrefix(c.Prefix)
+	if err := driver.ValidatePrefix(c.Prefix); err != nil {
+		return nil, err
+	}
+	return c, c.names().Validate()
+}
+
+// names is how c names the tables.
+func (c *Config) names() sqlstore.Names {
+	n := sqlstore.DefaultNames(c.Prefix)
+	if c.TablePrefix != "" || c.Tables != nil {
+		n.TablePrefix = c.TablePrefix
+	}
+	if len(c.Tables) > 0 {
+		n.Override = c.Tables
+	}
+	return n
 }
 
 // checkParams reads whether parameters are interpolated on the client and
@@ -180,6 +223,14 @@ func (c *Config) takeParams(q url.Values) error {
 	if q.Has("prefix") {
 		c.Prefix = q.Get("prefix")
 		q.Del("prefix")
+	}
+	n, err := sqlstore.TableSettings(c.Prefix, q, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	c.TablePrefix, c.Tables = n.TablePrefix, n.Override
+	if c.Tables == nil {
+		c.Tables = map[string]string{}
 	}
 	if q.Has("create") {
 		v, err := strconv.ParseBool(q.Get("create"))
@@ -445,7 +496,8 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 			"MariaDB %s ignores descending index parts, so claims sort their candidates (correct, but slower with long backlogs); MariaDB 10.8+ avoids it", raw))
 	}
 	s := &Store{cfg: cfg, version: ver}
-	s.Store = sqlstore.New(db, dialect(incr), cfg.Prefix, info, migrations(cfg.Prefix))
+	names := cfg.names()
+	s.Store = sqlstore.NewNamed(db, dialect(incr), names, info, namedMigrations(names))
 	return s, nil
 }
 

@@ -81,6 +81,8 @@ func TestParseDSNRejectsMalformedInput(t *testing.T) {
 		_, err := sqlite.ParseDSN(dsn)
 		assert.ErrorIs(t, err, driver.ErrInvalidArgument, "%s", dsn)
 	}
+	_, err := sqlite.ParseDSN("sqlite://q.db?table_jobs=jobs")
+	assert.ErrorContains(t, err, "sqlite DSN parameter table_jobs: table names can be changed on the MySQL store only")
 	c, err := sqlite.ParseDSN("sqlite://q.db?prefix=a_&busy_timeout=250")
 	require.NoError(t, err)
 	assert.Equal(t, "a_", c.Prefix)

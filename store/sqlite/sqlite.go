@@ -63,6 +63,8 @@ func ParseDSN(dsn string) (*Config, error) {
 	}
 	for k, vs := range q {
 		switch {
+		case strings.HasPrefix(k, "table_"):
+			return nil, fmt.Errorf("%w: sqlite DSN parameter %s: table names can be changed on the MySQL store only, whose tables Queuety PHP shares (an SQLite file is Go's alone; use prefix)", driver.ErrInvalidArgument, k)
 		case k != "prefix" && k != "busy_timeout":
 			return nil, fmt.Errorf("%w: unknown sqlite DSN parameter %q (known: prefix, busy_timeout)", driver.ErrInvalidArgument, k)
 		case len(vs) > 1:

@@ -390,6 +390,12 @@ func testStoredInPHPForm(t *testing.T, e *Env) {
 		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@hourly") }, driver.ScheduleCron, "0 * * * *", time.Date(2030, 1, 2, 4, 0, 0, 0, time.UTC)},
 		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@DAILY") }, driver.ScheduleCron, "0 0 * * *", time.Date(2030, 1, 3, 0, 0, 0, 0, time.UTC)},
 		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@weekly") }, driver.ScheduleCron, "0 0 * * 0", time.Date(2030, 1, 6, 0, 0, 0, 0, time.UTC)},
+		// Names, "?" and a day-of-week range through 7 are stored as the
+		// values Queuety PHP reads the same way.
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("0 9 ? * mon-fri") }, driver.ScheduleCron, "0 9 * * 1-5", time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC)},
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("0 9 * * 5-7") }, driver.ScheduleCron, "0 9 * * 0,5,6", time.Date(2030, 1, 4, 9, 0, 0, 0, time.UTC)},
+		// Both day fields restricted: a day must match both, as in PHP.
+		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("0 0 13 * 5") }, driver.ScheduleCron, "0 0 13 * 5", time.Date(2030, 9, 13, 0, 0, 0, 0, time.UTC)},
 		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Cron("@every 90s") }, driver.ScheduleInterval, "90 seconds", Epoch.Add(90 * time.Second)},
 		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval("1h30m") }, driver.ScheduleInterval, "5400 seconds", Epoch.Add(90 * time.Minute)},
 		{func(b *queuety.ScheduleBuilder) *queuety.ScheduleBuilder { return b.Interval(" 2 hours ") }, driver.ScheduleInterval, "2 hours", Epoch.Add(2 * time.Hour)},

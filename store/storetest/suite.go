@@ -24,6 +24,7 @@ package storetest
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -65,10 +66,19 @@ func (r *registry[E]) add(name string, run func(t *testing.T, e E)) {
 }
 
 // run runs every case, in name order, as a parallel subtest on its own
-// environment.
-func (r *registry[E]) run(t *testing.T, newEnv func(t *testing.T) E) {
+// environment; with prefixes, only the cases whose names start with one.
+func (r *registry[E]) run(t *testing.T, newEnv func(t *testing.T) E, prefixes ...string) {
 	r.mu.Lock()
-	all := append([]testCase[E](nil), r.cases...)
+	var all []testCase[E]
+	for _, c := range r.cases {
+		keep := len(prefixes) == 0
+		for _, p := range prefixes {
+			keep = keep || strings.HasPrefix(c.name, p)
+		}
+		if keep {
+			all = append(all, c)
+		}
+	}
 	r.mu.Unlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].name < all[j].name })
 	for _, c := range all {
@@ -88,4 +98,10 @@ func register(name string, run func(t *testing.T, e *Env)) { acceptance.add(name
 // parallel subtest, each on its own database with its own fake clock.
 func RunAcceptance(t *testing.T, h Harness) {
 	acceptance.run(t, func(t *testing.T) *Env { return NewEnv(t, h) })
+}
+
+// RunAcceptanceOf runs the acceptance cases whose names start with one of
+// prefixes ("Jobs/", "Schedules/"), as RunAcceptance runs them.
+func RunAcceptanceOf(t *testing.T, h Harness, prefixes ...string) {
+	acceptance.run(t, func(t *testing.T) *Env { return NewEnv(t, h) }, prefixes...)
 }

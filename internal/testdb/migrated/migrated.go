@@ -32,6 +32,29 @@ func DSN(t testing.TB) (dsn, prefix string) {
 	return testdb.Migrated(t, schema())
 }
 
+// DSNWith is DSN for tables named by the table-name DSN parameters params
+// ("table_prefix=fleet_&table_jobs=jobrows"): the returned DSN carries
+// them, and the tables are cloned from a template migrated with them.
+func DSNWith(t testing.TB, params string) (dsn, prefix string) {
+	t.Helper()
+	schemasMu.Lock()
+	s := schemas[params]
+	if s == nil {
+		s = &testdb.Schema{Key: key() + " " + params, Migrate: func(ctx context.Context, dsn string) error {
+			return migrate(ctx, dsn+"&"+params)
+		}}
+		schemas[params] = s
+	}
+	schemasMu.Unlock()
+	dsn, prefix = testdb.Migrated(t, s)
+	return dsn + "&" + params, prefix
+}
+
+var (
+	schemasMu sync.Mutex
+	schemas   = map[string]*testdb.Schema{}
+)
+
 // schema is the template DSN clones: store/mysql's migrations, keyed by
 // their latest version and a hash of their source.
 var schema = sync.OnceValue(func() *testdb.Schema {
