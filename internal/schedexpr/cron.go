@@ -3,20 +3,17 @@ package schedexpr
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robfig/cron/v3"
 )
 
 // neverFiresProbe is the time a new expression is evaluated from to reject
 // expressions that can never fire.
 var neverFiresProbe = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
-
-// descriptors are the cron descriptors, as the five fields they stand for.
-var descriptors = map[string]string{
-	"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
-	"@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
-}
 
 // ParseCron parses a cron expression written by a user: the five fields
 // (minute, hour, day of month, month, day of week) with numbers, "*", "?",
@@ -98,24 +95,17 @@ func canonicalCron(spec string) (string, *time.Location, error) {
 	if spec == "" {
 		return "", nil, errors.New("empty expression")
 	}
-	if strings.HasPrefix(spec, "@") {
-		f, ok := descriptors[strings.ToLower(spec)]
-		if !ok {
-			return "", nil, fmt.Errorf("unknown descriptor %s (want @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>)", spec)
-		}
-		spec = f
+	sets, err := userFieldSets(spec)
+	if err != nil {
+		return "", nil, err
 	}
 	fields := strings.Fields(spec)
-	if len(fields) != 5 {
-		return "", nil, fmt.Errorf("expected exactly 5 fields (minute hour day-of-month month day-of-week), found %d", len(fields))
+	if strings.HasPrefix(spec, "@") {
+		fields = make([]string, len(cronFields))
 	}
 	for i, f := range cronFields {
-		set, err := parseUserField(fields[i], i)
-		if err != nil {
-			return "", nil, fmt.Errorf("%s field %q: %w", f.name, fields[i], err)
-		}
-		if strings.Trim(fields[i], "0123456789,-*/") != "" || !phpReadsAs(fields[i], f, set) {
-			fields[i] = formatSet(set, f)
+		if fields[i] == "" || strings.Trim(fields[i], "0123456789,-*/") != "" || !phpReadsAs(fields[i], f, sets[i]) {
+			fields[i] = formatSet(sets[i], f)
 		}
 	}
 	return strings.Join(fields, " "), loc, nil
@@ -176,77 +166,114 @@ func formatSet(set uint64, f cronField) string {
 	return strings.Join(parts, ",")
 }
 
-// userNames are the names a user may write in the month and day-of-week
-// fields, three letters each, starting at value 1 and 0.
-var userNames = map[int]string{3: "janfebmaraprmayjunjulaugsepoctnovdec", 4: "sunmontuewedthufrisat"}
+// userParser reads the five fields and the descriptors as a user writes
+// them: robfig/cron's standard parser (names, "?", ranges, steps, lists,
+// @yearly ... @hourly).
+var userParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// parseUserField reads field i as a user writes it (see ParseCron) and
-// returns the set of values it stands for; 7 in the day of week is 0.
-func parseUserField(text string, i int) (uint64, error) {
-	f := cronFields[i]
-	hi := f.last
-	if i == 4 {
-		hi = 7
+// userFieldSets reads spec (no zone prefix; not @every) as a user writes
+// it and returns the set of values of each of the five fields; 7 in the
+// day of week is Sunday.
+func userFieldSets(spec string) ([5]uint64, error) {
+	if fields := strings.Fields(spec); len(fields) == 5 {
+		for i, f := range fields {
+			if slices.Contains(strings.Split(f, ","), "") {
+				return [5]uint64{}, fmt.Errorf("%s field %q has an empty list item", cronFields[i].name, f)
+			}
+		}
+		fields[4] = normalizeDayOfWeek(fields[4])
+		spec = strings.Join(fields, " ")
+	} else if strings.HasPrefix(spec, "@") {
+		spec = strings.ToLower(spec)
+	} else {
+		return [5]uint64{}, fmt.Errorf("expected exactly 5 fields (minute hour day-of-month month day-of-week), found %d", len(fields))
 	}
-	var set uint64
-	for _, item := range strings.Split(text, ",") {
-		rng, stepText, hasStep := strings.Cut(item, "/")
-		step := 1
-		if hasStep {
-			n, err := strconv.Atoi(stepText)
-			if err != nil || n <= 0 {
-				return 0, fmt.Errorf("step %q is not a positive number", stepText)
-			}
-			step = n
-		}
-		var from, to int
-		if rng == "*" || rng == "?" {
-			from, to = f.min, hi
-		} else {
-			loText, hiText, isRange := strings.Cut(rng, "-")
-			var err error
-			if from, err = userValue(loText, i); err != nil {
-				return 0, err
-			}
-			to = from
-			switch {
-			case isRange:
-				if to, err = userValue(hiText, i); err != nil {
-					return 0, err
-				}
-			case hasStep:
-				to = hi
-			}
-			if from < f.min || to > hi {
-				return 0, fmt.Errorf("value out of range %d-%d", f.min, hi)
-			}
-			if from > to {
-				return 0, fmt.Errorf("range %d-%d runs backwards", from, to)
-			}
-		}
-		for v := from; v <= to; v += step {
-			bit := v
-			if i == 4 && v == 7 { // Sunday
-				bit = 0
-			}
-			set |= 1 << bit
-		}
+	sched, err := userParser.Parse(spec)
+	if err != nil {
+		return [5]uint64{}, fieldError(spec, err)
 	}
-	return set, nil
+	spec5, ok := sched.(*cron.SpecSchedule)
+	if !ok {
+		return [5]uint64{}, fmt.Errorf("%s is not a cron expression", spec)
+	}
+	// robfig/cron marks a field written as "*" or "?" with its top bit.
+	const star = uint64(1) << 63
+	return [5]uint64{spec5.Minute &^ star, spec5.Hour &^ star, spec5.Dom &^ star, spec5.Month &^ star, spec5.Dow &^ star}, nil
 }
 
-// userValue reads one number or name of field i.
-func userValue(s string, i int) (int, error) {
-	if n, err := strconv.Atoi(s); err == nil && s != "" && s[0] != '+' && s[0] != '-' {
-		return n, nil
+// fieldError names the field of spec that robfig/cron refused with err, by
+// parsing each field alone.
+func fieldError(spec string, err error) error {
+	fields := strings.Fields(spec)
+	if len(fields) != 5 {
+		return err
 	}
-	if names, ok := userNames[i]; ok && len(s) == 3 {
-		if at := strings.Index(names, strings.ToLower(s)); at >= 0 && at%3 == 0 {
-			if i == 3 {
-				return at/3 + 1, nil
-			}
-			return at / 3, nil
+	for i, f := range fields {
+		probe := []string{"*", "*", "*", "*", "*"}
+		probe[i] = f
+		if _, ferr := userParser.Parse(strings.Join(probe, " ")); ferr != nil {
+			return fmt.Errorf("%s field %q: %w", cronFields[i].name, f, ferr)
 		}
 	}
-	return 0, fmt.Errorf("%q is not a number or a name", s)
+	return err
+}
+
+// normalizeDayOfWeek rewrites 7 (Sunday, as in Vixie cron) in a day-of-week
+// field into the 0-6 range robfig/cron accepts: "7" becomes "0", "5-7"
+// becomes "5-6,0" and "1-7/2" becomes "1-6/2,0". Anything it does not
+// recognise is left for robfig/cron to accept or reject.
+func normalizeDayOfWeek(field string) string {
+	items := strings.Split(field, ",")
+	out := make([]string, 0, len(items)+1)
+	for _, item := range items {
+		rng, step, hasStep := strings.Cut(item, "/")
+		lo, hi, isRange := strings.Cut(rng, "-")
+		switch {
+		case !isRange && lo == "7":
+			// "7", or "7/n", which is "7-7/n" in robfig's reading.
+			out = append(out, "0")
+		case isRange && hi == "7":
+			start, ok := dayOfWeekNumber(lo)
+			if !ok {
+				out = append(out, item)
+				continue
+			}
+			n := 1
+			if hasStep {
+				var err error
+				if n, err = strconv.Atoi(step); err != nil || n <= 0 {
+					out = append(out, item)
+					continue
+				}
+			}
+			if start == 7 {
+				out = append(out, "0")
+				continue
+			}
+			head := lo + "-6"
+			if hasStep {
+				head += "/" + step
+			}
+			out = append(out, head)
+			if (7-start)%n == 0 {
+				out = append(out, "0")
+			}
+		default:
+			out = append(out, item)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// dayOfWeekNumber returns the number of a day-of-week value: 0-7 or a
+// three-letter English name.
+func dayOfWeekNumber(s string) (int, bool) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, n >= 0 && n <= 7
+	}
+	i := strings.Index("sunmontuewedthufrisat", strings.ToLower(s))
+	if len(s) != 3 || i < 0 || i%3 != 0 {
+		return 0, false
+	}
+	return i / 3, true
 }

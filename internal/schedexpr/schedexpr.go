@@ -40,7 +40,8 @@
 //
 // Expressions users write (ParseCron, CanonicalCron) may use the usual
 // extras: names, "?", 7 in ranges, "a/n", the descriptors (@daily, ...) and
-// a CRON_TZ= zone prefix. CanonicalCron rewrites such a field into the
+// a CRON_TZ= zone prefix, read by robfig/cron's standard parser. CanonicalCron
+// rewrites such a field into the
 // values it stands for, so the stored row reads the same to both runtimes;
 // only a zone prefix stays Go-only (Queuety PHP cannot tick such a row).
 // The day-of-month and day-of-week rule is Queuety PHP's for every schedule:
