@@ -15,6 +15,8 @@ import (
 type Client struct {
 	engine *engine.Engine
 	store  driver.Store
+	// guards are the state machine guards of WithMachineGuards.
+	guards *Registry
 }
 
 func newClient(s driver.Store, cfg config) *Client {
@@ -28,7 +30,7 @@ func newClient(s driver.Store, cfg config) *Client {
 		WakeKey:              cfg.wakeKey,
 		MaxForEachItems:      cfg.maxForEachItems,
 	})
-	return &Client{engine: e, store: s}
+	return &Client{engine: e, store: s, guards: cfg.machineGuards}
 }
 
 // Close closes the store.

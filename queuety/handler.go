@@ -65,6 +65,10 @@ type Registry struct {
 	// handler each (UseFor).
 	middleware        []Middleware
 	handlerMiddleware map[string][]Middleware
+	// machineActions and machineGuards are the state machine handlers
+	// (machine.go).
+	machineActions map[string]MachineActionFunc
+	machineGuards  map[string]MachineGuardFunc
 }
 
 // NewRegistry returns an empty registry.

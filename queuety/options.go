@@ -106,6 +106,8 @@ type config struct {
 	phpWorkflowQueue string
 	// maxForEachItems is WithMaxForEachItems' cap (0: the default).
 	maxForEachItems int
+	// machineGuards is WithMachineGuards' registry.
+	machineGuards *Registry
 }
 
 func newConfig(opts []Option) config {

@@ -104,6 +104,11 @@ type Tables struct {
 
 	// Locks is Queuety's named-lock table (middleware locks, throttle counters).
 	Locks string
+
+	// StateMachines and StateMachineEvents are Queuety's state machine
+	// tables; MachineTimers is the Go engine's table of armed state
+	// timeouts.
+	StateMachines, StateMachineEvents, MachineTimers string
 }
 
 // NewTables returns the table names for a prefix ("wp_").
@@ -115,7 +120,8 @@ func NewTables(prefix string) Tables {
 		Events: p + "workflow_events", Failures: p + "go_failures", Migrations: p + "go_migrations",
 		Dependencies: p + "workflow_dependencies", Webhooks: p + "webhooks", Artifacts: p + "artifacts",
 		Batches: p + "batches", BatchEvents: p + "go_batch_events", Locks: p + "locks", WebhookSecrets: p + "go_webhook_secrets",
-		WorkflowEnds: p + "go_workflow_ends",
+		WorkflowEnds:  p + "go_workflow_ends",
+		StateMachines: p + "state_machines", StateMachineEvents: p + "state_machine_events", MachineTimers: p + "go_machine_timers",
 	}
 }
 

@@ -57,6 +57,8 @@ type Tx interface {
 	// LockOps are the operations on Queuety's locks table (locks.go).
 	LockOps
 	LimitTx
+	// MachineTx holds the state machine operations (machines.go).
+	MachineTx
 	// ReadViewTx holds the bounded reads of operator views (readviews.go).
 	ReadViewTx
 	// JobInsert inserts the jobs in one statement and sets their IDs. A
