@@ -55,12 +55,12 @@ type MachineTransition struct {
 // the state's definition ("timeout"); Queuety PHP ignores it.
 type MachineTimeout struct {
 	After time.Duration // whole seconds
-	Event string
+	Event string        // the event sent when it fires
 }
 
 // MachineStateDef is one state of a machine definition.
 type MachineStateDef struct {
-	Name        string
+	Name        string              // the state name (1 to 191 bytes)
 	Action      *MachineHandlerRef  // the entry action queued as a job when the state is entered, or nil
 	Terminal    MachineStatus       // completed, failed or cancelled for a terminal state; "" otherwise
 	Transitions []MachineTransition // in the order guards are tried
@@ -71,8 +71,8 @@ type MachineStateDef struct {
 // StateMachineBuilder::build_runtime_definition() produces it. Build one
 // with package machine.
 type MachineDefinition struct {
-	Name           string
-	Initial        string
+	Name           string            // the machine's name (the name column)
+	Initial        string            // the initial state (the first state when empty)
 	States         []MachineStateDef // in definition order
 	Queue          string            // the queue of entry action jobs
 	Priority       Priority          // their priority
@@ -85,33 +85,33 @@ type MachineDefinition struct {
 // MachineState is the persisted status of one machine (Queuety PHP's
 // StateMachineState).
 type MachineState struct {
-	ID                int64          `json:"machine_id"`
-	Name              string         `json:"name"`
-	Status            MachineStatus  `json:"status"`
-	CurrentState      string         `json:"current_state"`
-	State             map[string]any `json:"state"`
-	AvailableEvents   []string       `json:"available_events"`
-	DefinitionVersion string         `json:"definition_version,omitempty"`
-	DefinitionHash    string         `json:"definition_hash,omitempty"`
-	IdempotencyKey    string         `json:"idempotency_key,omitempty"`
-	ErrorMessage      string         `json:"error_message,omitempty"`
-	CurrentAction     string         `json:"current_action,omitempty"`
-	TerminalStatus    MachineStatus  `json:"terminal_status,omitempty"`
+	ID                int64          `json:"machine_id"`                   // the machine's id
+	Name              string         `json:"name"`                         // the machine's name
+	Status            MachineStatus  `json:"status"`                       // its lifecycle status
+	CurrentState      string         `json:"current_state"`                // the state it is in
+	State             map[string]any `json:"state"`                        // its public state
+	AvailableEvents   []string       `json:"available_events"`             // the events the current state accepts, in definition order
+	DefinitionVersion string         `json:"definition_version,omitempty"` // the definition's version, or empty
+	DefinitionHash    string         `json:"definition_hash,omitempty"`    // the definition's sha256
+	IdempotencyKey    string         `json:"idempotency_key,omitempty"`    // the durable dispatch key, or empty
+	ErrorMessage      string         `json:"error_message,omitempty"`      // why it failed, or empty
+	CurrentAction     string         `json:"current_action,omitempty"`     // the current state's entry action, or empty
+	TerminalStatus    MachineStatus  `json:"terminal_status,omitempty"`    // the current state's terminal status, or empty
 }
 
 // MachineSummary is one row of a machine listing.
 type MachineSummary struct {
-	ID                int64         `json:"id"`
-	Name              string        `json:"name"`
-	Status            MachineStatus `json:"status"`
-	CurrentState      string        `json:"current_state"`
-	DefinitionVersion string        `json:"definition_version,omitempty"`
-	DefinitionHash    string        `json:"definition_hash,omitempty"`
-	IdempotencyKey    string        `json:"idempotency_key,omitempty"`
-	StartedAt         time.Time     `json:"started_at"`
-	UpdatedAt         time.Time     `json:"updated_at"`
-	CompletedAt       time.Time     `json:"completed_at"`
-	FailedAt          time.Time     `json:"failed_at"`
+	ID                int64         `json:"id"`                           // the machine's id
+	Name              string        `json:"name"`                         // the machine's name
+	Status            MachineStatus `json:"status"`                       // its lifecycle status
+	CurrentState      string        `json:"current_state"`                // the state it is in
+	DefinitionVersion string        `json:"definition_version,omitempty"` // the definition's version, or empty
+	DefinitionHash    string        `json:"definition_hash,omitempty"`    // the definition's sha256
+	IdempotencyKey    string        `json:"idempotency_key,omitempty"`    // the durable dispatch key, or empty
+	StartedAt         time.Time     `json:"started_at"`                   // when it was dispatched
+	UpdatedAt         time.Time     `json:"updated_at"`                   // when its row last changed
+	CompletedAt       time.Time     `json:"completed_at"`                 // when it completed or was cancelled (zero if not)
+	FailedAt          time.Time     `json:"failed_at"`                    // when it failed (zero if not)
 	// AvailableEvents are the events the current state accepts.
 	AvailableEvents []string `json:"available_events"`
 }
@@ -148,26 +148,26 @@ const (
 // MachineEvent is one row of a machine's timeline (Queuety's
 // state_machine_events table). The JSON columns hold their stored text.
 type MachineEvent struct {
-	ID             int64            `json:"id"`
-	MachineID      int64            `json:"machine_id"`
-	JobID          int64            `json:"job_id,omitempty"`
-	StateName      string           `json:"state_name"`
-	Handler        string           `json:"handler,omitempty"`
-	Event          MachineEventType `json:"event"`
-	EventName      string           `json:"event_name,omitempty"`
-	TransitionName string           `json:"transition_name,omitempty"`
-	Queue          string           `json:"queue,omitempty"`
-	Attempt        *int             `json:"attempt,omitempty"`
-	Input          []byte           `json:"-"`
-	Output         []byte           `json:"-"`
-	StateBefore    []byte           `json:"-"`
-	StateAfter     []byte           `json:"-"`
-	Context        []byte           `json:"-"`
-	Artifacts      []byte           `json:"-"`
-	Chunks         []byte           `json:"-"`
-	Error          []byte           `json:"-"`
-	DurationMS     *int64           `json:"duration_ms,omitempty"`
-	CreatedAt      time.Time        `json:"created_at"`
+	ID             int64            `json:"id"`                        // the row's id, in timeline order
+	MachineID      int64            `json:"machine_id"`                // the machine
+	JobID          int64            `json:"job_id,omitempty"`          // the entry action job, or 0
+	StateName      string           `json:"state_name"`                // the state the event happened in
+	Handler        string           `json:"handler,omitempty"`         // the action or guard, or empty
+	Event          MachineEventType `json:"event"`                     // what happened
+	EventName      string           `json:"event_name,omitempty"`      // the machine event involved, or empty
+	TransitionName string           `json:"transition_name,omitempty"` // the transition taken or guarded, or empty
+	Queue          string           `json:"queue,omitempty"`           // the action job's queue, or empty
+	Attempt        *int             `json:"attempt,omitempty"`         // the action job's attempt, or nil
+	Input          []byte           `json:"-"`                         // JSON text: what the step was given, or nil
+	Output         []byte           `json:"-"`                         // JSON text: what it produced, or nil
+	StateBefore    []byte           `json:"-"`                         // JSON text: the public state before, or nil
+	StateAfter     []byte           `json:"-"`                         // JSON text: the public state after, or nil
+	Context        []byte           `json:"-"`                         // JSON text: context such as from and to, or nil
+	Artifacts      []byte           `json:"-"`                         // JSON text: artifact references, or nil
+	Chunks         []byte           `json:"-"`                         // JSON text: chunk references, or nil
+	Error          []byte           `json:"-"`                         // JSON text: the error (message, class, trace), or nil
+	DurationMS     *int64           `json:"duration_ms,omitempty"`     // how long the action or guard ran, or nil
+	CreatedAt      time.Time        `json:"created_at"`                // when it was recorded (seconds)
 }
 
 // MachineInput is what an entry action or a guard is given.

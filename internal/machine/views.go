@@ -150,9 +150,14 @@ func decodeAny(b []byte) any {
 	return v
 }
 
+// TraceEvents bounds the events of a trace bundle (its first ones); the
+// timeline pages reach the rest.
+const TraceEvents = 5000
+
 // Trace returns the machine's trace bundle as JSON (Queuety PHP's
-// get_trace): the machine, its events grouped by state, the events, the
-// action jobs and their logs, artifact and chunk references.
+// get_trace): the machine, its events grouped by state, the events (the
+// first TraceEvents), the action jobs and their logs (1,000 per job),
+// artifact and chunk references.
 func (r *Runtime) Trace(ctx context.Context, id int64) ([]byte, error) {
 	var (
 		m      *driver.Machine
@@ -164,7 +169,7 @@ func (r *Runtime) Trace(ctx context.Context, id int64) ([]byte, error) {
 		if m, err = tx.MachineGet(ctx, id, driver.LockNone); err != nil {
 			return err
 		}
-		if events, err = tx.MachineEventList(ctx, id, 0, 0); err != nil {
+		if events, err = tx.MachineEventList(ctx, id, TraceEvents, 0); err != nil {
 			return err
 		}
 		var ids []int64
