@@ -179,13 +179,10 @@ func (c *Client) MachineStateAt(ctx context.Context, id, eventID int64) (State, 
 }
 
 // FireMachineTimeouts fires up to limit due state timeouts
-// (machine.Builder.Timeout) with the guards of guards (the client's
-// WithMachineGuards registry when nil) and returns how many it handled.
+// (machine.Builder.Timeout) with the guards of guards, then those of the
+// client's WithMachineGuards registry, and returns how many it handled.
 // Workers run it in their sweeps; each timeout fires once however many
 // sweep at the same time.
 func (c *Client) FireMachineTimeouts(ctx context.Context, guards *Registry, limit int) (int, error) {
-	if guards == nil {
-		guards = c.guards
-	}
-	return c.machines().SweepTimeouts(ctx, max(limit, 1), guards.machineHandlers())
+	return c.machines().SweepTimeouts(ctx, max(limit, 1), guards.machineHandlers().Or(c.guards.machineHandlers()))
 }

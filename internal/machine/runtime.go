@@ -39,6 +39,24 @@ func (h Handlers) action(name string) (ActionFunc, bool) {
 	return h.Action(name)
 }
 
+// Or returns handlers that look in h first, then in other.
+func (h Handlers) Or(other Handlers) Handlers {
+	return Handlers{
+		Guard: func(name string) (GuardFunc, bool) {
+			if fn, ok := h.guard(name); ok {
+				return fn, true
+			}
+			return other.guard(name)
+		},
+		Action: func(name string) (ActionFunc, bool) {
+			if fn, ok := h.action(name); ok {
+				return fn, true
+			}
+			return other.action(name)
+		},
+	}
+}
+
 // Runtime runs state machine transitions on a store.
 type Runtime struct {
 	Store driver.Store
@@ -359,6 +377,7 @@ func (r *Runtime) deliver(ctx context.Context, id int64, event string, p *phpjso
 		if timer != nil {
 			taken, err := tx.MachineTimerTake(ctx, id, timer.EntryEventID)
 			if err != nil || !taken || l.m.Status != queuetytype.MachineWaitingEvent || l.m.CurrentState != timer.StateName {
+				rejected = errTimerGone
 				return err
 			}
 			evCtx.Set("timeout", true)
@@ -397,11 +416,18 @@ func (r *Runtime) deliver(ctx context.Context, id int64, event string, p *phpjso
 	if err != nil {
 		return fmt.Errorf("queuety: state machine %d event %q: %w", id, event, err)
 	}
+	if rejected == errTimerGone {
+		return rejected
+	}
 	if rejected != nil {
 		return fmt.Errorf("queuety: state machine %d event %q: %w: %w", id, event, queuetytype.ErrEventRejected, rejected)
 	}
 	return nil
 }
+
+// errTimerGone reports a due timer another sweeper took, or one the
+// machine left behind (it moved on, or is running an action).
+var errTimerGone = errors.New("state machine timer no longer armed")
 
 // SweepTimeouts fires up to limit due state timeouts and returns how many
 // it fired. Each is one transaction under the machine's row lock, so a
@@ -421,6 +447,7 @@ func (r *Runtime) SweepTimeouts(ctx context.Context, limit int, h Handlers) (int
 		switch {
 		case err == nil:
 			fired++
+		case errors.Is(err, errTimerGone):
 		case errors.Is(err, queuetytype.ErrEventRejected):
 			fired++ // recorded on the timeline
 		case errors.Is(err, queuetytype.ErrNotFound):

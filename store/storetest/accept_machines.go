@@ -371,6 +371,14 @@ func testMachineTimeout(t *testing.T, e *Env) {
 	st, err = e.C.MachineStatus(e.Ctx, answered)
 	require.NoError(t, err)
 	assert.Equal(t, queuetytype.MachineCompleted, st.Status, "answered before the timeout")
+
+	swept, err := b().Dispatch(e.Ctx, e.C, nil)
+	require.NoError(t, err)
+	e.Clock.Advance(31 * time.Second)
+	e.Drain(e.Worker(nil)) // a worker's sweeps fire it
+	st, err = e.C.MachineStatus(e.Ctx, swept)
+	require.NoError(t, err)
+	assert.Equal(t, queuetytype.MachineCancelled, st.Status, "fired by a worker's sweep")
 }
 
 // testMachineBadInput: definitions Queuety PHP's builder refuses are
