@@ -13,6 +13,7 @@ func commands() []*Command {
 		queueCommand(),
 		jobCommand(),
 		workflowCommand(),
+		machineCommand(),
 		signalCommand(),
 		scheduleCommand(),
 		uiCommand(),

@@ -72,8 +72,10 @@ func (r *Registry) BuriedHook(name string) (func(ctx context.Context, job *queue
 }
 
 // WithRegistry makes the client apply the handler defaults of r
-// (Registry.Defaults) to the jobs it dispatches. A worker on the client
-// that is given no registry of its own uses r.
+// (Registry.Defaults) to the jobs it dispatches, and run the state machine
+// guards of r (Registry.HandleMachineGuard) in MachineEvent and
+// FireMachineTimeouts. A worker on the client that is given no registry of
+// its own uses r.
 func WithRegistry(r *Registry) Option { return func(c *config) { c.registry = r } }
 
 // Registry returns the registry given to WithRegistry, or nil.

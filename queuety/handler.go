@@ -69,6 +69,10 @@ type Registry struct {
 	// (defaults.go).
 	defaults map[string][]JobOption
 	buried   map[string]func(context.Context, *queuetytype.Job, error)
+	// machineActions and machineGuards are the state machine handlers
+	// (machine.go).
+	machineActions map[string]MachineActionFunc
+	machineGuards  map[string]MachineGuardFunc
 }
 
 // NewRegistry returns an empty registry.

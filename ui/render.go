@@ -27,7 +27,7 @@ var staticFS embed.FS
 
 // pageNames are the templates/*.html files that are pages (the others
 // hold the layout and shared parts).
-var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "login", "error"}
+var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "machines", "machine", "login", "error"}
 
 // templates maps a page name to its template set: the layout, the shared
 // parts and the page.
@@ -178,6 +178,8 @@ func notFoundWhat(p string) string {
 		return "workflow"
 	case strings.HasPrefix(p, "/schedules/"):
 		return "schedule"
+	case strings.HasPrefix(p, "/machines/"):
+		return "state machine"
 	}
 	return "page"
 }
@@ -186,7 +188,7 @@ func errStatus(err error) int {
 	switch {
 	case errors.Is(err, queuetytype.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, queuetytype.ErrInvalidState):
+	case errors.Is(err, queuetytype.ErrInvalidState), errors.Is(err, queuetytype.ErrEventRejected):
 		return http.StatusConflict
 	case errors.Is(err, queuetytype.ErrInvalidArgument), errors.Is(err, queuetytype.ErrInvalidTimeout):
 		return http.StatusBadRequest

@@ -295,6 +295,8 @@ func (s *server) routes() {
 	m.HandleFunc("GET /workflows/{id}/trace.json", s.workflowTrace)
 	m.HandleFunc("GET /workflows/{id}/state", s.rawValue(queuetytype.WorkflowState, "workflow", "state"))
 	m.HandleFunc("GET /schedules", s.schedulesPage)
+	m.HandleFunc("GET /machines", s.machinesPage)     // machines.go
+	m.HandleFunc("GET /machines/{id}", s.machinePage) // machines.go
 
 	m.HandleFunc("POST /queues/pause", s.queueAction(true))
 	m.HandleFunc("POST /queues/resume", s.queueAction(false))
@@ -303,6 +305,7 @@ func (s *server) routes() {
 	m.HandleFunc("POST /workflows/{id}/signal", s.signalAction)
 	m.HandleFunc("POST /workflows/{id}/{action}", s.workflowAction)
 	m.HandleFunc("POST /schedules/{id}/{action}", s.scheduleAction)
+	m.HandleFunc("POST /machines/{id}/event", s.machineEventAction)
 	m.HandleFunc("POST /logout", s.logout)
 	s.mux = m
 }

@@ -28,6 +28,7 @@ func (w *Worker) tasks() []*task {
 		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks},                  // deadline/batches.go
 		{name: deadline.SweepWorkflowCallbacks, interval: iv.Deadlines, run: w.sweeper.WorkflowCallbacks}, // deadline/compensations.go
 		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},                   // deadline/overrun.go
+		{name: SweepMachineTimeouts, interval: iv.WaitTimer, run: w.machineTimeouts},                      // machines.go
 	}
 }
 

@@ -384,7 +384,8 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	before := w.Stats()
 	report, sweepErr := w.sweeper.RunAll(ctx)
 	fired, tickErr := w.sweeper.Schedules(ctx)
-	sweepErr = errors.Join(sweepErr, tickErr)
+	_, machineErr := w.machineTimeouts(ctx) // machines.go
+	sweepErr = errors.Join(sweepErr, tickErr, machineErr)
 
 	hardCtx, hardCancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer hardCancel(nil)

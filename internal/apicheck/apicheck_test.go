@@ -23,6 +23,7 @@ var userFacing = []string{
 	module + "/queuetytype",
 	module + "/queuety",
 	module + "/builder",
+	module + "/machine",
 	module + "/worker",
 	module + "/queuetytest",
 	module + "/middleware",

@@ -13,6 +13,7 @@ var KnownImports = map[string]string{
 	"builder":     module + "/builder",
 	"cli":         module + "/cli",
 	"deadline":    module + "/deadline",
+	"machine":     module + "/machine",
 	"driver":      module + "/store/driver",
 	"observe":     module + "/observe",
 	"otelqueuety": module + "/metrics/otelqueuety",

@@ -114,6 +114,10 @@ type Tables struct {
 
 	// Names is how the names above were made.
 	Names Names
+	// StateMachines and StateMachineEvents are Queuety's state machine
+	// tables; MachineTimers is the Go engine's table of armed state
+	// timeouts.
+	StateMachines, StateMachineEvents, MachineTimers string
 }
 
 // NewTables returns the table names for a prefix ("wp_"), with Queuety's
@@ -130,6 +134,7 @@ func NamedTables(n Names) Tables {
 		Dependencies: q("workflow_dependencies"), Webhooks: q("webhooks"), Artifacts: q("artifacts"),
 		Batches: q("batches"), BatchEvents: g("batch_events"), Locks: q("locks"), WebhookSecrets: g("webhook_secrets"), Chunks: q("chunks"),
 		WorkflowEnds: g("workflow_ends"), Limits: g("limits"), RateStarts: g("rate_starts"), Names: n,
+		StateMachines: q("state_machines"), StateMachineEvents: q("state_machine_events"), MachineTimers: g("machine_timers"),
 	}
 }
 

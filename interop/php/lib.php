@@ -95,6 +95,7 @@ function db_settings(): array {
 function boot(): Connection {
 	register_queuety_autoloader();
 	require_once __DIR__ . '/handlers.php';
+	require_once __DIR__ . '/machine-handlers.php';
 	require_once dirname( __DIR__, 2 ) . '/php/queuety-go-bridge.php'; // QueuetyGo\BatchCallback, as a site installs it
 	$s    = db_settings();
 	$conn = new Connection( $s['host'], $s['name'], $s['user'], $s['pass'], $s['prefix'] );

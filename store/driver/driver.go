@@ -59,6 +59,8 @@ type Tx interface {
 	LimitTx
 	// RetentionTx holds streaming chunks and the history purges (chunks.go).
 	RetentionTx
+	// MachineTx holds the state machine operations (machines.go).
+	MachineTx
 	// ReadViewTx holds the bounded reads of operator views (readviews.go).
 	ReadViewTx
 	// JobInsert inserts the jobs in one statement and sets their IDs. A

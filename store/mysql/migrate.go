@@ -59,6 +59,16 @@ func namedMigrations(n sqlstore.Names) migrate.Migrations {
 			{Version: 8, Name: "Go engine: webhook signing secrets table", Up: step((*migrator).webhookSecretsTable)},
 			{Version: 9, Name: "Go engine: history page indexes (a workflow's signals by id, its failures by category)", Up: step((*migrator).historyIndexes)},
 			{Version: 10, Name: "Go engine: workflow ends table (failed and cancelled workflows whose compensations it dealt with), workflows index by failed_at", Up: step((*migrator).workflowEndsTable)},
+			{Version: 11, Name: "Go engine: state machine timers table", Up: migrate.Statements(func() []string {
+				return []string{"CREATE TABLE IF NOT EXISTS " + t.MachineTimers + ` (
+		machine_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+		state_name VARCHAR(191) NOT NULL,
+		entry_event_id BIGINT UNSIGNED NOT NULL,
+		event VARCHAR(191) NOT NULL,
+		fire_at DATETIME NOT NULL,
+		KEY idx_fire_at (fire_at)
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`}
+			})},
 		},
 		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,

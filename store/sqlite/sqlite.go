@@ -174,6 +174,14 @@ func migrations(prefix string) migrate.Migrations {
 						" FROM " + t.Workflows + " WHERE status IN ('failed', 'cancelled')",
 				}
 			})},
+			{Version: 10, Name: "Go engine: state machine timers table", Up: migrate.Statements(func() []string {
+				t := sqlstore.NewTables(prefix)
+				return []string{
+					"CREATE TABLE IF NOT EXISTS " + t.MachineTimers + " (machine_id INTEGER NOT NULL PRIMARY KEY, state_name TEXT NOT NULL," +
+						" entry_event_id INTEGER NOT NULL, event TEXT NOT NULL, fire_at TEXT NOT NULL)",
+					"CREATE INDEX IF NOT EXISTS " + t.MachineTimers + "_idx_fire_at ON " + t.MachineTimers + " (fire_at)",
+				}
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}
