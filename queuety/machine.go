@@ -110,6 +110,7 @@ func (r *Registry) runMachineAction(ctx context.Context, payload Payload) error 
 	}
 	rt := &machine.Runtime{Store: e.Store(), Now: e.Clock().Now}
 	job := machine.Job{ID: info.JobID, Queue: info.Queue, Attempt: info.Attempt}
+	job.Fence, _ = engine.AttemptFence(ctx)
 	final := func(err error) bool { return info.Attempt >= info.MaxAttempts || IsNonRetryable(err) }
 	err := rt.RunAction(ctx, job, r.machineHandlers(), final)
 	if errors.Is(err, queuetytype.ErrInvalidArgument) {
