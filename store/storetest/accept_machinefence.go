@@ -18,11 +18,13 @@ import (
 	"github.com/queuety/queuety-go/machine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 func init() {
 	register("Machines/ActionDeliveredTwice", testMachineActionDeliveredTwice)
 	register("Machines/ActionWorkerDied", testMachineActionWorkerDied)
+	register("Machines/ActionDefaults", testMachineActionDefaults)
 }
 
 // claimAction claims one due entry action job as a worker would.
@@ -151,4 +153,57 @@ func testMachineActionWorkerDied(t *testing.T, e *Env) {
 		assert.Equal(t, `{"n":1}`, string(ev.StateAfter), "%s state_after", ev.Event)
 		assert.Equal(t, `{"message":"Stale: worker died without completing."}`, string(ev.Error), "%s error", ev.Event)
 	}
+}
+
+// testMachineActionDefaults: the concurrency group and limit and the cost
+// units Registry.Defaults sets for an action's name are written on its
+// action jobs, queued by a client with the registry or by a worker running
+// an action; the definition's queue stays the jobs' queue, as in Queuety
+// PHP. Defaults that do not validate fail the dispatch.
+func testMachineActionDefaults(t *testing.T, e *Env) {
+	reg := queuety.NewRegistry()
+	reg.HandleMachineAction("plan", func(context.Context, queuetytype.MachineInput) (queuety.State, error) {
+		return queuety.State{"_event": "again"}, nil
+	})
+	reg.Defaults("plan", queuety.ConcurrencyGroup("llm"), queuety.ConcurrencyLimit(2), queuety.CostUnits(3), queuety.OnQueue("elsewhere"))
+	c := e.Client(queuety.WithRegistry(reg))
+	id, err := machine.New("d").State("a").Action("plan", nil).On("again", "a").Dispatch(e.Ctx, c, nil)
+	require.NoError(t, err)
+	check := func(j *driver.Job) {
+		t.Helper()
+		assert.Equal(t, "llm", j.ConcurrencyGroup)
+		assert.Equal(t, 2, j.ConcurrencyLimit)
+		assert.Equal(t, 3, j.CostUnits)
+		assert.Equal(t, queuetytype.DefaultQueue, j.Queue)
+	}
+	first := e.claimAction()
+	check(e.Job(first.Job.ID))
+	require.NoError(t, e.runAction(reg, first))
+	require.NoError(t, e.Complete(first)[0])
+	jobs := e.Jobs(driver.JobFilter{Handler: imachine.ActionJobHandler})
+	require.Len(t, jobs, 2, "the action queued the next entry's job")
+	for _, j := range jobs {
+		check(j)
+	}
+	assert.Equal(t, 2, e.countMachineEvents(id, queuetytype.MachineEventActionEnqueued))
+
+	plain := e.Client()
+	other, err := machine.New("p").State("a").Action("plan", nil).Dispatch(e.Ctx, plain, nil)
+	require.NoError(t, err)
+	assert.NotZero(t, other)
+	jobs = e.Jobs(driver.JobFilter{Handler: imachine.ActionJobHandler})
+	require.Len(t, jobs, 3)
+	newest := jobs[0]
+	for _, j := range jobs {
+		if j.ID > newest.ID {
+			newest = j
+		}
+	}
+	assert.Empty(t, newest.ConcurrencyGroup, "a client without the registry writes no defaults")
+	assert.Equal(t, 1, newest.CostUnits)
+
+	bad := queuety.NewRegistry()
+	bad.Defaults("plan", queuety.CostUnits(0))
+	_, err = machine.New("b").State("a").Action("plan", nil).Dispatch(e.Ctx, e.Client(queuety.WithRegistry(bad)), nil)
+	assert.ErrorIs(t, err, queuetytype.ErrInvalidArgument)
 }
