@@ -20,9 +20,11 @@ func machineCommand() *Command {
 			Program + " machine status 7",
 			Program + ` machine event 7 approve '{"approved": true}'`,
 			Program + " machine timeline 7",
+			Program + " machine trace 7",
 			Program + " machine state-at 7 12",
 		},
-		Sub: []*Command{machineListCommand(), machineStatusCommand(), machineEventCommand(), machineTimelineCommand(), machineStateAtCommand()},
+		Sub: []*Command{machineListCommand(), machineStatusCommand(), machineEventCommand(), machineTimelineCommand(), machineTraceCommand(),
+			machineStateAtCommand()},
 	}
 }
 
@@ -199,6 +201,30 @@ func machineTimelineCommand() *Command {
 						fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", ev.ID, ev.Event, ev.StateName, dash(ev.EventName),
 							dash(ev.Handler), ts(ev.CreatedAt), cell(msg, 60))
 					})
+			})
+		},
+	}
+}
+
+func machineTraceCommand() *Command {
+	return &Command{
+		Name:    "trace",
+		Summary: "print a machine's trace bundle as JSON (events grouped by state, action jobs, logs)",
+		Args:    "ID",
+		Help: `The bundle Queuety's machine_trace returns: the machine with its
+definition, its events grouped by state, all its events, its entry action
+jobs and their log rows, and the artifact and chunk references of its
+events. It is JSON with or without --json.`,
+		Examples: []string{Program + " machine trace 7"},
+		MinArgs:  1, MaxArgs: 1,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			return onID("machine", func(e *Env, c *queuety.Client, id int64) error {
+				doc, err := c.MachineTrace(e.Ctx, id)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(e.Stdout, string(doc))
+				return err
 			})
 		},
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
-// TestMachineCommands: machine list, status, event, timeline and state-at
+// TestMachineCommands: machine list, status, event, timeline, trace and state-at
 // on a machine dispatched by the Go builder; a rejected event exits 1 and
 // is recorded on the timeline.
 func TestMachineCommands(t *testing.T) {
@@ -55,4 +55,15 @@ func TestMachineCommands(t *testing.T) {
 	first := strconv.FormatInt(int64(evs[0]["id"].(float64)), 10)
 	assert.JSONEq(t, `{"n":1}`, mustRun(t, nil, "--dsn", dsn, "machine", "state-at", sid, first))
 	assert.Contains(t, mustRun(t, nil, "--dsn", dsn, "machine", "timeline", sid), "event_rejected")
+
+	for _, args := range [][]string{{"machine", "trace", sid}, {"machine", "trace", sid, "--json"}} {
+		trace := decode[map[string]any](t, mustRun(t, nil, append([]string{"--dsn", dsn}, args...)...))
+		m, ok := trace["machine"].(map[string]any)
+		require.True(t, ok, "trace machine: %v", trace)
+		assert.Equal(t, float64(id), m["id"])
+		assert.Len(t, trace["events"], len(evs), "every event")
+		assert.Contains(t, trace, "states")
+	}
+	wantFail(t, 1, "not found", "--dsn", dsn, "machine", "trace", "999999")
+	wantFail(t, 2, "", "--dsn", dsn, "machine", "trace")
 }

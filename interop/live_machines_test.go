@@ -156,3 +156,47 @@ func TestLiveMachines(t *testing.T) {
 	assert.Equal(t, queuetytype.MachineCompleted, st.Status)
 	assert.Equal(t, map[string]any{"thread_id": int64(42), "message": "hi", "plan": "steps for hi", "approved": true}, st.State)
 }
+
+// TestLiveMachineActionStale: two machines whose entry action job's only
+// attempt was claimed by a worker that died; Queuety PHP's stale recovery
+// takes back one, the Go engine's the other. Both bury the job and fail
+// the machine, leaving the same rows: the machine row (status, error),
+// the action_failed and machine_failed events and the job.
+func TestLiveMachineActionStale(t *testing.T) {
+	ctx := context.Background()
+	dsn, prefix := testdb.DSN(t)
+	php := newLivePHP(t, prefix)
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	def := func() *machine.Builder {
+		return machine.New("stale").State("go").Action(`QueuetyGoInterop\PlanAction`, nil).On("planned", "end").
+			Terminal("end", queuetytype.MachineCompleted).MaxAttempts(1)
+	}
+	died := func(id int64) {
+		t.Helper()
+		res, err := c.DB().Exec("UPDATE "+prefix+"queuety_jobs SET status = 'processing', attempts = 1, reserved_at = '2000-01-01 00:00:00' "+
+			"WHERE handler = '__queuety_state_machine_action' AND payload LIKE CONCAT('{\"machine_id\":', ?, ',%')", id)
+		require.NoError(t, err)
+		n, err := res.RowsAffected()
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n, "machine %d's action job", id)
+	}
+	byPHP, err := def().Dispatch(ctx, c, queuety.State{"n": 1})
+	require.NoError(t, err)
+	byGo, err := def().Dispatch(ctx, c, queuety.State{"n": 1})
+	require.NoError(t, err)
+
+	died(byPHP)
+	assert.Equal(t, "1", php.eval(`echo \Queuety\Queuety::recover_stale_jobs();`))
+	died(byGo)
+	n, err := c.RecoverStale(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+
+	want := machineRows(t, c, prefix, byPHP)
+	require.Len(t, want, 1+4+1, "PHP's rows: the machine, 4 events, the action job")
+	assert.Contains(t, want[0], "status=failed")
+	assert.Contains(t, want[0], "error_message=Stale: worker died without completing.")
+	assert.Equal(t, want, machineRows(t, c, prefix, byGo), "the Go engine's stale recovery writes PHP's rows")
+}

@@ -18,7 +18,9 @@ import (
 // Dispatch, DispatchMany, DispatchTx, DispatchManyTx and the jobs of
 // batches and chains. The options are written into the job's row, so
 // every worker, Queuety PHP's included, runs the job with them. Workflow
-// steps are dispatched by the engine and do not take them.
+// steps are dispatched by the engine and do not take them; the jobs of a
+// state machine's entry action take the concurrency group and limit and
+// the cost units set for the action's name (see HandleMachineAction).
 func (r *Registry) Defaults(name string, opts ...JobOption) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -28,7 +28,11 @@ type MachineActionFunc func(ctx context.Context, in queuetytype.MachineInput) (S
 type MachineGuardFunc func(ctx context.Context, in queuetytype.MachineInput) (bool, error)
 
 // HandleMachineAction registers a state machine entry action under name
-// (the action's class name in a definition). A worker with any action
+// (the action's class name in a definition). The concurrency group and
+// limit and the cost units Defaults sets for name go on the action's jobs,
+// as Queuety PHP takes them from the action class: a client applies its
+// registry's (WithRegistry) to the jobs it queues, a worker its own to the
+// jobs queued by the actions it runs. A worker with any action
 // registered runs the entry action jobs of its queues; give machines whose
 // actions Queuety PHP runs their own queue (machine.Builder.OnQueue). It
 // panics on an empty name, a nil function or a name registered twice.
@@ -108,8 +112,9 @@ func (r *Registry) runMachineAction(ctx context.Context, payload Payload) error 
 	if !ok || !ok2 {
 		return NonRetryable(fmt.Errorf("%w: a state machine action runs only in a worker", queuetytype.ErrNoAttempt))
 	}
-	rt := &machine.Runtime{Store: e.Store(), Now: e.Clock().Now}
+	rt := &machine.Runtime{Store: e.Store(), Now: e.Clock().Now, ActionResources: r.actionResources()}
 	job := machine.Job{ID: info.JobID, Queue: info.Queue, Attempt: info.Attempt}
+	job.Fence, _ = engine.AttemptFence(ctx)
 	final := func(err error) bool { return info.Attempt >= info.MaxAttempts || IsNonRetryable(err) }
 	err := rt.RunAction(ctx, job, r.machineHandlers(), final)
 	if errors.Is(err, queuetytype.ErrInvalidArgument) {
@@ -118,8 +123,27 @@ func (r *Registry) runMachineAction(ctx context.Context, payload Payload) error 
 	return err
 }
 
+// actionResources returns the concurrency group, limit and cost units
+// the Defaults of r give an entry action's jobs; nil for a nil registry.
+func (r *Registry) actionResources() func(class string) (queuetytype.JobResources, error) {
+	if r == nil {
+		return nil
+	}
+	return func(class string) (queuetytype.JobResources, error) {
+		defs := r.DefaultsOf(class)
+		if len(defs) == 0 {
+			return queuetytype.JobResources{}, nil
+		}
+		spec := ResolveJobOptions(defs...)
+		if err := engine.ValidateJobSpec(spec); err != nil {
+			return queuetytype.JobResources{}, err
+		}
+		return spec.Resources, nil
+	}
+}
+
 func (c *Client) machines() *machine.Runtime {
-	return &machine.Runtime{Store: c.store, Now: c.engine.Clock().Now}
+	return &machine.Runtime{Store: c.store, Now: c.engine.Clock().Now, ActionResources: c.registry.actionResources()}
 }
 
 // DispatchMachine creates a state machine instance from def (built with

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/machine"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -143,6 +144,14 @@ func (e *Engine) RecoverStaleLocked(ctx context.Context, tx driver.Tx, rows []*d
 		}
 		if buried && row.WorkflowID != 0 {
 			fail.list = append(fail.list, wfFailure{id: row.WorkflowID, jobID: row.ID, msg: cause.Error()})
+		}
+		if buried && row.WorkflowID == 0 && row.Handler == machine.ActionJobHandler {
+			// Queuety PHP's stale recovery fails the action's machine,
+			// with the buried job's error.
+			rt := &machine.Runtime{Store: e.store, Now: e.clock.Now}
+			if err := rt.FailStale(ctx, tx, row, row.ErrorMessage); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,6 +19,35 @@ type Job struct {
 	Queue   string
 	Attempt int
 	Payload []byte
+	// Fence, when set, locks the job row in a transaction and returns
+	// ErrStaleAttempt when this attempt no longer owns the job. The
+	// attempt's result and failure are written only while it returns nil.
+	Fence func(context.Context, driver.Tx) error
+}
+
+// fence runs the job's attempt fence in tx.
+func (j Job) fence(ctx context.Context, tx driver.Tx) error {
+	if j.Fence == nil {
+		return nil
+	}
+	return j.Fence(ctx, tx)
+}
+
+// current reports whether the machine of l still runs the entry that
+// queued the action job run: it is running run's state, and the last
+// action job queued for it is run's job. A job that runs again after its
+// result was applied (stale recovery after the worker died before
+// recording the job done) finds a later entry, or none, and changes
+// nothing.
+func (r *Runtime) current(ctx context.Context, tx driver.Tx, l *locked, run *actionRun) (bool, error) {
+	if l.m.Status != queuetytype.MachineRunning || l.m.CurrentState != run.stateName {
+		return false, nil
+	}
+	entry, err := tx.MachineEntryJob(ctx, l.m.ID)
+	if err != nil {
+		return false, err
+	}
+	return entry == run.job.ID, nil
 }
 
 // actionRun is what an action attempt knows when it fails.
@@ -35,8 +65,10 @@ type actionRun struct {
 
 // RunAction runs one entry action job (Queuety PHP's handle_action_job).
 // The action runs outside any transaction; its result is applied under
-// the machine's row lock only if the machine is still running the state
-// the job was queued for. An error is returned for the worker's retry
+// the machine's row lock only if the machine is still running the entry
+// the job was queued for and the attempt still owns its job (job.Fence),
+// so a job delivered twice applies its result once. A superseded attempt
+// gets an error wrapping ErrStaleAttempt and writes nothing. An error is returned for the worker's retry
 // policy; when final reports that the failure is the job's last, the
 // machine is failed in the same transaction that records it.
 func (r *Runtime) RunAction(ctx context.Context, job Job, h Handlers, final func(error) bool) error {
@@ -75,11 +107,21 @@ func (r *Runtime) RunAction(ctx context.Context, job Job, h Handlers, final func
 	run := &actionRun{job: job, id: id, stateName: stateName, eventName: ev, eventPay: evPay, started: time.Now()}
 
 	var l *locked
-	err = r.Store.InTx(ctx, func(tx driver.Tx) (err error) { l, err = r.lock(ctx, tx, id, driver.LockNone); return err })
+	var cur bool
+	err = r.Store.InTx(ctx, func(tx driver.Tx) (err error) {
+		if err := job.fence(ctx, tx); err != nil {
+			return err
+		}
+		if l, err = r.lock(ctx, tx, id, driver.LockNone); err != nil {
+			return err
+		}
+		cur, err = r.current(ctx, tx, l, run)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("queuety: state machine action: %w", err)
 	}
-	if l.m.Status != queuetytype.MachineRunning || l.m.CurrentState != stateName {
+	if !cur {
 		return nil
 	}
 	if l.sd.action == nil {
@@ -147,12 +189,15 @@ func sortedObject(m map[string]any) *phpjson.Object {
 
 func (r *Runtime) applyAction(ctx context.Context, tx driver.Tx, run *actionRun, res *phpjson.Object, h Handlers) (rej, err error) {
 	at := r.now()
+	if err := run.job.fence(ctx, tx); err != nil { // the job row before the machine row, as stale recovery locks them
+		return nil, err
+	}
 	l, err := r.lock(ctx, tx, run.id, driver.LockUpdate)
 	if err != nil {
 		return nil, err
 	}
-	if l.m.Status != queuetytype.MachineRunning || l.m.CurrentState != run.stateName {
-		return nil, nil // another attempt applied it, or the machine moved on
+	if cur, err := r.current(ctx, tx, l, run); err != nil || !cur {
+		return nil, err // another attempt applied it, or the machine moved on
 	}
 	actx := obj("action", run.handler, "state", run.stateName, "event", nullable(run.eventName))
 	if _, err := insert(ctx, tx, run.id, at, run.startedRow(l.st, actx)); err != nil {
@@ -228,6 +273,9 @@ func (r *Runtime) failAction(ctx context.Context, run *actionRun, cause error, f
 	msg := cause.Error()
 	err := r.Store.InTx(ctx, func(tx driver.Tx) error {
 		at := r.now()
+		if err := run.job.fence(ctx, tx); err != nil {
+			return err // a superseded attempt's failure is not recorded
+		}
 		var before any // PHP writes an empty state as null here
 		if run.before != nil && run.before.Len() > 0 {
 			before = run.before
@@ -258,8 +306,8 @@ func (r *Runtime) failAction(ctx context.Context, run *actionRun, cause error, f
 		if err != nil {
 			return err
 		}
-		if l.m.Status == queuetytype.MachineCompleted || l.m.Status == queuetytype.MachineCancelled {
-			return nil
+		if cur, err := r.current(ctx, tx, l, run); err != nil || !cur {
+			return err // the machine left the entry this job was queued for
 		}
 		l.m.Status, l.m.CurrentState, l.m.ErrorMessage, l.m.UpdatedAt, l.m.FailedAt = queuetytype.MachineFailed, run.stateName, msg, at, at
 		l.m.State = encode(l.st)
@@ -277,4 +325,53 @@ func (r *Runtime) failAction(ctx context.Context, run *actionRun, cause error, f
 		return fmt.Errorf("queuety: record state machine %d action failure (%v): %w", run.id, cause, err)
 	}
 	return cause
+}
+
+// FailStale is what stale recovery does when it buries an entry action
+// job whose attempts are used up (Queuety PHP's recover_stale calling
+// fail_action): in tx, after the job row, it fails the machine with msg
+// and writes the action_failed and machine_failed rows PHP writes, with
+// the job's id, queue and attempt. A machine that no longer runs the
+// entry the job was queued for is left alone; Queuety PHP leaves only
+// completed and cancelled machines.
+func (r *Runtime) FailStale(ctx context.Context, tx driver.Tx, job *driver.Job, msg string) error {
+	meta, err := phpjson.DecodeObject(job.Payload)
+	if err != nil || meta == nil {
+		return nil // not an action job the runtime can read
+	}
+	id := num(meta, "machine_id", 0)
+	if s, ok := get(meta, "machine_id").(string); ok {
+		fmt.Sscan(s, &id)
+	}
+	stateName := strings.TrimSpace(str(meta, "state_name"))
+	if id <= 0 || stateName == "" {
+		return nil
+	}
+	l, err := r.lock(ctx, tx, id, driver.LockUpdate)
+	if errors.Is(err, queuetytype.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("fail state machine %d of stale action job %d: %w", id, job.ID, err)
+	}
+	run := &actionRun{job: Job{ID: job.ID, Queue: job.Queue, Attempt: job.Attempts}, id: id, stateName: stateName}
+	if cur, err := r.current(ctx, tx, l, run); err != nil || !cur {
+		return err
+	}
+	at := r.now()
+	l.m.Status, l.m.CurrentState, l.m.ErrorMessage, l.m.UpdatedAt, l.m.FailedAt = queuetytype.MachineFailed, stateName, msg, at, at
+	l.m.State = encode(l.st)
+	if err := tx.MachineUpdate(ctx, l.m); err != nil {
+		return err
+	}
+	if err := tx.MachineTimerClear(ctx, l.m.ID); err != nil {
+		return err
+	}
+	for _, ev := range []queuetytype.MachineEventType{queuetytype.MachineEventActionFailed, queuetytype.MachineEventFailed} {
+		if _, err := insert(ctx, tx, id, at, row{state: stateName, event: string(ev), jobID: job.ID, queue: job.Queue,
+			attempt: &run.job.Attempt, stateBefore: l.st, stateAfter: l.st, errv: obj("message", msg)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -61,6 +61,11 @@ func (h Handlers) Or(other Handlers) Handlers {
 type Runtime struct {
 	Store driver.Store
 	Now   func() time.Time
+	// ActionResources, when set, returns the concurrency group, limit and
+	// cost units of the entry action named class, written on the rows of
+	// its action jobs (Queuety PHP takes them from the action class's
+	// handler metadata).
+	ActionResources func(class string) (queuetytype.JobResources, error)
 }
 
 func (r *Runtime) now() time.Time { return r.Now().UTC().Truncate(time.Second) }
@@ -214,6 +219,16 @@ func (r *Runtime) enqueue(ctx context.Context, tx driver.Tx, at time.Time, id in
 	payload := obj("machine_id", id, "state_name", sd.name, "event_name", nullable(eventName), "event_payload", eventPayload)
 	job := &driver.Job{Queue: def.queue, Handler: ActionJobHandler, Payload: encode(payload), Priority: def.priority,
 		Status: queuetytype.JobPending, MaxAttempts: def.maxAttempts, AvailableAt: at, CostUnits: 1, CreatedAt: at}
+	if r.ActionResources != nil {
+		res, err := r.ActionResources(sd.action.class)
+		if err != nil {
+			return fmt.Errorf("state action %q job options: %w", sd.action.class, err)
+		}
+		job.ConcurrencyGroup, job.ConcurrencyLimit = strings.TrimSpace(res.ConcurrencyGroup), res.ConcurrencyLimit
+		if res.CostUnitsSet {
+			job.CostUnits = res.CostUnits
+		}
+	}
 	if err := tx.JobInsert(ctx, []*driver.Job{job}); err != nil {
 		return fmt.Errorf("enqueue state action: %w", err)
 	}

@@ -171,6 +171,20 @@ func (t *txn) MachineEventList(ctx context.Context, machineID int64, limit, offs
 	return rows, nil
 }
 
+// MachineEntryJob implements driver.Tx.
+func (t *txn) MachineEntryJob(ctx context.Context, machineID int64) (int64, error) {
+	var id sql.NullInt64
+	err := t.tx.QueryRowContext(ctx, "SELECT job_id FROM "+t.s.T.StateMachineEvents+
+		" WHERE machine_id = ? AND event = 'action_enqueued' ORDER BY id DESC LIMIT 1", machineID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read state machine %d entry job: %w", machineID, err)
+	}
+	return id.Int64, nil
+}
+
 // MachineStateAt implements driver.Tx.
 func (t *txn) MachineStateAt(ctx context.Context, machineID, eventID int64) ([]byte, error) {
 	var b []byte

@@ -60,6 +60,10 @@ type MachineTx interface {
 	// MachineEventList lists a machine's events in id order; limit 0 reads
 	// them all.
 	MachineEventList(ctx context.Context, machineID int64, limit, offset int) ([]*queuetytype.MachineEvent, error)
+	// MachineEntryJob returns the job_id of the machine's last
+	// action_enqueued event: the action job of the entry the machine is
+	// running while its status is running. 0 when there is none.
+	MachineEntryJob(ctx context.Context, machineID int64) (int64, error)
 	// MachineStateAt returns the state_after text of the machine's last
 	// event at or before eventID that has one, or nil.
 	MachineStateAt(ctx context.Context, machineID, eventID int64) ([]byte, error)
