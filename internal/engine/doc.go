@@ -33,6 +33,10 @@
 // backoff policies are package internal/jobruntime's; the engine reads and
 // writes them with it.
 //
+// The time rules of the stored rows (second-precision DATETIME values, a
+// job's due time, the ISO form events carry) are package
+// internal/rowtime's, shared with internal/operate.
+//
 // The workflow state format lives in package internal/workflowstate: the
 // JSON as PHP writes it, the private keys and the fields a workflow's jobs
 // inherit, the merge of a step's output, budgets and their counters, a

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/jobruntime"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -50,7 +51,7 @@ func (e *Engine) release(ctx context.Context, jobs []*Claimed, delay time.Durati
 			row.ClaimToken = 0
 			row.ScheduleToStartAt = cj.prevS2S
 			if delay > 0 {
-				row.AvailableAt = dueAt(e.clock.Now(), delay)
+				row.AvailableAt = rowtime.Due(e.clock.Now(), delay)
 			}
 			clearAttemptDeadlines(row)
 			if err := tx.JobUpdate(ctx, row); err != nil {

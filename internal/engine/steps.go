@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -395,7 +396,7 @@ func (e *Engine) advance(w *writes, wf *driver.Workflow, state *phpjson.Object, 
 	w.workflows = append(w.workflows, wf)
 	if next >= wf.TotalSteps || next >= len(steps) {
 		wf.Status = driver.WorkflowCompleted
-		wf.CompletedAt = floorSecond(now)
+		wf.CompletedAt = rowtime.Floor(now)
 		wf.WaitDeadlineAt = time.Time{}
 		w.logs = append(w.logs, &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: workflowstate.Queue(state), Event: driver.LogWorkflowCompleted, CreatedAt: now})
 		w.e = e
