@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/admission"
+	"github.com/queuety/queuety-go/internal/advance"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -42,11 +43,8 @@ type Claimed struct {
 	// malformed step definition). The worker reports it as the failure.
 	preErr error
 
-	// Workflow steps.
-	wf    *driver.Workflow
-	state *phpjson.Object
-	steps []*stepDef
-	step  *stepDef
+	// flow is the workflow side of a step job (zero for a plain job).
+	flow advance.Step
 	// artifacts collects the artifacts the attempt stores.
 	artifacts *artifactTrace
 }
@@ -78,10 +76,10 @@ func (cj *Claimed) Payload() Payload {
 // State returns the public workflow state a step handler sees (nil for
 // plain jobs).
 func (cj *Claimed) State() State {
-	if cj.state == nil {
+	if cj.flow.State == nil {
 		return nil
 	}
-	return workflowstate.PublicState(cj.state).ToMap()
+	return workflowstate.PublicState(cj.flow.State).ToMap()
 }
 
 // Info describes the attempt for the handler's context.
@@ -103,16 +101,16 @@ func (cj *Claimed) Info() RunningAttempt {
 	if j.StepIndex != nil {
 		info.StepIndex = *j.StepIndex
 	}
-	if cj.step != nil {
-		info.StepName = cj.step.Name
+	if cj.flow.Def != nil {
+		info.StepName = cj.flow.Def.Name
 	}
-	if cj.wf != nil && !cj.wf.DeadlineAt.IsZero() {
-		info.WorkflowDeadline = cj.wf.DeadlineAt
-		if !cj.wf.RunDeadlineAt.IsZero() && cj.wf.RunDeadlineAt.Before(info.WorkflowDeadline) {
-			info.WorkflowDeadline = cj.wf.RunDeadlineAt
+	if cj.flow.Workflow != nil && !cj.flow.Workflow.DeadlineAt.IsZero() {
+		info.WorkflowDeadline = cj.flow.Workflow.DeadlineAt
+		if !cj.flow.Workflow.RunDeadlineAt.IsZero() && cj.flow.Workflow.RunDeadlineAt.Before(info.WorkflowDeadline) {
+			info.WorkflowDeadline = cj.flow.Workflow.RunDeadlineAt
 		}
-	} else if cj.wf != nil {
-		info.WorkflowDeadline = cj.wf.RunDeadlineAt
+	} else if cj.flow.Workflow != nil {
+		info.WorkflowDeadline = cj.flow.Workflow.RunDeadlineAt
 	}
 	return info
 }
@@ -130,10 +128,10 @@ func (cj *Claimed) maxAttempts() int {
 
 // runNumber is the run of the step's workflow (0 for plain jobs).
 func (cj *Claimed) runNumber() int {
-	if cj.wf == nil {
+	if cj.flow.Workflow == nil {
 		return 0
 	}
-	return max(cj.wf.RunNumber, 1)
+	return max(cj.flow.Workflow.RunNumber, 1)
 }
 
 // attemptID is the identity of one attempt: job id, attempt number and
@@ -251,7 +249,7 @@ func (e *Engine) claimIn(ctx context.Context, tx driver.Tx, req ClaimRequest) (o
 		if !cj.IsStep() {
 			continue
 		}
-		if first := attached[cj.Job.WorkflowID]; first != nil && first.preErr == nil && first.state != nil {
+		if first := attached[cj.Job.WorkflowID]; first != nil && first.preErr == nil && first.flow.State != nil {
 			e.shareWorkflow(cj, first)
 			continue
 		}
@@ -260,8 +258,8 @@ func (e *Engine) claimIn(ctx context.Context, tx driver.Tx, req ClaimRequest) (o
 	}
 	kept := out[:0]
 	for _, cj := range out {
-		if cj.wf != nil && cj.preErr == nil && workflowExpired(cj.wf, now) != "" {
-			expiredWorkflows = append(expiredWorkflows, cj.wf.ID)
+		if cj.flow.Workflow != nil && cj.preErr == nil && workflowExpired(cj.flow.Workflow, now) != "" {
+			expiredWorkflows = append(expiredWorkflows, cj.flow.Workflow.ID)
 			continue
 		}
 		if kind, deadline := claimTimeout(cj.Job, now); kind != "" {

@@ -15,17 +15,3 @@ type systemClock struct{}
 
 // Now returns time.Now in UTC.
 func (systemClock) Now() time.Time { return time.Now().UTC() }
-
-// floorSecond truncates t to the whole second (Queuety's DATETIME columns
-// have second precision).
-func floorSecond(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
-
-// ceilSecond rounds t up to the next whole second, so a "not before" time
-// stored at second precision is never earlier than asked.
-func ceilSecond(t time.Time) time.Time {
-	f := floorSecond(t)
-	if f.Equal(t) {
-		return f
-	}
-	return f.Add(time.Second)
-}

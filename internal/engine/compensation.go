@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -163,8 +164,8 @@ func compensationJob(wf *driver.Workflow, state, entry *phpjson.Object, index in
 	payload.Set(callbackKey, marker)
 	return &driver.Job{
 		Queue: workflowstate.Queue(state), Handler: strField(entry, "handler"), Payload: workflowstate.EncodeJSON(payload), Priority: workflowstate.Priority(state),
-		Status: driver.JobPending, MaxAttempts: workflowstate.MaxAttempts(state), AvailableAt: floorSecond(now), CostUnits: 1,
-		CreatedAt: floorSecond(now),
+		Status: driver.JobPending, MaxAttempts: workflowstate.MaxAttempts(state), AvailableAt: rowtime.Floor(now), CostUnits: 1,
+		CreatedAt: rowtime.Floor(now),
 	}
 }
 

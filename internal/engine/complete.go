@@ -317,22 +317,22 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 		cj := r.Claimed
 		r.Outcome = ""
 		// r.Err covers failures and continue-as-new alike.
-		if cj.IsStep() && r.Err == nil && cj.preErr == nil && cj.step != nil && cj.step.Type == queuetytype.StepForEach && cj.Job.Handler != HandlerForEach {
+		if cj.IsStep() && r.Err == nil && cj.preErr == nil && cj.flow.Def != nil && cj.flow.Def.Type == queuetytype.StepForEach && cj.Job.Handler != HandlerForEach {
 			if _, seen := branches[cj.Job.WorkflowID]; !seen {
 				branchOrder = append(branchOrder, cj.Job.WorkflowID)
 			}
 			branches[cj.Job.WorkflowID] = append(branches[cj.Job.WorkflowID], i)
 			continue
 		}
-		if !cj.IsStep() || r.Err != nil || cj.preErr != nil || cj.step == nil || (cj.step.Type != queuetytype.StepSingle && cj.step.Type != queuetytype.StepDelay) {
+		if !cj.IsStep() || r.Err != nil || cj.preErr != nil || cj.flow.Def == nil || (cj.flow.Def.Type != queuetytype.StepSingle && cj.flow.Def.Type != queuetytype.StepDelay) {
 			single = append(single, i)
 			continue
 		}
 		out := phpjson.NewObject()
-		if cj.step.Type == queuetytype.StepSingle {
+		if cj.flow.Def.Type == queuetytype.StepSingle {
 			var err error
 			if out, err = stepOutput(r); err == nil {
-				err = workflowstate.CheckNextStep(out, cj.steps)
+				err = workflowstate.CheckNextStep(out, cj.flow.Steps)
 			}
 			if err != nil {
 				single = append(single, i)
@@ -383,8 +383,8 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 // claim's copy is shared and read-only; the step definitions are never
 // changed).
 func lockedState(cj *Claimed, wf *driver.Workflow) (*phpjson.Object, []*stepDef, error) {
-	if cj.wf != nil && cj.state != nil && cj.steps != nil && bytes.Equal(wf.State, cj.wf.State) {
-		return cj.state.Clone(), cj.steps, nil
+	if cj.flow.Workflow != nil && cj.flow.State != nil && cj.flow.Steps != nil && bytes.Equal(wf.State, cj.flow.Workflow.State) {
+		return cj.flow.State.Clone(), cj.flow.Steps, nil
 	}
 	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
@@ -430,7 +430,7 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 				continue
 			}
 			state, steps, err := lockedState(cj, wf)
-			if err != nil || idx >= len(steps) || steps[idx].Type != cj.step.Type || workflowstate.HasBudget(state) {
+			if err != nil || idx >= len(steps) || steps[idx].Type != cj.flow.Def.Type || workflowstate.HasBudget(state) {
 				// A budget breach fails one workflow, not the batch.
 				individual = append(individual, i)
 				continue

@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
@@ -318,13 +319,13 @@ func (e *Engine) insertWorkflow(ctx context.Context, tx driver.Tx, p *preparedWo
 	}
 	wf := &driver.Workflow{
 		Name: def.Name, Status: driver.WorkflowRunning, State: p.stateJSON, TotalSteps: len(p.steps),
-		StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now,
+		StartedAt: rowtime.Floor(now), RunNumber: 1, RunStartedAt: now,
 	}
 	if def.ParentWorkflowID > 0 {
 		wf.ParentWorkflowID, wf.ParentStepIndex = def.ParentWorkflowID, ptr(def.ParentStepIndex)
 	}
 	if def.DeadlineSecs > 0 {
-		wf.DeadlineAt = ceilSecond(now).Add(time.Duration(def.DeadlineSecs) * time.Second)
+		wf.DeadlineAt = rowtime.Ceil(now).Add(time.Duration(def.DeadlineSecs) * time.Second)
 	}
 	setRunDeadline(wf, p.state, now)
 	if err := tx.WorkflowInsert(ctx, wf); err != nil {
@@ -519,10 +520,10 @@ func (e *Engine) buildJob(r JobRequest) (*driver.Job, error) {
 		Priority:    spec.Priority,
 		Status:      driver.JobPending,
 		MaxAttempts: orDefaultInt(spec.MaxAttempts, DefaultMaxAttempts),
-		AvailableAt: dueAt(now, spec.Delay),
+		AvailableAt: rowtime.Due(now, spec.Delay),
 		DependsOn:   spec.DependsOn,
 		CostUnits:   1,
-		CreatedAt:   floorSecond(now),
+		CreatedAt:   rowtime.Floor(now),
 	}
 	if spec.Unique {
 		sum := sha256.Sum256(payload)
@@ -541,16 +542,6 @@ func applyScheduleDeadlines(job *driver.Job, t ActivityTimeouts, now time.Time) 
 	if t.ScheduleToClose > 0 {
 		job.ScheduleToCloseAt = now.Add(t.ScheduleToClose)
 	}
-}
-
-// dueAt is the stored available_at for a job dispatched at now with delay
-// d: now for immediate jobs (so they are due at once), rounded up for
-// delayed ones (never early).
-func dueAt(now time.Time, d time.Duration) time.Time {
-	if d <= 0 {
-		return floorSecond(now)
-	}
-	return ceilSecond(now.Add(d))
 }
 
 // ValidateHandlerName checks a handler name: 1-255 characters.

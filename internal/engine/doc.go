@@ -33,6 +33,17 @@
 // backoff policies are package internal/jobruntime's; the engine reads and
 // writes them with it.
 //
+// Workflow advancement is leaving for package internal/advance. So far it
+// holds advance.Step, the workflow side of a claimed step job (its
+// workflow row, decoded state, step definitions and running step), which
+// Claimed carries as its flow field; the advancement files (steps.go,
+// foreach.go, repeat.go, waits.go, children.go, failure.go,
+// compensation.go and the rest named above) still live here.
+//
+// The time rules of the stored rows (second-precision DATETIME values, a
+// job's due time, the ISO form events carry) are package
+// internal/rowtime's, shared with internal/operate.
+//
 // The workflow state format lives in package internal/workflowstate: the
 // JSON as PHP writes it, the private keys and the fields a workflow's jobs
 // inherit, the merge of a step's output, budgets and their counters, a

@@ -141,7 +141,7 @@ func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([
 			j.HeartbeatDeadline = now.Add(hb)
 		}
 		wf := *c.wf // the row as this transaction writes it
-		cj.wf, cj.state, cj.steps, cj.step = &wf, c.state, c.steps, c.steps[*j.StepIndex]
+		cj.flow.Workflow, cj.flow.State, cj.flow.Steps, cj.flow.Def = &wf, c.state, c.steps, c.steps[*j.StepIndex]
 		out = append(out, cj)
 	}
 	return out, nil

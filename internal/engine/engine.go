@@ -212,14 +212,6 @@ func errorClass(err error) string {
 	return "error"
 }
 
-// isoTime formats a time as ISO 8601 in UTC.
-func isoTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")
-}
-
 func ptr[T any](v T) *T { return &v }
 
 func uniqueIDs(ids []int64) []int64 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
@@ -151,7 +152,7 @@ func (e *Engine) markFailed(ctx context.Context, tx driver.Tx, wf *driver.Workfl
 		return err
 	}
 	wf.Status = driver.WorkflowFailed
-	wf.FailedAt = floorSecond(now)
+	wf.FailedAt = rowtime.Floor(now)
 	wf.ErrorMessage = msg
 	wf.WaitDeadlineAt = time.Time{}
 	if err := tx.WorkflowUpdate(ctx, wf); err != nil {
@@ -186,7 +187,7 @@ func (e *Engine) buryOpenJobs(ctx context.Context, tx driver.Tx, wfID, except in
 // buryJob buries one job row with a message.
 func (e *Engine) buryJob(ctx context.Context, tx driver.Tx, j *driver.Job, msg string, now time.Time) error {
 	j.Status = driver.JobBuried
-	j.FailedAt = floorSecond(now)
+	j.FailedAt = rowtime.Floor(now)
 	j.ErrorMessage = msg
 	clearAttemptDeadlines(j)
 	j.ScheduleToStartAt = time.Time{}
@@ -348,7 +349,7 @@ func callbackJob(wf *driver.Workflow, state *phpjson.Object, key, kind, handler 
 	payload.Set(callbackKey, marker)
 	return &driver.Job{
 		Queue: workflowstate.Queue(state), Handler: handler, Payload: workflowstate.EncodeJSON(payload), Priority: workflowstate.Priority(state),
-		Status: driver.JobPending, MaxAttempts: callbackAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
+		Status: driver.JobPending, MaxAttempts: callbackAttempts, AvailableAt: rowtime.Floor(now), CostUnits: 1, CreatedAt: rowtime.Floor(now),
 	}
 }
 

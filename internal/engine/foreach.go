@@ -37,7 +37,7 @@ const (
 // ForEachItem returns the item and index a for-each branch job carries in
 // its payload (__for_each). ok is false for every other job.
 func (cj *Claimed) ForEachItem() (item any, index int, ok bool) {
-	if cj.step == nil || cj.step.Type != queuetytype.StepForEach || cj.Job.Handler == HandlerForEach || cj.payload == nil {
+	if cj.flow.Def == nil || cj.flow.Def.Type != queuetytype.StepForEach || cj.Job.Handler == HandlerForEach || cj.payload == nil {
 		return nil, 0, false
 	}
 	meta, _ := cj.payload.Get(forEachKey)
@@ -56,23 +56,23 @@ func (cj *Claimed) ForEachItem() (item any, index int, ok bool) {
 // the reducer), and a repeat placeholder calls its condition. It defers
 // the job instead, for a worker that has the function.
 func (cj *Claimed) MissingFunction(funcs Functions) string {
-	if cj.step == nil || cj.preErr != nil {
+	if cj.flow.Def == nil || cj.preErr != nil {
 		return ""
 	}
 	switch {
-	case cj.step.Type == queuetytype.StepForEach && cj.Job.Handler != HandlerForEach && cj.step.Reducer != "":
+	case cj.flow.Def.Type == queuetytype.StepForEach && cj.Job.Handler != HandlerForEach && cj.flow.Def.Reducer != "":
 		if funcs == nil {
-			return "reducer " + cj.step.Reducer
+			return "reducer " + cj.flow.Def.Reducer
 		}
-		if _, ok := funcs.Reducer(cj.step.Reducer); !ok {
-			return "reducer " + cj.step.Reducer
+		if _, ok := funcs.Reducer(cj.flow.Def.Reducer); !ok {
+			return "reducer " + cj.flow.Def.Reducer
 		}
-	case cj.Job.Handler == HandlerRepeat && cj.step.Type == queuetytype.StepRepeat && cj.step.Condition != "":
+	case cj.Job.Handler == HandlerRepeat && cj.flow.Def.Type == queuetytype.StepRepeat && cj.flow.Def.Condition != "":
 		if funcs == nil {
-			return "repeat condition " + cj.step.Condition
+			return "repeat condition " + cj.flow.Def.Condition
 		}
-		if _, ok := funcs.RepeatCondition(cj.step.Condition); !ok {
-			return "repeat condition " + cj.step.Condition
+		if _, ok := funcs.RepeatCondition(cj.flow.Def.Condition); !ok {
+			return "repeat condition " + cj.flow.Def.Condition
 		}
 	}
 	return ""

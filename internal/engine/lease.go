@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/advance"
 	"github.com/queuety/queuety-go/internal/jobruntime"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -50,7 +52,7 @@ func (e *Engine) release(ctx context.Context, jobs []*Claimed, delay time.Durati
 			row.ClaimToken = 0
 			row.ScheduleToStartAt = cj.prevS2S
 			if delay > 0 {
-				row.AvailableAt = dueAt(e.clock.Now(), delay)
+				row.AvailableAt = rowtime.Due(e.clock.Now(), delay)
 			}
 			clearAttemptDeadlines(row)
 			if err := tx.JobUpdate(ctx, row); err != nil {
@@ -170,7 +172,7 @@ func (e staleError) Is(target error) bool { return target == errStale }
 // the row's claim, so a late result from that attempt changes nothing.
 func takeOver(row *driver.Job, wf *driver.Workflow) *Claimed {
 	row.ClaimToken = 0
-	cj := &Claimed{Job: row, wf: wf}
+	cj := &Claimed{Job: row, flow: advance.Step{Workflow: wf}}
 	if doc, err := workflowstate.DecodeObject("payload", row.Payload); err == nil {
 		cj.payload = doc
 		cj.runtime = jobruntime.Parse(doc)

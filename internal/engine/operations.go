@@ -8,6 +8,7 @@ import (
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -71,7 +72,7 @@ func (e *Engine) lockWorkflow(ctx context.Context, id int64, fn func(tx driver.T
 func (e *Engine) retryJobRow(ctx context.Context, tx driver.Tx, j *driver.Job, now time.Time) error {
 	j.Status = driver.JobPending
 	j.Attempts = 0
-	j.AvailableAt = floorSecond(now)
+	j.AvailableAt = rowtime.Floor(now)
 	j.ReservedAt, j.FailedAt = time.Time{}, time.Time{}
 	j.ErrorMessage = ""
 	j.ClaimToken = 0

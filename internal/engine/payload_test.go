@@ -9,14 +9,15 @@ import (
 
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
 func TestDueTimes(t *testing.T) {
 	now := time.Date(2030, 1, 1, 10, 0, 0, 300_000_000, time.UTC)
-	assert.WithinDuration(t, time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC), dueAt(now, 0), 0, "immediate job: it must be due at once")
-	assert.WithinDuration(t, time.Date(2030, 1, 1, 10, 0, 31, 0, time.UTC), dueAt(now, 30*time.Second), 0, "delayed job: a delay never ends early")
+	assert.WithinDuration(t, time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC), rowtime.Due(now, 0), 0, "immediate job: it must be due at once")
+	assert.WithinDuration(t, time.Date(2030, 1, 1, 10, 0, 31, 0, time.UTC), rowtime.Due(now, 30*time.Second), 0, "delayed job: a delay never ends early")
 }
 
 // An attempt limit above what the attempts column holds (Queuety PHP

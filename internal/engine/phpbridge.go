@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -66,6 +67,6 @@ func (e *Engine) phpWorkflowCallbackJob(wf *driver.Workflow, kind, handler strin
 	payload.Set(runtimeKey, callbackRuntime())
 	return &driver.Job{
 		Queue: e.cfg.PHPWorkflowCallbacks, Handler: HandlerPHPWorkflowCallback, Payload: workflowstate.EncodeJSON(payload), Status: driver.JobPending,
-		MaxAttempts: callbackAttempts, AvailableAt: floorSecond(now), CostUnits: 1, CreatedAt: floorSecond(now),
+		MaxAttempts: callbackAttempts, AvailableAt: rowtime.Floor(now), CostUnits: 1, CreatedAt: rowtime.Floor(now),
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -54,7 +55,7 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 		if next := now.Add(e.backoffFor(cj).Delay(attempt)); !next.Before(row.ScheduleToCloseAt) {
 			final = true
 			timeout = &TimeoutError{Kind: driver.TimeoutScheduleToClose, Deadline: row.ScheduleToCloseAt,
-				Message: fmt.Sprintf("Activity %s schedule-to-close deadline %s leaves no time for another attempt (last error: %v).", row.Handler, isoTime(row.ScheduleToCloseAt), cause)}
+				Message: fmt.Sprintf("Activity %s schedule-to-close deadline %s leaves no time for another attempt (last error: %v).", row.Handler, rowtime.ISO(row.ScheduleToCloseAt), cause)}
 			cause = timeout
 		}
 	}
@@ -108,11 +109,11 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 		// keeps its original due time, so it is claimed ahead of the jobs
 		// that became due after it instead of waiting behind the backlog.
 		if !errors.Is(cause, errStale) {
-			row.AvailableAt = dueAt(now, e.backoffFor(cj).Delay(attempt))
+			row.AvailableAt = rowtime.Due(now, e.backoffFor(cj).Delay(attempt))
 		}
 		row.ErrorMessage = ""
 		if s2s := cj.runtime.Timeouts.ScheduleToStart; s2s > 0 {
-			row.ScheduleToStartAt = later(row.AvailableAt, floorSecond(now)).Add(s2s) // a fresh window for every retry
+			row.ScheduleToStartAt = later(row.AvailableAt, rowtime.Floor(now)).Add(s2s) // a fresh window for every retry
 		}
 		if r != nil && !r.StartedAt.IsZero() {
 			// The attempt ran here and reported: Queuety writes 'failed'

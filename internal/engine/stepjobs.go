@@ -6,6 +6,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -79,8 +80,8 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 	}
 	j := &driver.Job{
 		Queue: queue, Handler: handler, Payload: workflowstate.EncodeJSON(doc), Priority: prio, Status: driver.JobPending,
-		MaxAttempts: maxAttempts, AvailableAt: dueAt(now, delay), WorkflowID: wf.ID, StepIndex: ptr(idx),
-		CostUnits: cost, ConcurrencyGroup: res.group, ConcurrencyLimit: res.limit, CreatedAt: floorSecond(now),
+		MaxAttempts: maxAttempts, AvailableAt: rowtime.Due(now, delay), WorkflowID: wf.ID, StepIndex: ptr(idx),
+		CostUnits: cost, ConcurrencyGroup: res.group, ConcurrencyLimit: res.limit, CreatedAt: rowtime.Floor(now),
 	}
 	applyScheduleDeadlines(j, rtDef.Timeouts, now)
 	return j

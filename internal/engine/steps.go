@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -26,13 +27,13 @@ func (e *Engine) attachWorkflow(cj *Claimed, wf *driver.Workflow) {
 		cj.preErr = NonRetryable(orphanError(cj.Job.WorkflowID))
 		return
 	}
-	cj.wf = wf
+	cj.flow.Workflow = wf
 	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		cj.preErr = NonRetryable(fmt.Errorf("workflow %d: %w", wf.ID, err))
 		return
 	}
-	cj.state = state
+	cj.flow.State = state
 	steps, err := parseSteps(state)
 	if err != nil {
 		cj.preErr = NonRetryable(fmt.Errorf("workflow %d: malformed step definitions: %w", wf.ID, err))
@@ -43,20 +44,20 @@ func (e *Engine) attachWorkflow(cj *Claimed, wf *driver.Workflow) {
 		cj.preErr = NonRetryable(fmt.Errorf("workflow %d has no step %d", wf.ID, idx))
 		return
 	}
-	cj.steps = steps
-	cj.step = steps[idx]
+	cj.flow.Steps = steps
+	cj.flow.Def = steps[idx]
 }
 
 // shareWorkflow attaches the workflow another claim of the same batch
 // already decoded. The state and steps are read-only once attached.
 func (e *Engine) shareWorkflow(cj, from *Claimed) {
-	cj.wf, cj.state, cj.steps = from.wf, from.state, from.steps
+	cj.flow.Workflow, cj.flow.State, cj.flow.Steps = from.flow.Workflow, from.flow.State, from.flow.Steps
 	idx := *cj.Job.StepIndex
-	if idx < 0 || idx >= len(cj.steps) {
-		cj.preErr = NonRetryable(fmt.Errorf("workflow %d has no step %d", cj.wf.ID, idx))
+	if idx < 0 || idx >= len(cj.flow.Steps) {
+		cj.preErr = NonRetryable(fmt.Errorf("workflow %d has no step %d", cj.flow.Workflow.ID, idx))
 		return
 	}
-	cj.step = cj.steps[idx]
+	cj.flow.Def = cj.flow.Steps[idx]
 }
 
 // lockStep locks a step's workflow and job (in that order, as Queuety
@@ -94,7 +95,7 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 	can, _ := asContinueAsNew(r.Err)
 	output, err := stepOutput(r)
 	if err == nil {
-		err = workflowstate.CheckNextStep(output, cj.steps)
+		err = workflowstate.CheckNextStep(output, cj.flow.Steps)
 	}
 	if err != nil {
 		r.Err = NonRetryable(err)
@@ -395,7 +396,7 @@ func (e *Engine) advance(w *writes, wf *driver.Workflow, state *phpjson.Object, 
 	w.workflows = append(w.workflows, wf)
 	if next >= wf.TotalSteps || next >= len(steps) {
 		wf.Status = driver.WorkflowCompleted
-		wf.CompletedAt = floorSecond(now)
+		wf.CompletedAt = rowtime.Floor(now)
 		wf.WaitDeadlineAt = time.Time{}
 		w.logs = append(w.logs, &driver.LogEntry{WorkflowID: wf.ID, Handler: wf.Name, Queue: workflowstate.Queue(state), Event: driver.LogWorkflowCompleted, CreatedAt: now})
 		w.e = e

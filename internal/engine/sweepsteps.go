@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/machine"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -61,7 +62,7 @@ func (e *Engine) TimeOutWaitLocked(ctx context.Context, tx driver.Tx, wf *driver
 	}
 	step := steps[wf.CurrentStep]
 	if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
-		"type": "signal_timed_out", "signals": workflowstate.StringsToAny(step.SignalNames), "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
+		"type": "signal_timed_out", "signals": workflowstate.StringsToAny(step.SignalNames), "timeout_at": rowtime.ISO(wf.WaitDeadlineAt)})}); err != nil {
 		return false, err
 	}
 	return true, e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, workflowstate.SignalOutput(step, nil, true), now)

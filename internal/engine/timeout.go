@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -32,17 +33,17 @@ func resolveTimeout(j *driver.Job, now time.Time) (driver.TimeoutKind, time.Time
 func timeoutMessage(j *driver.Job, kind driver.TimeoutKind, deadline time.Time) string {
 	switch kind {
 	case driver.TimeoutScheduleToStart:
-		return fmt.Sprintf("Activity %s schedule-to-start deadline expired at %s.", j.Handler, isoTime(deadline))
+		return fmt.Sprintf("Activity %s schedule-to-start deadline expired at %s.", j.Handler, rowtime.ISO(deadline))
 	case driver.TimeoutScheduleToClose:
-		return fmt.Sprintf("Activity %s schedule-to-close deadline expired at %s.", j.Handler, isoTime(deadline))
+		return fmt.Sprintf("Activity %s schedule-to-close deadline expired at %s.", j.Handler, rowtime.ISO(deadline))
 	case driver.TimeoutHeartbeat:
 		last := "never"
 		if !j.LastHeartbeatAt.IsZero() {
-			last = isoTime(j.LastHeartbeatAt)
+			last = rowtime.ISO(j.LastHeartbeatAt)
 		}
-		return fmt.Sprintf("Activity %s heartbeat deadline expired at %s (last heartbeat: %s).", j.Handler, isoTime(deadline), last)
+		return fmt.Sprintf("Activity %s heartbeat deadline expired at %s (last heartbeat: %s).", j.Handler, rowtime.ISO(deadline), last)
 	default:
-		return fmt.Sprintf("Activity %s start-to-close deadline expired at %s.", j.Handler, isoTime(deadline))
+		return fmt.Sprintf("Activity %s start-to-close deadline expired at %s.", j.Handler, rowtime.ISO(deadline))
 	}
 }
 

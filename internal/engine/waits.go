@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -62,7 +63,7 @@ func (sc *stepCtx) openWait() error {
 	}
 	if sc.step.Timeout > 0 {
 		sc.wf.WaitDeadlineAt = sc.now.Add(sc.step.Timeout)
-		wait.Set("timeout_at", isoTime(sc.wf.WaitDeadlineAt))
+		wait.Set("timeout_at", rowtime.ISO(sc.wf.WaitDeadlineAt))
 	}
 	sc.state.Set("_wait", wait)
 	sc.wf.Status = driver.WorkflowWaitingForSignal
@@ -81,7 +82,7 @@ func (sc *stepCtx) openWait() error {
 	details.Set("match_payload", mp)
 	details.Set("correlation_key", workflowdef.NilIfEmpty(strField(sc.step.Raw, "correlation_key"))) // trimmed, as Queuety writes it
 	if sc.step.Timeout > 0 {
-		details.Set("timeout_at", isoTime(sc.wf.WaitDeadlineAt))
+		details.Set("timeout_at", rowtime.ISO(sc.wf.WaitDeadlineAt))
 	}
 	wctx := phpjson.NewObject()
 	wctx.Set("wait_type", "signal")
@@ -223,7 +224,7 @@ func (e *Engine) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 			}
 			if !wf.WaitDeadlineAt.IsZero() {
 				if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
-					"type": "timer_cancelled", "reason": "signal " + name + " arrived first", "timeout_at": isoTime(wf.WaitDeadlineAt)})}); err != nil {
+					"type": "timer_cancelled", "reason": "signal " + name + " arrived first", "timeout_at": rowtime.ISO(wf.WaitDeadlineAt)})}); err != nil {
 					return err
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -124,7 +125,7 @@ func (e *Service) ForkWorkflow(ctx context.Context, id int64) (int64, error) {
 			name = name[len(name)-255:]
 		}
 		fork := &driver.Workflow{Name: name, Status: driver.WorkflowRunning, State: wf.State, CurrentStep: wf.CurrentStep,
-			TotalSteps: wf.TotalSteps, StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now}
+			TotalSteps: wf.TotalSteps, StartedAt: rowtime.Floor(now), RunNumber: 1, RunStartedAt: now}
 		if err := tx.WorkflowInsert(ctx, fork); err != nil {
 			return err
 		}

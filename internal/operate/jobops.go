@@ -11,6 +11,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -182,7 +183,7 @@ func (e *Service) HandlerMetrics(ctx context.Context, window time.Duration) ([]q
 	if window <= 0 {
 		return nil, invalidf("metrics window must be positive, got %s", window)
 	}
-	since := floorSecond(e.cfg.Clock.Now().Add(-window))
+	since := rowtime.Floor(e.cfg.Clock.Now().Add(-window))
 	var out []queuetytype.HandlerMetric
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		out = nil

@@ -8,6 +8,7 @@ import (
 	"github.com/queuety/queuety-go/queuetytype"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
@@ -90,7 +91,7 @@ func (e *Service) CancelWorkflow(ctx context.Context, id int64) error {
 			return err
 		}
 		wf.Status = driver.WorkflowCancelled
-		wf.CompletedAt = floorSecond(now)
+		wf.CompletedAt = rowtime.Floor(now)
 		wf.WaitDeadlineAt = time.Time{}
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowdef"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -116,12 +117,12 @@ func (e *Service) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (i
 		}
 		wf := &driver.Workflow{Name: workflowdef.String(src, "name") + "_replay_" + strconv.FormatInt(now.Unix(), 10),
 			Status: driver.WorkflowStatus(status), State: workflowstate.EncodeJSON(state), CurrentStep: step, TotalSteps: total,
-			StartedAt: floorSecond(now), RunNumber: 1, RunStartedAt: now}
+			StartedAt: rowtime.Floor(now), RunNumber: 1, RunStartedAt: now}
 		switch status {
 		case "completed":
-			wf.CompletedAt = floorSecond(now)
+			wf.CompletedAt = rowtime.Floor(now)
 		case "failed":
-			wf.FailedAt = floorSecond(now)
+			wf.FailedAt = rowtime.Floor(now)
 			wf.ErrorMessage = workflowdef.String(src, "error_message")
 		}
 		if err := tx.WorkflowInsert(ctx, wf); err != nil {

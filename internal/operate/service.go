@@ -79,10 +79,6 @@ const msgWorkflowCancelled = "Workflow cancelled"
 // JSON text (any other kind is stored as text).
 func IsJSONKind(kind string) bool { return strings.ToLower(kind) == "json" }
 
-// floorSecond truncates t to the whole second (Queuety's DATETIME columns
-// have second precision).
-func floorSecond(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
-
 // wrap prefixes err with the operation it failed in; nil stays nil.
 func wrap(what string, err error) error {
 	if err == nil {
