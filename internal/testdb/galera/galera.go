@@ -182,7 +182,7 @@ func Start(t testing.TB) *Cluster {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = installDataDir(install, n.dataDir, c.user)
+			errs[i] = installDataDir(install, n.dataDir, n.dir, c.user)
 		}()
 	}
 	wg.Wait()
@@ -241,15 +241,22 @@ func (c *Cluster) own(path string) error {
 	return os.Chown(path, uid, gid)
 }
 
-func installDataDir(install, dataDir, user string) error {
+// installDataDir runs mariadb-install-db with its own temporary
+// directory: installs sharing /tmp collide on the names of their
+// temporary tables.
+func installDataDir(install, dataDir, tmpDir, user string) error {
 	args := []string{"--no-defaults", "--datadir=" + dataDir, "--skip-test-db", "--auth-root-authentication-method=normal"}
 	if user != "" {
 		args = append(args, "--user="+user)
 	}
-	out, err := exec.Command(install, args...).CombinedOutput()
+	run := func(args []string) ([]byte, error) {
+		cmd := exec.Command(install, args...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmpDir)
+		return cmd.CombinedOutput()
+	}
+	out, err := run(args)
 	if err != nil && bytes.Contains(out, []byte("skip-test-db")) { // older install scripts
-		args = append(args[:2:2], args[3:]...)
-		out, err = exec.Command(install, args...).CombinedOutput()
+		out, err = run(append(args[:2:2], args[3:]...))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %v\n%s", install, err, out)
