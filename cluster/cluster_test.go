@@ -18,9 +18,11 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb/galera"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -158,6 +160,7 @@ func TestGalera(t *testing.T) {
 	c := galera.Start(t)
 	t.Run("Drain", func(t *testing.T) { testDrain(t, c) })
 	t.Run("Workflows", func(t *testing.T) { testWorkflows(t, c) })
+	t.Run("NodeNotReady", func(t *testing.T) { testNodeNotReady(t, c) })
 }
 
 // testDrain: N jobs dispatched through the three nodes, drained by a
@@ -303,4 +306,46 @@ func testWorkflows(t *testing.T, c *galera.Cluster) {
 	}
 	t.Logf("ran %d three-step workflows through 3 nodes in %s (%.0f steps/s); certification failures %d, brute-force aborts %d",
 		n, elapsed.Round(time.Millisecond), float64(3*n)/elapsed.Seconds(), cert-cert0, bf-bf0)
+}
+
+// testNodeNotReady: a node that refuses statements mid-transaction with
+// error 1047 ("WSREP has not yet prepared node for application use", here
+// through wsrep_reject_queries, as a node outside the primary component
+// answers) has the transaction run again from its start, not failed.
+func testNodeNotReady(t *testing.T, c *galera.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	qs := clients(ctx, t, c, "galera_notready", "gn_")
+	q := qs[2]
+	id, err := q.Dispatch(ctx, "a", nil)
+	require.NoError(t, err)
+	admin, err := sql.Open("mysql", c.Node(2).DriverDSN(""))
+	require.NoError(t, err)
+	defer admin.Close()
+	adminConn, err := admin.Conn(ctx) // open before the node refuses new work
+	require.NoError(t, err)
+	defer adminConn.Close()
+	defer adminConn.ExecContext(context.Background(), "SET GLOBAL wsrep_reject_queries = NONE")
+
+	attempts := 0
+	var refused error
+	err = clientseam.StoreOf(q).InTx(ctx, func(tx driver.Tx) error {
+		attempts++
+		if _, err := tx.JobGet(ctx, id, driver.LockUpdate); err != nil {
+			return err
+		}
+		if attempts > 1 {
+			return nil
+		}
+		_, err := adminConn.ExecContext(ctx, "SET GLOBAL wsrep_reject_queries = ALL")
+		require.NoError(t, err)
+		_, refused = tx.JobGet(ctx, id, driver.LockUpdate)
+		_, err = adminConn.ExecContext(ctx, "SET GLOBAL wsrep_reject_queries = NONE")
+		require.NoError(t, err)
+		return refused
+	})
+	require.Error(t, refused, "the node answered while refusing queries")
+	require.Contains(t, refused.Error(), "1047")
+	require.NoError(t, err, "transaction failed instead of being run again")
+	require.Equal(t, 2, attempts, "transaction attempts")
 }
