@@ -160,6 +160,7 @@ func TestGalera(t *testing.T) {
 	c := galera.Start(t)
 	t.Run("Drain", func(t *testing.T) { testDrain(t, c) })
 	t.Run("Workflows", func(t *testing.T) { testWorkflows(t, c) })
+	t.Run("CertificationFailure", func(t *testing.T) { testCertificationFailure(t, c) })
 	t.Run("NodeNotReady", func(t *testing.T) { testNodeNotReady(t, c) })
 }
 
@@ -348,4 +349,64 @@ func testNodeNotReady(t *testing.T, c *galera.Cluster) {
 	require.Contains(t, refused.Error(), "1047")
 	require.NoError(t, err, "transaction failed instead of being run again")
 	require.Equal(t, 2, attempts, "transaction attempts")
+}
+
+// testCertificationFailure: two transactions through two nodes update
+// the same job; the one through node2 has written but not committed when
+// the one through node1 commits, so Galera refuses node2's COMMIT (a
+// certification failure or a brute-force abort, error 1213 at COMMIT,
+// where a single server would have made it wait on the row lock). The
+// store runs it again from its start, and both updates hold.
+func testCertificationFailure(t *testing.T, c *galera.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	qs := clients(ctx, t, c, "galera_cert", "gc_")
+	id, err := qs[0].Dispatch(ctx, "a", nil)
+	require.NoError(t, err)
+	bump := func(tx driver.Tx) error {
+		j, err := tx.JobGet(ctx, id, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		j.Priority++
+		return tx.JobUpdate(ctx, j)
+	}
+	// The job must be on node2 before it is read there.
+	for {
+		if _, err := qs[1].Job(ctx, id); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the job never reached node2")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+
+	attempts := 0
+	err = clientseam.StoreOf(qs[1]).InTx(ctx, func(tx driver.Tx) error {
+		attempts++
+		if err := bump(tx); err != nil {
+			return err
+		}
+		if attempts == 1 { // node1 commits its write first
+			require.NoError(t, clientseam.StoreOf(qs[0]).InTx(ctx, bump))
+		}
+		return nil
+	})
+	require.NoError(t, err, "transaction failed instead of being run again")
+	require.GreaterOrEqual(t, attempts, 2, "node2's COMMIT was not refused")
+	for {
+		j, err := qs[0].Job(ctx, id)
+		require.NoError(t, err)
+		if j.Priority == 2 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("priority %d, want 2: an update was lost", j.Priority)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Logf("node2's transaction ran %d times", attempts)
 }
