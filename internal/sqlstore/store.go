@@ -333,7 +333,10 @@ var ErrCommitUnknown = errors.New("sqlstore: commit outcome unknown")
 // InTx implements driver.Store. Conflicts reported before COMMIT
 // (deadlocks, lock-wait timeouts, a busy database, and a connection lost
 // mid-transaction, which the server rolls back) re-run fn with jittered
-// backoff; an error from COMMIT itself is returned, never retried.
+// backoff. A COMMIT the server refused as a conflict (Dialect.Retryable:
+// a deadlock, or a Galera certification failure, which surfaces only at
+// COMMIT) re-runs fn too, since nothing of it was applied; any other error
+// from COMMIT itself is returned, never retried.
 func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 	var err error
 	for attempt := 0; attempt < maxTxAttempts; attempt++ {

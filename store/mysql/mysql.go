@@ -559,7 +559,7 @@ func dialect(incr int64) sqlstore.Dialect {
 		// a claim's time in a steady drain.
 		TwoStepClaim: true,
 		PrepareHot:   true,
-		Retryable:    func(err error) bool { return errNumber(err) == 1213 || errNumber(err) == 1205 },
+		Retryable:    retryable,
 		Duplicate:    func(err error) bool { return errNumber(err) == 1062 },
 		DataError:    func(err error) bool { return dataErrors[errNumber(err)] },
 		Time: func(t time.Time, frac bool) any {
@@ -588,6 +588,26 @@ func dialect(incr int64) sqlstore.Dialect {
 			return " ON DUPLICATE KEY UPDATE " + strings.Join(parts, ", ")
 		},
 	}
+}
+
+// retryable reports the server errors after which a transaction is run
+// again from its start: nothing of it was applied.
+//
+//   - 1213, a deadlock. On a Galera cluster it is also a certification
+//     failure: a write set that conflicts with one another node committed
+//     first, reported by COMMIT ("WSREP detected deadlock/conflict and
+//     aborted the transaction"), or by the next statement of a
+//     transaction a replicated write aborted.
+//   - 1205, a lock-wait timeout.
+//   - 1047, a Galera node that is not a synced member of a primary
+//     component ("WSREP has not yet prepared node for application use"):
+//     it refuses every statement, COMMIT included, before running it.
+func retryable(err error) bool {
+	switch errNumber(err) {
+	case 1213, 1205, 1047:
+		return true
+	}
+	return false
 }
 
 // dataErrors are the server errors a row's values cause: the statement
