@@ -38,7 +38,15 @@
 // workflow row, decoded state, step definitions and running step), which
 // Claimed carries as its flow field; the advancement files (steps.go,
 // foreach.go, repeat.go, waits.go, children.go, failure.go,
-// compensation.go and the rest named above) still live here.
+// compensation.go and the rest named above) still live here. They hang
+// off stepCtx, which holds the *Engine; to move, stepCtx must hold instead
+// a small interface over the core transitions they call (failAttempt,
+// buryJob, stepJob, lockWorkflow, lockStep, insertWorkflow, findWorker,
+// enqueueCallback, signalLocked, matchSignals, markFailed, and the wait,
+// expiry and compensation transitions that move with them: settleWait,
+// expireLocked, leaveExpiry, holdExpired, failWorkflowLocked,
+// enqueueCompensation, finishCompensation), built in New as operate's
+// Service is.
 //
 // The time rules of the stored rows (second-precision DATETIME values, a
 // job's due time, the ISO form events carry) are package
