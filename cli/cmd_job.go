@@ -6,8 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/clientseam"
-
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -186,34 +184,15 @@ func jobRetryCommand() *Command {
 const defaultRetention = 7 * 24 * time.Hour
 
 func jobPurgeCommand() *Command {
-	return &Command{
-		Name:    "purge",
-		Summary: "delete completed jobs that completed longer ago than --older-than (7 days)",
-		Help: `--older-than takes a number of days, as wp queuety purge does (7 is a
+	return purgeCommand(purgeSpec{
+		name: "purge", summary: "delete completed jobs that completed longer ago than --older-than (7 days)",
+		help: `--older-than takes a number of days, as wp queuety purge does (7 is a
 week), or a duration (168h, 7d; 0s deletes every completed job). Without
 it, jobs completed more than 7 days ago are deleted, as wp queuety purge
 does with Queuety's default retention.`,
-		Examples: []string{Program + " job purge", Program + " job purge --older-than 30d --json"},
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			olderThan := olderThanFlag(fs, "completed jobs", defaultRetention)
-			return func(e *Env, _ []string) error {
-				age, err := olderThan()
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				before := clientseam.Clock(c).Now().Add(-age)
-				n, err := c.PurgeCompleted(e.Ctx, age)
-				if err != nil {
-					return err
-				}
-				return printResult(e, map[string]any{"deleted": n, "completed_before": ts(before)},
-					"Deleted %d completed jobs that completed before %s.\n", n, ts(before))
-			}
-		},
-	}
+		examples:   []string{Program + " job purge", Program + " job purge --older-than 30d --json"},
+		defaultAge: defaultRetention,
+		noun:       "completed job", what: "completed jobs",
+		del: (*queuety.Client).PurgeCompleted, key: "completed_before", phrase: "that completed before",
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -126,33 +127,13 @@ filter at all, rows of the last 24 hours are listed, as wp queuety log does.
 }
 
 func logPurgeCommand() *Command {
-	return &Command{
-		Name:    "purge",
-		Summary: "delete log rows created longer ago than --older-than",
-		Help: `--older-than takes a number of days, as wp queuety log purge does, or a
+	return purgeCommand(purgeSpec{
+		name: "purge", summary: "delete log rows created longer ago than --older-than",
+		help: `--older-than takes a number of days, as wp queuety log purge does, or a
 duration (12h, 7d). Rows are deleted in batches of 1000. The metrics and
 Queuety PHP's rate limits read the log rows of the recent past only.`,
-		Examples: []string{Program + " log purge --older-than 30", Program + " log purge --older-than 12h --json"},
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			olderThan := olderThanFlag(fs, "log rows", 0)
-			return func(e *Env, _ []string) error {
-				age, err := olderThan()
-				if err != nil {
-					return err
-				}
-				c, err := e.Open()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				before := clientseam.Clock(c).Now().Add(-age)
-				n, err := c.PurgeLogs(e.Ctx, age)
-				if err != nil {
-					return err
-				}
-				return printResult(e, map[string]any{"deleted": n, "created_before": ts(before)},
-					"Deleted %s created before %s.\n", plural(n, "log row"), ts(before))
-			}
-		},
-	}
+		examples: []string{Program + " log purge --older-than 30", Program + " log purge --older-than 12h --json"},
+		noun:     "log row", what: "log rows",
+		del: (*queuety.Client).PurgeLogs, key: "created_before", phrase: "created before",
+	})
 }

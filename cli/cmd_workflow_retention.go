@@ -9,43 +9,63 @@ import (
 	"github.com/queuety/queuety-go/queuety"
 )
 
-// This file holds the retention commands of workflow history: pruning old
-// workflow events and purging finished workflows.
+// This file holds the retention commands of workflow history (pruning old
+// workflow events, purging finished workflows) and purgeCommand, which job
+// purge and log purge share with them.
 
 func workflowPruneEventsCommand() *Command {
-	return retentionCommand("prune-events", "delete workflow events created longer ago than --older-than",
-		`Queuety's WorkflowEventLog::prune. --older-than takes a number of days, as
+	return purgeCommand(purgeSpec{
+		name: "prune-events", summary: "delete workflow events created longer ago than --older-than",
+		help: `Queuety's WorkflowEventLog::prune. --older-than takes a number of days, as
 Queuety takes it, or a duration (12h, 7d). Rows are deleted in batches of
 1000. The workflows stay; rewinding one to a step whose events are gone
 fails, and its timeline and trace show what is left.`,
-		"workflow event", "workflow events",
-		(*queuety.Client).PruneWorkflowEvents, "created_before", "created before")
+		examples: []string{Program + " workflow prune-events --older-than 30", Program + " workflow prune-events --older-than 12h --json"},
+		noun:     "workflow event", what: "workflow events",
+		del: (*queuety.Client).PruneWorkflowEvents, key: "created_before", phrase: "created before",
+	})
 }
 
 func workflowPurgeCommand() *Command {
-	return retentionCommand("purge", "delete workflows that finished longer ago than --older-than, with their rows",
-		`Deletes completed, failed and cancelled workflows whose completed_at (or
+	return purgeCommand(purgeSpec{
+		name: "purge", summary: "delete workflows that finished longer ago than --older-than, with their rows",
+		help: `Deletes completed, failed and cancelled workflows whose completed_at (or
 failed_at) is older than --older-than, with their jobs, events, streaming
 chunks, artifacts, signals, the dependencies they waited on and their
 dispatch keys; running, paused and waiting workflows are never touched,
 and log rows stay for "log purge". --older-than takes a number of days or a
 duration (12h, 7d). Workflows are deleted 100 a transaction, oldest first.`,
-		"workflow", "finished workflows",
-		(*queuety.Client).PurgeWorkflows, "finished_before", "that finished before")
+		examples: []string{Program + " workflow purge --older-than 30", Program + " workflow purge --older-than 12h --json"},
+		noun:     "workflow", what: "finished workflows",
+		del: (*queuety.Client).PurgeWorkflows, key: "finished_before", phrase: "that finished before",
+	})
 }
 
-// retentionCommand is a command that deletes rows older than --older-than
-// with del and reports how many.
-func retentionCommand(name, summary, help, noun, what string,
-	del func(*queuety.Client, context.Context, time.Duration) (int64, error), key, phrase string) *Command {
+// purgeSpec describes a command that deletes rows older than --older-than.
+type purgeSpec struct {
+	name, summary, help string
+	examples            []string
+	// defaultAge applies without --older-than (0: the flag is required).
+	defaultAge time.Duration
+	// noun names one row in the report ("log row"); what names the rows
+	// in the flag's usage ("log rows").
+	noun, what string
+	del        func(*queuety.Client, context.Context, time.Duration) (int64, error)
+	// key is the JSON report's cutoff field; phrase comes before the
+	// cutoff in the text report ("created before").
+	key, phrase string
+}
+
+// purgeCommand is the command s describes: it deletes with s.del and
+// reports how many rows went and the cutoff.
+func purgeCommand(s purgeSpec) *Command {
 	return &Command{
-		Name:    name,
-		Summary: summary,
-		Help:    help,
-		Examples: []string{Program + " workflow " + name + " --older-than 30",
-			Program + " workflow " + name + " --older-than 12h --json"},
+		Name:     s.name,
+		Summary:  s.summary,
+		Help:     s.help,
+		Examples: s.examples,
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			olderThan := olderThanFlag(fs, what, 0)
+			olderThan := olderThanFlag(fs, s.what, s.defaultAge)
 			return func(e *Env, _ []string) error {
 				age, err := olderThan()
 				if err != nil {
@@ -57,12 +77,12 @@ func retentionCommand(name, summary, help, noun, what string,
 				}
 				defer c.Close()
 				before := clientseam.Clock(c).Now().Add(-age)
-				n, err := del(c, e.Ctx, age)
+				n, err := s.del(c, e.Ctx, age)
 				if err != nil {
 					return err
 				}
-				return printResult(e, map[string]any{"deleted": n, key: ts(before)},
-					"Deleted %s "+phrase+" %s.\n", plural(n, noun), ts(before))
+				return printResult(e, map[string]any{"deleted": n, s.key: ts(before)},
+					"Deleted %s "+s.phrase+" %s.\n", plural(n, s.noun), ts(before))
 			}
 		},
 	}
