@@ -319,13 +319,14 @@ func StreamedChunks(ctx context.Context) ([]string, error) {
 	t := cj.artifacts
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := e.loadStream(ctx, cj, &t.runtimeTrace); err != nil {
+	rows, err := e.listChunks(ctx, cj.Job.ID)
+	if err != nil {
 		return nil, err
 	}
-	var rows []*driver.Chunk
-	err = e.store.InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.ChunkList(ctx, cj.Job.ID); return err })
-	if err != nil {
-		return nil, fmt.Errorf("queuety: read chunks of job %d: %w", cj.Job.ID, err)
+	rt := &t.runtimeTrace
+	rt.streaming = true
+	if !rt.loaded {
+		rt.loaded, rt.next = true, len(rows)
 	}
 	out := make([]string, len(rows))
 	for i, c := range rows {
@@ -341,13 +342,22 @@ func (e *Engine) loadStream(ctx context.Context, cj *Claimed, rt *runtimeTrace) 
 	if rt.loaded {
 		return nil
 	}
-	var rows []*driver.Chunk
-	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.ChunkList(ctx, cj.Job.ID); return err })
+	rows, err := e.listChunks(ctx, cj.Job.ID)
 	if err != nil {
-		return fmt.Errorf("queuety: read chunks of job %d: %w", cj.Job.ID, err)
+		return err
 	}
 	rt.loaded, rt.next = true, len(rows)
 	return nil
+}
+
+// listChunks reads the chunks job stored, by index.
+func (e *Engine) listChunks(ctx context.Context, job int64) ([]*driver.Chunk, error) {
+	var rows []*driver.Chunk
+	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.ChunkList(ctx, job); return err })
+	if err != nil {
+		return nil, fmt.Errorf("queuety: read chunks of job %d: %w", job, err)
+	}
+	return rows, nil
 }
 
 // beforeRecord prepares a successful streaming attempt's trace before its
@@ -366,14 +376,19 @@ func (e *Engine) beforeRecord(ctx context.Context, r *Result) {
 	if !rt.streaming || rt.referenced {
 		return
 	}
-	var rows []*driver.Chunk
-	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.ChunkList(ctx, r.Claimed.Job.ID); return err })
-	if err != nil {
-		r.Err = fmt.Errorf("queuety: read chunks of job %d: %w", r.Claimed.Job.ID, err)
-		return
+	// The job's chunks are those earlier attempts stored, counted when
+	// this attempt started streaming, and those it stored since: rt.next.
+	stored := rt.next
+	if !rt.loaded { // its first read failed; count them now
+		rows, err := e.listChunks(ctx, r.Claimed.Job.ID)
+		if err != nil {
+			r.Err = err
+			return
+		}
+		stored = len(rows)
 	}
-	refs := make([]any, 0, len(rows)+len(rt.chunks))
-	for range rows {
+	refs := make([]any, 0, stored+len(rt.chunks))
+	for range stored {
 		ref := phpjson.NewObject()
 		ref.Set("job_id", r.Claimed.Job.ID)
 		ref.Set("workflow_id", r.Claimed.Job.WorkflowID)
