@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuety/queuety-go/internal/testdb/mariadbproc"
 )
 
 // fleet starts and watches the child processes of one scenario. Every
@@ -72,7 +74,7 @@ func newFleet(t *testing.T, exe, dir string) *fleet {
 			if !p.exited() {
 				p.setExpect("sigkill")
 				_ = p.cmd.Process.Kill()
-				killGroup(p.pid)
+				mariadbproc.KillGroup(p.pid)
 				<-p.done
 			}
 		}
@@ -99,7 +101,7 @@ func (f *fleet) start(kind string, cfg childConfig) (*proc, error) {
 	cmd.Env = append(os.Environ(), envChild+"="+string(raw))
 	p := &proc{name: name, cmd: cmd, logPath: logPath, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, logFile
-	detach(cmd)
+	mariadbproc.Detach(cmd)
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
@@ -220,7 +222,7 @@ func (f *fleet) terminate(ps []*proc, bound time.Duration) []stopResult {
 			res[i].hung, res[i].took = true, bound
 			p.setExpect("hung")
 			_ = p.cmd.Process.Kill()
-			killGroup(p.pid)
+			mariadbproc.KillGroup(p.pid)
 			<-p.done
 		}
 	}

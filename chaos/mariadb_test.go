@@ -8,18 +8,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/queuety/queuety-go/internal/testdb/mariadbproc"
 )
 
 // The suite's own MariaDB: a fresh data directory in a temporary
@@ -33,27 +31,6 @@ var (
 	installCandidates = []string{"/usr/bin/mariadb-install-db", "/usr/local/bin/mariadb-install-db", "/usr/local/mysql/scripts/mariadb-install-db",
 		"/usr/bin/mysql_install_db", "/usr/local/mysql/scripts/mysql_install_db"}
 )
-
-// sharedPort is the port of the shared test server; the private server
-// never uses it.
-const sharedPort = 3306
-
-func findBinary(envVar string, names []string, candidates []string) string {
-	if p := os.Getenv(envVar); p != "" {
-		return p
-	}
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	for _, p := range candidates {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	return ""
-}
 
 // mariaDB is a private MariaDB server owned by one test.
 type mariaDB struct {
@@ -75,8 +52,8 @@ type mariaDB struct {
 // skips the test when MariaDB is not installed, unless CI=true.
 func startMariaDB(t *testing.T) *mariaDB {
 	t.Helper()
-	server := findBinary("QUEUETY_CHAOS_MARIADBD", []string{"mariadbd"}, serverCandidates)
-	install := findBinary("QUEUETY_CHAOS_INSTALL_DB", []string{"mariadb-install-db", "mysql_install_db"}, installCandidates)
+	server := mariadbproc.FindBinary("QUEUETY_CHAOS_MARIADBD", []string{"mariadbd"}, serverCandidates)
+	install := mariadbproc.FindBinary("QUEUETY_CHAOS_INSTALL_DB", []string{"mariadb-install-db", "mysql_install_db"}, installCandidates)
 	if server == "" || install == "" {
 		msg := fmt.Sprintf("MariaDB is not installed (mariadbd: %q, mariadb-install-db: %q); set QUEUETY_CHAOS_MARIADBD and QUEUETY_CHAOS_INSTALL_DB", server, install)
 		if os.Getenv("CI") == "true" {
@@ -141,24 +118,11 @@ func slicesWithout(s []string, drop string) []string {
 	return out
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if port != sharedPort {
-			return port
-		}
-	}
-}
+func freePort(t *testing.T) int { return mariadbproc.FreePorts(t, 1)[0] }
 
 // start starts mariadbd on the data directory and waits until it answers.
 func (m *mariaDB) start(timeout time.Duration) error {
-	if m.port == sharedPort {
+	if m.port == mariadbproc.SharedPort {
 		return errors.New("refusing to run the private server on the shared port")
 	}
 	args := []string{
@@ -186,7 +150,7 @@ func (m *mariaDB) start(timeout time.Duration) error {
 		args = append(args, "--user=root")
 	}
 	cmd := exec.Command(m.server, args...)
-	detach(cmd)
+	mariadbproc.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -235,7 +199,7 @@ func (m *mariaDB) kill9() {
 		return
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
-	killGroup(cmd.Process.Pid)
+	mariadbproc.KillGroup(cmd.Process.Pid)
 	<-exited
 }
 
@@ -258,7 +222,7 @@ func (m *mariaDB) stop() {
 			m.t.Logf("private MariaDB did not stop within 30 s; killing it")
 		}
 	}
-	killGroup(cmd.Process.Pid)
+	mariadbproc.KillGroup(cmd.Process.Pid)
 	_ = cmd.Process.Kill()
 	<-exited
 }
@@ -271,26 +235,10 @@ func (m *mariaDB) restart() (time.Duration, error) {
 	return time.Since(t0), err
 }
 
-func (m *mariaDB) errLogTail(n int) string {
-	b, _ := os.ReadFile(m.errLog)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
+func (m *mariaDB) errLogTail(n int) string { return mariadbproc.ErrLogTail(m.errLog, n) }
 
 // driverDSN is a go-sql-driver DSN for database db (none when empty).
-func (m *mariaDB) driverDSN(db string) string {
-	c := gomysql.NewConfig()
-	c.User = "root"
-	c.Net, c.Addr = "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(m.port))
-	c.DBName = db
-	c.ParseTime = true
-	c.Loc = time.UTC
-	c.Timeout = 5 * time.Second
-	c.Params = map[string]string{"time_zone": "'+00:00'"}
-	return c.FormatDSN()
-}
+func (m *mariaDB) driverDSN(db string) string { return mariadbproc.DriverDSN(m.port, db) }
 
 // queuetyDSN is the DSN workers and clients open database db with.
-func (m *mariaDB) queuetyDSN(db, prefix string) string {
-	return fmt.Sprintf("mysql://root@127.0.0.1:%d/%s?prefix=%s", m.port, db, prefix)
-}
+func (m *mariaDB) queuetyDSN(db, prefix string) string { return mariadbproc.DSN(m.port, db, prefix) }

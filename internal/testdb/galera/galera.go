@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -29,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/queuety/queuety-go/internal/testdb/mariadbproc"
 )
 
 // Where the binaries are looked for, after the environment variables
@@ -41,9 +40,6 @@ var (
 	providerCandidates = []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/galera-4/libgalera_smm.so",
 		"/usr/lib64/galera-4/libgalera_smm.so", "/usr/lib64/galera/libgalera_smm.so", "/usr/lib/libgalera_smm.so"}
 )
-
-// sharedPort is the port of the shared test server; no node uses it.
-const sharedPort = 3306
 
 // Size is the number of nodes of a cluster.
 const Size = 3
@@ -82,31 +78,14 @@ type Node struct {
 	exited chan struct{}
 }
 
-func findBinary(envVar string, names, candidates []string) string {
-	if p := os.Getenv(envVar); p != "" {
-		return p
-	}
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	for _, p := range candidates {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	return ""
-}
-
 // Start installs three data directories, bootstraps the first node,
 // joins the other two and waits until all three are synced members of a
 // cluster of three.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
-	server := findBinary("QUEUETY_GALERA_MARIADBD", []string{"mariadbd"}, serverCandidates)
-	install := findBinary("QUEUETY_GALERA_INSTALL_DB", []string{"mariadb-install-db", "mysql_install_db"}, installCandidates)
-	provider := findBinary("QUEUETY_GALERA_PROVIDER", nil, providerCandidates)
+	server := mariadbproc.FindBinary("QUEUETY_GALERA_MARIADBD", []string{"mariadbd"}, serverCandidates)
+	install := mariadbproc.FindBinary("QUEUETY_GALERA_INSTALL_DB", []string{"mariadb-install-db", "mysql_install_db"}, installCandidates)
+	provider := mariadbproc.FindBinary("QUEUETY_GALERA_PROVIDER", nil, providerCandidates)
 	// rsync is the lighter state transfer; mariabackup is the fallback.
 	sst := ""
 	if _, err := exec.LookPath("rsync"); err == nil {
@@ -157,7 +136,7 @@ func Start(t testing.TB) *Cluster {
 		_ = os.RemoveAll(dir)
 	})
 
-	ports := freePorts(t, 4*Size)
+	ports := mariadbproc.FreePorts(t, 4*Size)
 	for i := range Size {
 		nd := filepath.Join(dir, "n"+strconv.Itoa(i+1))
 		n := &Node{
@@ -262,30 +241,6 @@ func installDataDir(install, dataDir, tmpDir, user string) error {
 		return fmt.Errorf("%s: %v\n%s", install, err, out)
 	}
 	return nil
-}
-
-// freePorts returns n distinct free ports on 127.0.0.1, none of them the
-// shared server's.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	var ports []int
-	for len(ports) < n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln) // held open until all are chosen: distinct
-		if p := ln.Addr().(*net.TCPAddr).Port; p != sharedPort {
-			ports = append(ports, p)
-		}
-	}
-	return ports
 }
 
 // Nodes returns the cluster's nodes, the bootstrap node first.
@@ -394,7 +349,7 @@ func (n *Node) args() []string {
 // start starts the server: bootstrapping a new cluster, or joining it
 // from startPosition ("uuid:seqno") when not empty.
 func (n *Node) start(bootstrap bool, startPosition ...string) error {
-	if n.Port == sharedPort {
+	if n.Port == mariadbproc.SharedPort {
 		return errors.New("refusing to run a node on the shared port")
 	}
 	args := n.args()
@@ -405,7 +360,7 @@ func (n *Node) start(bootstrap bool, startPosition ...string) error {
 		args = append(args, "--wsrep-start-position="+p)
 	}
 	cmd := exec.Command(n.c.server, args...)
-	detach(cmd)
+	mariadbproc.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -525,7 +480,7 @@ func (n *Node) Kill() {
 		return
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
-	killGroup(cmd.Process.Pid)
+	mariadbproc.KillGroup(cmd.Process.Pid)
 	<-exited
 }
 
@@ -556,7 +511,7 @@ func (n *Node) recoverPosition() (string, error) {
 	logPath := filepath.Join(n.dir, "recover.err")
 	_ = os.Remove(logPath)
 	cmd := exec.Command(n.c.server, append(n.args(), "--wsrep-recover", "--log-error="+logPath)...)
-	detach(cmd)
+	mariadbproc.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
@@ -603,33 +558,17 @@ func (n *Node) stop() {
 			n.c.t.Logf("%s did not stop within 30 s; killing it", n.Name())
 		}
 	}
-	killGroup(cmd.Process.Pid)
+	mariadbproc.KillGroup(cmd.Process.Pid)
 	_ = cmd.Process.Kill()
 	<-exited
 }
 
 // ErrLogTail returns the last n lines of the node's error log.
-func (n *Node) ErrLogTail(lines int) string {
-	b, _ := os.ReadFile(n.errLog)
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(all[max(0, len(all)-lines):], "\n")
-}
+func (n *Node) ErrLogTail(lines int) string { return mariadbproc.ErrLogTail(n.errLog, lines) }
 
 // DriverDSN is a go-sql-driver DSN of the node for database db (none
 // when empty).
-func (n *Node) DriverDSN(db string) string {
-	c := gomysql.NewConfig()
-	c.User = "root"
-	c.Net, c.Addr = "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port))
-	c.DBName = db
-	c.ParseTime = true
-	c.Loc = time.UTC
-	c.Timeout = 5 * time.Second
-	c.Params = map[string]string{"time_zone": "'+00:00'"}
-	return c.FormatDSN()
-}
+func (n *Node) DriverDSN(db string) string { return mariadbproc.DriverDSN(n.Port, db) }
 
 // DSN is the queuety DSN of the node for database db and table prefix.
-func (n *Node) DSN(db, prefix string) string {
-	return fmt.Sprintf("mysql://root@127.0.0.1:%d/%s?prefix=%s", n.Port, db, prefix)
-}
+func (n *Node) DSN(db, prefix string) string { return mariadbproc.DSN(n.Port, db, prefix) }
