@@ -102,6 +102,43 @@ func TestRateLimitedAcrossTwoWorkers(t *testing.T) {
 	assert.EqualValues(t, 6, runs.Load(), "runs after the window moved")
 }
 
+// TestRateLimitedHandsBackUntilForeignStartLeaves: a start Queuety PHP
+// logged is stamped with a whole second s and happened somewhere in
+// [s, s+1s), so it holds its slot until s+1s+window, as the claim's rate
+// limits count it. A job refused for that slot is handed back until then,
+// not a second early (when it would only be refused again).
+func TestRateLimitedHandsBackUntilForeignStartLeaves(t *testing.T) {
+	ctx := context.Background()
+	a, _, clock := twoClients(t)
+	stamped := clock.Now()
+	foreignJob, attempt := int64(999999), 1
+	require.NoError(t, clientseam.StoreOf(a).InTx(ctx, func(tx driver.Tx) error {
+		return tx.LogInsert(ctx, []*driver.LogEntry{{JobID: &foreignJob, Handler: "sync", Queue: "default",
+			Event: driver.LogStarted, Attempt: &attempt, CreatedAt: stamped}})
+	}))
+	var runs atomic.Int32
+	w := worker.New(a, worker.NoMaintenance(), worker.WithLogger(quiet))
+	w.UseFor("sync", middleware.RateLimited(1, 10*time.Second))
+	w.HandleJob("sync", func(context.Context, queuety.Payload) error { runs.Add(1); return nil })
+	_, err := a.Dispatch(ctx, "sync", nil)
+	require.NoError(t, err)
+
+	clock.Advance(5 * time.Second)
+	_, err = w.RunOnce(ctx, time.Minute)
+	require.NoError(t, err)
+	require.EqualValues(t, 0, runs.Load(), "s+5 s: the foreign start holds the only slot")
+	pending, err := a.ListJobs(ctx, queuetytype.JobFilter{Status: queuetytype.JobPending})
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	assert.Equal(t, stamped.Add(11*time.Second), pending[0].AvailableAt.UTC(), "due when the slot frees: s+1 s+10 s")
+	assert.Zero(t, pending[0].Attempts)
+
+	clock.Advance(6 * time.Second)
+	_, err = w.RunOnce(ctx, time.Minute)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, runs.Load(), "s+11 s: the foreign start left the window")
+}
+
 // TestRateLimitedMessage: the release's reason is Queuety's message.
 func TestRateLimitedMessage(t *testing.T) {
 	assert.Equal(t, "Rate limit exceeded for 'sync': max 60 executions per 60 seconds.", middleware.RateLimitMessage("sync", 60, time.Minute))

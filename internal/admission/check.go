@@ -10,20 +10,32 @@ import (
 )
 
 // rateBudget returns how many more starts handler h may have at now, and
-// when the window is full, when its next slot frees: when the oldest
-// start beyond the limit leaves the window. The caller holds h's lock.
+// when the window is full, when its next slot frees. The caller holds h's
+// lock.
 func (a *Admission) rateBudget(ctx context.Context, tx driver.Tx, h string, rate Rate, now time.Time) (int, time.Time, error) {
-	since := now.Add(-rate.Window)
-	own, err := tx.RateStartCount(ctx, h, since)
-	if err != nil {
-		return 0, time.Time{}, err
-	}
 	foreign, err := a.foreignStarts(ctx, tx, h, rate, now)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	// A foreign start stamped s (a whole second) happened in [s, s+1s):
-	// it counts as if at s+1s, the latest it can have been.
+	return Budget(ctx, tx, h, foreign, rate, now)
+}
+
+// Budget returns how many more starts the rate window of key admits at
+// now, and, when it is full, when its next slot frees: when the oldest
+// start beyond the limit leaves the window. It counts the starts recorded
+// under key (driver.LimitTx.RateStartCount, exact times) and foreign, the
+// whole-second stamps of starts other engines logged (ForeignStarts):
+// a foreign start stamped s happened in [s, s+1s), so it counts as if at
+// s+1s, the latest it can have been. The caller holds key's limit lock.
+//
+// The claim's rate limits and the RateLimited middleware's slots both
+// count with it, so the two agree on what a window holds.
+func Budget(ctx context.Context, tx driver.Tx, key string, foreign []time.Time, rate Rate, now time.Time) (int, time.Time, error) {
+	since := now.Add(-rate.Window)
+	own, err := tx.RateStartCount(ctx, key, since)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
 	var ends []time.Time
 	for _, s := range foreign {
 		if end := s.Add(time.Second); end.After(since) {
@@ -35,7 +47,7 @@ func (a *Admission) rateBudget(ctx context.Context, tx driver.Tx, h string, rate
 		return rate.Max - total, time.Time{}, nil
 	}
 	k := total - rate.Max // 0-based: the start whose leaving frees a slot
-	times, err := tx.RateStartTimes(ctx, h, since, k+1)
+	times, err := tx.RateStartTimes(ctx, key, since, k+1)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
@@ -46,6 +58,15 @@ func (a *Admission) rateBudget(ctx context.Context, tx driver.Tx, h string, rate
 		next = all[k].Add(rate.Window)
 	}
 	return 0, next, nil
+}
+
+// ForeignStarts reads the whole-second stamps of handler's starts that
+// other engines logged and that can still count in the rate window ending
+// at now (s > now - window - 1s, see Budget), oldest first and at most
+// rate.Max+1 of them.
+func ForeignStarts(ctx context.Context, tx driver.Tx, handler string, rate Rate, now time.Time) ([]time.Time, error) {
+	since := now.Add(-rate.Window - time.Second).UTC().Truncate(time.Second).Add(time.Second)
+	return tx.RateForeignStarts(ctx, handler, since, rate.Max+1)
 }
 
 // foreignStarts returns the starts of handler h that other engines wrote
@@ -60,9 +81,7 @@ func (a *Admission) foreignStarts(ctx context.Context, tx driver.Tx, h string, r
 	if ok && !now.Before(c.read) && now.Sub(c.read) < refresh {
 		return c.times, nil
 	}
-	// s > now - window - 1s, for whole seconds s.
-	since := now.Add(-rate.Window - time.Second).UTC().Truncate(time.Second).Add(time.Second)
-	times, err := tx.RateForeignStarts(ctx, h, since, rate.Max+1)
+	times, err := ForeignStarts(ctx, tx, h, rate, now)
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -30,30 +30,29 @@ func (e *Engine) RateSlot(ctx context.Context, handler string, jobID int64, atte
 	if err := checkLockKey(key); err != nil {
 		return false, 0, err
 	}
+	rate := admission.Rate{Max: limit, Window: window}
 	err = e.store.InTx(ctx, func(tx driver.Tx) error {
 		ok, wait = false, 0
 		now := e.clock.Now()
 		if err := tx.LimitLock(ctx, driver.LimitRate, key, now); err != nil {
 			return err
 		}
-		since := now.Add(-window)
-		if _, err := tx.RateStartDelete(ctx, key, since.Add(-time.Second), 1000); err != nil {
+		if _, err := tx.RateStartDelete(ctx, key, now.Add(-window-time.Second), 1000); err != nil {
 			return err
 		}
-		own, err := tx.RateStartTimes(ctx, key, since, limit)
+		foreign, err := admission.ForeignStarts(ctx, tx, handler, rate, now)
 		if err != nil {
 			return err
 		}
-		foreign, err := tx.RateForeignStarts(ctx, handler, since, limit)
+		free, next, err := admission.Budget(ctx, tx, key, foreign, rate, now)
 		if err != nil {
 			return err
 		}
-		if len(own)+len(foreign) < limit {
+		if free > 0 {
 			ok = true
 			return tx.RateStartInsert(ctx, []driver.RateStart{{Handler: key, JobID: jobID, Attempt: attempt, StartedAt: now}})
 		}
-		oldest := slices.MinFunc(append(own, foreign...), func(a, b time.Time) int { return a.Compare(b) })
-		wait = max(oldest.Add(window).Sub(now), time.Second)
+		wait = max(next.Sub(now), time.Second)
 		return nil
 	})
 	if err != nil {
