@@ -166,6 +166,8 @@ func TestGalera(t *testing.T) {
 	t.Run("Schedules", func(t *testing.T) { testSchedules(t, c) })
 	t.Run("Batches", func(t *testing.T) { testBatches(t, c) })
 	t.Run("Limits", func(t *testing.T) { testLimits(t, c) })
+	t.Run("StopNode", func(t *testing.T) { testStopNode(t, c) })
+	t.Run("KillNode", func(t *testing.T) { testKillNode(t, c) })
 }
 
 // testDrain: N jobs dispatched through the three nodes, drained by a

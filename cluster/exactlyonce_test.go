@@ -56,6 +56,19 @@ func count(ctx context.Context, t *testing.T, db *sql.DB, q string, args ...any)
 	return n
 }
 
+// waitUntil polls cond every 50 ms until it holds (true) or ctx ends
+// (false).
+func waitUntil(ctx context.Context, cond func() bool) bool {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return true
+}
+
 // waitFor polls cond every 50 ms until it holds, failing the test with
 // what when ctx ends first.
 func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
