@@ -83,13 +83,13 @@ func TestGaleraModes(t *testing.T) {
 		med.stepsPerS = stepRates[len(stepRates)/2]
 		cpu := make([]string, len(med.serverCPU))
 		for i, s := range med.serverCPU {
-			cpu[i] = fmt.Sprintf("%.0f", 1000*s/float64(med.units))
+			cpu[i] = fmt.Sprintf("%.0f", 1e6*s/float64(med.units))
 		}
 		lines = append(lines, fmt.Sprintf("| %s | %.0f | %.0f | %.2f%% | %s | %.0f |", m.name, med.jobsPerS, med.stepsPerS,
-			100*float64(med.conflicts)/float64(med.units), strings.Join(cpu, " / "), 1000*med.clientCPU/float64(med.units)))
+			100*float64(med.conflicts)/float64(med.units), strings.Join(cpu, " / "), 1e6*med.clientCPU/float64(med.units)))
 	}
 	t.Logf("%d jobs and %d three-step workflows per run, median of %d, 3 workers of concurrency 8:\n"+
-		"| mode | drain jobs/s | workflow steps/s | conflicts per unit | server CPU ms per 1000 units, node1 / node2 / node3 | worker CPU ms per 1000 units |\n"+
+		"| mode | drain jobs/s | workflow steps/s | conflicts per unit | server CPU µs per unit, node1 / node2 / node3 | worker CPU µs per unit |\n"+
 		"|---|---|---|---|---|---|\n%s", jobs, workflows, repeat, strings.Join(lines, "\n"))
 }
 
