@@ -41,7 +41,13 @@ func scaleOf(name string, def int) int {
 // transactions a replicated write aborted.
 func conflicts(ctx context.Context, t *testing.T, c *galera.Cluster) (cert, bf int64) {
 	t.Helper()
-	for _, n := range c.Nodes() {
+	return nodeConflicts(ctx, t, c.Nodes()...)
+}
+
+// nodeConflicts is conflicts summed over nodes.
+func nodeConflicts(ctx context.Context, t *testing.T, nodes ...*galera.Node) (cert, bf int64) {
+	t.Helper()
+	for _, n := range nodes {
 		db, err := sql.Open("mysql", n.DriverDSN(""))
 		require.NoError(t, err)
 		rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts')")
