@@ -41,7 +41,13 @@ func scaleOf(name string, def int) int {
 // transactions a replicated write aborted.
 func conflicts(ctx context.Context, t *testing.T, c *galera.Cluster) (cert, bf int64) {
 	t.Helper()
-	for _, n := range c.Nodes() {
+	return nodeConflicts(ctx, t, c.Nodes()...)
+}
+
+// nodeConflicts is conflicts summed over nodes.
+func nodeConflicts(ctx context.Context, t *testing.T, nodes ...*galera.Node) (cert, bf int64) {
+	t.Helper()
+	for _, n := range nodes {
 		db, err := sql.Open("mysql", n.DriverDSN(""))
 		require.NoError(t, err)
 		rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts')")
@@ -127,13 +133,13 @@ func (r *runs) check(t *testing.T, keys []string) {
 
 // startWorkers runs one worker through each client, with the handlers
 // register adds, until the returned stop is called.
-func startWorkers(t *testing.T, qs []*queuety.Client, concurrency int, register func(*worker.Worker)) (stop func()) {
+func startWorkers(t *testing.T, qs []*queuety.Client, concurrency int, register func(*worker.Worker), opts ...worker.Option) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i, q := range qs {
-		w := worker.New(q, worker.Concurrency(concurrency), worker.PollInterval(50*time.Millisecond), worker.WithLogger(quiet))
+		w := worker.New(q, append([]worker.Option{worker.Concurrency(concurrency), worker.PollInterval(50 * time.Millisecond), worker.WithLogger(quiet)}, opts...)...)
 		register(w)
 		wg.Add(1)
 		go func() {
@@ -162,6 +168,12 @@ func TestGalera(t *testing.T) {
 	t.Run("Workflows", func(t *testing.T) { testWorkflows(t, c) })
 	t.Run("CertificationFailure", func(t *testing.T) { testCertificationFailure(t, c) })
 	t.Run("NodeNotReady", func(t *testing.T) { testNodeNotReady(t, c) })
+	t.Run("Expiring", func(t *testing.T) { testExpiring(t, c) })
+	t.Run("Schedules", func(t *testing.T) { testSchedules(t, c) })
+	t.Run("Batches", func(t *testing.T) { testBatches(t, c) })
+	t.Run("Limits", func(t *testing.T) { testLimits(t, c) })
+	t.Run("StopNode", func(t *testing.T) { testStopNode(t, c) })
+	t.Run("KillNode", func(t *testing.T) { testKillNode(t, c) })
 }
 
 // testDrain: N jobs dispatched through the three nodes, drained by a

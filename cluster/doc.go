@@ -6,6 +6,22 @@
 //
 //	go test -tags galera -run TestGalera -v ./cluster/
 //
+// TestGalera runs, on one cluster: a drain and three-step workflows;
+// a certification failure and a node refusing queries, each retried as a
+// whole transaction; deadline handlers, schedule slots and batch callbacks
+// run exactly once with every node's workers sweeping, and concurrency
+// and rate limits held; a node stopped while the other two keep quorum;
+// and a node SIGKILLed under a mixed load and rejoined. Environment
+// variables scale it up from the small default CI runs:
+// QUEUETY_GALERA_JOBS, QUEUETY_GALERA_WORKFLOWS (three-step workflows),
+// QUEUETY_GALERA_EXPIRING (workflows that pass their deadline),
+// QUEUETY_GALERA_BATCHES, QUEUETY_GALERA_LIMITED and QUEUETY_GALERA_SLOTS.
+// Run one case at a time with -run 'TestGalera/KillNode'.
+//
+// TestGaleraModes, which runs only when QUEUETY_GALERA_MODES is set,
+// measures the workers writing through one node, spread over the three,
+// and node1 as a single server (see docs/scaling-out.md).
+//
 // They skip when MariaDB, the Galera provider or rsync is missing, and
 // fail instead when CI=true.
 package cluster

@@ -59,11 +59,15 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 			t.frac(j.ScheduleToStartAt), t.frac(j.ScheduleToCloseAt), t.sec(j.ReservedAt), nullID(j.ClaimToken),
 			t.frac(j.StartToCloseAt), t.frac(j.HeartbeatDeadline))
 	}
+	step, err := t.increment(ctx, len(jobs))
+	if err != nil {
+		return fmt.Errorf("insert jobs: %w", err)
+	}
 	res, err := t.tx.ExecContext(ctx, b.String(), args...)
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)
 	}
-	ids, err := t.s.D.InsertIDs(res, len(jobs))
+	ids, err := t.insertIDs(ctx, res, len(jobs), step)
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)
 	}
@@ -72,6 +76,45 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 		j.Status = status(j.Status)
 	}
 	return nil
+}
+
+// increment reads the step between auto-increment ids before an insert of
+// n rows, when n > 1 and the dialect has to read it (Dialect.Increment);
+// 0 otherwise.
+func (t *txn) increment(ctx context.Context, n int) (int64, error) {
+	if n < 2 || t.s.D.Increment == "" {
+		return 0, nil
+	}
+	var step int64
+	if err := t.tx.QueryRowContext(ctx, t.s.D.Increment).Scan(&step); err != nil {
+		return 0, fmt.Errorf("read the auto-increment step: %w", err)
+	}
+	return max(step, 1), nil
+}
+
+// insertIDs returns the ids of the n rows one INSERT took: from the step
+// read before it (step > 0), checked against the step read after it, or
+// from the dialect's InsertIDs.
+func (t *txn) insertIDs(ctx context.Context, res sql.Result, n int, step int64) ([]int64, error) {
+	if step == 0 {
+		return t.s.D.InsertIDs(res, n)
+	}
+	after, err := t.increment(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	if after != step {
+		return nil, fmt.Errorf("%w (from %d to %d)", errIncrementChanged, step, after)
+	}
+	first, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = first + int64(i)*step
+	}
+	return ids, nil
 }
 
 func status(s driver.JobStatus) driver.JobStatus {

@@ -73,6 +73,13 @@ type Dialect struct {
 	Time func(t time.Time, frac bool) any
 	// InsertIDs returns the ids of n rows inserted by one statement.
 	InsertIDs func(res sql.Result, n int) ([]int64, error)
+	// Increment, when set, is a query returning the step between the ids
+	// one multi-row INSERT takes on the transaction's connection, read
+	// before and after each such insert instead of the step InsertIDs
+	// knew at open: on a Galera cluster (wsrep_auto_increment_control)
+	// the step follows the number of nodes, and changes when one leaves
+	// or joins.
+	Increment string
 	// Begin starts a transaction.
 	Begin func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
 	// PrepareHot keeps the statements of the claim, the completion and
@@ -416,5 +423,10 @@ func (s *Store) transient(err error) bool {
 	if errors.Is(err, driver.ErrNotFound) {
 		return false
 	}
-	return s.D.Retryable(err) || errors.Is(err, sql.ErrConnDone) || isBadConn(err)
+	return s.D.Retryable(err) || errors.Is(err, sql.ErrConnDone) || isBadConn(err) || errors.Is(err, errIncrementChanged)
 }
+
+// errIncrementChanged reports a multi-row insert during which the step
+// between auto-increment ids changed (a Galera node joined or left): the
+// ids its rows took are unknown, so the transaction is run again.
+var errIncrementChanged = errors.New("the auto-increment step changed during a multi-row insert")

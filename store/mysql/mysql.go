@@ -451,8 +451,12 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	var incr int64
 	var tz string
 	var offset int64
+	var galera bool
 	err = probeDB.QueryRowContext(ctx, "SELECT VERSION(), @@auto_increment_increment, @@global.time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())").
 		Scan(&raw, &incr, &tz, &offset)
+	if err == nil {
+		galera, err = wsrepOn(ctx, probeDB)
+	}
 	probeDB.Close()
 	if err != nil {
 		var me *gomysql.MySQLError
@@ -497,8 +501,28 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, version: ver}
 	names := cfg.names()
-	s.Store = sqlstore.NewNamed(db, dialect(incr), names, info, namedMigrations(names))
+	d := dialect(incr)
+	if galera {
+		// wsrep_auto_increment_control sets the step to the number of
+		// nodes: it changes when a node leaves or joins.
+		d.Increment = "SELECT @@session.auto_increment_increment"
+	}
+	s.Store = sqlstore.NewNamed(db, d, names, info, namedMigrations(names))
 	return s, nil
+}
+
+// wsrepOn reports whether the server is a node of a Galera cluster
+// (wsrep_on = ON); servers without the variable are not.
+func wsrepOn(ctx context.Context, db *sql.DB) (bool, error) {
+	var name, value string
+	err := db.QueryRowContext(ctx, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'").Scan(&name, &value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read wsrep_on: %w", err)
+	}
+	return strings.EqualFold(value, "ON"), nil
 }
 
 // createDatabase creates dc's database when it does not exist, connecting

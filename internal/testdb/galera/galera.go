@@ -484,6 +484,11 @@ func (n *Node) Kill() {
 	<-exited
 }
 
+// Stop shuts the node down cleanly (SIGTERM) and waits until it is gone:
+// it leaves the cluster in order, and the other nodes go on as a primary
+// component of the rest at once.
+func (n *Node) Stop() { n.stop() }
+
 // Restart starts a killed or stopped node again on its data directory:
 // it rejoins the cluster, catching up by incremental state transfer when
 // the others still hold the writes it missed, by full transfer otherwise.
@@ -561,6 +566,22 @@ func (n *Node) stop() {
 	mariadbproc.KillGroup(cmd.Process.Pid)
 	_ = cmd.Process.Kill()
 	<-exited
+}
+
+// Pid returns the process id of the node's server, 0 when it is not
+// running.
+func (n *Node) Pid() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-n.exited:
+		return 0
+	default:
+	}
+	return n.cmd.Process.Pid
 }
 
 // ErrLogTail returns the last n lines of the node's error log.
