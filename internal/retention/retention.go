@@ -55,6 +55,9 @@ type Policy struct {
 	// fleet lock expires a minute after it, so a process that dies in a
 	// pass holds the others back for at most that long.
 	Budget time.Duration
+	// Deleted, if set, is called after each transaction of a pass with
+	// the kind and how many rows it deleted.
+	Deleted func(kind string, n int64)
 }
 
 // Report counts the rows one pass deleted, by kind.
@@ -157,7 +160,13 @@ func (c *Cleaner) Pass(ctx context.Context) (Report, error) {
 		if k.age <= 0 {
 			continue
 		}
-		err := c.drain(ctx, now.Add(-k.age), deadline, func(n int64) { r.Deleted[k.name] += n }, k.step)
+		add := func(n int64) {
+			r.Deleted[k.name] += n
+			if c.p.Deleted != nil {
+				c.p.Deleted(k.name, n)
+			}
+		}
+		err := c.drain(ctx, now.Add(-k.age), deadline, add, k.step)
 		if errors.Is(err, errBudget) {
 			r.More = true
 			return r, nil
