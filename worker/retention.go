@@ -55,8 +55,8 @@ const SweepRetention = "retention"
 // it: a pass holds the "queuety:retention" row of Queuety's locks table,
 // and a worker that finds it held skips its turn. A pass deletes at most
 // BatchSize rows (BatchSize/10 workflows with their rows) per
-// transaction, waits Pause after each, and stops after Budget, leaving
-// the rest to the next pass.
+// transaction, waits after each as long as it took (at least Pause), and
+// stops after Budget, leaving the rest to the next pass.
 type Retention struct {
 	// Completed is how long completed jobs are kept (default
 	// RetainCompletedDefault, 7 days).
@@ -79,8 +79,10 @@ type Retention struct {
 	// BatchSize is how many rows one transaction deletes (default
 	// RetentionBatchDefault, 1000).
 	BatchSize int
-	// Pause is the wait after each transaction (default
-	// RetentionPauseDefault, 20 ms).
+	// Pause is the least wait after each transaction (default
+	// RetentionPauseDefault, 20 ms); the cleaner waits as long as the
+	// transaction took when that is longer, so it keeps the database busy
+	// at most half the time.
 	Pause time.Duration
 	// Budget caps one pass (default RetentionBudgetDefault, 5 min).
 	Budget time.Duration

@@ -48,8 +48,10 @@ type Policy struct {
 	// transaction deletes BatchSize/10 workflows (at least 1) with their
 	// rows.
 	BatchSize int
-	// Pause is the wait after each transaction, so claims and completions
-	// get the database between them.
+	// Pause is the least wait after each transaction; the cleaner waits
+	// as long as the transaction took when that is longer, so it holds
+	// the database at most half the time and claims and completions get
+	// it between its transactions.
 	Pause time.Duration
 	// Budget caps one pass; what is left waits for the next pass. The
 	// fleet lock expires a minute after it, so a process that dies in a
@@ -179,12 +181,14 @@ func (c *Cleaner) Pass(ctx context.Context) (Report, error) {
 }
 
 // drain runs step in its own transaction until it reports no more rows,
-// pausing after each, and stops with errBudget at the deadline.
+// waiting after each as long as it took (at least Pause), and stops with
+// errBudget at the deadline.
 func (c *Cleaner) drain(ctx context.Context, before, deadline time.Time, add func(int64),
 	step func(ctx context.Context, tx driver.Tx, before time.Time) (int64, bool, error)) error {
 	for {
 		var n int64
 		var more bool
+		t0 := time.Now()
 		err := c.e.Store().InTx(ctx, func(tx driver.Tx) (err error) {
 			n, more, err = step(ctx, tx, before)
 			return err
@@ -199,7 +203,7 @@ func (c *Cleaner) drain(ctx context.Context, before, deadline time.Time, add fun
 		if !time.Now().Before(deadline) {
 			return errBudget
 		}
-		if err := c.sleep(ctx, c.p.Pause); err != nil {
+		if err := c.sleep(ctx, max(c.p.Pause, time.Since(t0))); err != nil {
 			return err
 		}
 	}
