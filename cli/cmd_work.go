@@ -40,6 +40,16 @@ worker unhealthy: it logs an error, the queuety_workers_unhealthy metric is
 1, so that a supervisor (systemd, Kubernetes) restarts it: only ending the
 process ends those handlers.
 
+Retention: the worker also runs a cleaner (not with --once) that deletes
+completed jobs and log rows older than --retain-completed (7 days),
+completed, failed and cancelled workflows with their rows older than
+--retain-workflows (30 days), and finished batches older than
+--retain-batches (30 days); buried jobs are kept unless --retain-buried is
+given. It never deletes a running, waiting or paused workflow or a row one
+still needs. It deletes --retention-batch rows per transaction, and one
+worker of the fleet runs it at a time, every --retention-interval.
+--retention off turns it off.
+
 With --once (for cron) it runs every sweep once, drains what is due within
 --max-time, waits for the running handlers and prints a summary. It exits
 non-zero only when the store cannot be used, a sweep fails, or a handler
@@ -90,6 +100,7 @@ the same, for example a receiver on this machine in development.`,
 			"* * * * * " + Program + " work --once --max-time 50s --wp-config /var/www/html/wp-config.php",
 			Program + " --log-format json work --metrics-listen 127.0.0.1:9090",
 			Program + " work --webhook-allow 127.0.0.1,hooks.internal",
+			Program + " work --retain-completed 3d --retain-workflows 90d --retain-buried 30d",
 		},
 		LogLevel: "info",
 		Setup: func(fs *flag.FlagSet) RunFunc {
@@ -107,6 +118,7 @@ the same, for example a receiver on this machine in development.`,
 			abandonGrace := durationFlag(fs, "abandon-grace", worker.AbandonGraceDefault, "how long a handler whose context was cancelled (timeout, deadline, job taken away) gets to return before it is abandoned and its slot freed")
 			maxAbandoned := fs.Int("max-abandoned", 0, "abandoned handlers still running that the worker tolerates before it is unhealthy (default: --concurrency)")
 			exitUnhealthy := fs.Bool("exit-when-unhealthy", true, "stop and exit 1 when the worker is unhealthy (more than --max-abandoned abandoned handlers), for a supervisor to restart it")
+			retain := retentionFlags(fs) // work_retention.go
 			metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://`addr`/metrics while working (e.g. 127.0.0.1:9090)")
 			metricsToken := newSecretFlag(fs, "metrics-token", EnvMetricsToken, "with --metrics-listen: require this bearer `token`", "the metrics token")
 			metricsBasic := newSecretFlag(fs, "metrics-basic-auth", EnvMetricsBasicAuth, "with --metrics-listen: require HTTP basic authentication as `user:pass`", "the metrics USER:PASS")
@@ -157,6 +169,11 @@ the same, for example a receiver on this machine in development.`,
 					opts = append(opts, worker.MaxAbandoned(*maxAbandoned))
 				}
 				opts = append(append(opts, scale...), worker.MaxExecutionTime(*maxExec))
+				ropt, err := retain()
+				if err != nil {
+					return err
+				}
+				opts = append(opts, ropt)
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
 				e.Ctx = ctx

@@ -20,7 +20,7 @@ type task struct {
 
 func (w *Worker) tasks() []*task {
 	iv := w.cfg.intervals
-	return []*task{
+	ts := []*task{
 		{name: deadline.SweepStale, interval: iv.Stale, run: w.recoverStale}, // holdback.go
 		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.sweeper.Timeouts},
 		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
@@ -30,6 +30,10 @@ func (w *Worker) tasks() []*task {
 		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},                   // deadline/overrun.go
 		{name: SweepMachineTimeouts, interval: iv.WaitTimer, run: w.machineTimeouts},                      // machines.go
 	}
+	if t := w.retentionTask(); t != nil { // retention.go
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // startMaintenance starts the sweeps of a long-running worker on a gocron

@@ -55,7 +55,8 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 
 	sweeps := make(chan sweep, 100)
 	started := make(chan gocron.Scheduler, 1)
-	w := worker.New(c, worker.PollInterval(20*time.Millisecond), worker.WithLogger(quiet()),
+	// The retention cleaner has its own test (retention_test.go).
+	w := worker.New(c, worker.PollInterval(20*time.Millisecond), worker.WithLogger(quiet()), worker.NoRetention(),
 		worker.OnMaintenanceStarted(func(s gocron.Scheduler) { started <- s }),
 		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, err error) {
 			if task != "schedule-tick" {

@@ -99,6 +99,8 @@ type config struct {
 	stopUnhealthy   bool
 	intervals       Intervals
 	maintenance     bool
+	retention       Retention // see retention.go
+	noRetention     bool
 	registry        *queuety.Registry
 	logger          *slog.Logger
 	hooks           Hooks

@@ -222,6 +222,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		cfg.logger = e.Logger()
 	}
 	cfg.intervals = cfg.intervals.withDefaults()
+	cfg.retention = cfg.retention.withDefaults()
 	if cfg.leaseInterval > 0 && 2*cfg.leaseInterval > e.LeaseTimeout() {
 		cfg.logger.Warn("queuety: the lease interval is more than half the client's lease timeout; live claims may be recovered as dead",
 			"lease_interval", cfg.leaseInterval, "lease_timeout", e.LeaseTimeout())

@@ -43,4 +43,32 @@ type RetentionTx interface {
 	// and workflow ends. Log rows stay (they have their own purge). It
 	// returns how many workflows it deleted.
 	WorkflowDeleteWithRows(ctx context.Context, ids []int64) (int64, error)
+
+	// JobRetirable returns up to p.Limit ids of jobs in status that
+	// finished before p.Before (completed_at for completed jobs, failed_at
+	// for the others), oldest first, leaving out the steps of workflows
+	// that have not finished and the jobs an unfinished job depends on
+	// (depends_on). It reads without locks.
+	JobRetirable(ctx context.Context, status JobStatus, p RetireParams) ([]int64, error)
+	// JobDeleteRetired deletes the jobs among ids that are still in status
+	// and finished before before, and returns how many it deleted.
+	JobDeleteRetired(ctx context.Context, ids []int64, status JobStatus, before time.Time) (int64, error)
+	// WorkflowRetirable returns up to p.Limit ids of workflows that are
+	// completed, failed or cancelled and finished (completed_at, else
+	// failed_at) before p.Before, oldest first, leaving out the children
+	// of unfinished parents and the workflows an unfinished workflow waits
+	// on (workflow_dependencies). It reads without locks.
+	WorkflowRetirable(ctx context.Context, p RetireParams) ([]int64, error)
+	// LogDeleteRetired deletes up to limit log rows created before before,
+	// oldest first, and returns how many it deleted.
+	LogDeleteRetired(ctx context.Context, before time.Time, limit int) (int64, error)
+}
+
+// RetireParams selects the rows a retention pass may delete.
+type RetireParams struct {
+	Before time.Time
+	Limit  int
+	// Only limits the search to these ids (a check again under row
+	// locks); nil searches every row.
+	Only []int64
 }
