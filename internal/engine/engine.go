@@ -12,6 +12,7 @@ import (
 	"github.com/queuety/queuety-go/internal/artifact"
 	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/dispatch"
+	"github.com/queuety/queuety-go/internal/locks"
 	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/observe"
@@ -44,6 +45,7 @@ type Engine struct {
 	operations  *operate.Service  // operator actions (operations.go)
 	artifacts   *artifact.Service // workflow artifacts (artifacttrace.go)
 	dispatcher  *dispatch.Service // dispatching jobs and workflows (dispatch.go)
+	locks       *locks.Service    // the middleware's locks and counters (locks.go)
 	// overrun is where the overrun sweep (internal/sweep) stopped.
 	overrun SweepCursor
 }
@@ -121,6 +123,7 @@ func New(store driver.Store, cfg Config) *Engine {
 	e.operations = e.newOperations()
 	e.batches = e.newBatches()
 	e.dispatcher = e.newDispatcher()
+	e.locks = locks.New(store, cfg.Clock)
 	e.artifacts = e.newArtifacts()
 	return e
 }
