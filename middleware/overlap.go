@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/locks"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 )
@@ -96,11 +97,11 @@ func lockedBy(name string, key func(inv *queuety.Invocation) string, o overlap) 
 			if err != nil {
 				return nil, err
 			}
-			owner := engine.NewLockOwner()
+			owner := locks.NewOwner()
 			// The lock is bookkeeping of the attempt: taking and releasing
 			// it must not fail because the handler's ctx ended.
 			bg := context.WithoutCancel(ctx)
-			ok, err := e.LockAcquire(bg, k, owner, o.expire)
+			ok, err := e.Locks().Acquire(bg, k, owner, o.expire)
 			if err != nil {
 				return nil, err
 			}
@@ -113,7 +114,7 @@ func lockedBy(name string, key func(inv *queuety.Invocation) string, o overlap) 
 			// Released also when the handler panics (the worker recovers
 			// the panic outside the middleware).
 			defer func() {
-				if _, rerr := e.LockRelease(bg, k, owner); rerr != nil {
+				if _, rerr := e.Locks().Release(bg, k, owner); rerr != nil {
 					// An expiring lock goes on its own; the handler's result stands.
 					e.Logger().Warn("queuety: release "+name+" lock", "key", k, "err", rerr)
 				}
@@ -153,7 +154,7 @@ func ThrottlesExceptions(maxExceptions int, window time.Duration) queuety.Middle
 			}
 			key := "throttle_exceptions:" + inv.Job.Handler
 			bg := context.WithoutCancel(ctx)
-			n, err := e.CounterGet(bg, key)
+			n, err := e.Locks().Count(bg, key)
 			if err != nil {
 				return nil, err
 			}
@@ -164,7 +165,7 @@ func ThrottlesExceptions(maxExceptions int, window time.Duration) queuety.Middle
 			defer func() {
 				var re *queuety.ReleaseError
 				if panicked || (err != nil && !errors.As(err, &re)) {
-					if cerr := e.CounterIncrement(bg, key, window); cerr != nil {
+					if cerr := e.Locks().Increment(bg, key, window); cerr != nil {
 						e.Logger().Warn("queuety: count handler exception", "key", key, "err", cerr)
 					}
 				}

@@ -218,7 +218,7 @@ func (b *BatchBuilder) Dispatch(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	id, _, err := b.c.engine.DispatchBatch(ctx, b.spec, reqs)
+	id, _, err := b.c.engine.Dispatcher().DispatchBatch(ctx, b.spec, reqs)
 	return id, err
 }
 
@@ -262,7 +262,7 @@ func (b *ChainBuilder) DispatchIDs(ctx context.Context) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.c.engine.DispatchChain(ctx, b.queue, b.catch, reqs)
+	return b.c.engine.Dispatcher().DispatchChain(ctx, b.queue, b.catch, reqs)
 }
 
 // Batch reads a batch. It returns an error wrapping ErrNotFound when there

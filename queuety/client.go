@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -55,7 +56,7 @@ func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts
 	if err != nil {
 		return 0, err
 	}
-	return c.engine.Dispatch(ctx, handler, doc, c.spec(handler, opts))
+	return c.engine.Dispatcher().Dispatch(ctx, handler, doc, c.spec(handler, opts))
 }
 
 // DispatchMany enqueues many jobs with multi-row inserts, in one
@@ -68,15 +69,15 @@ func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts
 // processing, or an identical Unique request comes earlier in reqs, its
 // place in the result holds that job's id and no new job is written.
 func (c *Client) DispatchMany(ctx context.Context, reqs []JobRequest) ([]int64, error) {
-	out := make([]engine.JobRequest, len(reqs))
+	out := make([]dispatch.JobRequest, len(reqs))
 	for i, r := range reqs {
 		doc, err := workflowstate.ToObject("payload", r.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
 		}
-		out[i] = engine.JobRequest{Handler: r.Handler, Payload: doc, Spec: c.spec(r.Handler, r.Options)}
+		out[i] = dispatch.JobRequest{Handler: r.Handler, Payload: doc, Spec: c.spec(r.Handler, r.Options)}
 	}
-	return c.engine.DispatchMany(ctx, out)
+	return c.engine.Dispatcher().DispatchMany(ctx, out)
 }
 
 // StoreInfo describes the store the client runs on: its driver, server

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -67,7 +67,7 @@ func (c *Client) DispatchTx(ctx context.Context, tx *sql.Tx, handler string, pay
 	if err != nil {
 		return 0, err
 	}
-	return c.engine.DispatchIn(ctx, dtx, handler, doc, c.spec(handler, opts))
+	return c.engine.Dispatcher().DispatchIn(ctx, dtx, handler, doc, c.spec(handler, opts))
 }
 
 // DispatchManyTx enqueues jobs inside tx, as DispatchMany does (Unique
@@ -82,7 +82,7 @@ func (c *Client) DispatchManyTx(ctx context.Context, tx *sql.Tx, reqs []JobReque
 	if err != nil {
 		return nil, err
 	}
-	return c.engine.DispatchManyIn(ctx, dtx, out)
+	return c.engine.Dispatcher().DispatchManyIn(ctx, dtx, out)
 }
 
 // DispatchWorkflowTx validates def and starts a workflow inside tx: the
@@ -107,18 +107,18 @@ func (c *Client) DispatchWorkflowTx(ctx context.Context, tx *sql.Tx, def Workflo
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
 	}
-	return c.engine.DispatchWorkflowIn(ctx, dtx, def.engineDefinition(), state)
+	return c.engine.Dispatcher().DispatchWorkflowIn(ctx, dtx, def.engineDefinition(), state)
 }
 
 // engineRequests converts JobRequests into the engine's form.
-func (c *Client) engineRequests(reqs []JobRequest) ([]engine.JobRequest, error) {
-	out := make([]engine.JobRequest, len(reqs))
+func (c *Client) engineRequests(reqs []JobRequest) ([]dispatch.JobRequest, error) {
+	out := make([]dispatch.JobRequest, len(reqs))
 	for i, r := range reqs {
 		doc, err := workflowstate.ToObject("payload", r.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("queuety: dispatch batch item %d: %w", i, err)
 		}
-		out[i] = engine.JobRequest{Handler: r.Handler, Payload: doc, Spec: c.spec(r.Handler, r.Options)}
+		out[i] = dispatch.JobRequest{Handler: r.Handler, Payload: doc, Spec: c.spec(r.Handler, r.Options)}
 	}
 	return out, nil
 }

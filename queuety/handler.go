@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuetytype"
 )
@@ -151,7 +152,7 @@ func (r *Registry) HandleRepeatCondition(name string, fn RepeatConditionFunc) {
 func (r *Registry) HandleCompensation(name string, fn CallbackFunc) { r.HandleDeadline(name, fn) }
 
 func (r *Registry) checkNew(name string, nilFn bool) {
-	if err := engine.ValidateHandlerName(name); err != nil {
+	if err := dispatch.ValidateHandlerName(name); err != nil {
 		panic(fmt.Sprintf("queuety: register handler: %v", err))
 	}
 	if nilFn {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/machine"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -69,7 +70,7 @@ func (r *Registry) HandleMachineGuard(name string, fn MachineGuardFunc) {
 }
 
 func (r *Registry) checkMachine(name string, nilFn bool) {
-	if err := engine.ValidateHandlerName(name); err != nil {
+	if err := dispatch.ValidateHandlerName(name); err != nil {
 		panic(fmt.Sprintf("queuety: register state machine handler: %v", err))
 	}
 	if nilFn {
@@ -135,7 +136,7 @@ func (r *Registry) actionResources() func(class string) (queuetytype.JobResource
 			return queuetytype.JobResources{}, nil
 		}
 		spec := ResolveJobOptions(defs...)
-		if err := engine.ValidateJobSpec(spec); err != nil {
+		if err := dispatch.ValidateJobSpec(spec); err != nil {
 			return queuetytype.JobResources{}, err
 		}
 		return spec.Resources, nil

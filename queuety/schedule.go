@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/schedexpr"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -33,7 +34,7 @@ type ScheduleBuilder struct {
 //		Cron("0 3 * * *").OnQueue("maintenance").Overlap(queuety.OverlapSkip).Save(ctx)
 func (c *Client) Schedule(handler string, payload any) *ScheduleBuilder {
 	b := &ScheduleBuilder{c: c, s: queuetytype.Schedule{Handler: handler, Queue: queuetytype.DefaultQueue, Overlap: queuetytype.OverlapAllow, Enabled: true, CatchUp: queuetytype.CatchUpOnce}}
-	if err := engine.ValidateHandlerName(handler); err != nil {
+	if err := dispatch.ValidateHandlerName(handler); err != nil {
 		b.err = err
 	} else if engine.IsInternalHandler(handler) {
 		b.err = invalidf("handler names starting with __queuety_ are reserved")
@@ -68,7 +69,7 @@ func (b *ScheduleBuilder) setPayload(what string, v any) {
 		return
 	}
 	for _, k := range o.Keys() {
-		if engine.IsReservedPayloadKey(k) || (b.def != nil && workflowstate.IsPrivateKey(k)) {
+		if dispatch.IsReservedPayloadKey(k) || (b.def != nil && workflowstate.IsPrivateKey(k)) {
 			b.fail(invalidf("%s key %q is reserved", what, k))
 			return
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -70,7 +70,7 @@ func (c *Client) RegisterWorkflowTemplate(def WorkflowDefinition) error {
 // bundle's "name", which it returns. The bundle is checked as a dispatch
 // would check it.
 func (c *Client) RegisterWorkflowTemplateJSON(bundle []byte) (string, error) {
-	def, err := engine.TemplateDefinition(bundle)
+	def, err := dispatch.TemplateDefinition(bundle)
 	if err != nil {
 		return "", fmt.Errorf("queuety: register workflow template: %w", err)
 	}
@@ -161,7 +161,7 @@ func (c *Client) RunWorkflow(ctx context.Context, name string, state any, opts .
 	if err != nil {
 		return 0, err
 	}
-	def, err := engine.TemplateDefinition(raw)
+	def, err := dispatch.TemplateDefinition(raw)
 	if err != nil {
 		return 0, fmt.Errorf("queuety: run workflow %q: %w", name, err)
 	}
@@ -173,5 +173,5 @@ func (c *Client) RunWorkflow(ctx context.Context, name string, state any, opts .
 	if err != nil {
 		return 0, fmt.Errorf("queuety: run workflow %q: %w", name, err)
 	}
-	return c.engine.DispatchWorkflow(ctx, def, initial)
+	return c.engine.Dispatcher().DispatchWorkflow(ctx, def, initial)
 }

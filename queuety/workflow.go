@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -240,12 +241,12 @@ func (d *WorkflowDefinition) validateAt(depth int) error {
 		return timeoutf("run timeout must be at least 1 second, got %s", d.RunTimeout)
 	}
 	if d.OnDeadline != "" {
-		if err := engine.ValidateHandlerName(d.OnDeadline); err != nil {
+		if err := dispatch.ValidateHandlerName(d.OnDeadline); err != nil {
 			return fmt.Errorf("on-deadline handler: %w", err)
 		}
 	}
 	if d.OnCancel != "" {
-		if err := engine.ValidateHandlerName(d.OnCancel); err != nil {
+		if err := dispatch.ValidateHandlerName(d.OnCancel); err != nil {
 			return fmt.Errorf("on-cancel handler: %w", err)
 		}
 	}
@@ -323,13 +324,13 @@ func (s *WorkflowStep) defaultName(i, delays int) string {
 // and depth how deep its workflow is nested.
 func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error {
 	if s.Compensation != "" {
-		if err := engine.ValidateHandlerName(s.Compensation); err != nil {
+		if err := dispatch.ValidateHandlerName(s.Compensation); err != nil {
 			return fmt.Errorf("step %d (%s): compensation: %w", i, s.Name, err)
 		}
 	}
 	switch s.Type {
 	case queuetytype.StepSingle:
-		if err := engine.ValidateHandlerName(s.Handler); err != nil {
+		if err := dispatch.ValidateHandlerName(s.Handler); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 		}
 		if engine.IsInternalHandler(s.Handler) {
@@ -340,7 +341,7 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 			return invalidf("step %d (%s): parallel step has no handlers", i, s.Name)
 		}
 		for _, h := range s.Handlers {
-			if err := engine.ValidateHandlerName(h); err != nil {
+			if err := dispatch.ValidateHandlerName(h); err != nil {
 				return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 			}
 		}
@@ -392,7 +393,7 @@ func (s *WorkflowStep) validate(i int, earlier map[string]int, depth int) error 
 	if s.Options.DependsOn != 0 || s.Options.Unique {
 		return invalidf("step %d (%s): DependsOn and Unique apply to plain jobs, not to workflow steps", i, s.Name)
 	}
-	if err := engine.ValidateJobSpec(s.Options); err != nil {
+	if err := dispatch.ValidateJobSpec(s.Options); err != nil {
 		return fmt.Errorf("step %d (%s): %w", i, s.Name, err)
 	}
 	return nil
@@ -474,8 +475,8 @@ func (d WorkflowDefinition) encodeSteps() []any {
 
 // engineDefinition turns a validated definition into the engine's form:
 // the runtime-definition header and the encoded steps.
-func (d WorkflowDefinition) engineDefinition() engine.Definition {
-	return engine.Definition{
+func (d WorkflowDefinition) engineDefinition() dispatch.Definition {
+	return dispatch.Definition{
 		MaxForEachItems: d.MaxForEachItems, MaxStartedWorkflows: d.MaxStartedWorkflows,
 		MaxTransitions: d.MaxTransitions, MaxStateBytes: d.MaxStateBytes, MaxCostUnits: d.MaxCostUnits,
 		PruneAfter: d.PruneStateAfter, CompensateOnFailure: d.CompensateOnFailure,
@@ -503,7 +504,7 @@ func (c *Client) DispatchWorkflow(ctx context.Context, def WorkflowDefinition, i
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch workflow %q: %w", def.Name, err)
 	}
-	return c.engine.DispatchWorkflow(ctx, def.engineDefinition(), state)
+	return c.engine.Dispatcher().DispatchWorkflow(ctx, def.engineDefinition(), state)
 }
 
 // TimedOutKey is the state key a signal wait with a timeout sets: true when

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
@@ -226,7 +227,7 @@ func checkQuorum(what string, quorumMode bool, n int) error {
 
 // checkHandler checks a handler name a step refers to.
 func checkHandler(what, name string) error {
-	if err := engine.ValidateHandlerName(name); err != nil {
+	if err := dispatch.ValidateHandlerName(name); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if blank(name) {

@@ -3,11 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/queuety/queuety-go/internal/artifact"
-	"github.com/queuety/queuety-go/internal/phpjson"
-	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -54,52 +51,6 @@ func PutCurrentArtifact(ctx context.Context, key string, content any, kind strin
 	return nil
 }
 
-// artifactTrace collects the artifacts one step attempt stored, for its
-// step_completed event (Queuety's ExecutionContext trace artifacts).
-type artifactTrace struct {
-	mu   sync.Mutex
-	refs []any
-	// runtimeTrace is the rest of the attempt's trace (runtimetrace.go).
-	runtimeTrace
-}
-
 // traceArtifact records a stored artifact on the attempt, when the
 // attempt is traced (it runs in a worker).
-func (cj *Claimed) traceArtifact(a *driver.Artifact) {
-	t := cj.artifacts
-	if t == nil {
-		return
-	}
-	ref := phpjson.NewObject()
-	ref.Set("key", a.Key)
-	ref.Set("kind", a.Kind)
-	if a.StepIndex != nil {
-		ref.Set("step_index", int64(*a.StepIndex))
-	} else {
-		ref.Set("step_index", nil)
-	}
-	meta, err := phpjson.Decode(a.Metadata)
-	if err != nil {
-		meta = []any{}
-	}
-	ref.Set("metadata", meta)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.refs = append(t.refs, ref)
-}
-
-// tracedArtifacts returns the JSON list of the artifacts the attempt
-// stored, or nil (SQL NULL) when it stored none.
-func (cj *Claimed) tracedArtifacts() []byte {
-	t := cj.artifacts
-	if t == nil {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	refs := append(append([]any{}, t.refs...), t.tracedExtraArtifacts()...)
-	if len(refs) == 0 {
-		return nil
-	}
-	return workflowstate.EncodeJSON(refs)
-}
+func (cj *Claimed) traceArtifact(a *driver.Artifact) { cj.trace.AddArtifact(a) }

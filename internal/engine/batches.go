@@ -2,11 +2,9 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/batch"
-	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -42,81 +40,6 @@ func (e *Engine) knowsBatch(name string) (queue string, known bool) {
 func (e *Engine) hasBatchWorkers() bool {
 	_, anyWorker := e.findWorker(func(*WorkerHandlers) bool { return false })
 	return anyWorker
-}
-
-// DispatchBatch writes a batch row and its jobs in one transaction, in
-// Queuety's order (the batch row, then the jobs in order), and returns the
-// batch id and the job ids. A job without a queue of its own goes on the
-// spec's queue. A batch needs at least one job.
-func (e *Engine) DispatchBatch(ctx context.Context, spec batch.Spec, reqs []JobRequest) (int64, []int64, error) {
-	if err := spec.Check(len(reqs)); err != nil {
-		return 0, nil, err
-	}
-	for _, cb := range []string{spec.Then, spec.Catch, spec.Finally} {
-		if cb != "" {
-			if err := ValidateHandlerName(cb); err != nil {
-				return 0, nil, fmt.Errorf("queuety: dispatch batch: callback: %w", err)
-			}
-		}
-	}
-	jobs := make([]*driver.Job, len(reqs))
-	for i, r := range reqs {
-		if r.Spec.Queue == "" {
-			r.Spec.Queue = spec.Queue
-		}
-		if r.Spec.Unique {
-			return 0, nil, fmt.Errorf("queuety: dispatch batch job %d: %w", i, invalidf("Unique is not supported in a batch"))
-		}
-		job, err := e.buildJob(r)
-		if err != nil {
-			return 0, nil, fmt.Errorf("queuety: dispatch batch job %d: %w", i, err)
-		}
-		jobs[i] = job
-	}
-	id, err := e.batches.Insert(ctx, spec, jobs)
-	if err != nil {
-		return 0, nil, err
-	}
-	return id, jobIDs(jobs), nil
-}
-
-// DispatchChain writes a chain's jobs in one transaction, each depending on
-// the one before, and returns their ids. A job without a queue of its own
-// goes on queue; catch ("" for none) is added to every payload as
-// __chain_catch, after the job's own keys, as ChainBuilder does.
-func (e *Engine) DispatchChain(ctx context.Context, queue, catch string, reqs []JobRequest) ([]int64, error) {
-	if err := batch.CheckChain(len(reqs)); err != nil {
-		return nil, err
-	}
-	if catch != "" {
-		if err := ValidateHandlerName(catch); err != nil {
-			return nil, fmt.Errorf("queuety: dispatch chain: catch handler: %w", err)
-		}
-	}
-	jobs := make([]*driver.Job, len(reqs))
-	for i, r := range reqs {
-		if r.Spec.Queue == "" {
-			r.Spec.Queue = queue
-		}
-		if r.Spec.Unique {
-			return nil, fmt.Errorf("queuety: dispatch chain job %d: %w", i, invalidf("Unique is not supported in a chain"))
-		}
-		if i > 0 && r.Spec.DependsOn != 0 {
-			return nil, fmt.Errorf("queuety: dispatch chain job %d: %w", i, invalidf("DependsOn is set by the chain"))
-		}
-		if catch != "" {
-			if r.Payload == nil {
-				r.Payload = phpjson.NewObject()
-			}
-			r.Payload.Set(chainKey, catch)
-		}
-		job, err := e.buildJob(r)
-		if err != nil {
-			return nil, fmt.Errorf("queuety: dispatch chain job %d: %w", i, err)
-		}
-		jobs[i] = job
-	}
-	return e.batches.InsertChain(ctx, jobs)
 }
 
 // CancelBatch cancels a batch as BatchManager::cancel does (see

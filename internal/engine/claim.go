@@ -13,6 +13,7 @@ import (
 	"github.com/queuety/queuety-go/internal/advance"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/steptrace"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -45,8 +46,9 @@ type Claimed struct {
 
 	// flow is the workflow side of a step job (zero for a plain job).
 	flow advance.Step
-	// artifacts collects the artifacts the attempt stores.
-	artifacts *artifactTrace
+	// trace is the attempt's trace: the artifacts it stored, its runtime
+	// trace metadata and its streamed chunks (nil: not traced).
+	trace *steptrace.Trace
 }
 
 // IsStep reports whether the job is a workflow step.
@@ -226,7 +228,7 @@ func (e *Engine) claimIn(ctx context.Context, tx driver.Tx, req ClaimRequest) (o
 	}
 	var wfIDs []int64
 	for _, j := range jobs {
-		cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, artifacts: &artifactTrace{}}
+		cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, trace: steptrace.New()}
 		doc, err := decodePayload(j.Payload)
 		if err != nil {
 			cj.preErr = NonRetryable(err)

@@ -22,8 +22,7 @@
 // The engine has two layers, one file per concern. The job-level core:
 // claiming (with its side of package internal/admission, which holds rate
 // limits, concurrency groups and cost budgets), recording results with
-// fencing, retries, leases and heartbeats, activity timeouts, dispatch,
-// unique jobs, locks and wakes. Workflow advancement and failure, on top
+// fencing, retries, leases and heartbeats, activity timeouts and wakes. Workflow advancement and failure, on top
 // of it: a step's completion and the next step's jobs, parallel joins,
 // for-each, repeat, signal and workflow waits, children, continue-as-new,
 // budgets, failure and expiry with their callbacks, compensation, and the
@@ -80,10 +79,30 @@
 // enqueueCallback, lockWorkflow, retryJobRow) and serves it through
 // Engine.Operations.
 //
+// Dispatching (one job, many, a batch, a chain or a workflow, each in one
+// transaction or in one the caller owns; unique jobs and their twin
+// search; idempotency keys; the workflow Definition and the private state
+// keys a new workflow gets) lives in package internal/dispatch.
+// dispatch.go builds its Service in New with the transition that enqueues
+// a workflow's first step, serves it through Engine.Dispatcher, and keeps
+// prepareWorkflow, insertWorkflow and setRunDeadline for the advancement
+// (children, start_workflows, continue-as-new) and the schedule tick,
+// which start workflows inside their own transactions.
+//
 // Artifacts (their rows, put, get, list, delete) live in package
 // internal/artifact; artifacttrace.go builds its Service in New with the
 // hook that records an artifact stored from a step handler on the running
 // attempt, for its step_completed event, and keeps PutCurrentArtifact.
+//
+// A step attempt's trace (the trace input, output and context a handler
+// sets, the reserved _queuety_trace output key, the artifacts it stored)
+// and a streaming step's chunks live in package internal/steptrace: each
+// Claimed holds a steptrace.Trace, and runtimetrace.go keeps the ctx entry
+// points (SetTraceInput, StreamChunk, ...) and the Claimed methods the
+// event writers call (traceCompleted, traceFailed, tracedArtifacts, ...).
+//
+// The middleware's named locks and exception counters (Queuety's locks
+// table) live in package internal/locks, served through Engine.Locks.
 //
 // The read views (describing a workflow, exporting and tracing its
 // history, the state after a step) live in package internal/readview,

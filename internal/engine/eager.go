@@ -27,6 +27,7 @@ import (
 	"github.com/queuety/queuety-go/internal/admission"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/steptrace"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -128,7 +129,7 @@ func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([
 			continue
 		}
 		// What JobClaim and armAttempt would have written.
-		cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, artifacts: &artifactTrace{}, payload: doc, runtime: rt}
+		cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, trace: steptrace.New(), payload: doc, runtime: rt}
 		j.Status = driver.JobProcessing
 		j.Attempts = 1
 		j.ReservedAt = now.UTC().Truncate(time.Second)

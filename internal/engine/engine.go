@@ -11,6 +11,8 @@ import (
 
 	"github.com/queuety/queuety-go/internal/artifact"
 	"github.com/queuety/queuety-go/internal/batch"
+	"github.com/queuety/queuety-go/internal/dispatch"
+	"github.com/queuety/queuety-go/internal/locks"
 	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/observe"
@@ -42,6 +44,8 @@ type Engine struct {
 	schedules   *schedule.Service // saved schedules and their tick (schedules.go)
 	operations  *operate.Service  // operator actions (operations.go)
 	artifacts   *artifact.Service // workflow artifacts (artifacttrace.go)
+	dispatcher  *dispatch.Service // dispatching jobs and workflows (dispatch.go)
+	locks       *locks.Service    // the middleware's locks and counters (locks.go)
 	// overrun is where the overrun sweep (internal/sweep) stopped.
 	overrun SweepCursor
 }
@@ -118,6 +122,8 @@ func New(store driver.Store, cfg Config) *Engine {
 	e.schedules = e.newSchedules()
 	e.operations = e.newOperations()
 	e.batches = e.newBatches()
+	e.dispatcher = e.newDispatcher()
+	e.locks = locks.New(store, cfg.Clock)
 	e.artifacts = e.newArtifacts()
 	return e
 }
@@ -210,6 +216,13 @@ func errorClass(err error) string {
 		return t
 	}
 	return "error"
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func ptr[T any](v T) *T { return &v }

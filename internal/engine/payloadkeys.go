@@ -2,7 +2,9 @@ package engine
 
 import (
 	"github.com/queuety/queuety-go/internal/batch"
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/jobruntime"
+	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 )
 
@@ -16,6 +18,25 @@ const (
 	stepIndexKey = "step_index"
 )
 
-// IsReservedPayloadKey reports whether k is a payload key the engine owns
-// (__queuety_runtime, __queuety_callback), which callers may not set.
-func IsReservedPayloadKey(k string) bool { return k == runtimeKey || k == callbackKey }
+// SyncPayload is the payload a handler run by a sync dispatch sees: the
+// object as a claimed job's handler would read it back from its row (the
+// stored JSON decoded again), without reserved keys.
+func SyncPayload(payload *phpjson.Object) (Payload, error) {
+	if payload == nil {
+		payload = phpjson.NewObject()
+	}
+	for _, k := range payload.Keys() {
+		if dispatch.IsReservedPayloadKey(k) { // as a dispatch
+			return nil, invalidf("payload key %q is reserved", k)
+		}
+	}
+	raw, err := phpjson.Marshal(payload)
+	if err != nil {
+		return nil, invalidf("payload does not encode as JSON: %v", err)
+	}
+	doc, err := workflowstate.DecodeObject("payload", raw)
+	if err != nil {
+		return nil, err
+	}
+	return (&Claimed{payload: doc}).Payload(), nil
+}

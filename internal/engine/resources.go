@@ -3,10 +3,8 @@ package engine
 import (
 	"math"
 	"strings"
-	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
-	"github.com/queuety/queuety-go/store/driver"
 )
 
 // resources are a step job's concurrency group, its limit and its cost
@@ -45,34 +43,6 @@ func stepResources(def *phpjson.Object, defaultCost int) resources {
 		r.cost = int(n)
 	}
 	return r
-}
-
-func validateResources(r JobResources) error {
-	g := strings.TrimSpace(r.ConcurrencyGroup)
-	switch {
-	case r.ConcurrencyGroup != "" && g == "":
-		return invalidf("concurrency group name is blank")
-	case len(g) > 191:
-		return invalidf("concurrency group name is longer than 191 characters")
-	case r.ConcurrencyLimit < 0 || r.ConcurrencyLimit > 65535:
-		return invalidf("concurrency limit %d out of range (1-65535)", r.ConcurrencyLimit)
-	case r.ConcurrencyLimit > 0 && g == "":
-		return invalidf("a concurrency limit needs a concurrency group")
-	case r.CostUnitsSet && (r.CostUnits < 1 || r.CostUnits > 1<<31):
-		return invalidf("cost units must be at least 1, got %d", r.CostUnits)
-	case r.RateLimit != Rate{} && (r.RateLimit.Max < 1 || r.RateLimit.Window < time.Second):
-		return invalidf("rate limit needs at least 1 start in a window of at least 1 second, got %d per %s", r.RateLimit.Max, r.RateLimit.Window)
-	}
-	return nil
-}
-
-// apply writes the row columns.
-func applyResources(r JobResources, job *driver.Job) {
-	job.ConcurrencyGroup = strings.TrimSpace(r.ConcurrencyGroup)
-	job.ConcurrencyLimit = r.ConcurrencyLimit
-	if r.CostUnitsSet {
-		job.CostUnits = r.CostUnits
-	}
 }
 
 // writeStepResources writes the settings into a step definition under the keys

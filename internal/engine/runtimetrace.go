@@ -1,17 +1,18 @@
 package engine
 
-// This file holds what a step attempt adds to its events beyond its state:
-// the runtime trace metadata (Queuety's trace_input, trace_output,
-// trace_context and the reserved "_queuety_trace" output key) and the
-// chunks of a streaming step (Queuety's StreamingStep and ChunkStore).
+// This file wires a step attempt to its trace (package
+// internal/steptrace): the runtime trace metadata a handler sets through
+// its ctx (Queuety's trace_input, trace_output, trace_context and the
+// reserved "_queuety_trace" output key) and the chunks of a streaming
+// step, and the events and completions that read them.
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/steptrace"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
@@ -19,23 +20,7 @@ import (
 
 // TraceOutputKey is the reserved step-output key whose value is trace
 // metadata for the step's events, never merged into the state.
-const TraceOutputKey = "_queuety_trace"
-
-// runtimeTrace is Queuety's ExecutionContext trace buffer for one attempt.
-// Its fields are guarded by the artifactTrace mutex that holds it.
-type runtimeTrace struct {
-	input, output       any
-	hasInput, hasOutput bool
-	context             *phpjson.Object // nil until a value is added
-	artifacts           []any           // from the reserved output key
-	chunks              []any           // chunk references
-	absorbed            bool            // the reserved output key was read
-
-	// Streaming: streaming is set once the attempt streamed or read its
-	// chunks; next is the index of its next chunk.
-	streaming, loaded, referenced bool
-	next                          int
-}
+const TraceOutputKey = steptrace.OutputKey
 
 // traceOf returns the attempt running in ctx, or an error naming what.
 func traceOf(ctx context.Context, what string) (*attemptCtx, error) {
@@ -46,7 +31,7 @@ func traceOf(ctx context.Context, what string) (*attemptCtx, error) {
 	if at.info.WorkflowID == 0 || at.info.StepIndex < 0 {
 		return nil, fmt.Errorf("queuety: %s: job %d: %w", what, at.info.JobID, ErrNoWorkflowStep)
 	}
-	if at.hb.cj.artifacts == nil {
+	if at.hb.cj.trace == nil {
 		return nil, fmt.Errorf("queuety: %s: job %d is not traced", what, at.info.JobID)
 	}
 	return at, nil
@@ -56,223 +41,62 @@ func traceOf(ctx context.Context, what string) (*attemptCtx, error) {
 // (Queuety's trace_input). Only a JSON object or list replaces the input
 // of a step_completed or step_failed event, as in Queuety.
 func SetTraceInput(ctx context.Context, input any) error {
-	return setTrace(ctx, "trace input", input, func(rt *runtimeTrace, v any) { rt.input, rt.hasInput = v, true })
+	return setTrace(ctx, "trace input", func(t *steptrace.Trace) error { return t.SetInput(input) })
 }
 
 // SetTraceOutput sets the output the running step's completion event
 // records (Queuety's trace_output) instead of the step's output; only a
 // JSON object or list does.
 func SetTraceOutput(ctx context.Context, output any) error {
-	return setTrace(ctx, "trace output", output, func(rt *runtimeTrace, v any) { rt.output, rt.hasOutput = v, true })
+	return setTrace(ctx, "trace output", func(t *steptrace.Trace) error { return t.SetOutput(output) })
 }
 
 // AddTraceContext merges values into the context the running step's
 // events record (Queuety's trace_context); keys go in sorted order and a
 // later value replaces an earlier one.
 func AddTraceContext(ctx context.Context, values map[string]any) error {
-	return setTrace(ctx, "trace context", values, func(rt *runtimeTrace, v any) { rt.mergeContext(v) })
+	return setTrace(ctx, "trace context", func(t *steptrace.Trace) error { return t.AddContext(values) })
 }
 
-func setTrace(ctx context.Context, what string, v any, set func(*runtimeTrace, any)) error {
+func setTrace(ctx context.Context, what string, set func(*steptrace.Trace) error) error {
 	at, err := traceOf(ctx, what)
 	if err != nil {
 		return err
 	}
-	n, err := phpjson.Normalize(v)
-	if err != nil {
-		return fmt.Errorf("queuety: %s: %w", what, invalidf("%s does not encode as JSON: %v", what, err))
-	}
-	t := at.hb.cj.artifacts
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	set(&t.runtimeTrace, n)
-	return nil
-}
-
-func (rt *runtimeTrace) mergeContext(v any) {
-	o := stringKeyed(v)
-	if o == nil {
-		return
-	}
-	if rt.context == nil {
-		rt.context = phpjson.NewObject()
-	}
-	for _, k := range o.Keys() {
-		val, _ := o.Get(k)
-		rt.context.Set(k, val)
-	}
-}
-
-// stringKeyed returns the string-keyed entries of what PHP's is_array
-// accepts (Queuety's ensure_string_keys): an object as it is, a list as an
-// empty object (its keys are integers), and nil for anything else.
-func stringKeyed(v any) *phpjson.Object {
-	switch o := v.(type) {
-	case *phpjson.Object:
-		return o
-	case []any:
-		return phpjson.NewObject()
+	if err := set(at.hb.cj.trace); err != nil {
+		return fmt.Errorf("queuety: %s: %w", what, err)
 	}
 	return nil
 }
 
 // stepOutput converts a step handler's output to the object the engine
 // records, taking the reserved TraceOutputKey out of it into the attempt's
-// trace (Queuety's extract_trace_from_step_output). The trace is taken
-// once per attempt, however often the output is converted.
+// trace (see steptrace.Trace.TakeOutput).
 func stepOutput(r *Result) (*phpjson.Object, error) {
 	out, err := workflowstate.UserObject("step output", r.Output)
 	if err != nil {
 		return nil, err
 	}
-	raw, ok := out.Get(TraceOutputKey)
-	if !ok {
-		return out, nil
-	}
-	out.Delete(TraceOutputKey)
-	t := r.Claimed.artifacts
-	if t == nil {
-		return out, nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rt := &t.runtimeTrace
-	if rt.absorbed {
-		return out, nil
-	}
-	rt.absorbed = true
-	tr, ok := raw.(*phpjson.Object)
-	if !ok {
-		return out, nil
-	}
-	if v, ok := tr.Get("input"); ok {
-		rt.input, rt.hasInput = v, true
-	}
-	if v, ok := tr.Get("output"); ok {
-		rt.output, rt.hasOutput = v, true
-	}
-	if v, ok := tr.Get("context"); ok {
-		rt.mergeContext(v)
-	}
-	for _, list := range []struct {
-		key string
-		to  *[]any
-	}{{"artifacts", &rt.artifacts}, {"chunks", &rt.chunks}} {
-		v, _ := tr.Get(list.key)
-		switch l := v.(type) {
-		case []any:
-			for _, e := range l {
-				if o := stringKeyed(e); o != nil {
-					*list.to = append(*list.to, o)
-				}
-			}
-		case *phpjson.Object:
-			for _, k := range l.Keys() {
-				e, _ := l.Get(k)
-				if o := stringKeyed(e); o != nil {
-					*list.to = append(*list.to, o)
-				}
-			}
-		}
-	}
+	r.Claimed.trace.TakeOutput(out)
 	return out, nil
 }
 
-// isArray reports whether v is what PHP's is_array accepts: a JSON object
-// or list.
-func isArray(v any) bool {
-	_, obj := v.(*phpjson.Object)
-	return obj || workflowstate.IsList(v)
-}
+// tracedArtifacts returns the JSON list of the artifacts the attempt
+// stored, or nil (SQL NULL) when it stored none.
+func (cj *Claimed) tracedArtifacts() []byte { return cj.trace.Artifacts() }
 
-// traceCompleted applies the attempt's runtime trace to its step_completed
-// (or step_branch_completed) event, as Queuety's record_step_completed
-// call does: an object or list input or output replaces the event's, the
-// context is the trace context, and the chunks are the trace's.
-func (cj *Claimed) traceCompleted(ev *driver.WorkflowEvent) {
-	t := cj.artifacts
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rt := &t.runtimeTrace
-	if rt.hasInput && isArray(rt.input) {
-		ev.Input = workflowstate.EncodeJSON(rt.input)
-	}
-	if rt.hasOutput && isArray(rt.output) {
-		ev.Output = workflowstate.EncodeJSON(rt.output)
-	}
-	if rt.context != nil {
-		ev.Context = workflowstate.EncodeJSON(rt.context)
-	}
-	if len(rt.chunks) > 0 {
-		ev.Chunks = workflowstate.EncodeJSON(rt.chunks)
-	}
-}
+// traceCompleted applies the attempt's trace to its step_completed (or
+// step_branch_completed) event.
+func (cj *Claimed) traceCompleted(ev *driver.WorkflowEvent) { cj.trace.Completed(ev) }
 
 // traceItemCompleted applies the trace to a for-each branch's
-// step_item_completed event, as Queuety's record_step_item_completed call
-// does: any input set replaces the event's, the context is the item's
-// followed by the trace context.
+// step_item_completed event, after the item's context.
 func (cj *Claimed) traceItemCompleted(ev *driver.WorkflowEvent, itemCtx *phpjson.Object) {
-	t := cj.artifacts
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rt := &t.runtimeTrace
-	if rt.hasInput && rt.input != nil {
-		ev.Input = workflowstate.EncodeJSON(rt.input)
-	}
-	if rt.hasOutput && isArray(rt.output) {
-		ev.Output = workflowstate.EncodeJSON(rt.output)
-	}
-	if rt.context != nil {
-		for _, k := range rt.context.Keys() {
-			v, _ := rt.context.Get(k)
-			itemCtx.Set(k, v)
-		}
-		ev.Context = workflowstate.EncodeJSON(itemCtx)
-	}
-	if len(rt.chunks) > 0 {
-		ev.Chunks = workflowstate.EncodeJSON(rt.chunks)
-	}
+	cj.trace.ItemCompleted(ev, itemCtx)
 }
 
-// traceFailed applies the trace to a step_failed event, as Queuety's
-// worker does: an object or list input replaces the event's, and the
-// context is the event's own merged with the trace context.
-func (cj *Claimed) traceFailed(ev *driver.WorkflowEvent) {
-	t := cj.artifacts
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rt := &t.runtimeTrace
-	if rt.hasInput && isArray(rt.input) {
-		ev.Input = workflowstate.EncodeJSON(rt.input)
-	}
-	if rt.context != nil {
-		merged := phpjson.NewObject()
-		if base, err := phpjson.Decode(ev.Context); err == nil {
-			if o, ok := base.(*phpjson.Object); ok {
-				merged = o
-			}
-		}
-		for _, k := range rt.context.Keys() {
-			v, _ := rt.context.Get(k)
-			merged.Set(k, v)
-		}
-		ev.Context = workflowstate.EncodeJSON(merged)
-	}
-}
-
-// tracedExtraArtifacts returns the artifact references the reserved
-// output key added; the caller holds t.mu.
-func (t *artifactTrace) tracedExtraArtifacts() []any { return t.runtimeTrace.artifacts }
+// traceFailed applies the trace to a step_failed event.
+func (cj *Claimed) traceFailed(ev *driver.WorkflowEvent) { cj.trace.Failed(ev) }
 
 // StreamChunk stores the next chunk of the streaming step running in ctx
 // at once, in its own transaction (Queuety's StreamingStep yield and
@@ -283,26 +107,12 @@ func StreamChunk(ctx context.Context, content string) error {
 	if err != nil {
 		return err
 	}
-	if !utf8.ValidString(content) {
-		return fmt.Errorf("queuety: stream chunk: %w", invalidf("chunk content is not valid UTF-8"))
-	}
 	cj, e := at.hb.cj, at.hb.e
-	t := cj.artifacts
-	t.mu.Lock()
-	if err := e.loadStream(ctx, cj, &t.runtimeTrace); err != nil {
-		t.mu.Unlock()
-		return err
-	}
 	c := &driver.Chunk{JobID: cj.Job.ID, WorkflowID: cj.Job.WorkflowID, StepIndex: ptr(*cj.Job.StepIndex),
-		ChunkIndex: t.runtimeTrace.next, Content: content, CreatedAt: e.clock.Now()}
-	err = e.store.InTx(ctx, func(tx driver.Tx) error { return tx.ChunkInsert(ctx, c) })
-	if err == nil {
-		t.runtimeTrace.next++
-	}
-	n := t.runtimeTrace.next
-	t.mu.Unlock()
+		Content: content, CreatedAt: e.clock.Now()}
+	n, err := cj.trace.Stream(ctx, e.store, c)
 	if err != nil {
-		return fmt.Errorf("queuety: stream chunk %d of job %d: %w", c.ChunkIndex, c.JobID, err)
+		return err
 	}
 	return Heartbeat(ctx, map[string]any{"streaming_chunks": n})
 }
@@ -315,109 +125,34 @@ func StreamedChunks(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	cj, e := at.hb.cj, at.hb.e
-	t := cj.artifacts
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rows, err := e.listChunks(ctx, cj.Job.ID)
-	if err != nil {
-		return nil, err
-	}
-	rt := &t.runtimeTrace
-	rt.streaming = true
-	if !rt.loaded {
-		rt.loaded, rt.next = true, len(rows)
-	}
-	out := make([]string, len(rows))
-	for i, c := range rows {
-		out[i] = c.Content
-	}
-	return out, nil
-}
-
-// loadStream marks the attempt as streaming and, the first time, counts
-// the chunks earlier attempts stored; the caller holds the trace's mutex.
-func (e *Engine) loadStream(ctx context.Context, cj *Claimed, rt *runtimeTrace) error {
-	rt.streaming = true
-	if rt.loaded {
-		return nil
-	}
-	rows, err := e.listChunks(ctx, cj.Job.ID)
-	if err != nil {
-		return err
-	}
-	rt.loaded, rt.next = true, len(rows)
-	return nil
-}
-
-// listChunks reads the chunks job stored, by index.
-func (e *Engine) listChunks(ctx context.Context, job int64) ([]*driver.Chunk, error) {
-	var rows []*driver.Chunk
-	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.ChunkList(ctx, job); return err })
-	if err != nil {
-		return nil, fmt.Errorf("queuety: read chunks of job %d: %w", job, err)
-	}
-	return rows, nil
+	return at.hb.cj.trace.Streamed(ctx, at.hb.e.store, at.hb.cj.Job.ID)
 }
 
 // beforeRecord prepares a successful streaming attempt's trace before its
-// result is recorded: one reference per stored chunk, as Queuety's worker
-// adds them. Queuety reads each reference's chunk_index and content from
-// the chunk's text, so both are null in the rows it writes; these rows
-// are written the same way.
+// result is recorded: one reference per stored chunk (see
+// steptrace.Trace.ReferenceChunks). A failed count fails the result.
 func (e *Engine) beforeRecord(ctx context.Context, r *Result) {
-	t := r.Claimed.artifacts
-	if t == nil || r.Err != nil || !r.Claimed.IsStep() {
+	if r.Claimed.trace == nil || r.Err != nil || !r.Claimed.IsStep() {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rt := &t.runtimeTrace
-	if !rt.streaming || rt.referenced {
-		return
+	if err := r.Claimed.trace.ReferenceChunks(ctx, e.store, r.Claimed.Job); err != nil {
+		r.Err = err
 	}
-	// The job's chunks are those earlier attempts stored, counted when
-	// this attempt started streaming, and those it stored since: rt.next.
-	stored := rt.next
-	if !rt.loaded { // its first read failed; count them now
-		rows, err := e.listChunks(ctx, r.Claimed.Job.ID)
-		if err != nil {
-			r.Err = err
-			return
-		}
-		stored = len(rows)
-	}
-	refs := make([]any, 0, stored+len(rt.chunks))
-	for range stored {
-		ref := phpjson.NewObject()
-		ref.Set("job_id", r.Claimed.Job.ID)
-		ref.Set("workflow_id", r.Claimed.Job.WorkflowID)
-		ref.Set("step_index", int64(*r.Claimed.Job.StepIndex))
-		ref.Set("chunk_index", nil)
-		ref.Set("content", nil)
-		refs = append(refs, ref)
-	}
-	rt.chunks = append(refs, rt.chunks...)
-	rt.referenced = true // once per attempt; the rows go after the commit
 }
 
 // afterRecord deletes a streaming step's chunks once its completion has
 // committed (Queuety's ChunkStore::clear_chunks): the step's output is the
 // durable record. A failed or stale attempt keeps them for the next one.
 func (e *Engine) afterRecord(ctx context.Context, r *Result, err error) {
-	t := r.Claimed.artifacts
+	t := r.Claimed.trace
 	if t == nil || err != nil || r.Err != nil || r.Outcome != observe.OutcomeCompleted {
 		return
 	}
-	t.mu.Lock()
-	streaming := t.runtimeTrace.streaming
-	t.runtimeTrace.streaming = false
-	t.mu.Unlock()
-	if !streaming {
+	if !t.EndStream() {
 		return
 	}
 	id := r.Claimed.Job.ID
-	if err := e.store.InTx(ctx, func(tx driver.Tx) error { _, err := tx.ChunkDeleteJob(ctx, id); return err }); err != nil {
+	if err := steptrace.ClearChunks(ctx, e.store, id); err != nil {
 		e.log.Warn("queuety: clear chunks of a completed streaming step", slog.Int64("job_id", id), slog.Any("error", err))
 	}
 }

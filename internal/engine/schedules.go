@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/dispatch"
+
 	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
@@ -28,7 +30,7 @@ func (e *Engine) newSchedules() *schedule.Service {
 // schedule s fires for slot. A definition or payload that cannot be read
 // or dispatched is the row's fault: schedule.Unreadable.
 func (e *Engine) startScheduledWorkflow(ctx context.Context, tx driver.Tx, s *driver.Schedule, slot, now time.Time) (int64, error) {
-	def, err := DecodeDefinition(s.Workflow)
+	def, err := dispatch.DecodeDefinition(s.Workflow)
 	if err != nil {
 		return 0, schedule.Unreadable(fmt.Errorf("schedule %d: stored workflow definition: %w", s.ID, err))
 	}

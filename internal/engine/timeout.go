@@ -119,3 +119,19 @@ func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) 
 func hasDeadlines(j *driver.Job) bool {
 	return !j.ScheduleToStartAt.IsZero() || !j.StartToCloseAt.IsZero() || !j.ScheduleToCloseAt.IsZero() || !j.HeartbeatDeadline.IsZero()
 }
+
+// workflowExpired returns the timeout kind that has passed for a
+// non-terminal workflow at now, or "". The execution deadline wins when
+// both have passed.
+func workflowExpired(wf *driver.Workflow, now time.Time) driver.TimeoutKind {
+	if wf.Status.Terminal() {
+		return ""
+	}
+	if !wf.DeadlineAt.IsZero() && !now.Before(wf.DeadlineAt) {
+		return driver.TimeoutExecution
+	}
+	if !wf.RunDeadlineAt.IsZero() && !now.Before(wf.RunDeadlineAt) {
+		return driver.TimeoutRun
+	}
+	return ""
+}

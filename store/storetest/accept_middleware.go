@@ -184,7 +184,7 @@ func (e *Env) lockRow(key string) *driver.Lock {
 
 func testOverlapLockHeld(t *testing.T, e *Env) {
 	// Another process (Queuety PHP, say) holds the key, expiring at +300 s.
-	held, err := e.eng.LockAcquire(e.Ctx, "imports", "0123456789abcdef0123456789abcdef", 300*time.Second)
+	held, err := e.eng.Locks().Acquire(e.Ctx, "imports", "0123456789abcdef0123456789abcdef", 300*time.Second)
 	require.NoError(t, err)
 	require.True(t, held, "lock taken")
 	w := e.Worker(nil)

@@ -1,4 +1,4 @@
-package engine
+package dispatch
 
 import (
 	"testing"
@@ -68,7 +68,7 @@ func TestDefinitionFromRuntime(t *testing.T) {
 	state := phpjson.NewObject()
 	state.Set("item", "a")
 	state.Set("start_item_index", int64(0))
-	p, err := prepareWorkflow(d, state)
+	p, err := Prepare(d, state)
 	require.NoError(t, err)
 	assert.Equal(t, phpStartedChildState, string(p.stateJSON), "started child state (expected: PHP)")
 
@@ -76,7 +76,7 @@ func TestDefinitionFromRuntime(t *testing.T) {
 	run := Definition{Name: "sub", Steps: singleStep("C"), Queue: "kids", Priority: 2, MaxAttempts: 5, RuntimeOrder: true}
 	state = phpjson.NewObject()
 	state.Set("x", int64(1))
-	p, err = prepareWorkflow(run, state)
+	p, err = Prepare(run, state)
 	require.NoError(t, err)
 	assert.Equal(t, phpRunChildState, string(p.stateJSON), "run-workflow child state (expected: PHP)")
 }
@@ -104,7 +104,7 @@ func TestDefinitionFromRuntimePrunes(t *testing.T) {
 	d, err := DefinitionFromRuntime(o)
 	require.NoError(t, err)
 	assert.Equal(t, 2, d.PruneAfter, "prune_after")
-	p, err := prepareWorkflow(d, phpjson.NewObject())
+	p, err := Prepare(d, phpjson.NewObject())
 	require.NoError(t, err)
 	assert.Equal(t, `{"_steps":[{"type":"single","class":"A"}],"_queue":"default","_priority":0,"_max_attempts":3,"_prune_state_after":2,"_step_outputs":[]}`,
 		string(p.stateJSON), "state keys in Queuety's materialize order")
@@ -130,15 +130,15 @@ func TestPrepareWorkflowBudgets(t *testing.T) {
 	d := Definition{Name: "w", Steps: singleStep("A"), MaxStateBytes: 10}
 	state := phpjson.NewObject()
 	state.Set("big", "0123456789")
-	_, err := prepareWorkflow(d, state)
+	_, err := Prepare(d, state)
 	assert.ErrorContains(t, err, "max_state_bytes budget of 10")
 
 	d = Definition{Name: "w", Steps: singleStep("A"), MaxForEachItems: -1}
-	_, err = prepareWorkflow(d, phpjson.NewObject())
+	_, err = Prepare(d, phpjson.NewObject())
 	assert.ErrorContains(t, err, "max_for_each_items must be at least 1")
 
 	// Without budgets, no budget keys.
-	p, err := prepareWorkflow(Definition{Name: "w", Steps: singleStep("A")}, phpjson.NewObject())
+	p, err := Prepare(Definition{Name: "w", Steps: singleStep("A")}, phpjson.NewObject())
 	require.NoError(t, err)
 	_, ok := p.state.Get("_workflow_budget")
 	assert.False(t, ok, "_workflow_budget without budgets")

@@ -1,4 +1,4 @@
-package engine
+package dispatch
 
 // This file finds the twin of a unique job: a pending or processing job of
 // the same handler whose payload is the same JSON object, whatever the
