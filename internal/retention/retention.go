@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/locks"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -100,7 +101,7 @@ func New(e *engine.Engine, p Policy) *Cleaner {
 	if p.Budget <= 0 {
 		p.Budget = 5 * time.Minute
 	}
-	return &Cleaner{e: e, p: p, owner: engine.NewLockOwner(), sleep: sleep}
+	return &Cleaner{e: e, p: p, owner: locks.NewOwner(), sleep: sleep}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -127,7 +128,7 @@ var errBudget = errors.New("retention budget spent")
 // when an error ends the pass.
 func (c *Cleaner) Pass(ctx context.Context) (Report, error) {
 	r := Report{Deleted: map[string]int64{}}
-	ok, err := c.e.LockAcquire(ctx, LockKey, c.owner, c.p.Budget+time.Minute)
+	ok, err := c.e.Locks().Acquire(ctx, LockKey, c.owner, c.p.Budget+time.Minute)
 	if err != nil {
 		return r, fmt.Errorf("retention: %w", err)
 	}
@@ -135,7 +136,7 @@ func (c *Cleaner) Pass(ctx context.Context) (Report, error) {
 		r.Skipped = true
 		return r, nil
 	}
-	defer func() { _, _ = c.e.LockRelease(context.WithoutCancel(ctx), LockKey, c.owner) }()
+	defer func() { _, _ = c.e.Locks().Release(context.WithoutCancel(ctx), LockKey, c.owner) }()
 	deadline := time.Now().Add(c.p.Budget)
 	now := c.e.Clock().Now()
 	wfBatch := max(c.p.BatchSize/10, 1)
