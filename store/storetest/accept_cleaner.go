@@ -229,7 +229,7 @@ func testCleanerOneAtATime(t *testing.T, e *Env) {
 	}
 	e.Drain(w)
 	e.Clock.Advance(40 * day)
-	held, err := e.eng.LockAcquire(e.Ctx, retention.LockKey, "0123456789abcdef0123456789abcdef", 6*time.Minute)
+	held, err := e.eng.Locks().Acquire(e.Ctx, retention.LockKey, "0123456789abcdef0123456789abcdef", 6*time.Minute)
 	require.NoError(t, err)
 	require.True(t, held)
 	r = e.pass(cleanerPolicy())
