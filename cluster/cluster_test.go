@@ -162,6 +162,7 @@ func TestGalera(t *testing.T) {
 	t.Run("Workflows", func(t *testing.T) { testWorkflows(t, c) })
 	t.Run("CertificationFailure", func(t *testing.T) { testCertificationFailure(t, c) })
 	t.Run("NodeNotReady", func(t *testing.T) { testNodeNotReady(t, c) })
+	t.Run("Failover", func(t *testing.T) { testFailover(t, c) })
 }
 
 // testDrain: N jobs dispatched through the three nodes, drained by a
