@@ -16,6 +16,16 @@
 // creates the database when it does not exist; other parameters go to the
 // driver. Other store parameters: max_open_conns (default 64).
 //
+// A DSN may name several servers, for failover without a proxy:
+// mysql://u:p@h1:3306,h2:3306,h3:3306/db or u:p@tcp(h1:3306,h2:3306)/db.
+// Each new connection goes to the first healthy server, in the DSN's
+// order from the one the last good connection went to: one that answers
+// and, on a Galera node, is ready, synced (wsrep_local_state 4) and not
+// refusing queries. A connection that meets error 1047 is given up, and a
+// pooled connection idle for 2 s is checked again before it is reused, so
+// the pool moves off a node that dies or leaves the cluster. The connect
+// timeout then defaults to 3 s per server.
+//
 // Table names follow Queuety PHP's Config: a table is
 // <prefix><table prefix><name> (wp_queuety_jobs), or <prefix><override>
 // when a table has a name of its own. table_prefix (default queuety_;
@@ -316,8 +326,10 @@ func netJoin(host, port string) string {
 // name and the password are percent-decoded when every '%' in them starts
 // an escape (so a URL-encoded password works) and taken as written
 // otherwise (a password such as 50%off works too). The host is a name, an
-// IPv4 address or an IPv6 address in brackets; no host means 127.0.0.1,
-// no port 3306. It returns the parameters undecoded.
+// IPv4 address or an IPv6 address in brackets, or a comma-separated list
+// of them, each with its own port; no host means 127.0.0.1, no port 3306.
+// It returns the hosts of a list (nil for one host) and the parameters
+// undecoded.
 func parseURL(dsn string) (dc *gomysql.Config, hosts []string, rawQuery string, err error) {
 	rest := dsn[len("mysql://"):]
 	dc = gomysql.NewConfig()
