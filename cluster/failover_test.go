@@ -204,6 +204,11 @@ func testFailoverNodeKilled(t *testing.T, c *galera.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(3+2*kills)*time.Minute)
 	defer cancel()
 	wq := openFailover(ctx, t, c, 2, "galera_kill", "fk_")
+	admin, err := sql.Open("mysql", c.Node(0).DriverDSN("galera_kill"))
+	require.NoError(t, err)
+	_, err = admin.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS fk_probe (id BIGINT AUTO_INCREMENT PRIMARY KEY)")
+	admin.Close()
+	require.NoError(t, err)
 	pq := openFailover(ctx, t, c, 0, "galera_kill", "fk_")
 	require.Equal(t, 2, nodeOf(ctx, t, c, wq), "the worker starts on its own node")
 
@@ -301,18 +306,26 @@ func testFailoverNodeKilled(t *testing.T, c *galera.Cluster) {
 		base := done
 		mu.Unlock()
 		waitDone(base + 200)
-		victim := c.Node(nodeOf(ctx, t, c, wq))
+		vi := nodeOf(ctx, t, c, wq)
+		victim := c.Node(vi)
+		probe, err := sql.Open("mysql", c.Node((vi+1)%galera.Size).DriverDSN("galera_kill"))
+		require.NoError(t, err)
+		require.NoError(t, probe.PingContext(ctx))
 		mu.Lock()
 		killedAt = time.Now()
+		t0 := killedAt
 		mu.Unlock()
 		victim.Kill()
+		clusterBack := writesResume(ctx, t, probe, t0)
+		probe.Close()
 		select {
 		case <-recovery:
 		case <-ctx.Done():
 			t.Fatalf("kill %d: no job completed after %s was killed", k+1, victim.Name())
 		}
 		mu.Lock()
-		t.Logf("kill %d: %s SIGKILLed; first job claimed and completed after it in %s", k+1, victim.Name(), measured[len(measured)-1].Round(time.Millisecond))
+		t.Logf("kill %d: %s SIGKILLed; a write through a surviving node committed after %s; the worker's first job claimed and completed after the kill, after %s",
+			k+1, victim.Name(), clusterBack.Round(time.Millisecond), measured[len(measured)-1].Round(time.Millisecond))
 		mu.Unlock()
 		require.NoError(t, victim.Restart(ctx), "restart %s", victim.Name())
 	}
@@ -361,4 +374,22 @@ func testFailoverNodeKilled(t *testing.T, c *galera.Cluster) {
 	t.Logf("%d jobs dispatched (%d dispatches failed while a node died), %d ran, %d ran again after a crash; "+
 		"SIGKILL to the next job completed through another node: %v (median %s)",
 		len(dispatched), unknown, len(runs), twice, fmt.Sprint(measured), sorted[len(sorted)/2].Round(time.Millisecond))
+}
+
+// writesResume returns how long after t0 a write through db (a node that
+// survived a kill) commits: the time the cluster takes to evict the dead
+// node, during which no node commits.
+func writesResume(ctx context.Context, t *testing.T, db *sql.DB, t0 time.Time) time.Duration {
+	t.Helper()
+	for {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := db.ExecContext(actx, "INSERT INTO fk_probe () VALUES ()")
+		cancel()
+		if err == nil {
+			return time.Since(t0)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no write committed after the kill: %v", err)
+		}
+	}
 }
