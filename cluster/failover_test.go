@@ -77,22 +77,43 @@ func nodeOf(ctx context.Context, t *testing.T, c *galera.Cluster, q *queuety.Cli
 	return -1
 }
 
-// waitOff waits until none of the next 20 connections q's pool hands
-// out is on node i, running jobs through q meanwhile with dispatch.
+// waitOff waits until no connection of q's pool is on node i: it runs
+// as many statements at once as the pool has connections, and more, so
+// that every idle connection is handed out (and checked as the pool
+// checks it), until all of them succeed on other nodes.
 func waitOff(ctx context.Context, t *testing.T, c *galera.Cluster, q *queuety.Client, i int) {
 	t.Helper()
+	db := clientseam.StoreOf(q).(*mysql.Store).DB
 	for {
-		off := 0
-		for off < 20 && nodeOf(ctx, t, c, q) != i {
-			off++
+		n := db.Stats().OpenConnections + 2
+		ports := make(chan int, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var port, slept int
+				if err := db.QueryRowContext(ctx, "SELECT @@port, SLEEP(0.2)").Scan(&port, &slept); err != nil {
+					port = -1 // a refused statement: its connection is given up
+				}
+				ports <- port
+			}()
 		}
-		if off == 20 {
+		wg.Wait()
+		close(ports)
+		clean := true
+		for p := range ports {
+			if p == -1 || p == c.Node(i).Port {
+				clean = false
+			}
+		}
+		if clean {
 			return
 		}
 		select {
 		case <-ctx.Done():
 			t.Fatalf("the pool still hands out connections to node%d", i+1)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }

@@ -19,8 +19,9 @@ import (
 
 // recheckAfter is how long a pooled connection of a multi-host DSN goes
 // between health checks of its server: when the pool hands it out again
-// after that long, its server is checked once more, and a connection to a
-// server that has left the synced state is closed instead of used.
+// that long after the last check, its server is checked once more, and a
+// connection to a server that has left the synced state is closed instead
+// of used.
 const recheckAfter = 2 * time.Second
 
 // failoverConnector makes each new connection of a multi-host DSN to the
@@ -62,10 +63,22 @@ func newFailoverConnector(dc *gomysql.Config, hosts []string) (*failoverConnecto
 // Driver implements driver.Connector.
 func (fc *failoverConnector) Driver() driver.Driver { return fc.connectors[0].Driver() }
 
-// errNoHealthyServer is the error of a connection no server of a
-// multi-host DSN would take. It counts as a lost connection
-// (driver.ErrBadConn), so a transaction that met it runs again.
-var errNoHealthyServer = errors.New("no healthy server")
+// noHealthyServer is the error of a connection no server of a
+// multi-host DSN would take: each server's error, in the order tried.
+type noHealthyServer struct {
+	hosts []string
+	errs  []error
+}
+
+func (e *noHealthyServer) Error() string {
+	msgs := make([]string, len(e.errs))
+	for i, err := range e.errs {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("no healthy server among %d (%s): %s", len(e.hosts), strings.Join(e.hosts, ","), strings.Join(msgs, "; "))
+}
+
+func (e *noHealthyServer) Unwrap() []error { return e.errs }
 
 // Connect implements driver.Connector: it connects to the first server,
 // from the last good one on, that answers and is healthy (see checkHealth).
@@ -91,7 +104,7 @@ func (fc *failoverConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		fc.last.Store(int32(h))
 		return &failoverConn{conn: conn, checked: time.Now()}, nil
 	}
-	return nil, fmt.Errorf("%w among %d (%s): %w: %w", errNoHealthyServer, n, strings.Join(fc.hosts, ","), driver.ErrBadConn, errors.Join(errs...))
+	return nil, &noHealthyServer{hosts: fc.hosts, errs: errs}
 }
 
 // errUnhealthy is the error of a server that answers but must not be
@@ -168,8 +181,8 @@ func asString(v driver.Value) string {
 // failoverConn is a connection of a multi-host DSN. It is given up (the
 // pool closes it and opens another, to a healthy server) once a statement
 // on it met error 1047, a Galera node that has left the synced primary
-// component, and when its server fails the health check the pool runs on
-// a connection idle for recheckAfter or longer before handing it out.
+// component, and when its server fails the health check the pool runs
+// before handing it out again once the last check is recheckAfter old.
 type failoverConn struct {
 	conn driver.Conn
 	// bad is set once a statement met error 1047.

@@ -22,8 +22,9 @@
 // order from the one the last good connection went to: one that answers
 // and, on a Galera node, is ready, synced (wsrep_local_state 4) and not
 // refusing queries. A connection that meets error 1047 is given up, and a
-// pooled connection idle for 2 s is checked again before it is reused, so
-// the pool moves off a node that dies or leaves the cluster. The connect
+// pooled connection is checked again when the pool hands it out if its
+// last check is 2 s old, so the pool moves off a node that dies, desyncs
+// or leaves the cluster. The connect
 // timeout then defaults to 3 s per server.
 //
 // Table names follow Queuety PHP's Config: a table is
