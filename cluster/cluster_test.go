@@ -174,6 +174,7 @@ func TestGalera(t *testing.T) {
 	t.Run("Limits", func(t *testing.T) { testLimits(t, c) })
 	t.Run("StopNode", func(t *testing.T) { testStopNode(t, c) })
 	t.Run("KillNode", func(t *testing.T) { testKillNode(t, c) })
+	t.Run("Failover", func(t *testing.T) { testFailover(t, c) })
 }
 
 // testDrain: N jobs dispatched through the three nodes, drained by a

@@ -23,6 +23,9 @@ func FuzzParseDSNPassword(f *testing.F) {
 		{"u", "%41%", "h:0"},
 		{"u:v", "w", "h"},
 		{"root", "a/b", "tcp(127.0.0.1:3306)"},
+		{"root", "a,b", "h1:3306,h2:3307"},
+		{"root", "a@b", "[::1]:3306,,h2"},
+		{"root", "a(b", "h1,h2:0"},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}

@@ -16,6 +16,17 @@
 // creates the database when it does not exist; other parameters go to the
 // driver. Other store parameters: max_open_conns (default 64).
 //
+// A DSN may name several servers, for failover without a proxy:
+// mysql://u:p@h1:3306,h2:3306,h3:3306/db or u:p@tcp(h1:3306,h2:3306)/db.
+// Each new connection goes to the first healthy server, in the DSN's
+// order from the one the last good connection went to: one that answers
+// and, on a Galera node, is ready, synced (wsrep_local_state 4) and not
+// refusing queries. A connection that meets error 1047 is given up, and a
+// pooled connection is checked again when the pool hands it out if its
+// last check is 2 s old, so the pool moves off a node that dies, desyncs
+// or leaves the cluster. The connect
+// timeout then defaults to 3 s per server.
+//
 // Table names follow Queuety PHP's Config: a table is
 // <prefix><table prefix><name> (wp_queuety_jobs), or <prefix><override>
 // when a table has a name of its own. table_prefix (default queuety_;
@@ -99,6 +110,11 @@ type Config struct {
 	// Create creates the database when it does not exist (the DSN
 	// parameter create=true).
 	Create bool
+	// Hosts are the servers of a DSN that names several
+	// (mysql://u:p@h1:3306,h2:3306/db or u:p@tcp(h1:3306,h2:3306)/db), as
+	// host:port in the DSN's order; Driver.Addr is the first. It is empty
+	// for a DSN naming one server.
+	Hosts []string
 }
 
 // ParseDSN parses either DSN form. Its errors never hold the DSN's
@@ -118,7 +134,7 @@ func parseDSN(dsn string) (*Config, error) {
 	if strings.HasPrefix(strings.ToLower(dsn), "mysql://") {
 		var rawQuery string
 		var err error
-		dc, rawQuery, err = parseURL(dsn)
+		dc, c.Hosts, rawQuery, err = parseURL(dsn)
 		if err != nil {
 			return nil, err
 		}
@@ -130,6 +146,9 @@ func parseDSN(dsn string) (*Config, error) {
 			return nil, err
 		}
 		if s := q.Get("socket"); s != "" {
+			if len(c.Hosts) > 1 {
+				return nil, fmt.Errorf("%w: a DSN with a socket names no hosts", driver.ErrInvalidArgument)
+			}
 			dc.Net, dc.Addr = "unix", s
 			q.Del("socket")
 		}
@@ -160,6 +179,9 @@ func parseDSN(dsn string) (*Config, error) {
 		if err := c.takeParams(q); err != nil {
 			return nil, err
 		}
+		if base, c.Hosts, err = splitDriverHosts(base); err != nil {
+			return nil, err
+		}
 		rest := q.Encode()
 		if rest != "" {
 			base += "?" + rest
@@ -167,6 +189,9 @@ func parseDSN(dsn string) (*Config, error) {
 		dc, err = gomysql.ParseDSN(base)
 		if err != nil {
 			return nil, fmt.Errorf("parse DSN: %w", driverDSNError(err))
+		}
+		if len(c.Hosts) > 0 {
+			c.Hosts[0] = dc.Addr
 		}
 	}
 	if dc.DBName == "" {
@@ -302,9 +327,11 @@ func netJoin(host, port string) string {
 // name and the password are percent-decoded when every '%' in them starts
 // an escape (so a URL-encoded password works) and taken as written
 // otherwise (a password such as 50%off works too). The host is a name, an
-// IPv4 address or an IPv6 address in brackets; no host means 127.0.0.1,
-// no port 3306. It returns the parameters undecoded.
-func parseURL(dsn string) (dc *gomysql.Config, rawQuery string, err error) {
+// IPv4 address or an IPv6 address in brackets, or a comma-separated list
+// of them, each with its own port; no host means 127.0.0.1, no port 3306.
+// It returns the hosts of a list (nil for one host) and the parameters
+// undecoded.
+func parseURL(dsn string) (dc *gomysql.Config, hosts []string, rawQuery string, err error) {
 	rest := dsn[len("mysql://"):]
 	dc = gomysql.NewConfig()
 	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
@@ -316,19 +343,21 @@ func parseURL(dsn string) (dc *gomysql.Config, rawQuery string, err error) {
 		rest = rest[at+1:]
 	}
 	if i := strings.IndexByte(rest, '#'); i >= 0 {
-		return nil, "", fmt.Errorf("%w: a mysql:// DSN has no #fragment (write a '#' in the database name or a parameter as %%23)", driver.ErrInvalidArgument)
+		return nil, nil, "", fmt.Errorf("%w: a mysql:// DSN has no #fragment (write a '#' in the database name or a parameter as %%23)", driver.ErrInvalidArgument)
 	}
 	rest, rawQuery, _ = strings.Cut(rest, "?")
 	hostport, path, _ := strings.Cut(rest, "/")
-	host, port, err := splitHostPort(hostport)
-	if err != nil {
-		return nil, "", err
+	if hosts, err = splitHosts(hostport); err != nil {
+		return nil, nil, "", err
 	}
-	dc.Net, dc.Addr = "tcp", netJoin(host, port)
+	dc.Net, dc.Addr = "tcp", hosts[0]
+	if len(hosts) == 1 {
+		hosts = nil
+	}
 	if dc.DBName, err = url.PathUnescape(path); err != nil {
-		return nil, "", fmt.Errorf("%w: the DSN's database name has a '%%' that starts no escape (write it as %%25)", driver.ErrInvalidArgument)
+		return nil, nil, "", fmt.Errorf("%w: the DSN's database name has a '%%' that starts no escape (write it as %%25)", driver.ErrInvalidArgument)
 	}
-	return dc, rawQuery, nil
+	return dc, hosts, rawQuery, nil
 }
 
 // splitHostPort splits the host part of a mysql:// DSN.
@@ -435,15 +464,24 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	// RowsAffected counts matched rows, as on SQLite, so a compare-and-set
 	// UPDATE that rewrites a row's current values still reports it.
 	dc.ClientFoundRows = true
+	addr := dc.Addr
 	if dc.Timeout == 0 {
 		dc.Timeout = 10 * time.Second
+		if len(cfg.Hosts) > 1 {
+			// A server that is down without refusing connections costs
+			// this long before the next one is tried.
+			dc.Timeout = 3 * time.Second
+		}
+	}
+	if len(cfg.Hosts) > 1 {
+		addr = strings.Join(cfg.Hosts, ",")
 	}
 	if cfg.Create {
-		if err := createDatabase(ctx, dc); err != nil {
+		if err := createDatabase(ctx, dc, cfg.Hosts); err != nil {
 			return nil, err
 		}
 	}
-	probeDB, err := openDB(dc)
+	probeDB, err := openDB(dc, cfg.Hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -462,9 +500,9 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		var me *gomysql.MySQLError
 		if errors.As(err, &me) && me.Number == 1049 { // ER_BAD_DB_ERROR
 			return nil, fmt.Errorf("connect to %s: database %q does not exist: create it (CREATE DATABASE `%s`) or add create=true to the DSN: %w",
-				dc.Addr, dc.DBName, dc.DBName, err)
+				addr, dc.DBName, dc.DBName, err)
 		}
-		return nil, fmt.Errorf("connect to %s: %w", dc.Addr, err)
+		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	ver, err := ParseServerVersion(raw)
 	if err != nil {
@@ -478,7 +516,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	}
 	dc.Params["time_zone"] = "'+00:00'"
 	dc.Params[ver.isolationVariable()] = "'READ-COMMITTED'"
-	db, err := openDB(dc)
+	db, err := openDB(dc, cfg.Hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -487,7 +525,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	db.SetConnMaxLifetime(30 * time.Minute)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
-	info := driver.StoreInfo{Driver: "mysql", Server: raw, Prefix: cfg.Prefix, Address: dc.Addr + "/" + dc.DBName}
+	info := driver.StoreInfo{Driver: "mysql", Server: raw, Prefix: cfg.Prefix, Address: addr + "/" + dc.DBName}
 	if offset != 0 {
 		info.Warnings = append(info.Warnings, fmt.Sprintf(
 			"server time zone %q is %+d s from UTC: Go sessions use UTC, but Queuety PHP workers on this database compare UTC times with NOW() and will run jobs and deadlines early or late; set the server's time_zone to '+00:00'",
@@ -527,22 +565,35 @@ func wsrepOn(ctx context.Context, db *sql.DB) (bool, error) {
 
 // createDatabase creates dc's database when it does not exist, connecting
 // without a database first.
-func createDatabase(ctx context.Context, dc *gomysql.Config) error {
+func createDatabase(ctx context.Context, dc *gomysql.Config, hosts []string) error {
 	server := dc.Clone()
 	server.DBName = ""
-	db, err := openDB(server)
+	db, err := openDB(server, hosts)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	name := strings.ReplaceAll(dc.DBName, "`", "``")
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
-		return fmt.Errorf("create database %q on %s: %w", dc.DBName, dc.Addr, err)
+		addr := dc.Addr
+		if len(hosts) > 1 {
+			addr = strings.Join(hosts, ",")
+		}
+		return fmt.Errorf("create database %q on %s: %w", dc.DBName, addr, err)
 	}
 	return nil
 }
 
-func openDB(dc *gomysql.Config) (*sql.DB, error) {
+// openDB opens a pool on dc, or, when hosts names several servers, on the
+// first healthy one of them (failoverConnector).
+func openDB(dc *gomysql.Config, hosts []string) (*sql.DB, error) {
+	if len(hosts) > 1 {
+		fc, err := newFailoverConnector(dc, hosts)
+		if err != nil {
+			return nil, err
+		}
+		return sql.OpenDB(fc), nil
+	}
 	conn, err := gomysql.NewConnector(dc)
 	if err != nil {
 		return nil, fmt.Errorf("configure driver: %w", err)
