@@ -73,6 +73,13 @@ func nodeConflicts(ctx context.Context, t *testing.T, nodes ...*galera.Node) (ce
 // the first node) with table prefix prefix; the first client migrates.
 func clients(ctx context.Context, t *testing.T, c *galera.Cluster, db, prefix string) []*queuety.Client {
 	t.Helper()
+	return clientsVia(ctx, t, c, db, func(i int) string { return c.Node(i).DSN(db, prefix) })
+}
+
+// clientsVia creates database db through the first node and opens a
+// client for every node i on dsn(i); the first client migrates.
+func clientsVia(ctx context.Context, t *testing.T, c *galera.Cluster, db string, dsn func(i int) string) []*queuety.Client {
+	t.Helper()
 	admin, err := sql.Open("mysql", c.Node(0).DriverDSN(""))
 	require.NoError(t, err)
 	defer admin.Close()
@@ -80,8 +87,8 @@ func clients(ctx context.Context, t *testing.T, c *galera.Cluster, db, prefix st
 	require.NoError(t, err)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var out []*queuety.Client
-	for _, n := range c.Nodes() {
-		q, err := queuety.Open(ctx, n.DSN(db, prefix), queuety.WithLogger(quiet))
+	for i, n := range c.Nodes() {
+		q, err := queuety.Open(ctx, dsn(i), queuety.WithLogger(quiet))
 		require.NoError(t, err, "open through %s", n.Name())
 		t.Cleanup(func() { q.Close() })
 		out = append(out, q)

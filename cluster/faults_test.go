@@ -254,13 +254,16 @@ func loadScale() (jobs, workflows, expiring int) {
 // lost; nothing runs twice except a unit whose earlier run went through
 // node3 before it came back (its completion died with the node); every
 // deadline handler runs once; the workers through node1 and node2 carry on
-// while node3 is down, and node3's worker resumes once it is back.
+// while node3 is down, and so does node3's worker, which names every node
+// in its DSN and moves to another one without a restart.
 func testKillNode(t *testing.T, c *galera.Cluster) {
 	jobs, workflows, expiring := loadScale()
 	total := jobs + 3*workflows + expiring
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(5+total/2000)*time.Minute)
 	defer cancel()
-	qs := clients(ctx, t, c, "galera_kill", "gk_")
+	// Each worker's DSN names every node, its own first: the worker
+	// through the killed node moves to another one without a restart.
+	qs := clientsVia(ctx, t, c, "galera_kill", func(i int) string { return failoverDSN(c, i, "galera_kill", "gk_") })
 	db := syncedDB(t, c.Node(0), "galera_kill")
 	t0 := time.Now()
 	units := mixedLoad(ctx, t, qs, jobs, workflows, expiring, 5*time.Second+time.Duration(total/1000)*time.Second)
@@ -291,6 +294,7 @@ func testKillNode(t *testing.T, c *galera.Cluster) {
 	t.Logf("%s rejoined %s after the kill; while it was down node1 ran %d units, node2 %d, node3 %d",
 		c.Node(victim).Name(), backAt.Sub(killedAt).Round(time.Millisecond), down[0], down[1], down[2])
 	require.Positive(t, down[0]+down[1], "the workers through the surviving nodes ran nothing while node3 was down")
+	require.Positive(t, down[victim], "the worker whose node was killed ran nothing through the other nodes")
 	waitWorking(ctx, t, qs[victim], l, victim)
 
 	if !waitUntil(ctx, func() bool { return l.distinct() >= total+1 }) {
