@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/advance"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
@@ -445,23 +446,21 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 		if err := completeClaimed(ctx, tx, jobs, now); err != nil {
 			return err
 		}
-		w := &writes{}
+		w := &advance.Writes{}
 		eager := newEagerPicker(offer)
 		for _, it := range items {
 			r := results[it.i]
 			cj := r.Claimed
-			sc := &stepCtx{e: e, tx: tx, wf: it.wf, row: cj.Job, state: it.state, steps: it.steps, step: it.steps[*cj.Job.StepIndex],
-				cj: cj, r: r, now: now}
-			queued := len(w.jobs)
-			if err := sc.finalizeInto(w, outputs[it.i]); err != nil {
+			queued := len(w.Jobs())
+			if err := e.flow.FinalizeInto(w, locked(tx, it.wf, cj.Job, it.state, it.steps, now), attempt{cj, r}, outputs[it.i]); err != nil {
 				return err
 			}
-			eager.note(it.wf, it.state, it.steps, w.jobs[queued:])
+			eager.note(it.wf, it.state, it.steps, w.Jobs()[queued:])
 		}
 		if handed, err = eager.claim(ctx, tx, now); err != nil {
 			return err
 		}
-		return w.flush(ctx, tx)
+		return w.Flush(ctx, tx)
 	})
 	if errors.Is(err, errClaimMismatch) {
 		return batch, nil, nil // let Finish sort out which attempts still own their jobs

@@ -1,9 +1,7 @@
-// Package engine holds the engine's rules, written once: claiming jobs,
+// Package engine holds the engine's job core, written once: claiming jobs,
 // recording results with attempt fencing, retries and backoff, leases and
-// heartbeats, activity and workflow timeouts, advancing workflows (state
-// merge, parallel joins, _next_step, signal waits, continue-as-new),
-// failure and expiry with their callbacks, and compensation. Every
-// transition is one driver.Store transaction.
+// heartbeats, activity and workflow timeouts, dispatch, unique jobs, locks
+// and wakes. Every transition is one driver.Store transaction.
 //
 // An Engine is built by New from a store, a clock, a logger and Config; it
 // never reaches back to the queuety.Client that owns it. Package queuety
@@ -14,38 +12,33 @@
 // how often, is internal/sweep's (the finders) and package deadline's (the
 // loops); what happens to a due row is the engine's, in the sweep's
 // transaction, through the transitions in sweepsteps.go (expiry, wait
-// timeouts, stale recovery, schedule ticks) and in handoff.go, overrun.go,
-// batchsweep.go and foreignends.go. So every state change has one home
-// here, and the sweeps can change how they look for rows without touching
-// a rule.
+// timeouts, stale recovery, schedule ticks) and batchsweep.go, which call
+// workflow advancement's. So every state change has one home, and the
+// sweeps can change how they look for rows without touching a rule.
 //
-// The engine has two layers, one file per concern. The job-level core:
-// claiming (with its side of package internal/admission, which holds rate
-// limits, concurrency groups and cost budgets), recording results with
-// fencing, retries, leases and heartbeats, activity timeouts and wakes. Workflow advancement and failure, on top
-// of it: a step's completion and the next step's jobs, parallel joins,
-// for-each, repeat, signal and workflow waits, children, continue-as-new,
-// budgets, failure and expiry with their callbacks, compensation, and the
-// transitions the operator actions (operations.go) and the sweeps
-// (sweepsteps.go) run. A job's policy as its payload carries it
-// (__queuety_runtime: attempts, backoff, timeouts, rate limit) and the
+// The engine's own layer is the job-level core: claiming (with its side
+// of package internal/admission, which holds rate limits, concurrency
+// groups and cost budgets), recording results with fencing, retries,
+// leases and heartbeats, activity timeouts and wakes.
+//
+// Workflow advancement lives in package internal/advance: a step's
+// completion and the next step's jobs, parallel joins, for-each, repeat,
+// signal and workflow waits, children, continue-as-new, budgets, failure
+// and expiry with their callbacks, compensation, the deadline handoff,
+// overrun workflows and the workflows ended by Queuety PHP. advancing.go
+// builds its Service in New on advance.Core, the small interface over the
+// job core it calls (burying a job, locking a workflow, inserting a child
+// workflow, the deadline and schedule rules, which workers this process
+// has), which advanceCore implements, and keeps the engine's exported names for what moved there. The
+// engine keeps the entry points: the claim attaches a step's workflow
+// (advance.Step, Claimed's flow field), and steps.go locks a step's
+// workflow and job in the transaction that records an attempt, checks its
+// fence and the workflow's deadline, and hands the step to advance
+// (Complete, FailedEvents, CompleteBranches); complete.go's batch of
+// single steps calls FinalizeInto. A job's policy as its payload carries
+// it (__queuety_runtime: attempts, backoff, timeouts, rate limit) and the
 // backoff policies are package internal/jobruntime's; the engine reads and
 // writes them with it.
-//
-// Workflow advancement is leaving for package internal/advance. So far it
-// holds advance.Step, the workflow side of a claimed step job (its
-// workflow row, decoded state, step definitions and running step), which
-// Claimed carries as its flow field; the advancement files (steps.go,
-// foreach.go, repeat.go, waits.go, children.go, failure.go,
-// compensation.go and the rest named above) still live here. They hang
-// off stepCtx, which holds the *Engine; to move, stepCtx must hold instead
-// a small interface over the core transitions they call (failAttempt,
-// buryJob, stepJob, lockWorkflow, lockStep, insertWorkflow, findWorker,
-// enqueueCallback, signalLocked, matchSignals, markFailed, and the wait,
-// expiry and compensation transitions that move with them: settleWait,
-// expireLocked, leaveExpiry, holdExpired, failWorkflowLocked,
-// enqueueCompensation, finishCompensation), built in New as operate's
-// Service is.
 //
 // The time rules of the stored rows (second-precision DATETIME values, a
 // job's due time, the ISO form events carry) are package
@@ -56,9 +49,10 @@
 // inherit, the merge of a step's output, budgets and their counters, a
 // for-each step's runtime and aggregate, a repeat's iterations, and what a
 // wait settles with. Those rules touch no row; the engine applies them
-// inside its transactions (steps.go, foreach.go, repeat.go, waits.go,
-// waitworkflows.go, budget.go), so a state change is still written here,
-// and what a state means is written once, there.
+// inside its transactions (internal/advance's steps.go, foreach.go,
+// repeat.go, waits.go, waitworkflows.go, budget.go), so a state change is
+// written there, and what a state means is written once, in
+// workflowstate.
 //
 // Batches and chains (their rows, transitions, callback jobs and the
 // chain catch) live in package internal/batch; batches.go builds its
@@ -74,10 +68,10 @@
 // rewinding, forking and replaying workflows; retrying, burying, deleting
 // and purging jobs; pausing queues; purging logs; handler metrics) live in
 // package internal/operate. operations.go builds its Service in New with
-// the transitions they run inside their transactions (enqueueStep,
-// buryJob, buryOpenJobs, startCompensation, afterTerminal, stepJobBuried,
-// enqueueCallback, lockWorkflow, retryJobRow) and serves it through
-// Engine.Operations.
+// the transitions they run inside their transactions (the job core's
+// buryJob, lockWorkflow and retryJobRow, and advancement's EnqueueStep,
+// BuryOpenJobs, StartCompensation, AfterTerminal, StepJobBuried and
+// EnqueueCallback) and serves it through Engine.Operations.
 //
 // Dispatching (one job, many, a batch, a chain or a workflow, each in one
 // transaction or in one the caller owns; unique jobs and their twin

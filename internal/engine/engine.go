@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/advance"
 	"github.com/queuety/queuety-go/internal/artifact"
 	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/dispatch"
@@ -27,12 +28,11 @@ import (
 // from an attempt that no longer owns its job changes nothing and returns
 // ErrStaleAttempt.
 type Engine struct {
-	store     driver.Store
-	clock     Clock
-	log       *slog.Logger
-	cfg       Config
-	callbacks callbackKnowers
-	workers   workerSet
+	store   driver.Store
+	clock   Clock
+	log     *slog.Logger
+	cfg     Config
+	workers workerSet
 	// claims and completions combine the claims and plain-job
 	// completions that workers make at the same time (combine.go).
 	claims      claimCombiner
@@ -46,6 +46,7 @@ type Engine struct {
 	artifacts   *artifact.Service // workflow artifacts (artifacttrace.go)
 	dispatcher  *dispatch.Service // dispatching jobs and workflows (dispatch.go)
 	locks       *locks.Service    // the middleware's locks and counters (locks.go)
+	flow        *advance.Service  // workflow advancement (advancing.go)
 	// overrun is where the overrun sweep (internal/sweep) stopped.
 	overrun SweepCursor
 }
@@ -119,6 +120,7 @@ func New(store driver.Store, cfg Config) *Engine {
 		cfg.MaxForEachItems = DefaultMaxForEachItems
 	}
 	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	e.flow = e.newAdvance()
 	e.schedules = e.newSchedules()
 	e.operations = e.newOperations()
 	e.batches = e.newBatches()

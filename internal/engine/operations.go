@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/advance"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -29,11 +30,11 @@ func (e *Engine) newOperations() *operate.Service {
 		},
 		EnqueueStep:       e.enqueueStep,
 		BuryJob:           e.buryJob,
-		BuryOpenJobs:      e.buryOpenJobs,
+		BuryOpenJobs:      e.flow.BuryOpenJobs,
 		StartCompensation: e.startCancelCompensation,
 		AfterTerminal:     e.afterTerminal,
-		StepJobBuried:     e.stepJobBuried,
-		EnqueueCallback:   e.enqueueCallback,
+		StepJobBuried:     e.flow.StepJobBuried,
+		EnqueueCallback:   e.flow.EnqueueCallback,
 		RequeueJob:        e.retryJobRow,
 		StartRun:          setRunDeadline,
 		ClearAttempt:      clearAttemptDeadlines,
@@ -44,8 +45,8 @@ func (e *Engine) newOperations() *operate.Service {
 // for, and reports whether any were started (the cancel callback then
 // runs after them).
 func (e *Engine) startCancelCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, now time.Time) (bool, error) {
-	compensating := shouldCompensate(state, CompensateCancel) && compensationCount(state) > 0
-	return compensating, e.startCompensation(ctx, tx, wf, state, CompensateCancel, now)
+	compensating := advance.ShouldCompensate(state, CompensateCancel) && advance.CompensationCount(state) > 0
+	return compensating, e.flow.StartCompensation(ctx, tx, wf, state, CompensateCancel, now)
 }
 
 // lockWorkflow runs fn on a locked workflow and its decoded state.

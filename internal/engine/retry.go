@@ -233,3 +233,9 @@ func later(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+func mustObject(o *phpjson.Object, k string) (*phpjson.Object, bool) {
+	v, _ := o.Get(k)
+	x, ok := v.(*phpjson.Object)
+	return x, ok
+}

@@ -13,18 +13,17 @@ import (
 
 	"github.com/queuety/queuety-go/internal/machine"
 	"github.com/queuety/queuety-go/internal/phpjson"
-	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/schedule"
 	"github.com/queuety/queuety-go/internal/workflowstate"
-	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
 // ExpireLocked expires wf, locked by the caller, if it is past a deadline
 // at now: it is failed with its timeout and its OnDeadline callback is
-// enqueued (expireLocked). It reports whether it expired it, and whether
-// it left it to a worker that has its deadline handler instead (see
-// handoff.go); a workflow no longer past its deadline is neither.
+// enqueued (advance.Service.ExpireLocked). It reports whether it expired
+// it, and whether it left it to a worker that has its deadline handler
+// instead (see internal/advance's handoff.go); a workflow no longer past
+// its deadline is neither.
 func (e *Engine) ExpireLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (expired, left bool, err error) {
 	kind := workflowExpired(wf, now)
 	if kind == "" {
@@ -34,38 +33,17 @@ func (e *Engine) ExpireLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 	if err != nil {
 		state = phpjson.NewObject()
 	}
-	if e.leaveExpiry(wf, state, kind, now) {
+	if e.flow.LeaveExpiry(wf, state, kind, now) {
 		return false, true, nil
 	}
-	return true, false, e.expireLocked(ctx, tx, wf, state, kind, now, nil)
+	return true, false, e.flow.ExpireLocked(ctx, tx, wf, state, kind, now, nil)
 }
 
 // TimeOutWaitLocked settles the signal wait of wf, locked by the caller,
-// if its timeout passed before the signal: a signal_timed_out row is
-// logged and the workflow continues with TimedOutKey(...) = true. It
-// reports whether it timed the wait out; a workflow that is no longer
-// waiting, or whose wait is not yet due, is left alone.
+// if its timeout passed before the signal, and reports whether it timed
+// the wait out (see advance.Service.TimeOutWaitLocked).
 func (e *Engine) TimeOutWaitLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
-	if wf.Status != driver.WorkflowWaitingForSignal || wf.WaitDeadlineAt.IsZero() || now.Before(wf.WaitDeadlineAt) {
-		return false, nil
-	}
-	state, err := workflowstate.DecodeObject("workflow state", wf.State)
-	if err != nil {
-		return false, err
-	}
-	steps, err := parseSteps(state)
-	if err != nil {
-		return false, err
-	}
-	if wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != queuetytype.StepWaitForSignal {
-		return false, nil
-	}
-	step := steps[wf.CurrentStep]
-	if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
-		"type": "signal_timed_out", "signals": workflowstate.StringsToAny(step.SignalNames), "timeout_at": rowtime.ISO(wf.WaitDeadlineAt)})}); err != nil {
-		return false, err
-	}
-	return true, e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, workflowstate.SignalOutput(step, nil, true), now)
+	return e.flow.TimeOutWaitLocked(ctx, tx, wf, now)
 }
 
 // TickNotes collects what the ticks of one schedule-tick transaction noted

@@ -1,4 +1,4 @@
-package engine
+package advance
 
 // This file decides who expires a workflow whose deadline handler the
 // sweeping process cannot run, so that in a fleet of Go and Queuety PHP
@@ -31,11 +31,11 @@ package engine
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -44,56 +44,42 @@ import (
 // handler.
 const ForeignExpiryLookback = 24 * time.Hour
 
-// callbackKnowers remembers workflows expired elsewhere whose handler this
-// process does not have, so the sweep moves past them; entries older than
-// the lookback are dropped.
-type callbackKnowers struct {
-	mu      sync.Mutex
-	foreign map[int64]time.Time
-	// ends holds the workflows the foreign end sweep moves past, until
-	// when (foreignends.go).
-	ends map[int64]time.Time
-}
-
 // knows reports whether a worker of this process runs the handler, and
 // whether the process has workers at all.
-func (e *Engine) knows(handler string) (known, anyWorker bool) {
-	h, anyWorker := e.findWorker(func(w *WorkerHandlers) bool { return w.Callback != nil && w.Callback(handler) })
-	return h != nil, anyWorker
-}
+func (s *Service) knows(handler string) (known, anyWorker bool) { return s.core.Knows(handler) }
 
 // DeadlineHandoff is how long past a deadline the engine leaves a
 // workflow whose deadline handler it cannot run to a worker that can.
-func (e *Engine) DeadlineHandoff() time.Duration { return e.cfg.DeadlineHandoff }
+func (s *Service) DeadlineHandoff() time.Duration { return s.cfg.DeadlineHandoff }
 
-// leaveExpiry reports whether this process should leave the expiry of wf
+// LeaveExpiry reports whether this process should leave the expiry of wf
 // to a worker that has its deadline handler (see the file comment).
-func (e *Engine) leaveExpiry(wf *driver.Workflow, state *phpjson.Object, kind driver.TimeoutKind, now time.Time) bool {
-	if kind != driver.TimeoutExecution || wf.Status != driver.WorkflowRunning || e.cfg.DeadlineHandoff <= 0 ||
-		!now.Before(wf.DeadlineAt.Add(e.cfg.DeadlineHandoff)) {
+func (s *Service) LeaveExpiry(wf *driver.Workflow, state *phpjson.Object, kind driver.TimeoutKind, now time.Time) bool {
+	if kind != driver.TimeoutExecution || wf.Status != driver.WorkflowRunning || s.cfg.DeadlineHandoff <= 0 ||
+		!now.Before(wf.DeadlineAt.Add(s.cfg.DeadlineHandoff)) {
 		return false
 	}
 	handler := handlerRef(state, "_on_deadline")
 	if handler == "" {
 		return false
 	}
-	known, anyWorker := e.knows(handler)
+	known, anyWorker := s.knows(handler)
 	return anyWorker && !known
 }
 
-// holdExpired is what a process that leaves an expiry to others does when
+// HoldExpired is what a process that leaves an expiry to others does when
 // the expired workflow's step reports or is claimed: the attempt is
 // recorded as overrun and the workflow's open jobs are buried with
 // "Deadline exceeded", so it does not advance past its deadline; the
 // workflow stays running for the sweep that has its handler.
-func (e *Engine) holdExpired(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, now time.Time, at *attemptTrace) error {
-	msg := ErrDeadlineExceeded.Error()
+func (s *Service) HoldExpired(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, now time.Time, at *Overrun) error {
+	msg := queuetytype.ErrDeadlineExceeded.Error()
 	if at != nil {
-		if err := e.traceOverrun(ctx, tx, wf, state, at, msg, now); err != nil {
+		if err := s.traceOverrun(ctx, tx, wf, state, at, msg, now); err != nil {
 			return err
 		}
 	}
-	return e.buryOpenJobs(ctx, tx, wf.ID, 0, msg, now)
+	return s.BuryOpenJobs(ctx, tx, wf.ID, 0, msg, now)
 }
 
 // TakeForeignExpiryLocked handles wf, locked by the caller, a workflow
@@ -103,15 +89,15 @@ func (e *Engine) holdExpired(ctx context.Context, tx driver.Tx, wf *driver.Workf
 // handler, so it runs once. A workflow whose handler this process does not
 // have is skipped until its deadline leaves the lookback (PHP ran it, or
 // another Go worker will). It reports whether it enqueued a handler.
-func (e *Engine) TakeForeignExpiryLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
+func (s *Service) TakeForeignExpiryLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
 	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		state = phpjson.NewObject()
 	}
 	handler := handlerRef(state, "_on_deadline")
 	if handler != "" {
-		if known, _ := e.knows(handler); !known {
-			e.skipForeign(wf.ID, wf.DeadlineAt)
+		if known, _ := s.knows(handler); !known {
+			s.skipForeign(wf.ID, wf.DeadlineAt)
 			return false, nil
 		}
 	}
@@ -128,18 +114,18 @@ func (e *Engine) TakeForeignExpiryLocked(ctx context.Context, tx driver.Tx, wf *
 	if handler == "" {
 		return false, nil
 	}
-	return true, e.enqueueCallback(ctx, tx, wf, state, "_on_deadline", "deadline", now)
+	return true, s.EnqueueCallback(ctx, tx, wf, state, "_on_deadline", "deadline", now)
 }
 
 // ForeignExpirySkips returns the workflows the foreign expiry sweep
 // moves past, dropping those whose deadline is before since.
-func (e *Engine) ForeignExpirySkips(since time.Time) []int64 {
-	e.callbacks.mu.Lock()
-	defer e.callbacks.mu.Unlock()
+func (s *Service) ForeignExpirySkips(since time.Time) []int64 {
+	s.skips.mu.Lock()
+	defer s.skips.mu.Unlock()
 	var ids []int64
-	for id, at := range e.callbacks.foreign {
+	for id, at := range s.skips.foreign {
 		if at.Before(since) {
-			delete(e.callbacks.foreign, id)
+			delete(s.skips.foreign, id)
 			continue
 		}
 		ids = append(ids, id)
@@ -147,11 +133,11 @@ func (e *Engine) ForeignExpirySkips(since time.Time) []int64 {
 	return ids
 }
 
-func (e *Engine) skipForeign(id int64, deadline time.Time) {
-	e.callbacks.mu.Lock()
-	defer e.callbacks.mu.Unlock()
-	if e.callbacks.foreign == nil {
-		e.callbacks.foreign = map[int64]time.Time{}
+func (s *Service) skipForeign(id int64, deadline time.Time) {
+	s.skips.mu.Lock()
+	defer s.skips.mu.Unlock()
+	if s.skips.foreign == nil {
+		s.skips.foreign = map[int64]time.Time{}
 	}
-	e.callbacks.foreign[id] = deadline
+	s.skips.foreign[id] = deadline
 }

@@ -1,4 +1,4 @@
-package engine
+package advance
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -37,11 +38,11 @@ const (
 // pushCompensation records a completed step on the compensation stack
 // when it has a compensation handler (Queuety's
 // push_compensation_snapshot).
-func pushCompensation(state *phpjson.Object, step *stepDef, idx int) {
+func (s *Service) pushCompensation(state *phpjson.Object, step *stepDef, idx int) {
 	if step == nil {
 		return
 	}
-	h := handlerDef(step.Raw, "compensation")
+	h := s.handlerDef(step.Raw, "compensation")
 	if h == nil {
 		return
 	}
@@ -59,7 +60,7 @@ func pushCompensation(state *phpjson.Object, step *stepDef, idx int) {
 
 // handlerDef is Queuety's handler_definition of o[key]: {class, payload}
 // for a name or a {class|handler, payload|config} object, or nil.
-func handlerDef(o *phpjson.Object, key string) *phpjson.Object {
+func (s *Service) handlerDef(o *phpjson.Object, key string) *phpjson.Object {
 	name := handlerRef(o, key)
 	if name == "" {
 		return nil
@@ -77,15 +78,15 @@ func handlerDef(o *phpjson.Object, key string) *phpjson.Object {
 			}
 		}
 	}
-	out := handlerDefinition(name)
+	out := s.core.HandlerDefinition(name)
 	out.Set("payload", payload)
 	return out
 }
 
-// shouldCompensate reports whether a workflow ending for reason runs its
+// ShouldCompensate reports whether a workflow ending for reason runs its
 // compensations: always on cancel, on failure and deadline only with
 // _compensate_on_failure; never twice.
-func shouldCompensate(state *phpjson.Object, reason string) bool {
+func ShouldCompensate(state *phpjson.Object, reason string) bool {
 	if workflowstate.Truthy(state, "_compensated") {
 		return false
 	}
@@ -95,11 +96,11 @@ func shouldCompensate(state *phpjson.Object, reason string) bool {
 	return reason == CompensateCancel || workflowstate.Truthy(state, "_compensate_on_failure")
 }
 
-// startCompensation begins a locked, just-ended workflow's compensations
+// StartCompensation begins a locked, just-ended workflow's compensations
 // (see the file comment). It changes state and wf.State; the caller
 // writes the workflow row after it.
-func (e *Engine) startCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, reason string, now time.Time) error {
-	if !shouldCompensate(state, reason) {
+func (s *Service) StartCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, reason string, now time.Time) error {
+	if !ShouldCompensate(state, reason) {
 		return nil
 	}
 	raw, _ := state.Get("_compensation_stack")
@@ -112,7 +113,7 @@ func (e *Engine) startCompensation(ctx context.Context, tx driver.Tx, wf *driver
 	}
 	state.Set("_compensation_next", int64(len(stack)-1))
 	wf.State = workflowstate.EncodeJSON(state)
-	return e.enqueueCompensation(ctx, tx, wf, state, stack, len(stack)-1, reason, now)
+	return s.enqueueCompensation(ctx, tx, wf, state, stack, len(stack)-1, reason, now)
 }
 
 // enqueueCompensation enqueues compensation index of the stack as a job:
@@ -120,17 +121,17 @@ func (e *Engine) startCompensation(ctx context.Context, tx driver.Tx, wf *driver
 // and the handler's payload, plus the engine's marker. A handler no worker
 // of this process registered goes to Queuety PHP's bridge class when the
 // client has a PHP workflow callback queue (phpbridge.go).
-func (e *Engine) enqueueCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, stack []any, index int, reason string, now time.Time) error {
+func (s *Service) enqueueCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, stack []any, index int, reason string, now time.Time) error {
 	entry, _ := stack[index].(*phpjson.Object)
 	handler := ""
 	if entry != nil {
 		handler = strField(entry, "handler")
 	}
 	if handler == "" {
-		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)
+		return s.finishCompensation(ctx, tx, wf, state, index, reason, now)
 	}
-	if e.phpWorkflowCallback(handler) {
-		return tx.JobInsert(ctx, []*driver.Job{e.phpWorkflowCallbackJob(wf, "compensation", handler, index, reason, now)})
+	if s.phpWorkflowCallback(handler) {
+		return tx.JobInsert(ctx, []*driver.Job{s.phpWorkflowCallbackJob(wf, "compensation", handler, index, reason, now)})
 	}
 	return tx.JobInsert(ctx, []*driver.Job{compensationJob(wf, state, entry, index, reason, nil, now)})
 }
@@ -169,51 +170,32 @@ func compensationJob(wf *driver.Workflow, state, entry *phpjson.Object, index in
 	}
 }
 
-func mustObject(o *phpjson.Object, k string) (*phpjson.Object, bool) {
-	v, _ := o.Get(k)
-	x, ok := v.(*phpjson.Object)
-	return x, ok
-}
-
-// cjWithPayload returns cj with its payload decoded from row when the
-// claim did not decode it (sweeps build claims from rows).
-func cjWithPayload(cj *Claimed, row *driver.Job) *Claimed {
-	if cj.payload != nil {
-		return cj
-	}
-	c := *cj
-	if doc, err := workflowstate.DecodeObject("payload", row.Payload); err == nil {
-		c.payload = doc
-	}
-	return &c
-}
-
 // compensationMarker returns the workflow, stack index and reason of a
-// compensation job, or ok false.
-func compensationMarker(cj *Claimed) (wfID int64, index int, reason string, ok bool) {
-	if cj.payload == nil {
+// compensation job's payload, or ok false.
+func compensationMarker(payload *phpjson.Object) (wfID int64, index int, reason string, ok bool) {
+	if payload == nil {
 		return 0, 0, "", false
 	}
-	m, isObj := mustObject(cj.payload, callbackKey)
+	m, isObj := mustObject(payload, callbackKey)
 	if !isObj || strField(m, "kind") != "compensation" {
 		return 0, 0, "", false
 	}
 	return intValue(m, "workflow_id"), int(intValue(m, "index")), strField(m, "reason"), true
 }
 
-// compensationEnded moves a workflow's compensations on after the job of
-// compensation index ended (completed, or buried: Queuety logs a failed
+// CompensationEnded moves a workflow's compensations on after the job of
+// compensation index ended (payload and handler are the job's) (completed, or buried: Queuety logs a failed
 // compensation and goes on): the next one is enqueued, or the workflow is
 // marked compensated. It runs in the transaction that ended the job, and
 // only once per index.
-func (e *Engine) compensationEnded(ctx context.Context, tx driver.Tx, cj *Claimed, failedMsg string, now time.Time) error {
-	wfID, index, reason, ok := compensationMarker(cj)
+func (s *Service) CompensationEnded(ctx context.Context, tx driver.Tx, payload *phpjson.Object, handler, failedMsg string, now time.Time) error {
+	wfID, index, reason, ok := compensationMarker(payload)
 	if !ok {
 		return nil
 	}
 	wf, err := tx.WorkflowGet(ctx, wfID, driver.LockUpdate)
 	if err != nil {
-		if err == ErrNotFound {
+		if err == queuetytype.ErrNotFound {
 			return nil
 		}
 		return err
@@ -227,17 +209,17 @@ func (e *Engine) compensationEnded(ctx context.Context, tx driver.Tx, cj *Claime
 		return nil // not this compensation's turn (already moved on)
 	}
 	if failedMsg != "" {
-		if err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: cj.Job.Handler, Queue: workflowstate.Queue(state),
+		if err := tx.LogInsert(ctx, []*driver.LogEntry{{WorkflowID: wf.ID, Handler: handler, Queue: workflowstate.Queue(state),
 			Event: driver.LogDebug, ErrorMessage: failedMsg,
 			Context: workflowstate.EncodeJSON(map[string]any{"type": "compensation_failed", "reason": reason}), CreatedAt: now}}); err != nil {
 			return err
 		}
 	}
-	if plan, ok := sweepPlanOf(cj); ok {
-		return e.sweptCompensationEnded(ctx, tx, wf, state, plan, reason, now)
+	if plan, ok := sweepPlanOf(payload); ok {
+		return s.sweptCompensationEnded(ctx, tx, wf, state, plan, reason, now)
 	}
 	if index == 0 {
-		return e.finishCompensation(ctx, tx, wf, state, index, reason, now)
+		return s.finishCompensation(ctx, tx, wf, state, index, reason, now)
 	}
 	state.Set("_compensation_next", int64(index-1))
 	wf.State = workflowstate.EncodeJSON(state)
@@ -247,15 +229,15 @@ func (e *Engine) compensationEnded(ctx context.Context, tx driver.Tx, cj *Claime
 	raw, _ := state.Get("_compensation_stack")
 	stack, _ := workflowstate.ListOf(raw)
 	if index-1 >= len(stack) {
-		return e.finishCompensation(ctx, tx, wf, state, index-1, reason, now)
+		return s.finishCompensation(ctx, tx, wf, state, index-1, reason, now)
 	}
-	return e.enqueueCompensation(ctx, tx, wf, state, stack, index-1, reason, now)
+	return s.enqueueCompensation(ctx, tx, wf, state, stack, index-1, reason, now)
 }
 
 // finishCompensation marks the workflow compensated (Queuety's
 // _compensated and _compensation_cause) once the last compensation ended,
 // or moves past an entry it cannot run.
-func (e *Engine) finishCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, index int, reason string, now time.Time) error {
+func (s *Service) finishCompensation(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, index int, reason string, now time.Time) error {
 	if index > 0 {
 		raw, _ := state.Get("_compensation_stack")
 		stack, _ := workflowstate.ListOf(raw)
@@ -264,7 +246,7 @@ func (e *Engine) finishCompensation(ctx context.Context, tx driver.Tx, wf *drive
 		if err := tx.WorkflowUpdate(ctx, wf); err != nil {
 			return err
 		}
-		return e.enqueueCompensation(ctx, tx, wf, state, stack, index-1, reason, now)
+		return s.enqueueCompensation(ctx, tx, wf, state, stack, index-1, reason, now)
 	}
 	state.Delete("_compensation_next")
 	state.Set("_compensated", true)
@@ -274,13 +256,13 @@ func (e *Engine) finishCompensation(ctx context.Context, tx driver.Tx, wf *drive
 		return err
 	}
 	if reason == CompensateCancel {
-		return e.enqueueCallback(ctx, tx, wf, state, "_on_cancel", "cancel", now)
+		return s.EnqueueCallback(ctx, tx, wf, state, "_on_cancel", "cancel", now)
 	}
 	return nil
 }
 
-// compensationCount is the number of entries on the compensation stack.
-func compensationCount(state *phpjson.Object) int {
+// CompensationCount is the number of entries on the compensation stack.
+func CompensationCount(state *phpjson.Object) int {
 	raw, _ := state.Get("_compensation_stack")
 	stack, _ := workflowstate.ListOf(raw)
 	return len(stack)

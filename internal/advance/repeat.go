@@ -1,4 +1,4 @@
-package engine
+package advance
 
 import (
 	"context"
@@ -21,10 +21,10 @@ import (
 func (sc *stepCtx) repeatOutput() (*phpjson.Object, error) {
 	step, idx := sc.step, sc.wf.CurrentStep
 	if step.Target == "" {
-		return nil, NonRetryable(fmt.Errorf("Workflow %d: repeat step %d is missing a target step.", sc.wf.ID, idx))
+		return nil, sc.s.final(fmt.Errorf("Workflow %d: repeat step %d is missing a target step.", sc.wf.ID, idx))
 	}
 	if step.StateKey == "" && step.Condition == "" {
-		return nil, NonRetryable(fmt.Errorf("Workflow %d: repeat step %d is missing a state key.", sc.wf.ID, idx))
+		return nil, sc.s.final(fmt.Errorf("Workflow %d: repeat step %d is missing a state key.", sc.wf.ID, idx))
 	}
 	matches, err := sc.repeatMatches()
 	if err != nil {
@@ -37,7 +37,7 @@ func (sc *stepCtx) repeatOutput() (*phpjson.Object, error) {
 	case "until":
 		again = !matches
 	default:
-		return nil, NonRetryable(fmt.Errorf("Unsupported repeat mode '%s'.", step.RepeatMode))
+		return nil, sc.s.final(fmt.Errorf("Unsupported repeat mode '%s'.", step.RepeatMode))
 	}
 	iterations := workflowstate.RepeatIterations(sc.state, idx)
 	out := phpjson.NewObject()
@@ -47,7 +47,7 @@ func (sc *stepCtx) repeatOutput() (*phpjson.Object, error) {
 	}
 	iterations++
 	if step.MaxIterations > 0 && iterations > int64(step.MaxIterations) {
-		return nil, constraintf("Workflow %d: repeat step '%s' exceeded max_iterations of %d.", sc.wf.ID, step.Name, step.MaxIterations)
+		return nil, sc.s.constraintf("Workflow %d: repeat step '%s' exceeded max_iterations of %d.", sc.wf.ID, step.Name, step.MaxIterations)
 	}
 	out.Set("_next_step", step.Target)
 	out.Set("_repeat_steps", workflowstate.RepeatSteps(sc.state, idx, iterations))
@@ -59,8 +59,8 @@ func (sc *stepCtx) repeatMatches() (bool, error) {
 	step := sc.step
 	if step.Condition != "" {
 		var fn ConditionFunc
-		if sc.r != nil && sc.r.Funcs != nil {
-			fn, _ = sc.r.Funcs.RepeatCondition(step.Condition)
+		if funcs := sc.at.Funcs(); funcs != nil {
+			fn, _ = funcs.RepeatCondition(step.Condition)
 		}
 		if fn == nil {
 			return false, failAttemptWith(fmt.Errorf("Repeat condition class '%s' not found: no repeat condition of that name is registered with this worker", step.Condition))

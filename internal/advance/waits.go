@@ -1,4 +1,4 @@
-package engine
+package advance
 
 import (
 	"context"
@@ -36,12 +36,12 @@ func (sc *stepCtx) openWait() error {
 	if err != nil {
 		return err
 	}
-	matched, err := sc.e.matchSignals(ctx, tx, sc.wf.ID, sc.state, sc.step)
+	matched, err := sc.s.matchSignals(ctx, tx, sc.wf.ID, sc.state, sc.step)
 	if err != nil {
 		return err
 	}
 	if matched != nil {
-		return sc.e.settleWait(ctx, tx, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep, workflowstate.SignalOutput(sc.step, matched, false), sc.now)
+		return sc.s.SettleWait(ctx, tx, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep, workflowstate.SignalOutput(sc.step, matched, false), sc.now)
 	}
 	wait := phpjson.NewObject()
 	wait.Set("type", "signal")
@@ -89,29 +89,29 @@ func (sc *stepCtx) openWait() error {
 	after := workflowstate.PublicState(sc.state)
 	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
 		WorkflowID: sc.wf.ID, StepIndex: sc.wf.CurrentStep, StepName: sc.step.Name, StepType: string(sc.step.Type),
-		Handler: HandlerWaitForSignal, Event: driver.EventWorkflowWaiting, Input: in.state,
+		Handler: handlerWaitForSignal, Event: driver.EventWorkflowWaiting, Input: in.state,
 		Output: workflowstate.EncodeJSON(details), StateBefore: in.state, StateAfter: workflowstate.EncodeJSON(after),
 		Context: workflowstate.EncodeJSON(wctx), CreatedAt: sc.now,
 	}})
 }
 
-// settleWait resolves a signal wait (the signal or the timer won): it
-// merges the wait's output, moves to the next step and records
-// workflow_resumed.
-func (e *Engine) settleWait(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, output *phpjson.Object, now time.Time) error {
+// SettleWait resolves a signal or workflow wait (what it waited for, or
+// the timer, won) of a locked workflow: it merges the wait's output,
+// moves to the next step and records workflow_resumed.
+func (s *Service) SettleWait(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, output *phpjson.Object, now time.Time) error {
 	stateBefore := workflowstate.PublicState(state)
 	state.Delete("_wait")
 	state.Delete("_waiting_for_signal")
 	workflowstate.MergeOutput(state, output, idx)
-	pushCompensation(state, steps[idx], idx)
-	if err := countTransition(state); err != nil {
+	s.pushCompensation(state, steps[idx], idx)
+	if err := s.countTransition(state); err != nil {
 		wf.State = workflowstate.EncodeJSON(state)
-		return e.failWorkflowLocked(ctx, tx, wf, 0, errorMessage(err), now)
+		return s.FailWorkflowLocked(ctx, tx, wf, 0, err.Error(), now)
 	}
 	wf.Status = driver.WorkflowRunning
 	wf.WaitDeadlineAt = time.Time{}
-	w := &writes{}
-	e.advance(w, wf, state, steps, idx+1, now)
+	w := &Writes{}
+	s.advance(w, wf, state, steps, idx+1, now)
 	step := steps[idx]
 	before := workflowstate.EncodeJSON(stateBefore)
 	w.events = append(w.events, &driver.WorkflowEvent{
@@ -119,14 +119,14 @@ func (e *Engine) settleWait(ctx context.Context, tx driver.Tx, wf *driver.Workfl
 		Event: driver.EventWorkflowResumed, Input: before, Output: workflowstate.EncodeJSON(output),
 		StateBefore: before, StateAfter: workflowstate.EncodeJSON(workflowstate.PublicState(state)), CreatedAt: now,
 	})
-	return w.flush(ctx, tx)
+	return w.Flush(ctx, tx)
 }
 
 // matchSignals returns the first matching payload per signal name when the
 // wait is satisfied (all names for mode "all", the earliest for "any"), or
 // nil. Stored signals are never consumed, as in Queuety: a signal sent
 // before the wait was reached counts.
-func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, state *phpjson.Object, step *stepDef) (map[string]*phpjson.Object, error) {
+func (s *Service) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, state *phpjson.Object, step *stepDef) (map[string]*phpjson.Object, error) {
 	if len(step.SignalNames) == 0 {
 		return nil, nil
 	}
@@ -139,10 +139,10 @@ func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, sta
 	corr := strField(step.Raw, "correlation_key")
 	matched := map[string]*phpjson.Object{}
 	var first string
-	for _, s := range sigs {
-		p, err := workflowstate.DecodeObject("signal payload", s.Payload)
+	for _, sig := range sigs {
+		p, err := workflowstate.DecodeObject("signal payload", sig.Payload)
 		if err != nil {
-			e.log.Warn("queuety: ignoring signal with malformed payload", "workflow_id", wfID, "signal_id", s.ID, "err", err)
+			s.log.Warn("queuety: ignoring signal with malformed payload", "workflow_id", wfID, "signal_id", sig.ID, "err", err)
 			continue
 		}
 		if mp != nil && mp.Len() > 0 && !workflowstate.ContainsSubset(p, mp) {
@@ -156,10 +156,10 @@ func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, sta
 			}
 		}
 		if first == "" {
-			first = s.Name
+			first = sig.Name
 		}
-		if _, ok := matched[s.Name]; !ok {
-			matched[s.Name] = p
+		if _, ok := matched[sig.Name]; !ok {
+			matched[sig.Name] = p
 		}
 	}
 	if step.WaitMode == "any" {
@@ -185,7 +185,7 @@ func (e *Engine) matchSignals(ctx context.Context, tx driver.Tx, wfID int64, sta
 // workflow ended, or its wait timed out first) is stored, logged as
 // ignored, and changes nothing. It returns ErrNotFound for an unknown
 // workflow.
-func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payload any) error {
+func (s *Service) Signal(ctx context.Context, workflowID int64, name string, payload any) error {
 	if name == "" || len(name) > 255 {
 		return fmt.Errorf("queuety: signal: %w", invalidf("signal name must be 1-255 characters"))
 	}
@@ -194,8 +194,8 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 		return fmt.Errorf("queuety: signal %q: %w", name, err)
 	}
 	raw := workflowstate.EncodeJSON(body)
-	err = e.lockWorkflow(ctx, workflowID, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
-		return e.signalLocked(ctx, tx, wf, state, steps, name, raw, now)
+	err = s.core.LockWorkflow(ctx, workflowID, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+		return s.signalLocked(ctx, tx, wf, state, steps, name, raw, now)
 	})
 	if err != nil {
 		return fmt.Errorf("queuety: signal %q to workflow %d: %w", name, workflowID, err)
@@ -205,7 +205,7 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 
 // signalLocked stores a signal for a workflow the transaction holds
 // locked and settles its wait when the signal completes it.
-func (e *Engine) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, name string, raw []byte, now time.Time) error {
+func (s *Service) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, name string, raw []byte, now time.Time) error {
 	if err := tx.SignalInsert(ctx, &driver.Signal{WorkflowID: wf.ID, Name: name, Payload: raw, ReceivedAt: now}); err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (e *Engine) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 	if wf.Status == driver.WorkflowWaitingForSignal && wf.CurrentStep < len(steps) {
 		step := steps[wf.CurrentStep]
 		if step.Type == queuetytype.StepWaitForSignal && workflowstate.Contains(step.SignalNames, name) {
-			matched, err := e.matchSignals(ctx, tx, wf.ID, state, step)
+			matched, err := s.matchSignals(ctx, tx, wf.ID, state, step)
 			if err != nil || matched == nil {
 				return err
 			}
@@ -228,7 +228,7 @@ func (e *Engine) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 					return err
 				}
 			}
-			return e.settleWait(ctx, tx, wf, state, steps, wf.CurrentStep, workflowstate.SignalOutput(step, matched, false), now)
+			return s.SettleWait(ctx, tx, wf, state, steps, wf.CurrentStep, workflowstate.SignalOutput(step, matched, false), now)
 		}
 	}
 	if v, ok := state.Get(workflowstate.TimedOutKey(name)); ok && v == true {
@@ -243,12 +243,12 @@ func (e *Engine) signalLocked(ctx context.Context, tx driver.Tx, wf *driver.Work
 // answer that completes the wait settles it in the same transaction, so a
 // second answer to that wait (a form submitted twice, two operators at
 // once) finds the workflow no longer waiting and stores nothing. It returns
-// ErrInvalidState when the workflow is not waiting at a signal wait, or
+// queuetytype.ErrInvalidState when the workflow is not waiting at a signal wait, or
 // its wait takes no such answer (a reject for an approval wait, an approve
 // for a plain signal wait): an answer is never stored for a wait that
 // cannot consume it. To deliver a signal before the workflow reaches its
 // wait, send it by name with Signal.
-func (e *Engine) Answer(ctx context.Context, workflowID int64, answer string, payload any) (string, error) {
+func (s *Service) Answer(ctx context.Context, workflowID int64, answer string, payload any) (string, error) {
 	if !workflowstate.KnownAnswer(answer) {
 		return "", fmt.Errorf("queuety: answer workflow %d: %w", workflowID, invalidf("unknown answer %q (approve, reject or input)", answer))
 	}
@@ -257,19 +257,47 @@ func (e *Engine) Answer(ctx context.Context, workflowID int64, answer string, pa
 		return "", fmt.Errorf("queuety: %s workflow %d: %w", answer, workflowID, err)
 	}
 	var name string
-	err = e.lockWorkflow(ctx, workflowID, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
+	err = s.core.LockWorkflow(ctx, workflowID, func(tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) error {
 		if wf.Status != driver.WorkflowWaitingForSignal || wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != queuetytype.StepWaitForSignal {
 			return fmt.Errorf("%w: workflow %d is not waiting for an answer (it is %s); an answer goes to a wait in progress "+
-				"(send a signal by name to deliver one before the workflow reaches its wait)", ErrInvalidState, wf.ID, wf.Status)
+				"(send a signal by name to deliver one before the workflow reaches its wait)", queuetytype.ErrInvalidState, wf.ID, wf.Status)
 		}
 		step := steps[wf.CurrentStep]
 		if name = workflowstate.AnswerSignal(step, answer); name == "" {
-			return fmt.Errorf("%w: workflow %d waits for %s, which takes no %s answer%s", ErrInvalidState, wf.ID, workflowstate.WaitSummary(step), answer, workflowstate.AnswerHint(step, answer))
+			return fmt.Errorf("%w: workflow %d waits for %s, which takes no %s answer%s", queuetytype.ErrInvalidState, wf.ID, workflowstate.WaitSummary(step), answer, workflowstate.AnswerHint(step, answer))
 		}
-		return e.signalLocked(ctx, tx, wf, state, steps, name, workflowstate.EncodeJSON(body), now)
+		return s.signalLocked(ctx, tx, wf, state, steps, name, workflowstate.EncodeJSON(body), now)
 	})
 	if err != nil {
 		return "", fmt.Errorf("queuety: %s workflow %d: %w", answer, workflowID, err)
 	}
 	return name, nil
+}
+
+// TimeOutWaitLocked settles the signal wait of wf, locked by the caller,
+// if its timeout passed before the signal: a signal_timed_out row is
+// logged and the workflow continues with TimedOutKey(...) = true. It
+// reports whether it timed the wait out; a workflow that is no longer
+// waiting, or whose wait is not yet due, is left alone.
+func (s *Service) TimeOutWaitLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
+	if wf.Status != driver.WorkflowWaitingForSignal || wf.WaitDeadlineAt.IsZero() || now.Before(wf.WaitDeadlineAt) {
+		return false, nil
+	}
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
+	if err != nil {
+		return false, err
+	}
+	steps, err := parseSteps(state)
+	if err != nil {
+		return false, err
+	}
+	if wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != queuetytype.StepWaitForSignal {
+		return false, nil
+	}
+	step := steps[wf.CurrentStep]
+	if err := tx.LogInsert(ctx, []*driver.LogEntry{debugLog(wf, state, now, map[string]any{
+		"type": "signal_timed_out", "signals": workflowstate.StringsToAny(step.SignalNames), "timeout_at": rowtime.ISO(wf.WaitDeadlineAt)})}); err != nil {
+		return false, err
+	}
+	return true, s.SettleWait(ctx, tx, wf, state, steps, wf.CurrentStep, workflowstate.SignalOutput(step, nil, true), now)
 }

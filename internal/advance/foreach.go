@@ -1,4 +1,4 @@
-package engine
+package advance
 
 import (
 	"context"
@@ -34,50 +34,6 @@ const (
 	msgForEachUnsatisfiable = "For-each completion condition could not be satisfied."
 )
 
-// ForEachItem returns the item and index a for-each branch job carries in
-// its payload (__for_each). ok is false for every other job.
-func (cj *Claimed) ForEachItem() (item any, index int, ok bool) {
-	if cj.flow.Def == nil || cj.flow.Def.Type != queuetytype.StepForEach || cj.Job.Handler == HandlerForEach || cj.payload == nil {
-		return nil, 0, false
-	}
-	meta, _ := cj.payload.Get(forEachKey)
-	m, isObj := meta.(*phpjson.Object)
-	if !isObj {
-		return nil, 0, false
-	}
-	item, _ = m.Get("item")
-	idx, _ := m.Get("item_index")
-	return workflowstate.Plain(item), int(workflowstate.ToInt(idx)), true
-}
-
-// MissingFunction names the reducer or repeat condition this job needs
-// that funcs does not have, or returns "". A worker does not run such a
-// job: a for-each branch may be the one that settles its step (and calls
-// the reducer), and a repeat placeholder calls its condition. It defers
-// the job instead, for a worker that has the function.
-func (cj *Claimed) MissingFunction(funcs Functions) string {
-	if cj.flow.Def == nil || cj.preErr != nil {
-		return ""
-	}
-	switch {
-	case cj.flow.Def.Type == queuetytype.StepForEach && cj.Job.Handler != HandlerForEach && cj.flow.Def.Reducer != "":
-		if funcs == nil {
-			return "reducer " + cj.flow.Def.Reducer
-		}
-		if _, ok := funcs.Reducer(cj.flow.Def.Reducer); !ok {
-			return "reducer " + cj.flow.Def.Reducer
-		}
-	case cj.Job.Handler == HandlerRepeat && cj.flow.Def.Type == queuetytype.StepRepeat && cj.flow.Def.Condition != "":
-		if funcs == nil {
-			return "repeat condition " + cj.flow.Def.Condition
-		}
-		if _, ok := funcs.RepeatCondition(cj.flow.Def.Condition); !ok {
-			return "repeat condition " + cj.flow.Def.Condition
-		}
-	}
-	return ""
-}
-
 // forEachOutput is the settled step's output: the aggregate under the
 // result key, plus the reducer's keys when the step has a reducer.
 func (sc *stepCtx) forEachOutput(rt *workflowstate.ForEach) (*phpjson.Object, error) {
@@ -89,15 +45,15 @@ func (sc *stepCtx) forEachOutput(rt *workflowstate.ForEach) (*phpjson.Object, er
 		return out, nil
 	}
 	var fn ReducerFunc
-	if sc.r != nil && sc.r.Funcs != nil {
-		fn, _ = sc.r.Funcs.Reducer(sc.step.Reducer)
+	if funcs := sc.at.Funcs(); funcs != nil {
+		fn, _ = funcs.Reducer(sc.step.Reducer)
 	}
 	if fn == nil {
 		return nil, failAttemptWith(fmt.Errorf("For-each reducer class '%s' not found: no reducer of that name is registered with this worker", sc.step.Reducer))
 	}
 	view := workflowstate.PublicState(sc.state)
 	view.Set(key, agg)
-	reduced, err := callUser(func() (State, error) {
+	reduced, err := callUser(func() (map[string]any, error) {
 		return fn(context.Background(), view.ToMap(), workflowstate.DecodeForEachResult(agg))
 	})
 	if err != nil {
@@ -105,7 +61,7 @@ func (sc *stepCtx) forEachOutput(rt *workflowstate.ForEach) (*phpjson.Object, er
 	}
 	ro, err := workflowstate.UserObject("reducer output", reduced)
 	if err != nil {
-		return nil, NonRetryable(fmt.Errorf("for-each reducer %s: %w", sc.step.Reducer, err))
+		return nil, sc.s.final(fmt.Errorf("for-each reducer %s: %w", sc.step.Reducer, err))
 	}
 	for _, k := range ro.Keys() {
 		v, _ := ro.Get(k)
@@ -141,7 +97,7 @@ func (sc *stepCtx) expandForEach() error {
 			if v != nil {
 				var ok bool
 				if items, ok = workflowstate.ListOf(v); !ok {
-					return NonRetryable(fmt.Errorf("For-each step '%s' expected state key '%s' to contain an array.", sc.step.Name, sc.step.ItemsKey))
+					return sc.s.final(fmt.Errorf("For-each step '%s' expected state key '%s' to contain an array.", sc.step.Name, sc.step.ItemsKey))
 				}
 			}
 		}
@@ -163,7 +119,7 @@ func (sc *stepCtx) expandForEach() error {
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
-	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in)}, logs: sc.logs()}
+	w := &Writes{events: []*driver.WorkflowEvent{sc.startedEvent(in)}, logs: sc.logs()}
 	missing := rt.Missing()
 	if len(missing) == 0 {
 		switch {
@@ -175,13 +131,13 @@ func (sc *stepCtx) expandForEach() error {
 			if err := sc.finalizeForEach(w, in, out); err != nil {
 				return err
 			}
-			return w.flush(ctx, tx)
+			return w.Flush(ctx, tx)
 		case rt.Impossible(sc.step):
-			if err := w.flush(ctx, tx); err != nil {
+			if err := w.Flush(ctx, tx); err != nil {
 				return err
 			}
 			sc.wf.State = workflowstate.EncodeJSON(sc.state)
-			return sc.e.failWorkflowLocked(ctx, tx, sc.wf, sc.row.ID, msgForEachUnsatisfiable, sc.now)
+			return sc.s.FailWorkflowLocked(ctx, tx, sc.wf, sc.row.ID, msgForEachUnsatisfiable, sc.now)
 		}
 	}
 	for _, i := range missing {
@@ -190,11 +146,11 @@ func (sc *stepCtx) expandForEach() error {
 		meta.Set("item", rt.Items[i])
 		p := phpjson.NewObject()
 		p.Set(forEachKey, meta)
-		w.jobs = append(w.jobs, sc.e.stepJob(sc.wf, sc.state, sc.step.Raw, sc.step.Class, p, idx, 1, sc.now, -1))
+		w.jobs = append(w.jobs, sc.s.stepJob(sc.wf, sc.state, sc.step.Raw, sc.step.Class, p, idx, 1, sc.now, -1))
 	}
 	sc.wf.State = workflowstate.EncodeJSON(sc.state)
 	w.workflows = append(w.workflows, sc.wf)
-	return w.flush(ctx, tx)
+	return w.Flush(ctx, tx)
 }
 
 // checkForEachItems fails the step when it planned more items than the
@@ -203,12 +159,12 @@ func (sc *stepCtx) expandForEach() error {
 func (sc *stepCtx) checkForEachItems(n int) error {
 	if limit := workflowstate.BudgetLimit(sc.state, "max_for_each_items"); limit > 0 {
 		if int64(n) > limit {
-			return constraintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", sc.step.Name, n, limit)
+			return sc.s.constraintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", sc.step.Name, n, limit)
 		}
 		return nil
 	}
-	if limit := sc.e.cfg.MaxForEachItems; limit > 0 && n > limit {
-		return constraintf("For-each step '%s' planned %d items, exceeding the default cap of %d for-each items; "+
+	if limit := sc.s.cfg.MaxForEachItems; limit > 0 && n > limit {
+		return sc.s.constraintf("For-each step '%s' planned %d items, exceeding the default cap of %d for-each items; "+
 			"set the workflow's MaxForEachItems budget to allow more.", sc.step.Name, n, limit)
 	}
 	return nil
@@ -216,16 +172,16 @@ func (sc *stepCtx) checkForEachItems(n int) error {
 
 // finalizeForEach settles the step with its output: the state merge, the
 // transition and the next step, with the step_completed event.
-func (sc *stepCtx) finalizeForEach(w *writes, in stepInputs, output *phpjson.Object) error {
+func (sc *stepCtx) finalizeForEach(w *Writes, in stepInputs, output *phpjson.Object) error {
 	workflowstate.MergeOutput(sc.state, output, sc.wf.CurrentStep)
-	pushCompensation(sc.state, sc.step, sc.wf.CurrentStep)
-	if err := sc.countTransition(); err != nil {
+	sc.s.pushCompensation(sc.state, sc.step, sc.wf.CurrentStep)
+	if err := sc.s.countTransition(sc.state); err != nil {
 		return err
 	}
 	ev := sc.completedEvent(driver.EventStepCompleted, in, output, sc.state)
 	ev.Input = in.state
 	w.events = append(w.events, ev)
-	sc.e.advance(w, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep+1, sc.now)
+	sc.s.advance(w, sc.wf, sc.state, sc.steps, sc.wf.CurrentStep+1, sc.now)
 	return nil
 }
 
@@ -261,12 +217,12 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 	idx := sc.wf.CurrentStep
 	all, rt := workflowstate.LoadForEach(sc.state, idx)
 	if rt == nil {
-		return NonRetryable(fmt.Errorf("Workflow %d: for-each runtime state missing for step %d.", sc.wf.ID, idx))
+		return sc.s.final(fmt.Errorf("Workflow %d: for-each runtime state missing for step %d.", sc.wf.ID, idx))
 	}
 	if rt.Settled() {
-		return sc.e.buryJob(ctx, tx, sc.row, msgForEachSettled, sc.now)
+		return sc.s.core.BuryJob(ctx, tx, sc.row, msgForEachSettled, sc.now)
 	}
-	w := &writes{}
+	w := &Writes{}
 	satisfied, err := sc.applyBranch(w, rt, output)
 	if err != nil {
 		return err
@@ -278,24 +234,24 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 		if err := sc.settleForEach(w, rt, all); err != nil {
 			return err
 		}
-		return w.flush(ctx, tx)
+		return w.Flush(ctx, tx)
 	}
 	rt.Store(sc.state, all, idx)
-	if err := checkBudget(sc.state); err != nil {
+	if err := sc.s.checkBudget(sc.state); err != nil {
 		return err
 	}
 	sc.wf.State = workflowstate.EncodeJSON(sc.state)
 	w.workflows = append(w.workflows, sc.wf)
-	return w.flush(ctx, tx)
+	return w.Flush(ctx, tx)
 }
 
 // applyBranch records one branch's output in the runtime, with its
 // step_started and step_item_completed events and log rows, and reports
 // whether the step's mode is now satisfied. The caller completes the job.
-func (sc *stepCtx) applyBranch(w *writes, rt *workflowstate.ForEach, output *phpjson.Object) (bool, error) {
+func (sc *stepCtx) applyBranch(w *Writes, rt *workflowstate.ForEach, output *phpjson.Object) (bool, error) {
 	storedItem, itemIndex, ok := workflowstate.BranchMeta(sc.row)
 	if !ok {
-		return false, NonRetryable(fmt.Errorf("Workflow %d: invalid for-each branch payload.", sc.wf.ID))
+		return false, sc.s.final(fmt.Errorf("Workflow %d: invalid for-each branch payload.", sc.wf.ID))
 	}
 	item := storedItem
 	if itemIndex >= 0 && itemIndex < len(rt.Items) {
@@ -318,12 +274,12 @@ func (sc *stepCtx) applyBranch(w *writes, rt *workflowstate.ForEach, output *php
 	done := sc.event(driver.EventStepItemCompleted, in)
 	// No state_before or state_after (see branchInputs); Queuety writes
 	// this event's context index first.
-	done.Output, done.Artifacts = workflowstate.EncodeJSON(output), sc.cj.tracedArtifacts()
+	done.Output, done.Artifacts = workflowstate.EncodeJSON(output), sc.at.Artifacts()
 	doneCtx := phpjson.NewObject()
 	doneCtx.Set("item_index", int64(itemIndex))
 	doneCtx.Set("item", item)
 	done.Context = workflowstate.EncodeJSON(doneCtx)
-	sc.cj.traceItemCompleted(done, doneCtx)
+	sc.at.TraceItemCompleted(done, doneCtx)
 	w.events = append(w.events, started, done)
 	w.logs = append(w.logs, sc.logs()...)
 	return rt.Satisfied(sc.step), nil
@@ -332,11 +288,11 @@ func (sc *stepCtx) applyBranch(w *writes, rt *workflowstate.ForEach, output *php
 // settleForEach settles the step on this branch: the branches still open
 // are buried, and the aggregate (and the reducer's keys) is merged as the
 // step's output. The settling branch's job must be completed already.
-func (sc *stepCtx) settleForEach(w *writes, rt *workflowstate.ForEach, all *phpjson.Object) error {
+func (sc *stepCtx) settleForEach(w *Writes, rt *workflowstate.ForEach, all *phpjson.Object) error {
 	idx := sc.wf.CurrentStep
 	rt.Obj.Set("settled", true)
 	rt.Store(sc.state, all, idx)
-	if err := sc.e.buryOpenStepJobs(context.Background(), sc.tx, sc.wf.ID, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
+	if err := sc.s.buryOpenStepJobs(context.Background(), sc.tx, sc.wf.ID, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
 		return err
 	}
 	out, err := sc.forEachOutput(rt)
@@ -347,44 +303,43 @@ func (sc *stepCtx) settleForEach(w *writes, rt *workflowstate.ForEach, all *phpj
 	return sc.finalizeForEach(w, stepInputs{state: before, input: before}, out)
 }
 
-// completeBranchGroup records successful branch results of one for-each
+// CompleteBranches records successful branch results of one for-each
 // step of one workflow in one transaction: the workflow is locked, its
-// state decoded and written once for the whole group. It returns, per
-// result, nil or ErrStaleAttempt, and fallback when the group must go
-// through Finish one by one instead (the workflow is not simply running
-// this step, or a result is not usable as is).
-func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (errs []error, fallback bool, err error) {
-	errs = make([]error, len(results))
-	outputs := make([]*phpjson.Object, len(results))
-	for i, r := range results {
-		if outputs[i], err = stepOutput(r); err != nil {
-			return nil, true, nil
-		}
-	}
-	err = e.store.InTx(ctx, func(tx driver.Tx) error {
+// state decoded and written once for the whole group. attempts and
+// outputs are the branches' attempts and outputs. It returns, per
+// attempt, nil or ErrStaleAttempt, and fallback when the group must go
+// through the engine one by one instead (the workflow is not simply
+// running this step, or a result is not usable as is).
+func (s *Service) CompleteBranches(ctx context.Context, attempts []Attempt, outputs []*phpjson.Object) (errs []error, fallback bool, err error) {
+	errs = make([]error, len(attempts))
+	err = s.store.InTx(ctx, func(tx driver.Tx) error {
 		fallback = false
 		clear(errs)
-		now := e.clock.Now()
-		wfID := results[0].Claimed.Job.WorkflowID
+		now := s.clock.Now()
+		wfID := attempts[0].Job().WorkflowID
 		wf, err := tx.WorkflowGet(ctx, wfID, driver.LockUpdate)
 		if err != nil {
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, queuetytype.ErrNotFound) {
 				fallback = true
 				return nil
 			}
 			return err
 		}
-		if workflowExpired(wf, now) != "" || (wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused) {
+		if s.core.Expired(wf, now) != "" || (wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused) {
 			fallback = true
 			return nil
 		}
-		ids := make([]int64, len(results))
-		for i, r := range results {
-			ids[i] = r.Claimed.Job.ID
+		ids := make([]int64, len(attempts))
+		for i, at := range attempts {
+			ids[i] = at.Job().ID
 		}
-		rows, err := jobsByID(ctx, tx, ids, driver.LockUpdate)
+		locked, err := tx.JobGetMany(ctx, ids, driver.LockUpdate)
 		if err != nil {
 			return err
+		}
+		rows := make(map[int64]*driver.Job, len(locked))
+		for _, row := range locked {
+			rows[row.ID] = row
 		}
 		state, err := workflowstate.DecodeObject("workflow state", wf.State)
 		if err != nil {
@@ -402,28 +357,28 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 			fallback = true
 			return nil
 		}
-		w := &writes{}
+		w := &Writes{}
 		var done []int64
 		var settler *stepCtx
-		for i, r := range results {
-			row := rows[r.Claimed.Job.ID]
-			if row == nil || !r.Claimed.owns(row) || settler != nil {
-				errs[i] = ErrStaleAttempt // after settling, the rest were buried as superseded
+		for i, at := range attempts {
+			row := rows[at.Job().ID]
+			if row == nil || !at.Owns(row) || settler != nil {
+				errs[i] = queuetytype.ErrStaleAttempt // after settling, the rest were buried as superseded
 				continue
 			}
 			if row.StepIndex == nil || *row.StepIndex != idx {
-				if err := e.buryJob(ctx, tx, row, msgAdvancedBeforeCompletion, now); err != nil {
+				if err := s.core.BuryJob(ctx, tx, row, MsgAdvancedBeforeCompletion, now); err != nil {
 					return err
 				}
 				continue
 			}
 			if rt.Settled() {
-				if err := e.buryJob(ctx, tx, row, msgForEachSettled, now); err != nil {
+				if err := s.core.BuryJob(ctx, tx, row, msgForEachSettled, now); err != nil {
 					return err
 				}
 				continue
 			}
-			sc := &stepCtx{e: e, tx: tx, wf: wf, row: row, state: state, steps: steps, step: steps[idx], cj: r.Claimed, r: r, now: now}
+			sc := &stepCtx{s: s, tx: tx, wf: wf, row: row, state: state, steps: steps, step: steps[idx], at: at, now: now}
 			satisfied, err := sc.applyBranch(w, rt, outputs[i])
 			if err != nil {
 				fallback = true
@@ -441,38 +396,38 @@ func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (er
 		}
 		if settler != nil {
 			if err := settler.settleForEach(w, rt, all); err != nil {
-				var af *attemptFailure
-				if IsNonRetryable(err) || errors.As(err, &af) {
+				var af *AttemptFailure
+				if isFinal(err) || errors.As(err, &af) {
 					fallback = true
 					return errRollback
 				}
 				return err
 			}
-			return w.flush(ctx, tx)
+			return w.Flush(ctx, tx)
 		}
 		if len(done) == 0 {
 			return nil
 		}
 		rt.Store(state, all, idx)
-		if err := checkBudget(state); err != nil {
+		if err := s.checkBudget(state); err != nil {
 			fallback = true
 			return errRollback
 		}
 		wf.State = workflowstate.EncodeJSON(state)
 		w.workflows = append(w.workflows, wf)
-		return w.flush(ctx, tx)
+		return w.Flush(ctx, tx)
 	})
 	if errors.Is(err, errRollback) {
 		return nil, true, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("queuety: complete for-each branches: %w", err)
+		return nil, false, err
 	}
 	return errs, fallback, nil
 }
 
 // errRollback rolls back a group transaction whose results go through
-// Finish one by one instead.
+// the engine one by one instead.
 var errRollback = errors.New("group handed to the one-by-one path")
 
 // forEachBranchBuried records a buried branch job of a for-each step:
@@ -480,8 +435,8 @@ var errRollback = errors.New("group handed to the one-by-one path")
 // mode can no longer be satisfied (Queuety's
 // handle_for_each_terminal_failure). handled is false when row is not a
 // for-each branch, for the caller to fail the workflow as usual.
-func (e *Engine) forEachBranchBuried(ctx context.Context, tx driver.Tx, wf *driver.Workflow, row *driver.Job, msg string, now time.Time) (handled bool, err error) {
-	if row.StepIndex == nil || row.Handler == HandlerForEach {
+func (s *Service) forEachBranchBuried(ctx context.Context, tx driver.Tx, wf *driver.Workflow, row *driver.Job, msg string, now time.Time) (handled bool, err error) {
+	if row.StepIndex == nil || row.Handler == handlerForEach {
 		return false, nil
 	}
 	state, err := workflowstate.DecodeObject("workflow state", wf.State)
@@ -520,12 +475,12 @@ func (e *Engine) forEachBranchBuried(ctx context.Context, tx driver.Tx, wf *driv
 	if !rt.Impossible(steps[si]) {
 		return true, tx.WorkflowUpdate(ctx, wf)
 	}
-	return true, e.failWorkflowLocked(ctx, tx, wf, row.ID, msg, now)
+	return true, s.FailWorkflowLocked(ctx, tx, wf, row.ID, msg, now)
 }
 
 // buryOpenStepJobs buries the pending and processing jobs of one step of a
 // workflow, except one.
-func (e *Engine) buryOpenStepJobs(ctx context.Context, tx driver.Tx, wfID int64, idx int, except int64, msg string, now time.Time) error {
+func (s *Service) buryOpenStepJobs(ctx context.Context, tx driver.Tx, wfID int64, idx int, except int64, msg string, now time.Time) error {
 	jobs, err := tx.JobListByWorkflow(ctx, wfID, []driver.JobStatus{driver.JobPending, driver.JobProcessing}, driver.LockUpdate)
 	if err != nil {
 		return err
@@ -534,7 +489,7 @@ func (e *Engine) buryOpenStepJobs(ctx context.Context, tx driver.Tx, wfID int64,
 		if j.ID == except || j.StepIndex == nil || *j.StepIndex != idx {
 			continue
 		}
-		if err := e.buryJob(ctx, tx, j, msg, now); err != nil {
+		if err := s.core.BuryJob(ctx, tx, j, msg, now); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package advance
 
 // This file runs the Go compensations and cancel callbacks of workflows
 // that Queuety PHP failed or cancelled.
@@ -58,13 +58,13 @@ func (p *sweepPlan) encode(marker *phpjson.Object) {
 	marker.Set("then_cancel", p.cancel)
 }
 
-// sweepPlanOf returns the plan in a compensation job's marker, if the
-// sweep started its chain.
-func sweepPlanOf(cj *Claimed) (sweepPlan, bool) {
-	if cj.payload == nil {
+// sweepPlanOf returns the plan in a compensation job's marker (payload
+// is the job's), if the sweep started its chain.
+func sweepPlanOf(payload *phpjson.Object) (sweepPlan, bool) {
+	if payload == nil {
 		return sweepPlan{}, false
 	}
-	m, ok := mustObject(cj.payload, callbackKey)
+	m, ok := mustObject(payload, callbackKey)
 	if !ok {
 		return sweepPlan{}, false
 	}
@@ -83,7 +83,7 @@ func sweepPlanOf(cj *Claimed) (sweepPlan, bool) {
 // sweptCompensationEnded moves a chain the sweep started on: the next
 // index of the plan, or the end (the cancel callback, if planned). The
 // state keeps the _compensated and _compensation_cause PHP wrote.
-func (e *Engine) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, plan sweepPlan, reason string, now time.Time) error {
+func (s *Service) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, plan sweepPlan, reason string, now time.Time) error {
 	raw, _ := state.Get("_compensation_stack")
 	stack, _ := workflowstate.ListOf(raw)
 	for len(plan.rest) > 0 {
@@ -109,7 +109,7 @@ func (e *Engine) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *d
 		return err
 	}
 	if handler := handlerRef(state, "_on_cancel"); plan.cancel && handler != "" {
-		return tx.JobInsert(ctx, []*driver.Job{callbackJob(wf, state, "_on_cancel", "cancel", handler, now)})
+		return tx.JobInsert(ctx, []*driver.Job{s.callbackJob(wf, state, "_on_cancel", "cancel", handler, now)})
 	}
 	return nil
 }
@@ -120,7 +120,7 @@ func (e *Engine) sweptCompensationEnded(ctx context.Context, tx driver.Tx, wf *d
 // bridge class, which starts the chain of the names that are not PHP
 // classes there (see the file comment), once; otherwise it marks it. It
 // reports whether it enqueued a bridge job.
-func (e *Engine) TakeForeignEndLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
+func (s *Service) TakeForeignEndLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
 	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
 		state = phpjson.NewObject()
@@ -147,11 +147,11 @@ func (e *Engine) TakeForeignEndLocked(ctx context.Context, tx driver.Tx, wf *dri
 		names++
 	}
 	if !settled {
-		if handoff := e.cfg.DeadlineHandoff; handoff > 0 && now.Before(ended.Add(handoff)) {
-			e.skipEnd(wf.ID, ended.Add(handoff))
+		if handoff := s.cfg.DeadlineHandoff; handoff > 0 && now.Before(ended.Add(handoff)) {
+			s.skipEnd(wf.ID, ended.Add(handoff))
 			return false, nil
 		}
-		e.cfg.Logger.Warn("queuety: workflow ended elsewhere without recording its compensations; its Go compensations are left",
+		s.log.Warn("queuety: workflow ended elsewhere without recording its compensations; its Go compensations are left",
 			"workflow_id", wf.ID, "status", string(wf.Status))
 		names = 0
 	}
@@ -162,18 +162,18 @@ func (e *Engine) TakeForeignEndLocked(ctx context.Context, tx driver.Tx, wf *dri
 	if marked, err := tx.WorkflowEndMark(ctx, wf.ID, driver.EndedElsewhere, now); err != nil || !marked {
 		return false, err // a sweeper that committed after the find's snapshot took it
 	}
-	return true, tx.JobInsert(ctx, []*driver.Job{e.phpWorkflowCallbackJob(wf, "ended", "", 0, "", now)})
+	return true, tx.JobInsert(ctx, []*driver.Job{s.phpWorkflowCallbackJob(wf, "ended", "", 0, "", now)})
 }
 
 // ForeignEndSkips returns the workflows the foreign end sweep moves past
 // for now, dropping those whose skip ended.
-func (e *Engine) ForeignEndSkips(now time.Time) []int64 {
-	e.callbacks.mu.Lock()
-	defer e.callbacks.mu.Unlock()
+func (s *Service) ForeignEndSkips(now time.Time) []int64 {
+	s.skips.mu.Lock()
+	defer s.skips.mu.Unlock()
 	var ids []int64
-	for id, until := range e.callbacks.ends {
+	for id, until := range s.skips.ends {
 		if !now.Before(until) {
-			delete(e.callbacks.ends, id)
+			delete(s.skips.ends, id)
 			continue
 		}
 		ids = append(ids, id)
@@ -183,11 +183,11 @@ func (e *Engine) ForeignEndSkips(now time.Time) []int64 {
 
 // skipEnd makes the foreign end sweep move past a workflow until the
 // given time (its end plus the deadline handoff).
-func (e *Engine) skipEnd(id int64, until time.Time) {
-	e.callbacks.mu.Lock()
-	defer e.callbacks.mu.Unlock()
-	if e.callbacks.ends == nil {
-		e.callbacks.ends = map[int64]time.Time{}
+func (s *Service) skipEnd(id int64, until time.Time) {
+	s.skips.mu.Lock()
+	defer s.skips.mu.Unlock()
+	if s.skips.ends == nil {
+		s.skips.ends = map[int64]time.Time{}
 	}
-	e.callbacks.ends[id] = until
+	s.skips.ends[id] = until
 }

@@ -1,4 +1,4 @@
-package engine
+package advance
 
 // This file fails workflows that nothing would ever move on because their
 // row says they are past their last step: status running with
@@ -31,10 +31,10 @@ func overrunMessage(wf *driver.Workflow) string {
 // its lock that it still is: open jobs buried, workflow_failed logged, an
 // internal failure recorded, the parent and waiters told, compensation
 // started when the workflow asks for it. It reports whether it failed it.
-func (e *Engine) FailOverrun(ctx context.Context, id int64) (bool, error) {
+func (s *Service) FailOverrun(ctx context.Context, id int64) (bool, error) {
 	var failed bool
 	var msg string
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
+	err := s.store.InTx(ctx, func(tx driver.Tx) error {
 		failed = false
 		wf, err := tx.WorkflowGet(ctx, id, driver.LockUpdate)
 		if err != nil {
@@ -43,9 +43,9 @@ func (e *Engine) FailOverrun(ctx context.Context, id int64) (bool, error) {
 		if wf.Status != driver.WorkflowRunning || wf.CurrentStep <= wf.TotalSteps {
 			return nil
 		}
-		now := e.clock.Now()
+		now := s.clock.Now()
 		msg = overrunMessage(wf)
-		if err := e.failWorkflowLocked(ctx, tx, wf, 0, msg, now); err != nil {
+		if err := s.FailWorkflowLocked(ctx, tx, wf, 0, msg, now); err != nil {
 			return err
 		}
 		failed = true
@@ -56,7 +56,7 @@ func (e *Engine) FailOverrun(ctx context.Context, id int64) (bool, error) {
 		return false, fmt.Errorf("queuety: fail workflow %d past its last step: %w", id, err)
 	}
 	if failed {
-		e.log.Warn("queuety: workflow failed: its row is past its last step", "workflow_id", id, "error", msg)
+		s.log.Warn("queuety: workflow failed: its row is past its last step", "workflow_id", id, "error", msg)
 	}
 	return failed, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package advance
 
 import (
 	"context"
@@ -36,36 +36,40 @@ func (sc *stepCtx) startRunWorkflow() error {
 	raw := sc.step.Raw
 	stepsV, _ := raw.Get("workflow_steps")
 	childSteps, _ := stepsV.([]any)
-	def := Definition{Name: strField(raw, "workflow_name"), Steps: childSteps, Queue: strField(raw, "workflow_queue"),
-		Priority: workflowstate.Priority(sc.state), MaxAttempts: workflowstate.MaxAttempts(sc.state), RuntimeOrder: true,
+	spec := ChildSpec{Name: strField(raw, "workflow_name"), Steps: childSteps, Queue: strField(raw, "workflow_queue"),
+		Priority: workflowstate.Priority(sc.state), MaxAttempts: workflowstate.MaxAttempts(sc.state),
 		ParentWorkflowID: sc.wf.ID, ParentStepIndex: sc.wf.CurrentStep}
-	if def.Name == "" {
-		def.Name = "run_workflow"
+	if spec.Name == "" {
+		spec.Name = "run_workflow"
 	}
-	if def.Queue == "" {
-		def.Queue = workflowstate.Queue(sc.state)
+	if spec.Queue == "" {
+		spec.Queue = workflowstate.Queue(sc.state)
 	}
 	if p, ok := workflowstate.PriorityAt(raw, "workflow_priority"); ok {
-		def.Priority = p
+		spec.Priority = p
 	}
 	if v, ok := raw.Get("workflow_max_attempts"); ok && v != nil {
-		def.MaxAttempts = jobruntime.ClampAttempts(workflowstate.ToInt(v))
+		spec.MaxAttempts = jobruntime.ClampAttempts(workflowstate.ToInt(v))
 	}
-	if def.MaxAttempts <= 0 {
-		def.MaxAttempts = DefaultMaxAttempts
+	if spec.MaxAttempts <= 0 {
+		spec.MaxAttempts = queuetytype.DefaultMaxAttempts
 	}
-	p, err := prepareChild(def)(workflowstate.PublicState(sc.state))
+	prepare, err := sc.s.core.Child(spec)
 	if err != nil {
-		return NonRetryable(fmt.Errorf("run_workflow step '%s': %w", sc.step.Name, err))
+		return sc.s.final(fmt.Errorf("run_workflow step '%s': %w", sc.step.Name, err))
+	}
+	insert, err := prepare(workflowstate.PublicState(sc.state))
+	if err != nil {
+		return sc.s.final(fmt.Errorf("run_workflow step '%s': %w", sc.step.Name, err))
 	}
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
-	if _, err := sc.e.insertWorkflow(ctx, tx, p, sc.now); err != nil {
+	if _, err := insert(ctx, tx, sc.now); err != nil {
 		return err
 	}
-	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in)}, logs: sc.logs()}
-	return w.flush(ctx, tx)
+	w := &Writes{events: []*driver.WorkflowEvent{sc.startedEvent(in)}, logs: sc.logs()}
+	return w.Flush(ctx, tx)
 }
 
 // startWorkflows runs a start_workflows placeholder: one independent
@@ -81,7 +85,7 @@ func (sc *stepCtx) startWorkflows() error {
 		if v != nil {
 			var ok bool
 			if items, ok = workflowstate.ListOf(v); !ok {
-				return NonRetryable(fmt.Errorf("Start step '%s' requires state['%s'] to be an array.", sc.step.Name, itemsKey))
+				return sc.s.final(fmt.Errorf("Start step '%s' requires state['%s'] to be an array.", sc.step.Name, itemsKey))
 			}
 		}
 	}
@@ -89,13 +93,12 @@ func (sc *stepCtx) startWorkflows() error {
 	defObj, _ := defV.(*phpjson.Object)
 	stepsV, _ := defObj.Get("steps")
 	if defObj == nil || !workflowstate.IsList(stepsV) {
-		return NonRetryable(fmt.Errorf("Start step '%s' is missing a valid workflow definition.", sc.step.Name))
+		return sc.s.final(fmt.Errorf("Start step '%s' is missing a valid workflow definition.", sc.step.Name))
 	}
-	def, err := DefinitionFromRuntime(defObj)
+	prepare, err := sc.s.core.Child(ChildSpec{Runtime: defObj, StartedByWorkflowID: sc.wf.ID, StartedByStepIndex: idx})
 	if err != nil {
-		return NonRetryable(fmt.Errorf("start step '%s': %w", sc.step.Name, err))
+		return sc.s.final(fmt.Errorf("start step '%s': %w", sc.step.Name, err))
 	}
-	def.StartedByWorkflowID, def.StartedByStepIndex = sc.wf.ID, idx
 	resultKey := strField(raw, "result_key")
 	if resultKey == "" {
 		resultKey = "started_workflow_ids"
@@ -112,7 +115,7 @@ func (sc *stepCtx) startWorkflows() error {
 		base.Delete(resultKey)
 	}
 	if limit := workflowstate.BudgetLimit(sc.state, "max_started_workflows"); limit > 0 && workflowstate.Counter(sc.state, "started_workflows")+int64(len(items)) > limit {
-		return constraintf("Start step '%s' would exceed max_started_workflows budget of %d.", sc.step.Name, limit)
+		return sc.s.constraintf("Start step '%s' would exceed max_started_workflows budget of %d.", sc.step.Name, limit)
 	}
 	ids := make([]any, 0, len(items))
 	for i, item := range items {
@@ -128,11 +131,11 @@ func (sc *stepCtx) startWorkflows() error {
 			child.Set(payloadKey, item)
 		}
 		child.Set("start_item_index", int64(i))
-		p, err := prepareChild(def)(child)
+		insert, err := prepare(child)
 		if err != nil {
-			return NonRetryable(fmt.Errorf("start step '%s': %w", sc.step.Name, err))
+			return sc.s.final(fmt.Errorf("start step '%s': %w", sc.step.Name, err))
 		}
-		id, err := sc.e.insertWorkflow(ctx, tx, p, sc.now)
+		id, err := insert(ctx, tx, sc.now)
 		if err != nil {
 			return err
 		}
@@ -160,47 +163,36 @@ func (sc *stepCtx) startWorkflows() error {
 	return sc.finalize(out)
 }
 
-// prepareChild returns a function that prepares one child of def from its
-// initial state. A child's steps must not be empty.
-func prepareChild(def Definition) func(initial *phpjson.Object) (*preparedWorkflow, error) {
-	return func(initial *phpjson.Object) (*preparedWorkflow, error) {
-		if len(def.Steps) == 0 {
-			return nil, invalidf("child workflow %q has no steps", def.Name)
-		}
-		return prepareWorkflow(def, initial)
-	}
-}
-
-// afterTerminal runs what a workflow's end sets off, inside the
+// AfterTerminal runs what a workflow's end sets off, inside the
 // transaction that ended it: a run_workflow parent moves on (or fails),
 // and the waits on it are re-evaluated (see wakeWaiters), so both happen
 // exactly when the end commits.
-func (e *Engine) afterTerminal(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, now time.Time) error {
-	return e.afterTerminalAll(ctx, tx, []endedWorkflow{{wf: wf, state: state}}, now)
+func (s *Service) AfterTerminal(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, now time.Time) error {
+	return s.afterTerminalAll(ctx, tx, []endedWorkflow{{wf: wf, state: state}}, now)
 }
 
 // afterTerminalAll is afterTerminal for several workflows that ended in one
 // transaction: the waits on all of them are found with one query.
-func (e *Engine) afterTerminalAll(ctx context.Context, tx driver.Tx, ended []endedWorkflow, now time.Time) error {
+func (s *Service) afterTerminalAll(ctx context.Context, tx driver.Tx, ended []endedWorkflow, now time.Time) error {
 	ids := make([]int64, len(ended))
 	for i, x := range ended {
 		ids[i] = x.wf.ID
 		if x.wf.ParentWorkflowID != 0 && x.wf.ParentStepIndex != nil {
-			if err := e.resumeParent(ctx, tx, x.wf, x.state, now); err != nil {
+			if err := s.resumeParent(ctx, tx, x.wf, x.state, now); err != nil {
 				return err
 			}
 		}
 	}
-	return e.wakeWaiters(ctx, tx, ended, ids, now)
+	return s.wakeWaiters(ctx, tx, ended, ids, now)
 }
 
 // resumeParent moves a run_workflow parent past its step when the child
 // completed, or fails it when the child failed or was cancelled. A parent
 // that is no longer on that step (cancelled, failed by its deadline,
 // retried) is left alone.
-func (e *Engine) resumeParent(ctx context.Context, tx driver.Tx, child *driver.Workflow, childState *phpjson.Object, now time.Time) error {
+func (s *Service) resumeParent(ctx context.Context, tx driver.Tx, child *driver.Workflow, childState *phpjson.Object, now time.Time) error {
 	parent, err := tx.WorkflowGet(ctx, child.ParentWorkflowID, driver.LockUpdate)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, queuetytype.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -231,26 +223,20 @@ func (e *Engine) resumeParent(ctx context.Context, tx driver.Tx, child *driver.W
 				pstate.Set(k, v)
 			}
 		}
-		pushCompensation(pstate, steps[idx], idx)
-		if err := countTransition(pstate); err != nil {
+		s.pushCompensation(pstate, steps[idx], idx)
+		if err := s.countTransition(pstate); err != nil {
 			parent.State = workflowstate.EncodeJSON(pstate)
-			return e.failWorkflowLocked(ctx, tx, parent, 0, errorMessage(err), now)
+			return s.FailWorkflowLocked(ctx, tx, parent, 0, err.Error(), now)
 		}
-		w := &writes{}
-		e.advance(w, parent, pstate, steps, idx+1, now)
-		return w.flush(ctx, tx)
+		w := &Writes{}
+		s.advance(w, parent, pstate, steps, idx+1, now)
+		return w.Flush(ctx, tx)
 	case driver.WorkflowFailed, driver.WorkflowCancelled:
 		msg := fmt.Sprintf("Child workflow %d failed: %s", child.ID, child.ErrorMessage)
 		if child.Status == driver.WorkflowCancelled {
 			msg = fmt.Sprintf("Child workflow %d was cancelled.", child.ID)
 		}
-		return e.failWorkflowLocked(ctx, tx, parent, 0, msg, now)
+		return s.FailWorkflowLocked(ctx, tx, parent, 0, msg, now)
 	}
 	return nil
-}
-
-// errorMessage is the text of an error without the NonRetryable wrapper.
-func errorMessage(err error) string {
-	msg, _, _ := describeError(err)
-	return msg
 }

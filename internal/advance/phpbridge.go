@@ -1,4 +1,4 @@
-package engine
+package advance
 
 // This file hands a workflow's compensations and cancel callback to
 // Queuety PHP when they are PHP classes.
@@ -35,11 +35,11 @@ const HandlerPHPWorkflowCallback = `QueuetyGo\WorkflowCallback`
 // phpWorkflowCallback reports whether a compensation or cancel callback
 // goes to Queuety PHP's bridge class: no worker of this process
 // registered it, and the client has a PHP workflow callback queue.
-func (e *Engine) phpWorkflowCallback(handler string) bool {
-	if e.cfg.PHPWorkflowCallbacks == "" || handler == "" {
+func (s *Service) phpWorkflowCallback(handler string) bool {
+	if s.cfg.PHPWorkflowCallbacks == "" || handler == "" {
 		return false
 	}
-	known, _ := e.knows(handler)
+	known, _ := s.knows(handler)
 	return !known
 }
 
@@ -48,7 +48,7 @@ func (e *Engine) phpWorkflowCallback(handler string) bool {
 // (kind "cancel"). The payload names the workflow and carries the engine's
 // marker, so the Go engine moves the compensations on if it buries the
 // job (its attempts are for crashed PHP workers, as for batch callbacks).
-func (e *Engine) phpWorkflowCallbackJob(wf *driver.Workflow, kind, handler string, index int, reason string, now time.Time) *driver.Job {
+func (s *Service) phpWorkflowCallbackJob(wf *driver.Workflow, kind, handler string, index int, reason string, now time.Time) *driver.Job {
 	payload := phpjson.NewObject()
 	payload.Set("kind", kind)
 	payload.Set("workflow_id", wf.ID)
@@ -62,11 +62,11 @@ func (e *Engine) phpWorkflowCallbackJob(wf *driver.Workflow, kind, handler strin
 		marker.Set("index", int64(index))
 		marker.Set("reason", reason)
 	}
-	payload.Set("bridge_queue", e.cfg.PHPWorkflowCallbacks)
+	payload.Set("bridge_queue", s.cfg.PHPWorkflowCallbacks)
 	payload.Set(callbackKey, marker)
-	payload.Set(runtimeKey, callbackRuntime())
+	payload.Set(runtimeKey, s.cfg.CallbackRuntime())
 	return &driver.Job{
-		Queue: e.cfg.PHPWorkflowCallbacks, Handler: HandlerPHPWorkflowCallback, Payload: workflowstate.EncodeJSON(payload), Status: driver.JobPending,
-		MaxAttempts: callbackAttempts, AvailableAt: rowtime.Floor(now), CostUnits: 1, CreatedAt: rowtime.Floor(now),
+		Queue: s.cfg.PHPWorkflowCallbacks, Handler: HandlerPHPWorkflowCallback, Payload: workflowstate.EncodeJSON(payload), Status: driver.JobPending,
+		MaxAttempts: s.cfg.CallbackAttempts, AvailableAt: rowtime.Floor(now), CostUnits: 1, CreatedAt: rowtime.Floor(now),
 	}
 }

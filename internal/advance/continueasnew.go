@@ -1,4 +1,4 @@
-package engine
+package advance
 
 import (
 	"context"
@@ -17,11 +17,11 @@ var runtimePrivateKeys = map[string]bool{
 
 // continueAsNew restarts the workflow at step 0 with a fresh state, inside
 // the step's transaction.
-func (sc *stepCtx) continueAsNew(next State) error {
+func (sc *stepCtx) continueAsNew(next map[string]any) error {
 	ctx, tx := context.Background(), sc.tx
 	fresh, err := workflowstate.UserObject("continue-as-new state", next)
 	if err != nil {
-		return NonRetryable(err)
+		return sc.s.final(err)
 	}
 	in := sc.inputs()
 	for _, k := range fresh.Keys() {
@@ -46,12 +46,12 @@ func (sc *stepCtx) continueAsNew(next State) error {
 	for _, k := range workflowstate.SortedKeys(next) {
 		marker.Set(k, next[k])
 	}
-	w := &writes{events: []*driver.WorkflowEvent{sc.startedEvent(in), sc.completedEvent(driver.EventStepCompleted, in, marker, fresh)}}
+	w := &Writes{events: []*driver.WorkflowEvent{sc.startedEvent(in), sc.completedEvent(driver.EventStepCompleted, in, marker, fresh)}}
 	sc.wf.RunNumber = max(sc.wf.RunNumber, 1) + 1
-	setRunDeadline(sc.wf, fresh, sc.now)
+	sc.s.core.StartRun(sc.wf, fresh, sc.now)
 	sc.wf.Status = driver.WorkflowRunning
 	w.logs = append(sc.logs(), debugLog(sc.wf, fresh, sc.now, map[string]any{"type": "continued_as_new", "run": int64(sc.wf.RunNumber)}))
 	sc.state = fresh
-	sc.e.advance(w, sc.wf, fresh, sc.steps, 0, sc.now)
-	return w.flush(ctx, tx)
+	sc.s.advance(w, sc.wf, fresh, sc.steps, 0, sc.now)
+	return w.Flush(ctx, tx)
 }

@@ -1,7 +1,8 @@
-package engine
+package advance
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/jobruntime"
@@ -13,26 +14,26 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// enqueueStep writes the job(s) of step idx.
-func (e *Engine) enqueueStep(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) error {
-	return tx.JobInsert(ctx, e.stepJobs(wf, state, steps, idx, now))
+// EnqueueStep writes the job(s) of step idx.
+func (s *Service) EnqueueStep(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) error {
+	return tx.JobInsert(ctx, s.stepJobs(wf, state, steps, idx, now))
 }
 
 // stepJobs builds the job(s) of step idx, as Queuety's enqueue_step_def
 // does: the step's handler (one job per parallel branch) or its internal
 // placeholder, with the options resolved from the step definition and the
 // workflow's defaults, and __queuety_runtime in the payload.
-func (e *Engine) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) []*driver.Job {
+func (s *Service) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) []*driver.Job {
 	step := steps[idx]
 	var jobs []*driver.Job
 	switch step.Type {
 	case queuetytype.StepParallel:
 		for _, b := range step.Branches {
 			def := mergeBranch(step.Raw, b)
-			jobs = append(jobs, e.stepJob(wf, state, def, strField(def, "class"), workflowstate.ObjectField(def, "payload"), idx, 1, now, -1))
+			jobs = append(jobs, s.stepJob(wf, state, def, strField(def, "class"), workflowstate.ObjectField(def, "payload"), idx, 1, now, -1))
 		}
 	case queuetytype.StepSingle:
-		jobs = append(jobs, e.stepJob(wf, state, step.Raw, step.Class, workflowstate.ObjectField(step.Raw, "payload"), idx, 1, now, -1))
+		jobs = append(jobs, s.stepJob(wf, state, step.Raw, step.Class, workflowstate.ObjectField(step.Raw, "payload"), idx, 1, now, -1))
 	default:
 		p := phpjson.NewObject()
 		p.Set(stepIndexKey, int64(idx))
@@ -40,14 +41,14 @@ func (e *Engine) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*s
 		if step.Type == queuetytype.StepDelay {
 			delay = max(step.Delay, 0)
 		}
-		jobs = append(jobs, e.stepJob(wf, state, step.Raw, workflowdef.PlaceholderHandler(step.Type), p, idx, 0, now, delay))
+		jobs = append(jobs, s.stepJob(wf, state, step.Raw, workflowdef.PlaceholderHandler(step.Type), p, idx, 0, now, delay))
 	}
 	return jobs
 }
 
 // stepJob resolves one step job row (Queuety's StepDispatchOptions): step
 // options first, then the workflow's _queue, _priority and _max_attempts.
-func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handler string, payload *phpjson.Object, idx, defaultCost int, now time.Time, delaySeconds int64) *driver.Job {
+func (s *Service) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handler string, payload *phpjson.Object, idx, defaultCost int, now time.Time, delaySeconds int64) *driver.Job {
 	queue := strField(def, "queue")
 	if queue == "" {
 		queue = workflowstate.Queue(state)
@@ -60,7 +61,7 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 	if maxAttempts <= 0 {
 		maxAttempts = workflowstate.MaxAttempts(state)
 	}
-	maxAttempts = min(max(maxAttempts, 1), MaxAttemptsLimit)
+	maxAttempts = min(max(maxAttempts, 1), queuetytype.MaxAttemptsLimit)
 	rtDef := jobruntime.FromDefinition(def)
 	rtDef.MaxAttempts = maxAttempts
 	doc := payload.Clone()
@@ -83,7 +84,7 @@ func (e *Engine) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handle
 		MaxAttempts: maxAttempts, AvailableAt: rowtime.Due(now, delay), WorkflowID: wf.ID, StepIndex: ptr(idx),
 		CostUnits: cost, ConcurrencyGroup: res.group, ConcurrencyLimit: res.limit, CreatedAt: rowtime.Floor(now),
 	}
-	applyScheduleDeadlines(j, rtDef.Timeouts, now)
+	s.core.ScheduleDeadlines(j, rtDef.Timeouts, now)
 	return j
 }
 
@@ -101,4 +102,42 @@ func mergeBranch(parent, branch *phpjson.Object) *phpjson.Object {
 		out.Set(k, v)
 	}
 	return out
+}
+
+// resources are a step job's concurrency group, its limit and its cost
+// units.
+type resources struct {
+	group string
+	limit int
+	cost  int
+}
+
+// stepResources reads a step definition's concurrency_group,
+// concurrency_limit and cost_units, on the step or in its resources
+// object, as Queuety's StepDispatchOptions::resolve does: a blank group is
+// none, and a limit without a group is dropped.
+func stepResources(def *phpjson.Object, defaultCost int) resources {
+	res, _ := mustObject(def, "resources")
+	get := func(k string) any {
+		if v, ok := def.Get(k); ok && v != nil {
+			return v
+		}
+		if res != nil {
+			if v, ok := res.Get(k); ok {
+				return v
+			}
+		}
+		return nil
+	}
+	r := resources{cost: defaultCost}
+	if g, ok := get("concurrency_group").(string); ok {
+		r.group = strings.TrimSpace(g)
+	}
+	if n, ok := get("concurrency_limit").(int64); ok && n > 0 && r.group != "" {
+		r.limit = int(min(n, 65535))
+	}
+	if n, ok := get("cost_units").(int64); ok && n >= 0 {
+		r.cost = int(n)
+	}
+	return r
 }

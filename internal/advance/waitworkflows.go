@@ -1,4 +1,4 @@
-package engine
+package advance
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 		if err := tx.DependencyClear(ctx, sc.wf.ID, idx); err != nil {
 			return err
 		}
-		return sc.e.settleWait(ctx, tx, sc.wf, sc.state, sc.steps, idx, workflowstate.WaitOutput(sc.step, ids, rows), sc.now)
+		return sc.s.SettleWait(ctx, tx, sc.wf, sc.state, sc.steps, idx, workflowstate.WaitOutput(sc.step, ids, rows), sc.now)
 	case "impossible":
 		if err := tx.DependencyClear(ctx, sc.wf.ID, idx); err != nil {
 			return err
@@ -67,7 +67,7 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 		sc.state.Delete("_wait")
 		sc.state.Delete("_waiting_for_signal")
 		sc.wf.State = workflowstate.EncodeJSON(sc.state)
-		return sc.e.failWorkflowLocked(ctx, tx, sc.wf, 0, msgWaitUnsatisfiable, sc.now)
+		return sc.s.FailWorkflowLocked(ctx, tx, sc.wf, 0, msgWaitUnsatisfiable, sc.now)
 	}
 	if sc.wf.Status == driver.WorkflowWaitingForWorkflows {
 		return nil // already parked; nothing changed
@@ -90,7 +90,7 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	if group != "" {
 		wait.Set("group_key", group)
 	}
-	if sc.step.WaitMode == WaitQuorum && sc.step.Quorum > 0 {
+	if sc.step.WaitMode == queuetytype.WaitQuorum && sc.step.Quorum > 0 {
 		wait.Set("quorum", int64(sc.step.Quorum))
 	}
 	sc.state.Set("_wait", wait)
@@ -106,7 +106,7 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	details.Set("wait_mode", sc.step.WaitMode)
 	details.Set("step_name", sc.step.Name)
 	details.Set("group_key", workflowdef.NilIfEmpty(group))
-	if sc.step.WaitMode == WaitQuorum && sc.step.Quorum > 0 {
+	if sc.step.WaitMode == queuetytype.WaitQuorum && sc.step.Quorum > 0 {
 		details.Set("quorum", int64(sc.step.Quorum))
 	} else {
 		details.Set("quorum", nil)
@@ -116,7 +116,7 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	wctx.Set("wait_type", "workflow")
 	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
 		WorkflowID: sc.wf.ID, StepIndex: idx, StepName: sc.step.Name, StepType: string(sc.step.Type),
-		Handler: HandlerWaitForWorkflows, Event: driver.EventWorkflowWaiting, Input: in.state,
+		Handler: handlerWaitForWorkflows, Event: driver.EventWorkflowWaiting, Input: in.state,
 		Output: workflowstate.EncodeJSON(details), StateBefore: in.state, StateAfter: workflowstate.EncodeJSON(workflowstate.PublicState(sc.state)),
 		Context: workflowstate.EncodeJSON(wctx), CreatedAt: sc.now,
 	}})
@@ -132,7 +132,7 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 // waits on, so it either sees wf ended or its rows are committed before
 // this transaction reads them. Other dependencies are read without locks
 // (their ends are committed, or they will re-evaluate the wait themselves).
-func (e *Engine) wakeWaiters(ctx context.Context, tx driver.Tx, ended []endedWorkflow, ids []int64, now time.Time) error {
+func (s *Service) wakeWaiters(ctx context.Context, tx driver.Tx, ended []endedWorkflow, ids []int64, now time.Time) error {
 	waiters, err := tx.DependencyWaiters(ctx, ids)
 	if err != nil || len(waiters) == 0 {
 		return err
@@ -148,7 +148,7 @@ func (e *Engine) wakeWaiters(ctx context.Context, tx driver.Tx, ended []endedWor
 				return err
 			}
 		}
-		if err := e.reevaluateWait(ctx, tx, w, wf, now); err != nil {
+		if err := s.reevaluateWait(ctx, tx, w, wf, now); err != nil {
 			return err
 		}
 	}
@@ -157,9 +157,9 @@ func (e *Engine) wakeWaiters(ctx context.Context, tx driver.Tx, ended []endedWor
 
 // reevaluateWait settles or fails one waiting workflow's wait when ended
 // (one of its dependencies, locked by the caller) makes it decidable.
-func (e *Engine) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.DependencyWaiter, ended *driver.Workflow, now time.Time) error {
+func (s *Service) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.DependencyWaiter, ended *driver.Workflow, now time.Time) error {
 	waiting, err := tx.WorkflowGet(ctx, w.WorkflowID, driver.LockUpdate)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, queuetytype.ErrNotFound) {
 		return tx.DependencyClear(ctx, w.WorkflowID, w.StepIndex)
 	}
 	if err != nil {
@@ -197,7 +197,7 @@ func (e *Engine) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.Depe
 		if err := tx.DependencyClear(ctx, waiting.ID, w.StepIndex); err != nil {
 			return err
 		}
-		return e.settleWait(ctx, tx, waiting, state, steps, w.StepIndex, workflowstate.WaitOutput(step, ids, byID), now)
+		return s.SettleWait(ctx, tx, waiting, state, steps, w.StepIndex, workflowstate.WaitOutput(step, ids, byID), now)
 	case "impossible":
 		if err := tx.DependencyClear(ctx, waiting.ID, w.StepIndex); err != nil {
 			return err
@@ -205,7 +205,7 @@ func (e *Engine) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.Depe
 		state.Delete("_wait")
 		state.Delete("_waiting_for_signal")
 		waiting.State = workflowstate.EncodeJSON(state)
-		return e.failWorkflowLocked(ctx, tx, waiting, 0, msgWaitUnsatisfiable, now)
+		return s.FailWorkflowLocked(ctx, tx, waiting, 0, msgWaitUnsatisfiable, now)
 	}
 	return nil
 }
