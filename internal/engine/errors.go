@@ -39,10 +39,6 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", driver.ErrInvalidArgument, fmt.Sprintf(format, args...))
 }
 
-func timeoutf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidTimeout, fmt.Sprintf(format, args...))
-}
-
 // asContinueAsNew extracts a continue-as-new request from a step error.
 func asContinueAsNew(err error) (*ContinueAsNewError, bool) {
 	var c *ContinueAsNewError
