@@ -4,7 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
-		"time"
+	"time"
 
 	"github.com/queuety/queuety-go/internal/buildinfo"
 	"github.com/queuety/queuety-go/queuety"
