@@ -57,7 +57,10 @@ func testDriverWorkers(t *testing.T, d *DriverEnv) {
 
 	// Prune removes the rows last renewed before the cutoff, up to the limit.
 	var n int64
-	d.Tx(func(tx driver.Tx) (err error) { n, err = tx.WorkerPrune(d.Ctx, started.Add(time.Minute), 10); return err })
+	d.Tx(func(tx driver.Tx) (err error) {
+		n, err = tx.WorkerPrune(d.Ctx, started.Add(time.Minute), 10)
+		return err
+	})
 	assert.Equal(t, int64(1), n, "only b was renewed before the cutoff")
 	got = list()
 	require.Len(t, got, 1)
