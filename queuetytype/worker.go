@@ -41,7 +41,9 @@ type Worker struct {
 	HeartbeatInterval time.Duration
 	// Gone reports that the worker missed GoneAfter renewals at the time
 	// it was read: it was killed or lost the database. Its Jobs are
-	// recovered as stale claims when their leases expire.
+	// recovered as stale claims when their leases expire. It is decided
+	// with the reader's clock, so the hosts' clocks must agree to well
+	// within GoneAfter heartbeat intervals.
 	Gone bool
 }
 
