@@ -68,6 +68,10 @@ func (w *Worker) register(ctx context.Context) (beat func(context.Context), dere
 	}
 	failing := false
 	beat = func(ctx context.Context) {
+		// A slow database must not hold up the next renewal of the
+		// claims for longer than an interval.
+		ctx, cancel := context.WithTimeout(ctx, row.HeartbeatInterval)
+		defer cancel()
 		row.Jobs = w.inflightIDs()
 		row.LastHeartbeat = clock.Now().UTC()
 		err := store.InTx(ctx, func(tx driver.Tx) error {
