@@ -27,7 +27,11 @@ import (
 func registryFixture(t *testing.T, dsn string) (live, gone *queuetytype.Worker) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)))
+	// The worker's clock runs half an hour ahead of the CLI's and stands
+	// still: its renewals are never older than the CLI's now, however
+	// slowly the test runs, and the registry keeps the gone row.
+	ahead := queuety.NewFakeClock(time.Now().Add(30 * time.Minute))
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.DiscardHandler)), queuety.WithClock(ahead))
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	gone = &queuetytype.Worker{ID: "old-host-77-abcdef", Host: "old-host", PID: 77, Version: "v0.0.9", Queues: []string{"default"},

@@ -26,10 +26,16 @@ import (
 // worker that stopped renewing as gone; the menu links to it; it needs
 // the UI's credentials like every page.
 func TestWorkersPage(t *testing.T) {
-	eachStore(t, func(t *testing.T, c *queuety.Client) {
+	eachStore(t, func(t *testing.T, store *queuety.Client) {
 		ctx := context.Background()
+		// A clock that stands still: the worker's renewals are never
+		// older than the page's now, however slowly the test runs.
+		now := time.Now().UTC().Truncate(time.Second)
+		// (Not closed: it shares the store, which eachStore closes.)
+		c := clientseam.NewClient(clientseam.StoreOf(store), queuety.WithClock(queuety.NewFakeClock(now)),
+			queuety.WithLogger(quiet())).(*queuety.Client)
 		gone := &queuetytype.Worker{ID: "old-host-77-abcdef", Host: "old-host", PID: 77, Version: "v0.0.9", Queues: []string{"default"},
-			Concurrency: 2, HeartbeatInterval: 3 * time.Second, StartedAt: time.Now().Add(-time.Hour), LastHeartbeat: time.Now().Add(-10 * time.Minute)}
+			Concurrency: 2, HeartbeatInterval: 3 * time.Second, StartedAt: now.Add(-time.Hour), LastHeartbeat: now.Add(-10 * time.Minute)}
 		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error { return tx.WorkerSave(ctx, gone) }))
 
 		release := make(chan struct{})
