@@ -74,6 +74,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/queuety/queuety-go/internal/buildinfo"
 	"github.com/queuety/queuety-go/internal/wpconfig"
 	"github.com/queuety/queuety-go/queuety"
 
@@ -130,6 +131,9 @@ const WorkerGCPercent = 400
 func Run(ctx context.Context, args []string, reg *queuety.Registry, stdout, stderr io.Writer) (code int) {
 	if reg == nil {
 		reg = queuety.NewRegistry()
+	}
+	if Version != "" {
+		buildinfo.SetVersion(Version) // what `version` prints and workers register
 	}
 	e := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr, Registry: reg}
 	defer func() {

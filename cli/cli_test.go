@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/buildinfo"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -1089,4 +1090,20 @@ func TestInspectBoundsFailuresAndSignals(t *testing.T) {
 	assert.Equal(t, 50, desc.FailuresMore, "failures_more")
 	assert.Len(t, desc.Signals, queuetytype.DescribeSignals, "signals in --json")
 	assert.Equal(t, 30, desc.SignalsMore, "signals_more")
+}
+
+// TestVersionFlag checks --version on the program and the link-time
+// Version: both `version` and `--version` print it, and workers report it
+// (queuety.Version).
+func TestVersionFlag(t *testing.T) {
+	old := cli.Version
+	t.Cleanup(func() { cli.Version = old; buildinfo.SetVersion("") })
+	cli.Version = "v0.1.0-linked"
+	out := mustRun(t, nil, "--version")
+	assert.True(t, strings.HasPrefix(out, "queuety-worker v0.1.0-linked ("), "--version: %q", out)
+	assert.Equal(t, out, mustRun(t, nil, "version"))
+	v := decode[map[string]any](t, mustRun(t, nil, "--version", "--json"))
+	assert.Equal(t, "v0.1.0-linked", v["version"])
+	assert.Equal(t, "v0.1.0-linked", queuety.Version())
+	assert.Contains(t, mustRun(t, nil, "--help"), "--version")
 }

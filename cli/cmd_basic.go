@@ -4,16 +4,19 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/buildinfo"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Version is the queuety-worker version. Release builds set it with
 // -ldflags "-X github.com/queuety/queuety-go/cli.Version=v1.2.3"; otherwise
-// the module version from the build information is shown.
+// the module version from the build information is shown (v0.1.0 for a
+// binary installed with go install ...@v0.1.0), with the VCS revision when
+// built from a checkout. When set, it is also the version workers report
+// in the worker registry (queuety.Version).
 var Version = ""
 
 func migrateCommand() *Command {
@@ -68,29 +71,40 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// versionString returns the version and where it came from.
-func versionString() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
-
 func versionCommand() *Command {
 	return &Command{
 		Name:     "version",
 		Summary:  "print the version",
-		Examples: []string{Program + " version", Program + " version --json"},
+		Help:     "Also printed by --version. The version is the release the binary was installed at\n(go install ...@v0.1.0), or the checkout's pseudo-version and VCS revision.",
+		Examples: []string{Program + " version", Program + " --version", Program + " version --json"},
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(e *Env, _ []string) error {
-				v := versionString()
-				return printResult(e, map[string]any{
-					"version": v, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH, "stores": driver.Drivers(),
-				}, "%s %s (%s, %s/%s; stores: %v)\n", Program, v, runtime.Version(), runtime.GOOS, runtime.GOARCH, driver.Drivers())
-			}
+			return printVersion
 		},
 	}
+}
+
+// printVersion prints the version line, or its JSON object with --json.
+func printVersion(e *Env, _ []string) error {
+	bi := buildinfo.Read() // with Version applied by Run
+	if e.Globals.JSON {
+		doc := map[string]any{
+			"version": bi.Version, "go": bi.GoVersion, "os": runtime.GOOS, "arch": runtime.GOARCH, "stores": driver.Drivers(),
+		}
+		if bi.Revision != "" {
+			doc["revision"], doc["modified"] = bi.Revision, bi.Modified
+		}
+		if !bi.Time.IsZero() {
+			doc["revision_time"] = bi.Time.UTC().Format(time.RFC3339)
+		}
+		return printJSON(e.Stdout, doc)
+	}
+	rev := ""
+	if bi.Revision != "" && bi.String() != bi.Version {
+		rev = ", revision " + bi.String()[len(bi.Version)+1:]
+	}
+	if !bi.Time.IsZero() && rev != "" {
+		rev += " of " + bi.Time.UTC().Format(time.RFC3339)
+	}
+	_, err := fmt.Fprintf(e.Stdout, "%s %s (%s, %s/%s%s; stores: %v)\n", Program, bi.Version, bi.GoVersion, runtime.GOOS, runtime.GOARCH, rev, driver.Drivers())
+	return err
 }

@@ -87,10 +87,20 @@ func runGroup(e *Env, cmd *Command, args []string, path []string) error {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	addGlobals(fs, &e.Globals)
+	var showVersion *bool
+	if len(path) == 1 {
+		showVersion = addRootFlags(fs)
+	}
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		printGroupUsage(e.Stdout, cmd, name, len(path) == 1)
 		return errHelpShown
+	}
+	if err == nil && showVersion != nil && *showVersion {
+		if err := checkGlobals(e); err != nil {
+			return err
+		}
+		return printVersion(e, nil)
 	}
 	def := defaultSub(cmd, cmdPath)
 	if err != nil {
@@ -262,6 +272,7 @@ func printGroupUsage(w io.Writer, cmd *Command, name string, root bool) {
 	if root {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		addGlobals(fs, &Globals{})
+		addRootFlags(fs)
 		var global []*flag.Flag
 		fs.VisitAll(func(f *flag.Flag) { global = append(global, f) })
 		fmt.Fprintf(w, "\nGlobal flags (before or after the command):\n")
@@ -269,6 +280,12 @@ func printGroupUsage(w io.Writer, cmd *Command, name string, root bool) {
 	}
 	printExamples(w, cmd.Examples)
 	fmt.Fprintf(w, "\nRun '%s -h' on any command for its flags and examples.\n", name+" COMMAND")
+}
+
+// addRootFlags declares the flags only the program itself takes (before
+// any command): --version.
+func addRootFlags(fs *flag.FlagSet) *bool {
+	return fs.Bool("version", false, "print the version and exit (as the version command does)")
 }
 
 func printFlags(w io.Writer, flags []*flag.Flag) {

@@ -18,6 +18,7 @@ func commands() []*Command {
 		scheduleCommand(),
 		uiCommand(),
 		webhookCommand(),
+		workerCommand(),
 		logCommand(),
 		metricsCommand(),
 		discoverCommand(),

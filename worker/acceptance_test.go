@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -131,6 +132,11 @@ func TestKilledWorkerJobIsRecovered(t *testing.T) {
 				j, err := c.Job(ctx, id)
 				return err == nil && j.Status == queuetytype.JobProcessing
 			}, 30*time.Second, 10*time.Millisecond, "the child worker did not start the job")
+			// The registry shows the child and, from its next renewal, its job.
+			require.Eventually(t, func() bool {
+				ws, err := c.Workers(ctx)
+				return err == nil && len(ws) == 1 && ws[0].PID == child.Process.Pid && slices.Equal(ws[0].Jobs, []int64{id})
+			}, 30*time.Second, 10*time.Millisecond, "the registry does not show the child worker running its job")
 			require.NoError(t, child.Process.Signal(syscall.SIGKILL))
 			state, err := child.Process.Wait()
 			require.NoError(t, err, "wait for the child")
@@ -156,9 +162,25 @@ func TestKilledWorkerJobIsRecovered(t *testing.T) {
 				ran.Add(1)
 				return nil
 			})
+			gone, err := c2.Workers(ctx)
+			require.NoError(t, err)
+			require.Len(t, gone, 1, "the killed worker stays in the registry")
+			assert.Equal(t, child.Process.Pid, gone[0].PID)
+			assert.True(t, gone[0].Gone, "the killed worker shows as gone")
+			assert.Equal(t, []int64{id}, gone[0].Jobs, "the job it held")
 			st, err := w.RunOnce(ctx, time.Minute)
 			require.NoError(t, err)
 			require.Equal(t, 1, st.Swept.JobsRecovered, "jobs recovered")
+			// A worker running after the registry's retention removes it.
+			c3, err := queuety.Open(ctx, dsn, queuety.WithClock(queuety.NewFakeClock(time.Now().Add(queuetytype.WorkerRetention+time.Minute))),
+				queuety.WithLogger(quiet()))
+			require.NoError(t, err)
+			defer c3.Close()
+			_, err = worker.New(c3, worker.NoMaintenance(), worker.WithLogger(quiet())).RunOnce(ctx, time.Second)
+			require.NoError(t, err)
+			gone, err = c3.Workers(ctx)
+			require.NoError(t, err)
+			assert.Empty(t, gone, "the registry after the retention")
 			require.Equal(t, int64(1), ran.Load(), "runs")
 			j, err = c2.Job(ctx, id)
 			require.NoError(t, err)

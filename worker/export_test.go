@@ -42,3 +42,12 @@ func OnClaimBackoff(f func(wait time.Duration)) Option {
 func OnScale(armed func(), scaled func(from, to int)) Option {
 	return func(c *config) { c.test.scaleArmed, c.test.scaled = armed, scaled }
 }
+
+// OnHeartbeat calls f after each write of the worker's row in the worker
+// registry (registration and renewals), with its error.
+func OnHeartbeat(f func(err error)) Option {
+	return func(c *config) { c.test.heartbeat = f }
+}
+
+// RegistryID returns the id the worker registers under.
+func RegistryID(w *Worker) string { return w.registryID }

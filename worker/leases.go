@@ -18,7 +18,11 @@ import (
 // time or of the engine clock (see TimerClock), whichever passes first: a
 // claim is stale when the engine clock has gone past the stale timeout
 // without a renewal.
-func (w *Worker) leaseKeeper(ctx context.Context) {
+//
+// After each renewal it renews the worker's row in the worker registry
+// (beat, see registry.go), so the registry's heartbeat is the lease
+// keeper's.
+func (w *Worker) leaseKeeper(ctx context.Context, beat func(context.Context)) {
 	for {
 		t := w.newEither(w.cfg.leaseInterval)
 		select {
@@ -29,59 +33,66 @@ func (w *Worker) leaseKeeper(ctx context.Context) {
 		case <-t.engC():
 		}
 		t.stop()
-		w.mu.Lock()
-		running := make([]*attempt, 0, len(w.inflight))
-		jobs := make([]*engine.Claimed, 0, len(w.inflight))
-		for _, a := range w.inflight {
-			running = append(running, a)
-			jobs = append(jobs, a.cj)
+		w.renewLeases(ctx)
+		beat(ctx)
+	}
+}
+
+// renewLeases renews the claims of the running jobs once and cancels the
+// handlers of the jobs the worker lost.
+func (w *Worker) renewLeases(ctx context.Context) {
+	w.mu.Lock()
+	running := make([]*attempt, 0, len(w.inflight))
+	jobs := make([]*engine.Claimed, 0, len(w.inflight))
+	for _, a := range w.inflight {
+		running = append(running, a)
+		jobs = append(jobs, a.cj)
+	}
+	var waiting []*engine.Claimed
+	for cj := range w.recording {
+		// A success waiting to be recorded keeps its claim too, unless
+		// a later attempt of the job runs here (then this one has lost
+		// it, and its result will be refused as stale).
+		if w.inflight[cj.Job.ID] == nil {
+			waiting = append(waiting, cj)
 		}
-		var waiting []*engine.Claimed
-		for cj := range w.recording {
-			// A success waiting to be recorded keeps its claim too, unless
-			// a later attempt of the job runs here (then this one has lost
-			// it, and its result will be refused as stale).
-			if w.inflight[cj.Job.ID] == nil {
-				waiting = append(waiting, cj)
-			}
+	}
+	w.mu.Unlock()
+	if len(jobs)+len(waiting) == 0 {
+		return
+	}
+	if h := w.cfg.test.renewing; h != nil {
+		h(len(jobs))
+	}
+	began := time.Now()
+	lost, err := w.engine.RenewLeases(ctx, jobs, waiting)
+	if took := time.Since(began); took > w.cfg.leaseInterval {
+		// Claims renewed late are close to being recovered as stale
+		// while their handlers still run.
+		w.log.Warn("queuety: renewing job claims took longer than the lease interval",
+			"took", took.Round(time.Millisecond), "claims", len(jobs)+len(waiting), "lease_interval", w.cfg.leaseInterval)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			w.writeFailed(ctx, err)
+			w.log.Warn("queuety: renew job claims", "err", err)
 		}
-		w.mu.Unlock()
-		if len(jobs)+len(waiting) == 0 {
-			continue
+		return
+	}
+	// Cancel the attempts RenewLeases checked, not whatever runs under
+	// the same job id by now. An attempt whose handler has returned
+	// meanwhile was not taken away: its own recording (or its
+	// abandonment) may have settled the job since the list was made,
+	// and a result that did lose its job is refused and logged when
+	// recorded.
+	for _, a := range running {
+		if cause, ok := lost[a.cj.Job.ID]; ok && a.state.Load() == attemptRunning {
+			w.log.Warn("queuety: job taken away from running handler", "job_id", a.cj.Job.ID, "reason", cause)
+			a.cancel(cause)
 		}
-		if h := w.cfg.test.renewing; h != nil {
-			h(len(jobs))
-		}
-		began := time.Now()
-		lost, err := w.engine.RenewLeases(ctx, jobs, waiting)
-		if took := time.Since(began); took > w.cfg.leaseInterval {
-			// Claims renewed late are close to being recovered as stale
-			// while their handlers still run.
-			w.log.Warn("queuety: renewing job claims took longer than the lease interval",
-				"took", took.Round(time.Millisecond), "claims", len(jobs)+len(waiting), "lease_interval", w.cfg.leaseInterval)
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				w.writeFailed(ctx, err)
-				w.log.Warn("queuety: renew job claims", "err", err)
-			}
-			continue
-		}
-		// Cancel the attempts RenewLeases checked, not whatever runs under
-		// the same job id by now. An attempt whose handler has returned
-		// meanwhile was not taken away: its own recording (or its
-		// abandonment) may have settled the job since the list was made,
-		// and a result that did lose its job is refused and logged when
-		// recorded.
-		for _, a := range running {
-			if cause, ok := lost[a.cj.Job.ID]; ok && a.state.Load() == attemptRunning {
-				w.log.Warn("queuety: job taken away from running handler", "job_id", a.cj.Job.ID, "reason", cause)
-				a.cancel(cause)
-			}
-		}
-		if h := w.cfg.test.renewed; h != nil {
-			h(len(jobs))
-		}
+	}
+	if h := w.cfg.test.renewed; h != nil {
+		h(len(jobs))
 	}
 }
 

@@ -136,6 +136,9 @@ type testHooks struct {
 	// after each resize decision, with the concurrency before and after.
 	scaleArmed func()
 	scaled     func(from, to int)
+	// heartbeat is called after each write of the worker's registry row,
+	// with the error (nil when it was written).
+	heartbeat func(err error)
 }
 
 // Queues sets the queues to claim from, in priority order: a job in an

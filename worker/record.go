@@ -105,11 +105,13 @@ func (w *Worker) startAux(hardCtx context.Context) func() {
 		defer close(completerDone)
 		w.completer(hardCtx)
 	}()
+	beat, deregister := w.register(hardCtx) // registry.go
 	keeperCtx, stopKeeper := context.WithCancel(context.WithoutCancel(hardCtx))
 	keeperDone := make(chan struct{})
 	go func() {
 		defer close(keeperDone)
-		w.leaseKeeper(keeperCtx)
+		defer deregister() // after the drain: the handlers have returned
+		w.leaseKeeper(keeperCtx, beat)
 	}()
 	// Handlers cancelled by the shutdown are not abandoned (they get the
 	// hard-stop timeout instead): the abandoner stops with hardCtx.

@@ -117,6 +117,9 @@ type Worker struct {
 	// limit is the concurrency now: cfg.concurrency, or with
 	// AdaptiveConcurrency its current size (scale.go).
 	limit atomic.Int64
+	// registryID and host name the worker in the worker registry
+	// (registry.go).
+	registryID, host string
 }
 
 type attempt struct {
@@ -241,6 +244,8 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		inflight: map[int64]*attempt{}, replaced: map[*attempt]struct{}{}, abandoned: map[*attempt]struct{}{}, recording: map[*engine.Claimed]struct{}{}, freed: make(chan struct{}, 1), registration: handlers,
 		serial: newSerialWrites(c.StoreInfo().SerialWriters),
 	}
+	w.host = hostname()
+	w.registryID = newRegistryID(w.host)
 	w.limit.Store(int64(cfg.concurrency))
 	return w.withAdmission()
 }

@@ -125,6 +125,8 @@ type Tables struct {
 	// tables; MachineTimers is the Go engine's table of armed state
 	// timeouts.
 	StateMachines, StateMachineEvents, MachineTimers string
+	// Workers is the Go engine's worker registry.
+	Workers string
 }
 
 // NewTables returns the table names for a prefix ("wp_"), with Queuety's
@@ -142,6 +144,7 @@ func NamedTables(n Names) Tables {
 		Batches: q("batches"), BatchEvents: g("batch_events"), Locks: q("locks"), WebhookSecrets: g("webhook_secrets"), Chunks: q("chunks"),
 		WorkflowEnds: g("workflow_ends"), Limits: g("limits"), RateStarts: g("rate_starts"), Names: n,
 		StateMachines: q("state_machines"), StateMachineEvents: q("state_machine_events"), MachineTimers: g("machine_timers"),
+		Workers: g("workers"),
 	}
 }
 

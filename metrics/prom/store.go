@@ -35,12 +35,15 @@ func (m *Metrics) RegisterClient(c *queuety.Client) error {
 //     status of every queue that has jobs, 0 included);
 //   - queuety_queue_oldest_due_age_seconds{queue}: how long the oldest due
 //     pending job of each queue has waited, 0 when none is due;
-//   - queuety_workflows{status}: workflows per status.
+//   - queuety_workflows{status}: workflows per status;
+//   - queuety_workers{status}: workers in the worker registry, live or gone
+//     (see queuety.Client.Workers).
 //
-// A scrape costs three reads however many queues there are: a
+// A scrape costs four reads however many queues there are: a
 // grouped count of the jobs table, a grouped read of the oldest due job
-// of every queue (a few index entries per queue, no payload), and a
-// grouped count of the workflows table, all within ScrapeTimeout. The gauges describe the shared tables, so every
+// of every queue (a few index entries per queue, no payload), a
+// grouped count of the workflows table and a read of the worker registry
+// (a row per worker), all within ScrapeTimeout. The gauges describe the shared tables, so every
 // process reports the same values.
 func NewStoreCollector(c *queuety.Client) prometheus.Collector {
 	return &storeCollector{c: c}
@@ -55,6 +58,8 @@ var (
 		"How long the oldest due pending job of each queue has waited (0 when none is due), at scrape time.", []string{"queue"}, nil)
 	workflowsDesc = prometheus.NewDesc("queuety_workflows", "Workflows per status, read from the store at scrape time.",
 		[]string{"status"}, nil)
+	workersDesc = prometheus.NewDesc("queuety_workers", "Workers in the worker registry, live or gone (missed 3 heartbeats), at scrape time.",
+		[]string{"status"}, nil)
 )
 
 // Describe sends the gauges' descriptions.
@@ -62,6 +67,7 @@ func (s *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- depthDesc
 	ch <- ageDesc
 	ch <- workflowsDesc
+	ch <- workersDesc
 }
 
 // Collect reads the store. A failed read is reported as an invalid
@@ -99,9 +105,24 @@ func (s *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	wfs, err := s.c.WorkflowCounts(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(workflowsDesc, err)
+	} else {
+		for _, st := range workflowStatuses {
+			ch <- prometheus.MustNewConstMetric(workflowsDesc, prometheus.GaugeValue, float64(wfs[st]), string(st))
+		}
+	}
+	workers, err := s.c.Workers(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(workersDesc, err)
 		return
 	}
-	for _, st := range workflowStatuses {
-		ch <- prometheus.MustNewConstMetric(workflowsDesc, prometheus.GaugeValue, float64(wfs[st]), string(st))
+	var live, gone int
+	for _, w := range workers {
+		if w.Gone {
+			gone++
+		} else {
+			live++
+		}
 	}
+	ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(live), "live")
+	ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(gone), "gone")
 }

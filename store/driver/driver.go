@@ -63,6 +63,8 @@ type Tx interface {
 	MachineTx
 	// ReadViewTx holds the bounded reads of operator views (readviews.go).
 	ReadViewTx
+	// WorkerTx holds the worker registry (workers.go).
+	WorkerTx
 	// JobInsert inserts the jobs in one statement and sets their IDs. A
 	// job's status (pending when empty), attempts, reserved_at, claim
 	// token and activity deadlines are written as set, so a job can be

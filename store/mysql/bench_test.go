@@ -12,9 +12,12 @@ import (
 
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/bench"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // BenchmarkThroughput runs the bench scenarios once per iteration on fresh
@@ -106,3 +109,34 @@ func benchWatchdog(b *testing.B, size, expired int) {
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// BenchmarkWorkerHeartbeat measures one renewal of a worker's registry
+// row as a worker writes it (the upsert and the prune read of gone rows,
+// in one transaction) with 100 other workers registered.
+func BenchmarkWorkerHeartbeat(b *testing.B) {
+	ctx := context.Background()
+	dsn, _ := migrated.DSN(b)
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(b, err)
+	defer c.Close()
+	store := clientseam.StoreOf(c)
+	now := time.Now().UTC()
+	for i := range 100 {
+		w := &queuetytype.Worker{ID: fmt.Sprintf("other-%d", i), Host: "h", PID: i, Queues: []string{"default"}, Concurrency: 10,
+			HeartbeatInterval: 3 * time.Second, StartedAt: now, LastHeartbeat: now}
+		require.NoError(b, store.InTx(ctx, func(tx driver.Tx) error { return tx.WorkerSave(ctx, w) }))
+	}
+	w := &queuetytype.Worker{ID: "me", Host: "h", PID: 1, Queues: []string{"default"}, Handlers: []string{"a", "b"}, Concurrency: 10,
+		Jobs: []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, HeartbeatInterval: 3 * time.Second, StartedAt: now}
+	b.ResetTimer()
+	for range b.N {
+		w.LastHeartbeat = time.Now().UTC()
+		require.NoError(b, store.InTx(ctx, func(tx driver.Tx) error {
+			if err := tx.WorkerSave(ctx, w); err != nil {
+				return err
+			}
+			_, err := tx.WorkerPrune(ctx, w.LastHeartbeat.Add(-queuetytype.WorkerRetention), 100)
+			return err
+		}))
+	}
+}

@@ -69,6 +69,22 @@ func namedMigrations(n sqlstore.Names) migrate.Migrations {
 		KEY idx_fire_at (fire_at)
 	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`}
 			})},
+			{Version: 12, Name: "Go engine: worker registry table", Up: migrate.Statements(func() []string {
+				return []string{"CREATE TABLE IF NOT EXISTS " + t.Workers + ` (
+		id VARCHAR(191) NOT NULL PRIMARY KEY,
+		host VARCHAR(255) NOT NULL,
+		pid INT NOT NULL,
+		version VARCHAR(255) NOT NULL,
+		queues TEXT NOT NULL,
+		handlers MEDIUMTEXT NOT NULL,
+		concurrency INT NOT NULL,
+		jobs MEDIUMTEXT NOT NULL,
+		heartbeat_interval_ms BIGINT NOT NULL,
+		started_at DATETIME(6) NOT NULL,
+		last_heartbeat_at DATETIME(6) NOT NULL,
+		KEY idx_last_heartbeat (last_heartbeat_at)
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`}
+			})},
 		},
 		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,

@@ -182,6 +182,15 @@ func migrations(prefix string) migrate.Migrations {
 					"CREATE INDEX IF NOT EXISTS " + t.MachineTimers + "_idx_fire_at ON " + t.MachineTimers + " (fire_at)",
 				}
 			})},
+			{Version: 11, Name: "Go engine: worker registry table", Up: migrate.Statements(func() []string {
+				t := sqlstore.NewTables(prefix)
+				return []string{
+					"CREATE TABLE IF NOT EXISTS " + t.Workers + " (id TEXT NOT NULL PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL," +
+						" version TEXT NOT NULL, queues TEXT NOT NULL, handlers TEXT NOT NULL, concurrency INTEGER NOT NULL, jobs TEXT NOT NULL," +
+						" heartbeat_interval_ms INTEGER NOT NULL, started_at TEXT NOT NULL, last_heartbeat_at TEXT NOT NULL)",
+					"CREATE INDEX IF NOT EXISTS " + t.Workers + "_idx_last_heartbeat ON " + t.Workers + " (last_heartbeat_at)",
+				}
+			})},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
 	}
