@@ -84,7 +84,7 @@ func printAliases(w io.Writer, groupPath string) {
 // writeAliasesMarkdown writes the alias table of the command reference.
 func writeAliasesMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "\n## Queuety PHP spellings\n\n")
-	fmt.Fprintf(w, "A `wp queuety` command line runs with `wp queuety` replaced by `%s` (flags as the README's verb table notes; `--format=json` is `--json`). These spellings name another command:\n\n", Program)
+	fmt.Fprintf(w, "A `wp queuety` command line runs with `wp queuety` replaced by `%s` (flags as the verb table in docs/operations.md notes; `--format=json` is `--json`). These spellings name another command:\n\n", Program)
 	fmt.Fprintf(w, "| `wp queuety` | runs |\n| --- | --- |\n")
 	for _, a := range aliases {
 		typed := strings.TrimSpace(a.group + " " + a.name)

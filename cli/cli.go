@@ -1,7 +1,7 @@
 // Package cli is the queuety-worker command line: work, flush, migrate,
 // status, dispatch, queue, job, workflow, signal, schedule, log, metrics,
 // discover, demo, bench and version. Every `wp queuety` verb of Queuety
-// PHP has an equivalent; the README maps them.
+// PHP has an equivalent; docs/operations.md maps them.
 //
 // The whole CLI is a library so that an application can build its own
 // worker binary with its handlers registered:

@@ -10,7 +10,7 @@ import (
 	"github.com/queuety/queuety-go/queuety"
 )
 
-// extraVerbCases covers the README rows of the webhook and artifact verbs.
+// extraVerbCases covers the verb-table rows of the webhook and artifact verbs.
 func extraVerbCases() []verbCase {
 	return []verbCase{
 		{verb: "webhook add", cmd: "webhook add", test: func(t *testing.T, v *verbEnv) {

@@ -29,7 +29,7 @@ import (
 )
 
 // phpVerbs are the verbs of `wp queuety` that Queuety PHP 0.22's CLI
-// reference (docs/cli.md) documents; the README maps each of them.
+// reference (docs/cli.md) documents; docs/operations.md maps each of them.
 var phpVerbs = []string{
 	"work", "flush", "dispatch", "status", "list", "inspect", "retry", "retry-buried", "bury", "delete", "recover",
 	"purge", "pause", "resume", "metrics", "discover",
@@ -41,11 +41,11 @@ var phpVerbs = []string{
 	"webhook add", "webhook list", "webhook remove",
 }
 
-// verbsTestedElsewhere are README rows whose commands are tested outside
+// verbsTestedElsewhere are verb-table rows whose commands are tested outside
 // verbCases (none today).
 var verbsTestedElsewhere []string
 
-// verbRow is one row of the README's verb table.
+// verbRow is one row of the verb table in docs/operations.md.
 type verbRow struct {
 	verb string // the wp queuety verb, e.g. "workflow status"
 	cmd  string // the queuety-worker command path, e.g. "workflow status"
@@ -64,11 +64,11 @@ func commandPath(span string) string {
 	return strings.Join(words, " ")
 }
 
-// readmeVerbRows parses the verb table between the README's
-// wp-queuety-verbs markers.
-func readmeVerbRows(t *testing.T) []verbRow {
+// verbTableRows parses the verb table between the wp-queuety-verbs
+// markers of docs/operations.md (the README links to it).
+func verbTableRows(t *testing.T) []verbRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "README.md"))
+	f, err := os.Open(filepath.Join("..", "docs", "operations.md"))
 	require.NoError(t, err)
 	defer f.Close()
 	var rows []verbRow
@@ -84,39 +84,39 @@ func readmeVerbRows(t *testing.T) []verbRow {
 			in = false
 		case in && strings.HasPrefix(line, "| `wp queuety "):
 			cells := strings.Split(strings.Trim(line, "| "), " | ")
-			require.GreaterOrEqual(t, len(cells), 2, "README row %q", line)
+			require.GreaterOrEqual(t, len(cells), 2, "verb-table row %q", line)
 			php, gocmd := code.FindStringSubmatch(cells[0]), code.FindStringSubmatch(cells[1])
-			require.NotNil(t, php, "README row %q: no code span in the first column", line)
-			require.NotNil(t, gocmd, "README row %q: no code span in the second column", line)
+			require.NotNil(t, php, "verb-table row %q: no code span in the first column", line)
+			require.NotNil(t, gocmd, "verb-table row %q: no code span in the second column", line)
 			rows = append(rows, verbRow{verb: commandPath(strings.TrimPrefix(php[1], "wp queuety ")), cmd: commandPath(gocmd[1])})
 		}
 	}
 	require.NoError(t, sc.Err())
-	require.NotEmpty(t, rows, "README has no verb table between the wp-queuety-verbs markers")
+	require.NotEmpty(t, rows, "docs/operations.md has no verb table between the wp-queuety-verbs markers")
 	return rows
 }
 
-// TestREADMEVerbTable: the README maps every wp queuety verb, every row's
+// TestVerbTable: docs/operations.md maps every wp queuety verb, every row's
 // queuety-worker command exists, and every row has a case in verbCases
 // (or is named in verbsTestedElsewhere), so the table and the tests
 // cannot drift apart.
-func TestREADMEVerbTable(t *testing.T) {
+func TestVerbTable(t *testing.T) {
 	t.Parallel()
-	rows := readmeVerbRows(t)
+	rows := verbTableRows(t)
 	var verbs []string
 	byVerb := map[string]verbRow{}
 	for _, r := range rows {
-		assert.NotContains(t, byVerb, r.verb, "README maps %q twice", r.verb)
+		assert.NotContains(t, byVerb, r.verb, "docs/operations.md maps %q twice", r.verb)
 		byVerb[r.verb] = r
 		verbs = append(verbs, r.verb)
 	}
-	assert.ElementsMatch(t, phpVerbs, verbs, "README rows against the wp queuety verbs")
+	assert.ElementsMatch(t, phpVerbs, verbs, "verb-table rows against the wp queuety verbs")
 	cases := map[string]verbCase{}
 	for _, c := range verbCases() {
 		cases[c.verb] = c
 		r, ok := byVerb[c.verb]
-		if assert.True(t, ok, "test case %q has no README row", c.verb) {
-			assert.Equal(t, r.cmd, c.cmd, "README maps %q to %q, its test runs %q", c.verb, r.cmd, c.cmd)
+		if assert.True(t, ok, "test case %q has no verb-table row", c.verb) {
+			assert.Equal(t, r.cmd, c.cmd, "docs/operations.md maps %q to %q, its test runs %q", c.verb, r.cmd, c.cmd)
 		}
 	}
 	for _, r := range rows {
@@ -124,20 +124,20 @@ func TestREADMEVerbTable(t *testing.T) {
 			assert.NotContains(t, cases, r.verb, "%q is tested here and also listed in verbsTestedElsewhere", r.verb)
 			continue
 		}
-		assert.Contains(t, cases, r.verb, "README row %q (%s) has no case in verbCases", r.verb, r.cmd)
+		assert.Contains(t, cases, r.verb, "verb-table row %q (%s) has no case in verbCases", r.verb, r.cmd)
 		help := run(t, nil, append([]string{"help"}, strings.Fields(r.cmd)...)...)
-		assert.Equal(t, 0, help.code, "README row %q: %s is not a command: %s", r.verb, r.cmd, help.stderr)
+		assert.Equal(t, 0, help.code, "verb-table row %q: %s is not a command: %s", r.verb, r.cmd, help.stderr)
 	}
 	for _, v := range verbsTestedElsewhere {
-		assert.Contains(t, byVerb, v, "verbsTestedElsewhere names %q, which the README does not map", v)
+		assert.Contains(t, byVerb, v, "verbsTestedElsewhere names %q, which the verb table does not map", v)
 	}
 }
 
-// verbCase tests one README row: it runs the row's queuety-worker
+// verbCase tests one verb-table row: it runs the row's queuety-worker
 // command against a real store and checks what changed.
 type verbCase struct {
 	verb string // the wp queuety verb
-	cmd  string // the queuety-worker command path the README maps it to
+	cmd  string // the queuety-worker command path the verb table maps it to
 	test func(t *testing.T, v *verbEnv)
 }
 
@@ -333,7 +333,7 @@ func byKey(rows []map[string]any, key string) map[string]map[string]any {
 	return out
 }
 
-// verbCases has one case per README row (but the rows named in
+// verbCases has one case per verb-table row (but the rows named in
 // verbsTestedElsewhere).
 func verbCases() []verbCase {
 	return append(append(jobVerbCases(), workflowVerbCases()...), append(scheduleAndLogVerbCases(), extraVerbCases()...)...)

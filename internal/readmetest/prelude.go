@@ -57,9 +57,9 @@ type Var struct {
 }
 
 // Predeclared are the names fragments use without declaring them. The
-// first group is what the README's prose establishes: a context, the client
-// of the quick start (q, from queuety.Open), its worker (w, from worker.New)
-// and an error. The second group stands in for application code the
+// first group is what the guides' prose establishes: a context, the client
+// of the first workflow example (q, from queuety.Open; docs/workflows.md),
+// its worker (w, from worker.New) and an error. The second group stands in for application code the
 // snippets call but do not show (the user's own step functions and data);
 // their types are what the API needs from them, so a snippet passing them
 // to the wrong handler kind still fails. A fragment that declares one of

@@ -18,7 +18,7 @@
 // do the worker gauges. The store gauges are the same from every process
 // (they read the shared tables), so take one worker's, or max them.
 //
-// The README lists every metric.
+// docs/metrics.md lists every metric.
 package prom
 
 import (
