@@ -1,10 +1,12 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,7 +15,13 @@ import (
 func TestBenchSQLite(t *testing.T) {
 	t.Parallel()
 	dsn := "sqlite://" + filepath.Join(t.TempDir(), "unused.db")
-	r := run(t, nil, "bench", "--dsn", dsn, "--jobs", "300", "--workflows", "20", "--fanouts", "2x5", "--runs", "1", "--json",
+	// The whole suite of scenarios at a tiny scale: about 20 s on a quiet
+	// machine, several times that beside the other packages' tests, so it
+	// gets more than run's minute. The figures are not checked, only that
+	// every scenario ran.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := runCtx(ctx, t, nil, "bench", "--dsn", dsn, "--jobs", "300", "--workflows", "20", "--fanouts", "2x5", "--runs", "1", "--json",
 		"--latency-for", "100ms", "--backlogs", "300", "--backlog-drain", "100", "--sweep-rows", "300", "--sweep-passes", "1")
 	require.Equal(t, 0, r.code, "exit code; stderr: %s", r.stderr)
 	var rep struct {
