@@ -23,7 +23,7 @@ func TestDemoProgress(t *testing.T) {
 	r := run(t, nil, "demo", "--jobs", "20", "--workflows", "3", "--dsn", dsn)
 	require.Equal(t, 0, r.code, "demo exit code\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	lines := regexp.MustCompile(`(?m)^ +\d+\.\ds  \d+/20 jobs, [0-3]/3 workflows, \d+ jobs/s$`).FindAllString(r.stdout, -1)
-	assert.NotEmpty(t, lines, "progress lines in:\n%s", r.stdout)
+	require.NotEmpty(t, lines, "progress lines in:\n%s", r.stdout)
 	assert.LessOrEqual(t, len(lines), 30, "at most one progress line a second")
 	assert.NotContains(t, r.stdout, "\r", "no carriage returns when stdout is no terminal")
 	assert.Less(t, strings.Index(r.stdout, "Running..."), strings.Index(r.stdout, lines[0]), "progress after the start")
