@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -77,7 +78,14 @@ workflows: 3-step pipelines whose state flows from step to step, one with a
 with a 2 s execution deadline whose step overruns it (its OnDeadline
 callback prints the public state). A worker with 8 slots runs everything
 until all of it is finished, then the demo prints a summary and the
-commands to look at the result.`,
+commands to look at the result.
+
+While it runs, a progress line every second shows the jobs and workflows
+done and the job rate (on a terminal, one line rewritten in place). With
+--json it prints no progress and no text, only one JSON object at the
+end: the DSN without its password, the counts, durations and rates, the
+ids of the deadline, sleep and signal workflows, and the commands to look
+around. When started by "go run", the commands name "go run" too.`,
 		Examples: []string{
 			Program + " demo",
 			Program + " demo --jobs 1000 --workflows 50",
@@ -99,7 +107,13 @@ commands to look at the result.`,
 				}
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
-				d := &demo{e: e, out: &syncWriter{w: e.Stdout}, jobs: *jobs, workflows: *workflows, timeout: *timeout}
+				d := &demo{e: e, out: &syncWriter{w: e.Stdout}, jobs: *jobs, workflows: *workflows, timeout: *timeout,
+					tty: isTerminal(e.Stdout)}
+				if e.Globals.JSON {
+					d.out, d.tty = io.Discard, false
+				}
+				wd, _ := demoWorkDir()
+				d.prog = hintCommand(demoProgramPath(), wd)
 				return d.run(ctx)
 			}
 		},
@@ -112,9 +126,16 @@ type demo struct {
 	jobs, workflows      int
 	timeout              time.Duration
 	dsn, hintDSN, source string
+	prog                 string // how the hints name the program
+
+	outMu         sync.Mutex
+	tty           bool // stdout is a terminal: the progress line is rewritten in place
+	progressOpen  bool // a progress line without its newline is on the terminal
+	progressWidth int
 
 	c          *queuety.Client
 	deadlineID int64
+	sleepID    int64
 	approvalID int64
 	wfIDs      map[int64]bool
 
@@ -123,7 +144,7 @@ type demo struct {
 	lastFirstTry                                                 time.Time
 }
 
-func (d *demo) printf(format string, args ...any) { fmt.Fprintf(d.out, format, args...) }
+func (d *demo) printf(format string, args ...any) { d.line(format, args...) }
 
 func (d *demo) run(ctx context.Context) error {
 	if err := d.chooseStore(); err != nil {
@@ -161,8 +182,9 @@ func (d *demo) run(ctx context.Context) error {
 	go func() { runErr <- w.Run(wctx) }()
 	d.printf("\nRunning...\n")
 
-	waitErr := d.waitUntilDone(ctx)
+	waitErr := d.waitUntilDone(ctx, start)
 	elapsed := time.Since(start)
+	d.endProgress()
 	stopWorker()
 	if err := <-runErr; err != nil && waitErr == nil {
 		waitErr = fmt.Errorf("worker: %w", err)
@@ -323,6 +345,8 @@ func (d *demo) dispatch(ctx context.Context) error {
 		switch i {
 		case 0:
 			d.deadlineID = id
+		case 1:
+			d.sleepID = id
 		case 2:
 			d.approvalID = id
 		}
@@ -353,13 +377,15 @@ func (d *demo) finished(job *driver.Job, err error) {
 
 // waitUntilDone polls every 100 ms until every demo workflow is finished
 // and the demo queue has no pending or processing job, sending the signal
-// the approval workflow waits for once it waits.
-func (d *demo) waitUntilDone(ctx context.Context) error {
+// the approval workflow waits for once it waits, and printing a progress
+// line every second.
+func (d *demo) waitUntilDone(ctx context.Context, start time.Time) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	giveUp := time.NewTimer(d.timeout)
 	defer giveUp.Stop()
 	signalled := false
+	nextProgress := start.Add(demoProgressEvery)
 	for {
 		// Workflows first, then jobs: a workflow that ends enqueues its
 		// callback in the same transaction, so the job count sees it.
@@ -382,11 +408,17 @@ func (d *demo) waitUntilDone(ctx context.Context) error {
 		if openWfs == 0 && openJobs == 0 {
 			return nil
 		}
+		if now := time.Now(); !now.Before(nextProgress) {
+			d.progress(now.Sub(start), len(d.wfIDs)-openWfs)
+			for !nextProgress.After(now) {
+				nextProgress = nextProgress.Add(demoProgressEvery)
+			}
+		}
 		select {
 		case <-tick.C:
 		case <-giveUp.C:
 			return fmt.Errorf("demo did not finish within %s: %d jobs and %d workflows still open (inspect with: %s --dsn %s status)",
-				d.timeout, openJobs, openWfs, Program, d.hintDSN)
+				d.timeout, openJobs, openWfs, d.prog, d.hintDSN)
 		case <-ctx.Done():
 			return fmt.Errorf("demo interrupted: %d jobs and %d workflows still open", openJobs, openWfs)
 		}
@@ -447,9 +479,54 @@ func (d *demo) summary(ctx context.Context, start time.Time, elapsed time.Durati
 			failed = append(failed, w)
 		}
 	}
+	slices.SortFunc(failed, func(a, b *driver.Workflow) int { return cmp.Compare(a.ID, b.ID) })
 	buried, err := d.countJobs(ctx, queuetytype.JobBuried)
 	if err != nil {
 		return err
+	}
+	d.mu.Lock()
+	jobWindow := d.lastFirstTry.Sub(start)
+	d.mu.Unlock()
+	firstTry, steps := d.jobsFirstTry.Load(), d.stepsDone.Load()
+
+	hint := d.prog + " --dsn " + d.hintDSN
+	hints := []string{hint + " status", hint + " workflow list"}
+	if d.deadlineID != 0 {
+		hints = append(hints, fmt.Sprintf("%s workflow inspect %d", hint, d.deadlineID))
+	}
+	hints = append(hints, fmt.Sprintf("%s job list --queue %s --limit 10", hint, demoQueue))
+
+	if d.e.Globals.JSON {
+		info := d.c.StoreInfo()
+		r := demoReport{
+			DSN:            redactDSN(d.dsn),
+			Store:          demoStore{Driver: info.Driver, Server: info.Server, Address: info.Address},
+			Queue:          demoQueue,
+			Concurrency:    demoConcurrency,
+			ElapsedSeconds: elapsed.Seconds(),
+			Jobs:           demoJobCounts{Dispatched: d.jobs, Done: d.jobsDone.Load(), FailedAttempts: d.failedAttempts.Load(), Buried: buried},
+			Workflows:      demoWfCounts{Dispatched: d.workflows, Completed: completedWfs, Failed: len(failed), Steps: steps},
+			Callbacks:      d.callbacks.Load(),
+			Interesting:    map[string]int64{},
+			Hints:          hints,
+			Failed:         []demoFailedWfRow{},
+		}
+		if firstTry > 0 && jobWindow > 0 {
+			r.JobWindowSeconds = jobWindow.Seconds()
+			r.JobsPerSecond = float64(firstTry) / jobWindow.Seconds()
+		}
+		if steps > 0 {
+			r.StepsPerSecond = float64(steps) / elapsed.Seconds()
+		}
+		for name, id := range map[string]int64{"deadline": d.deadlineID, "sleep": d.sleepID, "signal": d.approvalID} {
+			if id != 0 {
+				r.Interesting[name] = id
+			}
+		}
+		for _, w := range failed {
+			r.Failed = append(r.Failed, demoFailedWfRow{ID: w.ID, Name: w.Name, Error: w.ErrorMessage})
+		}
+		return printJSON(d.e.Stdout, r)
 	}
 
 	d.printf("\nSummary (%s)\n", elapsed.Round(10*time.Millisecond))
@@ -469,29 +546,22 @@ func (d *demo) summary(ctx context.Context, start time.Time, elapsed time.Durati
 	if d.callbacks.Load() > 0 {
 		fmt.Fprintf(tw, "  callbacks\t%s ran\n", plural(d.callbacks.Load(), "on-deadline callback"))
 	}
-	d.mu.Lock()
-	jobWindow := d.lastFirstTry.Sub(start)
-	d.mu.Unlock()
 	var rates []string
-	if n := d.jobsFirstTry.Load(); n > 0 && jobWindow > 0 {
-		rates = append(rates, fmt.Sprintf("%d jobs in %s = %.0f jobs/s", n, jobWindow.Round(time.Millisecond), float64(n)/jobWindow.Seconds()))
+	if firstTry > 0 && jobWindow > 0 {
+		rates = append(rates, fmt.Sprintf("%d jobs in %s = %.0f jobs/s", firstTry, jobWindow.Round(time.Millisecond), float64(firstTry)/jobWindow.Seconds()))
 	}
-	if n := d.stepsDone.Load(); n > 0 {
+	if steps > 0 {
 		rates = append(rates, fmt.Sprintf("%d workflow steps in %s = %.1f steps/s (the run includes the %s timers)",
-			n, elapsed.Round(10*time.Millisecond), float64(n)/elapsed.Seconds(), demoDelay))
+			steps, elapsed.Round(10*time.Millisecond), float64(steps)/elapsed.Seconds(), demoDelay))
 	}
 	if len(rates) > 0 {
 		fmt.Fprintf(tw, "  throughput\t%s\n", strings.Join(rates, "; "))
 	}
 	tw.Flush()
 
-	hint := Program + " --dsn " + d.hintDSN
 	d.printf("\nThe database is kept; look around:\n")
-	d.printf("  %s status\n", hint)
-	d.printf("  %s workflow list\n", hint)
-	if d.deadlineID != 0 {
-		d.printf("  %s workflow inspect %d\n", hint, d.deadlineID)
+	for _, h := range hints {
+		d.printf("  %s\n", h)
 	}
-	d.printf("  %s job list --queue %s --limit 10\n", hint, demoQueue)
 	return nil
 }
