@@ -38,9 +38,30 @@ type ledger struct {
 	// byNode counts the executions through each node after since.
 	since  time.Time
 	byNode [galera.Size]int
+	// ticks counts the runs of each job a schedule fired.
+	ticks map[int64]int
 }
 
-func newLedger() *ledger { return &ledger{runs: map[string][]execution{}} }
+func newLedger() *ledger { return &ledger{runs: map[string][]execution{}, ticks: map[int64]int{}} }
+
+// tick records a run of the schedule's job jobID.
+func (l *ledger) tick(jobID int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ticks[jobID]++
+}
+
+// tickRuns returns how many fired jobs ran and how many ran more than once.
+func (l *ledger) tickRuns() (ran, again int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, n := range l.ticks {
+		if n > 1 {
+			again++
+		}
+	}
+	return len(l.ticks), again
+}
 
 func (l *ledger) add(unit string, node int) {
 	l.mu.Lock()
@@ -162,6 +183,11 @@ func startLoadWorkers(t *testing.T, qs []*queuety.Client, l *ledger) (stop func(
 				l.add("dl:"+st.String("key"), node)
 				return nil
 			})
+			w.HandleJob("tick", func(ctx context.Context, _ queuety.Payload) error {
+				info, _ := queuety.JobInfoFrom(ctx)
+				l.tick(info.JobID)
+				return nil
+			})
 			// A job only this node's worker runs shows that it works.
 			w.HandleJob(onNode(node), func(ctx context.Context, _ queuety.Payload) error {
 				info, _ := queuety.JobInfoFrom(ctx)
@@ -271,6 +297,12 @@ func testKillNode(t *testing.T, c *galera.Cluster) {
 
 	const victim = 2
 	l := newLedger()
+	// A schedule fires a job every second, catching up every slot, ticked
+	// by the workers of all three nodes through the kill.
+	tickID, err := qs[0].Schedule("tick", nil).Every(time.Second).CatchUp(queuetytype.CatchUpAll).Save(ctx)
+	require.NoError(t, err)
+	tickSched, err := qs[0].ScheduleByID(ctx, tickID)
+	require.NoError(t, err)
 	cert0, bf0 := conflicts(ctx, t, c)
 	t0 = time.Now()
 	stop := startLoadWorkers(t, qs, l)
@@ -302,11 +334,12 @@ func testKillNode(t *testing.T, c *galera.Cluster) {
 		t.Fatalf("the load did not finish: %d of %d units ran", l.distinct()-1, total)
 	}
 	waitFor(ctx, t, "jobs still open", func() bool {
-		return count(ctx, t, db, "SELECT COUNT(*) FROM gk_queuety_jobs WHERE status IN ('pending', 'processing') AND handler <> 'never'") == 0
+		return count(ctx, t, db, "SELECT COUNT(*) FROM gk_queuety_jobs WHERE status IN ('pending', 'processing') AND handler NOT IN ('never', 'tick')") == 0
 	})
 	elapsed := time.Since(t0)
 	after := l.countFrom()
 	stop()
+	slots, tickAgain := checkTicks(ctx, t, qs[0], db, l, tickID, tickSched.NextRun)
 	cert, bf := conflicts(ctx, t, c)
 	cert, bf = cert+vcert, bf+vbf
 
@@ -316,8 +349,8 @@ func testKillNode(t *testing.T, c *galera.Cluster) {
 	require.Equal(t, expiring, count(ctx, t, db, "SELECT COUNT(*) FROM gk_queuety_jobs WHERE handler = 'on_deadline'"), "deadline callback jobs enqueued")
 	require.Equal(t, workflows, count(ctx, t, db, "SELECT COUNT(*) FROM gk_queuety_workflows WHERE status = 'completed'"), "workflows completed")
 	require.Equal(t, expiring, count(ctx, t, db, "SELECT COUNT(*) FROM gk_queuety_workflows WHERE status = 'failed'"), "workflows failed at their deadline")
-	t.Logf("ran %d units (%d jobs, %d workflow steps, %d deadline handlers) through 3 nodes, one SIGKILLed and rejoined, in %s (%.0f units/s): 0 lost, 0 run twice without a crash, %d re-run after their node died; after the rejoin node3 ran %d units; certification failures %d, brute-force aborts %d",
-		total, jobs, 3*workflows, expiring, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), len(rerun), after[victim], cert-cert0, bf-bf0)
+	t.Logf("ran %d units (%d jobs, %d workflow steps, %d deadline handlers) through 3 nodes, one SIGKILLed and rejoined, in %s (%.0f units/s): 0 lost, 0 run twice without a crash, %d re-run after their node died; after the rejoin node3 ran %d units; a schedule fired %d slots, each once (%d fired jobs run again after the crash); certification failures %d, brute-force aborts %d",
+		total, jobs, 3*workflows, expiring, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), len(rerun), after[victim], slots, tickAgain, cert-cert0, bf-bf0)
 }
 
 // testStopNode: node2 is shut down cleanly; the other two remain a
@@ -394,4 +427,36 @@ func checkIDs(ctx context.Context, t *testing.T, q *queuety.Client) {
 		require.NoError(t, err, "job %d of request %d", id, i)
 		require.JSONEq(t, fmt.Sprintf(`{"n":%d}`, i), string(j.Payload), "job %d returned for request %d", id, i)
 	}
+}
+
+// checkTicks runs what the schedule tickID fired and the workers left
+// open, then checks that each slot from first to the schedule's next run
+// fired exactly one job and that every fired job ran. It returns the
+// slots and how many fired jobs ran more than once (a run whose
+// completion died with a node).
+func checkTicks(ctx context.Context, t *testing.T, q *queuety.Client, db *sql.DB, l *ledger, tickID int64, first time.Time) (slots, again int) {
+	t.Helper()
+	drain := worker.New(q, worker.Concurrency(4), worker.PollInterval(20*time.Millisecond), worker.NoMaintenance())
+	drain.HandleJob("tick", func(ctx context.Context, _ queuety.Payload) error {
+		info, _ := queuety.JobInfoFrom(ctx)
+		l.tick(info.JobID)
+		return nil
+	})
+	dctx, dcancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- drain.Run(dctx) }()
+	waitFor(ctx, t, "fired jobs still open", func() bool {
+		return count(ctx, t, db, "SELECT COUNT(*) FROM gk_queuety_jobs WHERE handler = 'tick' AND status IN ('pending', 'processing')") == 0
+	})
+	dcancel()
+	require.NoError(t, <-done)
+	var next time.Time
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT next_run FROM gk_queuety_schedules WHERE id = ?", tickID).Scan(&next))
+	slots = int(next.Sub(first) / time.Second)
+	require.Positive(t, slots, "the schedule fired nothing")
+	require.Equal(t, slots, count(ctx, t, db, "SELECT COUNT(*) FROM gk_queuety_jobs WHERE handler = 'tick'"),
+		"jobs fired for the slots from %s to %s", first, next)
+	ran, again := l.tickRuns()
+	require.Equal(t, slots, ran, "fired jobs that ran")
+	return slots, again
 }
