@@ -209,22 +209,7 @@ func (m *mariaDB) stop() {
 	m.mu.Lock()
 	cmd, exited := m.cmd, m.exited
 	m.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	select {
-	case <-exited:
-	default:
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			m.t.Logf("private MariaDB did not stop within 30 s; killing it")
-		}
-	}
-	mariadbproc.KillGroup(cmd.Process.Pid)
-	_ = cmd.Process.Kill()
-	<-exited
+	mariadbproc.Stop(cmd, exited, "private MariaDB", m.t.Logf)
 }
 
 // restart starts the server again on the same data directory and port,

@@ -550,22 +550,7 @@ func (n *Node) stop() {
 	n.mu.Lock()
 	cmd, exited := n.cmd, n.exited
 	n.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	select {
-	case <-exited:
-	default:
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			n.c.t.Logf("%s did not stop within 30 s; killing it", n.Name())
-		}
-	}
-	mariadbproc.KillGroup(cmd.Process.Pid)
-	_ = cmd.Process.Kill()
-	<-exited
+	mariadbproc.Stop(cmd, exited, n.Name(), n.c.t.Logf)
 }
 
 // Pid returns the process id of the node's server, 0 when it is not

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,4 +92,27 @@ func DriverDSN(port int, db string) string {
 // prefix.
 func DSN(port int, db, prefix string) string {
 	return fmt.Sprintf("mysql://root@127.0.0.1:%d/%s?prefix=%s", port, db, prefix)
+}
+
+// Stop shuts down the server cmd runs cleanly (SIGTERM), or, when it has
+// not exited within 30 s, logs so with logf and kills it with anything
+// left in its process group (a state-transfer script). exited is closed
+// when the process has exited.
+func Stop(cmd *exec.Cmd, exited <-chan struct{}, name string, logf func(format string, args ...any)) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	select {
+	case <-exited:
+	default:
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			logf("%s did not stop within 30 s; killing it", name)
+		}
+	}
+	KillGroup(cmd.Process.Pid)
+	_ = cmd.Process.Kill()
+	<-exited
 }
