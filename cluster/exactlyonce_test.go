@@ -186,14 +186,7 @@ func testSchedules(t *testing.T, c *galera.Cluster) {
 			return nil
 		})
 	}
-	dctx, dcancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- drain.Run(dctx) }()
-	waitFor(ctx, t, "fired jobs still open", func() bool {
-		return count(ctx, t, db, "SELECT COUNT(*) FROM gs_queuety_jobs WHERE status IN ('pending', 'processing')") == 0
-	})
-	dcancel()
-	require.NoError(t, <-done)
+	runUntil(ctx, t, drain, db, "SELECT COUNT(*) FROM gs_queuety_jobs WHERE status IN ('pending', 'processing')")
 
 	total := 0
 	for i, id := range ids {
@@ -363,4 +356,16 @@ func testLimits(t *testing.T, c *galera.Cluster) {
 	require.LessOrEqual(t, worst, rate, "starts of the rated handler within one window")
 	t.Logf("concurrency group of limit %d: peak %d in flight over %d jobs; rate %d/s: at most %d starts in a window over %d jobs; certification failures %d, brute-force aborts %d",
 		limit, peak.Load(), n, rate, worst, rated, cert-cert0, bf-bf0)
+}
+
+// runUntil runs w until query, a count read through db, reads 0, and
+// stops it: the last jobs a test's workers left open run to the end.
+func runUntil(ctx context.Context, t *testing.T, w *worker.Worker, db *sql.DB, query string) {
+	t.Helper()
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	waitFor(ctx, t, "jobs still open", func() bool { return count(ctx, t, db, query) == 0 })
+	cancel()
+	require.NoError(t, <-done)
 }

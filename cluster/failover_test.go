@@ -357,24 +357,7 @@ func testFailoverNodeKilled(t *testing.T, c *galera.Cluster) {
 
 	// Every dispatched job completes: a claim whose COMMIT died with the
 	// node is recovered once its lease expires.
-	for {
-		counts, err := pq.Counts(ctx)
-		require.NoError(t, err)
-		open := int64(0)
-		for _, qc := range counts {
-			if qc.Status == queuetytype.JobPending || qc.Status == queuetytype.JobProcessing {
-				open += qc.Count
-			}
-		}
-		if open == 0 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%d jobs still open", open)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	waitNoOpenJobs(ctx, t, pq)
 	wcancel()
 	wwg.Wait()
 

@@ -442,14 +442,7 @@ func checkTicks(ctx context.Context, t *testing.T, q *queuety.Client, db *sql.DB
 		l.tick(info.JobID)
 		return nil
 	})
-	dctx, dcancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- drain.Run(dctx) }()
-	waitFor(ctx, t, "fired jobs still open", func() bool {
-		return count(ctx, t, db, "SELECT COUNT(*) FROM gk_queuety_jobs WHERE handler = 'tick' AND status IN ('pending', 'processing')") == 0
-	})
-	dcancel()
-	require.NoError(t, <-done)
+	runUntil(ctx, t, drain, db, "SELECT COUNT(*) FROM gk_queuety_jobs WHERE handler = 'tick' AND status IN ('pending', 'processing')")
 	var next time.Time
 	require.NoError(t, db.QueryRowContext(ctx, "SELECT next_run FROM gk_queuety_schedules WHERE id = ?", tickID).Scan(&next))
 	slots = int(next.Sub(first) / time.Second)
