@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/advance"
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
@@ -82,14 +83,16 @@ func (c advanceCore) Expired(wf *driver.Workflow, now time.Time) driver.TimeoutK
 }
 
 func (c advanceCore) StartRun(wf *driver.Workflow, state *phpjson.Object, now time.Time) {
-	setRunDeadline(wf, state, now)
+	dispatch.StartRun(wf, state, now)
 }
 
 func (c advanceCore) ScheduleDeadlines(j *driver.Job, t queuetytype.ActivityTimeouts, now time.Time) {
-	applyScheduleDeadlines(j, t, now)
+	dispatch.ApplyScheduleDeadlines(j, t, now)
 }
 
-func (c advanceCore) HandlerDefinition(class string) *phpjson.Object { return handlerDefinition(class) }
+func (c advanceCore) HandlerDefinition(class string) *phpjson.Object {
+	return dispatch.HandlerDefinition(class)
+}
 
 // Child prepares the children of a run_workflow step (from spec's
 // fields) or of a start_workflows step (from its runtime definition).
@@ -98,7 +101,7 @@ func (c advanceCore) Child(spec advance.ChildSpec) (advance.PrepareChild, error)
 		RuntimeOrder: true, ParentWorkflowID: spec.ParentWorkflowID, ParentStepIndex: spec.ParentStepIndex}
 	if spec.Runtime != nil {
 		var err error
-		if def, err = DefinitionFromRuntime(spec.Runtime); err != nil {
+		if def, err = dispatch.DefinitionFromRuntime(spec.Runtime); err != nil {
 			return nil, err
 		}
 		def.StartedByWorkflowID, def.StartedByStepIndex = spec.StartedByWorkflowID, spec.StartedByStepIndex
@@ -107,12 +110,12 @@ func (c advanceCore) Child(spec advance.ChildSpec) (advance.PrepareChild, error)
 		if len(def.Steps) == 0 {
 			return nil, invalidf("child workflow %q has no steps", def.Name)
 		}
-		p, err := prepareWorkflow(def, initial)
+		p, err := dispatch.Prepare(def, initial)
 		if err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context, tx driver.Tx, now time.Time) (int64, error) {
-			return c.e.insertWorkflow(ctx, tx, p, now)
+			return c.e.dispatcher.InsertWorkflow(ctx, tx, p, now)
 		}, nil
 	}, nil
 }

@@ -78,10 +78,10 @@
 // search; idempotency keys; the workflow Definition and the private state
 // keys a new workflow gets) lives in package internal/dispatch.
 // dispatch.go builds its Service in New with the transition that enqueues
-// a workflow's first step, serves it through Engine.Dispatcher, and keeps
-// prepareWorkflow, insertWorkflow and setRunDeadline for the advancement
-// (children, start_workflows, continue-as-new) and the schedule tick,
-// which start workflows inside their own transactions.
+// a workflow's first step and serves it through Engine.Dispatcher; the
+// advancement's core (children, start_workflows, continue-as-new) and the
+// schedule tick call dispatch.Prepare and Service.InsertWorkflow to start
+// workflows inside their own transactions.
 //
 // Artifacts (their rows, put, get, list, delete) live in package
 // internal/artifact; artifacttrace.go builds its Service in New with the

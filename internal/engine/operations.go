@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/advance"
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -36,7 +37,7 @@ func (e *Engine) newOperations() *operate.Service {
 		StepJobBuried:     e.flow.StepJobBuried,
 		EnqueueCallback:   e.flow.EnqueueCallback,
 		RequeueJob:        e.retryJobRow,
-		StartRun:          setRunDeadline,
+		StartRun:          dispatch.StartRun,
 		ClearAttempt:      clearAttemptDeadlines,
 	})
 }
@@ -80,7 +81,7 @@ func (e *Engine) retryJobRow(ctx context.Context, tx driver.Tx, j *driver.Job, n
 	clearAttemptDeadlines(j)
 	j.ScheduleToStartAt, j.ScheduleToCloseAt = time.Time{}, time.Time{}
 	if doc, err := workflowstate.DecodeObject("payload", j.Payload); err == nil {
-		applyScheduleDeadlines(j, jobruntime.Parse(doc).Timeouts, now)
+		dispatch.ApplyScheduleDeadlines(j, jobruntime.Parse(doc).Timeouts, now)
 	}
 	if err := tx.JobUpdate(ctx, j); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/dispatch"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/rowtime"
@@ -35,7 +36,7 @@ func TestMaxAttemptsClampedToColumn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, MaxAttemptsLimit, workflowstate.MaxAttempts(state), "workflow _max_attempts")
 
-	def, err := DefinitionFromRuntime(mustDecode(t, `{"name":"w","max_attempts":1000000,"steps":[{"type":"single","class":"A"}]}`))
+	def, err := dispatch.DefinitionFromRuntime(mustDecode(t, `{"name":"w","max_attempts":1000000,"steps":[{"type":"single","class":"A"}]}`))
 	require.NoError(t, err, "runtime definition")
 	assert.Equal(t, MaxAttemptsLimit, def.MaxAttempts, "runtime definition max_attempts")
 }

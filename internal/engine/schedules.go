@@ -39,9 +39,9 @@ func (e *Engine) startScheduledWorkflow(ctx context.Context, tx driver.Tx, s *dr
 	if err != nil {
 		return 0, schedule.Unreadable(fmt.Errorf("schedule %d: %w", s.ID, err))
 	}
-	p, err := prepareWorkflow(def, state)
+	p, err := dispatch.Prepare(def, state)
 	if err != nil {
 		return 0, schedule.Unreadable(fmt.Errorf("schedule %d: %w", s.ID, err))
 	}
-	return e.insertWorkflow(ctx, tx, p, now)
+	return e.dispatcher.InsertWorkflow(ctx, tx, p, now)
 }
