@@ -40,15 +40,16 @@ worker unhealthy: it logs an error, the queuety_workers_unhealthy metric is
 1, so that a supervisor (systemd, Kubernetes) restarts it: only ending the
 process ends those handlers.
 
-Retention: the worker also runs a cleaner (not with --once) that deletes
+Retention: the worker also runs a cleaner that deletes
 completed jobs and log rows older than --retain-completed (7 days),
 completed, failed and cancelled workflows with their rows older than
 --retain-workflows (30 days), and finished batches older than
 --retain-batches (30 days); buried jobs are kept unless --retain-buried is
 given. It never deletes a running, waiting or paused workflow or a row one
 still needs. It deletes --retention-batch rows per transaction, and one
-worker of the fleet runs it at a time, every --retention-interval.
---retention off turns it off.
+worker of the fleet runs it at a time, every --retention-interval (with
+--once, when a pass is due, within --max-time). --retention off turns it
+off.
 
 With --once (for cron) it runs every sweep once, drains what is due within
 --max-time, waits for the running handlers and prints a summary. It exits
