@@ -71,8 +71,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/queuety/queuety-go/internal/buildinfo"
 	"github.com/queuety/queuety-go/internal/wpconfig"
@@ -103,15 +106,21 @@ const (
 )
 
 // Main runs the CLI on os.Args with the handlers in reg (nil for none) and
-// returns the exit code. Call it as os.Exit(cli.Main(reg)).
+// the options, and returns the exit code. Call it as
+// os.Exit(cli.Main(reg)). The program name defaults to the base name of
+// os.Args[0] (see WithName).
 //
 // Unless the GOGC environment variable is set, Main sets the garbage
 // collector's target to WorkerGCPercent (see there).
-func Main(reg *queuety.Registry) int {
+func Main(reg *queuety.Registry, opts ...Option) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(WorkerGCPercent)
 	}
-	return Run(context.Background(), os.Args[1:], reg, os.Stdout, os.Stderr)
+	if len(os.Args) > 0 {
+		name := strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe")
+		opts = append([]Option{WithName(name)}, opts...)
+	}
+	return Run(context.Background(), os.Args[1:], reg, os.Stdout, os.Stderr, opts...)
 }
 
 // WorkerGCPercent is the garbage collector target (GOGC) of programs run
@@ -125,34 +134,44 @@ func Main(reg *queuety.Registry) int {
 // debug.SetGCPercent.
 const WorkerGCPercent = 400
 
-// Run runs the CLI on args (without the program name) and returns the exit
-// code. Output goes to stdout, errors and logs to stderr. Cancelling ctx
-// stops long-running commands (work, demo) as SIGINT or SIGTERM does.
-func Run(ctx context.Context, args []string, reg *queuety.Registry, stdout, stderr io.Writer) (code int) {
+// Run runs the CLI on args (without the program name) with the options
+// and returns the exit code. Output goes to stdout, errors and logs to
+// stderr. Cancelling ctx stops long-running commands (work, demo) as
+// SIGINT or SIGTERM does.
+func Run(ctx context.Context, args []string, reg *queuety.Registry, stdout, stderr io.Writer, opts ...Option) (code int) {
 	if reg == nil {
 		reg = queuety.NewRegistry()
 	}
 	if Version != "" {
 		buildinfo.SetVersion(Version) // what `version` prints and workers register
 	}
-	e := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr, Registry: reg}
+	cfg := newConfig(opts)
+	e := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr, Registry: reg, program: cfg.name}
 	defer func() {
 		// A bug must still end in one line and an exit code, not a stack trace.
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "%s: internal error: %v\n", Program, r)
+			fmt.Fprintf(stderr, "%s: internal error: %v\n", cfg.name, r)
 			code = ExitFailure
 		}
 	}()
-	err := runCommand(e, rootCommand(), args, nil)
-	return report(e, err)
+	a, err := newApp(e, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cfg.name, err)
+		return ExitFailure
+	}
+	e.app = a
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		args = normalizeCompletion(a.root, args)
+	} else {
+		args = normalize(a.root, args, true)
+	}
+	a.root.SetArgs(args)
+	return report(e, a.root.ExecuteContext(ctx))
 }
 
 // report prints err (if any) as one line and returns the exit code.
 func report(e *Env, err error) int {
 	if err == nil {
-		return ExitOK
-	}
-	if errors.Is(err, errHelpShown) {
 		return ExitOK
 	}
 	code := ExitFailure
@@ -167,13 +186,13 @@ func report(e *Env, err error) int {
 		code = ExitUsage
 	}
 	msg := cleanError(err)
-	prog := Program
+	prog := e.Program()
 	if ue != nil {
 		if ue.cmd != "" {
 			prog += " " + ue.cmd
 			msg = fmt.Sprintf("%s (see '%s -h')", msg, prog)
 		} else {
-			msg = fmt.Sprintf("%s (see '%s help')", msg, Program)
+			msg = fmt.Sprintf("%s (see '%s help')", msg, e.Program())
 		}
 	}
 	if e.Globals.JSON {
@@ -261,9 +280,6 @@ func Usagef(format string, args ...any) error {
 	return &UsageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// errHelpShown ends a command after its help was printed (exit code 0).
-var errHelpShown = errors.New("help shown")
-
 // Globals are the flags every command accepts.
 type Globals struct {
 	DSN      string // --dsn
@@ -298,8 +314,13 @@ type Env struct {
 	// DefaultLogLevel applies when --log-level is not given.
 	DefaultLogLevel slog.Level
 
-	logger *slog.Logger
+	logger  *slog.Logger
+	program string
+	app     *app
 }
+
+// Program returns the name the program runs as (see WithName).
+func (e *Env) Program() string { return orString(e.program, Program) }
 
 // Logger returns the slog logger on stderr at the chosen level.
 func (e *Env) Logger() *slog.Logger {
@@ -375,7 +396,7 @@ func (e *Env) Open(opts ...queuety.Option) (*queuety.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := mustExist(dsn); err != nil {
+	if err := mustExist(dsn, e.Program()); err != nil {
 		return nil, fmt.Errorf("cannot open the store (from %s): %w", source, err)
 	}
 	return e.OpenDSN(dsn, source, opts...)
@@ -394,7 +415,7 @@ func (e *Env) OpenOrCreate(opts ...queuety.Option) (*queuety.Client, error) {
 // mustExist reports an embedded store whose database file does not exist.
 // Server stores need no check: connecting to a database that does not
 // exist fails on its own.
-func mustExist(dsn string) error {
+func mustExist(dsn, program string) error {
 	if driver.SchemeOf(dsn) != "sqlite" {
 		return nil
 	}
@@ -406,7 +427,7 @@ func mustExist(dsn string) error {
 		return nil
 	}
 	if _, err := os.Stat(cfg.Path); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no database at %s: create it with `%s migrate` (or `%s work`)", cfg.Path, Program, Program)
+		return fmt.Errorf("no database at %s: create it with `%s migrate` (or `%s work`)", cfg.Path, program, program)
 	} else if err != nil {
 		return err
 	}
