@@ -85,14 +85,15 @@ func normalize(root *cobra.Command, args []string, withDefault bool) []string {
 }
 
 // normalizeCompletion normalizes the words before the one being
-// completed of a `__complete` request, and leaves that one as typed. No
-// default subcommand is added: the subcommand may still be typed.
+// completed of a `__complete` request, and leaves that one as typed. The
+// default subcommand is added only when a flag is being completed: until
+// then the subcommand may still be typed.
 func normalizeCompletion(root *cobra.Command, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
 	last := len(args) - 1
-	words := normalize(root, args[1:last], false)
+	words := normalize(root, args[1:last], strings.HasPrefix(args[last], "-"))
 	return append(append([]string{args[0]}, words...), args[last])
 }
 
