@@ -211,8 +211,7 @@ func (a *app) flagError(c *cobra.Command, err error) error {
 	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
 		msg = "flag provided but not defined: --" + name
 		var known []string
-		c.Flags().VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
-		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
+		c.Flags().VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) }) // with the inherited ones
 		if near := nearest(name, known); len(near) > 0 {
 			msg += "; did you mean --" + strings.Join(near, " or --") + "?"
 		}
@@ -262,19 +261,26 @@ func (g *goFlag) Type() string {
 	return strings.TrimSuffix(strings.TrimSuffix(t.Name(), "Value"), "64")
 }
 
-// nearest returns the candidates within an edit distance of two of typed
-// (one for short words), or that it is a prefix of.
+// nearest returns the candidates closest to typed: within an edit
+// distance of two (one for words of up to three letters), or starting
+// with it; of several, those at the smallest distance.
 func nearest(typed string, candidates []string) []string {
-	var out []string
 	limit := 2
 	if len(typed) <= 3 {
 		limit = 1
 	}
+	var out []string
+	best := limit + 1
 	for _, c := range candidates {
-		if c == typed {
-			continue
+		d := editDistance(typed, c)
+		if len(typed) >= 3 && strings.HasPrefix(c, typed) {
+			d = min(d, 1)
 		}
-		if editDistance(typed, c) <= limit || (len(typed) >= 3 && strings.HasPrefix(c, typed)) {
+		switch {
+		case c == typed || d > limit || d > best:
+		case d < best:
+			best, out = d, []string{c}
+		default:
 			out = append(out, c)
 		}
 	}

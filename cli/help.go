@@ -144,4 +144,8 @@ func WriteMarkdown(w io.Writer) {
 	}
 	walk(a.root)
 	writeAliasesMarkdown(w)
+	fmt.Fprintf(w, "\n## Environment\n\n| variable | what it sets |\n| --- | --- |\n")
+	for _, v := range environment {
+		fmt.Fprintf(w, "| `%s` | %s |\n", v[0], v[1])
+	}
 }
