@@ -13,6 +13,12 @@
 //		os.Exit(cli.Main(reg))
 //	}
 //
+// Options add to it: commands of its own (WithCommands), options for the
+// workers of work and flush such as rate limits and cost budgets
+// (WithWorkerOptions), an instrumentation observer (WithObserver). Its
+// usage, errors and completion scripts use the name it runs as (the base
+// name of os.Args[0], or WithName).
+//
 // cmd/queuety-worker is exactly that with a nil registry: it has no user
 // handlers, so its `work` runs the sweeps and the engine's internal steps
 // (delays, signal waits) and leaves every other job for a worker that has
@@ -32,10 +38,17 @@
 //
 // The global flags (--dsn, --wp-config, --json, --log-level, --log-format) may appear
 // before or after the command name, and command flags may follow the
-// positional arguments. Errors are printed as one line on stderr. The exit
+// positional arguments. Flags may be spelled with one dash or two (-once,
+// --once) and take their value after a space or "=". A mistyped command or
+// flag is answered with the nearest ones. Errors are printed as one line
+// on stderr (one JSON object with --json). The exit
 // code is 0 on success, 2 for usage errors (unknown commands or flags, bad
 // arguments, invalid JSON) and 1 for runtime errors (the store cannot be
 // opened, the workflow is not in a state the operation applies to, ...).
+//
+// `completion bash|zsh|fish|powershell` prints a completion script that
+// completes commands, flags and their values: statuses, levels, formats,
+// the registry's handlers and the queues of the store.
 //
 // Logs go to stderr through a slog text handler, or a JSON handler with
 // --log-format json (one object per line). The default level is info
@@ -44,12 +57,13 @@
 //
 // # Adding a command
 //
-// Commands are listed in one table, in commands.go. A command is a
-// *Command with a name, a one-line summary, usage text with examples, and
-// either subcommands or a Setup function that declares its flags on a
-// flag.FlagSet and returns the function that runs it:
+// Commands are listed in one table, in commands.go; an application adds
+// its own with WithCommands. A command is a *Command with a name, a
+// one-line summary, usage text with examples, and either subcommands or a
+// Setup function that declares its flags on a flag.FlagSet and returns the
+// function that runs it:
 //
-//	{Name: "hello", Summary: "print a greeting", Args: "NAME",
+//	{Name: "hello", Summary: "print a greeting", Args: "NAME", MinArgs: 1, MaxArgs: 1,
 //		Setup: func(fs *flag.FlagSet) RunFunc {
 //			shout := fs.Bool("shout", false, "print in capitals")
 //			return func(e *Env, args []string) error { ... }
@@ -58,7 +72,9 @@
 // A RunFunc gets an *Env (context, output writers, the registry, the
 // parsed global flags and Env.Open to open the store) and the positional
 // arguments. It returns an error made with Usagef for a usage problem and
-// any other error for a runtime failure.
+// any other error for a runtime failure. The table is run by
+// github.com/spf13/cobra: it finds the command, parses the flags, prints
+// the help and answers the completion scripts.
 package cli
 
 import (
