@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,9 +18,10 @@ var shells = []string{"bash", "zsh", "fish", "powershell"}
 func completionCommand() *Command {
 	return &Command{
 		Name:    "completion",
-		Args:    strings.Join(shells, "|"),
-		Summary: "print a shell completion script for commands, subcommands, flags and their values",
-		Help: `Load it in the current shell, or install it where your shell looks:
+		Args:    "SHELL",
+		Summary: "print a bash, zsh, fish or powershell completion script for commands, flags and their values",
+		Help: `SHELL is bash, zsh, fish or powershell. Load the script in the current
+shell, or install it where your shell looks:
 
   bash:        source <(queuety-worker completion bash)
                queuety-worker completion bash > /etc/bash_completion.d/queuety-worker

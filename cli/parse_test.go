@@ -64,3 +64,16 @@ func TestGoStyleFlags(t *testing.T) {
 	assert.Contains(t, mustRun(t, nil, "-dsn", dsn, "log", "-job", "1"), "")
 	assert.Contains(t, mustRun(t, nil, "log", "-h"), "Usage: queuety-worker log COMMAND", "help of the group, not of its default")
 }
+
+// TestHelpEnvironment: the program's help lists the environment
+// variables it reads, and --version (or -version) prints what version
+// prints.
+func TestHelpEnvironment(t *testing.T) {
+	t.Parallel()
+	out := mustRun(t, nil, "--help")
+	require.Contains(t, out, "\nEnvironment:\n")
+	for _, v := range []string{"QUEUETY_DSN", "QUEUETY_MAX_EXECUTION_TIME", "QUEUETY_WEBHOOK_ALLOW", "QUEUETY_METRICS_TOKEN", "QUEUETY_UI_BASIC_AUTH", "GOGC"} {
+		assert.Contains(t, out[strings.Index(out, "\nEnvironment:\n"):], "  "+v+" ", "help lists %s", v)
+	}
+	assert.Equal(t, mustRun(t, nil, "version"), mustRun(t, nil, "-version"))
+}
