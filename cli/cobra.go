@@ -36,10 +36,10 @@ func newApp(e *Env, cfg *config) (*app, error) {
 			return nil, fmt.Errorf("extra command %v: want a Name and a Setup or Sub", x)
 		}
 		if spec.find(x.Name) != nil || x.Name == "help" || aliasNamed(x.Name) {
-			return nil, fmt.Errorf("extra command %q: a built-in command has that name", x.Name)
+			return nil, fmt.Errorf("extra command %q: a built-in command (or another extra one) has that name", x.Name)
 		}
+		spec.Sub = append(spec.Sub, x)
 	}
-	spec.Sub = append(spec.Sub, cfg.extra...)
 	a.root = a.build(spec, nil)
 	a.root.Use = cfg.name
 	a.root.SilenceErrors, a.root.SilenceUsage = true, true

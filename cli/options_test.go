@@ -87,7 +87,10 @@ func TestExtraCommands(t *testing.T) {
 
 	r = runWith(t, nil, []cli.Option{cli.WithCommands(&cli.Command{Name: "work", Setup: helloCommand().Setup})}, "help")
 	assert.Equal(t, 1, r.code, "a built-in command's name")
-	assert.Contains(t, r.stderr, `extra command "work": a built-in command has that name`)
+	assert.Contains(t, r.stderr, `extra command "work": a built-in command (or another extra one) has that name`)
+	r = runWith(t, nil, []cli.Option{cli.WithCommands(helloCommand(), helloCommand())}, "hello", "ada")
+	assert.Equal(t, 1, r.code, "two extra commands of one name")
+	assert.Contains(t, r.stderr, `extra command "hello"`)
 }
 
 // TestProgramName: usage, help, errors, version and completion use the
