@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -128,11 +129,14 @@ func TestCompletionValues(t *testing.T) {
 	assert.Equal(t, []string{"send_email", "sync_feed"}, completions(t, reg, "job", "list", "--handler", ""))
 
 	dsn := tempDSN(t)
-	mustRun(t, nil, "--dsn", dsn, "dispatch", "x", "--queue", "mail")
-	mustRun(t, nil, "--dsn", dsn, "dispatch", "x", "--queue", "reports")
-	assert.Equal(t, []string{"mail", "reports"}, completions(t, nil, "--dsn", dsn, "queue", "pause", ""), "queues of the store")
-	assert.Equal(t, []string{"mail", "reports"}, completions(t, nil, "pause", "--dsn", dsn, ""), "queues of the store, by the wp queuety spelling")
-	assert.Equal(t, []string{"mail", "reports"}, completions(t, nil, "work", "--dsn", dsn, "--queues", ""))
+	mysqlDSN, _ := migrated.DSN(t)
+	for store, dsn := range map[string]string{"sqlite": dsn, "mysql": mysqlDSN} {
+		mustRun(t, nil, "--dsn", dsn, "dispatch", "x", "--queue", "mail")
+		mustRun(t, nil, "--dsn", dsn, "dispatch", "x", "--queue", "reports")
+		assert.Equal(t, []string{"mail", "reports"}, completions(t, nil, "--dsn", dsn, "queue", "pause", ""), "%s: queues of the store", store)
+		assert.Equal(t, []string{"mail", "reports"}, completions(t, nil, "pause", "--dsn", dsn, ""), "%s: queues of the store, by the wp queuety spelling", store)
+		assert.Equal(t, []string{"mail", "reports"}, completions(t, nil, "work", "--dsn", dsn, "--queues", ""), store)
+	}
 	t.Setenv(cli.EnvDSN, dsn)
 	assert.Equal(t, []string{"mail", "reports"}, completions(t, nil, "job", "list", "--queue", ""), "the store of $QUEUETY_DSN")
 }
