@@ -104,7 +104,8 @@ import (
 	"github.com/queuety/queuety-go/store/sqlite"
 )
 
-// Program is the name used in usage and error messages.
+// Program is the program name usage and error messages use by default:
+// Main takes the name it runs as, and WithName sets one.
 const Program = "queuety-worker"
 
 // DefaultDSN is the store used when neither --dsn, --wp-config nor

@@ -11,7 +11,10 @@ import (
 type RunFunc func(e *Env, args []string) error
 
 // Command is one entry of the command table: either a group of
-// subcommands (Sub) or a leaf that runs (Setup).
+// subcommands (Sub) or a leaf that runs (Setup). An application adds its
+// own commands with WithCommands. Flags may be given with one dash or two,
+// before or after the arguments; help, suggestions for mistyped names and
+// shell completion come with every command.
 type Command struct {
 	Name     string
 	Summary  string   // one line, for the command lists
