@@ -194,7 +194,7 @@ the same, for example a receiver on this machine in development.`,
 				if err != nil {
 					return err
 				}
-				copts := []queuety.Option{queuety.WithDeadlineHandoff(*handoff), queuety.WithPHPBatchCallbacks(*phpBatch), mx.option()}
+				copts := []queuety.Option{queuety.WithDeadlineHandoff(*handoff), queuety.WithPHPBatchCallbacks(*phpBatch), e.observer(mx.observer())}
 				if *phpAll != "" {
 					copts = append(copts, queuety.WithPHPCallbacks(*phpAll))
 				}
@@ -208,7 +208,7 @@ the same, for example a receiver on this machine in development.`,
 				if err := mx.attach(c); err != nil {
 					return err
 				}
-				w := worker.New(c, append(opts, hooks)...)
+				w := worker.New(c, append(append(opts, hooks), e.workerOptions()...)...)
 				warnNoHandlers(e, c, qs)
 				if !*once {
 					if err := w.Run(ctx); err != nil {
@@ -431,13 +431,13 @@ run (and never buried for it); see discover.`,
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
 				e.Ctx = ctx
-				c, err := e.Open()
+				c, err := e.Open(e.observer(nil))
 				if err != nil {
 					return err
 				}
 				defer c.Close()
-				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
-					worker.WithLogger(e.Logger()), hooks)
+				w := worker.New(c, append([]worker.Option{worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
+					worker.WithLogger(e.Logger()), hooks}, e.workerOptions()...)...)
 				warnNoHandlers(e, c, qs)
 				start := time.Now()
 				st, err := w.RunOnce(ctx, budget)
