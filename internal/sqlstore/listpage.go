@@ -1,0 +1,174 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// pageSQL builds the statements of one list page: the conditions an index
+// serves (with the keyset's), and the residual ones checked on a bounded
+// window of candidates.
+type pageSQL struct {
+	table, cols  string
+	conds, resid []string
+	args, rargs  []any
+	limit, scan  int
+	asc          bool
+	order        string
+}
+
+func newPageSQL(table, cols string, k driver.Keyset) *pageSQL {
+	p := &pageSQL{table: table, cols: cols, asc: k.Ascending(), order: " ORDER BY id DESC"}
+	p.limit, p.scan = k.Bounds()
+	if p.asc {
+		p.order = " ORDER BY id"
+	}
+	switch {
+	case k.AfterID != 0:
+		p.add("id > ?", k.AfterID)
+	case k.BeforeID != 0 && !k.Oldest:
+		p.add("id < ?", k.BeforeID)
+	}
+	return p
+}
+
+func (p *pageSQL) add(cond string, v any) { p.conds, p.args = append(p.conds, cond), append(p.args, v) }
+
+func (p *pageSQL) residual(cond string, v ...any) {
+	p.resid, p.rargs = append(p.resid, cond), append(p.rargs, v...)
+}
+
+func (p *pageSQL) where() string {
+	if len(p.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(p.conds, " AND ")
+}
+
+// window is the bounded set of candidate ids: the first scan rows the
+// indexed conditions select, from the page's end of the list.
+func (p *pageSQL) window() string {
+	return "SELECT id FROM " + p.table + p.where() + p.order + " LIMIT " + fmt.Sprint(p.scan)
+}
+
+// rowsQuery is the statement that reads the page's rows.
+func (p *pageSQL) rowsQuery() (string, []any) {
+	if len(p.resid) == 0 {
+		return "SELECT " + p.cols + " FROM " + p.table + p.where() + p.order + " LIMIT ?", append(slices.Clone(p.args), p.limit)
+	}
+	q := "SELECT " + p.cols + " FROM " + p.table + " WHERE id IN (SELECT id FROM (" + p.window() + ") w) AND " +
+		strings.Join(p.resid, " AND ") + p.order + " LIMIT ?"
+	args := append(slices.Clone(p.args), p.rargs...)
+	return q, append(args, p.limit)
+}
+
+// scanEnd returns, for a page with residual conditions that came back
+// short, the id of the last candidate of a window that was full (0 when
+// the window held every candidate, so nothing was left unread).
+func (t *txn) pageScanEnd(ctx context.Context, p *pageSQL, got int) (int64, error) {
+	if len(p.resid) == 0 || got >= p.limit {
+		return 0, nil
+	}
+	agg := "MIN"
+	if p.asc {
+		agg = "MAX"
+	}
+	var n, end int64
+	err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE("+agg+"(id), 0) FROM ("+p.window()+") w", p.args...).Scan(&n, &end)
+	if err != nil {
+		return 0, fmt.Errorf("page scan end: %w", err)
+	}
+	if n < int64(p.scan) {
+		return 0, nil
+	}
+	return end, nil
+}
+
+// likeContains makes s a LIKE pattern that matches it anywhere, with "!"
+// as the escape character (ESCAPE '!').
+func likeContains(s string) string {
+	r := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
+	return "%" + r.Replace(s) + "%"
+}
+
+// JobPage implements driver.Tx.
+func (t *txn) JobPage(ctx context.Context, q driver.JobPageQuery) (*driver.Page[*driver.Job], error) {
+	p := newPageSQL(t.s.T.Jobs, jobColsWithoutPayload, q.Page)
+	if q.ID != 0 {
+		p.add("id = ?", q.ID)
+	}
+	if q.Queue != "" {
+		p.add("queue = ?", q.Queue)
+	}
+	if q.Status != "" {
+		p.add("status = ?", string(q.Status))
+	}
+	if q.Handler != "" {
+		p.add("handler = ?", q.Handler)
+	}
+	if q.WorkflowID != 0 {
+		p.add("workflow_id = ?", q.WorkflowID)
+	}
+	if !q.CreatedFrom.IsZero() {
+		p.residual("created_at >= ?", t.sec(q.CreatedFrom))
+	}
+	if !q.CreatedTo.IsZero() {
+		p.residual("created_at < ?", t.sec(q.CreatedTo))
+	}
+	if q.PayloadContains != "" {
+		p.residual("payload LIKE ? ESCAPE '!'", likeContains(q.PayloadContains))
+	}
+	if q.HideInternal {
+		p.residual("handler NOT LIKE ? ESCAPE '!'", likeContains(driver.InternalHandlerPrefix)[1:])
+	}
+	sq, args := p.rowsQuery()
+	rows, err := t.queryJobs(ctx, sq, args...)
+	if err != nil {
+		return nil, fmt.Errorf("job page: %w", err)
+	}
+	end, err := t.pageScanEnd(ctx, p, len(rows))
+	if err != nil {
+		return nil, err
+	}
+	if p.asc {
+		slices.Reverse(rows)
+	}
+	return &driver.Page[*driver.Job]{Rows: rows, ScanEnd: end}, nil
+}
+
+// WorkflowPage implements driver.Tx.
+func (t *txn) WorkflowPage(ctx context.Context, q driver.WorkflowPageQuery) (*driver.Page[*driver.Workflow], error) {
+	p := newPageSQL(t.s.T.Workflows, workflowColsWithoutState, q.Page)
+	if q.ID != 0 {
+		p.add("id = ?", q.ID)
+	}
+	if q.Status != "" {
+		p.add("status = ?", string(q.Status))
+	}
+	if q.Name != "" {
+		p.add("name = ?", q.Name)
+	}
+	if !q.StartedFrom.IsZero() {
+		p.residual("started_at >= ?", t.sec(q.StartedFrom))
+	}
+	if !q.StartedTo.IsZero() {
+		p.residual("started_at < ?", t.sec(q.StartedTo))
+	}
+	sq, args := p.rowsQuery()
+	rows, err := t.queryWorkflows(ctx, sq, args...)
+	if err != nil {
+		return nil, fmt.Errorf("workflow page: %w", err)
+	}
+	end, err := t.pageScanEnd(ctx, p, len(rows))
+	if err != nil {
+		return nil, err
+	}
+	if p.asc {
+		slices.Reverse(rows)
+	}
+	return &driver.Page[*driver.Workflow]{Rows: rows, ScanEnd: end}, nil
+}
