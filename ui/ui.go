@@ -302,6 +302,8 @@ func (s *server) routes() {
 	m.HandleFunc("POST /queues/pause", s.queueAction(true))
 	m.HandleFunc("POST /queues/resume", s.queueAction(false))
 	m.HandleFunc("POST /jobs/retry-buried", s.retryBuriedAction)
+	m.HandleFunc("POST /jobs/bulk", s.bulkAction((*server).jobBulk))           // bulk.go
+	m.HandleFunc("POST /workflows/bulk", s.bulkAction((*server).workflowBulk)) // bulk.go
 	m.HandleFunc("POST /jobs/{id}/{action}", s.jobAction)
 	m.HandleFunc("POST /workflows/{id}/signal", s.signalAction)
 	m.HandleFunc("POST /workflows/{id}/{action}", s.workflowAction)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -95,6 +96,27 @@ func likeContains(s string) string {
 	return "%" + r.Replace(s) + "%"
 }
 
+// jsonEscaped is s as JSON text escapes it the way PHP's json_encode
+// writes payloads by default: a slash as \/, and every character beyond
+// ASCII as \uXXXX (two of them for one beyond the BMP).
+func jsonEscaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '/':
+			b.WriteString(`\/`)
+		case r < 0x80:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
 // JobPage implements driver.Tx.
 func (t *txn) JobPage(ctx context.Context, q driver.JobPageQuery) (*driver.Page[*driver.Job], error) {
 	p := newPageSQL(t.s.T.Jobs, jobColsWithoutPayload, q.Page)
@@ -120,7 +142,11 @@ func (t *txn) JobPage(ctx context.Context, q driver.JobPageQuery) (*driver.Page[
 		p.residual("created_at < ?", t.sec(q.CreatedTo))
 	}
 	if q.PayloadContains != "" {
-		p.residual("payload LIKE ? ESCAPE '!'", likeContains(q.PayloadContains))
+		if esc := jsonEscaped(q.PayloadContains); esc != q.PayloadContains {
+			p.residual("(payload LIKE ? ESCAPE '!' OR payload LIKE ? ESCAPE '!')", likeContains(q.PayloadContains), likeContains(esc))
+		} else {
+			p.residual("payload LIKE ? ESCAPE '!'", likeContains(q.PayloadContains))
+		}
 	}
 	if q.HideInternal {
 		p.residual("handler NOT LIKE ? ESCAPE '!'", likeContains(driver.InternalHandlerPrefix)[1:])

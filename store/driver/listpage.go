@@ -71,9 +71,10 @@ type JobPageQuery struct {
 	WorkflowID int64     // only the step jobs of this workflow
 	// CreatedFrom and CreatedTo bound created_at: From <= created_at < To.
 	CreatedFrom, CreatedTo time.Time
-	// PayloadContains keeps jobs whose payload text contains it (without
-	// regard to the case of ASCII letters; other letters as the
-	// database's collation compares them).
+	// PayloadContains keeps jobs whose payload text contains it, or its
+	// JSON-escaped form as PHP's json_encode writes it (\uXXXX for a
+	// character beyond ASCII, \/ for a slash), without regard to the
+	// case of ASCII letters.
 	PayloadContains string
 	// HideInternal leaves out the jobs of the engine's own handlers
 	// (InternalHandlerPrefix).

@@ -108,6 +108,13 @@ func testDriverJobPageSearch(t *testing.T, d *DriverEnv) {
 	fromOldest := search(driver.JobPageQuery{PayloadContains: "user8@", Page: driver.Keyset{ScanRows: 4, Oldest: true}})
 	assert.Empty(t, fromOldest.Rows)
 	assert.Equal(t, ids[3], fromOldest.ScanEnd, "read from the oldest end, the scan stops at the fourth oldest")
+
+	// Added last, so the windows above hold the ten jobs only.
+	cafe := newJob("q2", "h")
+	cafe.Payload = []byte(`{"name":"Caf\u00e9 \ud83d\ude00","url":"http:\/\/x"}`)
+	cafeID := d.insertJob(cafe)
+	assert.Equal(t, []int64{cafeID}, pageJobIDs(search(driver.JobPageQuery{PayloadContains: "café 😀"})), "non-ASCII text matches its \\u escapes")
+	assert.Equal(t, []int64{cafeID}, pageJobIDs(search(driver.JobPageQuery{PayloadContains: "http://x"})), "a slash matches \\/")
 }
 
 func testDriverWorkflowPage(t *testing.T, d *DriverEnv) {
