@@ -122,7 +122,9 @@ func TestBrowserLists(t *testing.T) {
 		}
 		b.step("buried jobs", chromedp.Navigate(srv.URL+"/jobs?queue=bulk&status=buried"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 		b.waitFor("three buried rows", `document.querySelectorAll("#jobs tbody tr[data-job]").length === 3`)
-		b.step("tick every row", chromedp.Click(chromedp.CSS("#pick-all")))
+		// Clicks are dispatched in the page: a refresh landing between
+		// finding a node and clicking it would replace the node.
+		evalIn[bool](b, `(document.getElementById("pick-all").click(), true)`)
 		b.waitFor("three ticked", `document.getElementById("picked").textContent === "3"`)
 		b.shot("jobs-bulk")
 		b.step("retry them",
@@ -152,6 +154,19 @@ func TestBrowserLists(t *testing.T) {
 		require.NoError(t, err)
 		b.step("the new row", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`tr[data-job="%d"]`, id))))
 		assert.True(t, evalIn[bool](b, `window.queuetyMarker === true`), "the page was not reloaded")
+
+		// A ticked row holds the refresh, so the rows stay where they
+		// are under the selection; clearing it lets the refresh go on.
+		evalIn[bool](b, fmt.Sprintf(`(document.querySelector('tr[data-job="%d"] input.pick').click(), true)`, id))
+		b.step("tick a row", chromedp.WaitVisible(chromedp.CSS(`#live[data-held]`)))
+		held, err := c.Dispatch(ctx, "live.job", nil, queuety.OnQueue("live"))
+		require.NoError(t, err)
+		since := evalIn[int](b, `parseInt(document.getElementById("live").dataset.held, 10)`)
+		b.waitFor("two refreshes held after the dispatch", fmt.Sprintf(`parseInt(document.getElementById("live").dataset.held, 10) >= %d`, since+2))
+		assert.False(t, evalIn[bool](b, fmt.Sprintf(`!!document.querySelector('tr[data-job="%d"]')`, held)), "no refresh while a row is ticked")
+		assert.True(t, evalIn[bool](b, fmt.Sprintf(`document.querySelector('tr[data-job="%d"] input.pick').checked`, id)), "the tick stays")
+		evalIn[bool](b, fmt.Sprintf(`(document.querySelector('tr[data-job="%d"] input.pick').click(), true)`, id))
+		b.step("untick", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`tr[data-job="%d"]`, held))))
 	})
 }
 
