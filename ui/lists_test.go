@@ -21,6 +21,7 @@ import (
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -402,5 +403,42 @@ func TestJobListReadsNoPayloads(t *testing.T) {
 			assert.Less(t, n, uint64(size), "%s allocates less than one payload's size", path)
 		}
 		assert.Len(t, rowIDs(t, b.get("/jobs?payload=payload-%E2%82%AC").body), 4, "the search finds them")
+	})
+}
+
+// TestMachinesPages: the machines list pages newest first like the
+// others, keeping its status filter.
+func TestMachinesPages(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		var ids []int64
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
+			for range machinesPerPage + 2 {
+				m := &driver.Machine{Name: "door", Status: queuetytype.MachineRunning, CurrentState: "open", State: []byte(`{}`),
+					Definition: []byte(`{}`), StartedAt: time.Now(), UpdatedAt: time.Now()}
+				if err := tx.MachineInsert(ctx, m); err != nil {
+					return err
+				}
+				ids = append(ids, m.ID)
+			}
+			return nil
+		}))
+		row := regexp.MustCompile(`<tr data-machine="(\d+)"`)
+		rows := func(body string) []int64 {
+			var out []int64
+			for _, m := range row.FindAllStringSubmatch(body, -1) {
+				id, _ := strconv.ParseInt(m[1], 10, 64)
+				out = append(out, id)
+			}
+			return out
+		}
+		b := newBrowser(t, Handler(c, open))
+		first := b.get("/machines?status=running")
+		require.Equal(t, http.StatusOK, first.StatusCode, first.body)
+		assert.Equal(t, reversed(ids)[:machinesPerPage], rows(first.body), "the newest hundred")
+		next := link(first.body, "next-page")
+		assert.Contains(t, next, "status=running")
+		assert.Equal(t, []int64{ids[1], ids[0]}, rows(b.get(next).body), "the two oldest")
+		assert.Equal(t, reversed(ids)[2:], rows(b.get(link(first.body, "last-page")).body), "the oldest hundred")
 	})
 }

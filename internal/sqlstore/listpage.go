@@ -198,3 +198,23 @@ func (t *txn) WorkflowPage(ctx context.Context, q driver.WorkflowPageQuery) (*dr
 	}
 	return &driver.Page[*driver.Workflow]{Rows: rows, ScanEnd: end}, nil
 }
+
+// MachinePage implements driver.Tx.
+func (t *txn) MachinePage(ctx context.Context, q driver.MachinePageQuery) (*driver.Page[*driver.Machine], error) {
+	p := newPageSQL(t.s.T.StateMachines, machineListCols+", NULL, definition", q.Page)
+	if q.Status != "" {
+		p.add("status = ?", string(q.Status))
+	}
+	if q.Name != "" {
+		p.add("name = ?", q.Name)
+	}
+	sq, args := p.rowsQuery()
+	rows, err := queryAll(ctx, t.tx, scanMachine(true), sq, args...)
+	if err != nil {
+		return nil, fmt.Errorf("state machine page: %w", err)
+	}
+	if p.asc {
+		slices.Reverse(rows)
+	}
+	return &driver.Page[*driver.Machine]{Rows: rows}, nil
+}

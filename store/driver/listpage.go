@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"time"
+
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // InternalHandlerPrefix begins the names of the engine's own handlers
@@ -94,6 +96,14 @@ type WorkflowPageQuery struct {
 	Page                   Keyset
 }
 
+// MachinePageQuery selects a page of state machines for an operator's
+// list. Empty fields do not filter; both are served by indexes.
+type MachinePageQuery struct {
+	Status queuetytype.MachineStatus // only machines with this status
+	Name   string                    // only machines with this name
+	Page   Keyset
+}
+
 // Page is one page of a list, newest first.
 type Page[T any] struct {
 	Rows []T
@@ -113,4 +123,7 @@ type ListPageTx interface {
 	JobPage(ctx context.Context, q JobPageQuery) (*Page[*Job], error)
 	// WorkflowPage reads a page of workflows without their state.
 	WorkflowPage(ctx context.Context, q WorkflowPageQuery) (*Page[*Workflow], error)
+	// MachinePage reads a page of state machines without their state
+	// (with their definition, which says what events they accept).
+	MachinePage(ctx context.Context, q MachinePageQuery) (*Page[*Machine], error)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -17,6 +18,7 @@ func init() {
 	registerDriver("ListPages/JobsNewestFirstFromBothEnds", testDriverJobPageKeyset)
 	registerDriver("ListPages/JobsSearchWithinAScanWindow", testDriverJobPageSearch)
 	registerDriver("ListPages/WorkflowsNewestFirstWithStartedRange", testDriverWorkflowPage)
+	registerDriver("ListPages/MachinesNewestFirstFromBothEnds", testDriverMachinePage)
 }
 
 func pageJobIDs(p *driver.Page[*driver.Job]) []int64 {
@@ -143,4 +145,34 @@ func testDriverWorkflowPage(t *testing.T, d *DriverEnv) {
 	assert.Equal(t, []int64{ids[3], ids[2]}, page(driver.WorkflowPageQuery{StartedFrom: Epoch.Add(2 * time.Hour), StartedTo: Epoch.Add(4 * time.Hour)}))
 	assert.Equal(t, []int64{ids[2]}, page(driver.WorkflowPageQuery{ID: ids[2], Name: "order"}))
 	assert.Empty(t, page(driver.WorkflowPageQuery{Name: "other"}))
+}
+
+func testDriverMachinePage(t *testing.T, d *DriverEnv) {
+	var ids []int64
+	for i := range 5 {
+		m := &driver.Machine{Name: "door", Status: queuetytype.MachineRunning, CurrentState: "open", State: []byte(`{}`),
+			Definition: []byte(`{}`), StartedAt: Epoch, UpdatedAt: Epoch}
+		if i%2 == 1 {
+			m.Status = queuetytype.MachineCompleted
+		}
+		d.Tx(func(tx driver.Tx) error { return tx.MachineInsert(d.Ctx, m) })
+		ids = append(ids, m.ID)
+	}
+	page := func(q driver.MachinePageQuery) []int64 {
+		t.Helper()
+		p := inTx(d, func(tx driver.Tx) (*driver.Page[*driver.Machine], error) { return tx.MachinePage(d.Ctx, q) })
+		out := make([]int64, len(p.Rows))
+		for i, m := range p.Rows {
+			assert.Nil(t, m.State, "no state is read")
+			assert.Equal(t, "door", m.Name)
+			out[i] = m.ID
+		}
+		return out
+	}
+	assert.Equal(t, []int64{ids[4], ids[3]}, page(driver.MachinePageQuery{Page: driver.Keyset{Limit: 2}}))
+	assert.Equal(t, []int64{ids[2], ids[1]}, page(driver.MachinePageQuery{Page: driver.Keyset{Limit: 2, BeforeID: ids[3]}}))
+	assert.Equal(t, []int64{ids[1], ids[0]}, page(driver.MachinePageQuery{Page: driver.Keyset{Limit: 2, Oldest: true}}))
+	assert.Equal(t, []int64{ids[3], ids[2]}, page(driver.MachinePageQuery{Page: driver.Keyset{Limit: 2, AfterID: ids[1]}}))
+	assert.Equal(t, []int64{ids[3], ids[1]}, page(driver.MachinePageQuery{Status: queuetytype.MachineCompleted}))
+	assert.Empty(t, page(driver.MachinePageQuery{Name: "window"}))
 }
