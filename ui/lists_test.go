@@ -19,9 +19,11 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -441,4 +443,41 @@ func TestMachinesPages(t *testing.T) {
 		assert.Equal(t, []int64{ids[1], ids[0]}, rows(b.get(next).body), "the two oldest")
 		assert.Equal(t, reversed(ids)[2:], rows(b.get(link(first.body, "last-page")).body), "the oldest hundred")
 	})
+}
+
+// TestListPagesStatementsBounded: on MySQL a jobs page, a payload search
+// and a workflows page each run no more statements with many rows than
+// with a few; every page carries the strict Content-Security-Policy, the
+// live part included.
+func TestListPagesStatementsBounded(t *testing.T) {
+	c := openStore(t, "mysql")
+	ms, ok := clientseam.StoreOf(c).(*mysql.Store)
+	require.True(t, ok)
+	b := newBrowser(t, Handler(c, open))
+	paths := []string{"/jobs", "/jobs?payload=needle&last=1", "/jobs?status=pending&before=1000000", "/workflows", "/machines"}
+	count := func() []int64 {
+		var out []int64
+		for _, p := range paths {
+			out = append(out, testdb.CountStatements(t, ms.DB, func() { require.Equal(t, http.StatusOK, b.get(p).StatusCode, p) }))
+		}
+		return out
+	}
+	dispatchN(t, c, "few", 3)
+	few := count()
+	dispatchN(t, c, "many", 300)
+	for i := range 20 {
+		dispatchN(t, c, fmt.Sprintf("q%02d", i), 1)
+	}
+	many := count()
+	t.Logf("statements per page (%v): %v with 3 jobs, %v with 323", paths, few, many)
+	for i, p := range paths {
+		// A short page runs one more statement (where its search stopped).
+		assert.LessOrEqual(t, many[i], few[i], "statements of %s", p)
+	}
+	for _, p := range []string{"/jobs", "/jobs?partial=1", "/workflows?partial=1"} {
+		csp := b.get(p).Header.Get("Content-Security-Policy")
+		assert.Contains(t, csp, "script-src 'self';", p)
+		assert.Contains(t, csp, "style-src 'self';", p)
+		assert.NotContains(t, csp, "unsafe", p)
+	}
 }

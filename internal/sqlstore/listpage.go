@@ -61,10 +61,31 @@ func (p *pageSQL) rowsQuery() (string, []any) {
 	if len(p.resid) == 0 {
 		return "SELECT " + p.cols + " FROM " + p.table + p.where() + p.order + " LIMIT ?", append(slices.Clone(p.args), p.limit)
 	}
-	q := "SELECT " + p.cols + " FROM " + p.table + " WHERE id IN (SELECT id FROM (" + p.window() + ") w) AND " +
-		strings.Join(p.resid, " AND ") + p.order + " LIMIT ?"
+	// The window drives the join: the statement reads at most scan index
+	// entries and looks each one's row up by id, whatever the plan of the
+	// conditions on the row.
+	order := " ORDER BY r.id DESC"
+	if p.asc {
+		order = " ORDER BY r.id"
+	}
+	q := "SELECT " + qualify("r", p.cols) + " FROM (" + p.window() + ") w JOIN " + p.table + " r ON r.id = w.id WHERE " +
+		strings.Join(p.resid, " AND ") + order + " LIMIT ?"
 	args := append(slices.Clone(p.args), p.rargs...)
 	return q, append(args, p.limit)
+}
+
+// qualify prefixes each column of a select list with a table alias
+// (NULL stays NULL).
+func qualify(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		c = strings.TrimSpace(c)
+		if c != "NULL" {
+			c = alias + "." + c
+		}
+		parts[i] = c
+	}
+	return strings.Join(parts, ", ")
 }
 
 // scanEnd returns, for a page with residual conditions that came back
