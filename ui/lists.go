@@ -106,8 +106,12 @@ func newPager[T any](p *driver.Page[T], k driver.Keyset, limit int, id func(T) i
 				pg.Prev = link("after", p.ScanEnd)
 			}
 		}
-		if k.AfterID != 0 && len(rows) > 0 {
+		switch {
+		case k.AfterID != 0 && len(rows) > 0:
 			pg.Next, pg.Last = link("before", id(rows[len(rows)-1])), link("last", 1)
+		case k.AfterID != 0:
+			// Nothing newer than the cursor: back to the newest page.
+			pg.First = link("", 0)
 		}
 		return rows, pg
 	}
