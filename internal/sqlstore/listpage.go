@@ -138,6 +138,17 @@ func jsonEscaped(s string) string {
 	return b.String()
 }
 
+// asciiLower lowers the ASCII letters of s only, as every database's
+// LOWER does (SQLite's lowers no other letter).
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + ('a' - 'A')
+		}
+		return r
+	}, s)
+}
+
 // JobPage implements driver.Tx.
 func (t *txn) JobPage(ctx context.Context, q driver.JobPageQuery) (*driver.Page[*driver.Job], error) {
 	p := newPageSQL(t.s.T.Jobs, jobColsWithoutPayload, q.Page)
@@ -163,10 +174,13 @@ func (t *txn) JobPage(ctx context.Context, q driver.JobPageQuery) (*driver.Page[
 		p.residual("created_at < ?", t.sec(q.CreatedTo))
 	}
 	if q.PayloadContains != "" {
-		if esc := jsonEscaped(q.PayloadContains); esc != q.PayloadContains {
-			p.residual("(payload LIKE ? ESCAPE '!' OR payload LIKE ? ESCAPE '!')", likeContains(q.PayloadContains), likeContains(esc))
+		// LOWER on both sides: ASCII case is ignored in every database,
+		// whatever the column's collation.
+		text := asciiLower(q.PayloadContains)
+		if esc := jsonEscaped(text); esc != text {
+			p.residual("(LOWER(payload) LIKE ? ESCAPE '!' OR LOWER(payload) LIKE ? ESCAPE '!')", likeContains(text), likeContains(asciiLower(esc)))
 		} else {
-			p.residual("payload LIKE ? ESCAPE '!'", likeContains(q.PayloadContains))
+			p.residual("LOWER(payload) LIKE ? ESCAPE '!'", likeContains(text))
 		}
 	}
 	if q.HideInternal {
