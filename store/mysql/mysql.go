@@ -643,6 +643,7 @@ func dialect(incr int64) sqlstore.Dialect {
 			}
 			return t.UTC().Truncate(time.Second)
 		},
+		SecondsBetween: func(from, to string) string { return "TIMESTAMPDIFF(SECOND, " + from + ", " + to + ")" },
 		InsertIDs: func(res sql.Result, n int) ([]int64, error) {
 			first, err := res.LastInsertId()
 			if err != nil {

@@ -261,6 +261,9 @@ var dialect = sqlstore.Dialect{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05")
 	},
+	SecondsBetween: func(from, to string) string {
+		return "(CAST(strftime('%s', " + to + ") AS INTEGER) - CAST(strftime('%s', " + from + ") AS INTEGER))"
+	},
 	InsertIDs: func(res sql.Result, n int) ([]int64, error) {
 		last, err := res.LastInsertId()
 		if err != nil {
