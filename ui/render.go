@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,8 @@ var staticFS embed.FS
 
 // pageNames are the templates/*.html files that are pages (the others
 // hold the layout and shared parts).
-var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "machines", "machine", "workers", "login", "error"}
+var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "machines", "machine", "workers", "login", "error",
+	"charts"}
 
 // templates maps a page name to its template set: the layout, the shared
 // parts and the page.
@@ -43,7 +45,7 @@ func mustTemplates(clock queuety.Clock) templates {
 	t := templates{}
 	for _, name := range pageNames {
 		t[name] = template.Must(template.New(name).Funcs(funcs).Funcs(fm).ParseFS(templateFS,
-			"templates/layout.html", "templates/parts.html", "templates/"+name+".html"))
+			"templates/layout.html", "templates/parts.html", "templates/pageparts.html", "templates/"+name+".html"))
 	}
 	return t
 }
@@ -255,6 +257,8 @@ var funcs = template.FuncMap{
 		return l[0]
 	},
 	"field": func(name, value string) [2]string { return [2]string{name, value} },
+	"half":   func(a int) int { return a / 2 },
+	"inList": func(s string, l []string) bool { return slices.Contains(l, s) },
 }
 
 // action is one action button: a POST form with the CSRF token, a

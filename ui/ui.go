@@ -298,6 +298,7 @@ func (s *server) routes() {
 	m.HandleFunc("GET /machines", s.machinesPage)     // machines.go
 	m.HandleFunc("GET /machines/{id}", s.machinePage) // machines.go
 	m.HandleFunc("GET /workers", s.workersPage)       // workers.go
+	m.HandleFunc("GET /charts", s.chartsPage)         // charts.go
 
 	m.HandleFunc("POST /queues/pause", s.queueAction(true))
 	m.HandleFunc("POST /queues/resume", s.queueAction(false))
