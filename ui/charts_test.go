@@ -91,7 +91,9 @@ func TestChartsBrowser(t *testing.T) {
 		f := chartWork(t, c)
 		p := newPageSession(t, c, Options{Clock: queuety.NewFakeClock(f.now), RefreshInterval: -1})
 		until := f.now.Truncate(time.Minute).Add(time.Minute)
-		bucket := func(minute int) int { return int(f.start.Add(time.Duration(minute)*time.Minute).Sub(until.Add(-time.Hour)) / time.Minute) }
+		bucket := func(minute int) int {
+			return int(f.start.Add(time.Duration(minute)*time.Minute).Sub(until.Add(-time.Hour)) / time.Minute)
+		}
 
 		p.open("/charts?window=1h&queue=charts", "#chart-throughput svg")
 		completed := expectedBuckets(t, c, until, "", queuetytype.LogCompleted)

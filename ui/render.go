@@ -256,7 +256,7 @@ var funcs = template.FuncMap{
 		}
 		return l[0]
 	},
-	"field": func(name, value string) [2]string { return [2]string{name, value} },
+	"field":  func(name, value string) [2]string { return [2]string{name, value} },
 	"half":   func(a int) int { return a / 2 },
 	"inList": func(s string, l []string) bool { return slices.Contains(l, s) },
 }
