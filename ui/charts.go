@@ -2,8 +2,10 @@ package ui
 
 import (
 	"fmt"
+	"html/template"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +13,13 @@ import (
 
 	"github.com/queuety/queuety-go/queuetytype"
 )
+
+// pageFuncs are the template helpers of the charts, batches, timeline,
+// webhooks and artifacts views.
+var pageFuncs = template.FuncMap{
+	"half":   func(a int) int { return a / 2 },
+	"inList": func(s string, l []string) bool { return slices.Contains(l, s) },
+}
 
 // chartWindow is one span the charts page offers, cut into buckets.
 type chartWindow struct {

@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +43,7 @@ func mustTemplates(clock queuety.Clock) templates {
 	}
 	t := templates{}
 	for _, name := range pageNames {
-		t[name] = template.Must(template.New(name).Funcs(funcs).Funcs(fm).ParseFS(templateFS,
+		t[name] = template.Must(template.New(name).Funcs(funcs).Funcs(pageFuncs).Funcs(fm).ParseFS(templateFS,
 			"templates/layout.html", "templates/parts.html", "templates/pageparts.html", "templates/"+name+".html"))
 	}
 	return t
@@ -256,9 +255,7 @@ var funcs = template.FuncMap{
 		}
 		return l[0]
 	},
-	"field":  func(name, value string) [2]string { return [2]string{name, value} },
-	"half":   func(a int) int { return a / 2 },
-	"inList": func(s string, l []string) bool { return slices.Contains(l, s) },
+	"field": func(name, value string) [2]string { return [2]string{name, value} },
 }
 
 // action is one action button: a POST form with the CSRF token, a
