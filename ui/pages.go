@@ -240,6 +240,9 @@ type workflowData struct {
 	// (-1 when there is none).
 	TimelineFrom, TimelineTo   int
 	TimelinePrev, TimelineNext int
+	// Visual draws the steps on a time axis (timeline.go); nil when
+	// nothing has started.
+	Visual *timelineChart
 }
 
 func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
@@ -266,6 +269,7 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 		CanRetry:  st == queuetytype.WorkflowFailed,
 		CanSignal: !st.Terminal(),
 	}
+	d.Visual = newTimelineChart(desc, s.opts.Clock.Now(), s.opts.BasePath)
 	if offset > 0 {
 		d.TimelinePrev = max(offset-queuetytype.DefaultTimelineEntries, 0)
 	}
