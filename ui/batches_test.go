@@ -76,7 +76,7 @@ func TestBatchesBrowser(t *testing.T) {
 			assert.Equal(t, fmt.Sprint(b.PendingJobs), p.text(row+" .pending"), "batch %d pending", id)
 			assert.Equal(t, fmt.Sprint(b.FailedJobs), p.text(row+" .failed"), "batch %d failed", id)
 			assert.Equal(t, fmt.Sprintf("%d%%", b.Progress()), p.text(row+" .pct"), "batch %d progress", id)
-			assert.Equal(t, fmt.Sprint(b.Progress()), p.attrs(row+" progress")[0]["value"])
+			assert.Equal(t, fmt.Sprint(b.Progress()), p.attrs(row + " progress")[0]["value"])
 		}
 		assert.Equal(t, "80%", p.text(fmt.Sprintf(`#batches tr[data-batch="%d"] .pct`, f.mixed)), "four of five jobs ended")
 		assert.Contains(t, p.text(fmt.Sprintf(`#batches tr[data-batch="%d"]`, f.done)), "completed")
