@@ -19,6 +19,7 @@ import (
 var pageFuncs = template.FuncMap{
 	"half":   func(a int) int { return a / 2 },
 	"inList": func(s string, l []string) bool { return slices.Contains(l, s) },
+	"int64":  func(n int) int64 { return int64(n) },
 }
 
 // chartWindow is one span the charts page offers, cut into buckets.

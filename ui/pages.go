@@ -243,6 +243,8 @@ type workflowData struct {
 	// Visual draws the steps on a time axis (timeline.go); nil when
 	// nothing has started.
 	Visual *timelineChart
+	// Artifacts lists the workflow's artifacts (artifacts.go).
+	Artifacts *artifactList
 }
 
 func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
@@ -270,6 +272,10 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 		CanSignal: !st.Terminal(),
 	}
 	d.Visual = newTimelineChart(desc, s.opts.Clock.Now(), s.opts.BasePath)
+	if d.Artifacts, err = s.workflowArtifacts(r.Context(), id); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
 	if offset > 0 {
 		d.TimelinePrev = max(offset-queuetytype.DefaultTimelineEntries, 0)
 	}

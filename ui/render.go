@@ -28,7 +28,7 @@ var staticFS embed.FS
 // pageNames are the templates/*.html files that are pages (the others
 // hold the layout and shared parts).
 var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "machines", "machine", "workers", "login", "error",
-	"charts", "batches", "batch"}
+	"charts", "batches", "batch", "webhooks"}
 
 // templates maps a page name to its template set: the layout, the shared
 // parts and the page.
