@@ -107,6 +107,16 @@ func (p *pageSession) shot(name string) {
 	require.NoError(p.t, os.WriteFile(filepath.Join(p.dir, p.prefix+name+".png"), png, 0o644))
 }
 
+// shotOf saves a screenshot of the first element sel matches.
+func (p *pageSession) shotOf(sel, name string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.browser, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	require.NoError(p.t, err)
+	require.NoError(p.t, os.WriteFile(filepath.Join(p.dir, p.prefix+name+".png"), png, 0o644))
+}
+
 // bucketValues maps data-bucket to data-value of the elements sel matches.
 func bucketValues(t *testing.T, attrs []map[string]string) map[int]string {
 	t.Helper()

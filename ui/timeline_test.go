@@ -22,21 +22,26 @@ import (
 
 // timelineWorkflow dispatches and runs a workflow with a step, a
 // for-each step of three items (the second fails once), a signal wait
-// and a child workflow, and returns its id once it completed.
+// and a child workflow, and returns its id once it completed. Its
+// handlers take a few hundred milliseconds each (durations are measured
+// on the wall clock), so that the bars have lengths.
 func timelineWorkflow(t *testing.T, c *queuety.Client) int64 {
 	t.Helper()
 	ctx := context.Background()
+	takes := func(d time.Duration) { time.Sleep(d) }
 	child := builder.Workflow("tl.child").Then("tl.fetch")
 	id, err := builder.Workflow("tl.demo").Then("tl.fetch").ForEach("items", "tl.item", builder.Retry(2, queuety.BackoffSeconds(0))).
 		WaitForSignal("go").RunWorkflow("child", child).Then("tl.finish").Dispatch(ctx, c, queuety.State{})
 	require.NoError(t, err)
 	var once sync.Once
 	run := func() {
-		w := worker.New(c, worker.Concurrency(2), worker.WithLogger(quiet()), worker.PollInterval(10*time.Millisecond))
+		w := worker.New(c, worker.Concurrency(1), worker.WithLogger(quiet()), worker.PollInterval(10*time.Millisecond))
 		w.HandleStep("tl.fetch", func(context.Context, queuety.State) (queuety.State, error) {
+			takes(400 * time.Millisecond)
 			return queuety.State{"items": []any{"a", "b", "c"}}, nil
 		})
 		w.HandleForEach("tl.item", func(_ context.Context, _ queuety.State, _ any, index int) (queuety.State, error) {
+			takes(time.Duration(300+200*index) * time.Millisecond)
 			var err error
 			if index == 1 {
 				once.Do(func() { err = errors.New("item b is not ready") })
@@ -44,6 +49,7 @@ func timelineWorkflow(t *testing.T, c *queuety.Client) int64 {
 			return queuety.State{"done": index}, err
 		})
 		w.HandleStep("tl.finish", func(context.Context, queuety.State) (queuety.State, error) {
+			takes(300 * time.Millisecond)
 			return queuety.State{"finished": true}, nil
 		})
 		_, err := w.RunOnce(ctx, time.Minute)
@@ -51,6 +57,7 @@ func timelineWorkflow(t *testing.T, c *queuety.Client) int64 {
 	}
 	run()
 	require.Equal(t, queuetytype.WorkflowWaitingForSignal, workflowStatus(t, c, id))
+	takes(time.Second) // the wait lasts a while
 	require.NoError(t, c.Signal(ctx, id, "go", nil))
 	run()
 	require.Equal(t, queuetytype.WorkflowCompleted, workflowStatus(t, c, id))
@@ -108,6 +115,7 @@ func TestWorkflowTimelineBrowser(t *testing.T) {
 		assert.Equal(t, 1, kinds["child"], "the child workflow")
 		assert.Contains(t, p.text(fmt.Sprintf(`#wf-timeline g[data-job="%d"] title`, retried)), "item b is not ready")
 		p.shot("workflow-timeline")
+		p.shotOf("#wf-timeline", "workflow-timeline-drawing")
 	})
 }
 
