@@ -32,14 +32,15 @@ type artifactRow struct {
 
 // artifactList is the artifacts of a workflow's page.
 type artifactList struct {
-	Rows  []artifactRow
-	Total int64
+	WorkflowID int64
+	Rows       []artifactRow
+	Total      int64
 }
 
 // workflowArtifacts lists up to workflowArtifacts artifacts of a
 // workflow by key, without content or metadata, with their sizes.
 func (s *server) workflowArtifacts(ctx context.Context, wfID int64) (*artifactList, error) {
-	out := &artifactList{}
+	out := &artifactList{WorkflowID: wfID}
 	err := clientseam.StoreOf(s.c).InTx(ctx, func(tx driver.Tx) error {
 		out.Rows = out.Rows[:0]
 		n, err := tx.ArtifactCount(ctx, wfID)
@@ -101,8 +102,8 @@ func (s *server) artifactContent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.OmittedContentBytes > 0 {
-		s.fail(w, r, http.StatusRequestEntityTooLarge, "Artifact %q has %d bytes, more than this view serves (%d): read it with queuety-worker artifact get.",
-			a.Key, a.OmittedContentBytes, artifactBytes)
+		s.fail(w, r, http.StatusRequestEntityTooLarge, "Artifact %q has %d bytes, more than this view serves (%d): read it with queuety-worker workflow artifact %d KEY.",
+			a.Key, a.OmittedContentBytes, artifactBytes, wfID)
 		return
 	}
 	h := w.Header()
