@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"math"
@@ -162,6 +163,8 @@ type svgChart struct {
 	// Legend names the lines (or the bars) with their CSS classes.
 	Legend []legendEntry
 	Empty  bool // no value in any bucket
+	// Compact drops the legend from the caption.
+	Compact bool
 }
 
 // gridLine is a horizontal line of the y axis with its value.
@@ -358,4 +361,22 @@ func formatValue(v float64, unit string) string {
 		return strconv.FormatFloat(v, 'f', -1, 64) + " s"
 	}
 	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
+}
+
+// overviewCharts draws the overview's compact charts: throughput and
+// failures of every queue over the last hour, from the same bounded read
+// as the charts page.
+func (s *server) overviewCharts(ctx context.Context) ([]*svgChart, error) {
+	win := chartWindows[0]
+	series, err := s.c.MetricSeries(ctx, queuetytype.SeriesQuery{Until: s.seriesUntil(win), Span: win.Span, Buckets: win.Buckets,
+		MaxRows: chartRows})
+	if err != nil {
+		return nil, err
+	}
+	charts := seriesCharts(series, 720, 120)[:2]
+	for _, c := range charts {
+		c.ID = "overview-" + c.ID
+		c.Compact = true
+	}
+	return charts, nil
 }

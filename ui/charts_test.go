@@ -116,6 +116,12 @@ func TestChartsBrowser(t *testing.T) {
 		assert.Equal(t, "Throughput", p.text("#chart-throughput svg title"), "the chart has an accessible title")
 		p.shot("charts")
 
+		// The overview's compact charts: every queue over the last hour.
+		p.open("/", "#overview-charts")
+		assert.Equal(t, completed, bucketValues(t, p.attrs("#overview-chart-throughput rect")), "the overview's throughput")
+		assert.Equal(t, failed, bucketValues(t, p.attrs("#overview-chart-failures rect")), "the overview's failures")
+		p.shot("overview-charts")
+
 		// One handler: its failures only, and no throughput.
 		p.open("/charts?window=1h&queue=charts&handler=chart.bad", "#chart-failures svg")
 		assert.Equal(t, expectedBuckets(t, c, until, "chart.bad", queuetytype.LogFailed, queuetytype.LogBuried),

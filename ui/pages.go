@@ -53,6 +53,9 @@ func queryID(r *http.Request, name string) (int64, error) {
 
 func (s *server) overviewPage(w http.ResponseWriter, r *http.Request) {
 	d, err := s.overview(r.Context())
+	if err == nil {
+		d.Charts, err = s.overviewCharts(r.Context())
+	}
 	if err != nil {
 		s.failErr(w, r, err)
 		return
