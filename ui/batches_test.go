@@ -139,6 +139,8 @@ func TestBatchCancelNeedsCSRFAndWrites(t *testing.T) {
 	got, err = c.Batch(ctx, id)
 	require.NoError(t, err)
 	assert.True(t, got.Cancelled())
-	assert.Equal(t, http.StatusNotFound, b.get("/batches/999").StatusCode)
+	missing := b.get("/batches/999")
+	assert.Equal(t, http.StatusNotFound, missing.StatusCode)
+	assert.True(t, strings.Contains(missing.body, "there is no such batch"), "the 404 names a batch")
 	assert.Equal(t, http.StatusBadRequest, b.get("/batches?before=x").StatusCode)
 }

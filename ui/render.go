@@ -181,6 +181,10 @@ func notFoundWhat(p string) string {
 		return "schedule"
 	case strings.HasPrefix(p, "/machines/"):
 		return "state machine"
+	case strings.HasPrefix(p, "/batches/"):
+		return "batch"
+	case strings.HasPrefix(p, "/webhooks/"):
+		return "webhook"
 	}
 	return "page"
 }
