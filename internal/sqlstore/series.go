@@ -20,7 +20,7 @@ func (t *txn) LogSeriesRows(ctx context.Context, q driver.SeriesRowsQuery) ([]dr
 	}
 	bucket, bargs := t.seriesBucket("r.created_at", q)
 	class, cargs := seriesClass("r.duration_ms", q.Classes, true)
-	inner, iargs := t.seriesRange("SELECT created_at, event, duration_ms FROM "+t.s.T.Logs+
+	inner, iargs := t.seriesRange("SELECT created_at, event, duration_ms FROM "+t.s.T.Logs+t.logsByTime()+
 		" WHERE created_at >= ? AND created_at < ? AND event IN ('completed','failed','buried')", "", q)
 	stmt := "SELECT " + bucket + " AS b, r.event, " + class + " AS c, COUNT(*), COALESCE(SUM(r.duration_ms), 0), " +
 		"COALESCE(MAX(r.duration_ms), 0) FROM (" + inner + ") r GROUP BY b, r.event, c ORDER BY b, r.event, c"
@@ -41,7 +41,7 @@ func (t *txn) JobWaitSeriesRows(ctx context.Context, q driver.SeriesRowsQuery) (
 	class, cargs := seriesClass("r.w", q.Classes, false)
 	l, j := t.s.T.Logs, t.s.T.Jobs
 	inner, iargs := t.seriesRange("SELECT l.created_at AS ts, "+t.s.D.SecondsBetween("j.available_at", "l.created_at")+" AS w FROM "+l+
-		" l JOIN "+j+" j ON j.id = l.job_id WHERE l.created_at >= ? AND l.created_at < ? AND l.event = 'started' AND l.attempt = j.attempts",
+		" l"+t.logsByTime()+" JOIN "+j+" j ON j.id = l.job_id WHERE l.created_at >= ? AND l.created_at < ? AND l.event = 'started' AND l.attempt = j.attempts",
 		"l.", q)
 	stmt := "SELECT " + bucket + " AS b, " + class + " AS c, COUNT(*), COALESCE(SUM(CASE WHEN r.w > 0 THEN r.w ELSE 0 END), 0), " +
 		"COALESCE(MAX(r.w), 0) FROM (" + inner + ") r GROUP BY b, c ORDER BY b, c"
@@ -51,6 +51,11 @@ func (t *txn) JobWaitSeriesRows(ctx context.Context, q driver.SeriesRowsQuery) (
 		return nil, fmt.Errorf("job wait series rows: %w", err)
 	}
 	return rows, nil
+}
+
+// logsByTime is the dialect's index hint for reading log rows by time.
+func (t *txn) logsByTime() string {
+	return strings.ReplaceAll(t.s.D.LogsByTime, "{logs}", t.s.T.Logs)
 }
 
 // checkSeriesQuery refuses a query without buckets or a row bound.
