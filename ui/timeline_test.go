@@ -119,8 +119,9 @@ func TestWorkflowTimelineBrowser(t *testing.T) {
 	})
 }
 
-// TestWorkflowTimelineIsBounded checks that the drawing holds at most
-// timelineRows bars and says how many it left out.
+// TestWorkflowTimelineIsBounded checks that the drawing of a workflow
+// with two for-each steps of 150 items holds at most timelineRows bars
+// and says how many it left out.
 func TestWorkflowTimelineIsBounded(t *testing.T) {
 	c := openStore(t, "sqlite")
 	ctx := context.Background()
@@ -128,7 +129,8 @@ func TestWorkflowTimelineIsBounded(t *testing.T) {
 	for i := range items {
 		items[i] = i
 	}
-	id, err := builder.Workflow("wide").ForEach("items", "wide.item").Dispatch(ctx, c, queuety.State{"items": items})
+	id, err := builder.Workflow("wide").ForEach("items", "wide.item").ForEach("items", "wide.item").
+		Dispatch(ctx, c, queuety.State{"items": items})
 	require.NoError(t, err)
 	w := worker.New(c, worker.Concurrency(8), worker.WithLogger(quiet()), worker.PollInterval(10*time.Millisecond))
 	w.HandleForEach("wide.item", func(context.Context, queuety.State, any, int) (queuety.State, error) { return nil, nil })
@@ -142,4 +144,6 @@ func TestWorkflowTimelineIsBounded(t *testing.T) {
 	assert.LessOrEqual(t, bars, timelineRows, "bars drawn")
 	assert.Positive(t, bars)
 	assert.True(t, strings.Contains(res.body, `id="wf-timeline-jobs-more"`), "the jobs the description did not list are counted")
+	assert.Equal(t, timelineRows, bars, "the drawing is full")
+	assert.True(t, strings.Contains(res.body, `id="wf-timeline-truncated"`), "the page says how many bars it left out")
 }
