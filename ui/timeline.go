@@ -31,6 +31,8 @@ type timelineChart struct {
 	Since, Until   time.Time
 	Truncated      int // rows left out past timelineRows
 	JobsLeftOut    int // jobs the description did not list (JobsMore)
+	// EntriesLimited says the description holds one page of the
+	// workflow's timeline entries, by which waits and children are placed.
 	EntriesLimited bool
 	JobsHref       string // the workflow's jobs list
 }
