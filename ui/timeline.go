@@ -23,14 +23,14 @@ const (
 // bar per job attempt (linked to its job), per wait and per child
 // workflow (linked to it).
 type timelineChart struct {
-	Width, Height  int
-	PlotX, PlotW   int
-	Rows           []timelineRow
-	Ticks          []axisLabel
-	AxisY          int
-	Since, Until   time.Time
-	Truncated      int // rows left out past timelineRows
-	JobsLeftOut    int // jobs the description did not list (JobsMore)
+	Width, Height int
+	PlotX, PlotW  int
+	Rows          []timelineRow
+	Ticks         []axisLabel
+	AxisY         int
+	Since, Until  time.Time
+	Truncated     int // rows left out past timelineRows
+	JobsLeftOut   int // jobs the description did not list (JobsMore)
 	// EntriesLimited says the description holds one page of the
 	// workflow's timeline entries, by which waits and children are placed.
 	EntriesLimited bool
