@@ -144,6 +144,7 @@ type JobFilter struct {
 	Status     JobStatus // only jobs with this status
 	Handler    string    // only jobs of this handler
 	WorkflowID int64     // only the step jobs of this workflow
+	BatchID    int64     // only the jobs of this batch
 	Limit      int       // at most this many jobs; default 100
 	AfterID    int64     // only jobs with a larger id (paging, oldest first)
 	// WithoutPayload leaves Payload and HeartbeatData nil: a list that

@@ -69,6 +69,7 @@ type overviewData struct {
 	}
 	Window time.Duration
 	Now    time.Time
+	Charts []*svgChart // the last hour's throughput and failures (charts.go)
 }
 
 // overview reads everything the overview shows.

@@ -53,6 +53,9 @@ func queryID(r *http.Request, name string) (int64, error) {
 
 func (s *server) overviewPage(w http.ResponseWriter, r *http.Request) {
 	d, err := s.overview(r.Context())
+	if err == nil {
+		d.Charts, err = s.overviewCharts(r.Context())
+	}
 	if err != nil {
 		s.failErr(w, r, err)
 		return
@@ -135,6 +138,11 @@ type workflowData struct {
 	// (-1 when there is none).
 	TimelineFrom, TimelineTo   int
 	TimelinePrev, TimelineNext int
+	// Visual draws the steps on a time axis (timeline.go); nil when
+	// nothing has started.
+	Visual *timelineChart
+	// Artifacts lists the workflow's artifacts (artifacts.go).
+	Artifacts *artifactList
 }
 
 func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
@@ -160,6 +168,11 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 		CanCancel: !st.Terminal(),
 		CanRetry:  st == queuetytype.WorkflowFailed,
 		CanSignal: !st.Terminal(),
+	}
+	d.Visual = newTimelineChart(desc, s.opts.Clock.Now(), s.opts.BasePath)
+	if d.Artifacts, err = s.workflowArtifacts(r.Context(), id); err != nil {
+		s.failErr(w, r, err)
+		return
 	}
 	if offset > 0 {
 		d.TimelinePrev = max(offset-queuetytype.DefaultTimelineEntries, 0)

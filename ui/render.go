@@ -27,7 +27,8 @@ var staticFS embed.FS
 
 // pageNames are the templates/*.html files that are pages (the others
 // hold the layout and shared parts).
-var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "machines", "machine", "workers", "login", "error", "bulk"}
+var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "machines", "machine", "workers", "login", "error", "bulk",
+	"charts", "batches", "batch", "webhooks"}
 
 // templates maps a page name to its template set: the layout, the shared
 // parts and the page.
@@ -42,8 +43,8 @@ func mustTemplates(clock queuety.Clock) templates {
 	}
 	t := templates{}
 	for _, name := range pageNames {
-		t[name] = template.Must(template.New(name).Funcs(funcs).Funcs(fm).ParseFS(templateFS,
-			"templates/layout.html", "templates/parts.html", "templates/"+name+".html"))
+		t[name] = template.Must(template.New(name).Funcs(funcs).Funcs(pageFuncs).Funcs(fm).ParseFS(templateFS,
+			"templates/layout.html", "templates/parts.html", "templates/pageparts.html", "templates/"+name+".html"))
 	}
 	return t
 }
@@ -180,6 +181,10 @@ func notFoundWhat(p string) string {
 		return "schedule"
 	case strings.HasPrefix(p, "/machines/"):
 		return "state machine"
+	case strings.HasPrefix(p, "/batches/"):
+		return "batch"
+	case strings.HasPrefix(p, "/webhooks/"):
+		return "webhook"
 	}
 	return "page"
 }

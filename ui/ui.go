@@ -297,10 +297,15 @@ func (s *server) routes() {
 	m.HandleFunc("GET /workflows/{id}", s.workflowPage)
 	m.HandleFunc("GET /workflows/{id}/trace.json", s.workflowTrace)
 	m.HandleFunc("GET /workflows/{id}/state", s.rawValue(queuetytype.WorkflowState, "workflow", "state"))
+	m.HandleFunc("GET /workflows/{id}/artifacts/{artifact}", s.artifactContent)
 	m.HandleFunc("GET /schedules", s.schedulesPage)
 	m.HandleFunc("GET /machines", s.machinesPage)     // machines.go
 	m.HandleFunc("GET /machines/{id}", s.machinePage) // machines.go
 	m.HandleFunc("GET /workers", s.workersPage)       // workers.go
+	m.HandleFunc("GET /charts", s.chartsPage)         // charts.go
+	m.HandleFunc("GET /batches", s.batchesPage)       // batches.go
+	m.HandleFunc("GET /batches/{id}", s.batchPage)    // batches.go
+	m.HandleFunc("GET /webhooks", s.webhooksPage)     // webhooks.go
 
 	m.HandleFunc("POST /queues/pause", s.queueAction(true))
 	m.HandleFunc("POST /queues/resume", s.queueAction(false))
@@ -312,6 +317,8 @@ func (s *server) routes() {
 	m.HandleFunc("POST /workflows/{id}/{action}", s.workflowAction)
 	m.HandleFunc("POST /schedules/{id}/{action}", s.scheduleAction)
 	m.HandleFunc("POST /machines/{id}/event", s.machineEventAction)
+	m.HandleFunc("POST /batches/{id}/cancel", s.batchCancelAction)    // batches.go
+	m.HandleFunc("POST /webhooks/{id}/remove", s.webhookRemoveAction) // webhooks.go
 	m.HandleFunc("POST /logout", s.logout)
 	s.mux = m
 }

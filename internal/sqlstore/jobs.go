@@ -256,6 +256,9 @@ func (t *txn) JobList(ctx context.Context, f driver.JobFilter) ([]*driver.Job, e
 	if f.WorkflowID != 0 {
 		add("workflow_id = ?", f.WorkflowID)
 	}
+	if f.BatchID != 0 {
+		add("batch_id = ?", f.BatchID)
+	}
 	if f.AfterID != 0 {
 		add("id > ?", f.AfterID)
 	}

@@ -71,6 +71,15 @@ type Dialect struct {
 	// Time converts a time for a query parameter; frac says whether the
 	// column keeps microseconds. Zero times are passed as NULL.
 	Time func(t time.Time, frac bool) any
+	// LogsByTime is the index hint of the series reads of log rows by
+	// time, placed after the table (and its alias); "{logs}" stands for the
+	// table's name. Read in created_at order, a read stops at its row
+	// limit; through another index (the event's), it would read and sort
+	// every row that index matches.
+	LogsByTime string
+	// SecondsBetween returns the SQL expression of the whole seconds from
+	// one DATETIME column to another (to - from).
+	SecondsBetween func(from, to string) string
 	// InsertIDs returns the ids of n rows inserted by one statement.
 	InsertIDs func(res sql.Result, n int) ([]int64, error)
 	// Increment, when set, is a query returning the step between the ids

@@ -67,6 +67,8 @@ type Tx interface {
 	ListPageTx
 	// WorkerTx holds the worker registry (workers.go).
 	WorkerTx
+	// SeriesTx holds the grouped reads of activity series (series.go).
+	SeriesTx
 	// JobInsert inserts the jobs in one statement and sets their IDs. A
 	// job's status (pending when empty), attempts, reserved_at, claim
 	// token and activity deadlines are written as set, so a job can be

@@ -628,6 +628,7 @@ func dialect(incr int64) sqlstore.Dialect {
 		ClaimHint:      " FORCE INDEX (" + claimIndex + ")",
 		RunningHint:    " FORCE INDEX (idx_status)",
 		UnreservedHint: " FORCE INDEX (idx_reserved)",
+		LogsByTime:     " FORCE INDEX (idx_created)",
 		// A claim reads its candidates without locks, then locks them by
 		// id: a locking scan of the claim index waded through the entries
 		// of recently claimed jobs that purge had yet to remove, most of
@@ -643,6 +644,7 @@ func dialect(incr int64) sqlstore.Dialect {
 			}
 			return t.UTC().Truncate(time.Second)
 		},
+		SecondsBetween: func(from, to string) string { return "TIMESTAMPDIFF(SECOND, " + from + ", " + to + ")" },
 		InsertIDs: func(res sql.Result, n int) ([]int64, error) {
 			first, err := res.LastInsertId()
 			if err != nil {

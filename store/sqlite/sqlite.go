@@ -237,6 +237,7 @@ var dialect = sqlstore.Dialect{
 	// with the backlog.
 	ClaimHint:   " INDEXED BY {jobs}_idx_go_claim",
 	RunningHint: " INDEXED BY {workflows}_idx_status",
+	LogsByTime:  " INDEXED BY {logs}_idx_created",
 	// Statements on rows by id read the table by rowid. NOT INDEXED still
 	// lets SQLite look rows up by rowid; without it the planner may read
 	// an index on a column the statement also tests, such as status: a
@@ -260,6 +261,9 @@ var dialect = sqlstore.Dialect{
 			return t.UTC().Format("2006-01-02 15:04:05.000000")
 		}
 		return t.UTC().Format("2006-01-02 15:04:05")
+	},
+	SecondsBetween: func(from, to string) string {
+		return "(CAST(strftime('%s', " + to + ") AS INTEGER) - CAST(strftime('%s', " + from + ") AS INTEGER))"
 	},
 	InsertIDs: func(res sql.Result, n int) ([]int64, error) {
 		last, err := res.LastInsertId()
