@@ -106,6 +106,19 @@ type Dialect struct {
 	// handles then run under a savepoint, rolled back to when they fail,
 	// so the transaction goes on after one.
 	AbortsOnError bool
+	// BigInt, when set, is the type a 64-bit integer parameter is cast
+	// to in an expression whose other operands are narrower columns
+	// ("BIGINT" on PostgreSQL, which would give the parameter their
+	// type); empty leaves the parameter bare.
+	BigInt string
+}
+
+// bigParam is the marker of a 64-bit integer parameter (Dialect.BigInt).
+func (d Dialect) bigParam() string {
+	if d.BigInt == "" {
+		return "?"
+	}
+	return "CAST(? AS " + d.BigInt + ")"
 }
 
 // Tables holds the prefixed table names.

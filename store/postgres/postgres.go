@@ -389,6 +389,7 @@ var dialect = sqlstore.Dialect{
 	// insert id, so they return their ids.
 	AbortsOnError: true,
 	Returning:     true,
+	BigInt:        "BIGINT",
 	Retryable:     retryable,
 	Duplicate:     func(err error) bool { return sqlState(err) == "23505" },
 	DataError:     dataError,
