@@ -127,7 +127,7 @@ func parseDSN(dsn string) (*Config, error) {
 	}
 	for k, vs := range q {
 		if len(vs) > 1 {
-			return nil, fmt.Errorf("%w: DSN parameter %s is given %d times", driver.ErrInvalidArgument, k, len(vs))
+			return nil, fmt.Errorf("%w: DSN parameter %s is given %d times", driver.ErrInvalidArgument, shown(k), len(vs))
 		}
 		v := vs[0]
 		switch k {
@@ -135,12 +135,12 @@ func parseDSN(dsn string) (*Config, error) {
 			c.Prefix = v
 		case "schema":
 			if !schemaRE.MatchString(v) {
-				return nil, fmt.Errorf("%w: schema %q must match ^[A-Za-z_][A-Za-z0-9_]{0,62}$", driver.ErrInvalidArgument, v)
+				return nil, fmt.Errorf("%w: schema %s must match ^[A-Za-z_][A-Za-z0-9_]{0,62}$", driver.ErrInvalidArgument, shown(v))
 			}
 			c.Schema = v
 		case "create":
 			if c.Create, err = strconv.ParseBool(v); err != nil {
-				return nil, fmt.Errorf("%w: create must be true or false, got %q", driver.ErrInvalidArgument, v)
+				return nil, fmt.Errorf("%w: create must be true or false, got %s", driver.ErrInvalidArgument, shown(v))
 			}
 		case "max_open_conns":
 			n, err := strconv.Atoi(v)
@@ -150,18 +150,21 @@ func parseDSN(dsn string) (*Config, error) {
 			c.MaxOpenConns = n
 		default:
 			if strings.HasPrefix(k, "table_") {
-				return nil, fmt.Errorf("%w: DSN parameter %s: table names can be changed on the MySQL store only, whose tables Queuety PHP shares (use prefix or schema)", driver.ErrInvalidArgument, k)
+				return nil, fmt.Errorf("%w: DSN parameter %s: table names can be changed on the MySQL store only, whose tables Queuety PHP shares (use prefix or schema)", driver.ErrInvalidArgument, shown(k))
 			}
 			known := false
 			for _, p := range connParams {
 				known = known || k == p
 			}
 			if !known {
-				return nil, fmt.Errorf("%w: unknown postgres DSN parameter %q (known: prefix, schema, create, max_open_conns, %s)",
-					driver.ErrInvalidArgument, k, strings.Join(connParams, ", "))
+				return nil, fmt.Errorf("%w: unknown postgres DSN parameter %s (known: prefix, schema, create, max_open_conns, %s)",
+					driver.ErrInvalidArgument, shown(k), strings.Join(connParams, ", "))
 			}
 			c.Params[k] = v
 		}
+	}
+	if len(c.Prefix) > 32 {
+		return nil, fmt.Errorf("%w: table prefix %s is longer than 32 characters", driver.ErrInvalidArgument, shown(c.Prefix))
 	}
 	if err := driver.ValidatePrefix(c.Prefix); err != nil {
 		return nil, err
@@ -170,6 +173,16 @@ func parseDSN(dsn string) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// shown quotes a DSN value for an error message, cut to its first 40
+// bytes: a message stays short whatever the DSN holds (and the search
+// for a password in it stays quick).
+func shown(v string) string {
+	if len(v) > 40 {
+		return strconv.Quote(v[:40]) + "..."
+	}
+	return strconv.Quote(v)
 }
 
 // splitHostPort splits the host part of a postgres:// DSN.
