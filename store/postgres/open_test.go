@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,11 +33,15 @@ func TestOpenMissingDatabase(t *testing.T) {
 	ctx := context.Background()
 	admin := testdb.PostgresAdmin(t)
 	name := fmt.Sprintf("queuety_create_%d", time.Now().UnixNano()%1e9)
-	_, err := queuety.Open(ctx, "postgres://root@127.0.0.1:5432/"+name, quiet())
+	u, err := url.Parse(testdb.PostgresBaseDSN(t))
+	require.NoError(t, err)
+	u.Path = "/" + name
+	base := u.String()
+	_, err = queuety.Open(ctx, base, quiet())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not exist", "hint")
 	assert.Contains(t, err.Error(), "create=true", "hint")
-	c, err := queuety.Open(ctx, "postgres://root@127.0.0.1:5432/"+name+"?create=true&schema=jobs&prefix=t_", quiet())
+	c, err := queuety.Open(ctx, base+"?create=true&schema=jobs&prefix=t_", quiet())
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		c.Close()
