@@ -27,7 +27,11 @@
 // the DSN's password.
 //
 // Every session runs with time zone UTC and READ COMMITTED isolation;
-// claims lock their rows with FOR UPDATE SKIP LOCKED. A transaction that
+// claims lock their rows with FOR UPDATE SKIP LOCKED. A process that
+// commits jobs sends a notification (NOTIFY) on a channel named after the
+// schema and prefix, and idle workers of every process listen on it
+// (LISTEN, on a connection of their own), so a job dispatched in one
+// process starts at once in another; polling stays the fallback. A transaction that
 // meets a deadlock (40P01), a serialization failure (40001) or a lock
 // timeout (55P03) is run again from its start.
 package postgres
@@ -282,7 +286,17 @@ func (c *Config) openDB(database string) (*sql.DB, error) {
 // Store is the PostgreSQL store.
 type Store struct {
 	*sqlstore.Store
-	cfg *Config
+	cfg     *Config
+	channel string // the notification channel of its tables (notify.go)
+	// closing ends when the store is closed, and with it the listeners.
+	closing context.Context
+	close   context.CancelFunc
+}
+
+// Close closes the store's listeners and its connections.
+func (s *Store) Close() error {
+	s.close()
+	return s.Store.Close()
 }
 
 // OpenConfig opens a store from a parsed Config.
@@ -330,7 +344,8 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		addr += "?schema=" + cfg.Schema
 	}
 	info := driver.StoreInfo{Driver: "postgres", Server: server, Prefix: cfg.Prefix, Address: addr}
-	s := &Store{cfg: cfg}
+	s := &Store{cfg: cfg, channel: channel(cfg.Schema, cfg.Prefix)}
+	s.closing, s.close = context.WithCancel(context.Background())
 	s.Store = sqlstore.New(db, dialect, cfg.Prefix, info, migrations(cfg.Prefix, lockName(cfg)))
 	return s, nil
 }
