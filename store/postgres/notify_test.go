@@ -43,7 +43,7 @@ func waitWake(t *testing.T, ctx context.Context, wake <-chan struct{}, what stri
 	select {
 	case <-wake:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("no %s within 30 s", what)
+		t.Fatalf("%s did not come within 30 s", what)
 	case <-ctx.Done():
 		t.Fatal(ctx.Err())
 	}
