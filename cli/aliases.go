@@ -34,36 +34,21 @@ var aliases = []alias{
 	{"log", "", "list"},
 }
 
-// aliasTarget returns the command an alias typed in group (the path of
-// group below the root, space-separated) stands for, and the path of its
-// parent group below cmd; nil when name is no alias there.
-func aliasTarget(group *Command, groupPath, name string) (*Command, []string) {
+// aliasWords returns the subcommand words an alias typed in group (the
+// path of the group below the program, space-separated) stands for; nil
+// when name is no alias there. The name "" is the group's default
+// subcommand, run when it is given none.
+func aliasWords(group, name string) []string {
 	for _, a := range aliases {
-		if a.group != groupPath || a.name != name {
-			continue
+		if a.group == group && a.name == name {
+			return strings.Fields(a.target)
 		}
-		cmd, path := group, []string(nil)
-		words := strings.Fields(a.target)
-		for i, w := range words {
-			cmd = cmd.find(w)
-			if cmd == nil {
-				return nil, nil
-			}
-			if i < len(words)-1 {
-				path = append(path, w)
-			}
-		}
-		return cmd, path
 	}
-	return nil, nil
+	return nil
 }
 
-// defaultSub returns the subcommand a group runs when it is given no
-// subcommand (the alias with an empty name), or nil.
-func defaultSub(group *Command, groupPath string) *Command {
-	cmd, _ := aliasTarget(group, groupPath, "")
-	return cmd
-}
+// aliasNamed reports whether name is an alias at the top level.
+func aliasNamed(name string) bool { return aliasWords("", name) != nil }
 
 // printAliases lists the aliases typed in groupPath, for the group's usage.
 func printAliases(w io.Writer, groupPath string) {

@@ -165,3 +165,20 @@ func TestBinary(t *testing.T) {
 		assert.NoError(t, err, "worker exit after SIGTERM\n%s", strings.Join(log, "\n"))
 	})
 }
+
+// TestBinaryName: a program built on cli.Main says the name it runs as,
+// the base name of os.Args[0], in its usage, errors and completion.
+func TestBinaryName(t *testing.T) {
+	bin := buildBinary(t)
+	acme := filepath.Join(filepath.Dir(bin), "acme-worker")
+	require.NoError(t, os.Rename(bin, acme))
+	r := runBinary(t, acme, nil, time.Minute, "--help")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Usage: acme-worker COMMAND [ARGS] [flags]")
+	assert.NotContains(t, r.stdout, "queuety-worker")
+	r = runBinary(t, acme, nil, time.Minute, "wrok")
+	assert.Equal(t, 2, r.code)
+	assert.Equal(t, `acme-worker: unknown command "wrok"; did you mean "work"? (see 'acme-worker help')`+"\n", r.stderr)
+	r = runBinary(t, acme, nil, time.Minute, "completion", "fish")
+	assert.Contains(t, r.stdout, "complete -c acme-worker")
+}

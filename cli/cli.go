@@ -13,6 +13,12 @@
 //		os.Exit(cli.Main(reg))
 //	}
 //
+// Options add to it: commands of its own (WithCommands), options for the
+// workers of work and flush such as rate limits and cost budgets
+// (WithWorkerOptions), an instrumentation observer (WithObserver). Its
+// usage, errors and completion scripts use the name it runs as (the base
+// name of os.Args[0], or WithName).
+//
 // cmd/queuety-worker is exactly that with a nil registry: it has no user
 // handlers, so its `work` runs the sweeps and the engine's internal steps
 // (delays, signal waits) and leaves every other job for a worker that has
@@ -32,10 +38,17 @@
 //
 // The global flags (--dsn, --wp-config, --json, --log-level, --log-format) may appear
 // before or after the command name, and command flags may follow the
-// positional arguments. Errors are printed as one line on stderr. The exit
+// positional arguments. Flags may be spelled with one dash or two (-once,
+// --once) and take their value after a space or "=". A mistyped command or
+// flag is answered with the nearest ones. Errors are printed as one line
+// on stderr (one JSON object with --json). The exit
 // code is 0 on success, 2 for usage errors (unknown commands or flags, bad
 // arguments, invalid JSON) and 1 for runtime errors (the store cannot be
 // opened, the workflow is not in a state the operation applies to, ...).
+//
+// `completion bash|zsh|fish|powershell` prints a completion script that
+// completes commands, flags and their values: statuses, levels, formats,
+// the registry's handlers and the queues of the store.
 //
 // Logs go to stderr through a slog text handler, or a JSON handler with
 // --log-format json (one object per line). The default level is info
@@ -44,12 +57,13 @@
 //
 // # Adding a command
 //
-// Commands are listed in one table, in commands.go. A command is a
-// *Command with a name, a one-line summary, usage text with examples, and
-// either subcommands or a Setup function that declares its flags on a
-// flag.FlagSet and returns the function that runs it:
+// Commands are listed in one table, in commands.go; an application adds
+// its own with WithCommands. A command is a *Command with a name, a
+// one-line summary, usage text with examples, and either subcommands or a
+// Setup function that declares its flags on a flag.FlagSet and returns the
+// function that runs it:
 //
-//	{Name: "hello", Summary: "print a greeting", Args: "NAME",
+//	{Name: "hello", Summary: "print a greeting", Args: "NAME", MinArgs: 1, MaxArgs: 1,
 //		Setup: func(fs *flag.FlagSet) RunFunc {
 //			shout := fs.Bool("shout", false, "print in capitals")
 //			return func(e *Env, args []string) error { ... }
@@ -58,7 +72,9 @@
 // A RunFunc gets an *Env (context, output writers, the registry, the
 // parsed global flags and Env.Open to open the store) and the positional
 // arguments. It returns an error made with Usagef for a usage problem and
-// any other error for a runtime failure.
+// any other error for a runtime failure. The table is run by
+// github.com/spf13/cobra: it finds the command, parses the flags, prints
+// the help and answers the completion scripts.
 package cli
 
 import (
@@ -71,8 +87,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/queuety/queuety-go/internal/buildinfo"
 	"github.com/queuety/queuety-go/internal/wpconfig"
@@ -86,7 +105,8 @@ import (
 	"github.com/queuety/queuety-go/store/sqlite"
 )
 
-// Program is the name used in usage and error messages.
+// Program is the program name usage and error messages use by default:
+// Main takes the name it runs as, and WithName sets one.
 const Program = "queuety-worker"
 
 // DefaultDSN is the store used when neither --dsn, --wp-config nor
@@ -104,15 +124,21 @@ const (
 )
 
 // Main runs the CLI on os.Args with the handlers in reg (nil for none) and
-// returns the exit code. Call it as os.Exit(cli.Main(reg)).
+// the options, and returns the exit code. Call it as
+// os.Exit(cli.Main(reg)). The program name defaults to the base name of
+// os.Args[0] (see WithName).
 //
 // Unless the GOGC environment variable is set, Main sets the garbage
 // collector's target to WorkerGCPercent (see there).
-func Main(reg *queuety.Registry) int {
+func Main(reg *queuety.Registry, opts ...Option) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(WorkerGCPercent)
 	}
-	return Run(context.Background(), os.Args[1:], reg, os.Stdout, os.Stderr)
+	if len(os.Args) > 0 {
+		name := strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe")
+		opts = append([]Option{WithName(name)}, opts...)
+	}
+	return Run(context.Background(), os.Args[1:], reg, os.Stdout, os.Stderr, opts...)
 }
 
 // WorkerGCPercent is the garbage collector target (GOGC) of programs run
@@ -126,34 +152,44 @@ func Main(reg *queuety.Registry) int {
 // debug.SetGCPercent.
 const WorkerGCPercent = 400
 
-// Run runs the CLI on args (without the program name) and returns the exit
-// code. Output goes to stdout, errors and logs to stderr. Cancelling ctx
-// stops long-running commands (work, demo) as SIGINT or SIGTERM does.
-func Run(ctx context.Context, args []string, reg *queuety.Registry, stdout, stderr io.Writer) (code int) {
+// Run runs the CLI on args (without the program name) with the options
+// and returns the exit code. Output goes to stdout, errors and logs to
+// stderr. Cancelling ctx stops long-running commands (work, demo) as
+// SIGINT or SIGTERM does.
+func Run(ctx context.Context, args []string, reg *queuety.Registry, stdout, stderr io.Writer, opts ...Option) (code int) {
 	if reg == nil {
 		reg = queuety.NewRegistry()
 	}
 	if Version != "" {
 		buildinfo.SetVersion(Version) // what `version` prints and workers register
 	}
-	e := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr, Registry: reg}
+	cfg := newConfig(opts)
+	e := &Env{Ctx: ctx, Stdout: stdout, Stderr: stderr, Registry: reg, program: cfg.name}
 	defer func() {
 		// A bug must still end in one line and an exit code, not a stack trace.
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "%s: internal error: %v\n", Program, r)
+			fmt.Fprintf(stderr, "%s: internal error: %v\n", cfg.name, r)
 			code = ExitFailure
 		}
 	}()
-	err := runCommand(e, rootCommand(), args, nil)
-	return report(e, err)
+	a, err := newApp(e, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cfg.name, err)
+		return ExitFailure
+	}
+	e.app = a
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		args = normalizeCompletion(a.root, args)
+	} else {
+		args = normalize(a.root, args, true)
+	}
+	a.root.SetArgs(args)
+	return report(e, a.root.ExecuteContext(ctx))
 }
 
 // report prints err (if any) as one line and returns the exit code.
 func report(e *Env, err error) int {
 	if err == nil {
-		return ExitOK
-	}
-	if errors.Is(err, errHelpShown) {
 		return ExitOK
 	}
 	code := ExitFailure
@@ -168,13 +204,13 @@ func report(e *Env, err error) int {
 		code = ExitUsage
 	}
 	msg := cleanError(err)
-	prog := Program
+	prog := e.Program()
 	if ue != nil {
 		if ue.cmd != "" {
 			prog += " " + ue.cmd
 			msg = fmt.Sprintf("%s (see '%s -h')", msg, prog)
 		} else {
-			msg = fmt.Sprintf("%s (see '%s help')", msg, Program)
+			msg = fmt.Sprintf("%s (see '%s help')", msg, e.Program())
 		}
 	}
 	if e.Globals.JSON {
@@ -262,9 +298,6 @@ func Usagef(format string, args ...any) error {
 	return &UsageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// errHelpShown ends a command after its help was printed (exit code 0).
-var errHelpShown = errors.New("help shown")
-
 // Globals are the flags every command accepts.
 type Globals struct {
 	DSN      string // --dsn
@@ -299,8 +332,13 @@ type Env struct {
 	// DefaultLogLevel applies when --log-level is not given.
 	DefaultLogLevel slog.Level
 
-	logger *slog.Logger
+	logger  *slog.Logger
+	program string
+	app     *app
 }
+
+// Program returns the name the program runs as (see WithName).
+func (e *Env) Program() string { return orString(e.program, Program) }
 
 // Logger returns the slog logger on stderr at the chosen level.
 func (e *Env) Logger() *slog.Logger {
@@ -376,7 +414,7 @@ func (e *Env) Open(opts ...queuety.Option) (*queuety.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := mustExist(dsn); err != nil {
+	if err := mustExist(dsn, e.Program()); err != nil {
 		return nil, fmt.Errorf("cannot open the store (from %s): %w", source, err)
 	}
 	return e.OpenDSN(dsn, source, opts...)
@@ -395,7 +433,7 @@ func (e *Env) OpenOrCreate(opts ...queuety.Option) (*queuety.Client, error) {
 // mustExist reports an embedded store whose database file does not exist.
 // Server stores need no check: connecting to a database that does not
 // exist fails on its own.
-func mustExist(dsn string) error {
+func mustExist(dsn, program string) error {
 	if driver.SchemeOf(dsn) != "sqlite" {
 		return nil
 	}
@@ -407,7 +445,7 @@ func mustExist(dsn string) error {
 		return nil
 	}
 	if _, err := os.Stat(cfg.Path); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no database at %s: create it with `%s migrate` (or `%s work`)", cfg.Path, Program, Program)
+		return fmt.Errorf("no database at %s: create it with `%s migrate` (or `%s work`)", cfg.Path, program, program)
 	} else if err != nil {
 		return err
 	}

@@ -105,6 +105,6 @@ func printVersion(e *Env, _ []string) error {
 	if !bi.Time.IsZero() && rev != "" {
 		rev += " of " + bi.Time.UTC().Format(time.RFC3339)
 	}
-	_, err := fmt.Fprintf(e.Stdout, "%s %s (%s, %s/%s%s; stores: %v)\n", Program, bi.Version, bi.GoVersion, runtime.GOOS, runtime.GOARCH, rev, driver.Drivers())
+	_, err := fmt.Fprintf(e.Stdout, "%s %s (%s, %s/%s%s; stores: %v)\n", e.Program(), bi.Version, bi.GoVersion, runtime.GOOS, runtime.GOARCH, rev, driver.Drivers())
 	return err
 }

@@ -40,15 +40,16 @@ worker unhealthy: it logs an error, the queuety_workers_unhealthy metric is
 1, so that a supervisor (systemd, Kubernetes) restarts it: only ending the
 process ends those handlers.
 
-Retention: the worker also runs a cleaner (not with --once) that deletes
+Retention: the worker also runs a cleaner that deletes
 completed jobs and log rows older than --retain-completed (7 days),
 completed, failed and cancelled workflows with their rows older than
 --retain-workflows (30 days), and finished batches older than
 --retain-batches (30 days); buried jobs are kept unless --retain-buried is
 given. It never deletes a running, waiting or paused workflow or a row one
 still needs. It deletes --retention-batch rows per transaction, and one
-worker of the fleet runs it at a time, every --retention-interval.
---retention off turns it off.
+worker of the fleet runs it at a time, every --retention-interval (with
+--once, when a pass is due, within --max-time). --retention off turns it
+off.
 
 With --once (for cron) it runs every sweep once, drains what is due within
 --max-time, waits for the running handlers and prints a summary. It exits
@@ -193,7 +194,7 @@ the same, for example a receiver on this machine in development.`,
 				if err != nil {
 					return err
 				}
-				copts := []queuety.Option{queuety.WithDeadlineHandoff(*handoff), queuety.WithPHPBatchCallbacks(*phpBatch), mx.option()}
+				copts := []queuety.Option{queuety.WithDeadlineHandoff(*handoff), queuety.WithPHPBatchCallbacks(*phpBatch), e.observer(mx.observer())}
 				if *phpAll != "" {
 					copts = append(copts, queuety.WithPHPCallbacks(*phpAll))
 				}
@@ -207,7 +208,7 @@ the same, for example a receiver on this machine in development.`,
 				if err := mx.attach(c); err != nil {
 					return err
 				}
-				w := worker.New(c, append(opts, hooks)...)
+				w := worker.New(c, append(append(opts, hooks), e.workerOptions()...)...)
 				warnNoHandlers(e, c, qs)
 				if !*once {
 					if err := w.Run(ctx); err != nil {
@@ -430,13 +431,13 @@ run (and never buried for it); see discover.`,
 				ctx, stop := signal.NotifyContext(e.Ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
 				e.Ctx = ctx
-				c, err := e.Open()
+				c, err := e.Open(e.observer(nil))
 				if err != nil {
 					return err
 				}
 				defer c.Close()
-				w := worker.New(c, worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
-					worker.WithLogger(e.Logger()), hooks)
+				w := worker.New(c, append([]worker.Option{worker.WithRegistry(e.Registry), worker.Queues(qs...), worker.Concurrency(*concurrency),
+					worker.WithLogger(e.Logger()), hooks}, e.workerOptions()...)...)
 				warnNoHandlers(e, c, qs)
 				start := time.Now()
 				st, err := w.RunOnce(ctx, budget)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/queuety/queuety-go/internal/secret"
 	"github.com/queuety/queuety-go/metrics/prom"
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/ui"
 )
@@ -122,12 +123,12 @@ func readMetricsAuth(e *Env, token, basic *secretFlag) (metricsAuth, error) {
 	return a, err
 }
 
-// option is the client option that feeds the metrics.
-func (s *metricsServer) option() queuety.Option {
+// observer is the observer that feeds the metrics (nil for none).
+func (s *metricsServer) observer() observe.Observer {
 	if s == nil {
-		return queuety.WithObserver(nil)
+		return nil
 	}
-	return queuety.WithObserver(s.m)
+	return s.m
 }
 
 // attach adds the store gauges of c.

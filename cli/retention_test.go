@@ -28,7 +28,9 @@ func TestWorkflowRetentionCommands(t *testing.T) {
 		defer c.Close()
 		id, err := builder.Workflow("wf").Then("a").Dispatch(ctx, c, nil)
 		require.NoError(t, err)
-		w := worker.New(c)
+		// Without the cleaner: the run an hour ago must not delete the
+		// workflow of 40 days ago the commands are tested on.
+		w := worker.New(c, worker.NoRetention())
 		w.HandleStep("a", func(context.Context, queuety.State) (queuety.State, error) { return queuety.State{"ok": true}, nil })
 		_, err = w.RunOnce(ctx, time.Minute)
 		require.NoError(t, err)

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/queuety/queuety-go/internal/machine"
 	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Bounds of the machine pages.
@@ -23,18 +26,35 @@ var machineStatuses = []queuetytype.MachineStatus{queuetytype.MachineRunning, qu
 	queuetytype.MachineCompleted, queuetytype.MachineFailed, queuetytype.MachinePaused, queuetytype.MachineCancelled}
 
 func (s *server) machinesPage(w http.ResponseWriter, r *http.Request) {
-	status := queuetytype.MachineStatus(r.URL.Query().Get("status"))
+	q := r.URL.Query()
+	status := queuetytype.MachineStatus(q.Get("status"))
 	if status != "" && !status.Valid() {
 		s.fail(w, r, http.StatusBadRequest, "Unknown machine status %q: want one of running, waiting_event, completed, failed, paused, cancelled.", status)
 		return
 	}
-	list, err := s.c.ListMachines(r.Context(), queuetytype.MachineFilter{Status: status, Limit: machinesPerPage})
+	k, err := keysetFrom(q, machinesPerPage)
 	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "Bad filter: %v.", err)
+		return
+	}
+	mq := driver.MachinePageQuery{Status: status, Page: k}
+	ctx := r.Context()
+	var page *driver.Page[*driver.Machine]
+	if err := s.store().InTx(ctx, func(tx driver.Tx) (err error) { page, err = tx.MachinePage(ctx, mq); return err }); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
+	filter := url.Values{}
+	if status != "" {
+		filter.Set("status", string(status))
+	}
+	rows, pg := newPager(page, k, machinesPerPage, func(m *driver.Machine) int64 { return m.ID }, s.pageLink("/machines", filter))
+	list := make([]*queuetytype.MachineSummary, len(rows))
+	for i, m := range rows {
+		list[i] = machine.Summarize(m)
+	}
 	s.page(w, r, "machines", "State machines", "machines", true, map[string]any{"Machines": list, "Status": string(status),
-		"Statuses": machineStatuses, "Now": s.opts.Clock.Now()})
+		"Statuses": machineStatuses, "Now": s.opts.Clock.Now(), "Pager": pg})
 }
 
 // machineEventRow is one timeline row of the machine page.

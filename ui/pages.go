@@ -66,70 +66,6 @@ type statusTab struct {
 	Count  int64
 }
 
-// jobsData is what the jobs page shows.
-type jobsData struct {
-	Queue, Status, Handler string
-	Workflow               int64
-	After, Next            int64
-	Jobs                   []*queuetytype.Job
-	Tabs                   []statusTab
-	All                    int64
-	Queues                 []string
-	Now                    time.Time
-}
-
-func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	d := &jobsData{Queue: strings.TrimSpace(q.Get("queue")), Status: q.Get("status"), Handler: strings.TrimSpace(q.Get("handler")),
-		Now: s.opts.Clock.Now()}
-	if d.Status != "" && !slices.Contains(jobStatuses, queuetytype.JobStatus(d.Status)) {
-		s.fail(w, r, http.StatusBadRequest, "Unknown job status %q: want one of pending, processing, completed, failed, buried.", d.Status)
-		return
-	}
-	var err error
-	if d.Workflow, err = queryID(r, "workflow"); err == nil {
-		d.After, err = queryID(r, "after")
-	}
-	if err != nil {
-		s.fail(w, r, http.StatusBadRequest, "Bad filter: %v.", err)
-		return
-	}
-	ctx := r.Context()
-	jobs, err := s.c.ListJobs(ctx, queuetytype.JobFilter{Queue: d.Queue, Status: queuetytype.JobStatus(d.Status), Handler: d.Handler,
-		WorkflowID: d.Workflow, AfterID: d.After, Limit: jobsPerPage + 1, WithoutPayload: true})
-	if err != nil {
-		s.failErr(w, r, err)
-		return
-	}
-	if len(jobs) > jobsPerPage {
-		jobs = jobs[:jobsPerPage]
-		d.Next = jobs[len(jobs)-1].ID
-	}
-	d.Jobs = jobs
-	counts, err := s.c.Counts(ctx)
-	if err != nil {
-		s.failErr(w, r, err)
-		return
-	}
-	byStatus := map[queuetytype.JobStatus]int64{}
-	queues := map[string]bool{}
-	for _, c := range counts {
-		queues[c.Queue] = true
-		if d.Queue == "" || c.Queue == d.Queue {
-			byStatus[c.Status] += c.Count
-			d.All += c.Count
-		}
-	}
-	for _, st := range jobStatuses {
-		d.Tabs = append(d.Tabs, statusTab{Status: string(st), Count: byStatus[st]})
-	}
-	for q := range queues {
-		d.Queues = append(d.Queues, q)
-	}
-	sort.Strings(d.Queues)
-	s.page(w, r, "jobs", "Jobs", "jobs", true, d)
-}
-
 // jobData is what the job page shows.
 type jobData struct {
 	Job *queuetytype.Job
@@ -141,6 +77,9 @@ type jobData struct {
 	CanBury            bool
 	CanDelete          bool
 	Now                time.Time
+	// HeldBy is the id of the worker running the job (processing jobs
+	// only; "" when no live worker reports it).
+	HeldBy string
 }
 
 func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
@@ -161,6 +100,10 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 		Heartbeat: newValueView(j.HeartbeatData, p.HeartbeatLen, base+"heartbeat"),
 		CanBury:   s.ops.bury != nil && j.Status != queuetytype.JobBuried && j.Status != queuetytype.JobCompleted,
 		CanDelete: s.ops.del != nil}
+	if d.HeldBy, err = s.holder(ctx, j); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
 	if d.Logs, err = s.c.Logs(ctx, queuetytype.LogFilter{JobID: id, Limit: jobLogRows, MaxTextBytes: jobText}); err != nil {
 		s.failErr(w, r, err)
 		return
@@ -170,54 +113,6 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.page(w, r, "job", fmt.Sprintf("Job %d", id), "jobs", false, d)
-}
-
-// workflowsData is what the workflows page shows.
-type workflowsData struct {
-	Status, Name string
-	Limit        int
-	Workflows    []*queuetytype.Workflow
-	Tabs         []statusTab
-	All          int64
-	More         bool
-}
-
-func (s *server) workflowsPage(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	d := &workflowsData{Status: q.Get("status"), Name: strings.TrimSpace(q.Get("name")), Limit: workflowsPerPage}
-	if d.Status != "" && !slices.Contains(workflowStatuses, queuetytype.WorkflowStatus(d.Status)) {
-		s.fail(w, r, http.StatusBadRequest, "Unknown workflow status %q.", d.Status)
-		return
-	}
-	if raw := q.Get("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n <= 0 {
-			s.fail(w, r, http.StatusBadRequest, "limit=%q is not a positive number.", raw)
-			return
-		}
-		d.Limit = min(n, maxWorkflowsPerPage)
-	}
-	ctx := r.Context()
-	wfs, err := s.c.ListWorkflows(ctx, queuetytype.WorkflowFilter{Status: queuetytype.WorkflowStatus(d.Status), Name: d.Name, Limit: d.Limit + 1,
-		WithoutState: true})
-	if err != nil {
-		s.failErr(w, r, err)
-		return
-	}
-	if len(wfs) > d.Limit {
-		wfs, d.More = wfs[:d.Limit], true
-	}
-	d.Workflows = wfs
-	counts, err := s.c.WorkflowCounts(ctx)
-	if err != nil {
-		s.failErr(w, r, err)
-		return
-	}
-	for _, st := range workflowStatuses {
-		d.Tabs = append(d.Tabs, statusTab{Status: string(st), Count: counts[st]})
-		d.All += counts[st]
-	}
-	s.page(w, r, "workflows", "Workflows", "workflows", true, d)
 }
 
 // workflowData is what the workflow page shows.

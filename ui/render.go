@@ -27,7 +27,7 @@ var staticFS embed.FS
 
 // pageNames are the templates/*.html files that are pages (the others
 // hold the layout and shared parts).
-var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "machines", "machine", "workers", "login", "error"}
+var pageNames = []string{"overview", "jobs", "job", "workflows", "workflow", "workflowrow", "schedules", "machines", "machine", "workers", "login", "error", "bulk"}
 
 // templates maps a page name to its template set: the layout, the shared
 // parts and the page.
@@ -254,7 +254,9 @@ var funcs = template.FuncMap{
 		}
 		return l[0]
 	},
-	"field": func(name, value string) [2]string { return [2]string{name, value} },
+	"field":    func(name, value string) [2]string { return [2]string{name, value} },
+	"internal": isInternal,
+	"trimBulk": func(p string) string { return strings.TrimSuffix(p, "/bulk") },
 }
 
 // action is one action button: a POST form with the CSRF token, a

@@ -14,7 +14,10 @@
 // queues: the overview reads no payload and lists at most 100 queues, the
 // lists read no payload or state, and a payload, heartbeat or state is
 // shown cut to 65,536 characters with a link to the whole value, which is
-// streamed from the store in pieces. A workflow whose stored state cannot
+// streamed from the store in pieces. The lists run newest first and page
+// by id from either end; a search by a filter no index serves (a time
+// range, payload text) reads at most 10,000 rows a page and says so. A
+// bulk action takes at most 100 rows. A workflow whose stored state cannot
 // be understood is shown as its row, and an unexpected error as an id the
 // log has the error under, never as the error itself.
 //
@@ -302,6 +305,8 @@ func (s *server) routes() {
 	m.HandleFunc("POST /queues/pause", s.queueAction(true))
 	m.HandleFunc("POST /queues/resume", s.queueAction(false))
 	m.HandleFunc("POST /jobs/retry-buried", s.retryBuriedAction)
+	m.HandleFunc("POST /jobs/bulk", s.bulkAction((*server).jobBulk))           // bulk.go
+	m.HandleFunc("POST /workflows/bulk", s.bulkAction((*server).workflowBulk)) // bulk.go
 	m.HandleFunc("POST /jobs/{id}/{action}", s.jobAction)
 	m.HandleFunc("POST /workflows/{id}/signal", s.signalAction)
 	m.HandleFunc("POST /workflows/{id}/{action}", s.workflowAction)

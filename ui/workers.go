@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"context"
 	"net/http"
+	"slices"
 
 	"github.com/queuety/queuety-go/queuetytype"
 )
@@ -22,4 +24,22 @@ func (s *server) workersPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.page(w, r, "workers", "Workers", "workers", true, map[string]any{"Workers": list, "Live": live,
 		"Gone": len(list) - live, "GoneAfter": queuetytype.GoneAfter})
+}
+
+// holder returns the id of the live worker that reports running job j
+// ("" when j is not processing or no live worker reports it).
+func (s *server) holder(ctx context.Context, j *queuetytype.Job) (string, error) {
+	if j.Status != queuetytype.JobProcessing {
+		return "", nil
+	}
+	list, err := s.c.Workers(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, wk := range list {
+		if !wk.Gone && slices.Contains(wk.Jobs, j.ID) {
+			return wk.ID, nil
+		}
+	}
+	return "", nil
 }

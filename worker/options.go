@@ -244,7 +244,8 @@ func StopWhenUnhealthy(on bool) Option { return func(c *config) { c.stopUnhealth
 func Maintenance(iv Intervals) Option { return func(c *config) { c.intervals = iv } }
 
 // NoMaintenance turns off the periodic sweeps in Run (RunOnce still runs
-// them once). Use it when dedicated processes sweep.
+// them once) and the retention cleaner in Run and RunOnce. Use it when
+// dedicated processes sweep and clean.
 func NoMaintenance() Option { return func(c *config) { c.maintenance = false } }
 
 // WithRegistry shares a handler registry between workers (default: the

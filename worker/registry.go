@@ -22,6 +22,10 @@ import (
 // registryPruneLimit bounds the gone workers' rows one renewal removes.
 const registryPruneLimit = 100
 
+// registryPruneEvery is how often one worker removes gone workers' rows:
+// its renewals in between only save its own row.
+const registryPruneEvery = time.Minute
+
 // newRegistryID names a worker process: host, process id and a random
 // suffix, so two workers of one process have different ids.
 func newRegistryID(host string) string {
@@ -67,6 +71,7 @@ func (w *Worker) register(ctx context.Context) (beat func(context.Context), dere
 		HeartbeatInterval: w.heartbeatInterval(), StartedAt: clock.Now().UTC(),
 	}
 	failing := false
+	var pruned time.Time // when this worker last removed gone workers
 	beat = func(ctx context.Context) {
 		// A slow database must not hold up the next renewal of the
 		// claims for longer than an interval.
@@ -79,10 +84,16 @@ func (w *Worker) register(ctx context.Context) (beat func(context.Context), dere
 				return err
 			}
 			// Whoever renews removes the workers gone for longer than
-			// the retention, a few at a time.
+			// the retention, a few at a time, once a registryPruneEvery.
+			if row.LastHeartbeat.Sub(pruned) < registryPruneEvery {
+				return nil
+			}
 			_, err := tx.WorkerPrune(ctx, row.LastHeartbeat.Add(-queuetytype.WorkerRetention), registryPruneLimit)
 			return err
 		})
+		if err == nil && row.LastHeartbeat.Sub(pruned) >= registryPruneEvery {
+			pruned = row.LastHeartbeat
+		}
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:
 			w.log.Warn("queuety: cannot write this worker's row in the worker registry (run migrate?)", "worker_id", row.ID, "err", err)

@@ -53,7 +53,10 @@ const SweepRetention = "retention"
 // Every worker schedules the pass every Interval (± the maintenance
 // jitter), but one at a time across all processes on the database runs
 // it: a pass holds the "queuety:retention" row of Queuety's locks table,
-// and a worker that finds it held skips its turn. A pass deletes at most
+// and a worker that finds it held skips its turn. RunOnce runs a pass only
+// when none ran within Interval (see retention.DueKey), so cron-started
+// workers clean once an Interval too (unless NoMaintenance is set: then
+// dedicated processes sweep and clean). A pass deletes at most
 // BatchSize rows (BatchSize/10 workflows with their rows) per
 // transaction, waits after each as long as it took (at least Pause), and
 // stops after Budget, leaving the rest to the next pass.
@@ -134,16 +137,49 @@ func (w *Worker) retentionTask() *task {
 	}
 	cl := retention.New(w.engine, r.policy())
 	return &task{name: SweepRetention, interval: r.Interval, run: func(ctx context.Context) (int, error) {
-		return w.retain(ctx, cl)
+		return w.retain(ctx, cl.Pass)
 	}}
+}
+
+// retainOnce starts the cleaner's pass of a RunOnce call beside its
+// drain, when one is due (see retention.Cleaner.PassIfDue: one pass an
+// Interval across the fleet, however often cron starts workers), and
+// bounded by the call's budget; not with NoRetention or NoMaintenance.
+// The returned function waits for it.
+func (w *Worker) retainOnce(ctx context.Context, budget time.Duration) (wait func()) {
+	if w.cfg.noRetention || !w.cfg.maintenance || w.cfg.retention.Interval < 0 {
+		return func() {}
+	}
+	r := w.cfg.retention
+	cl := retention.New(w.engine, r.policy())
+	pctx, cancel := context.WithTimeout(ctx, budget)
+	t := &task{name: SweepRetention, run: func(ctx context.Context) (int, error) {
+		return w.retain(ctx, func(ctx context.Context) (retention.Report, error) { return cl.PassIfDue(ctx, r.Interval) })
+	}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cancel()
+		_ = w.sweepOnce(pctx, t)
+	}()
+	return func() { <-done }
 }
 
 // retain runs one cleaner pass, logs what it deleted and reports each
 // kind to the observer.
-func (w *Worker) retain(ctx context.Context, cl *retention.Cleaner) (int, error) {
+func (w *Worker) retain(ctx context.Context, pass func(context.Context) (retention.Report, error)) (int, error) {
 	t0 := time.Now()
-	rep, err := cl.Pass(ctx)
+	rep, err := pass(ctx)
 	d := time.Since(t0)
+	if err != nil && ctx.Err() != nil {
+		// The worker's budget or shutdown ended the pass: what it
+		// deleted stays deleted, and the next pass carries on.
+		rep.More, err = true, nil
+	}
+	if rep.NotDue {
+		w.log.Debug("queuety: retention pass not due; one ran within the interval")
+		return 0, nil
+	}
 	if rep.Skipped {
 		w.log.Debug("queuety: retention pass skipped; another process holds the lock")
 		return 0, err

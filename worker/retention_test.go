@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -179,4 +180,51 @@ func TestRetentionOff(t *testing.T) {
 	assert.NotEqual(t, worker.SweepRetention, s.task, "the cleaner ran")
 	_, err := c.Job(context.Background(), id)
 	require.NoError(t, err, "the job a month on")
+}
+
+// TestRetentionRunOnce checks that RunOnce, as cron starts it, runs the
+// cleaner when a pass is due and at most once an Interval across the
+// workers of a database: a job past its age is kept while a pass ran
+// within the interval and deleted by the first RunOnce after it.
+func TestRetentionRunOnce(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)
+	clock := queuety.NewFakeClock(start)
+	obs := &sweepRecorder{rows: map[string]int{}}
+	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock), queuety.WithLogger(quiet()), queuety.WithObserver(obs))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	once := func(at time.Duration) {
+		t.Helper()
+		clock.Set(start.Add(at))
+		// A new worker each time, as cron starts a new process.
+		w := worker.New(c, worker.WithLogger(quiet()),
+			worker.Retain(worker.Retention{Completed: time.Hour, Interval: 30 * time.Minute}))
+		w.HandleJob("job", func(context.Context, queuety.Payload) error { return nil })
+		_, err := w.RunOnce(ctx, time.Minute)
+		require.NoError(t, err)
+	}
+	exists := func(id int64) bool {
+		t.Helper()
+		_, err := c.Job(ctx, id)
+		if errors.Is(err, queuetytype.ErrNotFound) {
+			return false
+		}
+		require.NoError(t, err)
+		return true
+	}
+	a, err := c.Dispatch(ctx, "job", nil)
+	require.NoError(t, err)
+	once(0) // a completes; the pass finds nothing old and is due again at 30m
+	b, err := c.Dispatch(ctx, "job", nil)
+	require.NoError(t, err)
+	once(20 * time.Minute) // b completes; no pass
+	once(70 * time.Minute)
+	assert.False(t, exists(a), "a, 70m old, after the pass due at 30m")
+	assert.True(t, exists(b), "b, 50m old")
+	once(90 * time.Minute)
+	assert.True(t, exists(b), "b, 70m old, before the next pass is due at 100m")
+	once(101 * time.Minute)
+	assert.False(t, exists(b), "b after the pass due at 100m")
+	assert.Equal(t, 2, obs.get("retention-completed_jobs"), "completed jobs the passes reported")
 }

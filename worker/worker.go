@@ -372,8 +372,10 @@ func (w *Worker) Run(ctx context.Context) error {
 // runs due jobs until none is due for this worker or budget has passed,
 // waits for the running handlers (up to the shutdown timeout, then the
 // hard-stop timeout, as in Run) and returns. Jobs it claimed but did not
-// start are handed back. It is what `queuety-worker work --once` runs from
-// cron. The error reports sweep failures and, as a *ShutdownError,
+// start are handed back. Beside the drain it runs the retention cleaner's
+// pass when one is due: at most one an Interval across the fleet, however
+// often cron starts workers, within budget (see Retention). It is what
+// `queuety-worker work --once` runs from cron. The error reports sweep failures and, as a *ShutdownError,
 // handlers left running at the end; job failures are recorded on the
 // jobs, not returned. With StopWhenUnhealthy it also stops claiming when
 // the worker becomes unhealthy, and its error wraps ErrUnhealthy.
@@ -396,6 +398,7 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	hardCtx, hardCancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer hardCancel(nil)
 	stopAux := w.startAux(hardCtx)
+	waitRetention := w.retainOnce(ctx, budget) // retention.go
 	drainCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	drainCtx, stopRun := context.WithCancelCause(drainCtx)
@@ -406,6 +409,7 @@ func (w *Worker) RunOnce(ctx context.Context, budget time.Duration) (Stats, erro
 	w.fetchLoop(drainCtx, hardCtx, func() bool { return w.idle(drainCtx) })
 	w.setStopping(true)
 	sweepErr = errors.Join(sweepErr, unhealthyCause(drainCtx), w.drain(hardCancel))
+	waitRetention()
 	stopAux()
 	w.logAbandonedAtStop()
 

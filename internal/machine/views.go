@@ -49,17 +49,23 @@ func (r *Runtime) List(ctx context.Context, f queuetytype.MachineFilter) ([]*que
 	}
 	out := make([]*queuetytype.MachineSummary, 0, len(rows))
 	for _, m := range rows {
-		s := &queuetytype.MachineSummary{ID: m.ID, Name: m.Name, Status: m.Status, CurrentState: m.CurrentState,
-			DefinitionVersion: m.DefinitionVersion, DefinitionHash: m.DefinitionHash, IdempotencyKey: m.IdempotencyKey,
-			StartedAt: m.StartedAt, UpdatedAt: m.UpdatedAt, CompletedAt: m.CompletedAt, FailedAt: m.FailedAt, AvailableEvents: []string{}}
-		if def, err := parse(m.Definition); err == nil {
-			if sd := def.states[m.CurrentState]; sd != nil {
-				s.AvailableEvents = sd.events()
-			}
-		}
-		out = append(out, s)
+		out = append(out, Summarize(m))
 	}
 	return out, nil
+}
+
+// Summarize is a machine row as lists show it: without its state, with
+// the events its current state accepts (read from its definition).
+func Summarize(m *driver.Machine) *queuetytype.MachineSummary {
+	s := &queuetytype.MachineSummary{ID: m.ID, Name: m.Name, Status: m.Status, CurrentState: m.CurrentState,
+		DefinitionVersion: m.DefinitionVersion, DefinitionHash: m.DefinitionHash, IdempotencyKey: m.IdempotencyKey,
+		StartedAt: m.StartedAt, UpdatedAt: m.UpdatedAt, CompletedAt: m.CompletedAt, FailedAt: m.FailedAt, AvailableEvents: []string{}}
+	if def, err := parse(m.Definition); err == nil {
+		if sd := def.states[m.CurrentState]; sd != nil {
+			s.AvailableEvents = sd.events()
+		}
+	}
+	return s
 }
 
 // Timeline lists a machine's events in id order; limit 0 reads them all.

@@ -28,6 +28,12 @@ import (
 // process holds while it runs a pass.
 const LockKey = "queuety:retention"
 
+// DueKey is the row in Queuety's locks table that spaces the passes of
+// short-lived workers (RunOnce, started by cron): PassIfDue takes it for
+// the interval and leaves it to expire, so the fleet runs such a pass at
+// most once an interval whatever the cron frequency.
+const DueKey = "queuety:retention:due"
+
 // The kinds of rows a pass deletes, as Report and the observer name them.
 const (
 	KindWorkflows = "workflows"
@@ -73,6 +79,9 @@ type Report struct {
 	Deleted map[string]int64
 	// More is set when the budget ended the pass with rows left.
 	More bool
+	// NotDue is set by PassIfDue when a pass ran within the interval: it
+	// did nothing (Skipped is set too).
+	NotDue bool
 }
 
 // Total is how many rows the pass deleted.
@@ -138,6 +147,9 @@ func (c *Cleaner) Pass(ctx context.Context) (Report, error) {
 	}
 	defer func() { _, _ = c.e.Locks().Release(context.WithoutCancel(ctx), LockKey, c.owner) }()
 	deadline := time.Now().Add(c.p.Budget)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
 	now := c.e.Clock().Now()
 	wfBatch := max(c.p.BatchSize/10, 1)
 	kinds := []struct {
@@ -179,6 +191,28 @@ func (c *Cleaner) Pass(ctx context.Context) (Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// PassIfDue runs a pass (see Pass) unless a pass started through
+// PassIfDue within interval on this database, by any process: it takes
+// DueKey for interval and leaves it to expire. When the pass could not
+// finish (another process held the pass lock, the budget or ctx ran out
+// with rows left, or it failed), it gives DueKey back so the next caller
+// carries on rather than waiting a whole interval. A pass stops at ctx's
+// deadline if that comes before its budget.
+func (c *Cleaner) PassIfDue(ctx context.Context, interval time.Duration) (Report, error) {
+	ok, err := c.e.Locks().Acquire(ctx, DueKey, c.owner, interval)
+	if err != nil {
+		return Report{Deleted: map[string]int64{}}, fmt.Errorf("retention: %w", err)
+	}
+	if !ok {
+		return Report{Skipped: true, NotDue: true, Deleted: map[string]int64{}}, nil
+	}
+	r, err := c.Pass(ctx)
+	if r.Skipped || r.More || err != nil {
+		_, _ = c.e.Locks().Release(context.WithoutCancel(ctx), DueKey, c.owner)
+	}
+	return r, err
 }
 
 // drain runs step in its own transaction until it reports no more rows,

@@ -63,6 +63,8 @@ type Tx interface {
 	MachineTx
 	// ReadViewTx holds the bounded reads of operator views (readviews.go).
 	ReadViewTx
+	// ListPageTx reads the pages of the operator's lists (listpage.go).
+	ListPageTx
 	// WorkerTx holds the worker registry (workers.go).
 	WorkerTx
 	// JobInsert inserts the jobs in one statement and sets their IDs. A

@@ -36,6 +36,43 @@
     }, 5000);
   });
 
+  // Row selection for the bulk actions: the ticked boxes of the list
+  // (inputs of class "pick" that belong to a bulk form), a box that ticks
+  // every row of the page, and the count the bulk form shows.
+  function picks() {
+    return Array.prototype.slice.call(document.querySelectorAll("input.pick"));
+  }
+  function countPicked() {
+    const n = picks().filter(function (b) { return b.checked; }).length;
+    const out = document.getElementById("picked");
+    if (out) out.textContent = String(n);
+    const all = document.getElementById("pick-all");
+    if (all) {
+      const boxes = picks();
+      all.checked = boxes.length > 0 && n === boxes.length;
+      all.indeterminate = n > 0 && n < boxes.length;
+    }
+  }
+  document.addEventListener("change", function (ev) {
+    const t = ev.target;
+    if (!(t instanceof HTMLInputElement)) return;
+    if (t.id === "pick-all") {
+      picks().forEach(function (b) { b.checked = t.checked; });
+    }
+    if (t.id === "pick-all" || t.classList.contains("pick")) countPicked();
+  });
+  // A bulk form with nothing ticked is not sent.
+  document.addEventListener("submit", function (ev) {
+    const form = ev.target;
+    if (!(form instanceof HTMLFormElement) || !form.classList.contains("bulk")) return;
+    if (!picks().some(function (b) { return b.checked; })) {
+      ev.preventDefault();
+      const out = document.getElementById("picked");
+      if (out) out.parentElement.classList.add("nothing");
+    }
+  });
+  countPicked();
+
   if (!live || !toggle) return;
 
   const interval = parseInt(toggle.dataset.interval, 10) || 5000;
@@ -58,6 +95,15 @@
   async function refresh() {
     if (paused || busy || document.hidden) return;
     if (live.querySelector("form.armed")) return; // an action awaits its confirmation
+    if (editing()) return;
+    // Rows are ticked for a bulk action: they stay where they are until
+    // the action is sent or the boxes cleared.
+    if (picks().some(function (b) { return b.checked; })) {
+      // Counts the refreshes held back (tests wait on it).
+      live.dataset.held = String((parseInt(live.dataset.held, 10) || 0) + 1);
+      return;
+    }
+    delete live.dataset.held;
     busy = true;
     try {
       const res = await fetch(url(), { credentials: "same-origin", headers: { Accept: "text/html" } });
@@ -71,8 +117,13 @@
       const html = await res.text();
       // Paused meanwhile, or an action armed: the page stays as it is, so
       // the button a person is about to click is not replaced under them.
-      if (!paused && !live.querySelector("form.armed")) {
+      if (!paused && !live.querySelector("form.armed") && !editing()) {
+        // Keep the rows a person ticked while the request ran: the new
+        // rows with the same ids are ticked again.
+        const ticked = picks().filter(function (b) { return b.checked; }).map(function (b) { return b.value; });
         live.innerHTML = html;
+        picks().forEach(function (b) { b.checked = ticked.indexOf(b.value) >= 0; });
+        countPicked();
         live.dataset.updated = String(Date.now());
         document.dispatchEvent(new CustomEvent("queuety:refreshed"));
       }
@@ -82,6 +133,20 @@
       busy = false;
     }
   }
+
+  // editing reports whether a person is typing in a field of the live
+  // part, which a refresh would replace.
+  function editing() {
+    const a = document.activeElement;
+    return !!a && live.contains(a) && (a instanceof HTMLInputElement || a instanceof HTMLTextAreaElement ||
+      a instanceof HTMLSelectElement) && !a.classList.contains("pick") && a.id !== "pick-all";
+  }
+
+  // A hidden tab does not refresh; when it shows again it refreshes at
+  // once.
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden) refresh();
+  });
 
   function start() {
     if (timer) clearInterval(timer);
