@@ -64,10 +64,11 @@ func init() {
 
 // Config is a parsed DSN.
 type Config struct {
+	// User and Password are the DSN's, percent-decoded.
 	User, Password string
 	Host           string // host name or IP address, without brackets
 	Port           int
-	Database       string
+	Database       string // the database, which create=true creates
 	// Prefix is the table prefix; Schema, when set, the schema the
 	// tables are in (the session's search_path).
 	Prefix, Schema string
