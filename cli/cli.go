@@ -97,10 +97,11 @@ import (
 	"github.com/queuety/queuety-go/internal/wpconfig"
 	"github.com/queuety/queuety-go/queuety"
 
-	// The CLI serves both stores.
+	// The CLI serves every store.
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/mysql"
+	_ "github.com/queuety/queuety-go/store/postgres"
 	"github.com/queuety/queuety-go/store/sqlite"
 )
 

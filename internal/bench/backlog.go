@@ -141,7 +141,8 @@ func (t *claimTimer) median() float64 {
 	return median(t.durs)
 }
 
-// rawDB returns the database handle of c's store (MySQL or SQLite).
+// rawDB returns the database handle of c's store (MySQL, PostgreSQL or
+// SQLite).
 func rawDB(c *queuety.Client) (*sql.DB, error) {
 	s, ok := clientseam.StoreOf(c).(interface{ SQLDB() *sql.DB })
 	if !ok {
@@ -179,11 +180,11 @@ func cloneRows(ctx context.Context, db *sql.DB, table string, id int64, n int, o
 		if col == "id" {
 			continue
 		}
-		ins = append(ins, "`"+col+"`")
+		ins = append(ins, col) // plain names, as the stores' own SQL writes them
 		if v, ok := over[col]; ok {
 			sel = append(sel, v)
 		} else {
-			sel = append(sel, "t.`"+col+"`")
+			sel = append(sel, "t."+col)
 		}
 	}
 	head := "INSERT INTO " + table + " (" + strings.Join(ins, ", ") + ") SELECT " + strings.Join(sel, ", ") + " FROM " + table + " t"

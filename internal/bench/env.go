@@ -17,10 +17,11 @@ import (
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
+	"github.com/queuety/queuety-go/store/postgres"
 )
 
 // EnvFor returns the Env for a DSN: a fresh table prefix per run on MySQL,
-// a fresh file per run on SQLite.
+// a fresh file per run on SQLite, a fresh schema per run on PostgreSQL.
 func EnvFor(dsn string) (Env, error) {
 	switch driver.SchemeOf(dsn) {
 	case "mysql":
@@ -31,6 +32,11 @@ func EnvFor(dsn string) (Env, error) {
 		return &MySQLEnv{base: cfg}, nil
 	case "sqlite":
 		return &SQLiteEnv{}, nil
+	case "postgres", "postgresql":
+		if _, err := postgres.ParseDSN(dsn); err != nil {
+			return nil, err
+		}
+		return &PostgresEnv{base: dsn}, nil
 	}
 	return nil, fmt.Errorf("bench: unsupported store %q", driver.SchemeOf(dsn))
 }

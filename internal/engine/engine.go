@@ -38,6 +38,7 @@ type Engine struct {
 	claims      claimCombiner
 	completions completionCombiner
 	wakes       *wakeHub          // new jobs: see wake.go
+	remote      *remoteWake       // nil unless the store carries notifications between processes
 	schedWakes  *wakeHub          // saved schedules
 	obs         observe.Observer  // nil: no instrumentation
 	batches     *batch.Service    // batches and chains (batches.go)
@@ -120,6 +121,9 @@ func New(store driver.Store, cfg Config) *Engine {
 		cfg.MaxForEachItems = DefaultMaxForEachItems
 	}
 	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	if n, ok := store.(driver.JobNotifier); ok {
+		e.remote = &remoteWake{n: n}
+	}
 	e.flow = e.newAdvance()
 	e.schedules = e.newSchedules()
 	e.operations = e.newOperations()

@@ -1,6 +1,12 @@
 package engine
 
-import "sync"
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
 
 // wakeHub tells the workers of this process that something they wait for
 // was just committed, so an idle worker acts at once instead of at its
@@ -69,10 +75,107 @@ func (h *wakeHub) signal() {
 
 // SubscribeWake returns a channel that receives (coalesced) wake-ups
 // after this engine commits new jobs, and a function that unsubscribes.
-func (e *Engine) SubscribeWake() (<-chan struct{}, func()) { return e.wakes.subscribe() }
+// On a store that carries notifications between processes
+// (driver.JobNotifier), the engine listens while it has subscribers, so
+// jobs committed by other processes wake them too.
+func (e *Engine) SubscribeWake() (<-chan struct{}, func()) {
+	ch, unsubscribe := e.wakes.subscribe()
+	if e.remote == nil {
+		return ch, unsubscribe
+	}
+	e.remote.listen(e.wakes.signal)
+	var once sync.Once
+	return ch, func() {
+		unsubscribe()
+		once.Do(e.remote.unlisten)
+	}
+}
 
-// wake signals the claim loops that jobs were committed.
-func (e *Engine) wake() { e.wakes.signal() }
+// wake signals the claim loops that jobs were committed, in this process
+// and, on a store that carries notifications, in the others.
+func (e *Engine) wake() {
+	e.wakes.signal()
+	if e.remote != nil {
+		e.remote.notify()
+	}
+}
+
+// remoteWake carries wake-ups between processes through a
+// driver.JobNotifier: notify sends one without making the committing
+// caller wait (one in flight at a time, the rest coalesced into one
+// more), and a listener runs while the engine has subscribers.
+type remoteWake struct {
+	n driver.JobNotifier
+
+	mu        sync.Mutex
+	sending   bool
+	pending   bool
+	listeners int
+	stop      context.CancelFunc
+	stopped   chan struct{}
+}
+
+// notify sends a notification in the background.
+func (r *remoteWake) notify() {
+	r.mu.Lock()
+	if r.sending {
+		r.pending = true
+		r.mu.Unlock()
+		return
+	}
+	r.sending = true
+	r.mu.Unlock()
+	go func() {
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = r.n.NotifyJobs(ctx) // a lost notification costs the others a poll
+			cancel()
+			r.mu.Lock()
+			if !r.pending {
+				r.sending = false
+				r.mu.Unlock()
+				return
+			}
+			r.pending = false
+			r.mu.Unlock()
+		}
+	}()
+}
+
+// listen starts the listener for the first subscriber.
+func (r *remoteWake) listen(wake func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.listeners++
+	if r.listeners > 1 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	r.stop, r.stopped = cancel, done
+	go func() {
+		defer close(done)
+		_ = r.n.ListenJobs(ctx, wake)
+	}()
+}
+
+// unlisten stops the listener after the last subscriber, and waits for
+// it to end.
+func (r *remoteWake) unlisten() {
+	r.mu.Lock()
+	r.listeners--
+	if r.listeners > 0 {
+		r.mu.Unlock()
+		return
+	}
+	stop, stopped := r.stop, r.stopped
+	r.stop, r.stopped = nil, nil
+	r.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-stopped
+	}
+}
 
 // SubscribeScheduleWake returns a channel that receives (coalesced)
 // wake-ups after this engine saved a schedule or switched one on, so a

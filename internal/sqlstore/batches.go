@@ -30,14 +30,10 @@ func (t *txn) queryBatches(ctx context.Context, q string, args ...any) ([]*drive
 func (t *txn) BatchInsert(ctx context.Context, b *driver.Batch) error {
 	q := "INSERT INTO " + t.s.T.Batches + " (name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, cancelled_at, " +
 		"created_at, finished_at) VALUES (" + placeholders(9) + ")"
-	res, err := t.tx.ExecContext(ctx, q, nullStr(b.Name), b.TotalJobs, b.PendingJobs, b.FailedJobs, string(b.FailedJobIDs),
+	ids, err := t.insert(ctx, q, 1, nullStr(b.Name), b.TotalJobs, b.PendingJobs, b.FailedJobs, string(b.FailedJobIDs),
 		string(b.Options), t.sec(b.CancelledAt), t.sec(b.CreatedAt), t.sec(b.FinishedAt))
 	if err != nil {
 		return fmt.Errorf("insert batch: %w", err)
-	}
-	ids, err := t.s.D.InsertIDs(res, 1)
-	if err != nil {
-		return err
 	}
 	b.ID = ids[0]
 	return nil
@@ -162,7 +158,7 @@ func (t *txn) BatchEventInsert(ctx context.Context, events []*driver.BatchEvent)
 		q += "(" + placeholders(6) + ")"
 		args = append(args, ev.BatchID, ev.Event, nullStr(ev.Callback), nullStr(ev.Runtime), nullID(ev.JobID), t.frac(ev.CreatedAt))
 	}
-	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
+	if err := t.mayConflict(ctx, func() error { _, err := t.tx.ExecContext(ctx, q, args...); return err }); err != nil {
 		if t.s.D.Duplicate(err) {
 			return fmt.Errorf("batch event: %w", driver.ErrDuplicate)
 		}

@@ -29,15 +29,13 @@ func scanChunk(sc scanner) (*driver.Chunk, error) {
 // ChunkInsert implements driver.Tx with the columns Queuety's
 // ChunkStore::append_chunk writes.
 func (t *txn) ChunkInsert(ctx context.Context, c *driver.Chunk) error {
-	res, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Chunks+
-		" (job_id, workflow_id, step_index, chunk_index, content, created_at) VALUES ("+placeholders(6)+")",
+	ids, err := t.insert(ctx, "INSERT INTO "+t.s.T.Chunks+
+		" (job_id, workflow_id, step_index, chunk_index, content, created_at) VALUES ("+placeholders(6)+")", 1,
 		c.JobID, nullID(c.WorkflowID), nullIntp(c.StepIndex), c.ChunkIndex, c.Content, t.sec(c.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert chunk %d of job %d: %w", c.ChunkIndex, c.JobID, err)
 	}
-	if c.ID, err = res.LastInsertId(); err != nil {
-		return fmt.Errorf("insert chunk %d of job %d: %w", c.ChunkIndex, c.JobID, err)
-	}
+	c.ID = ids[0]
 	return nil
 }
 

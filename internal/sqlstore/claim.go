@@ -51,7 +51,7 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 	// MySQL assigns left to right, each expression seeing the columns
 	// set before it: claim_token comes first, so both stores compute it
 	// from the attempts before the claim.
-	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = ? + " + nextAttempt +
+	upd := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'processing', reserved_at = ?, claim_token = " + t.s.D.bigParam() + " + " + nextAttempt +
 		", attempts = " + nextAttempt + " WHERE id IN (" + in + ") AND status = 'pending'"
 	res, err := t.execHot(ctx, upd, append([]any{t.sec(p.Now), p.Token}, inArgs...)...)
 	if err != nil {

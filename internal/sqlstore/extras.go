@@ -27,11 +27,7 @@ func scanWebhook(sc scanner) (*driver.Webhook, error) {
 // knowing of the secrets), so a secret never outlives its webhook for
 // long.
 func (t *txn) WebhookInsert(ctx context.Context, w *driver.Webhook) error {
-	res, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Webhooks+" (event, url, created_at) VALUES (?, ?, ?)", w.Event, w.URL, t.sec(w.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("insert webhook: %w", err)
-	}
-	ids, err := t.s.D.InsertIDs(res, 1)
+	ids, err := t.insert(ctx, "INSERT INTO "+t.s.T.Webhooks+" (event, url, created_at) VALUES (?, ?, ?)", 1, w.Event, w.URL, t.sec(w.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert webhook: %w", err)
 	}

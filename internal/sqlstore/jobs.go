@@ -59,15 +59,7 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 			t.frac(j.ScheduleToStartAt), t.frac(j.ScheduleToCloseAt), t.sec(j.ReservedAt), nullID(j.ClaimToken),
 			t.frac(j.StartToCloseAt), t.frac(j.HeartbeatDeadline))
 	}
-	step, err := t.increment(ctx, len(jobs))
-	if err != nil {
-		return fmt.Errorf("insert jobs: %w", err)
-	}
-	res, err := t.tx.ExecContext(ctx, b.String(), args...)
-	if err != nil {
-		return fmt.Errorf("insert jobs: %w", err)
-	}
-	ids, err := t.insertIDs(ctx, res, len(jobs), step)
+	ids, err := t.insert(ctx, b.String(), len(jobs), args...)
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)
 	}

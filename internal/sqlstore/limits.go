@@ -31,7 +31,10 @@ func (t *txn) LimitLock(ctx context.Context, kind, name string, at time.Time) er
 		if n, err := res.RowsAffected(); err == nil && n > 0 {
 			return nil
 		}
-		_, err = t.tx.ExecContext(ctx, "INSERT INTO "+table+" (kind, name, locked_at) VALUES (?, ?, ?)", kind, name, t.frac(at))
+		err = t.mayConflict(ctx, func() error {
+			_, err := t.tx.ExecContext(ctx, "INSERT INTO "+table+" (kind, name, locked_at) VALUES (?, ?, ?)", kind, name, t.frac(at))
+			return err
+		})
 		if err == nil {
 			return nil
 		}

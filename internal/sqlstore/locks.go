@@ -12,8 +12,11 @@ import (
 
 // LockInsert implements driver.Tx.
 func (t *txn) LockInsert(ctx context.Context, l *driver.Lock) error {
-	_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Locks+" (lock_key, owner, acquired_at, expires_at) VALUES (?, ?, ?, ?)",
-		l.Key, l.Owner, t.sec(l.AcquiredAt), t.sec(l.ExpiresAt))
+	err := t.mayConflict(ctx, func() error {
+		_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Locks+" (lock_key, owner, acquired_at, expires_at) VALUES (?, ?, ?, ?)",
+			l.Key, l.Owner, t.sec(l.AcquiredAt), t.sec(l.ExpiresAt))
+		return err
+	})
 	if err != nil && t.s.D.Duplicate(err) {
 		return fmt.Errorf("lock %q: %w", l.Key, driver.ErrDuplicate)
 	}

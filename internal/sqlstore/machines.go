@@ -61,17 +61,17 @@ func scanMachineEvent(sc scanner) (*queuetytype.MachineEvent, error) {
 func (t *txn) MachineInsert(ctx context.Context, m *driver.Machine) error {
 	q := "INSERT INTO " + t.s.T.StateMachines + " (name, status, current_state, state, definition, definition_hash, definition_version, " +
 		"idempotency_key, started_at, updated_at, completed_at, failed_at, error_message) VALUES (" + placeholders(13) + ")"
-	res, err := t.tx.ExecContext(ctx, q, m.Name, string(m.Status), m.CurrentState, string(m.State), string(m.Definition),
-		nullStr(m.DefinitionHash), nullStr(m.DefinitionVersion), nullStr(m.IdempotencyKey), t.sec(m.StartedAt), t.sec(m.UpdatedAt),
-		t.sec(m.CompletedAt), t.sec(m.FailedAt), nullStr(m.ErrorMessage))
+	var ids []int64
+	err := t.mayConflict(ctx, func() (err error) {
+		ids, err = t.insert(ctx, q, 1, m.Name, string(m.Status), m.CurrentState, string(m.State), string(m.Definition),
+			nullStr(m.DefinitionHash), nullStr(m.DefinitionVersion), nullStr(m.IdempotencyKey), t.sec(m.StartedAt), t.sec(m.UpdatedAt),
+			t.sec(m.CompletedAt), t.sec(m.FailedAt), nullStr(m.ErrorMessage))
+		return err
+	})
 	if err != nil {
 		if t.s.D.Duplicate(err) {
 			return fmt.Errorf("insert state machine: %w", driver.ErrDuplicate)
 		}
-		return fmt.Errorf("insert state machine: %w", err)
-	}
-	ids, err := t.s.D.InsertIDs(res, 1)
-	if err != nil {
 		return fmt.Errorf("insert state machine: %w", err)
 	}
 	m.ID = ids[0]
@@ -141,14 +141,10 @@ func (t *txn) MachineEventInsert(ctx context.Context, e *queuetytype.MachineEven
 	q := "INSERT INTO " + t.s.T.StateMachineEvents + " (machine_id, job_id, state_name, handler, event, event_name, transition_name, " +
 		"queue, attempt, input, output, state_before, state_after, context, artifacts, chunks, error, duration_ms, created_at) VALUES (" +
 		placeholders(19) + ")"
-	res, err := t.tx.ExecContext(ctx, q, e.MachineID, nullID(e.JobID), e.StateName, nullStr(e.Handler), string(e.Event),
+	ids, err := t.insert(ctx, q, 1, e.MachineID, nullID(e.JobID), e.StateName, nullStr(e.Handler), string(e.Event),
 		nullStr(e.EventName), nullStr(e.TransitionName), nullStr(e.Queue), nullIntp(e.Attempt), nullText(e.Input), nullText(e.Output),
 		nullText(e.StateBefore), nullText(e.StateAfter), nullText(e.Context), nullText(e.Artifacts), nullText(e.Chunks),
 		nullText(e.Error), nullInt64p(e.DurationMS), t.sec(e.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("insert state machine event: %w", err)
-	}
-	ids, err := t.s.D.InsertIDs(res, 1)
 	if err != nil {
 		return fmt.Errorf("insert state machine event: %w", err)
 	}

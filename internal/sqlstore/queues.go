@@ -66,7 +66,10 @@ func (t *txn) QueueSetPaused(ctx context.Context, queue string, paused bool, at 
 	if n, err := res.RowsAffected(); err != nil || n > 0 { // matched rows: see Dialect
 		return err
 	}
-	_, err = t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.QueueStates+" (queue, paused, paused_at) VALUES (?, 1, ?)", queue, t.sec(at))
+	err = t.mayConflict(ctx, func() error {
+		_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.QueueStates+" (queue, paused, paused_at) VALUES (?, 1, ?)", queue, t.sec(at))
+		return err
+	})
 	if err != nil && t.s.D.Duplicate(err) {
 		return nil
 	}

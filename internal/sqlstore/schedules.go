@@ -45,18 +45,18 @@ func (t *txn) ScheduleSave(ctx context.Context, s *driver.Schedule) error {
 	}
 	q := "INSERT INTO " + t.s.T.Schedules + " (handler, payload, queue, expression, expression_type, last_run, next_run, overlap_policy, enabled, " +
 		"created_at, workflow_definition, catch_up, last_run_ref, pending_run) VALUES (" + placeholders(14) + ")"
-	res, err := t.tx.ExecContext(ctx, q, s.Handler, string(s.Payload), s.Queue, s.Expression, string(s.ExpressionType), t.sec(s.LastRun),
-		t.sec(s.NextRun), string(s.Overlap), boolInt(s.Enabled), t.sec(s.CreatedAt), nullText(s.Workflow), nullStr(string(s.CatchUp)),
-		nullID(s.LastRunRef), t.frac(s.PendingRun))
+	var ids []int64
+	err := t.mayConflict(ctx, func() (err error) {
+		ids, err = t.insert(ctx, q, 1, s.Handler, string(s.Payload), s.Queue, s.Expression, string(s.ExpressionType), t.sec(s.LastRun),
+			t.sec(s.NextRun), string(s.Overlap), boolInt(s.Enabled), t.sec(s.CreatedAt), nullText(s.Workflow), nullStr(string(s.CatchUp)),
+			nullID(s.LastRunRef), t.frac(s.PendingRun))
+		return err
+	})
 	if err != nil {
 		if t.s.D.Duplicate(err) {
 			return fmt.Errorf("schedule for handler %q: %w", s.Handler, driver.ErrDuplicate)
 		}
 		return fmt.Errorf("insert schedule: %w", err)
-	}
-	ids, err := t.s.D.InsertIDs(res, 1)
-	if err != nil {
-		return err
 	}
 	s.ID = ids[0]
 	return nil

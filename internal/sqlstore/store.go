@@ -1,6 +1,8 @@
 // Package sqlstore implements driver.Store on database/sql. The row
-// operations are written once, in SQL that MySQL, MariaDB and SQLite all
-// accept; each store package (store/mysql, store/sqlite) supplies a Dialect
+// operations are written once, in SQL that MySQL, MariaDB, SQLite and
+// PostgreSQL all accept (with ? placeholders, which the PostgreSQL store
+// numbers); each store package (store/mysql, store/sqlite,
+// store/postgres) supplies a Dialect
 // for the few places where they differ (row locks, index hints, error
 // codes, time encoding) and owns its schema and migrations.
 package sqlstore
@@ -23,7 +25,7 @@ import (
 // always does; the MySQL store sets CLIENT_FOUND_ROWS), so an update that
 // writes the values a row already holds still counts it.
 type Dialect struct {
-	// Name is the store's driver name ("mysql", "sqlite").
+	// Name is the store's driver name ("mysql", "sqlite", "postgres").
 	Name string
 	// ForUpdate and SkipLocked are appended to locking reads; empty for
 	// databases that serialise writers instead (SQLite).
@@ -103,6 +105,29 @@ type Dialect struct {
 	// writes it, " ON CONFLICT (k, ...) DO UPDATE SET c = excluded.c, ..."
 	// on SQLite.
 	Upsert func(key, set []string) string
+	// Returning makes an INSERT whose ids the store needs end in
+	// " RETURNING id" and read them from its rows, for databases without
+	// a last insert id (PostgreSQL); InsertIDs and Increment are then
+	// unused.
+	Returning bool
+	// AbortsOnError says a failed statement aborts the whole transaction
+	// (PostgreSQL): the inserts whose unique-key violation a caller
+	// handles then run under a savepoint, rolled back to when they fail,
+	// so the transaction goes on after one.
+	AbortsOnError bool
+	// BigInt, when set, is the type a 64-bit integer parameter is cast
+	// to in an expression whose other operands are narrower columns
+	// ("BIGINT" on PostgreSQL, which would give the parameter their
+	// type); empty leaves the parameter bare.
+	BigInt string
+}
+
+// bigParam is the marker of a 64-bit integer parameter (Dialect.BigInt).
+func (d Dialect) bigParam() string {
+	if d.BigInt == "" {
+		return "?"
+	}
+	return "CAST(? AS " + d.BigInt + ")"
 }
 
 // Tables holds the prefixed table names.

@@ -202,3 +202,53 @@ func truncate(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// insert runs an INSERT of n rows into a table with an id column and
+// returns their ids in the order of its rows: from RETURNING on
+// databases without a last insert id (Dialect.Returning), else from the
+// result (Dialect.InsertIDs, or the step read around a multi-row insert,
+// Dialect.Increment).
+func (t *txn) insert(ctx context.Context, q string, n int, args ...any) ([]int64, error) {
+	if t.s.D.Returning {
+		ids, err := t.ids(ctx, q+" RETURNING id", args...)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) != n {
+			return nil, fmt.Errorf("the insert returned %d ids for %d rows", len(ids), n)
+		}
+		return ids, nil
+	}
+	step, err := t.increment(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return t.insertIDs(ctx, res, n, step)
+}
+
+// mayConflict runs fn, one statement whose unique-key violation the
+// caller handles. Where a failed statement aborts the transaction
+// (Dialect.AbortsOnError), fn runs under a savepoint, and a failure rolls
+// back to it, so the transaction can go on.
+func (t *txn) mayConflict(ctx context.Context, fn func() error) error {
+	if !t.s.D.AbortsOnError {
+		return fn()
+	}
+	if _, err := t.tx.ExecContext(ctx, "SAVEPOINT queuety_unique"); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := fn(); err != nil {
+		if _, rerr := t.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT queuety_unique"); rerr != nil {
+			return errors.Join(err, fmt.Errorf("roll back to savepoint: %w", rerr))
+		}
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, "RELEASE SAVEPOINT queuety_unique"); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
+}

@@ -20,8 +20,11 @@ func (t *txn) WorkflowEndMark(ctx context.Context, workflowID int64, runtime str
 	if !errors.Is(err, sql.ErrNoRows) {
 		return false, fmt.Errorf("read workflow end mark: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.WorkflowEnds+" (workflow_id, runtime, created_at) VALUES (?, ?, ?)",
-		workflowID, runtime, t.frac(at)); err != nil {
+	if err := t.mayConflict(ctx, func() error {
+		_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.WorkflowEnds+" (workflow_id, runtime, created_at) VALUES (?, ?, ?)",
+			workflowID, runtime, t.frac(at))
+		return err
+	}); err != nil {
 		if t.s.D.Duplicate(err) {
 			return false, nil
 		}

@@ -84,13 +84,9 @@ func (t *txn) EventList(ctx context.Context, wfID int64) ([]*driver.WorkflowEven
 func (t *txn) WorkflowInsert(ctx context.Context, w *driver.Workflow) error {
 	q := "INSERT INTO " + t.s.T.Workflows + " (name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index, " +
 		"started_at, deadline_at, run_number, run_started_at, run_deadline_at, wait_deadline_at) VALUES (" + placeholders(13) + ")"
-	res, err := t.tx.ExecContext(ctx, q, w.Name, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
+	ids, err := t.insert(ctx, q, 1, w.Name, string(w.Status), string(w.State), w.CurrentStep, w.TotalSteps,
 		nullID(w.ParentWorkflowID), nullIntp(w.ParentStepIndex), t.sec(w.StartedAt), t.sec(w.DeadlineAt),
 		nullID(int64(w.RunNumber)), t.frac(w.RunStartedAt), t.frac(w.RunDeadlineAt), t.frac(w.WaitDeadlineAt))
-	if err != nil {
-		return fmt.Errorf("insert workflow: %w", err)
-	}
-	ids, err := t.s.D.InsertIDs(res, 1)
 	if err != nil {
 		return fmt.Errorf("insert workflow: %w", err)
 	}
@@ -202,7 +198,10 @@ func (t *txn) workflowUpdateRows(ctx context.Context, wfs []*driver.Workflow) er
 			b.WriteString(" WHEN ? THEN ?")
 			args = append(args, w.ID, vals[i][c])
 		}
-		b.WriteString(" END")
+		// Every row has its WHEN; the ELSE gives the CASE the column's
+		// type where parameters have none of their own (PostgreSQL
+		// would take them for text).
+		b.WriteString(" ELSE " + col + " END")
 	}
 	b.WriteString(" WHERE id IN (" + placeholders(len(wfs)) + ")")
 	for _, w := range wfs {
@@ -361,7 +360,10 @@ func (t *txn) DispatchKeyGet(ctx context.Context, key string) (int64, error) {
 
 // DispatchKeyInsert implements driver.Tx.
 func (t *txn) DispatchKeyInsert(ctx context.Context, key string, wfID int64, at time.Time) error {
-	_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.DispatchKeys+" (dispatch_key, workflow_id, created_at) VALUES (?, ?, ?)", key, wfID, t.sec(at))
+	err := t.mayConflict(ctx, func() error {
+		_, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.DispatchKeys+" (dispatch_key, workflow_id, created_at) VALUES (?, ?, ?)", key, wfID, t.sec(at))
+		return err
+	})
 	if err != nil && t.s.D.Duplicate(err) {
 		return fmt.Errorf("idempotency key %q: %w", key, driver.ErrDuplicate)
 	}
@@ -370,14 +372,10 @@ func (t *txn) DispatchKeyInsert(ctx context.Context, key string, wfID int64, at 
 
 // SignalInsert implements driver.Tx.
 func (t *txn) SignalInsert(ctx context.Context, s *driver.Signal) error {
-	res, err := t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Signals+" (workflow_id, signal_name, payload, received_at) VALUES (?, ?, ?, ?)",
+	ids, err := t.insert(ctx, "INSERT INTO "+t.s.T.Signals+" (workflow_id, signal_name, payload, received_at) VALUES (?, ?, ?, ?)", 1,
 		s.WorkflowID, s.Name, string(s.Payload), t.sec(s.ReceivedAt))
 	if err != nil {
 		return fmt.Errorf("insert signal: %w", err)
-	}
-	ids, err := t.s.D.InsertIDs(res, 1)
-	if err != nil {
-		return err
 	}
 	s.ID = ids[0]
 	return nil
@@ -413,15 +411,11 @@ func (t *txn) SignalList(ctx context.Context, wfID int64, names []string) ([]*dr
 func (t *txn) FailureInsert(ctx context.Context, f *driver.Failure) error {
 	q := "INSERT INTO " + t.s.T.Failures + " (workflow_id, job_id, step_index, attempt, run_number, category, timeout_kind, " +
 		"non_retryable, message, error_class, deadline_at, created_at) VALUES (" + placeholders(12) + ")"
-	res, err := t.tx.ExecContext(ctx, q, nullID(f.WorkflowID), nullID(f.JobID), nullIntp(f.StepIndex), nullID(int64(f.Attempt)),
+	ids, err := t.insert(ctx, q, 1, nullID(f.WorkflowID), nullID(f.JobID), nullIntp(f.StepIndex), nullID(int64(f.Attempt)),
 		nullID(int64(f.RunNumber)), string(f.Category), nullStr(string(f.TimeoutKind)), boolInt(f.NonRetryable), truncate(f.Message, 65000),
 		nullStr(truncate(f.ErrorClass, 255)), t.frac(f.DeadlineAt), t.frac(f.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert failure: %w", err)
-	}
-	ids, err := t.s.D.InsertIDs(res, 1)
-	if err != nil {
-		return err
 	}
 	f.ID = ids[0]
 	return nil

@@ -58,8 +58,12 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	d := drivers[scheme]
 	driversMu.RUnlock()
 	if d == nil {
+		pkg := scheme
+		if scheme == "postgresql" {
+			pkg = "postgres" // one package serves both schemes
+		}
 		return nil, fmt.Errorf("queuety: no store registered for %q (import _ \"github.com/queuety/queuety-go/store/%s\"; registered: %s)",
-			scheme, scheme, strings.Join(Drivers(), ", "))
+			scheme, pkg, strings.Join(Drivers(), ", "))
 	}
 	s, err := d.Open(ctx, dsn)
 	if err != nil {

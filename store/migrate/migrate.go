@@ -17,7 +17,8 @@
 // check that it is not recorded yet and its record; that is how SQLite
 // serialises migrators (its write lock), and it suits any database whose
 // DDL is transactional. With a Lock, steps run outside a transaction,
-// since MySQL commits DDL implicitly.
+// since MySQL commits DDL implicitly, unless Transactional says the
+// database's DDL is transactional (PostgreSQL, with PostgresLock).
 //
 // Every step's Up must be idempotent: it checks what exists before it
 // changes anything (CREATE TABLE IF NOT EXISTS, a column looked up before
@@ -32,6 +33,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"time"
 )
@@ -91,6 +93,10 @@ type Migrations struct {
 	// its own transaction, which serialises writers on its own (SQLite's
 	// immediate transactions).
 	Lock LockFunc
+	// Transactional runs each version in its own transaction even with a
+	// Lock, for databases whose DDL is transactional (PostgreSQL): a step
+	// that fails leaves nothing of itself behind.
+	Transactional bool
 	// AppliedAt encodes the time recorded in applied_at (default: the
 	// time.Time itself, for drivers that encode it).
 	AppliedAt func(time.Time) any
@@ -151,7 +157,7 @@ func (m Migrations) Apply(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("migrate: create %s: %w", m.Table, err)
 	}
 	for _, mig := range m.List {
-		if err := m.apply(ctx, conn, mig, m.Lock == nil); err != nil {
+		if err := m.apply(ctx, conn, mig, m.Lock == nil || m.Transactional); err != nil {
 			return &Error{Version: mig.Version, Name: mig.Name, Err: err}
 		}
 	}
@@ -211,5 +217,38 @@ func MySQLLock(name string, wait time.Duration) LockFunc {
 			return nil, fmt.Errorf("another process held the migration lock for %d s", secs)
 		}
 		return func() { conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(?)", name) }, nil
+	}
+}
+
+// PostgresLock returns a Lock for PostgreSQL: a session advisory lock
+// whose key is a hash of name, waited for up to wait, held by the
+// migrating connection and released when the run ends. Use one name per
+// set of tables, such as one per schema and table prefix. Its statements
+// use ? placeholders, as Apply's do: conn must number them (the
+// connections of store/postgres do).
+func PostgresLock(name string, wait time.Duration) LockFunc {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	key := int64(h.Sum64())
+	return func(ctx context.Context, conn *sql.Conn) (func(), error) {
+		deadline := time.Now().Add(wait)
+		for {
+			var got bool
+			if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(?)", key).Scan(&got); err != nil {
+				return nil, fmt.Errorf("take lock: %w", err)
+			}
+			if got {
+				break
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("another process held the migration lock for %s", wait)
+			}
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("take lock: %w", ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		return func() { conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", key) }, nil
 	}
 }

@@ -106,7 +106,7 @@ func benchJobClaimComplete(b *testing.B, h Harness) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		p := driver.ClaimParams{Queue: driver.DefaultQueue, Handlers: []string{"claim"}, Limit: benchBatch, Now: now, Token: int64(i + 1)}
+		p := driver.ClaimParams{Queue: driver.DefaultQueue, Handlers: []string{"claim"}, Limit: benchBatch, Now: now, Token: int64(i+1) << 8}
 		var claimed []*driver.Job
 		require.NoError(b, s.InTx(ctx, func(tx driver.Tx) (err error) {
 			claimed, err = tx.JobClaim(ctx, p)
@@ -115,7 +115,9 @@ func benchJobClaimComplete(b *testing.B, h Harness) {
 		require.Len(b, claimed, benchBatch, "jobs claimed")
 		var done int64
 		require.NoError(b, s.InTx(ctx, func(tx driver.Tx) (err error) {
-			done, err = tx.JobCompleteClaimed(ctx, jobIDs(claimed), p.Token, 1, now)
+			// Each claimed row's token is the claim's base token plus
+			// its attempt (driver.ClaimParams.Token).
+			done, err = tx.JobCompleteClaimed(ctx, jobIDs(claimed), claimed[0].ClaimToken, claimed[0].Attempts, now)
 			return err
 		}))
 		require.Equal(b, int64(benchBatch), done, "jobs completed")

@@ -1,0 +1,18 @@
+package driver
+
+import "context"
+
+// JobNotifier is an optional interface of a Store whose database can
+// carry a message between processes (PostgreSQL's LISTEN/NOTIFY). The
+// engine then wakes idle workers of other processes when it commits jobs,
+// as it wakes those of its own process; polling stays the fallback, so a
+// notification lost or late costs at most one poll interval.
+type JobNotifier interface {
+	// NotifyJobs tells the processes listening on this store's tables
+	// that jobs were committed.
+	NotifyJobs(ctx context.Context) error
+	// ListenJobs calls wake for every notification sent on this store's
+	// tables (its own included) until ctx ends or the store is closed,
+	// and returns then. It reconnects when its connection is lost.
+	ListenJobs(ctx context.Context, wake func()) error
+}

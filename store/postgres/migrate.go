@@ -1,0 +1,61 @@
+package postgres
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/sqlstore"
+	"github.com/queuety/queuety-go/store/migrate"
+)
+
+//go:embed schema.sql
+var schemaSQL string
+
+// maxIdent is the longest name PostgreSQL keeps; it cuts longer ones.
+const maxIdent = 63
+
+var indexNameRE = regexp.MustCompile(`INDEX IF NOT EXISTS (\w+) ON`)
+
+// indexName keeps an index name within maxIdent bytes: a longer one
+// (a long prefix) is cut and ends in a hash of the whole, so two names
+// that share their first 63 bytes stay apart.
+func indexName(name string) string {
+	if len(name) <= maxIdent {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:maxIdent-9] + "_" + hex.EncodeToString(sum[:4])
+}
+
+// schemaStatements is the DDL of version 1 for a table prefix.
+func schemaStatements(prefix string) []string {
+	ddl := strings.ReplaceAll(schemaSQL, "{prefix}", prefix)
+	ddl = indexNameRE.ReplaceAllStringFunc(ddl, func(s string) string {
+		return "INDEX IF NOT EXISTS " + indexName(indexNameRE.FindStringSubmatch(s)[1]) + " ON"
+	})
+	return sqlstore.SplitStatements(ddl)
+}
+
+// migrations returns the PostgreSQL schema history for a table prefix.
+// PostgreSQL's DDL is transactional: each version runs in a transaction
+// with its record, under an advisory lock that keeps concurrent
+// processes from migrating the same tables at once.
+func migrations(prefix, lock string) migrate.Migrations {
+	return migrate.Migrations{
+		List: []migrate.Migration{
+			{Version: 1, Name: "Queuety tables and the Go engine's columns, tables and indexes", Up: migrate.Statements(func() []string {
+				return schemaStatements(prefix)
+			})},
+		},
+		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at TIMESTAMP(6) NOT NULL)",
+		Lock:          migrate.PostgresLock(lock, 120*time.Second),
+		Transactional: true,
+	}
+}
+
+// LatestVersion is the schema version this package migrates to.
+var LatestVersion = migrations("", "").Latest()

@@ -1,0 +1,90 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The store carries wake-ups between processes with LISTEN/NOTIFY
+// (driver.JobNotifier): a process that commits jobs sends a notification
+// on the channel of its tables, and the idle workers of every process on
+// those tables, each listening on a connection of its own, claim at once
+// instead of at their next poll. Polling stays: a notification sent
+// while a listener reconnects is missed, and the listener then claims
+// once when it is back.
+
+// channel names the notification channel of a schema and table prefix:
+// readable when it fits PostgreSQL's 63 bytes, a hash of them otherwise.
+func channel(schema, prefix string) string {
+	ch := "queuety_jobs:" + schema + ":" + prefix
+	if len(ch) <= maxIdent {
+		return ch
+	}
+	sum := sha256.Sum256([]byte(schema + ":" + prefix))
+	return "queuety_jobs:" + hex.EncodeToString(sum[:16])
+}
+
+// NotifyJobs implements driver.JobNotifier.
+func (s *Store) NotifyJobs(ctx context.Context) error {
+	if _, err := s.DB.ExecContext(ctx, "SELECT pg_notify(?, '')", s.channel); err != nil {
+		return fmt.Errorf("notify %s: %w", s.channel, err)
+	}
+	return nil
+}
+
+// ListenJobs implements driver.JobNotifier: it listens on a connection
+// of its own, outside the pool, and reconnects (after 1 s, doubling up to
+// 30 s) when the connection is lost. It returns when ctx ends or the
+// store is closed.
+func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.closing, cancel)
+	defer stop()
+	backoff := time.Second
+	for {
+		started := time.Now()
+		err := s.listen(ctx, wake)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if time.Since(started) > time.Minute {
+			backoff = time.Second
+		}
+		_ = err // polling covers the gap; the next attempt reports nothing new
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+// listen runs one listening connection until it fails or ctx ends.
+func (s *Store) listen(ctx context.Context, wake func()) error {
+	pc, err := s.cfg.pgxConfig(s.cfg.Database)
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, pc)
+	if err != nil {
+		return fmt.Errorf("listen: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+		return fmt.Errorf("listen %s: %w", s.channel, err)
+	}
+	wake() // what was committed before the LISTEN sent nothing this connection heard
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return fmt.Errorf("listen %s: %w", s.channel, err)
+		}
+		wake()
+	}
+}
