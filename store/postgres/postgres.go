@@ -419,9 +419,13 @@ var dialect = sqlstore.Dialect{
 	AbortsOnError: true,
 	Returning:     true,
 	BigInt:        "BIGINT",
-	Retryable:     retryable,
-	Duplicate:     func(err error) bool { return sqlState(err) == "23505" },
-	DataError:     dataError,
+	// Whole seconds, cut toward zero as MySQL's TIMESTAMPDIFF cuts them.
+	SecondsBetween: func(from, to string) string {
+		return "CAST(TRUNC(EXTRACT(EPOCH FROM (" + to + " - " + from + "))) AS BIGINT)"
+	},
+	Retryable: retryable,
+	Duplicate: func(err error) bool { return sqlState(err) == "23505" },
+	DataError: dataError,
 	Time: func(t time.Time, frac bool) any {
 		if frac {
 			return t.UTC().Truncate(time.Microsecond)
