@@ -33,8 +33,14 @@ on SQLite, one connection) and, on MySQL, raw-sql-ceiling-logs-4c: the same
 hand-written drain writing the two log rows per job that Queuety's
 contract asks for, in the completion's transaction, and
 raw-sql-ceiling-2step-4c, the hand-written drain claiming as the engine
-does (candidates by a plain read, then locked by id). Drains print their
-share of the first two ("of ceiling", "of +logs").
+does (candidates by a plain read, then locked by id), and
+raw-sql-min-ceiling-1c and -4c (MySQL only; SQLite has no twin): the
+same drain as raw-sql-ceiling-4c on a table of its own, created beside
+the store's tables and dropped after the run, with only the columns and
+the one index a claim needs, the most the server does with no queue's
+row to carry. Drains print their share of raw-sql-ceiling-4c, of the
+log ceiling and of the minimal one (-4c, or -1c when only that ran):
+"of ceiling", "of +logs", "of min".
 
 More scenarios measure other figures:
   latency-inproc, latency-xproc  dispatch-to-start latency p50 and p99 (ms)
