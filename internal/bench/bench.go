@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,9 @@ type Config struct {
 	Progress io.Writer
 	// Probes configures the latency, RSS, backlog and sweep scenarios.
 	Probes Probes
+	// Peer, when set, runs another queue's drains in the same run (see
+	// Peer), a round at a time after the round's own scenarios.
+	Peer *Peer
 }
 
 // FanOut is one for_each scenario: Workflows workflows, each a for_each
@@ -88,6 +92,10 @@ type Result struct {
 	OfMinCeiling       float64 `json:"of_min_ceiling,omitempty"`
 	OfMinCeilingPaired float64 `json:"of_min_ceiling_paired,omitempty"`
 	MinCeiling         string  `json:"min_ceiling,omitempty"`
+	// OfPeer and OfPeerPaired are a drain's rate over its twin's on the
+	// peer (drain-4w over river-drain-4w), when a peer ran.
+	OfPeer       float64 `json:"of_peer,omitempty"`
+	OfPeerPaired float64 `json:"of_peer_paired,omitempty"`
 	// CPU per unit (µs) over each run's timed window: this process's (the
 	// workers', or the ceiling's client) and the database server's, when
 	// it runs on this machine (see cpu.go). Empty where not measured.
@@ -100,11 +108,14 @@ type Result struct {
 
 // Report is a whole benchmark run.
 type Report struct {
-	Store   string    `json:"store"`
-	Server  string    `json:"server"`
-	Jobs    int       `json:"jobs"`
-	Runs    int       `json:"runs"`
-	Machine Machine   `json:"machine"`
+	Store   string  `json:"store"`
+	Server  string  `json:"server"`
+	Jobs    int     `json:"jobs"`
+	Runs    int     `json:"runs"`
+	Machine Machine `json:"machine"`
+	// Peer is the queue that ran beside, when one did; its results are
+	// among Results, named after it (river-drain-4w).
+	Peer    *PeerInfo `json:"peer,omitempty"`
 	Results []*Result `json:"results"`
 }
 
@@ -220,6 +231,16 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		results[s.name] = r
 		rep.Results = append(rep.Results, r)
 	}
+	var peer *peerRunner
+	if cfg.Peer != nil {
+		if ps := peerScenarios(cfg.Peer.Name, cfg.Workers, want); len(ps) > 0 {
+			var err error
+			if peer, err = newPeerRunner(ctx, *cfg.Peer, ps, cfg.Jobs, cfg.Concurrency); err != nil {
+				return nil, err
+			}
+			defer peer.close()
+		}
+	}
 	probes := newProbeRunner(env, cfg, want, rep)
 	serverPID := 0
 	if sp, ok := env.(interface{ ServerPID(context.Context) int }); ok {
@@ -252,6 +273,18 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		if err := probes.round(ctx, run, rep); err != nil {
 			return nil, err
 		}
+		if peer != nil {
+			got, err := peer.round(ctx)
+			if err != nil {
+				return nil, err
+			}
+			addPeerRound(rep, got)
+			if cfg.Progress != nil {
+				for _, r := range got.Results {
+					fmt.Fprintf(cfg.Progress, "run %d/%d %-20s %10.0f %s\n", run+1, cfg.Runs, r.Name, median(r.Runs), r.Unit)
+				}
+			}
+		}
 	}
 	if err := probes.finish(ctx, rep); err != nil {
 		return nil, err
@@ -268,7 +301,7 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		}
 	}
 	for _, r := range rep.Results {
-		if r.Unit != "jobs/s" || r.Name == "dispatch" || ceilings[r.Name] {
+		if r.Unit != "jobs/s" || r.Name == "dispatch" || ceilings[r.Name] || rep.Peer != nil && strings.HasPrefix(r.Name, rep.Peer.Name+"-") {
 			continue
 		}
 		if minCeiling != nil {
@@ -282,6 +315,7 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			r.OfLogCeiling, r.OfLogCeilingPaired = r.Median/c.Median, pairedRatio(r.Runs, c.Runs)
 		}
 	}
+	peerShares(rep)
 	return rep, nil
 }
 
@@ -345,6 +379,7 @@ func (r *Report) Format(w io.Writer) {
 		}
 		fmt.Fprintln(w, line)
 	}
+	defer r.formatPeer(w)
 	if len(cpu) == 0 {
 		return
 	}
