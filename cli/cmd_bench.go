@@ -34,8 +34,24 @@ on SQLite, one connection) and, on MySQL, raw-sql-ceiling-logs-4c: the same
 hand-written drain writing the two log rows per job that Queuety's
 contract asks for, in the completion's transaction, and
 raw-sql-ceiling-2step-4c, the hand-written drain claiming as the engine
-does (candidates by a plain read, then locked by id). Drains print their
-share of the first two ("of ceiling", "of +logs").
+does (candidates by a plain read, then locked by id), and
+raw-sql-min-ceiling-1c and -4c (MySQL only; SQLite has no twin): the
+same drain as raw-sql-ceiling-4c on a table of its own, created beside
+the store's tables and dropped after the run, with only the columns and
+the one index a claim needs, the most the server does with no queue's
+row to carry. Drains print their share of raw-sql-ceiling-4c, of the
+log ceiling and of the minimal one (-4c, or -1c when only that ran):
+"of ceiling", "of +logs", "of min".
+
+--peer river runs River (v0.51.2, on PostgreSQL at --peer-dsn) in the same
+run, a round at a time after ours: river-drain-<N>w for each drain-<N>w
+that runs (N clients in one process, --concurrency workers each, fetching
+again 1 ms after a fetch) and river-bench (one client, 2,000 workers and
+River's default fetch settings, as "river bench" runs it). Each drain
+prints its ratio to its River twin. The peer is the separate Go module
+bench/river of the source tree, built with the go command, so bench runs
+it only from a checkout (or with --peer-dir); each run creates and drops a
+database of its own on the server.
 
 More scenarios measure other figures:
   latency-inproc, latency-xproc  dispatch-to-start latency p50 and p99 (ms)
@@ -59,6 +75,7 @@ The tables it creates are dropped afterwards.`,
 			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test' --scenarios drain-1w,raw-sql-ceiling-4c --json",
 			Program + " bench --dsn sqlite://bench.db --scenarios latency-inproc,latency-xproc,rss-drain-1w --latency-for 5s",
 			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test' --scenarios backlog-1000000,sweep-1000000 --backlogs 1000000",
+			Program + " bench --dsn 'mysql://root@127.0.0.1:3306/test' --peer river --scenarios drain-1w,drain-4w,river-bench,raw-sql-ceiling-4c,raw-sql-min-ceiling-4c",
 		},
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			jobs := fs.Int("jobs", 20000, "no-op jobs per dispatch and drain run")
@@ -70,6 +87,9 @@ The tables it creates are dropped afterwards.`,
 			fanouts := fs.String("fanouts", "1x10000,1000x10", "fan-out scenarios as WORKFLOWSxITEMS, comma-separated (empty: none)")
 			probes := benchProbeFlags(fs)
 			cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof reads it)")
+			peer := fs.String("peer", "", "run another queue's drains in the same run and print ours against them: river (River on PostgreSQL; needs the source tree and the go command)")
+			peerDir := fs.String("peer-dir", "", "the peer's module directory (default: bench/<peer> of the source tree around the working directory)")
+			peerDSN := fs.String("peer-dsn", bench.DefaultPeerDSN, "the peer's database server")
 			return func(e *Env, _ []string) error {
 				if bench.IsChild() {
 					return bench.ChildMain(e.Ctx, e.Stdout)
@@ -108,6 +128,13 @@ The tables it creates are dropped afterwards.`,
 				}
 				cfg := bench.Config{Jobs: *jobs, Workflows: *workflows, Runs: *runs, Workers: ws, Concurrency: *concurrency,
 					FanOuts: fos, Scenarios: splitList(*scenarios), Probes: pr}
+				switch *peer {
+				case "":
+				case "river":
+					cfg.Peer = &bench.Peer{Name: *peer, Dir: *peerDir, DSN: *peerDSN}
+				default:
+					return Usagef("--peer: want river, got %q", *peer)
+				}
 				if !e.Globals.JSON {
 					cfg.Progress = e.Stderr
 				}

@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,9 @@ type Config struct {
 	Progress io.Writer
 	// Probes configures the latency, RSS, backlog and sweep scenarios.
 	Probes Probes
+	// Peer, when set, runs another queue's drains in the same run (see
+	// Peer), a round at a time after the round's own scenarios.
+	Peer *Peer
 }
 
 // FanOut is one for_each scenario: Workflows workflows, each a for_each
@@ -82,6 +86,16 @@ type Result struct {
 	// ceiling that also writes Queuety's log rows (raw-sql-ceiling-logs-4c).
 	OfLogCeiling       float64 `json:"of_log_ceiling,omitempty"`
 	OfLogCeilingPaired float64 `json:"of_log_ceiling_paired,omitempty"`
+	// OfMinCeiling and OfMinCeilingPaired are the same against the raw
+	// ceiling on a minimal table (raw-sql-min-ceiling-4c, or -1c when
+	// only that ran; MySQL only): MinCeiling names it.
+	OfMinCeiling       float64 `json:"of_min_ceiling,omitempty"`
+	OfMinCeilingPaired float64 `json:"of_min_ceiling_paired,omitempty"`
+	MinCeiling         string  `json:"min_ceiling,omitempty"`
+	// OfPeer and OfPeerPaired are a drain's rate over its twin's on the
+	// peer (drain-4w over river-drain-4w), when a peer ran.
+	OfPeer       float64 `json:"of_peer,omitempty"`
+	OfPeerPaired float64 `json:"of_peer_paired,omitempty"`
 	// CPU per unit (µs) over each run's timed window: this process's (the
 	// workers', or the ceiling's client) and the database server's, when
 	// it runs on this machine (see cpu.go). Empty where not measured.
@@ -94,11 +108,14 @@ type Result struct {
 
 // Report is a whole benchmark run.
 type Report struct {
-	Store   string    `json:"store"`
-	Server  string    `json:"server"`
-	Jobs    int       `json:"jobs"`
-	Runs    int       `json:"runs"`
-	Machine Machine   `json:"machine"`
+	Store   string  `json:"store"`
+	Server  string  `json:"server"`
+	Jobs    int     `json:"jobs"`
+	Runs    int     `json:"runs"`
+	Machine Machine `json:"machine"`
+	// Peer is the queue that ran beside, when one did; its results are
+	// among Results, named after it (river-drain-4w).
+	Peer    *PeerInfo `json:"peer,omitempty"`
 	Results []*Result `json:"results"`
 }
 
@@ -191,6 +208,16 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			}})
 		}
 	}
+	var minCeilingNames []string
+	if raw, ok := env.(minCeilingEnv); ok {
+		for _, conns := range minCeilingConns {
+			name := fmt.Sprintf("raw-sql-min-ceiling-%dc", conns)
+			minCeilingNames = append(minCeilingNames, name)
+			scenarios = append(scenarios, scenario{name, "jobs/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+				return raw.RawMinCeiling(ctx, c, dsn, cfg.Jobs, conns)
+			}})
+		}
+	}
 	want := map[string]bool{}
 	for _, s := range cfg.Scenarios {
 		want[s] = true
@@ -203,6 +230,16 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		r := &Result{Name: s.name, Unit: s.unit}
 		results[s.name] = r
 		rep.Results = append(rep.Results, r)
+	}
+	var peer *peerRunner
+	if cfg.Peer != nil {
+		if ps := peerScenarios(cfg.Peer.Name, cfg.Workers, want); len(ps) > 0 {
+			var err error
+			if peer, err = newPeerRunner(ctx, *cfg.Peer, ps, cfg.Jobs, cfg.Concurrency); err != nil {
+				return nil, err
+			}
+			defer peer.close()
+		}
 	}
 	probes := newProbeRunner(env, cfg, want, rep)
 	serverPID := 0
@@ -236,6 +273,18 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		if err := probes.round(ctx, run, rep); err != nil {
 			return nil, err
 		}
+		if peer != nil {
+			got, err := peer.round(ctx)
+			if err != nil {
+				return nil, err
+			}
+			addPeerRound(rep, got)
+			if cfg.Progress != nil {
+				for _, r := range got.Results {
+					fmt.Fprintf(cfg.Progress, "run %d/%d %-20s %10.0f %s\n", run+1, cfg.Runs, r.Name, median(r.Runs), r.Unit)
+				}
+			}
+		}
 	}
 	if err := probes.finish(ctx, rep); err != nil {
 		return nil, err
@@ -243,9 +292,21 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 	for _, r := range rep.Results {
 		r.Median = median(r.Runs)
 	}
+	ceilings := map[string]bool{ceilingName: true, logCeilingName: true}
+	var minCeiling *Result
+	for i := len(minCeilingNames) - 1; i >= 0; i-- { // the most connections that ran
+		ceilings[minCeilingNames[i]] = true
+		if c := results[minCeilingNames[i]]; c != nil && c.Median > 0 && minCeiling == nil {
+			minCeiling = c
+		}
+	}
 	for _, r := range rep.Results {
-		if r.Unit != "jobs/s" || r.Name == "dispatch" || r.Name == ceilingName || r.Name == logCeilingName {
+		if r.Unit != "jobs/s" || r.Name == "dispatch" || ceilings[r.Name] || rep.Peer != nil && strings.HasPrefix(r.Name, rep.Peer.Name+"-") {
 			continue
+		}
+		if minCeiling != nil {
+			r.OfMinCeiling, r.OfMinCeilingPaired = r.Median/minCeiling.Median, pairedRatio(r.Runs, minCeiling.Runs)
+			r.MinCeiling = minCeiling.Name
 		}
 		if c := results[ceilingName]; c != nil && c.Median > 0 {
 			r.OfCeiling, r.OfCeilingPaired = r.Median/c.Median, pairedRatio(r.Runs, c.Runs)
@@ -254,6 +315,7 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			r.OfLogCeiling, r.OfLogCeilingPaired = r.Median/c.Median, pairedRatio(r.Runs, c.Runs)
 		}
 	}
+	peerShares(rep)
 	return rep, nil
 }
 
@@ -304,32 +366,33 @@ func median(xs []float64) float64 {
 func (r *Report) Format(w io.Writer) {
 	fmt.Fprintf(w, "store %s (%s), %d jobs per run, median of %d runs\n", r.Store, r.Server, r.Jobs, r.Runs)
 	fmt.Fprintf(w, "%d cores, %s, load average %.1f at the start, %s\n", r.Machine.Cores, r.Machine.GoVersion, r.Machine.LoadAvg, r.Machine.Date)
-	fmt.Fprintf(w, "%-28s %12s  %-10s %10s %9s  %s\n", "scenario", "median", "unit", "of ceiling", "of +logs", "runs")
+	fmt.Fprintf(w, "%-28s %12s  %-10s %10s %9s %8s  %s\n", "scenario", "median", "unit", "of ceiling", "of +logs", "of min", "runs")
 	var cpu []*Result
 	for _, res := range r.Results {
 		if len(res.ClientCPU) > 0 {
 			cpu = append(cpu, res)
 		}
-		line := fmt.Sprintf("%-28s %12s  %-10s %10s %9s  %s", res.Name, formatValue(res.Median, res.Unit), res.Unit,
-			percent(res.OfCeiling), percent(res.OfLogCeiling), formatValues(res.Runs, res.Unit))
+		line := fmt.Sprintf("%-28s %12s  %-10s %10s %9s %8s  %s", res.Name, formatValue(res.Median, res.Unit), res.Unit,
+			percent(res.OfCeiling), percent(res.OfLogCeiling), percent(res.OfMinCeiling), formatValues(res.Runs, res.Unit))
 		if len(res.Extra) > 0 {
 			line += "  (" + formatExtra(res.Extra) + ")"
 		}
 		fmt.Fprintln(w, line)
 	}
+	defer r.formatPeer(w)
 	if len(cpu) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nCPU per unit over the timed window, median (µs); paired: median of each run's rate over the ceiling runs of its round\n")
-	fmt.Fprintf(w, "%-28s %10s %10s %10s %10s %10s\n", "scenario", "this proc", "server", "total", "paired", "+logs")
+	fmt.Fprintf(w, "%-28s %10s %10s %10s %10s %10s %10s\n", "scenario", "this proc", "server", "total", "paired", "+logs", "min")
 	for _, res := range cpu {
 		server, total := "", median(res.ClientCPU)
 		if len(res.ServerCPU) > 0 {
 			server = fmt.Sprintf("%.1f", median(res.ServerCPU))
 			total += median(res.ServerCPU)
 		}
-		fmt.Fprintf(w, "%-28s %10.1f %10s %10.1f %10s %10s\n", res.Name, median(res.ClientCPU), server, total,
-			percent(res.OfCeilingPaired), percent(res.OfLogCeilingPaired))
+		fmt.Fprintf(w, "%-28s %10.1f %10s %10.1f %10s %10s %10s\n", res.Name, median(res.ClientCPU), server, total,
+			percent(res.OfCeilingPaired), percent(res.OfLogCeilingPaired), percent(res.OfMinCeilingPaired))
 	}
 }
 

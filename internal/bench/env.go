@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -180,9 +181,30 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 	}
 	table := clientseam.StoreOf(c).Info().Prefix + "queuety_jobs"
 	logTable := clientseam.StoreOf(c).Info().Prefix + "queuety_logs"
-	cfg, err := mysql.ParseDSN(dsn)
+	db, err := rawConns(dsn, conns)
 	if err != nil {
 		return 0, err
+	}
+	defer db.Close()
+	sel := "SELECT id, handler, payload, attempts FROM " + table + " FORCE INDEX (idx_go_claim) WHERE queue = 'default' AND status = 'pending' " +
+		"AND available_at <= ? ORDER BY priority DESC, available_at, id LIMIT 100 FOR UPDATE SKIP LOCKED"
+	return drainRaw(ctx, db, jobs, conns, rawDrain{
+		claim: func(ctx context.Context, tx *sql.Tx) ([]string, []string, error) {
+			return claimRaw(ctx, tx, table, sel, twoStep)
+		},
+		mark: "UPDATE " + table + " FORCE INDEX (PRIMARY) SET status = 'processing', reserved_at = ?, attempts = attempts + 1 WHERE id IN (%s) AND status = 'pending'",
+		complete: func(ctx context.Context, db *sql.DB, in string, ids, attempts []string) error {
+			return completeRaw(ctx, db, table, logTable, in, ids, attempts, logs)
+		},
+	})
+}
+
+// rawConns opens conns connections for a raw ceiling on the store dsn
+// names, with its time zone and parsed times.
+func rawConns(dsn string, conns int) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
 	}
 	dc := cfg.Driver.Clone()
 	dc.InterpolateParams = true
@@ -190,17 +212,32 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 	dc.Params = map[string]string{"time_zone": "'+00:00'"}
 	conn, err := gomysql.NewConnector(dc)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	db := sql.OpenDB(conn)
-	defer db.Close()
 	db.SetMaxIdleConns(conns)
-	sel := "SELECT id, handler, payload, attempts FROM " + table + " FORCE INDEX (idx_go_claim) WHERE queue = 'default' AND status = 'pending' " +
-		"AND available_at <= ? ORDER BY priority DESC, available_at, id LIMIT 100 FOR UPDATE SKIP LOCKED"
+	return db, nil
+}
+
+// rawDrain is what a raw ceiling runs per batch: claim locks and reads up
+// to 100 rows in the claim transaction, mark (an UPDATE whose %s is the
+// ids and whose one argument is the time) moves them to processing in
+// the same transaction, and complete marks them completed afterwards.
+type rawDrain struct {
+	claim    func(ctx context.Context, tx *sql.Tx) (ids, attempts []string, err error)
+	mark     string
+	complete func(ctx context.Context, db *sql.DB, in string, ids, attempts []string) error
+}
+
+// drainRaw times conns connections draining jobs rows with d, each
+// batch claimed in one transaction and completed by one statement or
+// transaction; a deadlock or lock-wait timeout runs the step again.
+func drainRaw(ctx context.Context, db *sql.DB, jobs, conns int, d rawDrain) (float64, error) {
 	meter := meterFrom(ctx)
 	meter.start()
 	start := time.Now()
 	var wg sync.WaitGroup
+	var done atomic.Int64
 	errs := make(chan error, conns)
 	for range conns {
 		wg.Add(1)
@@ -212,14 +249,14 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 					errs <- err
 					return
 				}
-				ids, attempts, err := claimRaw(ctx, tx, table, sel, twoStep)
+				ids, attempts, err := d.claim(ctx, tx)
 				if err == nil && len(ids) == 0 {
 					tx.Rollback()
 					return
 				}
 				in := strings.Join(ids, ",")
 				if err == nil {
-					_, err = tx.ExecContext(ctx, "UPDATE "+table+" FORCE INDEX (PRIMARY) SET status = 'processing', reserved_at = ?, attempts = attempts + 1 WHERE id IN ("+in+") AND status = 'pending'", time.Now().UTC())
+					_, err = tx.ExecContext(ctx, fmt.Sprintf(d.mark, in), time.Now().UTC())
 				}
 				if err == nil {
 					err = tx.Commit()
@@ -233,7 +270,7 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 					return
 				}
 				for {
-					err := completeRaw(ctx, db, table, logTable, in, ids, attempts, logs)
+					err := d.complete(ctx, db, in, ids, attempts)
 					if err == nil {
 						break
 					}
@@ -242,6 +279,7 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 						return
 					}
 				}
+				done.Add(int64(len(ids)))
 			}
 		}()
 	}
@@ -251,6 +289,9 @@ func rawCeiling(ctx context.Context, c *queuety.Client, dsn string, jobs, conns 
 	close(errs)
 	for err := range errs {
 		return 0, err
+	}
+	if n := done.Load(); n != int64(jobs) {
+		return 0, fmt.Errorf("raw ceiling drained %d of %d jobs", n, jobs)
 	}
 	return float64(jobs) / elapsed.Seconds(), nil
 }
