@@ -351,23 +351,12 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 		handed = eager
 		single = append(single, individual...)
 	}
-	for _, wfID := range branchOrder {
-		idxs := branches[wfID]
-		group := make([]*Result, len(idxs))
-		for k, i := range idxs {
-			group[k] = results[i]
-		}
-		gerrs, fallback, err := e.completeBranchGroup(ctx, group)
+	if len(branchOrder) > 0 {
+		fallback, err := e.completeBranchGroups(ctx, results, branches, branchOrder, errs)
 		if err != nil {
 			return nil, handed, err
 		}
-		if fallback {
-			single = append(single, idxs...)
-			continue
-		}
-		for k, i := range idxs {
-			errs[i] = gerrs[k]
-		}
+		single = append(single, fallback...)
 	}
 	for _, i := range single {
 		errs[i] = e.Finish(ctx, results[i])
