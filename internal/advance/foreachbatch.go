@@ -77,8 +77,9 @@ type branchGroup struct {
 // set when a group fell back after the transaction wrote for it: the
 // transaction rolled back and the other groups must be recorded again.
 func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (again bool, err error) {
+	var written []*branchGroup
 	err = s.store.InTx(ctx, func(tx driver.Tx) error {
-		again = false
+		again, written = false, nil
 		now := s.clock.Now()
 		wfIDs := make([]int64, 0, len(groups))
 		for _, g := range groups {
@@ -144,11 +145,21 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 				}
 				return err
 			}
+			if bg.settler == nil && bg.done > 0 {
+				written = append(written, bg)
+			}
 		}
 		return w.Flush(ctx, tx)
 	})
 	if errors.Is(err, errRollback) {
 		return again, nil
+	}
+	if err == nil {
+		// Committed: the states written are what the next claims and
+		// results of these workflows read back.
+		for _, bg := range written {
+			s.states.put(bg.wf.ID, bg.wf.State, bg.state, bg.steps)
+		}
 	}
 	return false, err
 }
@@ -161,13 +172,15 @@ func (s *Service) openBranchGroup(g *BranchGroup, wf *driver.Workflow, now time.
 	if wf == nil || s.core.Expired(wf, now) != "" || (wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused) {
 		return nil
 	}
-	state, err := workflowstate.DecodeObject("workflow state", wf.State)
+	state, steps, err := s.DecodeState(wf)
 	if err != nil {
 		return nil
 	}
-	steps, err := parseSteps(state)
+	// The decoded tree may be shared (the cache, claims): the branches
+	// set top-level keys of a copy, and settling works on a deep one.
+	state = state.Shallow()
 	idx := wf.CurrentStep
-	if err != nil || idx >= len(steps) || steps[idx].Type != queuetytype.StepForEach {
+	if idx >= len(steps) || steps[idx].Type != queuetytype.StepForEach {
 		return nil
 	}
 	all, rt := workflowstate.LoadForEach(state, idx)
@@ -223,6 +236,8 @@ func (s *Service) applyBranchGroup(ctx context.Context, tx driver.Tx, w *Writes,
 // results, written once for all of the group's branches.
 func (s *Service) closeBranchGroup(w *Writes, bg *branchGroup) error {
 	if bg.settler != nil {
+		bg.state = bg.state.Clone()
+		bg.settler.state = bg.state
 		if err := bg.settler.settleForEach(w, bg.rt, bg.all); err != nil {
 			var af *AttemptFailure
 			if isFinal(err) || errors.As(err, &af) {

@@ -26,7 +26,7 @@ func (e *Engine) attachWorkflow(cj *Claimed, wf *driver.Workflow) {
 		cj.preErr = NonRetryable(orphanError(cj.Job.WorkflowID))
 		return
 	}
-	if err := cj.flow.Attach(wf, *cj.Job.StepIndex); err != nil {
+	if err := cj.flow.AttachFrom(e.flow, wf, *cj.Job.StepIndex); err != nil {
 		cj.preErr = NonRetryable(err)
 	}
 }

@@ -9,12 +9,15 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -25,6 +28,7 @@ func init() {
 	register("ForEach/BatchedBranchesOfTwoWorkflowsOneStale", testForEachBatchedStale)
 	register("ForEach/BatchedBranchesSettleOnceAndFallBackAlone", testForEachBatchedSettle)
 	register("Workflow/BatchedStepsOfTwoWorkflowsAndAFailure", testStepsBatchedWithFailure)
+	register("ForEach/LargeStateRecordedByTwoProcessesInTurn", testForEachLargeStateTwoProcesses)
 }
 
 // completeSteps records results with one CompleteSteps call.
@@ -200,4 +204,47 @@ func testStepsBatchedWithFailure(t *testing.T, e *Env) {
 	assert.NotEqual(t, queuetytype.JobCompleted, e.Job(by[w3].Job.ID).Status, "the failed attempt's job")
 	next := e.Claim(10, "s2")
 	assert.Len(t, next, 2, "one next step each for the two that advanced")
+}
+
+func testForEachLargeStateTwoProcesses(t *testing.T, e *Env) {
+	// A state large enough for the engines to keep it decoded between
+	// transactions; two engines (two processes) take turns recording its
+	// branches, so each reads back states the other wrote.
+	const n = 600
+	items := make([]any, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("item-%04d-%s", i, strings.Repeat("x", 90))
+	}
+	b := builder.Workflow("large_fan").ForEach("items", "big", builder.ResultKey("out")).Then("after")
+	id := e.startB(b, queuety.State{"items": items})
+	e.expandForEach()
+	other := e.Clients(1)[0]
+	engines := []*engine.Engine{e.eng, clientseam.Engine(other)}
+	clients := []*queuety.Client{e.C, other}
+	for turn := 0; ; turn++ {
+		k := turn % 2
+		jobs := e.ClaimFrom(clients[k], []string{queuetytype.DefaultQueue}, 70, "big")
+		if len(jobs) == 0 {
+			break
+		}
+		rs := make([]*engine.Result, len(jobs))
+		for i, cj := range jobs {
+			_, idx, ok := cj.ForEachItem()
+			require.True(t, ok, "branch payload")
+			rs[i] = e.success(cj, queuety.State{"i": idx, "by": k})
+		}
+		errs, err := engines[k].CompleteSteps(e.Ctx, rs)
+		require.NoError(t, err, "complete steps")
+		for i, err := range errs {
+			require.NoErrorf(t, err, "result %d of turn %d", i, turn)
+		}
+	}
+	wf := e.Workflow(id)
+	require.Equal(t, 1, wf.CurrentStep, "the step settled (status %s, error %q)", wf.Status, wf.ErrorMessage)
+	got := resultsByIndex(t, asMap(t, e.State(id)["out"], "aggregate"))
+	require.Len(t, got, n, "results")
+	for i := range n {
+		assert.Equalf(t, int64(i), got[int64(i)]["i"], "result %d", i)
+	}
+	assert.Equal(t, n, e.countEvents(id, driver.EventStepItemCompleted, 0), "item events")
 }
