@@ -17,7 +17,9 @@ import (
 // completions run as before, and N workers of one process keep one claim
 // and one completion transaction in flight rather than N of each, with
 // batches N times larger: fewer transactions, and no claim skipping the
-// rows another claim of the same process has locked.
+// rows another claim of the same process has locked. For-each branch
+// results are combined the same way (branchCombiner), the branches of
+// one workflow merged into one group.
 
 // maxCombinedClaim caps the jobs one combined claim takes.
 const maxCombinedClaim = 1000
