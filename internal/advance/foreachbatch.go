@@ -83,7 +83,8 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 		now := s.clock.Now()
 		wfIDs := make([]int64, 0, len(groups))
 		for _, g := range groups {
-			g.Errs = make([]error, len(g.Attempts))
+			// The store may run this function again: start afresh.
+			g.Errs, g.Fallback = make([]error, len(g.Attempts)), false
 			wfIDs = append(wfIDs, g.Attempts[0].Job().WorkflowID)
 		}
 		wfs, err := tx.WorkflowGetMany(ctx, wfIDs, driver.LockUpdate)
