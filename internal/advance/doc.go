@@ -26,7 +26,7 @@
 //
 // The rules never start a transaction of their own except where they are
 // the whole operation (Signal, Answer, ExpireWorkflow, FailOverrun,
-// FailWorkflow, CompleteBranches). What a workflow state means (the
+// FailWorkflow, CompleteBranchGroups). What a workflow state means (the
 // merge, budgets, for-each runtime, waits) is package
 // internal/workflowstate's; the step definition format is
 // internal/workflowdef's.

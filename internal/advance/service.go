@@ -151,6 +151,8 @@ type Service struct {
 	log   *slog.Logger
 	// skips remembers the workflows the foreign sweeps move past.
 	skips callbackKnowers
+	// states keeps the decoded states of large workflows (statecache.go).
+	states stateCache
 }
 
 // New returns the advancement rules of store, on cfg's core.

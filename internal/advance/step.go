@@ -33,11 +33,28 @@ func (s *Step) Attach(wf *driver.Workflow, idx int) error {
 	if err != nil {
 		return fmt.Errorf("workflow %d: %w", wf.ID, err)
 	}
-	s.State = state
 	steps, err := workflowdef.Parse(state)
 	if err != nil {
+		s.State = state
 		return fmt.Errorf("workflow %d: malformed step definitions: %w", wf.ID, err)
 	}
+	return s.attach(wf, state, steps, idx)
+}
+
+// AttachFrom is Attach through svc's cache of large decoded states (see
+// Service.DecodeState).
+func (s *Step) AttachFrom(svc *Service, wf *driver.Workflow, idx int) error {
+	s.Workflow = wf
+	state, steps, err := svc.DecodeState(wf)
+	if err != nil {
+		s.State = state
+		return err
+	}
+	return s.attach(wf, state, steps, idx)
+}
+
+func (s *Step) attach(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int) error {
+	s.Workflow, s.State = wf, state
 	if idx < 0 || idx >= len(steps) {
 		return fmt.Errorf("workflow %d has no step %d", wf.ID, idx)
 	}

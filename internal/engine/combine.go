@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"sync"
+
+	"github.com/queuety/queuety-go/internal/advance"
 )
 
 // Workers of one engine that claim, or record completions, at the same
@@ -15,7 +17,9 @@ import (
 // completions run as before, and N workers of one process keep one claim
 // and one completion transaction in flight rather than N of each, with
 // batches N times larger: fewer transactions, and no claim skipping the
-// rows another claim of the same process has locked.
+// rows another claim of the same process has locked. For-each branch
+// results are combined the same way (branchCombiner), the branches of
+// one workflow merged into one group.
 
 // maxCombinedClaim caps the jobs one combined claim takes.
 const maxCombinedClaim = 1000
@@ -133,4 +137,51 @@ func (cc *completionCombiner) complete(ctx context.Context, e *Engine, results [
 			}
 		}
 	})
+}
+
+// branchCombiner combines for-each branch completions: the groups that
+// workers record at the same time go into one transaction, and the
+// groups of one workflow from several workers become one group, so a
+// workflow's row is locked, and its state decoded and written, once a
+// turn rather than once a worker.
+type branchCombiner struct {
+	c combiner[[]*advance.BranchGroup, struct{}]
+}
+
+func (bc *branchCombiner) complete(ctx context.Context, e *Engine, groups []*advance.BranchGroup) error {
+	all := func(ts []*turn[[]*advance.BranchGroup, struct{}]) int { return len(ts) }
+	_, err := bc.c.do("", groups, all, func(ts []*turn[[]*advance.BranchGroup, struct{}]) {
+		type part struct {
+			g, into *advance.BranchGroup
+			off     int
+		}
+		var merged []*advance.BranchGroup
+		var parts []part
+		byWF := map[int64]*advance.BranchGroup{}
+		for _, t := range ts {
+			for _, g := range t.req {
+				id := g.Attempts[0].Job().WorkflowID
+				m := byWF[id]
+				if m == nil {
+					m = &advance.BranchGroup{}
+					byWF[id] = m
+					merged = append(merged, m)
+				}
+				parts = append(parts, part{g: g, into: m, off: len(m.Attempts)})
+				m.Attempts = append(m.Attempts, g.Attempts...)
+				m.Outputs = append(m.Outputs, g.Outputs...)
+			}
+		}
+		err := e.flow.CompleteBranchGroups(ctx, merged)
+		for _, p := range parts {
+			p.g.Fallback = p.into.Fallback
+			if err == nil && !p.into.Fallback {
+				p.g.Errs = p.into.Errs[p.off : p.off+len(p.g.Attempts)]
+			}
+		}
+		for _, t := range ts {
+			t.err = err
+		}
+	})
+	return err
 }

@@ -296,7 +296,10 @@ func startedRow(cj *Claimed, startedAt time.Time, id *int64, attempt *int) drive
 // advanced together in one transaction: the workflows are locked in id
 // order with one statement, each claim's jobs are completed with one
 // guarded UPDATE, the workflows are written with one UPDATE, and the next
-// jobs, events and log rows are inserted with one statement each. Everything else (parallel branches, signal waits,
+// jobs, events and log rows are inserted with one statement each.
+// For-each branch results go into one transaction too, with the branches
+// other workers of this engine record at the same time (see
+// completeBranchGroups). Everything else (parallel branches, signal waits,
 // continue-as-new, expired or stopped workflows, a fence that no longer
 // holds) goes through Finish one by one, so every rule of a single step
 // transition still applies. The returned slice holds, per result, nil,
@@ -351,23 +354,12 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 		handed = eager
 		single = append(single, individual...)
 	}
-	for _, wfID := range branchOrder {
-		idxs := branches[wfID]
-		group := make([]*Result, len(idxs))
-		for k, i := range idxs {
-			group[k] = results[i]
-		}
-		gerrs, fallback, err := e.completeBranchGroup(ctx, group)
+	if len(branchOrder) > 0 {
+		fallback, err := e.completeBranchGroups(ctx, results, branches, branchOrder, errs)
 		if err != nil {
 			return nil, handed, err
 		}
-		if fallback {
-			single = append(single, idxs...)
-			continue
-		}
-		for k, i := range idxs {
-			errs[i] = gerrs[k]
-		}
+		single = append(single, fallback...)
 	}
 	for _, i := range single {
 		errs[i] = e.Finish(ctx, results[i])

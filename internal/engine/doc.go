@@ -34,7 +34,7 @@
 // (advance.Step, Claimed's flow field), and steps.go locks a step's
 // workflow and job in the transaction that records an attempt, checks its
 // fence and the workflow's deadline, and hands the step to advance
-// (Complete, FailedEvents, CompleteBranches); complete.go's batch of
+// (Complete, FailedEvents, CompleteBranchGroups); complete.go's batch of
 // single steps calls FinalizeInto. A job's policy as its payload carries
 // it (__queuety_runtime: attempts, backoff, timeouts, rate limit) and the
 // backoff policies are package internal/jobruntime's; the engine reads and

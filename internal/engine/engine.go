@@ -33,10 +33,12 @@ type Engine struct {
 	log     *slog.Logger
 	cfg     Config
 	workers workerSet
-	// claims and completions combine the claims and plain-job
-	// completions that workers make at the same time (combine.go).
+	// claims, completions and branches combine the claims, plain-job
+	// completions and for-each branch completions that workers make at
+	// the same time (combine.go).
 	claims      claimCombiner
 	completions completionCombiner
+	branches    branchCombiner
 	wakes       *wakeHub          // new jobs: see wake.go
 	remote      *remoteWake       // nil unless the store carries notifications between processes
 	schedWakes  *wakeHub          // saved schedules

@@ -26,7 +26,7 @@ func (e *Engine) attachWorkflow(cj *Claimed, wf *driver.Workflow) {
 		cj.preErr = NonRetryable(orphanError(cj.Job.WorkflowID))
 		return
 	}
-	if err := cj.flow.Attach(wf, *cj.Job.StepIndex); err != nil {
+	if err := cj.flow.AttachFrom(e.flow, wf, *cj.Job.StepIndex); err != nil {
 		cj.preErr = NonRetryable(err)
 	}
 }
@@ -124,25 +124,52 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 	return err
 }
 
-// completeBranchGroup records successful branch results of one for-each
-// step of one workflow in one transaction (see
-// advance.Service.CompleteBranches). It returns, per result, nil or
-// ErrStaleAttempt, and fallback when the group must go through Finish
-// one by one instead.
-func (e *Engine) completeBranchGroup(ctx context.Context, results []*Result) (errs []error, fallback bool, err error) {
-	attempts := make([]advance.Attempt, len(results))
-	outputs := make([]*phpjson.Object, len(results))
-	for i, r := range results {
-		if outputs[i], err = stepOutput(r); err != nil {
-			return nil, true, nil
+// completeBranchGroups records the successful branch results of a batch,
+// grouped by workflow (branches, in branchOrder), through the combiner
+// that joins them with the branches other workers of this engine record
+// at the same time: one transaction for all of them (see
+// advance.Service.CompleteBranchGroups). It sets errs of the results it
+// recorded (nil or ErrStaleAttempt) and returns the indexes of those
+// that must go through Finish one by one instead.
+func (e *Engine) completeBranchGroups(ctx context.Context, results []*Result, branches map[int64][]int, branchOrder []int64, errs []error) ([]int, error) {
+	var fallback []int
+	var groups []*advance.BranchGroup
+	var idxs [][]int
+	for _, wfID := range branchOrder {
+		g := &advance.BranchGroup{}
+		usable := true
+		for _, i := range branches[wfID] {
+			out, err := stepOutput(results[i])
+			if err != nil {
+				usable = false
+				break
+			}
+			g.Attempts = append(g.Attempts, attempt{results[i].Claimed, results[i]})
+			g.Outputs = append(g.Outputs, out)
 		}
-		attempts[i] = attempt{r.Claimed, r}
+		if !usable {
+			fallback = append(fallback, branches[wfID]...)
+			continue
+		}
+		groups = append(groups, g)
+		idxs = append(idxs, branches[wfID])
 	}
-	errs, fallback, err = e.flow.CompleteBranches(ctx, attempts, outputs)
-	if err != nil {
-		return nil, false, fmt.Errorf("queuety: complete for-each branches: %w", err)
+	if len(groups) == 0 {
+		return fallback, nil
 	}
-	return errs, fallback, nil
+	if err := e.branches.complete(ctx, e, groups); err != nil {
+		return nil, fmt.Errorf("queuety: complete for-each branches: %w", err)
+	}
+	for k, g := range groups {
+		if g.Fallback {
+			fallback = append(fallback, idxs[k]...)
+			continue
+		}
+		for j, i := range idxs[k] {
+			errs[i] = g.Errs[j]
+		}
+	}
+	return fallback, nil
 }
 
 // failStep records a failed step attempt: retry, or bury the job and fail

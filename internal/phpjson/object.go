@@ -68,6 +68,20 @@ func (o *Object) Delete(key string) {
 	}
 }
 
+// Shallow returns a copy of o whose values are o's own: setting or
+// deleting a key of the copy leaves o as it was, changing a nested value
+// changes both. Shallow of a nil *Object is nil.
+func (o *Object) Shallow() *Object {
+	if o == nil {
+		return nil
+	}
+	c := &Object{keys: slices.Clone(o.keys), vals: make(map[string]any, len(o.keys))}
+	for _, k := range o.keys {
+		c.vals[k] = o.vals[k]
+	}
+	return c
+}
+
 // Clone returns a deep copy of o. Nested *Object and []any values are copied
 // recursively; other values are shared. Clone of a nil *Object is nil.
 func (o *Object) Clone() *Object {

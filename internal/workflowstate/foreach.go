@@ -38,7 +38,7 @@ func LoadForEach(state *phpjson.Object, idx int) (*phpjson.Object, *ForEach) {
 	if !ok || !Truthy(o, "initialized") {
 		return all, nil
 	}
-	o = o.Clone()
+	o = o.Shallow() // every key changed below is set anew: the stored runtime stays as it was
 	rt := &ForEach{Obj: o}
 	itemsV, _ := o.Get("items")
 	rt.Items, _ = ListOf(itemsV)
@@ -273,7 +273,7 @@ func ResetForEachForRetry(state *phpjson.Object, idx int) {
 	if !ok {
 		return
 	}
-	o = o.Clone()
+	o = o.Shallow() // every key changed below is set anew: the stored runtime stays as it was
 	o.Set("failures", []any{})
 	o.Set("settled", false)
 	all.Set(IntKey(idx), o)

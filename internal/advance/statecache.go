@@ -1,0 +1,98 @@
+package advance
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/internal/workflowstate"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// A for-each step keeps its items and every branch's result in the
+// workflow's state, so a workflow fanning out over thousands of items
+// has a state of hundreds of kilobytes, which its claims and its branch
+// results would otherwise decode again and again. stateCache keeps the
+// decoded states of the few large workflows recorded last, keyed by the
+// exact stored bytes: a state read back unchanged (the one this process
+// wrote, or read, last) is not decoded again. The cached trees are
+// read-only; whoever changes a state works on a copy.
+
+const (
+	// minCachedState is the smallest stored state the cache keeps:
+	// decoding a smaller one costs less than keeping it.
+	minCachedState = 32 << 10
+	// maxCachedStates caps the states kept, each a decoded tree of a
+	// few times its stored size.
+	maxCachedStates = 8
+)
+
+// stateCache maps workflow ids to their last decoded large state.
+type stateCache struct {
+	mu    sync.Mutex
+	m     map[int64]*cachedState
+	order []int64 // ids, oldest first
+}
+
+// cachedState is one workflow's stored state and its decoded tree.
+type cachedState struct {
+	raw   []byte
+	state *phpjson.Object
+	steps []*stepDef
+}
+
+// get returns the decoded state and steps of wf when the cache holds
+// exactly its stored state. Both are read-only.
+func (c *stateCache) get(wf *driver.Workflow) (*phpjson.Object, []*stepDef, bool) {
+	if len(wf.State) < minCachedState {
+		return nil, nil, false
+	}
+	c.mu.Lock()
+	cs := c.m[wf.ID]
+	c.mu.Unlock()
+	if cs == nil || !bytes.Equal(cs.raw, wf.State) {
+		return nil, nil, false
+	}
+	return cs.state, cs.steps, true
+}
+
+// put remembers the decoded state of workflow id as stored in raw; the
+// caller never changes state or steps afterwards.
+func (c *stateCache) put(id int64, raw []byte, state *phpjson.Object, steps []*stepDef) {
+	if len(raw) < minCachedState {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[int64]*cachedState{}
+	}
+	if _, ok := c.m[id]; !ok {
+		if len(c.order) >= maxCachedStates {
+			delete(c.m, c.order[0])
+			c.order = c.order[1:]
+		}
+		c.order = append(c.order, id)
+	}
+	c.m[id] = &cachedState{raw: raw, state: state, steps: steps}
+}
+
+// DecodeState returns the decoded state and step definitions of wf, read
+// only: from the cache when it holds wf's stored state, else decoded
+// (and cached when large).
+func (s *Service) DecodeState(wf *driver.Workflow) (*phpjson.Object, []*stepDef, error) {
+	if state, steps, ok := s.states.get(wf); ok {
+		return state, steps, nil
+	}
+	state, err := workflowstate.DecodeObject("workflow state", wf.State)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workflow %d: %w", wf.ID, err)
+	}
+	steps, err := parseSteps(state)
+	if err != nil {
+		return state, nil, fmt.Errorf("workflow %d: malformed step definitions: %w", wf.ID, err)
+	}
+	s.states.put(wf.ID, wf.State, state, steps)
+	return state, steps, nil
+}
