@@ -132,7 +132,7 @@ func (s *server) chartChoices(r *http.Request) (queues, handlers []string, err e
 	for _, sum := range sums {
 		queues = append(queues, sum.Queue)
 	}
-	workers, err := s.c.Workers(r.Context())
+	workers, _, err := s.workers(r.Context())
 	if err != nil {
 		return nil, nil, err
 	}
