@@ -170,7 +170,12 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 		CanRetry:  st == queuetytype.WorkflowFailed,
 		CanSignal: !st.Terminal(),
 	}
-	d.Visual = newTimelineChart(desc, s.opts.Clock.Now(), s.opts.BasePath)
+	steps, spansLeft, err := s.stepSpans(r.Context(), desc)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	d.Visual = newTimelineChart(desc, steps, spansLeft, s.opts.Clock.Now(), s.opts.BasePath)
 	if d.Artifacts, err = s.workflowArtifacts(r.Context(), id); err != nil {
 		s.failErr(w, r, err)
 		return
