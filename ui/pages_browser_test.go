@@ -39,7 +39,11 @@ func newPageSession(t *testing.T, c *queuety.Client, opts Options) *pageSession 
 	srv := httptest.NewServer(Handler(c, opts))
 	t.Cleanup(srv.Close)
 	dir := screenshotDir(t)
-	p := &pageSession{t: t, url: srv.URL, browser: newChrome(t), dir: dir, prefix: filepath.Base(filepath.Dir(t.Name())) + "-" + filepath.Base(t.Name()) + "-"}
+	prefix := filepath.Base(t.Name()) + "-"
+	if parent := filepath.Dir(t.Name()); parent != "." {
+		prefix = filepath.Base(parent) + "-" + prefix
+	}
+	p := &pageSession{t: t, url: srv.URL, browser: newChrome(t), dir: dir, prefix: prefix}
 	p.step("log in",
 		chromedp.Navigate(srv.URL+"/login"),
 		chromedp.WaitVisible(chromedp.CSS("#login")),
