@@ -35,7 +35,7 @@ func TestBrowserTour(t *testing.T) {
 	}
 	_, err := c.DispatchMany(ctx, reqs)
 	require.NoError(t, err)
-	_, err = c.Schedule(long, nil).Every(15*time.Minute).OnQueue("bulk-imports-eu-west-1").Save(ctx)
+	_, err = c.Schedule(long, nil).Every(15 * time.Minute).OnQueue("bulk-imports-eu-west-1").Save(ctx)
 	require.NoError(t, err)
 	_, err = builder.Workflow("orders.fulfil_international_shipment_with_customs_paperwork").Then("order.reserve").
 		Dispatch(ctx, c, queuety.State{"order": 9})
