@@ -530,6 +530,7 @@ func TestJobTabsCountWhatTheListShows(t *testing.T) {
 		assert.Equal(t, "3", tab(res.body, "all"), "all: what the list shows")
 		assert.Equal(t, "3", tab(res.body, "pending"), "pending: what the list shows")
 		assert.Contains(t, res.body, "the counts above leave them out")
+		assert.NotContains(t, res.body, `class="pager"`, "a list of one page has no pager")
 
 		res = b.get("/jobs?queue=mail")
 		assert.Equal(t, "3", tab(res.body, "pending"), "one queue")
