@@ -440,3 +440,105 @@ func TestJobPageBoundsLogsAndFailures(t *testing.T) {
 		assert.Equal(t, rows, strings.Count(res.body, "… (cut)"), "the failure messages are cut")
 	})
 }
+
+// TestSmallListsArePaged checks that the schedules and webhooks pages
+// read a page of rows, newest first, with a link to the older ones, and
+// that the workers page reads at most workersShown rows and says how
+// many there are.
+func TestSmallListsArePaged(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		var schedules []int64
+		for i := range schedulesPerPage + 3 {
+			id, err := c.Schedule(fmt.Sprintf("sched.%03d", i), nil).Every(time.Hour).Save(ctx)
+			require.NoError(t, err)
+			schedules = append(schedules, id)
+		}
+		var hooks []int64
+		for i := range webhooksPerPage + 2 {
+			h, err := c.AddWebhook(ctx, "job.buried", fmt.Sprintf("https://hooks.example/%03d", i))
+			require.NoError(t, err)
+			hooks = append(hooks, h.ID)
+		}
+		now := time.Now().UTC()
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
+			for i := range workersShown + 5 {
+				w := &queuetytype.Worker{ID: fmt.Sprintf("host-%03d", i), Host: "host", PID: i + 1, HeartbeatInterval: time.Hour,
+					StartedAt: now, LastHeartbeat: now.Add(time.Duration(i) * time.Millisecond)}
+				if err := tx.WorkerSave(ctx, w); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		b := newBrowser(t, Handler(c, open))
+
+		res := b.get("/schedules")
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		assert.Equal(t, schedulesPerPage, strings.Count(res.body, "<tr data-schedule="), "schedules on the first page")
+		assert.Contains(t, res.body, fmt.Sprintf(`data-schedule="%d"`, schedules[len(schedules)-1]), "the newest first")
+		next := fmt.Sprintf("/schedules?before=%d", schedules[3])
+		assert.Contains(t, res.body, `href="`+next+`"`, "a link to the older schedules")
+		assert.Equal(t, 3, strings.Count(b.get(next).body, "<tr data-schedule="), "the older ones")
+
+		res = b.get("/webhooks")
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		assert.Equal(t, webhooksPerPage, strings.Count(res.body, "<tr data-webhook="), "webhooks on the first page")
+		next = fmt.Sprintf("/webhooks?before=%d", hooks[2])
+		assert.Contains(t, res.body, `href="`+next+`"`, "a link to the older webhooks")
+		assert.Equal(t, 2, strings.Count(b.get(next).body, "<tr data-webhook="), "the older ones")
+
+		res = b.get("/workers")
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		assert.Equal(t, workersShown, strings.Count(res.body, "<tr data-worker="), "workers listed")
+		assert.Contains(t, res.body, fmt.Sprintf("Showing %d of %d workers", workersShown, workersShown+5))
+		assert.Contains(t, res.body, fmt.Sprintf(`data-worker="host-%03d"`, workersShown+4), "the most recently renewed")
+		assert.NotContains(t, res.body, `data-worker="host-000"`, "not the least recently renewed")
+
+		res = b.get("/")
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		assert.Contains(t, res.body, fmt.Sprintf("%d<small> on</small>", schedulesPerPage+3), "the overview counts every schedule")
+	})
+}
+
+// TestJobTabsCountWhatTheListShows checks that the status tabs leave out
+// the engine's own jobs when the list hides them, and count them when it
+// shows them.
+func TestJobTabsCountWhatTheListShows(t *testing.T) {
+	eachStore(t, func(t *testing.T, c *queuety.Client) {
+		ctx := context.Background()
+		for range 3 {
+			_, err := c.Dispatch(ctx, "email.send", nil, queuety.OnQueue("mail"))
+			require.NoError(t, err)
+		}
+		now := time.Now().UTC()
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
+			var jobs []*driver.Job
+			for i, q := range []string{"mail", "mail", "other"} {
+				jobs = append(jobs, &driver.Job{Queue: q, Handler: fmt.Sprintf("__queuety_sleep_%d", i), Payload: []byte(`{}`),
+					Status: driver.JobPending, MaxAttempts: 1, AvailableAt: now, CreatedAt: now, CostUnits: 1})
+			}
+			return tx.JobInsert(ctx, jobs)
+		}))
+		b := newBrowser(t, Handler(c, open))
+		tab := func(body, label string) string {
+			return regexpFind(regexp.MustCompile(`>`+label+` <b>(\d+)</b>`), body)
+		}
+		res := b.get("/jobs")
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		assert.Equal(t, 3, strings.Count(res.body, "<tr data-job="), "rows shown")
+		assert.Equal(t, "3", tab(res.body, "all"), "all: what the list shows")
+		assert.Equal(t, "3", tab(res.body, "pending"), "pending: what the list shows")
+		assert.Contains(t, res.body, "the counts above leave them out")
+		assert.NotContains(t, res.body, `class="pager"`, "a list of one page has no pager")
+
+		res = b.get("/jobs?queue=mail")
+		assert.Equal(t, "3", tab(res.body, "pending"), "one queue")
+
+		res = b.get("/jobs?internal=1")
+		assert.Equal(t, 6, strings.Count(res.body, "<tr data-job="), "rows shown with the internal ones")
+		assert.Equal(t, "6", tab(res.body, "all"), "all, with the internal ones")
+		assert.Equal(t, "6", tab(res.body, "pending"))
+		assert.NotContains(t, res.body, "the counts above leave them out")
+	})
+}

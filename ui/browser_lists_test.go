@@ -86,10 +86,14 @@ func TestBrowserLists(t *testing.T) {
 		ids := reversed(dispatchN(t, c, "paged", 2*jobsPerPage+7)) // newest first
 		srv := httptest.NewServer(Handler(c, Options{AllowUnauthenticated: true, RefreshInterval: 300 * time.Millisecond, Logger: quiet()}))
 		t.Cleanup(srv.Close)
+		// The paging, search and bulk steps click links and buttons: a
+		// server that does not refresh keeps them in place.
+		still := httptest.NewServer(Handler(c, Options{AllowUnauthenticated: true, RefreshInterval: -1, Logger: quiet()}))
+		t.Cleanup(still.Close)
 		b := newListBrowser(t, srv.URL)
 
 		// Paging: newest first; older, oldest, newer, newest.
-		b.step("jobs", chromedp.Navigate(srv.URL+"/jobs?queue=paged"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
+		b.step("jobs", chromedp.Navigate(still.URL+"/jobs?queue=paged"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 		assert.Equal(t, idList(ids[:jobsPerPage]...), evalIn[string](b, jsJobRows), "the newest fifty")
 		b.shot("jobs")
 		b.step("older", chromedp.Click(chromedp.CSS("#next-page")), chromedp.WaitVisible(chromedp.CSS("#first-page")))
@@ -103,7 +107,7 @@ func TestBrowserLists(t *testing.T) {
 
 		// A search by payload substring, from the form.
 		b.step("search",
-			chromedp.Navigate(srv.URL+"/jobs"),
+			chromedp.Navigate(still.URL+"/jobs"),
 			chromedp.WaitVisible(chromedp.CSS("#job-filters")),
 			chromedp.SendKeys(chromedp.CSS(`#job-filters input[name="payload"]`), "needle-017"),
 			chromedp.Submit(chromedp.CSS(`#job-filters input[name="payload"]`)),
@@ -120,7 +124,7 @@ func TestBrowserLists(t *testing.T) {
 		for _, id := range bulk[:3] {
 			require.NoError(t, c.BuryJob(ctx, id, "disk full"))
 		}
-		b.step("buried jobs", chromedp.Navigate(srv.URL+"/jobs?queue=bulk&status=buried"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
+		b.step("buried jobs", chromedp.Navigate(still.URL+"/jobs?queue=bulk&status=buried"), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 		b.waitFor("three buried rows", `document.querySelectorAll("#jobs tbody tr[data-job]").length === 3`)
 		// Clicks are dispatched in the page: a refresh landing between
 		// finding a node and clicking it would replace the node.

@@ -19,8 +19,9 @@ import (
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
-// EnvScreenshots names the directory the browser tests save their
-// screenshots to (default: a temporary directory of the test).
+// EnvScreenshots names the directory every browser test saves its
+// screenshots to (default: a temporary directory of the test). It is the
+// only variable they read for it.
 const EnvScreenshots = "QUEUETY_SCREENSHOTS"
 
 // chromium returns the path of a Chromium or Chrome binary. Without one

@@ -132,7 +132,7 @@ func (s *server) chartChoices(r *http.Request) (queues, handlers []string, err e
 	for _, sum := range sums {
 		queues = append(queues, sum.Queue)
 	}
-	workers, err := s.c.Workers(r.Context())
+	workers, _, err := s.workers(r.Context())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -271,7 +271,7 @@ func niceCeil(v float64) float64 {
 // newChart lays out an empty chart with its axes.
 func newChart(id, title, desc, unit string, s *queuetytype.Series, width, height int, top float64) *svgChart {
 	c := &svgChart{ID: id, Title: title, Desc: desc, Unit: unit, Width: width, Height: height,
-		PlotX: 48, PlotY: 8, PlotW: width - 56, PlotH: height - 30, Max: niceCeil(top), Empty: true}
+		PlotX: 58, PlotY: 8, PlotW: width - 66, PlotH: height - 30, Max: niceCeil(top), Empty: true}
 	for _, f := range []float64{0, 0.5, 1} {
 		if f == 0.5 && unit == "" && math.Mod(c.Max, 2) != 0 {
 			continue // a count's axis shows whole numbers

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // jobStatuses and workflowStatuses are listed in the order pages show them.
@@ -64,7 +65,7 @@ type overviewData struct {
 	Workflows  []statusCount
 	WfTotal    int64
 	Schedules  struct {
-		Enabled, Disabled int
+		Enabled, Disabled int64
 		NextDue           time.Time
 	}
 	Window time.Duration
@@ -131,20 +132,11 @@ func (s *server) overview(ctx context.Context) (*overviewData, error) {
 		d.Workflows = append(d.Workflows, statusCount{Status: string(st), Count: wc[st]})
 		d.WfTotal += wc[st]
 	}
-	scheds, err := c.Schedules(ctx)
-	if err != nil {
+	var sum *driver.ScheduleSummary
+	if err := s.store().InTx(ctx, func(tx driver.Tx) (err error) { sum, err = tx.ScheduleSummary(ctx); return err }); err != nil {
 		return nil, err
 	}
-	for _, sc := range scheds {
-		if !sc.Enabled {
-			d.Schedules.Disabled++
-			continue
-		}
-		d.Schedules.Enabled++
-		if !sc.NextRun.IsZero() && (d.Schedules.NextDue.IsZero() || sc.NextRun.Before(d.Schedules.NextDue)) {
-			d.Schedules.NextDue = sc.NextRun
-		}
-	}
+	d.Schedules.Enabled, d.Schedules.Disabled, d.Schedules.NextDue = sum.Enabled, sum.Disabled, sum.NextRun
 	return d, nil
 }
 

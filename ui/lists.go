@@ -278,8 +278,8 @@ func (s *server) jobsPage(w http.ResponseWriter, r *http.Request) {
 	s.page(w, r, "jobs", "Jobs", "jobs", true, d)
 }
 
-// jobTabs counts the jobs per status (of the queue filtered by) and lists
-// the queues.
+// jobTabs counts the jobs per status (of the queue filtered by), without
+// the engine's own when the list hides them, and lists the queues.
 func (s *server) jobTabs(ctx context.Context, d *jobsData) error {
 	counts, err := s.c.Counts(ctx)
 	if err != nil {
@@ -292,6 +292,18 @@ func (s *server) jobTabs(ctx context.Context, d *jobsData) error {
 		if d.Queue == "" || c.Queue == d.Queue {
 			byStatus[c.Status] += c.Count
 			d.All += c.Count
+		}
+	}
+	if !d.Internal {
+		// The list hides the engine's own jobs: so do its counts.
+		var internal map[queuetytype.JobStatus]int64
+		if err := s.store().InTx(ctx, func(tx driver.Tx) (err error) { internal, err = tx.JobInternalCounts(ctx, d.Queue); return err }); err != nil {
+			return err
+		}
+		for st, n := range internal {
+			n = min(n, byStatus[st]) // read a moment apart
+			byStatus[st] -= n
+			d.All -= n
 		}
 	}
 	for _, st := range jobStatuses {

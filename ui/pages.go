@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Page sizes.
@@ -169,7 +170,12 @@ func (s *server) workflowPage(w http.ResponseWriter, r *http.Request) {
 		CanRetry:  st == queuetytype.WorkflowFailed,
 		CanSignal: !st.Terminal(),
 	}
-	d.Visual = newTimelineChart(desc, s.opts.Clock.Now(), s.opts.BasePath)
+	steps, spansLeft, err := s.stepSpans(r.Context(), desc)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	d.Visual = newTimelineChart(desc, steps, spansLeft, s.opts.Clock.Now(), s.opts.BasePath)
 	if d.Artifacts, err = s.workflowArtifacts(r.Context(), id); err != nil {
 		s.failErr(w, r, err)
 		return
@@ -281,12 +287,22 @@ type scheduleRow struct {
 	Workflow bool
 }
 
+// schedulesPerPage is the schedules page's page size.
+const schedulesPerPage = 50
+
 func (s *server) schedulesPage(w http.ResponseWriter, r *http.Request) {
-	list, err := s.c.Schedules(r.Context())
+	k, err := keysetFrom(r.URL.Query(), schedulesPerPage)
 	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "Bad filter: %v.", err)
+		return
+	}
+	ctx := r.Context()
+	var page *driver.Page[*queuetytype.Schedule]
+	if err := s.store().InTx(ctx, func(tx driver.Tx) (err error) { page, err = tx.SchedulePage(ctx, k); return err }); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
+	list, pg := newPager(page, k, schedulesPerPage, func(sc *queuetytype.Schedule) int64 { return sc.ID }, s.pageLink("/schedules", nil))
 	rows := make([]scheduleRow, 0, len(list))
 	for _, sc := range list {
 		row := scheduleRow{Schedule: sc, Name: sc.Handler}
@@ -295,5 +311,5 @@ func (s *server) schedulesPage(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, row)
 	}
-	s.page(w, r, "schedules", "Schedules", "schedules", true, map[string]any{"Schedules": rows, "Now": s.opts.Clock.Now()})
+	s.page(w, r, "schedules", "Schedules", "schedules", true, map[string]any{"Schedules": rows, "Now": s.opts.Clock.Now(), "Pager": pg})
 }

@@ -18,11 +18,6 @@ import (
 	"github.com/queuety/queuety-go/worker"
 )
 
-// EnvUIScreenshots names the directory the browser tests of the charts,
-// batches, timeline, webhooks and workers pages save their screenshots
-// to; without it they use EnvScreenshots, then a temporary directory.
-const EnvUIScreenshots = "QUEUETY_UI_SCREENSHOTS"
-
 // pageSession drives one headless browser logged in to a UI server.
 type pageSession struct {
 	t       *testing.T
@@ -43,12 +38,12 @@ func newPageSession(t *testing.T, c *queuety.Client, opts Options) *pageSession 
 	}
 	srv := httptest.NewServer(Handler(c, opts))
 	t.Cleanup(srv.Close)
-	dir := os.Getenv(EnvUIScreenshots)
-	if dir == "" {
-		dir = screenshotDir(t)
+	dir := screenshotDir(t)
+	prefix := filepath.Base(t.Name()) + "-"
+	if parent := filepath.Dir(t.Name()); parent != "." {
+		prefix = filepath.Base(parent) + "-" + prefix
 	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	p := &pageSession{t: t, url: srv.URL, browser: newChrome(t), dir: dir, prefix: filepath.Base(filepath.Dir(t.Name())) + "-" + filepath.Base(t.Name()) + "-"}
+	p := &pageSession{t: t, url: srv.URL, browser: newChrome(t), dir: dir, prefix: prefix}
 	p.step("log in",
 		chromedp.Navigate(srv.URL+"/login"),
 		chromedp.WaitVisible(chromedp.CSS("#login")),

@@ -104,7 +104,7 @@ func TestOverviewNumbers(t *testing.T) {
 	assert.Equal(t, map[string]int64{"running": 0, "waiting_for_signal": 2, "waiting_for_workflows": 0, "paused": 0,
 		"completed": 1, "failed": 1, "cancelled": 0}, wfs)
 	assert.EqualValues(t, 4, d.WfTotal)
-	assert.Equal(t, 1, d.Schedules.Enabled)
+	assert.EqualValues(t, 1, d.Schedules.Enabled)
 	assert.GreaterOrEqual(t, d.Totals.Done, int64(6))
 
 	// Work finished over the last ten minutes fills ten one-minute bars,

@@ -259,9 +259,10 @@ var funcs = template.FuncMap{
 		}
 		return l[0]
 	},
-	"field":    func(name, value string) [2]string { return [2]string{name, value} },
-	"internal": isInternal,
-	"trimBulk": func(p string) string { return strings.TrimSuffix(p, "/bulk") },
+	"field":     func(name, value string) [2]string { return [2]string{name, value} },
+	"internal":  isInternal,
+	"trimBulk":  func(p string) string { return strings.TrimSuffix(p, "/bulk") },
+	"spanSteps": func() int { return timelineSpanSteps },
 }
 
 // action is one action button: a POST form with the CSRF token, a

@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Bounds of a workflow's drawn timeline.
@@ -17,6 +19,10 @@ const (
 	// timelineLabelW holds the row labels.
 	timelineWidth, timelineLabelW = 1000, 250
 	timelineRowH                  = 18
+	// timelineSpanSteps caps the steps whose first and last events the
+	// drawing reads (two index reads each) to place their waits and
+	// children.
+	timelineSpanSteps = 60
 )
 
 // timelineChart is a workflow's steps on a time axis, drawn as SVG: a
@@ -31,10 +37,11 @@ type timelineChart struct {
 	Since, Until  time.Time
 	Truncated     int // rows left out past timelineRows
 	JobsLeftOut   int // jobs the description did not list (JobsMore)
-	// EntriesLimited says the description holds one page of the
-	// workflow's timeline entries, by which waits and children are placed.
-	EntriesLimited bool
-	JobsHref       string // the workflow's jobs list
+	// SpansLimited counts the steps with a wait or children past the
+	// first timelineSpanSteps, placed by the timeline entries of the page
+	// alone (when it holds one page of them).
+	SpansLimited int
+	JobsHref     string // the workflow's jobs list
 }
 
 // timelineRow is one bar with its label.
@@ -59,15 +66,88 @@ type span struct {
 	start, end time.Time
 }
 
+// firstLast is the time of a step's first and last event: how long its
+// wait or its children lasted.
+type firstLast struct{ first, last time.Time }
+
+// widen extends fl to t.
+func (fl *firstLast) widen(t time.Time) {
+	if t.Before(fl.first) {
+		fl.first = t
+	}
+	if t.After(fl.last) {
+		fl.last = t
+	}
+}
+
+// spanned reports whether the drawing places a step by its first and
+// last event: a wait, a step with children, a step without jobs.
+func spanned(st queuetytype.StepInfo) bool {
+	if len(st.Children) > 0 || len(st.Jobs) == 0 {
+		return true
+	}
+	for _, j := range st.Jobs {
+		if strings.HasPrefix(j.Handler, "__queuety_wait") {
+			return true
+		}
+	}
+	return false
+}
+
+// stepSpans reads the first and last event of each step the drawing
+// places by them (spanned), at most timelineSpanSteps steps: two reads of
+// one row each through the (workflow_id, step_index) index, however long
+// the workflow's history. It also returns how many such steps it left
+// out.
+func (s *server) stepSpans(ctx context.Context, d *queuetytype.WorkflowDescription) (map[int]*firstLast, int, error) {
+	out := map[int]*firstLast{}
+	left := 0
+	err := s.store().InTx(ctx, func(tx driver.Tx) error {
+		for _, st := range d.Steps {
+			if !spanned(st) {
+				continue
+			}
+			if len(out) >= timelineSpanSteps {
+				left++
+				continue
+			}
+			for _, order := range []driver.EventOrder{driver.EventsByID, driver.EventsNewestFirst} {
+				evs, err := tx.EventPage(ctx, driver.EventQuery{WorkflowID: d.ID, StepIndex: &st.Index, Order: order, Limit: 1,
+					Light: true, MaxColumnBytes: 1})
+				if err != nil {
+					return fmt.Errorf("read the events of step %d: %w", st.Index, err)
+				}
+				if len(evs) == 0 || evs[0].CreatedAt.IsZero() {
+					continue
+				}
+				at := evs[0].CreatedAt
+				if fl := out[st.Index]; fl != nil {
+					fl.widen(at)
+				} else {
+					out[st.Index] = &firstLast{at, at}
+				}
+			}
+		}
+		return nil
+	})
+	return out, left, err
+}
+
 // newTimelineChart lays out a description's steps on a time axis; now
-// ends the bars still running. base is Options.BasePath.
-func newTimelineChart(d *queuetytype.WorkflowDescription, now time.Time, base string) *timelineChart {
+// ends the bars still running. base is Options.BasePath. steps holds the
+// first and last event of the steps stepSpans read (nil: none), and
+// spansLeft how many it left out; the timeline entries of the
+// description widen them, and place the steps left out.
+func newTimelineChart(d *queuetytype.WorkflowDescription, steps map[int]*firstLast, spansLeft int, now time.Time, base string) *timelineChart {
 	var spans []span
-	c := &timelineChart{EntriesLimited: d.TimelineMore > 0 || len(d.Timeline) < d.TimelineTotal,
-		JobsHref: fmt.Sprintf("%s/jobs?workflow=%d", base, d.ID)}
-	// The first and last timeline entry of each step: a wait's span.
-	type firstLast struct{ first, last time.Time }
+	c := &timelineChart{JobsHref: fmt.Sprintf("%s/jobs?workflow=%d", base, d.ID)}
+	if spansLeft > 0 && (d.TimelineMore > 0 || len(d.Timeline) < d.TimelineTotal) {
+		c.SpansLimited = spansLeft
+	}
 	byStep := map[int]*firstLast{}
+	for i, fl := range steps {
+		byStep[i] = &firstLast{fl.first, fl.last}
+	}
 	for _, e := range d.Timeline {
 		if e.StepIndex == nil {
 			continue
@@ -76,16 +156,10 @@ func newTimelineChart(d *queuetytype.WorkflowDescription, now time.Time, base st
 		if at.IsZero() {
 			continue
 		}
-		fl := byStep[*e.StepIndex]
-		if fl == nil {
+		if fl := byStep[*e.StepIndex]; fl != nil {
+			fl.widen(at)
+		} else {
 			byStep[*e.StepIndex] = &firstLast{at, at}
-			continue
-		}
-		if at.Before(fl.first) {
-			fl.first = at
-		}
-		if at.After(fl.last) {
-			fl.last = at
 		}
 	}
 	add := func(s span) bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,8 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -146,4 +149,61 @@ func TestWorkflowTimelineIsBounded(t *testing.T) {
 	assert.True(t, strings.Contains(res.body, `id="wf-timeline-jobs-more"`), "the jobs the description did not list are counted")
 	assert.Equal(t, timelineRows, bars, "the drawing is full")
 	assert.True(t, strings.Contains(res.body, `id="wf-timeline-truncated"`), "the page says how many bars it left out")
+}
+
+// TestWorkflowTimelinePlacesWaitsPastTheFirstPage gives a workflow more
+// timeline entries before its signal wait than a page of the timeline
+// holds, and checks that the drawing still places the wait from its
+// start to the signal an hour later, and the child workflow after it.
+func TestWorkflowTimelinePlacesWaitsPastTheFirstPage(t *testing.T) {
+	eachStore(t, func(t *testing.T, store *queuety.Client) {
+		ctx := context.Background()
+		start := time.Now().UTC().Truncate(time.Second).Add(-2 * time.Hour)
+		clock := queuety.NewFakeClock(start)
+		c := pastClient(store, clock)
+		child := builder.Workflow("tl.child").Then("tl.step")
+		id, err := builder.Workflow("tl.long").Then("tl.step").WaitForSignal("go").RunWorkflow("child", child).
+			Dispatch(ctx, c, queuety.State{})
+		require.NoError(t, err)
+		run := func() {
+			w := worker.New(c, worker.Concurrency(1), worker.WithLogger(quiet()), worker.PollInterval(10*time.Millisecond))
+			w.HandleStep("tl.step", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
+			_, err := w.RunOnce(ctx, time.Minute)
+			require.NoError(t, err)
+		}
+		run()
+		require.Equal(t, queuetytype.WorkflowWaitingForSignal, workflowStatus(t, c, id))
+		// More entries than a page, before the wait's end.
+		rows := make([]*driver.LogEntry, queuetytype.DefaultTimelineEntries+100)
+		for i := range rows {
+			rows[i] = &driver.LogEntry{WorkflowID: id, Handler: "tl.step", Queue: "default", Event: "debug",
+				ErrorMessage: fmt.Sprintf("note-%04d", i), CreatedAt: start.Add(time.Second)}
+		}
+		require.NoError(t, clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error { return tx.LogInsert(ctx, rows) }))
+		clock.Advance(time.Hour)
+		require.NoError(t, c.Signal(ctx, id, "go", nil))
+		run()
+		clock.Advance(time.Minute)
+		run()
+		require.Equal(t, queuetytype.WorkflowCompleted, workflowStatus(t, c, id))
+
+		res := newBrowser(t, Handler(c, Options{AllowUnauthenticated: true, Logger: quiet(), Clock: clock})).get(fmt.Sprintf("/workflows/%d", id))
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.Contains(t, res.body, `id="timeline-next"`, "the timeline has a second page")
+		bar := func(kind string) (x, w int) {
+			t.Helper()
+			m := regexp.MustCompile(`data-kind="` + kind + `"[^>]*>\s*<text[^>]*>[^<]*</text>\s*<a [^>]*><rect class="[^"]*" x="(\d+)" y="\d+" width="(\d+)"`).
+				FindStringSubmatch(res.body)
+			require.NotNil(t, m, "a %s bar", kind)
+			x, _ = strconv.Atoi(m[1])
+			w, _ = strconv.Atoi(m[2])
+			return x, w
+		}
+		plot := timelineWidth - timelineLabelW - 10
+		wx, ww := bar("wait")
+		assert.Greater(t, ww, plot*9/10, "the wait lasts most of the drawing: from its start to the signal an hour later")
+		cx, _ := bar("child")
+		assert.GreaterOrEqual(t, cx, wx+ww-2, "the child workflow starts after the wait")
+		assert.NotContains(t, res.body, `id="wf-timeline-entries"`, "nothing is left to the page's entries")
+	})
 }

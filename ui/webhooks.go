@@ -6,34 +6,37 @@ import (
 
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
-// webhooksShown caps the webhooks the page lists.
-const webhooksShown = 500
+// webhooksPerPage is the webhooks page's page size.
+const webhooksPerPage = 100
 
 // webhooksData is what the webhooks page shows. A webhook's secret is
-// never read for it: Client.Webhooks leaves secrets out.
+// never read for it: Tx.WebhookPage reads only whether there is one.
 type webhooksData struct {
 	Webhooks []*queuetytype.Webhook
-	More     int // webhooks past webhooksShown, not listed
+	Pager    *pager
 	Events   []string
 }
 
 func (s *server) webhooksPage(w http.ResponseWriter, r *http.Request) {
-	list, err := s.c.Webhooks(r.Context())
+	k, err := keysetFrom(r.URL.Query(), webhooksPerPage)
 	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "Bad filter: %v.", err)
+		return
+	}
+	ctx := r.Context()
+	var page *driver.Page[*queuetytype.Webhook]
+	if err := s.store().InTx(ctx, func(tx driver.Tx) (err error) { page, err = tx.WebhookPage(ctx, k); return err }); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
 	d := &webhooksData{Events: queuety.WebhookEvents()}
-	for _, wh := range list {
-		wh.Secret = "" // listed without secrets; cleared again all the same
+	d.Webhooks, d.Pager = newPager(page, k, webhooksPerPage, func(h *queuetytype.Webhook) int64 { return h.ID }, s.pageLink("/webhooks", nil))
+	for _, wh := range d.Webhooks {
+		wh.Secret = "" // never read; cleared all the same
 	}
-	if len(list) > webhooksShown {
-		d.More = len(list) - webhooksShown
-		list = list[:webhooksShown]
-	}
-	d.Webhooks = list
 	s.page(w, r, "webhooks", "Webhooks", "webhooks", true, d)
 }
 

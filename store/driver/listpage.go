@@ -126,4 +126,28 @@ type ListPageTx interface {
 	// MachinePage reads a page of state machines without their state
 	// (with their definition, which says what events they accept).
 	MachinePage(ctx context.Context, q MachinePageQuery) (*Page[*Machine], error)
+	// SchedulePage reads a page of schedules, newest first.
+	SchedulePage(ctx context.Context, k Keyset) (*Page[*Schedule], error)
+	// ScheduleSummary counts the enabled and disabled schedules and finds
+	// the earliest next run of the enabled ones, in one grouped read.
+	ScheduleSummary(ctx context.Context) (*ScheduleSummary, error)
+	// WebhookPage reads a page of webhooks, newest first, with Signed set
+	// and without their secrets.
+	WebhookPage(ctx context.Context, k Keyset) (*Page[*Webhook], error)
+	// WorkerPage reads at most limit rows of the worker registry, the
+	// most recently renewed first (Gone false: the caller decides it),
+	// and counts every row.
+	WorkerPage(ctx context.Context, limit int) ([]*queuetytype.Worker, int64, error)
+	// JobInternalCounts counts the jobs of the engine's own handlers
+	// (InternalHandlerPrefix) by status, of one queue ("" for all), through
+	// the handler index: a range of it, however many other jobs there are.
+	JobInternalCounts(ctx context.Context, queue string) (map[JobStatus]int64, error)
+}
+
+// ScheduleSummary is what ListPageTx.ScheduleSummary reads.
+type ScheduleSummary struct {
+	Enabled, Disabled int64
+	// NextRun is the earliest next run of an enabled schedule (zero
+	// when there is none).
+	NextRun time.Time
 }
