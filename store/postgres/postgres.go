@@ -41,11 +41,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -292,6 +294,9 @@ type Store struct {
 	// closing ends when the store is closed, and with it the listeners.
 	closing context.Context
 	close   context.CancelFunc
+
+	mu  sync.Mutex
+	log *slog.Logger // SetLogger; nil: slog.Default()
 }
 
 // Close closes the store's listeners and its connections.
