@@ -421,9 +421,10 @@ var dialect = sqlstore.Dialect{
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
 	// A failed statement aborts the transaction; inserts have no last
 	// insert id, so they return their ids.
-	AbortsOnError: true,
-	Returning:     true,
-	BigInt:        "BIGINT",
+	AbortsOnError:  true,
+	Returning:      true,
+	ClaimReturning: true,
+	BigInt:         "BIGINT",
 	// Whole seconds, cut toward zero as MySQL's TIMESTAMPDIFF cuts them.
 	SecondsBetween: func(from, to string) string {
 		return "CAST(TRUNC(EXTRACT(EPOCH FROM (" + to + " - " + from + "))) AS BIGINT)"
