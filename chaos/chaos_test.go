@@ -32,12 +32,38 @@ import (
 // TestChaos runs every scenario against one private MariaDB server, each
 // in its own database, and prints the report table at the end.
 func TestChaos(t *testing.T) {
+	runChaos(t, "mariadb", func(t *testing.T) dbServer { return startMariaDB(t) }, allScenarios)
+}
+
+// allScenarios are the scenarios in the order they run.
+var allScenarios = []scenarioDef{
+	{"jobs", runJobs},
+	{"workflows", runWorkflows},
+	{"fanout", runFanOut},
+	{"mariadb", runServerCrash},
+	{"deadlines", runDeadlines},
+	{"shutdown", runShutdown},
+	{"restarts", runRestarts},
+	{"overlap", runOverlap},
+	{"callbacks", runCallbacks},
+}
+
+// scenarioDef is a scenario's name and how it runs.
+type scenarioDef struct {
+	name string
+	run  func(*scenario)
+}
+
+// runChaos runs scenarios on servers start starts: one shared by the
+// scenarios, and one of its own for crashScenario, the scenario that
+// crashes its server.
+func runChaos(t *testing.T, crashScenario string, start func(*testing.T) dbServer, scenarios []scenarioDef) {
 	if !supported {
 		t.Skip("the chaos suite runs on Linux only")
 	}
 	s := loadScale(t)
 	t.Log(s)
-	srv := startMariaDB(t)
+	srv := start(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	// The test's own connections break when the server is killed; the
@@ -51,20 +77,6 @@ func TestChaos(t *testing.T) {
 		printReport(&b, s, results, time.Since(began))
 		fmt.Print(b.String())
 	}()
-	scenarios := []struct {
-		name string
-		run  func(*scenario)
-	}{
-		{"jobs", runJobs},
-		{"workflows", runWorkflows},
-		{"fanout", runFanOut},
-		{"mariadb", runMariaDB},
-		{"deadlines", runDeadlines},
-		{"shutdown", runShutdown},
-		{"restarts", runRestarts},
-		{"overlap", runOverlap},
-		{"callbacks", runCallbacks},
-	}
 	for _, sc := range scenarios {
 		if !s.runs(sc.name) {
 			continue
@@ -73,11 +85,11 @@ func TestChaos(t *testing.T) {
 		results = append(results, r)
 		t.Run(sc.name, func(t *testing.T) {
 			server := srv
-			if sc.name == "mariadb" {
-				// The scenario that kills the server gets a server of its
-				// own, so that whatever a crash leaves behind cannot reach
-				// the scenarios after it.
-				server = startMariaDB(t)
+			if sc.name == crashScenario {
+				// The scenario that crashes the server gets a server of
+				// its own, so that whatever a crash leaves behind cannot
+				// reach the scenarios after it.
+				server = start(t)
 			}
 			c := newScenario(t, s, server, exe, sc.name, r)
 			t0 := time.Now()
@@ -87,11 +99,31 @@ func TestChaos(t *testing.T) {
 	}
 }
 
+// dbServer is a private database server the scenarios run on.
+type dbServer interface {
+	// root is the server's temporary directory; the scenarios' logs go
+	// under root/logs.
+	root() string
+	// driver is the database/sql driver name of driverDSN.
+	driver() string
+	// driverDSN is a database/sql DSN of database db, "" for the
+	// server's administrative database.
+	driverDSN(db string) string
+	// queuetyDSN is the DSN workers and clients open database db with.
+	queuetyDSN(db, prefix string) string
+	// crash kills the server the way a crash does and waits until it is
+	// gone; restart starts it again on the same data and port and says
+	// how long crash recovery and start-up took.
+	crash()
+	restart() (time.Duration, error)
+}
+
 // scenario is one scenario's database, client, processes and result.
 type scenario struct {
 	t      *testing.T
 	s      scale
-	srv    *mariaDB
+	srv    dbServer
+	pg     bool // PostgreSQL: $n placeholders and its SQL dialect
 	name   string
 	prefix string
 	db     *sql.DB // the test's own connection, for counting
@@ -102,22 +134,25 @@ type scenario struct {
 	ctx    context.Context
 }
 
-func newScenario(t *testing.T, s scale, srv *mariaDB, exe, name string, res *result) *scenario {
+func newScenario(t *testing.T, s scale, srv dbServer, exe, name string, res *result) *scenario {
 	ctx := context.Background()
 	dbName := "chaos_" + name
-	admin, err := sql.Open("mysql", srv.driverDSN(""))
+	admin, err := sql.Open(srv.driver(), srv.driverDSN(""))
 	require.NoError(t, err)
 	defer admin.Close()
 	_, err = admin.ExecContext(ctx, "CREATE DATABASE "+dbName)
 	require.NoError(t, err)
 
-	db, err := sql.Open("mysql", srv.driverDSN(dbName))
+	db, err := sql.Open(srv.driver(), srv.driverDSN(dbName))
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	_, err = db.ExecContext(ctx, runsTable)
-	require.NoError(t, err)
+	pg := srv.driver() == "pgx"
+	for _, stmt := range runsTable(pg) {
+		_, err = db.ExecContext(ctx, stmt)
+		require.NoError(t, err)
+	}
 
-	dir := filepath.Join(srv.dir, "logs", name)
+	dir := filepath.Join(srv.root(), "logs", name)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	logFile, err := os.Create(filepath.Join(dir, "client.log"))
 	require.NoError(t, err)
@@ -132,7 +167,7 @@ func newScenario(t *testing.T, s scale, srv *mariaDB, exe, name string, res *res
 	seed := uint64(s.Seed) ^ h.Sum64()
 	t.Logf("%s: database %s, logs in %s, seed %d", name, dbName, dir, seed)
 	return &scenario{
-		t: t, s: s, srv: srv, name: name, prefix: prefix, db: db, q: q,
+		t: t, s: s, srv: srv, pg: pg, name: name, prefix: prefix, db: db, q: q,
 		fleet: newFleet(t, exe, dir), rng: rand.New(rand.NewPCG(seed, 0)), res: res, ctx: ctx,
 	}
 }
@@ -143,7 +178,7 @@ func (sc *scenario) workerConfig(stale time.Duration, queues ...string) childCon
 		queues = []string{queuetytype.DefaultQueue}
 	}
 	return childConfig{
-		Mode: "worker", DSN: sc.srv.queuetyDSN("chaos_"+sc.name, sc.prefix), RunsDSN: sc.srv.driverDSN("chaos_" + sc.name),
+		Mode: "worker", DSN: sc.srv.queuetyDSN("chaos_"+sc.name, sc.prefix), RunsDSN: sc.srv.driverDSN("chaos_" + sc.name), RunsDriver: sc.srv.driver(),
 		Queues: queues, Concurrency: sc.s.Concurrency, StaleTimeout: stale, Lease: sc.s.Lease, Poll: sc.s.Poll,
 		StaleSweep: sc.s.StaleSweep, Shutdown: sc.s.Shutdown, HardStop: sc.s.HardStop, JobSleep: sc.s.JobSleep, HangFor: 10 * time.Minute,
 	}
@@ -162,8 +197,35 @@ func (sc *scenario) count(q string, args ...any) (int, error) {
 	ctx, cancel := context.WithTimeout(sc.ctx, 10*time.Second)
 	defer cancel()
 	var n int
-	err := sc.db.QueryRowContext(ctx, strings.ReplaceAll(q, "%s", sc.prefix), args...).Scan(&n)
+	err := sc.db.QueryRowContext(ctx, sc.rebind(strings.ReplaceAll(q, "%s", sc.prefix)), args...).Scan(&n)
 	return n, err
+}
+
+// rebind turns the ? placeholders of q into PostgreSQL's $n on
+// PostgreSQL.
+func (sc *scenario) rebind(q string) string {
+	if !sc.pg {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// utcNow is the SQL for the current time in UTC.
+func (sc *scenario) utcNow() string {
+	if sc.pg {
+		return "LOCALTIMESTAMP" // the session's time zone is UTC
+	}
+	return "UTC_TIMESTAMP()"
 }
 
 // completed counts completed jobs of the given handlers.
@@ -287,7 +349,7 @@ func (sc *scenario) finish(expected []string) analysis {
 	t := sc.t
 	sc.res.Dispatched = len(expected)
 	ctx := sc.ctx
-	jobs, err := loadJobUnits(ctx, sc.db, sc.prefix)
+	jobs, err := loadJobUnits(ctx, sc.db, sc.prefix, sc.pg)
 	require.NoError(t, err)
 	runs, err := loadRuns(ctx, sc.db)
 	require.NoError(t, err)
@@ -296,7 +358,7 @@ func (sc *scenario) finish(expected []string) analysis {
 	a := analyze(expected, jobs, runs, sc.fleet.killTimes(), retried)
 	sc.res.Lost, sc.res.Phantom = len(a.lost), len(a.phantom)
 	sc.res.DupNoCrash, sc.res.DupCrash = len(a.dupNoCrash), len(a.dupCrash)
-	if sc.res.Kills > 0 && sc.name != "mariadb" {
+	if sc.res.Kills > 0 && sc.name != "mariadb" && sc.name != "postgres" {
 		sc.res.Recovery = a.recovery
 		sc.res.note("%d SIGKILLs: %d interrupted %d recorded runs between them, %d interrupted none that was recorded",
 			sc.res.Kills, sc.res.Kills-a.quietKills, a.orphaned, a.quietKills)
@@ -531,11 +593,12 @@ func (sc *scenario) ids(q string) ([]int64, error) {
 	return out, rows.Err()
 }
 
-// runMariaDB: N workers drain M no-op jobs while the server is killed with
-// SIGKILL, left down for a while and restarted on the same data directory.
+// runServerCrash: N workers drain M no-op jobs while the server is
+// crashed (MariaDB: SIGKILL; PostgreSQL: an immediate shutdown), left down
+// for a while and restarted on the same data directory.
 // The workers must ride it out. The recovery columns measure the time from
 // the kill to the first job that started after the restart.
-func runMariaDB(sc *scenario) {
+func runServerCrash(sc *scenario) {
 	t := sc.t
 	units := sc.dispatchJobs(sc.s.DBJobs)
 	cfg := sc.workerConfig(sc.s.DBStale)
@@ -560,12 +623,12 @@ func runMariaDB(sc *scenario) {
 			break
 		}
 		killed := time.Now()
-		sc.srv.kill9()
+		sc.srv.crash()
 		sc.res.Kills++
-		t.Logf("server kill %d: kill -9 mariadbd at %d/%d done; down for %s", i, done, len(units), sc.s.DBDown)
+		t.Logf("server kill %d: crashed the server at %d/%d done; down for %s", i, done, len(units), sc.s.DBDown)
 		time.Sleep(sc.s.DBDown) // the outage itself
 		took, err := sc.srv.restart()
-		require.NoError(t, err, "restart the private MariaDB")
+		require.NoError(t, err, "restart the private server")
 		outages = append(outages, outage{killed, time.Now()})
 		t.Logf("server kill %d: restarted in %s (crash recovery and start-up)", i, took.Round(time.Millisecond))
 		if running := len(sc.fleet.running("worker")); running != sc.s.Workers {
@@ -621,14 +684,14 @@ func runDeadlines(sc *scenario) {
 	sc.startWorkers(sc.s.Workers, cfg)
 
 	ok, err := waitFor(30*time.Second, 100*time.Millisecond, func() (bool, error) {
-		n, err := sc.count(`SELECT COUNT(*) FROM %squeuety_workflows WHERE status = 'running' AND deadline_at < UTC_TIMESTAMP()`)
+		n, err := sc.count(`SELECT COUNT(*) FROM %squeuety_workflows WHERE status = 'running' AND deadline_at < ` + sc.utcNow())
 		return n == w, err
 	})
 	require.True(t, ok, "the workflows did not all pass their deadline (last error: %v)", err)
 
 	// The sweepers open their clients, then wait at a gate (a file) so
 	// that they all sweep at the same instant.
-	gate := filepath.Join(sc.srv.dir, "logs", sc.name, "gate")
+	gate := filepath.Join(sc.srv.root(), "logs", sc.name, "gate")
 	var sweepers []*proc
 	for range sc.s.Sweepers {
 		p, err := sc.fleet.start("sweeper", childConfig{Mode: "sweeper", DSN: cfg.DSN, Gate: gate})
@@ -863,7 +926,7 @@ func runCallbacks(sc *scenario) {
 	}
 	units = append(units, cbUnits...)
 	ok, err := waitFor(30*time.Second, 100*time.Millisecond, func() (bool, error) {
-		n2, err := sc.count(`SELECT COUNT(*) FROM %squeuety_workflows WHERE status = 'running' AND deadline_at < UTC_TIMESTAMP()`)
+		n2, err := sc.count(`SELECT COUNT(*) FROM %squeuety_workflows WHERE status = 'running' AND deadline_at < ` + sc.utcNow())
 		return n2 == n, err
 	})
 	require.True(t, ok, "the workflows did not all pass their deadline (last error: %v)", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
 	_ "github.com/queuety/queuety-go/store/mysql"
+	_ "github.com/queuety/queuety-go/store/postgres"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -46,7 +47,9 @@ const (
 type childConfig struct {
 	Mode    string `json:"mode"`     // "worker" or "sweeper"
 	DSN     string `json:"dsn"`      // queuety DSN
-	RunsDSN string `json:"runs_dsn"` // go-sql-driver DSN of the database holding chaos_runs
+	RunsDSN string `json:"runs_dsn"` // database/sql DSN of the database holding chaos_runs
+	// RunsDriver is RunsDSN's database/sql driver: "mysql" or "pgx".
+	RunsDriver string `json:"runs_driver"`
 
 	// worker
 	Queues       []string      `json:"queues,omitempty"`
@@ -118,14 +121,21 @@ func workerMain(cfg childConfig) int {
 		return 1
 	}
 	defer q.Close()
-	runs, err := sql.Open("mysql", cfg.RunsDSN)
+	runs, err := sql.Open(cfg.RunsDriver, cfg.RunsDSN)
 	if err != nil {
 		log.Error("chaos worker: open runs", "err", err)
 		return 1
 	}
 	runs.SetMaxOpenConns(cfg.Concurrency + 2)
 	runs.SetMaxIdleConns(cfg.Concurrency + 2)
-	rec := &recorder{db: runs, pid: os.Getpid()}
+	rec := &recorder{db: runs, pid: os.Getpid(), insert: `INSERT IGNORE INTO chaos_runs
+			(job_id, attempt, attempt_id, workflow_id, step_index, handler, tag, pid, started_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`}
+	if cfg.RunsDriver == "pgx" {
+		rec.insert = `INSERT INTO chaos_runs
+			(job_id, attempt, attempt_id, workflow_id, step_index, handler, tag, pid, started_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (attempt_id) DO NOTHING`
+	}
 
 	wopts := []worker.Option{
 		worker.Queues(cfg.Queues...),
@@ -199,8 +209,9 @@ func workerMain(cfg childConfig) int {
 // until it lands (or the attempt loses its job), so a commit whose
 // acknowledgement was lost with the server does not count twice.
 type recorder struct {
-	db  *sql.DB
-	pid int
+	db     *sql.DB
+	pid    int
+	insert string // the INSERT of a run that ignores a duplicate attempt id
 }
 
 func (r *recorder) record(ctx context.Context, tag string) error {
@@ -210,9 +221,7 @@ func (r *recorder) record(ctx context.Context, tag string) error {
 	}
 	started := time.Now().UTC()
 	for wait := 20 * time.Millisecond; ; wait = min(wait*2, 500*time.Millisecond) {
-		_, err := r.db.ExecContext(ctx, `INSERT IGNORE INTO chaos_runs
-			(job_id, attempt, attempt_id, workflow_id, step_index, handler, tag, pid, started_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := r.db.ExecContext(ctx, r.insert,
 			info.JobID, info.Attempt, info.AttemptID, info.WorkflowID, info.StepIndex, info.Handler, tag, r.pid, started)
 		if err == nil {
 			return nil

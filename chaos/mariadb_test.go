@@ -227,3 +227,9 @@ func (m *mariaDB) driverDSN(db string) string { return mariadbproc.DriverDSN(m.p
 
 // queuetyDSN is the DSN workers and clients open database db with.
 func (m *mariaDB) queuetyDSN(db, prefix string) string { return mariadbproc.DSN(m.port, db, prefix) }
+
+func (m *mariaDB) root() string   { return m.dir }
+func (m *mariaDB) driver() string { return "mysql" }
+
+// crash is kill -9 of mariadbd.
+func (m *mariaDB) crash() { m.kill9() }

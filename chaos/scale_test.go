@@ -172,8 +172,8 @@ func loadScale(t *testing.T) scale {
 
 func (s scale) String() string {
 	return fmt.Sprintf("scale %s: %d workers × %d concurrency; jobs %d (%d SIGKILLs), workflows %d (%d SIGKILLs), "+
-		"fanout %d workflows × %d items (%d SIGKILLs), mariadb %d jobs (%d kills, down %s), deadlines %d sweepers × %d workflows, shutdown %d hung handlers, "+
-		"restarts %d jobs (%d SIGTERMs), callbacks %d + %d of %s; stale timeout %s (mariadb %s), lease %s, stale sweep %s, poll %s, "+
+		"fanout %d workflows × %d items (%d SIGKILLs), mariadb/postgres %d jobs (%d kills, down %s), deadlines %d sweepers × %d workflows, shutdown %d hung handlers, "+
+		"restarts %d jobs (%d SIGTERMs), callbacks %d + %d of %s; stale timeout %s (mariadb/postgres %s), lease %s, stale sweep %s, poll %s, "+
 		"shutdown timeout %s + %s, backoff %s; seed %d",
 		s.Name, s.Workers, s.Concurrency, s.Jobs, s.JobKills, s.Workflows, s.WFKills, s.FanOuts, s.FanItems, s.FanKills, s.DBJobs, s.DBKills, s.DBDown,
 		s.Sweepers, s.Expired, s.Hangers, s.Jobs, s.Restarts, s.Callbacks, s.Callbacks, s.CallbackSleep, s.StaleTimeout, s.DBStale, s.Lease, s.StaleSweep, s.Poll,

@@ -21,6 +21,9 @@ type Client struct {
 }
 
 func newClient(s driver.Store, cfg config) *Client {
+	if l, ok := s.(driver.LogSetter); ok && cfg.logger != nil {
+		l.SetLogger(cfg.logger)
+	}
 	e := engine.New(s, engine.Config{
 		Clock: cfg.clock, Logger: cfg.logger, DefaultBackoff: cfg.backoff, StaleTimeout: cfg.staleTimeout,
 		LeaseTimeout:         cfg.leaseTimeout,

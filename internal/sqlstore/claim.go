@@ -5,10 +5,12 @@ package sqlstore
 // ones the sweeps recover.
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/queuety/queuety-go/store/driver"
@@ -35,6 +37,9 @@ func (t *txn) claimArgs(p driver.ClaimParams) []any {
 func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job, error) {
 	if p.Limit <= 0 || len(p.Handlers) == 0 {
 		return nil, nil
+	}
+	if t.s.D.ClaimReturning && len(p.IDs) == 0 {
+		return t.claimReturning(ctx, p)
 	}
 	jobs, err := t.claimRows(ctx, p)
 	if err != nil {
@@ -65,6 +70,32 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 		j.ReservedAt = p.Now.UTC().Truncate(time.Second)
 		j.Attempts = min(j.Attempts+1, attemptsMax)
 		j.ClaimToken = p.Token + int64(j.Attempts)
+	}
+	return jobs, nil
+}
+
+// claimReturning claims in one statement (Dialect.ClaimReturning) and
+// puts the claimed rows in the claim's order, which RETURNING does not
+// keep.
+func (t *txn) claimReturning(ctx context.Context, p driver.ClaimParams) ([]*driver.Job, error) {
+	where := t.claimArgs(p)
+	args := append(where[:len(where):len(where)], p.Limit, t.sec(p.Now), p.Token)
+	jobs, err := queryAllWith(ctx, t.queryHot, newJobScanner().scan,
+		t.s.SQL.ClaimReturning(len(p.Handlers), len(p.ExcludeGroups), p.CapCost), args...)
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	slices.SortFunc(jobs, func(a, b *driver.Job) int {
+		if a.Priority != b.Priority {
+			return cmp.Compare(b.Priority, a.Priority)
+		}
+		if c := a.AvailableAt.Compare(b.AvailableAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if len(jobs) == 0 {
+		return nil, nil
 	}
 	return jobs, nil
 }

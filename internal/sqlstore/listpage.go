@@ -117,6 +117,19 @@ func likeContains(s string) string {
 	return "%" + r.Replace(s) + "%"
 }
 
+// notPrefix is the condition that col does not begin with the text of
+// its placeholder, compared byte for byte as Go's strings.HasPrefix does,
+// on every store: MySQL's collations and SQLite's LIKE ignore ASCII case,
+// PostgreSQL's LIKE does not, so LIKE would make the stores disagree. The
+// prefix's length is fixed: driver.InternalHandlerPrefix.
+func (s *Store) notPrefix(col string) string {
+	head := fmt.Sprintf("SUBSTR(%s, 1, %d)", col, len(driver.InternalHandlerPrefix))
+	if s.D.Name == "mysql" {
+		return "CAST(" + head + " AS BINARY) <> CAST(? AS BINARY)"
+	}
+	return head + " <> ?"
+}
+
 // jsonEscaped is s as JSON text escapes it the way PHP's json_encode
 // writes payloads by default: a slash as \/, and every character beyond
 // ASCII as \uXXXX (two of them for one beyond the BMP).
@@ -184,7 +197,7 @@ func (t *txn) JobPage(ctx context.Context, q driver.JobPageQuery) (*driver.Page[
 		}
 	}
 	if q.HideInternal {
-		p.residual("handler NOT LIKE ? ESCAPE '!'", likeContains(driver.InternalHandlerPrefix)[1:])
+		p.residual(t.s.notPrefix("handler"), driver.InternalHandlerPrefix)
 	}
 	sq, args := p.rowsQuery()
 	rows, err := t.queryJobs(ctx, sq, args...)

@@ -1,6 +1,9 @@
 package driver
 
-import "context"
+import (
+	"context"
+	"log/slog"
+)
 
 // JobNotifier is an optional interface of a Store whose database can
 // carry a message between processes (PostgreSQL's LISTEN/NOTIFY). The
@@ -15,4 +18,11 @@ type JobNotifier interface {
 	// tables (its own included) until ctx ends or the store is closed,
 	// and returns then. It reconnects when its connection is lost.
 	ListenJobs(ctx context.Context, wake func()) error
+}
+
+// LogSetter is an optional interface of a Store that reports what it does
+// in the background (a listener losing and regaining its connection). The
+// client gives it its logger when it opens the store.
+type LogSetter interface {
+	SetLogger(l *slog.Logger)
 }

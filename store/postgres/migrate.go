@@ -50,10 +50,25 @@ func migrations(prefix, lock string) migrate.Migrations {
 			{Version: 1, Name: "Queuety tables and the Go engine's columns, tables and indexes", Up: migrate.Statements(func() []string {
 				return schemaStatements(prefix)
 			})},
+			{Version: 2, Name: "Go engine: fewer job index entries (idx_status, a prefix of idx_status_completed, dropped; idx_workflow holds workflow jobs only)",
+				Up: migrate.Statements(func() []string { return fewerJobIndexes(prefix) })},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at TIMESTAMP(6) NOT NULL)",
 		Lock:          migrate.PostgresLock(lock, 120*time.Second),
 		Transactional: true,
+	}
+}
+
+// fewerJobIndexes is version 2: tables made by version 1 before its
+// schema dropped the jobs' idx_status and made idx_workflow partial get
+// the same indexes. On tables version 1 made since, it changes nothing.
+func fewerJobIndexes(prefix string) []string {
+	jobs := prefix + "queuety_jobs"
+	return []string{
+		"DROP INDEX IF EXISTS " + indexName(jobs+"_idx_status"),
+		"CREATE INDEX IF NOT EXISTS " + indexName(jobs+"_idx_workflow_step") + " ON " + jobs +
+			" (workflow_id, step_index) WHERE workflow_id IS NOT NULL",
+		"DROP INDEX IF EXISTS " + indexName(jobs+"_idx_workflow"),
 	}
 }
 

@@ -61,3 +61,52 @@ func TestTransactionalMigrationLeavesNothingOfAFailedStep(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM versions").Scan(&versions))
 	assert.Equal(t, 1, versions, "version records")
 }
+
+// TestVersion2LeavesFewerJobIndexes: tables version 1 made with the jobs'
+// idx_status and a full idx_workflow lose the first and get the partial
+// idx_workflow_step; a fresh store has the same indexes.
+func TestVersion2LeavesFewerJobIndexes(t *testing.T) {
+	ctx := context.Background()
+	dsn, schema := testdb.PostgresDSN(t)
+	s, err := driver.Open(ctx, dsn)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Migrate(ctx))
+	db := s.(*postgres.Store).DB
+	indexes := func() map[string]string {
+		t.Helper()
+		rows, err := db.QueryContext(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ? AND tablename = 'queuety_jobs'", schema)
+		require.NoError(t, err)
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var n, def string
+			require.NoError(t, rows.Scan(&n, &def))
+			out[n] = def
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	check := func(what string) {
+		t.Helper()
+		got := indexes()
+		assert.NotContains(t, got, "queuety_jobs_idx_status", what)
+		assert.NotContains(t, got, "queuety_jobs_idx_workflow", what)
+		assert.Contains(t, got["queuety_jobs_idx_workflow_step"], "WHERE (workflow_id IS NOT NULL)", what)
+		assert.Contains(t, got, "queuety_jobs_idx_status_completed", what)
+	}
+	check("fresh tables")
+
+	// The tables as version 1 made them before.
+	for _, q := range []string{
+		"DROP INDEX queuety_jobs_idx_workflow_step",
+		"CREATE INDEX queuety_jobs_idx_status ON queuety_jobs (status)",
+		"CREATE INDEX queuety_jobs_idx_workflow ON queuety_jobs (workflow_id, step_index)",
+		"DELETE FROM queuety_go_migrations WHERE version = 2",
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, s.Migrate(ctx))
+	check("after version 2")
+}

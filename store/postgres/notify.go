@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +31,23 @@ func channel(schema, prefix string) string {
 	return "queuety_jobs:" + hex.EncodeToString(sum[:16])
 }
 
+// SetLogger implements driver.LogSetter: the listener logs to l when it
+// loses its connection and when it is back.
+func (s *Store) SetLogger(l *slog.Logger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = l
+}
+
+func (s *Store) logger() *slog.Logger {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil {
+		return slog.Default()
+	}
+	return s.log
+}
+
 // NotifyJobs implements driver.JobNotifier.
 func (s *Store) NotifyJobs(ctx context.Context) error {
 	if _, err := s.DB.ExecContext(ctx, "SELECT pg_notify(?, '')", s.channel); err != nil {
@@ -47,16 +66,36 @@ func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
 	stop := context.AfterFunc(s.closing, cancel)
 	defer stop()
 	backoff := time.Second
+	down := false // a failure was logged and no recovery since
 	for {
 		started := time.Now()
-		err := s.listen(ctx, wake)
+		err := s.listen(ctx, wake, func() {
+			if down {
+				down = false
+				s.logger().Warn("queuety: job notifications are back; workers wake at once again", "channel", s.channel)
+			}
+		})
 		if ctx.Err() != nil {
 			return nil
 		}
 		if time.Since(started) > time.Minute {
 			backoff = time.Second
 		}
-		_ = err // polling covers the gap; the next attempt reports nothing new
+		// Polling covers the gap. One warning per outage: the attempts
+		// after it report nothing new. pgx's errors name the host and
+		// user, never the password.
+		if !down {
+			down = true
+			msg := "unknown"
+			if err != nil {
+				msg = err.Error()
+				if s.cfg.Password != "" {
+					msg = strings.ReplaceAll(msg, s.cfg.Password, "xxxxx")
+				}
+			}
+			s.logger().Warn("queuety: job notifications lost; idle workers fall back to polling until the listener reconnects",
+				"channel", s.channel, "err", msg)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -66,8 +105,9 @@ func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
 	}
 }
 
-// listen runs one listening connection until it fails or ctx ends.
-func (s *Store) listen(ctx context.Context, wake func()) error {
+// listen runs one listening connection until it fails or ctx ends; it
+// calls up once it listens.
+func (s *Store) listen(ctx context.Context, wake func(), up func()) error {
 	pc, err := s.cfg.pgxConfig(s.cfg.Database)
 	if err != nil {
 		return err
@@ -80,6 +120,7 @@ func (s *Store) listen(ctx context.Context, wake func()) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
 		return fmt.Errorf("listen %s: %w", s.channel, err)
 	}
+	up()
 	wake() // what was committed before the LISTEN sent nothing this connection heard
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {

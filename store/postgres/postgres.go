@@ -41,11 +41,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -292,6 +294,9 @@ type Store struct {
 	// closing ends when the store is closed, and with it the listeners.
 	closing context.Context
 	close   context.CancelFunc
+
+	mu  sync.Mutex
+	log *slog.Logger // SetLogger; nil: slog.Default()
 }
 
 // Close closes the store's listeners and its connections.
@@ -416,9 +421,10 @@ var dialect = sqlstore.Dialect{
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
 	// A failed statement aborts the transaction; inserts have no last
 	// insert id, so they return their ids.
-	AbortsOnError: true,
-	Returning:     true,
-	BigInt:        "BIGINT",
+	AbortsOnError:  true,
+	Returning:      true,
+	ClaimReturning: true,
+	BigInt:         "BIGINT",
 	// Whole seconds, cut toward zero as MySQL's TIMESTAMPDIFF cuts them.
 	SecondsBetween: func(from, to string) string {
 		return "CAST(TRUNC(EXTRACT(EPOCH FROM (" + to + " - " + from + "))) AS BIGINT)"

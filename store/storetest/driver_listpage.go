@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 func init() {
 	registerDriver("ListPages/JobsNewestFirstFromBothEnds", testDriverJobPageKeyset)
 	registerDriver("ListPages/JobsSearchWithinAScanWindow", testDriverJobPageSearch)
+	registerDriver("ListPages/HideInternalMatchesThePrefixExactly", testDriverJobPageHideInternalCase)
 	registerDriver("ListPages/WorkflowsNewestFirstWithStartedRange", testDriverWorkflowPage)
 	registerDriver("ListPages/MachinesNewestFirstFromBothEnds", testDriverMachinePage)
 }
@@ -60,6 +62,33 @@ func testDriverJobPageKeyset(t *testing.T, d *DriverEnv) {
 		return tx.JobPage(d.Ctx, driver.JobPageQuery{ID: ids[7]})
 	})
 	assert.Equal(t, []int64{ids[7]}, pageJobIDs(one), "by id")
+}
+
+// testDriverJobPageHideInternalCase: HideInternal leaves out the handlers
+// that begin with the engine's prefix byte for byte, as the engine names
+// them, on every store: a handler that differs in case, or in place of
+// an underscore (a LIKE wildcard), is the user's and stays listed.
+func testDriverJobPageHideInternalCase(t *testing.T, d *DriverEnv) {
+	handlers := []string{
+		driver.InternalHandlerPrefix + "delay",
+		strings.ToUpper(driver.InternalHandlerPrefix) + "Shout",
+		"__Queuety_mixed",
+		"__queuetyXdelay",
+		"mail.send",
+	}
+	var jobs []*driver.Job
+	for _, h := range handlers {
+		jobs = append(jobs, newJob("q", h))
+	}
+	d.insertJobs(jobs...)
+	page := inTx(d, func(tx driver.Tx) (*driver.Page[*driver.Job], error) {
+		return tx.JobPage(d.Ctx, driver.JobPageQuery{HideInternal: true})
+	})
+	var got []string
+	for _, j := range page.Rows {
+		got = append(got, j.Handler)
+	}
+	assert.ElementsMatch(t, handlers[1:], got, "only the handler with the exact prefix is hidden")
 }
 
 func testDriverJobPageSearch(t *testing.T, d *DriverEnv) {

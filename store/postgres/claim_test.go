@@ -1,0 +1,74 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// TestClaimReadsOnlyWhatItClaims: a claim of 10 jobs out of a backlog of
+// 3,000 reads about as many index entries and rows as it claims, in
+// claim order. The claim's UPDATE finds its rows by the ids its locking
+// read picked; an UPDATE whose condition repeats status = 'pending' can be
+// planned as a scan of every pending job in the partial claim index (a
+// fresh table's statistics say it is small), which made a claim's cost
+// grow with the backlog.
+func TestClaimReadsOnlyWhatItClaims(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, _ := testdb.PostgresDSN(t)
+	q, err := queuety.Open(ctx, dsn, quiet())
+	require.NoError(t, err)
+	defer q.Close()
+	const backlog = 3000
+	for start := 0; start < backlog; start += 1000 {
+		reqs := make([]queuety.JobRequest, 1000)
+		for i := range reqs {
+			reqs[i] = queuety.JobRequest{Handler: "h"}
+			if start == 1000 && i == 0 {
+				reqs[i].Options = []queuety.JobOption{queuety.WithPriority(3)} // claimed first
+			}
+		}
+		_, err := q.DispatchMany(ctx, reqs)
+		require.NoError(t, err)
+	}
+
+	s, err := driver.Open(ctx, dsn)
+	require.NoError(t, err)
+	defer s.Close()
+	sq := s.(driver.SQLStore)
+	tx, err := sq.SQLDB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	// What this transaction read so far, table and indexes of the jobs
+	// table together: rows a sequential scan returned plus entries index
+	// scans returned.
+	read := func() int64 {
+		var n int64
+		require.NoError(t, tx.QueryRowContext(ctx, `SELECT pg_stat_get_xact_tuples_returned('queuety_jobs'::regclass) +
+			COALESCE((SELECT SUM(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'queuety_jobs'::regclass), 0)`).Scan(&n))
+		return n
+	}
+	before := read()
+	jobs, err := sq.WrapTx(tx).JobClaim(ctx, driver.ClaimParams{Queue: "default", Handlers: []string{"h"}, Limit: 10, Now: time.Now().Add(time.Second), Token: 256})
+	require.NoError(t, err)
+	took := read() - before
+	require.Len(t, jobs, 10)
+	assert.EqualValues(t, 3, jobs[0].Priority, "the claim's order: priority first")
+	for i, j := range jobs {
+		assert.Equal(t, driver.JobProcessing, j.Status)
+		assert.Equal(t, 1, j.Attempts)
+		assert.Equal(t, int64(257), j.ClaimToken)
+		if i > 1 {
+			assert.Less(t, jobs[i-1].ID, j.ID, "the claim's order: then by id")
+		}
+	}
+	assert.Less(t, took, int64(100), "rows and index entries read to claim 10 of %d jobs", backlog)
+}
