@@ -46,7 +46,7 @@ func wakeClients(t *testing.T, ctx context.Context, dsn, dispatchDSN string) (di
 	runs := make(chan string, 16)
 	w := worker.New(workerSide, worker.NoMaintenance(), worker.PollInterval(longPoll), worker.WithLogger(quietLog()))
 	w.HandleJob("ping", func(_ context.Context, p queuety.Payload) error {
-		runs <- string(p)
+		runs <- fmt.Sprint(p["n"])
 		return nil
 	})
 	runCtx, cancel := context.WithCancel(ctx)
@@ -60,10 +60,11 @@ func wakeClients(t *testing.T, ctx context.Context, dsn, dispatchDSN string) (di
 }
 
 // listeners returns the ids of the sessions sleeping as wake-up listeners
-// on the test server's database.
-func listeners(t *testing.T) map[int64]bool {
+// on the jobs table of prefix.
+func listeners(t *testing.T, prefix string) map[int64]bool {
 	t.Helper()
-	rows, err := testdb.Admin(t).Query("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(%) AS queuety_go_wake,%'")
+	rows, err := testdb.Admin(t).Query("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ?",
+		"SELECT SLEEP(%) AS queuety_go_wake, '%."+prefix+"queuety\\_jobs' AS jobs\\_table")
 	require.NoError(t, err)
 	defer rows.Close()
 	ids := map[int64]bool{}
@@ -78,11 +79,11 @@ func listeners(t *testing.T) map[int64]bool {
 
 // waitNewListener waits until a listener sleeps that is not in old, and
 // returns its id.
-func waitNewListener(t *testing.T, old map[int64]bool) int64 {
+func waitNewListener(t *testing.T, prefix string, old map[int64]bool) int64 {
 	t.Helper()
 	var id int64
 	require.Eventually(t, func() bool {
-		for l := range listeners(t) {
+		for l := range listeners(t, prefix) {
 			if !old[l] {
 				id = l
 				return true
@@ -104,53 +105,69 @@ func waitRun(t *testing.T, ran <-chan string, want string, what string) {
 }
 
 // TestWakeReachesAnotherProcess: a job dispatched by one client starts at
-// once on an idle worker of another, whose poll interval is 30 s.
+// once on an idle worker of another, whose poll interval is 30 s. (Only
+// the first job is a proof: after running one, a worker polls again soon.)
 func TestWakeReachesAnotherProcess(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	before := listeners(t)
-	dsn, _ := migrated.DSN(t)
+	dsn, prefix := migrated.DSN(t)
+	before := map[int64]bool{}
 	dispatch, ran := wakeClients(t, ctx, dsn, dsn)
-	waitNewListener(t, before)
-	for i := range 3 {
-		want := fmt.Sprintf(`{"n":%d}`, i)
-		_, err := dispatch.Dispatch(ctx, "ping", queuety.Payload(want))
-		require.NoError(t, err)
-		waitRun(t, ran, want, fmt.Sprintf("dispatch %d", i))
-	}
+	waitNewListener(t, prefix, before)
+	_, err := dispatch.Dispatch(ctx, "ping", queuety.Payload{"n": "first"})
+	require.NoError(t, err)
+	waitRun(t, ran, "first", "dispatched to an idle worker of another client")
+}
+
+// killListener kills the connection of the listener that started after
+// before, and waits until it is gone.
+func killListener(t *testing.T, prefix string, before map[int64]bool) {
+	t.Helper()
+	id := waitNewListener(t, prefix, before)
+	_, err := testdb.Admin(t).Exec(fmt.Sprintf("KILL CONNECTION %d", id))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return !listeners(t, prefix)[id] }, startedWithin, 5*time.Millisecond)
+	before[id] = true
 }
 
 // TestWakeListenerReconnects: when the listener's connection is killed,
-// the listener reconnects, claims once for what was committed meanwhile,
-// and wakes the worker again for later dispatches.
+// the listener reconnects and wakes the idle worker again.
 func TestWakeListenerReconnects(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	before := listeners(t)
-	dsn, _ := migrated.DSN(t)
+	dsn, prefix := migrated.DSN(t)
+	before := map[int64]bool{}
 	dispatch, ran := wakeClients(t, ctx, dsn, dsn)
-	first := waitNewListener(t, before)
+	killListener(t, prefix, before)
+	waitNewListener(t, prefix, before)
+	_, err := dispatch.Dispatch(ctx, "ping", queuety.Payload{"n": "after"})
+	require.NoError(t, err)
+	waitRun(t, ran, "after", "dispatched after the listener reconnected")
+}
 
-	_, err := testdb.Admin(t).Exec(fmt.Sprintf("KILL CONNECTION %d", first))
+// TestWakeAfterReconnectClaims: a job dispatched while the listener is
+// down reaches no listener; the listener, back, wakes the worker once,
+// which claims it.
+func TestWakeAfterReconnectClaims(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, prefix := migrated.DSN(t)
+	before := map[int64]bool{}
+	dispatch, ran := wakeClients(t, ctx, dsn, dsn)
+	killListener(t, prefix, before)
+	_, err := dispatch.Dispatch(ctx, "ping", queuety.Payload{"n": "meanwhile"})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return !listeners(t)[first] }, startedWithin, 5*time.Millisecond)
-	// Dispatched while no listener sleeps: the KILL finds none, and the
-	// reconnected listener's first wake-up claims it.
-	_, err = dispatch.Dispatch(ctx, "ping", queuety.Payload(`"meanwhile"`))
-	require.NoError(t, err)
-	waitRun(t, ran, `"meanwhile"`, "dispatched while the listener was down")
-
-	before[first] = true
-	waitNewListener(t, before)
-	_, err = dispatch.Dispatch(ctx, "ping", queuety.Payload(`"after"`))
-	require.NoError(t, err)
-	waitRun(t, ran, `"after"`, "dispatched after the listener reconnected")
+	waitRun(t, ran, "meanwhile", "dispatched while the listener was down")
 }
 
 // TestWakeWithoutPrivilegeFallsBack: a dispatcher that cannot see the
 // listener (another database user, no PROCESS privilege) still
 // dispatches without error, and the worker runs the job when it polls.
 func TestWakeWithoutPrivilegeFallsBack(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dsn, _ := migrated.DSN(t)
@@ -197,7 +214,7 @@ func TestWakeWithoutPrivilegeFallsBack(t *testing.T) {
 	// The dispatching user sees none of the worker's sessions, so it finds
 	// no listener to interrupt.
 	var n int
-	other.DBName = dc.DBName
+	delete(other.Params, "prefix")
 	db, err := sql.Open("mysql", other.FormatDSN())
 	require.NoError(t, err)
 	defer db.Close()
