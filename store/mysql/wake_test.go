@@ -16,6 +16,7 @@ import (
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/mysql"
 	"github.com/queuety/queuety-go/worker"
 )
 
@@ -220,4 +221,23 @@ func TestWakeWithoutPrivilegeFallsBack(t *testing.T) {
 	defer db.Close()
 	require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(%) AS queuety_go_wake,%'").Scan(&n))
 	require.Zero(t, n)
+}
+
+// TestWakeOff: wake=false turns the wake-up off: the store neither
+// listens nor interrupts anyone.
+func TestWakeOff(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dsn, _ := migrated.DSN(t)
+	cfg, err := mysql.ParseDSN(dsn + "&wake=false")
+	require.NoError(t, err)
+	require.True(t, cfg.NoWake)
+	s, err := mysql.OpenConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.NotifyJobs(ctx))
+	// ListenJobs returns at once instead of listening until ctx ends.
+	require.NoError(t, s.ListenJobs(ctx, func() { t.Error("woken with wake=false") }))
+	require.NoError(t, ctx.Err())
 }
