@@ -164,14 +164,11 @@ func TestWakeAfterReconnectClaims(t *testing.T) {
 	waitRun(t, ran, "meanwhile", "dispatched while the listener was down")
 }
 
-// TestWakeWithoutPrivilegeFallsBack: a dispatcher that cannot see the
-// listener (another database user, no PROCESS privilege) still
-// dispatches without error, and the worker runs the job when it polls.
-func TestWakeWithoutPrivilegeFallsBack(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dsn, _ := migrated.DSN(t)
+// plainUser creates a database user with row privileges on dsn's
+// database only (no PROCESS, SUPER or CONNECTION_ADMIN), dropped after
+// the test, and returns dsn's configuration with that user.
+func plainUser(t *testing.T, dsn string) *gomysql.Config {
+	t.Helper()
 	dc, err := gomysql.ParseDSN(dsn)
 	require.NoError(t, err)
 	admin := testdb.Admin(t)
@@ -183,6 +180,34 @@ func TestWakeWithoutPrivilegeFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	other := dc.Clone()
 	other.User, other.Passwd = user, "pw"
+	return other
+}
+
+// TestWakeWithoutPrivilege: a user with row privileges only interrupts
+// its own sessions' sleeps: a dispatch by one client of that user wakes
+// the idle worker of another client of the same user.
+func TestWakeWithoutPrivilege(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, prefix := migrated.DSN(t)
+	plain := plainUser(t, dsn).FormatDSN()
+	dispatch, ran := wakeClients(t, ctx, plain, plain)
+	waitNewListener(t, prefix, map[int64]bool{})
+	_, err := dispatch.Dispatch(ctx, "ping", queuety.Payload{"n": "plain"})
+	require.NoError(t, err)
+	waitRun(t, ran, "plain", "dispatched by a user without PROCESS or CONNECTION_ADMIN")
+}
+
+// TestWakeWithoutPrivilegeFallsBack: a dispatcher that cannot see the
+// listener (another database user, no PROCESS privilege) still
+// dispatches without error, and the worker runs the job when it polls.
+func TestWakeWithoutPrivilegeFallsBack(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, _ := migrated.DSN(t)
+	other := plainUser(t, dsn)
 
 	// The worker polls every 200 ms here: only polling can start the job.
 	workerSide, err := queuety.Open(ctx, dsn, queuety.WithLogger(quietLog()))
