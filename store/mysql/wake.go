@@ -6,13 +6,13 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/sqlstore"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // The store wakes idle workers of other processes when it commits jobs
@@ -151,7 +151,8 @@ func listenerIDs(ctx context.Context, conn *sql.Conn, stmt string) ([]int64, err
 // ListenJobs implements driver.JobNotifier: it sleeps on a connection of
 // its own, outside the pool, and calls wake when a sleep is interrupted.
 // It reconnects (after 1 s, doubling up to 30 s) when the connection is
-// lost, logging the first loss; it returns when ctx ends or the store is
+// lost, logging the first loss at warn level on the logger ctx carries
+// (driver.WithLogger; the engine passes its own); it returns when ctx ends or the store is
 // closed. With wake=false it returns at once.
 func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
 	if s.cfg.NoWake {
@@ -181,7 +182,7 @@ func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
 		s.wake.warned = true
 		s.wake.mu.Unlock()
 		if warn {
-			slog.Default().Warn("queuety: mysql wake-up listener lost its connection; idle workers poll until it reconnects",
+			driver.Logger(ctx).Warn("queuety: mysql wake-up listener lost its connection; idle workers poll until it reconnects",
 				"err", err, "retry_in", backoff)
 		}
 		select {

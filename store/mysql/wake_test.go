@@ -1,12 +1,14 @@
 package mysql_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,9 +37,12 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 // store's wake-up reaches the worker side's workers. The worker side runs
 // a worker polling every longPoll; the returned channel receives the
 // payload of each job it runs.
-func wakeClients(t *testing.T, ctx context.Context, dsn, dispatchDSN string) (dispatch *queuety.Client, ran <-chan string) {
+func wakeClients(t *testing.T, ctx context.Context, dsn, dispatchDSN string, log *slog.Logger) (dispatch *queuety.Client, ran <-chan string) {
 	t.Helper()
-	workerSide, err := queuety.Open(ctx, dsn+"&timeout=11s", queuety.WithLogger(quietLog()))
+	if log == nil {
+		log = quietLog()
+	}
+	workerSide, err := queuety.Open(ctx, dsn+"&timeout=11s", queuety.WithLogger(log))
 	require.NoError(t, err)
 	t.Cleanup(func() { workerSide.Close() })
 	dispatchSide, err := queuety.Open(ctx, dispatchDSN+"&timeout=12s", queuety.WithLogger(quietLog()))
@@ -114,7 +119,7 @@ func TestWakeReachesAnotherProcess(t *testing.T) {
 	defer cancel()
 	dsn, prefix := migrated.DSN(t)
 	before := map[int64]bool{}
-	dispatch, ran := wakeClients(t, ctx, dsn, dsn)
+	dispatch, ran := wakeClients(t, ctx, dsn, dsn, nil)
 	waitNewListener(t, prefix, before)
 	_, err := dispatch.Dispatch(ctx, "ping", queuety.Payload{"n": "first"})
 	require.NoError(t, err)
@@ -140,12 +145,19 @@ func TestWakeListenerReconnects(t *testing.T) {
 	defer cancel()
 	dsn, prefix := migrated.DSN(t)
 	before := map[int64]bool{}
-	dispatch, ran := wakeClients(t, ctx, dsn, dsn)
+	var logged syncBuffer
+	dispatch, ran := wakeClients(t, ctx, dsn, dsn, slog.New(slog.NewTextHandler(&logged, nil)))
 	killListener(t, prefix, before)
 	waitNewListener(t, prefix, before)
 	_, err := dispatch.Dispatch(ctx, "ping", queuety.Payload{"n": "after"})
 	require.NoError(t, err)
 	waitRun(t, ran, "after", "dispatched after the listener reconnected")
+
+	// The loss is logged on the client's logger, once: a second loss is
+	// not logged again.
+	killListener(t, prefix, before)
+	waitNewListener(t, prefix, before)
+	require.Equal(t, 1, strings.Count(logged.String(), "level=WARN msg=\"queuety: mysql wake-up listener lost its connection"), logged.String())
 }
 
 // TestWakeAfterReconnectClaims: a job dispatched while the listener is
@@ -157,7 +169,7 @@ func TestWakeAfterReconnectClaims(t *testing.T) {
 	defer cancel()
 	dsn, prefix := migrated.DSN(t)
 	before := map[int64]bool{}
-	dispatch, ran := wakeClients(t, ctx, dsn, dsn)
+	dispatch, ran := wakeClients(t, ctx, dsn, dsn, nil)
 	killListener(t, prefix, before)
 	_, err := dispatch.Dispatch(ctx, "ping", queuety.Payload{"n": "meanwhile"})
 	require.NoError(t, err)
@@ -192,7 +204,7 @@ func TestWakeWithoutPrivilege(t *testing.T) {
 	defer cancel()
 	dsn, prefix := migrated.DSN(t)
 	plain := plainUser(t, dsn).FormatDSN()
-	dispatch, ran := wakeClients(t, ctx, plain, plain)
+	dispatch, ran := wakeClients(t, ctx, plain, plain, nil)
 	waitNewListener(t, prefix, map[int64]bool{})
 	_, err := dispatch.Dispatch(ctx, "ping", queuety.Payload{"n": "plain"})
 	require.NoError(t, err)
@@ -265,4 +277,22 @@ func TestWakeOff(t *testing.T) {
 	// ListenJobs returns at once instead of listening until ctx ends.
 	require.NoError(t, s.ListenJobs(ctx, func() { t.Error("woken with wake=false") }))
 	require.NoError(t, ctx.Err())
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
