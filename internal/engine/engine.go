@@ -124,7 +124,7 @@ func New(store driver.Store, cfg Config) *Engine {
 	}
 	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 	if n, ok := store.(driver.JobNotifier); ok {
-		e.remote = &remoteWake{n: n}
+		e.remote = &remoteWake{n: n, log: cfg.Logger}
 	}
 	e.flow = e.newAdvance()
 	e.schedules = e.newSchedules()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -105,11 +106,13 @@ func (e *Engine) wake() {
 // caller wait (one in flight at a time, the rest coalesced into one
 // more), and a listener runs while the engine has subscribers.
 type remoteWake struct {
-	n driver.JobNotifier
+	n   driver.JobNotifier
+	log *slog.Logger
 
 	mu        sync.Mutex
 	sending   bool
 	pending   bool
+	failed    bool // a send failed; the first failure is logged
 	listeners int
 	stop      context.CancelFunc
 	stopped   chan struct{}
@@ -128,9 +131,13 @@ func (r *remoteWake) notify() {
 	go func() {
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = r.n.NotifyJobs(ctx) // a lost notification costs the others a poll
+			err := r.n.NotifyJobs(ctx) // a lost notification costs the others a poll
 			cancel()
 			r.mu.Lock()
+			if err != nil && !r.failed {
+				r.failed = true
+				r.log.Debug("queuety: waking other processes failed; their idle workers find the jobs by polling", "err", err)
+			}
 			if !r.pending {
 				r.sending = false
 				r.mu.Unlock()
@@ -150,7 +157,7 @@ func (r *remoteWake) listen(wake func()) {
 	if r.listeners > 1 {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(driver.WithLogger(context.Background(), r.log))
 	done := make(chan struct{})
 	r.stop, r.stopped = cancel, done
 	go func() {

@@ -31,6 +31,7 @@ func TestParseDSNRejectsMalformedInput(t *testing.T) {
 		"mysql://root@127.0.0.1:3306/db?prefix=a_&prefix=b_",
 		"mysql://root@127.0.0.1:3306/db?prefix=abc-",
 		"mysql://root@127.0.0.1:3306/db?max_open_conns=0",
+		"mysql://root@127.0.0.1:3306/db?wake=maybe",
 		"mysql://root@127.0.0.1:3306/",
 		"root@tcp(127.0.0.1:3306)/db?prefix=abc_;x",
 		"root@tcp(127.0.0.1:3306)/db?prefix=%zz",

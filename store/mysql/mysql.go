@@ -14,7 +14,9 @@
 // (user:pass@tcp(host:3306)/db?prefix=wp_). The prefix parameter is the
 // WordPress table prefix (default wp_, ^[A-Za-z0-9_]{0,32}$); create=true
 // creates the database when it does not exist; other parameters go to the
-// driver. Other store parameters: max_open_conns (default 64).
+// driver. Other store parameters: max_open_conns (default 64); wake=false
+// turns off the wake-up of idle workers in other processes (see
+// NotifyJobs), for a proxy that multiplexes connections.
 //
 // A DSN may name several servers, for failover without a proxy:
 // mysql://u:p@h1:3306,h2:3306,h3:3306/db or u:p@tcp(h1:3306,h2:3306)/db.
@@ -79,6 +81,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -110,6 +113,9 @@ type Config struct {
 	// Create creates the database when it does not exist (the DSN
 	// parameter create=true).
 	Create bool
+	// NoWake turns off the wake-up of idle workers in other processes
+	// (the DSN parameter wake=false): they then find new jobs by polling.
+	NoWake bool
 	// Hosts are the servers of a DSN that names several
 	// (mysql://u:p@h1:3306,h2:3306/db or u:p@tcp(h1:3306,h2:3306)/db), as
 	// host:port in the DSN's order; Driver.Addr is the first. It is empty
@@ -240,7 +246,7 @@ func driverDSNError(err error) error {
 
 // takeParams removes the store's own parameters from q.
 func (c *Config) takeParams(q url.Values) error {
-	for _, k := range []string{"prefix", "max_open_conns", "socket", "create"} {
+	for _, k := range []string{"prefix", "max_open_conns", "socket", "create", "wake"} {
 		if len(q[k]) > 1 {
 			return fmt.Errorf("%w: DSN parameter %s is given %d times", driver.ErrInvalidArgument, k, len(q[k]))
 		}
@@ -264,6 +270,14 @@ func (c *Config) takeParams(q url.Values) error {
 		}
 		c.Create = v
 		q.Del("create")
+	}
+	if q.Has("wake") {
+		v, err := strconv.ParseBool(q.Get("wake"))
+		if err != nil {
+			return fmt.Errorf("%w: wake must be true or false, got %q", driver.ErrInvalidArgument, q.Get("wake"))
+		}
+		c.NoWake = !v
+		q.Del("wake")
 	}
 	if q.Has("max_open_conns") {
 		n, err := strconv.Atoi(q.Get("max_open_conns"))
@@ -537,7 +551,8 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		info.Warnings = append(info.Warnings, fmt.Sprintf(
 			"MariaDB %s ignores descending index parts, so claims sort their candidates (correct, but slower with long backlogs); MariaDB 10.8+ avoids it", raw))
 	}
-	s := &Store{cfg: cfg, version: ver}
+	s := &Store{cfg: cfg, version: ver, dc: dc, closing: make(chan struct{})}
+	s.wake.sql = listenSQL(dc.DBName, cfg.names())
 	names := cfg.names()
 	d := dialect(incr)
 	if galera {
@@ -609,6 +624,18 @@ type Store struct {
 	*sqlstore.Store
 	cfg     *Config
 	version ServerVersion
+	// dc is the driver configuration the pool connects with; the wake-up
+	// listener connects with it outside the pool.
+	dc        *gomysql.Config
+	closing   chan struct{}
+	closeOnce sync.Once
+	wake      wakeState
+}
+
+// Close implements driver.Store: it also stops the wake-up listener.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	return s.Store.Close()
 }
 
 // Version returns the server version.

@@ -1,0 +1,228 @@
+package mysql
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/sqlstore"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// The store wakes idle workers of other processes when it commits jobs
+// (driver.JobNotifier), as PostgreSQL's LISTEN/NOTIFY does, with an
+// interrupted sleep: MySQL and MariaDB have no message channel, but a
+// session may interrupt the statements of its own user's other sessions.
+//
+// A listening process keeps one connection of its own, outside the pool,
+// in SELECT SLEEP(listenSleep) under a statement text that names its
+// database and jobs table. A process that committed jobs reads, on one
+// pooled connection, the ids of the sessions running exactly that text
+// (information_schema.PROCESSLIST) and interrupts them there with KILL
+// QUERY: the sleep ends at once, and the listener wakes its process's
+// workers and sleeps again. An idle listener costs one statement per
+// listenSleep; a commit costs one read and one KILL per listening process,
+// in the background, one send in flight per process and the rest
+// coalesced (internal/engine), at most one per notifyGap.
+//
+// Why this and not the alternatives: a wake-up row the claim reads is
+// still bounded by the poll interval; a GET_LOCK hand-off needs a waker
+// that holds a lock for the listeners and can only let them go by
+// releasing it from its own session, so a dispatching process cannot
+// release it. The processlist rather than a table of listener ids: no
+// migration, no rows left behind by a process that died, and no id that
+// could name another session: an id is killed only after it was seen, on
+// the same connection (the same server: a KILL reaches only sessions of
+// the server it runs on), running the listener's statement, and a server
+// never gives one id twice in its lifetime. It is also the privilege
+// boundary: without PROCESS a session sees exactly its own user's
+// sessions, and a user may KILL those without SUPER or CONNECTION_ADMIN.
+//
+// Everything else falls back to polling: listeners of another user (not
+// visible, or KILL refused), listeners on another Galera node (KILL is
+// node-local), a listener reconnecting after its connection was lost
+// (1 s, doubling up to 30 s; it claims once when it is back), and
+// Queuety PHP's dispatches, which send nothing. Behind a proxy that
+// multiplexes client connections over server ones, the read and the KILL
+// could reach different servers: wake=false turns the wake-up off.
+
+// listenSleep is how long one listening statement sleeps; the listener
+// then starts the next one.
+const listenSleep = 20
+
+// notifyGap is the least time between two sends of one store, so a stream
+// of commits costs at most one read and one KILL per listener each gap.
+const notifyGap = 5 * time.Millisecond
+
+// wakeState is the store's wake-up state.
+type wakeState struct {
+	sql string // the listener's statement
+
+	mu       sync.Mutex
+	lastSend time.Time
+	warned   bool
+}
+
+// safeName is a database or table name that may stand in a string
+// literal as it is.
+var safeName = regexp.MustCompile(`^[A-Za-z0-9_$.-]{1,160}$`)
+
+// listenSQL is the listener's statement for a database and its tables:
+// its text names the jobs table, so a commit wakes only the listeners of
+// the same tables.
+func listenSQL(db string, n sqlstore.Names) string {
+	tag := db + "." + n.Table("jobs")
+	if !safeName.MatchString(tag) {
+		sum := sha256.Sum256([]byte(tag))
+		tag = hex.EncodeToString(sum[:16])
+	}
+	return "SELECT SLEEP(" + strconv.Itoa(listenSleep) + ") AS queuety_go_wake, '" + tag + "' AS jobs_table"
+}
+
+// NotifyJobs implements driver.JobNotifier: it interrupts the sleep of
+// every listener of this store's tables it can see on one connection. A
+// listener that ended between the read and the KILL is skipped.
+func (s *Store) NotifyJobs(ctx context.Context) error {
+	if s.cfg.NoWake {
+		return nil
+	}
+	s.wake.mu.Lock()
+	wait := notifyGap - time.Since(s.wake.lastSend)
+	s.wake.mu.Unlock()
+	if wait > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	defer func() {
+		s.wake.mu.Lock()
+		s.wake.lastSend = time.Now()
+		s.wake.mu.Unlock()
+	}()
+	conn, err := s.DB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	defer conn.Close()
+	ids, err := listenerIDs(ctx, conn, s.wake.sql)
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, id := range ids {
+		_, err := conn.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))
+		if err != nil && errNumber(err) != 1094 && first == nil { // 1094: unknown thread, it just ended
+			first = fmt.Errorf("notify: interrupt listener %d: %w", id, err)
+		}
+	}
+	return first
+}
+
+// listenerIDs reads the ids of the sessions running stmt.
+func listenerIDs(ctx context.Context, conn *sql.Conn, stmt string) ([]int64, error) {
+	rows, err := conn.QueryContext(ctx,
+		"SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = ? AND COMMAND = 'Query' AND ID <> CONNECTION_ID()", stmt)
+	if err != nil {
+		return nil, fmt.Errorf("notify: read listeners: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("notify: read listeners: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("notify: read listeners: %w", err)
+	}
+	return ids, nil
+}
+
+// ListenJobs implements driver.JobNotifier: it sleeps on a connection of
+// its own, outside the pool, and calls wake when a sleep is interrupted.
+// It reconnects (after 1 s, doubling up to 30 s) when the connection is
+// lost, logging the first loss at warn level on the logger ctx carries
+// (driver.WithLogger; the engine passes its own); it returns when ctx ends or the store is
+// closed. With wake=false it returns at once.
+func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
+	if s.cfg.NoWake {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	backoff := time.Second
+	for {
+		started := time.Now()
+		err := s.listen(ctx, wake)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if time.Since(started) > time.Minute {
+			backoff = time.Second
+		}
+		s.wake.mu.Lock()
+		warn := !s.wake.warned
+		s.wake.warned = true
+		s.wake.mu.Unlock()
+		if warn {
+			driver.Logger(ctx).Warn("queuety: mysql wake-up listener lost its connection; idle workers poll until it reconnects",
+				"err", err, "retry_in", backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+// listen runs one listening connection until it fails or ctx ends.
+func (s *Store) listen(ctx context.Context, wake func()) error {
+	db, err := openDB(s.dc, s.cfg.Hosts)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("listen: connect: %w", err)
+	}
+	defer conn.Close()
+	wake() // what was committed while no listener slept was heard by none
+	for {
+		// The deadline outlasts the sleep, so a server that vanished
+		// without closing the connection is noticed.
+		sctx, cancel := context.WithTimeout(ctx, (listenSleep+10)*time.Second)
+		var done int64
+		err := conn.QueryRowContext(sctx, s.wake.sql).Scan(&done, new(string))
+		cancel()
+		switch {
+		case err == nil && done == 0: // slept to the end
+		case err == nil, errNumber(err) == 1317: // interrupted: MySQL returns 1, MariaDB error 1317
+			wake()
+		case ctx.Err() != nil:
+			return nil
+		default:
+			return fmt.Errorf("listen: %w", err)
+		}
+	}
+}
