@@ -157,7 +157,7 @@ func (r *remoteWake) listen(wake func()) {
 	if r.listeners > 1 {
 		return
 	}
-	ctx, cancel := context.WithCancel(driver.WithLogger(context.Background(), r.log))
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	r.stop, r.stopped = cancel, done
 	go func() {

@@ -6,13 +6,13 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/sqlstore"
-	"github.com/queuety/queuety-go/store/driver"
 )
 
 // The store wakes idle workers of other processes when it commits jobs
@@ -67,6 +67,15 @@ type wakeState struct {
 	mu       sync.Mutex
 	lastSend time.Time
 	warned   bool
+	log      *slog.Logger // SetLogger; nil: slog.Default()
+}
+
+// SetLogger implements driver.LogSetter: the listener logs the first loss
+// of its connection to l.
+func (s *Store) SetLogger(l *slog.Logger) {
+	s.wake.mu.Lock()
+	defer s.wake.mu.Unlock()
+	s.wake.log = l
 }
 
 // safeName is a database or table name that may stand in a string
@@ -151,9 +160,8 @@ func listenerIDs(ctx context.Context, conn *sql.Conn, stmt string) ([]int64, err
 // ListenJobs implements driver.JobNotifier: it sleeps on a connection of
 // its own, outside the pool, and calls wake when a sleep is interrupted.
 // It reconnects (after 1 s, doubling up to 30 s) when the connection is
-// lost, logging the first loss at warn level on the logger ctx carries
-// (driver.WithLogger; the engine passes its own); it returns when ctx ends or the store is
-// closed. With wake=false it returns at once.
+// lost, logging the first loss at warn level on the client's logger
+// (SetLogger); it returns when ctx ends or the store is closed. With wake=false it returns at once.
 func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
 	if s.cfg.NoWake {
 		return nil
@@ -180,9 +188,13 @@ func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
 		s.wake.mu.Lock()
 		warn := !s.wake.warned
 		s.wake.warned = true
+		log := s.wake.log
 		s.wake.mu.Unlock()
+		if log == nil {
+			log = slog.Default()
+		}
 		if warn {
-			driver.Logger(ctx).Warn("queuety: mysql wake-up listener lost its connection; idle workers poll until it reconnects",
+			log.Warn("queuety: mysql wake-up listener lost its connection; idle workers poll until it reconnects",
 				"err", err, "retry_in", backoff)
 		}
 		select {
