@@ -85,7 +85,6 @@ func loadPackages(t *testing.T, pkgs []string) map[string]*types.Package {
 // place it names a forbidden type.
 type leakChecker struct {
 	leaks []string
-	seen  map[types.Type]bool
 }
 
 func (c *leakChecker) report(where string, what string) {
