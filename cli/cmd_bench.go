@@ -17,7 +17,7 @@ func benchCommand() *Command {
 		Summary: "measure dispatch, drain and workflow throughput on a store (median of several runs)",
 		Help: `Runs each scenario on fresh tables (a new table prefix on MySQL, a new file on
 SQLite, a new schema on PostgreSQL), several times, interleaved, and prints the
-median. On MySQL it also
+median. On MySQL and PostgreSQL it also
 measures the raw batched SKIP LOCKED claim on the same tables, the most any
 queue could do on that server, and prints each drain as a share of it: the
 figure to compare between machines.

@@ -54,8 +54,11 @@ func runBench(t *testing.T, env Env, cfg Config) (*Report, map[string]*Result) {
 	rep, err := Run(ctx, env, cfg)
 	require.NoError(t, err)
 	want := "sqlite"
-	if _, ok := env.(*MySQLEnv); ok {
+	switch env.(type) {
+	case *MySQLEnv:
 		want = "mysql"
+	case *PostgresEnv:
+		want = "postgres"
 	}
 	require.Equal(t, want, rep.Store, "store the scenarios ran on")
 	byName := map[string]*Result{}
