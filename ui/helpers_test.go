@@ -49,7 +49,7 @@ func openStore(t *testing.T, name string) *queuety.Client {
 		// No cross-process wake-up: its background sends would run on
 		// the pool's connection and be counted by the statement-count
 		// tests. No test here has a worker in another process.
-		dsn = withParam(dsn, "wake=false")
+		dsn += "&wake=false" // migrated.DSN carries parameters already
 	} else {
 		dsn = "sqlite://" + filepath.Join(t.TempDir(), "queuety.db")
 	}
@@ -275,12 +275,4 @@ func spreadWork(t *testing.T, c *queuety.Client, minutes int) {
 		runWorker(t, past)
 		clock.Advance(time.Minute)
 	}
-}
-
-// withParam adds a query parameter to a DSN.
-func withParam(dsn, param string) string {
-	if strings.Contains(dsn, "?") {
-		return dsn + "&" + param
-	}
-	return dsn + "?" + param
 }

@@ -79,19 +79,20 @@ func (w *Worker) register(ctx context.Context) (beat func(context.Context), dere
 		defer cancel()
 		row.Jobs = w.inflightIDs()
 		row.LastHeartbeat = clock.Now().UTC()
+		prune := row.LastHeartbeat.Sub(pruned) >= registryPruneEvery
 		err := store.InTx(ctx, func(tx driver.Tx) error {
 			if err := tx.WorkerSave(ctx, &row); err != nil {
 				return err
 			}
 			// Whoever renews removes the workers gone for longer than
 			// the retention, a few at a time, once a registryPruneEvery.
-			if row.LastHeartbeat.Sub(pruned) < registryPruneEvery {
+			if !prune {
 				return nil
 			}
 			_, err := tx.WorkerPrune(ctx, row.LastHeartbeat.Add(-queuetytype.WorkerRetention), registryPruneLimit)
 			return err
 		})
-		if err == nil && row.LastHeartbeat.Sub(pruned) >= registryPruneEvery {
+		if err == nil && prune {
 			pruned = row.LastHeartbeat
 		}
 		switch {

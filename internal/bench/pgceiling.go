@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
@@ -31,24 +30,11 @@ func (e *PostgresEnv) RawCeiling(ctx context.Context, c *queuety.Client, _ strin
 		return 0, errors.New("bench: raw ceiling: the client's store is not PostgreSQL")
 	}
 	table := st.Info().Prefix + "queuety_jobs"
-	sel := "SELECT id, attempts FROM " + table + " WHERE queue = 'default' AND status = 'pending' AND available_at <= ? " +
+	sel := "SELECT id, handler, payload, attempts FROM " + table + " WHERE queue = 'default' AND status = 'pending' AND available_at <= ? " +
 		"ORDER BY priority DESC, available_at, id LIMIT 100 FOR UPDATE SKIP LOCKED"
 	return drainRaw(ctx, st.DB, jobs, conns, rawDrain{
 		claim: func(ctx context.Context, tx *sql.Tx) ([]string, []string, error) {
-			rows, err := tx.QueryContext(ctx, sel, time.Now().UTC())
-			if err != nil {
-				return nil, nil, err
-			}
-			defer rows.Close()
-			var ids, attempts []string
-			for rows.Next() {
-				var id, n int64
-				if err := rows.Scan(&id, &n); err != nil {
-					return nil, nil, err
-				}
-				ids, attempts = append(ids, strconv.FormatInt(id, 10)), append(attempts, strconv.FormatInt(n+1, 10))
-			}
-			return ids, attempts, rows.Err()
+			return claimRaw(ctx, tx, table, sel, false)
 		},
 		mark: "UPDATE " + table + " SET status = 'processing', reserved_at = ?, attempts = attempts + 1 WHERE id IN (%s) AND status = 'pending'",
 		complete: func(ctx context.Context, db *sql.DB, in string, _, _ []string) error {

@@ -53,12 +53,7 @@ func connectPostgres() {
 func PostgresAdmin(t testing.TB) *sql.DB {
 	t.Helper()
 	pgOnce.Do(connectPostgres)
-	if pgOpenErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL test server unreachable (CI=true requires it): %v", pgOpenErr)
-		}
-		t.Skipf("PostgreSQL test server unreachable, skipping: %v", pgOpenErr)
-	}
+	requireServer(t, "PostgreSQL", pgOpenErr)
 	return pgAdmin
 }
 

@@ -59,13 +59,21 @@ func connect() {
 func Admin(t testing.TB) *sql.DB {
 	t.Helper()
 	once.Do(connect)
-	if openErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("MySQL test server unreachable (CI=true requires it): %v", openErr)
-		}
-		t.Skipf("MySQL test server unreachable, skipping: %v", openErr)
-	}
+	requireServer(t, "MySQL", openErr)
 	return admin
+}
+
+// requireServer skips the test when the named test server could not be
+// reached (err), or fails it under CI=true, where every suite must run.
+func requireServer(t testing.TB, name string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s test server unreachable (CI=true requires it): %v", name, err)
+	}
+	t.Skipf("%s test server unreachable, skipping: %v", name, err)
 }
 
 // Prefix returns a fresh table prefix and drops its tables after the test.

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -288,7 +287,7 @@ func TestScrapeCostDoesNotGrowWithQueues(t *testing.T) {
 	dsn, _ := migrated.DSN(t)
 	// No cross-process wake-up: its background sends after the dispatches
 	// would run on the pool's connection and be counted with the scrape.
-	dsn += map[bool]string{true: "&", false: "?"}[strings.Contains(dsn, "?")] + "wake=false"
+	dsn += "&wake=false" // migrated.DSN carries parameters already
 	clock := queuety.NewFakeClock(time.Now().Truncate(time.Second))
 	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()), queuety.WithClock(clock))
 	require.NoError(t, err)
