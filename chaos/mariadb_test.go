@@ -4,7 +4,6 @@ package chaos
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -169,25 +168,8 @@ func (m *mariaDB) start(timeout time.Duration) error {
 		return err
 	}
 	defer db.Close()
-	deadline := time.Now().Add(timeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("mariadbd exited while starting: %v\n%s", cmd.ProcessState, m.errLogTail(20))
-		default:
-		}
-		if time.Now().After(deadline) {
-			m.kill9()
-			return fmt.Errorf("mariadbd did not answer within %s: %v\n%s", timeout, err, m.errLogTail(20))
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	return mariadbproc.Starting{Name: "mariadbd", Exited: exited, State: func() string { return fmt.Sprint(cmd.ProcessState) },
+		Timeout: timeout, Pause: 25 * time.Millisecond, Kill: m.kill9, LogTail: func() string { return m.errLogTail(20) }}.WaitReady(db)
 }
 
 // kill9 SIGKILLs the server and waits for it to be gone.

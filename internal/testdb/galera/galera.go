@@ -384,25 +384,8 @@ func (n *Node) start(bootstrap bool, startPosition ...string) error {
 		return err
 	}
 	defer db.Close()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("%s exited while starting: %v\n%s", n.Name(), cmd.ProcessState, n.ErrLogTail(30))
-		default:
-		}
-		if time.Now().After(deadline) {
-			n.Kill()
-			return fmt.Errorf("%s did not answer within 3m: %v\n%s", n.Name(), err, n.ErrLogTail(30))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return mariadbproc.Starting{Name: n.Name(), Exited: exited, State: func() string { return fmt.Sprint(cmd.ProcessState) },
+		Timeout: 3 * time.Minute, Pause: 50 * time.Millisecond, Kill: n.Kill, LogTail: func() string { return n.ErrLogTail(30) }}.WaitReady(db)
 }
 
 // Status is what a node reports of its membership.

@@ -1,8 +1,10 @@
-// Package mariadbproc holds what the tests that run their own mariadbd
-// processes share (the chaos suite's private server, the Galera cluster of
-// package galera): finding the binaries, choosing free ports that are never
-// the shared server's, process groups that die with the test, the error
-// log's tail and the DSNs of a server on a port.
+// Package mariadbproc holds what the tests that run their own database
+// server processes share (the chaos suite's private server, the Galera
+// cluster of package galera, and for some of it package pgproc's
+// PostgreSQL): finding the binaries, choosing free ports that are never
+// the shared server's, process groups that die with the test, waiting for
+// a server to answer, the error log's tail and the DSNs of a server on a
+// port.
 package mariadbproc
 
 import (

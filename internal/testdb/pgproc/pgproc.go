@@ -7,7 +7,6 @@
 package pgproc
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -237,25 +236,8 @@ func (s *Server) Restart(timeout time.Duration) error {
 		return err
 	}
 	defer db.Close()
-	deadline := time.Now().Add(timeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("postgres exited while starting: %v\n%s", cmd.ProcessState, s.LogTail(20))
-		default:
-		}
-		if time.Now().After(deadline) {
-			s.Crash()
-			return fmt.Errorf("postgres did not answer within %s: %v\n%s", timeout, err, s.LogTail(20))
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	return mariadbproc.Starting{Name: "postgres", Exited: exited, State: func() string { return fmt.Sprint(cmd.ProcessState) },
+		Timeout: timeout, Pause: 25 * time.Millisecond, Kill: s.Crash, LogTail: func() string { return s.LogTail(20) }}.WaitReady(db)
 }
 
 func sortedKeys(m map[string]string) []string {
