@@ -91,6 +91,7 @@ type config struct {
 	batchSize       int
 	claimGather     time.Duration // see ClaimGather
 	pollInterval    time.Duration
+	idlePoll        time.Duration // see IdlePollInterval
 	shutdownTimeout time.Duration
 	hardStopTimeout time.Duration
 	leaseInterval   time.Duration
@@ -170,6 +171,21 @@ func EagerSteps(on bool) Option { return func(c *config) { c.noEager = !on } }
 // while they keep coming, and an idle worker queries once per poll
 // interval.
 const PollIntervalBusy = 50 * time.Millisecond
+
+// IdlePollIntervalDefault is the longest an idle worker waits before it
+// looks for due jobs again while the cross-process wake-up is live.
+const IdlePollIntervalDefault = 10 * time.Second
+
+// IdlePollInterval sets the longest an idle worker waits before it looks
+// for due jobs again while the cross-process wake-up is live (MySQL's and
+// MariaDB's interrupted sleep, PostgreSQL's LISTEN): jobs dispatched by Go
+// clients of the same database wake it at once, and a delayed job's due
+// time is read in advance, so this bounds only how late it sees jobs that
+// nothing wakes it for (Queuety PHP's, another database user's, another
+// Galera node's). Default IdlePollIntervalDefault; while the wake-up is
+// not live, the worker looks every PollInterval. A value below the poll
+// interval counts as the poll interval.
+func IdlePollInterval(d time.Duration) Option { return func(c *config) { c.idlePoll = d } }
 
 // PollInterval sets the wait between claims when no job is due (default
 // 1 s; a ±10% jitter is added).

@@ -181,6 +181,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		queues:          []string{queuetytype.DefaultQueue},
 		concurrency:     ConcurrencyDefault,
 		pollInterval:    PollIntervalDefault,
+		idlePoll:        IdlePollIntervalDefault,
 		shutdownTimeout: ShutdownTimeoutDefault,
 		hardStopTimeout: HardStopTimeoutDefault,
 		leaseInterval:   LeaseIntervalDefault,

@@ -575,7 +575,12 @@ func (e *Service) scheduleActive(ctx context.Context, tx driver.Tx, s *driver.Sc
 // dispatches it.
 func (e *Service) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var t time.Time
-	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) { t, err = tx.ScheduleNextDue(ctx); return err })
+	var err error
+	if r, ok := e.store.(driver.IdleReader); ok { // one statement, no transaction
+		t, err = r.ScheduleNextDueRead(ctx)
+	} else {
+		err = e.store.InTx(ctx, func(tx driver.Tx) (err error) { t, err = tx.ScheduleNextDue(ctx); return err })
+	}
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("queuety: next schedule due: %w", err)
 	}
