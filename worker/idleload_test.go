@@ -52,7 +52,7 @@ func TestIdleWorkerLoad(t *testing.T) {
 			go func() { done <- w.Run(ctx) }()
 			time.Sleep(5 * time.Second) // the start: every sweep runs once, the listener connects
 			p.KeepTexts()
-			const window = 20 * time.Second
+			const window = 60 * time.Second // one run of the 60 s sweeps and of the registry prune
 			before := p.Count()
 			time.Sleep(window)
 			n := p.Count() - before
@@ -61,7 +61,7 @@ func TestIdleWorkerLoad(t *testing.T) {
 			require.NoError(t, <-done)
 			perSec := float64(n) / window.Seconds()
 			t.Logf("%d statements in %s: %.2f/s", n, window, perSec)
-			if perSec > 1 {
+			if perSec > 1 || testing.Verbose() {
 				seen := map[string]int{}
 				for _, s := range texts {
 					seen[s]++
@@ -71,7 +71,11 @@ func TestIdleWorkerLoad(t *testing.T) {
 					lines = append(lines, fmt.Sprintf("%6d  %s", k, s))
 				}
 				sort.Strings(lines)
-				t.Fatalf("an idle worker ran %.2f statements a second (at most 1 wanted):\n%s", perSec, strings.Join(lines, "\n"))
+				msg := fmt.Sprintf("%.2f statements a second (at most 1 wanted):\n%s", perSec, strings.Join(lines, "\n"))
+				if perSec > 1 {
+					t.Fatal("an idle worker ran " + msg)
+				}
+				t.Log(msg)
 			}
 		})
 	}

@@ -52,17 +52,20 @@ type Intervals struct {
 	Stale     time.Duration // default deadline.StaleInterval (2 s)
 	// ScheduleIdle caps how long the schedule tick sleeps: it wakes at the
 	// next due schedule, when a client of this process saves a schedule,
-	// or after ScheduleIdle to notice schedules other processes saved and
-	// buffered firings whose run ended (default ScheduleIdleDefault, 2 s).
+	// or after ScheduleIdle to read the next due time again, which
+	// notices schedules other processes saved (default
+	// ScheduleIdleDefault, 10 s). While a firing is buffered behind its
+	// schedule's previous run, the tick runs every 2 s at most.
 	ScheduleIdle time.Duration
 	// Jitter spreads each interval by ±Jitter × interval (default 0.1).
 	Jitter float64
 }
 
 // ScheduleIdleDefault is the longest the schedule tick sleeps. While
-// nothing is due, each wake-up reads the due schedules and the earliest
-// next run, each through an index.
-const ScheduleIdleDefault = 2 * time.Second
+// nothing is due, each wake-up reads the earliest next run (one statement
+// through an index, outside a transaction) and ticks only when a schedule
+// is due.
+const ScheduleIdleDefault = 10 * time.Second
 
 func (iv Intervals) withDefaults() Intervals {
 	def := func(d, v time.Duration) time.Duration {

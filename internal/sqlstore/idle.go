@@ -43,13 +43,15 @@ func (s *Store) JobNextDue(ctx context.Context, p driver.ClaimParams) (time.Time
 }
 
 // ScheduleNextDueRead implements driver.IdleReader.
-func (s *Store) ScheduleNextDueRead(ctx context.Context) (time.Time, error) {
+func (s *Store) ScheduleNextDueRead(ctx context.Context) (time.Time, bool, error) {
 	var next time.Time
-	err := s.DB.QueryRowContext(ctx, "SELECT MIN(next_run) FROM "+s.T.Schedules+" WHERE enabled = 1").Scan(nullTime{&next})
+	var buffered sql.NullInt64
+	err := s.DB.QueryRowContext(ctx, "SELECT (SELECT MIN(next_run) FROM "+s.T.Schedules+" WHERE enabled = 1),"+
+		" (SELECT 1 FROM "+s.T.Schedules+" WHERE enabled = 1 AND pending_run IS NOT NULL LIMIT 1)").Scan(nullTime{&next}, &buffered)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("next schedule due: %w", err)
+		return time.Time{}, false, fmt.Errorf("next schedule due: %w", err)
 	}
-	return next, nil
+	return next, buffered.Valid, nil
 }
 
 // MaintenanceDue implements driver.IdleReader: each value is the first

@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"time"
+
+	"github.com/queuety/queuety-go/queuetytype"
 )
 
 // IdleReader is an optional interface of a Store: the reads an idle
@@ -17,11 +19,16 @@ type IdleReader interface {
 	// queue not paused); p's other fields are ignored. ok is false when
 	// there is none.
 	JobNextDue(ctx context.Context, p ClaimParams) (at time.Time, ok bool, err error)
-	// ScheduleNextDueRead is Tx.ScheduleNextDue outside a transaction.
-	ScheduleNextDueRead(ctx context.Context) (time.Time, error)
+	// ScheduleNextDueRead is Tx.ScheduleNextDue outside a transaction;
+	// buffered also says whether an enabled schedule holds a buffered
+	// firing (pending_run set).
+	ScheduleNextDueRead(ctx context.Context) (next time.Time, buffered bool, err error)
 	// MaintenanceDue reads, for the sweeps that find rows by a stored
 	// time, the earliest such time (see MaintenanceDue).
 	MaintenanceDue(ctx context.Context) (MaintenanceDue, error)
+	// WorkerSaveOne is Tx.WorkerSave as one statement outside a
+	// transaction: an idle worker's heartbeat.
+	WorkerSaveOne(ctx context.Context, w *queuetytype.Worker) error
 }
 
 // MaintenanceDue holds the earliest stored times the sweeps act on; a zero
