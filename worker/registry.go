@@ -66,7 +66,7 @@ func (w *Worker) idleHeartbeatInterval() time.Duration {
 // row in the worker registry (a running one renews it at every lease
 // interval), so an idle worker killed shows as gone after GoneAfter of
 // them.
-const IdleHeartbeatInterval = 10 * time.Second
+const IdleHeartbeatInterval = 15 * time.Second
 
 // register registers the worker and returns beat, which renews its row
 // (the lease keeper calls it after each renewal of its claims), and

@@ -191,14 +191,14 @@ func TestScheduleSavedByAnotherProcessIsSeenWithinTheIdlePeriod(t *testing.T) {
 
 	armed := make(chan time.Duration, 10)
 	ticked := make(chan sweep, 10)
-	w := scheduleWorker(c, armed, ticked, worker.Maintenance(worker.Intervals{Jitter: -1}))
+	w := scheduleWorker(c, armed, ticked, worker.Maintenance(worker.Intervals{Jitter: -1, ScheduleIdle: 2 * time.Second}))
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
 
 	require.NoError(t, receive(t, ticked, "the schedule tick at start").err, "schedule tick at start")
 	idle := receive(t, armed, "the schedule tick to sleep")
-	require.Equal(t, worker.ScheduleIdleDefault, idle, "tick sleep with no schedule")
+	require.Equal(t, 2*time.Second, idle, "tick sleep with no schedule")
 	require.LessOrEqual(t, idle, 2*time.Second, "idle period")
 
 	_, err = other.Schedule("beat", nil).Every(time.Second).Save(ctx) // first slot 09:00:01

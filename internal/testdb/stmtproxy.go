@@ -1,6 +1,7 @@
 package testdb
 
 import (
+	"bytes"
 	"encoding/binary"
 	"io"
 	"net"
@@ -26,7 +27,7 @@ type StatementProxy struct {
 	postgres bool
 	n        atomic.Int64
 	mu       sync.Mutex
-	texts    []string // the MySQL query texts seen, when keeping them
+	texts    []string // the statement texts seen, when keeping them
 	keep     bool
 	conns    []net.Conn
 }
@@ -49,15 +50,16 @@ func NewStatementProxy(t testing.TB, target string, postgres bool) *StatementPro
 // Count is the number of statements sent through the proxy so far.
 func (p *StatementProxy) Count() int64 { return p.n.Load() }
 
-// KeepTexts makes the proxy keep the text of each MySQL COM_QUERY, for a
-// failing test to show what was sent.
+// KeepTexts makes the proxy keep the text of each statement it counts
+// (the start of it; "" for a MySQL prepared statement), for a failing test
+// to show what was sent.
 func (p *StatementProxy) KeepTexts() {
 	p.mu.Lock()
 	p.keep = true
 	p.mu.Unlock()
 }
 
-// Texts returns the MySQL query texts kept since KeepTexts, and forgets
+// Texts returns the statement texts kept since KeepTexts, and forgets
 // them.
 func (p *StatementProxy) Texts() []string {
 	p.mu.Lock()
@@ -65,6 +67,15 @@ func (p *StatementProxy) Texts() []string {
 	out := p.texts
 	p.texts = nil
 	return out
+}
+
+// keepText keeps the start of a statement's text after KeepTexts.
+func (p *StatementProxy) keepText(text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.keep {
+		p.texts = append(p.texts, strings.Join(strings.Fields(text[:min(len(text), 160)]), " "))
+	}
 }
 
 func (p *StatementProxy) close() {
@@ -119,11 +130,7 @@ func (p *StatementProxy) mysqlClient(c, s net.Conn) {
 		if hdr[3] == 0 && n > 0 && (body[0] == 0x03 || body[0] == 0x17) { // COM_QUERY, COM_STMT_EXECUTE
 			p.n.Add(1)
 			if body[0] == 0x03 {
-				p.mu.Lock()
-				if p.keep {
-					p.texts = append(p.texts, strings.Join(strings.Fields(string(body[1:min(len(body), 160)])), " "))
-				}
-				p.mu.Unlock()
+				p.keepText(string(body[1:]))
 			}
 		}
 		if _, err := s.Write(append(hdr[:], body...)); err != nil {
@@ -137,6 +144,15 @@ func (p *StatementProxy) mysqlClient(c, s net.Conn) {
 // StartupMessage) have no type byte.
 func (p *StatementProxy) pgClient(c, s net.Conn) {
 	started := false
+	named := map[string]string{} // prepared statement texts by name
+	bound := ""                  // the text of the statement last bound
+	cstr := func(b []byte) (string, []byte) {
+		i := bytes.IndexByte(b, 0)
+		if i < 0 {
+			return string(b), nil
+		}
+		return string(b[:i]), b[i+1:]
+	}
 	for {
 		var typ [1]byte
 		if started {
@@ -159,8 +175,21 @@ func (p *StatementProxy) pgClient(c, s net.Conn) {
 		var out []byte
 		if started {
 			out = append(out, typ[0])
-			if typ[0] == 'Q' || typ[0] == 'E' {
+			switch typ[0] {
+			case 'P':
+				name, rest := cstr(body)
+				named[name], _ = cstr(rest)
+			case 'B':
+				_, rest := cstr(body)
+				stmt, _ := cstr(rest)
+				bound = named[stmt]
+			case 'Q', 'E':
 				p.n.Add(1)
+				text := bound
+				if typ[0] == 'Q' {
+					text, _ = cstr(body)
+				}
+				p.keepText(text)
 			}
 		} else if n >= 4 && binary.BigEndian.Uint32(body[:4]) == 196608 { // the StartupMessage; an SSLRequest keeps started false
 			started = true
