@@ -170,7 +170,7 @@ func TestScheduleSavedIntoARunningWorkerFiresEverySlot(t *testing.T) {
 // TestScheduleSavedByAnotherProcessIsSeenWithinTheIdlePeriod saves a
 // 1-second schedule through a client that shares no wake-ups with the
 // worker's (as another process would): the worker's tick, asleep with
-// nothing due, wakes within the default idle period (2 s) and fires it.
+// nothing due, wakes within its idle period (2 s here) and fires it.
 // The slot that passed in between is merged into that firing, as
 // CatchUpOnce says, and reported: a warning naming the schedule and the
 // Missed count of the tick's sweep.
