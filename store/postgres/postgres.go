@@ -291,7 +291,9 @@ func (c *Config) openDB(database string) (*sql.DB, error) {
 // made an idle worker's every read cost a ping too. A connection that
 // died meanwhile fails its statement before sending it, and database/sql
 // takes another.
-func shouldPing(_ context.Context, p stdlib.ShouldPingParams) bool { return p.IdleDuration > time.Minute }
+func shouldPing(_ context.Context, p stdlib.ShouldPingParams) bool {
+	return p.IdleDuration > time.Minute
+}
 
 // Store is the PostgreSQL store.
 type Store struct {
