@@ -171,8 +171,9 @@ func EagerSteps(on bool) Option { return func(c *config) { c.noEager = !on } }
 // PollIntervalBusy is the first idle wait after a claim that found work;
 // each empty claim doubles the wait up to the poll interval, so a worker
 // fed by other processes claims their jobs within tens of milliseconds
-// while they keep coming, and an idle worker queries once per poll
-// interval.
+// while they keep coming. Past the poll interval the worker is idle: it
+// reads when its next job falls due and sleeps until then (see
+// IdlePollInterval).
 const PollIntervalBusy = 50 * time.Millisecond
 
 // IdlePollIntervalDefault is the longest an idle worker waits before it
@@ -190,8 +191,9 @@ const IdlePollIntervalDefault = 10 * time.Second
 // interval counts as the poll interval.
 func IdlePollInterval(d time.Duration) Option { return func(c *config) { c.idlePoll = d } }
 
-// PollInterval sets the wait between claims when no job is due (default
-// 1 s; a ±10% jitter is added).
+// PollInterval sets the longest wait between empty claims after work,
+// and how often an idle worker looks for due jobs while the cross-process
+// wake-up is not live (default 1 s; a ±10% jitter is added).
 func PollInterval(d time.Duration) Option { return func(c *config) { c.pollInterval = d } }
 
 // ShutdownTimeout sets the grace period for running handlers after Run's
