@@ -60,12 +60,12 @@ func TestWorkerListShowsKilledWorkerGone(t *testing.T) {
 				live = r
 				return ok && r.Status == "live"
 			}, 60*time.Second, 50*time.Millisecond, "worker list does not show the worker process live; its stderr:\n%s", &stderr)
-			assert.InDelta(t, worker.LeaseIntervalDefault.Seconds(), live.HeartbeatIntervalSeconds, 1e-9)
+			assert.InDelta(t, worker.IdleHeartbeatInterval.Seconds(), live.HeartbeatIntervalSeconds, 1e-9, "an idle worker's heartbeat interval")
 
 			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 			killed := time.Now()
 			_ = cmd.Wait()
-			ttl := time.Duration(queuetytype.GoneAfter) * worker.LeaseIntervalDefault
+			ttl := time.Duration(queuetytype.GoneAfter) * worker.IdleHeartbeatInterval
 			var gone time.Time
 			missing := false
 			require.Eventually(t, func() bool {

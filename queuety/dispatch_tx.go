@@ -56,8 +56,10 @@ func (c *Client) sqlTx(tx *sql.Tx) (driver.Tx, error) {
 // validation are Dispatch's, Unique included: an identical job pending or
 // processing, as tx sees the table, returns that job's id.
 //
-// Workers notice the job at their next poll after the commit (Dispatch
-// does not wake them either). On an error, roll tx back.
+// No wake-up is sent for the job: idle workers notice it at their next
+// look after the commit, within their idle poll interval
+// (worker.IdlePollInterval, 10 s by default, while their cross-process
+// wake-up is live). On an error, roll tx back.
 func (c *Client) DispatchTx(ctx context.Context, tx *sql.Tx, handler string, payload any, opts ...JobOption) (int64, error) {
 	dtx, err := c.sqlTx(tx)
 	if err != nil {

@@ -87,10 +87,63 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		}
 		// Adaptive polling: right after work, other processes' jobs are
 		// likely to keep coming, so the wait starts at PollIntervalBusy
-		// and doubles with each empty claim up to the poll interval. An
-		// idle worker queries once per poll interval.
+		// and doubles with each empty claim up to the poll interval. Then
+		// the worker is idle and waits for the next due job (waitDue).
+		if poll >= w.cfg.pollInterval {
+			w.waitDue(ctx)
+			continue
+		}
 		w.waitIdle(ctx, w.idleWait(jitter(poll, 0.1)))
 		poll = min(2*poll, w.cfg.pollInterval)
+	}
+}
+
+// waitDue is the wait of an idle worker, after a claim that found
+// nothing: it reads when the next job it could claim falls due (one
+// statement per queue, no transaction) and sleeps until then, until a
+// wake-up (a job committed in this process, or in another one while the
+// cross-process wake-up is live), until a handler finishes, or for its
+// idle poll interval at most, and reads again; it returns when a job is
+// due, so the claim that follows finds it. The idle poll interval is
+// IdlePollInterval while the wake-up is live, and the poll interval while
+// it is not (or on a store without one), so jobs nothing wakes the
+// worker for (Queuety PHP's, another database user's, another Galera
+// node's) start within it. A job the read reported due that the claim
+// did not take (a rate limit, a concurrency group) is claimed again after
+// the poll interval, as before. On a store that cannot read the next due
+// time, or when the read fails, it waits the poll interval and returns.
+func (w *Worker) waitDue(ctx context.Context) {
+	for first := true; ctx.Err() == nil; first = false {
+		at, ok, known, err := w.engine.NextDue(ctx, w.cfg.queues, w.handlers())
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("queuety: read the next due job", "err", err)
+		}
+		if !known || err != nil {
+			w.waitIdle(ctx, w.idleWait(jitter(w.cfg.pollInterval, 0.1)))
+			return
+		}
+		limit := w.cfg.pollInterval
+		if w.engine.WakeLive() {
+			limit = max(w.cfg.idlePoll, limit)
+		}
+		wait := jitter(limit, 0.1)
+		if ok {
+			d := at.Sub(w.engine.Clock().Now())
+			if d <= 0 {
+				if !first {
+					return
+				}
+				// Due, yet the claim just before took nothing: claim
+				// again after the poll interval, as a polling worker
+				// would.
+				w.waitIdle(ctx, w.idleWait(jitter(w.cfg.pollInterval, 0.1)))
+				return
+			}
+			wait = min(wait, d)
+		}
+		if w.waitIdle(ctx, w.idleWait(wait)) {
+			return
+		}
 	}
 }
 
@@ -179,16 +232,20 @@ func (w *Worker) waitFreed(ctx context.Context, d time.Duration) {
 // finishes, this process dispatches jobs (Run only), ctx is done, or d passes in real time or on the engine clock
 // (see TimerClock), so a job that falls due because a fake clock moved is
 // claimed at once.
-func (w *Worker) waitIdle(ctx context.Context, d time.Duration) {
+// It reports whether a wake-up or a finished handler ended it.
+func (w *Worker) waitIdle(ctx context.Context, d time.Duration) bool {
 	t := w.newEither(d)
 	defer t.stop()
 	select {
 	case <-w.wake:
+		return true
 	case <-w.freed:
+		return true
 	case <-t.real.C:
 	case <-t.engC():
 	case <-ctx.Done():
 	}
+	return false
 }
 
 func (w *Worker) handBack(jobs []*engine.Claimed) {

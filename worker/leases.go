@@ -153,3 +153,11 @@ type ShutdownError struct {
 func (e *ShutdownError) Error() string {
 	return fmt.Sprintf("worker: stopped with %d handler(s) still running (jobs %v): they ignored their cancelled context", len(e.JobIDs), e.JobIDs)
 }
+
+// recordingCount is the number of successes handed to the completer and
+// not yet recorded.
+func (w *Worker) recordingCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.recording)
+}

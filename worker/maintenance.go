@@ -21,14 +21,14 @@ type task struct {
 func (w *Worker) tasks() []*task {
 	iv := w.cfg.intervals
 	ts := []*task{
-		{name: deadline.SweepStale, interval: iv.Stale, run: w.recoverStale}, // holdback.go
-		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.sweeper.Timeouts},
-		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.sweeper.WaitTimers},
+		{name: deadline.SweepStale, interval: iv.Stale, run: w.gated(gateStale, w.recoverStale)}, // holdback.go, sweepgate.go
+		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.gated(gateActivity, w.sweeper.Timeouts)},
+		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.gated(gateWait, w.sweeper.WaitTimers)},
 		{name: deadline.SweepDeadlines, interval: iv.Deadlines, run: w.sweeper.Deadlines},
-		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks},                  // deadline/batches.go
-		{name: deadline.SweepWorkflowCallbacks, interval: iv.Deadlines, run: w.sweeper.WorkflowCallbacks}, // deadline/compensations.go
-		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},                   // deadline/overrun.go
-		{name: SweepMachineTimeouts, interval: iv.WaitTimer, run: w.machineTimeouts},                      // machines.go
+		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks},                   // deadline/batches.go
+		{name: deadline.SweepWorkflowCallbacks, interval: iv.Deadlines, run: w.sweeper.WorkflowCallbacks},  // deadline/compensations.go
+		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},                    // deadline/overrun.go
+		{name: SweepMachineTimeouts, interval: iv.WaitTimer, run: w.gated(gateMachine, w.machineTimeouts)}, // machines.go
 	}
 	if t := w.retentionTask(); t != nil { // retention.go
 		ts = append(ts, t)
@@ -92,10 +92,14 @@ func (w *Worker) startMaintenance(ctx context.Context) (func(), error) {
 }
 
 // scheduleLoop runs the schedule tick at start and then whenever the next
-// schedule is due, capped by ScheduleIdle, so the tick sleeps until there
-// is something to fire. A schedule saved or switched on through a client
-// of this process wakes it at once; schedules other processes save are
-// seen within ScheduleIdle. After a database error (the tick's, or reading
+// schedule is due, so the tick sleeps until there is something to fire.
+// While nothing is due it reads the next due time again every
+// ScheduleIdle (one statement, no transaction) to notice schedules other
+// processes saved, and runs the tick only when that read finds one due; a
+// schedule saved or switched on through a client of this process wakes it
+// at once. While a firing is buffered behind its schedule's previous run,
+// which no stored time predicts the end of, it ticks every
+// scheduleBufferedPoll. After a database error (the tick's, or reading
 // the next due time) it runs again after scheduleRetryMin, doubling up to
 // scheduleRetryMax while the errors last, on real time or the engine
 // clock, whichever passes first, so the schedules resume within seconds of
@@ -109,20 +113,30 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 	saved, unsubscribe := w.engine.SubscribeScheduleWake()
 	defer unsubscribe()
 	retry := time.Duration(0)
+	run := true // tick now; otherwise only read the next due time
 	for {
-		err := w.sweepOnce(ctx, tick)
+		var err error
+		if run {
+			err = w.sweepOnce(ctx, tick)
+		}
 		if ctx.Err() != nil {
 			return
 		}
-		var wait time.Duration
+		var next tickPlan
 		if err == nil {
-			wait, err = w.nextTick(ctx)
+			next, err = w.nextTick(ctx)
+		}
+		if err == nil && next.due && !run {
+			run = true // found due on a read: tick at once
+			continue
 		}
 		var timer, orTimer <-chan time.Time // orTimer: nil (never ready) but after an error
 		var stop func()
+		wait := next.wait
+		run = next.tickAfter
 		if err != nil {
 			retry = min(max(2*retry, scheduleRetryMin), scheduleRetryMax)
-			wait = retry
+			wait, run = retry, true
 			e := w.newEither(wait)
 			timer, orTimer, stop = e.real.C, e.engC(), e.stop
 		} else {
@@ -137,6 +151,7 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		case <-timer:
 		case <-orTimer:
 		case <-saved:
+			run = true
 		case <-ctx.Done():
 			stop()
 			return
@@ -153,23 +168,43 @@ const (
 	scheduleRetryMax = 5 * time.Second
 )
 
-// nextTick is how long the schedule tick sleeps before its next run, on
-// the worker's timer clock: until the next due schedule, at most
-// ScheduleIdle.
-func (w *Worker) nextTick(ctx context.Context) (time.Duration, error) {
+// scheduleBufferedPoll is how often the schedule tick runs while a firing
+// is buffered behind its schedule's previous run.
+const scheduleBufferedPoll = 2 * time.Second
+
+// tickPlan is what the schedule tick does next: sleep wait, then tick
+// (tickAfter) or only read the next due time again; due says a schedule
+// is due now.
+type tickPlan struct {
+	wait           time.Duration
+	due, tickAfter bool
+}
+
+// nextTick plans the schedule tick's next sleep, on the worker's timer
+// clock: until the next due schedule, at most ScheduleIdle, and at most
+// scheduleBufferedPoll while a firing is buffered.
+func (w *Worker) nextTick(ctx context.Context) (tickPlan, error) {
 	idle := w.cfg.intervals.ScheduleIdle
-	wait := idle
-	due, ok, err := w.engine.Schedules().NextDue(ctx)
+	p := tickPlan{wait: idle}
+	due, ok, buffered, err := w.engine.Schedules().NextDueBuffered(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Warn("queuety: read next schedule due time", "err", err)
 		}
-		return 0, err
+		return p, err
 	}
 	if ok {
-		wait = min(max(due.Sub(w.engine.Clock().Now()), 0), idle)
+		until := max(due.Sub(w.engine.Clock().Now()), 0)
+		p.due = until == 0
+		if until <= idle {
+			p.wait, p.tickAfter = until, true
+		}
 	}
-	return jitter(wait, w.cfg.intervals.Jitter/10), nil
+	if buffered && p.wait > scheduleBufferedPoll {
+		p.wait, p.tickAfter = scheduleBufferedPoll, true
+	}
+	p.wait = jitter(p.wait, w.cfg.intervals.Jitter/10)
+	return p, nil
 }
 
 // runTask runs one sweep for gocron, which passes the job's context

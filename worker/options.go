@@ -52,17 +52,20 @@ type Intervals struct {
 	Stale     time.Duration // default deadline.StaleInterval (2 s)
 	// ScheduleIdle caps how long the schedule tick sleeps: it wakes at the
 	// next due schedule, when a client of this process saves a schedule,
-	// or after ScheduleIdle to notice schedules other processes saved and
-	// buffered firings whose run ended (default ScheduleIdleDefault, 2 s).
+	// or after ScheduleIdle to read the next due time again, which
+	// notices schedules other processes saved (default
+	// ScheduleIdleDefault, 10 s). While a firing is buffered behind its
+	// schedule's previous run, the tick runs every 2 s at most.
 	ScheduleIdle time.Duration
 	// Jitter spreads each interval by ±Jitter × interval (default 0.1).
 	Jitter float64
 }
 
 // ScheduleIdleDefault is the longest the schedule tick sleeps. While
-// nothing is due, each wake-up reads the due schedules and the earliest
-// next run, each through an index.
-const ScheduleIdleDefault = 2 * time.Second
+// nothing is due, each wake-up reads the earliest next run (one statement
+// through an index, outside a transaction) and ticks only when a schedule
+// is due.
+const ScheduleIdleDefault = 10 * time.Second
 
 func (iv Intervals) withDefaults() Intervals {
 	def := func(d, v time.Duration) time.Duration {
@@ -91,6 +94,7 @@ type config struct {
 	batchSize       int
 	claimGather     time.Duration // see ClaimGather
 	pollInterval    time.Duration
+	idlePoll        time.Duration // see IdlePollInterval
 	shutdownTimeout time.Duration
 	hardStopTimeout time.Duration
 	leaseInterval   time.Duration
@@ -167,12 +171,29 @@ func EagerSteps(on bool) Option { return func(c *config) { c.noEager = !on } }
 // PollIntervalBusy is the first idle wait after a claim that found work;
 // each empty claim doubles the wait up to the poll interval, so a worker
 // fed by other processes claims their jobs within tens of milliseconds
-// while they keep coming, and an idle worker queries once per poll
-// interval.
+// while they keep coming. Past the poll interval the worker is idle: it
+// reads when its next job falls due and sleeps until then (see
+// IdlePollInterval).
 const PollIntervalBusy = 50 * time.Millisecond
 
-// PollInterval sets the wait between claims when no job is due (default
-// 1 s; a ±10% jitter is added).
+// IdlePollIntervalDefault is the longest an idle worker waits before it
+// looks for due jobs again while the cross-process wake-up is live.
+const IdlePollIntervalDefault = 10 * time.Second
+
+// IdlePollInterval sets the longest an idle worker waits before it looks
+// for due jobs again while the cross-process wake-up is live (MySQL's and
+// MariaDB's interrupted sleep, PostgreSQL's LISTEN): jobs dispatched by Go
+// clients of the same database wake it at once, and a delayed job's due
+// time is read in advance, so this bounds only how late it sees jobs that
+// nothing wakes it for (Queuety PHP's, another database user's, another
+// Galera node's). Default IdlePollIntervalDefault; while the wake-up is
+// not live, the worker looks every PollInterval. A value below the poll
+// interval counts as the poll interval.
+func IdlePollInterval(d time.Duration) Option { return func(c *config) { c.idlePoll = d } }
+
+// PollInterval sets the longest wait between empty claims after work,
+// and how often an idle worker looks for due jobs while the cross-process
+// wake-up is not live (default 1 s; a ±10% jitter is added).
 func PollInterval(d time.Duration) Option { return func(c *config) { c.pollInterval = d } }
 
 // ShutdownTimeout sets the grace period for running handlers after Run's

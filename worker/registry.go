@@ -55,6 +55,19 @@ func (w *Worker) heartbeatInterval() time.Duration {
 	return LeaseIntervalDefault
 }
 
+// idleHeartbeatInterval is how often an idle worker (no job running)
+// renews its registry row: IdleHeartbeatInterval, at least the lease
+// interval.
+func (w *Worker) idleHeartbeatInterval() time.Duration {
+	return max(IdleHeartbeatInterval, w.heartbeatInterval())
+}
+
+// IdleHeartbeatInterval is how often a worker that runs no job renews its
+// row in the worker registry (a running one renews it at every lease
+// interval), so an idle worker killed shows as gone after GoneAfter of
+// them.
+const IdleHeartbeatInterval = 15 * time.Second
+
 // register registers the worker and returns beat, which renews its row
 // (the lease keeper calls it after each renewal of its claims), and
 // deregister, which removes the row once beat is no longer called.
@@ -71,29 +84,53 @@ func (w *Worker) register(ctx context.Context) (beat func(context.Context), dere
 		HeartbeatInterval: w.heartbeatInterval(), StartedAt: clock.Now().UTC(),
 	}
 	failing := false
-	var pruned time.Time // when this worker last removed gone workers
+	var pruned time.Time  // when this worker last removed gone workers
+	var written time.Time // when the row was last written
+	wroteIdle := false    // the last write was an idle one
+	oneStatement, _ := store.(driver.IdleReader)
 	beat = func(ctx context.Context) {
 		// A slow database must not hold up the next renewal of the
 		// claims for longer than an interval.
-		ctx, cancel := context.WithTimeout(ctx, row.HeartbeatInterval)
+		ctx, cancel := context.WithTimeout(ctx, w.heartbeatInterval())
 		defer cancel()
-		row.Jobs = w.inflightIDs()
-		row.LastHeartbeat = clock.Now().UTC()
+		jobs := w.inflightIDs()
+		now := clock.Now().UTC()
+		// An idle worker renews its row every idle heartbeat interval,
+		// and says so in the row, so the registry's gone detection waits
+		// for GoneAfter of those; the first write after it went idle or
+		// busy tells the new interval at once.
+		idle := len(jobs) == 0 && w.recordingCount() == 0
+		interval := w.heartbeatInterval()
+		if idle {
+			interval = w.idleHeartbeatInterval()
+		}
+		if idle && wroteIdle && !written.IsZero() && now.Sub(written) < interval-w.heartbeatInterval()/2 {
+			return
+		}
+		row.Jobs, row.LastHeartbeat, row.HeartbeatInterval = jobs, now, interval
 		prune := row.LastHeartbeat.Sub(pruned) >= registryPruneEvery
-		err := store.InTx(ctx, func(tx driver.Tx) error {
-			if err := tx.WorkerSave(ctx, &row); err != nil {
+		var err error
+		if !prune && oneStatement != nil {
+			err = oneStatement.WorkerSaveOne(ctx, &row)
+		} else {
+			err = store.InTx(ctx, func(tx driver.Tx) error {
+				if err := tx.WorkerSave(ctx, &row); err != nil {
+					return err
+				}
+				// Whoever renews removes the workers gone for longer than
+				// the retention, a few at a time, once a registryPruneEvery.
+				if !prune {
+					return nil
+				}
+				_, err := tx.WorkerPrune(ctx, row.LastHeartbeat.Add(-queuetytype.WorkerRetention), registryPruneLimit)
 				return err
+			})
+		}
+		if err == nil {
+			written, wroteIdle = now, idle
+			if prune {
+				pruned = row.LastHeartbeat
 			}
-			// Whoever renews removes the workers gone for longer than
-			// the retention, a few at a time, once a registryPruneEvery.
-			if !prune {
-				return nil
-			}
-			_, err := tx.WorkerPrune(ctx, row.LastHeartbeat.Add(-queuetytype.WorkerRetention), registryPruneLimit)
-			return err
-		})
-		if err == nil && prune {
-			pruned = row.LastHeartbeat
 		}
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:

@@ -16,7 +16,8 @@ import (
 
 // TestWorkerRegistry checks a worker's row in the worker registry on both
 // stores: it registers when Run starts, renews the row (with the jobs it
-// runs) at every lease interval of its clock, shows as gone to a reader
+// runs) at every lease interval of its clock while it runs jobs (every
+// IdleHeartbeatInterval while idle), shows as gone to a reader
 // whose clock is past three missed renewals, and removes the row when it
 // stops.
 func TestWorkerRegistry(t *testing.T) {
@@ -62,7 +63,7 @@ func TestWorkerRegistry(t *testing.T) {
 		assert.Empty(t, got.Jobs)
 		assert.Equal(t, start, got.StartedAt)
 		assert.Equal(t, start, got.LastHeartbeat)
-		assert.Equal(t, interval, got.HeartbeatInterval)
+		assert.Equal(t, worker.IdleHeartbeatInterval, got.HeartbeatInterval, "an idle worker renews its row less often, and says so")
 		assert.False(t, got.Gone)
 
 		// A job starts; the next renewal lists it.
@@ -76,6 +77,7 @@ func TestWorkerRegistry(t *testing.T) {
 		require.Len(t, list, 1)
 		assert.Equal(t, []int64{id}, list[0].Jobs, "the jobs the worker runs")
 		assert.Equal(t, renewed, list[0].LastHeartbeat)
+		assert.Equal(t, interval, list[0].HeartbeatInterval, "a worker running jobs renews its row every lease interval")
 		assert.Equal(t, start, list[0].StartedAt, "started_at is kept")
 		assert.False(t, list[0].Gone)
 

@@ -170,7 +170,7 @@ func TestScheduleSavedIntoARunningWorkerFiresEverySlot(t *testing.T) {
 // TestScheduleSavedByAnotherProcessIsSeenWithinTheIdlePeriod saves a
 // 1-second schedule through a client that shares no wake-ups with the
 // worker's (as another process would): the worker's tick, asleep with
-// nothing due, wakes within the default idle period (2 s) and fires it.
+// nothing due, wakes within its idle period (2 s here) and fires it.
 // The slot that passed in between is merged into that firing, as
 // CatchUpOnce says, and reported: a warning naming the schedule and the
 // Missed count of the tick's sweep.
@@ -191,14 +191,14 @@ func TestScheduleSavedByAnotherProcessIsSeenWithinTheIdlePeriod(t *testing.T) {
 
 	armed := make(chan time.Duration, 10)
 	ticked := make(chan sweep, 10)
-	w := scheduleWorker(c, armed, ticked, worker.Maintenance(worker.Intervals{Jitter: -1}))
+	w := scheduleWorker(c, armed, ticked, worker.Maintenance(worker.Intervals{Jitter: -1, ScheduleIdle: 2 * time.Second}))
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
 
 	require.NoError(t, receive(t, ticked, "the schedule tick at start").err, "schedule tick at start")
 	idle := receive(t, armed, "the schedule tick to sleep")
-	require.Equal(t, worker.ScheduleIdleDefault, idle, "tick sleep with no schedule")
+	require.Equal(t, 2*time.Second, idle, "tick sleep with no schedule")
 	require.LessOrEqual(t, idle, 2*time.Second, "idle period")
 
 	_, err = other.Schedule("beat", nil).Every(time.Second).Save(ctx) // first slot 09:00:01

@@ -120,6 +120,8 @@ type Worker struct {
 	// registryID and host name the worker in the worker registry
 	// (registry.go).
 	registryID, host string
+	// gate holds the sweep gate's last read (sweepgate.go).
+	gate sweepGate
 }
 
 type attempt struct {
@@ -181,6 +183,7 @@ func New(c *queuety.Client, opts ...Option) *Worker {
 		queues:          []string{queuetytype.DefaultQueue},
 		concurrency:     ConcurrencyDefault,
 		pollInterval:    PollIntervalDefault,
+		idlePoll:        IdlePollIntervalDefault,
 		shutdownTimeout: ShutdownTimeoutDefault,
 		hardStopTimeout: HardStopTimeoutDefault,
 		leaseInterval:   LeaseIntervalDefault,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/queuety/queuety-go/store/driver"
@@ -92,6 +93,13 @@ func (e *Engine) SubscribeWake() (<-chan struct{}, func()) {
 	}
 }
 
+// WakeLive reports whether jobs committed by other processes wake this
+// process's idle workers now: the store carries notifications between
+// processes (driver.LiveJobNotifier) and its listener, started by
+// SubscribeWake, hears them. While it does not, idle workers find such
+// jobs only by polling.
+func (e *Engine) WakeLive() bool { return e.remote != nil && e.remote.live.Load() }
+
 // wake signals the claim loops that jobs were committed, in this process
 // and, on a store that carries notifications, in the others.
 func (e *Engine) wake() {
@@ -108,6 +116,10 @@ func (e *Engine) wake() {
 type remoteWake struct {
 	n   driver.JobNotifier
 	log *slog.Logger
+
+	// live is set while the listener hears notifications (a store
+	// without driver.LiveJobNotifier never reports it).
+	live atomic.Bool
 
 	mu        sync.Mutex
 	sending   bool
@@ -162,6 +174,10 @@ func (r *remoteWake) listen(wake func()) {
 	r.stop, r.stopped = cancel, done
 	go func() {
 		defer close(done)
+		if ln, ok := r.n.(driver.LiveJobNotifier); ok {
+			_ = ln.ListenJobsLive(ctx, wake, r.live.Store)
+			return
+		}
 		_ = r.n.ListenJobs(ctx, wake)
 	}()
 }

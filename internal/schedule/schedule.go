@@ -574,10 +574,23 @@ func (e *Service) scheduleActive(ctx context.Context, tx driver.Tx, s *driver.Sc
 // to end, which no stored time predicts, and the first tick after that
 // dispatches it.
 func (e *Service) NextDue(ctx context.Context) (time.Time, bool, error) {
-	var t time.Time
-	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) { t, err = tx.ScheduleNextDue(ctx); return err })
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("queuety: next schedule due: %w", err)
+	t, ok, _, err := e.NextDueBuffered(ctx)
+	return t, ok, err
+}
+
+// NextDueBuffered is NextDue, read in one statement outside a transaction
+// on a store that can (driver.IdleReader), that also says whether a
+// firing is buffered behind its schedule's previous run (always true on
+// other stores, which cannot tell).
+func (e *Service) NextDueBuffered(ctx context.Context) (next time.Time, ok, buffered bool, err error) {
+	if r, can := e.store.(driver.IdleReader); can {
+		next, buffered, err = r.ScheduleNextDueRead(ctx)
+	} else {
+		buffered = true
+		err = e.store.InTx(ctx, func(tx driver.Tx) (err error) { next, err = tx.ScheduleNextDue(ctx); return err })
 	}
-	return t, !t.IsZero(), nil
+	if err != nil {
+		return time.Time{}, false, false, fmt.Errorf("queuety: next schedule due: %w", err)
+	}
+	return next, !next.IsZero(), buffered, nil
 }

@@ -5,6 +5,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -17,6 +18,20 @@ const workerCols = "id, host, pid, version, queues, handlers, concurrency, jobs,
 
 // WorkerSave implements driver.Tx.
 func (t *txn) WorkerSave(ctx context.Context, w *queuetytype.Worker) error {
+	return t.workerSave(ctx, t.tx, w)
+}
+
+// WorkerSaveOne implements driver.IdleReader: WorkerSave as one
+// statement outside a transaction.
+func (s *Store) WorkerSaveOne(ctx context.Context, w *queuetytype.Worker) error {
+	t := &txn{s: s}
+	return t.workerSave(ctx, s.DB, w)
+}
+
+// workerSave runs WorkerSave's upsert on db (a transaction or the pool).
+func (t *txn) workerSave(ctx context.Context, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, w *queuetytype.Worker) error {
 	queues, err := json.Marshal(nonNilSlice(w.Queues))
 	if err != nil {
 		return fmt.Errorf("save worker %s: %w", w.ID, err)
@@ -29,7 +44,7 @@ func (t *txn) WorkerSave(ctx context.Context, w *queuetytype.Worker) error {
 	if err != nil {
 		return fmt.Errorf("save worker %s: %w", w.ID, err)
 	}
-	_, err = t.tx.ExecContext(ctx, "INSERT INTO "+t.s.T.Workers+" ("+workerCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+
+	_, err = db.ExecContext(ctx, "INSERT INTO "+t.s.T.Workers+" ("+workerCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+
 		t.s.D.Upsert([]string{"id"}, []string{"host", "pid", "version", "queues", "handlers", "concurrency", "jobs", "heartbeat_interval_ms", "last_heartbeat_at"}),
 		w.ID, w.Host, w.PID, w.Version, string(queues), string(handlers), w.Concurrency, string(jobs), w.HeartbeatInterval.Milliseconds(),
 		t.frac(w.StartedAt), t.frac(w.LastHeartbeat))

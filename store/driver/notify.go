@@ -20,6 +20,19 @@ type JobNotifier interface {
 	ListenJobs(ctx context.Context, wake func()) error
 }
 
+// LiveJobNotifier is an optional interface of a JobNotifier whose
+// listener says when it hears notifications: the engine's idle workers
+// then poll at their longer idle interval while it does, and at their
+// poll interval while it does not.
+type LiveJobNotifier interface {
+	JobNotifier
+	// ListenJobsLive is ListenJobs that also calls live(true) once its
+	// listener hears notifications (each time it connected) and
+	// live(false) when it lost them (its connection failed, or it
+	// returns).
+	ListenJobsLive(ctx context.Context, wake func(), live func(bool)) error
+}
+
 // LogSetter is an optional interface of a Store that reports what it does
 // in the background (a listener losing and regaining its connection). The
 // client gives it its logger when it opens the store.

@@ -163,9 +163,18 @@ func listenerIDs(ctx context.Context, conn *sql.Conn, stmt string) ([]int64, err
 // lost, logging the first loss at warn level on the client's logger
 // (SetLogger); it returns when ctx ends or the store is closed. With wake=false it returns at once.
 func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
+	return s.ListenJobsLive(ctx, wake, func(bool) {})
+}
+
+// ListenJobsLive implements driver.LiveJobNotifier: ListenJobs, reporting
+// live(true) while its connection sleeps to be woken and live(false) when
+// the connection is lost and when it returns. With wake=false it returns
+// at once, never live.
+func (s *Store) ListenJobsLive(ctx context.Context, wake func(), live func(bool)) error {
 	if s.cfg.NoWake {
 		return nil
 	}
+	defer live(false)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -178,7 +187,8 @@ func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
 	backoff := time.Second
 	for {
 		started := time.Now()
-		err := s.listen(ctx, wake)
+		err := s.listen(ctx, wake, live)
+		live(false)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -207,7 +217,7 @@ func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
 }
 
 // listen runs one listening connection until it fails or ctx ends.
-func (s *Store) listen(ctx context.Context, wake func()) error {
+func (s *Store) listen(ctx context.Context, wake func(), live func(bool)) error {
 	db, err := openDB(s.dc, s.cfg.Hosts)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -219,6 +229,7 @@ func (s *Store) listen(ctx context.Context, wake func()) error {
 		return fmt.Errorf("listen: connect: %w", err)
 	}
 	defer conn.Close()
+	live(true)
 	wake() // what was committed while no listener slept was heard by none
 	for {
 		// The deadline outlasts the sleep, so a server that vanished

@@ -61,6 +61,14 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 // 30 s) when the connection is lost. It returns when ctx ends or the
 // store is closed.
 func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
+	return s.ListenJobsLive(ctx, wake, func(bool) {})
+}
+
+// ListenJobsLive implements driver.LiveJobNotifier: ListenJobs, reporting
+// live(true) once its connection listens and live(false) when the
+// connection is lost and when it returns.
+func (s *Store) ListenJobsLive(ctx context.Context, wake func(), live func(bool)) error {
+	defer live(false)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.closing, cancel)
@@ -70,11 +78,13 @@ func (s *Store) ListenJobs(ctx context.Context, wake func()) error {
 	for {
 		started := time.Now()
 		err := s.listen(ctx, wake, func() {
+			live(true)
 			if down {
 				down = false
 				s.logger().Warn("queuety: job notifications are back; workers wake at once again", "channel", s.channel)
 			}
 		})
+		live(false)
 		if ctx.Err() != nil {
 			return nil
 		}

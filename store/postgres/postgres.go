@@ -283,7 +283,16 @@ func (c *Config) openDB(database string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(newConnector(stdlib.GetConnector(*pc))), nil
+	return sql.OpenDB(newConnector(stdlib.GetConnector(*pc, stdlib.OptionShouldPing(shouldPing)))), nil
+}
+
+// shouldPing says whether a pooled connection is pinged before it is used
+// again: after a minute idle, not after pgx's default of one second, which
+// made an idle worker's every read cost a ping too. A connection that
+// died meanwhile fails its statement before sending it, and database/sql
+// takes another.
+func shouldPing(_ context.Context, p stdlib.ShouldPingParams) bool {
+	return p.IdleDuration > time.Minute
 }
 
 // Store is the PostgreSQL store.

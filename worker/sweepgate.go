@@ -1,0 +1,103 @@
+package worker
+
+// The sweep gate: the sweeps that find rows by a stored time (stale
+// claims, activity timeouts, wait timers, state-machine timers) keep their
+// intervals, but a run only opens a transaction when one read, made at
+// most once a gate period for all of them (one statement, no
+// transaction), found a row of its kind due. An idle worker then costs the
+// database one statement a gate period for them, instead of a transaction
+// per sweep run.
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// gateKind names what a gated sweep looks for.
+type gateKind int
+
+const (
+	gateStale gateKind = iota
+	gateActivity
+	gateWait
+	gateMachine
+)
+
+// gatePeriodMax is the longest the gate's read is used before it is read
+// again.
+const gatePeriodMax = 5 * time.Second
+
+// sweepGate holds the gate's last read.
+type sweepGate struct {
+	mu   sync.Mutex
+	read time.Time // on the worker's timer clock; zero: read again
+	due  driver.MaintenanceDue
+}
+
+// gatePeriod is how long one read of the gate serves: gatePeriodMax, or
+// less when the wait-timer or watchdog interval is shorter, and never more
+// than the lease timeout, so that no claim made after a read can go stale
+// before the next read.
+func (w *Worker) gatePeriod() time.Duration {
+	p := min(gatePeriodMax, w.engine.LeaseTimeout())
+	for _, iv := range []time.Duration{w.cfg.intervals.WaitTimer, w.cfg.intervals.Watchdog} {
+		if iv > 0 {
+			p = min(p, iv)
+		}
+	}
+	return p
+}
+
+// gated returns run behind the gate for sweeps of kind: run is called
+// when the gate's read (at most a gate period old) has a row of that kind
+// due, or cannot tell (a store without driver.IdleReader, a failed read);
+// otherwise the run is skipped and reports no rows. After a run the gate
+// reads again, so a sweep with more rows than one run takes runs again.
+// A row written after a read is seen by the next read: a sweep finds it
+// within its interval plus a gate period of falling due.
+func (w *Worker) gated(kind gateKind, run func(context.Context) (int, error)) func(context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		if !w.gateDue(ctx, kind) {
+			return 0, nil
+		}
+		n, err := run(ctx)
+		w.gate.mu.Lock()
+		w.gate.read = time.Time{}
+		w.gate.mu.Unlock()
+		return n, err
+	}
+}
+
+// gateDue reports whether a sweep of kind may have rows to act on now.
+func (w *Worker) gateDue(ctx context.Context, kind gateKind) bool {
+	g := &w.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.read.IsZero() || w.timers.Since(g.read) >= w.gatePeriod() {
+		d, known, err := w.engine.MaintenanceDue(ctx)
+		if !known || err != nil {
+			if err != nil && ctx.Err() == nil {
+				w.log.Debug("queuety: read when the sweeps are due; sweeping", "err", err)
+			}
+			g.read = time.Time{}
+			return true
+		}
+		g.due, g.read = d, w.timers.Now()
+	}
+	now := w.engine.Clock().Now()
+	passed := func(t time.Time) bool { return !t.IsZero() && !t.After(now) }
+	switch kind {
+	case gateStale:
+		return g.due.Unreserved || (!g.due.Reserved.IsZero() && passed(g.due.Reserved.Add(w.engine.LeaseTimeout())))
+	case gateActivity:
+		return passed(g.due.Activity)
+	case gateWait:
+		return passed(g.due.Wait)
+	case gateMachine:
+		return passed(g.due.MachineTimer)
+	}
+	return true
+}
