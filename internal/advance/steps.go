@@ -239,12 +239,23 @@ type endedWorkflow struct {
 	state *phpjson.Object
 }
 
+// Workflows returns the workflow rows collected so far, as the
+// transitions left them.
+func (w *Writes) Workflows() []*driver.Workflow { return w.workflows }
+
 // Flush writes everything collected, inside tx: workflows, then jobs,
 // events and log rows.
 func (w *Writes) Flush(ctx context.Context, tx driver.Tx) error {
 	if err := tx.WorkflowUpdateMany(ctx, w.workflows); err != nil {
 		return err
 	}
+	return w.FlushRows(ctx, tx)
+}
+
+// FlushRows writes everything collected but the workflow rows, which the
+// caller wrote: jobs, events and log rows, and what the workflows that
+// ended set off.
+func (w *Writes) FlushRows(ctx context.Context, tx driver.Tx) error {
 	if len(w.jobs) > 0 {
 		if err := tx.JobInsert(ctx, w.jobs); err != nil {
 			return err

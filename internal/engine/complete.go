@@ -397,6 +397,9 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 		state *phpjson.Object
 		steps []*stepDef
 	}
+	if individual, handed, ok, err := e.advanceStepBatch(ctx, results, outputs, batch, offer); ok || err != nil {
+		return individual, handed, err
+	}
 	var individual []int
 	var handed []*Claimed
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
