@@ -23,18 +23,17 @@ type leanIndex struct {
 }
 
 // leanDropped are the indexes schema=lean drops, each with the index that
-// serves its lookups in the engine's queries:
+// serves its lookups in the engine's queries (idx_queue_status_available
+// stays: the oldest-due reads of the overview and the metrics find a
+// queue's earliest due job through it):
 //   - jobs idx_queue_claim (queue, status, priority, id, available_at):
 //     Queuety PHP's claim order; the engine claims through idx_go_claim;
-//   - jobs idx_queue_status_available (queue, status, available_at,
-//     priority): idx_go_claim starts with (queue, status);
 //   - jobs idx_status (status): a prefix of idx_status_completed and
 //     idx_reserved;
 //   - logs idx_handler (handler): a prefix of idx_go_handler_event.
 //
 // The definitions are Queuety PHP's (queuety_tables.sql).
 var leanDropped = []leanIndex{
-	{"jobs", "idx_queue_status_available", "(`queue`,`status`,`available_at`,`priority`)"},
 	{"jobs", "idx_queue_claim", "(`queue`,`status`,`priority`,`id`,`available_at`)"},
 	{"jobs", "idx_status", "(`status`)"},
 	{"logs", "idx_handler", "(`handler`)"},
