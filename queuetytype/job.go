@@ -223,4 +223,8 @@ type StoreInfo struct {
 	// a time (SQLite): a transaction waits for the one before it, so a
 	// worker's claims and recordings take turns instead of overlapping.
 	SerialWriters bool
+	// Schema names the store's index set where it has a choice: on MySQL
+	// "queuety" (Queuety PHP's indexes, the default) or "lean" (the DSN
+	// parameter schema=lean); empty for the other stores.
+	Schema string
 }

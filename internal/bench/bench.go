@@ -108,8 +108,11 @@ type Result struct {
 
 // Report is a whole benchmark run.
 type Report struct {
-	Store   string  `json:"store"`
-	Server  string  `json:"server"`
+	Store  string `json:"store"`
+	Server string `json:"server"`
+	// Schema is the store's index set (StoreInfo.Schema), when it has a
+	// choice: "queuety" or "lean" on MySQL.
+	Schema  string  `json:"schema,omitempty"`
 	Jobs    int     `json:"jobs"`
 	Runs    int     `json:"runs"`
 	Machine Machine `json:"machine"`
@@ -334,7 +337,7 @@ func runOnce(ctx context.Context, env Env, run func(context.Context, *queuety.Cl
 	defer c.Close()
 	if rep.Store == "" {
 		info := clientseam.StoreOf(c).Info()
-		rep.Store, rep.Server = info.Driver, info.Server
+		rep.Store, rep.Server, rep.Schema = info.Driver, info.Server, info.Schema
 	}
 	return run(ctx, c, dsn)
 }
@@ -364,7 +367,11 @@ func median(xs []float64) float64 {
 
 // Format writes the report as a table.
 func (r *Report) Format(w io.Writer) {
-	fmt.Fprintf(w, "store %s (%s), %d jobs per run, median of %d runs\n", r.Store, r.Server, r.Jobs, r.Runs)
+	schema := ""
+	if r.Schema != "" {
+		schema = ", schema " + r.Schema
+	}
+	fmt.Fprintf(w, "store %s (%s%s), %d jobs per run, median of %d runs\n", r.Store, r.Server, schema, r.Jobs, r.Runs)
 	fmt.Fprintf(w, "%d cores, %s, load average %.1f at the start, %s\n", r.Machine.Cores, r.Machine.GoVersion, r.Machine.LoadAvg, r.Machine.Date)
 	fmt.Fprintf(w, "%-28s %12s  %-10s %10s %9s %8s  %s\n", "scenario", "median", "unit", "of ceiling", "of +logs", "of min", "runs")
 	var cpu []*Result

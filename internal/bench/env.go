@@ -55,6 +55,9 @@ func (e *MySQLEnv) Fresh(ctx context.Context) (string, func(), error) {
 		sep = "&"
 	}
 	dsn += sep + "prefix=" + prefix
+	if e.base.Lean {
+		dsn += "&schema=lean"
+	}
 	if !dc.InterpolateParams {
 		// FormatDSN leaves a false out, and the store's default is true.
 		dsn += "&interpolateParams=false"

@@ -16,7 +16,10 @@
 // creates the database when it does not exist; other parameters go to the
 // driver. Other store parameters: max_open_conns (default 64); wake=false
 // turns off the wake-up of idle workers in other processes (see
-// NotifyJobs), for a proxy that multiplexes connections.
+// NotifyJobs), for a proxy that multiplexes connections; schema=lean
+// drops the indexes of Queuety PHP's jobs and logs tables that only
+// Queuety PHP's own queries read, for databases no Queuety PHP worker
+// uses (Migrate applies it; a store opened without it puts them back).
 //
 // A DSN may name several servers, for failover without a proxy:
 // mysql://u:p@h1:3306,h2:3306,h3:3306/db or u:p@tcp(h1:3306,h2:3306)/db.
@@ -116,6 +119,11 @@ type Config struct {
 	// NoWake turns off the wake-up of idle workers in other processes
 	// (the DSN parameter wake=false): they then find new jobs by polling.
 	NoWake bool
+	// Lean selects the lean index set (the DSN parameter schema=lean,
+	// default schema=queuety): Migrate drops the indexes of Queuety PHP's
+	// jobs and logs tables that only Queuety PHP's queries read (see
+	// leanDropped), for a database no Queuety PHP worker uses.
+	Lean bool
 	// Hosts are the servers of a DSN that names several
 	// (mysql://u:p@h1:3306,h2:3306/db or u:p@tcp(h1:3306,h2:3306)/db), as
 	// host:port in the DSN's order; Driver.Addr is the first. It is empty
@@ -246,7 +254,7 @@ func driverDSNError(err error) error {
 
 // takeParams removes the store's own parameters from q.
 func (c *Config) takeParams(q url.Values) error {
-	for _, k := range []string{"prefix", "max_open_conns", "socket", "create", "wake"} {
+	for _, k := range []string{"prefix", "max_open_conns", "socket", "create", "wake", "schema"} {
 		if len(q[k]) > 1 {
 			return fmt.Errorf("%w: DSN parameter %s is given %d times", driver.ErrInvalidArgument, k, len(q[k]))
 		}
@@ -278,6 +286,15 @@ func (c *Config) takeParams(q url.Values) error {
 		}
 		c.NoWake = !v
 		q.Del("wake")
+	}
+	if q.Has("schema") {
+		switch v := q.Get("schema"); v {
+		case schemaQueuety, schemaLean:
+			c.Lean = v == schemaLean
+		default:
+			return fmt.Errorf("%w: schema must be %s or %s, got %q", driver.ErrInvalidArgument, schemaQueuety, schemaLean, v)
+		}
+		q.Del("schema")
 	}
 	if q.Has("max_open_conns") {
 		n, err := strconv.Atoi(q.Get("max_open_conns"))
@@ -539,7 +556,10 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	db.SetConnMaxLifetime(30 * time.Minute)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
-	info := driver.StoreInfo{Driver: "mysql", Server: raw, Prefix: cfg.Prefix, Address: addr + "/" + dc.DBName}
+	info := driver.StoreInfo{Driver: "mysql", Server: raw, Prefix: cfg.Prefix, Address: addr + "/" + dc.DBName, Schema: schemaQueuety}
+	if cfg.Lean {
+		info.Schema = schemaLean
+	}
 	if offset != 0 {
 		info.Warnings = append(info.Warnings, fmt.Sprintf(
 			"server time zone %q is %+d s from UTC: Go sessions use UTC, but Queuety PHP workers on this database compare UTC times with NOW() and will run jobs and deadlines early or late; set the server's time_zone to '+00:00'",
