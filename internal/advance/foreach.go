@@ -87,41 +87,18 @@ func callUser[T any](fn func() (T, error)) (out T, err error) {
 // settles or fails at once.
 func (sc *stepCtx) expandForEach() error {
 	ctx, tx := context.Background(), sc.tx
-	idx := sc.wf.CurrentStep
 	in := sc.inputs()
-	all, rt := workflowstate.LoadForEach(sc.state, idx)
-	if rt == nil {
-		var items []any
-		if sc.step.ItemsKey != "" {
-			v, _ := sc.state.Get(sc.step.ItemsKey)
-			if v != nil {
-				var ok bool
-				if items, ok = workflowstate.ListOf(v); !ok {
-					return sc.s.final(fmt.Errorf("For-each step '%s' expected state key '%s' to contain an array.", sc.step.Name, sc.step.ItemsKey))
-				}
-			}
-		}
-		if items == nil {
-			items = []any{}
-		}
-		if err := sc.checkForEachItems(len(items)); err != nil {
-			return err
-		}
-		o := phpjson.NewObject()
-		o.Set("initialized", true)
-		o.Set("items", items)
-		o.Set("results", phpjson.NewObject())
-		o.Set("failures", phpjson.NewObject())
-		o.Set("winner_index", nil)
-		rt = &workflowstate.ForEach{Obj: o, Items: items, Results: phpjson.NewObject(), Failures: phpjson.NewObject()}
+	all, rt, err := sc.loadExpand()
+	if err != nil {
+		return err
 	}
-	rt.Store(sc.state, all, idx)
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
-	w := &Writes{events: []*driver.WorkflowEvent{sc.startedEvent(in)}, logs: sc.logs()}
-	missing := rt.Missing()
-	if len(missing) == 0 {
+	w := &Writes{}
+	if len(rt.Missing()) == 0 {
+		rt.Store(sc.state, all, sc.wf.CurrentStep)
+		w.events, w.logs = []*driver.WorkflowEvent{sc.startedEvent(in)}, sc.logs()
 		switch {
 		case rt.Satisfied(sc.step):
 			out, err := sc.forEachOutput(rt)
@@ -139,8 +116,54 @@ func (sc *stepCtx) expandForEach() error {
 			sc.wf.State = workflowstate.EncodeJSON(sc.state)
 			return sc.s.FailWorkflowLocked(ctx, tx, sc.wf, sc.row.ID, msgForEachUnsatisfiable, sc.now)
 		}
+		w = &Writes{}
 	}
-	for _, i := range missing {
+	sc.expandInto(w, in, all, rt)
+	return w.Flush(ctx, tx)
+}
+
+// loadExpand returns the step's for-each runtime, initialised from the
+// items in state when the step has none yet. It changes nothing.
+func (sc *stepCtx) loadExpand() (*phpjson.Object, *workflowstate.ForEach, error) {
+	all, rt := workflowstate.LoadForEach(sc.state, sc.wf.CurrentStep)
+	if rt != nil {
+		return all, rt, nil
+	}
+	var items []any
+	if sc.step.ItemsKey != "" {
+		v, _ := sc.state.Get(sc.step.ItemsKey)
+		if v != nil {
+			var ok bool
+			if items, ok = workflowstate.ListOf(v); !ok {
+				return nil, nil, sc.s.final(fmt.Errorf("For-each step '%s' expected state key '%s' to contain an array.", sc.step.Name, sc.step.ItemsKey))
+			}
+		}
+	}
+	if items == nil {
+		items = []any{}
+	}
+	if err := sc.checkForEachItems(len(items)); err != nil {
+		return nil, nil, err
+	}
+	o := phpjson.NewObject()
+	o.Set("initialized", true)
+	o.Set("items", items)
+	o.Set("results", phpjson.NewObject())
+	o.Set("failures", phpjson.NewObject())
+	o.Set("winner_index", nil)
+	return all, &workflowstate.ForEach{Obj: o, Items: items, Results: phpjson.NewObject(), Failures: phpjson.NewObject()}, nil
+}
+
+// expandInto stores the runtime in the state and writes into w what the
+// placeholder's expansion writes besides completing its job: the
+// step_started event, the log rows, a branch job for every missing item
+// and the workflow with its state.
+func (sc *stepCtx) expandInto(w *Writes, in stepInputs, all *phpjson.Object, rt *workflowstate.ForEach) {
+	idx := sc.wf.CurrentStep
+	rt.Store(sc.state, all, idx)
+	w.events = append(w.events, sc.startedEvent(in))
+	w.logs = append(w.logs, sc.logs()...)
+	for _, i := range rt.Missing() {
 		meta := phpjson.NewObject()
 		meta.Set("item_index", int64(i))
 		meta.Set("item", rt.Items[i])
@@ -150,7 +173,6 @@ func (sc *stepCtx) expandForEach() error {
 	}
 	sc.wf.State = workflowstate.EncodeJSON(sc.state)
 	w.workflows = append(w.workflows, sc.wf)
-	return w.Flush(ctx, tx)
 }
 
 // checkForEachItems fails the step when it planned more items than the

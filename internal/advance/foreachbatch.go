@@ -71,6 +71,8 @@ type branchGroup struct {
 	rt      *workflowstate.ForEach
 	settler *stepCtx
 	done    int
+	// expand is set for a placeholder's group (foreachexpand.go).
+	expand bool
 }
 
 // branchGroupsTx is one transaction of CompleteBranchGroups. again is
@@ -98,7 +100,13 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 		var live []*branchGroup
 		var jobIDs []int64
 		for _, g := range groups {
-			bg := s.openBranchGroup(g, byID[g.Attempts[0].Job().WorkflowID], now)
+			wf := byID[g.Attempts[0].Job().WorkflowID]
+			var bg *branchGroup
+			if isExpandGroup(g) {
+				bg = s.openExpandGroup(g, wf, now)
+			} else {
+				bg = s.openBranchGroup(g, wf, now)
+			}
 			if bg == nil {
 				g.Fallback = true // nothing written for it: the rest go on
 				continue
@@ -122,6 +130,10 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 		w := &Writes{}
 		var done []int64
 		for _, bg := range live {
+			if bg.expand {
+				done = append(done, s.applyExpandGroup(tx, w, bg, rows, now)...)
+				continue
+			}
 			ids, err := s.applyBranchGroup(ctx, tx, w, bg, rows, now)
 			if errors.Is(err, errRollback) {
 				bg.g.Fallback, again = true, true
@@ -140,6 +152,12 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 			}
 		}
 		for _, bg := range live {
+			if bg.expand {
+				if bg.done > 0 {
+					written = append(written, bg)
+				}
+				continue
+			}
 			if err := s.closeBranchGroup(w, bg); err != nil {
 				if errors.Is(err, errRollback) {
 					bg.g.Fallback, again = true, true

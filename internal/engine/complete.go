@@ -320,8 +320,9 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 		e.beforeRecord(ctx, r)
 		cj := r.Claimed
 		r.Outcome = ""
-		// r.Err covers failures and continue-as-new alike.
-		if cj.IsStep() && r.Err == nil && cj.preErr == nil && cj.flow.Def != nil && cj.flow.Def.Type == queuetytype.StepForEach && cj.Job.Handler != HandlerForEach {
+		// r.Err covers failures and continue-as-new alike. A for_each
+		// placeholder joins the branches: its expansion is batched too.
+		if cj.IsStep() && r.Err == nil && cj.preErr == nil && cj.flow.Def != nil && cj.flow.Def.Type == queuetytype.StepForEach {
 			if _, seen := branches[cj.Job.WorkflowID]; !seen {
 				branchOrder = append(branchOrder, cj.Job.WorkflowID)
 			}
