@@ -21,14 +21,14 @@ type task struct {
 func (w *Worker) tasks() []*task {
 	iv := w.cfg.intervals
 	ts := []*task{
-		{name: deadline.SweepStale, interval: iv.Stale, run: w.gated(gateStale, w.recoverStale)}, // holdback.go, sweepgate.go
-		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.gated(gateActivity, w.sweeper.Timeouts)},
-		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.gated(gateWait, w.sweeper.WaitTimers)},
+		{name: deadline.SweepStale, interval: iv.Stale, run: w.gated(deadline.SweepStale, gateStale, w.recoverStale)}, // holdback.go, sweepgate.go
+		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.gated(deadline.SweepTimeouts, gateActivity, w.sweeper.Timeouts)},
+		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.gated(deadline.SweepWaits, gateWait, w.sweeper.WaitTimers)},
 		{name: deadline.SweepDeadlines, interval: iv.Deadlines, run: w.sweeper.Deadlines},
-		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks},                   // deadline/batches.go
-		{name: deadline.SweepWorkflowCallbacks, interval: iv.Deadlines, run: w.sweeper.WorkflowCallbacks},  // deadline/compensations.go
-		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},                    // deadline/overrun.go
-		{name: SweepMachineTimeouts, interval: iv.WaitTimer, run: w.gated(gateMachine, w.machineTimeouts)}, // machines.go
+		{name: "batch-callbacks", interval: iv.Deadlines, run: w.sweeper.BatchCallbacks},                                         // deadline/batches.go
+		{name: deadline.SweepWorkflowCallbacks, interval: iv.Deadlines, run: w.sweeper.WorkflowCallbacks},                        // deadline/compensations.go
+		{name: deadline.SweepOverruns, interval: iv.Deadlines, run: w.sweeper.Overruns},                                          // deadline/overrun.go
+		{name: SweepMachineTimeouts, interval: iv.WaitTimer, run: w.gated(SweepMachineTimeouts, gateMachine, w.machineTimeouts)}, // machines.go
 	}
 	if t := w.retentionTask(); t != nil { // retention.go
 		ts = append(ts, t)

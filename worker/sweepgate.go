@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -54,13 +55,19 @@ func (w *Worker) gatePeriod() time.Duration {
 // gated returns run behind the gate for sweeps of kind: run is called
 // when the gate's read (at most a gate period old) has a row of that kind
 // due, or cannot tell (a store without driver.IdleReader, a failed read);
-// otherwise the run is skipped and reports no rows. After a run the gate
-// reads again, so a sweep with more rows than one run takes runs again.
-// A row written after a read is seen by the next read: a sweep finds it
-// within its interval plus a gate period of falling due.
-func (w *Worker) gated(kind gateKind, run func(context.Context) (int, error)) func(context.Context) (int, error) {
+// otherwise the run is skipped and reports no rows, to the observer too
+// (as a sweep named name that changed nothing, so that a dashboard still
+// sees the sweep run on an idle system). After a run the gate reads
+// again, so a sweep with more rows than one run takes runs again. A row
+// written after a read is seen by the next read: a sweep finds it within
+// its interval plus a gate period of falling due.
+func (w *Worker) gated(name string, kind gateKind, run func(context.Context) (int, error)) func(context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
+		t0 := time.Now()
 		if !w.gateDue(ctx, kind) {
+			if w.obs != nil {
+				w.obs.Swept(ctx, observe.Sweep{Name: name, Duration: time.Since(t0)})
+			}
 			return 0, nil
 		}
 		n, err := run(ctx)
