@@ -213,14 +213,30 @@ func testGroupEightWorkers(t *testing.T, e *Env) {
 		e.Dispatch("plain", queuety.State{"i": i})
 	}
 	var active, peak, tenantActive, tenantPeak atomic.Int64
-	track := func(cur, top *atomic.Int64) func(context.Context, queuety.Payload) error {
-		return func(context.Context, queuety.Payload) error {
+	// pair is closed when two provider handlers first run at once; until
+	// then a provider handler running alone waits a while for a second
+	// one, so that the group's second slot is used however the claims of
+	// a loaded machine interleave.
+	pair := make(chan struct{})
+	var pairOnce sync.Once
+	track := func(cur, top *atomic.Int64, waitPair bool) func(context.Context, queuety.Payload) error {
+		return func(ctx context.Context, _ queuety.Payload) error {
 			n := cur.Add(1)
 			defer cur.Add(-1)
 			for {
 				p := top.Load()
 				if n <= p || top.CompareAndSwap(p, n) {
 					break
+				}
+			}
+			if waitPair && n >= 2 {
+				pairOnce.Do(func() { close(pair) })
+			}
+			if waitPair && n == 1 {
+				select {
+				case <-pair:
+				case <-ctx.Done():
+				case <-time.After(2 * time.Second):
 				}
 			}
 			time.Sleep(2 * time.Millisecond) // the handler's work, so runs overlap
@@ -231,8 +247,8 @@ func testGroupEightWorkers(t *testing.T, e *Env) {
 	ws := make([]*worker.Worker, len(clients))
 	for i, c := range clients {
 		ws[i] = e.Worker(c, worker.GroupLimit("provider", 2), worker.Concurrency(4))
-		ws[i].HandleJob("call_llm", track(&active, &peak))
-		ws[i].HandleJob("sync_tenant", track(&tenantActive, &tenantPeak))
+		ws[i].HandleJob("call_llm", track(&active, &peak, true))
+		ws[i].HandleJob("sync_tenant", track(&tenantActive, &tenantPeak, false))
 		ws[i].HandleJob("plain", func(context.Context, queuety.Payload) error { return nil })
 	}
 	for round := 0; round < 50; round++ {
