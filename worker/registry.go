@@ -104,7 +104,7 @@ func (w *Worker) register(ctx context.Context) (beat func(context.Context), dere
 		if idle {
 			interval = w.idleHeartbeatInterval()
 		}
-		if idle && wroteIdle && !written.IsZero() && now.Sub(written) < interval-w.heartbeatInterval()/2 {
+		if idle && wroteIdle && now.Sub(written) < interval-w.heartbeatInterval()/2 {
 			return
 		}
 		row.Jobs, row.LastHeartbeat, row.HeartbeatInterval = jobs, now, interval

@@ -95,31 +95,28 @@ func (sc *stepCtx) expandForEach() error {
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
-	w := &Writes{}
-	if len(rt.Missing()) == 0 {
-		rt.Store(sc.state, all, sc.wf.CurrentStep)
-		w.events, w.logs = []*driver.WorkflowEvent{sc.startedEvent(in)}, sc.logs()
-		switch {
-		case rt.Satisfied(sc.step):
-			out, err := sc.forEachOutput(rt)
-			if err != nil {
-				return err
-			}
-			if err := sc.finalizeForEach(w, in, out); err != nil {
-				return err
-			}
-			return w.Flush(ctx, tx)
-		case rt.Impossible(sc.step):
-			if err := w.Flush(ctx, tx); err != nil {
-				return err
-			}
-			sc.wf.State = workflowstate.EncodeJSON(sc.state)
-			return sc.s.FailWorkflowLocked(ctx, tx, sc.wf, sc.row.ID, msgForEachUnsatisfiable, sc.now)
-		}
-		w = &Writes{}
+	if len(rt.Missing()) > 0 || (!rt.Satisfied(sc.step) && !rt.Impossible(sc.step)) {
+		w := &Writes{}
+		sc.expandInto(w, in, all, rt)
+		return w.Flush(ctx, tx)
 	}
-	sc.expandInto(w, in, all, rt)
-	return w.Flush(ctx, tx)
+	rt.Store(sc.state, all, sc.wf.CurrentStep)
+	w := &Writes{events: []*driver.WorkflowEvent{sc.startedEvent(in)}, logs: sc.logs()}
+	if rt.Satisfied(sc.step) {
+		out, err := sc.forEachOutput(rt)
+		if err != nil {
+			return err
+		}
+		if err := sc.finalizeForEach(w, in, out); err != nil {
+			return err
+		}
+		return w.Flush(ctx, tx)
+	}
+	if err := w.Flush(ctx, tx); err != nil {
+		return err
+	}
+	sc.wf.State = workflowstate.EncodeJSON(sc.state)
+	return sc.s.FailWorkflowLocked(ctx, tx, sc.wf, sc.row.ID, msgForEachUnsatisfiable, sc.now)
 }
 
 // loadExpand returns the step's for-each runtime, initialised from the

@@ -390,14 +390,9 @@ func lockedState(cj *Claimed, wf *driver.Workflow) (*phpjson.Object, []*stepDef,
 
 // completeStepBatch advances the batch's workflows in one transaction and
 // returns the results it left for Finish, and the next steps' jobs it
-// handed off to the worker that made offer (see eager.go).
+// handed off to the worker that made offer (see eager.go). It first tries
+// advanceStepBatch, which needs no locking read.
 func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int, offer *EagerOffer) ([]int, []*Claimed, error) {
-	type item struct {
-		i     int
-		wf    *driver.Workflow
-		state *phpjson.Object
-		steps []*stepDef
-	}
 	if individual, handed, ok, err := e.advanceStepBatch(ctx, results, outputs, batch, offer); ok || err != nil {
 		return individual, handed, err
 	}
@@ -414,49 +409,31 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 		if err != nil {
 			return err
 		}
-		var items []item
-		var jobs []*driver.Job
+		var items []stepItem
 		taken := map[int64]bool{}
 		for _, i := range batch {
 			cj := results[i].Claimed
 			wf := byID[cj.Job.WorkflowID]
-			idx := *cj.Job.StepIndex
-			if wf == nil || taken[wf.ID] || workflowExpired(wf, now) != "" ||
-				(wf.Status != driver.WorkflowRunning && wf.Status != driver.WorkflowPaused) || wf.CurrentStep != idx {
+			if wf == nil || taken[wf.ID] {
 				individual = append(individual, i)
 				continue
 			}
 			state, steps, err := lockedState(cj, wf)
-			if err != nil || idx >= len(steps) || steps[idx].Type != cj.flow.Def.Type || workflowstate.HasBudget(state) {
-				// A budget breach fails one workflow, not the batch.
+			// A budget breach fails one workflow, not the batch.
+			if err != nil || !batchable(cj, wf, state, steps, now) {
 				individual = append(individual, i)
 				continue
 			}
 			taken[wf.ID] = true
-			items = append(items, item{i: i, wf: wf, state: state, steps: steps})
-			jobs = append(jobs, cj.Job)
+			items = append(items, stepItem{i: i, wf: wf, state: state, steps: steps})
 		}
 		if len(items) == 0 {
 			return nil
 		}
-		if err := completeClaimed(ctx, tx, jobs, now); err != nil {
-			return err
-		}
-		w := &advance.Writes{}
-		eager := newEagerPicker(offer)
-		for _, it := range items {
-			r := results[it.i]
-			cj := r.Claimed
-			queued := len(w.Jobs())
-			if err := e.flow.FinalizeInto(w, locked(tx, it.wf, cj.Job, it.state, it.steps, now), attempt{cj, r}, outputs[it.i]); err != nil {
-				return err
-			}
-			eager.note(it.wf, it.state, it.steps, w.Jobs()[queued:])
-		}
-		if handed, err = eager.claim(ctx, tx, now); err != nil {
-			return err
-		}
-		return w.Flush(ctx, tx)
+		handed, err = e.recordSteps(ctx, tx, results, outputs, items, offer, now, func(w *advance.Writes) error {
+			return tx.WorkflowUpdateMany(ctx, w.Workflows())
+		})
+		return err
 	})
 	if errors.Is(err, errClaimMismatch) {
 		return batch, nil, nil // let Finish sort out which attempts still own their jobs

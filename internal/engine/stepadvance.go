@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/queuety/queuety-go/internal/advance"
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -37,56 +38,37 @@ func (e *Engine) advanceStepBatch(ctx context.Context, results []*Result, output
 		seen[f.Workflow.ID] = true
 	}
 	err = e.store.InTx(ctx, func(tx driver.Tx) error {
-		handed = nil
 		adv, can := tx.(driver.WorkflowAdvanceTx)
 		if !can {
 			return errNeedLock
 		}
 		now := e.clock.Now()
-		w := &advance.Writes{}
-		eager := newEagerPicker(offer)
-		jobs := make([]*driver.Job, 0, len(batch))
+		items := make([]stepItem, 0, len(batch))
 		from := make(map[int64]*driver.Workflow, len(batch))
 		for _, i := range batch {
-			r := results[i]
-			cj := r.Claimed
+			cj := results[i].Claimed
 			read := cj.flow.Workflow
-			idx := *cj.Job.StepIndex
-			steps := cj.flow.Steps
-			if workflowExpired(read, now) != "" || (read.Status != driver.WorkflowRunning && read.Status != driver.WorkflowPaused) ||
-				read.CurrentStep != idx || idx >= len(steps) || steps[idx].Type != cj.flow.Def.Type || workflowstate.HasBudget(cj.flow.State) {
+			if !batchable(cj, read, cj.flow.State, cj.flow.Steps, now) {
 				return errNeedLock
 			}
 			wf := *read // the claim's copy is shared and read-only
-			state := cj.flow.State.Clone()
 			from[wf.ID] = read
-			queued := len(w.Jobs())
-			if err := e.flow.FinalizeInto(w, locked(tx, &wf, cj.Job, state, steps, now), attempt{cj, r}, outputs[i]); err != nil {
-				return err
+			items = append(items, stepItem{i: i, wf: &wf, state: cj.flow.State.Clone(), steps: cj.flow.Steps})
+		}
+		handed, err = e.recordSteps(ctx, tx, results, outputs, items, offer, now, func(w *advance.Writes) error {
+			wfs := w.Workflows()
+			advances := make([]driver.WorkflowAdvance, len(wfs))
+			for k, wf := range wfs {
+				read := from[wf.ID]
+				advances[k] = driver.WorkflowAdvance{Workflow: wf, FromStatus: read.Status, FromStep: read.CurrentStep, FromState: read.State}
 			}
-			eager.note(&wf, state, steps, w.Jobs()[queued:])
-			jobs = append(jobs, cj.Job)
-		}
-		wfs := w.Workflows()
-		advances := make([]driver.WorkflowAdvance, len(wfs))
-		for k, wf := range wfs {
-			read := from[wf.ID]
-			advances[k] = driver.WorkflowAdvance{Workflow: wf, FromStatus: read.Status, FromStep: read.CurrentStep, FromState: read.State}
-		}
-		matched, err := adv.WorkflowAdvanceMany(ctx, advances)
-		if err != nil {
+			matched, err := adv.WorkflowAdvanceMany(ctx, advances)
+			if err == nil && matched != int64(len(advances)) {
+				err = errNeedLock
+			}
 			return err
-		}
-		if matched != int64(len(advances)) {
-			return errNeedLock
-		}
-		if err := completeClaimed(ctx, tx, jobs, now); err != nil {
-			return err
-		}
-		if handed, err = eager.claim(ctx, tx, now); err != nil {
-			return err
-		}
-		return w.FlushRows(ctx, tx)
+		})
+		return err
 	})
 	switch {
 	case errors.Is(err, errNeedLock):
@@ -97,4 +79,57 @@ func (e *Engine) advanceStepBatch(ctx context.Context, results []*Result, output
 		return nil, nil, true, fmt.Errorf("queuety: complete steps: %w", err)
 	}
 	return nil, handed, true, nil
+}
+
+// stepItem is one completed step of a batch, with the workflow row, state
+// and step definitions its transition starts from.
+type stepItem struct {
+	i     int
+	wf    *driver.Workflow
+	state *phpjson.Object
+	steps []*stepDef
+}
+
+// batchable reports whether cj's completed step can be recorded in a
+// batch from wf, state and steps: the workflow is running or paused, not
+// expired, at the step, whose definition still has the claimed type, and
+// its state carries no budget (a breach fails one workflow, not the
+// batch).
+func batchable(cj *Claimed, wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, now time.Time) bool {
+	idx := *cj.Job.StepIndex
+	return workflowExpired(wf, now) == "" && (wf.Status == driver.WorkflowRunning || wf.Status == driver.WorkflowPaused) &&
+		wf.CurrentStep == idx && idx < len(steps) && steps[idx].Type == cj.flow.Def.Type && !workflowstate.HasBudget(state)
+}
+
+// recordSteps records a batch of completed steps in tx: each item's
+// transition, then the workflows written by writeWorkflows (an UPDATE of
+// the locked rows, or a guarded one), the jobs completed, the next steps'
+// jobs handed off to offer's worker, and the jobs, events and log rows
+// inserted. It returns the handed-off jobs.
+func (e *Engine) recordSteps(ctx context.Context, tx driver.Tx, results []*Result, outputs []*phpjson.Object, items []stepItem,
+	offer *EagerOffer, now time.Time, writeWorkflows func(*advance.Writes) error) ([]*Claimed, error) {
+	w := &advance.Writes{}
+	eager := newEagerPicker(offer)
+	jobs := make([]*driver.Job, 0, len(items))
+	for _, it := range items {
+		r := results[it.i]
+		cj := r.Claimed
+		queued := len(w.Jobs())
+		if err := e.flow.FinalizeInto(w, locked(tx, it.wf, cj.Job, it.state, it.steps, now), attempt{cj, r}, outputs[it.i]); err != nil {
+			return nil, err
+		}
+		eager.note(it.wf, it.state, it.steps, w.Jobs()[queued:])
+		jobs = append(jobs, cj.Job)
+	}
+	if err := writeWorkflows(w); err != nil {
+		return nil, err
+	}
+	if err := completeClaimed(ctx, tx, jobs, now); err != nil {
+		return nil, err
+	}
+	handed, err := eager.claim(ctx, tx, now)
+	if err != nil {
+		return nil, err
+	}
+	return handed, w.FlushRows(ctx, tx)
 }

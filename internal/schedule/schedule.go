@@ -568,20 +568,12 @@ func (e *Service) scheduleActive(ctx context.Context, tx driver.Tx, s *driver.Sc
 	return err == nil && activeRun(j), err
 }
 
-// NextDue returns the earliest next run of an enabled schedule,
-// and false when no schedule is enabled. Workers sleep until then. A
-// buffered firing is not counted: it waits for its schedule's previous run
-// to end, which no stored time predicts, and the first tick after that
-// dispatches it.
-func (e *Service) NextDue(ctx context.Context) (time.Time, bool, error) {
-	t, ok, _, err := e.NextDueBuffered(ctx)
-	return t, ok, err
-}
-
-// NextDueBuffered is NextDue, read in one statement outside a transaction
-// on a store that can (driver.IdleReader), that also says whether a
-// firing is buffered behind its schedule's previous run (always true on
-// other stores, which cannot tell).
+// NextDueBuffered returns the earliest next run of an enabled schedule
+// (ok false when no schedule is enabled), which workers sleep until, and
+// whether a firing is buffered behind its schedule's previous run: that
+// one waits for the run to end, which no stored time predicts. On a store
+// that can (driver.IdleReader) it is one statement outside a transaction;
+// other stores cannot tell buffered, reported true.
 func (e *Service) NextDueBuffered(ctx context.Context) (next time.Time, ok, buffered bool, err error) {
 	if r, can := e.store.(driver.IdleReader); can {
 		next, buffered, err = r.ScheduleNextDueRead(ctx)

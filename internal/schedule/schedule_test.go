@@ -96,7 +96,7 @@ func TestTickCatchUpAndOverlap(t *testing.T) {
 	assert.Equal(t, id, again, "saving the same schedule updates it in place")
 	assert.Equal(t, 1, wakes, "an unchanged save writes nothing")
 
-	next, ok, err := svc.NextDue(ctx)
+	next, ok, _, err := svc.NextDueBuffered(ctx)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, start.Add(time.Minute), next)
@@ -134,7 +134,7 @@ func TestTickCatchUpAndOverlap(t *testing.T) {
 	assert.Zero(t, ref, "the previous run is active: skipped")
 
 	require.NoError(t, svc.SetEnabled(ctx, id, false))
-	_, ok, err = svc.NextDue(ctx)
+	_, ok, _, err = svc.NextDueBuffered(ctx)
 	require.NoError(t, err)
 	assert.False(t, ok, "no schedule enabled")
 

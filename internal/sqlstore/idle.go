@@ -15,16 +15,13 @@ import (
 
 // JobNextDue implements driver.IdleReader: the first entry of
 // idx_queue_status_available (queue, status, available_at) that a claim
-// could take once due.
+// could take once due (the claim's conditions but the due time).
 func (s *Store) JobNextDue(ctx context.Context, p driver.ClaimParams) (time.Time, bool, error) {
 	if len(p.Handlers) == 0 {
 		return time.Time{}, false, nil
 	}
 	q := "SELECT job.available_at FROM " + s.T.Jobs + " job WHERE job.queue = ? AND job.status = 'pending'" +
-		" AND job.handler IN (" + placeholders(len(p.Handlers)) + ")" +
-		" AND NOT EXISTS (SELECT 1 FROM " + s.T.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
-		" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + s.T.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
-		" AND NOT EXISTS (SELECT 1 FROM " + s.T.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)" +
+		" AND job.handler IN (" + placeholders(len(p.Handlers)) + ")" + claimBlockers(s.T) +
 		" ORDER BY job.available_at LIMIT 1"
 	args := []any{p.Queue}
 	for _, h := range p.Handlers {
@@ -46,7 +43,7 @@ func (s *Store) JobNextDue(ctx context.Context, p driver.ClaimParams) (time.Time
 func (s *Store) ScheduleNextDueRead(ctx context.Context) (time.Time, bool, error) {
 	var next time.Time
 	var buffered sql.NullInt64
-	err := s.DB.QueryRowContext(ctx, "SELECT (SELECT MIN(next_run) FROM "+s.T.Schedules+" WHERE enabled = 1),"+
+	err := s.DB.QueryRowContext(ctx, "SELECT ("+nextRunSQL(s.T)+"),"+
 		" (SELECT 1 FROM "+s.T.Schedules+" WHERE enabled = 1 AND pending_run IS NOT NULL LIMIT 1)").Scan(nullTime{&next}, &buffered)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next schedule due: %w", err)

@@ -120,6 +120,11 @@ func (t *txn) ScheduleUpdate(ctx context.Context, s *driver.Schedule, oldNext ti
 	return n > 0, nil
 }
 
+// nextRunSQL selects the earliest next run of the enabled schedules.
+func nextRunSQL(t Tables) string {
+	return "SELECT MIN(next_run) FROM " + t.Schedules + " WHERE enabled = 1"
+}
+
 // ScheduleNextDue implements driver.Tx: the earliest next run, the first
 // entry of idx_next_run (enabled, next_run). Buffered firings are left
 // out: a firing is buffered at a slot that has already passed and waits
@@ -127,7 +132,7 @@ func (t *txn) ScheduleUpdate(ctx context.Context, s *driver.Schedule, oldNext ti
 // so counting it would make a waiting worker tick continuously until then.
 func (t *txn) ScheduleNextDue(ctx context.Context) (time.Time, error) {
 	var next time.Time
-	err := t.tx.QueryRowContext(ctx, "SELECT MIN(next_run) FROM "+t.s.T.Schedules+" WHERE enabled = 1").Scan(nullTime{&next})
+	err := t.tx.QueryRowContext(ctx, nextRunSQL(t.s.T)).Scan(nullTime{&next})
 	if err != nil {
 		return time.Time{}, fmt.Errorf("next schedule due: %w", err)
 	}

@@ -277,12 +277,20 @@ type Statements struct {
 	FailureCounts string
 }
 
+// claimBlockers are the conditions a pending job of a claimed handler
+// must also meet to be claimed, as "AND ..." clauses on the alias job:
+// its workflow running or paused, its dependency completed, its queue not
+// paused. Their one argument is the queue.
+func claimBlockers(t Tables) string {
+	return " AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
+		" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
+		" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
+}
+
 func buildStatements(t Tables, d Dialect) Statements {
 	where := func(handlers, groups int, capCost bool) string {
 		w := "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
-			" AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
-			" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
-			" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
+			claimBlockers(t)
 		if groups > 0 {
 			w += " AND (job.concurrency_group IS NULL OR job.concurrency_group NOT IN (" + placeholders(groups) + "))"
 		}

@@ -153,11 +153,7 @@ func (t *txn) WorkflowUpdateMany(ctx context.Context, wfs []*driver.Workflow) er
 		}
 	}
 	for len(rows) > 0 {
-		n, size := 0, 0
-		for n < len(rows) && n < maxUpdateRows && (n == 0 || size+len(rows[n].State) <= maxStatementBytes) {
-			size += len(rows[n].State) + 256
-			n++
-		}
+		n := updateChunk(len(rows), func(i int) int { return len(rows[i].State) })
 		if err := t.workflowUpdateRows(ctx, rows[:n]); err != nil {
 			return err
 		}
@@ -176,41 +172,80 @@ func (t *txn) workflowUpdateRows(ctx context.Context, wfs []*driver.Workflow) er
 	for i, w := range wfs {
 		vals[i] = t.workflowUpdateArgs(w)
 	}
-	var b strings.Builder
-	args := make([]any, 0, 2*len(wfs)+len(workflowUpdateCols))
-	b.WriteString("UPDATE " + t.s.T.Workflows + " SET ")
+	ids := make([]int64, len(wfs))
+	for i, w := range wfs {
+		ids[i] = w.ID
+	}
+	u := &rowsUpdate{ids: ids}
+	u.b.WriteString("UPDATE " + t.s.T.Workflows + " SET ")
 	for c, col := range workflowUpdateCols {
 		if c > 0 {
-			b.WriteString(", ")
+			u.b.WriteString(", ")
 		}
-		b.WriteString(col)
-		same := true
-		for i := 1; i < len(vals) && same; i++ {
-			same = sameArg(vals[i][c], vals[0][c])
-		}
-		if same {
-			b.WriteString(" = ?")
-			args = append(args, vals[0][c])
-			continue
-		}
-		b.WriteString(" = CASE id")
-		for i, w := range wfs {
-			b.WriteString(" WHEN ? THEN ?")
-			args = append(args, w.ID, vals[i][c])
-		}
-		// Every row has its WHEN; the ELSE gives the CASE the column's
-		// type where parameters have none of their own (PostgreSQL
-		// would take them for text).
-		b.WriteString(" ELSE " + col + " END")
+		u.column(col, func(i int) any { return vals[i][c] }, nil)
 	}
-	b.WriteString(" WHERE id IN (" + placeholders(len(wfs)) + ")")
-	for _, w := range wfs {
-		args = append(args, w.ID)
-	}
-	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+	u.whereIDs()
+	if _, err := t.tx.ExecContext(ctx, u.b.String(), u.args...); err != nil {
 		return fmt.Errorf("update %d workflows: %w", len(wfs), err)
 	}
 	return nil
+}
+
+// updateChunk returns how many of count rows go in one multi-row UPDATE:
+// at most maxUpdateRows and, past the first, maxStatementBytes of their
+// bytes (size(i), plus 256 a row for the rest of its values).
+func updateChunk(count int, size func(i int) int) int {
+	n, total := 0, 0
+	for n < count && n < maxUpdateRows && (n == 0 || total+size(n) <= maxStatementBytes) {
+		total += size(n) + 256
+		n++
+	}
+	return n
+}
+
+// rowsUpdate builds a multi-row UPDATE of rows with ids: each column is
+// set, or compared, to one value when every row has it and otherwise to a
+// CASE on id.
+type rowsUpdate struct {
+	b    strings.Builder
+	args []any
+	ids  []int64
+}
+
+// column writes "col = value" for the rows' values val(i). wrap, when
+// set, wraps both sides (a comparison that must compare bytes).
+func (u *rowsUpdate) column(col string, val func(i int) any, wrap func(string) string) {
+	if wrap == nil {
+		wrap = func(s string) string { return s }
+	}
+	same := true
+	for i := 1; i < len(u.ids) && same; i++ {
+		same = sameArg(val(i), val(0))
+	}
+	if same {
+		u.b.WriteString(wrap(col) + " = " + wrap("?"))
+		u.args = append(u.args, val(0))
+		return
+	}
+	var c strings.Builder
+	c.WriteString("CASE id")
+	for i, id := range u.ids {
+		c.WriteString(" WHEN ? THEN ?")
+		u.args = append(u.args, id, val(i))
+	}
+	// Every row has its WHEN; the ELSE gives the CASE the column's type
+	// where parameters have none of their own (PostgreSQL would take
+	// them for text).
+	c.WriteString(" ELSE " + col + " END")
+	u.b.WriteString(wrap(col) + " = " + wrap(c.String()))
+}
+
+// whereIDs writes the WHERE clause that selects the rows.
+func (u *rowsUpdate) whereIDs() {
+	u.b.WriteString(" WHERE id IN (" + placeholders(len(u.ids)) + ")")
+	for _, id := range u.ids {
+		u.args = append(u.args, id)
+	}
 }
 
 // sameArg reports whether two statement arguments are the same value; it
