@@ -37,16 +37,8 @@ func (t *txn) workflowAdvanceRows(ctx context.Context, rows []driver.WorkflowAdv
 		vals[i] = [cols]any{string(w.Status), string(w.State), w.CurrentStep, t.sec(w.CompletedAt), t.frac(w.WaitDeadlineAt)}
 		ids[i] = w.ID
 	}
-	names := [cols]string{"status", "state", "current_step", "completed_at", "wait_deadline_at"}
-	u := &rowsUpdate{ids: ids}
-	u.b.WriteString("UPDATE " + t.s.T.Workflows + " SET ")
-	for c, col := range names {
-		if c > 0 {
-			u.b.WriteString(", ")
-		}
-		u.column(col, func(i int) any { return vals[i][c] }, nil)
-	}
-	u.whereIDs()
+	names := []string{"status", "state", "current_step", "completed_at", "wait_deadline_at"}
+	u := newRowsUpdate(t.s.T.Workflows, ids, names, func(i, c int) any { return vals[i][c] })
 	u.b.WriteString(" AND ")
 	u.column("status", func(i int) any { return string(rows[i].FromStatus) }, nil)
 	u.b.WriteString(" AND ")

@@ -176,15 +176,7 @@ func (t *txn) workflowUpdateRows(ctx context.Context, wfs []*driver.Workflow) er
 	for i, w := range wfs {
 		ids[i] = w.ID
 	}
-	u := &rowsUpdate{ids: ids}
-	u.b.WriteString("UPDATE " + t.s.T.Workflows + " SET ")
-	for c, col := range workflowUpdateCols {
-		if c > 0 {
-			u.b.WriteString(", ")
-		}
-		u.column(col, func(i int) any { return vals[i][c] }, nil)
-	}
-	u.whereIDs()
+	u := newRowsUpdate(t.s.T.Workflows, ids, workflowUpdateCols[:], func(i, c int) any { return vals[i][c] })
 	if _, err := t.tx.ExecContext(ctx, u.b.String(), u.args...); err != nil {
 		return fmt.Errorf("update %d workflows: %w", len(wfs), err)
 	}
@@ -210,6 +202,21 @@ type rowsUpdate struct {
 	b    strings.Builder
 	args []any
 	ids  []int64
+}
+
+// newRowsUpdate starts "UPDATE table SET ... WHERE id IN (...)" for the
+// rows with ids, setting each of cols to val(row, column).
+func newRowsUpdate(table string, ids []int64, cols []string, val func(i, c int) any) *rowsUpdate {
+	u := &rowsUpdate{ids: ids}
+	u.b.WriteString("UPDATE " + table + " SET ")
+	for c, col := range cols {
+		if c > 0 {
+			u.b.WriteString(", ")
+		}
+		u.column(col, func(i int) any { return val(i, c) }, nil)
+	}
+	u.whereIDs()
+	return u
 }
 
 // column writes "col = value" for the rows' values val(i). wrap, when
