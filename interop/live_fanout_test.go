@@ -221,7 +221,9 @@ func TestLiveMixedFleet(t *testing.T) {
 		}
 		return nil
 	}
-	w := s.goWorker(slow, worker.Concurrency(4), worker.PollInterval(20*time.Millisecond))
+	// Queuety PHP's commits wake no Go worker: a mixed fleet sets the idle
+	// poll interval to how soon Go must see PHP's jobs.
+	w := s.goWorker(slow, worker.Concurrency(4), worker.PollInterval(20*time.Millisecond), worker.IdlePollInterval(20*time.Millisecond))
 	runCtx, stopGo := context.WithCancel(ctx)
 	wg.Add(1)
 	var goErr error
