@@ -30,13 +30,20 @@ type leanIndex struct {
 //     Queuety PHP's claim order; the engine claims through idx_go_claim;
 //   - jobs idx_status (status): a prefix of idx_status_completed and
 //     idx_reserved;
-//   - logs idx_handler (handler): a prefix of idx_go_handler_event.
+//   - logs idx_handler (handler): a prefix of idx_go_handler_event;
+//   - workflow_events idx_job (job_id) and idx_step_name (workflow_id,
+//     step_name): Queuety PHP's lookups; the engine reads a workflow's
+//     events by workflow, step index, id and time only. Every workflow
+//     step writes two event rows, so these are four secondary-index
+//     writes a step.
 //
 // The definitions are Queuety PHP's (queuety_tables.sql).
 var leanDropped = []leanIndex{
 	{"jobs", "idx_queue_claim", "(`queue`,`status`,`priority`,`id`,`available_at`)"},
 	{"jobs", "idx_status", "(`status`)"},
 	{"logs", "idx_handler", "(`handler`)"},
+	{"workflow_events", "idx_job", "(`job_id`)"},
+	{"workflow_events", "idx_step_name", "(`workflow_id`,`step_name`)"},
 }
 
 // Schema names of StoreInfo.Schema.

@@ -25,10 +25,12 @@ var leanHarness = storetest.Harness{DSN: func(tb testing.TB) string {
 // indexSet is what the jobs and logs tables of a prefix carry: the
 // secondary indexes of the jobs table that hold status (each rewritten by
 // a claim and by a completion) and the logs table's secondary indexes
-// (each written twice a job, for its started and completed rows).
+// (each written twice a job, for its started and completed rows) and the
+// workflow events table's secondary indexes (each written twice a step).
 type indexSet struct {
 	jobsStatus []string
 	logs       []string
+	events     []string
 }
 
 func indexesOf(t *testing.T, prefix string) indexSet {
@@ -43,6 +45,7 @@ func indexesOf(t *testing.T, prefix string) indexSet {
 		{&s.jobsStatus, prefix + "queuety_jobs", " AND INDEX_NAME IN (SELECT INDEX_NAME FROM information_schema.STATISTICS" +
 			" WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = 'status')"},
 		{&s.logs, prefix + "queuety_logs", " AND ? <> ''"},
+		{&s.events, prefix + "queuety_workflow_events", " AND ? <> ''"},
 	} {
 		rows, err := db.Query("SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()"+
 			" AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'"+q.where+" ORDER BY INDEX_NAME", q.table, q.table)
@@ -60,9 +63,10 @@ func indexesOf(t *testing.T, prefix string) indexSet {
 
 // TestLeanSchemaIndexSet checks the index sets: Queuety PHP's (the
 // default) holds status in nine secondary indexes of the jobs table and
-// has six on the logs table; schema=lean drops idx_queue_claim and
-// idx_status from the jobs table and idx_handler from the logs table, and
-// a store opened without it puts them back.
+// has six on the logs table and five on the workflow events table;
+// schema=lean drops idx_queue_claim and idx_status from the jobs table,
+// idx_handler from the logs table and idx_job and idx_step_name from the
+// events table, and a store opened without it puts them back.
 func TestLeanSchemaIndexSet(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -70,12 +74,14 @@ func TestLeanSchemaIndexSet(t *testing.T) {
 	phpSet := indexSet{
 		jobsStatus: []string{"idx_go_claim", "idx_group_status", "idx_handler_status", "idx_queue_claim", "idx_queue_status_available",
 			"idx_reserved", "idx_status", "idx_status_completed", "idx_unique"},
-		logs: []string{"idx_created", "idx_event", "idx_go_handler_event", "idx_handler", "idx_job", "idx_workflow"},
+		logs:   []string{"idx_created", "idx_event", "idx_go_handler_event", "idx_handler", "idx_job", "idx_workflow"},
+		events: []string{"idx_created", "idx_job", "idx_step_name", "idx_timeline", "idx_workflow"},
 	}
 	leanSet := indexSet{
 		jobsStatus: []string{"idx_go_claim", "idx_group_status", "idx_handler_status", "idx_queue_status_available",
 			"idx_reserved", "idx_status_completed", "idx_unique"},
-		logs: []string{"idx_created", "idx_event", "idx_go_handler_event", "idx_job", "idx_workflow"},
+		logs:   []string{"idx_created", "idx_event", "idx_go_handler_event", "idx_job", "idx_workflow"},
+		events: []string{"idx_created", "idx_timeline", "idx_workflow"},
 	}
 	assert.Equal(t, phpSet, indexesOf(t, prefix), "default index set")
 
