@@ -41,6 +41,8 @@ type encoder struct {
 	depth int
 	// rawSlash writes "/" unescaped (PHP's JSON_UNESCAPED_SLASHES).
 	rawSlash bool
+	// memo holds the remembered encodings of kept objects (memo.go).
+	memo map[*Object][]byte
 }
 
 func (e *encoder) value(v any) error {
@@ -132,6 +134,15 @@ func (e *encoder) enter() error {
 }
 
 func (e *encoder) object(o *Object) error {
+	if e.memo != nil {
+		if kept, err := e.memoObject(o); kept || err != nil {
+			return err
+		}
+	}
+	return e.plainObject(o)
+}
+
+func (e *encoder) plainObject(o *Object) error {
 	if err := e.enter(); err != nil {
 		return err
 	}
