@@ -1,0 +1,52 @@
+package phpjson
+
+import (
+	"strconv"
+	"testing"
+)
+
+// TestMarshalMemoWritesWhatMarshalWrites: a tree encoded again and
+// again with a Memo, each time with more kept objects, some of them
+// reached twice, at different depths and inside lists, encodes as
+// Marshal encodes it; kept objects are remembered, others are not.
+func TestMarshalMemoWritesWhatMarshalWrites(t *testing.T) {
+	memo := &Memo{}
+	results := NewObject()
+	state := NewObject()
+	state.Set("name", "fan/out ü")
+	state.Set("results", results)
+	var kept []any
+	for round := range 5 {
+		for i := round * 3; i < round*3+3; i++ {
+			e := NewObject()
+			e.Set("index", int64(i))
+			out := NewObject()
+			out.Set("v", []any{int64(i), "x/" + strconv.Itoa(i), nil, 1.5})
+			e.Set("output", out)
+			e.Set("empty", NewObject())
+			memo.Keep(e)
+			results.Set(strconv.Itoa(i*7%11), e)
+			kept = append(kept, e)
+		}
+		state.Set("winners", append([]any{}, kept...))
+		want, err := Marshal(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := MarshalMemo(state, memo, len(want)/2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("round %d:\n got %s\nwant %s", round, got, want)
+		}
+	}
+	if n := memo.Len(); n != len(kept) {
+		t.Fatalf("memo holds %d objects, want the %d kept", n, len(kept))
+	}
+	for o, b := range memo.m {
+		if b == nil {
+			t.Fatalf("kept object %p was encoded but not remembered", o)
+		}
+	}
+}
