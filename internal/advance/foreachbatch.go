@@ -175,24 +175,33 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 				written = append(written, bg)
 			}
 		}
-		return w.Flush(ctx, tx)
+		if err := w.Flush(ctx, tx); err != nil {
+			return err
+		}
+		s.cacheWritten(written)
+		return nil
 	})
 	if errors.Is(err, errRollback) {
 		return again, nil
 	}
-	if err == nil {
-		// Committed: the states written are what the next claims and
-		// results of these workflows read back.
-		for _, bg := range written {
-			var keyed []*phpjson.Object
-			if bg.rt != nil {
-				// Loaded keyed, and every entry recorded since keyed too.
-				keyed = []*phpjson.Object{bg.rt.Results, bg.rt.Failures}
-			}
-			s.states.put(bg.wf.ID, bg.wf.State, bg.state, bg.steps, keyed...)
-		}
-	}
 	return false, err
+}
+
+// cacheWritten keeps the decoded states written for groups, which the
+// next claims and results of these workflows read back. They are cached
+// as the transaction commits, not after, so that no claim reading a
+// state just committed decodes it again; should the commit fail, the
+// cache still holds the version before (stateCache.put), and the
+// version never committed is one no row matches.
+func (s *Service) cacheWritten(groups []*branchGroup) {
+	for _, bg := range groups {
+		var keyed []*phpjson.Object
+		if bg.rt != nil {
+			// Loaded keyed, and every entry recorded since keyed too.
+			keyed = []*phpjson.Object{bg.rt.Results, bg.rt.Failures}
+		}
+		s.states.put(bg.wf.ID, bg.wf.State, bg.state, bg.steps, keyed...)
+	}
 }
 
 // openBranchGroup decodes the state of a group's workflow as locked, or

@@ -42,6 +42,7 @@ type stateCache struct {
 
 // cachedState is one workflow's stored state and its decoded tree.
 type cachedState struct {
+	prev  *cachedState // the version cached before, if any (no prev of its own)
 	raw   []byte
 	state *phpjson.Object
 	steps []*stepDef
@@ -51,23 +52,37 @@ type cachedState struct {
 	keyed []*phpjson.Object
 }
 
-// get returns the decoded state and steps of wf when the cache holds
-// exactly its stored state. Both are read-only.
-func (c *stateCache) get(wf *driver.Workflow) (*phpjson.Object, []*stepDef, bool) {
+// lookup returns the cached version of wf's state that is exactly its
+// stored state, or nil.
+func (c *stateCache) lookup(wf *driver.Workflow) *cachedState {
 	if len(wf.State) < minCachedState {
-		return nil, nil, false
+		return nil
 	}
 	c.mu.Lock()
 	cs := c.m[wf.ID]
 	c.mu.Unlock()
-	if cs == nil || !bytes.Equal(cs.raw, wf.State) {
+	for ; cs != nil; cs = cs.prev {
+		if bytes.Equal(cs.raw, wf.State) {
+			return cs
+		}
+	}
+	return nil
+}
+
+// get returns the decoded state and steps of wf when the cache holds
+// exactly its stored state. Both are read-only.
+func (c *stateCache) get(wf *driver.Workflow) (*phpjson.Object, []*stepDef, bool) {
+	cs := c.lookup(wf)
+	if cs == nil {
 		return nil, nil, false
 	}
 	return cs.state, cs.steps, true
 }
 
 // put remembers the decoded state of workflow id as stored in raw; the
-// caller never changes state or steps afterwards.
+// caller never changes state or steps afterwards. The version cached
+// before stays, as the previous one: a state is put as its transaction
+// commits, while others may still read the version before it.
 func (c *stateCache) put(id int64, raw []byte, state *phpjson.Object, steps []*stepDef, keyed ...*phpjson.Object) {
 	if len(raw) < minCachedState {
 		return
@@ -85,23 +100,28 @@ func (c *stateCache) put(id int64, raw []byte, state *phpjson.Object, steps []*s
 		}
 		c.order = append(c.order, id)
 	}
-	if cs := c.m[id]; cs != nil && len(keyed) == 0 && bytes.Equal(cs.raw, raw) {
-		return // what is cached is as good, and may know more (keyed)
+	next := &cachedState{raw: raw, state: state, steps: steps, keyed: keyed}
+	switch cur := c.m[id]; {
+	case cur == nil:
+	case bytes.Equal(cur.raw, raw):
+		if len(keyed) == 0 {
+			return // what is cached is as good, and may know more (keyed)
+		}
+		next.prev = cur.prev
+	case cur.prev != nil && bytes.Equal(cur.prev.raw, raw):
+		return // the version before, read again: the newer one stays
+	default:
+		next.prev = &cachedState{raw: cur.raw, state: cur.state, steps: cur.steps, keyed: cur.keyed}
 	}
-	c.m[id] = &cachedState{raw: raw, state: state, steps: steps, keyed: keyed}
+	c.m[id] = next
 }
 
 // keyed returns what LoadForEachKeyed needs to know of the state of wf
 // as stored: which of its entry arrays the engine recorded. It knows of
 // none unless the cache holds exactly wf's stored state.
 func (c *stateCache) keyed(wf *driver.Workflow) func(*phpjson.Object) bool {
-	if len(wf.State) < minCachedState {
-		return nil
-	}
-	c.mu.Lock()
-	cs := c.m[wf.ID]
-	c.mu.Unlock()
-	if cs == nil || len(cs.keyed) == 0 || !bytes.Equal(cs.raw, wf.State) {
+	cs := c.lookup(wf)
+	if cs == nil || len(cs.keyed) == 0 {
 		return nil
 	}
 	return func(o *phpjson.Object) bool { return slices.Contains(cs.keyed, o) }
