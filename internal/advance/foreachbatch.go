@@ -227,7 +227,20 @@ func (s *Service) openBranchGroup(g *BranchGroup, wf *driver.Workflow, now time.
 	if rt == nil {
 		return nil
 	}
-	return &branchGroup{g: g, wf: wf, state: state, steps: steps, all: all, rt: rt, memo: s.states.memo(wf.ID)}
+	bg := &branchGroup{g: g, wf: wf, state: state, steps: steps, all: all, rt: rt, memo: s.states.memo(wf.ID)}
+	if bg.memo != nil {
+		// The item list, in the runtime and (most often) in the public
+		// state, is written with every batch, as read.
+		bg.memo.KeepList(rt.Items)
+		if key := steps[idx].ItemsKey; key != "" {
+			if list, ok := state.Get(key); ok {
+				if l, ok := list.([]any); ok {
+					bg.memo.KeepList(l)
+				}
+			}
+		}
+	}
+	return bg
 }
 
 // applyBranchGroup records a group's branches in its runtime (into w)

@@ -42,7 +42,8 @@ type encoder struct {
 	// rawSlash writes "/" unescaped (PHP's JSON_UNESCAPED_SLASHES).
 	rawSlash bool
 	// memo holds the remembered encodings of kept objects (memo.go).
-	memo map[*Object][]byte
+	memo      map[*Object][]byte
+	memoLists map[*any]memoList
 }
 
 func (e *encoder) value(v any) error {
@@ -180,6 +181,15 @@ func (e *encoder) plainObject(o *Object) error {
 }
 
 func (e *encoder) list(l []any) error {
+	if e.memoLists != nil {
+		if kept, err := e.memoList(l); kept || err != nil {
+			return err
+		}
+	}
+	return e.plainList(l)
+}
+
+func (e *encoder) plainList(l []any) error {
 	if err := e.enter(); err != nil {
 		return err
 	}

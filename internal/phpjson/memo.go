@@ -11,6 +11,36 @@ import "sync"
 type Memo struct {
 	mu sync.Mutex
 	m  map[*Object][]byte
+	// lists holds the kept lists by their first element, with their
+	// length: a few, the lists of the latest states.
+	lists map[*any]memoList
+}
+
+// memoList is a kept list's length and remembered encoding.
+type memoList struct {
+	n int
+	b []byte
+}
+
+// maxMemoLists caps the lists a Memo keeps; keeping one more forgets
+// them all.
+const maxMemoLists = 8
+
+// KeepList marks l as never changing again (neither its elements nor
+// anything inside them), as Keep does for objects.
+func (m *Memo) KeepList(l []any) {
+	if len(l) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ml, ok := m.lists[&l[0]]; ok && ml.n == len(l) {
+		return
+	}
+	if m.lists == nil || len(m.lists) >= maxMemoLists {
+		m.lists = map[*any]memoList{}
+	}
+	m.lists[&l[0]] = memoList{n: len(l)}
 }
 
 // Keep marks o as never changing again: MarshalMemo remembers its
@@ -41,7 +71,7 @@ func MarshalMemo(v any, memo *Memo, sizeHint int) ([]byte, error) {
 	if memo != nil {
 		memo.mu.Lock()
 		defer memo.mu.Unlock()
-		e.memo = memo.m
+		e.memo, e.memoLists = memo.m, memo.lists
 	}
 	if err := e.value(v); err != nil {
 		return nil, err
@@ -65,5 +95,28 @@ func (e *encoder) memoObject(o *Object) (bool, error) {
 		return true, err
 	}
 	e.memo[o] = append([]byte(nil), e.buf[start:]...)
+	return true, nil
+}
+
+// memoList writes l from e.memoLists when it is kept there, remembering
+// its encoding the first time. It reports whether l is kept.
+func (e *encoder) memoList(l []any) (bool, error) {
+	if len(l) == 0 {
+		return false, nil
+	}
+	ml, kept := e.memoLists[&l[0]]
+	if !kept || ml.n != len(l) {
+		return false, nil
+	}
+	if ml.b != nil {
+		e.buf = append(e.buf, ml.b...)
+		return true, nil
+	}
+	start := len(e.buf)
+	if err := e.plainList(l); err != nil {
+		return true, err
+	}
+	ml.b = append([]byte(nil), e.buf[start:]...)
+	e.memoLists[&l[0]] = ml
 	return true, nil
 }

@@ -7,14 +7,19 @@ import (
 
 // TestMarshalMemoWritesWhatMarshalWrites: a tree encoded again and
 // again with a Memo, each time with more kept objects, some of them
-// reached twice, at different depths and inside lists, encodes as
-// Marshal encodes it; kept objects are remembered, others are not.
+// reached twice, at different depths and inside lists, and kept lists,
+// one of them reached again shorter, encodes as Marshal encodes it;
+// kept objects and lists are remembered, others are not.
 func TestMarshalMemoWritesWhatMarshalWrites(t *testing.T) {
 	memo := &Memo{}
 	results := NewObject()
 	state := NewObject()
 	state.Set("name", "fan/out ü")
 	state.Set("results", results)
+	items := []any{"a/b", int64(1), []any{int64(2)}, NewObject()}
+	memo.KeepList(items)
+	state.Set("items", items)
+	state.Set("same items", items[:2])
 	var kept []any
 	for round := range 5 {
 		for i := round * 3; i < round*3+3; i++ {
@@ -28,7 +33,9 @@ func TestMarshalMemoWritesWhatMarshalWrites(t *testing.T) {
 			results.Set(strconv.Itoa(i*7%11), e)
 			kept = append(kept, e)
 		}
-		state.Set("winners", append([]any{}, kept...))
+		winners := append([]any{}, kept...)
+		memo.KeepList(winners)
+		state.Set("winners", winners)
 		want, err := Marshal(state)
 		if err != nil {
 			t.Fatal(err)
@@ -43,6 +50,9 @@ func TestMarshalMemoWritesWhatMarshalWrites(t *testing.T) {
 	}
 	if n := memo.Len(); n != len(kept) {
 		t.Fatalf("memo holds %d objects, want the %d kept", n, len(kept))
+	}
+	if ml := memo.lists[&items[0]]; ml.b == nil || ml.n != len(items) {
+		t.Fatalf("the kept item list was not remembered: %+v", ml)
 	}
 	for o, b := range memo.m {
 		if b == nil {
