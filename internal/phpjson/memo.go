@@ -22,6 +22,10 @@ type memoList struct {
 	b []byte
 }
 
+// maxMemoObjects caps the objects a Memo keeps; keeping one more
+// forgets them all, and the tree is encoded afresh once.
+const maxMemoObjects = 1 << 17
+
 // maxMemoLists caps the lists a Memo keeps; keeping one more forgets
 // them all.
 const maxMemoLists = 8
@@ -48,7 +52,7 @@ func (m *Memo) KeepList(l []any) {
 func (m *Memo) Keep(o *Object) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.m == nil {
+	if m.m == nil || len(m.m) >= maxMemoObjects {
 		m.m = map[*Object][]byte{}
 	}
 	if _, ok := m.m[o]; !ok {
