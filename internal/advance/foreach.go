@@ -391,11 +391,23 @@ var openStatuses = []driver.JobStatus{driver.JobPending, driver.JobProcessing}
 type openJobs struct{ jobs []*driver.Job }
 
 // openJobsOf reads and locks the pending and processing jobs of
-// several workflows with one statement, by workflow.
+// several workflows, by workflow: with one statement where the store can
+// (driver.JobListManyTx), else one a workflow.
 func openJobsOf(ctx context.Context, tx driver.Tx, wfIDs []int64) (map[int64]*openJobs, error) {
-	jobs, err := tx.JobListByWorkflows(ctx, wfIDs, openStatuses, driver.LockUpdate)
-	if err != nil {
-		return nil, err
+	var jobs []*driver.Job
+	if many, ok := tx.(driver.JobListManyTx); ok {
+		var err error
+		if jobs, err = many.JobListByWorkflows(ctx, wfIDs, openStatuses, driver.LockUpdate); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, id := range wfIDs {
+			js, err := tx.JobListByWorkflow(ctx, id, openStatuses, driver.LockUpdate)
+			if err != nil {
+				return nil, err
+			}
+			jobs = append(jobs, js...)
+		}
 	}
 	out := make(map[int64]*openJobs, len(wfIDs))
 	for _, id := range wfIDs {

@@ -174,7 +174,7 @@ func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driv
 	return t.queryJobs(ctx, q+" ORDER BY id"+t.lock(lock), args...)
 }
 
-// JobListByWorkflows implements driver.Tx.
+// JobListByWorkflows implements driver.JobListManyTx.
 func (t *txn) JobListByWorkflows(ctx context.Context, wfIDs []int64, statuses []driver.JobStatus, lock driver.LockMode) ([]*driver.Job, error) {
 	if len(wfIDs) == 0 {
 		return nil, nil

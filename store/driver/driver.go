@@ -124,10 +124,6 @@ type Tx interface {
 	// JobListByWorkflow returns a workflow's jobs, optionally only those
 	// with the given statuses, in id order.
 	JobListByWorkflow(ctx context.Context, workflowID int64, statuses []JobStatus, lock LockMode) ([]*Job, error)
-	// JobListByWorkflows is JobListByWorkflow for several workflows in
-	// one statement: their jobs, optionally only those with the given
-	// statuses, in id order (locked in that order with LockUpdate).
-	JobListByWorkflows(ctx context.Context, workflowIDs []int64, statuses []JobStatus, lock LockMode) ([]*Job, error)
 	// JobListByStep returns a workflow's jobs in id order, as many of each
 	// step and with as much of their payloads as q allows.
 	JobListByStep(ctx context.Context, q JobStepQuery) ([]*Job, error)
