@@ -242,7 +242,7 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 		return sc.s.core.BuryJob(ctx, tx, sc.row, msgForEachSettled, sc.now)
 	}
 	w := &Writes{}
-	satisfied, err := sc.applyBranch(w, rt, output)
+	_, satisfied, err := sc.applyBranch(w, rt, output)
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 		return err
 	}
 	if satisfied {
-		if err := sc.settleForEach(w, rt, all); err != nil {
+		if err := sc.settleForEach(w, rt, all, nil); err != nil {
 			return err
 		}
 		return w.Flush(ctx, tx)
@@ -265,12 +265,13 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 }
 
 // applyBranch records one branch's output in the runtime, with its
-// step_started and step_item_completed events and log rows, and reports
-// whether the step's mode is now satisfied. The caller completes the job.
-func (sc *stepCtx) applyBranch(w *Writes, rt *workflowstate.ForEach, output *phpjson.Object) (bool, error) {
+// step_started and step_item_completed events and log rows, and returns
+// the result entry it recorded (never changed afterwards) and whether
+// the step's mode is now satisfied. The caller completes the job.
+func (sc *stepCtx) applyBranch(w *Writes, rt *workflowstate.ForEach, output *phpjson.Object) (*phpjson.Object, bool, error) {
 	storedItem, itemIndex, ok := workflowstate.BranchMeta(sc.row)
 	if !ok {
-		return false, sc.s.final(fmt.Errorf("Workflow %d: invalid for-each branch payload.", sc.wf.ID))
+		return nil, false, sc.s.final(fmt.Errorf("Workflow %d: invalid for-each branch payload.", sc.wf.ID))
 	}
 	item := storedItem
 	if itemIndex >= 0 && itemIndex < len(rt.Items) {
@@ -301,17 +302,26 @@ func (sc *stepCtx) applyBranch(w *Writes, rt *workflowstate.ForEach, output *php
 	sc.at.TraceItemCompleted(done, doneCtx)
 	w.events = append(w.events, started, done)
 	w.logs = append(w.logs, sc.logs()...)
-	return rt.Satisfied(sc.step), nil
+	return entry, rt.Satisfied(sc.step), nil
 }
 
 // settleForEach settles the step on this branch: the branches still open
 // are buried, and the aggregate (and the reducer's keys) is merged as the
 // step's output. The settling branch's job must be completed already.
-func (sc *stepCtx) settleForEach(w *Writes, rt *workflowstate.ForEach, all *phpjson.Object) error {
+// open, when not nil, holds the workflow's pending and processing jobs,
+// read and locked already (openJobsOf); else they are read here.
+func (sc *stepCtx) settleForEach(w *Writes, rt *workflowstate.ForEach, all *phpjson.Object, open *openJobs) error {
 	idx := sc.wf.CurrentStep
 	rt.Obj.Set("settled", true)
 	rt.Store(sc.state, all, idx)
-	if err := sc.s.buryOpenStepJobs(context.Background(), sc.tx, sc.wf.ID, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
+	if open == nil {
+		jobs, err := sc.tx.JobListByWorkflow(context.Background(), sc.wf.ID, openStatuses, driver.LockUpdate)
+		if err != nil {
+			return err
+		}
+		open = &openJobs{jobs: jobs}
+	}
+	if err := sc.s.buryStepJobs(context.Background(), sc.tx, open.jobs, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
 		return err
 	}
 	out, err := sc.forEachOutput(rt)
@@ -374,13 +384,46 @@ func (s *Service) forEachBranchBuried(ctx context.Context, tx driver.Tx, wf *dri
 	return true, s.FailWorkflowLocked(ctx, tx, wf, row.ID, msg, now)
 }
 
-// buryOpenStepJobs buries the pending and processing jobs of one step of a
-// workflow, except one.
-func (s *Service) buryOpenStepJobs(ctx context.Context, tx driver.Tx, wfID int64, idx int, except int64, msg string, now time.Time) error {
-	jobs, err := tx.JobListByWorkflow(ctx, wfID, []driver.JobStatus{driver.JobPending, driver.JobProcessing}, driver.LockUpdate)
-	if err != nil {
-		return err
+// openStatuses are the statuses of a workflow's jobs still open.
+var openStatuses = []driver.JobStatus{driver.JobPending, driver.JobProcessing}
+
+// openJobs is a workflow's pending and processing jobs, locked.
+type openJobs struct{ jobs []*driver.Job }
+
+// openJobsOf reads and locks the pending and processing jobs of
+// several workflows, by workflow: with one statement where the store can
+// (driver.JobListManyTx), else one a workflow.
+func openJobsOf(ctx context.Context, tx driver.Tx, wfIDs []int64) (map[int64]*openJobs, error) {
+	var jobs []*driver.Job
+	if many, ok := tx.(driver.JobListManyTx); ok {
+		var err error
+		if jobs, err = many.JobListByWorkflows(ctx, wfIDs, openStatuses, driver.LockUpdate); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, id := range wfIDs {
+			js, err := tx.JobListByWorkflow(ctx, id, openStatuses, driver.LockUpdate)
+			if err != nil {
+				return nil, err
+			}
+			jobs = append(jobs, js...)
+		}
 	}
+	out := make(map[int64]*openJobs, len(wfIDs))
+	for _, id := range wfIDs {
+		out[id] = &openJobs{}
+	}
+	for _, j := range jobs {
+		if o := out[j.WorkflowID]; o != nil {
+			o.jobs = append(o.jobs, j)
+		}
+	}
+	return out, nil
+}
+
+// buryStepJobs buries those of jobs, a workflow's open jobs, that belong
+// to step idx, except one.
+func (s *Service) buryStepJobs(ctx context.Context, tx driver.Tx, jobs []*driver.Job, idx int, except int64, msg string, now time.Time) error {
 	for _, j := range jobs {
 		if j.ID == except || j.StepIndex == nil || *j.StepIndex != idx {
 			continue

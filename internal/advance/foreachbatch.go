@@ -71,6 +71,9 @@ type branchGroup struct {
 	rt      *workflowstate.ForEach
 	settler *stepCtx
 	done    int
+	// memo remembers the encodings of the entries recorded (nil: the
+	// state is small, encoded afresh).
+	memo *phpjson.Memo
 	// expand is set for a placeholder's group (foreachexpand.go).
 	expand bool
 }
@@ -151,6 +154,10 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 				return err
 			}
 		}
+		open, err := settlersOpenJobs(ctx, tx, live)
+		if err != nil {
+			return err
+		}
 		for _, bg := range live {
 			if bg.expand {
 				if bg.done > 0 {
@@ -158,7 +165,7 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 				}
 				continue
 			}
-			if err := s.closeBranchGroup(w, bg); err != nil {
+			if err := s.closeBranchGroup(w, bg, open[bg.wf.ID]); err != nil {
 				if errors.Is(err, errRollback) {
 					bg.g.Fallback, again = true, true
 				}
@@ -168,19 +175,33 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 				written = append(written, bg)
 			}
 		}
-		return w.Flush(ctx, tx)
+		if err := w.Flush(ctx, tx); err != nil {
+			return err
+		}
+		s.cacheWritten(written)
+		return nil
 	})
 	if errors.Is(err, errRollback) {
 		return again, nil
 	}
-	if err == nil {
-		// Committed: the states written are what the next claims and
-		// results of these workflows read back.
-		for _, bg := range written {
-			s.states.put(bg.wf.ID, bg.wf.State, bg.state, bg.steps)
-		}
-	}
 	return false, err
+}
+
+// cacheWritten keeps the decoded states written for groups, which the
+// next claims and results of these workflows read back. They are cached
+// as the transaction commits, not after, so that no claim reading a
+// state just committed decodes it again; should the commit fail, the
+// cache still holds the version before (stateCache.put), and the
+// version never committed is one no row matches.
+func (s *Service) cacheWritten(groups []*branchGroup) {
+	for _, bg := range groups {
+		var keyed []*phpjson.Object
+		if bg.rt != nil {
+			// Loaded keyed, and every entry recorded since keyed too.
+			keyed = []*phpjson.Object{bg.rt.Results, bg.rt.Failures}
+		}
+		s.states.put(bg.wf.ID, bg.wf.State, bg.state, bg.steps, keyed...)
+	}
 }
 
 // openBranchGroup decodes the state of a group's workflow as locked, or
@@ -202,11 +223,24 @@ func (s *Service) openBranchGroup(g *BranchGroup, wf *driver.Workflow, now time.
 	if idx >= len(steps) || steps[idx].Type != queuetytype.StepForEach {
 		return nil
 	}
-	all, rt := workflowstate.LoadForEach(state, idx)
+	all, rt := workflowstate.LoadForEachKeyed(state, idx, s.states.keyed(wf))
 	if rt == nil {
 		return nil
 	}
-	return &branchGroup{g: g, wf: wf, state: state, steps: steps, all: all, rt: rt}
+	bg := &branchGroup{g: g, wf: wf, state: state, steps: steps, all: all, rt: rt, memo: s.states.memo(wf.ID)}
+	if bg.memo != nil {
+		// The item list, in the runtime and (most often) in the public
+		// state, is written with every batch, as read.
+		bg.memo.KeepList(rt.Items)
+		if key := steps[idx].ItemsKey; key != "" {
+			if list, ok := state.Get(key); ok {
+				if l, ok := list.([]any); ok {
+					bg.memo.KeepList(l)
+				}
+			}
+		}
+	}
+	return bg
 }
 
 // applyBranchGroup records a group's branches in its runtime (into w)
@@ -237,9 +271,12 @@ func (s *Service) applyBranchGroup(ctx context.Context, tx driver.Tx, w *Writes,
 			continue
 		}
 		sc := &stepCtx{s: s, tx: tx, wf: bg.wf, row: row, state: bg.state, steps: bg.steps, step: bg.steps[idx], at: at, now: now}
-		satisfied, err := sc.applyBranch(w, bg.rt, bg.g.Outputs[i])
+		entry, satisfied, err := sc.applyBranch(w, bg.rt, bg.g.Outputs[i])
 		if err != nil {
 			return nil, errRollback
+		}
+		if bg.memo != nil {
+			bg.memo.Keep(entry)
 		}
 		done = append(done, row.ID)
 		if satisfied {
@@ -250,14 +287,31 @@ func (s *Service) applyBranchGroup(ctx context.Context, tx driver.Tx, w *Writes,
 	return done, nil
 }
 
+// settlersOpenJobs reads and locks, with one statement, the open jobs of
+// the workflows whose step settles in this transaction, for settling to
+// bury those of the step. The groups' jobs must be completed already.
+func settlersOpenJobs(ctx context.Context, tx driver.Tx, groups []*branchGroup) (map[int64]*openJobs, error) {
+	var ids []int64
+	for _, bg := range groups {
+		if bg.settler != nil {
+			ids = append(ids, bg.wf.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return openJobsOf(ctx, tx, ids)
+}
+
 // closeBranchGroup writes a group's outcome into w once its jobs are
-// completed: the settled step's transition, or the state with the new
-// results, written once for all of the group's branches.
-func (s *Service) closeBranchGroup(w *Writes, bg *branchGroup) error {
+// completed: the settled step's transition (open holds the workflow's
+// open jobs), or the state with the new results, written once for all
+// of the group's branches.
+func (s *Service) closeBranchGroup(w *Writes, bg *branchGroup, open *openJobs) error {
 	if bg.settler != nil {
 		bg.state = bg.state.Clone()
 		bg.settler.state = bg.state
-		if err := bg.settler.settleForEach(w, bg.rt, bg.all); err != nil {
+		if err := bg.settler.settleForEach(w, bg.rt, bg.all, open); err != nil {
 			var af *AttemptFailure
 			if isFinal(err) || errors.As(err, &af) {
 				return errRollback
@@ -273,7 +327,7 @@ func (s *Service) closeBranchGroup(w *Writes, bg *branchGroup) error {
 	if err := s.checkBudget(bg.state); err != nil {
 		return errRollback
 	}
-	bg.wf.State = workflowstate.EncodeJSON(bg.state)
+	bg.wf.State = workflowstate.EncodeJSONMemo(bg.state, bg.memo, len(bg.wf.State)+len(bg.wf.State)/8)
 	w.workflows = append(w.workflows, bg.wf)
 	return nil
 }

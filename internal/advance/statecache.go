@@ -3,6 +3,7 @@ package advance
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
@@ -33,33 +34,56 @@ type stateCache struct {
 	mu    sync.Mutex
 	m     map[int64]*cachedState
 	order []int64 // ids, oldest first
+	// memos holds, per workflow cached, the encodings of its for-each
+	// entries (memo): each is written again with every state of the
+	// workflow, and never changes once recorded.
+	memos map[int64]*phpjson.Memo
 }
 
 // cachedState is one workflow's stored state and its decoded tree.
 type cachedState struct {
+	prev  *cachedState // the version cached before, if any (no prev of its own)
 	raw   []byte
 	state *phpjson.Object
 	steps []*stepDef
+	// keyed are the for-each results and failures arrays of state the
+	// engine recorded, every entry keyed by its index
+	// (workflowstate.LoadForEachKeyed).
+	keyed []*phpjson.Object
+}
+
+// lookup returns the cached version of wf's state that is exactly its
+// stored state, or nil.
+func (c *stateCache) lookup(wf *driver.Workflow) *cachedState {
+	if len(wf.State) < minCachedState {
+		return nil
+	}
+	c.mu.Lock()
+	cs := c.m[wf.ID]
+	c.mu.Unlock()
+	for ; cs != nil; cs = cs.prev {
+		if bytes.Equal(cs.raw, wf.State) {
+			return cs
+		}
+	}
+	return nil
 }
 
 // get returns the decoded state and steps of wf when the cache holds
 // exactly its stored state. Both are read-only.
 func (c *stateCache) get(wf *driver.Workflow) (*phpjson.Object, []*stepDef, bool) {
-	if len(wf.State) < minCachedState {
-		return nil, nil, false
-	}
-	c.mu.Lock()
-	cs := c.m[wf.ID]
-	c.mu.Unlock()
-	if cs == nil || !bytes.Equal(cs.raw, wf.State) {
+	cs := c.lookup(wf)
+	if cs == nil {
 		return nil, nil, false
 	}
 	return cs.state, cs.steps, true
 }
 
 // put remembers the decoded state of workflow id as stored in raw; the
-// caller never changes state or steps afterwards.
-func (c *stateCache) put(id int64, raw []byte, state *phpjson.Object, steps []*stepDef) {
+// caller never changes state or steps afterwards. The version cached
+// before stays, as the previous one: a state is put as its transaction
+// commits, while others may still read the version before it.
+func (c *stateCache) put(id int64, raw []byte, state *phpjson.Object, steps []*stepDef, keyed ...*phpjson.Object) {
 	if len(raw) < minCachedState {
 		return
 	}
@@ -71,11 +95,55 @@ func (c *stateCache) put(id int64, raw []byte, state *phpjson.Object, steps []*s
 	if _, ok := c.m[id]; !ok {
 		if len(c.order) >= maxCachedStates {
 			delete(c.m, c.order[0])
+			delete(c.memos, c.order[0])
 			c.order = c.order[1:]
 		}
 		c.order = append(c.order, id)
 	}
-	c.m[id] = &cachedState{raw: raw, state: state, steps: steps}
+	next := &cachedState{raw: raw, state: state, steps: steps, keyed: keyed}
+	switch cur := c.m[id]; {
+	case cur == nil:
+	case bytes.Equal(cur.raw, raw):
+		if len(keyed) == 0 {
+			return // what is cached is as good, and may know more (keyed)
+		}
+		next.prev = cur.prev
+	case cur.prev != nil && bytes.Equal(cur.prev.raw, raw):
+		return // the version before, read again: the newer one stays
+	default:
+		next.prev = &cachedState{raw: cur.raw, state: cur.state, steps: cur.steps, keyed: cur.keyed}
+	}
+	c.m[id] = next
+}
+
+// keyed returns what LoadForEachKeyed needs to know of the state of wf
+// as stored: which of its entry arrays the engine recorded. It knows of
+// none unless the cache holds exactly wf's stored state.
+func (c *stateCache) keyed(wf *driver.Workflow) func(*phpjson.Object) bool {
+	cs := c.lookup(wf)
+	if cs == nil || len(cs.keyed) == 0 {
+		return nil
+	}
+	return func(o *phpjson.Object) bool { return slices.Contains(cs.keyed, o) }
+}
+
+// memo returns the encoding memo of workflow id, or nil when the cache
+// does not hold the workflow (its state is small, or it was evicted).
+func (c *stateCache) memo(id int64) *phpjson.Memo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m[id] == nil {
+		return nil
+	}
+	if c.memos == nil {
+		c.memos = map[int64]*phpjson.Memo{}
+	}
+	m := c.memos[id]
+	if m == nil {
+		m = &phpjson.Memo{}
+		c.memos[id] = m
+	}
+	return m
 }
 
 // DecodeState returns the decoded state and step definitions of wf, read

@@ -46,6 +46,9 @@ type Claimed struct {
 
 	// flow is the workflow side of a step job (zero for a plain job).
 	flow advance.Step
+	// public is the workflow's public state as the claims of the batch
+	// that share flow.State share it (publicstate.go).
+	public *publicState
 	// trace is the attempt's trace: the artifacts it stored, its runtime
 	// trace metadata and its streamed chunks (nil: not traced).
 	trace *steptrace.Trace
@@ -81,7 +84,7 @@ func (cj *Claimed) State() State {
 	if cj.flow.State == nil {
 		return nil
 	}
-	return workflowstate.PublicState(cj.flow.State).ToMap()
+	return cj.public.handlerState(cj.flow.State)
 }
 
 // Info describes the attempt for the handler's context.
@@ -253,9 +256,12 @@ func (e *Engine) claimIn(ctx context.Context, tx driver.Tx, req ClaimRequest) (o
 		}
 		if first := attached[cj.Job.WorkflowID]; first != nil && first.preErr == nil && first.flow.State != nil {
 			e.shareWorkflow(cj, first)
+			cj.public = first.public
+			cj.public.users++
 			continue
 		}
 		e.attachWorkflow(cj, wfs[cj.Job.WorkflowID])
+		cj.public = &publicState{users: 1}
 		attached[cj.Job.WorkflowID] = cj
 	}
 	kept := out[:0]

@@ -41,6 +41,9 @@ type encoder struct {
 	depth int
 	// rawSlash writes "/" unescaped (PHP's JSON_UNESCAPED_SLASHES).
 	rawSlash bool
+	// memo holds the remembered encodings of kept objects (memo.go).
+	memo      map[*Object][]byte
+	memoLists map[*any]memoList
 }
 
 func (e *encoder) value(v any) error {
@@ -132,6 +135,15 @@ func (e *encoder) enter() error {
 }
 
 func (e *encoder) object(o *Object) error {
+	if e.memo != nil {
+		if kept, err := e.memoObject(o); kept || err != nil {
+			return err
+		}
+	}
+	return e.plainObject(o)
+}
+
+func (e *encoder) plainObject(o *Object) error {
 	if err := e.enter(); err != nil {
 		return err
 	}
@@ -169,6 +181,15 @@ func (e *encoder) object(o *Object) error {
 }
 
 func (e *encoder) list(l []any) error {
+	if e.memoLists != nil {
+		if kept, err := e.memoList(l); kept || err != nil {
+			return err
+		}
+	}
+	return e.plainList(l)
+}
+
+func (e *encoder) plainList(l []any) error {
 	if err := e.enter(); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package phpjson
 
 import (
+	"maps"
 	"slices"
 )
 
@@ -75,11 +76,14 @@ func (o *Object) Shallow() *Object {
 	if o == nil {
 		return nil
 	}
-	c := &Object{keys: slices.Clone(o.keys), vals: make(map[string]any, len(o.keys))}
-	for _, k := range o.keys {
-		c.vals[k] = o.vals[k]
-	}
-	return c
+	return &Object{keys: slices.Clone(o.keys), vals: maps.Clone(o.vals)}
+}
+
+// WithKeyOrder returns a copy of o, as Shallow does, whose keys are in
+// the order of keys, which must hold every key of o exactly once; o
+// keeps its order.
+func (o *Object) WithKeyOrder(keys []string) *Object {
+	return &Object{keys: keys, vals: maps.Clone(o.vals)}
 }
 
 // Clone returns a deep copy of o. Nested *Object and []any values are copied

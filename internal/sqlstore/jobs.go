@@ -174,6 +174,25 @@ func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driv
 	return t.queryJobs(ctx, q+" ORDER BY id"+t.lock(lock), args...)
 }
 
+// JobListByWorkflows implements driver.JobListManyTx.
+func (t *txn) JobListByWorkflows(ctx context.Context, wfIDs []int64, statuses []driver.JobStatus, lock driver.LockMode) ([]*driver.Job, error) {
+	if len(wfIDs) == 0 {
+		return nil, nil
+	}
+	if len(wfIDs) == 1 {
+		return t.JobListByWorkflow(ctx, wfIDs[0], statuses, lock)
+	}
+	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + t.s.D.ByWorkflow + " WHERE workflow_id IN (" + placeholders(len(wfIDs)) + ")"
+	args := idArgs(wfIDs)
+	if len(statuses) > 0 {
+		q += " AND status IN (" + placeholders(len(statuses)) + ")"
+		for _, s := range statuses {
+			args = append(args, string(s))
+		}
+	}
+	return t.queryJobs(ctx, q+" ORDER BY id"+t.lock(lock), args...)
+}
+
 // JobFindActiveByHash implements driver.Tx.
 func (t *txn) JobFindActiveByHash(ctx context.Context, handler string, hashes ...string) (int64, error) {
 	if len(hashes) == 0 {

@@ -7,7 +7,10 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-var _ driver.WorkflowAdvanceTx = (*txn)(nil)
+var (
+	_ driver.WorkflowAdvanceTx = (*txn)(nil)
+	_ driver.JobListManyTx     = (*txn)(nil)
+)
 
 // WorkflowAdvanceMany implements driver.WorkflowAdvanceTx: one UPDATE per
 // statement-sized group, each column a CASE on id (or one value when the

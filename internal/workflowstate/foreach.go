@@ -1,7 +1,11 @@
 package workflowstate
 
 import (
+	"cmp"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
@@ -31,6 +35,14 @@ type ForEach struct {
 // LoadForEach returns the _for_each_steps array and the runtime of step
 // idx, or nil when the step has not been expanded yet.
 func LoadForEach(state *phpjson.Object, idx int) (*phpjson.Object, *ForEach) {
+	return LoadForEachKeyed(state, idx, nil)
+}
+
+// LoadForEachKeyed is LoadForEach for a state whose results or failures
+// arrays may be known to hold only entries keyed by their index, as the
+// engine records them (keyed reports which): those are only put in
+// order, their entries not read.
+func LoadForEachKeyed(state *phpjson.Object, idx int, keyed func(*phpjson.Object) bool) (*phpjson.Object, *ForEach) {
 	raw, _ := state.Get("_for_each_steps")
 	all := intArray(raw)
 	v, _ := all.Get(IntKey(idx))
@@ -47,10 +59,10 @@ func LoadForEach(state *phpjson.Object, idx int) (*phpjson.Object, *ForEach) {
 	}
 	o.Set("items", rt.Items)
 	r, _ := o.Get("results")
-	rt.Results = normalizeEntries(r)
+	rt.Results = normalizeEntries(r, keyed)
 	o.Set("results", rt.Results)
 	f, _ := o.Get("failures")
-	rt.Failures = normalizeEntries(f)
+	rt.Failures = normalizeEntries(f, keyed)
 	o.Set("failures", rt.Failures)
 	if w, _ := o.Get("winner_index"); w != nil {
 		o.Set("winner_index", ToInt(w))
@@ -63,7 +75,18 @@ func LoadForEach(state *phpjson.Object, idx int) (*phpjson.Object, *ForEach) {
 
 // normalizeEntries keys result or failure entries by their "index" and
 // sorts them.
-func normalizeEntries(v any) *phpjson.Object {
+func normalizeEntries(v any, keyed func(*phpjson.Object) bool) *phpjson.Object {
+	if o, ok := v.(*phpjson.Object); ok {
+		if out := keyedEntries(o, keyed != nil && keyed(o)); out != nil {
+			return out
+		}
+	}
+	return rebuiltEntries(v)
+}
+
+// rebuiltEntries is normalizeEntries of any stored array: every entry
+// keyed anew by its "index", the keys sorted.
+func rebuiltEntries(v any) *phpjson.Object {
 	in := intArray(v)
 	out := phpjson.NewObject()
 	for _, k := range in.Keys() {
@@ -79,6 +102,66 @@ func normalizeEntries(v any) *phpjson.Object {
 		out.Set(key, eo)
 	}
 	return sortIntArray(out)
+}
+
+// keyedEntries is normalizeEntries of an object whose entries are
+// already keyed by their index, as the engine stores them: a copy with
+// the keys in numeric order, nothing rebuilt. It returns nil for any
+// other object, for normalizeEntries to rebuild. known says that o is
+// keyed so (the engine recorded it): its entries are not read.
+func keyedEntries(o *phpjson.Object, known bool) *phpjson.Object {
+	keys := o.Keys()
+	nums := make([]int, len(keys))
+	sorted := true
+	for i, k := range keys {
+		n, ok := canonicalInt(k)
+		if !ok {
+			return nil
+		}
+		nums[i] = n
+		sorted = sorted && (i == 0 || nums[i-1] < n)
+		if known {
+			continue
+		}
+		e, _ := o.Get(k)
+		eo, ok := e.(*phpjson.Object)
+		if !ok {
+			return nil
+		}
+		if iv, has := eo.Get("index"); has && ToInt(iv) != int64(n) {
+			return nil
+		}
+	}
+	if !sorted {
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(nums[a], nums[b]) })
+		byNum := make([]string, len(keys))
+		for i, j := range order {
+			byNum[i] = keys[j]
+		}
+		keys = byNum
+	}
+	return o.WithKeyOrder(keys)
+}
+
+// canonicalInt parses k when it is an integer written as IntKey writes
+// it (no sign but "-", no leading zero, no more digits than an int
+// holds for sure).
+func canonicalInt(k string) (int, bool) {
+	digits := strings.TrimPrefix(k, "-")
+	if digits == "" || len(digits) > 18 || (digits[0] == '0' && (len(digits) > 1 || len(k) > 1)) {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(k)
+	return n, err == nil
 }
 
 // Truthy is PHP's !empty() of o[k].

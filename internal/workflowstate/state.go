@@ -36,6 +36,17 @@ func EncodeJSON(v any) []byte {
 	return b
 }
 
+// EncodeJSONMemo writes v as EncodeJSON does, the objects memo keeps
+// from their remembered encodings (memo may be nil); sizeHint is the
+// length expected.
+func EncodeJSONMemo(v any, memo *phpjson.Memo, sizeHint int) []byte {
+	b, err := phpjson.MarshalMemo(v, memo, sizeHint)
+	if err != nil {
+		panic(fmt.Sprintf("queuety: encode JSON: %v", err))
+	}
+	return b
+}
+
 // normalizeJSON converts a value from user code into the JSON tree
 // phpjson writes, and checks that the tree encodes: Normalize alone lets
 // NaN and invalid UTF-8 through. It returns the tree and its encoding.

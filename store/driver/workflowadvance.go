@@ -30,3 +30,14 @@ type WorkflowAdvanceTx interface {
 	// workflow id appears at most once.
 	WorkflowAdvanceMany(ctx context.Context, advances []WorkflowAdvance) (int64, error)
 }
+
+// JobListManyTx is an optional Tx capability: JobListByWorkflow for
+// several workflows in one statement. The engine settles the for-each
+// steps of many workflows with it, and reads each workflow's jobs with
+// JobListByWorkflow when a store lacks it.
+type JobListManyTx interface {
+	// JobListByWorkflows returns the jobs of the given workflows,
+	// optionally only those with the given statuses, in id order (locked
+	// in that order with LockUpdate).
+	JobListByWorkflows(ctx context.Context, workflowIDs []int64, statuses []JobStatus, lock LockMode) ([]*Job, error)
+}

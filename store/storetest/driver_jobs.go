@@ -442,6 +442,21 @@ func testDriverJobListByWorkflow(t *testing.T, d *DriverEnv) {
 	assert.Equal(t, []int64{ids[0], ids[5]}, list(driver.JobPending, driver.JobProcessing), "active jobs of workflow 5")
 	assert.Equal(t, []int64{ids[4]}, list(driver.JobBuried), "buried jobs of workflow 5")
 	assert.Empty(t, list(driver.JobFailed), "failed jobs of workflow 5")
+	listMany := func(wfs []int64, statuses ...driver.JobStatus) []int64 {
+		t.Helper()
+		return jobIDs(inTx(d, func(tx driver.Tx) ([]*driver.Job, error) {
+			many, ok := tx.(driver.JobListManyTx)
+			if !ok {
+				t.Skip("the store's transactions have no JobListByWorkflows (driver.JobListManyTx)")
+			}
+			return many.JobListByWorkflows(d.Ctx, wfs, statuses, driver.LockUpdate)
+		}))
+	}
+	assert.Equal(t, []int64{ids[0], ids[1], ids[2], ids[4], ids[5]}, listMany([]int64{6, 5}), "jobs of workflows 5 and 6, in id order")
+	assert.Equal(t, []int64{ids[0], ids[1], ids[5]}, listMany([]int64{5, 6, 7}, driver.JobPending, driver.JobProcessing),
+		"active jobs of workflows 5, 6 and 7")
+	assert.Equal(t, []int64{ids[1]}, listMany([]int64{6}), "jobs of workflow 6 alone")
+	assert.Empty(t, listMany(nil), "no workflow")
 }
 
 func testDriverJobFindActiveByHash(t *testing.T, d *DriverEnv) {
