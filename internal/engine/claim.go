@@ -81,7 +81,7 @@ func (cj *Claimed) State() State {
 	if cj.flow.State == nil {
 		return nil
 	}
-	return workflowstate.PublicState(cj.flow.State).ToMap()
+	return workflowstate.PublicMap(cj.flow.State)
 }
 
 // Info describes the attempt for the handler's context.
