@@ -23,6 +23,11 @@ type Step struct {
 	Steps []*workflowdef.Step
 	// Def is the definition of the step the job runs.
 	Def *workflowdef.Step
+	// PublicJSON is the encoded public state of State (what a step
+	// event's state_before holds), when the transition that handed the
+	// step off already encoded it; nil otherwise. It is set with State
+	// and, like State, never changed afterwards.
+	PublicJSON []byte
 }
 
 // Attach decodes wf, the workflow of a claimed job that runs step idx,
@@ -54,7 +59,7 @@ func (s *Step) AttachFrom(svc *Service, wf *driver.Workflow, idx int) error {
 }
 
 func (s *Step) attach(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int) error {
-	s.Workflow, s.State = wf, state
+	s.Workflow, s.State, s.PublicJSON = wf, state, nil
 	if idx < 0 || idx >= len(steps) {
 		return fmt.Errorf("workflow %d has no step %d", wf.ID, idx)
 	}
@@ -67,7 +72,7 @@ func (s *Step) attach(wf *driver.Workflow, state *phpjson.Object, steps []*stepD
 // same batch) for step idx. The state and steps are read-only once
 // attached.
 func (s *Step) Share(from Step, idx int) error {
-	s.Workflow, s.State, s.Steps = from.Workflow, from.State, from.Steps
+	s.Workflow, s.State, s.Steps, s.PublicJSON = from.Workflow, from.State, from.Steps, from.PublicJSON
 	if idx < 0 || idx >= len(s.Steps) {
 		return fmt.Errorf("workflow %d has no step %d", s.Workflow.ID, idx)
 	}

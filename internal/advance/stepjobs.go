@@ -24,6 +24,14 @@ func (s *Service) EnqueueStep(ctx context.Context, tx driver.Tx, wf *driver.Work
 // placeholder, with the options resolved from the step definition and the
 // workflow's defaults, and __queuety_runtime in the payload.
 func (s *Service) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) []*driver.Job {
+	jobs, _ := s.stepJobsDoc(wf, state, steps, idx, now)
+	return jobs
+}
+
+// stepJobsDoc is stepJobs, and returns the decoded payload of the single
+// job of a single step (nil for any other step): the tree its Payload
+// encodes.
+func (s *Service) stepJobsDoc(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, idx int, now time.Time) ([]*driver.Job, *phpjson.Object) {
 	step := steps[idx]
 	var jobs []*driver.Job
 	switch step.Type {
@@ -33,7 +41,8 @@ func (s *Service) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*
 			jobs = append(jobs, s.stepJob(wf, state, def, strField(def, "class"), workflowstate.ObjectField(def, "payload"), idx, 1, now, -1))
 		}
 	case queuetytype.StepSingle:
-		jobs = append(jobs, s.stepJob(wf, state, step.Raw, step.Class, workflowstate.ObjectField(step.Raw, "payload"), idx, 1, now, -1))
+		j, doc := s.stepJobWithDoc(wf, state, step.Raw, step.Class, workflowstate.ObjectField(step.Raw, "payload"), idx, 1, now, -1)
+		return []*driver.Job{j}, doc
 	default:
 		p := phpjson.NewObject()
 		p.Set(stepIndexKey, int64(idx))
@@ -43,12 +52,19 @@ func (s *Service) stepJobs(wf *driver.Workflow, state *phpjson.Object, steps []*
 		}
 		jobs = append(jobs, s.stepJob(wf, state, step.Raw, workflowdef.PlaceholderHandler(step.Type), p, idx, 0, now, delay))
 	}
-	return jobs
+	return jobs, nil
 }
 
 // stepJob resolves one step job row (Queuety's StepDispatchOptions): step
 // options first, then the workflow's _queue, _priority and _max_attempts.
 func (s *Service) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handler string, payload *phpjson.Object, idx, defaultCost int, now time.Time, delaySeconds int64) *driver.Job {
+	j, _ := s.stepJobWithDoc(wf, state, def, handler, payload, idx, defaultCost, now, delaySeconds)
+	return j
+}
+
+// stepJobWithDoc is stepJob, and returns the payload tree the job's
+// Payload encodes.
+func (s *Service) stepJobWithDoc(wf *driver.Workflow, state, def *phpjson.Object, handler string, payload *phpjson.Object, idx, defaultCost int, now time.Time, delaySeconds int64) (*driver.Job, *phpjson.Object) {
 	queue := strField(def, "queue")
 	if queue == "" {
 		queue = workflowstate.Queue(state)
@@ -85,7 +101,7 @@ func (s *Service) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handl
 		CostUnits: cost, ConcurrencyGroup: res.group, ConcurrencyLimit: res.limit, CreatedAt: rowtime.Floor(now),
 	}
 	s.core.ScheduleDeadlines(j, rtDef.Timeouts, now)
-	return j
+	return j, doc
 }
 
 func mergeBranch(parent, branch *phpjson.Object) *phpjson.Object {

@@ -32,11 +32,14 @@ type Locked struct {
 	State    *phpjson.Object
 	Steps    []*workflowdef.Step
 	Now      time.Time
+	// PublicJSON is the encoded public state of State when the caller
+	// knows it (see Step.PublicJSON), else nil.
+	PublicJSON []byte
 }
 
 // stepCtx returns the transition of l's step by at.
 func (s *Service) stepCtx(l Locked, at Attempt) *stepCtx {
-	return &stepCtx{s: s, tx: l.Tx, wf: l.Workflow, row: l.Job, state: l.State, steps: l.Steps, step: l.Steps[*l.Job.StepIndex], at: at, now: l.Now}
+	return &stepCtx{s: s, tx: l.Tx, wf: l.Workflow, row: l.Job, state: l.State, steps: l.Steps, step: l.Steps[*l.Job.StepIndex], at: at, now: l.Now, public: l.PublicJSON}
 }
 
 // Complete records a step attempt that succeeded, in the transaction
@@ -122,6 +125,9 @@ type stepCtx struct {
 	step  *stepDef
 	at    Attempt
 	now   time.Time
+	// public is the encoded public state of state before the
+	// transition, when the caller knew it (Locked.PublicJSON), else nil.
+	public []byte
 }
 
 // stepInputs is the public state before a step attempt, encoded once for
@@ -145,8 +151,14 @@ func (sc *stepCtx) inputs() stepInputs {
 			return in
 		}
 	}
+	if sc.public != nil && sc.step.Type == queuetytype.StepSingle {
+		return stepInputs{state: sc.public, input: sc.public}
+	}
 	before := workflowstate.PublicState(sc.state)
-	in := stepInputs{state: workflowstate.EncodeJSON(before)}
+	in := stepInputs{state: sc.public}
+	if in.state == nil {
+		in.state = workflowstate.EncodeJSON(before)
+	}
 	in.input = in.state
 	if sc.step.Type != queuetytype.StepSingle {
 		o := phpjson.NewObject()
@@ -189,8 +201,14 @@ func (in stepInputs) contextOrEmpty() []byte {
 // completedEvent returns a step_completed or step_branch_completed event
 // with the step's output and the public state after it.
 func (sc *stepCtx) completedEvent(ev driver.EventType, in stepInputs, output, after *phpjson.Object) *driver.WorkflowEvent {
+	return sc.completedEventAfter(ev, in, output, workflowstate.EncodeJSON(workflowstate.PublicState(after)))
+}
+
+// completedEventAfter is completedEvent with the public state after the
+// step already encoded.
+func (sc *stepCtx) completedEventAfter(ev driver.EventType, in stepInputs, output *phpjson.Object, after []byte) *driver.WorkflowEvent {
 	e := sc.event(ev, in)
-	e.Output, e.StateAfter, e.Artifacts = workflowstate.EncodeJSON(output), workflowstate.EncodeJSON(workflowstate.PublicState(after)), sc.at.Artifacts()
+	e.Output, e.StateAfter, e.Artifacts = workflowstate.EncodeJSON(output), after, sc.at.Artifacts()
 	sc.at.TraceCompleted(e)
 	return e
 }
@@ -229,7 +247,24 @@ type Writes struct {
 	// for afterTerminal.
 	ended []endedWorkflow
 	s     *Service
+	// publicAfter is the encoded public state the last transition
+	// finalizeInto computed left its workflow with.
+	publicAfter []byte
+	// payloads are the decoded payloads of queued jobs whose Payload
+	// decodes to exactly that tree (phpjson.RoundTrips).
+	payloads map[*driver.Job]*phpjson.Object
 }
+
+// PayloadDoc returns the tree j's Payload decodes to, when j was queued
+// into w by a step transition and its payload tree is known to decode
+// back unchanged; nil otherwise (decode the Payload). The tree is the
+// caller's from then on: nothing in w uses it again.
+func (w *Writes) PayloadDoc(j *driver.Job) *phpjson.Object { return w.payloads[j] }
+
+// PublicStateAfter returns the encoded public state of the workflow the
+// last FinalizeInto into w advanced, as its step_completed event stores
+// it (state_after): the next step's state_before.
+func (w *Writes) PublicStateAfter() []byte { return w.publicAfter }
 
 // Jobs returns the jobs collected so far.
 func (w *Writes) Jobs() []*driver.Job { return w.jobs }
@@ -311,7 +346,9 @@ func (sc *stepCtx) finalizeInto(w *Writes, output *phpjson.Object) error {
 	if err := sc.s.countTransition(sc.state); err != nil {
 		return err
 	}
-	w.events = append(w.events, sc.startedEvent(in), sc.completedEvent(driver.EventStepCompleted, in, output, sc.state))
+	after := workflowstate.EncodeJSON(workflowstate.PublicState(sc.state))
+	w.publicAfter = after
+	w.events = append(w.events, sc.startedEvent(in), sc.completedEventAfter(driver.EventStepCompleted, in, output, after))
 	w.logs = append(w.logs, sc.logs()...)
 	sc.s.advance(w, sc.wf, sc.state, sc.steps, next, sc.now)
 	return nil
@@ -333,7 +370,14 @@ func (s *Service) advance(w *Writes, wf *driver.Workflow, state *phpjson.Object,
 		return
 	}
 	if wf.Status != driver.WorkflowPaused {
-		w.jobs = append(w.jobs, s.stepJobs(wf, state, steps, next, now)...)
+		jobs, doc := s.stepJobsDoc(wf, state, steps, next, now)
+		w.jobs = append(w.jobs, jobs...)
+		if doc != nil && len(jobs) == 1 && phpjson.RoundTrips(doc) {
+			if w.payloads == nil {
+				w.payloads = map[*driver.Job]*phpjson.Object{}
+			}
+			w.payloads[jobs[0]] = doc
+		}
 	}
 }
 

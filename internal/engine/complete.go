@@ -376,16 +376,16 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 // it copies that decoded state instead of decoding the row again (the
 // claim's copy is shared and read-only; the step definitions are never
 // changed).
-func lockedState(cj *Claimed, wf *driver.Workflow) (*phpjson.Object, []*stepDef, error) {
+func lockedState(cj *Claimed, wf *driver.Workflow) (*phpjson.Object, []*stepDef, []byte, error) {
 	if cj.flow.Workflow != nil && cj.flow.State != nil && cj.flow.Steps != nil && bytes.Equal(wf.State, cj.flow.Workflow.State) {
-		return cj.flow.State.Clone(), cj.flow.Steps, nil
+		return transitionCopy(cj.flow.State), cj.flow.Steps, cj.flow.PublicJSON, nil
 	}
 	state, err := workflowstate.DecodeObject("workflow state", wf.State)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	steps, err := parseSteps(state)
-	return state, steps, err
+	return state, steps, nil, err
 }
 
 // completeStepBatch advances the batch's workflows in one transaction and
@@ -418,14 +418,14 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 				individual = append(individual, i)
 				continue
 			}
-			state, steps, err := lockedState(cj, wf)
+			state, steps, public, err := lockedState(cj, wf)
 			// A budget breach fails one workflow, not the batch.
 			if err != nil || !batchable(cj, wf, state, steps, now) {
 				individual = append(individual, i)
 				continue
 			}
 			taken[wf.ID] = true
-			items = append(items, stepItem{i: i, wf: wf, state: state, steps: steps})
+			items = append(items, stepItem{i: i, wf: wf, state: state, steps: steps, public: public})
 		}
 		if len(items) == 0 {
 			return nil

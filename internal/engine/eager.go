@@ -61,7 +61,13 @@ type eagerCandidate struct {
 	wf    *driver.Workflow
 	state *phpjson.Object
 	steps []*stepDef
-	job   *driver.Job
+	// public is the encoded public state of state (the completed step's
+	// state_after, the next step's state_before).
+	public []byte
+	job    *driver.Job
+	// payload is the tree job.Payload decodes to, when the transition
+	// knew it (advance.Writes.PayloadDoc), else nil.
+	payload *phpjson.Object
 }
 
 // eagerPicker collects the candidates of one completion transaction.
@@ -77,9 +83,11 @@ func newEagerPicker(offer *EagerOffer) *eagerPicker {
 	return &eagerPicker{offer: offer}
 }
 
-// note records the jobs one transition of wf queued: a single job of a
-// plain single step of a running workflow is a candidate.
-func (p *eagerPicker) note(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, jobs []*driver.Job) {
+// note records the jobs one transition of wf queued, leaving wf with
+// state (public encoded): a single job of a plain single step of a
+// running workflow is a candidate.
+// payloadDoc returns a job's known payload tree, or nil.
+func (p *eagerPicker) note(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, public []byte, jobs []*driver.Job, payloadDoc func(*driver.Job) *phpjson.Object) {
 	if p == nil || len(jobs) != 1 || len(p.cands) >= p.offer.Slots || wf.Status != driver.WorkflowRunning {
 		return
 	}
@@ -91,7 +99,7 @@ func (p *eagerPicker) note(wf *driver.Workflow, state *phpjson.Object, steps []*
 		!slices.Contains(p.offer.Queues, j.Queue) || !slices.Contains(p.offer.Handlers, j.Handler) {
 		return
 	}
-	p.cands = append(p.cands, eagerCandidate{wf: wf, state: state, steps: steps, job: j})
+	p.cands = append(p.cands, eagerCandidate{wf: wf, state: state, steps: steps, public: public, job: j, payload: payloadDoc(j)})
 }
 
 // claim marks the candidates that can run now as claimed by this
@@ -112,15 +120,19 @@ func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([
 		if kind, _ := claimTimeout(j, now); kind != "" {
 			continue
 		}
-		doc, err := decodePayload(j.Payload)
-		if err != nil {
-			continue
+		doc := c.payload
+		if doc == nil {
+			var err error
+			if doc, err = decodePayload(j.Payload); err != nil {
+				continue
+			}
 		}
 		rt := jobruntime.Parse(doc)
 		if rt.RateLimit.Max > 0 {
 			continue
 		}
 		if paused == nil {
+			var err error
 			if paused, err = pausedQueues(ctx, tx); err != nil {
 				return nil, err
 			}
@@ -143,6 +155,7 @@ func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([
 		}
 		wf := *c.wf // the row as this transaction writes it
 		cj.flow.Workflow, cj.flow.State, cj.flow.Steps, cj.flow.Def = &wf, c.state, c.steps, c.steps[*j.StepIndex]
+		cj.flow.PublicJSON = c.public
 		out = append(out, cj)
 	}
 	return out, nil

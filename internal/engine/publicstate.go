@@ -29,9 +29,9 @@ type publicState struct {
 // handlerState returns a handler's own copy of the public part of state.
 func (p *publicState) handlerState(state *phpjson.Object) State {
 	if p == nil || p.users < 2 {
-		return workflowstate.PublicState(state).ToMap()
+		return workflowstate.PublicMap(state)
 	}
-	p.once.Do(func() { p.plain = workflowstate.PublicState(state).ToMap() })
+	p.once.Do(func() { p.plain = workflowstate.PublicMap(state) })
 	return clonePlainMap(p.plain)
 }
 

@@ -53,7 +53,7 @@ func (e *Engine) advanceStepBatch(ctx context.Context, results []*Result, output
 			}
 			wf := *read // the claim's copy is shared and read-only
 			from[wf.ID] = read
-			items = append(items, stepItem{i: i, wf: &wf, state: cj.flow.State.Clone(), steps: cj.flow.Steps})
+			items = append(items, stepItem{i: i, wf: &wf, state: transitionCopy(cj.flow.State), steps: cj.flow.Steps, public: cj.flow.PublicJSON})
 		}
 		handed, err = e.recordSteps(ctx, tx, results, outputs, items, offer, now, func(w *advance.Writes) error {
 			wfs := w.Workflows()
@@ -88,7 +88,18 @@ type stepItem struct {
 	wf    *driver.Workflow
 	state *phpjson.Object
 	steps []*stepDef
+	// public is the encoded public state of state, when known (see
+	// advance.Step.PublicJSON), else nil.
+	public []byte
 }
+
+// transitionCopy returns the copy of a claim's read-only decoded state
+// that a step transition changes: a copy of its top level. A transition
+// sets and deletes top-level keys and replaces, never changes in place,
+// the values it updates (the merged output's keys, _step_outputs,
+// _compensation_stack, _workflow_counters), so the nested values can be
+// shared with the claim's state.
+func transitionCopy(state *phpjson.Object) *phpjson.Object { return state.Shallow() }
 
 // batchable reports whether cj's completed step can be recorded in a
 // batch from wf, state and steps: the workflow is running or paused, not
@@ -115,10 +126,12 @@ func (e *Engine) recordSteps(ctx context.Context, tx driver.Tx, results []*Resul
 		r := results[it.i]
 		cj := r.Claimed
 		queued := len(w.Jobs())
-		if err := e.flow.FinalizeInto(w, locked(tx, it.wf, cj.Job, it.state, it.steps, now), attempt{cj, r}, outputs[it.i]); err != nil {
+		l := locked(tx, it.wf, cj.Job, it.state, it.steps, now)
+		l.PublicJSON = it.public
+		if err := e.flow.FinalizeInto(w, l, attempt{cj, r}, outputs[it.i]); err != nil {
 			return nil, err
 		}
-		eager.note(it.wf, it.state, it.steps, w.Jobs()[queued:])
+		eager.note(it.wf, it.state, it.steps, w.PublicStateAfter(), w.Jobs()[queued:], w.PayloadDoc)
 		jobs = append(jobs, cj.Job)
 	}
 	if err := writeWorkflows(w); err != nil {

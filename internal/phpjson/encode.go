@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -29,12 +30,31 @@ var (
 // "0".."n-1" is written as a list. Map keys are sorted as in ObjectFromMap.
 // Invalid UTF-8, NaN, Inf and nesting deeper than 512 are errors.
 func Marshal(v any) ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 256)}
-	if err := e.value(v); err != nil {
-		return nil, err
+	bp := encodeBufs.Get().(*[]byte)
+	e := encoder{buf: (*bp)[:0]}
+	err := e.value(v)
+	var out []byte
+	if err == nil {
+		// One allocation of the exact size, however often the scratch
+		// buffer had to grow.
+		out = append(make([]byte, 0, len(e.buf)), e.buf...)
 	}
-	return e.buf, nil
+	if cap(e.buf) <= maxPooledBuf {
+		*bp = e.buf[:0]
+		encodeBufs.Put(bp)
+	}
+	return out, err
 }
+
+// maxPooledBuf is the largest scratch buffer Marshal keeps for reuse: a
+// rare huge encoding does not pin its buffer.
+const maxPooledBuf = 64 << 10
+
+// encodeBufs are Marshal's scratch buffers.
+var encodeBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, 1024)
+	return &b
+}}
 
 type encoder struct {
 	buf   []byte

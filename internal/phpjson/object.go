@@ -86,6 +86,40 @@ func (o *Object) WithKeyOrder(keys []string) *Object {
 	return &Object{keys: keys, vals: maps.Clone(o.vals)}
 }
 
+// Filter returns a copy of o's top level with only the keys keep
+// accepts, in o's order; its values are o's own (as Shallow's). Filter of
+// a nil *Object is an empty Object.
+func (o *Object) Filter(keep func(key string) bool) *Object {
+	if o == nil {
+		return NewObject()
+	}
+	c := &Object{keys: make([]string, 0, len(o.keys)), vals: make(map[string]any, len(o.keys))}
+	for _, k := range o.keys {
+		if keep(k) {
+			c.keys = append(c.keys, k)
+			c.vals[k] = o.vals[k]
+		}
+	}
+	if len(c.keys) == 0 {
+		c.keys = nil // as NewObject's
+	}
+	return c
+}
+
+// FilterMap is Filter(keep).ToMap() without the intermediate Object.
+func (o *Object) FilterMap(keep func(key string) bool) map[string]any {
+	if o == nil {
+		return map[string]any{}
+	}
+	m := make(map[string]any, len(o.keys))
+	for _, k := range o.keys {
+		if keep(k) {
+			m[k] = toMapValue(o.vals[k])
+		}
+	}
+	return m
+}
+
 // Clone returns a deep copy of o. Nested *Object and []any values are copied
 // recursively; other values are shared. Clone of a nil *Object is nil.
 func (o *Object) Clone() *Object {

@@ -32,24 +32,60 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 		return t.EventInsert(ctx, events[cut:])
 	}
 	const n = 19
+	row := "(" + placeholders(n) + ")"
 	var b strings.Builder
-	b.WriteString("INSERT INTO " + t.s.T.Events + " (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, " +
-		"attempt, input, output, state_before, state_after, context, artifacts, chunks, error, duration_ms, created_at) VALUES ")
+	head := "INSERT INTO " + t.s.T.Events + " (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, " +
+		"attempt, input, output, state_before, state_after, context, artifacts, chunks, error, duration_ms, created_at) VALUES "
+	b.Grow(len(head) + len(events)*(len(row)+1))
+	b.WriteString(head)
 	args := make([]any, 0, len(events)*n)
+	var texts sharedTexts
 	for i, e := range events {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(" + placeholders(n) + ")")
+		b.WriteString(row)
 		args = append(args, e.WorkflowID, nullID(e.JobID), e.StepIndex, nullStr(e.StepName), nullStr(e.StepType), e.Handler,
-			string(e.Event), nullStr(e.Queue), nullIntp(e.Attempt), nullText(e.Input), nullText(e.Output),
-			nullText(e.StateBefore), nullText(e.StateAfter), nullText(e.Context), nullText(e.Artifacts), nullText(e.Chunks), nullText(e.Error), nullInt64p(e.DurationMS),
+			string(e.Event), nullStr(e.Queue), nullIntp(e.Attempt), texts.arg(e.Input), nullText(e.Output),
+			texts.arg(e.StateBefore), texts.arg(e.StateAfter), nullText(e.Context), nullText(e.Artifacts), nullText(e.Chunks), nullText(e.Error), nullInt64p(e.DurationMS),
 			t.sec(e.CreatedAt))
 	}
 	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
 		return fmt.Errorf("insert workflow events: %w", err)
 	}
 	return nil
+}
+
+// sharedTexts converts the JSON columns of a statement's rows to
+// arguments (nullText), once for each distinct byte slice: a step's
+// events share one encoding of the state before (their input and
+// state_before), and a step's state_after is the next one's state_before.
+type sharedTexts struct {
+	last [4]sharedText
+	next int
+}
+
+// sharedText is a converted slice and its argument.
+type sharedText struct {
+	b   []byte
+	arg any
+}
+
+// arg returns nullText(b), reusing the string of a slice it converted
+// recently.
+func (st *sharedTexts) arg(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	for _, l := range st.last {
+		if len(l.b) == len(b) && len(b) > 0 && &l.b[0] == &b[0] {
+			return l.arg
+		}
+	}
+	arg := any(string(b))
+	st.last[st.next] = sharedText{b, arg}
+	st.next = (st.next + 1) % len(st.last)
+	return arg
 }
 
 // maxStatementBytes bounds the payload of one multi-row INSERT.

@@ -101,7 +101,9 @@ func StepIndex(steps []*workflowdef.Step, name string) int {
 // MergeOutput applies Queuety's merge rule: top-level keys overwrite (a
 // shallow merge); "_" keys are dropped except _workflow_groups and
 // _repeat_steps, which replace their state key; state pruning bookkeeping
-// runs when the workflow uses prune_state_after.
+// runs when the workflow uses prune_state_after. It changes only state's
+// top level: a nested value it updates is replaced, never changed in
+// place, so state may share its nested values with another state.
 func MergeOutput(state, output *phpjson.Object, currentStep int) {
 	var outputKeys []any
 	for _, k := range output.Keys() {
@@ -125,7 +127,7 @@ func MergeOutput(state, output *phpjson.Object, currentStep int) {
 	outputs := phpjson.NewObject()
 	switch so, _ := state.Get("_step_outputs"); v := so.(type) {
 	case *phpjson.Object:
-		outputs = v
+		outputs = v.Shallow() // a copy: the state's nested values may be shared
 	case []any:
 		for i, e := range v {
 			outputs.Set(strconv.Itoa(i), e)

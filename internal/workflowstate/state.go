@@ -14,16 +14,15 @@ func IsPrivateKey(k string) bool { return strings.HasPrefix(k, "_") }
 // PublicState returns the keys of a stored state that steps and handlers
 // may see, in stored order.
 func PublicState(doc *phpjson.Object) *phpjson.Object {
-	out := phpjson.NewObject()
-	for _, k := range doc.Keys() {
-		if IsPrivateKey(k) {
-			continue
-		}
-		v, _ := doc.Get(k)
-		out.Set(k, v)
-	}
-	return out
+	return doc.Filter(isPublicKey)
 }
+
+// PublicMap is PublicState(doc).ToMap(), without the intermediate object.
+func PublicMap(doc *phpjson.Object) map[string]any {
+	return doc.FilterMap(isPublicKey)
+}
+
+func isPublicKey(k string) bool { return !IsPrivateKey(k) }
 
 // EncodeJSON writes v the way Queuety PHP does.
 func EncodeJSON(v any) []byte {
