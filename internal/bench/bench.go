@@ -245,9 +245,9 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		}
 	}
 	probes := newProbeRunner(env, cfg, want, rep)
-	serverPID := 0
-	if sp, ok := env.(interface{ ServerPID(context.Context) int }); ok {
-		serverPID = sp.ServerPID(ctx)
+	var server serverCPU
+	if sc, ok := env.(serverCPUEnv); ok {
+		server = sc.ServerCPU(ctx)
 	}
 	// Interleave runs (run 1 of every scenario, then run 2, ...) so noise
 	// from other work on the machine falls on all scenarios alike.
@@ -257,7 +257,7 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			if r == nil {
 				continue
 			}
-			meter := &cpuMeter{serverPID: serverPID}
+			meter := &cpuMeter{server: server}
 			rate, err := runOnce(withMeter(ctx, meter), env, s.run, rep)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.name, err)

@@ -22,7 +22,7 @@ import (
 // its clock starts and stop(units) when it stops; runOnce hands the meter
 // in through the context and reads it afterwards.
 type cpuMeter struct {
-	serverPID         int
+	server            serverCPU // nil: the server's CPU is not measured
 	self0, server0    time.Duration
 	selfUS, serverUS  float64 // µs per unit over the window; < 0 when not measured
 	started, measured bool
@@ -46,7 +46,9 @@ func (m *cpuMeter) start() {
 	}
 	m.started = true
 	m.self0 = selfCPU()
-	m.server0 = processCPU(m.serverPID)
+	if m.server != nil {
+		m.server0 = m.server()
+	}
 }
 
 // stop divides the CPU used since start by units.
@@ -57,11 +59,21 @@ func (m *cpuMeter) stop(units float64) {
 	m.measured = true
 	m.selfUS = float64((selfCPU() - m.self0).Microseconds()) / units
 	m.serverUS = -1
-	if m.serverPID > 0 {
-		if t := processCPU(m.serverPID); t > 0 {
+	if m.server != nil && m.server0 > 0 {
+		if t := m.server(); t >= m.server0 {
 			m.serverUS = float64((t - m.server0).Microseconds()) / units
 		}
 	}
+}
+
+// serverCPU reads the CPU time the database server's processes have used
+// so far; 0 when they cannot be read.
+type serverCPU func() time.Duration
+
+// serverCPUEnv is an Env that can read its server's CPU time: nil when
+// the server does not run on this machine.
+type serverCPUEnv interface {
+	ServerCPU(ctx context.Context) serverCPU
 }
 
 // selfCPU is this process's user and system CPU time.
@@ -104,6 +116,26 @@ func processCPU(pid int) time.Duration {
 		return 0
 	}
 	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// processesCPU is the CPU time of the processes named comm on this
+// machine, together: PostgreSQL runs a process a connection, so its
+// server's CPU is that of every postgres process. A process that exits
+// during a window takes its time with it, so a window's figure is a lower
+// bound; a pooled drain keeps its connections.
+func processesCPU(comm string) time.Duration {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/comm")
+	var t time.Duration
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil || strings.TrimSpace(string(b)) != comm {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(d))); err == nil {
+			t += processCPU(pid)
+		}
+	}
+	return t
 }
 
 // localServerPID returns the pid of the MySQL or MariaDB server db talks

@@ -33,7 +33,7 @@ func TestDrainCPUPerJob(t *testing.T) {
 		}
 		drain := results["drain-1w"]
 		assert.InDelta(t, pairedRatio(drain.Runs, results[ceiling].Runs), drain.OfCeilingPaired, 1e-9, "paired share")
-		if mysql, ok := env.(*MySQLEnv); ok && mysql.ServerPID(context.Background()) > 0 {
+		if sc, ok := env.(serverCPUEnv); ok && sc.ServerCPU(context.Background()) != nil {
 			require.Len(t, drain.ServerCPU, 2, "server CPU per run")
 			for _, us := range drain.ServerCPU {
 				assert.Positive(t, us, "server µs a job")
@@ -89,4 +89,35 @@ func TestPairedRatio(t *testing.T) {
 	assert.InDelta(t, 0.5, pairedRatio([]float64{1, 4, 3}, []float64{2, 4, 12}), 1e-9, "median of 0.5, 1, 0.25")
 	assert.InDelta(t, 0.75, pairedRatio([]float64{3, 1}, []float64{4, 0}), 1e-9, "a ceiling of 0 is left out")
 	assert.Zero(t, pairedRatio(nil, nil))
+}
+
+// On a local PostgreSQL the server's CPU is that of every postgres
+// process, read from /proc, and grows while a backend works; a drain
+// reports it per run.
+func TestLocalPostgresServerCPU(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	env, err := EnvFor(testdb.PostgresBaseDSN(t))
+	require.NoError(t, err)
+	read := env.(*PostgresEnv).ServerCPU(context.Background())
+	if read == nil {
+		t.Skip("the server does not run on this machine")
+	}
+	before := read()
+	require.Positive(t, before, "server CPU time")
+	db := testdb.PostgresAdmin(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for read() == before && time.Now().Before(deadline) {
+		_, err := db.Exec("SELECT count(*) FROM generate_series(1, 2000000)")
+		require.NoError(t, err)
+	}
+	assert.Greater(t, read(), before, "server CPU time after work")
+
+	_, results := runBench(t, env, Config{Jobs: 400, Runs: 2, Concurrency: 20, Scenarios: []string{"drain-1w"}})
+	drain := requireResult(t, results, "drain-1w", "jobs/s", 2)
+	require.Len(t, drain.ServerCPU, 2, "server CPU per run")
+	for _, us := range drain.ServerCPU {
+		assert.Positive(t, us, "server µs a job")
+	}
 }

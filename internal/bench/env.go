@@ -361,3 +361,13 @@ func (e *MySQLEnv) ServerPID(ctx context.Context) int {
 	defer db.Close()
 	return localServerPID(ctx, db)
 }
+
+// ServerCPU implements serverCPUEnv: the CPU time of the server process
+// when it runs on this machine (see localServerPID).
+func (e *MySQLEnv) ServerCPU(ctx context.Context) serverCPU {
+	pid := e.ServerPID(ctx)
+	if pid == 0 {
+		return nil
+	}
+	return func() time.Duration { return processCPU(pid) }
+}
