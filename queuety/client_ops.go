@@ -91,7 +91,7 @@ func (c *Client) State(ctx context.Context, id int64) (State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return State(workflowstate.PublicState(doc).ToMap()), nil
+	return State(workflowstate.PublicMap(doc)), nil
 }
 
 // wrap adds the package prefix and what was being done to err; nil stays

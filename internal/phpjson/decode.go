@@ -200,8 +200,8 @@ func (d *decoder) object() (any, error) {
 	}
 	if d.resort && needsNumericResort(o.keys) {
 		slices.SortFunc(o.keys, func(a, b string) int {
-			x, _ := canonicalInt(a)
-			y, _ := canonicalInt(b)
+			x, _ := CanonicalInt(a)
+			y, _ := CanonicalInt(b)
 			switch {
 			case x < y:
 				return -1

@@ -6,10 +6,10 @@ import (
 	"strconv"
 )
 
-// canonicalInt reports whether k is a decimal integer in the form PHP turns
+// CanonicalInt reports whether k is a decimal integer in the form PHP turns
 // into an integer array key ("0", "42", "-7", but not "007", "-0", "+1" or a
 // value outside the int64 range), and returns its value.
-func canonicalInt(k string) (int64, bool) {
+func CanonicalInt(k string) (int64, bool) {
 	if k == "" || len(k) > 20 {
 		return 0, false
 	}
@@ -34,15 +34,15 @@ func canonicalInt(k string) (int64, bool) {
 	return n, true
 }
 
-// sortKeys puts map keys in a deterministic order: numerically when every key
+// SortKeys puts map keys in a deterministic order: numerically when every key
 // is a canonical integer, bytewise otherwise.
-func sortKeys(keys []string) {
+func SortKeys(keys []string) {
 	if len(keys) < 2 {
 		return
 	}
 	nums := make([]int64, len(keys))
 	for i, k := range keys {
-		n, ok := canonicalInt(k)
+		n, ok := CanonicalInt(k)
 		if !ok {
 			slices.Sort(keys)
 			return
@@ -66,7 +66,7 @@ func sortedMapKeys[V any](m map[string]V) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sortKeys(keys)
+	SortKeys(keys)
 	return keys
 }
 
@@ -97,7 +97,7 @@ func needsNumericResort(keys []string) bool {
 	numericOrder := true
 	var prev int64
 	for i, k := range keys {
-		n, ok := canonicalInt(k)
+		n, ok := CanonicalInt(k)
 		if !ok {
 			return false
 		}
@@ -116,7 +116,7 @@ func needsNumericResort(keys []string) bool {
 
 // IntKey reports whether an object key is one PHP stores as an integer
 // array key ("0", "42", "-7"; not "007" or "+1"), and returns its value.
-func IntKey(k string) (int64, bool) { return canonicalInt(k) }
+func IntKey(k string) (int64, bool) { return CanonicalInt(k) }
 
 // ListKeys reports whether keys are "0".."n-1" in order: an object with
 // them is a PHP list, and encodes as a JSON list.

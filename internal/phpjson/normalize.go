@@ -190,7 +190,7 @@ func normalizeStringMap(rv reflect.Value, depth int) (*Object, error) {
 		keys = append(keys, k)
 		vals[k] = n
 	}
-	sortKeys(keys)
+	SortKeys(keys)
 	return &Object{keys: keys, vals: vals}, nil
 }
 
@@ -213,7 +213,7 @@ func normalizeIntMap(rv reflect.Value, depth int) (*Object, error) {
 		keys = append(keys, k)
 		vals[k] = n
 	}
-	sortKeys(keys)
+	SortKeys(keys)
 	return &Object{keys: keys, vals: vals}, nil
 }
 
@@ -357,7 +357,7 @@ func inspect(v reflect.Value, depth int, st *inspectState) error {
 					return errUTF8
 				}
 				if allInt {
-					_, allInt = canonicalInt(k)
+					_, allInt = CanonicalInt(k)
 				}
 			}
 			if err := inspect(it.Value(), depth+1, st); err != nil {

@@ -138,7 +138,7 @@ func (v *Views) DescribeWorkflowWith(ctx context.Context, id int64, opts queuety
 	d := &queuetytype.WorkflowDescription{
 		ID: wf.ID, Name: wf.Name, Status: wf.Status, CurrentStep: wf.CurrentStep, TotalSteps: wf.TotalSteps,
 		Queue: view.Queue, Priority: view.Priority, MaxAttempts: view.MaxAttempts,
-		State: workflowstate.PublicState(state).ToMap(), StartedAt: iso(wf.StartedAt), CompletedAt: iso(wf.CompletedAt),
+		State: workflowstate.PublicMap(state), StartedAt: iso(wf.StartedAt), CompletedAt: iso(wf.CompletedAt),
 		FailedAt: iso(wf.FailedAt), Error: wf.ErrorMessage, DefinitionHash: view.DefinitionHash,
 		IdempotencyKey: view.IdempotencyKey,
 		Steps:          []queuetytype.StepInfo{}, Failures: []queuetytype.FailureInfo{}, Timeline: []queuetytype.TimelineEntry{},

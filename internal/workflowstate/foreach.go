@@ -1,11 +1,7 @@
 package workflowstate
 
 import (
-	"cmp"
-	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowdef"
@@ -111,15 +107,15 @@ func rebuiltEntries(v any) *phpjson.Object {
 // keyed so (the engine recorded it): its entries are not read.
 func keyedEntries(o *phpjson.Object, known bool) *phpjson.Object {
 	keys := o.Keys()
-	nums := make([]int, len(keys))
 	sorted := true
+	var prev int64
 	for i, k := range keys {
-		n, ok := canonicalInt(k)
+		n, ok := phpjson.CanonicalInt(k)
 		if !ok {
 			return nil
 		}
-		nums[i] = n
-		sorted = sorted && (i == 0 || nums[i-1] < n)
+		sorted = sorted && (i == 0 || prev < n)
+		prev = n
 		if known {
 			continue
 		}
@@ -128,40 +124,14 @@ func keyedEntries(o *phpjson.Object, known bool) *phpjson.Object {
 		if !ok {
 			return nil
 		}
-		if iv, has := eo.Get("index"); has && ToInt(iv) != int64(n) {
+		if iv, has := eo.Get("index"); has && ToInt(iv) != n {
 			return nil
 		}
 	}
 	if !sorted {
-		order := make([]int, len(keys))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(nums[a], nums[b]) })
-		byNum := make([]string, len(keys))
-		for i, j := range order {
-			byNum[i] = keys[j]
-		}
-		keys = byNum
+		phpjson.SortKeys(keys) // every key is an integer: numeric order
 	}
 	return o.WithKeyOrder(keys)
-}
-
-// canonicalInt parses k when it is an integer written as IntKey writes
-// it (no sign but "-", no leading zero, no more digits than an int
-// holds for sure).
-func canonicalInt(k string) (int, bool) {
-	digits := strings.TrimPrefix(k, "-")
-	if digits == "" || len(digits) > 18 || (digits[0] == '0' && (len(digits) > 1 || len(k) > 1)) {
-		return 0, false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.Atoi(k)
-	return n, err == nil
 }
 
 // Truthy is PHP's !empty() of o[k].
