@@ -65,7 +65,7 @@ func (sc *stepCtx) repeatMatches() (bool, error) {
 		if fn == nil {
 			return false, failAttemptWith(fmt.Errorf("Repeat condition class '%s' not found: no repeat condition of that name is registered with this worker", step.Condition))
 		}
-		ok, err := callUser(func() (bool, error) { return fn(context.Background(), workflowstate.PublicState(sc.state).ToMap()) })
+		ok, err := callUser(func() (bool, error) { return fn(context.Background(), workflowstate.PublicMap(sc.state)) })
 		if err != nil {
 			return false, failAttemptWith(fmt.Errorf("repeat condition %s: %w", step.Condition, err))
 		}
