@@ -442,14 +442,15 @@ func testDriverJobListByWorkflow(t *testing.T, d *DriverEnv) {
 	assert.Equal(t, []int64{ids[0], ids[5]}, list(driver.JobPending, driver.JobProcessing), "active jobs of workflow 5")
 	assert.Equal(t, []int64{ids[4]}, list(driver.JobBuried), "buried jobs of workflow 5")
 	assert.Empty(t, list(driver.JobFailed), "failed jobs of workflow 5")
+	// JobListManyTx is optional: a store without it is asked outside the
+	// transaction, so that the skip never leaves one open.
+	if !inTx(d, func(tx driver.Tx) (bool, error) { _, ok := tx.(driver.JobListManyTx); return ok, nil }) {
+		t.Skip("the store's transactions have no JobListByWorkflows (driver.JobListManyTx)")
+	}
 	listMany := func(wfs []int64, statuses ...driver.JobStatus) []int64 {
 		t.Helper()
 		return jobIDs(inTx(d, func(tx driver.Tx) ([]*driver.Job, error) {
-			many, ok := tx.(driver.JobListManyTx)
-			if !ok {
-				t.Skip("the store's transactions have no JobListByWorkflows (driver.JobListManyTx)")
-			}
-			return many.JobListByWorkflows(d.Ctx, wfs, statuses, driver.LockUpdate)
+			return tx.(driver.JobListManyTx).JobListByWorkflows(d.Ctx, wfs, statuses, driver.LockUpdate)
 		}))
 	}
 	assert.Equal(t, []int64{ids[0], ids[1], ids[2], ids[4], ids[5]}, listMany([]int64{6, 5}), "jobs of workflows 5 and 6, in id order")
