@@ -127,11 +127,11 @@ func (w *Worker) gateDue(ctx context.Context, kind gateKind) bool {
 	return true
 }
 
-// since reports whether t is set and not before now less lookback: the
-// window the sweeps of the workflows and batches other engines ended
-// read.
+// since reports whether t is set and within the window the sweeps of the
+// workflows and batches other engines ended read: not before now less
+// lookback (less a second more, as the stores compare whole seconds).
 func since(t, now time.Time, lookback time.Duration) bool {
-	return !t.IsZero() && !t.Before(now.Add(-lookback))
+	return !t.IsZero() && !t.Before(now.Add(-lookback-time.Second))
 }
 
 // pruneNeedless reports whether the gate's last read, made within
