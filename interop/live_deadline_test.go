@@ -192,6 +192,12 @@ func TestLivePHPSweepOfGoDeadlineHandler(t *testing.T) {
 
 	assert.Equal(t, 1, l.checkDeadlines(), "workflows PHP expired")
 	assert.Equal(t, queuetytype.WorkflowFailed, l.status(id).Status, "after PHP's sweep")
+	// The sweep gate's read sees the deadline PHP expired, within the
+	// lookback of the deadline sweep's handoff of such workflows.
+	due, known, err := clientseam.Engine(l.c).MaintenanceDue(ctx)
+	require.NoError(t, err)
+	require.True(t, known, "the store has the gate's read")
+	assert.WithinDuration(t, time.Now(), due.FailedDeadline, time.Hour, "latest deadline of a failed workflow")
 	l.workOnce() // no Go handlers: leaves it
 	jobs, err := l.c.ListJobs(ctx, driver.JobFilter{Handler: "go_escalate"})
 	require.NoError(t, err)

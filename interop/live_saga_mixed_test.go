@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
@@ -264,6 +265,12 @@ func TestLivePHPFailedSagaRunsGoCompensations(t *testing.T) {
 	require.Equal(t, queuetytype.WorkflowFailed, wf.Status, "status after PHP")
 	require.Contains(t, string(wf.State), `"_compensated":true`, "PHP's end keys")
 	require.Equal(t, []string{`undo:QueuetyGoInterop\UndoStep@{"counter":2,"order":7}`}, sagaCalls(t, marker), "PHP ran its class only")
+	// The sweep gate's read sees the failure PHP wrote, within the
+	// workflow-callback sweep's lookback.
+	due, known, err := clientseam.Engine(c).MaintenanceDue(ctx)
+	require.NoError(t, err)
+	require.True(t, known, "the store has the gate's read")
+	assert.WithinDuration(t, time.Now(), due.Failed, time.Hour, "latest failure")
 
 	w := interopWorker(c)
 	// UndoStep is a Go twin too: PHP ran the class, so Go must not run it again.

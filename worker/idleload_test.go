@@ -18,9 +18,10 @@ import (
 
 // TestIdleWorkerLoad: an idle worker with the default settings (the
 // maintenance on, the cross-process wake-up live) costs the database at
-// most one statement a second, on MariaDB and on PostgreSQL, counted on
-// every connection of its client through a counting proxy.
+// most maxPerSec statements a second, on MariaDB and on PostgreSQL,
+// counted on every connection of its client through a counting proxy.
 func TestIdleWorkerLoad(t *testing.T) {
+	const maxPerSec = 0.75 // measured: about 0.53 on MariaDB, 0.48 on PostgreSQL
 	if testing.Short() {
 		t.Skip("counts statements over a window of seconds")
 	}
@@ -61,7 +62,7 @@ func TestIdleWorkerLoad(t *testing.T) {
 			require.NoError(t, <-done)
 			perSec := float64(n) / window.Seconds()
 			t.Logf("%d statements in %s: %.2f/s", n, window, perSec)
-			if perSec > 1 || testing.Verbose() {
+			if perSec > maxPerSec || testing.Verbose() {
 				seen := map[string]int{}
 				for _, s := range texts {
 					seen[s]++
@@ -71,8 +72,8 @@ func TestIdleWorkerLoad(t *testing.T) {
 					lines = append(lines, fmt.Sprintf("%6d  %s", k, s))
 				}
 				sort.Strings(lines)
-				msg := fmt.Sprintf("%.2f statements a second (at most 1 wanted):\n%s", perSec, strings.Join(lines, "\n"))
-				if perSec > 1 {
+				msg := fmt.Sprintf("%.2f statements a second (at most %.2f wanted):\n%s", perSec, maxPerSec, strings.Join(lines, "\n"))
+				if perSec > maxPerSec {
 					t.Fatal("an idle worker ran " + msg)
 				}
 				t.Log(msg)

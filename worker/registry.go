@@ -109,6 +109,9 @@ func (w *Worker) register(ctx context.Context) (beat func(context.Context), dere
 		}
 		row.Jobs, row.LastHeartbeat, row.HeartbeatInterval = jobs, now, interval
 		prune := row.LastHeartbeat.Sub(pruned) >= registryPruneEvery
+		if prune && w.pruneNeedless(row.LastHeartbeat, queuetytype.WorkerRetention) {
+			prune, pruned = false, row.LastHeartbeat // the sweep gate's read found none to remove
+		}
 		var err error
 		if !prune && oneStatement != nil {
 			err = oneStatement.WorkerSaveOne(ctx, &row)

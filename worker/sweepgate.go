@@ -1,18 +1,21 @@
 package worker
 
-// The sweep gate: the sweeps that find rows by a stored time (stale
-// claims, activity timeouts, wait timers, state-machine timers) keep their
-// intervals, but a run only opens a transaction when one read, made at
-// most once a gate period for all of them (one statement, no
-// transaction), found a row of its kind due. An idle worker then costs the
-// database one statement a gate period for them, instead of a transaction
-// per sweep run.
+// The sweep gate: the sweeps that find rows by a stored time or state
+// (stale claims, activity timeouts, wait timers, state-machine timers,
+// workflow deadlines, the callbacks of batches and workflows another
+// engine ended, overruns) keep their intervals, but a run only opens a
+// transaction when one read, made at most once a gate period for all of
+// them (one statement, no transaction), found a row of its kind due. An
+// idle worker then costs the database one statement a gate period for
+// them, instead of a transaction per sweep run. The registry's prune of
+// gone workers reads the same gate (registry.go).
 
 import (
 	"context"
 	"sync"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -25,6 +28,10 @@ const (
 	gateActivity
 	gateWait
 	gateMachine
+	gateDeadline
+	gateBatch
+	gateEnds
+	gateOverrun
 )
 
 // gatePeriodMax is the longest the gate's read is used before it is read
@@ -57,7 +64,8 @@ func (w *Worker) gatePeriod() time.Duration {
 // due, or cannot tell (a store without driver.IdleReader, a failed read);
 // otherwise the run is skipped and reports no rows, to the observer too
 // (as a sweep named name that changed nothing, so that a dashboard still
-// sees the sweep run on an idle system). After a run the gate reads
+// sees the sweep run on an idle system; not when name is "", for a sweep
+// that reports nothing itself). After a run the gate reads
 // again, so a sweep with more rows than one run takes runs again. A row
 // written after a read is seen by the next read: a sweep finds it within
 // its interval plus a gate period of falling due.
@@ -65,7 +73,7 @@ func (w *Worker) gated(name string, kind gateKind, run func(context.Context) (in
 	return func(ctx context.Context) (int, error) {
 		t0 := time.Now()
 		if !w.gateDue(ctx, kind) {
-			if w.obs != nil {
+			if w.obs != nil && name != "" {
 				w.obs.Swept(ctx, observe.Sweep{Name: name, Duration: time.Since(t0)})
 			}
 			return 0, nil
@@ -105,6 +113,37 @@ func (w *Worker) gateDue(ctx context.Context, kind gateKind) bool {
 		return passed(g.due.Wait)
 	case gateMachine:
 		return passed(g.due.MachineTimer)
+	case gateDeadline:
+		// Past a deadline, or a workflow failed with a deadline within
+		// the lookback of the deadlines another engine expired.
+		return passed(g.due.Deadline) || since(g.due.FailedDeadline, now, engine.ForeignExpiryLookback)
+	case gateBatch:
+		return g.due.BatchOpen || since(g.due.BatchFinished, now, engine.BatchLookback)
+	case gateEnds:
+		return since(g.due.Failed, now, engine.ForeignEndLookback) || since(g.due.Cancelled, now, engine.ForeignEndLookback)
+	case gateOverrun:
+		return g.due.Running
 	}
 	return true
+}
+
+// since reports whether t is set and within the window the sweeps of the
+// workflows and batches other engines ended read: not before now less
+// lookback (less a second more, as the stores compare whole seconds).
+func since(t, now time.Time, lookback time.Duration) bool {
+	return !t.IsZero() && !t.Before(now.Add(-lookback-time.Second))
+}
+
+// pruneNeedless reports whether the gate's last read, made within
+// registryPruneEvery, found no worker in the registry gone for longer
+// than the retention at now: then the registry's prune would remove
+// nothing (a row written after the read has a later heartbeat).
+func (w *Worker) pruneNeedless(now time.Time, retention time.Duration) bool {
+	g := &w.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.read.IsZero() || w.timers.Since(g.read) >= registryPruneEvery {
+		return false
+	}
+	return g.due.WorkerHeartbeat.IsZero() || !g.due.WorkerHeartbeat.Before(now.Add(-retention))
 }

@@ -222,14 +222,20 @@ func (h *webhooks) start(ctx context.Context) (stop func()) {
 	}
 }
 
-// refresh re-reads the webhooks table, with the secrets; on error it
+// refresh re-reads the webhooks table, with the secrets (one statement
+// outside a transaction on a store that can: driver.WebhookReader); on error it
 // keeps the list it has. A webhook of a known event whose URL is not an
 // http or https URL is skipped, and logged the first time.
 func (h *webhooks) refresh(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var rows []*driver.Webhook
-	err := h.store.InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.WebhookList(ctx, ""); return err })
+	var err error
+	if r, one := h.store.(driver.WebhookReader); one {
+		rows, err = r.WebhookListRead(ctx, "")
+	} else {
+		err = h.store.InTx(ctx, func(tx driver.Tx) (err error) { rows, err = tx.WebhookList(ctx, ""); return err })
+	}
 	if err != nil {
 		h.log.Warn("queuety: read webhooks (keeping the previous list)", "err", err)
 		return

@@ -48,14 +48,26 @@ func (t *txn) WebhookInsert(ctx context.Context, w *driver.Webhook) error {
 // WebhookList implements driver.Tx: one event's webhooks through
 // idx_event, or all of them, each with its secret.
 func (t *txn) WebhookList(ctx context.Context, event string) ([]*driver.Webhook, error) {
-	q := "SELECT w.id, w.event, w.url, w.created_at, s.secret FROM " + t.s.T.Webhooks + " w LEFT JOIN " + t.s.T.WebhookSecrets +
+	return webhookList(ctx, t.s, t.tx.QueryContext, event)
+}
+
+// WebhookListRead implements driver.WebhookReader: WebhookList as one
+// statement on the pool, outside a transaction.
+func (s *Store) WebhookListRead(ctx context.Context, event string) ([]*driver.Webhook, error) {
+	return webhookList(ctx, s, s.DB.QueryContext, event)
+}
+
+// webhookList lists the webhooks of event (all when ""), with their
+// secrets, through query.
+func webhookList(ctx context.Context, s *Store, query func(context.Context, string, ...any) (*sql.Rows, error), event string) ([]*driver.Webhook, error) {
+	q := "SELECT w.id, w.event, w.url, w.created_at, s.secret FROM " + s.T.Webhooks + " w LEFT JOIN " + s.T.WebhookSecrets +
 		" s ON s.webhook_id = w.id"
 	var args []any
 	if event != "" {
 		q += " WHERE w.event = ?"
 		args = append(args, event)
 	}
-	out, err := queryAll(ctx, t.tx, scanWebhook, q+" ORDER BY w.id", args...)
+	out, err := queryAllWith(ctx, query, scanWebhook, q+" ORDER BY w.id", args...)
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks: %w", err)
 	}

@@ -52,32 +52,65 @@ func (s *Store) ScheduleNextDueRead(ctx context.Context) (time.Time, bool, error
 }
 
 // MaintenanceDue implements driver.IdleReader: each value is the first
-// entry of an index (idx_reserved (status, reserved_at), the activity
-// deadline columns' own indexes, (status, wait_deadline_at), the machine
-// timers' fire_at).
+// or last entry of an index (idx_reserved (status, reserved_at), the
+// activity deadline columns' own indexes, (status, wait_deadline_at), the
+// machine timers' fire_at, (status, deadline_at) and (status,
+// run_deadline_at) once per status a deadline applies to, (status,
+// failed_at), (status, completed_at), (status), the batches' finished_at,
+// the workers' last_heartbeat_at).
 func (s *Store) MaintenanceDue(ctx context.Context) (driver.MaintenanceDue, error) {
 	var d driver.MaintenanceDue
-	var unreserved sql.NullInt64
+	var unreserved, running, batchOpen sql.NullInt64
 	var acts [4]time.Time
+	var deadlines [2 * len(deadlineStatuses)]time.Time
+	w := s.T.Workflows
 	q := "SELECT (SELECT 1 FROM " + s.T.Jobs + " WHERE status = 'processing' AND reserved_at IS NULL LIMIT 1)," +
 		" (SELECT MIN(reserved_at) FROM " + s.T.Jobs + " WHERE status = 'processing')," +
 		" (SELECT MIN(schedule_to_close_at) FROM " + s.T.Jobs + ")," +
 		" (SELECT MIN(schedule_to_start_at) FROM " + s.T.Jobs + ")," +
 		" (SELECT MIN(heartbeat_deadline_at) FROM " + s.T.Jobs + ")," +
 		" (SELECT MIN(start_to_close_at) FROM " + s.T.Jobs + ")," +
-		" (SELECT MIN(wait_deadline_at) FROM " + s.T.Workflows + " WHERE status = 'waiting_for_signal')," +
+		" (SELECT MIN(wait_deadline_at) FROM " + w + " WHERE status = 'waiting_for_signal')," +
 		" (SELECT MIN(fire_at) FROM " + s.T.MachineTimers + ")"
-	err := s.DB.QueryRowContext(ctx, q).Scan(&unreserved, nullTime{&d.Reserved},
+	dest := []any{&unreserved, nullTime{&d.Reserved},
 		nullTime{&acts[0]}, nullTime{&acts[1]}, nullTime{&acts[2]}, nullTime{&acts[3]},
-		nullTime{&d.Wait}, nullTime{&d.MachineTimer})
-	if err != nil {
+		nullTime{&d.Wait}, nullTime{&d.MachineTimer}}
+	// One MIN per status: a MIN over an IN list reads every entry of the
+	// statuses, a MIN per status one entry.
+	for i, st := range deadlineStatuses {
+		q += ", (SELECT MIN(deadline_at) FROM " + w + " WHERE status = '" + st + "')" +
+			", (SELECT MIN(run_deadline_at) FROM " + w + " WHERE status = '" + st + "')"
+		dest = append(dest, nullTime{&deadlines[2*i]}, nullTime{&deadlines[2*i+1]})
+	}
+	q += ", (SELECT MAX(deadline_at) FROM " + w + " WHERE status = 'failed')" +
+		", (SELECT MAX(failed_at) FROM " + w + " WHERE status = 'failed')" +
+		", (SELECT MAX(completed_at) FROM " + w + " WHERE status = 'cancelled')" +
+		", (SELECT 1 FROM " + w + " WHERE status = 'running' LIMIT 1)" +
+		", (SELECT 1 FROM " + s.T.Batches + " WHERE finished_at IS NULL LIMIT 1)" +
+		", (SELECT MAX(finished_at) FROM " + s.T.Batches + ")" +
+		", (SELECT MIN(last_heartbeat_at) FROM " + s.T.Workers + ")"
+	dest = append(dest, nullTime{&d.FailedDeadline}, nullTime{&d.Failed}, nullTime{&d.Cancelled},
+		&running, &batchOpen, nullTime{&d.BatchFinished}, nullTime{&d.WorkerHeartbeat})
+	if err := s.DB.QueryRowContext(ctx, q).Scan(dest...); err != nil {
 		return d, fmt.Errorf("read when the sweeps are due: %w", err)
 	}
-	d.Unreserved = unreserved.Valid
-	for _, a := range acts {
-		if !a.IsZero() && (d.Activity.IsZero() || a.Before(d.Activity)) {
-			d.Activity = a
+	d.Unreserved, d.Running, d.BatchOpen = unreserved.Valid, running.Valid, batchOpen.Valid
+	d.Activity = earliest(acts[:])
+	d.Deadline = earliest(deadlines[:])
+	return d, nil
+}
+
+// deadlineStatuses are the workflow statuses a deadline applies to
+// (nonTerminal).
+var deadlineStatuses = [...]string{"running", "paused", "waiting_for_signal", "waiting_for_workflows"}
+
+// earliest is the earliest of ts that is not zero, or zero.
+func earliest(ts []time.Time) time.Time {
+	var e time.Time
+	for _, t := range ts {
+		if !t.IsZero() && (e.IsZero() || t.Before(e)) {
+			e = t
 		}
 	}
-	return d, nil
+	return e
 }

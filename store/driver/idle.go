@@ -24,15 +24,16 @@ type IdleReader interface {
 	// firing (pending_run set).
 	ScheduleNextDueRead(ctx context.Context) (next time.Time, buffered bool, err error)
 	// MaintenanceDue reads, for the sweeps that find rows by a stored
-	// time, the earliest such time (see MaintenanceDue).
+	// time or state, the earliest such time or whether such rows exist
+	// (see MaintenanceDue).
 	MaintenanceDue(ctx context.Context) (MaintenanceDue, error)
 	// WorkerSaveOne is Tx.WorkerSave as one statement outside a
 	// transaction: an idle worker's heartbeat.
 	WorkerSaveOne(ctx context.Context, w *queuetytype.Worker) error
 }
 
-// MaintenanceDue holds the earliest stored times the sweeps act on; a zero
-// time means no row.
+// MaintenanceDue holds the stored times and states the sweeps act on; a
+// zero time means no row.
 type MaintenanceDue struct {
 	// Unreserved is set when a processing job has no reserved_at (stale
 	// at once).
@@ -48,4 +49,31 @@ type MaintenanceDue struct {
 	Wait time.Time
 	// MachineTimer is the earliest state-machine timer.
 	MachineTimer time.Time
+	// Deadline is the earliest execution or run deadline (deadline_at,
+	// run_deadline_at) of the workflows that are not terminal.
+	Deadline time.Time
+	// FailedDeadline is the latest deadline_at of the failed workflows:
+	// none expired at its deadline within a lookback before that time
+	// less the lookback.
+	FailedDeadline time.Time
+	// Failed is the latest failed_at of the failed workflows, and
+	// Cancelled the latest completed_at of the cancelled ones.
+	Failed, Cancelled time.Time
+	// Running is set when a workflow is running.
+	Running bool
+	// BatchOpen is set when a batch has not finished, and BatchFinished
+	// is the latest finished_at of the batches.
+	BatchOpen     bool
+	BatchFinished time.Time
+	// WorkerHeartbeat is the earliest last heartbeat in the worker
+	// registry.
+	WorkerHeartbeat time.Time
+}
+
+// WebhookReader is an optional interface of a Store: the webhooks'
+// list as one statement outside a transaction, which a running worker
+// reads again every refresh interval.
+type WebhookReader interface {
+	// WebhookListRead is Tx.WebhookList outside a transaction.
+	WebhookListRead(ctx context.Context, event string) ([]*Webhook, error)
 }

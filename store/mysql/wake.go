@@ -60,12 +60,17 @@ const listenSleep = 20
 // of commits costs at most one read and one KILL per listener each gap.
 const notifyGap = 5 * time.Millisecond
 
+// notifyQuiet is the least time between two sends of one store after a
+// send that found no listener.
+const notifyQuiet = time.Second
+
 // wakeState is the store's wake-up state.
 type wakeState struct {
 	sql string // the listener's statement
 
 	mu       sync.Mutex
 	lastSend time.Time
+	heard    bool // the last send found a listener (or failed)
 	warned   bool
 	log      *slog.Logger // SetLogger; nil: slog.Default()
 }
@@ -102,18 +107,27 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 		return nil
 	}
 	s.wake.mu.Lock()
-	wait := notifyGap - time.Since(s.wake.lastSend)
+	gap := notifyQuiet
+	if s.wake.heard || s.wake.lastSend.IsZero() {
+		gap = notifyGap
+	}
+	wait := gap - time.Since(s.wake.lastSend)
 	s.wake.mu.Unlock()
 	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(wait):
+		case <-s.closing:
+			return nil
+		case <-t.C:
 		}
 	}
+	heard := true // a failed read says nothing of the listeners
 	defer func() {
 		s.wake.mu.Lock()
-		s.wake.lastSend = time.Now()
+		s.wake.lastSend, s.wake.heard = time.Now(), heard
 		s.wake.mu.Unlock()
 	}()
 	conn, err := s.DB.Conn(ctx)
@@ -125,6 +139,7 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	heard = len(ids) > 0
 	var first error
 	for _, id := range ids {
 		_, err := conn.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))

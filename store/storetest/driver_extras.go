@@ -38,6 +38,14 @@ func testDriverWebhooks(t *testing.T, d *DriverEnv) {
 	require.Len(t, buried, 2, "one event's webhooks")
 	assert.Equal(t, []string{"https://a.example/1", "https://b.example/3?x=1"}, []string{buried[0].URL, buried[1].URL}, "by id")
 	assert.Empty(t, inTx(d, func(tx driver.Tx) ([]*driver.Webhook, error) { return tx.WebhookList(d.Ctx, "workflow.failed") }))
+	if r, ok := d.S.(driver.WebhookReader); ok {
+		read, err := r.WebhookListRead(d.Ctx, "")
+		require.NoError(t, err)
+		assert.Equal(t, all, read, "the list outside a transaction")
+		read, err = r.WebhookListRead(d.Ctx, "job.buried")
+		require.NoError(t, err)
+		assert.Equal(t, buried, read, "one event's webhooks outside a transaction")
+	}
 
 	assert.True(t, inTx(d, func(tx driver.Tx) (bool, error) { return tx.WebhookDelete(d.Ctx, hooks[0].ID) }), "delete finds the row")
 	assert.False(t, inTx(d, func(tx driver.Tx) (bool, error) { return tx.WebhookDelete(d.Ctx, hooks[0].ID) }), "a second delete finds none")

@@ -1,0 +1,84 @@
+package mysql_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
+	"github.com/queuety/queuety-go/queuety"
+)
+
+// processlistReads counts the listener reads among texts.
+func processlistReads(texts []string) int {
+	n := 0
+	for _, s := range texts {
+		if strings.Contains(s, "information_schema.PROCESSLIST") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWakeQuietWithoutListener: a process that keeps committing jobs
+// while no process listens reads the processlist about once a second, not
+// once a commit, counted through a counting proxy; a listener that starts
+// while the commits go on is still woken by them.
+func TestWakeQuietWithoutListener(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, prefix := migrated.DSN(t)
+	const server = "127.0.0.1:3306"
+	require.Contains(t, dsn, server)
+	p := testdb.NewStatementProxy(t, server, false)
+	dispatch, err := queuety.Open(ctx, strings.Replace(dsn, server, p.Addr, 1), queuety.WithLogger(quietLog()))
+	require.NoError(t, err)
+	t.Cleanup(func() { dispatch.Close() })
+	p.KeepTexts()
+
+	var dispatched atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := dispatch.Dispatch(ctx, "other", nil); err != nil {
+				t.Error(err)
+				return
+			}
+			dispatched.Add(1)
+		}
+	}()
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+
+	require.Eventually(t, func() bool { return dispatched.Load() >= 5 }, startedWithin, time.Millisecond)
+	t0, d0, r0 := time.Now(), dispatched.Load(), processlistReads(p.Texts())
+	require.Eventually(t, func() bool { return time.Since(t0) >= 3*time.Second && dispatched.Load()-d0 >= 30 },
+		time.Minute, 10*time.Millisecond, "too few dispatches to count")
+	elapsed, d, r := time.Since(t0), dispatched.Load()-d0, processlistReads(p.Texts())-r0
+	t.Logf("%d dispatches, %d processlist reads in %s", d, r, elapsed.Round(time.Millisecond))
+	require.LessOrEqual(t, float64(r), elapsed.Seconds()+2, "reads the processlist more than once a second with no listener")
+
+	// A listener that starts now is woken by the next commits.
+	_, ran := wakeClients(t, ctx, dsn, dsn, nil)
+	waitNewListener(t, prefix, map[int64]bool{})
+	_, err = dispatch.Dispatch(ctx, "ping", queuety.Payload{"n": "heard"})
+	require.NoError(t, err)
+	waitRun(t, ran, "heard", "dispatched by a process whose last reads found no listener")
+}
