@@ -52,6 +52,8 @@ func migrations(prefix, lock string) migrate.Migrations {
 			})},
 			{Version: 2, Name: "Go engine: fewer job index entries (idx_status, a prefix of idx_status_completed, dropped; idx_workflow holds workflow jobs only)",
 				Up: migrate.Statements(func() []string { return fewerJobIndexes(prefix) })},
+			{Version: 3, Name: "Go engine: workflow rows updated in place (fillfactor " + workflowsFillfactor + "), and no index that no query reads on workflows (idx_status) and workflow events (idx_job, idx_step_name)",
+				Up: migrate.Statements(func() []string { return inPlaceWorkflows(prefix) })},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at TIMESTAMP(6) NOT NULL)",
 		Lock:          migrate.PostgresLock(lock, 120*time.Second),
@@ -69,6 +71,30 @@ func fewerJobIndexes(prefix string) []string {
 		"CREATE INDEX IF NOT EXISTS " + indexName(jobs+"_idx_workflow_step") + " ON " + jobs +
 			" (workflow_id, step_index) WHERE workflow_id IS NOT NULL",
 		"DROP INDEX IF EXISTS " + indexName(jobs+"_idx_workflow"),
+	}
+}
+
+// workflowsFillfactor is the share of each page of the workflows table
+// that inserts fill. A workflow step rewrites its row (state, current
+// step) without changing an indexed column: with room left on the page,
+// PostgreSQL writes the new version beside the old one (a heap-only
+// update) and adds no index entry; on a full page the new version goes
+// to another page and every index of the table gets an entry.
+const workflowsFillfactor = "50"
+
+// inPlaceWorkflows is version 3: the workflows table leaves room on its
+// pages for a step's new row version, and the indexes no query reads
+// are dropped: the workflows' idx_status is a prefix of four others, and
+// the events' idx_job and idx_step_name are Queuety PHP's lookups (the
+// engine reads a workflow's events by workflow, step index, id and time).
+// A fillfactor applies to pages filled from now on.
+func inPlaceWorkflows(prefix string) []string {
+	wf, ev := prefix+"queuety_workflows", prefix+"queuety_workflow_events"
+	return []string{
+		"ALTER TABLE " + wf + " SET (fillfactor = " + workflowsFillfactor + ")",
+		"DROP INDEX IF EXISTS " + indexName(wf+"_idx_status"),
+		"DROP INDEX IF EXISTS " + indexName(ev+"_idx_job"),
+		"DROP INDEX IF EXISTS " + indexName(ev+"_idx_step_name"),
 	}
 }
 
