@@ -20,7 +20,7 @@
 -- every index left out saves two entries a job (three with its insert).
 -- The workflows' idx_status (a prefix of four others) and the workflow
 -- events' idx_job and idx_step_name (Queuety PHP's lookups) are left
--- out too; version 3 of the schema history also gives the workflows
+-- out too. Version 3 of the schema history also gives the workflows
 -- table room on its pages for a step's rewrite of a row.
 
 CREATE TABLE IF NOT EXISTS {prefix}queuety_jobs (
