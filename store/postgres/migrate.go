@@ -52,7 +52,7 @@ func migrations(prefix, lock string) migrate.Migrations {
 			})},
 			{Version: 2, Name: "Go engine: fewer job index entries (idx_status, a prefix of idx_status_completed, dropped; idx_workflow holds workflow jobs only)",
 				Up: migrate.Statements(func() []string { return fewerJobIndexes(prefix) })},
-			{Version: 3, Name: "Go engine: workflow rows updated in place (fillfactor " + workflowsFillfactor + "), and no index that no query reads on workflows (idx_status) and workflow events (idx_job, idx_step_name)",
+			{Version: 3, Name: "Go engine: workflow rows updated in place (fillfactor " + workflowsFillfactor + "), its parent, deadline and failed_at indexes partial, and no index that no query reads on workflows (idx_status) and workflow events (idx_job, idx_step_name)",
 				Up: migrate.Statements(func() []string { return inPlaceWorkflows(prefix) })},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at TIMESTAMP(6) NOT NULL)",
@@ -88,14 +88,31 @@ const workflowsFillfactor = "50"
 // the events' idx_job and idx_step_name are Queuety PHP's lookups (the
 // engine reads a workflow's events by workflow, step index, id and time).
 // A fillfactor applies to pages filled from now on.
+//
+// The workflows' indexes of columns that are NULL on most rows (parent,
+// deadlines, failed_at) become partial: every query on them compares the
+// column with a value, and a workflow's insert and its last step (which
+// changes its status) then add no entry to them.
 func inPlaceWorkflows(prefix string) []string {
 	wf, ev := prefix+"queuety_workflows", prefix+"queuety_workflow_events"
-	return []string{
+	out := []string{
 		"ALTER TABLE " + wf + " SET (fillfactor = " + workflowsFillfactor + ")",
 		"DROP INDEX IF EXISTS " + indexName(wf+"_idx_status"),
 		"DROP INDEX IF EXISTS " + indexName(ev+"_idx_job"),
 		"DROP INDEX IF EXISTS " + indexName(ev+"_idx_step_name"),
 	}
+	for _, ix := range []struct{ name, cols, col string }{
+		{"idx_parent", "parent_workflow_id", "parent_workflow_id"},
+		{"idx_deadline", "status, deadline_at", "deadline_at"},
+		{"idx_go_run_deadline", "status, run_deadline_at", "run_deadline_at"},
+		{"idx_go_wait_deadline", "status, wait_deadline_at", "wait_deadline_at"},
+		{"idx_go_status_failed", "status, failed_at", "failed_at"},
+	} {
+		name := indexName(wf + "_" + ix.name)
+		out = append(out, "DROP INDEX IF EXISTS "+name,
+			"CREATE INDEX "+name+" ON "+wf+" ("+ix.cols+") WHERE "+ix.col+" IS NOT NULL")
+	}
+	return out
 }
 
 // LatestVersion is the schema version this package migrates to.

@@ -112,8 +112,9 @@ func TestVersion2LeavesFewerJobIndexes(t *testing.T) {
 }
 
 // TestVersion3UpdatesWorkflowsInPlace: a fresh store and tables version
-// 2 made both end with the workflows' fillfactor and without the indexes
-// no query reads, and a step's rewrite of a workflow row (state and
+// 2 made both end with the workflows' fillfactor, their partial parent,
+// deadline and failed_at indexes and without the indexes no query
+// reads, and a step's rewrite of a workflow row (state and
 // current step) is a heap-only update: no index gets an entry.
 func TestVersion3UpdatesWorkflowsInPlace(t *testing.T) {
 	ctx := context.Background()
@@ -129,16 +130,25 @@ func TestVersion3UpdatesWorkflowsInPlace(t *testing.T) {
 		require.NoError(t, db.QueryRowContext(ctx, "SELECT COALESCE(array_to_string(c.reloptions, ','), '') FROM pg_class c "+
 			"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = 'queuety_workflows'", schema).Scan(&opts))
 		assert.Equal(t, "fillfactor=50", opts, what)
-		rows, err := db.QueryContext(ctx, "SELECT indexname FROM pg_indexes WHERE schemaname = ? AND tablename IN ('queuety_workflows', 'queuety_workflow_events') ORDER BY indexname", schema)
+		rows, err := db.QueryContext(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ? AND tablename IN ('queuety_workflows', 'queuety_workflow_events') ORDER BY indexname", schema)
 		require.NoError(t, err)
 		defer rows.Close()
 		var got []string
+		defs := map[string]string{}
 		for rows.Next() {
-			var n string
-			require.NoError(t, rows.Scan(&n))
+			var n, def string
+			require.NoError(t, rows.Scan(&n, &def))
 			got = append(got, n)
+			defs[n] = def
 		}
 		require.NoError(t, rows.Err())
+		for ix, col := range map[string]string{
+			"idx_parent": "parent_workflow_id", "idx_deadline": "deadline_at", "idx_go_run_deadline": "run_deadline_at",
+			"idx_go_wait_deadline": "wait_deadline_at", "idx_go_status_failed": "failed_at",
+		} {
+			assert.Contains(t, defs["queuety_workflows_"+ix], "WHERE ("+col+" IS NOT NULL)", what)
+		}
+		assert.NotContains(t, defs["queuety_workflows_idx_status_completed"], "WHERE", what)
 		assert.Equal(t, []string{
 			"queuety_workflow_events_idx_created", "queuety_workflow_events_idx_timeline", "queuety_workflow_events_idx_workflow",
 			"queuety_workflow_events_pkey",
@@ -169,6 +179,10 @@ func TestVersion3UpdatesWorkflowsInPlace(t *testing.T) {
 	// The tables as version 2 left them.
 	for _, q := range []string{
 		"ALTER TABLE queuety_workflows RESET (fillfactor)",
+		"DROP INDEX queuety_workflows_idx_parent",
+		"CREATE INDEX queuety_workflows_idx_parent ON queuety_workflows (parent_workflow_id)",
+		"DROP INDEX queuety_workflows_idx_go_status_failed",
+		"CREATE INDEX queuety_workflows_idx_go_status_failed ON queuety_workflows (status, failed_at)",
 		"CREATE INDEX queuety_workflows_idx_status ON queuety_workflows (status)",
 		"CREATE INDEX queuety_workflow_events_idx_job ON queuety_workflow_events (job_id)",
 		"CREATE INDEX queuety_workflow_events_idx_step_name ON queuety_workflow_events (workflow_id, step_name)",
