@@ -52,7 +52,7 @@ func migrations(prefix, lock string) migrate.Migrations {
 			})},
 			{Version: 2, Name: "Go engine: fewer job index entries (idx_status, a prefix of idx_status_completed, dropped; idx_workflow holds workflow jobs only)",
 				Up: migrate.Statements(func() []string { return fewerJobIndexes(prefix) })},
-			{Version: 3, Name: "Go engine: workflow rows updated in place (fillfactor " + workflowsFillfactor + "), its parent, deadline and failed_at indexes partial, and no index that no query reads on workflows (idx_status) and workflow events (idx_job, idx_step_name)",
+			{Version: 3, Name: "Go engine: workflow rows updated in place (fillfactor " + workflowsFillfactor + "), its parent, deadline and failed_at indexes partial, idx_status replaced by the running workflows' idx_go_running, and workflow events without idx_job and idx_step_name",
 				Up: migrate.Statements(func() []string { return inPlaceWorkflows(prefix) })},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at TIMESTAMP(6) NOT NULL)",
@@ -83,10 +83,12 @@ func fewerJobIndexes(prefix string) []string {
 const workflowsFillfactor = "50"
 
 // inPlaceWorkflows is version 3: the workflows table leaves room on its
-// pages for a step's new row version, and the indexes no query reads
-// are dropped: the workflows' idx_status is a prefix of four others, and
-// the events' idx_job and idx_step_name are Queuety PHP's lookups (the
-// engine reads a workflow's events by workflow, step index, id and time).
+// pages for a step's new row version, and indexes that cost an entry on
+// every row are dropped: the workflows' idx_status gives way to
+// idx_go_running, the running workflows in id order (the read of running
+// positions; a workflow enters it once, at its insert), and the events'
+// idx_job and idx_step_name are Queuety PHP's lookups (the engine reads a
+// workflow's events by workflow, step index, id and time).
 // A fillfactor applies to pages filled from now on.
 //
 // The workflows' indexes of columns that are NULL on most rows (parent,
@@ -97,6 +99,7 @@ func inPlaceWorkflows(prefix string) []string {
 	wf, ev := prefix+"queuety_workflows", prefix+"queuety_workflow_events"
 	out := []string{
 		"ALTER TABLE " + wf + " SET (fillfactor = " + workflowsFillfactor + ")",
+		"CREATE INDEX IF NOT EXISTS " + indexName(wf+"_idx_go_running") + " ON " + wf + " (id) WHERE status = 'running'",
 		"DROP INDEX IF EXISTS " + indexName(wf+"_idx_status"),
 		"DROP INDEX IF EXISTS " + indexName(ev+"_idx_job"),
 		"DROP INDEX IF EXISTS " + indexName(ev+"_idx_step_name"),

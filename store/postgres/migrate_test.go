@@ -149,10 +149,11 @@ func TestVersion3UpdatesWorkflowsInPlace(t *testing.T) {
 			assert.Contains(t, defs["queuety_workflows_"+ix], "WHERE ("+col+" IS NOT NULL)", what)
 		}
 		assert.NotContains(t, defs["queuety_workflows_idx_status_completed"], "WHERE", what)
+		assert.Contains(t, defs["queuety_workflows_idx_go_running"], "(id) WHERE ((status)::text = 'running'::text)", what)
 		assert.Equal(t, []string{
 			"queuety_workflow_events_idx_created", "queuety_workflow_events_idx_timeline", "queuety_workflow_events_idx_workflow",
 			"queuety_workflow_events_pkey",
-			"queuety_workflows_idx_deadline", "queuety_workflows_idx_go_run_deadline", "queuety_workflows_idx_go_status_failed",
+			"queuety_workflows_idx_deadline", "queuety_workflows_idx_go_run_deadline", "queuety_workflows_idx_go_running", "queuety_workflows_idx_go_status_failed",
 			"queuety_workflows_idx_go_wait_deadline", "queuety_workflows_idx_parent", "queuety_workflows_idx_status_completed",
 			"queuety_workflows_pkey",
 		}, got, what)
@@ -179,6 +180,7 @@ func TestVersion3UpdatesWorkflowsInPlace(t *testing.T) {
 	// The tables as version 2 left them.
 	for _, q := range []string{
 		"ALTER TABLE queuety_workflows RESET (fillfactor)",
+		"DROP INDEX queuety_workflows_idx_go_running",
 		"DROP INDEX queuety_workflows_idx_parent",
 		"CREATE INDEX queuety_workflows_idx_parent ON queuety_workflows (parent_workflow_id)",
 		"DROP INDEX queuety_workflows_idx_go_status_failed",
