@@ -52,6 +52,8 @@ func migrations(prefix, lock string) migrate.Migrations {
 			})},
 			{Version: 2, Name: "Go engine: fewer job index entries (idx_status, a prefix of idx_status_completed, dropped; idx_workflow holds workflow jobs only)",
 				Up: migrate.Statements(func() []string { return fewerJobIndexes(prefix) })},
+			{Version: 3, Name: "Go engine: workflow rows updated in place (fillfactor " + workflowsFillfactor + "), its parent, deadline and failed_at indexes partial, idx_status replaced by the running workflows' idx_go_running, and workflow events without idx_job and idx_step_name",
+				Up: migrate.Statements(func() []string { return inPlaceWorkflows(prefix) })},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at TIMESTAMP(6) NOT NULL)",
 		Lock:          migrate.PostgresLock(lock, 120*time.Second),
@@ -70,6 +72,50 @@ func fewerJobIndexes(prefix string) []string {
 			" (workflow_id, step_index) WHERE workflow_id IS NOT NULL",
 		"DROP INDEX IF EXISTS " + indexName(jobs+"_idx_workflow"),
 	}
+}
+
+// workflowsFillfactor is the share of each page of the workflows table
+// that inserts fill. A workflow step rewrites its row (state, current
+// step) without changing an indexed column: with room left on the page,
+// PostgreSQL writes the new version beside the old one (a heap-only
+// update) and adds no index entry; on a full page the new version goes
+// to another page and every index of the table gets an entry.
+const workflowsFillfactor = "50"
+
+// inPlaceWorkflows is version 3: the workflows table leaves room on its
+// pages for a step's new row version, and indexes that cost an entry on
+// every row are dropped: the workflows' idx_status gives way to
+// idx_go_running, the running workflows in id order (the read of running
+// positions; a workflow enters it once, at its insert), and the events'
+// idx_job and idx_step_name are Queuety PHP's lookups (the engine reads a
+// workflow's events by workflow, step index, id and time).
+// A fillfactor applies to pages filled from now on.
+//
+// The workflows' indexes of columns that are NULL on most rows (parent,
+// deadlines, failed_at) become partial: every query on them compares the
+// column with a value, and a workflow's insert and its last step (which
+// changes its status) then add no entry to them.
+func inPlaceWorkflows(prefix string) []string {
+	wf, ev := prefix+"queuety_workflows", prefix+"queuety_workflow_events"
+	out := []string{
+		"ALTER TABLE " + wf + " SET (fillfactor = " + workflowsFillfactor + ")",
+		"CREATE INDEX IF NOT EXISTS " + indexName(wf+"_idx_go_running") + " ON " + wf + " (id) WHERE status = 'running'",
+		"DROP INDEX IF EXISTS " + indexName(wf+"_idx_status"),
+		"DROP INDEX IF EXISTS " + indexName(ev+"_idx_job"),
+		"DROP INDEX IF EXISTS " + indexName(ev+"_idx_step_name"),
+	}
+	for _, ix := range []struct{ name, cols, col string }{
+		{"idx_parent", "parent_workflow_id", "parent_workflow_id"},
+		{"idx_deadline", "status, deadline_at", "deadline_at"},
+		{"idx_go_run_deadline", "status, run_deadline_at", "run_deadline_at"},
+		{"idx_go_wait_deadline", "status, wait_deadline_at", "wait_deadline_at"},
+		{"idx_go_status_failed", "status, failed_at", "failed_at"},
+	} {
+		name := indexName(wf + "_" + ix.name)
+		out = append(out, "DROP INDEX IF EXISTS "+name,
+			"CREATE INDEX "+name+" ON "+wf+" ("+ix.cols+") WHERE "+ix.col+" IS NOT NULL")
+	}
+	return out
 }
 
 // LatestVersion is the schema version this package migrates to.

@@ -110,3 +110,89 @@ func TestVersion2LeavesFewerJobIndexes(t *testing.T) {
 	require.NoError(t, s.Migrate(ctx))
 	check("after version 2")
 }
+
+// TestVersion3UpdatesWorkflowsInPlace: a fresh store and tables version
+// 2 made both end with the workflows' fillfactor, their partial parent,
+// deadline and failed_at indexes and without the indexes no query
+// reads, and a step's rewrite of a workflow row (state and
+// current step) is a heap-only update: no index gets an entry.
+func TestVersion3UpdatesWorkflowsInPlace(t *testing.T) {
+	ctx := context.Background()
+	dsn, schema := testdb.PostgresDSN(t)
+	s, err := driver.Open(ctx, dsn)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Migrate(ctx))
+	db := s.(*postgres.Store).DB
+	check := func(what string) {
+		t.Helper()
+		var opts string
+		require.NoError(t, db.QueryRowContext(ctx, "SELECT COALESCE(array_to_string(c.reloptions, ','), '') FROM pg_class c "+
+			"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = 'queuety_workflows'", schema).Scan(&opts))
+		assert.Equal(t, "fillfactor=50", opts, what)
+		rows, err := db.QueryContext(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ? AND tablename IN ('queuety_workflows', 'queuety_workflow_events') ORDER BY indexname", schema)
+		require.NoError(t, err)
+		defer rows.Close()
+		var got []string
+		defs := map[string]string{}
+		for rows.Next() {
+			var n, def string
+			require.NoError(t, rows.Scan(&n, &def))
+			got = append(got, n)
+			defs[n] = def
+		}
+		require.NoError(t, rows.Err())
+		for ix, col := range map[string]string{
+			"idx_parent": "parent_workflow_id", "idx_deadline": "deadline_at", "idx_go_run_deadline": "run_deadline_at",
+			"idx_go_wait_deadline": "wait_deadline_at", "idx_go_status_failed": "failed_at",
+		} {
+			assert.Contains(t, defs["queuety_workflows_"+ix], "WHERE ("+col+" IS NOT NULL)", what)
+		}
+		assert.NotContains(t, defs["queuety_workflows_idx_status_completed"], "WHERE", what)
+		assert.Contains(t, defs["queuety_workflows_idx_go_running"], "(id) WHERE ((status)::text = 'running'::text)", what)
+		assert.Equal(t, []string{
+			"queuety_workflow_events_idx_created", "queuety_workflow_events_idx_timeline", "queuety_workflow_events_idx_workflow",
+			"queuety_workflow_events_pkey",
+			"queuety_workflows_idx_deadline", "queuety_workflows_idx_go_run_deadline", "queuety_workflows_idx_go_running", "queuety_workflows_idx_go_status_failed",
+			"queuety_workflows_idx_go_wait_deadline", "queuety_workflows_idx_parent", "queuety_workflows_idx_status_completed",
+			"queuety_workflows_pkey",
+		}, got, what)
+	}
+	check("fresh tables")
+
+	// Workflows written together fill pages; each row's step then
+	// rewrites it, in one transaction so the counts are its own.
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	const n = 300
+	_, err = tx.ExecContext(ctx, "INSERT INTO queuety_workflows (name, status, state, total_steps) "+
+		"SELECT 'w', 'running', repeat('x', 200), 3 FROM generate_series(1, ?)", n)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(ctx, "UPDATE queuety_workflows SET state = repeat('y', 200), current_step = 1, status = 'running'")
+	require.NoError(t, err)
+	var upd, hot int
+	require.NoError(t, tx.QueryRowContext(ctx, "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE schemaname = ? AND relname = 'queuety_workflows'", schema).Scan(&upd, &hot))
+	assert.Equal(t, n, upd, "updates")
+	assert.Equal(t, n, hot, "heap-only updates")
+	require.NoError(t, tx.Rollback())
+
+	// The tables as version 2 left them.
+	for _, q := range []string{
+		"ALTER TABLE queuety_workflows RESET (fillfactor)",
+		"DROP INDEX queuety_workflows_idx_go_running",
+		"DROP INDEX queuety_workflows_idx_parent",
+		"CREATE INDEX queuety_workflows_idx_parent ON queuety_workflows (parent_workflow_id)",
+		"DROP INDEX queuety_workflows_idx_go_status_failed",
+		"CREATE INDEX queuety_workflows_idx_go_status_failed ON queuety_workflows (status, failed_at)",
+		"CREATE INDEX queuety_workflows_idx_status ON queuety_workflows (status)",
+		"CREATE INDEX queuety_workflow_events_idx_job ON queuety_workflow_events (job_id)",
+		"CREATE INDEX queuety_workflow_events_idx_step_name ON queuety_workflow_events (workflow_id, step_name)",
+		"DELETE FROM queuety_go_migrations WHERE version = 3",
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, s.Migrate(ctx))
+	check("after version 3")
+}
