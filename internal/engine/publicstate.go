@@ -24,6 +24,10 @@ type publicState struct {
 	users int // the claims sharing it
 	once  sync.Once
 	plain map[string]any // read only
+	// flat holds the top-level keys of plain whose value is a list or a
+	// map with no list or map in it (a for-each's item list of scalars,
+	// most often): a copy of its values is a copy of the whole.
+	flat map[string]bool
 }
 
 // handlerState returns a handler's own copy of the public part of state.
@@ -31,8 +35,55 @@ func (p *publicState) handlerState(state *phpjson.Object) State {
 	if p == nil || p.users < 2 {
 		return workflowstate.PublicMap(state)
 	}
-	p.once.Do(func() { p.plain = workflowstate.PublicMap(state) })
-	return clonePlainMap(p.plain)
+	p.once.Do(func() {
+		p.plain = workflowstate.PublicMap(state)
+		p.flat = flatContainers(p.plain)
+	})
+	c := maps.Clone(p.plain)
+	for k, v := range c {
+		switch x := v.(type) {
+		case []any:
+			if x != nil && p.flat[k] {
+				c[k] = slices.Clone(x)
+				continue
+			}
+		case map[string]any:
+			if x != nil && p.flat[k] {
+				c[k] = maps.Clone(x)
+				continue
+			}
+		default:
+			continue
+		}
+		c[k] = clonePlain(v)
+	}
+	return c
+}
+
+// flatContainers returns the keys of m whose value is a list or a map
+// holding no list or map.
+func flatContainers(m map[string]any) map[string]bool {
+	flat := map[string]bool{}
+	for k, v := range m {
+		switch x := v.(type) {
+		case []any:
+			if !slices.ContainsFunc(x, isPlainContainer) {
+				flat[k] = true
+			}
+		case map[string]any:
+			nested := false
+			for _, e := range x {
+				if isPlainContainer(e) {
+					nested = true
+					break
+				}
+			}
+			if !nested {
+				flat[k] = true
+			}
+		}
+	}
+	return flat
 }
 
 // clonePlainMap deep-copies a tree of map[string]any and []any values.

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,10 +145,11 @@ func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock driver.Lock
 	return t.queryWorkflows(ctx, q, idArgs(ids)...)
 }
 
-// WorkflowUpdate implements driver.Tx.
+// WorkflowUpdate implements driver.Tx, with a prepared statement on a
+// store that keeps them (its state is bound, not escaped into the text).
 func (t *txn) WorkflowUpdate(ctx context.Context, w *driver.Workflow) error {
 	v := t.workflowUpdateArgs(w)
-	_, err := t.tx.ExecContext(ctx, t.s.q.wfUpdate, append(v[:], w.ID)...)
+	_, err := t.execHot(ctx, t.s.q.wfUpdate, append(v[:], w.ID)...)
 	if err != nil {
 		return fmt.Errorf("update workflow %d: %w", w.ID, err)
 	}
@@ -188,8 +190,27 @@ func (t *txn) WorkflowUpdateMany(ctx context.Context, wfs []*driver.Workflow) er
 			}
 		}
 	}
+	// On a store that keeps statements prepared, a large state goes alone
+	// through WorkflowUpdate's prepared statement, in the order given: the
+	// server reads a bound value as is, where it scans a long literal
+	// escape by escape (17 ms of server CPU for a state of 775 KB against
+	// 7.5 ms bound, on MariaDB 10.11).
 	for len(rows) > 0 {
-		n := updateChunk(len(rows), func(i int) int { return len(rows[i].State) })
+		small := len(rows)
+		if t.s.stmts != nil {
+			small = slices.IndexFunc(rows, func(w *driver.Workflow) bool { return len(w.State) >= minBoundState })
+			if small == 0 {
+				if err := t.WorkflowUpdate(ctx, rows[0]); err != nil {
+					return err
+				}
+				rows = rows[1:]
+				continue
+			}
+			if small < 0 {
+				small = len(rows)
+			}
+		}
+		n := updateChunk(small, func(i int) int { return len(rows[i].State) })
 		if err := t.workflowUpdateRows(ctx, rows[:n]); err != nil {
 			return err
 		}
@@ -197,6 +218,12 @@ func (t *txn) WorkflowUpdateMany(ctx context.Context, wfs []*driver.Workflow) er
 	}
 	return nil
 }
+
+// minBoundState is the smallest state WorkflowUpdateMany writes with a
+// prepared statement of its own rather than in a multi-row UPDATE, on a
+// store that keeps statements prepared: past it, the server's scan of
+// the literal costs more than the statement's round trip.
+const minBoundState = 32 << 10
 
 // workflowUpdateRows writes the rows, each id at most once, with one
 // statement.
