@@ -60,9 +60,18 @@ const listenSleep = 20
 // of commits costs at most one read and one KILL per listener each gap.
 const notifyGap = 5 * time.Millisecond
 
-// notifyQuiet is the least time between two sends of one store after a
-// send that found no listener.
+// notifyQuiet is the least time between two sends of one store once its
+// sends have found no listener for quietAfter: a process that commits
+// with no listener anywhere reads the processlist about once a second.
 const notifyQuiet = time.Second
+
+// quietAfter is how long the sends of a store may find no listener before
+// it sends only every notifyQuiet. A single read that finds none says
+// little: a listener is missing between two of its sleeps, and a worker
+// that has just started (or restarted) claims before its listener is live;
+// holding back the commits that follow for a second would delay their
+// wake-up. A listener that appears later is woken within notifyQuiet.
+const quietAfter = 2 * time.Second
 
 // wakeState is the store's wake-up state.
 type wakeState struct {
@@ -70,7 +79,7 @@ type wakeState struct {
 
 	mu       sync.Mutex
 	lastSend time.Time
-	heard    bool // the last send found a listener (or failed)
+	missed   time.Time // the first of the sends since the last that found a listener (or failed) to find none; zero: the last found one
 	warned   bool
 	log      *slog.Logger // SetLogger; nil: slog.Default()
 }
@@ -99,6 +108,21 @@ func listenSQL(db string, n sqlstore.Names) string {
 	return "SELECT SLEEP(" + strconv.Itoa(listenSleep) + ") AS queuety_go_wake, '" + tag + "' AS jobs_table"
 }
 
+// sendWait is how long a send at now waits after the last one (at
+// lastSend) when the sends have found no listener since missed (zero: the
+// last found one): notifyGap after the last send, or notifyQuiet once
+// they have found none for quietAfter.
+func sendWait(now, lastSend, missed time.Time) time.Duration {
+	if lastSend.IsZero() {
+		return 0
+	}
+	gap := notifyGap
+	if !missed.IsZero() && now.Sub(missed) >= quietAfter {
+		gap = notifyQuiet
+	}
+	return gap - now.Sub(lastSend)
+}
+
 // NotifyJobs implements driver.JobNotifier: it interrupts the sleep of
 // every listener of this store's tables it can see on one connection. A
 // listener that ended between the read and the KILL is skipped.
@@ -107,11 +131,7 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 		return nil
 	}
 	s.wake.mu.Lock()
-	gap := notifyQuiet
-	if s.wake.heard || s.wake.lastSend.IsZero() {
-		gap = notifyGap
-	}
-	wait := gap - time.Since(s.wake.lastSend)
+	wait := sendWait(time.Now(), s.wake.lastSend, s.wake.missed)
 	s.wake.mu.Unlock()
 	if wait > 0 {
 		t := time.NewTimer(wait)
@@ -127,7 +147,14 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 	heard := true // a failed read says nothing of the listeners
 	defer func() {
 		s.wake.mu.Lock()
-		s.wake.lastSend, s.wake.heard = time.Now(), heard
+		now := time.Now()
+		s.wake.lastSend = now
+		switch {
+		case heard:
+			s.wake.missed = time.Time{}
+		case s.wake.missed.IsZero():
+			s.wake.missed = now
+		}
 		s.wake.mu.Unlock()
 	}()
 	conn, err := s.DB.Conn(ctx)
