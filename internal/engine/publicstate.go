@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"iter"
 	"maps"
 	"slices"
 	"sync"
@@ -41,21 +42,12 @@ func (p *publicState) handlerState(state *phpjson.Object) State {
 	})
 	c := maps.Clone(p.plain)
 	for k, v := range c {
-		switch x := v.(type) {
-		case []any:
-			if x != nil && p.flat[k] {
-				c[k] = slices.Clone(x)
-				continue
-			}
-		case map[string]any:
-			if x != nil && p.flat[k] {
-				c[k] = maps.Clone(x)
-				continue
-			}
-		default:
-			continue
+		switch {
+		case p.flat[k]:
+			c[k] = cloneFlat(v)
+		case isPlainContainer(v):
+			c[k] = clonePlain(v)
 		}
-		c[k] = clonePlain(v)
 	}
 	return c
 }
@@ -67,23 +59,34 @@ func flatContainers(m map[string]any) map[string]bool {
 	for k, v := range m {
 		switch x := v.(type) {
 		case []any:
-			if !slices.ContainsFunc(x, isPlainContainer) {
-				flat[k] = true
-			}
+			flat[k] = !holdsContainer(slices.Values(x))
 		case map[string]any:
-			nested := false
-			for _, e := range x {
-				if isPlainContainer(e) {
-					nested = true
-					break
-				}
-			}
-			if !nested {
-				flat[k] = true
-			}
+			flat[k] = !holdsContainer(maps.Values(x))
 		}
 	}
 	return flat
+}
+
+// holdsContainer reports whether any of values is a map or a list.
+func holdsContainer(values iter.Seq[any]) bool {
+	for v := range values {
+		if isPlainContainer(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// cloneFlat copies a list or map that holds no list or map: its values
+// are immutable, so a shallow copy is a whole one.
+func cloneFlat(v any) any {
+	switch x := v.(type) {
+	case []any:
+		return slices.Clone(x)
+	case map[string]any:
+		return maps.Clone(x)
+	}
+	return v
 }
 
 // clonePlainMap deep-copies a tree of map[string]any and []any values.

@@ -195,22 +195,20 @@ func (t *txn) WorkflowUpdateMany(ctx context.Context, wfs []*driver.Workflow) er
 	// server reads a bound value as is, where it scans a long literal
 	// escape by escape (17 ms of server CPU for a state of 775 KB against
 	// 7.5 ms bound, on MariaDB 10.11).
+	bound := func(w *driver.Workflow) bool { return t.s.stmts != nil && len(w.State) >= minBoundState }
 	for len(rows) > 0 {
-		small := len(rows)
-		if t.s.stmts != nil {
-			small = slices.IndexFunc(rows, func(w *driver.Workflow) bool { return len(w.State) >= minBoundState })
-			if small == 0 {
-				if err := t.WorkflowUpdate(ctx, rows[0]); err != nil {
-					return err
-				}
-				rows = rows[1:]
-				continue
+		if bound(rows[0]) {
+			if err := t.WorkflowUpdate(ctx, rows[0]); err != nil {
+				return err
 			}
-			if small < 0 {
-				small = len(rows)
-			}
+			rows = rows[1:]
+			continue
 		}
-		n := updateChunk(small, func(i int) int { return len(rows[i].State) })
+		upTo := len(rows) // the rows before the next bound one
+		if i := slices.IndexFunc(rows, bound); i > 0 {
+			upTo = i
+		}
+		n := updateChunk(upTo, func(i int) int { return len(rows[i].State) })
 		if err := t.workflowUpdateRows(ctx, rows[:n]); err != nil {
 			return err
 		}
