@@ -116,21 +116,22 @@ func (w *Worker) gateDue(ctx context.Context, kind gateKind) bool {
 	case gateDeadline:
 		// Past a deadline, or a workflow failed with a deadline within
 		// the lookback of the deadlines another engine expired.
-		return passed(g.due.Deadline) || since(g.due.FailedDeadline, now, engine.ForeignExpiryLookback)
+		return passed(g.due.Deadline) || withinLookback(g.due.FailedDeadline, now, engine.ForeignExpiryLookback)
 	case gateBatch:
-		return g.due.BatchOpen || since(g.due.BatchFinished, now, engine.BatchLookback)
+		return g.due.BatchOpen || withinLookback(g.due.BatchFinished, now, engine.BatchLookback)
 	case gateEnds:
-		return since(g.due.Failed, now, engine.ForeignEndLookback) || since(g.due.Cancelled, now, engine.ForeignEndLookback)
+		return withinLookback(g.due.Failed, now, engine.ForeignEndLookback) || withinLookback(g.due.Cancelled, now, engine.ForeignEndLookback)
 	case gateOverrun:
 		return g.due.Running
 	}
 	return true
 }
 
-// since reports whether t is set and within the window the sweeps of the
-// workflows and batches other engines ended read: not before now less
-// lookback (less a second more, as the stores compare whole seconds).
-func since(t, now time.Time, lookback time.Duration) bool {
+// withinLookback reports whether t is set and within the window the
+// sweeps of the workflows and batches other engines ended read: not
+// before now less lookback (less a second more, as the stores compare
+// whole seconds).
+func withinLookback(t, now time.Time, lookback time.Duration) bool {
 	return !t.IsZero() && !t.Before(now.Add(-lookback-time.Second))
 }
 

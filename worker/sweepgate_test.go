@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,33 +25,14 @@ import (
 // handler runs exactly once, however many sweeps follow.
 func TestGatedDeadlineSweepFindsLaterWorkflow(t *testing.T) {
 	ctx := context.Background()
-	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock), queuety.WithLogger(quiet()))
-	require.NoError(t, err)
-	defer c.Close()
-
-	sweeps := make(chan sweep, 100)
-	started := make(chan gocron.Scheduler, 1)
 	var handled atomic.Int32
-	w := worker.New(c, worker.PollInterval(20*time.Millisecond), worker.WithLogger(quiet()), worker.NoRetention(),
-		worker.OnMaintenanceStarted(func(s gocron.Scheduler) { started <- s }),
-		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, err error) {
-			if task != "schedule-tick" {
-				sweeps <- sweep{task, n, err}
-			}
-		}}))
-	w.HandleDeadline("escalate", func(context.Context, queuety.State) error {
-		handled.Add(1)
-		return nil
+	g := startGated(t, func(w *worker.Worker) {
+		w.HandleDeadline("escalate", func(context.Context, queuety.State) error {
+			handled.Add(1)
+			return nil
+		})
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
-	sched := receive(t, started, "the maintenance scheduler")
+	c, clock, sweeps, sched := g.c, g.clock, g.sweeps, g.sched
 	for task, n := range receiveSweeps(t, sweeps) { // the gate read once: nothing due
 		assert.Zero(t, n, "%s at start", task)
 	}
@@ -84,29 +66,10 @@ func TestGatedDeadlineSweepFindsLaterWorkflow(t *testing.T) {
 // prune period, going by the gate's read.
 func TestGatedRegistryPrune(t *testing.T) {
 	ctx := context.Background()
-	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock), queuety.WithLogger(quiet()))
-	require.NoError(t, err)
-	defer c.Close()
-
-	sweeps := make(chan sweep, 100)
-	started := make(chan gocron.Scheduler, 1)
-	w := worker.New(c, worker.PollInterval(20*time.Millisecond), worker.WithLogger(quiet()), worker.NoRetention(),
-		worker.OnMaintenanceStarted(func(s gocron.Scheduler) { started <- s }),
-		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, err error) {
-			if task != "schedule-tick" {
-				sweeps <- sweep{task, n, err}
-			}
-		}}))
-	w.HandleJob("noop", func(context.Context, queuety.Payload) error { return nil })
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
-	sched := receive(t, started, "the maintenance scheduler")
+	g := startGated(t, func(w *worker.Worker) {
+		w.HandleJob("noop", func(context.Context, queuety.Payload) error { return nil })
+	})
+	c, clock, sweeps, sched, w := g.c, g.clock, g.sweeps, g.sched, g.w
 	receiveSweeps(t, sweeps) // the gate read once: no worker gone
 	waitArmed(t, sched, clock)
 
@@ -114,6 +77,7 @@ func TestGatedRegistryPrune(t *testing.T) {
 		StartedAt: clock.Now().Add(-3 * time.Hour), LastHeartbeat: clock.Now().Add(-2 * time.Hour)}
 	require.NoError(t, clientseam.Engine(c).Store().InTx(ctx, func(tx driver.Tx) error { return tx.WorkerSave(ctx, gone) }))
 	ids := func() []string {
+		t.Helper()
 		list, err := c.Workers(ctx)
 		require.NoError(t, err)
 		var out []string
@@ -131,13 +95,44 @@ func TestGatedRegistryPrune(t *testing.T) {
 		for s := receive(t, sweeps, "the wait-timer sweep"); s.task != "wait-timers"; s = receive(t, sweeps, "the wait-timer sweep") {
 		}
 	}
-	require.Eventually(t, func() bool {
-		for _, id := range ids() {
-			if id == "gone-1" {
-				return false
-			}
-		}
-		return true
-	}, 10*time.Second, 10*time.Millisecond, "the gone worker's row was not removed")
+	require.Eventually(t, func() bool { return !slices.Contains(ids(), "gone-1") }, 10*time.Second, 10*time.Millisecond, "the gone worker's row was not removed")
 	assert.Equal(t, []string{worker.RegistryID(w)}, ids(), "the live worker stays")
+}
+
+// gated is a worker started by startGated, with what its tests watch.
+type gated struct {
+	c      *queuety.Client
+	clock  *queuety.FakeClock
+	w      *worker.Worker
+	sweeps <-chan sweep // every sweep's report but the schedule tick's
+	sched  gocron.Scheduler
+}
+
+// startGated runs a worker with the default maintenance (retention off)
+// on an SQLite store and a fake clock, its handlers registered by
+// register, and stops it when the test ends.
+func startGated(t *testing.T, register func(*worker.Worker)) gated {
+	t.Helper()
+	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
+	c, err := queuety.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock), queuety.WithLogger(quiet()))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	sweeps := make(chan sweep, 100)
+	started := make(chan gocron.Scheduler, 1)
+	w := worker.New(c, worker.PollInterval(20*time.Millisecond), worker.WithLogger(quiet()), worker.NoRetention(),
+		worker.OnMaintenanceStarted(func(s gocron.Scheduler) { started <- s }),
+		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, err error) {
+			if task != "schedule-tick" {
+				sweeps <- sweep{task, n, err}
+			}
+		}}))
+	register(w)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return gated{c: c, clock: clock, w: w, sweeps: sweeps, sched: receive(t, started, "the maintenance scheduler")}
 }
