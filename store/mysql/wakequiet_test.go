@@ -13,6 +13,7 @@ import (
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/mysql"
 )
 
 // processlistReads counts the listener reads among texts.
@@ -68,9 +69,10 @@ func TestWakeQuietWithoutListener(t *testing.T) {
 	}()
 
 	require.Eventually(t, func() bool { return dispatched.Load() >= 5 }, startedWithin, time.Millisecond)
-	// For its first quietAfter of finding no listener a store reads at
-	// every send still; the count starts after it.
-	time.Sleep(2500 * time.Millisecond)
+	// For its first QuietAfter of finding no listener a store reads at
+	// every send still (TestSendWait pins the rule); the count starts
+	// once that has passed.
+	time.Sleep(mysql.QuietAfter + 500*time.Millisecond)
 	p.Texts() // Texts forgets what it returns: the count starts here
 	t0, d0 := time.Now(), dispatched.Load()
 	require.Eventually(t, func() bool { return time.Since(t0) >= 3*time.Second && dispatched.Load()-d0 >= 30 },

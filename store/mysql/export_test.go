@@ -1,0 +1,4 @@
+package mysql
+
+// QuietAfter is quietAfter, for the external tests.
+const QuietAfter = quietAfter
