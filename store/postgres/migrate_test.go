@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -73,23 +74,9 @@ func TestVersion2LeavesFewerJobIndexes(t *testing.T) {
 	defer s.Close()
 	require.NoError(t, s.Migrate(ctx))
 	db := s.(*postgres.Store).DB
-	indexes := func() map[string]string {
-		t.Helper()
-		rows, err := db.QueryContext(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ? AND tablename = 'queuety_jobs'", schema)
-		require.NoError(t, err)
-		defer rows.Close()
-		out := map[string]string{}
-		for rows.Next() {
-			var n, def string
-			require.NoError(t, rows.Scan(&n, &def))
-			out[n] = def
-		}
-		require.NoError(t, rows.Err())
-		return out
-	}
 	check := func(what string) {
 		t.Helper()
-		got := indexes()
+		got, _ := indexDefs(t, db, schema, "queuety_jobs")
 		assert.NotContains(t, got, "queuety_jobs_idx_status", what)
 		assert.NotContains(t, got, "queuety_jobs_idx_workflow", what)
 		assert.Contains(t, got["queuety_jobs_idx_workflow_step"], "WHERE (workflow_id IS NOT NULL)", what)
@@ -98,16 +85,11 @@ func TestVersion2LeavesFewerJobIndexes(t *testing.T) {
 	check("fresh tables")
 
 	// The tables as version 1 made them before.
-	for _, q := range []string{
+	remigrate(t, s, db,
 		"DROP INDEX queuety_jobs_idx_workflow_step",
 		"CREATE INDEX queuety_jobs_idx_status ON queuety_jobs (status)",
 		"CREATE INDEX queuety_jobs_idx_workflow ON queuety_jobs (workflow_id, step_index)",
-		"DELETE FROM queuety_go_migrations WHERE version = 2",
-	} {
-		_, err := db.ExecContext(ctx, q)
-		require.NoError(t, err, q)
-	}
-	require.NoError(t, s.Migrate(ctx))
+		"DELETE FROM queuety_go_migrations WHERE version = 2")
 	check("after version 2")
 }
 
@@ -130,18 +112,7 @@ func TestVersion3UpdatesWorkflowsInPlace(t *testing.T) {
 		require.NoError(t, db.QueryRowContext(ctx, "SELECT COALESCE(array_to_string(c.reloptions, ','), '') FROM pg_class c "+
 			"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = 'queuety_workflows'", schema).Scan(&opts))
 		assert.Equal(t, "fillfactor=50", opts, what)
-		rows, err := db.QueryContext(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ? AND tablename IN ('queuety_workflows', 'queuety_workflow_events') ORDER BY indexname", schema)
-		require.NoError(t, err)
-		defer rows.Close()
-		var got []string
-		defs := map[string]string{}
-		for rows.Next() {
-			var n, def string
-			require.NoError(t, rows.Scan(&n, &def))
-			got = append(got, n)
-			defs[n] = def
-		}
-		require.NoError(t, rows.Err())
+		defs, got := indexDefs(t, db, schema, "queuety_workflows", "queuety_workflow_events")
 		for ix, col := range map[string]string{
 			"idx_parent": "parent_workflow_id", "idx_deadline": "deadline_at", "idx_go_run_deadline": "run_deadline_at",
 			"idx_go_wait_deadline": "wait_deadline_at", "idx_go_status_failed": "failed_at",
@@ -178,7 +149,7 @@ func TestVersion3UpdatesWorkflowsInPlace(t *testing.T) {
 	require.NoError(t, tx.Rollback())
 
 	// The tables as version 2 left them.
-	for _, q := range []string{
+	remigrate(t, s, db,
 		"ALTER TABLE queuety_workflows RESET (fillfactor)",
 		"DROP INDEX queuety_workflows_idx_go_running",
 		"DROP INDEX queuety_workflows_idx_parent",
@@ -188,11 +159,37 @@ func TestVersion3UpdatesWorkflowsInPlace(t *testing.T) {
 		"CREATE INDEX queuety_workflows_idx_status ON queuety_workflows (status)",
 		"CREATE INDEX queuety_workflow_events_idx_job ON queuety_workflow_events (job_id)",
 		"CREATE INDEX queuety_workflow_events_idx_step_name ON queuety_workflow_events (workflow_id, step_name)",
-		"DELETE FROM queuety_go_migrations WHERE version = 3",
-	} {
-		_, err := db.ExecContext(ctx, q)
+		"DELETE FROM queuety_go_migrations WHERE version = 3")
+	check("after version 3")
+}
+
+// indexDefs returns the indexes of tables in schema: each one's
+// definition by name, and the names in order.
+func indexDefs(t *testing.T, db *sql.DB, schema string, tables ...string) (map[string]string, []string) {
+	t.Helper()
+	rows, err := db.QueryContext(context.Background(),
+		"SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ? AND tablename = ANY(?) ORDER BY indexname", schema, tables)
+	require.NoError(t, err)
+	defer rows.Close()
+	defs := map[string]string{}
+	var names []string
+	for rows.Next() {
+		var n, def string
+		require.NoError(t, rows.Scan(&n, &def))
+		defs[n] = def
+		names = append(names, n)
+	}
+	require.NoError(t, rows.Err())
+	return defs, names
+}
+
+// remigrate runs stmts (tables put back as an earlier version left them,
+// and that version's record removed), then migrates s again.
+func remigrate(t *testing.T, s driver.Store, db *sql.DB, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		_, err := db.ExecContext(context.Background(), q)
 		require.NoError(t, err, q)
 	}
-	require.NoError(t, s.Migrate(ctx))
-	check("after version 3")
+	require.NoError(t, s.Migrate(context.Background()))
 }
