@@ -56,7 +56,10 @@ type scenarioDef struct {
 
 // runChaos runs scenarios on servers start starts: one shared by the
 // scenarios, and one of its own for crashScenario, the scenario that
-// crashes its server.
+// crashes its server. The shared server, never crashed, also holds every
+// scenario's records (chaos_runs), the crash scenario's included: what the
+// checks count against the queue must not depend on the crashed server's
+// recovery of a table of the suite's own.
 func runChaos(t *testing.T, crashScenario string, start func(*testing.T) dbServer, scenarios []scenarioDef) {
 	if !supported {
 		t.Skip("the chaos suite runs on Linux only")
@@ -91,7 +94,7 @@ func runChaos(t *testing.T, crashScenario string, start func(*testing.T) dbServe
 				// reach the scenarios after it.
 				server = start(t)
 			}
-			c := newScenario(t, s, server, exe, sc.name, r)
+			c := newScenario(t, s, server, srv, exe, sc.name, r)
 			t0 := time.Now()
 			defer func() { r.Took = time.Since(t0) }()
 			sc.run(c)
@@ -122,33 +125,33 @@ type dbServer interface {
 type scenario struct {
 	t      *testing.T
 	s      scale
-	srv    dbServer
-	pg     bool // PostgreSQL: $n placeholders and its SQL dialect
+	srv    dbServer // the server of the queue's database
+	pg     bool     // PostgreSQL: $n placeholders and its SQL dialect
 	name   string
 	prefix string
-	db     *sql.DB // the test's own connection, for counting
-	q      *queuety.Client
-	fleet  *fleet
-	rng    *rand.Rand
-	res    *result
-	ctx    context.Context
+	db     *sql.DB // the test's own connection to the queue's database, for counting
+	// runsSrv and runsDB hold chaos_runs: the suite's shared server, which
+	// no scenario crashes; runs is the test's connection to it.
+	runsSrv dbServer
+	runsDB  string
+	runs    *sql.DB
+	q       *queuety.Client
+	fleet   *fleet
+	rng     *rand.Rand
+	res     *result
+	ctx     context.Context
 }
 
-func newScenario(t *testing.T, s scale, srv dbServer, exe, name string, res *result) *scenario {
+// newScenario creates the scenario's queue database on srv and its
+// records' database (chaos_runs) on runsSrv, a server no scenario crashes.
+func newScenario(t *testing.T, s scale, srv, runsSrv dbServer, exe, name string, res *result) *scenario {
 	ctx := context.Background()
-	dbName := "chaos_" + name
-	admin, err := sql.Open(srv.driver(), srv.driverDSN(""))
-	require.NoError(t, err)
-	defer admin.Close()
-	_, err = admin.ExecContext(ctx, "CREATE DATABASE "+dbName)
-	require.NoError(t, err)
-
-	db, err := sql.Open(srv.driver(), srv.driverDSN(dbName))
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	dbName, runsDB := "chaos_"+name, "chaos_"+name+"_runs"
+	db := createDB(t, srv, dbName)
+	runs := createDB(t, runsSrv, runsDB)
 	pg := srv.driver() == "pgx"
-	for _, stmt := range runsTable(pg) {
-		_, err = db.ExecContext(ctx, stmt)
+	for _, stmt := range runsTable(runsSrv.driver() == "pgx") {
+		_, err := runs.ExecContext(ctx, stmt)
 		require.NoError(t, err)
 	}
 
@@ -165,11 +168,24 @@ func newScenario(t *testing.T, s scale, srv dbServer, exe, name string, res *res
 	h := fnv.New64a()
 	h.Write([]byte(name))
 	seed := uint64(s.Seed) ^ h.Sum64()
-	t.Logf("%s: database %s, logs in %s, seed %d", name, dbName, dir, seed)
+	t.Logf("%s: database %s, records in %s, logs in %s, seed %d", name, dbName, runsDB, dir, seed)
 	return &scenario{
-		t: t, s: s, srv: srv, pg: pg, name: name, prefix: prefix, db: db, q: q,
+		t: t, s: s, srv: srv, pg: pg, name: name, prefix: prefix, db: db, runsSrv: runsSrv, runsDB: runsDB, runs: runs, q: q,
 		fleet: newFleet(t, exe, dir), rng: rand.New(rand.NewPCG(seed, 0)), res: res, ctx: ctx,
 	}
+}
+
+// createDB creates database name on srv and opens it until the test ends.
+func createDB(t *testing.T, srv dbServer, name string) *sql.DB {
+	admin, err := sql.Open(srv.driver(), srv.driverDSN(""))
+	require.NoError(t, err)
+	defer admin.Close()
+	_, err = admin.ExecContext(context.Background(), "CREATE DATABASE "+name)
+	require.NoError(t, err, "create database %s", name)
+	db, err := sql.Open(srv.driver(), srv.driverDSN(name))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // workerConfig is the configuration of this scenario's worker processes.
@@ -178,7 +194,7 @@ func (sc *scenario) workerConfig(stale time.Duration, queues ...string) childCon
 		queues = []string{queuetytype.DefaultQueue}
 	}
 	return childConfig{
-		Mode: "worker", DSN: sc.srv.queuetyDSN("chaos_"+sc.name, sc.prefix), RunsDSN: sc.srv.driverDSN("chaos_" + sc.name), RunsDriver: sc.srv.driver(),
+		Mode: "worker", DSN: sc.srv.queuetyDSN("chaos_"+sc.name, sc.prefix), RunsDSN: sc.runsSrv.driverDSN(sc.runsDB), RunsDriver: sc.runsSrv.driver(),
 		Queues: queues, Concurrency: sc.s.Concurrency, StaleTimeout: stale, Lease: sc.s.Lease, Poll: sc.s.Poll,
 		StaleSweep: sc.s.StaleSweep, Shutdown: sc.s.Shutdown, HardStop: sc.s.HardStop, JobSleep: sc.s.JobSleep, HangFor: 10 * time.Minute,
 	}
@@ -192,12 +208,22 @@ func (sc *scenario) startWorkers(n int, cfg childConfig) {
 	sc.res.Workers = max(sc.res.Workers, n)
 }
 
-// count runs a COUNT query; %s in q is the table prefix.
+// count runs a COUNT query on the queue's database; %s in q is the table
+// prefix.
 func (sc *scenario) count(q string, args ...any) (int, error) {
+	return sc.countIn(sc.db, q, args...)
+}
+
+// countRuns runs a COUNT query on chaos_runs' database.
+func (sc *scenario) countRuns(q string, args ...any) (int, error) {
+	return sc.countIn(sc.runs, q, args...)
+}
+
+func (sc *scenario) countIn(db *sql.DB, q string, args ...any) (int, error) {
 	ctx, cancel := context.WithTimeout(sc.ctx, 10*time.Second)
 	defer cancel()
 	var n int
-	err := sc.db.QueryRowContext(ctx, sc.rebind(strings.ReplaceAll(q, "%s", sc.prefix)), args...).Scan(&n)
+	err := db.QueryRowContext(ctx, sc.rebind(strings.ReplaceAll(q, "%s", sc.prefix)), args...).Scan(&n)
 	return n, err
 }
 
@@ -351,7 +377,7 @@ func (sc *scenario) finish(expected []string) analysis {
 	ctx := sc.ctx
 	jobs, err := loadJobUnits(ctx, sc.db, sc.prefix, sc.pg)
 	require.NoError(t, err)
-	runs, err := loadRuns(ctx, sc.db)
+	runs, err := loadRuns(ctx, sc.runs)
 	require.NoError(t, err)
 	retried, failed, err := loadRetried(ctx, sc.db, sc.prefix)
 	require.NoError(t, err)
@@ -567,17 +593,20 @@ func runFanOut(sc *scenario) {
 	}
 	branchJobs, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler = ?`, hBranch)
 	require.NoError(t, err)
-	branchRuns, err := sc.count(`SELECT COUNT(*) FROM chaos_runs WHERE handler = ?`, hBranch)
+	branchRuns, err := sc.countRuns(`SELECT COUNT(*) FROM chaos_runs WHERE handler = ?`, hBranch)
 	require.NoError(t, err)
 	sc.res.note("%d workflows × %d items: %d branch jobs, %d branch runs recorded", len(ids), k, branchJobs, branchRuns)
 	sc.assertHung()
 }
 
-// ids runs a query returning one id a row; %s in q is the table prefix.
-func (sc *scenario) ids(q string) ([]int64, error) {
+// ids runs a query returning one id a row on the queue's database; %s in
+// q is the table prefix.
+func (sc *scenario) ids(q string) ([]int64, error) { return sc.idsIn(sc.db, q) }
+
+func (sc *scenario) idsIn(db *sql.DB, q string) ([]int64, error) {
 	ctx, cancel := context.WithTimeout(sc.ctx, 30*time.Second)
 	defer cancel()
-	rows, err := sc.db.QueryContext(ctx, strings.ReplaceAll(q, "%s", sc.prefix))
+	rows, err := db.QueryContext(ctx, strings.ReplaceAll(q, "%s", sc.prefix))
 	if err != nil {
 		return nil, err
 	}
@@ -640,7 +669,7 @@ func runServerCrash(sc *scenario) {
 	sc.res.note("slowest worker exit after SIGTERM: %s", slowest.Round(time.Millisecond))
 	sc.finish(units)
 
-	runs, err := loadRuns(sc.ctx, sc.db)
+	runs, err := loadRuns(sc.ctx, sc.runs)
 	require.NoError(t, err)
 	for i, o := range outages {
 		var resumed time.Time
@@ -748,7 +777,7 @@ func runDeadlines(sc *scenario) {
 	cbJobs, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler = ?`, hDeadline)
 	require.NoError(t, err)
 	assert.Equal(t, w, cbJobs, "deadline callback jobs enqueued")
-	perKey, err := sc.count(`SELECT COUNT(*) FROM (SELECT tag FROM chaos_runs WHERE handler = ? GROUP BY tag HAVING COUNT(*) = 1) once`, hDeadline)
+	perKey, err := sc.countRuns(`SELECT COUNT(*) FROM (SELECT tag FROM chaos_runs WHERE handler = ? GROUP BY tag HAVING COUNT(*) = 1) once`, hDeadline)
 	require.NoError(t, err)
 	assert.Equal(t, w, perKey, "deadline handlers that ran exactly once")
 	sc.res.note("%d callback jobs for %d expired workflows; %d handlers ran exactly once", cbJobs, w, perKey)
@@ -770,7 +799,7 @@ func runShutdown(sc *scenario) {
 	}
 	sc.res.Workers, sc.res.Dispatched, sc.res.NoLost = h, h, true
 	ok, err := waitFor(sc.s.Timeout, 50*time.Millisecond, func() (bool, error) {
-		n, err := sc.count(`SELECT COUNT(*) FROM chaos_runs WHERE handler = ?`, hHang)
+		n, err := sc.countRuns(`SELECT COUNT(*) FROM chaos_runs WHERE handler = ?`, hHang)
 		return n >= h, err
 	})
 	require.True(t, ok, "the hanging handlers did not all start (last error: %v)", err)
@@ -848,7 +877,7 @@ func runOverlap(sc *scenario) {
 	sc.startWorkers(stopping, cfg)
 	olds := sc.fleet.running("worker")
 	ok, err := waitFor(sc.s.Timeout, 20*time.Millisecond, func() (bool, error) {
-		got, err := sc.count(`SELECT COUNT(*) FROM chaos_runs WHERE handler = ?`, hHang)
+		got, err := sc.countRuns(`SELECT COUNT(*) FROM chaos_runs WHERE handler = ?`, hHang)
 		return got >= n, err
 	})
 	require.True(t, ok, "the jobs did not all start within %s (last error: %v)", sc.s.Timeout, err)
@@ -938,13 +967,13 @@ func runCallbacks(sc *scenario) {
 	started := time.Now()
 	sc.startWorkers(sc.s.Workers, cfg)
 	ok, err = waitFor(sc.s.Timeout, 20*time.Millisecond, func() (bool, error) {
-		got, err := sc.count(`SELECT COUNT(*) FROM chaos_runs WHERE handler IN (?, ?)`, hThen, hLate)
+		got, err := sc.countRuns(`SELECT COUNT(*) FROM chaos_runs WHERE handler IN (?, ?)`, hThen, hLate)
 		return got >= 2*n, err
 	})
 	require.True(t, ok, "the callbacks did not all start within %s (last error: %v)", sc.s.Timeout, err)
 
 	// Kill every worker running a callback, while each callback sleeps.
-	running, err := sc.ids(`SELECT DISTINCT pid FROM chaos_runs WHERE handler IN ('` + hThen + `', '` + hLate + `')`)
+	running, err := sc.idsIn(sc.runs, `SELECT DISTINCT pid FROM chaos_runs WHERE handler IN ('`+hThen+`', '`+hLate+`')`)
 	require.NoError(t, err)
 	busy := map[int]bool{}
 	for _, pid := range running {
@@ -992,7 +1021,7 @@ func runCallbacks(sc *scenario) {
 
 	// Each callback ran twice: first on a killed worker, then once to its
 	// end on another.
-	runs, err := loadRuns(sc.ctx, sc.db)
+	runs, err := loadRuns(sc.ctx, sc.runs)
 	require.NoError(t, err)
 	kills := sc.fleet.killTimes()
 	byUnit := map[string][]run{}
