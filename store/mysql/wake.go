@@ -76,6 +76,8 @@ const quietAfter = 2 * time.Second
 // wakeState is the store's wake-up state.
 type wakeState struct {
 	sql string // the listener's statement
+	// cluster is set on a Galera cluster: a send reaches every node.
+	cluster *wakeCluster
 
 	mu       sync.Mutex
 	lastSend time.Time
@@ -157,16 +159,69 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 		}
 		s.wake.mu.Unlock()
 	}()
-	conn, err := s.DB.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("notify: %w", err)
-	}
-	defer conn.Close()
-	ids, err := listenerIDs(ctx, conn, s.wake.sql)
-	if err != nil {
+	if s.wake.cluster != nil {
+		found, answered, err := s.notifyCluster(ctx)
+		heard = found || !answered
 		return err
 	}
-	heard = len(ids) > 0
+	found, read, err := notifyOn(ctx, s.DB, s.wake.sql)
+	if read {
+		heard = found > 0
+	}
+	return err
+}
+
+// notifyCluster sends to the nodes of a Galera cluster: on the pool for a
+// single-host DSN, and on a connection to each other node. It waits for
+// the other nodes' answers at most nodeWait. It reports whether a send
+// found a listener, and whether any read of the listeners answered.
+func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err error) {
+	wc := s.wake.cluster
+	first := wc.refresh(ctx, s.DB)
+	results, started := wc.send(s.wake.sql, func() {
+		s.wake.mu.Lock()
+		s.wake.missed = time.Time{}
+		s.wake.mu.Unlock()
+	})
+	deadline := time.NewTimer(nodeWait)
+	defer deadline.Stop()
+	if !wc.fixed {
+		k, read, err := notifyOn(ctx, s.DB, s.wake.sql)
+		found, answered = k > 0, read
+		if err != nil {
+			first = err
+		}
+	}
+	for range started {
+		select {
+		case r := <-results:
+			found = found || r.found > 0
+			answered = answered || r.read
+			if r.err != nil && first == nil {
+				first = fmt.Errorf("notify: %w", r.err)
+			}
+		case <-deadline.C:
+			return found, answered, first
+		case <-ctx.Done():
+			return found, answered, first
+		}
+	}
+	return found, answered, first
+}
+
+// notifyOn interrupts the listeners running stmt that a connection of db
+// reads, on that connection. It reports how many it found and whether the
+// read succeeded.
+func notifyOn(ctx context.Context, db *sql.DB, stmt string) (found int, read bool, err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return 0, false, fmt.Errorf("notify: %w", err)
+	}
+	defer conn.Close()
+	ids, err := listenerIDs(ctx, conn, stmt)
+	if err != nil {
+		return 0, false, err
+	}
 	var first error
 	for _, id := range ids {
 		_, err := conn.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))
@@ -174,7 +229,7 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 			first = fmt.Errorf("notify: interrupt listener %d: %w", id, err)
 		}
 	}
-	return first
+	return len(ids), true, first
 }
 
 // listenerIDs reads the ids of the sessions running stmt.
