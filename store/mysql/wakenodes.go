@@ -33,9 +33,14 @@ const nodesRetry = 5 * time.Second
 // listeners for the jobs committed before.
 const nodeTimeout = 15 * time.Second
 
-// nodeRetry is how long a node whose send failed is left out of the
-// sends: its listeners poll meanwhile.
-const nodeRetry = time.Second
+// nodeRetry is how long a node whose read of the listeners failed is
+// left out of the sends, doubling with each failure in a row up to
+// nodeRetryMax: its listeners poll meanwhile, and an address the client
+// cannot reach costs a connection attempt at most that often.
+const (
+	nodeRetry    = time.Second
+	nodeRetryMax = 30 * time.Second
+)
 
 // nodeWait is how long a send waits for the other nodes' answers before
 // it returns; a slower node's send goes on, and the next sends leave the
@@ -67,7 +72,8 @@ type wakeNode struct {
 	// busy is set while a send to the node runs; again, when another was
 	// asked for meanwhile: the send then runs once more.
 	busy, again bool
-	retryAt     time.Time // after a failed send
+	retryAt     time.Time     // after a failed send
+	backoff     time.Duration // the next wait after a failure; zero: nodeRetry
 }
 
 // nodeResult is the outcome of one send to one node.
@@ -280,11 +286,18 @@ func (wc *wakeCluster) run(n *wakeNode, stmt string, found func(), results chan<
 			}
 			results <- nodeResult{addr: n.addr, found: k, read: read, err: err}
 		}
+		// A read that failed (no connection, a node that refuses queries)
+		// sends the node into backoff; a refused KILL (another user's
+		// listener, seen with the PROCESS privilege) does not.
 		wc.mu.Lock()
-		if err != nil || !n.again || wc.base.Err() != nil {
+		if !read || !n.again || wc.base.Err() != nil {
 			n.busy, n.again = false, false
-			if err != nil {
-				n.retryAt = time.Now().Add(nodeRetry)
+			if !read {
+				n.backoff = max(n.backoff, nodeRetry)
+				n.retryAt = time.Now().Add(n.backoff)
+				n.backoff = min(2*n.backoff, nodeRetryMax)
+			} else {
+				n.backoff = 0
 			}
 			wc.mu.Unlock()
 			return
