@@ -109,7 +109,7 @@ the same, for example a receiver on this machine in development.`,
 			maxTime := durationFlag(fs, "max-time", 50*time.Second, "with --once: the time budget for claiming jobs")
 			queues := queuesFlags(fs)
 			concurrency := fs.Int("concurrency", worker.ConcurrencyDefault, "handlers to run at once")
-			idlePoll := durationFlag(fs, "idle-poll", worker.IdlePollIntervalDefault, "while the cross-process wake-up is live, the longest an idle worker waits before it looks for jobs nothing woke it for (Queuety PHP's, another database user's, another Galera node's); otherwise it looks every second")
+			idlePoll := durationFlag(fs, "idle-poll", worker.IdlePollIntervalDefault, "while the cross-process wake-up is live, the longest an idle worker waits before it looks for jobs nothing woke it for (Queuety PHP's, another database user's, a Galera node this process cannot reach); otherwise it looks every second")
 			minWorkers := fs.Int("min-workers", 0, "adaptive concurrency: the fewest handlers to run at once; needs --max-workers (Queuety's adaptive pool)")
 			maxWorkers := fs.Int("max-workers", 0, "adaptive concurrency: the most handlers to run at once, reached while jobs wait; replaces --concurrency")
 			scaleInterval := durationFlag(fs, "scale-interval", worker.ScaleIntervalDefault, "with --max-workers: how often the concurrency is resized (QUEUETY_WORKER_POOL_SCALE_INTERVAL)")

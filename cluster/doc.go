@@ -18,6 +18,13 @@
 // QUEUETY_GALERA_BATCHES, QUEUETY_GALERA_LIMITED and QUEUETY_GALERA_SLOTS.
 // Run one case at a time with -run 'TestGalera/KillNode'.
 //
+// TestGaleraWake, on a cluster of its own: a commit through node1 wakes
+// idle listeners and workers through the other nodes, with a DSN naming
+// every node and with single-host DSNs, and goes on waking node2's while
+// node3 hangs (SIGSTOP). TestGaleraWakeLatency, which runs only when
+// QUEUETY_GALERA_WAKE_LATENCY is set, measures the dispatch-to-start
+// latency across nodes (bench/RESULTS.md).
+//
 // TestGaleraModes, which runs only when QUEUETY_GALERA_MODES is set,
 // measures the workers writing through one node, spread over the three,
 // and node1 as a single server (see docs/scaling-out.md).

@@ -107,8 +107,8 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 // due, so the claim that follows finds it. The idle poll interval is
 // IdlePollInterval while the wake-up is live, and the poll interval while
 // it is not (or on a store without one), so jobs nothing wakes the
-// worker for (Queuety PHP's, another database user's, another Galera
-// node's) start within it. A job the read reported due that the claim
+// worker for (Queuety PHP's, another database user's, a Galera node the
+// dispatching process cannot reach) start within it. A job the read reported due that the claim
 // did not take (a rate limit, a concurrency group) is claimed again after
 // the poll interval, as before. On a store that cannot read the next due
 // time, or when the read fails, it waits the poll interval and returns.

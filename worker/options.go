@@ -185,8 +185,8 @@ const IdlePollIntervalDefault = 10 * time.Second
 // MariaDB's interrupted sleep, PostgreSQL's LISTEN): jobs dispatched by Go
 // clients of the same database wake it at once, and a delayed job's due
 // time is read in advance, so this bounds only how late it sees jobs that
-// nothing wakes it for (Queuety PHP's, another database user's, another
-// Galera node's). Default IdlePollIntervalDefault; while the wake-up is
+// nothing wakes it for (Queuety PHP's, another database user's, a Galera
+// node the dispatching process cannot reach). Default IdlePollIntervalDefault; while the wake-up is
 // not live, the worker looks every PollInterval. A value below the poll
 // interval counts as the poll interval.
 func IdlePollInterval(d time.Duration) Option { return func(c *config) { c.idlePoll = d } }

@@ -573,6 +573,12 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, version: ver, dc: dc, closing: make(chan struct{})}
 	s.wake.sql = listenSQL(dc.DBName, cfg.names())
+	if galera && !cfg.NoWake {
+		if s.wake.cluster, err = newWakeCluster(dc, cfg.Hosts); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	names := cfg.names()
 	d := dialect(incr)
 	if galera {
@@ -654,7 +660,12 @@ type Store struct {
 
 // Close implements driver.Store: it also stops the wake-up listener.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.closing) })
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		if s.wake.cluster != nil {
+			s.wake.cluster.close()
+		}
+	})
 	return s.Store.Close()
 }
 

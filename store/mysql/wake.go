@@ -44,10 +44,32 @@ import (
 // boundary: without PROCESS a session sees exactly its own user's
 // sessions, and a user may KILL those without SUPER or CONNECTION_ADMIN.
 //
+// On a Galera cluster the processlist and KILL are node-local, so a send
+// reaches each node on a connection to that node (wakenodes.go): with a
+// DSN naming several servers, on one connection of its own to each of
+// them; with a single-host DSN, on the pool for the pool's server and on
+// one connection of its own to each other node that
+// wsrep_incoming_addresses names (read on the pool, again every minute;
+// the server's own entry is the one at wsrep_local_index). Those
+// connections use the DSN's credentials and TLS settings (a TLS server
+// name that named the DSN's host names the node's) and wsrep_sync_wait=1,
+// so the read of a node's listeners waits until the node has applied the
+// commit and a woken worker's claim sees the jobs. The nodes are sent to
+// concurrently; a send waits for their answers at most nodeWait, a node
+// still busy with a send gets one more when it ends instead of another
+// alongside, and a node whose read failed is left out for a second,
+// doubling up to 30 s, so a node that is down or hangs holds up none of
+// the others. The rule of the id stays: each id is killed on the
+// connection, to one server, on which it was seen. The quiet rule counts
+// the listeners found on every node. A server without Galera costs what
+// it did: one read and its KILLs on one pooled connection.
+//
 // Everything else falls back to polling: listeners of another user (not
-// visible, or KILL refused), listeners on another Galera node (KILL is
-// node-local), a listener reconnecting after its connection was lost
-// (1 s, doubling up to 30 s; it claims once when it is back), and
+// visible, or KILL refused), listeners on a node the sender cannot reach
+// (an address of wsrep_incoming_addresses that is AUTO, unspecified or
+// not routable from the client, a node of the cluster that a multi-host
+// DSN does not name), a listener reconnecting after its connection was
+// lost (1 s, doubling up to 30 s; it claims once when it is back), and
 // Queuety PHP's dispatches, which send nothing. Behind a proxy that
 // multiplexes client connections over server ones, the read and the KILL
 // could reach different servers: wake=false turns the wake-up off.
@@ -76,6 +98,8 @@ const quietAfter = 2 * time.Second
 // wakeState is the store's wake-up state.
 type wakeState struct {
 	sql string // the listener's statement
+	// cluster is set on a Galera cluster: a send reaches every node.
+	cluster *wakeCluster
 
 	mu       sync.Mutex
 	lastSend time.Time
@@ -124,8 +148,9 @@ func sendWait(now, lastSend, missed time.Time) time.Duration {
 }
 
 // NotifyJobs implements driver.JobNotifier: it interrupts the sleep of
-// every listener of this store's tables it can see on one connection. A
-// listener that ended between the read and the KILL is skipped.
+// every listener of this store's tables it can see on one connection, or
+// on a Galera cluster on one connection to each node. A listener that
+// ended between the read and the KILL is skipped.
 func (s *Store) NotifyJobs(ctx context.Context) error {
 	if s.cfg.NoWake {
 		return nil
@@ -157,16 +182,69 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 		}
 		s.wake.mu.Unlock()
 	}()
-	conn, err := s.DB.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("notify: %w", err)
-	}
-	defer conn.Close()
-	ids, err := listenerIDs(ctx, conn, s.wake.sql)
-	if err != nil {
+	if s.wake.cluster != nil {
+		found, answered, err := s.notifyCluster(ctx)
+		heard = found || !answered
 		return err
 	}
-	heard = len(ids) > 0
+	found, read, err := notifyOn(ctx, s.DB, s.wake.sql)
+	if read {
+		heard = found > 0
+	}
+	return err
+}
+
+// notifyCluster sends to the nodes of a Galera cluster: on the pool for a
+// single-host DSN, and on a connection to each other node. It waits for
+// the other nodes' answers at most nodeWait. It reports whether a send
+// found a listener, and whether any read of the listeners answered.
+func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err error) {
+	wc := s.wake.cluster
+	first := wc.refresh(ctx, s.DB)
+	results, started := wc.send(s.wake.sql, func() {
+		s.wake.mu.Lock()
+		s.wake.missed = time.Time{}
+		s.wake.mu.Unlock()
+	})
+	deadline := time.NewTimer(nodeWait)
+	defer deadline.Stop()
+	if !wc.fixed {
+		k, read, err := notifyOn(ctx, s.DB, s.wake.sql)
+		found, answered = k > 0, read
+		if err != nil {
+			first = err
+		}
+	}
+	for range started {
+		select {
+		case r := <-results:
+			found = found || r.found > 0
+			answered = answered || r.read
+			if r.err != nil && first == nil {
+				first = fmt.Errorf("notify: %w", r.err)
+			}
+		case <-deadline.C:
+			return found, answered, first
+		case <-ctx.Done():
+			return found, answered, first
+		}
+	}
+	return found, answered, first
+}
+
+// notifyOn interrupts the listeners running stmt that a connection of db
+// reads, on that connection. It reports how many it found and whether the
+// read succeeded.
+func notifyOn(ctx context.Context, db *sql.DB, stmt string) (found int, read bool, err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return 0, false, fmt.Errorf("notify: %w", err)
+	}
+	defer conn.Close()
+	ids, err := listenerIDs(ctx, conn, stmt)
+	if err != nil {
+		return 0, false, err
+	}
 	var first error
 	for _, id := range ids {
 		_, err := conn.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))
@@ -174,7 +252,7 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 			first = fmt.Errorf("notify: interrupt listener %d: %w", id, err)
 		}
 	}
-	return first
+	return len(ids), true, first
 }
 
 // listenerIDs reads the ids of the sessions running stmt.
