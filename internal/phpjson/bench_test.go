@@ -1,6 +1,8 @@
 package phpjson_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,6 +42,28 @@ func BenchmarkMarshal(b *testing.B) {
 
 func BenchmarkDecodeObject(b *testing.B) {
 	data := []byte(benchState)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := phpjson.DecodeObject(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeItems is the state of a 10,000-item for-each: the item
+// list and a few keys.
+func BenchmarkDecodeItems(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"name":"bench","items":[`)
+	for i := range 10000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(i * 7))
+	}
+	sb.WriteString(`],"_queue":"default","_priority":0}`)
+	data := []byte(sb.String())
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
