@@ -72,3 +72,26 @@ func BenchmarkDecodeItems(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMarshalPublic writes the public part of a state (its keys
+// not starting with "_"): by a filtered copy, and by MarshalFilter.
+func BenchmarkMarshalPublic(b *testing.B) {
+	o := benchObject(b)
+	public := func(k string) bool { return !strings.HasPrefix(k, "_") }
+	b.Run("filter-copy", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := phpjson.Marshal(o.Filter(public)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("marshal-filter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := phpjson.MarshalFilter(o, public); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
