@@ -95,3 +95,21 @@ func BenchmarkMarshalPublic(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDecodeAfterItems decodes a small state after a large one:
+// the large one's scratch space must not slow the small ones.
+func BenchmarkDecodeAfterItems(b *testing.B) {
+	big := []byte(`{"items":[` + strings.Repeat(`1,`, 9999) + `1]}`)
+	data := []byte(benchState)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := phpjson.DecodeObject(big); err != nil {
+			b.Fatal(err)
+		}
+		for range 100 {
+			if _, err := phpjson.DecodeObject(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -101,10 +101,11 @@ const maxPooledScratch = 16 << 10
 var decodeScratch = sync.Pool{New: func() any { return new(scratch) }}
 
 // release clears s, so that it holds no decoded value, and pools it
-// unless it grew past maxPooledScratch.
+// unless it grew past maxPooledScratch. Members are cleared as their
+// container closes; only a decoding that failed leaves some, below len.
 func (s *scratch) release() {
-	clear(s.keys[:cap(s.keys)])
-	clear(s.vals[:cap(s.vals)])
+	clear(s.keys)
+	clear(s.vals)
 	if cap(s.keys) > maxPooledScratch || cap(s.vals) > maxPooledScratch {
 		return
 	}
