@@ -131,7 +131,7 @@ func versionAndBudget(raw []byte) (string, map[string]int64) {
 	for _, k := range []string{"transitions", "cost_units", "started_workflows"} {
 		b[k] = workflowstate.Counter(doc, k)
 	}
-	b["public_state_bytes"] = int64(len(workflowstate.EncodeJSON(workflowstate.PublicState(doc))))
+	b["public_state_bytes"] = int64(len(workflowstate.EncodePublicJSON(doc)))
 	return version, b
 }
 

@@ -328,7 +328,7 @@ func (sc *stepCtx) settleForEach(w *Writes, rt *workflowstate.ForEach, all *phpj
 	if err != nil {
 		return err
 	}
-	before := workflowstate.EncodeJSON(workflowstate.PublicState(sc.state))
+	before := workflowstate.EncodePublicJSON(sc.state)
 	return sc.finalizeForEach(w, stepInputs{state: before, input: before}, out)
 }
 

@@ -154,15 +154,14 @@ func (sc *stepCtx) inputs() stepInputs {
 	if sc.public != nil && sc.step.Type == queuetytype.StepSingle {
 		return stepInputs{state: sc.public, input: sc.public}
 	}
-	before := workflowstate.PublicState(sc.state)
 	in := stepInputs{state: sc.public}
 	if in.state == nil {
-		in.state = workflowstate.EncodeJSON(before)
+		in.state = workflowstate.EncodePublicJSON(sc.state)
 	}
 	in.input = in.state
 	if sc.step.Type != queuetytype.StepSingle {
 		o := phpjson.NewObject()
-		o.Set("state", before)
+		o.Set("state", workflowstate.PublicState(sc.state))
 		o.Set("definition", sc.step.Raw)
 		in.input = workflowstate.EncodeJSON(o)
 	}
@@ -201,7 +200,7 @@ func (in stepInputs) contextOrEmpty() []byte {
 // completedEvent returns a step_completed or step_branch_completed event
 // with the step's output and the public state after it.
 func (sc *stepCtx) completedEvent(ev driver.EventType, in stepInputs, output, after *phpjson.Object) *driver.WorkflowEvent {
-	return sc.completedEventAfter(ev, in, output, workflowstate.EncodeJSON(workflowstate.PublicState(after)))
+	return sc.completedEventAfter(ev, in, output, workflowstate.EncodePublicJSON(after))
 }
 
 // completedEventAfter is completedEvent with the public state after the
@@ -346,7 +345,7 @@ func (sc *stepCtx) finalizeInto(w *Writes, output *phpjson.Object) error {
 	if err := sc.s.countTransition(sc.state); err != nil {
 		return err
 	}
-	after := workflowstate.EncodeJSON(workflowstate.PublicState(sc.state))
+	after := workflowstate.EncodePublicJSON(sc.state)
 	w.publicAfter = after
 	w.events = append(w.events, sc.startedEvent(in), sc.completedEventAfter(driver.EventStepCompleted, in, output, after))
 	w.logs = append(w.logs, sc.logs()...)

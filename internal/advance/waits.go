@@ -117,7 +117,7 @@ func (s *Service) SettleWait(ctx context.Context, tx driver.Tx, wf *driver.Workf
 	w.events = append(w.events, &driver.WorkflowEvent{
 		WorkflowID: wf.ID, StepIndex: idx, StepName: step.Name, StepType: string(step.Type), Handler: workflowdef.PlaceholderHandler(step.Type),
 		Event: driver.EventWorkflowResumed, Input: before, Output: workflowstate.EncodeJSON(output),
-		StateBefore: before, StateAfter: workflowstate.EncodeJSON(workflowstate.PublicState(state)), CreatedAt: now,
+		StateBefore: before, StateAfter: workflowstate.EncodePublicJSON(state), CreatedAt: now,
 	})
 	return w.Flush(ctx, tx)
 }

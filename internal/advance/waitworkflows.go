@@ -117,7 +117,7 @@ func (sc *stepCtx) evaluateWorkflowWait() error {
 	return tx.EventInsert(ctx, []*driver.WorkflowEvent{{
 		WorkflowID: sc.wf.ID, StepIndex: idx, StepName: sc.step.Name, StepType: string(sc.step.Type),
 		Handler: handlerWaitForWorkflows, Event: driver.EventWorkflowWaiting, Input: in.state,
-		Output: workflowstate.EncodeJSON(details), StateBefore: in.state, StateAfter: workflowstate.EncodeJSON(workflowstate.PublicState(sc.state)),
+		Output: workflowstate.EncodeJSON(details), StateBefore: in.state, StateAfter: workflowstate.EncodePublicJSON(sc.state),
 		Context: workflowstate.EncodeJSON(wctx), CreatedAt: sc.now,
 	}})
 }

@@ -147,7 +147,7 @@ func (e *Service) ReplayWorkflow(ctx context.Context, export *phpjson.Object) (i
 		v, _ = src.Get("definition_hash")
 		source.Set("definition_hash", v)
 		events = append(events, &driver.WorkflowEvent{WorkflowID: id, StepIndex: step, Handler: "__queuety_replay",
-			Event: driver.EventWorkflowReplayed, Output: workflowstate.EncodeJSON(source), StateAfter: workflowstate.EncodeJSON(workflowstate.PublicState(state)),
+			Event: driver.EventWorkflowReplayed, Output: workflowstate.EncodeJSON(source), StateAfter: workflowstate.EncodePublicJSON(state),
 			Context: workflowstate.EncodeJSON(source), CreatedAt: now})
 		if err := tx.EventInsert(ctx, events); err != nil {
 			return err

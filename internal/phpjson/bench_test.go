@@ -1,6 +1,8 @@
 package phpjson_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,6 +47,69 @@ func BenchmarkDecodeObject(b *testing.B) {
 	for b.Loop() {
 		if _, err := phpjson.DecodeObject(data); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeItems is the state of a 10,000-item for-each: the item
+// list and a few keys.
+func BenchmarkDecodeItems(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"name":"bench","items":[`)
+	for i := range 10000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(i * 7))
+	}
+	sb.WriteString(`],"_queue":"default","_priority":0}`)
+	data := []byte(sb.String())
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := phpjson.DecodeObject(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMarshalPublic writes the public part of a state (its keys
+// not starting with "_"): by a filtered copy, and by MarshalFilter.
+func BenchmarkMarshalPublic(b *testing.B) {
+	o := benchObject(b)
+	public := func(k string) bool { return !strings.HasPrefix(k, "_") }
+	b.Run("filter-copy", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := phpjson.Marshal(o.Filter(public)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("marshal-filter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := phpjson.MarshalFilter(o, public); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkDecodeAfterItems decodes a small state after a large one:
+// the large one's scratch space must not slow the small ones.
+func BenchmarkDecodeAfterItems(b *testing.B) {
+	big := []byte(`{"items":[` + strings.Repeat(`1,`, 9999) + `1]}`)
+	data := []byte(benchState)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := phpjson.DecodeObject(big); err != nil {
+			b.Fatal(err)
+		}
+		for range 100 {
+			if _, err := phpjson.DecodeObject(data); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }

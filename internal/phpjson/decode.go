@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -62,7 +63,9 @@ func typeName(v any) string {
 // integer-keyed Go map serialised by encoding/json (canonical integers in
 // bytewise order) are put in numeric order.
 func decode(data []byte, resort bool) (any, error) {
-	d := decoder{data: data, resort: resort}
+	s := decodeScratch.Get().(*scratch)
+	d := decoder{data: data, resort: resort, scratch: s}
+	defer s.release()
 	d.skipWS()
 	v, err := d.value()
 	if err != nil {
@@ -80,6 +83,34 @@ type decoder struct {
 	pos    int
 	depth  int
 	resort bool
+	*scratch
+}
+
+// scratch holds the keys and values of the objects and arrays a decoder
+// has open, innermost last: each container is built once, at its exact
+// size, when it closes, instead of growing as its members are read.
+type scratch struct {
+	keys []string
+	vals []any
+}
+
+// maxPooledScratch is the most members a pooled scratch keeps room for.
+const maxPooledScratch = 16 << 10
+
+// decodeScratch are the decoders' scratch stacks.
+var decodeScratch = sync.Pool{New: func() any { return new(scratch) }}
+
+// release clears s, so that it holds no decoded value, and pools it
+// unless it grew past maxPooledScratch. Members are cleared as their
+// container closes; only a decoding that failed leaves some, below len.
+func (s *scratch) release() {
+	clear(s.keys)
+	clear(s.vals)
+	if cap(s.keys) > maxPooledScratch || cap(s.vals) > maxPooledScratch {
+		return
+	}
+	s.keys, s.vals = s.keys[:0], s.vals[:0]
+	decodeScratch.Put(s)
 }
 
 func (d *decoder) skipWS() {
@@ -158,13 +189,13 @@ func (d *decoder) object() (any, error) {
 		return nil, err
 	}
 	d.pos++ // '{'
-	o := NewObject()
 	d.skipWS()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
 		d.depth--
-		return o, nil
+		return NewObject(), nil
 	}
+	base := len(d.keys)
 	for {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return nil, d.syntaxError("looking for beginning of object key string")
@@ -183,7 +214,8 @@ func (d *decoder) object() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.Set(k.(string), v)
+		d.keys = append(d.keys, k.(string))
+		d.vals = append(d.vals, v)
 		d.skipWS()
 		if d.pos >= len(d.data) {
 			return nil, d.syntaxError("")
@@ -198,6 +230,7 @@ func (d *decoder) object() (any, error) {
 		d.pos++
 		d.skipWS()
 	}
+	o := d.closeObject(base)
 	if d.resort && needsNumericResort(o.keys) {
 		slices.SortFunc(o.keys, func(a, b string) int {
 			x, _ := CanonicalInt(a)
@@ -220,19 +253,19 @@ func (d *decoder) array() (any, error) {
 		return nil, err
 	}
 	d.pos++ // '['
-	l := []any{}
 	d.skipWS()
 	if d.pos < len(d.data) && d.data[d.pos] == ']' {
 		d.pos++
 		d.depth--
-		return l, nil
+		return []any{}, nil
 	}
+	base := len(d.vals)
 	for {
 		v, err := d.value()
 		if err != nil {
 			return nil, err
 		}
-		l = append(l, v)
+		d.vals = append(d.vals, v)
 		d.skipWS()
 		if d.pos >= len(d.data) {
 			return nil, d.syntaxError("")
@@ -247,8 +280,27 @@ func (d *decoder) array() (any, error) {
 		d.pos++
 		d.skipWS()
 	}
+	l := slices.Clone(d.vals[base:])
+	clear(d.vals[base:])
+	d.vals = d.vals[:base]
 	d.depth--
 	return l, nil
+}
+
+// closeObject builds the object whose members are the scratch's from
+// the key at base on, as Set would one by one (a repeated key keeps its
+// first position and takes the last value), and pops them.
+func (d *decoder) closeObject(base int) *Object {
+	keys, vals := d.keys[base:], d.vals[len(d.vals)-len(d.keys)+base:]
+	o := &Object{keys: make([]string, 0, len(keys)), vals: make(map[string]any, len(keys))}
+	for i, k := range keys {
+		o.Set(k, vals[i])
+	}
+	clear(keys)
+	clear(vals)
+	d.keys = d.keys[:base]
+	d.vals = d.vals[:len(d.vals)-len(keys)]
+	return o
 }
 
 // string parses a string literal starting at the opening quote.

@@ -194,3 +194,28 @@ func TestDecodeObject(t *testing.T) {
 		assert.EqualError(t, err, want, "DecodeObject(%s) = %v", in, o)
 	}
 }
+
+// Containers nested in each other, lists in objects and objects in lists,
+// each come out whole and in order, and stay as decoded when the decoder
+// decodes again.
+func TestDecodeNestedContainers(t *testing.T) {
+	const text = `[1,{"a":[2,{"b":3,"c":[]},4],"d":{"e":{}},"a":[5]},[6,[7,{"f":8}]],{"g":9}]`
+	first, err := phpjson.Decode([]byte(text))
+	require.NoError(t, err)
+	again := func() {
+		t.Helper()
+		out, err := phpjson.Marshal(first)
+		require.NoError(t, err)
+		require.Equal(t, `[1,{"a":[5],"d":{"e":[]}},[6,[7,{"f":8}]],{"g":9}]`, string(out))
+	}
+	again()
+	for range 3 {
+		_, err := phpjson.Decode([]byte(`[{"x":"y","z":[0,0,0,0,0,0,0,0,0,0]},["q","r","s","t","u"]]`))
+		require.NoError(t, err)
+		_, err = phpjson.Decode([]byte(`{"x":[1,`)) // an error midway leaves nothing behind either
+		require.Error(t, err)
+	}
+	again()
+	o := first.([]any)[1].(*phpjson.Object)
+	require.Equal(t, []string{"a", "d"}, o.Keys())
+}

@@ -378,3 +378,70 @@ func (e *encoder) number(n json.Number) error {
 	}
 	return e.float(f, 64)
 }
+
+// MarshalFilter encodes o as Marshal(o.Filter(keep)) does, without
+// building the filtered copy.
+func MarshalFilter(o *Object, keep func(key string) bool) ([]byte, error) {
+	bp := encodeBufs.Get().(*[]byte)
+	e := encoder{buf: (*bp)[:0]}
+	err := e.filteredObject(o, keep)
+	var out []byte
+	if err == nil {
+		out = append(make([]byte, 0, len(e.buf)), e.buf...)
+	}
+	if cap(e.buf) <= maxPooledBuf {
+		*bp = e.buf[:0]
+		encodeBufs.Put(bp)
+	}
+	return out, err
+}
+
+// filteredObject writes the keys of o that keep accepts, as plainObject
+// writes an object holding only those: as a list when they are "0" to
+// "n-1" in order, as [] when there is none.
+func (e *encoder) filteredObject(o *Object, keep func(key string) bool) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	n, list := 0, true
+	if o != nil {
+		for _, k := range o.keys {
+			if keep(k) {
+				list = list && isIndex(k, n)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		e.buf = append(e.buf, "[]"...)
+		e.depth--
+		return nil
+	}
+	open, end := byte('{'), byte('}')
+	if list {
+		open, end = '[', ']'
+	}
+	e.buf = append(e.buf, open)
+	first := true
+	for _, k := range o.keys {
+		if !keep(k) {
+			continue
+		}
+		if !first {
+			e.buf = append(e.buf, ',')
+		}
+		first = false
+		if !list {
+			if err := e.string(k); err != nil {
+				return err
+			}
+			e.buf = append(e.buf, ':')
+		}
+		if err := e.value(o.vals[k]); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, end)
+	e.depth--
+	return nil
+}

@@ -101,7 +101,7 @@ func Breach(state *phpjson.Object) *ConstraintError {
 	if l := BudgetLimit(state, "max_transitions"); l > 0 && Counter(state, "transitions") > l {
 		return Constraint("Workflow exceeded max_transitions budget of %d.", l)
 	}
-	if l := BudgetLimit(state, "max_state_bytes"); l > 0 && int64(len(EncodeJSON(PublicState(state)))) > l {
+	if l := BudgetLimit(state, "max_state_bytes"); l > 0 && int64(len(EncodePublicJSON(state))) > l {
 		return Constraint("Workflow exceeded max_state_bytes budget of %d.", l)
 	}
 	if l := BudgetLimit(state, "max_cost_units"); l > 0 && Counter(state, "cost_units") > l {

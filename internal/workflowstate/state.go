@@ -35,6 +35,16 @@ func EncodeJSON(v any) []byte {
 	return b
 }
 
+// EncodePublicJSON is EncodeJSON(PublicState(doc)), without the
+// intermediate object.
+func EncodePublicJSON(doc *phpjson.Object) []byte {
+	b, err := phpjson.MarshalFilter(doc, isPublicKey)
+	if err != nil {
+		panic(fmt.Sprintf("queuety: encode JSON: %v", err))
+	}
+	return b
+}
+
 // EncodeJSONMemo writes v as EncodeJSON does, the objects memo keeps
 // from their remembered encodings (memo may be nil); sizeHint is the
 // length expected.
