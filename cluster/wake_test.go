@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -31,10 +32,11 @@ const wokenWithin = 10 * time.Second
 // TestGaleraWake: a process's commit wakes the idle workers of processes
 // connected to other nodes of a cluster, with a DSN naming every node and
 // with a single-host DSN (the nodes read from wsrep_incoming_addresses),
-// and goes on waking them while another node hangs.
+// goes on waking them while another node is down or hangs, and wakes
+// those of a node again once it is back.
 func TestGaleraWake(t *testing.T) {
 	c := galera.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	admin, err := sql.Open("mysql", c.Node(0).DriverDSN(""))
 	require.NoError(t, err)
@@ -77,6 +79,17 @@ func TestGaleraWake(t *testing.T) {
 			waitListening(ctx, t, c.Node(1), "wk_")
 		}
 	})
+	t.Run("NodeStopped", func(t *testing.T) {
+		// node3 shuts down cleanly and leaves the cluster in order.
+		send := openWakeStore(ctx, t, failoverDSN(c, 0, "galera_wake", "ns_"))
+		wakeNodeDown(ctx, t, c, send, "ns_", (*galera.Node).Stop, wokenWithin)
+	})
+	t.Run("NodeKilled", func(t *testing.T) {
+		// node3 is SIGKILLed: the cluster stalls until it evicts node3
+		// (3 s of silence here), and node2's causal read waits for it.
+		send := openWakeStore(ctx, t, c.Node(0).DSN("galera_wake", "nk_"))
+		wakeNodeDown(ctx, t, c, send, "nk_", (*galera.Node).Kill, 3*wokenWithin)
+	})
 	t.Run("NodeHangs", func(t *testing.T) {
 		send := openWakeStore(ctx, t, c.Node(0).DSN("galera_wake", "nh_"))
 		woken := listenOn(ctx, t, c, 1, "nh_")
@@ -102,6 +115,99 @@ func TestGaleraWake(t *testing.T) {
 			waitListening(ctx, t, c.Node(1), "nh_")
 		}
 	})
+}
+
+// downSends is the least number of sends the node-down subtests make
+// while node3 is down.
+const downSends = 10
+
+// nodeBackoffMax is the longest a store leaves out a node whose read of
+// the listeners failed (nodeRetryMax in store/mysql).
+const nodeBackoffMax = 30 * time.Second
+
+// wakeNodeDown takes node3 down with down, so that connections to it are
+// refused, while send (through node1) sends, one send every 100 ms, until
+// node3 was tried three times (at once, after 1 s and after 2 s more):
+// each send wakes a listener on node2 (the first within first), and the
+// sends that tried node3 failed no more often than the backoff allows.
+// Then it restarts node3 and sends until a new listener through node3 is
+// woken, within the longest backoff. It leaves the cluster's three nodes
+// synced.
+func wakeNodeDown(ctx context.Context, t *testing.T, c *galera.Cluster, send *mysql.Store, prefix string, down func(*galera.Node), first time.Duration) {
+	t.Helper()
+	woken2 := listenOn(ctx, t, c, 1, prefix)
+	old3 := listenOn(ctx, t, c, 2, prefix)
+	require.NoError(t, send.NotifyJobs(ctx)) // the store has learned the nodes
+	waitWoken(t, woken2, "a listener on node2 before node3 goes down")
+	waitWoken(t, old3, "a listener on node3 before it goes down")
+	waitListening(ctx, t, c.Node(1), prefix)
+
+	n3 := c.Node(2)
+	down(n3)
+	t.Cleanup(func() {
+		if n3.Pid() == 0 { // the subtest failed before node3 was back
+			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := n3.Restart(rctx); err != nil {
+				t.Errorf("restart %s: %v", n3.Name(), err)
+			}
+		}
+	})
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond) // a commit every 100 ms
+	defer tick.Stop()
+	giveUp := time.After(time.Minute)
+	sends, failed := 0, 0
+	for failed < 3 || sends < downSends {
+		select {
+		case <-tick.C:
+		case <-giveUp:
+			t.Fatalf("node3 down: %d of %d sends over %s tried it; a node whose read failed is tried again after 1 s, then 2 s", failed, sends, time.Since(start).Round(time.Millisecond))
+		}
+		sends++
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second) // as the engine sends
+		if err := send.NotifyJobs(sctx); err != nil {
+			failed++ // node3's part
+		}
+		cancel()
+		within := wokenWithin
+		if sends == 1 {
+			within = first
+		}
+		waitWokenWithin(t, woken2, within, fmt.Sprintf("a listener on node2, send %d while node3 is down", sends))
+		waitListening(ctx, t, c.Node(1), prefix)
+	}
+	// A send that tries node3 fails at once (connection refused). After
+	// a failure the store leaves node3 out for 1 s, then 2 s, 4 s...:
+	// over elapsed, at most 1+log2(1+elapsed/1s) sends try it (one more
+	// allowed for the time a failure takes to be recorded).
+	elapsed := time.Since(start)
+	allowed := 2 + int(math.Log2(1+elapsed.Seconds()))
+	t.Logf("node3 down: %d sends over %s woke the listener on node2, %d tried node3 and failed", sends, elapsed.Round(time.Millisecond), failed)
+	require.LessOrEqual(t, failed, allowed, "sends that tried node3 while it was down, over %s: the store leaves a node whose read failed out for a while", elapsed)
+
+	require.NoError(t, n3.Restart(ctx), "restart %s", n3.Name())
+	require.NoError(t, c.WaitSynced(ctx))
+	woken3 := listenOn(ctx, t, c, 2, prefix)
+	start = time.Now()
+	deadline := time.After(nodeBackoffMax + wokenWithin)
+	sends = 0
+	for {
+		select {
+		case <-woken3:
+			t.Logf("node3 back: a listener through it woken %s and %d sends later", time.Since(start).Round(time.Millisecond), sends)
+			return
+		case <-woken2: // woken by each send
+		case <-old3: // reconnected, and woken by each send
+		case <-tick.C:
+			sends++
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_ = send.NotifyJobs(sctx) // node3's part fails until it is tried again
+			cancel()
+		case <-deadline:
+			t.Fatalf("a listener through node3, back after being down: not woken by %d sends over %s", sends, time.Since(start).Round(time.Millisecond))
+		}
+	}
 }
 
 // openWakeStore opens the MySQL store on dsn, without migrating: the
