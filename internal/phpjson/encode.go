@@ -30,13 +30,23 @@ var (
 // "0".."n-1" is written as a list. Map keys are sorted as in ObjectFromMap.
 // Invalid UTF-8, NaN, Inf and nesting deeper than 512 are errors.
 func Marshal(v any) ([]byte, error) {
+	e, bp := pooledEncoder()
+	return e.finish(bp, e.value(v))
+}
+
+// pooledEncoder returns an encoder writing into a pooled scratch buffer,
+// which finish copies out and returns to the pool.
+func pooledEncoder() (encoder, *[]byte) {
 	bp := encodeBufs.Get().(*[]byte)
-	e := encoder{buf: (*bp)[:0]}
-	err := e.value(v)
+	return encoder{buf: (*bp)[:0]}, bp
+}
+
+// finish returns what e wrote, unless err is set, in one allocation of
+// the exact size, however often the scratch buffer had to grow, and puts
+// the buffer back in the pool unless it grew past maxPooledBuf.
+func (e *encoder) finish(bp *[]byte, err error) ([]byte, error) {
 	var out []byte
 	if err == nil {
-		// One allocation of the exact size, however often the scratch
-		// buffer had to grow.
 		out = append(make([]byte, 0, len(e.buf)), e.buf...)
 	}
 	if cap(e.buf) <= maxPooledBuf {
@@ -382,18 +392,8 @@ func (e *encoder) number(n json.Number) error {
 // MarshalFilter encodes o as Marshal(o.Filter(keep)) does, without
 // building the filtered copy.
 func MarshalFilter(o *Object, keep func(key string) bool) ([]byte, error) {
-	bp := encodeBufs.Get().(*[]byte)
-	e := encoder{buf: (*bp)[:0]}
-	err := e.filteredObject(o, keep)
-	var out []byte
-	if err == nil {
-		out = append(make([]byte, 0, len(e.buf)), e.buf...)
-	}
-	if cap(e.buf) <= maxPooledBuf {
-		*bp = e.buf[:0]
-		encodeBufs.Put(bp)
-	}
-	return out, err
+	e, bp := pooledEncoder()
+	return e.finish(bp, e.filteredObject(o, keep))
 }
 
 // filteredObject writes the keys of o that keep accepts, as plainObject
