@@ -38,11 +38,7 @@ func TestGaleraWake(t *testing.T) {
 	c := galera.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	admin, err := sql.Open("mysql", c.Node(0).DriverDSN(""))
-	require.NoError(t, err)
-	defer admin.Close()
-	_, err = admin.ExecContext(ctx, "CREATE DATABASE galera_wake")
-	require.NoError(t, err)
+	createWakeDatabase(ctx, t, c)
 
 	t.Run("MultiHostDSN", func(t *testing.T) {
 		send := openWakeStore(ctx, t, failoverDSN(c, 0, "galera_wake", "mh_"))
@@ -324,11 +320,7 @@ func TestGaleraWakeLatency(t *testing.T) {
 	c := galera.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	admin, err := sql.Open("mysql", c.Node(0).DriverDSN(""))
-	require.NoError(t, err)
-	defer admin.Close()
-	_, err = admin.ExecContext(ctx, "CREATE DATABASE galera_wake")
-	require.NoError(t, err)
+	createWakeDatabase(ctx, t, c)
 	dispatch, ran := wakeWorker(ctx, t, c, time.Second, "lat_")
 	var ms []float64
 	for i := range jobs {
@@ -355,4 +347,15 @@ func TestGaleraWakeLatency(t *testing.T) {
 	}
 	t.Logf("cross-node dispatch-to-start over %d jobs: median %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms", len(ms), p(0.5), p(0.9), p(0.99), ms[len(ms)-1])
 	t.Logf("all (ms, sorted): %s", strings.Join(parts, " "))
+}
+
+// createWakeDatabase creates the database galera_wake that the wake-up
+// tests' stores use, through the cluster's first node.
+func createWakeDatabase(ctx context.Context, t *testing.T, c *galera.Cluster) {
+	t.Helper()
+	admin, err := sql.Open("mysql", c.Node(0).DriverDSN(""))
+	require.NoError(t, err)
+	defer admin.Close()
+	_, err = admin.ExecContext(ctx, "CREATE DATABASE galera_wake")
+	require.NoError(t, err)
 }
