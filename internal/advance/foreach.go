@@ -160,13 +160,19 @@ func (sc *stepCtx) expandInto(w *Writes, in stepInputs, all *phpjson.Object, rt 
 	rt.Store(sc.state, all, idx)
 	w.events = append(w.events, sc.startedEvent(in))
 	w.logs = append(w.logs, sc.logs()...)
+	var m *jobMaker
 	for _, i := range rt.Missing() {
+		if m == nil {
+			// The branches' jobs differ only in their payload's item.
+			m = sc.s.stepJobMaker(sc.wf, sc.state, sc.step.Raw, sc.step.Class, idx, 1, sc.now, -1)
+		}
 		meta := phpjson.NewObject()
 		meta.Set("item_index", int64(i))
 		meta.Set("item", rt.Items[i])
 		p := phpjson.NewObject()
 		p.Set(forEachKey, meta)
-		w.jobs = append(w.jobs, sc.s.stepJob(sc.wf, sc.state, sc.step.Raw, sc.step.Class, p, idx, 1, sc.now, -1))
+		j, _ := m.job(p)
+		w.jobs = append(w.jobs, j)
 	}
 	sc.wf.State = workflowstate.EncodeJSON(sc.state)
 	w.workflows = append(w.workflows, sc.wf)

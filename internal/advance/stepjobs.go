@@ -65,6 +65,22 @@ func (s *Service) stepJob(wf *driver.Workflow, state, def *phpjson.Object, handl
 // stepJobWithDoc is stepJob, and returns the payload tree the job's
 // Payload encodes.
 func (s *Service) stepJobWithDoc(wf *driver.Workflow, state, def *phpjson.Object, handler string, payload *phpjson.Object, idx, defaultCost int, now time.Time, delaySeconds int64) (*driver.Job, *phpjson.Object) {
+	m := s.stepJobMaker(wf, state, def, handler, idx, defaultCost, now, delaySeconds)
+	return m.job(payload.Clone())
+}
+
+// jobMaker builds the jobs of one step that differ only in their payload
+// (a for-each step's branches): what the step's definition and the
+// workflow's state decide, the runtime entry of the payload included, is
+// worked out once.
+type jobMaker struct {
+	proto   driver.Job // Payload and StepIndex unset
+	runtime any        // the payload's __queuety_runtime, shared read-only
+	idx     int
+}
+
+// stepJobMaker resolves what stepJob resolves but the payload.
+func (s *Service) stepJobMaker(wf *driver.Workflow, state, def *phpjson.Object, handler string, idx, defaultCost int, now time.Time, delaySeconds int64) *jobMaker {
 	queue := strField(def, "queue")
 	if queue == "" {
 		queue = workflowstate.Queue(state)
@@ -80,10 +96,7 @@ func (s *Service) stepJobWithDoc(wf *driver.Workflow, state, def *phpjson.Object
 	maxAttempts = min(max(maxAttempts, 1), queuetytype.MaxAttemptsLimit)
 	rtDef := jobruntime.FromDefinition(def)
 	rtDef.MaxAttempts = maxAttempts
-	doc := payload.Clone()
-	doc.Set(runtimeKey, rtDef.Encode())
 	res := stepResources(def, defaultCost)
-	cost := res.cost
 	var delay time.Duration
 	if delaySeconds >= 0 {
 		delay = time.Duration(delaySeconds) * time.Second
@@ -95,13 +108,23 @@ func (s *Service) stepJobWithDoc(wf *driver.Workflow, state, def *phpjson.Object
 			}
 		}
 	}
-	j := &driver.Job{
-		Queue: queue, Handler: handler, Payload: workflowstate.EncodeJSON(doc), Priority: prio, Status: driver.JobPending,
-		MaxAttempts: maxAttempts, AvailableAt: rowtime.Due(now, delay), WorkflowID: wf.ID, StepIndex: ptr(idx),
-		CostUnits: cost, ConcurrencyGroup: res.group, ConcurrencyLimit: res.limit, CreatedAt: rowtime.Floor(now),
-	}
-	s.core.ScheduleDeadlines(j, rtDef.Timeouts, now)
-	return j, doc
+	m := &jobMaker{idx: idx, runtime: rtDef.Encode(), proto: driver.Job{
+		Queue: queue, Handler: handler, Priority: prio, Status: driver.JobPending,
+		MaxAttempts: maxAttempts, AvailableAt: rowtime.Due(now, delay), WorkflowID: wf.ID,
+		CostUnits: res.cost, ConcurrencyGroup: res.group, ConcurrencyLimit: res.limit, CreatedAt: rowtime.Floor(now),
+	}}
+	s.core.ScheduleDeadlines(&m.proto, rtDef.Timeouts, now)
+	return m
+}
+
+// job returns the job whose payload is doc (which it takes over) with the
+// runtime entry set, and doc.
+func (m *jobMaker) job(doc *phpjson.Object) (*driver.Job, *phpjson.Object) {
+	doc.Set(runtimeKey, m.runtime)
+	j := m.proto
+	j.Payload = workflowstate.EncodeJSON(doc)
+	j.StepIndex = ptr(m.idx)
+	return &j, doc
 }
 
 func mergeBranch(parent, branch *phpjson.Object) *phpjson.Object {

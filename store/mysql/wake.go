@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -26,7 +27,10 @@ import (
 // pooled connection, the ids of the sessions running exactly that text
 // (information_schema.PROCESSLIST) and interrupts them there with KILL
 // QUERY: the sleep ends at once, and the listener wakes its process's
-// workers and sleeps again. An idle listener costs one statement per
+// workers and sleeps again. A send leaves the store's own listener alone
+// (its workers are woken in-process), so a process that works alone
+// finds no listener and sends about once a second (notifyQuiet). An idle
+// listener costs one statement per
 // listenSleep; a commit costs one read and one KILL per listening process,
 // in the background, one send in flight per process and the rest
 // coalesced (internal/engine), at most one per notifyGap.
@@ -106,6 +110,14 @@ type wakeState struct {
 	missed   time.Time // the first of the sends since the last that found a listener (or failed) to find none; zero: the last found one
 	warned   bool
 	log      *slog.Logger // SetLogger; nil: slog.Default()
+	// own holds the connection ids of this store's own listeners, kept
+	// only for a single-host DSN off Galera, where the listeners and the
+	// sends reach the same server (servers number their sessions each
+	// their own way). A send leaves them alone: the
+	// engine wakes its own workers in-process as it commits, and a send
+	// that found only them found no other process, so the quiet rule
+	// holds back the sends of a process that works alone.
+	own map[int64]struct{}
 }
 
 // SetLogger implements driver.LogSetter: the listener logs the first loss
@@ -187,7 +199,7 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 		heard = found || !answered
 		return err
 	}
-	found, read, err := notifyOn(ctx, s.DB, s.wake.sql)
+	found, read, err := notifyOn(ctx, s.DB, s.wake.sql, s.ownListeners())
 	if read {
 		heard = found > 0
 	}
@@ -209,7 +221,7 @@ func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err er
 	deadline := time.NewTimer(nodeWait)
 	defer deadline.Stop()
 	if !wc.fixed {
-		k, read, err := notifyOn(ctx, s.DB, s.wake.sql)
+		k, read, err := notifyOn(ctx, s.DB, s.wake.sql, nil)
 		found, answered = k > 0, read
 		if err != nil {
 			first = err
@@ -232,10 +244,45 @@ func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err er
 	return found, answered, first
 }
 
+// ownListeners returns a copy of the connection ids of this store's own
+// listeners, or nil.
+func (s *Store) ownListeners() map[int64]struct{} {
+	s.wake.mu.Lock()
+	defer s.wake.mu.Unlock()
+	if len(s.wake.own) == 0 {
+		return nil
+	}
+	own := make(map[int64]struct{}, len(s.wake.own))
+	for id := range s.wake.own {
+		own[id] = struct{}{}
+	}
+	return own
+}
+
+// ownKept reports whether the store keeps its own listeners' ids: a
+// single-host DSN off Galera.
+func (s *Store) ownKept() bool { return s.wake.cluster == nil && len(s.cfg.Hosts) <= 1 }
+
+// setOwnListener records (add) or forgets the connection id of one of
+// this store's own listeners.
+func (s *Store) setOwnListener(id int64, add bool) {
+	s.wake.mu.Lock()
+	defer s.wake.mu.Unlock()
+	if !add {
+		delete(s.wake.own, id)
+		return
+	}
+	if s.wake.own == nil {
+		s.wake.own = map[int64]struct{}{}
+	}
+	s.wake.own[id] = struct{}{}
+}
+
 // notifyOn interrupts the listeners running stmt that a connection of db
-// reads, on that connection. It reports how many it found and whether the
+// reads, on that connection, but those whose ids are in skip (this
+// store's own). It reports how many it found besides skip and whether the
 // read succeeded.
-func notifyOn(ctx context.Context, db *sql.DB, stmt string) (found int, read bool, err error) {
+func notifyOn(ctx context.Context, db *sql.DB, stmt string, skip map[int64]struct{}) (found int, read bool, err error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return 0, false, fmt.Errorf("notify: %w", err)
@@ -244,6 +291,12 @@ func notifyOn(ctx context.Context, db *sql.DB, stmt string) (found int, read boo
 	ids, err := listenerIDs(ctx, conn, stmt)
 	if err != nil {
 		return 0, false, err
+	}
+	if len(skip) > 0 {
+		ids = slices.DeleteFunc(ids, func(id int64) bool {
+			_, own := skip[id]
+			return own
+		})
 	}
 	var first error
 	for _, id := range ids {
@@ -349,6 +402,14 @@ func (s *Store) listen(ctx context.Context, wake func(), live func(bool)) error 
 		return fmt.Errorf("listen: connect: %w", err)
 	}
 	defer conn.Close()
+	if s.ownKept() {
+		var id int64
+		if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+			return fmt.Errorf("listen: read connection id: %w", err)
+		}
+		s.setOwnListener(id, true)
+		defer s.setOwnListener(id, false)
+	}
 	live(true)
 	wake() // what was committed while no listener slept was heard by none
 	for {

@@ -275,7 +275,7 @@ func (wc *wakeCluster) send(stmt string, found func()) (<-chan nodeResult, int) 
 func (wc *wakeCluster) run(n *wakeNode, stmt string, found func(), results chan<- nodeResult) {
 	for first := true; ; first = false {
 		ctx, cancel := context.WithTimeout(wc.base, nodeTimeout)
-		k, read, err := notifyOn(ctx, n.db, stmt)
+		k, read, err := notifyOn(ctx, n.db, stmt, nil)
 		cancel()
 		if k > 0 {
 			found()
