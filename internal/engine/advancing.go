@@ -150,8 +150,8 @@ func (a attempt) Funcs() Functions {
 }
 
 // locked is a step transition's rows as advance takes them.
-func locked(tx driver.Tx, wf *driver.Workflow, row *driver.Job, state *phpjson.Object, steps []*stepDef, now time.Time) advance.Locked {
-	return advance.Locked{Tx: tx, Workflow: wf, Job: row, State: state, Steps: steps, Now: now}
+func locked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, row *driver.Job, state *phpjson.Object, steps []*stepDef, now time.Time) advance.Locked {
+	return advance.Locked{Ctx: ctx, Tx: tx, Workflow: wf, Job: row, State: state, Steps: steps, Now: now}
 }
 
 // enqueueStep writes the job(s) of step idx.

@@ -46,7 +46,8 @@ func (o *holdObserver) Claimed(ctx context.Context, c observe.Claim) context.Con
 }
 
 // TestWorkflowAdvanceWakesAnotherProcess: the jobs a workflow advance
-// commits (a step's next job, a for-each's branch jobs) start at once on
+// commits (a step's next job, a for-each's branch jobs, a sub-workflow's
+// first step) start at once on
 // an idle worker of another client, whose poll interval is 30 s, when the
 // completing worker cannot run them. Process A (its own client and
 // worker) runs the workflow up to the advance, held until process B (its
@@ -59,6 +60,9 @@ func TestWorkflowAdvanceWakesAnotherProcess(t *testing.T) {
 	}{
 		{"next step", "a.first", func() *builder.Builder { return builder.Workflow("adv.step").Then("a.first").Then("b.next") }},
 		{"for-each branches", "__queuety_for_each", func() *builder.Builder { return builder.Workflow("adv.each").ForEach("items", "b.item") }},
+		{"sub-workflow", "__queuety_run_workflow", func() *builder.Builder {
+			return builder.Workflow("adv.parent").RunWorkflow("kid", builder.Workflow("adv.kid").Then("b.next"))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
