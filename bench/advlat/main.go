@@ -21,8 +21,8 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/queuety"
-	"github.com/queuety/queuety-go/worker"
 	_ "github.com/queuety/queuety-go/store/mysql"
+	"github.com/queuety/queuety-go/worker"
 )
 
 func main() {
