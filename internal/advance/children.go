@@ -31,7 +31,7 @@ import (
 // with the parent's public state; the parent stays on this step until the
 // child ends.
 func (sc *stepCtx) startRunWorkflow() error {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	in := sc.inputs()
 	raw := sc.step.Raw
 	stepsV, _ := raw.Get("workflow_steps")
@@ -76,7 +76,7 @@ func (sc *stepCtx) startRunWorkflow() error {
 // workflow per item, then the step completes with their ids under the
 // result key (and in _workflow_groups under the group key).
 func (sc *stepCtx) startWorkflows() error {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	raw, idx := sc.step.Raw, sc.wf.CurrentStep
 	itemsKey := strField(raw, "items_key")
 	var items []any

@@ -1,8 +1,6 @@
 package advance
 
 import (
-	"context"
-
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/store/driver"
@@ -18,7 +16,7 @@ var runtimePrivateKeys = map[string]bool{
 // continueAsNew restarts the workflow at step 0 with a fresh state, inside
 // the step's transaction.
 func (sc *stepCtx) continueAsNew(next map[string]any) error {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	fresh, err := workflowstate.UserObject("continue-as-new state", next)
 	if err != nil {
 		return sc.s.final(err)

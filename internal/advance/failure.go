@@ -233,7 +233,7 @@ func (s *Service) traceOverrun(ctx context.Context, tx driver.Tx, wf *driver.Wor
 	if idx >= len(at.Steps) {
 		return nil
 	}
-	sc := &stepCtx{s: s, tx: tx, wf: wf, row: j, state: state, steps: at.Steps, step: at.Steps[idx], at: at.Attempt, now: now}
+	sc := &stepCtx{ctx: detached(ctx), s: s, tx: tx, wf: wf, row: j, state: state, steps: at.Steps, step: at.Steps[idx], at: at.Attempt, now: now}
 	return tx.EventInsert(ctx, sc.failedEvents(sc.inputs(), msg, "queuetytype.TimeoutError", ""))
 }
 

@@ -86,7 +86,7 @@ func callUser[T any](fn func() (T, error)) (out T, err error) {
 // missing (a retried workflow whose branches all finished), the step
 // settles or fails at once.
 func (sc *stepCtx) expandForEach() error {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	in := sc.inputs()
 	all, rt, err := sc.loadExpand()
 	if err != nil {
@@ -238,7 +238,7 @@ func (sc *stepCtx) branchInputs(item any, index int) (stepInputs, []byte) {
 // aggregate (and the reducer's output) is merged, and the workflow moves
 // on.
 func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	idx := sc.wf.CurrentStep
 	all, rt := workflowstate.LoadForEach(sc.state, idx)
 	if rt == nil {
@@ -321,13 +321,13 @@ func (sc *stepCtx) settleForEach(w *Writes, rt *workflowstate.ForEach, all *phpj
 	rt.Obj.Set("settled", true)
 	rt.Store(sc.state, all, idx)
 	if open == nil {
-		jobs, err := sc.tx.JobListByWorkflow(context.Background(), sc.wf.ID, openStatuses, driver.LockUpdate)
+		jobs, err := sc.tx.JobListByWorkflow(sc.ctx, sc.wf.ID, openStatuses, driver.LockUpdate)
 		if err != nil {
 			return err
 		}
 		open = &openJobs{jobs: jobs}
 	}
-	if err := sc.s.buryStepJobs(context.Background(), sc.tx, open.jobs, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
+	if err := sc.s.buryStepJobs(sc.ctx, sc.tx, open.jobs, idx, sc.row.ID, msgForEachSettledEarly, sc.now); err != nil {
 		return err
 	}
 	out, err := sc.forEachOutput(rt)

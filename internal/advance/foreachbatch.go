@@ -134,7 +134,7 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 		var done []int64
 		for _, bg := range live {
 			if bg.expand {
-				done = append(done, s.applyExpandGroup(tx, w, bg, rows, now)...)
+				done = append(done, s.applyExpandGroup(ctx, tx, w, bg, rows, now)...)
 				continue
 			}
 			ids, err := s.applyBranchGroup(ctx, tx, w, bg, rows, now)
@@ -270,7 +270,7 @@ func (s *Service) applyBranchGroup(ctx context.Context, tx driver.Tx, w *Writes,
 			}
 			continue
 		}
-		sc := &stepCtx{s: s, tx: tx, wf: bg.wf, row: row, state: bg.state, steps: bg.steps, step: bg.steps[idx], at: at, now: now}
+		sc := &stepCtx{ctx: detached(ctx), s: s, tx: tx, wf: bg.wf, row: row, state: bg.state, steps: bg.steps, step: bg.steps[idx], at: at, now: now}
 		entry, satisfied, err := sc.applyBranch(w, bg.rt, bg.g.Outputs[i])
 		if err != nil {
 			return nil, errRollback

@@ -1,6 +1,7 @@
 package advance
 
 import (
+	"context"
 	"time"
 
 	"github.com/queuety/queuety-go/queuetytype"
@@ -55,7 +56,7 @@ func (s *Service) openExpandGroup(g *BranchGroup, wf *driver.Workflow, now time.
 // job to complete. A stale attempt gets ErrStaleAttempt; a placeholder
 // the batch cannot expand marks the group Fallback, with nothing
 // written for it.
-func (s *Service) applyExpandGroup(tx driver.Tx, w *Writes, bg *branchGroup, rows map[int64]*driver.Job, now time.Time) []int64 {
+func (s *Service) applyExpandGroup(ctx context.Context, tx driver.Tx, w *Writes, bg *branchGroup, rows map[int64]*driver.Job, now time.Time) []int64 {
 	at := bg.g.Attempts[0]
 	row := rows[at.Job().ID]
 	if row == nil || !at.Owns(row) {
@@ -67,7 +68,7 @@ func (s *Service) applyExpandGroup(tx driver.Tx, w *Writes, bg *branchGroup, row
 		bg.g.Fallback = true
 		return nil
 	}
-	sc := &stepCtx{s: s, tx: tx, wf: bg.wf, row: row, state: bg.state, steps: bg.steps, step: bg.steps[idx], at: at, now: now}
+	sc := &stepCtx{ctx: detached(ctx), s: s, tx: tx, wf: bg.wf, row: row, state: bg.state, steps: bg.steps, step: bg.steps[idx], at: at, now: now}
 	all, rt, err := sc.loadExpand()
 	if err != nil || len(rt.Missing()) == 0 {
 		bg.g.Fallback = true

@@ -26,6 +26,9 @@ const (
 // the workflow, the step's job, the decoded state and step definitions,
 // and the time.
 type Locked struct {
+	// Ctx is the context of the transaction's caller: the transition's
+	// writes carry its values, not its cancellation (nil: none).
+	Ctx      context.Context
 	Tx       driver.Tx
 	Workflow *driver.Workflow
 	Job      *driver.Job
@@ -37,9 +40,18 @@ type Locked struct {
 	PublicJSON []byte
 }
 
+// detached returns ctx's values without its cancellation, or an empty
+// context for nil.
+func detached(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return context.WithoutCancel(ctx)
+}
+
 // stepCtx returns the transition of l's step by at.
 func (s *Service) stepCtx(l Locked, at Attempt) *stepCtx {
-	return &stepCtx{s: s, tx: l.Tx, wf: l.Workflow, row: l.Job, state: l.State, steps: l.Steps, step: l.Steps[*l.Job.StepIndex], at: at, now: l.Now, public: l.PublicJSON}
+	return &stepCtx{ctx: detached(l.Ctx), s: s, tx: l.Tx, wf: l.Workflow, row: l.Job, state: l.State, steps: l.Steps, step: l.Steps[*l.Job.StepIndex], at: at, now: l.Now, public: l.PublicJSON}
 }
 
 // Complete records a step attempt that succeeded, in the transaction
@@ -116,6 +128,8 @@ func failAttemptWith(err error) error { return &AttemptFailure{Err: err} }
 
 // stepCtx carries one step transition inside its transaction.
 type stepCtx struct {
+	// ctx carries the caller's values (see Locked.Ctx) to the writes.
+	ctx   context.Context
 	s     *Service
 	tx    driver.Tx
 	wf    *driver.Workflow
@@ -315,7 +329,7 @@ func (w *Writes) FlushRows(ctx context.Context, tx driver.Tx) error {
 // next step (or completes it): one transition, written with the job's
 // completion, its logs and events, and the next step's job.
 func (sc *stepCtx) finalize(output *phpjson.Object) error {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
@@ -383,7 +397,7 @@ func (s *Service) advance(w *Writes, wf *driver.Workflow, state *phpjson.Object,
 // completeBranch merges one finished parallel branch; the last branch to
 // finish advances the workflow (parallel steps ignore _next_step).
 func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	in := sc.inputs()
 	workflowstate.MergeOutput(sc.state, output, sc.wf.CurrentStep)
 	workflowstate.AddCostUnits(sc.state, sc.row.CostUnits)

@@ -16,7 +16,7 @@ import (
 // completePlaceholder completes a wait step's placeholder job with its
 // step_started event and log rows, and returns the step's inputs.
 func (sc *stepCtx) completePlaceholder() (stepInputs, error) {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	in := sc.inputs()
 	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
 		return in, err
@@ -31,7 +31,7 @@ func (sc *stepCtx) completePlaceholder() (stepInputs, error) {
 // completes; the wait settles at once when matching signals already exist,
 // otherwise the workflow waits (with a timer when the step has a timeout).
 func (sc *stepCtx) openWait() error {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	in, err := sc.completePlaceholder()
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func lockDependencies(ctx context.Context, tx driver.Tx, ids []int64) (map[int64
 // evaluateWorkflowWait runs a wait_for_workflows placeholder: settle,
 // park, or fail.
 func (sc *stepCtx) evaluateWorkflowWait() error {
-	ctx, tx := context.Background(), sc.tx
+	ctx, tx := sc.ctx, sc.tx
 	idx := sc.wf.CurrentStep
 	in, err := sc.completePlaceholder()
 	if err != nil {

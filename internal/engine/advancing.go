@@ -150,8 +150,8 @@ func (a attempt) Funcs() Functions {
 }
 
 // locked is a step transition's rows as advance takes them.
-func locked(tx driver.Tx, wf *driver.Workflow, row *driver.Job, state *phpjson.Object, steps []*stepDef, now time.Time) advance.Locked {
-	return advance.Locked{Tx: tx, Workflow: wf, Job: row, State: state, Steps: steps, Now: now}
+func locked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, row *driver.Job, state *phpjson.Object, steps []*stepDef, now time.Time) advance.Locked {
+	return advance.Locked{Ctx: ctx, Tx: tx, Workflow: wf, Job: row, State: state, Steps: steps, Now: now}
 }
 
 // enqueueStep writes the job(s) of step idx.
@@ -187,12 +187,16 @@ func (e *Engine) knows(handler string) (known, anyWorker bool) {
 // Signal sends a named signal with a payload to a workflow, and settles
 // its wait when the signal completes it (see advance.Service.Signal).
 func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payload any) error {
+	ctx, woke := e.noteJobs(ctx)
+	defer woke()
 	return e.flow.Signal(ctx, workflowID, name, payload)
 }
 
 // Answer sends a person's answer to the wait a workflow is in and returns
 // the name of the signal it sent (see advance.Service.Answer).
 func (e *Engine) Answer(ctx context.Context, workflowID int64, answer string, payload any) (string, error) {
+	ctx, woke := e.noteJobs(ctx)
+	defer woke()
 	return e.flow.Answer(ctx, workflowID, answer, payload)
 }
 
@@ -200,12 +204,16 @@ func (e *Engine) Answer(ctx context.Context, workflowID int64, answer string, pa
 // passed, and reports whether this call expired it (see
 // advance.Service.ExpireWorkflow).
 func (e *Engine) ExpireWorkflow(ctx context.Context, id int64) (bool, error) {
+	ctx, woke := e.noteJobs(ctx)
+	defer woke()
 	return e.flow.ExpireWorkflow(ctx, id)
 }
 
 // FailOverrun fails one workflow past its last step, and reports whether
 // it failed it (see advance.Service.FailOverrun).
 func (e *Engine) FailOverrun(ctx context.Context, id int64) (bool, error) {
+	ctx, woke := e.noteJobs(ctx)
+	defer woke()
 	return e.flow.FailOverrun(ctx, id)
 }
 

@@ -56,6 +56,8 @@ type Notice struct {
 // for a step, advancing the workflow. It returns ErrStaleAttempt when the
 // attempt no longer owns its job.
 func (e *Engine) Finish(ctx context.Context, r *Result) error {
+	ctx, woke := e.noteJobs(ctx)
+	defer woke()
 	e.beforeRecord(ctx, r)
 	err := e.finish(ctx, r)
 	e.afterRecord(ctx, r, err)
@@ -99,6 +101,8 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 	if len(results) == 0 {
 		return nil, nil
 	}
+	ctx, woke := e.noteJobs(ctx) // a compensation's next job
+	defer woke()
 	return e.completions.complete(ctx, e, results)
 }
 
@@ -310,6 +314,8 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 }
 
 func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *EagerOffer) ([]error, []*Claimed, error) {
+	ctx, woke := e.noteJobs(ctx)
+	defer woke()
 	var handed []*Claimed
 	errs := make([]error, len(results))
 	outputs := make([]*phpjson.Object, len(results))

@@ -126,7 +126,7 @@ func (e *Engine) recordSteps(ctx context.Context, tx driver.Tx, results []*Resul
 		r := results[it.i]
 		cj := r.Claimed
 		queued := len(w.Jobs())
-		l := locked(tx, it.wf, cj.Job, it.state, it.steps, now)
+		l := locked(ctx, tx, it.wf, cj.Job, it.state, it.steps, now)
 		l.PublicJSON = it.public
 		if err := e.flow.FinalizeInto(w, l, attempt{cj, r}, outputs[it.i]); err != nil {
 			return nil, err

@@ -107,7 +107,7 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 			r.Outcome = observe.OutcomeBuried
 			return e.buryJob(ctx, tx, row, advance.MsgAdvancedBeforeCompletion, now)
 		}
-		return e.flow.Complete(locked(tx, wf, row, state, steps, now), attempt{cj, r}, output, can)
+		return e.flow.Complete(locked(ctx, tx, wf, row, state, steps, now), attempt{cj, r}, output, can)
 	})
 	var af *advance.AttemptFailure
 	if errors.As(err, &af) {
@@ -192,7 +192,7 @@ func (e *Engine) failStep(ctx context.Context, r *Result) error {
 		}
 		if state != nil && steps != nil && *row.StepIndex < len(steps) {
 			msg, class, trace := describeError(r.Err)
-			if err := tx.EventInsert(ctx, e.flow.FailedEvents(locked(tx, wf, row, state, steps, now), attempt{cj, r}, msg, class, trace)); err != nil {
+			if err := tx.EventInsert(ctx, e.flow.FailedEvents(locked(ctx, tx, wf, row, state, steps, now), attempt{cj, r}, msg, class, trace)); err != nil {
 				return err
 			}
 		}

@@ -56,6 +56,8 @@ func timeoutMessage(j *driver.Job, kind driver.TimeoutKind, deadline time.Time) 
 // the job with a *TimeoutError message and fails its workflow. It reports
 // whether it acted.
 func (e *Engine) EnforceTimeout(ctx context.Context, jobID int64) (bool, error) {
+	ctx, woke := e.noteJobs(ctx)
+	defer woke()
 	var acted bool
 	var failWF *wfFailure
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {

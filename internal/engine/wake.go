@@ -7,12 +7,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
 // wakeHub tells the workers of this process that something they wait for
 // was just committed, so an idle worker acts at once instead of at its
-// next poll. Workers in other processes still find it by polling.
+// next poll. Workers in other processes hear of it through remoteWake
+// (see Engine.wake), or find it by polling.
 //
 // An engine has two hubs: one for new jobs (the claim loops) and one for
 // saved schedules (the schedule tick), so a stream of dispatches does not
@@ -106,6 +108,23 @@ func (e *Engine) wake() {
 	e.wakes.signal()
 	if e.remote != nil {
 		e.remote.notify()
+	}
+}
+
+// noteJobs returns ctx carrying a note of the pending jobs that the
+// transactions run with it insert (a workflow's next step job, for-each
+// branches, a child workflow's first step, compensation and callback
+// jobs), and a function to call once they committed: when they inserted
+// any, it wakes idle workers as a dispatch does, in this process and,
+// through the coalesced send, in the others. Jobs inserted already
+// claimed by the committing worker (the eager handoff) are not pending
+// and wake no one.
+func (e *Engine) noteJobs(ctx context.Context) (context.Context, func()) {
+	ctx, n := jobnote.With(ctx)
+	return ctx, func() {
+		if n.Pending() {
+			e.wake()
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -23,6 +24,7 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
+	jobnote.Inserted(ctx, jobs) // the caller wakes idle workers once it committed
 	if len(jobs) > maxInsertRows {
 		for len(jobs) > 0 {
 			part := jobs[:min(maxInsertRows, len(jobs))]
