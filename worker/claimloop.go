@@ -244,11 +244,12 @@ func (w *Worker) taken() int {
 	return w.takenLocked()
 }
 
-// takenLocked is the number of slots taken: the running handlers, plus
+// takenLocked is the number of slots taken: the running handlers, the
+// held jobs waiting for their held claim to be written (hold.go), plus
 // the abandoned handlers past MaxAbandoned, which hold their slots again.
 // Called with w.mu held.
 func (w *Worker) takenLocked() int {
-	return w.busy + max(len(w.abandoned)-w.cfg.maxAbandoned, 0)
+	return w.busy + int(w.heldWaiting.Load()) + max(len(w.abandoned)-w.cfg.maxAbandoned, 0)
 }
 
 // waitFreed waits until a handler finishes, d passes, or ctx is done.

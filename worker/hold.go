@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/engine"
@@ -59,7 +60,12 @@ func holdIdle(bound time.Duration) time.Duration { return max(4*bound, time.Seco
 // heldBatch is one held claim while its handlers run.
 type heldBatch struct {
 	held *engine.Held
-	mu   sync.Mutex
+	// waiting is the worker's count of held jobs whose handlers have
+	// returned and whose batch is not written yet: their slots stay
+	// taken until it is (takenLocked), so the held transactions a worker
+	// keeps open are bounded by its concurrency.
+	waiting *atomic.Int64
+	mu      sync.Mutex
 	// settled is set once the batch is written: handlers that report
 	// later were converted (claimed) and record the normal way.
 	settled bool
@@ -79,6 +85,7 @@ func (b *heldBatch) report(r *engine.Result) bool {
 		return false
 	}
 	b.results = append(b.results, r)
+	b.waiting.Add(1)
 	b.doneOne()
 	return true
 }
@@ -92,6 +99,7 @@ func (b *heldBatch) handBack(cj *engine.Claimed) bool {
 		return false
 	}
 	b.backs[cj] = true
+	b.waiting.Add(1)
 	b.doneOne()
 	return true
 }
@@ -143,7 +151,7 @@ func (w *Worker) claimHeld(ctx context.Context, n int) *heldBatch {
 	if h == nil {
 		return nil
 	}
-	return &heldBatch{held: h, left: len(h.Jobs), backs: map[*engine.Claimed]bool{}, all: make(chan struct{})}
+	return &heldBatch{held: h, waiting: &w.heldWaiting, left: len(h.Jobs), backs: map[*engine.Claimed]bool{}, all: make(chan struct{})}
 }
 
 // startHeld runs a held batch's jobs and settles it when they have all
@@ -196,6 +204,8 @@ func (w *Worker) settle(b *heldBatch) {
 		w.stats.handedBack.Add(int64(len(b.backs)))
 	}
 	err := b.held.Settle(completed, convert)
+	w.heldWaiting.Add(-int64(len(b.results) + len(b.backs))) // their slots are free now
+	w.slotFreed(w.taken())
 	if err != nil {
 		w.writeFailed(context.Background(), err)
 		w.log.Error("queuety: held claim not written; its jobs are pending again and run again", "jobs", len(b.held.Jobs), "err", err)

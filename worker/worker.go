@@ -122,6 +122,9 @@ type Worker struct {
 	registryID, host string
 	// gate holds the sweep gate's last read (sweepgate.go).
 	gate sweepGate
+	// heldWaiting counts the held jobs whose handlers returned and whose
+	// held claim is not written yet; they keep their slots (hold.go).
+	heldWaiting atomic.Int64
 }
 
 type attempt struct {

@@ -63,8 +63,11 @@ func (e *Engine) ClaimHeld(ctx context.Context, req ClaimRequest, idle time.Dura
 	h := &Held{token: newClaimToken(), settle: make(chan heldEnd), done: make(chan error, 1)}
 	ready := make(chan []*Claimed, 1)
 	go func() {
-		h.done <- hs.InHeldTx(ctx, idle, func(tx driver.HeldTx) error {
+		wrote := false
+		err := hs.InHeldTx(ctx, idle, func(tx driver.HeldTx) error {
+			e.heldScan.Lock()
 			jobs, err := e.lockHeld(ctx, tx, req, h)
+			e.heldScan.Unlock()
 			if err != nil {
 				return err
 			}
@@ -76,8 +79,14 @@ func (e *Engine) ClaimHeld(ctx context.Context, req ClaimRequest, idle time.Dura
 			if end.rollback {
 				return errHeldRollback
 			}
+			e.heldWrite.Lock() // until the commit
+			wrote = true
 			return e.settleHeld(ctx, tx, h, end)
 		})
+		if wrote {
+			e.heldWrite.Unlock()
+		}
+		h.done <- err
 	}()
 	select {
 	case jobs := <-ready:

@@ -39,6 +39,9 @@ func (s *Store) InHeldTx(ctx context.Context, idle time.Duration, fn func(driver
 	if s.D.Hold == nil {
 		return errors.New("held claim: the store cannot hold claims")
 	}
+	if s.stmts != nil && s.stmts.hasWanted() {
+		s.stmts.prepareWanted(ctx, s.DB)
+	}
 	conn, err := s.DB.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("held claim: connection: %w", err)
