@@ -27,7 +27,8 @@ process, sharing one client, draining
 no-op jobs, jobs/s), drain-grouped-<N>w, drain-ratelimited-<N>w and
 drain-costbudget-1w (the same drain with a concurrency group, a rate limit
 or a cost budget that never binds: the cost of admission),
-workflow-3step-4w (3-step workflows, steps/s),
+drain-<N>w-held (drain-<N>w with worker.HoldClaims: one status write a
+completed job; MySQL and MariaDB), workflow-3step-4w (3-step workflows, steps/s),
 fanout-<W>x<I>-4w (W workflows, each a for_each over I items, run by 4
 workers, branches/s; --fanouts), raw-sql-ceiling-4c (raw-sql-ceiling-1c
 on SQLite, one connection) and, on MySQL, raw-sql-ceiling-logs-4c: the same

@@ -32,6 +32,7 @@ func (w *Worker) idle(ctx context.Context) bool {
 func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 	backoff := time.Duration(0)
 	poll := w.cfg.pollInterval // the idle wait; shortened after claims that found work
+	hold, skipHold := w.holding(), 0
 	for ctx.Err() == nil {
 		// With less than a batch of slots free, give running handlers a
 		// moment to free more, so that a claim takes a full batch; with
@@ -49,8 +50,37 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		if w.obs != nil {
 			t0 = time.Now()
 		}
-		jobs, err := w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n, Admission: w.cfg.limits.adm})
+		var held *heldBatch
+		if hold && skipHold == 0 {
+			held = w.claimHeld(ctx, n) // hold.go
+		}
+		skipHold = max(skipHold-1, 0)
+		var jobs []*engine.Claimed
+		var err error
+		if held == nil || len(held.held.Jobs) < n { // the rest, claimed as usual
+			m := n
+			if held != nil {
+				m -= len(held.held.Jobs)
+			}
+			jobs, err = w.engine.Claim(context.WithoutCancel(ctx), engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: m, Admission: w.cfg.limits.adm})
+			if hold && held == nil && len(jobs) > 0 {
+				skipHold = holdSkip // nothing to hold among due jobs: try again later
+			}
+		}
 		w.serial.give()
+		if held != nil {
+			if ctx.Err() != nil {
+				held.held.Rollback()
+				w.stats.handedBack.Add(int64(len(held.held.Jobs)))
+			} else {
+				w.stats.claimed.Add(int64(len(held.held.Jobs)))
+				hp := hardCtx
+				if w.obs != nil {
+					hp = w.observeClaim(hardCtx, t0, len(held.held.Jobs), held.held.Jobs, nil)
+				}
+				w.startHeld(hp, held)
+			}
+		}
 		parent := hardCtx // the claimed jobs' contexts descend from it
 		if w.obs != nil {
 			parent = w.observeClaim(hardCtx, t0, n, jobs, err)
@@ -74,7 +104,7 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		for _, cj := range jobs {
 			w.start(parent, cj)
 		}
-		if len(jobs) > 0 {
+		if len(jobs) > 0 || held != nil {
 			poll = min(PollIntervalBusy, w.cfg.pollInterval)
 			continue
 		}
@@ -147,6 +177,10 @@ func (w *Worker) waitDue(ctx context.Context) {
 	}
 }
 
+// holdSkip is how many claims skip the held claim after one that found
+// due jobs but none it could hold.
+const holdSkip = 8
+
 // The wait before a failed claim is tried again: it starts at
 // claimBackoffMin and doubles up to claimBackoffMax while the claims
 // fail, so a worker resumes within claimBackoffMax of the database coming
@@ -210,11 +244,12 @@ func (w *Worker) taken() int {
 	return w.takenLocked()
 }
 
-// takenLocked is the number of slots taken: the running handlers, plus
+// takenLocked is the number of slots taken: the running handlers, the
+// held jobs waiting for their held claim to be written (hold.go), plus
 // the abandoned handlers past MaxAbandoned, which hold their slots again.
 // Called with w.mu held.
 func (w *Worker) takenLocked() int {
-	return w.busy + max(len(w.abandoned)-w.cfg.maxAbandoned, 0)
+	return w.busy + int(w.heldWaiting.Load()) + max(len(w.abandoned)-w.cfg.maxAbandoned, 0)
 }
 
 // waitFreed waits until a handler finishes, d passes, or ctx is done.

@@ -45,6 +45,9 @@ func (w *Worker) renewLeases(ctx context.Context) {
 	running := make([]*attempt, 0, len(w.inflight))
 	jobs := make([]*engine.Claimed, 0, len(w.inflight))
 	for _, a := range w.inflight {
+		if a.unsettled() {
+			continue // held: locked, not claimed, nothing to renew (hold.go)
+		}
 		running = append(running, a)
 		jobs = append(jobs, a.cj)
 	}

@@ -113,6 +113,7 @@ type config struct {
 	noEager         bool          // see EagerSteps
 	maxExecution    time.Duration // see MaxExecutionTime
 	scale           scaleConfig   // see AdaptiveConcurrency
+	holdBound       time.Duration // see HoldClaims; <= 0: off
 	test            testHooks
 }
 

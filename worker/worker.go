@@ -122,6 +122,9 @@ type Worker struct {
 	registryID, host string
 	// gate holds the sweep gate's last read (sweepgate.go).
 	gate sweepGate
+	// heldWaiting counts the held jobs whose handlers returned and whose
+	// held claim is not written yet; they keep their slots (hold.go).
+	heldWaiting atomic.Int64
 }
 
 type attempt struct {
@@ -146,6 +149,8 @@ type attempt struct {
 	// doneSeen is when the abandoner first saw hctx done (its goroutine
 	// alone uses it).
 	doneSeen time.Time
+	// hold is the held claim the attempt's job came with (nil: claimed).
+	hold *heldBatch
 }
 
 // The states of an attempt.
@@ -432,8 +437,14 @@ func (w *Worker) start(parent context.Context, cj *engine.Claimed) { w.launch(pa
 // launch is start; held says the job's slot was already reserved (counted
 // busy and in wg, see reserveSlots).
 func (w *Worker) launch(parent context.Context, cj *engine.Claimed, held bool) {
+	w.launchWith(parent, cj, held, nil)
+}
+
+// launchWith is launch for a job of held claim hb (nil: a claimed job);
+// it returns the attempt.
+func (w *Worker) launchWith(parent context.Context, cj *engine.Claimed, held bool, hb *heldBatch) *attempt {
 	ctx, cancel := context.WithCancelCause(parent)
-	a := &attempt{cj: cj, cancel: cancel}
+	a := &attempt{cj: cj, cancel: cancel, hold: hb}
 	w.mu.Lock()
 	if !held {
 		w.busy++
@@ -455,6 +466,7 @@ func (w *Worker) launch(parent context.Context, cj *engine.Claimed, held bool) {
 		defer w.finishSlot(a)
 		w.execute(ctx, a)
 	})
+	return a
 }
 
 // finishSlot frees the slot of a, whose handler returned (or was never
@@ -547,6 +559,10 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		}
 		if errors.Is(context.Cause(ctx), queuetytype.ErrWorkerShutdown) {
 			// Interrupted by shutdown: hand back without using the attempt.
+			if a.hold != nil && a.hold.handBack(cj) {
+				w.observeHandBack(ctx, job, err) // still held: left pending
+				return
+			}
 			w.handBack([]*engine.Claimed{cj})
 			w.observeHandBack(ctx, job, err)
 			return
@@ -555,6 +571,9 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 	r := &engine.Result{Claimed: cj, Err: err, Output: out, StartedAt: startedAt, Duration: dur, Funcs: w.funcs}
 	if w.obs != nil {
 		r.Observed, r.Returned = ctx, t0.Add(dur)
+	}
+	if a.hold != nil && a.hold.report(r) {
+		return // the held claim records it (hold.go)
 	}
 	if err == nil && cj.Err() == nil && w.batchSuccess(r) {
 		return

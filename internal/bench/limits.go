@@ -25,7 +25,9 @@ type limitScenario struct {
 //     starts per second (a claim locks the handler's row, counts the
 //     window and records every start);
 //   - drain-costbudget-1w: a worker cost budget of 1,000,000 units (an
-//     in-process check and a cost filter in the claim).
+//     in-process check and a cost filter in the claim);
+//   - drain-<N>w-held: drain-<N>w with the workers holding their claims
+//     (worker.HoldClaims), where the store can.
 func limitScenarios(cfg Config) []limitScenario {
 	var out []limitScenario
 	for _, w := range cfg.Workers {
@@ -36,6 +38,9 @@ func limitScenarios(cfg Config) []limitScenario {
 			}},
 			limitScenario{fmt.Sprintf("drain-ratelimited-%dw", w), func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
 				return drainLimited(ctx, c, dsn, cfg.Jobs, w, cfg.Concurrency, nil, worker.RateLimit("noop", 10_000_000, time.Second))
+			}},
+			limitScenario{fmt.Sprintf("drain-%dw-held", w), func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+				return drainLimited(ctx, c, dsn, cfg.Jobs, w, cfg.Concurrency, nil, worker.HoldClaims(0))
 			}},
 		)
 	}

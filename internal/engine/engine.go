@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/queuety/queuety-go/internal/advance"
@@ -33,6 +34,10 @@ type Engine struct {
 	log     *slog.Logger
 	cfg     Config
 	workers workerSet
+	// heldScan and heldWrite take turns among this engine's held claims
+	// (held.go): one locking scan, and one settling write and commit, at
+	// a time.
+	heldScan, heldWrite sync.Mutex
 	// claims, completions and branches combine the claims, plain-job
 	// completions and for-each branch completions that workers make at
 	// the same time (combine.go).

@@ -91,6 +91,10 @@ type Dialect struct {
 	// the step follows the number of nodes, and changes when one leaves
 	// or joins.
 	Increment string
+	// Hold, when set, lets the store hold claims (driver.HeldClaimer):
+	// its statements bound how long the server keeps a held transaction
+	// idle (see held.go).
+	Hold *HoldSession
 	// Begin starts a transaction.
 	Begin func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
 	// PrepareHot keeps the statements of the claim, the completion and
@@ -241,6 +245,9 @@ type Statements struct {
 	// its arguments are ClaimWith's, the limit included, then the claim
 	// time and the claim token.
 	ClaimReturning func(handlers, excludedGroups int, capCost bool) string
+	// Held is Claim narrowed to the jobs a held claim may take (heldOnly;
+	// driver.HeldTx.JobLockHeld).
+	Held func(handlers int) string
 	// Stale selects processing jobs claimed before a time (arguments: the
 	// lease time, the stale time, the limit; see driver.StaleParams), and
 	// StaleUnreserved those with no claim time (the limit).
@@ -316,6 +323,9 @@ func buildStatements(t Tables, d Dialect) Statements {
 			" job SET status = 'processing', reserved_at = ?, claim_token = " + d.bigParam() + " + " + nextAttempt +
 			", attempts = " + nextAttempt + " FROM claimed WHERE job.id = claimed.id RETURNING " + prefixed("job.", jobCols)
 	}
+	held := func(handlers int) string {
+		return "SELECT " + prefixed("job.", jobCols) + " FROM " + t.Jobs + " job" + claimHint + " WHERE " + where(handlers, 0, false) + heldOnly + claimOrder + " LIMIT ?"
+	}
 	hasDueWith := func(handlers, groups int, capCost bool) string {
 		return "SELECT 1 FROM " + t.Jobs + " job WHERE " + where(handlers, groups, capCost) + " LIMIT 1"
 	}
@@ -327,6 +337,7 @@ func buildStatements(t Tables, d Dialect) Statements {
 		ClaimCandidates: claimCandidates,
 		ClaimByID:       claimByID,
 		ClaimReturning:  claimReturning,
+		Held:            held,
 		// A claim whose token names its current attempt was made by a Go
 		// worker, which renews it: it is stale after the lease timeout.
 		// Other claims (Queuety PHP's) are stale after the stale timeout.

@@ -586,8 +586,20 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		// nodes: it changes when a node leaves or joins.
 		d.Increment = "SELECT @@session.auto_increment_increment"
 	}
+	d.Hold = holdSession(ver)
 	s.Store = sqlstore.NewNamed(db, d, names, info, namedMigrations(names))
 	return s, nil
+}
+
+// holdSession bounds a held claim's idle transaction: MariaDB rolls back
+// a transaction idle past idle_transaction_timeout; MySQL has no such
+// variable, so there the connection's wait_timeout bounds it (the server
+// closes the connection, which rolls the transaction back).
+func holdSession(v ServerVersion) *sqlstore.HoldSession {
+	if v.MariaDB {
+		return &sqlstore.HoldSession{Set: "SET SESSION idle_transaction_timeout = %d", Reset: "SET SESSION idle_transaction_timeout = DEFAULT"}
+	}
+	return &sqlstore.HoldSession{Set: "SET SESSION wait_timeout = %d", Reset: "SET SESSION wait_timeout = DEFAULT"}
 }
 
 // wsrepOn reports whether the server is a node of a Galera cluster
