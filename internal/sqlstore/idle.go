@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -66,10 +67,11 @@ func (s *Store) MaintenanceDue(ctx context.Context) (driver.MaintenanceDue, erro
 		s.due.set(p)
 	}
 	d, err := s.maintenanceDue(ctx, p)
-	if err == nil || p.missing() || ctx.Err() != nil {
+	var netErr net.Error
+	if err == nil || p.missing() || ctx.Err() != nil || isBadConn(err) || errors.As(err, &netErr) {
 		return d, err
 	}
-	// The read failed: a table it reads may be missing.
+	// The server refused the read: a table it reads may be missing.
 	if q := s.probeDueTables(ctx); q.missing() {
 		if d, qerr := s.maintenanceDue(ctx, q); qerr == nil {
 			s.due.set(q)
