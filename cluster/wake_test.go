@@ -30,8 +30,10 @@ import (
 const wokenWithin = 10 * time.Second
 
 // TestGaleraWake: a process's commit wakes the idle workers of processes
-// connected to other nodes of a cluster, with a DSN naming every node and
-// with a single-host DSN (the nodes read from wsrep_incoming_addresses),
+// connected to other nodes of a cluster, with a DSN naming every node,
+// with one naming some (the others read from wsrep_incoming_addresses)
+// and with a single-host DSN (the nodes read from
+// wsrep_incoming_addresses),
 // goes on waking them while another node is down or hangs, and wakes
 // those of a node again once it is back.
 func TestGaleraWake(t *testing.T) {
@@ -45,6 +47,19 @@ func TestGaleraWake(t *testing.T) {
 		woken := listenOn(ctx, t, c, 1, "mh_")
 		require.NoError(t, send.NotifyJobs(ctx))
 		waitWoken(t, woken, "a listener on node2, the send from a multi-host DSN connected to node1")
+	})
+	t.Run("MultiHostDSNNamingSome", func(t *testing.T) {
+		// The DSN names node1 and node2: node3 is read from
+		// wsrep_incoming_addresses.
+		dsn := "mysql://root@127.0.0.1:" + strconv.Itoa(c.Node(0).Port) + ",127.0.0.1:" + strconv.Itoa(c.Node(1).Port) + "/galera_wake?prefix=ms_"
+		send := openWakeStore(ctx, t, dsn)
+		woken2 := listenOn(ctx, t, c, 1, "ms_")
+		woken3 := listenOn(ctx, t, c, 2, "ms_")
+		for range 3 {
+			require.NoError(t, send.NotifyJobs(ctx))
+			waitWoken(t, woken2, "a listener on node2, the send from a DSN naming node1 and node2")
+			waitWoken(t, woken3, "a listener on node3, the send from a DSN naming node1 and node2")
+		}
 	})
 	t.Run("SingleHostDSN", func(t *testing.T) {
 		send := openWakeStore(ctx, t, c.Node(0).DSN("galera_wake", "sh_"))

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -28,10 +27,7 @@ var sweepTasks = []string{"stale-recovery", "activity-timeouts", "wait-timers", 
 // intervals runs every sweep again.
 func TestRunSweepsOnTheFakeClock(t *testing.T) {
 	ctx := context.Background()
-	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock), queuety.WithLogger(quiet()))
-	require.NoError(t, err)
-	defer c.Close()
+	c, clock := fakeClockClient(t)
 
 	// A workflow past its one-minute deadline (its step has no handler here).
 	late, err := c.DispatchWorkflow(ctx, queuety.WorkflowDefinition{Name: "late", ExecutionTimeout: time.Minute,
@@ -53,22 +49,12 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, claimed, 1, "jobs claimed by the dead worker")
 
-	sweeps := make(chan sweep, 100)
-	started := make(chan gocron.Scheduler, 1)
 	// The retention cleaner has its own test (retention_test.go).
-	w := worker.New(c, worker.PollInterval(20*time.Millisecond), worker.WithLogger(quiet()), worker.NoRetention(),
-		worker.OnMaintenanceStarted(func(s gocron.Scheduler) { started <- s }),
-		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, err error) {
-			if task != "schedule-tick" {
-				sweeps <- sweep{task, n, err}
-			}
-		}}))
-	w.HandleJob("revive", func(context.Context, queuety.Payload) error { return nil })
-	w.HandleStep("after_wait", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	sched := receive(t, started, "the maintenance scheduler")
+	g := runSwept(t, c, func(w *worker.Worker) {
+		w.HandleJob("revive", func(context.Context, queuety.Payload) error { return nil })
+		w.HandleStep("after_wait", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
+	}, worker.NoRetention())
+	sweeps, sched := g.sweeps, g.sched
 
 	// Every sweep runs once at start and finds nothing: no time has passed.
 	for task, n := range receiveSweeps(t, sweeps) {
@@ -120,9 +106,8 @@ func TestRunSweepsOnTheFakeClock(t *testing.T) {
 			assert.Zero(t, n, "%s after the clock moved on", task)
 		}
 	}
-	cancel()
-	require.NoError(t, <-done)
-	st := w.Stats()
+	g.stop()
+	st := g.w.Stats()
 	// The wait's own step, the step after it and the recovered job.
 	assert.Equal(t, int64(3), st.Succeeded, "attempts that succeeded; stats %+v", st)
 	assert.Zero(t, st.Failed, "attempts that failed; stats %+v", st)

@@ -45,41 +45,21 @@ func (r *sweepRecorder) get(name string) int {
 func retentionRun(t *testing.T, obs observe.Observer, log *slog.Logger, opts ...worker.Option) (*queuety.Client, *queuety.FakeClock, int64, gocron.Scheduler, <-chan sweep) {
 	t.Helper()
 	ctx := context.Background()
-	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	copts := []queuety.Option{queuety.WithClock(clock), queuety.WithLogger(quiet())}
+	var copts []queuety.Option
 	if obs != nil {
 		copts = append(copts, queuety.WithObserver(obs))
 	}
-	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), copts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
+	c, clock := fakeClockClient(t, copts...)
 	id, err := c.Dispatch(ctx, "job", nil)
 	require.NoError(t, err)
-
-	swept := make(chan sweep, 100)
-	started := make(chan gocron.Scheduler, 1)
-	all := append([]worker.Option{worker.PollInterval(20 * time.Millisecond), worker.WithLogger(log),
-		worker.OnMaintenanceStarted(func(s gocron.Scheduler) { started <- s }),
-		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, err error) {
-			if task != "schedule-tick" {
-				swept <- sweep{task, n, err}
-			}
-		}})}, opts...)
-	w := worker.New(c, all...)
-	w.HandleJob("job", func(context.Context, queuety.Payload) error { return nil })
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	sched := receive(t, started, "the maintenance scheduler")
+	g := runSwept(t, c, func(w *worker.Worker) {
+		w.HandleJob("job", func(context.Context, queuety.Payload) error { return nil })
+	}, append([]worker.Option{worker.WithLogger(log)}, opts...)...)
 	require.Eventually(t, func() bool {
 		j, err := c.Job(ctx, id)
 		return err == nil && j.Status == queuetytype.JobCompleted
 	}, 10*time.Second, 5*time.Millisecond, "the job did not complete")
-	return c, clock, id, sched, swept
+	return c, clock, id, g.sched, g.sweeps
 }
 
 // receiveTask waits for the next run of task.

@@ -2,13 +2,11 @@ package worker_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-co-op/gocron/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,13 +24,14 @@ import (
 func TestGatedDeadlineSweepFindsLaterWorkflow(t *testing.T) {
 	ctx := context.Background()
 	var handled atomic.Int32
-	g := startGated(t, func(w *worker.Worker) {
+	c, clock := fakeClockClient(t)
+	g := runSwept(t, c, func(w *worker.Worker) {
 		w.HandleDeadline("escalate", func(context.Context, queuety.State) error {
 			handled.Add(1)
 			return nil
 		})
-	})
-	c, clock, sweeps, sched := g.c, g.clock, g.sweeps, g.sched
+	}, worker.NoRetention())
+	sweeps, sched := g.sweeps, g.sched
 	for task, n := range receiveSweeps(t, sweeps) { // the gate read once: nothing due
 		assert.Zero(t, n, "%s at start", task)
 	}
@@ -66,10 +65,11 @@ func TestGatedDeadlineSweepFindsLaterWorkflow(t *testing.T) {
 // prune period, going by the gate's read.
 func TestGatedRegistryPrune(t *testing.T) {
 	ctx := context.Background()
-	g := startGated(t, func(w *worker.Worker) {
+	c, clock := fakeClockClient(t)
+	g := runSwept(t, c, func(w *worker.Worker) {
 		w.HandleJob("noop", func(context.Context, queuety.Payload) error { return nil })
-	})
-	c, clock, sweeps, sched, w := g.c, g.clock, g.sweeps, g.sched, g.w
+	}, worker.NoRetention())
+	sweeps, sched, w := g.sweeps, g.sched, g.w
 	receiveSweeps(t, sweeps) // the gate read once: no worker gone
 	waitArmed(t, sched, clock)
 
@@ -97,42 +97,4 @@ func TestGatedRegistryPrune(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return !slices.Contains(ids(), "gone-1") }, 10*time.Second, 10*time.Millisecond, "the gone worker's row was not removed")
 	assert.Equal(t, []string{worker.RegistryID(w)}, ids(), "the live worker stays")
-}
-
-// gated is a worker started by startGated, with what its tests watch.
-type gated struct {
-	c      *queuety.Client
-	clock  *queuety.FakeClock
-	w      *worker.Worker
-	sweeps <-chan sweep // every sweep's report but the schedule tick's
-	sched  gocron.Scheduler
-}
-
-// startGated runs a worker with the default maintenance (retention off)
-// on an SQLite store and a fake clock, its handlers registered by
-// register, and stops it when the test ends.
-func startGated(t *testing.T, register func(*worker.Worker)) gated {
-	t.Helper()
-	clock := queuety.NewFakeClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	c, err := queuety.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock), queuety.WithLogger(quiet()))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	sweeps := make(chan sweep, 100)
-	started := make(chan gocron.Scheduler, 1)
-	w := worker.New(c, worker.PollInterval(20*time.Millisecond), worker.WithLogger(quiet()), worker.NoRetention(),
-		worker.OnMaintenanceStarted(func(s gocron.Scheduler) { started <- s }),
-		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, err error) {
-			if task != "schedule-tick" {
-				sweeps <- sweep{task, n, err}
-			}
-		}}))
-	register(w)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	return gated{c: c, clock: clock, w: w, sweeps: sweeps, sched: receive(t, started, "the maintenance scheduler")}
 }

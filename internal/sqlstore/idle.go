@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
+	"sync"
 	"time"
 
 	"github.com/queuety/queuety-go/store/driver"
@@ -59,6 +61,77 @@ func (s *Store) ScheduleNextDueRead(ctx context.Context) (time.Time, bool, error
 // failed_at), (status, completed_at), (status), the batches' finished_at,
 // the workers' last_heartbeat_at).
 func (s *Store) MaintenanceDue(ctx context.Context) (driver.MaintenanceDue, error) {
+	p := s.due.get()
+	if p.missing() && time.Since(p.probed) >= dueReprobe {
+		p = s.probeDueTables(ctx)
+		s.due.set(p)
+	}
+	d, err := s.maintenanceDue(ctx, p)
+	var netErr net.Error
+	if err == nil || p.missing() || ctx.Err() != nil || isBadConn(err) || errors.As(err, &netErr) {
+		return d, err
+	}
+	// The server refused the read: a table it reads may be missing.
+	if q := s.probeDueTables(ctx); q.missing() {
+		if d, qerr := s.maintenanceDue(ctx, q); qerr == nil {
+			s.due.set(q)
+			return d, nil
+		}
+	}
+	return d, err
+}
+
+// dueReprobe is how often MaintenanceDue looks again for the tables its
+// read left out because they were missing.
+const dueReprobe = time.Minute
+
+// dueParts says which of the tables that the latest migrations added
+// MaintenanceDue's read leaves out: a store opened without migrating
+// (queuety.SkipMigrate) on tables an older release migrated lacks them.
+// A table left out has nothing due: its sweep (the state-machine timers)
+// or the registry's prune would fail on it. It is looked for again every
+// dueReprobe, so a migration another process applies is seen within it.
+type dueParts struct {
+	noTimers, noWorkers bool
+	probed              time.Time // when the tables were looked for
+}
+
+func (p dueParts) missing() bool { return p.noTimers || p.noWorkers }
+
+// dueState holds a store's dueParts.
+type dueState struct {
+	mu sync.Mutex
+	p  dueParts
+}
+
+func (d *dueState) get() dueParts {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.p
+}
+
+func (d *dueState) set(p dueParts) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.p = p
+}
+
+// probeDueTables looks for the tables of dueParts, one statement each; a
+// table that cannot be read counts as missing.
+func (s *Store) probeDueTables(ctx context.Context) dueParts {
+	absent := func(table string) bool {
+		rows, err := s.DB.QueryContext(ctx, "SELECT 1 FROM "+table+" WHERE 1 = 0")
+		if err != nil {
+			return true
+		}
+		return rows.Close() != nil
+	}
+	return dueParts{noTimers: absent(s.T.MachineTimers), noWorkers: absent(s.T.Workers), probed: time.Now()}
+}
+
+// maintenanceDue is MaintenanceDue's read, without the tables p leaves
+// out.
+func (s *Store) maintenanceDue(ctx context.Context, p dueParts) (driver.MaintenanceDue, error) {
 	var d driver.MaintenanceDue
 	var unreserved, running, batchOpen sql.NullInt64
 	var acts [4]time.Time
@@ -70,11 +143,14 @@ func (s *Store) MaintenanceDue(ctx context.Context) (driver.MaintenanceDue, erro
 		" (SELECT MIN(schedule_to_start_at) FROM " + s.T.Jobs + ")," +
 		" (SELECT MIN(heartbeat_deadline_at) FROM " + s.T.Jobs + ")," +
 		" (SELECT MIN(start_to_close_at) FROM " + s.T.Jobs + ")," +
-		" (SELECT MIN(wait_deadline_at) FROM " + w + " WHERE status = 'waiting_for_signal')," +
-		" (SELECT MIN(fire_at) FROM " + s.T.MachineTimers + ")"
+		" (SELECT MIN(wait_deadline_at) FROM " + w + " WHERE status = 'waiting_for_signal')"
 	dest := []any{&unreserved, nullTime{&d.Reserved},
 		nullTime{&acts[0]}, nullTime{&acts[1]}, nullTime{&acts[2]}, nullTime{&acts[3]},
-		nullTime{&d.Wait}, nullTime{&d.MachineTimer}}
+		nullTime{&d.Wait}}
+	if !p.noTimers {
+		q += ", (SELECT MIN(fire_at) FROM " + s.T.MachineTimers + ")"
+		dest = append(dest, nullTime{&d.MachineTimer})
+	}
 	// One MIN per status: a MIN over an IN list reads every entry of the
 	// statuses, a MIN per status one entry.
 	for i, st := range deadlineStatuses {
@@ -87,10 +163,13 @@ func (s *Store) MaintenanceDue(ctx context.Context) (driver.MaintenanceDue, erro
 		", (SELECT MAX(completed_at) FROM " + w + " WHERE status = 'cancelled')" +
 		", (SELECT 1 FROM " + w + " WHERE status = 'running' LIMIT 1)" +
 		", (SELECT 1 FROM " + s.T.Batches + " WHERE finished_at IS NULL LIMIT 1)" +
-		", (SELECT MAX(finished_at) FROM " + s.T.Batches + ")" +
-		", (SELECT MIN(last_heartbeat_at) FROM " + s.T.Workers + ")"
+		", (SELECT MAX(finished_at) FROM " + s.T.Batches + ")"
 	dest = append(dest, nullTime{&d.FailedDeadline}, nullTime{&d.Failed}, nullTime{&d.Cancelled},
-		&running, &batchOpen, nullTime{&d.BatchFinished}, nullTime{&d.WorkerHeartbeat})
+		&running, &batchOpen, nullTime{&d.BatchFinished})
+	if !p.noWorkers {
+		q += ", (SELECT MIN(last_heartbeat_at) FROM " + s.T.Workers + ")"
+		dest = append(dest, nullTime{&d.WorkerHeartbeat})
+	}
 	if err := s.DB.QueryRowContext(ctx, q).Scan(dest...); err != nil {
 		return d, fmt.Errorf("read when the sweeps are due: %w", err)
 	}

@@ -51,10 +51,12 @@ import (
 // On a Galera cluster the processlist and KILL are node-local, so a send
 // reaches each node on a connection to that node (wakenodes.go): with a
 // DSN naming several servers, on one connection of its own to each of
-// them; with a single-host DSN, on the pool for the pool's server and on
-// one connection of its own to each other node that
+// them, and with a single-host DSN on the pool for the pool's server;
+// either way on one connection of its own to each other node that
 // wsrep_incoming_addresses names (read on the pool, again every minute;
-// the server's own entry is the one at wsrep_local_index). Those
+// the server's own entry is the one at wsrep_local_index; an entry that
+// resolves to a server the DSN names is that server, under the DSN's
+// name). Those
 // connections use the DSN's credentials and TLS settings (a TLS server
 // name that named the DSN's host names the node's) and wsrep_sync_wait=1,
 // so the read of a node's listeners waits until the node has applied the
@@ -71,8 +73,7 @@ import (
 // Everything else falls back to polling: listeners of another user (not
 // visible, or KILL refused), listeners on a node the sender cannot reach
 // (an address of wsrep_incoming_addresses that is AUTO, unspecified or
-// not routable from the client, a node of the cluster that a multi-host
-// DSN does not name), a listener reconnecting after its connection was
+// not routable from the client), a listener reconnecting after its connection was
 // lost (1 s, doubling up to 30 s; it claims once when it is back), and
 // Queuety PHP's dispatches, which send nothing. Behind a proxy that
 // multiplexes client connections over server ones, the read and the KILL

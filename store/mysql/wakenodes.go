@@ -18,8 +18,8 @@ import (
 // reads and interrupts the listeners of each node on a connection to that
 // node (see the comment in wake.go).
 
-// nodesRefresh is how often a store on a single-host DSN reads the
-// cluster's nodes again (wsrep_incoming_addresses).
+// nodesRefresh is how often a store reads the cluster's nodes again
+// (wsrep_incoming_addresses).
 const nodesRefresh = time.Minute
 
 // nodesRetry is how soon a store reads the nodes again after a read
@@ -51,18 +51,20 @@ const nodeWait = 250 * time.Millisecond
 // the wake-up.
 type wakeCluster struct {
 	dc *gomysql.Config
-	// fixed is set for a multi-host DSN: its servers are the nodes, each
-	// sent to on a connection of its own, and the pool is not sent on.
-	// Otherwise the pool's server is sent to on the pool, and the other
-	// nodes are read from wsrep_incoming_addresses.
+	// fixed is set for a multi-host DSN: its servers, named, are nodes
+	// sent to on connections of their own for as long as the store is
+	// open, and the pool is not sent on. Otherwise the pool's server is
+	// sent to on the pool. Either way the other nodes are read from
+	// wsrep_incoming_addresses.
 	fixed bool
+	named []string
 	// base ends when the store closes; the sends to the nodes run under it.
 	base   context.Context
 	cancel context.CancelFunc
 
 	mu       sync.Mutex
 	nodes    map[string]*wakeNode
-	nextRead time.Time // single host: when to read the nodes again
+	nextRead time.Time // when to read the nodes again
 }
 
 // wakeNode is one node the wake-up sends to on a connection of its own.
@@ -90,7 +92,7 @@ func newWakeCluster(dc *gomysql.Config, hosts []string) (*wakeCluster, error) {
 	wc := &wakeCluster{dc: dc, nodes: map[string]*wakeNode{}}
 	wc.base, wc.cancel = context.WithCancel(context.Background())
 	if len(hosts) > 1 {
-		wc.fixed = true
+		wc.fixed, wc.named = true, hosts
 		for _, h := range hosts {
 			n, err := wc.newNode(h)
 			if err != nil {
@@ -141,11 +143,12 @@ func (wc *wakeCluster) close() {
 	wc.nodes = map[string]*wakeNode{}
 }
 
-// refresh reads, on a single-host DSN, the cluster's other nodes when
-// they are due to be read, on pool.
+// refresh reads the cluster's other nodes when they are due to be read,
+// on pool. With a multi-host DSN, the nodes are its servers and those of
+// the others that are none of them (unnamedNodes).
 func (wc *wakeCluster) refresh(ctx context.Context, pool *sql.DB) error {
 	wc.mu.Lock()
-	due := !wc.fixed && !time.Now().Before(wc.nextRead)
+	due := !time.Now().Before(wc.nextRead)
 	if due {
 		wc.nextRead = time.Now().Add(nodesRetry)
 	}
@@ -157,6 +160,9 @@ func (wc *wakeCluster) refresh(ctx context.Context, pool *sql.DB) error {
 	if err != nil {
 		return err
 	}
+	if wc.fixed {
+		addrs = unnamedNodes(ctx, wc.named, addrs, net.DefaultResolver.LookupHost)
+	}
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
 	if wc.base.Err() != nil {
@@ -164,6 +170,9 @@ func (wc *wakeCluster) refresh(ctx context.Context, pool *sql.DB) error {
 	}
 	wc.nextRead = time.Now().Add(nodesRefresh)
 	keep := map[string]*wakeNode{}
+	for _, a := range wc.named {
+		keep[a] = wc.nodes[a]
+	}
 	var first error
 	for _, a := range addrs {
 		if n, ok := wc.nodes[a]; ok {
@@ -241,6 +250,55 @@ func usableAddresses(list string, self int) []string {
 			continue
 		}
 		out = append(out, a)
+	}
+	return out
+}
+
+// unnamedNodes returns the addresses of found, other nodes of the cluster
+// as wsrep_incoming_addresses names them, that name neither a server of
+// named (a multi-host DSN's) nor an earlier address of found. Two
+// addresses name the same server when their ports are the same and their
+// hosts share an IP address (lookup resolves a name; a name it cannot
+// resolve compares as it is). A server named both ways keeps the DSN's
+// name, which its TLS server name follows.
+func unnamedNodes(ctx context.Context, named, found []string, lookup func(context.Context, string) ([]string, error)) []string {
+	seen := map[string]bool{}
+	endpoints := func(addr string) []string {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return []string{strings.ToLower(addr)}
+		}
+		if ip := net.ParseIP(host); ip != nil {
+			return []string{net.JoinHostPort(ip.String(), port)}
+		}
+		ips, err := lookup(ctx, host)
+		if err != nil || len(ips) == 0 {
+			return []string{net.JoinHostPort(strings.ToLower(host), port)}
+		}
+		out := make([]string, 0, len(ips))
+		for _, a := range ips {
+			if ip := net.ParseIP(a); ip != nil {
+				a = ip.String()
+			}
+			out = append(out, net.JoinHostPort(a, port))
+		}
+		return out
+	}
+	for _, a := range named {
+		for _, e := range endpoints(a) {
+			seen[e] = true
+		}
+	}
+	var out []string
+	for _, a := range found {
+		dup := false
+		for _, e := range endpoints(a) {
+			dup = dup || seen[e]
+			seen[e] = true
+		}
+		if !dup {
+			out = append(out, a)
+		}
 	}
 	return out
 }
