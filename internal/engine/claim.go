@@ -219,6 +219,21 @@ func (e *Engine) claimTx(ctx context.Context, req ClaimRequest) ([]*Claimed, err
 	return out, nil
 }
 
+// newClaimed wraps a claimed row with its decoded payload and runtime
+// options; a payload that does not decode fails the attempt for good.
+func newClaimed(j *driver.Job, now time.Time) *Claimed {
+	cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, trace: steptrace.New()}
+	doc, err := decodePayload(j.Payload)
+	if err != nil {
+		cj.preErr = NonRetryable(err)
+		cj.payload = phpjson.NewObject()
+	} else {
+		cj.payload = doc
+	}
+	cj.runtime = jobruntime.Parse(cj.payload)
+	return cj
+}
+
 // claimIn claims in tx: the jobs ready to run, the workflows found past
 // their deadline and the workflows of jobs that timed out at the claim,
 // which the caller expires and fails after tx.
@@ -231,15 +246,7 @@ func (e *Engine) claimIn(ctx context.Context, tx driver.Tx, req ClaimRequest) (o
 	}
 	var wfIDs []int64
 	for _, j := range jobs {
-		cj := &Claimed{Job: j, ClaimedAt: now, prevS2S: j.ScheduleToStartAt, trace: steptrace.New()}
-		doc, err := decodePayload(j.Payload)
-		if err != nil {
-			cj.preErr = NonRetryable(err)
-			cj.payload = phpjson.NewObject()
-		} else {
-			cj.payload = doc
-		}
-		cj.runtime = jobruntime.Parse(cj.payload)
+		cj := newClaimed(j, now)
 		if cj.IsStep() {
 			wfIDs = append(wfIDs, j.WorkflowID)
 		}

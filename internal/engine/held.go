@@ -16,9 +16,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/jobruntime"
-	"github.com/queuety/queuety-go/internal/phpjson"
-	"github.com/queuety/queuety-go/internal/steptrace"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -117,16 +114,7 @@ func (e *Engine) lockHeld(ctx context.Context, tx driver.HeldTx, req ClaimReques
 			j.ReservedAt = now.UTC().Truncate(time.Second)
 			j.Attempts = min(j.Attempts+1, 255)
 			j.ClaimToken = h.token + int64(j.Attempts)
-			cj := &Claimed{Job: j, ClaimedAt: now, trace: steptrace.New()}
-			doc, err := decodePayload(j.Payload)
-			if err != nil {
-				cj.preErr = NonRetryable(err)
-				cj.payload = phpjson.NewObject()
-			} else {
-				cj.payload = doc
-			}
-			cj.runtime = jobruntime.Parse(cj.payload)
-			out = append(out, cj)
+			out = append(out, newClaimed(j, now))
 		}
 		if len(out) >= req.Limit {
 			break
