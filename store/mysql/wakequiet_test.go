@@ -28,6 +28,45 @@ func processlistReads(texts []string) int {
 	return n
 }
 
+// readsWhileDispatching dispatches jobs through c as fast as it can and,
+// once the store's first QuietAfter of finding no listener has passed
+// (for that long a store reads at every send still; TestSendWait pins
+// the rule), counts the processlist reads p sees over at least 3 s and
+// 30 dispatches. The dispatches stop before it returns.
+func readsWhileDispatching(t *testing.T, ctx context.Context, c *queuety.Client, p *testdb.StatementProxy) (time.Duration, int64, int) {
+	t.Helper()
+	var dispatched atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := c.Dispatch(ctx, "other", nil); err != nil {
+				t.Error(err)
+				return
+			}
+			dispatched.Add(1)
+		}
+	}()
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	require.Eventually(t, func() bool { return dispatched.Load() >= 5 }, startedWithin, time.Millisecond)
+	time.Sleep(mysql.QuietAfter + 500*time.Millisecond)
+	p.Texts() // Texts forgets what it returns: the count starts here
+	t0, d0 := time.Now(), dispatched.Load()
+	require.Eventually(t, func() bool { return time.Since(t0) >= 3*time.Second && dispatched.Load()-d0 >= 30 },
+		time.Minute, 10*time.Millisecond, "too few dispatches to count")
+	return time.Since(t0), dispatched.Load() - d0, processlistReads(p.Texts())
+}
+
 // TestWakeQuietWithoutListener: a process that keeps committing jobs
 // while no process listens reads the processlist about once a second, not
 // once a commit, counted through a counting proxy; a listener that starts
@@ -45,40 +84,7 @@ func TestWakeQuietWithoutListener(t *testing.T) {
 	t.Cleanup(func() { dispatch.Close() })
 	p.KeepTexts()
 
-	var dispatched atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := dispatch.Dispatch(ctx, "other", nil); err != nil {
-				t.Error(err)
-				return
-			}
-			dispatched.Add(1)
-		}
-	}()
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
-
-	require.Eventually(t, func() bool { return dispatched.Load() >= 5 }, startedWithin, time.Millisecond)
-	// For its first QuietAfter of finding no listener a store reads at
-	// every send still (TestSendWait pins the rule); the count starts
-	// once that has passed.
-	time.Sleep(mysql.QuietAfter + 500*time.Millisecond)
-	p.Texts() // Texts forgets what it returns: the count starts here
-	t0, d0 := time.Now(), dispatched.Load()
-	require.Eventually(t, func() bool { return time.Since(t0) >= 3*time.Second && dispatched.Load()-d0 >= 30 },
-		time.Minute, 10*time.Millisecond, "too few dispatches to count")
-	elapsed, d, r := time.Since(t0), dispatched.Load()-d0, processlistReads(p.Texts())
+	elapsed, d, r := readsWhileDispatching(t, ctx, dispatch, p)
 	t.Logf("%d dispatches, %d processlist reads in %s", d, r, elapsed.Round(time.Millisecond))
 	require.LessOrEqual(t, float64(r), elapsed.Seconds()+2, "reads the processlist more than once a second with no listener")
 
@@ -119,37 +125,7 @@ func TestWakeQuietWithOwnListener(t *testing.T) {
 	})
 	own := waitNewListener(t, prefix, map[int64]bool{})
 
-	var dispatched atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := client.Dispatch(ctx, "other", nil); err != nil {
-				t.Error(err)
-				return
-			}
-			dispatched.Add(1)
-		}
-	}()
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
-
-	require.Eventually(t, func() bool { return dispatched.Load() >= 5 }, startedWithin, time.Millisecond)
-	time.Sleep(mysql.QuietAfter + 500*time.Millisecond)
-	p.Texts() // the count starts here
-	t0, d0 := time.Now(), dispatched.Load()
-	require.Eventually(t, func() bool { return time.Since(t0) >= 3*time.Second && dispatched.Load()-d0 >= 30 },
-		time.Minute, 10*time.Millisecond, "too few dispatches to count")
-	elapsed, d, r := time.Since(t0), dispatched.Load()-d0, processlistReads(p.Texts())
+	elapsed, d, r := readsWhileDispatching(t, ctx, client, p)
 	t.Logf("%d dispatches, %d processlist reads in %s", d, r, elapsed.Round(time.Millisecond))
 	require.LessOrEqual(t, float64(r), elapsed.Seconds()+2, "reads the processlist more than once a second with only its own listener")
 
