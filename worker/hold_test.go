@@ -30,6 +30,18 @@ type holdEnv struct {
 	jobs, logs string
 }
 
+// dispatchHeld dispatches n jobs of the handler "held" and returns their ids.
+func (e *holdEnv) dispatchHeld(t *testing.T, n int) []int64 {
+	t.Helper()
+	var ids []int64
+	for range n {
+		id, err := e.c.Dispatch(context.Background(), "held", nil)
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 func newHoldEnv(t *testing.T) *holdEnv {
 	t.Helper()
 	dsn, prefix := migrated.DSN(t)
@@ -178,12 +190,7 @@ func TestHeldRowsAreSkippedByOtherClaims(t *testing.T) {
 	ctx := context.Background()
 	e := newHoldEnv(t)
 	const n = 3
-	var ids []int64
-	for range n {
-		id, err := e.c.Dispatch(ctx, "held", nil)
-		require.NoError(t, err)
-		ids = append(ids, id)
-	}
+	ids := e.dispatchHeld(t, n)
 	started := make(chan int64, n)
 	release := make(chan struct{})
 	w := holdWorker(e.c, 30*time.Second, worker.Concurrency(n))
@@ -264,12 +271,7 @@ func TestHeldBatchWhoseConnectionDiesLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	e := newHoldEnv(t)
 	const n = 3
-	var ids []int64
-	for range n {
-		id, err := e.c.Dispatch(ctx, "held", nil)
-		require.NoError(t, err)
-		ids = append(ids, id)
-	}
+	ids := e.dispatchHeld(t, n)
 	started := make(chan int64, n)
 	release := make(chan struct{})
 	var mu sync.Mutex
