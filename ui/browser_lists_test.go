@@ -98,7 +98,10 @@ func TestBrowserLists(t *testing.T) {
 		b.shot("jobs")
 		b.step("older", chromedp.Click(chromedp.CSS("#next-page")), chromedp.WaitVisible(chromedp.CSS("#first-page")))
 		assert.Equal(t, idList(ids[jobsPerPage:2*jobsPerPage]...), evalIn[string](b, jsJobRows), "the next fifty")
-		b.step("oldest", chromedp.Click(chromedp.CSS("#last-page")), chromedp.WaitNotPresent(chromedp.CSS("#last-page")))
+		// While the next page loads, #last-page is absent from the blank
+		// document too: wait for the new page's list as well.
+		b.step("oldest", chromedp.Click(chromedp.CSS("#last-page")), chromedp.WaitNotPresent(chromedp.CSS("#last-page")),
+			chromedp.WaitVisible(chromedp.CSS("#jobs")))
 		assert.Equal(t, idList(ids[len(ids)-jobsPerPage:]...), evalIn[string](b, jsJobRows), "the oldest fifty")
 		b.step("newer", chromedp.Click(chromedp.CSS("#prev-page")), chromedp.WaitVisible(chromedp.CSS("#last-page")))
 		assert.Equal(t, idList(ids[len(ids)-2*jobsPerPage:len(ids)-jobsPerPage]...), evalIn[string](b, jsJobRows))
