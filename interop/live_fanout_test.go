@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -277,6 +278,19 @@ func TestLiveMixedFleet(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, goErr, "Go worker")
 	require.NoError(t, phpErr, "PHP worker")
+	if !done() {
+		// Show where the fleet stopped before failing.
+		dump := testdb.Admin(t)
+		for _, table := range []string{"queuety_workflows", "queuety_jobs"} {
+			cols := "id, status, current_step, total_steps, deadline_at"
+			if table == "queuety_jobs" {
+				cols = "id, handler, workflow_id, step_index, status, attempts, available_at, reserved_at, error_message"
+			}
+			for _, r := range queryRows(t, dump, fmt.Sprintf("SELECT %s FROM `%s%s` ORDER BY id", cols, s.prefix, table)) {
+				t.Logf("%s: %v", table, rowString(r))
+			}
+		}
+	}
 	require.True(t, done(), "both workflows completed within the time limit")
 	goJobs := w.Stats().Succeeded
 	t.Logf("jobs run: Go %d, PHP %d", goJobs, phpJobs.Load())
@@ -371,4 +385,22 @@ func TestLiveMixedFleet(t *testing.T) {
 	s.php.runJSON(&sgs, "status", strconv.FormatInt(sg, 10))
 	assert.Len(t, sgs.State.KidResults, 5, "kid_results")
 	assert.Zero(t, count("SELECT waiting_workflow_id FROM `%squeuety_workflow_dependencies`"), "workflow_dependencies rows left")
+}
+
+// rowString prints a row's columns in name order, NULL as <nil>.
+func rowString(r map[string]*string) string {
+	names := make([]string, 0, len(r))
+	for n := range r {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		v := "<nil>"
+		if r[n] != nil {
+			v = *r[n]
+		}
+		fmt.Fprintf(&b, "%s=%s ", n, v)
+	}
+	return b.String()
 }
