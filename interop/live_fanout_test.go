@@ -210,6 +210,11 @@ func TestLiveMixedFleet(t *testing.T) {
 	s.php.runJSON(&first, "work", "--max-jobs=3")
 	phpJobs.Add(first.Processed)
 
+	t.Cleanup(func() {
+		if t.Failed() { // show where the fleet stopped, or what it left
+			dumpRows(t, s.prefix)
+		}
+	})
 	ctx, cancel := context.WithTimeout(s.ctx, 25*time.Second)
 	defer cancel()
 	stop := make(chan struct{})
@@ -278,19 +283,6 @@ func TestLiveMixedFleet(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, goErr, "Go worker")
 	require.NoError(t, phpErr, "PHP worker")
-	if !done() {
-		// Show where the fleet stopped before failing.
-		dump := testdb.Admin(t)
-		for _, table := range []string{"queuety_workflows", "queuety_jobs"} {
-			cols := "id, status, current_step, total_steps, deadline_at"
-			if table == "queuety_jobs" {
-				cols = "id, handler, workflow_id, step_index, status, attempts, available_at, reserved_at, error_message"
-			}
-			for _, r := range queryRows(t, dump, fmt.Sprintf("SELECT %s FROM `%s%s` ORDER BY id", cols, s.prefix, table)) {
-				t.Logf("%s: %v", table, rowString(r))
-			}
-		}
-	}
 	require.True(t, done(), "both workflows completed within the time limit")
 	goJobs := w.Stats().Succeeded
 	t.Logf("jobs run: Go %d, PHP %d", goJobs, phpJobs.Load())
@@ -403,4 +395,18 @@ func rowString(r map[string]*string) string {
 		fmt.Fprintf(&b, "%s=%s ", n, v)
 	}
 	return b.String()
+}
+
+// dumpRows logs the workflow and job rows of prefix.
+func dumpRows(t *testing.T, prefix string) {
+	db := testdb.Admin(t)
+	for _, q := range []string{
+		"SELECT id, status, current_step, total_steps, parent_workflow_id, parent_step_index FROM `%squeuety_workflows` ORDER BY id",
+		"SELECT id, handler, workflow_id, step_index, status, attempts, created_at, available_at, reserved_at, completed_at, error_message FROM `%squeuety_jobs` ORDER BY id",
+		"SELECT id, workflow_id, step_index, event, job_id FROM `%squeuety_workflow_events` ORDER BY id",
+	} {
+		for _, r := range queryRows(t, db, fmt.Sprintf(q, prefix)) {
+			t.Log(rowString(r))
+		}
+	}
 }
