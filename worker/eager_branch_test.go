@@ -250,7 +250,9 @@ func TestEagerBranchAbandonedIsRecovered(t *testing.T) {
 
 		clock.Advance(queuetytype.DefaultLeaseTimeout + time.Second)
 		w2 := worker.New(c, worker.NoMaintenance(), worker.WithLogger(quiet()))
-		w2.HandleForEach("b", func(context.Context, queuety.State, any, int) (queuety.State, error) { return queuety.State{"ok": true}, nil })
+		w2.HandleForEach("b", func(context.Context, queuety.State, any, int) (queuety.State, error) {
+			return queuety.State{"ok": true}, nil
+		})
 		st, err = w2.RunOnce(ctx, time.Minute)
 		require.NoError(t, err)
 		assert.Equal(t, 1, st.Swept.JobsRecovered, "jobs recovered")
