@@ -3,7 +3,9 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,5 +269,69 @@ func TestEagerBranchAbandonedIsRecovered(t *testing.T) {
 
 		close(release)
 		assert.ErrorIs(t, receive(t, finished, "the abandoned attempt's result"), queuetytype.ErrStaleAttempt)
+	})
+}
+
+// TestEagerBranchesCombinedPerWorker expands the for-each placeholders
+// of four workflows from four callers at once, each offering different
+// slots, as the workers of one process do (their branch batches share
+// one transaction when they meet): each caller gets back only branches
+// of its own workflow, never more than it offered, each claimed under
+// the token it got, and the rest stay pending.
+func TestEagerBranchesCombinedPerWorker(t *testing.T) {
+	eachStore(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
+		require.NoError(t, err)
+		defer c.Close()
+		e := clientseam.Engine(c)
+		for round := range 3 {
+			const callers = 4
+			queues := make([]string, callers)
+			wfIDs := make([]int64, callers)
+			claims := make([]*engine.Claimed, callers)
+			for k := range callers {
+				queues[k] = "comb-" + strconv.Itoa(round) + "-" + strconv.Itoa(k)
+				wfIDs[k], err = builder.Workflow("comb").OnQueue(queues[k]).ForEach("items", "b").Dispatch(ctx, c, queuety.State{"items": []any{1, 2, 3, 4, 5}})
+				require.NoError(t, err)
+				got, err := e.Claim(ctx, engine.ClaimRequest{Queues: []string{queues[k]}, Handlers: stepHandlers("b"), Limit: 1})
+				require.NoError(t, err)
+				require.Len(t, got, 1)
+				claims[k] = got[0]
+			}
+			handed := make([][]*engine.Claimed, callers)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for k := range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					offer := &engine.EagerOffer{Slots: k + 1, Queues: queues, Handlers: stepHandlers("b")}
+					errs, h, err := e.CompleteStepsEager(ctx, []*engine.Result{{Claimed: claims[k], StartedAt: time.Now()}}, offer)
+					assert.NoError(t, err)
+					assert.NoError(t, errors.Join(errs...))
+					handed[k] = h
+				}()
+			}
+			close(start)
+			wg.Wait()
+			for k := range callers {
+				assert.Len(t, handed[k], k+1, "caller %d: one branch a slot", k)
+				mine := map[int64]int64{}
+				for _, cj := range handed[k] {
+					assert.Equal(t, wfIDs[k], cj.Job.WorkflowID, "caller %d got a branch of its own workflow", k)
+					mine[cj.Job.ID] = cj.Job.ClaimToken
+				}
+				for _, j := range workflowJobs(t, c, wfIDs[k])[1:] {
+					if token, ok := mine[j.ID]; ok {
+						assert.Equal(t, driver.JobProcessing, j.Status)
+						assert.Equal(t, token, j.ClaimToken)
+						continue
+					}
+					assert.Equal(t, driver.JobPending, j.Status)
+				}
+			}
+		}
 	})
 }

@@ -18,6 +18,14 @@ package engine
 // workflow is running and within its deadlines, its step is a plain
 // single step, and the worker has a free slot for it. Otherwise it is
 // inserted pending as always.
+//
+// Branch jobs are handed off under the same rules, one a free slot: the
+// jobs of a parallel step a transition enters, and the branch jobs a
+// for-each placeholder's expansion inserts. Expansions are recorded in
+// the for-each batches, which combine the workers of one process
+// (combine.go): there each expansion's branches go to the worker whose
+// batch held the placeholder, within that worker's offer. A for-each
+// placeholder itself is never handed off.
 
 import (
 	"context"
