@@ -84,8 +84,8 @@ func (o *EagerOffer) less(n int) *EagerOffer {
 }
 
 // CompleteStepsEager is CompleteSteps, and returns the next steps' jobs
-// it inserted already claimed for the worker that made offer (see the
-// file comment). A nil offer or one without slots hands nothing off.
+// and branch jobs it inserted already claimed for the worker that made
+// offer (see the file comment). A nil offer or one without slots hands nothing off.
 // The caller must start every returned job, or hand it back (Release).
 func (e *Engine) CompleteStepsEager(ctx context.Context, results []*Result, offer *EagerOffer) ([]error, []*Claimed, error) {
 	return e.completeSteps(ctx, results, offer)
@@ -100,8 +100,9 @@ type eagerFlow struct {
 	// public is the encoded public state of state (the completed step's
 	// state_after, the next step's state_before), or nil.
 	public []byte
-	// claimed is what the claims of the flow's jobs share: the row as the
-	// transaction writes it and the public state handed to handlers.
+	// row and view are what the claims of the flow's jobs share: the
+	// row as the transaction writes it and the public state handed to
+	// handlers.
 	row  *driver.Workflow
 	view *publicState
 }
