@@ -1,5 +1,6 @@
 // Package deadline runs the engine's sweeps: workflow deadlines (execution
-// and run timeouts), signal-wait timers, the activity-timeout watchdog and
+// and run timeouts), signal-wait timers, the recovery of workflow waits
+// another engine left stranded, the activity-timeout watchdog and
 // stale-claim recovery, the schedule tick, and the overrun sweep that
 // fails running workflows whose row is past their last step.
 //
@@ -123,11 +124,15 @@ type Report struct {
 	// compensations or cancel callback were enqueued (see
 	// WorkflowCallbacks).
 	WorkflowCallbacks int
+	// WorkflowWaits counts the stranded workflow waits that settled or
+	// failed (see WorkflowWaits).
+	WorkflowWaits int
 }
 
 // Total is the number of rows changed.
 func (r Report) Total() int {
-	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks + r.WorkflowOverruns + r.WorkflowCallbacks
+	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks + r.WorkflowOverruns +
+		r.WorkflowCallbacks + r.WorkflowWaits
 }
 
 // batchOf binds one of package sweep's batch functions to the engine.
@@ -225,9 +230,9 @@ func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
 }
 
 // RunAll runs every sweep once, in this order: stale recovery, activity
-// timeouts, wait timers, workflow deadlines, batch callbacks, workflow
-// callbacks, workflow overruns. An error in one sweep does not stop the others; the errors
-// are joined.
+// timeouts, wait timers, workflow waits, workflow deadlines, batch
+// callbacks, workflow callbacks, workflow overruns. An error in one sweep
+// does not stop the others; the errors are joined.
 func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	var r Report
 	var errs []error
@@ -237,6 +242,8 @@ func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	r.JobsTimedOut, err = s.Timeouts(ctx)
 	errs = append(errs, err)
 	r.WaitsTimedOut, err = s.WaitTimers(ctx)
+	errs = append(errs, err)
+	r.WorkflowWaits, err = s.WorkflowWaits(ctx)
 	errs = append(errs, err)
 	r.WorkflowsExpired, err = s.Deadlines(ctx)
 	errs = append(errs, err)
