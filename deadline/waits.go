@@ -16,8 +16,10 @@ const SweepWorkflowWaits = "workflow-waits"
 // reading those workflows without row locks, so one that ends meanwhile,
 // run by either engine, can find no wait to wake while the wait commits
 // as pending: the workflow would wait forever. The sweep finds waiting
-// workflows with a dependency that completed without its dependency row
-// being stamped satisfied, or that failed or was cancelled, and
+// workflows with a dependency that ended at least 5 seconds ago (an end
+// still re-evaluating the wait is left to finish) and completed without
+// its dependency row being stamped satisfied, or failed or was
+// cancelled, and
 // re-evaluates each wait under its row lock as a dependency's end does:
 // it settles (workflow_resumed, the workflow moves on), fails the
 // workflow ("Workflow wait could not be satisfied."), or keeps waiting.

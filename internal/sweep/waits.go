@@ -8,6 +8,10 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
+// waitRecoveryGrace is how long ago a dependency must have ended for the
+// stranded-wait sweep to take its wait as missed.
+const waitRecoveryGrace = 5 * time.Second
+
 // RecoverWaits re-evaluates up to limit workflow waits whose dependencies
 // ended without seeing them (driver.WaitRecoveryTx): Queuety PHP sets up
 // a wait reading the workflows it waits for without row locks, so a
@@ -18,6 +22,11 @@ import (
 // settles, fails, or keeps waiting. A store without the finder has no such
 // sweep: it does nothing. It returns how many waits settled or failed and
 // whether a full batch was found.
+//
+// Only dependencies that ended at least waitRecoveryGrace ago count, so
+// that the sweep leaves a wait alone while the end of a dependency is
+// still re-evaluating it: Queuety PHP does that in a transaction of its
+// own after the end commits.
 //
 // Waits that keep waiting (a dependency failed but the others may still
 // satisfy it) are added to *left and skipped by later batches of the same
@@ -31,7 +40,7 @@ func RecoverWaits(ctx context.Context, e *engine.Engine, limit int, left *[]int6
 		if !ok {
 			return nil, nil
 		}
-		p.Exclude = *left
+		p.Now, p.Exclude = p.Now.Add(-waitRecoveryGrace), *left
 		return f.WorkflowFindStrandedWaits(ctx, p)
 	}
 	return batch(ctx, e, "recover workflow waits", limit, find,

@@ -11,9 +11,11 @@ import "context"
 type WaitRecoveryTx interface {
 	// WorkflowFindStrandedWaits returns up to p.Limit workflows waiting
 	// for workflows (waiting_for_workflows) with a dependency row of their
-	// current step whose dependency workflow ended and was not seen to:
-	// completed with satisfied_at NULL, or failed or cancelled. Workflows
-	// in p.Exclude are skipped. They are returned in id order, locked
-	// with p.Lock.
+	// current step whose dependency workflow ended at or before p.Now and
+	// was not seen to: completed with satisfied_at NULL, or failed or
+	// cancelled. A workflow ended at its completed_at (completed,
+	// cancelled) or failed_at (failed); one without that time counts as
+	// ended before p.Now. Workflows in p.Exclude are skipped. They are
+	// returned in id order, locked with p.Lock.
 	WorkflowFindStrandedWaits(ctx context.Context, p ExpiredParams) ([]*Workflow, error)
 }

@@ -124,6 +124,20 @@ func testDriverFindStrandedWaits(t *testing.T, d *DriverEnv) {
 	cancelledDep := waiting(driver.WorkflowWaitingForWorkflows, 2)
 	dep(cancelledDep, 2, cancelled, false)
 	waiting(driver.WorkflowWaitingForWorkflows, 0) // no rows at all
+	// Dependencies that ended after Now: completed, failed, cancelled.
+	late := newWorkflow("kid", driver.WorkflowCompleted)
+	late.CompletedAt = Epoch.Add(time.Hour)
+	lateFailed := newWorkflow("kid", driver.WorkflowFailed)
+	lateFailed.FailedAt = Epoch.Add(time.Hour)
+	lateCancelled := newWorkflow("kid", driver.WorkflowCancelled)
+	lateCancelled.CompletedAt = Epoch.Add(time.Hour)
+	var lateWaits []int64
+	for _, k := range []*driver.Workflow{late, lateFailed, lateCancelled} {
+		d.insertWorkflow(k)
+		d.Tx(func(tx driver.Tx) error { return tx.WorkflowUpdate(d.Ctx, k) }) // WorkflowInsert writes no end times
+		lateWaits = append(lateWaits, waiting(driver.WorkflowWaitingForWorkflows, 0))
+		dep(lateWaits[len(lateWaits)-1], 0, k.ID, false)
+	}
 	d.Tx(func(tx driver.Tx) error { return tx.DependencyInsert(d.Ctx, deps) })
 
 	find := func(limit int, lock driver.LockMode, exclude ...int64) []int64 {
@@ -136,6 +150,11 @@ func testDriverFindStrandedWaits(t *testing.T, d *DriverEnv) {
 	assert.Equal(t, []int64{unseen, failedDep, cancelledDep}, find(10, driver.LockSkipLocked), "stranded waits, locked")
 	assert.Equal(t, []int64{unseen, failedDep}, find(2, driver.LockSkipLocked), "up to the limit")
 	assert.Equal(t, []int64{cancelledDep}, find(10, driver.LockUpdate, unseen, failedDep), "past the excluded")
+	later := inTx(d, func(tx driver.Tx) ([]*driver.Workflow, error) {
+		return tx.(driver.WaitRecoveryTx).WorkflowFindStrandedWaits(d.Ctx, driver.ExpiredParams{Now: Epoch.Add(time.Hour), Limit: 10, Lock: driver.LockNone})
+	})
+	assert.Equal(t, append([]int64{unseen, failedDep, cancelledDep}, lateWaits...), workflowIDs(later),
+		"with the dependencies that ended at Now")
 	d.Tx(func(tx driver.Tx) error {
 		return tx.DependencySatisfy(d.Ctx, driver.DependencyWaiter{WorkflowID: unseen, StepIndex: 1}, completed, Epoch.Add(2*time.Second))
 	})
