@@ -4,10 +4,12 @@
 // stale-claim recovery, the schedule tick, and the overrun sweep that
 // fails running workflows whose row is past their last step.
 //
-// Every sweep but the overrun sweep finds its candidates through an index,
-// so its cost grows with the rows that expired, not with the size of the
-// table; the overrun sweep reads a bounded window of running workflows per
-// run (see Overruns). Every sweep is
+// Every sweep but the overrun and workflow-waits sweeps finds its
+// candidates through an index, so its cost grows with the rows that
+// expired, not with the size of the table; the overrun sweep reads a
+// bounded window of running workflows per run (see Overruns), and the
+// workflow-waits sweep the dependency rows of the current step of each
+// workflow waiting for workflows (see WorkflowWaits). Every sweep is
 // safe with any number of concurrent sweepers on any number of machines:
 // rows are taken with SELECT ... FOR UPDATE SKIP LOCKED (or re-checked
 // under their row lock) and changed in one transaction, so each expired

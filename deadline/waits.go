@@ -25,6 +25,12 @@ const SweepWorkflowWaits = "workflow-waits"
 // workflow ("Workflow wait could not be satisfied."), or keeps waiting.
 // A store without the finder (driver.WaitRecoveryTx) has nothing to
 // sweep. It returns how many waits settled or failed.
+//
+// A run reads, through the status index, every workflow waiting for
+// workflows and, through idx_waiting, its current step's dependency rows;
+// workers run it only while the sweep gate saw such a workflow. A wait
+// that a failed dependency cannot decide yet (any or quorum, others still
+// running) is re-evaluated by every run until it settles.
 func (s *Sweeper) WorkflowWaits(ctx context.Context) (int, error) {
 	return s.observed(ctx, SweepWorkflowWaits, func() (int, error) {
 		var left []int64
