@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -217,6 +218,7 @@ func TestLiveMixedFleet(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(s.ctx, 25*time.Second)
 	defer cancel()
+	var recovered atomic.Int64 // stranded waits the Go worker's sweep resumed
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	// The Go worker's handlers take a little time, so that PHP gets jobs.
@@ -229,7 +231,21 @@ func TestLiveMixedFleet(t *testing.T) {
 	}
 	// Queuety PHP's commits wake no Go worker: a mixed fleet sets the idle
 	// poll interval to how soon Go must see PHP's jobs.
-	w := s.goWorker(slow, worker.Concurrency(4), worker.PollInterval(20*time.Millisecond), worker.IdlePollInterval(20*time.Millisecond))
+	//
+	// The Go worker runs the workflow-waits sweep every 200 ms (its other
+	// sweeps off): Queuety PHP sets the group wait up reading the children
+	// without row locks, so a child that ends meanwhile (in Go or PHP) can
+	// miss the wait, which then commits as waiting with every child ended.
+	// The sweep resumes such a wait, once, within the time limit.
+	w := worker.New(s.c, worker.WithLogger(slog.New(slog.DiscardHandler)), worker.NoRetention(),
+		worker.Maintenance(worker.Intervals{WaitTimer: 200 * time.Millisecond, Deadlines: -1, Watchdog: -1, Stale: -1, ScheduleIdle: -1}),
+		worker.Concurrency(4), worker.PollInterval(20*time.Millisecond), worker.IdlePollInterval(20*time.Millisecond),
+		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, _ error) {
+			if task == deadline.SweepWorkflowWaits {
+				recovered.Add(int64(n))
+			}
+		}}))
+	registerFan(w, nil, slow)
 	runCtx, stopGo := context.WithCancel(ctx)
 	wg.Add(1)
 	var goErr error
@@ -285,7 +301,7 @@ func TestLiveMixedFleet(t *testing.T) {
 	require.NoError(t, phpErr, "PHP worker")
 	require.True(t, done(), "both workflows completed within the time limit")
 	goJobs := w.Stats().Succeeded
-	t.Logf("jobs run: Go %d, PHP %d", goJobs, phpJobs.Load())
+	t.Logf("jobs run: Go %d, PHP %d; stranded waits recovered: %d", goJobs, phpJobs.Load(), recovered.Load())
 	assert.Positive(t, goJobs, "jobs the Go worker ran")
 	assert.Positive(t, phpJobs.Load(), "jobs PHP ran")
 
