@@ -37,10 +37,18 @@ type wakeHub struct {
 type wakeSub struct {
 	ch     chan struct{}
 	target WakeTarget
-	// idle is set while the subscriber waits for a wake-up with nothing
-	// to do (WakeSub.Idle), and cleared by the hub when it wakes it.
-	idle atomic.Bool
+	// state is subBusy, subIdle while the subscriber waits for a wake-up
+	// with nothing to do (WakeSub.Idle), or subWoken once the hub woke it
+	// from there and until it is busy again.
+	state atomic.Int32
 }
+
+// The states of a subscriber.
+const (
+	subBusy int32 = iota
+	subIdle
+	subWoken
+)
 
 // WakeTarget describes a subscriber of SubscribeWakeFor, so that a
 // wake-up for a few jobs wakes only as many idle subscribers as claim
@@ -101,9 +109,9 @@ func (h *wakeHub) remove(s *wakeSub) {
 }
 
 // send gives s a wake-up without blocking (one not yet read is not
-// doubled) and clears its idle mark.
+// doubled); an idle subscriber is then woken.
 func (s *wakeSub) send() {
-	s.idle.Store(false)
+	s.state.CompareAndSwap(subIdle, subWoken)
 	select {
 	case s.ch <- struct{}{}:
 	default:
@@ -122,12 +130,13 @@ func (h *wakeHub) signal() {
 
 // signalJobs wakes subscribers for the claimable jobs of counts (by queue
 // and handler), or every subscriber when any is set or counts is empty.
-// It counts first the subscribers already woken and not yet claiming
-// (their wake-up unread), then wakes idle ones, then, while jobs are left
-// over, gives a wake-up to the others that claim them and have a free
-// slot: one may have just found nothing and not yet be waiting, and
-// must not miss these jobs. Each subscriber counts for as many jobs as
-// one claim of it takes.
+// It counts first the subscribers woken from idle and not claimed yet,
+// then wakes idle ones, then, while jobs are left over, gives a wake-up
+// to the busy ones that claim them: one may have just found nothing and
+// not yet be waiting, and must not miss these jobs. Each subscriber
+// counts for as many jobs as one claim of it takes. A busy subscriber
+// holding an unread wake-up is not counted first: it reads it only once
+// a claim of its own found nothing.
 func (h *wakeHub) signalJobs(counts map[jobnote.Key]int, any bool) {
 	if any || len(counts) == 0 {
 		h.signal()
@@ -141,23 +150,18 @@ func (h *wakeHub) signalJobs(counts map[jobnote.Key]int, any bool) {
 			if len(left) == 0 {
 				return
 			}
-			woken := len(s.ch) > 0
-			switch pass {
-			case 0:
-				if !woken {
-					continue
+			st := s.state.Load()
+			switch {
+			case pass == 0 && st == subWoken:
+				s.cover(left)
+			case pass == 1 && st == subIdle:
+				if s.cover(left) {
+					s.send()
 				}
-			case 1:
-				if woken || !s.idle.Load() {
-					continue
+			case pass == 2 && st == subBusy:
+				if s.cover(left) {
+					s.send()
 				}
-			case 2:
-				if woken || s.idle.Load() {
-					continue
-				}
-			}
-			if s.cover(left) && !woken {
-				s.send()
 			}
 		}
 	}
@@ -173,7 +177,7 @@ func (h *wakeHub) passOn(counts map[jobnote.Key]int) {
 		if len(counts) == 0 {
 			return
 		}
-		if len(s.ch) == 0 && s.idle.Load() && s.cover(counts) {
+		if s.state.Load() == subIdle && s.cover(counts) {
 			s.send()
 		}
 	}
@@ -218,7 +222,13 @@ type WakeSub struct {
 
 // Idle marks the subscriber as waiting for a wake-up with nothing to do
 // (on) or not: a wake-up for a few jobs goes to idle subscribers first.
-func (w *WakeSub) Idle(on bool) { w.s.idle.Store(on) }
+func (w *WakeSub) Idle(on bool) {
+	if on {
+		w.s.state.Store(subIdle)
+	} else {
+		w.s.state.Store(subBusy)
+	}
+}
 
 // Close unsubscribes.
 func (w *WakeSub) Close() { w.close() }
