@@ -40,16 +40,22 @@ func (e *Engine) completedJobs(ctx context.Context, results []*Result, errs []er
 }
 
 // dependentWake reads, after jobs completed, which pending jobs depended
-// on them, one read in flight at a time (the ids of completions meanwhile
-// are read together next), so recording a completion never waits for it.
+// on them, one read in flight at a time and one per dependentsGap at most
+// (the ids of completions meanwhile are read together next), so recording
+// a completion never waits for it and a stream of completions costs the
+// database a few reads a second, not one per completion.
 type dependentWake struct {
 	mu      sync.Mutex
 	ids     []int64
 	running bool
 }
 
-// dependentsChunk caps the ids one read of the dependents names.
-const dependentsChunk = 500
+// dependentsChunk caps the ids one read of the dependents names, and
+// dependentsGap is the least time between the starts of two reads.
+const (
+	dependentsChunk = 500
+	dependentsGap   = 5 * time.Millisecond
+)
 
 // wakeDependents wakes idle workers, in the background, for the pending
 // jobs that depend on ids (now completed) and are claimable now, on a
@@ -69,7 +75,11 @@ func (e *Engine) wakeDependents(ids []int64) {
 	d.running = true
 	d.mu.Unlock()
 	go func() {
+		var last time.Time
 		for {
+			if wait := time.Until(last.Add(dependentsGap)); wait > 0 {
+				time.Sleep(wait)
+			}
 			d.mu.Lock()
 			ids := d.ids[:min(len(d.ids), dependentsChunk)]
 			d.ids = d.ids[len(ids):]
@@ -80,6 +90,7 @@ func (e *Engine) wakeDependents(ids []int64) {
 				return
 			}
 			d.mu.Unlock()
+			last = time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			jobs, err := r.JobDependents(ctx, ids)
 			cancel()
