@@ -22,8 +22,8 @@ func workCommand() *Command {
 		Name:    "work",
 		Summary: "run a worker: claim due jobs and workflow steps and run their handlers",
 		Help: `Without --once the worker runs until SIGINT or SIGTERM, with the periodic
-sweeps (workflow deadlines, signal-wait timers, activity timeouts, stale
-claims, running workflows past their last step). On a signal it stops claiming, lets running handlers finish for up
+sweeps (workflow deadlines, signal-wait timers, stranded workflow waits,
+activity timeouts, stale claims, running workflows past their last step). On a signal it stops claiming, lets running handlers finish for up
 to --shutdown-timeout, cancels the handlers still running, hands their jobs
 back and exits 0. A handler that ignores the cancellation for
 --hard-stop-timeout more is left behind: the worker exits 1 and names its

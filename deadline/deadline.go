@@ -1,12 +1,15 @@
 // Package deadline runs the engine's sweeps: workflow deadlines (execution
-// and run timeouts), signal-wait timers, the activity-timeout watchdog and
+// and run timeouts), signal-wait timers, the recovery of workflow waits
+// another engine left stranded, the activity-timeout watchdog and
 // stale-claim recovery, the schedule tick, and the overrun sweep that
 // fails running workflows whose row is past their last step.
 //
-// Every sweep but the overrun sweep finds its candidates through an index,
-// so its cost grows with the rows that expired, not with the size of the
-// table; the overrun sweep reads a bounded window of running workflows per
-// run (see Overruns). Every sweep is
+// Every sweep but the overrun and workflow-waits sweeps finds its
+// candidates through an index, so its cost grows with the rows that
+// expired, not with the size of the table; the overrun sweep reads a
+// bounded window of running workflows per run (see Overruns), and the
+// workflow-waits sweep the dependency rows of the current step of each
+// workflow waiting for workflows (see WorkflowWaits). Every sweep is
 // safe with any number of concurrent sweepers on any number of machines:
 // rows are taken with SELECT ... FOR UPDATE SKIP LOCKED (or re-checked
 // under their row lock) and changed in one transaction, so each expired
@@ -123,11 +126,15 @@ type Report struct {
 	// compensations or cancel callback were enqueued (see
 	// WorkflowCallbacks).
 	WorkflowCallbacks int
+	// WorkflowWaits counts the stranded workflow waits that settled or
+	// failed (see WorkflowWaits).
+	WorkflowWaits int
 }
 
 // Total is the number of rows changed.
 func (r Report) Total() int {
-	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks + r.WorkflowOverruns + r.WorkflowCallbacks
+	return r.WorkflowsExpired + r.WaitsTimedOut + r.JobsTimedOut + r.JobsRecovered + r.BatchCallbacks + r.WorkflowOverruns +
+		r.WorkflowCallbacks + r.WorkflowWaits
 }
 
 // batchOf binds one of package sweep's batch functions to the engine.
@@ -225,9 +232,9 @@ func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
 }
 
 // RunAll runs every sweep once, in this order: stale recovery, activity
-// timeouts, wait timers, workflow deadlines, batch callbacks, workflow
-// callbacks, workflow overruns. An error in one sweep does not stop the others; the errors
-// are joined.
+// timeouts, wait timers, workflow waits, workflow deadlines, batch
+// callbacks, workflow callbacks, workflow overruns. An error in one sweep
+// does not stop the others; the errors are joined.
 func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	var r Report
 	var errs []error
@@ -237,6 +244,8 @@ func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	r.JobsTimedOut, err = s.Timeouts(ctx)
 	errs = append(errs, err)
 	r.WaitsTimedOut, err = s.WaitTimers(ctx)
+	errs = append(errs, err)
+	r.WorkflowWaits, err = s.WorkflowWaits(ctx)
 	errs = append(errs, err)
 	r.WorkflowsExpired, err = s.Deadlines(ctx)
 	errs = append(errs, err)

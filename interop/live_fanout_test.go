@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -210,8 +211,14 @@ func TestLiveMixedFleet(t *testing.T) {
 	s.php.runJSON(&first, "work", "--max-jobs=3")
 	phpJobs.Add(first.Processed)
 
+	t.Cleanup(func() {
+		if t.Failed() { // show where the fleet stopped, or what it left
+			dumpRows(t, s.prefix)
+		}
+	})
 	ctx, cancel := context.WithTimeout(s.ctx, 25*time.Second)
 	defer cancel()
+	var recovered atomic.Int64 // stranded waits the Go worker's sweep resumed
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	// The Go worker's handlers take a little time, so that PHP gets jobs.
@@ -224,7 +231,21 @@ func TestLiveMixedFleet(t *testing.T) {
 	}
 	// Queuety PHP's commits wake no Go worker: a mixed fleet sets the idle
 	// poll interval to how soon Go must see PHP's jobs.
-	w := s.goWorker(slow, worker.Concurrency(4), worker.PollInterval(20*time.Millisecond), worker.IdlePollInterval(20*time.Millisecond))
+	//
+	// The Go worker runs the workflow-waits sweep every 200 ms (its other
+	// sweeps off): Queuety PHP sets the group wait up reading the children
+	// without row locks, so a child that ends meanwhile (in Go or PHP) can
+	// miss the wait, which then commits as waiting with every child ended.
+	// The sweep resumes such a wait, once, within the time limit.
+	w := worker.New(s.c, worker.WithLogger(slog.New(slog.DiscardHandler)), worker.NoRetention(),
+		worker.Maintenance(worker.Intervals{WaitTimer: 200 * time.Millisecond, Deadlines: -1, Watchdog: -1, Stale: -1, ScheduleIdle: -1}),
+		worker.Concurrency(4), worker.PollInterval(20*time.Millisecond), worker.IdlePollInterval(20*time.Millisecond),
+		worker.WithHooks(worker.Hooks{Swept: func(task string, n int, _ error) {
+			if task == deadline.SweepWorkflowWaits {
+				recovered.Add(int64(n))
+			}
+		}}))
+	registerFan(w, nil, slow)
 	runCtx, stopGo := context.WithCancel(ctx)
 	wg.Add(1)
 	var goErr error
@@ -278,22 +299,9 @@ func TestLiveMixedFleet(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, goErr, "Go worker")
 	require.NoError(t, phpErr, "PHP worker")
-	if !done() {
-		// Show where the fleet stopped before failing.
-		dump := testdb.Admin(t)
-		for _, table := range []string{"queuety_workflows", "queuety_jobs"} {
-			cols := "id, status, current_step, total_steps, deadline_at"
-			if table == "queuety_jobs" {
-				cols = "id, handler, workflow_id, step_index, status, attempts, available_at, reserved_at, error_message"
-			}
-			for _, r := range queryRows(t, dump, fmt.Sprintf("SELECT %s FROM `%s%s` ORDER BY id", cols, s.prefix, table)) {
-				t.Logf("%s: %v", table, rowString(r))
-			}
-		}
-	}
 	require.True(t, done(), "both workflows completed within the time limit")
 	goJobs := w.Stats().Succeeded
-	t.Logf("jobs run: Go %d, PHP %d", goJobs, phpJobs.Load())
+	t.Logf("jobs run: Go %d, PHP %d; stranded waits recovered: %d", goJobs, phpJobs.Load(), recovered.Load())
 	assert.Positive(t, goJobs, "jobs the Go worker ran")
 	assert.Positive(t, phpJobs.Load(), "jobs PHP ran")
 
@@ -403,4 +411,18 @@ func rowString(r map[string]*string) string {
 		fmt.Fprintf(&b, "%s=%s ", n, v)
 	}
 	return b.String()
+}
+
+// dumpRows logs the workflow and job rows of prefix.
+func dumpRows(t *testing.T, prefix string) {
+	db := testdb.Admin(t)
+	for _, q := range []string{
+		"SELECT id, status, current_step, total_steps, parent_workflow_id, parent_step_index FROM `%squeuety_workflows` ORDER BY id",
+		"SELECT id, handler, workflow_id, step_index, status, attempts, created_at, available_at, reserved_at, completed_at, error_message FROM `%squeuety_jobs` ORDER BY id",
+		"SELECT id, workflow_id, step_index, event, job_id FROM `%squeuety_workflow_events` ORDER BY id",
+	} {
+		for _, r := range queryRows(t, db, fmt.Sprintf(q, prefix)) {
+			t.Log(rowString(r))
+		}
+	}
 }

@@ -260,8 +260,8 @@ const (
 // Sweep is one maintenance sweep.
 type Sweep struct {
 	// Name is the sweep's: "stale-recovery", "activity-timeouts",
-	// "wait-timers", "workflow-deadlines", "batch-callbacks",
-	// "workflow-overruns" or "schedule-tick".
+	// "wait-timers", "workflow-waits", "workflow-deadlines",
+	// "batch-callbacks", "workflow-overruns" or "schedule-tick".
 	Name     string
 	Duration time.Duration
 	// Rows is how many jobs, workflows or schedules it changed (or fired).

@@ -13,12 +13,18 @@ import (
 // claimed for this worker.
 
 // completeSteps returns the completer's recorder of step successes: with
-// eager handoff on and slots free, it reserves up to one slot per
-// result, records the batch offering them, starts the jobs handed off
-// (under parent, as claimed jobs are) and frees the slots left unused.
+// eager handoff on and slots free, it reserves up to as many slots as
+// the batch may hand off (one a step, one a branch of a parallel step
+// next, every free slot for a for-each placeholder's expansion),
+// records the batch offering them, starts the jobs handed off (under
+// parent, as claimed jobs are) and frees the slots left unused.
 func (w *Worker) completeSteps(parent context.Context) func(context.Context, []*engine.Result) ([]error, error) {
 	return func(ctx context.Context, batch []*engine.Result) ([]error, error) {
-		held := w.reserveSlots(len(batch))
+		want := 0
+		for _, r := range batch {
+			want += r.Claimed.Handoffs(w.Concurrency())
+		}
+		held := w.reserveSlots(want)
 		if held == 0 {
 			return w.engine.CompleteSteps(ctx, batch)
 		}

@@ -195,7 +195,6 @@ func TestEagerStepsFallBack(t *testing.T) {
 		"delayed step":           {step2: []builder.StepOption{builder.Job(queuety.Delay(time.Minute))}},
 		"concurrency group":      {step2: []builder.StepOption{builder.Job(queuety.ConcurrencyGroup("g"))}},
 		"cost units":             {step2: []builder.StepOption{builder.Job(queuety.CostUnits(3))}},
-		"parallel step":          {next: func(b *builder.Builder) *builder.Builder { return b.Parallel("s2", "s3") }},
 		"delay step":             {next: func(b *builder.Builder) *builder.Builder { return b.Sleep(time.Second).Then("s2") }},
 		"paused queue": {between: func(t *testing.T, c *queuety.Client, _ int64, queue string) {
 			require.NoError(t, c.PauseQueue(context.Background(), queue))

@@ -24,6 +24,7 @@ func (w *Worker) tasks() []*task {
 		{name: deadline.SweepStale, interval: iv.Stale, run: w.gated(deadline.SweepStale, gateStale, w.recoverStale)}, // holdback.go, sweepgate.go
 		{name: deadline.SweepTimeouts, interval: iv.Watchdog, run: w.gated(deadline.SweepTimeouts, gateActivity, w.sweeper.Timeouts)},
 		{name: deadline.SweepWaits, interval: iv.WaitTimer, run: w.gated(deadline.SweepWaits, gateWait, w.sweeper.WaitTimers)},
+		{name: deadline.SweepWorkflowWaits, interval: iv.WaitTimer, run: w.gated(deadline.SweepWorkflowWaits, gateWorkflowWait, w.sweeper.WorkflowWaits)}, // deadline/waits.go
 		{name: deadline.SweepDeadlines, interval: iv.Deadlines, run: w.gated(deadline.SweepDeadlines, gateDeadline, w.sweeper.Deadlines)},
 		{name: "batch-callbacks", interval: iv.Deadlines, run: w.gated("", gateBatch, w.sweeper.BatchCallbacks)},                                              // deadline/batches.go
 		{name: deadline.SweepWorkflowCallbacks, interval: iv.Deadlines, run: w.gated(deadline.SweepWorkflowCallbacks, gateEnds, w.sweeper.WorkflowCallbacks)}, // deadline/compensations.go

@@ -17,7 +17,7 @@ import (
 )
 
 // sweepTasks are the periodic maintenance tasks of a long-running worker.
-var sweepTasks = []string{"stale-recovery", "activity-timeouts", "wait-timers", "workflow-deadlines", "batch-callbacks", "workflow-callbacks", "workflow-overruns", "machine-timeouts"}
+var sweepTasks = []string{"stale-recovery", "activity-timeouts", "wait-timers", "workflow-waits", "workflow-deadlines", "batch-callbacks", "workflow-callbacks", "workflow-overruns", "machine-timeouts"}
 
 // TestRunSweepsOnTheFakeClock checks that a long-running worker whose
 // client has a fake clock runs its sweeps when the clock moves, not on real

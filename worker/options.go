@@ -165,8 +165,11 @@ func BatchSize(n int) Option { return func(c *config) { c.batchSize = n } }
 // or rate limit, its queue not paused) and it has a free slot, the next
 // step's job is inserted already claimed by the worker in the same
 // transaction and starts without a claim query. The job's row is the one
-// a claim would have written. Workers with admission limits configured
-// (RateLimit, ConcurrencyGroup, cost budgets) never hand off.
+// a claim would have written. The branch jobs of a parallel step that
+// follows it, and those a for-each step's expansion creates, are handed
+// off under the same rules, one a free slot. Workers with admission
+// limits configured (RateLimit, ConcurrencyGroup, cost budgets) never
+// hand off.
 func EagerSteps(on bool) Option { return func(c *config) { c.noEager = !on } }
 
 // PollIntervalBusy is the first idle wait after a claim that found work;

@@ -1,14 +1,14 @@
 package worker
 
 // The sweep gate: the sweeps that find rows by a stored time or state
-// (stale claims, activity timeouts, wait timers, state-machine timers,
-// workflow deadlines, the callbacks of batches and workflows another
-// engine ended, overruns) keep their intervals, but a run only opens a
-// transaction when one read, made at most once a gate period for all of
-// them (one statement, no transaction), found a row of its kind due. An
-// idle worker then costs the database one statement a gate period for
-// them, instead of a transaction per sweep run. The registry's prune of
-// gone workers reads the same gate (registry.go).
+// (stale claims, activity timeouts, wait timers, stranded workflow waits,
+// state-machine timers, workflow deadlines, the callbacks of batches and
+// workflows another engine ended, overruns) keep their intervals, but a
+// run only opens a transaction when one read, made at most once a gate
+// period for all of them (one statement, no transaction), found a row of
+// its kind due. An idle worker then costs the database one statement a
+// gate period for them, instead of a transaction per sweep run. The
+// registry's prune of gone workers reads the same gate (registry.go).
 
 import (
 	"context"
@@ -32,6 +32,7 @@ const (
 	gateBatch
 	gateEnds
 	gateOverrun
+	gateWorkflowWait
 )
 
 // gatePeriodMax is the longest the gate's read is used before it is read
@@ -123,6 +124,8 @@ func (w *Worker) gateDue(ctx context.Context, kind gateKind) bool {
 		return withinLookback(g.due.Failed, now, engine.ForeignEndLookback) || withinLookback(g.due.Cancelled, now, engine.ForeignEndLookback)
 	case gateOverrun:
 		return g.due.Running
+	case gateWorkflowWait:
+		return g.due.WaitingForWorkflows
 	}
 	return true
 }

@@ -171,7 +171,7 @@ type counters struct {
 // Stats counts what a worker did.
 type Stats struct {
 	Claimed    int64 // jobs claimed (Eager included)
-	Eager      int64 // next steps' jobs taken by eager handoff, without a claim query (see EagerSteps)
+	Eager      int64 // next steps' and branches' jobs taken by eager handoff, without a claim query (see EagerSteps)
 	Succeeded  int64 // attempts recorded as successful
 	Failed     int64 // attempts recorded as failed (retried or buried)
 	Stale      int64 // results rejected because the attempt lost its job

@@ -171,8 +171,9 @@ func (sc *stepCtx) expandInto(w *Writes, in stepInputs, all *phpjson.Object, rt 
 		meta.Set("item", rt.Items[i])
 		p := phpjson.NewObject()
 		p.Set(forEachKey, meta)
-		j, _ := m.job(p)
+		j, doc := m.job(p)
 		w.jobs = append(w.jobs, j)
+		w.keepPayload(j, doc)
 	}
 	sc.wf.State = workflowstate.EncodeJSON(sc.state)
 	w.workflows = append(w.workflows, sc.wf)

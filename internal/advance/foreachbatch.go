@@ -35,12 +35,35 @@ type BranchGroup struct {
 	Fallback bool
 }
 
+// Expansion is the branch jobs a placeholder's expansion queued in a
+// transaction of CompleteBranchGroups, not inserted yet.
+type Expansion struct {
+	// Group is the placeholder's group.
+	Group *BranchGroup
+	// Workflow, State and Steps are the workflow as the transaction
+	// writes it (read-only from then on).
+	Workflow *driver.Workflow
+	State    *phpjson.Object
+	Steps    []*stepDef
+	// Jobs are the branch jobs, pending.
+	Jobs []*driver.Job
+}
+
+// BranchHandoff is called in every transaction of CompleteBranchGroups
+// that expands placeholders, before the branch jobs are inserted, with
+// the expansions and payloadDoc (the tree a job's Payload decodes to, or
+// nil: decode it). It may turn jobs into claimed ones (the eager
+// handoff); what it takes counts only once the transaction commits
+// with the expansion's group recorded (not Fallback, no Errs[0]).
+type BranchHandoff func(ctx context.Context, tx driver.Tx, exps []Expansion, payloadDoc func(*driver.Job) *phpjson.Object, now time.Time) error
+
 // CompleteBranchGroups records groups, each the branch results of a
 // different workflow, in one transaction, and sets each group's Errs or
 // Fallback. A group that turns out to need the one-by-one path after
 // the transaction wrote for it rolls the transaction back, and the rest
-// are recorded again without it.
-func (s *Service) CompleteBranchGroups(ctx context.Context, groups []*BranchGroup) error {
+// are recorded again without it. handoff, when not nil, may take the
+// branch jobs of the placeholders' expansions (see BranchHandoff).
+func (s *Service) CompleteBranchGroups(ctx context.Context, groups []*BranchGroup, handoff BranchHandoff) error {
 	for {
 		var live []*BranchGroup
 		for _, g := range groups {
@@ -51,7 +74,7 @@ func (s *Service) CompleteBranchGroups(ctx context.Context, groups []*BranchGrou
 		if len(live) == 0 {
 			return nil
 		}
-		again, err := s.branchGroupsTx(ctx, live)
+		again, err := s.branchGroupsTx(ctx, live, handoff)
 		if err != nil {
 			return err
 		}
@@ -74,14 +97,16 @@ type branchGroup struct {
 	// memo remembers the encodings of the entries recorded (nil: the
 	// state is small, encoded afresh).
 	memo *phpjson.Memo
-	// expand is set for a placeholder's group (foreachexpand.go).
+	// expand is set for a placeholder's group (foreachexpand.go), and
+	// jobs are the branch jobs its expansion queued.
 	expand bool
+	jobs   []*driver.Job
 }
 
 // branchGroupsTx is one transaction of CompleteBranchGroups. again is
 // set when a group fell back after the transaction wrote for it: the
 // transaction rolled back and the other groups must be recorded again.
-func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (again bool, err error) {
+func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup, handoff BranchHandoff) (again bool, err error) {
 	var written []*branchGroup
 	err = s.store.InTx(ctx, func(tx driver.Tx) error {
 		again, written = false, nil
@@ -134,7 +159,9 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 		var done []int64
 		for _, bg := range live {
 			if bg.expand {
+				from := len(w.jobs)
 				done = append(done, s.applyExpandGroup(ctx, tx, w, bg, rows, now)...)
+				bg.jobs = w.jobs[from:len(w.jobs):len(w.jobs)]
 				continue
 			}
 			ids, err := s.applyBranchGroup(ctx, tx, w, bg, rows, now)
@@ -175,6 +202,9 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 				written = append(written, bg)
 			}
 		}
+		if err := handOffBranches(ctx, tx, handoff, w, live, now); err != nil {
+			return err
+		}
 		if err := w.Flush(ctx, tx); err != nil {
 			return err
 		}
@@ -185,6 +215,24 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup) (ag
 		return again, nil
 	}
 	return false, err
+}
+
+// handOffBranches offers the branch jobs of the groups' expansions to
+// handoff before they are inserted.
+func handOffBranches(ctx context.Context, tx driver.Tx, handoff BranchHandoff, w *Writes, groups []*branchGroup, now time.Time) error {
+	if handoff == nil {
+		return nil
+	}
+	var exps []Expansion
+	for _, bg := range groups {
+		if bg.expand && bg.done > 0 && len(bg.jobs) > 0 {
+			exps = append(exps, Expansion{Group: bg.g, Workflow: bg.wf, State: bg.state, Steps: bg.steps, Jobs: bg.jobs})
+		}
+	}
+	if len(exps) == 0 {
+		return nil
+	}
+	return handoff(ctx, tx, exps, w.PayloadDoc, now)
 }
 
 // cacheWritten keeps the decoded states written for groups, which the

@@ -263,8 +263,8 @@ type Writes struct {
 	// publicAfter is the encoded public state the last transition
 	// finalizeInto computed left its workflow with.
 	publicAfter []byte
-	// payloads are the decoded payloads of queued jobs whose Payload
-	// decodes to exactly that tree (phpjson.RoundTrips).
+	// payloads are the trees the Payloads of queued jobs encode
+	// (PayloadDoc returns those that decode back unchanged).
 	payloads map[*driver.Job]*phpjson.Object
 }
 
@@ -272,7 +272,12 @@ type Writes struct {
 // into w by a step transition and its payload tree is known to decode
 // back unchanged; nil otherwise (decode the Payload). The tree is the
 // caller's from then on: nothing in w uses it again.
-func (w *Writes) PayloadDoc(j *driver.Job) *phpjson.Object { return w.payloads[j] }
+func (w *Writes) PayloadDoc(j *driver.Job) *phpjson.Object {
+	if doc := w.payloads[j]; doc != nil && phpjson.RoundTrips(doc) {
+		return doc
+	}
+	return nil
+}
 
 // PublicStateAfter returns the encoded public state of the workflow the
 // last FinalizeInto into w advanced, as its step_completed event stores
@@ -385,13 +390,23 @@ func (s *Service) advance(w *Writes, wf *driver.Workflow, state *phpjson.Object,
 	if wf.Status != driver.WorkflowPaused {
 		jobs, doc := s.stepJobsDoc(wf, state, steps, next, now)
 		w.jobs = append(w.jobs, jobs...)
-		if doc != nil && len(jobs) == 1 && phpjson.RoundTrips(doc) {
-			if w.payloads == nil {
-				w.payloads = map[*driver.Job]*phpjson.Object{}
-			}
-			w.payloads[jobs[0]] = doc
+		if len(jobs) == 1 {
+			w.keepPayload(jobs[0], doc)
 		}
 	}
+}
+
+// keepPayload remembers doc as the tree j's Payload encodes, for
+// PayloadDoc to return when it decodes back to exactly that; whether it
+// does is checked when asked.
+func (w *Writes) keepPayload(j *driver.Job, doc *phpjson.Object) {
+	if doc == nil {
+		return
+	}
+	if w.payloads == nil {
+		w.payloads = map[*driver.Job]*phpjson.Object{}
+	}
+	w.payloads[j] = doc
 }
 
 // completeBranch merges one finished parallel branch; the last branch to

@@ -168,44 +168,86 @@ func (s *Service) reevaluateWait(ctx context.Context, tx driver.Tx, w driver.Dep
 	if waiting.Status != driver.WorkflowWaitingForWorkflows || waiting.CurrentStep != w.StepIndex {
 		return tx.DependencyClear(ctx, w.WorkflowID, w.StepIndex)
 	}
+	_, err = s.decideWait(ctx, tx, waiting, ended, false, now)
+	return err
+}
+
+// RecoverWaitLocked re-evaluates the wait of wf, a workflow waiting for
+// workflows that the caller locked, as the end of one of its dependencies
+// does (see reevaluateWait), for a wait whose dependencies ended without
+// seeing it (the stranded-wait sweep): its dependency rows of completed
+// workflows are stamped satisfied, and the wait settles, fails, or keeps
+// waiting. It reports whether the wait settled or failed.
+func (s *Service) RecoverWaitLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
+	if wf.Status != driver.WorkflowWaitingForWorkflows {
+		return false, nil
+	}
+	outcome, err := s.decideWait(ctx, tx, wf, nil, true, now)
+	return outcome == "satisfied" || outcome == "impossible", err
+}
+
+// decideWait evaluates the wait_for_workflows wait of waiting, locked by
+// the caller, on its current step, and settles it, fails the workflow, or
+// leaves it waiting. known, when set, is one of the workflows waited on,
+// already read; the others are read without locks (their ends are
+// committed, or they will re-evaluate the wait themselves). With stamp,
+// the dependency rows of the completed ones are stamped satisfied first.
+// It returns workflowstate.EvaluateWait's outcome, or "" when waiting is
+// not parked on such a step.
+func (s *Service) decideWait(ctx context.Context, tx driver.Tx, waiting *driver.Workflow, known *driver.Workflow, stamp bool, now time.Time) (string, error) {
+	idx := waiting.CurrentStep
 	state, err := workflowstate.DecodeObject("workflow state", waiting.State)
 	if err != nil {
-		return nil
+		return "", nil
 	}
 	steps, err := parseSteps(state)
-	if err != nil || w.StepIndex >= len(steps) || steps[w.StepIndex].Type != queuetytype.StepWaitForWorkflows {
-		return nil
+	if err != nil || idx >= len(steps) || steps[idx].Type != queuetytype.StepWaitForWorkflows {
+		return "", nil
 	}
-	step := steps[w.StepIndex]
+	step := steps[idx]
 	ids := workflowstate.WaitIDs(step, state)
 	var others []int64
 	for _, id := range ids {
-		if id != ended.ID {
+		if known == nil || id != known.ID {
 			others = append(others, id)
 		}
 	}
 	rows, err := tx.WorkflowGetMany(ctx, others, driver.LockNone)
 	if err != nil {
-		return err
+		return "", err
 	}
-	byID := map[int64]*driver.Workflow{ended.ID: ended}
+	byID := make(map[int64]*driver.Workflow, len(ids))
+	if known != nil {
+		byID[known.ID] = known
+	}
 	for _, r := range rows {
 		byID[r.ID] = r
 	}
-	switch workflowstate.EvaluateWait(step, ids, byID) {
-	case "satisfied":
-		if err := tx.DependencyClear(ctx, waiting.ID, w.StepIndex); err != nil {
-			return err
+	if stamp {
+		w := driver.DependencyWaiter{WorkflowID: waiting.ID, StepIndex: idx}
+		for _, id := range ids {
+			if dep := byID[id]; dep != nil && dep.Status == driver.WorkflowCompleted {
+				if err := tx.DependencySatisfy(ctx, w, id, now); err != nil {
+					return "", err
+				}
+			}
 		}
-		return s.SettleWait(ctx, tx, waiting, state, steps, w.StepIndex, workflowstate.WaitOutput(step, ids, byID), now)
+	}
+	outcome := workflowstate.EvaluateWait(step, ids, byID)
+	switch outcome {
+	case "satisfied":
+		if err := tx.DependencyClear(ctx, waiting.ID, idx); err != nil {
+			return "", err
+		}
+		return outcome, s.SettleWait(ctx, tx, waiting, state, steps, idx, workflowstate.WaitOutput(step, ids, byID), now)
 	case "impossible":
-		if err := tx.DependencyClear(ctx, waiting.ID, w.StepIndex); err != nil {
-			return err
+		if err := tx.DependencyClear(ctx, waiting.ID, idx); err != nil {
+			return "", err
 		}
 		state.Delete("_wait")
 		state.Delete("_waiting_for_signal")
 		waiting.State = workflowstate.EncodeJSON(state)
-		return s.FailWorkflowLocked(ctx, tx, waiting, 0, msgWaitUnsatisfiable, now)
+		return outcome, s.FailWorkflowLocked(ctx, tx, waiting, 0, msgWaitUnsatisfiable, now)
 	}
-	return nil
+	return outcome, nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/queuety/queuety-go/internal/advance"
+	"github.com/queuety/queuety-go/internal/phpjson"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // Workers of one engine that claim, or record completions, at the same
@@ -143,14 +146,24 @@ func (cc *completionCombiner) complete(ctx context.Context, e *Engine, results [
 // workers record at the same time go into one transaction, and the
 // groups of one workflow from several workers become one group, so a
 // workflow's row is locked, and its state decoded and written, once a
-// turn rather than once a worker.
+// turn rather than once a worker. The branch jobs a placeholder's
+// expansion inserts are handed off (eager.go) to the worker whose
+// groups held the placeholder, within that worker's offer: each worker
+// gets back only jobs handed to it, never more than its free slots.
 type branchCombiner struct {
-	c combiner[[]*advance.BranchGroup, struct{}]
+	c combiner[branchRequest, []*Claimed]
 }
 
-func (bc *branchCombiner) complete(ctx context.Context, e *Engine, groups []*advance.BranchGroup) error {
-	all := func(ts []*turn[[]*advance.BranchGroup, struct{}]) int { return len(ts) }
-	_, err := bc.c.do("", groups, all, func(ts []*turn[[]*advance.BranchGroup, struct{}]) {
+// branchRequest is one worker's branch groups and its offer (nil: it
+// takes nothing).
+type branchRequest struct {
+	groups []*advance.BranchGroup
+	offer  *EagerOffer
+}
+
+func (bc *branchCombiner) complete(ctx context.Context, e *Engine, groups []*advance.BranchGroup, offer *EagerOffer) ([]*Claimed, error) {
+	all := func(ts []*turn[branchRequest, []*Claimed]) int { return len(ts) }
+	return bc.c.do("", branchRequest{groups, offer}, all, func(ts []*turn[branchRequest, []*Claimed]) {
 		type part struct {
 			g, into *advance.BranchGroup
 			off     int
@@ -158,13 +171,15 @@ func (bc *branchCombiner) complete(ctx context.Context, e *Engine, groups []*adv
 		var merged []*advance.BranchGroup
 		var parts []part
 		byWF := map[int64]*advance.BranchGroup{}
-		for _, t := range ts {
-			for _, g := range t.req {
+		owner := map[*advance.BranchGroup]int{} // merged group: the turn whose group opened it
+		for k, t := range ts {
+			for _, g := range t.req.groups {
 				id := g.Attempts[0].Job().WorkflowID
 				m := byWF[id]
 				if m == nil {
 					m = &advance.BranchGroup{}
 					byWF[id] = m
+					owner[m] = k
 					merged = append(merged, m)
 				}
 				parts = append(parts, part{g: g, into: m, off: len(m.Attempts)})
@@ -172,7 +187,16 @@ func (bc *branchCombiner) complete(ctx context.Context, e *Engine, groups []*adv
 				m.Outputs = append(m.Outputs, g.Outputs...)
 			}
 		}
-		err := e.flow.CompleteBranchGroups(ctx, merged)
+		var handed map[*advance.BranchGroup][]*Claimed
+		var handoff advance.BranchHandoff
+		if anyOffer(ts) {
+			handoff = func(ctx context.Context, tx driver.Tx, exps []advance.Expansion, payloadDoc func(*driver.Job) *phpjson.Object, now time.Time) error {
+				var err error
+				handed, err = e.handOffExpansions(ctx, tx, ts, owner, exps, payloadDoc, now)
+				return err
+			}
+		}
+		err := e.flow.CompleteBranchGroups(ctx, merged, handoff)
 		for _, p := range parts {
 			p.g.Fallback = p.into.Fallback
 			if err == nil && !p.into.Fallback {
@@ -180,8 +204,65 @@ func (bc *branchCombiner) complete(ctx context.Context, e *Engine, groups []*adv
 			}
 		}
 		for _, t := range ts {
-			t.err = err
+			t.err, t.res = err, nil
+		}
+		if err != nil {
+			return
+		}
+		// Only what the committed transaction took counts: the groups
+		// it expanded were recorded by it.
+		for _, m := range merged {
+			if cs := handed[m]; len(cs) > 0 && !m.Fallback && m.Errs[0] == nil {
+				t := ts[owner[m]]
+				t.res = append(t.res, cs...)
+			}
 		}
 	})
-	return err
+}
+
+// anyOffer reports whether a worker of ts offered slots.
+func anyOffer(ts []*turn[branchRequest, []*Claimed]) bool {
+	for _, t := range ts {
+		if t.req.offer != nil && t.req.offer.Slots > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// handOffExpansions takes, in tx, the branch jobs of exps that the
+// workers of ts can start now, each expansion's for the worker of its
+// group (owner) within that worker's offer, and returns them by group.
+func (e *Engine) handOffExpansions(ctx context.Context, tx driver.Tx, ts []*turn[branchRequest, []*Claimed], owner map[*advance.BranchGroup]int,
+	exps []advance.Expansion, payloadDoc func(*driver.Job) *phpjson.Object, now time.Time) (map[*advance.BranchGroup][]*Claimed, error) {
+	pickers := make([]*eagerPicker, len(ts))
+	for k, t := range ts {
+		pickers[k] = newEagerPicker(t.req.offer)
+	}
+	from := map[*driver.Job]*advance.BranchGroup{}
+	for _, x := range exps {
+		p := pickers[owner[x.Group]]
+		n := 0
+		if p != nil {
+			n = len(p.cands)
+		}
+		p.note(x.Workflow, x.State, x.Steps, nil, x.Jobs, payloadDoc)
+		if p != nil {
+			for _, c := range p.cands[n:] {
+				from[c.job] = x.Group
+			}
+		}
+	}
+	out := map[*advance.BranchGroup][]*Claimed{}
+	for _, p := range pickers {
+		cs, err := p.claim(ctx, tx, now)
+		if err != nil {
+			return nil, err
+		}
+		for _, cj := range cs {
+			g := from[cj.Job]
+			out[g] = append(out[g], cj)
+		}
+	}
+	return out, nil
 }

@@ -377,7 +377,8 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 		single = append(single, individual...)
 	}
 	if len(branchOrder) > 0 {
-		fallback, err := e.completeBranchGroups(ctx, results, branches, branchOrder, errs)
+		fallback, expanded, err := e.completeBranchGroups(ctx, results, branches, branchOrder, errs, offer.less(len(handed)))
+		handed = append(handed, expanded...)
 		if err != nil {
 			return nil, handed, err
 		}

@@ -18,6 +18,14 @@ package engine
 // workflow is running and within its deadlines, its step is a plain
 // single step, and the worker has a free slot for it. Otherwise it is
 // inserted pending as always.
+//
+// Branch jobs are handed off under the same rules, one a free slot: the
+// jobs of a parallel step a transition enters, and the branch jobs a
+// for-each placeholder's expansion inserts. Expansions are recorded in
+// the for-each batches, which combine the workers of one process
+// (combine.go): there each expansion's branches go to the worker whose
+// batch held the placeholder, within that worker's offer. A for-each
+// placeholder itself is never handed off.
 
 import (
 	"context"
@@ -47,24 +55,63 @@ type EagerOffer struct {
 	Admission *admission.Admission
 }
 
+// Handoffs returns how many jobs recording this attempt's success may
+// hand off to its worker: a for-each placeholder's expansion as many as
+// the step has items (unknown before: limit), a step followed by a
+// parallel step one a branch, any other step one.
+func (cj *Claimed) Handoffs(limit int) int {
+	d := cj.flow.Def
+	switch {
+	case d == nil || !cj.IsStep():
+		return 1
+	case d.Type == queuetytype.StepForEach && cj.Job.Handler == HandlerForEach:
+		return limit
+	}
+	if next := *cj.Job.StepIndex + 1; next < len(cj.flow.Steps) && cj.flow.Steps[next].Type == queuetytype.StepParallel {
+		return max(len(cj.flow.Steps[next].Branches), 1)
+	}
+	return 1
+}
+
+// less returns the offer with n slots fewer (nil when none is left).
+func (o *EagerOffer) less(n int) *EagerOffer {
+	if o == nil || o.Slots <= n {
+		return nil
+	}
+	c := *o
+	c.Slots -= n
+	return &c
+}
+
 // CompleteStepsEager is CompleteSteps, and returns the next steps' jobs
-// it inserted already claimed for the worker that made offer (see the
-// file comment). A nil offer or one without slots hands nothing off.
+// and branch jobs it inserted already claimed for the worker that made
+// offer (see the file comment). A nil offer or one without slots hands nothing off.
 // The caller must start every returned job, or hand it back (Release).
 func (e *Engine) CompleteStepsEager(ctx context.Context, results []*Result, offer *EagerOffer) ([]error, []*Claimed, error) {
 	return e.completeSteps(ctx, results, offer)
 }
 
-// eagerCandidate is a next step's job a transition queued, with the
-// workflow it advanced.
-type eagerCandidate struct {
+// eagerFlow is the workflow a transition (or an expansion) left behind,
+// shared by the candidates it queued.
+type eagerFlow struct {
 	wf    *driver.Workflow
 	state *phpjson.Object
 	steps []*stepDef
 	// public is the encoded public state of state (the completed step's
-	// state_after, the next step's state_before).
+	// state_after, the next step's state_before), or nil.
 	public []byte
-	job    *driver.Job
+	// row and view are what the claims of the flow's jobs share: the
+	// row as the transaction writes it and the public state handed to
+	// handlers.
+	row  *driver.Workflow
+	view *publicState
+}
+
+// eagerCandidate is a job a transition queued, with the workflow it
+// advanced.
+type eagerCandidate struct {
+	flow *eagerFlow
+	job  *driver.Job
 	// payload is the tree job.Payload decodes to, when the transition
 	// knew it (advance.Writes.PayloadDoc), else nil.
 	payload *phpjson.Object
@@ -84,22 +131,37 @@ func newEagerPicker(offer *EagerOffer) *eagerPicker {
 }
 
 // note records the jobs one transition of wf queued, leaving wf with
-// state (public encoded): a single job of a plain single step of a
-// running workflow is a candidate.
-// payloadDoc returns a job's known payload tree, or nil.
+// state (public encoded, or nil): the single job of a plain single
+// step, and the branch jobs of a parallel or for-each step, of a
+// running workflow are candidates, as long as the worker has slots for
+// them. payloadDoc returns a job's known payload tree, or nil.
 func (p *eagerPicker) note(wf *driver.Workflow, state *phpjson.Object, steps []*stepDef, public []byte, jobs []*driver.Job, payloadDoc func(*driver.Job) *phpjson.Object) {
-	if p == nil || len(jobs) != 1 || len(p.cands) >= p.offer.Slots || wf.Status != driver.WorkflowRunning {
+	if p == nil || len(jobs) == 0 || wf.Status != driver.WorkflowRunning || wf.CurrentStep >= len(steps) {
 		return
 	}
-	j := jobs[0]
-	if j.StepIndex == nil || *j.StepIndex != wf.CurrentStep || wf.CurrentStep >= len(steps) || steps[wf.CurrentStep].Type != queuetytype.StepSingle {
+	switch steps[wf.CurrentStep].Type {
+	case queuetytype.StepSingle:
+		if len(jobs) != 1 {
+			return
+		}
+	case queuetytype.StepParallel, queuetytype.StepForEach:
+	default:
 		return
 	}
-	if j.DependsOn != 0 || j.ConcurrencyGroup != "" || j.ConcurrencyLimit > 0 || j.CostUnits > 1 || j.Status != driver.JobPending ||
-		!slices.Contains(p.offer.Queues, j.Queue) || !slices.Contains(p.offer.Handlers, j.Handler) {
-		return
+	shared := &eagerFlow{wf: wf, state: state, steps: steps, public: public}
+	for _, j := range jobs {
+		if len(p.cands) >= p.offer.Slots {
+			return
+		}
+		if j.StepIndex == nil || *j.StepIndex != wf.CurrentStep || j.Handler == HandlerForEach {
+			continue
+		}
+		if j.DependsOn != 0 || j.ConcurrencyGroup != "" || j.ConcurrencyLimit > 0 || j.CostUnits > 1 || j.Status != driver.JobPending ||
+			!slices.Contains(p.offer.Queues, j.Queue) || !slices.Contains(p.offer.Handlers, j.Handler) {
+			continue
+		}
+		p.cands = append(p.cands, eagerCandidate{flow: shared, job: j, payload: payloadDoc(j)})
 	}
-	p.cands = append(p.cands, eagerCandidate{wf: wf, state: state, steps: steps, public: public, job: j, payload: payloadDoc(j)})
 }
 
 // claim marks the candidates that can run now as claimed by this
@@ -113,8 +175,8 @@ func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([
 	var paused map[string]bool
 	token := newClaimToken()
 	for _, c := range p.cands {
-		j := c.job
-		if j.AvailableAt.After(now) || workflowExpired(c.wf, now) != "" || p.offer.Admission.LearnedRate(j.Handler) {
+		j, f := c.job, c.flow
+		if j.AvailableAt.After(now) || workflowExpired(f.wf, now) != "" || p.offer.Admission.LearnedRate(j.Handler) {
 			continue
 		}
 		if kind, _ := claimTimeout(j, now); kind != "" {
@@ -153,9 +215,16 @@ func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([
 		if hb := rt.Timeouts.Heartbeat; hb > 0 {
 			j.HeartbeatDeadline = now.Add(hb)
 		}
-		wf := *c.wf // the row as this transaction writes it
-		cj.flow.Workflow, cj.flow.State, cj.flow.Steps, cj.flow.Def = &wf, c.state, c.steps, c.steps[*j.StepIndex]
-		cj.flow.PublicJSON = c.public
+		if f.row == nil {
+			wf := *f.wf // the row as this transaction writes it
+			f.row, f.view = &wf, &publicState{}
+		}
+		cj.flow.Workflow, cj.flow.State, cj.flow.Steps, cj.flow.Def = f.row, f.state, f.steps, f.steps[*j.StepIndex]
+		cj.flow.PublicJSON = f.public
+		// The jobs of one workflow share its public state, as those of
+		// one claim do.
+		cj.public = f.view
+		f.view.users++
 		out = append(out, cj)
 	}
 	return out, nil

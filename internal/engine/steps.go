@@ -131,7 +131,7 @@ func (e *Engine) completeStep(ctx context.Context, r *Result) error {
 // advance.Service.CompleteBranchGroups). It sets errs of the results it
 // recorded (nil or ErrStaleAttempt) and returns the indexes of those
 // that must go through Finish one by one instead.
-func (e *Engine) completeBranchGroups(ctx context.Context, results []*Result, branches map[int64][]int, branchOrder []int64, errs []error) ([]int, error) {
+func (e *Engine) completeBranchGroups(ctx context.Context, results []*Result, branches map[int64][]int, branchOrder []int64, errs []error, offer *EagerOffer) ([]int, []*Claimed, error) {
 	var fallback []int
 	var groups []*advance.BranchGroup
 	var idxs [][]int
@@ -155,10 +155,11 @@ func (e *Engine) completeBranchGroups(ctx context.Context, results []*Result, br
 		idxs = append(idxs, branches[wfID])
 	}
 	if len(groups) == 0 {
-		return fallback, nil
+		return fallback, nil, nil
 	}
-	if err := e.branches.complete(ctx, e, groups); err != nil {
-		return nil, fmt.Errorf("queuety: complete for-each branches: %w", err)
+	handed, err := e.branches.complete(ctx, e, groups, offer)
+	if err != nil {
+		return nil, nil, fmt.Errorf("queuety: complete for-each branches: %w", err)
 	}
 	for k, g := range groups {
 		if g.Fallback {
@@ -169,7 +170,7 @@ func (e *Engine) completeBranchGroups(ctx context.Context, results []*Result, br
 			errs[i] = g.Errs[j]
 		}
 	}
-	return fallback, nil
+	return fallback, handed, nil
 }
 
 // failStep records a failed step attempt: retry, or bury the job and fail

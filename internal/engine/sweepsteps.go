@@ -46,6 +46,14 @@ func (e *Engine) TimeOutWaitLocked(ctx context.Context, tx driver.Tx, wf *driver
 	return e.flow.TimeOutWaitLocked(ctx, tx, wf, now)
 }
 
+// RecoverWaitLocked re-evaluates the wait of wf, a workflow waiting for
+// workflows that the caller locked, whose dependencies ended without
+// seeing the wait (see advance.Service.RecoverWaitLocked). It reports
+// whether the wait settled or failed.
+func (e *Engine) RecoverWaitLocked(ctx context.Context, tx driver.Tx, wf *driver.Workflow, now time.Time) (bool, error) {
+	return e.flow.RecoverWaitLocked(ctx, tx, wf, now)
+}
+
 // TickNotes collects what the ticks of one schedule-tick transaction noted
 // beside their firings (package internal/schedule). Reset it when the
 // transaction starts (it may run again).

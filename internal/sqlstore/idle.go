@@ -58,7 +58,8 @@ func (s *Store) ScheduleNextDueRead(ctx context.Context) (time.Time, bool, error
 // activity deadline columns' own indexes, (status, wait_deadline_at), the
 // machine timers' fire_at, (status, deadline_at) and (status,
 // run_deadline_at) once per status a deadline applies to, (status,
-// failed_at), (status, completed_at), (status), the batches' finished_at,
+// failed_at), (status, completed_at), (status) for the running and the
+// waiting_for_workflows ones, the batches' finished_at,
 // the workers' last_heartbeat_at).
 func (s *Store) MaintenanceDue(ctx context.Context) (driver.MaintenanceDue, error) {
 	p := s.due.get()
@@ -133,7 +134,7 @@ func (s *Store) probeDueTables(ctx context.Context) dueParts {
 // out.
 func (s *Store) maintenanceDue(ctx context.Context, p dueParts) (driver.MaintenanceDue, error) {
 	var d driver.MaintenanceDue
-	var unreserved, running, batchOpen sql.NullInt64
+	var unreserved, running, waitingWfs, batchOpen sql.NullInt64
 	var acts [4]time.Time
 	var deadlines [2 * len(deadlineStatuses)]time.Time
 	w := s.T.Workflows
@@ -162,10 +163,11 @@ func (s *Store) maintenanceDue(ctx context.Context, p dueParts) (driver.Maintena
 		", (SELECT MAX(failed_at) FROM " + w + " WHERE status = 'failed')" +
 		", (SELECT MAX(completed_at) FROM " + w + " WHERE status = 'cancelled')" +
 		", (SELECT 1 FROM " + w + " WHERE status = 'running' LIMIT 1)" +
+		", (SELECT 1 FROM " + w + " WHERE status = 'waiting_for_workflows' LIMIT 1)" +
 		", (SELECT 1 FROM " + s.T.Batches + " WHERE finished_at IS NULL LIMIT 1)" +
 		", (SELECT MAX(finished_at) FROM " + s.T.Batches + ")"
 	dest = append(dest, nullTime{&d.FailedDeadline}, nullTime{&d.Failed}, nullTime{&d.Cancelled},
-		&running, &batchOpen, nullTime{&d.BatchFinished})
+		&running, &waitingWfs, &batchOpen, nullTime{&d.BatchFinished})
 	if !p.noWorkers {
 		q += ", (SELECT MIN(last_heartbeat_at) FROM " + s.T.Workers + ")"
 		dest = append(dest, nullTime{&d.WorkerHeartbeat})
@@ -174,6 +176,7 @@ func (s *Store) maintenanceDue(ctx context.Context, p dueParts) (driver.Maintena
 		return d, fmt.Errorf("read when the sweeps are due: %w", err)
 	}
 	d.Unreserved, d.Running, d.BatchOpen = unreserved.Valid, running.Valid, batchOpen.Valid
+	d.WaitingForWorkflows = waitingWfs.Valid
 	d.Activity = earliest(acts[:])
 	d.Deadline = earliest(deadlines[:])
 	return d, nil

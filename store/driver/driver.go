@@ -392,8 +392,9 @@ type ExpiredParams struct {
 	Limit int
 	Lock  LockMode
 	// Exclude lists workflow ids the caller has already looked at and
-	// left alone, so a repeated find moves past them (WorkflowFindExpired
-	// and WorkflowFindDeadlineFailed only).
+	// left alone, so a repeated find moves past them (WorkflowFindExpired,
+	// WorkflowFindDeadlineFailed and WaitRecoveryTx's
+	// WorkflowFindStrandedWaits only).
 	Exclude []int64
 	// Since is the earliest deadline WorkflowFindDeadlineFailed looks at.
 	Since time.Time

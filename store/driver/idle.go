@@ -61,6 +61,9 @@ type MaintenanceDue struct {
 	Failed, Cancelled time.Time
 	// Running is set when a workflow is running.
 	Running bool
+	// WaitingForWorkflows is set when a workflow waits for other
+	// workflows (waiting_for_workflows).
+	WaitingForWorkflows bool
 	// BatchOpen is set when a batch has not finished, and BatchFinished
 	// is the latest finished_at of the batches.
 	BatchOpen     bool

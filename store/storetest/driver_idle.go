@@ -55,7 +55,7 @@ func testDriverIdleReads(t *testing.T, d *DriverEnv) {
 	assert.True(t, m.Reserved.Equal(reserved), "earliest reserved_at %s", m.Reserved)
 	assert.True(t, m.Deadline.IsZero() && m.FailedDeadline.IsZero() && m.Failed.IsZero() && m.Cancelled.IsZero() &&
 		m.BatchFinished.IsZero() && m.WorkerHeartbeat.IsZero(), "no workflow, batch or worker: %+v", m)
-	assert.False(t, m.Running || m.BatchOpen, "no workflow or batch: %+v", m)
+	assert.False(t, m.Running || m.WaitingForWorkflows || m.BatchOpen, "no workflow or batch: %+v", m)
 
 	// The workflows, batches and workers the 60 s sweeps and the
 	// registry's prune look for.
@@ -94,11 +94,14 @@ func testDriverIdleReads(t *testing.T, d *DriverEnv) {
 	assert.True(t, m.Failed.Equal(atMin(6)), "latest failed_at %s", m.Failed)
 	assert.True(t, m.Cancelled.Equal(atMin(7)), "latest cancellation %s", m.Cancelled)
 	assert.True(t, m.Running, "a running workflow")
+	assert.False(t, m.WaitingForWorkflows, "no workflow waits for workflows")
 	assert.False(t, m.BatchOpen, "every batch finished")
 	assert.True(t, m.BatchFinished.Equal(atMin(8)), "latest finished batch %s", m.BatchFinished)
 	assert.True(t, m.WorkerHeartbeat.Equal(atMin(9)), "earliest worker heartbeat %s", m.WorkerHeartbeat)
 	d.insertBatch(&driver.Batch{TotalJobs: 1})
+	d.insertWorkflow(newWorkflow("waiting", driver.WorkflowWaitingForWorkflows))
 	m, err = r.MaintenanceDue(d.Ctx)
 	require.NoError(t, err)
 	assert.True(t, m.BatchOpen, "an open batch")
+	assert.True(t, m.WaitingForWorkflows, "a workflow waits for workflows")
 }
