@@ -16,7 +16,7 @@ import (
 )
 
 // The tests of this file check that a commit that makes jobs claimable
-// without inserting them (a job handed back, a completed dependency, a
+// without inserting them (a job handed back, a
 // freed concurrency group slot) wakes an idle worker at once, though its
 // poll intervals are far longer than the tests wait.
 
@@ -108,25 +108,6 @@ func (f *readyFixture) waitRan(handler, why string) {
 	case <-time.After(readyWithin):
 		f.t.Fatalf("%s did not start: %s woke no idle worker", handler, why)
 	}
-}
-
-// TestDependencyCompletedWakesIdleWorker: a job waiting on another starts
-// as soon as that one completes, on a worker that only runs it.
-func TestDependencyCompletedWakesIdleWorker(t *testing.T) {
-	dsn, _ := testdb.DSN(t)
-	f := newReadyFixture(t, dsn)
-	release := make(chan struct{})
-	f.start(release, []string{"dep.parent"})
-	f.start(nil, []string{"dep.child"})
-	parent, err := f.c.Dispatch(f.ctx, "dep.parent", nil)
-	require.NoError(t, err)
-	f.waitRan("dep.parent", "the dispatch")
-	f.drainIdle()
-	_, err = f.c.Dispatch(f.ctx, "dep.child", nil, queuety.DependsOn(parent))
-	require.NoError(t, err)
-	f.idleNow() // the child's worker found it blocked and waits again
-	close(release)
-	f.waitRan("dep.child", "completing its dependency")
 }
 
 // TestGroupSlotFreedWakesIdleWorker: a job held back by its concurrency

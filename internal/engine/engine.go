@@ -47,7 +47,6 @@ type Engine struct {
 	wakes       *wakeHub          // new jobs: see wake.go
 	remote      *remoteWake       // nil unless the store carries notifications between processes
 	schedWakes  *wakeHub          // saved schedules
-	dependents  dependentWake     // jobs whose dependency completed: see readywake.go
 	obs         observe.Observer  // nil: no instrumentation
 	batches     *batch.Service    // batches and chains (batches.go)
 	schedules   *schedule.Service // saved schedules and their tick (schedules.go)

@@ -196,31 +196,3 @@ func earliest(ts []time.Time) time.Time {
 	}
 	return e
 }
-
-// JobDependents implements driver.DependentReader.
-func (s *Store) JobDependents(ctx context.Context, ids []int64) ([]*driver.Job, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.DB.QueryContext(ctx, "SELECT queue, handler FROM "+s.T.Jobs+" WHERE depends_on IN ("+placeholders(len(ids))+") AND status = 'pending'", args...)
-	if err != nil {
-		return nil, fmt.Errorf("dependent jobs: %w", err)
-	}
-	defer rows.Close()
-	var out []*driver.Job
-	for rows.Next() {
-		j := &driver.Job{}
-		if err := rows.Scan(&j.Queue, &j.Handler); err != nil {
-			return nil, fmt.Errorf("dependent jobs: %w", err)
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("dependent jobs: %w", err)
-	}
-	return out, nil
-}
