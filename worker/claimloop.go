@@ -57,8 +57,8 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		skipHold = max(skipHold-1, 0)
 		var jobs []*engine.Claimed
 		var err error
+		m := n
 		if held == nil || len(held.held.Jobs) < n { // the rest, claimed as usual
-			m := n
 			if held != nil {
 				m -= len(held.held.Jobs)
 			}
@@ -101,6 +101,12 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 			return
 		}
 		w.stats.claimed.Add(int64(len(jobs)))
+		if w.woken && w.wake != nil && len(jobs) > 0 && len(jobs) == m {
+			// Woken, and the claim filled its batch: more jobs may wait
+			// than the wake-up counted, so wake another idle worker.
+			w.wake.PassOn(jobs)
+		}
+		w.woken = false
 		for _, cj := range jobs {
 			w.start(parent, cj)
 		}
@@ -271,8 +277,15 @@ func (w *Worker) waitFreed(ctx context.Context, d time.Duration) {
 func (w *Worker) waitIdle(ctx context.Context, d time.Duration) bool {
 	t := w.newEither(d)
 	defer t.stop()
+	var wake <-chan struct{}
+	if w.wake != nil {
+		wake = w.wake.C
+		w.wake.Idle(true)
+		defer w.wake.Idle(false)
+	}
 	select {
-	case <-w.wake:
+	case <-wake:
+		w.woken = true
 		return true
 	case <-w.freed:
 		return true

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,7 +52,10 @@ import (
 // handlers, then call Run or RunOnce (not both at once).
 type Worker struct {
 	c    *queuety.Client
-	wake <-chan struct{} // the engine's wake-ups while Run runs (nil: none)
+	wake *engine.WakeSub // the engine's wake-ups while Run runs (nil: none)
+	// woken is set when a wake-up ended the claim loop's last wait (the
+	// claim loop's goroutine only).
+	woken bool
 	// handlers is this worker's registration with the engine, which holds
 	// it weakly; this field keeps it alive while the worker exists.
 	registration *engine.WorkerHandlers
@@ -304,6 +308,11 @@ func (w *Worker) handlers() []string {
 	return append(w.reg.Names(), engine.InternalHandlers()...)
 }
 
+// takes reports whether this worker claims jobs of handler on queue.
+func (w *Worker) takes(queue, handler string) bool {
+	return slices.Contains(w.cfg.queues, queue) && (engine.IsInternalHandler(handler) || slices.Contains(w.reg.Names(), handler))
+}
+
 // ErrAlreadyRunning is returned when Run or RunOnce is called on a worker
 // that is already running.
 var ErrAlreadyRunning = errors.New("worker: already running")
@@ -351,9 +360,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	stopAux := w.startAux(hardCtx)
-	wake, unsubscribe := w.engine.SubscribeWake() // jobs this process dispatches start without a poll
-	w.wake = wake
-	defer unsubscribe()
+	// Jobs this process commits start without a poll: a commit of a few
+	// jobs wakes only as many idle workers as claim them.
+	sub := w.engine.SubscribeWakeFor(engine.WakeTarget{Batch: w.gatherWant, Takes: w.takes})
+	w.wake = sub
+	defer sub.Close()
 	w.log.Info("queuety: worker started", "queues", w.cfg.queues, "concurrency", w.cfg.concurrency, "handlers", len(w.reg.Names()))
 
 	w.setStopping(false)

@@ -71,6 +71,7 @@ func (s *Service) dispatch(ctx context.Context, handler string, payload *phpjson
 		return nil, false, err
 	}
 	var fresh []*driver.Job
+	ctx, woke := s.cfg.NoteJobs(ctx)
 	err = s.store.InTx(ctx, func(tx driver.Tx) error {
 		var err error
 		fresh, err = insertNewJobs(ctx, tx, []*driver.Job{job}, []bool{spec.Unique})
@@ -80,7 +81,7 @@ func (s *Service) dispatch(ctx context.Context, handler string, payload *phpjson
 		return nil, false, fmt.Errorf("queuety: dispatch %q: %w", handler, err)
 	}
 	if len(fresh) > 0 {
-		s.cfg.Wake()
+		woke()
 	}
 	return job, len(fresh) == 0, nil
 }
@@ -118,6 +119,7 @@ func (s *Service) dispatchMany(ctx context.Context, reqs []JobRequest) ([]*drive
 		return nil, nil, err
 	}
 	var fresh []*driver.Job
+	ctx, woke := s.cfg.NoteJobs(ctx)
 	if err := s.store.InTx(ctx, func(tx driver.Tx) error {
 		var err error
 		fresh, err = insertNewJobs(ctx, tx, jobs, unique)
@@ -126,7 +128,7 @@ func (s *Service) dispatchMany(ctx context.Context, reqs []JobRequest) ([]*drive
 		return nil, nil, fmt.Errorf("queuety: dispatch batch: %w", err)
 	}
 	if len(fresh) > 0 {
-		s.cfg.Wake()
+		woke()
 	}
 	return fresh, jobIDs(jobs), nil
 }

@@ -26,9 +26,10 @@ type Config struct {
 	Clock Clock
 	// Observer hears every dispatch (nil: none).
 	Observer observe.Observer
-	// Wake is called after new jobs committed, so idle claim loops start
-	// them without a poll (default: nothing).
-	Wake func()
+	// NoteJobs returns ctx carrying a note of the jobs a dispatch's
+	// transaction inserts, and a function called after they committed, so
+	// idle claim loops start them without a poll (default: nothing).
+	NoteJobs func(ctx context.Context) (context.Context, func())
 	// EnqueueStep enqueues the job (or jobs) of step idx of wf: a new
 	// workflow's first step.
 	EnqueueStep func(ctx context.Context, tx driver.Tx, wf *driver.Workflow, state *phpjson.Object, steps []*workflowdef.Step, idx int, now time.Time) error
@@ -45,8 +46,8 @@ type Service struct {
 
 // New returns the dispatches of store.
 func New(store driver.Store, cfg Config) *Service {
-	if cfg.Wake == nil {
-		cfg.Wake = func() {}
+	if cfg.NoteJobs == nil {
+		cfg.NoteJobs = func(ctx context.Context) (context.Context, func()) { return ctx, func() {} }
 	}
 	return &Service{store: store, cfg: cfg}
 }

@@ -28,9 +28,10 @@ func (s *Service) DispatchWorkflow(ctx context.Context, def Definition, initial 
 		d = observe.Dispatch{Kind: observe.DispatchWorkflow, Name: def.Name, Queue: orDefault(def.Queue, queuetytype.DefaultQueue)}
 		ctx = obs.DispatchStart(ctx, d)
 	}
-	id, existing, err := s.dispatchWorkflow(ctx, def, initial)
+	nctx, woke := s.cfg.NoteJobs(ctx)
+	id, existing, err := s.dispatchWorkflow(nctx, def, initial)
 	if err == nil && !existing {
-		s.cfg.Wake()
+		woke()
 	}
 	if obs != nil {
 		obs.DispatchEnd(ctx, d, observe.Dispatched{ID: id, Existing: existing, Err: err})

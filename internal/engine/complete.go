@@ -60,6 +60,9 @@ func (e *Engine) Finish(ctx context.Context, r *Result) error {
 	defer woke()
 	e.beforeRecord(ctx, r)
 	err := e.finish(ctx, r)
+	if err == nil {
+		freedSlots(ctx, r)
+	}
 	e.afterRecord(ctx, r, err)
 	return err
 }
@@ -103,7 +106,11 @@ func (e *Engine) CompleteJobs(ctx context.Context, results []*Result) ([]error, 
 	}
 	ctx, woke := e.noteJobs(ctx) // a compensation's next job
 	defer woke()
-	return e.completions.complete(ctx, e, results)
+	errs, err := e.completions.complete(ctx, e, results)
+	if err == nil {
+		e.completedJobs(ctx, results, errs)
+	}
+	return errs, err
 }
 
 // completeJobsOnce is one completion transaction for CompleteJobs.
@@ -313,11 +320,19 @@ func (e *Engine) CompleteSteps(ctx context.Context, results []*Result) ([]error,
 	return errs, err
 }
 
-func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *EagerOffer) ([]error, []*Claimed, error) {
+func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *EagerOffer) (errs []error, handed []*Claimed, err error) {
 	ctx, woke := e.noteJobs(ctx)
 	defer woke()
-	var handed []*Claimed
-	errs := make([]error, len(results))
+	defer func() {
+		if err == nil {
+			for i, r := range results {
+				if errs[i] == nil {
+					freedSlots(ctx, r)
+				}
+			}
+		}
+	}()
+	errs = make([]error, len(results))
 	outputs := make([]*phpjson.Object, len(results))
 	var batch, single []int
 	branches := map[int64][]int{} // for-each branch results by workflow

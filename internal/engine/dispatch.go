@@ -13,7 +13,7 @@ func (e *Engine) Dispatcher() *dispatch.Service { return e.dispatcher }
 // that enqueues a new workflow's first step.
 func (e *Engine) newDispatcher() *dispatch.Service {
 	return dispatch.New(e.store, dispatch.Config{
-		Clock: e.clock, Observer: e.obs, Wake: e.wake, EnqueueStep: e.enqueueStep, Batches: e.batches,
+		Clock: e.clock, Observer: e.obs, NoteJobs: e.noteJobs, EnqueueStep: e.enqueueStep, Batches: e.batches,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/advance"
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/rowtime"
 	"github.com/queuety/queuety-go/internal/workflowstate"
@@ -36,6 +37,8 @@ func (e *Engine) release(ctx context.Context, jobs []*Claimed, delay time.Durati
 	for i, cj := range jobs {
 		ids[i] = cj.Job.ID
 	}
+	ctx, woke := e.noteJobs(ctx) // the jobs handed back are claimable again
+	defer woke()
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		byID, err := jobsByID(ctx, tx, ids, driver.LockUpdate)
 		if err != nil {
@@ -57,6 +60,9 @@ func (e *Engine) release(ctx context.Context, jobs []*Claimed, delay time.Durati
 			clearAttemptDeadlines(row)
 			if err := tx.JobUpdate(ctx, row); err != nil {
 				return err
+			}
+			if delay <= 0 {
+				jobnote.Ready(ctx, row)
 			}
 		}
 		return nil

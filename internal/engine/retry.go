@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/batch"
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/internal/jobruntime"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/rowtime"
@@ -110,6 +111,9 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 		// that became due after it instead of waiting behind the backlog.
 		if !errors.Is(cause, errStale) {
 			row.AvailableAt = rowtime.Due(now, e.backoffFor(cj).Delay(attempt))
+		}
+		if !row.AvailableAt.After(now) {
+			jobnote.Ready(ctx, row) // due again at once: wake a worker after commit
 		}
 		row.ErrorMessage = ""
 		if s2s := cj.runtime.Timeouts.ScheduleToStart; s2s > 0 {

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,13 +18,48 @@ import (
 // next poll. Workers in other processes hear of it through remoteWake
 // (see Engine.wake), or find it by polling.
 //
+// A wake-up for jobs whose number and kind are known (signalJobs) wakes
+// only as many idle subscribers as their claims need: each subscriber
+// tells how many jobs one claim of it takes and which it claims
+// (WakeTarget). Wake-ups of unknown size (another process's, a freed
+// concurrency group slot, the schedule hub's) wake every subscriber.
+//
 // An engine has two hubs: one for new jobs (the claim loops) and one for
 // saved schedules (the schedule tick), so a stream of dispatches does not
 // wake the schedule tick and a saved schedule does not make every worker
 // claim.
 type wakeHub struct {
 	mu   sync.Mutex
-	subs map[chan struct{}]struct{}
+	subs map[*wakeSub]struct{}
+}
+
+// wakeSub is one subscriber of a hub.
+type wakeSub struct {
+	ch     chan struct{}
+	target WakeTarget
+	// state is subBusy, subIdle while the subscriber waits for a wake-up
+	// with nothing to do (WakeSub.Idle), or subWoken once the hub woke it
+	// from there and until it is busy again.
+	state atomic.Int32
+}
+
+// The states of a subscriber.
+const (
+	subBusy int32 = iota
+	subIdle
+	subWoken
+)
+
+// WakeTarget describes a subscriber of SubscribeWakeFor, so that a
+// wake-up for a few jobs wakes only as many idle subscribers as claim
+// them.
+type WakeTarget struct {
+	// Batch reports how many jobs one claim of the subscriber takes now
+	// (0: none, it has no free slot). Nil: any number.
+	Batch func() int
+	// Takes reports whether the subscriber claims jobs of handler on
+	// queue. Nil: every job.
+	Takes func(queue, handler string) bool
 }
 
 // wakeHubs are the process's hubs by Config.WakeKey (and kind): engines
@@ -50,17 +87,34 @@ const (
 // subscribe returns a channel that receives (coalesced) wake-ups and a
 // function that unsubscribes.
 func (h *wakeHub) subscribe() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+	s := h.add(WakeTarget{})
+	return s.ch, func() { h.remove(s) }
+}
+
+func (h *wakeHub) add(t WakeTarget) *wakeSub {
+	s := &wakeSub{ch: make(chan struct{}, 1), target: t}
 	h.mu.Lock()
 	if h.subs == nil {
-		h.subs = map[chan struct{}]struct{}{}
+		h.subs = map[*wakeSub]struct{}{}
 	}
-	h.subs[ch] = struct{}{}
+	h.subs[s] = struct{}{}
 	h.mu.Unlock()
-	return ch, func() {
-		h.mu.Lock()
-		delete(h.subs, ch)
-		h.mu.Unlock()
+	return s
+}
+
+func (h *wakeHub) remove(s *wakeSub) {
+	h.mu.Lock()
+	delete(h.subs, s)
+	h.mu.Unlock()
+}
+
+// send gives s a wake-up without blocking (one not yet read is not
+// doubled); an idle subscriber is then woken.
+func (s *wakeSub) send() {
+	s.state.CompareAndSwap(subIdle, subWoken)
+	select {
+	case s.ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -69,12 +123,126 @@ func (h *wakeHub) subscribe() (<-chan struct{}, func()) {
 func (h *wakeHub) signal() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for ch := range h.subs {
-		select {
-		case ch <- struct{}{}:
-		default:
+	for s := range h.subs {
+		s.send()
+	}
+}
+
+// signalJobs wakes subscribers for the claimable jobs of counts (by queue
+// and handler), or every subscriber when any is set or counts is empty.
+// It counts first the subscribers woken from idle and not claimed yet,
+// then wakes idle ones, then, while jobs are left over, gives a wake-up
+// to the busy ones that claim them: one may have just found nothing and
+// not yet be waiting, and must not miss these jobs. Each subscriber
+// counts for as many jobs as one claim of it takes. A busy subscriber
+// holding an unread wake-up is not counted first: it reads it only once
+// a claim of its own found nothing.
+func (h *wakeHub) signalJobs(counts map[jobnote.Key]int, any bool) {
+	if any || len(counts) == 0 {
+		h.signal()
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	left := maps.Clone(counts)
+	for pass := 0; pass < 3 && len(left) > 0; pass++ {
+		for s := range h.subs {
+			if len(left) == 0 {
+				return
+			}
+			st := s.state.Load()
+			switch {
+			case pass == 0 && st == subWoken:
+				s.cover(left)
+			case pass == 1 && st == subIdle:
+				if s.cover(left) {
+					s.send()
+				}
+			case pass == 2 && st == subBusy:
+				if s.cover(left) {
+					s.send()
+				}
+			}
 		}
 	}
+}
+
+// passOn wakes idle subscribers (only those waiting) for up to n more
+// jobs like those of counts: the claim of a woken worker filled its
+// batch, so more may be waiting than the wake-up counted.
+func (h *wakeHub) passOn(counts map[jobnote.Key]int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if len(counts) == 0 {
+			return
+		}
+		if s.state.Load() == subIdle && s.cover(counts) {
+			s.send()
+		}
+	}
+}
+
+// cover takes off left the jobs one claim of s takes, and reports whether
+// it takes any. Called with the hub's lock held.
+func (s *wakeSub) cover(left map[jobnote.Key]int) bool {
+	room := math.MaxInt
+	if s.target.Batch != nil {
+		room = s.target.Batch()
+	}
+	took := false
+	for k, c := range left {
+		if room <= 0 {
+			break
+		}
+		if s.target.Takes != nil && !s.target.Takes(k.Queue, k.Handler) {
+			continue
+		}
+		d := min(c, room)
+		room -= d
+		took = true
+		if c -= d; c > 0 {
+			left[k] = c
+		} else {
+			delete(left, k)
+		}
+	}
+	return took
+}
+
+// WakeSub is a subscription to the engine's wake-ups (SubscribeWakeFor).
+type WakeSub struct {
+	// C receives (coalesced) wake-ups.
+	C <-chan struct{}
+
+	s     *wakeSub
+	hub   *wakeHub
+	close func()
+}
+
+// Idle marks the subscriber as waiting for a wake-up with nothing to do
+// (on) or not: a wake-up for a few jobs goes to idle subscribers first.
+func (w *WakeSub) Idle(on bool) {
+	if on {
+		w.s.state.Store(subIdle)
+	} else {
+		w.s.state.Store(subBusy)
+	}
+}
+
+// Close unsubscribes.
+func (w *WakeSub) Close() { w.close() }
+
+// PassOn wakes idle subscribers for as many jobs again as claimed (a
+// claim after a wake-up that filled its batch): more jobs may be waiting
+// than the wake-up counted, and a worker that cannot take them all must
+// not leave the others asleep.
+func (w *WakeSub) PassOn(claimed []*Claimed) {
+	counts := map[jobnote.Key]int{}
+	for _, cj := range claimed {
+		counts[jobnote.Key{Queue: cj.Job.Queue, Handler: cj.Job.Handler}]++
+	}
+	w.hub.passOn(counts)
 }
 
 // SubscribeWake returns a channel that receives (coalesced) wake-ups
@@ -83,16 +251,26 @@ func (h *wakeHub) signal() {
 // (driver.JobNotifier), the engine listens while it has subscribers, so
 // jobs committed by other processes wake them too.
 func (e *Engine) SubscribeWake() (<-chan struct{}, func()) {
-	ch, unsubscribe := e.wakes.subscribe()
+	w := e.SubscribeWakeFor(WakeTarget{})
+	return w.C, w.Close
+}
+
+// SubscribeWakeFor is SubscribeWake for a subscriber that tells what it
+// claims (t), so that jobs committed in this process wake only as many
+// such subscribers as claim them.
+func (e *Engine) SubscribeWakeFor(t WakeTarget) *WakeSub {
+	s := e.wakes.add(t)
+	w := &WakeSub{C: s.ch, s: s, hub: e.wakes, close: func() { e.wakes.remove(s) }}
 	if e.remote == nil {
-		return ch, unsubscribe
+		return w
 	}
 	e.remote.listen(e.wakes.signal)
 	var once sync.Once
-	return ch, func() {
-		unsubscribe()
+	w.close = func() {
+		e.wakes.remove(s)
 		once.Do(e.remote.unlisten)
 	}
+	return w
 }
 
 // WakeLive reports whether jobs committed by other processes wake this
@@ -102,7 +280,7 @@ func (e *Engine) SubscribeWake() (<-chan struct{}, func()) {
 // jobs only by polling.
 func (e *Engine) WakeLive() bool { return e.remote != nil && e.remote.live.Load() }
 
-// wake signals the claim loops that jobs were committed, in this process
+// wake signals every claim loop that jobs were committed, in this process
 // and, on a store that carries notifications, in the others.
 func (e *Engine) wake() {
 	e.wakes.signal()
@@ -111,21 +289,32 @@ func (e *Engine) wake() {
 	}
 }
 
-// noteJobs returns ctx carrying a note of the pending jobs that the
-// transactions run with it insert (a workflow's next step job, for-each
-// branches, a child workflow's first step, compensation and callback
-// jobs), and a function to call once they committed: when they inserted
-// any, it wakes idle workers as a dispatch does, in this process and,
-// through the coalesced send, in the others. Jobs inserted already
-// claimed by the committing worker (the eager handoff) are not pending
-// and wake no one.
+// wakeNoted wakes, for the claimable jobs of n, as many of this process's
+// claim loops as claim them and, on a store that carries notifications,
+// the other processes.
+func (e *Engine) wakeNoted(n *jobnote.Note) {
+	counts, any := n.Take()
+	if !any && len(counts) == 0 {
+		return
+	}
+	e.wakes.signalJobs(counts, any)
+	if e.remote != nil {
+		e.remote.notify()
+	}
+}
+
+// noteJobs returns ctx carrying a note of the claimable jobs that the
+// transactions run with it make: the pending jobs they insert (a
+// workflow's next step job, for-each branches, a child workflow's first
+// step, compensation and callback jobs) and the rows they make claimable
+// otherwise (jobnote.Ready, jobnote.Any); and a function to call once
+// they committed: it wakes as many idle workers as claim those jobs in
+// this process and, through the coalesced send, the other processes.
+// Jobs inserted already claimed by the committing worker (the eager
+// handoff) are not pending and wake no one.
 func (e *Engine) noteJobs(ctx context.Context) (context.Context, func()) {
 	ctx, n := jobnote.With(ctx)
-	return ctx, func() {
-		if n.Pending() {
-			e.wake()
-		}
-	}
+	return ctx, func() { e.wakeNoted(n) }
 }
 
 // remoteWake carries wake-ups between processes through a

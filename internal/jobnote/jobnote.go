@@ -1,20 +1,28 @@
-// Package jobnote notes, for the caller of a transaction, that the
-// transaction inserted pending jobs, so the caller can wake idle workers
-// once it has committed. The caller puts a Note in the context it runs
-// the transaction with (With); the store's job insert marks it
-// (Inserted).
+// Package jobnote notes, for the caller of a transaction, which jobs the
+// transaction made claimable, so the caller can wake as many idle workers
+// as they need once it has committed. The caller puts a Note in the
+// context it runs the transaction with (With); the store's job insert
+// marks it (Inserted), and the engine marks rows it makes claimable
+// without inserting them (Ready, Any).
 package jobnote
 
 import (
 	"context"
-	"sync/atomic"
+	"sync"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// Note records whether pending jobs were inserted with a context that
-// carries it.
-type Note struct{ pending atomic.Bool }
+// Key is the queue and handler of claimable jobs: a worker that claims
+// neither wants no wake-up for them.
+type Key struct{ Queue, Handler string }
+
+// Note records the claimable jobs made with a context that carries it.
+type Note struct {
+	mu     sync.Mutex
+	counts map[Key]int
+	any    bool // claimable jobs of unknown number and kind
+}
 
 type key struct{}
 
@@ -24,21 +32,80 @@ func With(ctx context.Context) (context.Context, *Note) {
 	return context.WithValue(ctx, key{}, n), n
 }
 
-// Inserted marks the Note of ctx, if any, when jobs holds a pending job
-// (one inserted already claimed, processing, does not count).
-func Inserted(ctx context.Context, jobs []*driver.Job) {
+func from(ctx context.Context) *Note {
 	n, _ := ctx.Value(key{}).(*Note)
-	if n == nil || n.pending.Load() {
+	return n
+}
+
+// Inserted notes the pending jobs among jobs, inserted with ctx (one
+// inserted already claimed, processing, does not count).
+func Inserted(ctx context.Context, jobs []*driver.Job) {
+	n := from(ctx)
+	if n == nil {
 		return
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	for _, j := range jobs {
 		if j.Status == "" || j.Status == driver.JobPending {
-			n.pending.Store(true)
-			return
+			n.addLocked(j, 1)
 		}
 	}
 }
 
-// Pending reports whether pending jobs were inserted (the transaction may
+// Ready notes jobs that the transaction run with ctx makes claimable
+// without inserting them (handed back, retried at once, their dependency
+// completed).
+func Ready(ctx context.Context, jobs ...*driver.Job) {
+	n := from(ctx)
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, j := range jobs {
+		n.addLocked(j, 1)
+	}
+}
+
+// Any notes that the transaction run with ctx may make jobs claimable
+// that it cannot name (a concurrency group slot it frees): every idle
+// worker is woken.
+func Any(ctx context.Context) {
+	if n := from(ctx); n != nil {
+		n.mu.Lock()
+		n.any = true
+		n.mu.Unlock()
+	}
+}
+
+func (n *Note) addLocked(j *driver.Job, c int) {
+	if n.counts == nil {
+		n.counts = map[Key]int{}
+	}
+	n.counts[Key{Queue: j.Queue, Handler: j.Handler}] += c
+}
+
+// Pending reports whether claimable jobs were noted (the transaction may
 // still have rolled back).
-func (n *Note) Pending() bool { return n != nil && n.pending.Load() }
+func (n *Note) Pending() bool {
+	if n == nil {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.any || len(n.counts) > 0
+}
+
+// Take returns the jobs noted, by queue and handler, and whether jobs of
+// unknown number and kind were, and clears the note.
+func (n *Note) Take() (counts map[Key]int, any bool) {
+	if n == nil {
+		return nil, false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	counts, any = n.counts, n.any
+	n.counts, n.any = nil, false
+	return counts, any
+}

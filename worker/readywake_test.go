@@ -1,0 +1,148 @@
+package worker_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/engine"
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/worker"
+)
+
+// The tests of this file check that a commit that makes jobs claimable
+// without inserting them (a job handed back, a
+// freed concurrency group slot) wakes an idle worker at once, though its
+// poll intervals are far longer than the tests wait.
+
+// readyPoll is the idle workers' poll interval: the jobs must start far
+// sooner (readyWithin).
+const (
+	readyPoll   = time.Minute
+	readyWithin = 10 * time.Second
+)
+
+// readyFixture is a client and the idle workers on it.
+type readyFixture struct {
+	t      *testing.T
+	ctx    context.Context
+	c      *queuety.Client
+	idle   chan struct{} // an empty claim
+	ran    chan string   // the handlers started, by name
+	cancel context.CancelFunc
+	done   []chan error
+}
+
+func newReadyFixture(t *testing.T, dsn string) *readyFixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &readyFixture{t: t, ctx: ctx, cancel: cancel, idle: make(chan struct{}, 1), ran: make(chan string, 16)}
+	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()), queuety.WithObserver(emptyClaims(f.idle)))
+	require.NoError(t, err)
+	f.c = c
+	t.Cleanup(func() {
+		cancel()
+		for _, d := range f.done {
+			require.NoError(t, <-d)
+		}
+		c.Close()
+	})
+	return f
+}
+
+// start runs an idle worker with handlers (each reports its start on ran,
+// then waits for release when one is given) and waits for its first empty
+// claim.
+func (f *readyFixture) start(release chan struct{}, handlers []string, opts ...worker.Option) {
+	f.t.Helper()
+	w := worker.New(f.c, append([]worker.Option{worker.PollInterval(readyPoll), worker.IdlePollInterval(readyPoll),
+		worker.Concurrency(1), worker.NoMaintenance(), worker.WithLogger(quiet())}, opts...)...)
+	for _, h := range handlers {
+		w.HandleJob(h, func(ctx context.Context, _ queuety.Payload) error {
+			f.ran <- h
+			if release != nil {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			return nil
+		})
+	}
+	done := make(chan error, 1)
+	f.done = append(f.done, done)
+	f.drainIdle()
+	go func() { done <- w.Run(f.ctx) }()
+	f.idleNow()
+}
+
+// idleNow waits for an empty claim.
+func (f *readyFixture) idleNow() {
+	f.t.Helper()
+	select {
+	case <-f.idle:
+	case <-time.After(30 * time.Second):
+		f.t.Fatal("the worker made no empty claim")
+	}
+}
+
+// drainIdle forgets the empty claims made so far.
+func (f *readyFixture) drainIdle() {
+	select {
+	case <-f.idle:
+	default:
+	}
+}
+
+// waitRan waits for handler to start, within readyWithin.
+func (f *readyFixture) waitRan(handler, why string) {
+	f.t.Helper()
+	select {
+	case got := <-f.ran:
+		require.Equal(f.t, handler, got)
+	case <-time.After(readyWithin):
+		f.t.Fatalf("%s did not start: %s woke no idle worker", handler, why)
+	}
+}
+
+// TestGroupSlotFreedWakesIdleWorker: a job held back by its concurrency
+// group's limit starts as soon as the group's running job completes, on
+// another worker.
+func TestGroupSlotFreedWakesIdleWorker(t *testing.T) {
+	dsn, _ := testdb.DSN(t)
+	f := newReadyFixture(t, dsn)
+	release := make(chan struct{})
+	f.start(release, []string{"grp.first"}, worker.GroupLimit("grp", 1))
+	f.start(nil, []string{"grp.second"}, worker.GroupLimit("grp", 1))
+	opts := []queuety.JobOption{queuety.ConcurrencyGroup("grp"), queuety.ConcurrencyLimit(1)}
+	_, err := f.c.Dispatch(f.ctx, "grp.first", nil, opts...)
+	require.NoError(t, err)
+	f.waitRan("grp.first", "the dispatch")
+	f.drainIdle()
+	_, err = f.c.Dispatch(f.ctx, "grp.second", nil, opts...)
+	require.NoError(t, err)
+	f.idleNow() // the second job's worker found the group full and waits again
+	close(release)
+	f.waitRan("grp.second", "freeing the group's slot")
+}
+
+// TestReleaseWakesIdleWorker: a claimed job handed back starts at once on
+// an idle worker. (On SQLite, whose idle workers no listener wakes when it
+// starts: the wake-up can only come from the hand-back.)
+func TestReleaseWakesIdleWorker(t *testing.T) {
+	f := newReadyFixture(t, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
+	_, err := f.c.Dispatch(f.ctx, "rel.job", nil)
+	require.NoError(t, err)
+	e := clientseam.Engine(f.c)
+	claimed, err := e.Claim(f.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"rel.job"}, Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	f.start(nil, []string{"rel.job"})
+	require.NoError(t, e.Release(f.ctx, claimed))
+	f.waitRan("rel.job", "handing it back")
+}
