@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"log/slog"
-	"maps"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -129,14 +128,14 @@ func (h *wakeHub) signal() {
 }
 
 // signalJobs wakes subscribers for the claimable jobs of counts (by queue
-// and handler), or every subscriber when any is set or counts is empty.
-// It counts first the subscribers woken from idle and not claimed yet,
-// then wakes idle ones, then, while jobs are left over, gives a wake-up
-// to the busy ones that claim them: one may have just found nothing and
-// not yet be waiting, and must not miss these jobs. Each subscriber
-// counts for as many jobs as one claim of it takes. A busy subscriber
-// holding an unread wake-up is not counted first: it reads it only once
-// a claim of its own found nothing.
+// and handler; the hub takes counts over), or every subscriber when any
+// is set or counts is empty. It counts first the subscribers woken from
+// idle and not claimed yet, then wakes idle ones, then, while jobs are
+// left over, gives a wake-up to the busy ones that claim them: one may
+// have just found nothing and not yet be waiting, and must not miss these
+// jobs. Each subscriber counts for as many jobs as one claim of it takes.
+// A busy subscriber holding an unread wake-up is not counted first: it
+// reads it only once a claim of its own found nothing.
 func (h *wakeHub) signalJobs(counts map[jobnote.Key]int, any bool) {
 	if any || len(counts) == 0 {
 		h.signal()
@@ -144,40 +143,29 @@ func (h *wakeHub) signalJobs(counts map[jobnote.Key]int, any bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	left := maps.Clone(counts)
-	for pass := 0; pass < 3 && len(left) > 0; pass++ {
-		for s := range h.subs {
-			if len(left) == 0 {
-				return
-			}
-			st := s.state.Load()
-			switch {
-			case pass == 0 && st == subWoken:
-				s.cover(left)
-			case pass == 1 && st == subIdle:
-				if s.cover(left) {
-					s.send()
-				}
-			case pass == 2 && st == subBusy:
-				if s.cover(left) {
-					s.send()
-				}
-			}
-		}
-	}
+	h.offerLocked(counts, subWoken, false)
+	h.offerLocked(counts, subIdle, true)
+	h.offerLocked(counts, subBusy, true)
 }
 
-// passOn wakes idle subscribers (only those waiting) for up to n more
-// jobs like those of counts: the claim of a woken worker filled its
-// batch, so more may be waiting than the wake-up counted.
+// passOn wakes idle subscribers (only those waiting) for the jobs of
+// counts (the hub takes counts over): the claim of a woken worker filled
+// its batch, so more may be waiting than the wake-up counted.
 func (h *wakeHub) passOn(counts map[jobnote.Key]int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.offerLocked(counts, subIdle, true)
+}
+
+// offerLocked goes over the subscribers in state st while jobs are left,
+// taking off left what one claim of each takes; with send, each that
+// takes any gets a wake-up. Called with the hub's lock held.
+func (h *wakeHub) offerLocked(left map[jobnote.Key]int, st int32, send bool) {
 	for s := range h.subs {
-		if len(counts) == 0 {
+		if len(left) == 0 {
 			return
 		}
-		if s.state.Load() == subIdle && s.cover(counts) {
+		if s.state.Load() == st && s.cover(left) && send {
 			s.send()
 		}
 	}
