@@ -40,23 +40,18 @@ func from(ctx context.Context) *Note {
 // Inserted notes the pending jobs among jobs, inserted with ctx (one
 // inserted already claimed, processing, does not count).
 func Inserted(ctx context.Context, jobs []*driver.Job) {
-	n := from(ctx)
-	if n == nil {
-		return
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, j := range jobs {
-		if j.Status == "" || j.Status == driver.JobPending {
-			n.addLocked(j, 1)
-		}
-	}
+	note(ctx, jobs, func(j *driver.Job) bool { return j.Status == "" || j.Status == driver.JobPending })
 }
 
 // Ready notes jobs that the transaction run with ctx makes claimable
-// without inserting them (handed back, retried at once, their dependency
-// completed).
+// without inserting them (handed back, retried at once).
 func Ready(ctx context.Context, jobs ...*driver.Job) {
+	note(ctx, jobs, func(*driver.Job) bool { return true })
+}
+
+// note counts the jobs that count reports in the note ctx carries, if
+// any.
+func note(ctx context.Context, jobs []*driver.Job, count func(*driver.Job) bool) {
 	n := from(ctx)
 	if n == nil {
 		return
@@ -64,7 +59,13 @@ func Ready(ctx context.Context, jobs ...*driver.Job) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, j := range jobs {
-		n.addLocked(j, 1)
+		if !count(j) {
+			continue
+		}
+		if n.counts == nil {
+			n.counts = map[Key]int{}
+		}
+		n.counts[Key{Queue: j.Queue, Handler: j.Handler}]++
 	}
 }
 
@@ -77,13 +78,6 @@ func Any(ctx context.Context) {
 		n.any = true
 		n.mu.Unlock()
 	}
-}
-
-func (n *Note) addLocked(j *driver.Job, c int) {
-	if n.counts == nil {
-		n.counts = map[Key]int{}
-	}
-	n.counts[Key{Queue: j.Queue, Handler: j.Handler}] += c
 }
 
 // Pending reports whether claimable jobs were noted (the transaction may
