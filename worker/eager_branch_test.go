@@ -212,63 +212,24 @@ func TestEagerBranchesRunWithoutClaims(t *testing.T) {
 // abandoned attempt's late result is rejected as stale.
 func TestEagerBranchAbandonedIsRecovered(t *testing.T) {
 	eachStore(t, func(t *testing.T, dsn string) {
-		ctx := context.Background()
-		clock := queuety.NewFakeClock(time.Now())
-		c, err := queuety.Open(ctx, dsn, queuety.WithClock(clock), queuety.WithLogger(quiet()))
+		a := newAbandonment(t, dsn)
+		wfID, err := builder.Workflow("abandon").ForEach("items", "b").Dispatch(context.Background(), a.c, queuety.State{"items": []any{"x"}})
 		require.NoError(t, err)
-		defer c.Close()
-		wfID, err := builder.Workflow("abandon").ForEach("items", "b").Dispatch(ctx, c, queuety.State{"items": []any{"x"}})
-		require.NoError(t, err)
-
-		started := make(chan int64, 1)
-		release := make(chan struct{})
-		finished := make(chan error, 1)
-		runCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		w1 := worker.New(c, worker.NoMaintenance(), worker.ShutdownTimeout(10*time.Millisecond), worker.HardStopTimeout(10*time.Millisecond),
-			worker.WithLogger(quiet()), worker.WithHooks(worker.Hooks{Finished: func(j *driver.Job, err error) {
-				if j.Handler == "b" {
-					finished <- err
-				}
-			}}))
+		w1 := a.worker(func(j *driver.Job) bool { return j.Handler == "b" })
 		w1.HandleForEach("b", func(ctx context.Context, _ queuety.State, _ any, _ int) (queuety.State, error) {
-			info, _ := queuety.JobInfoFrom(ctx)
-			started <- info.JobID
-			cancel() // stop the worker while this handler runs
-			<-release
+			a.hold(ctx)
 			return queuety.State{"late": true}, nil
 		})
-		st, err := w1.RunOnce(runCtx, time.Minute)
-		var se *worker.ShutdownError
-		require.ErrorAs(t, err, &se)
-		branch := receive(t, started, "the start of the branch")
-		assert.Equal(t, []int64{branch}, se.JobIDs, "abandoned jobs")
+		branch, st := a.run(w1, "the branch")
 		assert.Equal(t, int64(1), st.Eager, "the branch was handed off")
 		assert.Equal(t, int64(2), st.Claimed, "placeholder and branch")
-		row, err := c.Job(ctx, branch)
-		require.NoError(t, err)
-		require.Equal(t, driver.JobProcessing, row.Status)
-		require.Equal(t, 1, row.Attempts)
 
-		clock.Advance(queuetytype.DefaultLeaseTimeout + time.Second)
-		w2 := worker.New(c, worker.NoMaintenance(), worker.WithLogger(quiet()))
+		w2 := worker.New(a.c, worker.NoMaintenance(), worker.WithLogger(quiet()))
 		w2.HandleForEach("b", func(context.Context, queuety.State, any, int) (queuety.State, error) {
 			return queuety.State{"ok": true}, nil
 		})
-		st, err = w2.RunOnce(ctx, time.Minute)
-		require.NoError(t, err)
-		assert.Equal(t, 1, st.Swept.JobsRecovered, "jobs recovered")
+		st = a.recover(w2, wfID, branch)
 		assert.Equal(t, int64(1), st.Succeeded, "the branch")
-		wf, err := c.Workflow(ctx, wfID)
-		require.NoError(t, err)
-		require.Equal(t, driver.WorkflowCompleted, wf.Status)
-		row, err = c.Job(ctx, branch)
-		require.NoError(t, err)
-		assert.Equal(t, driver.JobCompleted, row.Status)
-		assert.Equal(t, 2, row.Attempts)
-
-		close(release)
-		assert.ErrorIs(t, receive(t, finished, "the abandoned attempt's result"), queuetytype.ErrStaleAttempt)
 	})
 }
 

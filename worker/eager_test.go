@@ -295,6 +295,91 @@ func TestEagerStepsSlotsBoundHandoff(t *testing.T) {
 	})
 }
 
+// abandonment runs a handed-off job on a worker that then abandons it:
+// the job's handler (hold) reports its start, stops the worker and ignores
+// the shutdown until release is closed.
+type abandonment struct {
+	t        *testing.T
+	c        *queuety.Client
+	clock    *queuety.FakeClock
+	started  chan int64
+	release  chan struct{}
+	finished chan error
+	runCtx   context.Context
+	stop     context.CancelFunc
+}
+
+// newAbandonment opens a client on dsn with a fake clock.
+func newAbandonment(t *testing.T, dsn string) *abandonment {
+	ctx := context.Background()
+	clock := queuety.NewFakeClock(time.Now())
+	c, err := queuety.Open(ctx, dsn, queuety.WithClock(clock), queuety.WithLogger(quiet()))
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	runCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	return &abandonment{t: t, c: c, clock: clock, started: make(chan int64, 1), release: make(chan struct{}),
+		finished: make(chan error, 1), runCtx: runCtx, stop: stop}
+}
+
+// worker returns the worker that abandons the job: it stops at once on
+// shutdown, and reports on finished the result of the jobs abandoned
+// selects.
+func (a *abandonment) worker(abandoned func(*driver.Job) bool) *worker.Worker {
+	return worker.New(a.c, worker.NoMaintenance(), worker.ShutdownTimeout(10*time.Millisecond), worker.HardStopTimeout(10*time.Millisecond),
+		worker.WithLogger(quiet()), worker.WithHooks(worker.Hooks{Finished: func(j *driver.Job, err error) {
+			if abandoned(j) {
+				a.finished <- err
+			}
+		}}))
+}
+
+// hold is the abandoned job's handler's body.
+func (a *abandonment) hold(ctx context.Context) {
+	info, _ := queuety.JobInfoFrom(ctx)
+	a.started <- info.JobID
+	a.stop() // stop the worker while this handler runs
+	<-a.release
+}
+
+// run runs w1 until it stops with the job abandoned, which it returns
+// with w1's stats, after checking the job stays claimed.
+func (a *abandonment) run(w1 *worker.Worker, what string) (int64, worker.Stats) {
+	t := a.t
+	st, err := w1.RunOnce(a.runCtx, time.Minute)
+	var se *worker.ShutdownError
+	require.ErrorAs(t, err, &se)
+	id := receive(t, a.started, "the start of "+what)
+	assert.Equal(t, []int64{id}, se.JobIDs, "abandoned jobs")
+	row, err := a.c.Job(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, driver.JobProcessing, row.Status)
+	require.Equal(t, 1, row.Attempts)
+	return id, st
+}
+
+// recover moves the clock past the lease, runs w2, which recovers the
+// job and completes workflow wfID, and checks the job's second attempt
+// completed and the abandoned attempt's late result is rejected as
+// stale. It returns w2's stats.
+func (a *abandonment) recover(w2 *worker.Worker, wfID, id int64) worker.Stats {
+	t, ctx := a.t, context.Background()
+	a.clock.Advance(queuetytype.DefaultLeaseTimeout + time.Second)
+	st, err := w2.RunOnce(ctx, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Swept.JobsRecovered, "jobs recovered")
+	wf, err := a.c.Workflow(ctx, wfID)
+	require.NoError(t, err)
+	require.Equal(t, driver.WorkflowCompleted, wf.Status)
+	row, err := a.c.Job(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, driver.JobCompleted, row.Status)
+	assert.Equal(t, 2, row.Attempts)
+	close(a.release)
+	assert.ErrorIs(t, receive(t, a.finished, "the abandoned attempt's result"), queuetytype.ErrStaleAttempt)
+	return st
+}
+
 // TestEagerStepAbandonedIsRecovered hands step 2 off to a worker that
 // then abandons it (its handler ignores the shutdown): the job stays
 // claimed like a claimed one, stale recovery returns it after the lease
@@ -302,64 +387,25 @@ func TestEagerStepsSlotsBoundHandoff(t *testing.T) {
 // attempt's late result is rejected as stale.
 func TestEagerStepAbandonedIsRecovered(t *testing.T) {
 	eachStore(t, func(t *testing.T, dsn string) {
-		ctx := context.Background()
-		clock := queuety.NewFakeClock(time.Now())
-		c, err := queuety.Open(ctx, dsn, queuety.WithClock(clock), queuety.WithLogger(quiet()))
+		a := newAbandonment(t, dsn)
+		wfID, err := builder.Workflow("abandon").Then("s1").Then("s2").Then("s3").Dispatch(context.Background(), a.c, nil)
 		require.NoError(t, err)
-		defer c.Close()
-		wfID, err := builder.Workflow("abandon").Then("s1").Then("s2").Then("s3").Dispatch(ctx, c, nil)
-		require.NoError(t, err)
-
-		started := make(chan int64, 1)
-		release := make(chan struct{})
-		finished := make(chan error, 1)
-		runCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		w1 := worker.New(c, worker.NoMaintenance(), worker.ShutdownTimeout(10*time.Millisecond), worker.HardStopTimeout(10*time.Millisecond),
-			worker.WithLogger(quiet()), worker.WithHooks(worker.Hooks{Finished: func(j *driver.Job, err error) {
-				if j.StepIndex != nil && *j.StepIndex == 1 {
-					finished <- err
-				}
-			}}))
+		w1 := a.worker(func(j *driver.Job) bool { return j.StepIndex != nil && *j.StepIndex == 1 })
 		w1.HandleStep("s1", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 		w1.HandleStep("s2", func(ctx context.Context, _ queuety.State) (queuety.State, error) {
-			info, _ := queuety.JobInfoFrom(ctx)
-			started <- info.JobID
-			cancel() // stop the worker while this handler runs
-			<-release
+			a.hold(ctx)
 			return queuety.State{"late": true}, nil
 		})
-		st, err := w1.RunOnce(runCtx, time.Minute)
-		var se *worker.ShutdownError
-		require.ErrorAs(t, err, &se)
-		s2 := receive(t, started, "the start of step 2")
-		assert.Equal(t, []int64{s2}, se.JobIDs, "abandoned jobs")
+		s2, st := a.run(w1, "step 2")
 		assert.Equal(t, int64(1), st.Eager, "step 2 was handed off")
-		row, err := c.Job(ctx, s2)
-		require.NoError(t, err)
-		require.Equal(t, driver.JobProcessing, row.Status)
-		require.Equal(t, 1, row.Attempts)
 
-		clock.Advance(queuetytype.DefaultLeaseTimeout + time.Second)
-		w2 := worker.New(c, worker.NoMaintenance(), worker.WithLogger(quiet()))
+		w2 := worker.New(a.c, worker.NoMaintenance(), worker.WithLogger(quiet()))
 		for _, name := range []string{"s1", "s2", "s3"} {
 			w2.HandleStep(name, func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 		}
-		st, err = w2.RunOnce(ctx, time.Minute)
-		require.NoError(t, err)
-		assert.Equal(t, 1, st.Swept.JobsRecovered, "jobs recovered")
+		st = a.recover(w2, wfID, s2)
 		assert.Equal(t, int64(2), st.Succeeded, "steps 2 and 3")
 		assert.Equal(t, int64(1), st.Eager, "step 3 was handed off")
-		wf, err := c.Workflow(ctx, wfID)
-		require.NoError(t, err)
-		require.Equal(t, driver.WorkflowCompleted, wf.Status)
-		row, err = c.Job(ctx, s2)
-		require.NoError(t, err)
-		assert.Equal(t, driver.JobCompleted, row.Status)
-		assert.Equal(t, 2, row.Attempts)
-
-		close(release)
-		assert.ErrorIs(t, receive(t, finished, "the abandoned attempt's result"), queuetytype.ErrStaleAttempt)
 	})
 }
 
