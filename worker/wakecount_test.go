@@ -34,9 +34,7 @@ func woken(chs ...<-chan struct{}) int {
 // adds wake-ups.)
 func TestOneJobWakesOneOfFour(t *testing.T) {
 	ctx := context.Background()
-	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithLogger(quiet()))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
+	c := sqliteClient(t)
 	e := clientseam.Engine(c)
 	var plain []<-chan struct{}
 	for range 4 {
@@ -44,7 +42,7 @@ func TestOneJobWakesOneOfFour(t *testing.T) {
 		t.Cleanup(unsubscribe)
 		plain = append(plain, ch)
 	}
-	_, err = c.Dispatch(ctx, "count.job", nil)
+	_, err := c.Dispatch(ctx, "count.job", nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, woken(plain...), "one job committed: one subscriber woken")
 	_, err = c.DispatchMany(ctx, []queuety.JobRequest{{Handler: "count.job"}, {Handler: "count.job"}})
@@ -57,9 +55,7 @@ func TestOneJobWakesOneOfFour(t *testing.T) {
 // burst wakes them all.
 func TestCommitWakesAsManyAsClaim(t *testing.T) {
 	ctx := context.Background()
-	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithLogger(quiet()))
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
+	c := sqliteClient(t)
 	e := clientseam.Engine(c)
 
 	// Four idle subscribers that claim two jobs each, and one that claims
@@ -98,7 +94,7 @@ func TestCommitWakesAsManyAsClaim(t *testing.T) {
 	burst(100)
 	require.Equal(t, 4, woken(chs...), "a burst wakes every idle subscriber")
 	idle()
-	_, err = c.Dispatch(ctx, "count.other", nil)
+	_, err := c.Dispatch(ctx, "count.other", nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, woken(other.C), "the one subscriber that claims the job is woken")
 	require.Zero(t, woken(chs...))
