@@ -19,8 +19,8 @@ const SweepWorkflowWaits = "workflow-waits"
 // workflows with a dependency that ended at least 5 seconds ago (an end
 // still re-evaluating the wait is left to finish) and completed without
 // its dependency row being stamped satisfied, or failed or was
-// cancelled, and
-// re-evaluates each wait under its row lock as a dependency's end does:
+// cancelled, and re-evaluates each wait under its row lock as a
+// dependency's end does:
 // it settles (workflow_resumed, the workflow moves on), fails the
 // workflow ("Workflow wait could not be satisfied."), or keeps waiting.
 // A store without the finder (driver.WaitRecoveryTx) has nothing to

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -395,24 +394,6 @@ func TestLiveMixedFleet(t *testing.T) {
 	assert.Zero(t, count("SELECT waiting_workflow_id FROM `%squeuety_workflow_dependencies`"), "workflow_dependencies rows left")
 }
 
-// rowString prints a row's columns in name order, NULL as <nil>.
-func rowString(r map[string]*string) string {
-	names := make([]string, 0, len(r))
-	for n := range r {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	for _, n := range names {
-		v := "<nil>"
-		if r[n] != nil {
-			v = *r[n]
-		}
-		fmt.Fprintf(&b, "%s=%s ", n, v)
-	}
-	return b.String()
-}
-
 // dumpRows logs the workflow and job rows of prefix.
 func dumpRows(t *testing.T, prefix string) {
 	db := testdb.Admin(t)
@@ -422,7 +403,7 @@ func dumpRows(t *testing.T, prefix string) {
 		"SELECT id, workflow_id, step_index, event, job_id FROM `%squeuety_workflow_events` ORDER BY id",
 	} {
 		for _, r := range queryRows(t, db, fmt.Sprintf(q, prefix)) {
-			t.Log(rowString(r))
+			t.Log(show(r))
 		}
 	}
 }
