@@ -394,7 +394,7 @@ func TestLiveMixedFleet(t *testing.T) {
 	assert.Zero(t, count("SELECT waiting_workflow_id FROM `%squeuety_workflow_dependencies`"), "workflow_dependencies rows left")
 }
 
-// dumpRows logs the workflow and job rows of prefix.
+// dumpRows logs the workflow, job and event rows of prefix.
 func dumpRows(t *testing.T, prefix string) {
 	db := testdb.Admin(t)
 	for _, q := range []string{
