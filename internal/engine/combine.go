@@ -242,15 +242,13 @@ func (e *Engine) handOffExpansions(ctx context.Context, tx driver.Tx, ts []*turn
 	from := map[*driver.Job]*advance.BranchGroup{}
 	for _, x := range exps {
 		p := pickers[owner[x.Group]]
-		n := 0
-		if p != nil {
-			n = len(p.cands)
+		if p == nil { // that worker offered nothing
+			continue
 		}
+		n := len(p.cands)
 		p.note(x.Workflow, x.State, x.Steps, nil, x.Jobs, payloadDoc)
-		if p != nil {
-			for _, c := range p.cands[n:] {
-				from[c.job] = x.Group
-			}
+		for _, c := range p.cands[n:] {
+			from[c.job] = x.Group
 		}
 	}
 	out := map[*advance.BranchGroup][]*Claimed{}
