@@ -322,7 +322,10 @@ func TestHeldBatchWhoseConnectionDiesLosesNothing(t *testing.T) {
 
 // killHolder kills the connection whose transaction holds job id's row
 // lock: a locking read of the row waits for it, and the lock wait names
-// the transaction it waits for.
+// the transaction it waits for. InnoDB refreshes the information_schema
+// lock tables only when nobody has read them for 100 ms, so the poll
+// waits longer than that between reads (at 5 ms it kept reading the same
+// stale snapshot when several test processes ran at once).
 func killHolder(t *testing.T, e *holdEnv, id int64) {
 	t.Helper()
 	ctx := context.Background()
@@ -345,7 +348,7 @@ func killHolder(t *testing.T, e *holdEnv, id int64) {
 			" JOIN information_schema.innodb_trx b ON b.trx_id = w.blocking_trx_id"+
 			" JOIN information_schema.innodb_trx r ON r.trx_id = w.requesting_trx_id WHERE r.trx_mysql_thread_id = ?", me).Scan(&holder)
 		return err == nil
-	}, 10*time.Second, 5*time.Millisecond, "the locking read waits for the held transaction")
+	}, 15*time.Second, 250*time.Millisecond, "the locking read waits for the held transaction")
 	_, err = e.admin.Exec(fmt.Sprintf("KILL %d", holder))
 	require.NoError(t, err)
 	require.NoError(t, receive(t, locked, "the row lock, once the holder is gone"))
