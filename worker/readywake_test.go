@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb"
@@ -16,8 +17,8 @@ import (
 )
 
 // The tests of this file check that a commit that makes jobs claimable
-// without inserting them (a job handed back, a
-// freed concurrency group slot) wakes an idle worker at once, though its
+// without inserting them (a job handed back, a concurrency group slot
+// freed by a completion, a stale recovery or a timeout) wakes an idle worker at once, though its
 // poll intervals are far longer than the tests wait.
 
 // readyPoll is the idle workers' poll interval: the jobs must start far
@@ -38,11 +39,11 @@ type readyFixture struct {
 	done   []chan error
 }
 
-func newReadyFixture(t *testing.T, dsn string) *readyFixture {
+func newReadyFixture(t *testing.T, dsn string, opts ...queuety.Option) *readyFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &readyFixture{t: t, ctx: ctx, cancel: cancel, idle: make(chan struct{}, 1), ran: make(chan string, 16)}
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()), queuety.WithObserver(emptyClaims(f.idle)))
+	c, err := queuety.Open(ctx, dsn, append([]queuety.Option{queuety.WithLogger(quiet()), queuety.WithObserver(emptyClaims(f.idle))}, opts...)...)
 	require.NoError(t, err)
 	f.c = c
 	t.Cleanup(func() {
@@ -129,6 +130,56 @@ func TestGroupSlotFreedWakesIdleWorker(t *testing.T) {
 	f.idleNow() // the second job's worker found the group full and waits again
 	close(release)
 	f.waitRan("grp.second", "freeing the group's slot")
+}
+
+// TestStaleRecoveryFreeingGroupSlotWakesIdleWorker: a job held back by
+// its concurrency group's limit starts as soon as stale recovery takes
+// back the group's running job, whose claim nothing renews.
+func TestStaleRecoveryFreeingGroupSlotWakesIdleWorker(t *testing.T) {
+	dsn, _ := testdb.DSN(t)
+	f := newReadyFixture(t, dsn, queuety.WithStaleTimeout(time.Second), queuety.WithLeaseTimeout(time.Second))
+	opts := []queuety.JobOption{queuety.ConcurrencyGroup("grp"), queuety.ConcurrencyLimit(1)}
+	_, err := f.c.Dispatch(f.ctx, "grp.lost", nil, opts...)
+	require.NoError(t, err)
+	e := clientseam.Engine(f.c)
+	claimed, err := e.Claim(f.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"grp.lost"}, Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1, "the group's running job, whose worker is gone")
+	f.start(nil, []string{"grp.next"}, worker.GroupLimit("grp", 1))
+	_, err = f.c.Dispatch(f.ctx, "grp.next", nil, opts...)
+	require.NoError(t, err)
+	f.idleNow() // the group is full: the worker waits again
+	require.Eventually(t, func() bool {
+		n, err := f.c.RecoverStale(f.ctx)
+		require.NoError(t, err)
+		return n == 1
+	}, readyWithin, 100*time.Millisecond, "stale recovery takes the lost job back")
+	f.waitRan("grp.next", "stale recovery freeing the group's slot")
+}
+
+// TestTimeoutFreeingGroupSlotWakesIdleWorker: a job held back by its
+// concurrency group's limit starts as soon as the timeout sweep retries
+// the group's running job, past its start-to-close deadline.
+func TestTimeoutFreeingGroupSlotWakesIdleWorker(t *testing.T) {
+	dsn, _ := testdb.DSN(t)
+	f := newReadyFixture(t, dsn)
+	group := []queuety.JobOption{queuety.ConcurrencyGroup("grp"), queuety.ConcurrencyLimit(1)}
+	_, err := f.c.Dispatch(f.ctx, "grp.slow", nil, append(group, queuety.StartToClose(time.Second))...)
+	require.NoError(t, err)
+	claimed, err := clientseam.Engine(f.c).Claim(f.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"grp.slow"}, Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1, "the group's running job, which overruns its deadline")
+	f.start(nil, []string{"grp.next"}, worker.GroupLimit("grp", 1))
+	_, err = f.c.Dispatch(f.ctx, "grp.next", nil, group...)
+	require.NoError(t, err)
+	f.idleNow() // the group is full: the worker waits again
+	sweeper := deadline.New(f.c)
+	require.Eventually(t, func() bool {
+		n, err := sweeper.Timeouts(f.ctx)
+		require.NoError(t, err)
+		return n == 1
+	}, readyWithin, 100*time.Millisecond, "the timeout sweep retries the slow job")
+	f.waitRan("grp.next", "the timeout freeing the group's slot")
 }
 
 // TestReleaseWakesIdleWorker: a claimed job handed back starts at once on

@@ -1,24 +1,36 @@
 package engine
 
 // Wake-ups for rows a commit makes claimable without inserting them: a
-// freed concurrency group slot. (A job handed back, or retried at once,
-// is noted where it is written; see Release and failAttempt.)
+// freed concurrency group slot (by a worker's attempt, a stale recovery
+// or a timeout). A job handed back, or retried at once, is noted where it
+// is written (Release, failAttempt).
 
 import (
 	"context"
 
 	"github.com/queuety/queuety-go/internal/jobnote"
+	"github.com/queuety/queuety-go/store/driver"
 )
 
 // freedSlots notes, for an attempt recorded (completed, failed, buried or
 // handed back), the concurrency group slot it frees: a job of the group
 // that the limit held back may be claimable now. Which jobs those are is
 // not read, so every idle worker is woken.
-func freedSlots(ctx context.Context, r *Result) {
-	if j := r.Claimed.Job; j.ConcurrencyGroup != "" {
+func freedSlots(ctx context.Context, r *Result) { freedSlot(ctx, r.Claimed.Job) }
+
+// freedSlot notes the concurrency group slot that job, leaving the
+// processing status, frees.
+func freedSlot(ctx context.Context, j *driver.Job) {
+	if j.ConcurrencyGroup != "" {
 		jobnote.Any(ctx)
 	}
 }
+
+// NoteJobs returns ctx carrying a note of the jobs that the transactions
+// run with it make claimable, and a function to call once they committed,
+// which wakes idle workers for them (as a worker's own commits do). The
+// sweeps that change jobs (stale recovery) run under it.
+func (e *Engine) NoteJobs(ctx context.Context) (context.Context, func()) { return e.noteJobs(ctx) }
 
 // completedJobs notes the group slots that the plain jobs completed by
 // CompleteJobs free. (Jobs waiting on the completed ones through

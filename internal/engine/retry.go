@@ -48,6 +48,11 @@ func (e *Engine) failAttempt(ctx context.Context, tx driver.Tx, cj *Claimed, row
 	now := e.clock.Now()
 	cause := r.Err
 	attempt := row.Attempts
+	if row.Status == driver.JobProcessing {
+		// Retried or buried, the job leaves its concurrency group's slot
+		// (a stale recovery's or a timeout's as much as a worker's).
+		freedSlot(ctx, row)
+	}
 	final := attempt >= cj.maxAttempts() || IsNonRetryable(cause) ||
 		(timeout != nil && timeout.Kind == driver.TimeoutScheduleToClose) || callbackFailed(cj, cause)
 	if !final && !row.ScheduleToCloseAt.IsZero() {

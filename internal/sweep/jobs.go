@@ -59,6 +59,8 @@ func RecoverStale(ctx context.Context, e *engine.Engine, limit int) (int, bool, 
 	var n int
 	var more bool
 	var fail engine.StaleFailures
+	ctx, woke := e.NoteJobs(ctx) // jobs due again at once, freed group slots
+	defer woke()
 	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
 		fail = engine.StaleFailures{}
 		reservedBefore, leaseBefore := e.StaleCutoffs(e.Clock().Now())
