@@ -132,23 +132,31 @@ func TestGroupSlotFreedWakesIdleWorker(t *testing.T) {
 	f.waitRan("grp.second", "freeing the group's slot")
 }
 
+// groupHeldBack dispatches a job of concurrency group "grp" (limit 1),
+// claims it with no worker to run it, then starts an idle worker for
+// "grp.next" and dispatches one: the group is full, so the worker waits
+// again. The test then frees the slot.
+func (f *readyFixture) groupHeldBack(handler string, opts ...queuety.JobOption) {
+	f.t.Helper()
+	group := []queuety.JobOption{queuety.ConcurrencyGroup("grp"), queuety.ConcurrencyLimit(1)}
+	_, err := f.c.Dispatch(f.ctx, handler, nil, append(group, opts...)...)
+	require.NoError(f.t, err)
+	claimed, err := clientseam.Engine(f.c).Claim(f.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{handler}, Limit: 1})
+	require.NoError(f.t, err)
+	require.Len(f.t, claimed, 1, "the group's running job, which no worker runs")
+	f.start(nil, []string{"grp.next"}, worker.GroupLimit("grp", 1))
+	_, err = f.c.Dispatch(f.ctx, "grp.next", nil, group...)
+	require.NoError(f.t, err)
+	f.idleNow() // the group is full: the worker waits again
+}
+
 // TestStaleRecoveryFreeingGroupSlotWakesIdleWorker: a job held back by
 // its concurrency group's limit starts as soon as stale recovery takes
 // back the group's running job, whose claim nothing renews.
 func TestStaleRecoveryFreeingGroupSlotWakesIdleWorker(t *testing.T) {
 	dsn, _ := testdb.DSN(t)
 	f := newReadyFixture(t, dsn, queuety.WithStaleTimeout(time.Second), queuety.WithLeaseTimeout(time.Second))
-	opts := []queuety.JobOption{queuety.ConcurrencyGroup("grp"), queuety.ConcurrencyLimit(1)}
-	_, err := f.c.Dispatch(f.ctx, "grp.lost", nil, opts...)
-	require.NoError(t, err)
-	e := clientseam.Engine(f.c)
-	claimed, err := e.Claim(f.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"grp.lost"}, Limit: 1})
-	require.NoError(t, err)
-	require.Len(t, claimed, 1, "the group's running job, whose worker is gone")
-	f.start(nil, []string{"grp.next"}, worker.GroupLimit("grp", 1))
-	_, err = f.c.Dispatch(f.ctx, "grp.next", nil, opts...)
-	require.NoError(t, err)
-	f.idleNow() // the group is full: the worker waits again
+	f.groupHeldBack("grp.lost")
 	require.Eventually(t, func() bool {
 		n, err := f.c.RecoverStale(f.ctx)
 		require.NoError(t, err)
@@ -163,16 +171,7 @@ func TestStaleRecoveryFreeingGroupSlotWakesIdleWorker(t *testing.T) {
 func TestTimeoutFreeingGroupSlotWakesIdleWorker(t *testing.T) {
 	dsn, _ := testdb.DSN(t)
 	f := newReadyFixture(t, dsn)
-	group := []queuety.JobOption{queuety.ConcurrencyGroup("grp"), queuety.ConcurrencyLimit(1)}
-	_, err := f.c.Dispatch(f.ctx, "grp.slow", nil, append(group, queuety.StartToClose(time.Second))...)
-	require.NoError(t, err)
-	claimed, err := clientseam.Engine(f.c).Claim(f.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"grp.slow"}, Limit: 1})
-	require.NoError(t, err)
-	require.Len(t, claimed, 1, "the group's running job, which overruns its deadline")
-	f.start(nil, []string{"grp.next"}, worker.GroupLimit("grp", 1))
-	_, err = f.c.Dispatch(f.ctx, "grp.next", nil, group...)
-	require.NoError(t, err)
-	f.idleNow() // the group is full: the worker waits again
+	f.groupHeldBack("grp.slow", queuety.StartToClose(time.Second))
 	sweeper := deadline.New(f.c)
 	require.Eventually(t, func() bool {
 		n, err := sweeper.Timeouts(f.ctx)
