@@ -993,9 +993,10 @@ func runCallbacks(sc *scenario) {
 	require.NotEmpty(t, killed, "no worker was running a callback")
 	// Every callback began after the workers started, so each was still
 	// running when its worker was killed if the kills came within one
-	// callback's duration of the start.
+	// callback's duration of the start. On a loaded machine some may come
+	// later: the checks below go by each run's start and its worker's kill.
 	if took := time.Since(started); took >= sc.s.CallbackSleep {
-		t.Errorf("the SIGKILLs came %s after the workers started, not within a callback's %s: raise QUEUETY_CHAOS_CALLBACK_SLEEP",
+		t.Logf("the SIGKILLs came %s after the workers started, after a callback's %s: callbacks that ended before are expected to run once",
 			took.Round(time.Millisecond), sc.s.CallbackSleep)
 	}
 	t.Logf("SIGKILLed %s while they ran the %d callbacks", strings.Join(killed, ", "), 2*n)
@@ -1030,9 +1031,26 @@ func runCallbacks(sc *scenario) {
 			byUnit[r.unit()] = append(byUnit[r.unit()], r)
 		}
 	}
-	again := 0
+	again, cut := 0, 0
 	for _, u := range cbUnits {
 		rs := byUnit[u]
+		if !assert.NotEmpty(t, rs, "%s: never ran", u) {
+			continue
+		}
+		switch callbackKill(rs[0], kills, sc.s.CallbackSleep) {
+		case killedAfter:
+			// Its worker was killed after the callback had ended: one run.
+			assert.Len(t, rs, 1, "%s: runs (the callback ended before its worker was killed)", u)
+			continue
+		case killedNear:
+			// Killed as the callback ended: its completion may or may
+			// not have committed, so a second run is allowed, not required.
+			if len(rs) == 1 {
+				continue
+			}
+		case killedRunning:
+			cut++
+		}
 		if !assert.Len(t, rs, 2, "%s: runs (one cut short by the SIGKILL, one after it)", u) {
 			continue
 		}
@@ -1044,10 +1062,44 @@ func runCallbacks(sc *scenario) {
 			again++
 		}
 	}
+	assert.Positive(t, cut, "no callback was running when its worker was killed: raise QUEUETY_CHAOS_CALLBACK_SLEEP")
 	cbJobs, err := sc.count(`SELECT COUNT(*) FROM %squeuety_jobs WHERE handler IN (?, ?)`, hThen, hLate)
 	require.NoError(t, err)
 	assert.Equal(t, 2*n, cbJobs, "callback jobs enqueued: one per batch and one per workflow")
 	sc.res.note("%d then and %d deadline callbacks of %s each; %d SIGKILLs mid-callback; %d of the %d ran again, once, on another worker",
 		n, n, sc.s.CallbackSleep, len(killed), again, 2*n)
 	sc.assertHung()
+}
+
+// callbackKillTiming is when a callback run's worker was killed, against
+// the run: while the callback ran, as it ended (within callbackEndGrace
+// after its sleep, before its completion surely committed), after it had
+// ended, or not at all.
+type callbackKillTiming int
+
+const (
+	notKilled callbackKillTiming = iota
+	killedRunning
+	killedNear
+	killedAfter
+)
+
+// callbackEndGrace is how long after a callback's sleep its completion is
+// taken to have committed.
+const callbackEndGrace = 2 * time.Second
+
+// callbackKill says when r's worker was killed (kills: the fleet's kill
+// times by pid), for callbacks that sleep for sleep.
+func callbackKill(r run, kills map[int]time.Time, sleep time.Duration) callbackKillTiming {
+	at, ok := kills[r.pid]
+	switch {
+	case !ok:
+		return notKilled
+	case at.Before(r.startedAt.Add(sleep)):
+		return killedRunning
+	case at.Before(r.startedAt.Add(sleep + callbackEndGrace)):
+		return killedNear
+	default:
+		return killedAfter
+	}
 }
