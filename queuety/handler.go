@@ -38,6 +38,10 @@ type CallbackFunc func(ctx context.Context, state State) error
 // branch's attempt, as for a StepFunc.
 type ForEachFunc func(ctx context.Context, state State, item any, index int) (State, error)
 
+// ForEachItemFunc handles one branch of a for-each step as ForEachFunc
+// does, without the workflow's state (registered with HandleForEachItem).
+type ForEachItemFunc func(ctx context.Context, item any, index int) (State, error)
+
 // ReducerFunc turns a settled for-each step's aggregate into the keys to
 // merge into the workflow's public state (registered with HandleReducer).
 // It receives the state as it was when the step settled.
@@ -52,13 +56,16 @@ type RepeatConditionFunc func(ctx context.Context, state State) (bool, error)
 // jobs.handler, so PHP class names ("App\\Steps\\FetchData") work as
 // names. It is safe for concurrent use.
 type Registry struct {
-	mu         sync.RWMutex
-	jobs       map[string]JobFunc
-	steps      map[string]StepFunc
-	callbacks  map[string]CallbackFunc
-	forEach    map[string]ForEachFunc
-	reducers   map[string]ReducerFunc
-	conditions map[string]RepeatConditionFunc
+	mu        sync.RWMutex
+	jobs      map[string]JobFunc
+	steps     map[string]StepFunc
+	callbacks map[string]CallbackFunc
+	forEach   map[string]ForEachFunc
+	// forEachItems holds the for-each handlers that take no state
+	// (HandleForEachItem); forEach holds them too, behind a ForEachFunc.
+	forEachItems map[string]ForEachItemFunc
+	reducers     map[string]ReducerFunc
+	conditions   map[string]RepeatConditionFunc
 	// batchCallbacks names the job handlers that are batch callbacks or
 	// chain catch handlers (batch.go).
 	batchCallbacks map[string]bool
@@ -80,7 +87,7 @@ type Registry struct {
 func NewRegistry() *Registry {
 	return &Registry{
 		jobs: map[string]JobFunc{}, steps: map[string]StepFunc{}, callbacks: map[string]CallbackFunc{},
-		forEach: map[string]ForEachFunc{}, reducers: map[string]ReducerFunc{}, conditions: map[string]RepeatConditionFunc{},
+		forEach: map[string]ForEachFunc{}, forEachItems: map[string]ForEachItemFunc{}, reducers: map[string]ReducerFunc{}, conditions: map[string]RepeatConditionFunc{},
 	}
 }
 
@@ -122,6 +129,20 @@ func (r *Registry) HandleForEach(name string, fn ForEachFunc) {
 	defer r.mu.Unlock()
 	r.checkNew(name, fn == nil)
 	r.forEach[name] = fn
+}
+
+// HandleForEachItem registers the branch handler of for-each steps as
+// HandleForEach does, for a handler that needs only its item: a worker
+// then does not copy the workflow's state for it (the state holds the
+// step's whole item list), and a middleware's Invocation.State is nil.
+func (r *Registry) HandleForEachItem(name string, fn ForEachItemFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checkNew(name, fn == nil)
+	r.forEachItems[name] = fn
+	r.forEach[name] = func(ctx context.Context, _ State, item any, index int) (State, error) {
+		return fn(ctx, item, index)
+	}
 }
 
 // HandleReducer registers a for-each reducer under the name given to the
@@ -201,6 +222,15 @@ func (r *Registry) ForEach(name string) (ForEachFunc, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	fn, ok := r.forEach[name]
+	return fn, ok
+}
+
+// ForEachItem returns the for-each branch handler registered for name
+// with HandleForEachItem.
+func (r *Registry) ForEachItem(name string) (ForEachItemFunc, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	fn, ok := r.forEachItems[name]
 	return fn, ok
 }
 

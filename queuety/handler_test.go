@@ -49,6 +49,32 @@ func TestRegistryForEachReducerCondition(t *testing.T) {
 	assert.Equal(t, []string{"branch", "step"}, r.Names(), "Names lists job handlers only")
 }
 
+func forEachItemFn(_ context.Context, item any, index int) (queuety.State, error) {
+	return queuety.State{"item": item, "index": index}, nil
+}
+
+// TestRegistryForEachItem registers a for-each handler that takes no
+// state: ForEachItem returns it, ForEach returns it behind a ForEachFunc
+// that ignores the state, and Names lists it.
+func TestRegistryForEachItem(t *testing.T) {
+	r := queuety.NewRegistry()
+	r.HandleForEachItem("item", forEachItemFn)
+	r.HandleForEach("branch", forEachFn)
+	fn, ok := r.ForEachItem("item")
+	require.True(t, ok)
+	out, err := fn(context.Background(), "x", 3)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.State{"item": "x", "index": 3}, out)
+	each, ok := r.ForEach("item")
+	require.True(t, ok)
+	out, err = each(context.Background(), queuety.State{"items": []any{"x"}}, "x", 3)
+	require.NoError(t, err)
+	assert.Equal(t, queuety.State{"item": "x", "index": 3}, out)
+	_, ok = r.ForEachItem("branch")
+	assert.False(t, ok, "a HandleForEach handler is not an item handler")
+	assert.Equal(t, []string{"branch", "item"}, r.Names())
+}
+
 func TestRegistryPanics(t *testing.T) {
 	tests := map[string]func(r *queuety.Registry){
 		"empty for-each name":    func(r *queuety.Registry) { r.HandleForEach("", forEachFn) },
@@ -59,6 +85,11 @@ func TestRegistryPanics(t *testing.T) {
 		"reserved condition":     func(r *queuety.Registry) { r.HandleRepeatCondition("__queuety_x", conditionFn) },
 		"reducer named as step":  func(r *queuety.Registry) { r.HandleReducer("taken", reducerFn) },
 		"for-each named as step": func(r *queuety.Registry) { r.HandleForEach("taken", forEachFn) },
+		"nil for-each item":      func(r *queuety.Registry) { r.HandleForEachItem("x", nil) },
+		"for-each item twice": func(r *queuety.Registry) {
+			r.HandleForEach("f", forEachFn)
+			r.HandleForEachItem("f", forEachItemFn)
+		},
 		"condition twice": func(r *queuety.Registry) {
 			r.HandleRepeatCondition("c", conditionFn)
 			r.HandleRepeatCondition("c", conditionFn)

@@ -32,7 +32,8 @@ type Invocation struct {
 	Kind HandlerKind
 	// Payload is the job's payload (KindJob, KindCallback).
 	Payload Payload
-	// State is the workflow's public state (KindStep, KindForEach).
+	// State is the workflow's public state (KindStep, KindForEach; nil for
+	// a handler registered with HandleForEachItem).
 	State State
 	// Item and Index are the for-each branch's element and position
 	// (KindForEach).

@@ -136,6 +136,12 @@ func (k *Kit) HandleCompensation(name string, fn queuety.CallbackFunc) {
 // HandleForEach registers the branch handler of a for-each step.
 func (k *Kit) HandleForEach(name string, fn queuety.ForEachFunc) { k.reg.HandleForEach(name, fn) }
 
+// HandleForEachItem registers the branch handler of a for-each step that
+// needs only its item.
+func (k *Kit) HandleForEachItem(name string, fn queuety.ForEachItemFunc) {
+	k.reg.HandleForEachItem(name, fn)
+}
+
 // HandleReducer registers a for-each reducer.
 func (k *Kit) HandleReducer(name string, fn queuety.ReducerFunc) { k.reg.HandleReducer(name, fn) }
 

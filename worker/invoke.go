@@ -62,6 +62,13 @@ func (w *Worker) resolve(cj *engine.Claimed) (*queuety.Invocation, queuety.Handl
 	notFound := func() error { return queuety.NonRetryable(&queuetytype.HandlerNotFoundError{Name: name}) }
 	if cj.IsStep() {
 		if item, index, ok := cj.ForEachItem(); ok {
+			if fn, found := w.reg.ForEachItem(name); found {
+				// The handler takes no state: none is copied for it.
+				return &queuety.Invocation{Kind: queuety.KindForEach, Item: item, Index: index},
+					func(ctx context.Context, inv *queuety.Invocation) (queuety.State, error) {
+						return fn(ctx, inv.Item, inv.Index)
+					}, nil
+			}
 			fn, found := w.reg.ForEach(name)
 			if !found {
 				return nil, nil, notFound()

@@ -281,6 +281,12 @@ func (w *Worker) HandleCompensation(name string, fn queuety.CallbackFunc) {
 // once per item, as its own job.
 func (w *Worker) HandleForEach(name string, fn queuety.ForEachFunc) { w.reg.HandleForEach(name, fn) }
 
+// HandleForEachItem registers the branch handler of a for_each step that
+// needs only its item (see queuety.Registry.HandleForEachItem).
+func (w *Worker) HandleForEachItem(name string, fn queuety.ForEachItemFunc) {
+	w.reg.HandleForEachItem(name, fn)
+}
+
 // HandleReducer registers a for_each reducer: it turns a settled step's
 // aggregate into the keys merged into the state.
 func (w *Worker) HandleReducer(name string, fn queuety.ReducerFunc) { w.reg.HandleReducer(name, fn) }

@@ -508,7 +508,7 @@ func fanOut(ctx context.Context, setup *queuety.Client, dsn string, n, items, wo
 		}
 	}
 	return runWorkers(ctx, dsn, workers, concurrency, func(w *worker.Worker) {
-		w.HandleForEach("item", func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
+		w.HandleForEachItem("item", func(_ context.Context, item any, _ int) (queuety.State, error) {
 			return queuety.State{"done": item}, nil
 		})
 	}, n*items, workflowsCompleted(setup, n), float64(n*items))
