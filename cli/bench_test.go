@@ -35,7 +35,7 @@ func TestBenchSQLite(t *testing.T) {
 		} `json:"results"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), "bad JSON %q", r.stdout)
-	want := map[string]bool{"dispatch": true, "drain-1w": true, "drain-4w": true, "workflow-3step-4w": true, "fanout-2x5-4w": true,
+	want := map[string]bool{"dispatch": true, "drain-1w": true, "drain-4w": true, "workflow-3step-4w": true, "fanout-2x5-4w": true, "fanout-2x5-4w-item": true,
 		"raw-sql-ceiling-1c": true, "latency-inproc-p50": true, "latency-inproc-p99": true, "latency-xproc-p50": true,
 		"latency-xproc-p99": true, "backlog-300-claim": true, "backlog-300-drain": true, "sweep-300-deadlines": true,
 		"sweep-300-timeouts": true, "sweep-300-stale": true}

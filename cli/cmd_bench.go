@@ -30,7 +30,9 @@ or a cost budget that never binds: the cost of admission),
 drain-<N>w-held (drain-<N>w with worker.HoldClaims: one status write a
 completed job; MySQL and MariaDB), workflow-3step-4w (3-step workflows, steps/s),
 fanout-<W>x<I>-4w (W workflows, each a for_each over I items, run by 4
-workers, branches/s; --fanouts), raw-sql-ceiling-4c (raw-sql-ceiling-1c
+workers, branches/s; --fanouts; its branch handler takes the state, so the
+worker copies it for each branch) and fanout-<W>x<I>-4w-item (the same with
+a HandleForEachItem handler, which takes none), raw-sql-ceiling-4c (raw-sql-ceiling-1c
 on SQLite, one connection) and, on MySQL, raw-sql-ceiling-logs-4c: the same
 hand-written drain writing the two log rows per job that Queuety's
 contract asks for, in the completion's transaction, and

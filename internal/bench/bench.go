@@ -185,9 +185,17 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 		return workflows(ctx, c, dsn, cfg.Workflows, 4, cfg.Concurrency)
 	}})
 	for _, f := range cfg.FanOuts {
-		scenarios = append(scenarios, scenario{fmt.Sprintf("fanout-%dx%d-4w", f.Workflows, f.Items), "branches/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
-			return fanOut(ctx, c, dsn, f.Workflows, f.Items, 4, cfg.Concurrency)
-		}})
+		// Each fan-out twice: a HandleForEach handler (its own copy of the
+		// state) and a HandleForEachItem one (no state).
+		for _, itemOnly := range []bool{false, true} {
+			name := fmt.Sprintf("fanout-%dx%d-4w", f.Workflows, f.Items)
+			if itemOnly {
+				name += "-item"
+			}
+			scenarios = append(scenarios, scenario{name, "branches/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+				return fanOut(ctx, c, dsn, f.Workflows, f.Items, 4, cfg.Concurrency, itemOnly)
+			}})
+		}
 	}
 	ceilingName := ""
 	if raw, ok := env.(ceilingEnv); ok {
@@ -493,8 +501,10 @@ func workflows(ctx context.Context, setup *queuety.Client, dsn string, n, worker
 
 // fanOut dispatches n workflows, each a for_each over items items
 // (untimed), then times workers running every branch to completion; the
-// rate is branches per second.
-func fanOut(ctx context.Context, setup *queuety.Client, dsn string, n, items, workers, concurrency int) (float64, error) {
+// rate is branches per second. The branch handler is registered with
+// HandleForEachItem when itemOnly is set, with HandleForEach otherwise
+// (the worker then copies the state for each branch).
+func fanOut(ctx context.Context, setup *queuety.Client, dsn string, n, items, workers, concurrency int, itemOnly bool) (float64, error) {
 	def := queuety.WorkflowDefinition{Name: "bench_fan_out", Steps: []queuety.WorkflowStep{
 		{Type: queuetytype.StepForEach, ItemsKey: "items", Handler: "item", ResultKey: "results"},
 	}}
@@ -508,7 +518,13 @@ func fanOut(ctx context.Context, setup *queuety.Client, dsn string, n, items, wo
 		}
 	}
 	return runWorkers(ctx, dsn, workers, concurrency, func(w *worker.Worker) {
-		w.HandleForEachItem("item", func(_ context.Context, item any, _ int) (queuety.State, error) {
+		if itemOnly {
+			w.HandleForEachItem("item", func(_ context.Context, item any, _ int) (queuety.State, error) {
+				return queuety.State{"done": item}, nil
+			})
+			return
+		}
+		w.HandleForEach("item", func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
 			return queuety.State{"done": item}, nil
 		})
 	}, n*items, workflowsCompleted(setup, n), float64(n*items))

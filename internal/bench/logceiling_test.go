@@ -105,7 +105,8 @@ func TestRawCeilingTwoStepDrainsEveryJob(t *testing.T) {
 func TestFanOutCountsBranchesOnly(t *testing.T) {
 	eachStore(t, func(t *testing.T, env Env) {
 		_, results := runBench(t, env, Config{Runs: 1, Concurrency: 2, FanOuts: []FanOut{{Workflows: 40, Items: 10}},
-			Scenarios: []string{"fanout-40x10-4w"}})
+			Scenarios: []string{"fanout-40x10-4w", "fanout-40x10-4w-item"}})
 		requireResult(t, results, "fanout-40x10-4w", "branches/s", 1)
+		requireResult(t, results, "fanout-40x10-4w-item", "branches/s", 1)
 	})
 }
