@@ -142,7 +142,8 @@ func (w *Worker) claimHeld(ctx context.Context, n int) *heldBatch {
 	if adm := w.cfg.limits.adm; adm != nil && !adm.Plain() {
 		return nil
 	}
-	h, err := w.engine.ClaimHeld(ctx, engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n}, holdIdle(w.cfg.holdBound))
+	h, err := w.engine.ClaimHeld(ctx, engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n},
+		engine.HeldParams{Bound: w.cfg.holdBound, Idle: holdIdle(w.cfg.holdBound), Holder: w})
 	if err != nil {
 		w.writeFailed(ctx, err)
 		w.log.Warn("queuety: held claim failed; claiming as usual", "err", err)
@@ -168,16 +169,21 @@ func (w *Worker) startHeld(parent context.Context, b *heldBatch) {
 	}()
 }
 
-// settle waits for a held batch's handlers, up to the bound, and writes
+// settle waits for a held batch's handlers, up to the bound (the
+// engine's Due, the same for every share of its transaction), and writes
 // its outcome: completed jobs completed, failed attempts and handlers
 // still running claimed; then it records the failures the normal way.
+// When the transaction did not wait for the batch (this goroutine came
+// late), the engine claimed all its jobs: every outcome is recorded the
+// normal way.
 func (w *Worker) settle(b *heldBatch) {
-	t := time.NewTimer(w.cfg.holdBound)
 	select {
 	case <-b.all:
-	case <-t.C:
+	case <-b.held.Due():
 	}
-	t.Stop()
+	if h := w.cfg.test.heldSettle; h != nil {
+		h(b.held.Jobs)
+	}
 	b.mu.Lock()
 	b.settled = true
 	reported := map[*engine.Claimed]bool{}
@@ -200,12 +206,16 @@ func (w *Worker) settle(b *heldBatch) {
 		}
 	}
 	b.mu.Unlock()
+	claimed, err := b.held.Settle(completed, convert)
+	w.heldWaiting.Add(-int64(len(b.results) + len(b.backs))) // their slots are free now
+	w.slotFreed(w.taken())
+	if claimed && err == nil {
+		w.claimedLate(b, completed, failed)
+		return
+	}
 	if len(b.backs) > 0 {
 		w.stats.handedBack.Add(int64(len(b.backs)))
 	}
-	err := b.held.Settle(completed, convert)
-	w.heldWaiting.Add(-int64(len(b.results) + len(b.backs))) // their slots are free now
-	w.slotFreed(w.taken())
 	if err != nil {
 		w.writeFailed(context.Background(), err)
 		w.log.Error("queuety: held claim not written; its jobs are pending again and run again", "jobs", len(b.held.Jobs), "err", err)
@@ -221,6 +231,28 @@ func (w *Worker) settle(b *heldBatch) {
 			w.recordOutcome(r, err)
 			continue
 		}
+		w.finish(r)
+	}
+}
+
+// claimedLate records a held batch whose jobs the engine claimed because
+// its settling came past the bound: the outcomes the normal way, the jobs
+// handed back released.
+func (w *Worker) claimedLate(b *heldBatch, completed, failed []*engine.Result) {
+	w.log.Warn("queuety: held claim settled past its bound; its jobs were claimed and are recorded as usual", "jobs", len(b.held.Jobs))
+	if len(b.backs) > 0 {
+		backs := make([]*engine.Claimed, 0, len(b.backs))
+		for cj := range b.backs {
+			backs = append(backs, cj)
+		}
+		w.handBack(backs)
+	}
+	for _, r := range completed {
+		if !w.batchSuccess(r) {
+			w.finish(r)
+		}
+	}
+	for _, r := range failed {
 		w.finish(r)
 	}
 }
