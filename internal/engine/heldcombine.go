@@ -31,8 +31,9 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// heldGather is the longest a held turn waits for the workers whose
-// shares are being written; never more than a quarter of the bound.
+// heldGather is how long after a held transaction's write a turn waits
+// for its workers to claim again. A turn waits for the shares being
+// written up to a quarter of the bound.
 const heldGather = 2 * time.Millisecond
 
 // heldLate is the share of the bound a transaction waits past Due for a
@@ -129,9 +130,11 @@ type heldTurn struct {
 type heldKey struct {
 	busy    bool
 	waiting []*heldTurn
-	// back is the holders of shares being written, or written and not
-	// claiming again yet: a turn that starts waits a moment for them.
-	back map[any]bool
+	// back is the holders of shares being written (true) or written
+	// (false, at released) that have not claimed again: a turn that
+	// starts waits a moment for them.
+	back     map[any]bool
+	released time.Time
 	// arrived, when set, is signalled when a turn queues or back changes
 	// while a turn waits for them.
 	arrived chan struct{}
@@ -153,22 +156,22 @@ func (k *heldKey) signal() {
 	}
 }
 
-// missing reports whether a holder k waits for is neither queued nor
-// the caller (under c.mu).
-func (k *heldKey) missing() bool {
+// missing reports whether a holder k waits for is not queued, and
+// whether one of those is still being written (under c.mu).
+func (k *heldKey) missing() (missing, writing bool) {
 	if len(k.back) == 0 {
-		return false
+		return false, false
 	}
 	queued := make(map[any]bool, len(k.waiting))
 	for _, t := range k.waiting {
 		queued[t.holder] = true
 	}
-	for h := range k.back {
+	for h, w := range k.back {
 		if !queued[h] {
-			return true
+			missing, writing = true, writing || w
 		}
 	}
-	return false
+	return missing, writing
 }
 
 // claim queues the held claim req and returns its share.
@@ -200,7 +203,7 @@ func (c *heldCombiner) claim(ctx context.Context, e *Engine, hs driver.HeldClaim
 	} else {
 		k.busy = true
 	}
-	c.gather(k, min(heldGather, p.Bound/4))
+	c.gather(k, p.Bound/4)
 	n, total := 0, 0
 	for _, t := range k.waiting {
 		if n > 0 && total+t.req.Limit > maxCombinedClaim {
@@ -228,29 +231,42 @@ func (c *heldCombiner) claim(ctx context.Context, e *Engine, hs driver.HeldClaim
 	return me.res, me.err
 }
 
-// gather waits up to d for the holders k waits for (under c.mu, which it
-// releases while it waits); the ones that do not come are not waited for
-// again.
-func (c *heldCombiner) gather(k *heldKey, d time.Duration) {
-	if !k.missing() || d <= 0 {
+// gather waits for the holders k waits for (under c.mu, which it
+// releases while it waits): while one is being written, up to most in
+// all; once all are written, up to heldGather after the last write. The
+// written ones that did not come are not waited for again.
+func (c *heldCombiner) gather(k *heldKey, most time.Duration) {
+	missing, writing := k.missing()
+	if !missing {
 		return
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	cap := time.Now().Add(most)
 	k.arrived = make(chan struct{}, 1)
-	for k.missing() {
+	for missing {
+		until := cap
+		if !writing && k.released.Add(heldGather).Before(until) {
+			until = k.released.Add(heldGather)
+		}
+		wait := time.Until(until)
+		if wait <= 0 {
+			break
+		}
 		c.mu.Unlock()
+		t := time.NewTimer(wait)
 		select {
 		case <-k.arrived:
-			c.mu.Lock()
-			continue
 		case <-t.C:
 		}
+		t.Stop()
 		c.mu.Lock()
-		break
+		missing, writing = k.missing()
 	}
 	k.arrived = nil
-	clear(k.back)
+	for h, w := range k.back {
+		if !w {
+			delete(k.back, h)
+		}
+	}
 }
 
 // writing notes that the holders of t's shares are being written: they
@@ -262,6 +278,19 @@ func (c *heldCombiner) writing(k *heldKey, t *heldTx, holders []any) {
 			k.back[holders[i]] = true
 		}
 	}
+	k.signal()
+	c.mu.Unlock()
+}
+
+// written notes that t has ended: its holders claim again now.
+func (c *heldCombiner) written(k *heldKey, holders []any) {
+	c.mu.Lock()
+	for _, h := range holders {
+		if w, ok := k.back[h]; ok && w {
+			k.back[h] = false
+		}
+	}
+	k.released = time.Now()
 	k.signal()
 	c.mu.Unlock()
 }
@@ -322,6 +351,7 @@ func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs d
 			ready <- fmt.Errorf("queuety: held claim: %w", err)
 		}
 		t.err = err
+		c.written(k, holders)
 		close(t.done)
 	}()
 	if err := <-ready; err != nil {
