@@ -120,14 +120,14 @@ func (p *heldPair) untilShared(t *testing.T, start func()) (map[string][]int64, 
 
 // holderOf returns the connection id of the transaction that holds job
 // id's row lock: a locking read of the row waits for it, and the lock
-// wait names it; the read then times out.
+// wait names it; the read then times out (and is tried again if it timed
+// out before the lock wait was seen).
 func holderOf(t *testing.T, e *holdEnv, id int64) int64 {
 	t.Helper()
 	db, err := sql.Open("mysql", testdb.BaseDSN(t))
 	require.NoError(t, err)
 	defer db.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
 	conn, err := db.Conn(ctx)
 	require.NoError(t, err)
 	defer conn.Close()
@@ -135,41 +135,36 @@ func holderOf(t *testing.T, e *holdEnv, id int64) int64 {
 	require.NoError(t, conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&me))
 	_, err = conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 1") // the read ends by itself
 	require.NoError(t, err)
-	tx, err := conn.BeginTx(ctx, nil) // a locking read locks in a transaction only
-	require.NoError(t, err)
-	defer tx.Rollback()
-	read := make(chan error, 1)
-	go func() {
-		var got int64
-		read <- tx.QueryRowContext(ctx, "SELECT id FROM "+e.jobs+" WHERE id = ? FOR UPDATE", id).Scan(&got)
-	}()
-	var holder int64
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := e.admin.QueryRow("SELECT b.trx_mysql_thread_id FROM information_schema.innodb_lock_waits w"+
-			" JOIN information_schema.innodb_trx b ON b.trx_id = w.blocking_trx_id"+
-			" JOIN information_schema.innodb_trx r ON r.trx_id = w.requesting_trx_id WHERE r.trx_mysql_thread_id = ?", me).Scan(&holder)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			for _, q := range []string{"SELECT CONCAT_WS(' ', trx_id, trx_state, trx_mysql_thread_id, trx_rows_locked, IFNULL(trx_requested_lock_id, '-'), IFNULL(trx_query, '-')) FROM information_schema.innodb_trx",
-				"SELECT CONCAT_WS(' ', requesting_trx_id, requested_lock_id, blocking_trx_id, blocking_lock_id) FROM information_schema.innodb_lock_waits"} {
-				rows, qerr := e.admin.Query(q)
-				require.NoError(t, qerr)
-				for rows.Next() {
-					var line string
-					require.NoError(t, rows.Scan(&line))
-					t.Log(line)
+	for time.Now().Before(deadline) {
+		tx, err := conn.BeginTx(ctx, nil) // a locking read locks in a transaction only
+		require.NoError(t, err)
+		read := make(chan error, 1)
+		go func() {
+			var got int64
+			read <- tx.QueryRowContext(ctx, "SELECT id FROM "+e.jobs+" WHERE id = ? FOR UPDATE", id).Scan(&got)
+		}()
+		var holder int64
+		for found := false; !found; {
+			select {
+			case err := <-read:
+				require.Error(t, err, "job %d is not locked", id)
+				found = true // timed out unseen: again
+			case <-time.After(5 * time.Millisecond):
+				err := e.admin.QueryRow("SELECT b.trx_mysql_thread_id FROM information_schema.innodb_lock_waits w"+
+					" JOIN information_schema.innodb_trx b ON b.trx_id = w.blocking_trx_id"+
+					" JOIN information_schema.innodb_trx r ON r.trx_id = w.requesting_trx_id WHERE r.trx_mysql_thread_id = ?", me).Scan(&holder)
+				if err == nil {
+					receive(t, read, "the locking read's timeout")
+					require.NoError(t, tx.Rollback())
+					return holder
 				}
-				rows.Close()
 			}
-			require.FailNow(t, "the locking read does not wait for a held transaction", "me %d job %d", me, id)
 		}
-		time.Sleep(5 * time.Millisecond)
+		require.NoError(t, tx.Rollback())
 	}
-	receive(t, read, "the locking read's timeout")
-	return holder
+	require.FailNow(t, "no transaction found that holds the job's row lock", "job %d", id)
+	return 0
 }
 
 // completedOnce asserts that each job of ids is completed, with one

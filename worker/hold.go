@@ -27,8 +27,15 @@ const HoldClaimsDefault = 50 * time.Millisecond
 // does: failed attempts, then recorded as usual, and handlers still
 // running, which go on under the normal lease and completion. A completed
 // job so changes its status once instead of twice, which saves about a
-// third of its database server time. bound 0 takes HoldClaimsDefault; a
-// negative bound turns it off (the default).
+// third of its database server time. The held claims that the workers of
+// one client make at the same time share one transaction: one locking
+// scan for all of them, and one write and commit once every worker's batch
+// is done (its handlers returned, or the bound passed since the scan).
+// A worker whose batch is not handed in half a bound after the bound (its
+// goroutine stalled) has its jobs claimed as usual in that write, so it
+// delays the others by that at most, and records them the normal way.
+// bound 0 takes HoldClaimsDefault; a negative bound turns it off (the
+// default).
 //
 // Only jobs that nothing else counts while they run are held: plain jobs
 // without workflow, batch, concurrency group, activity timeouts, runtime

@@ -126,7 +126,8 @@ type heldTurn struct {
 	done   chan struct{}
 }
 
-// heldKey is the turns of one set of queues and handlers.
+// heldKey is the turns of one set of queues, handlers, bound and idle
+// timeout.
 type heldKey struct {
 	busy    bool
 	waiting []*heldTurn
@@ -176,7 +177,7 @@ func (k *heldKey) missing() (missing, writing bool) {
 
 // claim queues the held claim req and returns its share.
 func (c *heldCombiner) claim(ctx context.Context, e *Engine, hs driver.HeldClaimer, req ClaimRequest, p HeldParams) (*Held, error) {
-	name := strings.Join(req.Queues, "\x00") + "\x01" + strings.Join(req.Handlers, "\x00")
+	name := fmt.Sprintf("%s\x01%s\x01%d\x01%d", strings.Join(req.Queues, "\x00"), strings.Join(req.Handlers, "\x00"), p.Bound, p.Idle)
 	me := &heldTurn{req: req, holder: p.Holder, done: make(chan struct{})}
 	if me.holder == nil {
 		me.holder = me
@@ -240,10 +241,10 @@ func (c *heldCombiner) gather(k *heldKey, most time.Duration) {
 	if !missing {
 		return
 	}
-	cap := time.Now().Add(most)
+	limit := time.Now().Add(most)
 	k.arrived = make(chan struct{}, 1)
 	for missing {
-		until := cap
+		until := limit
 		if !writing && k.released.Add(heldGather).Before(until) {
 			until = k.released.Add(heldGather)
 		}
