@@ -70,8 +70,11 @@ func (w *Worker) fetchLoop(ctx, hardCtx context.Context, done func() bool) {
 		w.serial.give()
 		if held != nil {
 			if ctx.Err() != nil {
-				held.held.Rollback()
-				w.stats.handedBack.Add(int64(len(held.held.Jobs)))
+				if held.held.Rollback() { // claimed meanwhile: release them
+					w.handBack(held.held.Jobs)
+				} else {
+					w.stats.handedBack.Add(int64(len(held.held.Jobs)))
+				}
 			} else {
 				w.stats.claimed.Add(int64(len(held.held.Jobs)))
 				hp := hardCtx

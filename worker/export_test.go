@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
+
+	"github.com/queuety/queuety-go/internal/engine"
 )
 
 // OnMaintenanceStarted calls f with the maintenance scheduler once Run has
@@ -51,3 +53,18 @@ func OnHeartbeat(f func(err error)) Option {
 
 // RegistryID returns the id the worker registers under.
 func RegistryID(w *Worker) string { return w.registryID }
+
+// OnHeldSettle calls f in a held batch's settling once the batch is due
+// (its handlers returned, or the bound passed), with its job ids, before
+// it is written; f may block to stall it.
+func OnHeldSettle(f func(ids []int64)) Option {
+	return func(c *config) {
+		c.test.heldSettle = func(jobs []*engine.Claimed) {
+			ids := make([]int64, len(jobs))
+			for i, cj := range jobs {
+				ids[i] = cj.Job.ID
+			}
+			f(ids)
+		}
+	}
+}

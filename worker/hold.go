@@ -27,8 +27,15 @@ const HoldClaimsDefault = 50 * time.Millisecond
 // does: failed attempts, then recorded as usual, and handlers still
 // running, which go on under the normal lease and completion. A completed
 // job so changes its status once instead of twice, which saves about a
-// third of its database server time. bound 0 takes HoldClaimsDefault; a
-// negative bound turns it off (the default).
+// third of its database server time. The held claims that the workers of
+// one client make at the same time share one transaction: one locking
+// scan for all of them, and one write and commit once every worker's batch
+// is done (its handlers returned, or the bound passed since the scan).
+// A worker whose batch is not handed in half a bound after the bound (its
+// goroutine stalled) has its jobs claimed as usual in that write, so it
+// delays the others by that at most, and records them the normal way.
+// bound 0 takes HoldClaimsDefault; a negative bound turns it off (the
+// default).
 //
 // Only jobs that nothing else counts while they run are held: plain jobs
 // without workflow, batch, concurrency group, activity timeouts, runtime
@@ -142,7 +149,8 @@ func (w *Worker) claimHeld(ctx context.Context, n int) *heldBatch {
 	if adm := w.cfg.limits.adm; adm != nil && !adm.Plain() {
 		return nil
 	}
-	h, err := w.engine.ClaimHeld(ctx, engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n}, holdIdle(w.cfg.holdBound))
+	h, err := w.engine.ClaimHeld(ctx, engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n},
+		engine.HeldParams{Bound: w.cfg.holdBound, Idle: holdIdle(w.cfg.holdBound), Holder: w})
 	if err != nil {
 		w.writeFailed(ctx, err)
 		w.log.Warn("queuety: held claim failed; claiming as usual", "err", err)
@@ -168,16 +176,21 @@ func (w *Worker) startHeld(parent context.Context, b *heldBatch) {
 	}()
 }
 
-// settle waits for a held batch's handlers, up to the bound, and writes
+// settle waits for a held batch's handlers, up to the bound (the
+// engine's Due, the same for every share of its transaction), and writes
 // its outcome: completed jobs completed, failed attempts and handlers
 // still running claimed; then it records the failures the normal way.
+// When the transaction did not wait for the batch (this goroutine came
+// late), the engine claimed all its jobs: every outcome is recorded the
+// normal way.
 func (w *Worker) settle(b *heldBatch) {
-	t := time.NewTimer(w.cfg.holdBound)
 	select {
 	case <-b.all:
-	case <-t.C:
+	case <-b.held.Due():
 	}
-	t.Stop()
+	if h := w.cfg.test.heldSettle; h != nil {
+		h(b.held.Jobs)
+	}
 	b.mu.Lock()
 	b.settled = true
 	reported := map[*engine.Claimed]bool{}
@@ -200,12 +213,16 @@ func (w *Worker) settle(b *heldBatch) {
 		}
 	}
 	b.mu.Unlock()
+	claimed, err := b.held.Settle(completed, convert)
+	w.heldWaiting.Add(-int64(len(b.results) + len(b.backs))) // their slots are free now
+	w.slotFreed(w.taken())
+	if claimed && err == nil {
+		w.claimedLate(b, completed, failed)
+		return
+	}
 	if len(b.backs) > 0 {
 		w.stats.handedBack.Add(int64(len(b.backs)))
 	}
-	err := b.held.Settle(completed, convert)
-	w.heldWaiting.Add(-int64(len(b.results) + len(b.backs))) // their slots are free now
-	w.slotFreed(w.taken())
 	if err != nil {
 		w.writeFailed(context.Background(), err)
 		w.log.Error("queuety: held claim not written; its jobs are pending again and run again", "jobs", len(b.held.Jobs), "err", err)
@@ -221,6 +238,28 @@ func (w *Worker) settle(b *heldBatch) {
 			w.recordOutcome(r, err)
 			continue
 		}
+		w.finish(r)
+	}
+}
+
+// claimedLate records a held batch whose jobs the engine claimed because
+// its settling came past the bound: the outcomes the normal way, the jobs
+// handed back released.
+func (w *Worker) claimedLate(b *heldBatch, completed, failed []*engine.Result) {
+	w.log.Warn("queuety: held claim settled past its bound; its jobs were claimed and are recorded as usual", "jobs", len(b.held.Jobs))
+	if len(b.backs) > 0 {
+		backs := make([]*engine.Claimed, 0, len(b.backs))
+		for cj := range b.backs {
+			backs = append(backs, cj)
+		}
+		w.handBack(backs)
+	}
+	for _, r := range completed {
+		if !w.batchSuccess(r) {
+			w.finish(r)
+		}
+	}
+	for _, r := range failed {
 		w.finish(r)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 )
@@ -144,6 +145,10 @@ type testHooks struct {
 	// heartbeat is called after each write of the worker's registry row,
 	// with the error (nil when it was written).
 	heartbeat func(err error)
+	// heldSettle is called by a held batch's settling once the batch is
+	// due, before it collects the outcomes, with the batch's jobs; it may
+	// block (a stalled settling).
+	heldSettle func(jobs []*engine.Claimed)
 }
 
 // Queues sets the queues to claim from, in priority order: a job in an

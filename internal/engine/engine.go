@@ -34,9 +34,11 @@ type Engine struct {
 	log     *slog.Logger
 	cfg     Config
 	workers workerSet
-	// heldScan and heldWrite take turns among this engine's held claims
-	// (held.go): one locking scan, and one settling write and commit, at
-	// a time.
+	// held combines the held claims of this engine's workers into shared
+	// held transactions (heldcombine.go); heldScan and heldWrite take
+	// turns among those: one locking scan, and one settling write and
+	// commit, at a time.
+	held                heldCombiner
 	heldScan, heldWrite sync.Mutex
 	// claims, completions and branches combine the claims, plain-job
 	// completions and for-each branch completions that workers make at

@@ -8,7 +8,9 @@ package engine
 // UPDATE SKIP LOCKED) skip the rows, and if the transaction ends without
 // a commit (a lost connection, the server's idle timeout, a failed
 // commit) nothing of it is written and the jobs are pending again with
-// their attempts unchanged, to be run again (at least once).
+// their attempts unchanged, to be run again (at least once). The held
+// claims that an engine's workers make at the same time share one
+// transaction (heldcombine.go).
 
 import (
 	"context"
@@ -25,18 +27,35 @@ func (e *Engine) CanHold() bool {
 	return ok && hs.HoldsClaims()
 }
 
-// Held is a held claim: Jobs are locked in an open transaction, still
-// pending in the table, and look to their handlers as claimed (attempt,
-// claim token). Settle or Rollback ends it; one of them must be called.
-type Held struct {
-	Jobs      []*Claimed
-	token     int64
-	claimedAt time.Time
-	settle    chan heldEnd
-	done      chan error
+// HeldParams are the settings of a held claim.
+type HeldParams struct {
+	// Bound is how long after the locking scan the transaction writes at
+	// the latest: Due is closed then, and a share not ended half a bound
+	// later is claimed whole (Settle).
+	Bound time.Duration
+	// Idle is how long the server may leave the transaction idle before
+	// it rolls it back and closes the connection.
+	Idle time.Duration
+	// Holder names the claiming worker, the same value on each of its
+	// claims: a turn waits a moment for the workers whose shares are
+	// being written to claim with it (nil: waited for by nobody).
+	Holder any
 }
 
-// heldEnd is what ends a held claim: the writes of Settle, or a rollback.
+// Held is a held claim, one worker's share of a held transaction: Jobs
+// are locked in an open transaction, still pending in the table, and look
+// to their handlers as claimed (attempt, claim token). Settle or Rollback
+// ends it; one of them must be called.
+type Held struct {
+	Jobs []*Claimed
+	tx   *heldTx
+	// end is the share's outcome once ended; late is set when the
+	// transaction wrote without it and claimed its jobs (under tx.mu).
+	end  *heldEnd
+	late bool
+}
+
+// heldEnd is what ends a share: the writes of Settle, or a rollback.
 type heldEnd struct {
 	completed []*Result
 	convert   []*Claimed
@@ -49,59 +68,23 @@ var errHeldRollback = errors.New("held claim rolled back")
 // ClaimHeld locks up to req.Limit due plain jobs of req.Queues (see
 // driver.HeldTx.JobLockHeld for which) in a transaction it leaves open,
 // on a connection the server rolls back when it stays idle for longer
-// than idle. req.Admission is not consulted: a caller holds claims only
-// under a plain admission. It returns nil when nothing was locked.
-func (e *Engine) ClaimHeld(ctx context.Context, req ClaimRequest, idle time.Duration) (*Held, error) {
+// than p.Idle. Claims of several workers made at the same time share one
+// transaction and one locking scan. req.Admission is not consulted: a
+// caller holds claims only under a plain admission. It returns nil when
+// nothing was locked.
+func (e *Engine) ClaimHeld(ctx context.Context, req ClaimRequest, p HeldParams) (*Held, error) {
 	hs, ok := e.store.(driver.HeldClaimer)
 	if !ok || !hs.HoldsClaims() || req.Limit <= 0 || len(req.Handlers) == 0 {
 		return nil, nil
 	}
-	ctx = context.WithoutCancel(ctx) // the transaction outlives the claim loop's context
-	h := &Held{token: newClaimToken(), settle: make(chan heldEnd), done: make(chan error, 1)}
-	ready := make(chan []*Claimed, 1)
-	go func() {
-		wrote := false
-		err := hs.InHeldTx(ctx, idle, func(tx driver.HeldTx) error {
-			e.heldScan.Lock()
-			jobs, err := e.lockHeld(ctx, tx, req, h)
-			e.heldScan.Unlock()
-			if err != nil {
-				return err
-			}
-			ready <- jobs
-			if len(jobs) == 0 {
-				return nil
-			}
-			end := <-h.settle
-			if end.rollback {
-				return errHeldRollback
-			}
-			e.heldWrite.Lock() // until the commit
-			wrote = true
-			return e.settleHeld(ctx, tx, h, end)
-		})
-		if wrote {
-			e.heldWrite.Unlock()
-		}
-		h.done <- err
-	}()
-	select {
-	case jobs := <-ready:
-		if len(jobs) == 0 {
-			return nil, <-h.done
-		}
-		h.Jobs = jobs
-		return h, nil
-	case err := <-h.done:
-		return nil, fmt.Errorf("queuety: held claim: %w", err)
-	}
+	return e.held.claim(context.WithoutCancel(ctx), e, hs, req, p) // the transaction outlives the claim loop's context
 }
 
-// lockHeld locks the held claim's rows, queue by queue, and prepares
-// them as the claim would (claimIn).
-func (e *Engine) lockHeld(ctx context.Context, tx driver.HeldTx, req ClaimRequest, h *Held) ([]*Claimed, error) {
+// lockHeld locks the held transaction's rows, queue by queue, and
+// prepares them as the claim would (claimIn).
+func (e *Engine) lockHeld(ctx context.Context, tx driver.HeldTx, req ClaimRequest, t *heldTx) ([]*Claimed, error) {
 	now := e.clock.Now()
-	h.claimedAt = now
+	t.claimedAt = now
 	var out []*Claimed
 	for _, q := range req.Queues {
 		jobs, err := tx.JobLockHeld(ctx, driver.ClaimParams{Queue: q, Handlers: req.Handlers, Limit: req.Limit - len(out), Now: now})
@@ -113,7 +96,7 @@ func (e *Engine) lockHeld(ctx context.Context, tx driver.HeldTx, req ClaimReques
 			j.Status = driver.JobProcessing
 			j.ReservedAt = now.UTC().Truncate(time.Second)
 			j.Attempts = min(j.Attempts+1, 255)
-			j.ClaimToken = h.token + int64(j.Attempts)
+			j.ClaimToken = t.token + int64(j.Attempts)
 			out = append(out, newClaimed(j, now))
 		}
 		if len(out) >= req.Limit {
@@ -123,18 +106,18 @@ func (e *Engine) lockHeld(ctx context.Context, tx driver.HeldTx, req ClaimReques
 	return out, nil
 }
 
-// settleHeld writes a held claim's outcome in its transaction: the
-// converted jobs claimed as the claim does, the completed ones with the
-// claim's and the completion's columns in one UPDATE and the log rows,
-// batch and compensation writes of CompleteJobs.
-func (e *Engine) settleHeld(ctx context.Context, tx driver.HeldTx, h *Held, end heldEnd) error {
+// settleHeld writes a held transaction's outcome in it: the converted
+// jobs claimed as the claim does, the completed ones with the claim's and
+// the completion's columns in one UPDATE and the log rows, batch and
+// compensation writes of CompleteJobs.
+func (e *Engine) settleHeld(ctx context.Context, tx driver.HeldTx, t *heldTx, end heldEnd) error {
 	now := e.clock.Now()
 	if len(end.convert) > 0 {
 		ids := make([]int64, len(end.convert))
 		for i, cj := range end.convert {
 			ids[i] = cj.Job.ID
 		}
-		if err := tx.JobClaimHeld(ctx, ids, h.token, now); err != nil {
+		if err := tx.JobClaimHeld(ctx, ids, t.token, now); err != nil {
 			return err
 		}
 	}
@@ -147,7 +130,7 @@ func (e *Engine) settleHeld(ctx context.Context, tx driver.HeldTx, h *Held, end 
 		ids[i] = r.Claimed.Job.ID
 		logs = append(logs, completedLogs(r, now)...)
 	}
-	if err := tx.JobCompleteHeld(ctx, ids, h.token, h.claimedAt, now); err != nil {
+	if err := tx.JobCompleteHeld(ctx, ids, t.token, t.claimedAt, now); err != nil {
 		return err
 	}
 	if err := tx.LogInsert(ctx, logs); err != nil {
@@ -159,24 +142,38 @@ func (e *Engine) settleHeld(ctx context.Context, tx driver.HeldTx, h *Held, end 
 	return e.compensationsEnded(ctx, tx, end.completed, now)
 }
 
-// Settle ends the held claim: completed (successful attempts of its jobs)
+// Due is closed when the bound has passed since the locking scan: the
+// caller settles then with what it has.
+func (h *Held) Due() <-chan struct{} { return h.tx.due }
+
+// Settle ends the share: completed (successful attempts of its jobs)
 // become completed, convert (jobs whose handlers still run, or failed
 // attempts the caller records with Finish next) become claimed as Claim
-// claims, with their held claim token, in one transaction it commits.
-// On an error nothing was written (or, when the commit's outcome is
-// unknown, perhaps all of it): the jobs are pending again and run again.
-func (h *Held) Settle(completed []*Result, convert []*Claimed) error {
-	h.settle <- heldEnd{completed: completed, convert: convert}
-	if err := <-h.done; err != nil {
-		return fmt.Errorf("queuety: settle held claim: %w", err)
+// claims, with their held claim token, in the transaction, which commits
+// once every share of it has ended. On an error nothing was written (or,
+// when the commit's outcome is unknown, perhaps all of it): the jobs are
+// pending again and run again.
+//
+// claimed reports that the transaction did not wait for this share (it
+// had not ended half a bound after Due) and claimed all its jobs as Claim
+// claims: nothing of completed and convert was written, and the caller
+// records each outcome, and hands back its unused jobs, the normal way.
+func (h *Held) Settle(completed []*Result, convert []*Claimed) (claimed bool, err error) {
+	claimed, err = h.tx.end(h, heldEnd{completed: completed, convert: convert})
+	if err != nil {
+		return claimed, fmt.Errorf("queuety: settle held claim: %w", err)
 	}
-	setCompleted(completed, make([]error, len(completed)))
-	return nil
+	if !claimed {
+		setCompleted(completed, make([]error, len(completed)))
+	}
+	return claimed, nil
 }
 
-// Rollback ends the held claim without writing anything: its jobs are
-// pending again, their attempts unchanged.
-func (h *Held) Rollback() {
-	h.settle <- heldEnd{rollback: true}
-	<-h.done
+// Rollback ends the share without writing anything: its jobs are pending
+// again, their attempts unchanged, once the transaction ends. claimed
+// reports that the transaction had already claimed them (see Settle): the
+// caller hands them back the normal way.
+func (h *Held) Rollback() (claimed bool) {
+	claimed, err := h.tx.end(h, heldEnd{rollback: true})
+	return claimed && err == nil
 }
