@@ -133,10 +133,11 @@ func holderOf(t *testing.T, e *holdEnv, id int64) int64 {
 	defer conn.Close()
 	var me int64
 	require.NoError(t, conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&me))
-	_, err = conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 1") // the read ends by itself
+	_, err = conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 3") // the read ends by itself
 	require.NoError(t, err)
-	// The lock waits of information_schema can miss a wait while the
-	// server has many locks (its cache is bounded): the read is retried.
+	// InnoDB refreshes the lock tables of information_schema only when
+	// nobody has read them for 100 ms, so they are read less often than
+	// that; a read that timed out unseen is tried again.
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		tx, err := conn.BeginTx(ctx, nil) // a locking read locks in a transaction only
@@ -152,7 +153,7 @@ func holderOf(t *testing.T, e *holdEnv, id int64) int64 {
 			case err := <-read:
 				require.Error(t, err, "job %d is not locked", id)
 				found = true // timed out unseen: again
-			case <-time.After(5 * time.Millisecond):
+			case <-time.After(250 * time.Millisecond):
 				err := e.admin.QueryRow("SELECT b.trx_mysql_thread_id FROM information_schema.innodb_lock_waits w"+
 					" JOIN information_schema.innodb_trx b ON b.trx_id = w.blocking_trx_id"+
 					" JOIN information_schema.innodb_trx r ON r.trx_id = w.requesting_trx_id WHERE r.trx_mysql_thread_id = ?", me).Scan(&holder)
