@@ -264,8 +264,8 @@ func TestHeldSlotsStayTakenUntilTheSharedWrite(t *testing.T) {
 // TestStalledHeldSettleIsClaimedPastTheBound: a worker whose settling
 // stalls (its goroutine not run) does not keep its held transaction open
 // until the server's idle timeout: half a bound past the bound its jobs
-// are claimed as usual (processing, one attempt) and the other worker's
-// jobs written; the other worker goes on running jobs meanwhile, and once
+// are claimed as usual (processing, one attempt); the other worker,
+// started once the stall began, goes on running jobs meanwhile, and once
 // the stalled one resumes its outcomes are recorded the normal way, each
 // job completed once.
 func TestStalledHeldSettleIsClaimedPastTheBound(t *testing.T) {
@@ -283,9 +283,9 @@ func TestStalledHeldSettleIsClaimedPastTheBound(t *testing.T) {
 	}))
 	b := p.worker("b", bound)
 	first := p.e.dispatchHeld(t, 4)
-	runWorker(t, a)
-	runWorker(t, b)
+	runWorker(t, a) // alone first, so that it holds jobs: two of the four
 	held := receive(t, stalled, "the stalled settling")
+	runWorker(t, b)
 	p.e.waitStatus(t, "processing", held...)
 	for _, id := range held {
 		_, att, tok := p.e.row(t, id)
