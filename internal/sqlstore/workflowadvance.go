@@ -55,7 +55,8 @@ func (t *txn) workflowAdvanceRows(ctx context.Context, rows []driver.WorkflowAdv
 		exact = func(s string) string { return "CAST(" + s + " AS BINARY)" }
 	}
 	u.column("state", func(i int) any { return string(rows[i].FromState) }, exact)
-	res, err := t.tx.ExecContext(ctx, u.b.String(), u.args...)
+	q, args := t.literals(u.b.String(), u.args)
+	res, err := t.tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("advance %d workflows: %w", len(rows), err)
 	}

@@ -51,7 +51,8 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 			texts.arg(e.StateBefore), texts.arg(e.StateAfter), nullText(e.Context), nullText(e.Artifacts), nullText(e.Chunks), nullText(e.Error), nullInt64p(e.DurationMS),
 			t.sec(e.CreatedAt))
 	}
-	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+	q, args := t.literals(b.String(), args)
+	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("insert workflow events: %w", err)
 	}
 	return nil
@@ -238,7 +239,8 @@ func (t *txn) workflowUpdateRows(ctx context.Context, wfs []*driver.Workflow) er
 		ids[i] = w.ID
 	}
 	u := newRowsUpdate(t.s.T.Workflows, ids, workflowUpdateCols[:], func(i, c int) any { return vals[i][c] })
-	if _, err := t.tx.ExecContext(ctx, u.b.String(), u.args...); err != nil {
+	q, args := t.literals(u.b.String(), u.args)
+	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("update %d workflows: %w", len(wfs), err)
 	}
 	return nil
