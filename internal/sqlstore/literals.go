@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +36,7 @@ func (t *txn) literals(q string, args []any) (string, []any) {
 // the driver counts them; q is returned unchanged when their number is
 // not len(args). The arguments left keep their order.
 func inlineLiterals(q string, args []any) (string, []any) {
-	if len(args) == 0 || strings.Count(q, "?") != len(args) {
+	if len(args) == 0 || !slices.ContainsFunc(args, hasLiteral) || strings.Count(q, "?") != len(args) {
 		return q, args
 	}
 	size := len(q)
@@ -86,6 +87,24 @@ func inlineLiterals(q string, args []any) (string, []any) {
 	return b.String(), kept
 }
 
+// hasLiteral reports whether inlineLiterals writes a as a literal.
+func hasLiteral(a any) bool {
+	switch v := a.(type) {
+	case nil, int, int64:
+		return true
+	case string:
+		return plainLiteral(v)
+	case time.Time:
+		return secondLiteral(v)
+	}
+	return false
+}
+
+// secondLiteral reports whether appendSecond writes t.
+func secondLiteral(t time.Time) bool {
+	return t.Location() == time.UTC && t.Nanosecond() == 0 && t.Year() >= 1 && t.Year() <= 9999
+}
+
 // appendSecond appends t as the driver writes a time it interpolates
 // (the store's connections read and write UTC): "2006-01-02 15:04:05",
 // or "2006-01-02" at midnight. ok is false, and nothing is appended, for
@@ -93,7 +112,7 @@ func inlineLiterals(q string, args []any) (string, []any) {
 // may truncate, timeTruncate), or has a year outside 1 to 9999 (which it
 // refuses).
 func appendSecond(buf []byte, t time.Time) ([]byte, bool) {
-	if t.Location() != time.UTC || t.Nanosecond() != 0 || t.Year() < 1 || t.Year() > 9999 {
+	if !secondLiteral(t) {
 		return buf, false
 	}
 	year, month, day := t.Date()
@@ -131,7 +150,7 @@ func appendDigits(buf []byte, v, width int) []byte {
 // under every SQL mode and character set: printable ASCII without a
 // quote or backslash (which NO_BACKSLASH_ESCAPES reads differently), and
 // without '?', which the driver would count as a placeholder.
-func plainLiteral(s string) bool {
+func plainLiteral[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c > 0x7e || c == '\'' || c == '\\' || c == '?' {
@@ -139,4 +158,199 @@ func plainLiteral(s string) bool {
 		}
 	}
 	return true
+}
+
+// rowValues writes the values of a multi-row INSERT's rows into its
+// text: as literals by inlineLiterals' rules where the dialect asks for
+// them (Dialect.Literals), else, and for the values that have none, as
+// a placeholder and an argument, the argument the store passes without
+// literals. Written this way, a value that becomes a literal is never
+// boxed into an argument, nor a JSON column copied into a string.
+type rowValues struct {
+	t       *txn
+	b       strings.Builder
+	args    []any
+	literal bool
+	first   bool
+	texts   sharedTexts
+	num     [24]byte
+}
+
+// newRowValues starts a statement with head; hint is the text's expected
+// size.
+func newRowValues(t *txn, head string, hint int) *rowValues {
+	v := &rowValues{t: t, literal: t.s.D.Literals}
+	v.b.Grow(len(head) + hint)
+	v.b.WriteString(head)
+	return v
+}
+
+// row starts the next row; end closes it.
+func (v *rowValues) row(i int) {
+	if i > 0 {
+		v.b.WriteByte(',')
+	}
+	v.b.WriteByte('(')
+	v.first = true
+}
+
+func (v *rowValues) end() { v.b.WriteByte(')') }
+
+// next writes the separator before a value.
+func (v *rowValues) next() {
+	if !v.first {
+		v.b.WriteByte(',')
+	}
+	v.first = false
+}
+
+// arg writes a placeholder for a.
+func (v *rowValues) arg(a any) {
+	v.next()
+	v.b.WriteByte('?')
+	v.args = append(v.args, a)
+}
+
+// null writes NULL.
+func (v *rowValues) null() {
+	if !v.literal {
+		v.arg(nil)
+		return
+	}
+	v.next()
+	v.b.WriteString("NULL")
+}
+
+// int writes n.
+func (v *rowValues) int(n int64) {
+	if !v.literal {
+		v.arg(n)
+		return
+	}
+	v.next()
+	v.b.Write(strconv.AppendInt(v.num[:0], n, 10))
+}
+
+// smallInt writes n, passed as an int without literals.
+func (v *rowValues) smallInt(n int) {
+	if !v.literal {
+		v.arg(n)
+		return
+	}
+	v.int(int64(n))
+}
+
+// id writes an id, NULL for 0 (nullID).
+func (v *rowValues) id(n int64) {
+	if n == 0 {
+		v.null()
+		return
+	}
+	v.int(n)
+}
+
+// intp and int64p write *p, NULL for nil (nullIntp, nullInt64p).
+func (v *rowValues) intp(p *int) {
+	if p == nil {
+		v.null()
+		return
+	}
+	v.smallInt(*p)
+}
+
+func (v *rowValues) int64p(p *int64) {
+	if p == nil {
+		v.null()
+		return
+	}
+	v.int(*p)
+}
+
+// str writes s.
+func (v *rowValues) str(s string) {
+	if !v.literal || !plainLiteral(s) {
+		v.arg(s)
+		return
+	}
+	v.next()
+	v.b.WriteByte('\'')
+	v.b.WriteString(s)
+	v.b.WriteByte('\'')
+}
+
+// nullStr writes s, NULL for "" (nullStr).
+func (v *rowValues) nullStr(s string) {
+	if s == "" {
+		v.null()
+		return
+	}
+	v.str(s)
+}
+
+// text writes a JSON or text column, NULL for nil (nullText); its
+// argument, when it needs one, is converted once for the statement
+// (sharedTexts).
+func (v *rowValues) text(b []byte) {
+	switch {
+	case b == nil:
+		v.null()
+	case v.literal && plainLiteral(b):
+		v.next()
+		v.b.WriteByte('\'')
+		v.b.Write(b)
+		v.b.WriteByte('\'')
+	default:
+		v.arg(v.texts.arg(b))
+	}
+}
+
+// sec writes a time of a second-precision column, NULL for the zero
+// time (txn.sec).
+func (v *rowValues) sec(at time.Time) {
+	if at.IsZero() {
+		v.null()
+		return
+	}
+	if v.literal {
+		if lit, ok := appendSecond(v.num[:0], at.UTC().Truncate(time.Second)); ok {
+			v.next()
+			v.b.WriteByte('\'')
+			v.b.Write(lit)
+			v.b.WriteByte('\'')
+			return
+		}
+	}
+	v.arg(v.t.sec(at))
+}
+
+// bytes writes a text column that is never NULL: nil is the empty string.
+func (v *rowValues) bytes(b []byte) {
+	if !v.literal || !plainLiteral(b) {
+		v.arg(string(b))
+		return
+	}
+	v.next()
+	v.b.WriteByte('\'')
+	v.b.Write(b)
+	v.b.WriteByte('\'')
+}
+
+// frac writes a time of a microsecond-precision column, NULL for the
+// zero time (txn.frac): a literal only when it has no fraction of a
+// second, which appendSecond writes as the driver would.
+func (v *rowValues) frac(at time.Time) {
+	if at.IsZero() {
+		v.null()
+		return
+	}
+	if v.literal {
+		if lit, ok := appendSecond(v.num[:0], at.UTC().Truncate(time.Microsecond)); ok {
+			v.next()
+			v.b.WriteByte('\'')
+			v.b.Write(lit)
+			v.b.WriteByte('\'')
+			return
+		}
+	}
+	v.arg(v.t.frac(at))
 }

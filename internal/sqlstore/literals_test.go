@@ -38,3 +38,43 @@ func TestInlineLiterals(t *testing.T) {
 	_, args = inlineLiterals("SELECT ?", []any{year0})
 	assert.Equal(t, []any{year0}, args, "a year the driver refuses stays a parameter, refused there")
 }
+
+// rowValues writes literals by inlineLiterals' rules, and without
+// literals the placeholders and arguments the store passed before.
+func TestRowValues(t *testing.T) {
+	at := time.Date(2026, 11, 29, 1, 2, 3, 500, time.UTC)
+	one, big := 1, int64(1)<<40
+	write := func(literal bool) (string, []any) {
+		tx := &txn{s: &Store{D: Dialect{Literals: literal, Time: func(t time.Time, _ bool) any { return t }}}}
+		v := newRowValues(tx, "INSERT INTO t VALUES ", 0)
+		for i := range 2 {
+			v.row(i)
+			v.int(big)
+			v.id(0)
+			v.smallInt(3)
+			v.intp(&one)
+			v.int64p(nil)
+			v.str("step_completed")
+			v.nullStr("")
+			v.str("it's")
+			v.text([]byte(`{"a":1}`))
+			v.text(nil)
+			v.text([]byte(`{"p":"a\/b"}`))
+			v.sec(at)
+			v.sec(time.Time{})
+			v.end()
+		}
+		return v.b.String(), v.args
+	}
+	q, args := write(true)
+	row := `(1099511627776,NULL,3,1,NULL,'step_completed',NULL,?,'{"a":1}',NULL,?,'2026-11-29 01:02:03',NULL)`
+	assert.Equal(t, "INSERT INTO t VALUES "+row+","+row, q)
+	assert.Equal(t, []any{"it's", `{"p":"a\/b"}`, "it's", `{"p":"a\/b"}`}, args)
+
+	q, args = write(false)
+	row = "(" + placeholders(13) + ")"
+	assert.Equal(t, "INSERT INTO t VALUES "+row+","+row, q)
+	sec := at.Truncate(time.Second)
+	vals := []any{big, nil, 3, 1, nil, "step_completed", nil, "it's", `{"a":1}`, nil, `{"p":"a\/b"}`, sec, nil}
+	assert.Equal(t, append(append([]any{}, vals...), vals...), args)
+}

@@ -32,26 +32,34 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 		}
 		return t.EventInsert(ctx, events[cut:])
 	}
-	const n = 19
-	row := "(" + placeholders(n) + ")"
-	var b strings.Builder
 	head := "INSERT INTO " + t.s.T.Events + " (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, " +
 		"attempt, input, output, state_before, state_after, context, artifacts, chunks, error, duration_ms, created_at) VALUES "
-	b.Grow(len(head) + len(events)*(len(row)+1))
-	b.WriteString(head)
-	args := make([]any, 0, len(events)*n)
-	var texts sharedTexts
+	size, _ := eventsSize(events)
+	v := newRowValues(t, head, size)
 	for i, e := range events {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(row)
-		args = append(args, e.WorkflowID, nullID(e.JobID), e.StepIndex, nullStr(e.StepName), nullStr(e.StepType), e.Handler,
-			string(e.Event), nullStr(e.Queue), nullIntp(e.Attempt), texts.arg(e.Input), nullText(e.Output),
-			texts.arg(e.StateBefore), texts.arg(e.StateAfter), nullText(e.Context), nullText(e.Artifacts), nullText(e.Chunks), nullText(e.Error), nullInt64p(e.DurationMS),
-			t.sec(e.CreatedAt))
+		v.row(i)
+		v.int(e.WorkflowID)
+		v.id(e.JobID)
+		v.smallInt(e.StepIndex)
+		v.nullStr(e.StepName)
+		v.nullStr(e.StepType)
+		v.str(e.Handler)
+		v.str(string(e.Event))
+		v.nullStr(e.Queue)
+		v.intp(e.Attempt)
+		v.text(e.Input)
+		v.text(e.Output)
+		v.text(e.StateBefore)
+		v.text(e.StateAfter)
+		v.text(e.Context)
+		v.text(e.Artifacts)
+		v.text(e.Chunks)
+		v.text(e.Error)
+		v.int64p(e.DurationMS)
+		v.sec(e.CreatedAt)
+		v.end()
 	}
-	q, args := t.literals(b.String(), args)
+	q, args := v.b.String(), v.args
 	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("insert workflow events: %w", err)
 	}
