@@ -11,7 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
+	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
@@ -145,4 +148,55 @@ func TestLiteralsWriteTheSameRows(t *testing.T) {
 	}
 	assert.Contains(t, joined, "{\"next\":\"line\nbreak\"}")
 	assert.Contains(t, joined, "2026-11-29T01:02:03.123456Z")
+}
+
+// TestStepBatchSendsNoParameters: on a DSN whose parameters the server
+// binds (interpolateParams=false), where each statement with parameters
+// is prepared and closed again, a batch of completed steps prepares
+// none: the workflows' update, the next jobs and the events carry their
+// values in their text, and the claim's, the completion's and the log
+// rows' statements stay prepared from the batch before.
+func TestStepBatchSendsNoParameters(t *testing.T) {
+	ctx := context.Background()
+	dsn, _ := migrated.DSN(t)
+	c, err := queuety.Open(ctx, dsn+"&wake=false&interpolateParams=false", queuety.WithLogger(quiet()))
+	require.NoError(t, err)
+	defer c.Close()
+	st := clientseam.StoreOf(c).(*mysql.Store)
+	e := clientseam.Engine(c)
+	const n = 8
+	def := queuety.WorkflowDefinition{Name: "literal_batch", Steps: []queuety.WorkflowStep{
+		{Type: queuetytype.StepSingle, Handler: "s"}, {Type: queuetytype.StepSingle, Handler: "s"}, {Type: queuetytype.StepSingle, Handler: "s"},
+	}}
+	for i := range 2 * n {
+		_, err := c.DispatchWorkflow(ctx, def, queuety.State{"n": i})
+		require.NoError(t, err)
+	}
+	st.DB.SetMaxOpenConns(1) // the session counter below is the batch's own
+	prepares := func() int64 {
+		t.Helper()
+		var name string
+		var v int64
+		require.NoError(t, st.DB.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Com_stmt_prepare'").Scan(&name, &v))
+		return v
+	}
+	batch := func() int64 {
+		t.Helper()
+		claimed, err := e.Claim(ctx, engine.ClaimRequest{Queues: []string{driver.DefaultQueue}, Handlers: []string{"s"}, Limit: n})
+		require.NoError(t, err)
+		require.Len(t, claimed, n)
+		results := make([]*engine.Result, n)
+		for i, cj := range claimed {
+			results[i] = &engine.Result{Claimed: cj, Output: engine.State{"out": i}, StartedAt: time.Now()}
+		}
+		before := prepares()
+		errs, err := e.CompleteSteps(ctx, results)
+		require.NoError(t, err)
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		return prepares() - before
+	}
+	batch() // prepares the hot statements for the next batch of the same size
+	assert.Equal(t, int64(0), batch(), "statements prepared for a batch of completed steps")
 }
