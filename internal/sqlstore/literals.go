@@ -55,36 +55,45 @@ func inlineLiterals(q string, args []any) (string, []any) {
 		k := strings.IndexByte(q, '?')
 		b.WriteString(q[:k])
 		q = q[k+1:]
-		switch v := a.(type) {
-		case nil:
-			b.WriteString("NULL")
+		if writeLiteral(&b, num[:0], a) {
 			continue
-		case int64:
-			b.Write(strconv.AppendInt(num[:0], v, 10))
-			continue
-		case int:
-			b.Write(strconv.AppendInt(num[:0], int64(v), 10))
-			continue
-		case string:
-			if plainLiteral(v) {
-				b.WriteByte('\'')
-				b.WriteString(v)
-				b.WriteByte('\'')
-				continue
-			}
-		case time.Time:
-			if lit, ok := appendSecond(num[:0], v); ok {
-				b.WriteByte('\'')
-				b.Write(lit)
-				b.WriteByte('\'')
-				continue
-			}
 		}
 		b.WriteByte('?')
 		kept = append(kept, a)
 	}
 	b.WriteString(q)
 	return b.String(), kept
+}
+
+// writeLiteral writes a's literal to b, by inlineLiterals' rules, and
+// reports whether a has one; num is scratch space.
+func writeLiteral(b *strings.Builder, num []byte, a any) bool {
+	switch v := a.(type) {
+	case nil:
+		b.WriteString("NULL")
+	case int64:
+		b.Write(strconv.AppendInt(num, v, 10))
+	case int:
+		b.Write(strconv.AppendInt(num, int64(v), 10))
+	case string:
+		if !plainLiteral(v) {
+			return false
+		}
+		b.WriteByte('\'')
+		b.WriteString(v)
+		b.WriteByte('\'')
+	case time.Time:
+		lit, ok := appendSecond(num, v)
+		if !ok {
+			return false
+		}
+		b.WriteByte('\'')
+		b.Write(lit)
+		b.WriteByte('\'')
+	default:
+		return false
+	}
+	return true
 }
 
 // hasLiteral reports whether inlineLiterals writes a as a literal.

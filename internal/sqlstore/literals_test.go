@@ -78,3 +78,32 @@ func TestRowValues(t *testing.T) {
 	vals := []any{big, nil, 3, 1, nil, "step_completed", nil, "it's", `{"a":1}`, nil, `{"p":"a\/b"}`, sec, nil}
 	assert.Equal(t, append(append([]any{}, vals...), vals...), args)
 }
+
+// rowsUpdate writes the values that have a literal as one, a []byte as
+// a text (a string parameter without literals), and without literals
+// the statement and arguments it wrote before.
+func TestRowsUpdateLiterals(t *testing.T) {
+	write := func(literal bool) (string, []any) {
+		tx := &txn{s: &Store{D: Dialect{Literals: literal}}}
+		states := [][]byte{[]byte(`{"a":1}`), []byte(`{"p":"a\/b"}`)}
+		u := newRowsUpdate(tx, "w", []int64{7, 8}, []string{"status", "state"}, func(i, c int) any {
+			if c == 0 {
+				return "running"
+			}
+			return states[i]
+		}, 0)
+		u.b.WriteString(" AND ")
+		u.column("state", func(i int) any { return states[1-i] }, "CAST(", " AS BINARY)")
+		return u.b.String(), u.args
+	}
+	q, args := write(true)
+	assert.Equal(t, `UPDATE w SET status = 'running', state = CASE id WHEN 7 THEN '{"a":1}' WHEN 8 THEN ? ELSE state END WHERE id IN (7,8)`+
+		` AND CAST(state AS BINARY) = CAST(CASE id WHEN 7 THEN ? WHEN 8 THEN '{"a":1}' ELSE state END AS BINARY)`, q)
+	assert.Equal(t, []any{`{"p":"a\/b"}`, `{"p":"a\/b"}`}, args)
+
+	q, args = write(false)
+	assert.Equal(t, `UPDATE w SET status = ?, state = CASE id WHEN ? THEN ? WHEN ? THEN ? ELSE state END WHERE id IN (?,?)`+
+		` AND CAST(state AS BINARY) = CAST(CASE id WHEN ? THEN ? WHEN ? THEN ? ELSE state END AS BINARY)`, q)
+	assert.Equal(t, []any{"running", int64(7), `{"a":1}`, int64(8), `{"p":"a\/b"}`, int64(7), int64(8),
+		int64(7), `{"p":"a\/b"}`, int64(8), `{"a":1}`}, args)
+}
