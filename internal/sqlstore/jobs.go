@@ -38,30 +38,48 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	const cols = "queue, handler, payload, payload_hash, priority, status, attempts, max_attempts, available_at, " +
 		"workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units, created_at, " +
 		"schedule_to_start_at, schedule_to_close_at, reserved_at, claim_token, start_to_close_at, heartbeat_deadline_at"
-	row := "(" + placeholders(23) + ")"
-	var b strings.Builder
-	b.WriteString("INSERT INTO " + t.s.T.Jobs + " (" + cols + ") VALUES ")
-	args := make([]any, 0, len(jobs)*23)
+	size := 0
+	for _, j := range jobs {
+		size += len(j.Payload) + len(j.Queue) + len(j.Handler) + 256
+	}
+	v := newRowValues(t, "INSERT INTO "+t.s.T.Jobs+" ("+cols+") VALUES ", size)
 	for i, j := range jobs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(row)
-		limit := any(nil)
-		if j.ConcurrencyLimit > 0 {
-			limit = j.ConcurrencyLimit
-		}
+		v.row(i)
 		status := j.Status
 		if status == "" {
 			status = driver.JobPending
 		}
-		args = append(args, j.Queue, j.Handler, string(j.Payload), nullStr(j.PayloadHash), int(j.Priority), string(status),
-			j.Attempts, j.MaxAttempts, t.sec(j.AvailableAt), nullID(j.WorkflowID), nullIntp(j.StepIndex), nullID(j.DependsOn),
-			nullID(j.BatchID), nullStr(j.ConcurrencyGroup), limit, j.CostUnits, t.sec(j.CreatedAt),
-			t.frac(j.ScheduleToStartAt), t.frac(j.ScheduleToCloseAt), t.sec(j.ReservedAt), nullID(j.ClaimToken),
-			t.frac(j.StartToCloseAt), t.frac(j.HeartbeatDeadline))
+		v.str(j.Queue)
+		v.str(j.Handler)
+		v.bytes(j.Payload)
+		v.nullStr(j.PayloadHash)
+		v.smallInt(int(j.Priority))
+		v.str(string(status))
+		v.smallInt(j.Attempts)
+		v.smallInt(j.MaxAttempts)
+		v.sec(j.AvailableAt)
+		v.id(j.WorkflowID)
+		v.intp(j.StepIndex)
+		v.id(j.DependsOn)
+		v.id(j.BatchID)
+		v.nullStr(j.ConcurrencyGroup)
+		if j.ConcurrencyLimit > 0 {
+			v.smallInt(j.ConcurrencyLimit)
+		} else {
+			v.null()
+		}
+		v.smallInt(j.CostUnits)
+		v.sec(j.CreatedAt)
+		v.frac(j.ScheduleToStartAt)
+		v.frac(j.ScheduleToCloseAt)
+		v.sec(j.ReservedAt)
+		v.id(j.ClaimToken)
+		v.frac(j.StartToCloseAt)
+		v.frac(j.HeartbeatDeadline)
+		v.end()
 	}
-	ids, err := t.insert(ctx, b.String(), len(jobs), args...)
+	q, args := v.b.String(), v.args
+	ids, err := t.insert(ctx, q, len(jobs), args...)
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)
 	}

@@ -103,6 +103,13 @@ type Dialect struct {
 	// and reads its values as text. A statement is prepared on the pool
 	// outside a transaction, before the next one begins.
 	PrepareHot bool
+	// Literals writes the NULLs, integers, plain strings and whole-second
+	// times of the multi-row statements that are not kept prepared (a
+	// batch's events, inserted jobs and workflows, the workflows'
+	// updates) into their text instead of passing them as parameters
+	// (literals.go), sparing each value's conversions in database/sql
+	// and the driver.
+	Literals bool
 	// Upsert is the clause that makes an INSERT update the columns set of
 	// the row that already has its unique key (the columns key) instead:
 	// " ON DUPLICATE KEY UPDATE c = VALUES(c), ..." on MySQL, as Queuety

@@ -223,6 +223,7 @@ func (t *txn) insert(ctx context.Context, q string, n int, args ...any) ([]int64
 	if err != nil {
 		return nil, err
 	}
+	q, args = t.literals(q, args)
 	res, err := t.tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

@@ -35,26 +35,28 @@ func (t *txn) workflowAdvanceRows(ctx context.Context, rows []driver.WorkflowAdv
 	const cols = 5
 	vals := make([][cols]any, len(rows))
 	ids := make([]int64, len(rows))
+	hint := 0
 	for i, a := range rows {
+		hint += len(a.Workflow.State) + len(a.FromState) + 128
 		w := a.Workflow
-		vals[i] = [cols]any{string(w.Status), string(w.State), w.CurrentStep, t.sec(w.CompletedAt), t.frac(w.WaitDeadlineAt)}
+		vals[i] = [cols]any{string(w.Status), w.State, w.CurrentStep, t.sec(w.CompletedAt), t.frac(w.WaitDeadlineAt)}
 		ids[i] = w.ID
 	}
 	names := []string{"status", "state", "current_step", "completed_at", "wait_deadline_at"}
-	u := newRowsUpdate(t.s.T.Workflows, ids, names, func(i, c int) any { return vals[i][c] })
+	u := newRowsUpdate(t, t.s.T.Workflows, ids, names, func(i, c int) any { return vals[i][c] }, hint)
 	u.b.WriteString(" AND ")
-	u.column("status", func(i int) any { return string(rows[i].FromStatus) }, nil)
+	u.column("status", func(i int) any { return string(rows[i].FromStatus) }, "", "")
 	u.b.WriteString(" AND ")
-	u.column("current_step", func(i int) any { return rows[i].FromStep }, nil)
+	u.column("current_step", func(i int) any { return rows[i].FromStep }, "", "")
 	u.b.WriteString(" AND ")
 	// The state is compared byte for byte, as the engine compares it:
 	// MySQL's collation would take states that differ in case or
 	// trailing spaces for the same.
-	var exact func(string) string
+	pre, post := "", ""
 	if t.s.D.Name == "mysql" {
-		exact = func(s string) string { return "CAST(" + s + " AS BINARY)" }
+		pre, post = "CAST(", " AS BINARY)"
 	}
-	u.column("state", func(i int) any { return string(rows[i].FromState) }, exact)
+	u.column("state", func(i int) any { return rows[i].FromState }, pre, post)
 	res, err := t.tx.ExecContext(ctx, u.b.String(), u.args...)
 	if err != nil {
 		return 0, fmt.Errorf("advance %d workflows: %w", len(rows), err)

@@ -4,6 +4,7 @@ package sqlstore
 // what the workflow engine uses beyond jobs.
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -32,26 +33,35 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 		}
 		return t.EventInsert(ctx, events[cut:])
 	}
-	const n = 19
-	row := "(" + placeholders(n) + ")"
-	var b strings.Builder
 	head := "INSERT INTO " + t.s.T.Events + " (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, " +
 		"attempt, input, output, state_before, state_after, context, artifacts, chunks, error, duration_ms, created_at) VALUES "
-	b.Grow(len(head) + len(events)*(len(row)+1))
-	b.WriteString(head)
-	args := make([]any, 0, len(events)*n)
-	var texts sharedTexts
+	size, _ := eventsSize(events)
+	v := newRowValues(t, head, size)
 	for i, e := range events {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(row)
-		args = append(args, e.WorkflowID, nullID(e.JobID), e.StepIndex, nullStr(e.StepName), nullStr(e.StepType), e.Handler,
-			string(e.Event), nullStr(e.Queue), nullIntp(e.Attempt), texts.arg(e.Input), nullText(e.Output),
-			texts.arg(e.StateBefore), texts.arg(e.StateAfter), nullText(e.Context), nullText(e.Artifacts), nullText(e.Chunks), nullText(e.Error), nullInt64p(e.DurationMS),
-			t.sec(e.CreatedAt))
+		v.row(i)
+		v.int(e.WorkflowID)
+		v.id(e.JobID)
+		v.smallInt(e.StepIndex)
+		v.nullStr(e.StepName)
+		v.nullStr(e.StepType)
+		v.str(e.Handler)
+		v.str(string(e.Event))
+		v.nullStr(e.Queue)
+		v.intp(e.Attempt)
+		v.text(e.Input)
+		v.text(e.Output)
+		v.text(e.StateBefore)
+		v.text(e.StateAfter)
+		v.text(e.Context)
+		v.text(e.Artifacts)
+		v.text(e.Chunks)
+		v.text(e.Error)
+		v.int64p(e.DurationMS)
+		v.sec(e.CreatedAt)
+		v.end()
 	}
-	if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+	q, args := v.b.String(), v.args
+	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("insert workflow events: %w", err)
 	}
 	return nil
@@ -237,7 +247,11 @@ func (t *txn) workflowUpdateRows(ctx context.Context, wfs []*driver.Workflow) er
 	for i, w := range wfs {
 		ids[i] = w.ID
 	}
-	u := newRowsUpdate(t.s.T.Workflows, ids, workflowUpdateCols[:], func(i, c int) any { return vals[i][c] })
+	hint := 0
+	for _, w := range wfs {
+		hint += len(w.State) + 256
+	}
+	u := newRowsUpdate(t, t.s.T.Workflows, ids, workflowUpdateCols[:], func(i, c int) any { return vals[i][c] }, hint)
 	if _, err := t.tx.ExecContext(ctx, u.b.String(), u.args...); err != nil {
 		return fmt.Errorf("update %d workflows: %w", len(wfs), err)
 	}
@@ -258,62 +272,90 @@ func updateChunk(count int, size func(i int) int) int {
 
 // rowsUpdate builds a multi-row UPDATE of rows with ids: each column is
 // set, or compared, to one value when every row has it and otherwise to a
-// CASE on id.
+// CASE on id. With Dialect.Literals, the values that have a literal are
+// written as one (writeLiteral), the others as parameters; a []byte value
+// is a text column's, passed as a string.
 type rowsUpdate struct {
-	b    strings.Builder
-	args []any
-	ids  []int64
+	b       strings.Builder
+	args    []any
+	ids     []int64
+	literal bool
+	num     [24]byte
 }
 
 // newRowsUpdate starts "UPDATE table SET ... WHERE id IN (...)" for the
-// rows with ids, setting each of cols to val(row, column).
-func newRowsUpdate(table string, ids []int64, cols []string, val func(i, c int) any) *rowsUpdate {
-	u := &rowsUpdate{ids: ids}
+// rows with ids, setting each of cols to val(row, column); hint is the
+// statement's expected size with literals.
+func newRowsUpdate(t *txn, table string, ids []int64, cols []string, val func(i, c int) any, hint int) *rowsUpdate {
+	u := &rowsUpdate{ids: ids, literal: t.s.D.Literals}
+	if u.literal {
+		u.b.Grow(hint)
+	}
 	u.b.WriteString("UPDATE " + table + " SET ")
 	for c, col := range cols {
 		if c > 0 {
 			u.b.WriteString(", ")
 		}
-		u.column(col, func(i int) any { return val(i, c) }, nil)
+		u.column(col, func(i int) any { return val(i, c) }, "", "")
 	}
 	u.whereIDs()
 	return u
 }
 
-// column writes "col = value" for the rows' values val(i). wrap, when
-// set, wraps both sides (a comparison that must compare bytes).
-func (u *rowsUpdate) column(col string, val func(i int) any, wrap func(string) string) {
-	if wrap == nil {
-		wrap = func(s string) string { return s }
-	}
+// column writes "col = value" for the rows' values val(i). pre and post,
+// when set, wrap both sides (a comparison that must compare bytes).
+func (u *rowsUpdate) column(col string, val func(i int) any, pre, post string) {
 	same := true
 	for i := 1; i < len(u.ids) && same; i++ {
 		same = sameArg(val(i), val(0))
 	}
+	u.b.WriteString(pre + col + post + " = " + pre)
 	if same {
-		u.b.WriteString(wrap(col) + " = " + wrap("?"))
-		u.args = append(u.args, val(0))
+		u.put(val(0))
+		u.b.WriteString(post)
 		return
 	}
-	var c strings.Builder
-	c.WriteString("CASE id")
+	u.b.WriteString("CASE id")
 	for i, id := range u.ids {
-		c.WriteString(" WHEN ? THEN ?")
-		u.args = append(u.args, id, val(i))
+		u.b.WriteString(" WHEN ")
+		u.put(id)
+		u.b.WriteString(" THEN ")
+		u.put(val(i))
 	}
 	// Every row has its WHEN; the ELSE gives the CASE the column's type
 	// where parameters have none of their own (PostgreSQL would take
 	// them for text).
-	c.WriteString(" ELSE " + col + " END")
-	u.b.WriteString(wrap(col) + " = " + wrap(c.String()))
+	u.b.WriteString(" ELSE " + col + " END" + post)
+}
+
+// put writes a value: its literal, or a placeholder and its argument.
+func (u *rowsUpdate) put(a any) {
+	if b, ok := a.([]byte); ok {
+		if u.literal && plainLiteral(b) {
+			u.b.WriteByte('\'')
+			u.b.Write(b)
+			u.b.WriteByte('\'')
+			return
+		}
+		a = string(b)
+	}
+	if u.literal && writeLiteral(&u.b, u.num[:0], a) {
+		return
+	}
+	u.b.WriteByte('?')
+	u.args = append(u.args, a)
 }
 
 // whereIDs writes the WHERE clause that selects the rows.
 func (u *rowsUpdate) whereIDs() {
-	u.b.WriteString(" WHERE id IN (" + placeholders(len(u.ids)) + ")")
-	for _, id := range u.ids {
-		u.args = append(u.args, id)
+	u.b.WriteString(" WHERE id IN (")
+	for i, id := range u.ids {
+		if i > 0 {
+			u.b.WriteByte(',')
+		}
+		u.put(id)
 	}
+	u.b.WriteByte(')')
 }
 
 // sameArg reports whether two statement arguments are the same value; it
@@ -325,6 +367,9 @@ func sameArg(a, b any) bool {
 	case string:
 		b, ok := b.(string)
 		return ok && a == b
+	case []byte:
+		b, ok := b.([]byte)
+		return ok && bytes.Equal(a, b)
 	case int:
 		b, ok := b.(int)
 		return ok && a == b

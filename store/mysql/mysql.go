@@ -587,6 +587,9 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		d.Increment = "SELECT @@session.auto_increment_increment"
 	}
 	d.Hold = holdSession(ver)
+	// The literals are written as the driver interpolates them; a DSN's
+	// timeTruncate would make the driver write some times otherwise.
+	d.Literals = !strings.Contains(dc.FormatDSN(), "timeTruncate=")
 	s.Store = sqlstore.NewNamed(db, d, names, info, namedMigrations(names))
 	return s, nil
 }
