@@ -315,19 +315,33 @@ func (v *rowValues) text(b []byte) {
 
 // sec writes a time of a second-precision column, NULL for the zero
 // time (txn.sec).
-func (v *rowValues) sec(at time.Time) {
+func (v *rowValues) sec(at time.Time) { v.time(at, false) }
+
+// time writes at, truncated to the column's precision (microseconds when
+// micro, else seconds), as a literal when appendSecond writes it as the
+// driver would, else as the argument txn.frac or txn.sec makes of it;
+// NULL for the zero time.
+func (v *rowValues) time(at time.Time, micro bool) {
+	precision := time.Second
+	if micro {
+		precision = time.Microsecond
+	}
 	if at.IsZero() {
 		v.null()
 		return
 	}
 	if v.literal {
-		if lit, ok := appendSecond(v.num[:0], at.UTC().Truncate(time.Second)); ok {
+		if lit, ok := appendSecond(v.num[:0], at.UTC().Truncate(precision)); ok {
 			v.next()
 			v.b.WriteByte('\'')
 			v.b.Write(lit)
 			v.b.WriteByte('\'')
 			return
 		}
+	}
+	if micro {
+		v.arg(v.t.frac(at))
+		return
 	}
 	v.arg(v.t.sec(at))
 }
@@ -347,19 +361,4 @@ func (v *rowValues) bytes(b []byte) {
 // frac writes a time of a microsecond-precision column, NULL for the
 // zero time (txn.frac): a literal only when it has no fraction of a
 // second, which appendSecond writes as the driver would.
-func (v *rowValues) frac(at time.Time) {
-	if at.IsZero() {
-		v.null()
-		return
-	}
-	if v.literal {
-		if lit, ok := appendSecond(v.num[:0], at.UTC().Truncate(time.Microsecond)); ok {
-			v.next()
-			v.b.WriteByte('\'')
-			v.b.Write(lit)
-			v.b.WriteByte('\'')
-			return
-		}
-	}
-	v.arg(v.t.frac(at))
-}
+func (v *rowValues) frac(at time.Time) { v.time(at, true) }
