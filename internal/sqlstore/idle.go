@@ -83,8 +83,8 @@ func (s *Store) MaintenanceDue(ctx context.Context) (driver.MaintenanceDue, erro
 }
 
 // dueReprobe is how often MaintenanceDue looks again for the tables its
-// read left out because they were missing.
-const dueReprobe = time.Minute
+// read left out because they were missing (a variable for the tests).
+var dueReprobe = time.Minute
 
 // dueParts says which of the tables that the latest migrations added
 // MaintenanceDue's read leaves out: a store opened without migrating
