@@ -107,7 +107,8 @@ func TestConcurrentMigrate(t *testing.T) {
 
 // TestDeadlockIsRetried makes the server pick a deadlock victim: two
 // transactions each lock one job, then the other's. The server rolls one
-// back with SQLSTATE 40P01; InTx runs it again, and both commit.
+// back with SQLSTATE 40P01; InTx runs it again, and both commit (without
+// the retry, the victim's error reaches the caller).
 func TestDeadlockIsRetried(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -144,7 +145,10 @@ func TestDeadlockIsRetried(t *testing.T) {
 	for range 2 {
 		require.NoError(t, <-errs, "transaction failed instead of being retried")
 	}
-	assert.Equal(t, int32(3), attempts.Load(), "transaction attempts (one deadlock victim run again)")
+	// At least one victim ran again. On a loaded server a second round
+	// can happen (the victim's retry racing the survivor's granted lock):
+	// more runs, still both committed.
+	assert.GreaterOrEqual(t, attempts.Load(), int32(3), "transaction attempts (a deadlock victim run again)")
 }
 
 // TestDuplicateKeepsTheTransaction: a unique-key violation the store
