@@ -76,23 +76,48 @@ func writeLiteral(b *strings.Builder, num []byte, a any) bool {
 	case int:
 		b.Write(strconv.AppendInt(num, int64(v), 10))
 	case string:
-		if !plainLiteral(v) {
-			return false
-		}
-		b.WriteByte('\'')
-		b.WriteString(v)
-		b.WriteByte('\'')
+		return writePlainString(b, v)
 	case time.Time:
-		lit, ok := appendSecond(num, v)
-		if !ok {
-			return false
-		}
-		b.WriteByte('\'')
-		b.Write(lit)
-		b.WriteByte('\'')
+		return writeSecond(b, num, v)
 	default:
 		return false
 	}
+	return true
+}
+
+// writePlainString writes s between single quotes when it is a plain
+// literal (plainLiteral) and reports whether it did.
+func writePlainString(b *strings.Builder, s string) bool {
+	if !plainLiteral(s) {
+		return false
+	}
+	b.WriteByte('\'')
+	b.WriteString(s)
+	b.WriteByte('\'')
+	return true
+}
+
+// writePlainBytes is writePlainString for a text column's bytes.
+func writePlainBytes(b *strings.Builder, s []byte) bool {
+	if !plainLiteral(s) {
+		return false
+	}
+	b.WriteByte('\'')
+	b.Write(s)
+	b.WriteByte('\'')
+	return true
+}
+
+// writeSecond writes t between single quotes when appendSecond writes it
+// and reports whether it did; num is scratch space.
+func writeSecond(b *strings.Builder, num []byte, t time.Time) bool {
+	lit, ok := appendSecond(num, t)
+	if !ok {
+		return false
+	}
+	b.WriteByte('\'')
+	b.Write(lit)
+	b.WriteByte('\'')
 	return true
 }
 
@@ -145,12 +170,11 @@ func appendSecond(buf []byte, t time.Time) ([]byte, bool) {
 
 // appendDigits appends v (non-negative) as width decimal digits.
 func appendDigits(buf []byte, v, width int) []byte {
-	for d := width - 1; d >= 0; d-- {
-		p := 1
-		for range d {
-			p *= 10
-		}
-		buf = append(buf, byte('0'+v/p%10))
+	start := len(buf)
+	buf = append(buf, "0000"[:width]...)
+	for i := len(buf) - 1; i >= start && v > 0; i-- {
+		buf[i] = byte('0' + v%10)
+		v /= 10
 	}
 	return buf
 }
@@ -282,9 +306,7 @@ func (v *rowValues) str(s string) {
 		return
 	}
 	v.next()
-	v.b.WriteByte('\'')
-	v.b.WriteString(s)
-	v.b.WriteByte('\'')
+	writePlainString(&v.b, s)
 }
 
 // nullStr writes s, NULL for "" (nullStr).
@@ -305,9 +327,7 @@ func (v *rowValues) text(b []byte) {
 		v.null()
 	case v.literal && plainLiteral(b):
 		v.next()
-		v.b.WriteByte('\'')
-		v.b.Write(b)
-		v.b.WriteByte('\'')
+		writePlainBytes(&v.b, b)
 	default:
 		v.arg(v.texts.arg(b))
 	}
@@ -330,14 +350,10 @@ func (v *rowValues) time(at time.Time, micro bool) {
 		v.null()
 		return
 	}
-	if v.literal {
-		if lit, ok := appendSecond(v.num[:0], at.UTC().Truncate(precision)); ok {
-			v.next()
-			v.b.WriteByte('\'')
-			v.b.Write(lit)
-			v.b.WriteByte('\'')
-			return
-		}
+	if lit := at.UTC().Truncate(precision); v.literal && secondLiteral(lit) {
+		v.next()
+		writeSecond(&v.b, v.num[:0], lit)
+		return
 	}
 	if micro {
 		v.arg(v.t.frac(at))
@@ -353,9 +369,7 @@ func (v *rowValues) bytes(b []byte) {
 		return
 	}
 	v.next()
-	v.b.WriteByte('\'')
-	v.b.Write(b)
-	v.b.WriteByte('\'')
+	writePlainBytes(&v.b, b)
 }
 
 // frac writes a time of a microsecond-precision column, NULL for the

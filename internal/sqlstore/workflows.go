@@ -331,10 +331,7 @@ func (u *rowsUpdate) column(col string, val func(i int) any, pre, post string) {
 // put writes a value: its literal, or a placeholder and its argument.
 func (u *rowsUpdate) put(a any) {
 	if b, ok := a.([]byte); ok {
-		if u.literal && plainLiteral(b) {
-			u.b.WriteByte('\'')
-			u.b.Write(b)
-			u.b.WriteByte('\'')
+		if u.literal && writePlainBytes(&u.b, b) {
 			return
 		}
 		a = string(b)
