@@ -22,6 +22,7 @@ import (
 // workflows it waits for, on a fresh MariaDB database.
 type strandedWait struct {
 	c      *queuety.Client
+	dsn    string
 	parent int64
 	kids   []int64
 }
@@ -36,7 +37,7 @@ func parkWait(t *testing.T, n int, opts ...builder.StepOption) strandedWait {
 	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(quiet()))
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	s := strandedWait{c: c}
+	s := strandedWait{c: c, dsn: dsn}
 	for i := range n {
 		id, err := builder.Workflow("kid").Then("kid_step").Dispatch(ctx, c, queuety.State{"kid": i})
 		require.NoError(t, err)
@@ -202,4 +203,37 @@ func TestStrandedWaitUndecidable(t *testing.T) {
 	assert.Equal(t, 1, n, "waits recovered")
 	assert.Equal(t, queuetytype.WorkflowRunning, s.workflow(t, s.parent).Status, "parent, its next step due")
 	assert.Equal(t, 1, s.events(t, driver.EventWorkflowResumed), "workflow_resumed events")
+}
+
+// TestStrandedWaitRecoveryWakesIdleWorker: the workflow-waits sweep that
+// resumes a wait wakes an idle worker for the workflow's next step,
+// though the worker looks for jobs only every minute while the
+// cross-process wake-up is live.
+func TestStrandedWaitRecoveryWakesIdleWorker(t *testing.T) {
+	s := parkWait(t, 1)
+	s.end(t, s.kids[0], driver.WorkflowCompleted)
+	ctx, cancel := context.WithCancel(context.Background())
+	idle := make(chan struct{}, 1)
+	c, err := queuety.Open(ctx, s.dsn, queuety.WithLogger(quiet()), queuety.WithObserver(emptyClaims(idle)))
+	require.NoError(t, err)
+	defer c.Close()
+	done := make(chan struct{}, 1)
+	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(time.Minute), worker.IdlePollInterval(time.Minute),
+		worker.WithLogger(quiet()), worker.WithHooks(worker.Hooks{Finished: func(j *queuetytype.Job, err error) {
+			if j.Handler == "after" && err == nil {
+				done <- struct{}{}
+			}
+		}}))
+	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
+	run := make(chan error, 1)
+	go func() { run <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-run)
+	}()
+	receive(t, idle, "the worker's first empty claim")
+	n, err := deadline.New(c).WorkflowWaits(context.Background()) // in the worker's process
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "waits recovered")
+	receive(t, done, "the step after the wait")
 }

@@ -29,7 +29,8 @@ func freedSlot(ctx context.Context, j *driver.Job) {
 // NoteJobs returns ctx carrying a note of the jobs that the transactions
 // run with it make claimable, and a function to call once they committed,
 // which wakes idle workers for them (as a worker's own commits do). The
-// sweeps that change jobs (stale recovery) run under it.
+// sweeps run under it: stale recovery, and those of internal/sweep's
+// batch and foreign (a resumed workflow's next step, a callback job).
 func (e *Engine) NoteJobs(ctx context.Context) (context.Context, func()) { return e.noteJobs(ctx) }
 
 // completedJobs notes the group slots that the plain jobs completed by

@@ -23,6 +23,8 @@ func batch[T any](ctx context.Context, e *engine.Engine, what string, limit int,
 ) (int, bool, error) {
 	var n int
 	var more bool
+	ctx, woke := e.NoteJobs(ctx) // the jobs a sweep's changes make claimable (a resumed workflow's next step)
+	defer woke()
 	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
 		n, more = 0, false
 		now := e.Clock().Now()
@@ -60,6 +62,8 @@ func foreign[T any](ctx context.Context, e *engine.Engine, what string, limit in
 ) (int, bool, error) {
 	var n int
 	var more bool
+	ctx, woke := e.NoteJobs(ctx) // the jobs its changes make claimable (callback jobs)
+	defer woke()
 	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
 		n, more = 0, false
 		now := e.Clock().Now()
