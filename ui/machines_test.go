@@ -109,6 +109,11 @@ func TestMachineBrowser(t *testing.T) {
 		chromedp.Navigate(srv.URL+"/machines"),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`tr[data-machine="%d"]`, id))),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-live="on"]`))) // the script runs under the CSP
+	// The list swaps its rows every 300 ms; paused, the row link clicked
+	// next stays the node the click found.
+	step("pause the live refresh",
+		chromedp.Click(chromedp.CSS("#live-toggle")),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-live="off"]`)))
 	step("machine page",
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-machine="%d"] a`, id))),
 		chromedp.WaitVisible(chromedp.CSS("#event-form")))
