@@ -45,16 +45,36 @@ type combiner[Req, Res any] struct {
 	waiting map[string][]*turn[Req, Res]
 }
 
+// hooks are optional calls a combiner makes for one call, with c.mu held.
+type hooks[Req, Res any] struct {
+	// queued is called when the call has queued, before it waits for
+	// its turn.
+	queued func()
+	// lead is called by the caller that runs the next turn, before it
+	// takes the turn's calls. It may unlock c.mu while it waits, and
+	// locks it again before it returns; queue returns the calls queued
+	// by then, the caller's first.
+	lead func(queue func() []*turn[Req, Res])
+}
+
 // do queues req under key and returns its result. run executes one turn:
 // it gets every queued call (the caller's first) and sets res and err on
 // each; take limits how many queued calls one turn serves.
 func (c *combiner[Req, Res]) do(key string, req Req, take func([]*turn[Req, Res]) int, run func([]*turn[Req, Res])) (Res, error) {
+	return c.doWith(key, req, hooks[Req, Res]{}, take, run)
+}
+
+// doWith is do with the hooks h.
+func (c *combiner[Req, Res]) doWith(key string, req Req, h hooks[Req, Res], take func([]*turn[Req, Res]) int, run func([]*turn[Req, Res])) (Res, error) {
 	me := &turn[Req, Res]{req: req, done: make(chan struct{})}
 	c.mu.Lock()
 	if c.busy == nil {
 		c.busy, c.waiting = map[string]bool{}, map[string][]*turn[Req, Res]{}
 	}
 	c.waiting[key] = append(c.waiting[key], me)
+	if h.queued != nil {
+		h.queued()
+	}
 	if c.busy[key] {
 		c.mu.Unlock()
 		<-me.done
@@ -66,6 +86,9 @@ func (c *combiner[Req, Res]) do(key string, req Req, take func([]*turn[Req, Res]
 		c.busy[key] = true
 	}
 	// This caller runs the turn: itself first, then those queued behind.
+	if h.lead != nil {
+		h.lead(func() []*turn[Req, Res] { return c.waiting[key] })
+	}
 	queued := c.waiting[key]
 	n := take(queued)
 	group := queued[:n:n]
@@ -94,19 +117,11 @@ type claimCombiner struct {
 	c combiner[ClaimRequest, []*Claimed]
 }
 
+// claim claims req, in one transaction with the claims of the same queues
+// and handlers queued meanwhile.
 func (cc *claimCombiner) claim(ctx context.Context, e *Engine, req ClaimRequest) ([]*Claimed, error) {
 	key := strings.Join(req.Queues, "\x00") + "\x01" + strings.Join(req.Handlers, "\x00")
-	take := func(ts []*turn[ClaimRequest, []*Claimed]) int {
-		n, total := 0, 0
-		for _, t := range ts {
-			if n > 0 && (total+t.req.Limit > maxCombinedClaim || !(t.req.Admission == nil || t.req.Admission.Plain())) {
-				break
-			}
-			n, total = n+1, total+t.req.Limit
-		}
-		return n
-	}
-	return cc.c.do(key, req, take, func(ts []*turn[ClaimRequest, []*Claimed]) {
+	return cc.c.do(key, req, takeClaims, func(ts []*turn[ClaimRequest, []*Claimed]) {
 		all := ts[0].req
 		for _, t := range ts[1:] {
 			all.Limit += t.req.Limit
@@ -118,6 +133,28 @@ func (cc *claimCombiner) claim(ctx context.Context, e *Engine, req ClaimRequest)
 			t.res, jobs = jobs[:n:n], jobs[n:]
 		}
 	})
+}
+
+// claimer is a combined claim's request: ClaimRequest, or a struct that
+// embeds it.
+type claimer interface{ claimRequest() ClaimRequest }
+
+// claimRequest returns r.
+func (r ClaimRequest) claimRequest() ClaimRequest { return r }
+
+// takeClaims is the take of combined claims: the first queued claim, then
+// those after it while their limits add up to at most maxCombinedClaim
+// and their admissions are plain (a claim under limits runs alone).
+func takeClaims[Req claimer, Res any](ts []*turn[Req, Res]) int {
+	n, total := 0, 0
+	for _, t := range ts {
+		r := t.req.claimRequest()
+		if n > 0 && (total+r.Limit > maxCombinedClaim || !(r.Admission == nil || r.Admission.Plain())) {
+			break
+		}
+		n, total = n+1, total+r.Limit
+	}
+	return n
 }
 
 // completionCombiner combines plain-job completions.

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -132,4 +134,61 @@ func TestCombinerTakeLimitsATurn(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, []int{1}, sizes["b"])
 	assert.Equal(t, []int{1, 2, 1}, sizes["a"], "a turn of the leader, then two callers, then the last")
+}
+
+// TestCombinerLeadHookServesCallersQueuedWhileItWaits: the caller that
+// runs a turn calls its lead hook before it takes the turn's calls; a
+// hook that unlocks c.mu while it waits sees a caller queued meanwhile,
+// and that caller is served in the same turn. The queued hook runs once
+// for every caller.
+func TestCombinerLeadHookServesCallersQueuedWhileItWaits(t *testing.T) {
+	var c combiner[int, int]
+	var mu sync.Mutex
+	var turns [][]int
+	run := func(ts []*turn[int, int]) {
+		var reqs []int
+		for _, t := range ts {
+			reqs = append(reqs, t.req)
+			t.res = t.req * 10
+		}
+		mu.Lock()
+		turns = append(turns, reqs)
+		mu.Unlock()
+	}
+	all := func(ts []*turn[int, int]) int { return len(ts) }
+	var queued atomic.Int32
+	second := make(chan [2]int, 1)
+	leader := hooks[int, int]{
+		queued: func() { queued.Add(1) },
+		lead: func(queue func() []*turn[int, int]) {
+			assert.Len(t, queue(), 1, "only the leader has queued yet")
+			c.mu.Unlock()
+			go func() {
+				res, err := c.doWith("k", 2, hooks[int, int]{queued: func() { queued.Add(1) }}, all, run)
+				assert.NoError(t, err)
+				second <- [2]int{2, res}
+			}()
+			// Wait, with c.mu released, until the second caller has queued.
+			for {
+				c.mu.Lock()
+				if len(queue()) == 2 {
+					return
+				}
+				c.mu.Unlock()
+				runtime.Gosched()
+			}
+		},
+	}
+	res, err := c.doWith("k", 1, leader, all, run)
+	require.NoError(t, err)
+	assert.Equal(t, 10, res)
+	mu.Lock()
+	got := turns
+	mu.Unlock()
+	require.Equal(t, [][]int{{1, 2}}, got, "the caller queued while the hook waited shares its turn")
+	assert.Equal(t, [2]int{2, 20}, <-second)
+	assert.Equal(t, int32(2), queued.Load(), "the queued hook runs for each caller")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	assert.Empty(t, c.busy, "no turn is left running")
 }

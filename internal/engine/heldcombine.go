@@ -116,21 +116,18 @@ func (t *heldTx) wait(bound time.Duration) (all heldEnd) {
 	return all
 }
 
-// heldTurn is one held claim waiting for its turn (see combiner's turn).
-type heldTurn struct {
-	req    ClaimRequest
+// heldReq is one held claim waiting for its turn, and its holder.
+type heldReq struct {
+	ClaimRequest
 	holder any
-	res    *Held
-	err    error
-	lead   bool
-	done   chan struct{}
 }
 
-// heldKey is the turns of one set of queues, handlers, bound and idle
-// timeout.
+// heldTurn is one held claim waiting for its turn.
+type heldTurn = turn[heldReq, *Held]
+
+// heldKey is the state of one set of queues, handlers, bound and idle
+// timeout that outlives its turns (under turns.mu).
 type heldKey struct {
-	busy    bool
-	waiting []*heldTurn
 	// back is the holders of shares being written (true) or written
 	// (false, at released) that have not claimed again: a turn that
 	// starts waits a moment for them.
@@ -141,13 +138,13 @@ type heldKey struct {
 	arrived chan struct{}
 }
 
-// heldCombiner runs the held claims in turns per key.
+// heldCombiner runs the held claims in turns per key (combiner).
 type heldCombiner struct {
-	mu   sync.Mutex
-	keys map[string]*heldKey
+	turns combiner[heldReq, *Held]
+	keys  map[string]*heldKey // under turns.mu
 }
 
-// signal wakes the turn that waits on k, if any (under c.mu).
+// signal wakes the turn that waits on k, if any (under turns.mu).
 func (k *heldKey) signal() {
 	if k.arrived != nil {
 		select {
@@ -157,15 +154,15 @@ func (k *heldKey) signal() {
 	}
 }
 
-// missing reports whether a holder k waits for is not queued, and
-// whether one of those is still being written (under c.mu).
-func (k *heldKey) missing() (missing, writing bool) {
+// missing reports whether a holder k waits for is not in queue, and
+// whether one of those is still being written (under turns.mu).
+func (k *heldKey) missing(queue []*heldTurn) (missing, writing bool) {
 	if len(k.back) == 0 {
 		return false, false
 	}
-	queued := make(map[any]bool, len(k.waiting))
-	for _, t := range k.waiting {
-		queued[t.holder] = true
+	queued := make(map[any]bool, len(queue))
+	for _, t := range queue {
+		queued[t.req.holder] = true
 	}
 	for h, w := range k.back {
 		if !queued[h] {
@@ -175,69 +172,42 @@ func (k *heldKey) missing() (missing, writing bool) {
 	return missing, writing
 }
 
-// claim queues the held claim req and returns its share.
+// claim queues the held claim req and returns its share. A claim that
+// queues is no longer waited for (back); the caller that runs a turn
+// first gathers the holders coming back.
 func (c *heldCombiner) claim(ctx context.Context, e *Engine, hs driver.HeldClaimer, req ClaimRequest, p HeldParams) (*Held, error) {
 	name := fmt.Sprintf("%s\x01%s\x01%d\x01%d", strings.Join(req.Queues, "\x00"), strings.Join(req.Handlers, "\x00"), p.Bound, p.Idle)
-	me := &heldTurn{req: req, holder: p.Holder, done: make(chan struct{})}
-	if me.holder == nil {
-		me.holder = me
+	holder := p.Holder
+	if holder == nil {
+		holder = new(int) // a holder of its own
 	}
-	c.mu.Lock()
-	if c.keys == nil {
-		c.keys = map[string]*heldKey{}
+	var k *heldKey
+	h := hooks[heldReq, *Held]{
+		queued: func() {
+			if c.keys == nil {
+				c.keys = map[string]*heldKey{}
+			}
+			if k = c.keys[name]; k == nil {
+				k = &heldKey{back: map[any]bool{}}
+				c.keys[name] = k
+			}
+			delete(k.back, holder)
+			k.signal()
+		},
+		lead: func(queue func() []*heldTurn) { c.gather(k, queue, p.Bound/4) },
 	}
-	k := c.keys[name]
-	if k == nil {
-		k = &heldKey{back: map[any]bool{}}
-		c.keys[name] = k
-	}
-	k.waiting = append(k.waiting, me)
-	delete(k.back, me.holder)
-	k.signal()
-	if k.busy {
-		c.mu.Unlock()
-		<-me.done
-		if !me.lead {
-			return me.res, me.err
-		}
-		c.mu.Lock()
-	} else {
-		k.busy = true
-	}
-	c.gather(k, p.Bound/4)
-	n, total := 0, 0
-	for _, t := range k.waiting {
-		if n > 0 && total+t.req.Limit > maxCombinedClaim {
-			break
-		}
-		n, total = n+1, total+t.req.Limit
-	}
-	group := k.waiting[:n:n]
-	k.waiting = k.waiting[n:]
-	c.mu.Unlock()
-
-	e.holdTurn(ctx, c, k, hs, group, p)
-
-	c.mu.Lock()
-	if len(k.waiting) > 0 {
-		k.waiting[0].lead = true
-		close(k.waiting[0].done)
-	} else {
-		k.busy = false
-	}
-	c.mu.Unlock()
-	for _, t := range group[1:] {
-		close(t.done)
-	}
-	return me.res, me.err
+	return c.turns.doWith(name, heldReq{req, holder}, h, takeClaims, func(group []*heldTurn) {
+		e.holdTurn(ctx, c, k, hs, group, p)
+	})
 }
 
-// gather waits for the holders k waits for (under c.mu, which it
-// releases while it waits): while one is being written, up to most in
-// all; once all are written, up to heldGather after the last write. The
-// written ones that did not come are not waited for again.
-func (c *heldCombiner) gather(k *heldKey, most time.Duration) {
-	missing, writing := k.missing()
+// gather waits for the holders k waits for to be in queue (under
+// turns.mu, which it releases while it waits): while one is being
+// written, up to most in all; once all are written, up to heldGather
+// after the last write. The written ones that did not come are not
+// waited for again.
+func (c *heldCombiner) gather(k *heldKey, queue func() []*heldTurn, most time.Duration) {
+	missing, writing := k.missing(queue())
 	if !missing {
 		return
 	}
@@ -252,15 +222,15 @@ func (c *heldCombiner) gather(k *heldKey, most time.Duration) {
 		if wait <= 0 {
 			break
 		}
-		c.mu.Unlock()
+		c.turns.mu.Unlock()
 		t := time.NewTimer(wait)
 		select {
 		case <-k.arrived:
 		case <-t.C:
 		}
 		t.Stop()
-		c.mu.Lock()
-		missing, writing = k.missing()
+		c.turns.mu.Lock()
+		missing, writing = k.missing(queue())
 	}
 	k.arrived = nil
 	for h, w := range k.back {
@@ -273,19 +243,19 @@ func (c *heldCombiner) gather(k *heldKey, most time.Duration) {
 // writing notes that the holders of t's shares are being written: they
 // claim again soon.
 func (c *heldCombiner) writing(k *heldKey, t *heldTx, holders []any) {
-	c.mu.Lock()
+	c.turns.mu.Lock()
 	for i, h := range t.shares {
 		if h.end != nil && !h.end.rollback {
 			k.back[holders[i]] = true
 		}
 	}
 	k.signal()
-	c.mu.Unlock()
+	c.turns.mu.Unlock()
 }
 
 // written notes that t has ended: its holders claim again now.
 func (c *heldCombiner) written(k *heldKey, holders []any) {
-	c.mu.Lock()
+	c.turns.mu.Lock()
 	for _, h := range holders {
 		if w, ok := k.back[h]; ok && w {
 			k.back[h] = false
@@ -293,14 +263,14 @@ func (c *heldCombiner) written(k *heldKey, holders []any) {
 	}
 	k.released = time.Now()
 	k.signal()
-	c.mu.Unlock()
+	c.turns.mu.Unlock()
 }
 
 // holdTurn runs one held transaction for the turns of group: it opens it,
 // scans once for all of them and gives each its share; a goroutine then
 // waits for the shares to end and writes them.
 func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs driver.HeldClaimer, group []*heldTurn, p HeldParams) {
-	all := group[0].req
+	all := group[0].req.ClaimRequest
 	for _, g := range group[1:] {
 		all.Limit += g.req.Limit
 	}
@@ -324,7 +294,7 @@ func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs d
 				g.res = &Held{Jobs: jobs[:n:n], tx: t}
 				jobs = jobs[n:]
 				t.shares = append(t.shares, g.res)
-				holders = append(holders, g.holder)
+				holders = append(holders, g.req.holder)
 			}
 			t.left = len(t.shares)
 			t.ended = make(chan struct{}, len(t.shares))
