@@ -54,13 +54,7 @@ func wakeClients(t *testing.T, ctx context.Context, dsn, dispatchDSN string, log
 		runs <- fmt.Sprint(p["n"])
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	runWorker(t, ctx, w)
 	return dispatchSide, runs
 }
 
