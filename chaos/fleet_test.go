@@ -3,7 +3,6 @@
 package chaos
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
