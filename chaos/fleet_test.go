@@ -3,7 +3,6 @@
 package chaos
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/internal/testdb/mariadbproc"
 )
 
@@ -40,30 +40,13 @@ type proc struct {
 	cmd     *exec.Cmd
 	logPath string
 	started time.Time
-	out     *syncBuffer
+	out     *syncbuf.Buffer
 	done    chan struct{}
 
 	mu       sync.Mutex
 	expect   string // "", "sigkill" or "sigterm": what the fleet did to it
 	exitedAt time.Time
 	state    *os.ProcessState
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newFleet(t *testing.T, exe, dir string) *fleet {
@@ -99,7 +82,7 @@ func (f *fleet) start(kind string, cfg childConfig) (*proc, error) {
 	}
 	cmd := exec.Command(f.exe)
 	cmd.Env = append(os.Environ(), envChild+"="+string(raw))
-	p := &proc{name: name, cmd: cmd, logPath: logPath, out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, logPath: logPath, out: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, logFile
 	mariadbproc.Detach(cmd)
 	p.started = time.Now()

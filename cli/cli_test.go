@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,29 +22,11 @@ import (
 	"github.com/queuety/queuety-go/cli"
 	"github.com/queuety/queuety-go/internal/buildinfo"
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 )
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers (loggers
-// write from worker goroutines).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 type result struct {
 	stdout, stderr string
@@ -55,7 +36,7 @@ type result struct {
 // runCtx runs the CLI in-process.
 func runCtx(ctx context.Context, t *testing.T, reg *queuety.Registry, args ...string) result {
 	t.Helper()
-	var out, errOut lockedBuffer
+	var out, errOut syncbuf.Buffer
 	code := cli.Run(ctx, args, reg, &out, &errOut)
 	return result{out.String(), errOut.String(), code}
 }
@@ -543,7 +524,7 @@ func TestWorkRunStopsOnCancel(t *testing.T) {
 	dsn := tempDSN(t)
 	mustRun(t, nil, "--dsn", dsn, "migrate")
 	ctx, cancel := context.WithCancel(context.Background())
-	var errOut lockedBuffer
+	var errOut syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Run(ctx, []string{"work", "--dsn", dsn, "--concurrency", "2"}, nil, &bytes.Buffer{}, &errOut)

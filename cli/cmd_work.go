@@ -228,10 +228,7 @@ the same, for example a receiver on this machine in development.`,
 				start := time.Now()
 				st, err := w.RunOnce(ctx, *maxTime)
 				took := time.Since(start)
-				var abandoned *worker.ShutdownError
-				if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) && !errors.As(err, &abandoned) {
-					err = nil // stopped by a signal: a clean stop
-				}
+				err = cleanStop(ctx, err)
 				if e.Globals.JSON {
 					out := map[string]any{
 						"claimed": st.Claimed, "succeeded": st.Succeeded, "failed": st.Failed, "handed_back": st.HandedBack,
@@ -388,6 +385,16 @@ func scaleOptions(fs *flag.FlagSet, minW, maxW int, interval, grace time.Duratio
 	return []worker.Option{worker.AdaptiveConcurrency(minW, maxW), worker.ScaleInterval(interval), worker.ScaleIdleGrace(grace)}, nil
 }
 
+// cleanStop is err, or nil when err says only that a signal stopped the
+// run: ctx is done and no handler was abandoned.
+func cleanStop(ctx context.Context, err error) error {
+	var abandoned *worker.ShutdownError
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) && !errors.As(err, &abandoned) {
+		return nil
+	}
+	return err
+}
+
 func flagGiven(fs *flag.FlagSet, name string) bool {
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
@@ -458,10 +465,7 @@ run (and never buried for it); see discover.`,
 					strings.Join(qs, ","), st.Succeeded, st.Failed, took.Round(time.Millisecond)); perr != nil {
 					return perr
 				}
-				var abandoned *worker.ShutdownError
-				if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) && !errors.As(err, &abandoned) {
-					err = nil // stopped by a signal: a clean stop
-				}
+				err = cleanStop(ctx, err)
 				if err != nil {
 					return fmt.Errorf("flush: %w", err)
 				}

@@ -2,19 +2,19 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/internal/syncbuf"
 )
 
 // TestHTTPServersTimeOut runs the ui command with short timeouts and
@@ -26,10 +26,10 @@ func TestHTTPServersTimeOut(t *testing.T) {
 	httpReadHeaderTimeout, httpReadTimeout, httpIdleTimeout = 200*time.Millisecond, 500*time.Millisecond, time.Second
 
 	dsn := "sqlite://" + filepath.Join(t.TempDir(), "queuety.db")
-	var migrateOut safeBuffer
+	var migrateOut syncbuf.Buffer
 	require.Equal(t, ExitOK, Run(context.Background(), []string{"--dsn", dsn, "migrate"}, nil, &migrateOut, &migrateOut), "migrate: %s", &migrateOut)
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut safeBuffer
+	var out, errOut syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"--dsn", dsn, "ui", "--listen", "127.0.0.1:0"}, nil, &out, &errOut)
@@ -78,22 +78,4 @@ func TestHTTPServersTimeOut(t *testing.T) {
 	require.NoError(t, conn2.SetReadDeadline(time.Now().Add(10*time.Second)))
 	_, err = conn2.Read(make([]byte, 1))
 	assert.Less(t, time.Since(start), 5*time.Second, "stalled headers are cut off (err %v)", err)
-}
-
-// safeBuffer is a buffer safe for concurrent use.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -13,14 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 )
 
 // runWorkMetrics runs `work --metrics-listen` with args until the test
 // ends and returns the metrics address and the JSON log on stderr.
-func runWorkMetrics(t *testing.T, dsn string, args ...string) (string, *lockedBuffer) {
+func runWorkMetrics(t *testing.T, dsn string, args ...string) (string, *syncbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuf.Buffer
 	exited := make(chan int, 1)
 	go func() {
 		exited <- cli.Run(ctx, append([]string{"--log-format", "json", "--dsn", dsn, "work"}, args...), nil, &stdout, &stderr)

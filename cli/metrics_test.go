@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/queuety"
 )
 
@@ -46,7 +47,7 @@ func TestWorkServesMetricsAndLogsJSON(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuf.Buffer
 	exited := make(chan int, 1)
 	go func() {
 		exited <- cli.Run(ctx, []string{"--log-format", "json", "--dsn", dsn, "work", "--metrics-listen", "127.0.0.1:0"}, reg, &stdout, &stderr)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
@@ -25,7 +26,7 @@ func runWith(t *testing.T, reg *queuety.Registry, opts []cli.Option, args ...str
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out, errOut lockedBuffer
+	var out, errOut syncbuf.Buffer
 	code := cli.Run(ctx, args, reg, &out, &errOut, opts...)
 	return result{out.String(), errOut.String(), code}
 }

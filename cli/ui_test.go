@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 )
 
 // uiToken is a token strong enough for the ui command.
@@ -45,10 +46,10 @@ func TestUIUsage(t *testing.T) {
 
 // serveUI runs `ui` with args until the test ends and returns its URL and
 // its stderr.
-func serveUI(t *testing.T, args ...string) (string, *lockedBuffer) {
+func serveUI(t *testing.T, args ...string) (string, *syncbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut lockedBuffer
+	var out, errOut syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Run(ctx, append([]string{"ui", "--listen", "127.0.0.1:0"}, args...), nil, &out, &errOut)

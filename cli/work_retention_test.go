@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/cli"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/queuetytype"
 )
 
@@ -58,7 +59,7 @@ func TestWorkRetentionDeletesOldRows(t *testing.T) {
 	work := func(clean bool, args ...string) string {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		var errOut lockedBuffer
+		var errOut syncbuf.Buffer
 		done := make(chan int, 1)
 		go func() {
 			done <- cli.Run(ctx, append([]string{"work", "--dsn", dsn}, args...), nil, &bytes.Buffer{}, &errOut)

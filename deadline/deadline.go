@@ -238,22 +238,22 @@ func (s *Sweeper) Schedules(ctx context.Context) (int, error) {
 func (s *Sweeper) RunAll(ctx context.Context) (Report, error) {
 	var r Report
 	var errs []error
-	var err error
-	r.JobsRecovered, err = s.Stale(ctx)
-	errs = append(errs, err)
-	r.JobsTimedOut, err = s.Timeouts(ctx)
-	errs = append(errs, err)
-	r.WaitsTimedOut, err = s.WaitTimers(ctx)
-	errs = append(errs, err)
-	r.WorkflowWaits, err = s.WorkflowWaits(ctx)
-	errs = append(errs, err)
-	r.WorkflowsExpired, err = s.Deadlines(ctx)
-	errs = append(errs, err)
-	r.BatchCallbacks, err = s.BatchCallbacks(ctx)
-	errs = append(errs, err)
-	r.WorkflowCallbacks, err = s.WorkflowCallbacks(ctx)
-	errs = append(errs, err)
-	r.WorkflowOverruns, err = s.Overruns(ctx)
-	errs = append(errs, err)
+	for _, run := range []struct {
+		count *int
+		sweep func(context.Context) (int, error)
+	}{
+		{&r.JobsRecovered, s.Stale},
+		{&r.JobsTimedOut, s.Timeouts},
+		{&r.WaitsTimedOut, s.WaitTimers},
+		{&r.WorkflowWaits, s.WorkflowWaits},
+		{&r.WorkflowsExpired, s.Deadlines},
+		{&r.BatchCallbacks, s.BatchCallbacks},
+		{&r.WorkflowCallbacks, s.WorkflowCallbacks},
+		{&r.WorkflowOverruns, s.Overruns},
+	} {
+		n, err := run.sweep(ctx)
+		*run.count = n
+		errs = append(errs, err)
+	}
 	return r, errors.Join(errs...)
 }

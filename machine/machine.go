@@ -58,14 +58,19 @@ func (b *Builder) fail(format string, args ...any) *Builder {
 	return b
 }
 
+// setText sets *field to s with its surrounding space trimmed, or fails b
+// with msg when nothing is left.
+func (b *Builder) setText(field *string, s, msg string) *Builder {
+	if s = strings.TrimSpace(s); s == "" {
+		return b.fail("%s", msg)
+	}
+	*field = s
+	return b
+}
+
 // Initial sets the initial state (default: the first state defined).
 func (b *Builder) Initial(state string) *Builder {
-	state = strings.TrimSpace(state)
-	if state == "" {
-		return b.fail("State machine initial state cannot be empty.")
-	}
-	b.def.Initial = state
-	return b
+	return b.setText(&b.def.Initial, state, "State machine initial state cannot be empty.")
 }
 
 // State starts (or returns to) configuring a state; Action, On and
@@ -184,12 +189,7 @@ func (b *Builder) Timeout(d time.Duration, event string) *Builder {
 
 // OnQueue sets the queue of the entry action jobs.
 func (b *Builder) OnQueue(queue string) *Builder {
-	queue = strings.TrimSpace(queue)
-	if queue == "" {
-		return b.fail("State machine queue cannot be empty.")
-	}
-	b.def.Queue = queue
-	return b
+	return b.setText(&b.def.Queue, queue, "State machine queue cannot be empty.")
 }
 
 // WithPriority sets the priority of the entry action jobs.
@@ -209,23 +209,13 @@ func (b *Builder) MaxAttempts(n int) *Builder {
 
 // Version tags the definition with an application-level version.
 func (b *Builder) Version(v string) *Builder {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return b.fail("State machine version cannot be empty.")
-	}
-	b.def.Version = v
-	return b
+	return b.setText(&b.def.Version, v, "State machine version cannot be empty.")
 }
 
 // IdempotencyKey makes Dispatch durable: a second dispatch with the same
 // key returns the first machine's id.
 func (b *Builder) IdempotencyKey(key string) *Builder {
-	key = strings.TrimSpace(key)
-	if key == "" {
-		return b.fail("State machine idempotency key cannot be empty.")
-	}
-	b.def.IdempotencyKey = key
-	return b
+	return b.setText(&b.def.IdempotencyKey, key, "State machine idempotency key cannot be empty.")
 }
 
 // Definition returns the checked definition with its hash set (the

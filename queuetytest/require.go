@@ -79,23 +79,59 @@ func Dispatched(t testing.TB, src Source, handler string, filters ...Filter) []*
 // criteria; ok is false after it failed t.
 func matchJobs(t testing.TB, fn string, src Source, handler string, filters []Filter) ([]*queuetytype.Job, *criteria, bool) {
 	t.Helper()
-	c := newCriteria("job", filters)
+	return matchRows(t, fn, "job", filters, func() ([]*queuetytype.Job, error) {
+		return listJobs(context.Background(), src, queuetytype.JobFilter{Handler: handler})
+	}, (*criteria).matchJob)
+}
+
+// matchRows lists the rows list reads that pass the criteria of filters
+// (for rows of kind "job" or "workflow"), with the criteria; ok is false
+// after it failed t.
+func matchRows[T any](t testing.TB, fn, kind string, filters []Filter, list func() ([]T, error), match func(*criteria, T) bool) ([]T, *criteria, bool) {
+	t.Helper()
+	c := newCriteria(kind, filters)
 	if len(c.errs) > 0 {
 		t.Fatalf("queuetytest: %s: %s", fn, strings.Join(c.errs, "; "))
 		return nil, nil, false
 	}
-	all, err := listJobs(context.Background(), src, queuetytype.JobFilter{Handler: handler})
+	all, err := list()
 	if err != nil {
 		t.Fatalf("queuetytest: %s: %v", fn, err)
 		return nil, nil, false
 	}
-	var out []*queuetytype.Job
-	for _, j := range all {
-		if c.matchJob(j) {
-			out = append(out, j)
+	var out []T
+	for _, r := range all {
+		if match(c, r) {
+			out = append(out, r)
 		}
 	}
 	return out, c, true
+}
+
+// requireTimes fails t unless rows holds as many rows as c expects (one,
+// or n with Times(n)), and returns the first of them (the zero T with
+// Times(0) or after a failure). noun names want rows; readFn is the
+// function that returns them all; listing lists every row dispatched.
+func requireTimes[T any](t testing.TB, fn string, rows []T, c *criteria, noun func(n int) string, readFn string, listing func() string) T {
+	t.Helper()
+	var zero T
+	want := max(c.times, 1)
+	if c.times == 0 {
+		want = 0
+	}
+	if len(rows) != want {
+		hint := ""
+		if len(rows) > want && c.times < 0 {
+			hint = fmt.Sprintf(" (use Times(%d) to expect them all, or %s to read them)", len(rows), readFn)
+		}
+		t.Fatalf("queuetytest: %s: want %d %s%s, found %d%s\n%s",
+			fn, want, noun(want), c.describe(), len(rows), hint, listing())
+		return zero
+	}
+	if len(rows) == 0 {
+		return zero
+	}
+	return rows[0]
 }
 
 // RequireDispatched fails t unless exactly one job of handler passes the
@@ -108,23 +144,8 @@ func RequireDispatched(t testing.TB, src Source, handler string, filters ...Filt
 	if !ok {
 		return nil
 	}
-	want := max(c.times, 1)
-	if c.times == 0 {
-		want = 0
-	}
-	if len(jobs) != want {
-		hint := ""
-		if len(jobs) > want && c.times < 0 {
-			hint = fmt.Sprintf(" (use Times(%d) to expect them all, or Dispatched to read them)", len(jobs))
-		}
-		t.Fatalf("queuetytest: RequireDispatched: want %d %s%s, found %d%s\n%s",
-			want, jobNoun(handler, want), c.describe(), len(jobs), hint, jobListing(t, src))
-		return nil
-	}
-	if len(jobs) == 0 {
-		return nil
-	}
-	return jobs[0]
+	return requireTimes(t, "RequireDispatched", jobs, c, func(n int) string { return jobNoun(handler, n) }, "Dispatched",
+		func() string { return jobListing(t, src) })
 }
 
 // RequireNotDispatched fails t when any job of handler passes the filters
@@ -211,23 +232,9 @@ func DispatchedWorkflows(t testing.TB, src Source, name string, filters ...Filte
 
 func matchWorkflows(t testing.TB, fn string, src Source, name string, filters []Filter) ([]*queuetytype.Workflow, *criteria, bool) {
 	t.Helper()
-	c := newCriteria("workflow", filters)
-	if len(c.errs) > 0 {
-		t.Fatalf("queuetytest: %s: %s", fn, strings.Join(c.errs, "; "))
-		return nil, nil, false
-	}
-	all, err := listWorkflows(context.Background(), src, queuetytype.WorkflowFilter{Name: name})
-	if err != nil {
-		t.Fatalf("queuetytest: %s: %v", fn, err)
-		return nil, nil, false
-	}
-	var out []*queuetytype.Workflow
-	for _, wf := range all {
-		if c.matchWorkflow(wf) {
-			out = append(out, wf)
-		}
-	}
-	return out, c, true
+	return matchRows(t, fn, "workflow", filters, func() ([]*queuetytype.Workflow, error) {
+		return listWorkflows(context.Background(), src, queuetytype.WorkflowFilter{Name: name})
+	}, (*criteria).matchWorkflow)
 }
 
 // RequireWorkflowDispatched fails t unless exactly one workflow named name
@@ -241,23 +248,8 @@ func RequireWorkflowDispatched(t testing.TB, src Source, name string, filters ..
 	if !ok {
 		return nil
 	}
-	want := max(c.times, 1)
-	if c.times == 0 {
-		want = 0
-	}
-	if len(wfs) != want {
-		hint := ""
-		if len(wfs) > want && c.times < 0 {
-			hint = fmt.Sprintf(" (use Times(%d) to expect them all, or DispatchedWorkflows to read them)", len(wfs))
-		}
-		t.Fatalf("queuetytest: RequireWorkflowDispatched: want %d %s%s, found %d%s\n%s",
-			want, workflowNoun(name, want), c.describe(), len(wfs), hint, workflowListing(t, src))
-		return nil
-	}
-	if len(wfs) == 0 {
-		return nil
-	}
-	return wfs[0]
+	return requireTimes(t, "RequireWorkflowDispatched", wfs, c, func(n int) string { return workflowNoun(name, n) }, "DispatchedWorkflows",
+		func() string { return workflowListing(t, src) })
 }
 
 // RequireWorkflowNotDispatched fails t when any workflow named name passes

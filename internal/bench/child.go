@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
 )
@@ -198,7 +198,7 @@ func selfCommand(ctx context.Context) *exec.Cmd {
 type child struct {
 	cmd    *exec.Cmd
 	lines  chan string
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	cancel context.CancelFunc
 
 	waitOnce sync.Once
@@ -226,7 +226,7 @@ func startChild(ctx context.Context, p Probes, cfg childConfig) (*child, error) 
 		cancel()
 		return nil, err
 	}
-	ch := &child{cmd: cmd, lines: make(chan string, 16), stderr: &syncBuffer{}, cancel: cancel}
+	ch := &child{cmd: cmd, lines: make(chan string, 16), stderr: &syncbuf.Buffer{}, cancel: cancel}
 	cmd.Stderr = ch.stderr
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -285,24 +285,6 @@ func (ch *child) stop() {
 	for range ch.lines {
 	}
 	_ = ch.wait()
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // tail returns the end of s, for error messages.

@@ -1,16 +1,16 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/internal/syncbuf"
 )
 
 // failingNotifier is a driver.JobNotifier whose sends all fail; each send
@@ -27,29 +27,11 @@ func (f failingNotifier) ListenJobs(ctx context.Context, _ func()) error {
 	return nil
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestRemoteWakeLogsFirstFailureOnce: a send that fails costs the other
 // processes a poll, and is logged once at debug level, not once per
 // commit.
 func TestRemoteWakeLogsFirstFailureOnce(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	n := failingNotifier{sent: make(chan struct{})}
 	r := &remoteWake{n: n, log: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	for range 3 {

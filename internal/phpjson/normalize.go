@@ -85,7 +85,7 @@ func normalize(v any, depth int) (any, bool, error) {
 	case []any:
 		return normalizeList(x, depth)
 	case map[string]any:
-		o, err := normalizeStringMap(reflect.ValueOf(x), depth)
+		o, err := normalizeMap(reflect.ValueOf(x), depth)
 		return o, true, err
 	case json.RawMessage:
 		if x == nil {
@@ -176,13 +176,14 @@ func normalizeList(l []any, depth int) (any, bool, error) {
 	return out, true, nil
 }
 
-// normalizeStringMap converts a map whose key kind is string.
-func normalizeStringMap(rv reflect.Value, depth int) (*Object, error) {
+// normalizeMap converts a map whose key kind is a string or an integer
+// (written in decimal, as encoding/json writes it).
+func normalizeMap(rv reflect.Value, depth int) (*Object, error) {
 	keys := make([]string, 0, rv.Len())
 	vals := make(map[string]any, rv.Len())
 	it := rv.MapRange()
 	for it.Next() {
-		k := it.Key().String()
+		k := mapKey(it.Key())
 		n, _, err := normalize(it.Value().Interface(), depth+1)
 		if err != nil {
 			return nil, err
@@ -194,27 +195,16 @@ func normalizeStringMap(rv reflect.Value, depth int) (*Object, error) {
 	return &Object{keys: keys, vals: vals}, nil
 }
 
-func normalizeIntMap(rv reflect.Value, depth int) (*Object, error) {
-	keys := make([]string, 0, rv.Len())
-	vals := make(map[string]any, rv.Len())
-	signed := rv.Type().Key().Kind() <= reflect.Int64
-	it := rv.MapRange()
-	for it.Next() {
-		var k string
-		if signed {
-			k = strconv.FormatInt(it.Key().Int(), 10)
-		} else {
-			k = strconv.FormatUint(it.Key().Uint(), 10)
-		}
-		n, _, err := normalize(it.Value().Interface(), depth+1)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
-		vals[k] = n
+// mapKey is the object key of a map key of a string or integer kind.
+func mapKey(k reflect.Value) string {
+	switch kind := k.Kind(); {
+	case kind == reflect.String:
+		return k.String()
+	case kind <= reflect.Int64:
+		return strconv.FormatInt(k.Int(), 10)
+	default:
+		return strconv.FormatUint(k.Uint(), 10)
 	}
-	SortKeys(keys)
-	return &Object{keys: keys, vals: vals}, nil
 }
 
 const maxPointerChain = 1000
@@ -259,11 +249,11 @@ func normalizeReflect(rv reflect.Value, depth int) (any, error) {
 		kt := t.Key()
 		switch {
 		case kt.Kind() == reflect.String:
-			return normalizeStringMap(rv, depth)
+			return normalizeMap(rv, depth)
 		case kt.Implements(textMarshalerType):
 			return viaEncodingJSON(rv.Interface(), true)
 		case kt.Kind() >= reflect.Int && kt.Kind() <= reflect.Uintptr:
-			return normalizeIntMap(rv, depth)
+			return normalizeMap(rv, depth)
 		}
 		return nil, fmt.Errorf("phpjson: unsupported map key type %s", kt)
 	case reflect.Slice, reflect.Array:

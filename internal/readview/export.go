@@ -62,6 +62,15 @@ func strOrNil(s string) any {
 	return s
 }
 
+// objects converts rows with object, for a list of an export or a trace.
+func objects[T any](rows []T, object func(T) *phpjson.Object) []any {
+	out := make([]any, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, object(r))
+	}
+	return out
+}
+
 // ExportWorkflow returns a workflow's history in Queuety's export format:
 // the workflow row with its state, its jobs, events, logs, signals,
 // artifacts, streaming chunks and wait dependencies. It reads the whole history; TraceWorkflowWith
@@ -113,21 +122,13 @@ func (v *Views) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object, 
 	}
 	out := phpjson.NewObject()
 	out.Set("workflow", workflowObject(wf, state))
-	jl := make([]any, 0, len(jobs))
-	for _, j := range jobs {
-		jl = append(jl, jobObject(j))
-	}
-	out.Set("jobs", jl)
-	el := make([]any, 0, len(events))
-	for _, ev := range events {
-		el = append(el, eventObject(ev))
-	}
-	out.Set("events", el)
-	out.Set("logs", logObjects(logs))
-	out.Set("signals", signalObjects(signals))
-	out.Set("artifacts", exportArtifacts(artifacts))
-	out.Set("chunks", chunkObjects(chunks))
-	out.Set("wait_dependencies", dependencyObjects(deps))
+	out.Set("jobs", objects(jobs, jobObject))
+	out.Set("events", objects(events, eventObject))
+	out.Set("logs", objects(logs, logObject))
+	out.Set("signals", objects(signals, signalObject))
+	out.Set("artifacts", objects(artifacts, artifactObject))
+	out.Set("chunks", objects(chunks, chunkObject))
+	out.Set("wait_dependencies", objects(deps, dependencyObject))
 	out.Set("exported_at", v.clock.Now().UTC().Format("2006-01-02T15:04:05-07:00"))
 	out.Set("queuety_version", "queuety-go")
 	return out, nil
@@ -221,120 +222,100 @@ func eventObject(ev *driver.WorkflowEvent) *phpjson.Object {
 	return o
 }
 
-// logObjects are the logs of an export or a trace.
-func logObjects(logs []*driver.LogEntry) []any {
-	ll := make([]any, 0, len(logs))
-	for _, l := range logs {
-		o := phpjson.NewObject()
-		o.Set("id", l.ID)
-		o.Set("job_id", int64PtrOrNil(l.JobID))
-		o.Set("step_index", intPtrOrNil(l.StepIndex))
-		o.Set("handler", l.Handler)
-		o.Set("queue", l.Queue)
-		o.Set("event", string(l.Event))
-		o.Set("attempt", intPtrOrNil(l.Attempt))
-		o.Set("duration_ms", int64PtrOrNil(l.DurationMS))
-		o.Set("error_message", strOrNil(l.ErrorMessage))
-		o.Set("context", workflowstate.JSONColumn(l.Context))
-		o.Set("created_at", dbTime(l.CreatedAt))
-		ll = append(ll, o)
-	}
-	return ll
+// logObject is a log row of an export or a trace.
+func logObject(l *driver.LogEntry) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("id", l.ID)
+	o.Set("job_id", int64PtrOrNil(l.JobID))
+	o.Set("step_index", intPtrOrNil(l.StepIndex))
+	o.Set("handler", l.Handler)
+	o.Set("queue", l.Queue)
+	o.Set("event", string(l.Event))
+	o.Set("attempt", intPtrOrNil(l.Attempt))
+	o.Set("duration_ms", int64PtrOrNil(l.DurationMS))
+	o.Set("error_message", strOrNil(l.ErrorMessage))
+	o.Set("context", workflowstate.JSONColumn(l.Context))
+	o.Set("created_at", dbTime(l.CreatedAt))
+	return o
 }
 
-// signalObjects are the signals of an export or a trace. A payload a
-// bounded read left out is null, with its length under
-// payload_omitted_bytes.
-func signalObjects(signals []*driver.Signal) []any {
-	sl := make([]any, 0, len(signals))
-	for _, s := range signals {
-		o := phpjson.NewObject()
-		o.Set("id", s.ID)
-		o.Set("workflow_id", s.WorkflowID)
-		o.Set("signal_name", s.Name)
-		if s.OmittedPayloadBytes > 0 {
-			o.Set("payload", nil)
-		} else {
-			o.Set("payload", jsonObjectColumn(s.Payload))
-		}
-		o.Set("received_at", dbTime(s.ReceivedAt))
-		if s.OmittedPayloadBytes > 0 {
-			o.Set("payload_omitted_bytes", s.OmittedPayloadBytes)
-		}
-		sl = append(sl, o)
+// signalObject is a signal of an export or a trace. A payload a bounded
+// read left out is null, with its length under payload_omitted_bytes.
+func signalObject(s *driver.Signal) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("id", s.ID)
+	o.Set("workflow_id", s.WorkflowID)
+	o.Set("signal_name", s.Name)
+	if s.OmittedPayloadBytes > 0 {
+		o.Set("payload", nil)
+	} else {
+		o.Set("payload", jsonObjectColumn(s.Payload))
 	}
-	return sl
+	o.Set("received_at", dbTime(s.ReceivedAt))
+	if s.OmittedPayloadBytes > 0 {
+		o.Set("payload_omitted_bytes", s.OmittedPayloadBytes)
+	}
+	return o
 }
 
-// dependencyObjects are the wait dependencies of an export or a trace.
-func dependencyObjects(deps []*driver.WorkflowDependency) []any {
-	dl := make([]any, 0, len(deps))
-	for _, d := range deps {
-		o := phpjson.NewObject()
-		o.Set("id", d.ID)
-		o.Set("waiting_workflow_id", d.WaitingWorkflowID)
-		o.Set("step_index", int64(d.StepIndex))
-		o.Set("dependency_workflow_id", d.DependencyWorkflowID)
-		o.Set("satisfied_at", dbTime(d.SatisfiedAt))
-		o.Set("created_at", dbTime(d.CreatedAt))
-		dl = append(dl, o)
-	}
-	return dl
+// dependencyObject is a wait dependency of an export or a trace.
+func dependencyObject(d *driver.WorkflowDependency) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("id", d.ID)
+	o.Set("waiting_workflow_id", d.WaitingWorkflowID)
+	o.Set("step_index", int64(d.StepIndex))
+	o.Set("dependency_workflow_id", d.DependencyWorkflowID)
+	o.Set("satisfied_at", dbTime(d.SatisfiedAt))
+	o.Set("created_at", dbTime(d.CreatedAt))
+	return o
 }
 
-// exportArtifacts is the artifacts list of an export (Queuety's
-// WorkflowExporter): content decoded for kind json, metadata decoded. A
-// content or metadata a bounded read left out (a trace's) is null, with
-// its length under content_omitted_bytes or metadata_omitted_bytes.
-func exportArtifacts(rows []*driver.Artifact) []any {
-	out := make([]any, 0, len(rows))
-	for _, r := range rows {
-		o := phpjson.NewObject()
-		o.Set("id", r.ID)
-		o.Set("workflow_id", r.WorkflowID)
-		o.Set("key", r.Key)
-		o.Set("kind", r.Kind)
-		switch {
-		case r.OmittedContentBytes > 0:
-			o.Set("content", nil)
-		case operate.IsJSONKind(r.Kind):
-			o.Set("content", jsonObjectColumn(r.Content)) // a JSON scalar exports as [], as in Queuety
-		default:
-			o.Set("content", string(r.Content))
-		}
-		if r.OmittedMetadataBytes > 0 {
-			o.Set("metadata", nil)
-		} else {
-			o.Set("metadata", jsonObjectColumn(r.Metadata))
-		}
-		o.Set("step_index", intPtrOrNil(r.StepIndex))
-		o.Set("created_at", dbTime(r.CreatedAt))
-		o.Set("updated_at", dbTime(r.UpdatedAt))
-		if r.OmittedContentBytes > 0 {
-			o.Set("content_omitted_bytes", r.OmittedContentBytes)
-		}
-		if r.OmittedMetadataBytes > 0 {
-			o.Set("metadata_omitted_bytes", r.OmittedMetadataBytes)
-		}
-		out = append(out, o)
+// artifactObject is an artifact of an export (Queuety's
+// WorkflowExporter) or a trace: content decoded for kind json, metadata
+// decoded. A content or metadata a bounded read left out (a trace's) is
+// null, with its length under content_omitted_bytes or
+// metadata_omitted_bytes.
+func artifactObject(r *driver.Artifact) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("id", r.ID)
+	o.Set("workflow_id", r.WorkflowID)
+	o.Set("key", r.Key)
+	o.Set("kind", r.Kind)
+	switch {
+	case r.OmittedContentBytes > 0:
+		o.Set("content", nil)
+	case operate.IsJSONKind(r.Kind):
+		o.Set("content", jsonObjectColumn(r.Content)) // a JSON scalar exports as [], as in Queuety
+	default:
+		o.Set("content", string(r.Content))
 	}
-	return out
+	if r.OmittedMetadataBytes > 0 {
+		o.Set("metadata", nil)
+	} else {
+		o.Set("metadata", jsonObjectColumn(r.Metadata))
+	}
+	o.Set("step_index", intPtrOrNil(r.StepIndex))
+	o.Set("created_at", dbTime(r.CreatedAt))
+	o.Set("updated_at", dbTime(r.UpdatedAt))
+	if r.OmittedContentBytes > 0 {
+		o.Set("content_omitted_bytes", r.OmittedContentBytes)
+	}
+	if r.OmittedMetadataBytes > 0 {
+		o.Set("metadata_omitted_bytes", r.OmittedMetadataBytes)
+	}
+	return o
 }
 
-// chunkObjects are the streaming chunks of an export or a trace, as
-// Queuety's exporter writes them.
-func chunkObjects(chunks []*driver.Chunk) []any {
-	out := make([]any, 0, len(chunks))
-	for _, c := range chunks {
-		o := phpjson.NewObject()
-		o.Set("id", c.ID)
-		o.Set("job_id", c.JobID)
-		o.Set("workflow_id", c.WorkflowID)
-		o.Set("step_index", intPtrOrNil(c.StepIndex))
-		o.Set("chunk_index", int64(c.ChunkIndex))
-		o.Set("content", c.Content)
-		o.Set("created_at", dbTime(c.CreatedAt))
-		out = append(out, o)
-	}
-	return out
+// chunkObject is a streaming chunk of an export or a trace, as Queuety's
+// exporter writes it.
+func chunkObject(c *driver.Chunk) *phpjson.Object {
+	o := phpjson.NewObject()
+	o.Set("id", c.ID)
+	o.Set("job_id", c.JobID)
+	o.Set("workflow_id", c.WorkflowID)
+	o.Set("step_index", intPtrOrNil(c.StepIndex))
+	o.Set("chunk_index", int64(c.ChunkIndex))
+	o.Set("content", c.Content)
+	o.Set("created_at", dbTime(c.CreatedAt))
+	return o
 }

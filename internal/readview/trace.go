@@ -161,10 +161,6 @@ func (v *Views) TraceWorkflowWith(ctx context.Context, id int64, opts queuetytyp
 	for i, idx := range idxs {
 		steps[i] = groups[idx]
 	}
-	jobList := make([]any, 0, len(jobs))
-	for _, j := range jobs {
-		jobList = append(jobList, jobObject(j))
-	}
 	var jobsN int64
 	for _, c := range counts {
 		jobsN += c.Count
@@ -174,12 +170,12 @@ func (v *Views) TraceWorkflowWith(ctx context.Context, id int64, opts queuetytyp
 	out.Set("workflow", workflowObject(wf, state))
 	out.Set("steps", steps)
 	out.Set("events", eventList)
-	out.Set("jobs", jobList)
-	out.Set("logs", logObjects(logs))
-	out.Set("artifacts", exportArtifacts(artifacts))
-	out.Set("chunks", chunkObjects(chunks))
-	out.Set("signals", signalObjects(signals))
-	out.Set("wait_dependencies", dependencyObjects(deps))
+	out.Set("jobs", objects(jobs, jobObject))
+	out.Set("logs", objects(logs, logObject))
+	out.Set("artifacts", objects(artifacts, artifactObject))
+	out.Set("chunks", objects(chunks, chunkObject))
+	out.Set("signals", objects(signals, signalObject))
+	out.Set("wait_dependencies", objects(deps, dependencyObject))
 	page := phpjson.NewObject()
 	page.Set("events_total", eventsN)
 	page.Set("events_offset", int64(offset))

@@ -1,20 +1,19 @@
 package mysql_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
@@ -55,13 +54,7 @@ func wakeClients(t *testing.T, ctx context.Context, dsn, dispatchDSN string, log
 		runs <- fmt.Sprint(p["n"])
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	runWorker(t, ctx, w)
 	return dispatchSide, runs
 }
 
@@ -145,7 +138,7 @@ func TestWakeListenerReconnects(t *testing.T) {
 	defer cancel()
 	dsn, prefix := migrated.DSN(t)
 	before := map[int64]bool{}
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	dispatch, ran := wakeClients(t, ctx, dsn, dsn, slog.New(slog.NewTextHandler(&logged, nil)))
 	killListener(t, prefix, before)
 	waitNewListener(t, prefix, before)
@@ -277,22 +270,4 @@ func TestWakeOff(t *testing.T) {
 	// ListenJobs returns at once instead of listening until ctx ends.
 	require.NoError(t, s.ListenJobs(ctx, func() { t.Error("woken with wake=false") }))
 	require.NoError(t, ctx.Err())
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

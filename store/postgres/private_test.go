@@ -1,12 +1,10 @@
 package postgres_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/internal/testdb/pgproc"
 	"github.com/queuety/queuety-go/queuety"
 )
@@ -24,26 +23,8 @@ import (
 
 const privatePassword = "Pg-s3cret-Pw-9f1c"
 
-// logBuffer is a goroutine-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // waitLog waits until the log holds want.
-func waitLog(t *testing.T, b *logBuffer, want string, within time.Duration) {
+func waitLog(t *testing.T, b *syncbuf.Buffer, want string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !strings.Contains(b.String(), want) {
@@ -62,7 +43,7 @@ func TestListenerLogsOutageAndRecovery(t *testing.T) {
 	srv := pgproc.Start(t, pgproc.Options{Password: privatePassword})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	dsn := fmt.Sprintf("postgres://root:%s@127.0.0.1:%d/listen?create=true&sslmode=disable", privatePassword, srv.Port)
 	q, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	require.NoError(t, err)
