@@ -78,8 +78,7 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 		v.frac(j.HeartbeatDeadline)
 		v.end()
 	}
-	q, args := v.b.String(), v.args
-	ids, err := t.insert(ctx, q, len(jobs), args...)
+	ids, err := t.insertWritten(ctx, v.b.String(), len(jobs), v.args...)
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)
 	}

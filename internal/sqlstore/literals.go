@@ -200,19 +200,47 @@ func plainLiteral[T string | []byte](s T) bool {
 // literals. Written this way, a value that becomes a literal is never
 // boxed into an argument, nor a JSON column copied into a string.
 type rowValues struct {
-	t       *txn
+	stmtText
+	t     *txn
+	first bool
+	texts sharedTexts
+}
+
+// stmtText is a statement's text and arguments as they are written: a
+// value with a literal (inlineLiterals' rules, when literal is set) goes
+// into the text, any other in as a placeholder and an argument.
+type stmtText struct {
 	b       strings.Builder
 	args    []any
 	literal bool
-	first   bool
-	texts   sharedTexts
 	num     [24]byte
+}
+
+// placeholder writes a placeholder for a.
+func (s *stmtText) placeholder(a any) {
+	s.b.WriteByte('?')
+	s.args = append(s.args, a)
+}
+
+// put writes a: its literal, or a placeholder and its argument. A []byte
+// is a text column's value, passed as a string.
+func (s *stmtText) put(a any) {
+	if b, ok := a.([]byte); ok {
+		if s.literal && writePlainBytes(&s.b, b) {
+			return
+		}
+		a = string(b)
+	}
+	if s.literal && writeLiteral(&s.b, s.num[:0], a) {
+		return
+	}
+	s.placeholder(a)
 }
 
 // newRowValues starts a statement with head; hint is the text's expected
 // size.
 func newRowValues(t *txn, head string, hint int) *rowValues {
-	v := &rowValues{t: t, literal: t.s.D.Literals}
+	v := &rowValues{t: t, stmtText: stmtText{literal: t.s.D.Literals}}
 	v.b.Grow(len(head) + hint)
 	v.b.WriteString(head)
 	return v
@@ -240,8 +268,7 @@ func (v *rowValues) next() {
 // arg writes a placeholder for a.
 func (v *rowValues) arg(a any) {
 	v.next()
-	v.b.WriteByte('?')
-	v.args = append(v.args, a)
+	v.placeholder(a)
 }
 
 // null writes NULL.

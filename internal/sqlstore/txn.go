@@ -209,6 +209,13 @@ func truncate(s string, n int) string {
 // result (Dialect.InsertIDs, or the step read around a multi-row insert,
 // Dialect.Increment).
 func (t *txn) insert(ctx context.Context, q string, n int, args ...any) ([]int64, error) {
+	q, args = t.literals(q, args)
+	return t.insertWritten(ctx, q, n, args...)
+}
+
+// insertWritten is insert for a statement whose literals are written
+// already (rowValues).
+func (t *txn) insertWritten(ctx context.Context, q string, n int, args ...any) ([]int64, error) {
 	if t.s.D.Returning {
 		ids, err := t.ids(ctx, q+" RETURNING id", args...)
 		if err != nil {
@@ -223,7 +230,6 @@ func (t *txn) insert(ctx context.Context, q string, n int, args ...any) ([]int64
 	if err != nil {
 		return nil, err
 	}
-	q, args = t.literals(q, args)
 	res, err := t.tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

@@ -276,18 +276,15 @@ func updateChunk(count int, size func(i int) int) int {
 // written as one (writeLiteral), the others as parameters; a []byte value
 // is a text column's, passed as a string.
 type rowsUpdate struct {
-	b       strings.Builder
-	args    []any
-	ids     []int64
-	literal bool
-	num     [24]byte
+	stmtText
+	ids []int64
 }
 
 // newRowsUpdate starts "UPDATE table SET ... WHERE id IN (...)" for the
 // rows with ids, setting each of cols to val(row, column); hint is the
 // statement's expected size with literals.
 func newRowsUpdate(t *txn, table string, ids []int64, cols []string, val func(i, c int) any, hint int) *rowsUpdate {
-	u := &rowsUpdate{ids: ids, literal: t.s.D.Literals}
+	u := &rowsUpdate{ids: ids, stmtText: stmtText{literal: t.s.D.Literals}}
 	if u.literal {
 		u.b.Grow(hint)
 	}
@@ -326,21 +323,6 @@ func (u *rowsUpdate) column(col string, val func(i int) any, pre, post string) {
 	// where parameters have none of their own (PostgreSQL would take
 	// them for text).
 	u.b.WriteString(" ELSE " + col + " END" + post)
-}
-
-// put writes a value: its literal, or a placeholder and its argument.
-func (u *rowsUpdate) put(a any) {
-	if b, ok := a.([]byte); ok {
-		if u.literal && writePlainBytes(&u.b, b) {
-			return
-		}
-		a = string(b)
-	}
-	if u.literal && writeLiteral(&u.b, u.num[:0], a) {
-		return
-	}
-	u.b.WriteByte('?')
-	u.args = append(u.args, a)
 }
 
 // whereIDs writes the WHERE clause that selects the rows.
