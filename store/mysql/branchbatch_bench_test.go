@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
-	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
@@ -20,13 +18,7 @@ import (
 // Dispatching the workflows is not timed.
 func BenchmarkBranchBatch(b *testing.B) {
 	ctx := context.Background()
-	dsn, _ := migrated.DSN(b)
-	c, err := queuety.Open(ctx, dsn+"&wake=false", queuety.WithLogger(quiet()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	e := clientseam.Engine(c)
+	c, e := batchBenchClient(b)
 	const n, items, limit = 10, 10, 50
 	def := queuety.WorkflowDefinition{Name: "bench_fan_out", Steps: []queuety.WorkflowStep{
 		{Type: queuetytype.StepForEach, ItemsKey: "items", Handler: "item", ResultKey: "results"},
@@ -48,16 +40,7 @@ func BenchmarkBranchBatch(b *testing.B) {
 			}
 			results[i] = &engine.Result{Claimed: cj, Output: out, StartedAt: time.Now()}
 		}
-		errs, handed, err := e.CompleteStepsEager(ctx, results, &engine.EagerOffer{Slots: limit, Queues: queues, Handlers: handlers})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, err := range errs {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		return branches, handed
+		return branches, completeEager(b, e, results, &engine.EagerOffer{Slots: limit, Queues: queues, Handlers: handlers})
 	}
 	b.ReportAllocs()
 	branches := 0

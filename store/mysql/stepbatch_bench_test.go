@@ -21,13 +21,7 @@ import (
 // timed.
 func BenchmarkStepBatchHandoff(b *testing.B) {
 	ctx := context.Background()
-	dsn, _ := migrated.DSN(b)
-	c, err := queuety.Open(ctx, dsn+"&wake=false", queuety.WithLogger(quiet()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	e := clientseam.Engine(c)
+	c, e := batchBenchClient(b)
 	const n = 50
 	def := queuety.WorkflowDefinition{Name: "bench", Steps: []queuety.WorkflowStep{
 		{Type: queuetytype.StepSingle, Handler: "s"}, {Type: queuetytype.StepSingle, Handler: "s"}, {Type: queuetytype.StepSingle, Handler: "s"},
@@ -39,16 +33,7 @@ func BenchmarkStepBatchHandoff(b *testing.B) {
 			st := cj.State()
 			results[i] = &engine.Result{Claimed: cj, Output: engine.State{"marked": len(st)}, StartedAt: time.Now()}
 		}
-		errs, handed, err := e.CompleteStepsEager(ctx, results, &engine.EagerOffer{Slots: n, Queues: queues, Handlers: handlers})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, err := range errs {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		return handed
+		return completeEager(b, e, results, &engine.EagerOffer{Slots: n, Queues: queues, Handlers: handlers})
 	}
 	b.ReportAllocs()
 	steps := 0
@@ -75,6 +60,33 @@ func BenchmarkStepBatchHandoff(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(steps)/1000, "µs/step")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(steps)/1000, "cpu-µs/step")
 	b.ReportMetric(float64(steps)/float64(b.N), "steps/op")
+}
+
+// batchBenchClient opens a client on a migrated database for a batch
+// benchmark, without wake-ups, closed when b ends, and its engine.
+func batchBenchClient(b *testing.B) (*queuety.Client, *engine.Engine) {
+	dsn, _ := migrated.DSN(b)
+	c, err := queuety.Open(context.Background(), dsn+"&wake=false", queuety.WithLogger(quiet()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	return c, clientseam.Engine(c)
+}
+
+// completeEager records results with CompleteStepsEager, failing b on
+// any error, and returns the jobs it handed off.
+func completeEager(b *testing.B, e *engine.Engine, results []*engine.Result, offer *engine.EagerOffer) []*engine.Claimed {
+	errs, handed, err := e.CompleteStepsEager(context.Background(), results, offer)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return handed
 }
 
 // processCPU is the CPU time (user and system) the process has used.
