@@ -2,6 +2,7 @@ package engine
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,19 +17,9 @@ func TestCombinerServesQueuedCallersInOneTurn(t *testing.T) {
 	var c combiner[int, int]
 	release := make(chan struct{})
 	started := make(chan struct{})
-	var mu sync.Mutex
-	var turns [][]int
+	var log turnLog
 	run := func(ts []*turn[int, int]) {
-		var reqs []int
-		for _, t := range ts {
-			reqs = append(reqs, t.req)
-			t.res = t.req * 10
-		}
-		mu.Lock()
-		turns = append(turns, reqs)
-		first := len(turns) == 1
-		mu.Unlock()
-		if first {
+		if log.record(ts) == 1 {
 			close(started)
 			<-release
 		}
@@ -69,6 +60,7 @@ func TestCombinerServesQueuedCallersInOneTurn(t *testing.T) {
 		got[r[0]] = r[1]
 	}
 	assert.Equal(t, map[int]int{1: 10, 2: 20, 3: 30, 4: 40}, got)
+	turns := log.all()
 	require.Len(t, turns, 2, "the three queued callers share one turn")
 	assert.Equal(t, []int{1}, turns[0])
 	assert.ElementsMatch(t, []int{2, 3, 4}, turns[1])
@@ -143,18 +135,8 @@ func TestCombinerTakeLimitsATurn(t *testing.T) {
 // for every caller.
 func TestCombinerLeadHookServesCallersQueuedWhileItWaits(t *testing.T) {
 	var c combiner[int, int]
-	var mu sync.Mutex
-	var turns [][]int
-	run := func(ts []*turn[int, int]) {
-		var reqs []int
-		for _, t := range ts {
-			reqs = append(reqs, t.req)
-			t.res = t.req * 10
-		}
-		mu.Lock()
-		turns = append(turns, reqs)
-		mu.Unlock()
-	}
+	var log turnLog
+	run := func(ts []*turn[int, int]) { log.record(ts) }
 	all := func(ts []*turn[int, int]) int { return len(ts) }
 	var queued atomic.Int32
 	second := make(chan [2]int, 1)
@@ -182,13 +164,38 @@ func TestCombinerLeadHookServesCallersQueuedWhileItWaits(t *testing.T) {
 	res, err := c.doWith("k", 1, leader, all, run)
 	require.NoError(t, err)
 	assert.Equal(t, 10, res)
-	mu.Lock()
-	got := turns
-	mu.Unlock()
-	require.Equal(t, [][]int{{1, 2}}, got, "the caller queued while the hook waited shares its turn")
+	require.Equal(t, [][]int{{1, 2}}, log.all(), "the caller queued while the hook waited shares its turn")
 	assert.Equal(t, [2]int{2, 20}, <-second)
 	assert.Equal(t, int32(2), queued.Load(), "the queued hook runs for each caller")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	assert.Empty(t, c.busy, "no turn is left running")
+}
+
+// turnLog answers each call of a turn with its request × 10 and records
+// the requests of each turn.
+type turnLog struct {
+	mu    sync.Mutex
+	turns [][]int
+}
+
+// record answers and records the turn ts and returns how many turns it
+// has recorded.
+func (l *turnLog) record(ts []*turn[int, int]) int {
+	reqs := make([]int, 0, len(ts))
+	for _, t := range ts {
+		reqs = append(reqs, t.req)
+		t.res = t.req * 10
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.turns = append(l.turns, reqs)
+	return len(l.turns)
+}
+
+// all returns the turns recorded so far.
+func (l *turnLog) all() [][]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.turns)
 }
