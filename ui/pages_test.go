@@ -215,3 +215,31 @@ func TestSecurityHeaders(t *testing.T) {
 	assert.NotContains(t, res.body, "<script>", "no inline script")
 	assert.NotContains(t, res.body, " style=", "no inline style")
 }
+
+// TestListPagesShareTabsAndBulkForm: the jobs and workflows lists both
+// render the shared status tabs (all, then each status with its count,
+// the chosen one marked) and the shared start of their bulk forms (the
+// CSRF token, the page to come back to, the count of rows picked and
+// Retry), each inside its own form.
+func TestListPagesShareTabsAndBulkForm(t *testing.T) {
+	c := openStore(t, "sqlite")
+	seed(t, c)
+	b := newBrowser(t, Handler(c, open))
+	for _, p := range []struct{ path, status, form string }{
+		{"/jobs?status=buried", "buried", `id="bulk-jobs"`},
+		{"/workflows?status=failed", "failed", `id="bulk-workflows"`},
+	} {
+		res := b.get(p.path)
+		require.Equal(t, http.StatusOK, res.StatusCode, "GET %s: %s", p.path, res.body)
+		body := res.body
+		assert.Contains(t, body, `<nav class="tabs" aria-label="Status">`, p.path)
+		assert.Regexp(t, `<a href="[^"]*"\s*>all <b>\d+</b></a>`, body, "%s: the all tab, not chosen", p.path)
+		assert.Regexp(t, `<a href="[^"]*status=`+p.status+`" class="on">`+p.status+` <b>\d+</b></a>`, body, "%s: the chosen tab", p.path)
+		form := body[strings.Index(body, p.form):]
+		form = form[:strings.Index(form, "</form>")]
+		assert.Regexp(t, `<input type="hidden" name="csrf" value="[^"]+">`, form, p.path)
+		assert.Contains(t, form, `<input type="hidden" name="back" value="`+p.path+`">`, p.path)
+		assert.Contains(t, form, `<b id="picked">0</b> selected`, p.path)
+		assert.Contains(t, form, `<button type="submit" name="action" value="retry" class="btn primary">Retry…</button>`, p.path)
+	}
+}
