@@ -88,28 +88,6 @@ func abandonClient(t *testing.T, obs observe.Observer) *queuety.Client {
 	return c
 }
 
-// runWorker runs w until the test ends, or until Run returns by itself
-// with the error sent on the returned channel.
-func runWorker(t *testing.T, w *worker.Worker) <-chan error {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	returned := make(chan struct{})
-	go func() {
-		defer close(returned)
-		done <- w.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-returned:
-		case <-time.After(30 * time.Second):
-			t.Error("Run did not return")
-		}
-	})
-	return done
-}
-
 // TestAbandonedHandlersFreeTheirSlots: with concurrency 2, two handlers
 // that ignore their context past their start-to-close timeout are
 // abandoned: the 5 jobs behind them run, the abandoned jobs are retried
@@ -248,13 +226,13 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 		ran <- info.JobID
 		return nil
 	})
-	done := runWorker(t, w)
+	run := runWorker(t, w)
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the worker stops
 	receive(t, started, "the first stubborn job's start")
 	receive(t, started, "the second stubborn job's start")
 
-	runErr := receive(t, done, "Run's return once the worker is unhealthy")
-	require.ErrorIs(t, runErr, worker.ErrUnhealthy)
+	receive(t, run.done, "Run's return once the worker is unhealthy")
+	require.ErrorIs(t, run.err, worker.ErrUnhealthy)
 	h := w.Health()
 	assert.False(t, h.Healthy(), "Health: %+v", h)
 	assert.Equal(t, 2, h.Abandoned)
@@ -320,18 +298,15 @@ func TestShutdownDoesNotWaitForAbandonedHandlers(t *testing.T) {
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.AbandonGrace(50*time.Millisecond),
 		worker.ShutdownTimeout(20*time.Second), worker.HardStopTimeout(20*time.Second), worker.WithLogger(quiet()))
 	w.HandleJob("stubborn", stubborn(started, release))
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 	receive(t, started, "the stubborn job's start")
 	require.Eventually(t, func() bool { return w.Health().Abandoned == 1 && w.Stats().Failed == 1 }, 10*time.Second, 10*time.Millisecond,
 		"the handler is abandoned and its attempt recorded")
 
-	cancel()
+	run.cancel()
 	select {
-	case err := <-done:
-		assert.NoError(t, err, "the abandoned handler is no reason for a ShutdownError")
+	case <-run.done:
+		assert.NoError(t, run.err, "the abandoned handler is no reason for a ShutdownError")
 	case <-time.After(5 * time.Second):
 		require.FailNow(t, "Run waited for an abandoned handler")
 	}

@@ -57,10 +57,8 @@ func TestNoTakenAwayWarningForOwnCompletion(t *testing.T) {
 		<-proceed
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	defer func() { cancel(); <-done }()
+	run := runWorker(t, w)
+	defer run.stop(t)
 
 	wait := func(ch <-chan struct{}, what string) {
 		t.Helper()
