@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
@@ -103,7 +104,7 @@ func TestAbandonedHandlersFreeTheirSlots(t *testing.T) {
 	buried, err := c.Dispatch(ctx, "stubborn", nil, queuety.StartToClose(time.Second), queuety.MaxAttempts(1))
 	require.NoError(t, err)
 
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	started := make(chan int64, 2)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
@@ -212,7 +213,7 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 		_, err := c.Dispatch(ctx, "stubborn", nil, queuety.StartToClose(time.Second))
 		require.NoError(t, err)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	started := make(chan int64, 2)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
@@ -245,7 +246,7 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 	// slots it has left: one of two here.
 	obs2 := &abandonWatch{}
 	c2 := abandonClient(t, obs2)
-	logs2 := &syncBuffer{}
+	logs2 := &syncbuf.Buffer{}
 	w2 := worker.New(c2, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.Concurrency(2),
 		worker.AbandonGrace(50*time.Millisecond), worker.MaxAbandoned(1), worker.WithLogger(slog.New(slog.NewTextHandler(logs2, nil))))
 	w2.HandleJob("stubborn", stubborn(started, release))
