@@ -76,6 +76,15 @@ func stubborn(started chan<- int64, release <-chan struct{}) queuety.JobFunc {
 	}
 }
 
+// quick is a handler that reports its job id on ran and returns nil.
+func quick(ran chan<- int64) queuety.JobFunc {
+	return func(ctx context.Context, _ queuety.Payload) error {
+		info, _ := queuety.JobInfoFrom(ctx)
+		ran <- info.JobID
+		return nil
+	}
+}
+
 // abandonClient opens a client on a fresh MariaDB table set, on a fake
 // clock that stands still, so a retried job (due again after its backoff)
 // is not claimed again while the test runs.
@@ -112,11 +121,7 @@ func TestAbandonedHandlersFreeTheirSlots(t *testing.T) {
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.Concurrency(2),
 		worker.AbandonGrace(100*time.Millisecond), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	w.HandleJob("stubborn", stubborn(started, release))
-	w.HandleJob("quick", func(ctx context.Context, _ queuety.Payload) error {
-		info, _ := queuety.JobInfoFrom(ctx)
-		ran <- info.JobID
-		return nil
-	})
+	w.HandleJob("quick", quick(ran))
 	runWorker(t, w)
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the worker stops
 	receive(t, started, "the first stubborn job's start")
@@ -222,11 +227,7 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 		worker.AbandonGrace(50*time.Millisecond), worker.MaxAbandoned(1), worker.StopWhenUnhealthy(true),
 		worker.ShutdownTimeout(5*time.Second), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	w.HandleJob("stubborn", stubborn(started, release))
-	w.HandleJob("quick", func(ctx context.Context, _ queuety.Payload) error {
-		info, _ := queuety.JobInfoFrom(ctx)
-		ran <- info.JobID
-		return nil
-	})
+	w.HandleJob("quick", quick(ran))
 	run := runWorker(t, w)
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the worker stops
 	receive(t, started, "the first stubborn job's start")
@@ -250,11 +251,7 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 	w2 := worker.New(c2, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.Concurrency(2),
 		worker.AbandonGrace(50*time.Millisecond), worker.MaxAbandoned(1), worker.WithLogger(slog.New(slog.NewTextHandler(logs2, nil))))
 	w2.HandleJob("stubborn", stubborn(started, release))
-	w2.HandleJob("quick", func(ctx context.Context, _ queuety.Payload) error {
-		info, _ := queuety.JobInfoFrom(ctx)
-		ran <- info.JobID
-		return nil
-	})
+	w2.HandleJob("quick", quick(ran))
 	for range 2 {
 		_, err := c2.Dispatch(ctx, "stubborn", nil, queuety.StartToClose(time.Second))
 		require.NoError(t, err)
