@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/builder"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
@@ -75,6 +76,15 @@ func stubborn(started chan<- int64, release <-chan struct{}) queuety.JobFunc {
 	}
 }
 
+// quick is a handler that reports its job id on ran and returns nil.
+func quick(ran chan<- int64) queuety.JobFunc {
+	return func(ctx context.Context, _ queuety.Payload) error {
+		info, _ := queuety.JobInfoFrom(ctx)
+		ran <- info.JobID
+		return nil
+	}
+}
+
 // abandonClient opens a client on a fresh MariaDB table set, on a fake
 // clock that stands still, so a retried job (due again after its backoff)
 // is not claimed again while the test runs.
@@ -86,28 +96,6 @@ func abandonClient(t *testing.T, obs observe.Observer) *queuety.Client {
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// runWorker runs w until the test ends, or until Run returns by itself
-// with the error sent on the returned channel.
-func runWorker(t *testing.T, w *worker.Worker) <-chan error {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	returned := make(chan struct{})
-	go func() {
-		defer close(returned)
-		done <- w.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-returned:
-		case <-time.After(30 * time.Second):
-			t.Error("Run did not return")
-		}
-	})
-	return done
 }
 
 // TestAbandonedHandlersFreeTheirSlots: with concurrency 2, two handlers
@@ -125,7 +113,7 @@ func TestAbandonedHandlersFreeTheirSlots(t *testing.T) {
 	buried, err := c.Dispatch(ctx, "stubborn", nil, queuety.StartToClose(time.Second), queuety.MaxAttempts(1))
 	require.NoError(t, err)
 
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	started := make(chan int64, 2)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
@@ -133,11 +121,7 @@ func TestAbandonedHandlersFreeTheirSlots(t *testing.T) {
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.Concurrency(2),
 		worker.AbandonGrace(100*time.Millisecond), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	w.HandleJob("stubborn", stubborn(started, release))
-	w.HandleJob("quick", func(ctx context.Context, _ queuety.Payload) error {
-		info, _ := queuety.JobInfoFrom(ctx)
-		ran <- info.JobID
-		return nil
-	})
+	w.HandleJob("quick", quick(ran))
 	runWorker(t, w)
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the worker stops
 	receive(t, started, "the first stubborn job's start")
@@ -234,7 +218,7 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 		_, err := c.Dispatch(ctx, "stubborn", nil, queuety.StartToClose(time.Second))
 		require.NoError(t, err)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	started := make(chan int64, 2)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
@@ -243,18 +227,14 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 		worker.AbandonGrace(50*time.Millisecond), worker.MaxAbandoned(1), worker.StopWhenUnhealthy(true),
 		worker.ShutdownTimeout(5*time.Second), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	w.HandleJob("stubborn", stubborn(started, release))
-	w.HandleJob("quick", func(ctx context.Context, _ queuety.Payload) error {
-		info, _ := queuety.JobInfoFrom(ctx)
-		ran <- info.JobID
-		return nil
-	})
-	done := runWorker(t, w)
+	w.HandleJob("quick", quick(ran))
+	run := runWorker(t, w)
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the worker stops
 	receive(t, started, "the first stubborn job's start")
 	receive(t, started, "the second stubborn job's start")
 
-	runErr := receive(t, done, "Run's return once the worker is unhealthy")
-	require.ErrorIs(t, runErr, worker.ErrUnhealthy)
+	receive(t, run.done, "Run's return once the worker is unhealthy")
+	require.ErrorIs(t, run.err, worker.ErrUnhealthy)
 	h := w.Health()
 	assert.False(t, h.Healthy(), "Health: %+v", h)
 	assert.Equal(t, 2, h.Abandoned)
@@ -267,15 +247,11 @@ func TestTooManyAbandonedHandlersMakeTheWorkerUnhealthy(t *testing.T) {
 	// slots it has left: one of two here.
 	obs2 := &abandonWatch{}
 	c2 := abandonClient(t, obs2)
-	logs2 := &syncBuffer{}
+	logs2 := &syncbuf.Buffer{}
 	w2 := worker.New(c2, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.Concurrency(2),
 		worker.AbandonGrace(50*time.Millisecond), worker.MaxAbandoned(1), worker.WithLogger(slog.New(slog.NewTextHandler(logs2, nil))))
 	w2.HandleJob("stubborn", stubborn(started, release))
-	w2.HandleJob("quick", func(ctx context.Context, _ queuety.Payload) error {
-		info, _ := queuety.JobInfoFrom(ctx)
-		ran <- info.JobID
-		return nil
-	})
+	w2.HandleJob("quick", quick(ran))
 	for range 2 {
 		_, err := c2.Dispatch(ctx, "stubborn", nil, queuety.StartToClose(time.Second))
 		require.NoError(t, err)
@@ -320,18 +296,15 @@ func TestShutdownDoesNotWaitForAbandonedHandlers(t *testing.T) {
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.AbandonGrace(50*time.Millisecond),
 		worker.ShutdownTimeout(20*time.Second), worker.HardStopTimeout(20*time.Second), worker.WithLogger(quiet()))
 	w.HandleJob("stubborn", stubborn(started, release))
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 	receive(t, started, "the stubborn job's start")
 	require.Eventually(t, func() bool { return w.Health().Abandoned == 1 && w.Stats().Failed == 1 }, 10*time.Second, 10*time.Millisecond,
 		"the handler is abandoned and its attempt recorded")
 
-	cancel()
+	run.cancel()
 	select {
-	case err := <-done:
-		assert.NoError(t, err, "the abandoned handler is no reason for a ShutdownError")
+	case <-run.done:
+		assert.NoError(t, run.err, "the abandoned handler is no reason for a ShutdownError")
 	case <-time.After(5 * time.Second):
 		require.FailNow(t, "Run waited for an abandoned handler")
 	}

@@ -41,10 +41,8 @@ func TestClaimBackoffIsCapped(t *testing.T) {
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(20*time.Millisecond), worker.WithLogger(quiet()),
 		worker.OnClaimBackoff(func(d time.Duration) { waits <- d }))
 	w.HandleJob("work", func(context.Context, queuety.Payload) error { ran <- struct{}{}; return nil })
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	defer func() { cancel(); <-done }()
+	run := runWorker(t, w)
+	defer run.stop(t)
 
 	// With the jobs table away, every claim fails.
 	_, err = admin.Exec("RENAME TABLE " + jobs + " TO " + away)

@@ -66,9 +66,7 @@ func TestIdleWorkerWakesWhenTheClockMoves(t *testing.T) {
 	ran := make(chan time.Time, 1)
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(time.Hour), worker.WithLogger(quiet()))
 	w.HandleJob("later", func(context.Context, queuety.Payload) error { ran <- clock.Now(); return nil })
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 	// Wait until the worker waits on the clock: with maintenance off, its
 	// two timers are the lease keeper's and the idle wait's.
 	fake, ok := clock.Timers().(*clockwork.FakeClock)
@@ -79,8 +77,7 @@ func TestIdleWorkerWakesWhenTheClockMoves(t *testing.T) {
 	// An idle wait later (the poll interval + 10% jitter), the job runs.
 	now := clock.Advance(time.Hour + 10*time.Minute)
 	assert.Equal(t, now, receive(t, ran, "the job"), "the job ran at")
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, run.stop(t))
 }
 
 // TestLeaseRenewedWhenTheClockMoves checks that a worker on a fake clock
@@ -105,9 +102,7 @@ func TestLeaseRenewedWhenTheClockMoves(t *testing.T) {
 		<-release
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 	receive(t, started, "the job")
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
@@ -121,8 +116,7 @@ func TestLeaseRenewedWhenTheClockMoves(t *testing.T) {
 		return err == nil && j.ReservedAt.After(start)
 	}, 10*time.Second, 10*time.Millisecond, "the claim was not renewed")
 	close(release)
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, run.stop(t))
 	j, err = c.Job(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, queuetytype.JobCompleted, j.Status, "job after it returned")

@@ -132,10 +132,7 @@ func TestDatabaseGoesAwayMidRun(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 
 	select {
 	case <-halfway:
@@ -145,15 +142,14 @@ func TestDatabaseGoesAwayMidRun(t *testing.T) {
 	p.cut()
 	time.Sleep(2 * time.Second) // the database is away
 	select {
-	case err := <-done:
-		require.FailNow(t, "the worker stopped while the database was away", "Run returned %v", err)
+	case <-run.done:
+		require.FailNow(t, "the worker stopped while the database was away", "Run returned %v", run.err)
 	default:
 	}
 	p.restore(t)
 
 	requireAllCompleted(t, direct, total, 90*time.Second, 50*time.Millisecond)
-	cancel()
-	require.NoError(t, <-done, "Run") // Run returns nil after a clean shutdown
+	require.NoError(t, run.stop(t), "Run") // Run returns nil after a clean shutdown
 	// No attempt failed. A job completes once, so at most total successes
 	// were recorded; a success whose commit was lost with its reply is
 	// rejected as stale when it is recorded again.

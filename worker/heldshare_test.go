@@ -210,17 +210,8 @@ func TestSharedHeldTransactionWhoseConnectionDiesLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	p := newHeldPair(t)
 	a, b := p.worker("a", 30*time.Second), p.worker("b", 30*time.Second)
-	runCtx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	got, _ := p.untilShared(t, func() {
-		for _, w := range []*worker.Worker{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				assert.NoError(t, w.Run(runCtx))
-			}()
-		}
-	})
+	var runA, runB *runningWorker
+	got, _ := p.untilShared(t, func() { runA, runB = runWorker(t, a), runWorker(t, b) })
 	ids := append(got["a"], got["b"]...)
 	killHolder(t, p.e, got["b"][0])
 	p.e.waitStatus(t, "pending", ids...)
@@ -229,9 +220,11 @@ func TestSharedHeldTransactionWhoseConnectionDiesLosesNothing(t *testing.T) {
 		assert.Equal(t, 0, att, "no attempt counted")
 		assert.False(t, tok)
 	}
-	cancel()
+	runA.cancel()
+	runB.cancel()
 	p.openAll()
-	wg.Wait()
+	assert.NoError(t, runA.stop(t))
+	assert.NoError(t, runB.stop(t))
 
 	other, err := queuety.Open(ctx, p.e.dsn, queuety.WithLogger(quiet()), queuety.SkipMigrate())
 	require.NoError(t, err)

@@ -289,9 +289,7 @@ func TestHeldBatchWhoseConnectionDiesLosesNothing(t *testing.T) {
 		}
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 	for range n {
 		receive(t, started, "a held job's start")
 	}
@@ -303,8 +301,9 @@ func TestHeldBatchWhoseConnectionDiesLosesNothing(t *testing.T) {
 		assert.False(t, tok)
 	}
 	close(release)
-	cancel()
-	require.NoError(t, receive(t, done, "the held worker's return"))
+	run.cancel()
+	receive(t, run.done, "the held worker's return")
+	require.NoError(t, run.err)
 
 	other, err := queuety.Open(ctx, e.dsn, queuety.WithLogger(quiet()), queuety.SkipMigrate())
 	require.NoError(t, err)

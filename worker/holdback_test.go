@@ -81,10 +81,8 @@ func TestStaleRecoveryWaitsOutAWriteOutage(t *testing.T) {
 			return context.Cause(ctx)
 		}
 	})
-	aCtx, stopA := context.WithCancel(ctx)
-	aDone := make(chan error, 1)
-	go func() { aDone <- a.Run(aCtx) }()
-	defer func() { stopA(); <-aDone }()
+	runA := runWorker(t, a)
+	defer runA.stop(t)
 	wait := func(ch <-chan struct{}, what string) {
 		t.Helper()
 		select {
@@ -110,10 +108,8 @@ func TestStaleRecoveryWaitsOutAWriteOutage(t *testing.T) {
 			}
 		}}))
 	b.HandleJob("work", func(context.Context, queuety.Payload) error { bRan.Add(1); return nil })
-	bCtx, stopB := context.WithCancel(ctx)
-	bDone := make(chan error, 1)
-	go func() { bDone <- b.Run(bCtx) }()
-	defer func() { stopB(); <-bDone }()
+	runB := runWorker(t, b)
+	defer runB.stop(t)
 
 	recovered := 0
 	// sweepsUntil waits for n stale sweeps of the second worker that

@@ -49,8 +49,7 @@ func TestIdleWorkerLoad(t *testing.T) {
 			t.Cleanup(func() { c.Close() })
 			w := worker.New(c, worker.WithLogger(quiet()))
 			w.HandleJob("idle.job", func(context.Context, queuety.Payload) error { return nil })
-			done := make(chan error, 1)
-			go func() { done <- w.Run(ctx) }()
+			run := runWorker(t, w)
 			time.Sleep(5 * time.Second) // the start: every sweep runs once, the listener connects
 			p.KeepTexts()
 			const window = 60 * time.Second // one run of the 60 s sweeps and of the registry prune
@@ -58,8 +57,7 @@ func TestIdleWorkerLoad(t *testing.T) {
 			time.Sleep(window)
 			n := p.Count() - before
 			texts := p.Texts()
-			cancel()
-			require.NoError(t, <-done)
+			require.NoError(t, run.stop(t))
 			perSec := float64(n) / window.Seconds()
 			t.Logf("%d statements in %s: %.2f/s", n, window, perSec)
 			if perSec > maxPerSec || testing.Verbose() {

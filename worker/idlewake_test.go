@@ -49,8 +49,7 @@ func TestIdleWorkerStartsUnwokenAndDelayedJobs(t *testing.T) {
 				started <- start{kind: p["kind"].(string), at: time.Now()}
 				return nil
 			})
-			done := make(chan error, 1)
-			go func() { done <- w.Run(ctx) }()
+			run := runWorker(t, w)
 
 			// Behind the wake-up's back: found within the idle poll interval.
 			tx, err := other.DB().BeginTx(ctx, nil)
@@ -81,8 +80,7 @@ func TestIdleWorkerStartsUnwokenAndDelayedJobs(t *testing.T) {
 			t.Logf("the delayed job started %s after its due time", late)
 			assert.Greater(t, late, -1100*time.Millisecond, "started before it was due") // due times are whole seconds, rounded up
 			assert.Less(t, late, 1500*time.Millisecond, "started late: the worker polled instead of sleeping until the due time")
-			cancel()
-			require.NoError(t, <-done)
+			require.NoError(t, run.stop(t))
 		})
 	}
 }

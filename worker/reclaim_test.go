@@ -56,10 +56,7 @@ func TestReclaimedJobKeepsItsNewAttempt(t *testing.T) {
 		}
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 
 	require.Equal(t, 1, receive(t, started, "the start of the first attempt"), "first attempt")
 	// The first attempt passes its start-to-close deadline; the watchdog
@@ -94,8 +91,7 @@ func TestReclaimedJobKeepsItsNewAttempt(t *testing.T) {
 	o = receive(t, finished, "the recording of the second attempt's result")
 	require.Equal(t, 2, o.attempt, "second outcome: want attempt 2 recorded")
 	require.NoError(t, o.err, "second outcome: want attempt 2 recorded")
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, run.stop(t))
 	j, err := c.Job(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, queuetytype.JobCompleted, j.Status, "job %+v: want completed after 2 attempts", j)

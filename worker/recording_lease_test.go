@@ -55,10 +55,8 @@ func TestSlowRecordingKeepsTheClaim(t *testing.T) {
 		<-proceed
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	defer func() { cancel(); <-done }()
+	run := runWorker(t, w)
+	defer run.stop(t)
 
 	select {
 	case a := <-runs:

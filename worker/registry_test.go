@@ -43,9 +43,7 @@ func TestWorkerRegistry(t *testing.T) {
 			return nil
 		})
 		w.HandleJob("other", func(context.Context, queuety.Payload) error { return nil })
-		runCtx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- w.Run(runCtx) }()
+		run := runWorker(t, w)
 		require.NoError(t, receive(t, beats, "the registration"))
 
 		list, err := c.Workers(ctx)
@@ -96,8 +94,7 @@ func TestWorkerRegistry(t *testing.T) {
 		}
 
 		close(release)
-		cancel()
-		require.NoError(t, <-done)
+		require.NoError(t, run.stop(t))
 		list, err = c.Workers(ctx)
 		require.NoError(t, err)
 		assert.Empty(t, list, "a worker that stopped cleanly is deregistered")

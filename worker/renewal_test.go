@@ -1,47 +1,28 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
 )
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // runHolding starts a worker whose "hold" handler signals started and
 // blocks until the test ends; it returns the worker's log.
-func runHolding(t *testing.T, c *queuety.Client, lease time.Duration, started chan<- int64) *syncBuffer {
+func runHolding(t *testing.T, c *queuety.Client, lease time.Duration, started chan<- int64) *syncbuf.Buffer {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	proceed := make(chan struct{})
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.LeaseInterval(lease),
 		worker.Concurrency(4), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
@@ -55,10 +36,8 @@ func runHolding(t *testing.T, c *queuety.Client, lease time.Duration, started ch
 			return context.Cause(ctx)
 		}
 	})
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() { close(proceed); cancel(); <-done })
+	run := runWorker(t, w)
+	t.Cleanup(func() { close(proceed); run.stop(t) })
 	return logs
 }
 

@@ -63,17 +63,15 @@ func TestStoppingWorkerKeepsClaimsUntilHandlersReturn(t *testing.T) {
 		<-release // finishes before the hard stop, ignoring the cancellation
 		return nil
 	})
-	aCtx, stopA := context.WithCancel(ctx)
-	aDone := make(chan error, 1)
-	go func() { aDone <- a.Run(aCtx) }()
+	runA := runWorker(t, a)
 	defer func() {
-		stopA()
+		runA.cancel()
 		select {
 		case <-release:
 		default:
 			close(release)
 		}
-		<-aDone
+		<-runA.done
 	}()
 	for range n {
 		select {
@@ -96,12 +94,10 @@ func TestStoppingWorkerKeepsClaimsUntilHandlersReturn(t *testing.T) {
 		ran(ctx, "b")
 		return nil
 	})
-	bCtx, stopB := context.WithCancel(ctx)
-	bDone := make(chan error, 1)
-	go func() { bDone <- b.Run(bCtx) }()
-	defer func() { stopB(); <-bDone }()
+	runB := runWorker(t, b)
+	defer runB.stop(t)
 
-	stopA() // a graceful stop: the handlers outlive the grace period
+	runA.cancel() // a graceful stop: the handlers outlive the grace period
 	for range n {
 		select {
 		case <-cancelled:
@@ -124,9 +120,8 @@ func TestStoppingWorkerKeepsClaimsUntilHandlersReturn(t *testing.T) {
 	}
 	close(release)
 	select {
-	case err := <-aDone:
-		require.NoError(t, err, "the stopping worker's Run")
-		aDone <- err
+	case <-runA.done:
+		require.NoError(t, runA.err, "the stopping worker's Run")
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stopping worker did not return once its handlers had")
 	}

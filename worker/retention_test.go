@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -94,7 +95,7 @@ func waitTaskArmed(t *testing.T, s gocron.Scheduler, clock *queuety.FakeClock, n
 // keeps them before.
 func TestRetentionOnByDefault(t *testing.T) {
 	obs := &sweepRecorder{rows: map[string]int{}}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c, clock, id, sched, swept := retentionRun(t, obs, slog.New(slog.NewTextHandler(&logs, nil)))
 	ctx := context.Background()
 	first := receiveTask(t, swept, worker.SweepRetention)

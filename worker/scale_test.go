@@ -66,8 +66,7 @@ func TestAdaptiveConcurrencyScales(t *testing.T) {
 		_, err := c.Dispatch(ctx, "provider_call", queuety.State{"i": i})
 		require.NoError(t, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	run := runWorker(t, w)
 
 	wait := func(ch <-chan struct{}, what string) {
 		t.Helper()
@@ -105,7 +104,6 @@ func TestAdaptiveConcurrencyScales(t *testing.T) {
 	assert.Equal(t, [2]int{4, 4}, resize(), "10 s: within the idle grace")
 	assert.Equal(t, [2]int{4, 1}, resize(), "15 s: back to min")
 	assert.Equal(t, 1, w.Concurrency())
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, run.stop(t))
 	assert.Equal(t, 4, w.Concurrency(), "RunOnce runs at max")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
@@ -51,7 +52,7 @@ func TestScheduleTickAfterADatabaseOutage(t *testing.T) {
 			require.NoError(t, err)
 
 			obs := &missedSlots{}
-			logs := &scheduleLogs{}
+			logs := &syncbuf.Buffer{}
 			c, err := queuety.Open(ctx, proxied+"&timeout=2s&readTimeout=5s&writeTimeout=5s", queuety.WithClock(clock),
 				queuety.WithLogger(slog.New(slog.NewTextHandler(logs, nil))), queuety.WithObserver(obs))
 			require.NoError(t, err)
@@ -59,10 +60,7 @@ func TestScheduleTickAfterADatabaseOutage(t *testing.T) {
 			armed := make(chan time.Duration, 100)
 			ticked := make(chan sweep, 100)
 			w := scheduleWorker(c, armed, ticked)
-			runCtx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- w.Run(runCtx) }()
+			run := runWorker(t, w)
 
 			require.NoError(t, receive(t, ticked, "the schedule tick at start").err, "schedule tick at start")
 			// Slots :01 and :02 fire on time.
@@ -103,10 +101,10 @@ func TestScheduleTickAfterADatabaseOutage(t *testing.T) {
 			assert.Equal(t, tc.fired, after.n, "firings for the five slots missed")
 			assert.Equal(t, int64(tc.missed), obs.missed.Load(), "slots reported missed")
 			if tc.missed > 0 {
-				assert.Equal(t, 1, logs.count("schedule slots missed"), "warnings about missed slots")
+				assert.Equal(t, 1, strings.Count(logs.String(), "schedule slots missed"), "warnings about missed slots")
 				assert.Contains(t, logs.String(), "catch_up="+string(tc.policy), "warning")
 			} else {
-				assert.Zero(t, logs.count("schedule slots missed"), "warnings about missed slots")
+				assert.Zero(t, strings.Count(logs.String(), "schedule slots missed"), "warnings about missed slots")
 			}
 			jobs, err := direct.ListJobs(ctx, driver.JobFilter{Handler: "beat", Limit: 100})
 			require.NoError(t, err)
@@ -128,8 +126,7 @@ func TestScheduleTickAfterADatabaseOutage(t *testing.T) {
 				}
 				require.Less(t, clock.Now(), start.Add(9*time.Second), "slot :08 did not fire")
 			}
-			cancel()
-			require.NoError(t, <-done)
+			require.NoError(t, run.stop(t))
 		})
 	}
 }

@@ -1,12 +1,9 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/deadline"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -46,9 +44,7 @@ func TestRunTicksSchedulesWhenDue(t *testing.T) {
 			}
 		}}))
 	w.HandleJob("beat", func(context.Context, queuety.Payload) error { ran <- clock.Now(); return nil })
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 
 	// The tick at start finds nothing due (the first firing is at +2 s).
 	first := receive(t, ticked, "the schedule tick at start")
@@ -73,8 +69,7 @@ func TestRunTicksSchedulesWhenDue(t *testing.T) {
 		require.Equal(t, 1, tick.n, "schedules fired by one tick")
 		times = append(times, receive(t, ran, "the scheduled job"))
 	}
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, run.stop(t))
 
 	require.LessOrEqual(t, times[2].Sub(start), 10*time.Second, "three firings of a 2 s schedule took too long")
 	for i, at := range times {
@@ -120,7 +115,7 @@ func TestScheduleSavedIntoARunningWorkerFiresEverySlot(t *testing.T) {
 	start := time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)
 	clock := queuety.NewFakeClock(start)
 	obs := &missedSlots{}
-	logs := &scheduleLogs{}
+	logs := &syncbuf.Buffer{}
 	c, err := queuety.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "q.db"), queuety.WithClock(clock),
 		queuety.WithLogger(slog.New(slog.NewTextHandler(logs, nil))), queuety.WithObserver(obs))
 	require.NoError(t, err)
@@ -129,9 +124,7 @@ func TestScheduleSavedIntoARunningWorkerFiresEverySlot(t *testing.T) {
 	armed := make(chan time.Duration, 10)
 	ticked := make(chan sweep, 10)
 	w := scheduleWorker(c, armed, ticked)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 
 	first := receive(t, ticked, "the schedule tick at start")
 	require.NoError(t, first.err, "schedule tick at start")
@@ -156,8 +149,7 @@ func TestScheduleSavedIntoARunningWorkerFiresEverySlot(t *testing.T) {
 		fired += tick.n
 		wait = receive(t, armed, "the schedule tick to sleep")
 	}
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, run.stop(t))
 
 	assert.Equal(t, 60, fired, "slots fired in the first 60 s after the save")
 	jobs, err := c.ListJobs(ctx, driver.JobFilter{Handler: "beat", Limit: 1000})
@@ -179,7 +171,7 @@ func TestScheduleSavedByAnotherProcessIsSeenWithinTheIdlePeriod(t *testing.T) {
 	start := time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)
 	clock := queuety.NewFakeClock(start)
 	obs := &missedSlots{}
-	logs := &scheduleLogs{}
+	logs := &syncbuf.Buffer{}
 	path := filepath.Join(t.TempDir(), "q.db")
 	c, err := queuety.Open(ctx, "sqlite://"+path, queuety.WithClock(clock),
 		queuety.WithLogger(slog.New(slog.NewTextHandler(logs, nil))), queuety.WithObserver(obs))
@@ -192,9 +184,7 @@ func TestScheduleSavedByAnotherProcessIsSeenWithinTheIdlePeriod(t *testing.T) {
 	armed := make(chan time.Duration, 10)
 	ticked := make(chan sweep, 10)
 	w := scheduleWorker(c, armed, ticked, worker.Maintenance(worker.Intervals{Jitter: -1, ScheduleIdle: 2 * time.Second}))
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 
 	require.NoError(t, receive(t, ticked, "the schedule tick at start").err, "schedule tick at start")
 	idle := receive(t, armed, "the schedule tick to sleep")
@@ -220,8 +210,7 @@ func TestScheduleSavedByAnotherProcessIsSeenWithinTheIdlePeriod(t *testing.T) {
 		require.NoError(t, tick.err, "schedule tick")
 		assert.Equal(t, 1, tick.n, "firings at %s", clock.Now())
 	}
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, run.stop(t))
 	assert.Equal(t, int64(1), obs.missed.Load(), "slots reported missed")
 }
 
@@ -253,29 +242,6 @@ func (m *missedSlots) Swept(_ context.Context, s observe.Sweep) {
 	}
 }
 
-// scheduleLogs is a log a logger and a test share.
-type scheduleLogs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *scheduleLogs) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *scheduleLogs) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// count returns how many lines of the log contain s.
-func (b *scheduleLogs) count(s string) int {
-	return strings.Count(b.String(), s)
-}
-
 // TestScheduledJobsWakeIdleWorker: with a poll interval of an hour, a job
 // that a schedule tick or RunScheduleNow dispatched through the worker's
 // own client starts at once, as a dispatched one does.
@@ -295,8 +261,7 @@ func TestScheduledJobsWakeIdleWorker(t *testing.T) {
 			ran := make(chan struct{}, 4)
 			w := worker.New(c, worker.PollInterval(time.Hour), worker.NoMaintenance(), worker.WithLogger(quiet()))
 			w.HandleJob("beat", func(context.Context, queuety.Payload) error { ran <- struct{}{}; return nil })
-			done := make(chan error, 1)
-			go func() { done <- w.Run(ctx) }()
+			run := runWorker(t, w)
 			receive(t, idle, "an empty claim")
 
 			if how == "tick" {
@@ -310,8 +275,7 @@ func TestScheduledJobsWakeIdleWorker(t *testing.T) {
 				require.NotZero(t, ref, "run dispatched")
 			}
 			receive(t, ran, "the scheduled job") // far below the hour-long poll
-			cancel()
-			require.NoError(t, <-done)
+			require.NoError(t, run.stop(t))
 		})
 	}
 }

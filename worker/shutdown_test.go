@@ -39,15 +39,14 @@ func TestShutdownIsBoundedWhenAHandlerIgnoresItsContext(t *testing.T) {
 		close(returned)
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	run := runWorker(t, w)
 	<-started
-	cancel()
+	run.cancel()
 
 	var runErr error
 	select {
-	case runErr = <-done:
+	case <-run.done:
+		runErr = run.err
 	case <-time.After(10 * time.Second):
 		close(release)
 		require.FailNow(t, "Run did not return within 10 s of cancellation")

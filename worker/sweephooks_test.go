@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,16 +53,8 @@ func runSwept(t *testing.T, c *queuety.Client, register func(*worker.Worker), op
 		}})}, opts...)
 	w := worker.New(c, all...)
 	register(w)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
-	}
+	run := runWorker(t, w)
+	stop := func() { require.NoError(t, run.stop(t)) }
 	t.Cleanup(stop)
 	return sweptWorker{w: w, sweeps: sweeps, sched: receive(t, started, "the maintenance scheduler"), stop: stop}
 }

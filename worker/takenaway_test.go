@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
@@ -38,7 +39,7 @@ func TestNoTakenAwayWarningForOwnCompletion(t *testing.T) {
 	renewed := make(chan struct{}) // and has been acted on
 	finished := make(chan error, 1)
 	var calls atomic.Int32
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	w := worker.New(c, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond), worker.LeaseInterval(10*time.Millisecond),
 		worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
 		worker.WithHooks(worker.Hooks{Finished: func(_ *driver.Job, err error) { finished <- err }}),
@@ -57,10 +58,8 @@ func TestNoTakenAwayWarningForOwnCompletion(t *testing.T) {
 		<-proceed
 		return nil
 	})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	defer func() { cancel(); <-done }()
+	run := runWorker(t, w)
+	defer run.stop(t)
 
 	wait := func(ch <-chan struct{}, what string) {
 		t.Helper()

@@ -145,13 +145,8 @@ func TestStrandedWaitRecovered(t *testing.T) {
 			},
 		}))
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
-	ctx, cancel := context.WithCancel(context.Background())
-	run := make(chan error, 1)
-	go func() { run <- w.Run(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-run)
-	}()
+	run := runWorker(t, w)
+	defer func() { require.NoError(t, run.stop(t)) }()
 	assert.Equal(t, 1, receive(t, recovered, "the workflow-waits sweep's recovery"), "waits recovered")
 	receive(t, done, "the step after the wait")
 
@@ -225,11 +220,10 @@ func TestStrandedWaitRecoveryWakesIdleWorker(t *testing.T) {
 			}
 		}}))
 	w.HandleStep("after", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
-	run := make(chan error, 1)
-	go func() { run <- w.Run(ctx) }()
+	run := runWorker(t, w)
 	defer func() {
 		cancel()
-		require.NoError(t, <-run)
+		require.NoError(t, run.stop(t))
 	}()
 	receive(t, idle, "the worker's first empty claim")
 	n, err := deadline.New(c).WorkflowWaits(context.Background()) // in the worker's process

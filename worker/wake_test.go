@@ -35,8 +35,7 @@ func TestDispatchWakesIdleWorker(t *testing.T) {
 			w := worker.New(c, worker.PollInterval(time.Hour), worker.NoMaintenance(), worker.WithLogger(quiet()))
 			w.HandleJob("wake.job", func(context.Context, queuety.Payload) error { ran <- "job"; return nil })
 			w.HandleStep("wake.step", func(context.Context, queuety.State) (queuety.State, error) { ran <- "step"; return nil, nil })
-			done := make(chan error, 1)
-			go func() { done <- w.Run(ctx) }()
+			run := runWorker(t, w)
 
 			wait := func(what string) {
 				t.Helper()
@@ -67,8 +66,7 @@ func TestDispatchWakesIdleWorker(t *testing.T) {
 			_, err = c.DispatchMany(ctx, []queuety.JobRequest{{Handler: "wake.job"}})
 			require.NoError(t, err)
 			wait("job")
-			cancel()
-			require.NoError(t, <-done)
+			require.NoError(t, run.stop(t))
 		})
 	}
 }
@@ -108,8 +106,7 @@ func TestBusyWorkerPollsFast(t *testing.T) {
 	require.NoError(t, err)
 	w := worker.New(c, worker.PollInterval(time.Hour), worker.NoMaintenance(), worker.WithLogger(quiet()))
 	w.HandleJob("busy.job", func(context.Context, queuety.Payload) error { ran <- struct{}{}; return nil })
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	run := runWorker(t, w)
 	select {
 	case <-ran:
 	case <-time.After(10 * time.Second):
@@ -137,6 +134,5 @@ func TestBusyWorkerPollsFast(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the job was not found by the busy worker's short poll")
 	}
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, run.stop(t))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/webhook"
@@ -54,7 +55,7 @@ func buryOne(t *testing.T, c *queuety.Client, opts ...worker.Option) string {
 	ctx := context.Background()
 	_, err := c.Dispatch(ctx, "fail", nil, queuety.MaxAttempts(1))
 	require.NoError(t, err)
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	w := worker.New(c, append([]worker.Option{worker.NoMaintenance(), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil)))}, opts...)...)
 	w.HandleJob("fail", func(context.Context, queuety.Payload) error { return errors.New("broken") })
 	st, err := w.RunOnce(ctx, time.Minute) // returns after the queued POSTs are sent

@@ -1,7 +1,6 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,36 +10,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/syncbuf"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
 )
-
-// logBuffer collects log output from any goroutine.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func sqliteClient(t *testing.T) *queuety.Client {
 	t.Helper()
@@ -83,8 +64,7 @@ func TestWebhooksRefreshWhileRunning(t *testing.T) {
 		worker.OnWebhooksRefreshed(func(n int) { refreshed <- n }),
 		worker.WithHooks(worker.Hooks{Finished: func(j *driver.Job, _ error) { finished <- j.ID }}))
 	w.HandleJob("send", func(context.Context, queuety.Payload) error { return nil })
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	run := runWorker(t, w)
 
 	assert.Equal(t, 0, recv(t, refreshed, "the first read"), "no webhooks at start")
 	first, err := c.Dispatch(ctx, "send", nil)
@@ -109,8 +89,7 @@ func TestWebhooksRefreshWhileRunning(t *testing.T) {
 	third, err := c.Dispatch(ctx, "send", nil)
 	require.NoError(t, err)
 	assert.Equal(t, third, recv(t, finished, "the third job"))
-	cancel()
-	require.NoError(t, recv(t, done, "Run to return"))
+	require.NoError(t, run.stop(t))
 	assert.Len(t, posts, 0, "nothing sent after the webhook was removed")
 }
 
@@ -140,15 +119,14 @@ func TestSlowWebhookEndpointNeverBlocksJobs(t *testing.T) {
 		_, err := c.Dispatch(ctx, "send", nil)
 		require.NoError(t, err)
 	}
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	finished := make(chan struct{}, jobs)
 	w := worker.New(c, worker.NoMaintenance(), worker.Concurrency(4), worker.PollInterval(10*time.Millisecond),
 		worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
 		worker.Webhooks(worker.WebhookOptions{Timeout: time.Minute, Senders: senders, QueueSize: queued, Drain: time.Minute, Allow: []string{"127.0.0.1"}}),
 		worker.WithHooks(worker.Hooks{Finished: func(*driver.Job, error) { finished <- struct{}{} }}))
 	w.HandleJob("send", func(context.Context, queuety.Payload) error { return nil })
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	run := runWorker(t, w)
 	for i := range jobs {
 		recv(t, finished, "job "+strconv.Itoa(i))
 	}
@@ -161,12 +139,12 @@ func TestSlowWebhookEndpointNeverBlocksJobs(t *testing.T) {
 
 	release <- struct{}{} // let the held POSTs answer; the queued ones follow
 	release <- struct{}{}
-	cancel()
+	run.cancel()
 	for range queued {
 		recv(t, arrived, "a queued POST sent while stopping")
 		release <- struct{}{}
 	}
-	require.NoError(t, recv(t, done, "Run to return"))
+	require.NoError(t, run.stop(t))
 	assert.Len(t, arrived, 0, "dropped POSTs are never sent")
 }
 
@@ -187,7 +165,7 @@ func TestWebhookFailuresAreLogged(t *testing.T) {
 	}
 	id, err := c.Dispatch(ctx, "fail", nil, queuety.MaxAttempts(1))
 	require.NoError(t, err)
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	w := worker.New(c, worker.NoMaintenance(), worker.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
 		worker.Webhooks(worker.WebhookOptions{Allow: []string{"127.0.0.1"}}))
 	w.HandleJob("fail", func(context.Context, queuety.Payload) error { return errors.New("broken") })
