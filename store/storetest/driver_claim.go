@@ -231,7 +231,9 @@ func testDriverPendingDependents(t *testing.T, d *DriverEnv) {
 	}
 	pending := func(ids ...int64) []*driver.Job {
 		t.Helper()
-		return inTx(d, func(tx driver.Tx) ([]*driver.Job, error) { return tx.(driver.DependentsTx).JobPendingDependents(d.Ctx, ids) })
+		return inTx(d, func(tx driver.Tx) ([]*driver.Job, error) {
+			return tx.(driver.DependentsTx).JobPendingDependents(d.Ctx, ids)
+		})
 	}
 	first := d.insertJob(newJob("default", "first"))
 	assert.Zero(t, most(), "highest depends_on without a dependent job")
