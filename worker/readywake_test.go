@@ -232,4 +232,20 @@ func TestCompletedDependencyWakesIdleWorker(t *testing.T) {
 			f.waitRan("dep.next", "completing its dependency")
 		})
 	}
+	// A held claim (worker.HoldClaims) completes the chain's first job in
+	// the transaction that locked it: its handler returns at once, a
+	// second after the dispatch, long after the next job's worker found
+	// nothing and went back to sleep.
+	t.Run("held claim", func(t *testing.T) {
+		dsn, _ := testdb.DSN(t)
+		f := newReadyFixture(t, dsn)
+		f.start(nil, []string{"dep.first"}, worker.HoldClaims(time.Minute))
+		f.start(nil, []string{"dep.next"})
+		_, err := f.c.Chain(queuety.JobRequest{Handler: "dep.first", Options: []queuety.JobOption{queuety.Delay(time.Second)}},
+			queuety.JobRequest{Handler: "dep.next"}).Dispatch(f.ctx)
+		require.NoError(t, err)
+		f.idleNow()
+		f.waitRan("dep.first", "its due time")
+		f.waitRan("dep.next", "completing its dependency")
+	})
 }
