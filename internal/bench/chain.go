@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -11,26 +12,30 @@ import (
 	"github.com/queuety/queuety-go/worker"
 )
 
-// The chain scenarios' jobs: a chain of chainLinks no-op jobs (each
-// depends on the one before), whose handlers alternate between
-// chainHandlerA and chainHandlerB, each run by a worker of its own. Each
-// job carries its place in the chain ("i").
+// The chain scenarios' jobs: a chain of chainLinks jobs (each depends on
+// the one before), whose handlers alternate between chainHandlerA and
+// chainHandlerB, each run by a worker of its own, and work (sleep) for
+// chainWork. Each job carries its place in the chain ("i").
 const (
 	chainHandlerA = "bench_chain_a"
 	chainHandlerB = "bench_chain_b"
-	chainLinks    = 20
+	chainLinks    = 6
+	// chainWork is long enough that the worker of the next job has
+	// polled its way to idle (PollIntervalBusy doubling up to the poll
+	// interval, 1.55 s) while the job before runs.
+	chainWork = 2 * time.Second
 )
 
 // chainProbes are chain-inproc and chain-xproc: the workers of the two
 // handlers have the default poll intervals; chain-inproc runs both in
 // this process, chain-xproc the worker of chainHandlerB in a child
-// process. A link's latency is its job's start time minus the start time
-// of the job before it (the handlers do nothing): the completion of one
-// job, the wake-up of the other worker and its claim. They report the
-// p50 and p99 of a run's links in milliseconds.
+// process. A link's latency is its job's start time minus the time the
+// handler of the job before it returned: that job's completion, the
+// wake-up of the other worker (or its poll) and its claim. They report
+// the p50 and p99 of the links (chainLinks-1 a run) in milliseconds.
 func chainProbes(p Probes, cfg Config) []probe {
 	extra := map[string]float64{"poll_interval_ms": ms(worker.PollIntervalDefault), "idle_poll_interval_ms": ms(worker.IdlePollIntervalDefault),
-		"links": chainLinks}
+		"links": chainLinks, "work_ms": ms(chainWork)}
 	mk := func(name string, measure func(ctx context.Context, c *queuety.Client, dsn string) ([]float64, error)) probe {
 		return probe{
 			name:    name,
@@ -130,10 +135,10 @@ func chainLatency(ctx context.Context, setup *queuety.Client, dsn string, p Prob
 		if err != nil {
 			return nil, err
 		}
-		if len(rep.StartsUS) != chainLinks/2 {
-			return nil, fmt.Errorf("child process reported %d starts, want %d", len(rep.StartsUS), chainLinks/2)
+		if len(rep.StartsUS) != chainLinks/2 || len(rep.EndsUS) != chainLinks/2 {
+			return nil, fmt.Errorf("child process reported %d starts and %d ends, want %d", len(rep.StartsUS), len(rep.EndsUS), chainLinks/2)
 		}
-		links.add(rep.StartsUS)
+		links.add(rep.StartsUS, rep.EndsUS)
 	}
 	if err := waitFor(ctx, links.done, latencyTimeout, fmt.Sprintf("the chain's %d jobs", chainLinks)); err != nil {
 		return nil, err
@@ -141,66 +146,69 @@ func chainLatency(ctx context.Context, setup *queuety.Client, dsn string, p Prob
 	return links.gaps()
 }
 
-// chainRecorder is the chain jobs' handler: it records each job's start
-// time by its place in the chain, and closes done once n jobs started.
+// chainRecorder is the chain jobs' handler: it works for chainWork and
+// records each job's start and end time by its place in the chain, and
+// closes done once n jobs ended.
 type chainRecorder struct {
-	mu     sync.Mutex
-	n      int
-	starts map[int]int64 // wall-clock microseconds by place
-	done   chan struct{}
+	mu           sync.Mutex
+	n            int
+	starts, ends map[int]int64 // wall-clock microseconds by place
+	done         chan struct{}
 }
 
 func newChainRecorder(n int) *chainRecorder {
-	return &chainRecorder{n: n, starts: map[int]int64{}, done: make(chan struct{})}
+	return &chainRecorder{n: n, starts: map[int]int64{}, ends: map[int]int64{}, done: make(chan struct{})}
 }
 
-func (r *chainRecorder) handle(_ context.Context, p queuety.Payload) error {
-	now := time.Now().UnixMicro()
+func (r *chainRecorder) handle(ctx context.Context, p queuety.Payload) error {
+	start := time.Now().UnixMicro()
 	i, ok := p.Int("i")
 	if !ok {
 		return queuety.NonRetryable(errors.New("bench: chain job without its place"))
 	}
-	r.add(map[int]int64{int(i): now})
+	if err := sleepCtx(ctx, chainWork); err != nil {
+		return err
+	}
+	r.add(map[int]int64{int(i): start}, map[int]int64{int(i): time.Now().UnixMicro()})
 	return nil
 }
 
-// add records starts; done is closed once n are recorded (the starts a
-// child process reports are added after that).
-func (r *chainRecorder) add(starts map[int]int64) {
+// add records start and end times; done is closed once n ends are
+// recorded (the times a child process reports are added after that).
+func (r *chainRecorder) add(starts, ends map[int]int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	full := len(r.starts) >= r.n
+	full := len(r.ends) >= r.n
 	for i, us := range starts {
 		r.starts[i] = us
 	}
-	if !full && len(r.starts) >= r.n {
+	for i, us := range ends {
+		r.ends[i] = us
+	}
+	if !full && len(r.ends) >= r.n {
 		close(r.done)
 	}
 }
 
-// recorded returns the starts recorded so far.
-func (r *chainRecorder) recorded() map[int]int64 {
+// recorded returns the start and end times recorded so far.
+func (r *chainRecorder) recorded() (starts, ends map[int]int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[int]int64, len(r.starts))
-	for i, us := range r.starts {
-		out[i] = us
-	}
-	return out
+	return maps.Clone(r.starts), maps.Clone(r.ends)
 }
 
-// gaps returns each link's start minus the start of the one before, in
+// gaps returns each link's start minus the end of the one before, in
 // milliseconds.
 func (r *chainRecorder) gaps() ([]float64, error) {
-	starts := r.recorded()
+	starts, ends := r.recorded()
 	out := make([]float64, 0, chainLinks-1)
 	for i := 1; i < chainLinks; i++ {
-		a, okA := starts[i-1]
-		b, okB := starts[i]
-		if !okA || !okB {
-			return nil, fmt.Errorf("chain job %d or %d did not start", i-1, i)
+		end, okEnd := ends[i-1]
+		start, okStart := starts[i]
+		if !okEnd || !okStart {
+			return nil, fmt.Errorf("chain job %d did not end or %d did not start", i-1, i)
 		}
-		out = append(out, float64(b-a)/1000)
+		out = append(out, float64(start-end)/1000)
 	}
 	return out, nil
 }

@@ -22,8 +22,9 @@ import (
 
 // ChildEnv is the environment variable that makes a program a bench child
 // process: it holds the child's configuration, as JSON. The cross-process
-// scenarios (latency-xproc, chain-xproc, rss-drain-1w) start this program again with it
-// set, so the worker they measure runs in a process of its own.
+// scenarios (latency-xproc, chain-xproc, rss-drain-1w) start this program
+// again with it set, so the worker they measure runs in a process of its
+// own.
 const ChildEnv = "QUEUETY_BENCH_CHILD"
 
 // IsChild reports whether this process was started as a bench child.
@@ -33,7 +34,7 @@ func IsChild() bool { return os.Getenv(ChildEnv) != "" }
 const (
 	childLatency = "latency" // a worker with the default poll interval, reporting dispatch-to-start latencies
 	childDrain   = "drain"   // a worker draining no-op jobs, as drain-1w runs it, reporting its peak RSS
-	childChain   = "chain"   // a worker of chainHandlerB with the default poll intervals, reporting its jobs' start times
+	childChain   = "chain"   // a worker of chainHandlerB with the default poll intervals, reporting its jobs' start and end times
 )
 
 // childConfig is what a bench child does.
@@ -50,10 +51,11 @@ type childReport struct {
 	// LatenciesUS are the dispatch-to-start latencies, in microseconds
 	// (latency mode).
 	LatenciesUS []int64 `json:"latencies_us,omitempty"`
-	// StartsUS are the wall-clock start times of the chain jobs the
-	// child ran, in microseconds since the Unix epoch, by place in the
-	// chain (chain mode).
+	// StartsUS and EndsUS are the wall-clock start and end times of the
+	// chain jobs the child ran, in microseconds since the Unix epoch, by
+	// place in the chain (chain mode).
 	StartsUS map[int]int64 `json:"starts_us,omitempty"`
+	EndsUS   map[int]int64 `json:"ends_us,omitempty"`
 	// PeakRSSKiB is the process's peak resident set (VmHWM), in KiB.
 	PeakRSSKiB int64 `json:"peak_rss_kib"`
 }
@@ -145,7 +147,7 @@ func ChildMain(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("bench child: %w", context.Cause(ctx))
 	}
 	if chain != nil {
-		rep.StartsUS = chain.recorded()
+		rep.StartsUS, rep.EndsUS = chain.recorded()
 	} else if lat != nil {
 		rep.LatenciesUS = lat.micros()
 	}

@@ -113,7 +113,7 @@ func TestChainScenarios(t *testing.T) {
 			p50 := requireResult(t, results, s+"-p50", "ms", 1)
 			p99 := requireResult(t, results, s+"-p99", "ms", 1)
 			assert.GreaterOrEqual(t, p99.Median, p50.Median, "%s: p99 against p50", s)
-			assert.Equal(t, map[string]float64{"poll_interval_ms": 1000, "idle_poll_interval_ms": 10000, "links": chainLinks}, p99.Extra, "%s: settings", s)
+			assert.Equal(t, map[string]float64{"poll_interval_ms": 1000, "idle_poll_interval_ms": 10000, "links": chainLinks, "work_ms": 2000}, p99.Extra, "%s: settings", s)
 			if _, sqlite := env.(SQLiteEnv); s == "chain-xproc" && sqlite {
 				continue
 			}
