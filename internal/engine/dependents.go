@@ -43,6 +43,15 @@ type depGate struct {
 	horizon atomic.Int64 // the highest depends_on known
 	readAt  atomic.Int64 // when the store's horizon was last read (depClock), 0: never
 	heard   atomic.Bool  // another process committed jobs since that read
+	// raiser is raise bound once, so that noting jobs allocates no
+	// method value.
+	raiser func(id int64)
+}
+
+func newDepGate() *depGate {
+	g := &depGate{}
+	g.raiser = g.raise
+	return g
 }
 
 // depGates are the process's gates by Config.WakeKey, shared as the wake
@@ -53,9 +62,12 @@ var depGates sync.Map // string -> *depGate
 // is "".
 func gateFor(key string) *depGate {
 	if key == "" {
-		return &depGate{}
+		return newDepGate()
 	}
-	g, _ := depGates.LoadOrStore(key, &depGate{})
+	if g, ok := depGates.Load(key); ok {
+		return g.(*depGate)
+	}
+	g, _ := depGates.LoadOrStore(key, newDepGate())
 	return g.(*depGate)
 }
 

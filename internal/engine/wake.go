@@ -305,7 +305,7 @@ func (e *Engine) wakeNoted(n *jobnote.Note) {
 // handoff) are not pending and wake no one.
 func (e *Engine) noteJobs(ctx context.Context) (context.Context, func()) {
 	ctx, n := jobnote.With(ctx)
-	n.OnDependsOn(e.deps.raise)
+	n.OnDependsOn(e.deps.raiser)
 	return ctx, func() { e.wakeNoted(n) }
 }
 
