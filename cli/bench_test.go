@@ -38,7 +38,8 @@ func TestBenchSQLite(t *testing.T) {
 	want := map[string]bool{"dispatch": true, "drain-1w": true, "drain-4w": true, "workflow-3step-4w": true, "fanout-2x5-4w": true, "fanout-2x5-4w-item": true,
 		"raw-sql-ceiling-1c": true, "latency-inproc-p50": true, "latency-inproc-p99": true, "latency-xproc-p50": true,
 		"latency-xproc-p99": true, "backlog-300-claim": true, "backlog-300-drain": true, "sweep-300-deadlines": true,
-		"sweep-300-timeouts": true, "sweep-300-stale": true}
+		"sweep-300-timeouts": true, "sweep-300-stale": true, "chain-inproc-p50": true, "chain-inproc-p99": true,
+		"chain-xproc-p50": true, "chain-xproc-p99": true}
 	if runtime.GOOS == "linux" {
 		want["rss-drain-1w"] = true
 	}

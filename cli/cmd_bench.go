@@ -61,6 +61,10 @@ More scenarios measure other figures:
       of jobs dispatched one at a time (--latency-rate, --latency-for) to a
       worker with the default poll interval, in this process or in a child
       process (this program started again)
+  chain-inproc, chain-xproc  p50 and p99 (ms) from one job's end to the
+      next one's start in a 6-job chain whose jobs (2 s of work each)
+      alternate between two workers with the default poll intervals, both
+      in this process or the second in a child process
   rss-drain-1w     peak RSS (MiB) of a child worker process during drain-1w
   backlog-<N>      median claim transaction (ms) and drain rate (jobs/s) of
       one worker draining --backlog-drain jobs out of N pending (--backlogs;

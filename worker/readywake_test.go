@@ -18,8 +18,9 @@ import (
 
 // The tests of this file check that a commit that makes jobs claimable
 // without inserting them (a job handed back, a concurrency group slot
-// freed by a completion, a stale recovery or a timeout) wakes an idle worker at once, though its
-// poll intervals are far longer than the tests wait.
+// freed by a completion, a stale recovery or a timeout, a completed
+// dependency) wakes an idle worker at once, though its poll intervals are
+// far longer than the tests wait.
 
 // readyPoll is the idle workers' poll interval: the jobs must start far
 // sooner (readyWithin).
@@ -195,4 +196,56 @@ func TestReleaseWakesIdleWorker(t *testing.T) {
 	f.start(nil, []string{"rel.job"})
 	require.NoError(t, e.Release(f.ctx, claimed))
 	f.waitRan("rel.job", "handing it back")
+}
+
+// TestCompletedDependencyWakesIdleWorker: a job that depends on another
+// (a chain's next job, a job dispatched with DependsOn) starts as soon as
+// that one completes, on another worker, which polls every readyPoll.
+func TestCompletedDependencyWakesIdleWorker(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		dispatch func(f *readyFixture) // dispatches dep.first and dep.next, which depends on it
+	}{
+		{"chain", func(f *readyFixture) {
+			_, err := f.c.Chain(queuety.JobRequest{Handler: "dep.first"}, queuety.JobRequest{Handler: "dep.next"}).Dispatch(f.ctx)
+			require.NoError(f.t, err)
+			f.waitRan("dep.first", "the dispatch")
+		}},
+		{"depends on", func(f *readyFixture) {
+			first, err := f.c.Dispatch(f.ctx, "dep.first", nil)
+			require.NoError(f.t, err)
+			f.waitRan("dep.first", "the dispatch")
+			f.drainIdle()
+			_, err = f.c.Dispatch(f.ctx, "dep.next", nil, queuety.DependsOn(first))
+			require.NoError(f.t, err)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn, _ := testdb.DSN(t)
+			f := newReadyFixture(t, dsn)
+			release := make(chan struct{})
+			f.start(release, []string{"dep.first"})
+			f.start(nil, []string{"dep.next"})
+			tc.dispatch(f)
+			f.idleNow() // the next job's worker, woken by the dispatch, found its dependency running and waits again
+			close(release)
+			f.waitRan("dep.next", "completing its dependency")
+		})
+	}
+	// A held claim (worker.HoldClaims) completes the chain's first job in
+	// the transaction that locked it: its handler returns at once, a
+	// second after the dispatch, long after the next job's worker found
+	// nothing and went back to sleep.
+	t.Run("held claim", func(t *testing.T) {
+		dsn, _ := testdb.DSN(t)
+		f := newReadyFixture(t, dsn)
+		f.start(nil, []string{"dep.first"}, worker.HoldClaims(time.Minute))
+		f.start(nil, []string{"dep.next"})
+		_, err := f.c.Chain(queuety.JobRequest{Handler: "dep.first", Options: []queuety.JobOption{queuety.Delay(time.Second)}},
+			queuety.JobRequest{Handler: "dep.next"}).Dispatch(f.ctx)
+		require.NoError(t, err)
+		f.idleNow()
+		f.waitRan("dep.first", "its due time")
+		f.waitRan("dep.next", "completing its dependency")
+	})
 }

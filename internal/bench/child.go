@@ -22,8 +22,9 @@ import (
 
 // ChildEnv is the environment variable that makes a program a bench child
 // process: it holds the child's configuration, as JSON. The cross-process
-// scenarios (latency-xproc, rss-drain-1w) start this program again with it
-// set, so the worker they measure runs in a process of its own.
+// scenarios (latency-xproc, chain-xproc, rss-drain-1w) start this program
+// again with it set, so the worker they measure runs in a process of its
+// own.
 const ChildEnv = "QUEUETY_BENCH_CHILD"
 
 // IsChild reports whether this process was started as a bench child.
@@ -33,6 +34,7 @@ func IsChild() bool { return os.Getenv(ChildEnv) != "" }
 const (
 	childLatency = "latency" // a worker with the default poll interval, reporting dispatch-to-start latencies
 	childDrain   = "drain"   // a worker draining no-op jobs, as drain-1w runs it, reporting its peak RSS
+	childChain   = "chain"   // a worker of chainHandlerB with the default poll intervals, reporting its jobs' start and end times
 )
 
 // childConfig is what a bench child does.
@@ -49,12 +51,17 @@ type childReport struct {
 	// LatenciesUS are the dispatch-to-start latencies, in microseconds
 	// (latency mode).
 	LatenciesUS []int64 `json:"latencies_us,omitempty"`
+	// StartsUS and EndsUS are the wall-clock start and end times of the
+	// chain jobs the child ran, in microseconds since the Unix epoch, by
+	// place in the chain (chain mode).
+	StartsUS map[int]int64 `json:"starts_us,omitempty"`
+	EndsUS   map[int]int64 `json:"ends_us,omitempty"`
 	// PeakRSSKiB is the process's peak resident set (VmHWM), in KiB.
 	PeakRSSKiB int64 `json:"peak_rss_kib"`
 }
 
-// childWarm is the line a latency child prints when it has run the
-// warm-up job: its worker is claiming.
+// childWarm is the line a latency or chain child prints when it has run
+// the warm-up job: its worker is claiming.
 const childWarm = "warm"
 
 // ChildMain runs the bench child process ChildEnv describes and writes its
@@ -89,10 +96,17 @@ func ChildMain(ctx context.Context, out io.Writer) error {
 	var done <-chan struct{}
 	var lat *latencyRecorder
 	var drain *countdown
+	var chain *chainRecorder
 	switch cfg.Mode {
-	case childLatency:
-		lat = newLatencyRecorder(cfg.Jobs)
-		done = lat.done
+	case childLatency, childChain:
+		if cfg.Mode == childLatency {
+			lat = newLatencyRecorder(cfg.Jobs)
+			done = lat.done
+		} else {
+			lat = newLatencyRecorder(0) // the warm-up job alone
+			chain = newChainRecorder(cfg.Jobs)
+			done = chain.done
+		}
 		go func() {
 			select {
 			case <-lat.warm:
@@ -109,9 +123,13 @@ func ChildMain(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("bench child: unknown mode %q", cfg.Mode)
 	}
 	w := worker.New(c, opts...)
-	if lat != nil {
+	switch {
+	case chain != nil:
 		w.HandleJob(latencyHandler, lat.handle)
-	} else {
+		w.HandleJob(chainHandlerB, chain.handle)
+	case lat != nil:
+		w.HandleJob(latencyHandler, lat.handle)
+	default:
 		w.HandleJob("noop", drain.handle)
 	}
 	runCtx, stop := context.WithCancel(ctx)
@@ -128,7 +146,9 @@ func ChildMain(ctx context.Context, out io.Writer) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("bench child: %w", context.Cause(ctx))
 	}
-	if lat != nil {
+	if chain != nil {
+		rep.StartsUS, rep.EndsUS = chain.recorded()
+	} else if lat != nil {
 		rep.LatenciesUS = lat.micros()
 	}
 	if rep.PeakRSSKiB, err = peakRSS(); err != nil {

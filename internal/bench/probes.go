@@ -110,6 +110,7 @@ func probesFor(env Env, cfg Config) []probe {
 	p := cfg.Probes.withDefaults()
 	var out []probe
 	out = append(out, latencyProbes(p, cfg)...)
+	out = append(out, chainProbes(p, cfg)...)
 	if rss := rssProbe(p, cfg); rss != nil {
 		out = append(out, *rss)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/worker"
 )
 
 // The test binary doubles as the bench child process: the cross-process
@@ -95,6 +96,28 @@ func TestLatencyScenarios(t *testing.T) {
 			assert.GreaterOrEqual(t, p99.Median, p50.Median, "%s: p99 against p50", s)
 			assert.Less(t, p99.Median, float64(latencyTimeout/time.Millisecond), "%s: p99", s)
 			assert.Equal(t, map[string]float64{"poll_interval_ms": 1000, "rate_per_s": 100, "jobs": 30}, p99.Extra, "%s: settings", s)
+		}
+	})
+}
+
+// TestChainScenarios: a chain's links alternate between two workers that
+// poll every second or slower; each link starts on a wake-up, well within
+// the poll interval (cross-process on MySQL, whose store carries wake-ups
+// between processes; SQLite's child process finds its links by polling).
+func TestChainScenarios(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, env Env) {
+		_, results := runBench(t, env, Config{Runs: 1, Concurrency: 2, Scenarios: []string{"chain-inproc", "chain-xproc"}})
+		require.Len(t, results, 4, "results")
+		for _, s := range []string{"chain-inproc", "chain-xproc"} {
+			p50 := requireResult(t, results, s+"-p50", "ms", 1)
+			p99 := requireResult(t, results, s+"-p99", "ms", 1)
+			assert.GreaterOrEqual(t, p99.Median, p50.Median, "%s: p99 against p50", s)
+			assert.Equal(t, map[string]float64{"poll_interval_ms": 1000, "idle_poll_interval_ms": 10000, "links": chainLinks, "work_ms": 2000}, p99.Extra, "%s: settings", s)
+			if _, sqlite := env.(SQLiteEnv); s == "chain-xproc" && sqlite {
+				continue
+			}
+			assert.Less(t, p50.Median, float64(worker.PollIntervalDefault/time.Millisecond), "%s: p50 of a link, against the poll interval", s)
 		}
 	})
 }

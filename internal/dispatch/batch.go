@@ -82,5 +82,8 @@ func (s *Service) DispatchChain(ctx context.Context, queue, catch string, reqs [
 		}
 		jobs[i] = job
 	}
+	// The note tells the engine, before the chain commits, which jobs have
+	// dependents now; InsertChain wakes the claim loops itself.
+	ctx, _ = s.cfg.NoteJobs(ctx)
 	return s.cfg.Batches.InsertChain(ctx, jobs)
 }

@@ -206,6 +206,7 @@ func (e *Engine) claimTx(ctx context.Context, req ClaimRequest) ([]*Claimed, err
 	if err != nil {
 		return nil, fmt.Errorf("queuety: claim: %w", err)
 	}
+	e.claimedDependents(out)
 	for _, id := range uniqueIDs(expiredWorkflows) {
 		if _, err := e.ExpireWorkflow(ctx, id); err != nil {
 			e.log.Error("queuety: expire workflow found at claim", "workflow_id", id, "err", err)

@@ -48,6 +48,7 @@ type Engine struct {
 	branches    branchCombiner
 	wakes       *wakeHub          // new jobs: see wake.go
 	remote      *remoteWake       // nil unless the store carries notifications between processes
+	deps        *depGate          // which completed jobs may have dependents: see dependents.go
 	schedWakes  *wakeHub          // saved schedules
 	obs         observe.Observer  // nil: no instrumentation
 	batches     *batch.Service    // batches and chains (batches.go)
@@ -129,7 +130,7 @@ func New(store driver.Store, cfg Config) *Engine {
 	if cfg.MaxForEachItems == 0 {
 		cfg.MaxForEachItems = DefaultMaxForEachItems
 	}
-	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), deps: gateFor(cfg.WakeKey), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 	if n, ok := store.(driver.JobNotifier); ok {
 		e.remote = &remoteWake{n: n, log: cfg.Logger}
 	}

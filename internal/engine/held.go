@@ -109,7 +109,8 @@ func (e *Engine) lockHeld(ctx context.Context, tx driver.HeldTx, req ClaimReques
 // settleHeld writes a held transaction's outcome in it: the converted
 // jobs claimed as the claim does, the completed ones with the claim's and
 // the completion's columns in one UPDATE and the log rows, batch and
-// compensation writes of CompleteJobs.
+// compensation writes of CompleteJobs, noting the jobs it makes claimable
+// (their dependents) in ctx as CompleteJobs does.
 func (e *Engine) settleHeld(ctx context.Context, tx driver.HeldTx, t *heldTx, end heldEnd) error {
 	now := e.clock.Now()
 	if len(end.convert) > 0 {
@@ -137,6 +138,9 @@ func (e *Engine) settleHeld(ctx context.Context, tx driver.HeldTx, t *heldTx, en
 		return err
 	}
 	if err := e.batchJobsCompleted(ctx, tx, end.completed, now); err != nil {
+		return err
+	}
+	if err := e.noteDependents(ctx, tx, claimedJobs(end.completed)); err != nil { // dependents.go
 		return err
 	}
 	return e.compensationsEnded(ctx, tx, end.completed, now)

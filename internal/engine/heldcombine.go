@@ -279,6 +279,7 @@ func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs d
 	ready := make(chan error, 1)
 	go func() {
 		scanned, wrote := false, false
+		ctx, woke := e.noteJobs(ctx) // the jobs the outcomes make claimable
 		err := hs.InHeldTx(ctx, p.Idle, func(tx driver.HeldTx) error {
 			e.heldScan.Lock()
 			jobs, err := e.lockHeld(ctx, tx, all, t)
@@ -314,6 +315,9 @@ func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs d
 		})
 		if wrote {
 			e.heldWrite.Unlock()
+			if err == nil {
+				woke()
+			}
 		}
 		if err == errHeldRollback {
 			err = nil

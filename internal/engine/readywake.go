@@ -3,7 +3,8 @@ package engine
 // Wake-ups for rows a commit makes claimable without inserting them: a
 // freed concurrency group slot (by a worker's attempt, a stale recovery
 // or a timeout). A job handed back, or retried at once, is noted where it
-// is written (Release, failAttempt).
+// is written (Release, failAttempt); the jobs that wait on a completed one
+// (depends_on) in dependents.go.
 
 import (
 	"context"
@@ -34,9 +35,9 @@ func freedSlot(ctx context.Context, j *driver.Job) {
 func (e *Engine) NoteJobs(ctx context.Context) (context.Context, func()) { return e.noteJobs(ctx) }
 
 // completedJobs notes the group slots that the plain jobs completed by
-// CompleteJobs free. (Jobs waiting on the completed ones through
-// depends_on are found by the workers' polls: reading them after every
-// completion cost a drain a tenth of its rate.)
+// CompleteJobs free. (The jobs waiting on the completed ones through
+// depends_on are noted in the completion's transaction, when they may
+// exist: see dependents.go.)
 func (e *Engine) completedJobs(ctx context.Context, results []*Result, errs []error) {
 	for i, r := range results {
 		if errs[i] == nil {

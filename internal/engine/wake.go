@@ -252,7 +252,10 @@ func (e *Engine) SubscribeWakeFor(t WakeTarget) *WakeSub {
 	if e.remote == nil {
 		return w
 	}
-	e.remote.listen(e.wakes.signal)
+	e.remote.listen(func() {
+		e.deps.heard.Store(true) // the jobs may have dependents
+		e.wakes.signal()
+	})
 	var once sync.Once
 	w.close = func() {
 		e.wakes.remove(s)
@@ -302,6 +305,7 @@ func (e *Engine) wakeNoted(n *jobnote.Note) {
 // handoff) are not pending and wake no one.
 func (e *Engine) noteJobs(ctx context.Context) (context.Context, func()) {
 	ctx, n := jobnote.With(ctx)
+	n.OnDependsOn(e.deps.raiser)
 	return ctx, func() { e.wakeNoted(n) }
 }
 

@@ -22,6 +22,9 @@ type Note struct {
 	mu     sync.Mutex
 	counts map[Key]int
 	any    bool // claimable jobs of unknown number and kind
+	// depends, when set, is told of the dependency of every job inserted
+	// with a depends_on, before the transaction commits (OnDependsOn).
+	depends func(id int64)
 }
 
 type key struct{}
@@ -37,9 +40,23 @@ func from(ctx context.Context) *Note {
 	return n
 }
 
+// OnDependsOn makes the jobs inserted with the note's context tell f the
+// job each depends on (depends_on), as they are inserted: before the
+// transaction commits, so the completion of that job, however soon,
+// knows it has a dependent.
+func (n *Note) OnDependsOn(f func(id int64)) { n.depends = f }
+
 // Inserted notes the pending jobs among jobs, inserted with ctx (one
-// inserted already claimed, processing, does not count).
+// inserted already claimed, processing, does not count), and tells the
+// note's OnDependsOn function the jobs they depend on.
 func Inserted(ctx context.Context, jobs []*driver.Job) {
+	if n := from(ctx); n != nil && n.depends != nil {
+		for _, j := range jobs {
+			if j.DependsOn != 0 {
+				n.depends(j.DependsOn)
+			}
+		}
+	}
 	note(ctx, jobs, func(j *driver.Job) bool { return j.Status == "" || j.Status == driver.JobPending })
 }
 

@@ -290,6 +290,16 @@ type Statements struct {
 	FailurePage   func(q driver.FailureQuery) string
 	ArtifactPage  func(q driver.ArtifactQuery) string
 	FailureCounts string
+	// DependsOnMax selects the highest depends_on, if any (the last entry
+	// of idx_depends: SQLite's and PostgreSQL's index holds only the rows
+	// with one, and MIN/MAX would not use it there), and PendingDependents
+	// the id, queue, handler, depends_on and status of the jobs that
+	// depend on any of n ids (one seek of idx_depends each; the caller
+	// keeps the pending ones: with the status in the statement, a
+	// planner without statistics reads the pending jobs instead); see
+	// driver.DependentsTx.
+	DependsOnMax      string
+	PendingDependents func(n int) string
 }
 
 // claimBlockers are the conditions a pending job of a claimed handler
@@ -371,6 +381,10 @@ func buildStatements(t Tables, d Dialect) Statements {
 		FailurePage:       func(q driver.FailureQuery) string { return failurePageSQL(t, q) },
 		ArtifactPage:      func(q driver.ArtifactQuery) string { return artifactPageSQL(t, q) },
 		FailureCounts:     "SELECT category, COUNT(*) FROM " + t.Failures + " WHERE workflow_id = ? GROUP BY category ORDER BY category",
+		DependsOnMax:      "SELECT depends_on FROM " + t.Jobs + " WHERE depends_on IS NOT NULL ORDER BY depends_on DESC LIMIT 1",
+		PendingDependents: func(n int) string {
+			return "SELECT id, queue, handler, depends_on, status FROM " + t.Jobs + " WHERE depends_on IN (" + placeholders(n) + ")"
+		},
 	}
 	for _, col := range []string{"schedule_to_close_at", "schedule_to_start_at", "heartbeat_deadline_at", "start_to_close_at"} {
 		st.TimedOut = append(st.TimedOut, "SELECT id FROM "+t.Jobs+" WHERE "+col+" <= ? LIMIT ?")

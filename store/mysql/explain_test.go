@@ -398,3 +398,39 @@ func TestHistoryPagesReadThroughIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestDependentsReadThroughIndex: a completion's reads of its jobs'
+// dependents (driver.DependentsTx) touch only the entries of idx_depends
+// they need: the highest depends_on is read from the end of the index, and
+// the pending dependents of a few jobs are found among 20,000 jobs, every
+// other one depending on another, by reading about as many rows as there
+// are dependents.
+func TestDependentsReadThroughIndex(t *testing.T) {
+	t.Parallel()
+	_, s, db, prefix := bigStore(t)
+	table := prefix + "queuety_jobs"
+	now := sqlTime(time.Now())
+	insertRows(t, db, table, "queue, handler, payload, status, available_at, created_at, depends_on", 20000, func(i int) string {
+		dep, status := "NULL", "completed"
+		if i%2 == 1 {
+			dep = fmt.Sprint(i) // the id of the row before it
+			if i > 19000 {
+				status = "pending"
+			}
+		}
+		return fmt.Sprintf("('default','noop','[]','%s','%s','%s',%s)", status, now, now, dep)
+	})
+	p := analyze(t, db, s.SQL.DependsOnMax)
+	t.Logf("highest depends_on: %+v", p)
+	assert.Equal(t, "idx_depends", p.Key, "highest depends_on index")
+	assert.False(t, p.Filesort, "the highest depends_on is read in index order")
+	assert.LessOrEqual(t, p.RowsRead, 1.0, "rows read for the highest depends_on")
+	var most int64
+	require.NoError(t, db.QueryRow(s.SQL.DependsOnMax).Scan(&most))
+	assert.Equal(t, int64(19999), most, "the highest depends_on")
+
+	p = analyze(t, db, s.SQL.PendingDependents(3), 19001, 19003, 100)
+	t.Logf("pending dependents: %+v", p)
+	assert.Equal(t, "idx_depends", p.Key, "pending dependents index")
+	assert.LessOrEqual(t, p.RowsRead, 3.0, "rows read for the dependents of 3 jobs")
+}

@@ -63,6 +63,8 @@ func TestHotQueriesReadTheirIndexes(t *testing.T) {
 		{"unique candidates", "SELECT id, payload FROM " + jobs + " WHERE handler = ? AND payload_hash IS NOT NULL AND status IN ('pending', 'processing') AND OCTET_LENGTH(payload) = ? ORDER BY id", jobs + "_idx_(handler_status|unique)", []any{"h", 13}},
 		{"group usage", "SELECT concurrency_group, COUNT(*) FROM " + jobs + " WHERE concurrency_group IN (?, ?) AND status = 'processing' GROUP BY concurrency_group", jobs + "_idx_group_status", []any{"a", "b"}},
 		{"dependents", "SELECT id FROM " + jobs + " WHERE depends_on = ?", jobs + "_idx_depends", []any{1}},
+		{"highest depends_on", s.SQL.DependsOnMax, jobs + "_idx_depends", nil},
+		{"pending dependents", s.SQL.PendingDependents(3), jobs + "_idx_depends", []any{1, 2, 3}},
 		{"batch", "SELECT id FROM " + jobs + " WHERE batch_id = ?", jobs + "_idx_batch", []any{1}},
 		{"claim update", "UPDATE " + jobs + s.D.ByID + " SET status = 'processing', reserved_at = ? WHERE id IN (?, ?, ?) AND status = 'pending'", "PRIMARY KEY", []any{now, 1, 2, 3}},
 		{"completion", "UPDATE " + jobs + s.D.ByID + " SET status = 'completed', completed_at = ? WHERE id IN (?, ?, ?) AND status = 'processing' AND claim_token = ?", "PRIMARY KEY", []any{now, 1, 2, 3, 4}},

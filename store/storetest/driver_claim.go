@@ -20,6 +20,7 @@ func init() {
 	registerDriver("Claim/OnlyListedHandlers", testDriverClaimHandlers)
 	registerDriver("Claim/SkipsPausedQueues", testDriverClaimPaused)
 	registerDriver("Claim/WaitsForDependency", testDriverClaimDependsOn)
+	registerDriver("Claim/PendingDependents", testDriverPendingDependents)
 	registerDriver("Claim/FollowsWorkflowStatus", testDriverClaimWorkflowStatus)
 	registerDriver("Claim/HasDueReadsWithoutClaiming", testDriverHasDue)
 	registerDriver("Claim/AttemptsStopAtColumnLimit", testDriverClaimAttemptsLimit)
@@ -213,6 +214,52 @@ func testDriverClaimDependsOn(t *testing.T, d *DriverEnv) {
 	assert.True(t, d.hasDue(then), "due once the dependency completed")
 	assert.Equal(t, []int64{ids[0]}, jobIDs(d.claim(then)),
 		"claimed once the dependency completed (not those waiting on a buried or missing job)")
+}
+
+// testDriverPendingDependents: the reads a completion makes to wake the
+// workers of the jobs that wait on it (driver.DependentsTx, optional): the
+// highest depends_on, and the pending jobs among a few jobs' dependents.
+func testDriverPendingDependents(t *testing.T, d *DriverEnv) {
+	// Optional: a store without it is asked outside the transaction, so
+	// that the skip never leaves one open.
+	if !inTx(d, func(tx driver.Tx) (bool, error) { _, ok := tx.(driver.DependentsTx); return ok, nil }) {
+		t.Skip("the store's transactions have no JobPendingDependents (driver.DependentsTx)")
+	}
+	most := func() int64 {
+		t.Helper()
+		return inTx(d, func(tx driver.Tx) (int64, error) { return tx.(driver.DependentsTx).JobDependsOnMax(d.Ctx) })
+	}
+	pending := func(ids ...int64) []*driver.Job {
+		t.Helper()
+		return inTx(d, func(tx driver.Tx) ([]*driver.Job, error) {
+			return tx.(driver.DependentsTx).JobPendingDependents(d.Ctx, ids)
+		})
+	}
+	first := d.insertJob(newJob("default", "first"))
+	assert.Zero(t, most(), "highest depends_on without a dependent job")
+	after := func(q, h string, dependsOn int64, status driver.JobStatus) *driver.Job {
+		j := newJob(q, h)
+		j.DependsOn, j.Status = dependsOn, status
+		return j
+	}
+	other := d.insertJob(newJob("default", "other"))
+	ids := d.insertJobs(after("mail", "then", first, driver.JobPending), after("default", "also", first, driver.JobPending),
+		after("default", "done", first, driver.JobCompleted), after("default", "next", other, driver.JobBuried))
+	assert.Equal(t, other, most(), "highest depends_on")
+	got := pending(first, other, ids[0])
+	require.Len(t, got, 2, "pending dependents of the first job (not the completed or buried ones, nor those of a job without)")
+	byID := map[int64]*driver.Job{}
+	for _, j := range got {
+		byID[j.ID] = j
+	}
+	require.Contains(t, byID, ids[0], "pending dependent in queue mail")
+	require.Contains(t, byID, ids[1], "pending dependent in queue default")
+	assert.Equal(t, "mail", byID[ids[0]].Queue, "queue")
+	assert.Equal(t, "then", byID[ids[0]].Handler, "handler")
+	assert.Equal(t, first, byID[ids[0]].DependsOn, "depends_on")
+	assert.Equal(t, driver.JobPending, byID[ids[0]].Status, "status")
+	assert.Empty(t, pending(ids[0]), "dependents of a job without any")
+	assert.Empty(t, pending(), "no jobs")
 }
 
 func testDriverClaimWorkflowStatus(t *testing.T, d *DriverEnv) {

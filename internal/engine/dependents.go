@@ -1,0 +1,161 @@
+package engine
+
+// Wake-ups for jobs that wait on another (depends_on: a chain's next job,
+// a job dispatched with DependsOn): the completion that makes them
+// claimable wakes idle workers for them, in this process and the others,
+// as for any job a commit makes claimable.
+//
+// Finding them takes a read of the completed jobs' dependents, and most
+// jobs have none: the read runs, in the completion's transaction, only
+// when one of the completed jobs may have one. A job may have a dependent
+// only if its id is at most the highest depends_on of the jobs table (the
+// horizon), which the store reads from one end of its depends_on index
+// (driver.DependentsTx). The process keeps the horizon per store and
+// raises it without a read when one of its engines inserts a job with a
+// depends_on (before that insert commits) or claims one (a chain's job
+// most likely has a dependent too); it reads the store's again, in a
+// completion's transaction, once depReadMaxAge has passed, or depReadGap
+// after another process told it of new jobs (remoteWake). A plain drain of
+// jobs newer than every dependency reads nothing but that, about once a
+// second. A dependent inserted by another process and missed in between
+// is found by a poll, as before.
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/queuety/queuety-go/internal/jobnote"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// How often the horizon is read again from the store: at most once per
+// depReadGap after another process committed jobs, and otherwise once
+// per depReadMaxAge.
+const (
+	depReadGap    = 20 * time.Millisecond
+	depReadMaxAge = time.Second
+)
+
+// depGate is the process's horizon of one store (see above).
+type depGate struct {
+	horizon atomic.Int64 // the highest depends_on known
+	readAt  atomic.Int64 // when the store's horizon was last read (depClock), 0: never
+	heard   atomic.Bool  // another process committed jobs since that read
+	// raiser is raise bound once, so that noting jobs allocates no
+	// method value.
+	raiser func(id int64)
+}
+
+func newDepGate() *depGate {
+	g := &depGate{}
+	g.raiser = g.raise
+	return g
+}
+
+// depGates are the process's gates by Config.WakeKey, shared as the wake
+// hubs are.
+var depGates sync.Map // string -> *depGate
+
+// gateFor returns the shared gate of key, or a gate of its own when key
+// is "".
+func gateFor(key string) *depGate {
+	if key == "" {
+		return newDepGate()
+	}
+	if g, ok := depGates.Load(key); ok {
+		return g.(*depGate)
+	}
+	g, _ := depGates.LoadOrStore(key, newDepGate())
+	return g.(*depGate)
+}
+
+// depEpoch is the start of depClock.
+var depEpoch = time.Now()
+
+// depClock is the monotonic time since depEpoch, never 0.
+func depClock() int64 { return int64(time.Since(depEpoch)) + 1 }
+
+// raise raises the horizon to id.
+func (g *depGate) raise(id int64) {
+	for {
+		cur := g.horizon.Load()
+		if id <= cur || g.horizon.CompareAndSwap(cur, id) {
+			return
+		}
+	}
+}
+
+// due reports whether the store's horizon is to be read again.
+func (g *depGate) due() bool {
+	at := g.readAt.Load()
+	if at == 0 {
+		return true
+	}
+	age := time.Duration(depClock() - at)
+	return age >= depReadMaxAge || (age >= depReadGap && g.heard.Load())
+}
+
+// noteDependents notes, in the transaction tx that completes jobs, their
+// pending dependents as made claimable (jobnote.Ready), so the caller
+// wakes workers for them once it committed. It reads them only when one
+// of jobs may have a dependent (see above).
+func (e *Engine) noteDependents(ctx context.Context, tx driver.Tx, jobs []*driver.Job) error {
+	dt, ok := tx.(driver.DependentsTx)
+	if !ok || len(jobs) == 0 {
+		return nil
+	}
+	g := e.deps
+	lo := jobs[0].ID
+	for _, j := range jobs[1:] {
+		lo = min(lo, j.ID)
+	}
+	if lo > g.horizon.Load() {
+		if !g.due() {
+			return nil
+		}
+		g.heard.Store(false) // news heard during the read calls for another
+		h, err := dt.JobDependsOnMax(ctx)
+		if err != nil {
+			return err
+		}
+		g.raise(h)
+		g.readAt.Store(depClock())
+	}
+	horizon := g.horizon.Load()
+	if lo > horizon {
+		return nil
+	}
+	may := make([]int64, 0, len(jobs))
+	for _, j := range jobs {
+		if j.ID <= horizon {
+			may = append(may, j.ID)
+		}
+	}
+	deps, err := dt.JobPendingDependents(ctx, may)
+	if err != nil {
+		return err
+	}
+	jobnote.Ready(ctx, deps...)
+	return nil
+}
+
+// claimedJobs returns the jobs of results.
+func claimedJobs(results []*Result) []*driver.Job {
+	jobs := make([]*driver.Job, len(results))
+	for i, r := range results {
+		jobs[i] = r.Claimed.Job
+	}
+	return jobs
+}
+
+// claimedDependents raises the horizon to the claimed jobs that depend on
+// another: a chain's job most likely has a dependent too.
+func (e *Engine) claimedDependents(claimed []*Claimed) {
+	for _, cj := range claimed {
+		if cj.Job.DependsOn != 0 {
+			e.deps.raise(cj.Job.ID)
+		}
+	}
+}
