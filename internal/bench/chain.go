@@ -36,24 +36,7 @@ const (
 func chainProbes(p Probes, cfg Config) []probe {
 	extra := map[string]float64{"poll_interval_ms": ms(worker.PollIntervalDefault), "idle_poll_interval_ms": ms(worker.IdlePollIntervalDefault),
 		"links": chainLinks, "work_ms": ms(chainWork)}
-	mk := func(name string, measure func(ctx context.Context, c *queuety.Client, dsn string) ([]float64, error)) probe {
-		return probe{
-			name:    name,
-			results: []probeResult{{name + "-p50", "ms", extra}, {name + "-p99", "ms", extra}},
-			run: func(ctx context.Context, env Env, rep *Report) (*probeOut, error) {
-				var lat []float64
-				_, err := runOnce(ctx, env, func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
-					var err error
-					lat, err = measure(ctx, c, dsn)
-					return 0, err
-				}, rep)
-				if err != nil {
-					return nil, err
-				}
-				return &probeOut{values: map[string][]float64{name + "-p50": {percentile(lat, 0.50)}, name + "-p99": {percentile(lat, 0.99)}}}, nil
-			},
-		}
-	}
+	mk := func(name string, measure latencyMeasure) probe { return percentileProbe(name, extra, measure) }
 	return []probe{
 		mk("chain-inproc", func(ctx context.Context, c *queuety.Client, dsn string) ([]float64, error) {
 			return chainLatency(ctx, c, dsn, p, cfg.Concurrency, false)

@@ -29,24 +29,7 @@ func latencyProbes(p Probes, cfg Config) []probe {
 	extra := map[string]float64{
 		"poll_interval_ms": ms(worker.PollIntervalDefault), "rate_per_s": float64(p.LatencyRate), "jobs": float64(n),
 	}
-	mk := func(name string, measure func(ctx context.Context, c *queuety.Client, dsn string) ([]float64, error)) probe {
-		return probe{
-			name:    name,
-			results: []probeResult{{name + "-p50", "ms", extra}, {name + "-p99", "ms", extra}},
-			run: func(ctx context.Context, env Env, rep *Report) (*probeOut, error) {
-				var lat []float64
-				_, err := runOnce(ctx, env, func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
-					var err error
-					lat, err = measure(ctx, c, dsn)
-					return 0, err
-				}, rep)
-				if err != nil {
-					return nil, err
-				}
-				return &probeOut{values: map[string][]float64{name + "-p50": {percentile(lat, 0.50)}, name + "-p99": {percentile(lat, 0.99)}}}, nil
-			},
-		}
-	}
+	mk := func(name string, measure latencyMeasure) probe { return percentileProbe(name, extra, measure) }
 	return []probe{
 		mk("latency-inproc", func(ctx context.Context, c *queuety.Client, dsn string) ([]float64, error) {
 			return latencyInProcess(ctx, c, dsn, n, p, cfg.Concurrency)
@@ -54,6 +37,32 @@ func latencyProbes(p Probes, cfg Config) []probe {
 		mk("latency-xproc", func(ctx context.Context, c *queuety.Client, dsn string) ([]float64, error) {
 			return latencyCrossProcess(ctx, c, dsn, n, p, cfg.Concurrency)
 		}),
+	}
+}
+
+// latencyMeasure runs one latency measurement on a fresh store (c, dsn)
+// and returns its latencies in milliseconds.
+type latencyMeasure func(ctx context.Context, c *queuety.Client, dsn string) ([]float64, error)
+
+// percentileProbe is a probe that runs measure once a run and reports the
+// p50 and p99 of its latencies as name-p50 and name-p99 (ms), with extra
+// beside them.
+func percentileProbe(name string, extra map[string]float64, measure latencyMeasure) probe {
+	return probe{
+		name:    name,
+		results: []probeResult{{name + "-p50", "ms", extra}, {name + "-p99", "ms", extra}},
+		run: func(ctx context.Context, env Env, rep *Report) (*probeOut, error) {
+			var lat []float64
+			_, err := runOnce(ctx, env, func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
+				var err error
+				lat, err = measure(ctx, c, dsn)
+				return 0, err
+			}, rep)
+			if err != nil {
+				return nil, err
+			}
+			return &probeOut{values: map[string][]float64{name + "-p50": {percentile(lat, 0.50)}, name + "-p99": {percentile(lat, 0.99)}}}, nil
+		},
 	}
 }
 
