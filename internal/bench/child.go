@@ -98,22 +98,13 @@ func ChildMain(ctx context.Context, out io.Writer) error {
 	var drain *countdown
 	var chain *chainRecorder
 	switch cfg.Mode {
-	case childLatency, childChain:
-		if cfg.Mode == childLatency {
-			lat = newLatencyRecorder(cfg.Jobs)
-			done = lat.done
-		} else {
-			lat = newLatencyRecorder(0) // the warm-up job alone
-			chain = newChainRecorder(cfg.Jobs)
-			done = chain.done
-		}
-		go func() {
-			select {
-			case <-lat.warm:
-				println(childWarm)
-			case <-ctx.Done():
-			}
-		}()
+	case childLatency:
+		lat = newLatencyRecorder(cfg.Jobs)
+		done = lat.done
+	case childChain:
+		lat = newLatencyRecorder(0) // the warm-up job alone
+		chain = newChainRecorder(cfg.Jobs)
+		done = chain.done
 	case childDrain:
 		// As drain-1w runs its workers.
 		opts = append(opts, worker.NoMaintenance(), worker.PollInterval(10*time.Millisecond))
@@ -121,6 +112,16 @@ func ChildMain(ctx context.Context, out io.Writer) error {
 		done = drain.done
 	default:
 		return fmt.Errorf("bench child: unknown mode %q", cfg.Mode)
+	}
+	if lat != nil {
+		// The parent starts timing once the warm-up job has run here.
+		go func() {
+			select {
+			case <-lat.warm:
+				println(childWarm)
+			case <-ctx.Done():
+			}
+		}()
 	}
 	w := worker.New(c, opts...)
 	switch {
