@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/jobnote"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 )
@@ -223,60 +225,140 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 	assert.Equal(t, [][]int64{{first}, {other}, {here}, {chained}}, reads.looked(), "dependents looked up")
 }
 
-// TestPlainDrainReadsOnlyTheHorizon: workers draining plain jobs (none
-// depends on another) through the engine's claims and combined
-// completions look up no dependents, and read the highest depends_on
-// once, then about once per depReadMaxAge of the gate's clock, which
-// moves on with each completion.
-func TestPlainDrainReadsOnlyTheHorizon(t *testing.T) {
+// drainPlain inserts plain jobs (none depends on another) of handler
+// "plain" into s and has four workers drain them, each taking a batch at a
+// time with take, which returns how many jobs it completed (0: none
+// left), until none is left; the gate's clock moves on depDrainStep before
+// each completion. It then checks that no dependents were looked up, and
+// that the highest depends_on was read once, then at most once per
+// depReadMaxAge of the gate's clock (and once more, for the edge).
+func drainPlain(t *testing.T, s driver.Store, reads *depReads, clock *fakeDepClock, take func(ctx context.Context, req ClaimRequest) (int, error)) {
+	t.Helper()
 	ctx := context.Background()
-	s := sqliteStore(t)
-	e, reads, clock := depEngine(s)
 	const jobs, workers, batch = 300, 4, 5
-	const step = 20 * time.Millisecond // the gate's clock moves this much before each completion
 	todo := make([]*driver.Job, jobs)
 	for i := range todo {
 		todo[i] = depJob("default", "plain", 0, driver.JobPending)
 	}
 	insertJobs(t, ctx, s, todo...)
 
-	var completions atomic.Int64
+	var completed atomic.Int64
 	errs := make(chan error, workers)
 	for range workers {
 		go func() {
-			errs <- func() error {
-				for {
-					claimed, err := e.Claim(ctx, ClaimRequest{Queues: []string{"default"}, Handlers: []string{"plain"}, Limit: batch})
-					if err != nil || len(claimed) == 0 {
-						return err
-					}
-					results := make([]*Result, len(claimed))
-					for i, cj := range claimed {
-						results[i] = &Result{Claimed: cj, StartedAt: cj.ClaimedAt}
-					}
-					clock.advance(step)
-					failed, err := e.CompleteJobs(ctx, results)
-					if err != nil {
-						return err
-					}
-					for _, err := range failed {
-						if err != nil {
-							return err
-						}
-					}
-					completions.Add(int64(len(results)))
+			for {
+				n, err := take(ctx, ClaimRequest{Queues: []string{"default"}, Handlers: []string{"plain"}, Limit: batch})
+				if err != nil || n == 0 {
+					errs <- err
+					return
 				}
-			}()
+				completed.Add(int64(n))
+			}
 		}()
 	}
 	for range workers {
 		require.NoError(t, <-errs)
 	}
-	require.EqualValues(t, jobs, completions.Load(), "jobs completed")
+	require.EqualValues(t, jobs, completed.Load(), "jobs completed")
 
 	assert.Empty(t, reads.looked(), "dependents looked up in a drain of plain jobs")
 	assert.GreaterOrEqual(t, reads.maxReads(), 1, "horizon reads: the first completion reads it")
 	most := 1 + int(clock.elapsed()/depReadMaxAge) + 1
 	assert.LessOrEqual(t, reads.maxReads(), most, "horizon reads in a drain of %s on the gate's clock", clock.elapsed())
 	t.Logf("%d horizon reads over %s on the gate's clock", reads.maxReads(), clock.elapsed())
+}
+
+// depDrainStep is how far the gate's clock moves on before each
+// completion of drainPlain: its 60 batches take 1.2 s of it.
+const depDrainStep = 20 * time.Millisecond
+
+// results returns the successful results of claimed.
+func results(claimed []*Claimed) []*Result {
+	out := make([]*Result, len(claimed))
+	for i, cj := range claimed {
+		out[i] = &Result{Claimed: cj, StartedAt: cj.ClaimedAt}
+	}
+	return out
+}
+
+// completeAll records results with CompleteJobs, failing on any error.
+func completeAll(ctx context.Context, e *Engine, results []*Result) error {
+	errs, err := e.CompleteJobs(ctx, results)
+	if err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// TestPlainDrainReadsOnlyTheHorizon: workers draining plain jobs (none
+// depends on another) through the engine's claims and combined
+// completions look up no dependents, and read the highest depends_on
+// once, then about once per depReadMaxAge of the gate's clock.
+func TestPlainDrainReadsOnlyTheHorizon(t *testing.T) {
+	s := sqliteStore(t)
+	e, reads, clock := depEngine(s)
+	drainPlain(t, s, reads, clock, func(ctx context.Context, req ClaimRequest) (int, error) {
+		claimed, err := e.Claim(ctx, req)
+		if err != nil || len(claimed) == 0 {
+			return 0, err
+		}
+		clock.advance(depDrainStep)
+		return len(claimed), completeAll(ctx, e, results(claimed))
+	})
+}
+
+// countingHeldTx is a held claim's transaction that counts its
+// dependents reads and runs them on it.
+type countingHeldTx struct {
+	driver.HeldTx
+	countingTx
+}
+
+// countingHeldStore is a countingStore whose held claims' transactions
+// count their dependents reads too.
+type countingHeldStore struct {
+	countingStore
+	held driver.HeldClaimer
+}
+
+func (s countingHeldStore) HoldsClaims() bool { return s.held.HoldsClaims() }
+
+func (s countingHeldStore) InHeldTx(ctx context.Context, idle time.Duration, fn func(tx driver.HeldTx) error) error {
+	return s.held.InHeldTx(ctx, idle, func(tx driver.HeldTx) error {
+		return fn(countingHeldTx{HeldTx: tx, countingTx: countingTx{Tx: tx, reads: s.reads}})
+	})
+}
+
+// TestHeldDrainReadsOnlyTheHorizon is TestPlainDrainReadsOnlyTheHorizon
+// for workers that hold their claims (MySQL and MariaDB): the completion
+// is written when a held claim settles.
+func TestHeldDrainReadsOnlyTheHorizon(t *testing.T) {
+	dsn, _ := migrated.DSN(t)
+	s, err := driver.Open(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	hs, ok := s.(driver.HeldClaimer)
+	require.True(t, ok && hs.HoldsClaims(), "the test server holds claims")
+	reads := &depReads{}
+	e := New(countingHeldStore{countingStore: countingStore{Store: s, reads: reads}, held: hs}, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	clock := newFakeDepClock(e.deps)
+	var settled atomic.Int64
+	drainPlain(t, s, reads, clock, func(ctx context.Context, req ClaimRequest) (int, error) {
+		h, err := e.ClaimHeld(ctx, req, HeldParams{Bound: time.Minute, Idle: 5 * time.Minute})
+		if err != nil || h == nil {
+			return 0, err
+		}
+		done := results(h.Jobs)
+		clock.advance(depDrainStep)
+		claimed, err := h.Settle(done, nil)
+		if err != nil {
+			return 0, err
+		}
+		if claimed { // not written held (the share was late): recorded as after a claim
+			return len(done), completeAll(ctx, e, done)
+		}
+		settled.Add(int64(len(done)))
+		return len(done), nil
+	})
+	assert.Positive(t, settled.Load(), "jobs completed by settling held claims")
 }
