@@ -115,9 +115,10 @@ func depEngine(s driver.Store) (*Engine, *depReads, *fakeDepClock) {
 }
 
 // depJob returns a new job of queue q and handler h that depends on
-// dependsOn (0: none), with status.
+// dependsOn (0: none), with status, due a minute ago (whatever the
+// store's precision).
 func depJob(q, h string, dependsOn int64, status driver.JobStatus) *driver.Job {
-	now := time.Now().UTC()
+	now := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 	return &driver.Job{Queue: q, Handler: h, Payload: []byte(`{}`), Status: status, MaxAttempts: 3,
 		AvailableAt: now, CreatedAt: now, CostUnits: 1, DependsOn: dependsOn}
 }
