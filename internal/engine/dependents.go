@@ -43,13 +43,15 @@ type depGate struct {
 	horizon atomic.Int64 // the highest depends_on known
 	readAt  atomic.Int64 // when the store's horizon was last read (depClock), 0: never
 	heard   atomic.Bool  // another process committed jobs since that read
+	// now is the gate's clock: depClock, or a test's.
+	now func() int64
 	// raiser is raise bound once, so that noting jobs allocates no
 	// method value.
 	raiser func(id int64)
 }
 
 func newDepGate() *depGate {
-	g := &depGate{}
+	g := &depGate{now: depClock}
 	g.raiser = g.raise
 	return g
 }
@@ -93,7 +95,7 @@ func (g *depGate) due() bool {
 	if at == 0 {
 		return true
 	}
-	age := time.Duration(depClock() - at)
+	age := time.Duration(g.now() - at)
 	return age >= depReadMaxAge || (age >= depReadGap && g.heard.Load())
 }
 
@@ -121,7 +123,7 @@ func (e *Engine) noteDependents(ctx context.Context, tx driver.Tx, jobs []*drive
 			return err
 		}
 		g.raise(h)
-		g.readAt.Store(depClock())
+		g.readAt.Store(g.now())
 	}
 	horizon := g.horizon.Load()
 	if lo > horizon {

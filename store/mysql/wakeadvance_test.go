@@ -10,40 +10,9 @@ import (
 
 	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
-	"github.com/queuety/queuety-go/observe"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/worker"
 )
-
-// holdObserver makes a worker's attempts of one handler wait, before they
-// start, until release is closed, and reports each held start on held.
-// emptyClaims gets a signal (without blocking) after every claim that
-// found nothing.
-type holdObserver struct {
-	observe.Nop
-	handler     string
-	held        chan struct{}
-	release     chan struct{}
-	emptyClaims chan struct{}
-}
-
-func (o *holdObserver) JobStart(ctx context.Context, j observe.Job) context.Context {
-	if j.Handler == o.handler {
-		o.held <- struct{}{}
-		<-o.release
-	}
-	return ctx
-}
-
-func (o *holdObserver) Claimed(ctx context.Context, c observe.Claim) context.Context {
-	if len(c.Jobs) == 0 && c.Err == nil && o.emptyClaims != nil {
-		select {
-		case o.emptyClaims <- struct{}{}:
-		default:
-		}
-	}
-	return ctx
-}
 
 // TestWorkflowAdvanceWakesAnotherProcess: the jobs a workflow advance
 // commits (a step's next job, a for-each's branch jobs, a sub-workflow's
@@ -70,49 +39,26 @@ func TestWorkflowAdvanceWakesAnotherProcess(t *testing.T) {
 			defer cancel()
 			dsn, prefix := migrated.DSN(t)
 
-			hold := &holdObserver{handler: tc.hold, held: make(chan struct{}, 1), release: make(chan struct{})}
-			a, err := queuety.Open(ctx, dsn+"&timeout=11s", queuety.WithLogger(quietLog()), queuety.WithObserver(hold))
-			require.NoError(t, err)
-			t.Cleanup(func() { a.Close() })
-			wa := worker.New(a, worker.NoMaintenance(), worker.PollInterval(longPoll), worker.WithLogger(quietLog()))
-			wa.HandleStep("a.first", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
-			runWorker(t, ctx, wa)
-
-			_, err = tc.flow().Dispatch(ctx, a, queuety.State{"items": []any{1, 2, 3}})
-			require.NoError(t, err)
-			select {
-			case <-hold.held: // A claimed the job whose completion advances the workflow
-			case <-time.After(startedWithin):
-				t.Fatal("worker A did not start the workflow's first job")
-			}
-
-			idle := &holdObserver{emptyClaims: make(chan struct{}, 1)}
-			before := listeners(t, prefix)
-			b, err := queuety.Open(ctx, dsn+"&timeout=12s", queuety.WithLogger(quietLog()), queuety.WithObserver(idle))
-			require.NoError(t, err)
-			t.Cleanup(func() { b.Close() })
-			ran := make(chan string, 8)
-			wb := worker.New(b, worker.NoMaintenance(), worker.PollInterval(longPoll), worker.IdlePollInterval(longPoll), worker.WithLogger(quietLog()))
-			wb.HandleStep("b.next", func(context.Context, queuety.State) (queuety.State, error) { ran <- "b.next"; return nil, nil })
-			wb.HandleForEach("b.item", func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
-				ran <- fmt.Sprint("b.item ", item)
-				return nil, nil
+			a, hold := holdingProcess(t, ctx, dsn, tc.hold, func(w *worker.Worker) {
+				w.HandleStep("a.first", func(context.Context, queuety.State) (queuety.State, error) { return nil, nil })
 			})
-			runWorker(t, ctx, wb)
-			waitNewListener(t, prefix, before)
-			select {
-			case <-idle.emptyClaims: // B found nothing it can run and waits for its poll
-			case <-time.After(startedWithin):
-				t.Fatal("worker B made no empty claim")
-			}
+
+			_, err := tc.flow().Dispatch(ctx, a, queuety.State{"items": []any{1, 2, 3}})
+			require.NoError(t, err)
+			// A claimed the job whose completion advances the workflow.
+			awaitSignal(t, hold.held, "worker A did not start the workflow's first job")
+
+			ran := make(chan string, 8)
+			idleProcess(t, ctx, dsn, prefix, func(w *worker.Worker) {
+				w.HandleStep("b.next", func(context.Context, queuety.State) (queuety.State, error) { ran <- "b.next"; return nil, nil })
+				w.HandleForEach("b.item", func(_ context.Context, _ queuety.State, item any, _ int) (queuety.State, error) {
+					ran <- fmt.Sprint("b.item ", item)
+					return nil, nil
+				})
+			})
 
 			close(hold.release)
-			select {
-			case got := <-ran:
-				t.Logf("B started %s", got)
-			case <-time.After(startedWithin):
-				t.Fatalf("B did not start the advance's job within %s (it polls every %s): the advance woke no other process", startedWithin, longPoll)
-			}
+			t.Logf("B started %s", awaitWoken(t, ran, "the advance's job", "the advance"))
 		})
 	}
 }

@@ -33,14 +33,10 @@ func TestCompletedDependencyWakesAnotherProcess(t *testing.T) {
 			defer cancel()
 			dsn, prefix := migrated.DSN(t)
 
-			hold := &holdObserver{handler: "a.first", held: make(chan struct{}, 1), release: make(chan struct{})}
-			a, err := queuety.Open(ctx, dsn+"&timeout=11s", queuety.WithLogger(quietLog()), queuety.WithObserver(hold))
-			require.NoError(t, err)
-			t.Cleanup(func() { a.Close() })
-			wa := worker.New(a, worker.NoMaintenance(), worker.PollInterval(longPoll), worker.WithLogger(quietLog()))
-			wa.HandleJob("a.first", func(context.Context, queuety.Payload) error { return nil })
-			wa.HandleJob("a.warm", func(context.Context, queuety.Payload) error { return nil })
-			runWorker(t, ctx, wa)
+			a, hold := holdingProcess(t, ctx, dsn, "a.first", func(w *worker.Worker) {
+				w.HandleJob("a.first", func(context.Context, queuety.Payload) error { return nil })
+				w.HandleJob("a.warm", func(context.Context, queuety.Payload) error { return nil })
+			})
 
 			dispatcher := a
 			if tc.third {
@@ -55,42 +51,19 @@ func TestCompletedDependencyWakesAnotherProcess(t *testing.T) {
 				t.Cleanup(func() { dispatcher.Close() })
 			}
 
-			idle := &holdObserver{emptyClaims: make(chan struct{}, 1)}
-			before := listeners(t, prefix)
-			b, err := queuety.Open(ctx, dsn+"&timeout=12s", queuety.WithLogger(quietLog()), queuety.WithObserver(idle))
-			require.NoError(t, err)
-			t.Cleanup(func() { b.Close() })
 			ran := make(chan string, 8)
-			wb := worker.New(b, worker.NoMaintenance(), worker.PollInterval(longPoll), worker.IdlePollInterval(longPoll), worker.WithLogger(quietLog()))
-			wb.HandleJob("b.next", func(context.Context, queuety.Payload) error { ran <- "b.next"; return nil })
-			runWorker(t, ctx, wb)
-			waitNewListener(t, prefix, before)
-			select {
-			case <-idle.emptyClaims: // B found nothing and sleeps
-			case <-time.After(startedWithin):
-				t.Fatal("worker B made no empty claim")
-			}
+			emptyClaims := idleProcess(t, ctx, dsn, prefix, func(w *worker.Worker) {
+				w.HandleJob("b.next", func(context.Context, queuety.Payload) error { ran <- "b.next"; return nil })
+			})
 
-			_, err = dispatcher.Chain(queuety.JobRequest{Handler: "a.first"}, queuety.JobRequest{Handler: "b.next"}).Dispatch(ctx)
+			_, err := dispatcher.Chain(queuety.JobRequest{Handler: "a.first"}, queuety.JobRequest{Handler: "b.next"}).Dispatch(ctx)
 			require.NoError(t, err)
-			select {
-			case <-hold.held: // A claimed the chain's first job
-			case <-time.After(startedWithin):
-				t.Fatal("worker A did not start the chain's first job")
-			}
-			select {
-			case <-idle.emptyClaims: // B, woken by the dispatch, found the next job waiting and sleeps again
-			case <-time.After(startedWithin):
-				t.Fatal("worker B made no empty claim after the dispatch")
-			}
+			awaitSignal(t, hold.held, "worker A did not start the chain's first job") // A claimed the chain's first job
+			// B, woken by the dispatch, found the next job waiting and sleeps again.
+			awaitSignal(t, emptyClaims, "worker B made no empty claim after the dispatch")
 
 			close(hold.release)
-			select {
-			case got := <-ran:
-				require.Equal(t, "b.next", got)
-			case <-time.After(startedWithin):
-				t.Fatalf("B did not start the chain's next job within %s (it polls every %s): the completion woke no other process", startedWithin, longPoll)
-			}
+			require.Equal(t, "b.next", awaitWoken(t, ran, "the chain's next job", "the completion"))
 		})
 	}
 }
