@@ -15,8 +15,10 @@ type JobNotifier interface {
 	// that jobs were committed.
 	NotifyJobs(ctx context.Context) error
 	// ListenJobs calls wake for every notification sent on this store's
-	// tables (its own included) until ctx ends or the store is closed,
-	// and returns then. It reconnects when its connection is lost.
+	// tables until ctx ends or the store is closed, and returns then. It
+	// may leave out the notifications this store itself sent (the engine
+	// wakes its own process's workers in-process), and must not leave
+	// out any other. It reconnects when its connection is lost.
 	ListenJobs(ctx context.Context, wake func()) error
 }
 

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -19,6 +20,16 @@ import (
 // instead of at their next poll. Polling stays: a notification sent
 // while a listener reconnects is missed, and the listener then claims
 // once when it is back.
+//
+// A notification's payload names the store that sent it: its token, 32
+// lowercase hex digits drawn at random when the store opens, so each
+// store (each Open, in any process) has its own. A listener leaves out
+// the notifications its own store sent, as MySQL's send leaves out its
+// own store's listeners: the engine woke its process's workers in-process
+// as it committed, and a notification of its own is no news of another
+// process (the engine reads the highest depends_on early after such
+// news). Any other payload wakes, the empty one of older versions
+// included.
 
 // channel names the notification channel of a schema and table prefix:
 // readable when it fits PostgreSQL's 63 bytes, a hash of them otherwise.
@@ -29,6 +40,13 @@ func channel(schema, prefix string) string {
 	}
 	sum := sha256.Sum256([]byte(schema + ":" + prefix))
 	return "queuety_jobs:" + hex.EncodeToString(sum[:16])
+}
+
+// newToken returns a store's notification token (see above).
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
 }
 
 // SetLogger implements driver.LogSetter: the listener logs to l when it
@@ -50,7 +68,7 @@ func (s *Store) logger() *slog.Logger {
 
 // NotifyJobs implements driver.JobNotifier.
 func (s *Store) NotifyJobs(ctx context.Context) error {
-	if _, err := s.DB.ExecContext(ctx, "SELECT pg_notify(?, '')", s.channel); err != nil {
+	if _, err := s.DB.ExecContext(ctx, "SELECT pg_notify(?, ?)", s.channel, s.token); err != nil {
 		return fmt.Errorf("notify %s: %w", s.channel, err)
 	}
 	return nil
@@ -133,9 +151,16 @@ func (s *Store) listen(ctx context.Context, wake func(), up func()) error {
 	up()
 	wake() // what was committed before the LISTEN sent nothing this connection heard
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return fmt.Errorf("listen %s: %w", s.channel, err)
 		}
-		wake()
+		own := n.Payload == s.token
+		if !own {
+			wake()
+		}
+		if s.heard != nil {
+			s.heard(n.Payload, own)
+		}
 	}
 }

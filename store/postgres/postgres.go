@@ -300,6 +300,10 @@ type Store struct {
 	*sqlstore.Store
 	cfg     *Config
 	channel string // the notification channel of its tables (notify.go)
+	token   string // the payload of its notifications (notify.go)
+	// heard, when set (by tests), is called for every notification the
+	// listener hears, with its payload and whether this store sent it.
+	heard func(payload string, own bool)
 	// closing ends when the store is closed, and with it the listeners.
 	closing context.Context
 	close   context.CancelFunc
@@ -359,7 +363,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		addr += "?schema=" + cfg.Schema
 	}
 	info := driver.StoreInfo{Driver: "postgres", Server: server, Prefix: cfg.Prefix, Address: addr}
-	s := &Store{cfg: cfg, channel: channel(cfg.Schema, cfg.Prefix)}
+	s := &Store{cfg: cfg, channel: channel(cfg.Schema, cfg.Prefix), token: newToken()}
 	s.closing, s.close = context.WithCancel(context.Background())
 	s.Store = sqlstore.New(db, dialect, cfg.Prefix, info, migrations(cfg.Prefix, lockName(cfg)))
 	return s, nil
