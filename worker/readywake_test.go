@@ -249,3 +249,36 @@ func TestCompletedDependencyWakesIdleWorker(t *testing.T) {
 		f.waitRan("dep.next", "completing its dependency")
 	})
 }
+
+// TestBatchDependencyWakesIdleWorker: a batch job dispatched with
+// DependsOn starts as soon as its dependency completes, on another
+// worker, though the process read its store's highest depends_on (which
+// tells whether a completed job may have dependents) just before the
+// batch was dispatched and does not read it again for a while: the batch's
+// dispatch tells the process of its dependency itself. (On SQLite, which
+// tells the process of no other process's jobs.)
+func TestBatchDependencyWakesIdleWorker(t *testing.T) {
+	f := newReadyFixture(t, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
+	release := make(chan struct{})
+	f.start(release, []string{"dep.first"})
+	f.start(nil, []string{"dep.next"})
+	first, err := f.c.Dispatch(f.ctx, "dep.first", nil)
+	require.NoError(t, err)
+	f.waitRan("dep.first", "the dispatch")
+
+	// A job completed now reads the store's highest depends_on: none yet.
+	_, err = f.c.Dispatch(f.ctx, "dep.warm", nil)
+	require.NoError(t, err)
+	e := clientseam.Engine(f.c)
+	claimed, err := e.Claim(f.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"dep.warm"}, Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	require.NoError(t, e.Finish(f.ctx, &engine.Result{Claimed: claimed[0]}))
+
+	f.drainIdle()
+	_, err = f.c.NewBatch(queuety.JobRequest{Handler: "dep.next", Options: []queuety.JobOption{queuety.DependsOn(first)}}).Dispatch(f.ctx)
+	require.NoError(t, err)
+	f.idleNow() // the next job's worker, woken by the dispatch, found its dependency running and waits again
+	close(release)
+	f.waitRan("dep.next", "completing its dependency")
+}

@@ -22,7 +22,7 @@ func (e *Engine) Batches() *batch.Service { return e.batches }
 func (e *Engine) newBatches() *batch.Service {
 	return batch.New(e.store, batch.Config{
 		Clock: e.clock, Logger: e.log, KnownCallback: e.knowsBatch, PHPCallbacks: e.cfg.PHPBatchCallbacks,
-		BridgeRuntime: callbackRuntime, CallbackAttempts: callbackAttempts, Handoff: e.batchHandoff(), WakeJobs: e.wake,
+		BridgeRuntime: callbackRuntime, CallbackAttempts: callbackAttempts, Handoff: e.batchHandoff(),
 	})
 }
 
