@@ -62,20 +62,29 @@ func newReadyFixture(t *testing.T, dsn string, opts ...queuety.Option) *readyFix
 // claim.
 func (f *readyFixture) start(release chan struct{}, handlers []string, opts ...worker.Option) {
 	f.t.Helper()
+	f.startWith(func(w *worker.Worker) {
+		for _, h := range handlers {
+			w.HandleJob(h, func(ctx context.Context, _ queuety.Payload) error {
+				f.ran <- h
+				if release != nil {
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				}
+				return nil
+			})
+		}
+	}, opts...)
+}
+
+// startWith runs an idle worker with the handlers register gives it and
+// waits for its first empty claim.
+func (f *readyFixture) startWith(register func(w *worker.Worker), opts ...worker.Option) {
+	f.t.Helper()
 	w := worker.New(f.c, append([]worker.Option{worker.PollInterval(readyPoll), worker.IdlePollInterval(readyPoll),
 		worker.Concurrency(1), worker.NoMaintenance(), worker.WithLogger(quiet())}, opts...)...)
-	for _, h := range handlers {
-		w.HandleJob(h, func(ctx context.Context, _ queuety.Payload) error {
-			f.ran <- h
-			if release != nil {
-				select {
-				case <-release:
-				case <-ctx.Done():
-				}
-			}
-			return nil
-		})
-	}
+	register(w)
 	done := make(chan error, 1)
 	f.done = append(f.done, done)
 	f.drainIdle()
@@ -281,4 +290,20 @@ func TestBatchDependencyWakesIdleWorker(t *testing.T) {
 	f.idleNow() // the next job's worker, woken by the dispatch, found its dependency running and waits again
 	close(release)
 	f.waitRan("dep.next", "completing its dependency")
+}
+
+// TestCancelledBatchCallbackWakesIdleWorker: the finally callback that
+// cancelling a batch enqueues starts at once on an idle worker.
+func TestCancelledBatchCallbackWakesIdleWorker(t *testing.T) {
+	f := newReadyFixture(t, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
+	f.startWith(func(w *worker.Worker) {
+		w.HandleBatchCallback("b.finally", func(context.Context, *queuety.Batch) error {
+			f.ran <- "b.finally"
+			return nil
+		})
+	})
+	id, err := f.c.NewBatch(queuety.JobRequest{Handler: "b.job"}).Finally("b.finally").Dispatch(f.ctx)
+	require.NoError(t, err)
+	require.NoError(t, f.c.CancelBatch(f.ctx, id))
+	f.waitRan("b.finally", "cancelling its batch")
 }
