@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
@@ -306,4 +307,49 @@ func TestCancelledBatchCallbackWakesIdleWorker(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.c.CancelBatch(f.ctx, id))
 	f.waitRan("b.finally", "cancelling its batch")
+}
+
+// TestCompletedStepWakesIdleWorkerForItsDependent: a job dispatched with
+// DependsOn on a workflow step's job (here by the step's own handler,
+// with its JobInfo) starts as soon as the step completes, on another
+// worker, whether the step's completion is recorded with others (a
+// single step) or on its own (a parallel branch).
+func TestCompletedStepWakesIdleWorkerForItsDependent(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		workflow *builder.Builder
+	}{
+		{"single step", builder.Workflow("wf").Then("wf.step")},
+		{"parallel branch", builder.Workflow("wf").Parallel("wf.step", "wf.other")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newReadyFixture(t, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
+			release := make(chan struct{})
+			dispatched := make(chan error, 1)
+			f.startWith(func(w *worker.Worker) {
+				w.HandleStep("wf.step", func(ctx context.Context, _ queuety.State) (queuety.State, error) {
+					info, _ := queuety.JobInfoFrom(ctx)
+					_, err := f.c.Dispatch(ctx, "dep.after", nil, queuety.DependsOn(info.JobID))
+					dispatched <- err
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+					return nil, nil
+				})
+			})
+			f.start(nil, []string{"dep.after"})
+			_, err := tc.workflow.Dispatch(f.ctx, f.c, nil)
+			require.NoError(t, err)
+			select {
+			case err := <-dispatched:
+				require.NoError(t, err)
+			case <-time.After(readyWithin):
+				t.Fatal("the step did not start")
+			}
+			f.idleNow() // the dependent's worker, woken by its dispatch, found the step running and waits again
+			close(release)
+			f.waitRan("dep.after", "completing the step it depends on")
+		})
+	}
 }

@@ -104,4 +104,20 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 	e.claimedDependents([]*Claimed{{Job: &driver.Job{ID: 70, DependsOn: 41}}})
 	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "claimed"}: 1}, complete(70), "claimable after a claim here")
 	assert.Equal(t, 2, tx.maxReads, "horizon reads")
+
+	// Step jobs, completed by their workflow's advance, by id: the same
+	// gate.
+	lookups := len(tx.lookups)
+	completeSteps := func(ids ...int64) map[jobnote.Key]int {
+		t.Helper()
+		ctx, n := jobnote.With(context.Background())
+		require.NoError(t, e.noteDependentIDs(ctx, tx, ids))
+		counts, _ := n.Take()
+		return counts
+	}
+	assert.Empty(t, completeSteps(90, 91), "claimable after completing step jobs without dependents")
+	assert.Len(t, tx.lookups, lookups, "dependents looked up for step jobs above the horizon")
+	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "then"}: 1}, completeSteps(92, 5), "claimable after completing the step job depended on")
+	assert.Equal(t, []int64{5}, tx.lookups[len(tx.lookups)-1], "dependents looked up: only of the step jobs at or below the horizon")
+	assert.Equal(t, 2, tx.maxReads, "horizon reads")
 }
