@@ -297,14 +297,14 @@ func TestBatchDependencyWakesIdleWorker(t *testing.T) {
 // cancelling a batch enqueues starts at once on an idle worker.
 func TestCancelledBatchCallbackWakesIdleWorker(t *testing.T) {
 	f := newReadyFixture(t, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
+	id, err := f.c.NewBatch(queuety.JobRequest{Handler: "b.job"}).Finally("b.finally").Dispatch(f.ctx)
+	require.NoError(t, err)
 	f.startWith(func(w *worker.Worker) {
 		w.HandleBatchCallback("b.finally", func(context.Context, *queuety.Batch) error {
 			f.ran <- "b.finally"
 			return nil
 		})
 	})
-	id, err := f.c.NewBatch(queuety.JobRequest{Handler: "b.job"}).Finally("b.finally").Dispatch(f.ctx)
-	require.NoError(t, err)
 	require.NoError(t, f.c.CancelBatch(f.ctx, id))
 	f.waitRan("b.finally", "cancelling its batch")
 }
