@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/builder"
 	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/engine"
@@ -62,20 +63,29 @@ func newReadyFixture(t *testing.T, dsn string, opts ...queuety.Option) *readyFix
 // claim.
 func (f *readyFixture) start(release chan struct{}, handlers []string, opts ...worker.Option) {
 	f.t.Helper()
+	f.startWith(func(w *worker.Worker) {
+		for _, h := range handlers {
+			w.HandleJob(h, func(ctx context.Context, _ queuety.Payload) error {
+				f.ran <- h
+				if release != nil {
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				}
+				return nil
+			})
+		}
+	}, opts...)
+}
+
+// startWith runs an idle worker with the handlers register gives it and
+// waits for its first empty claim.
+func (f *readyFixture) startWith(register func(w *worker.Worker), opts ...worker.Option) {
+	f.t.Helper()
 	w := worker.New(f.c, append([]worker.Option{worker.PollInterval(readyPoll), worker.IdlePollInterval(readyPoll),
 		worker.Concurrency(1), worker.NoMaintenance(), worker.WithLogger(quiet())}, opts...)...)
-	for _, h := range handlers {
-		w.HandleJob(h, func(ctx context.Context, _ queuety.Payload) error {
-			f.ran <- h
-			if release != nil {
-				select {
-				case <-release:
-				case <-ctx.Done():
-				}
-			}
-			return nil
-		})
-	}
+	register(w)
 	done := make(chan error, 1)
 	f.done = append(f.done, done)
 	f.drainIdle()
@@ -248,4 +258,98 @@ func TestCompletedDependencyWakesIdleWorker(t *testing.T) {
 		f.waitRan("dep.first", "its due time")
 		f.waitRan("dep.next", "completing its dependency")
 	})
+}
+
+// TestBatchDependencyWakesIdleWorker: a batch job dispatched with
+// DependsOn starts as soon as its dependency completes, on another
+// worker, though the process read its store's highest depends_on (which
+// tells whether a completed job may have dependents) just before the
+// batch was dispatched and does not read it again for a while: the batch's
+// dispatch tells the process of its dependency itself. (On SQLite, which
+// tells the process of no other process's jobs.)
+func TestBatchDependencyWakesIdleWorker(t *testing.T) {
+	f := newReadyFixture(t, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
+	release := make(chan struct{})
+	f.start(release, []string{"dep.first"})
+	f.start(nil, []string{"dep.next"})
+	first, err := f.c.Dispatch(f.ctx, "dep.first", nil)
+	require.NoError(t, err)
+	f.waitRan("dep.first", "the dispatch")
+
+	// A job completed now reads the store's highest depends_on: none yet.
+	_, err = f.c.Dispatch(f.ctx, "dep.warm", nil)
+	require.NoError(t, err)
+	e := clientseam.Engine(f.c)
+	claimed, err := e.Claim(f.ctx, engine.ClaimRequest{Queues: []string{"default"}, Handlers: []string{"dep.warm"}, Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	require.NoError(t, e.Finish(f.ctx, &engine.Result{Claimed: claimed[0]}))
+
+	f.drainIdle()
+	_, err = f.c.NewBatch(queuety.JobRequest{Handler: "dep.next", Options: []queuety.JobOption{queuety.DependsOn(first)}}).Dispatch(f.ctx)
+	require.NoError(t, err)
+	f.idleNow() // the next job's worker, woken by the dispatch, found its dependency running and waits again
+	close(release)
+	f.waitRan("dep.next", "completing its dependency")
+}
+
+// TestCancelledBatchCallbackWakesIdleWorker: the finally callback that
+// cancelling a batch enqueues starts at once on an idle worker.
+func TestCancelledBatchCallbackWakesIdleWorker(t *testing.T) {
+	f := newReadyFixture(t, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
+	id, err := f.c.NewBatch(queuety.JobRequest{Handler: "b.job"}).Finally("b.finally").Dispatch(f.ctx)
+	require.NoError(t, err)
+	f.startWith(func(w *worker.Worker) {
+		w.HandleBatchCallback("b.finally", func(context.Context, *queuety.Batch) error {
+			f.ran <- "b.finally"
+			return nil
+		})
+	})
+	require.NoError(t, f.c.CancelBatch(f.ctx, id))
+	f.waitRan("b.finally", "cancelling its batch")
+}
+
+// TestCompletedStepWakesIdleWorkerForItsDependent: a job dispatched with
+// DependsOn on a workflow step's job (here by the step's own handler,
+// with its JobInfo) starts as soon as the step completes, on another
+// worker, whether the step's completion is recorded with others (a
+// single step) or on its own (a parallel branch).
+func TestCompletedStepWakesIdleWorkerForItsDependent(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		workflow *builder.Builder
+	}{
+		{"single step", builder.Workflow("wf").Then("wf.step")},
+		{"parallel branch", builder.Workflow("wf").Parallel("wf.step", "wf.other")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newReadyFixture(t, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
+			release := make(chan struct{})
+			dispatched := make(chan error, 1)
+			f.startWith(func(w *worker.Worker) {
+				w.HandleStep("wf.step", func(ctx context.Context, _ queuety.State) (queuety.State, error) {
+					info, _ := queuety.JobInfoFrom(ctx)
+					_, err := f.c.Dispatch(ctx, "dep.after", nil, queuety.DependsOn(info.JobID))
+					dispatched <- err
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+					return nil, nil
+				})
+			})
+			f.start(nil, []string{"dep.after"})
+			_, err := tc.workflow.Dispatch(f.ctx, f.c, nil)
+			require.NoError(t, err)
+			select {
+			case err := <-dispatched:
+				require.NoError(t, err)
+			case <-time.After(readyWithin):
+				t.Fatal("the step did not start")
+			}
+			f.idleNow() // the dependent's worker, woken by its dispatch, found the step running and waits again
+			close(release)
+			f.waitRan("dep.after", "completing the step it depends on")
+		})
+	}
 }

@@ -62,7 +62,7 @@ func (sc *stepCtx) startRunWorkflow() error {
 	if err != nil {
 		return sc.s.final(fmt.Errorf("run_workflow step '%s': %w", sc.step.Name, err))
 	}
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+	if err := sc.s.completeJobs(ctx, tx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
 	if _, err := insert(ctx, tx, sc.now); err != nil {

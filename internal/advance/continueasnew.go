@@ -36,7 +36,7 @@ func (sc *stepCtx) continueAsNew(next map[string]any) error {
 			fresh.Set(k, v)
 		}
 	}
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+	if err := sc.s.completeJobs(ctx, tx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
 	marker := phpjson.NewObject()

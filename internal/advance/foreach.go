@@ -92,7 +92,7 @@ func (sc *stepCtx) expandForEach() error {
 	if err != nil {
 		return err
 	}
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+	if err := sc.s.completeJobs(ctx, tx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
 	if len(rt.Missing()) > 0 || (!rt.Satisfied(sc.step) && !rt.Impossible(sc.step)) {
@@ -253,7 +253,7 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+	if err := sc.s.completeJobs(ctx, tx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
 	if satisfied {

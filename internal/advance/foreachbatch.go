@@ -177,7 +177,7 @@ func (s *Service) branchGroupsTx(ctx context.Context, groups []*BranchGroup, han
 		if len(done) > 0 {
 			// Every branch recorded is completed before any step settles:
 			// settling buries the step's jobs still open.
-			if err := tx.JobComplete(ctx, done, now); err != nil {
+			if err := s.completeJobs(ctx, tx, done, now); err != nil {
 				return err
 			}
 		}

@@ -37,6 +37,7 @@ type fakeCore struct {
 	handlers map[string]bool // the callback handlers this process's workers run
 	workers  bool            // whether the process has workers
 	buried   map[int64]string
+	done     []int64 // the step jobs completed (StepJobsCompleted)
 }
 
 func (c *fakeCore) NonRetryable(err error) error { return final{err} }
@@ -83,6 +84,11 @@ func (c *fakeCore) HandlerDefinition(class string) *phpjson.Object {
 	o.Set("class", class)
 	o.Set("payload", []any{})
 	return o
+}
+
+func (c *fakeCore) StepJobsCompleted(_ context.Context, _ driver.Tx, ids []int64) error {
+	c.done = append(c.done, ids...)
+	return nil
 }
 
 func (c *fakeCore) Child(ChildSpec) (PrepareChild, error) {

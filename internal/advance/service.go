@@ -56,6 +56,10 @@ type Core interface {
 	// Child returns how to prepare the workflows a step starts (see
 	// ChildSpec). Its error is the definition's fault.
 	Child(spec ChildSpec) (PrepareChild, error)
+	// StepJobsCompleted runs, in tx, what the completion of the step
+	// jobs ids sets off beyond their workflow: the jobs that wait on
+	// them (depends_on) are noted as claimable.
+	StepJobsCompleted(ctx context.Context, tx driver.Tx, ids []int64) error
 }
 
 // ChildSpec describes the workflows a run_workflow or start_workflows
@@ -169,6 +173,15 @@ type callbackKnowers struct {
 	// ends holds the workflows the foreign end sweep moves past, until
 	// when (foreignends.go).
 	ends map[int64]time.Time
+}
+
+// completeJobs completes the step jobs ids in tx at now
+// (Core.StepJobsCompleted).
+func (s *Service) completeJobs(ctx context.Context, tx driver.Tx, ids []int64, now time.Time) error {
+	if err := tx.JobComplete(ctx, ids, now); err != nil {
+		return err
+	}
+	return s.core.StepJobsCompleted(ctx, tx, ids)
 }
 
 // final marks err final (Core.NonRetryable).

@@ -335,7 +335,7 @@ func (w *Writes) FlushRows(ctx context.Context, tx driver.Tx) error {
 // completion, its logs and events, and the next step's job.
 func (sc *stepCtx) finalize(output *phpjson.Object) error {
 	ctx, tx := sc.ctx, sc.tx
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+	if err := sc.s.completeJobs(ctx, tx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
 	w := &Writes{}
@@ -416,7 +416,7 @@ func (sc *stepCtx) completeBranch(output *phpjson.Object) error {
 	in := sc.inputs()
 	workflowstate.MergeOutput(sc.state, output, sc.wf.CurrentStep)
 	workflowstate.AddCostUnits(sc.state, sc.row.CostUnits)
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+	if err := sc.s.completeJobs(ctx, tx, []int64{sc.row.ID}, sc.now); err != nil {
 		return err
 	}
 	done, err := tx.JobListByWorkflow(ctx, sc.wf.ID, []driver.JobStatus{driver.JobCompleted}, driver.LockNone)

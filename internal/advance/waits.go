@@ -18,7 +18,7 @@ import (
 func (sc *stepCtx) completePlaceholder() (stepInputs, error) {
 	ctx, tx := sc.ctx, sc.tx
 	in := sc.inputs()
-	if err := tx.JobComplete(ctx, []int64{sc.row.ID}, sc.now); err != nil {
+	if err := sc.s.completeJobs(ctx, tx, []int64{sc.row.ID}, sc.now); err != nil {
 		return in, err
 	}
 	if err := tx.EventInsert(ctx, []*driver.WorkflowEvent{sc.startedEvent(in)}); err != nil {

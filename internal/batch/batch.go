@@ -136,9 +136,6 @@ type Config struct {
 	// callback it does not have to the worker that has it (default
 	// queuetytype.DefaultDeadlineHandoff).
 	Handoff time.Duration
-	// WakeJobs is called after a batch's or chain's jobs committed, so
-	// claim loops start them without a poll (default: nothing).
-	WakeJobs func()
 }
 
 // Clock tells the batches the time.
@@ -178,9 +175,6 @@ func New(store driver.Store, cfg Config) *Service {
 	if cfg.Handoff <= 0 {
 		cfg.Handoff = queuetytype.DefaultDeadlineHandoff
 	}
-	if cfg.WakeJobs == nil {
-		cfg.WakeJobs = func() {}
-	}
 	return &Service{store: store, cfg: cfg}
 }
 
@@ -194,7 +188,8 @@ const insertChunk = 500
 // Insert writes a batch row and its jobs, built from their requests by
 // the engine, in one transaction, in Queuety's order (the batch row, then
 // the jobs in order), sets the jobs' ids and returns the batch id. A
-// batch needs at least one job.
+// batch needs at least one job. The jobs are noted in the jobnote.Note
+// ctx carries, if any: the caller wakes workers for them.
 func (e *Service) Insert(ctx context.Context, spec Spec, jobs []*driver.Job) (int64, error) {
 	if err := spec.Check(len(jobs)); err != nil {
 		return 0, err
@@ -219,7 +214,6 @@ func (e *Service) Insert(ctx context.Context, spec Spec, jobs []*driver.Job) (in
 	if err != nil {
 		return 0, fmt.Errorf("queuety: dispatch batch: %w", err)
 	}
-	e.cfg.WakeJobs()
 	return b.ID, nil
 }
 

@@ -30,7 +30,9 @@ func CheckChain(n int) error {
 // InsertChain writes a chain's jobs, built from their requests by the
 // engine, in one transaction, each depending on the one before (the first
 // on whatever it depends on already), sets their ids and returns them. A
-// chain needs at least one job.
+// chain needs at least one job. The jobs are noted in the jobnote.Note
+// ctx carries, if any, each with the job it depends on: the caller wakes
+// workers for them.
 func (e *Service) InsertChain(ctx context.Context, jobs []*driver.Job) ([]int64, error) {
 	if err := CheckChain(len(jobs)); err != nil {
 		return nil, err
@@ -50,7 +52,6 @@ func (e *Service) InsertChain(ctx context.Context, jobs []*driver.Job) ([]int64,
 	if err != nil {
 		return nil, fmt.Errorf("queuety: dispatch chain: %w", err)
 	}
-	e.cfg.WakeJobs()
 	ids := make([]int64, len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID

@@ -13,7 +13,9 @@ import (
 // Queuety's order (the batch row, then the jobs in order), and returns the
 // batch id and the job ids. A job without a queue of its own goes on the
 // spec's queue. A batch needs at least one job. The rows are written by
-// Config.Batches.
+// Config.Batches, in a NoteJobs note: idle workers are woken for the jobs
+// once they committed, and the engine knows, before that, which jobs have
+// dependents now (a job dispatched with DependsOn).
 func (s *Service) DispatchBatch(ctx context.Context, spec batch.Spec, reqs []JobRequest) (int64, []int64, error) {
 	if err := spec.Check(len(reqs)); err != nil {
 		return 0, nil, err
@@ -39,17 +41,20 @@ func (s *Service) DispatchBatch(ctx context.Context, spec batch.Spec, reqs []Job
 		}
 		jobs[i] = job
 	}
+	ctx, woke := s.cfg.NoteJobs(ctx)
 	id, err := s.cfg.Batches.Insert(ctx, spec, jobs)
 	if err != nil {
 		return 0, nil, err
 	}
+	woke()
 	return id, jobIDs(jobs), nil
 }
 
 // DispatchChain writes a chain's jobs in one transaction, each depending on
 // the one before, and returns their ids. A job without a queue of its own
 // goes on queue; catch ("" for none) is added to every payload as
-// __chain_catch, after the job's own keys, as ChainBuilder does.
+// __chain_catch, after the job's own keys, as ChainBuilder does. The jobs
+// are written in a NoteJobs note, as a batch's are (DispatchBatch).
 func (s *Service) DispatchChain(ctx context.Context, queue, catch string, reqs []JobRequest) ([]int64, error) {
 	if err := batch.CheckChain(len(reqs)); err != nil {
 		return nil, err
@@ -82,8 +87,11 @@ func (s *Service) DispatchChain(ctx context.Context, queue, catch string, reqs [
 		}
 		jobs[i] = job
 	}
-	// The note tells the engine, before the chain commits, which jobs have
-	// dependents now; InsertChain wakes the claim loops itself.
-	ctx, _ = s.cfg.NoteJobs(ctx)
-	return s.cfg.Batches.InsertChain(ctx, jobs)
+	ctx, woke := s.cfg.NoteJobs(ctx)
+	ids, err := s.cfg.Batches.InsertChain(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	woke()
+	return ids, nil
 }

@@ -22,7 +22,7 @@ func (e *Engine) Batches() *batch.Service { return e.batches }
 func (e *Engine) newBatches() *batch.Service {
 	return batch.New(e.store, batch.Config{
 		Clock: e.clock, Logger: e.log, KnownCallback: e.knowsBatch, PHPCallbacks: e.cfg.PHPBatchCallbacks,
-		BridgeRuntime: callbackRuntime, CallbackAttempts: callbackAttempts, Handoff: e.batchHandoff(), WakeJobs: e.wake,
+		BridgeRuntime: callbackRuntime, CallbackAttempts: callbackAttempts, Handoff: e.batchHandoff(),
 	})
 }
 
@@ -43,9 +43,15 @@ func (e *Engine) hasBatchWorkers() bool {
 }
 
 // CancelBatch cancels a batch as BatchManager::cancel does (see
-// batch.Service.Cancel).
+// batch.Service.Cancel), and wakes idle workers for the finally callback
+// job it enqueues.
 func (e *Engine) CancelBatch(ctx context.Context, id int64) (bool, error) {
-	return e.batches.Cancel(ctx, id)
+	ctx, woke := e.noteJobs(ctx)
+	done, err := e.batches.Cancel(ctx, id)
+	if err == nil {
+		woke()
+	}
+	return done, err
 }
 
 // batchJobsCompleted records completed plain jobs on their batches, in

@@ -1,9 +1,10 @@
 package engine
 
 // Wake-ups for jobs that wait on another (depends_on: a chain's next job,
-// a job dispatched with DependsOn): the completion that makes them
-// claimable wakes idle workers for them, in this process and the others,
-// as for any job a commit makes claimable.
+// a job dispatched with DependsOn, on a plain job or on a workflow step's
+// job): the completion that makes them claimable (a plain job's, or a step
+// job's as its workflow advances) wakes idle workers for them, in this
+// process and the others, as for any job a commit makes claimable.
 //
 // Finding them takes a read of the completed jobs' dependents, and most
 // jobs have none: the read runs, in the completion's transaction, only
@@ -22,6 +23,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,34 +110,67 @@ func (e *Engine) noteDependents(ctx context.Context, tx driver.Tx, jobs []*drive
 	if !ok || len(jobs) == 0 {
 		return nil
 	}
-	g := e.deps
 	lo := jobs[0].ID
 	for _, j := range jobs[1:] {
 		lo = min(lo, j.ID)
 	}
+	horizon, may, err := e.mayHaveDependents(ctx, dt, lo)
+	if err != nil || !may {
+		return err
+	}
+	ids := make([]int64, 0, len(jobs))
+	for _, j := range jobs {
+		if j.ID <= horizon {
+			ids = append(ids, j.ID)
+		}
+	}
+	return e.readDependents(ctx, dt, ids)
+}
+
+// noteDependentIDs is noteDependents for the jobs of ids: the step jobs
+// a workflow's advance completes (advanceCore.StepJobsCompleted).
+func (e *Engine) noteDependentIDs(ctx context.Context, tx driver.Tx, ids []int64) error {
+	dt, ok := tx.(driver.DependentsTx)
+	if !ok || len(ids) == 0 {
+		return nil
+	}
+	horizon, may, err := e.mayHaveDependents(ctx, dt, slices.Min(ids))
+	if err != nil || !may {
+		return err
+	}
+	below := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if id <= horizon {
+			below = append(below, id)
+		}
+	}
+	return e.readDependents(ctx, dt, below)
+}
+
+// mayHaveDependents reports whether a job with an id as low as lo may have
+// a dependent, and the horizon, reading it from the store (in dt) when it
+// is due.
+func (e *Engine) mayHaveDependents(ctx context.Context, dt driver.DependentsTx, lo int64) (horizon int64, may bool, err error) {
+	g := e.deps
 	if lo > g.horizon.Load() {
 		if !g.due() {
-			return nil
+			return 0, false, nil
 		}
 		g.heard.Store(false) // news heard during the read calls for another
 		h, err := dt.JobDependsOnMax(ctx)
 		if err != nil {
-			return err
+			return 0, false, err
 		}
 		g.raise(h)
 		g.readAt.Store(g.now())
 	}
-	horizon := g.horizon.Load()
-	if lo > horizon {
-		return nil
-	}
-	may := make([]int64, 0, len(jobs))
-	for _, j := range jobs {
-		if j.ID <= horizon {
-			may = append(may, j.ID)
-		}
-	}
-	deps, err := dt.JobPendingDependents(ctx, may)
+	horizon = g.horizon.Load()
+	return horizon, lo <= horizon, nil
+}
+
+// readDependents notes the pending dependents of ids as claimable.
+func (e *Engine) readDependents(ctx context.Context, dt driver.DependentsTx, ids []int64) error {
+	deps, err := dt.JobPendingDependents(ctx, ids)
 	if err != nil {
 		return err
 	}

@@ -224,6 +224,32 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 	assert.Empty(t, complete(last), "claimable after completing a job without dependents")
 	assert.Equal(t, 3, reads.maxReads(), "horizon reads once depReadMaxAge passed")
 	assert.Equal(t, [][]int64{{first}, {other}, {here}, {chained}}, reads.looked(), "dependents looked up")
+
+	// Step jobs, completed by their workflow's advance and named by id:
+	// the same gate.
+	completeSteps := func(ids ...int64) map[jobnote.Key]int {
+		t.Helper()
+		ctx, n := jobnote.With(ctx)
+		require.NoError(t, e.store.InTx(ctx, func(tx driver.Tx) error {
+			if err := tx.JobComplete(ctx, ids, time.Now().UTC()); err != nil {
+				return err
+			}
+			return e.noteDependentIDs(ctx, tx, ids)
+		}))
+		counts, _ := n.Take()
+		return counts
+	}
+	steps := insert(plain("step"), plain("step"))
+	assert.Empty(t, completeSteps(steps...), "claimable after completing step jobs without dependents")
+	assert.Len(t, reads.looked(), 4, "dependents looked up for step jobs above the horizon")
+	step := insert(plain("step"))[0]
+	noted, woke = e.noteJobs(ctx)
+	insertJobs(t, noted, s, depJob("q", "after-step", step, driver.JobPending))
+	woke()
+	later := insert(plain("step"))[0]
+	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "after-step"}: 1}, completeSteps(later, step), "claimable after completing the step job depended on")
+	assert.Equal(t, []int64{step}, reads.looked()[4], "dependents looked up: only of the step jobs at or below the horizon")
+	assert.Equal(t, 3, reads.maxReads(), "horizon reads")
 }
 
 // drainPlain inserts plain jobs (none depends on another) of handler

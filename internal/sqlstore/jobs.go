@@ -24,17 +24,17 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	jobnote.Inserted(ctx, jobs) // the caller wakes idle workers once it committed
 	if len(jobs) > maxInsertRows {
 		for len(jobs) > 0 {
 			part := jobs[:min(maxInsertRows, len(jobs))]
-			if err := t.JobInsert(ctx, part); err != nil {
+			if err := t.JobInsert(ctx, part); err != nil { // notes part
 				return err
 			}
 			jobs = jobs[len(part):]
 		}
 		return nil
 	}
+	jobnote.Inserted(ctx, jobs) // the caller wakes idle workers once it committed
 	const cols = "queue, handler, payload, payload_hash, priority, status, attempts, max_attempts, available_at, " +
 		"workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units, created_at, " +
 		"schedule_to_start_at, schedule_to_close_at, reserved_at, claim_token, start_to_close_at, heartbeat_deadline_at"

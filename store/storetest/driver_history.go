@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -24,15 +25,29 @@ func init() {
 
 // testDriverJobInsertThousands: one JobInsert of 1,500 jobs (a for-each
 // step's branches) writes them all, ids in order: more placeholders than
-// SQLite takes in one statement (32,766).
+// SQLite takes in one statement (32,766). The jobnote.Note of its context
+// counts each job once, and hears each depends_on once.
 func testDriverJobInsertThousands(t *testing.T, d *DriverEnv) {
 	const n = 1500
 	jobs := make([]*driver.Job, n)
 	for i := range jobs {
 		jobs[i] = newJob("default", "bulk")
 		jobs[i].Payload = []byte(fmt.Sprintf(`{"i":%d}`, i))
+		if i%2 == 0 {
+			jobs[i].DependsOn = int64(i + 1)
+		}
 	}
-	ids := d.insertJobs(jobs...)
+	ctx, note := jobnote.With(d.Ctx)
+	depends := 0
+	note.OnDependsOn(func(int64) { depends++ })
+	d.Tx(func(tx driver.Tx) error { return tx.JobInsert(ctx, jobs) })
+	counts, _ := note.Take()
+	assert.Equal(t, map[jobnote.Key]int{{Queue: "default", Handler: "bulk"}: n}, counts, "each job noted once")
+	assert.Equal(t, n/2, depends, "each depends_on heard once")
+	ids := make([]int64, n)
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
 	for i := 1; i < n; i++ {
 		require.Greaterf(t, ids[i], ids[i-1], "id of row %d after row %d", i, i-1)
 	}

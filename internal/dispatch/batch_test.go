@@ -1,0 +1,63 @@
+package dispatch
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/internal/batch"
+	"github.com/queuety/queuety-go/internal/jobnote"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
+	"github.com/queuety/queuety-go/queuetytype"
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// notes records what the dispatches' NoteJobs notes held when their wake
+// function was called, and the dependencies the notes heard of.
+type notes struct {
+	wakes   []map[jobnote.Key]int
+	depends []int64
+}
+
+func (n *notes) noteJobs(ctx context.Context) (context.Context, func()) {
+	ctx, note := jobnote.With(ctx)
+	note.OnDependsOn(func(id int64) { n.depends = append(n.depends, id) })
+	return ctx, func() {
+		counts, _ := note.Take()
+		n.wakes = append(n.wakes, counts)
+	}
+}
+
+// A batch and a chain are each written in one note and wake once, after
+// their commit, for all their jobs; the note hears of every job one of
+// them depends on.
+func TestBatchAndChainWakeOnceThroughTheirNote(t *testing.T) {
+	dsn, _ := migrated.DSN(t)
+	ctx := context.Background()
+	s, err := driver.Open(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	now := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
+	n := &notes{}
+	svc := New(s, Config{Clock: fixedClock(now), NoteJobs: n.noteJobs, Batches: batch.New(s, batch.Config{Clock: fixedClock(now)})})
+
+	first, err := svc.DispatchMany(ctx, []JobRequest{{Handler: "first"}})
+	require.NoError(t, err)
+	*n = notes{}
+
+	_, _, err = svc.DispatchBatch(ctx, batch.Spec{Queue: "q"}, []JobRequest{
+		{Handler: "b", Spec: queuetytype.JobSpec{DependsOn: first[0]}}, {Handler: "b"}})
+	require.NoError(t, err)
+	assert.Equal(t, []map[jobnote.Key]int{{{Queue: "q", Handler: "b"}: 2}}, n.wakes, "the batch wakes once, for its two jobs")
+	assert.Equal(t, []int64{first[0]}, n.depends, "the note hears of the job a batch job depends on")
+	*n = notes{}
+
+	ids, err := svc.DispatchChain(ctx, "q", "", []JobRequest{{Handler: "c1", Spec: queuetytype.JobSpec{DependsOn: first[0]}}, {Handler: "c2"}, {Handler: "c3"}})
+	require.NoError(t, err)
+	assert.Equal(t, []map[jobnote.Key]int{{{Queue: "q", Handler: "c1"}: 1, {Queue: "q", Handler: "c2"}: 1, {Queue: "q", Handler: "c3"}: 1}},
+		n.wakes, "the chain wakes once, for its three jobs")
+	assert.Equal(t, []int64{first[0], ids[0], ids[1]}, n.depends, "the note hears of the job each chain job depends on")
+}
