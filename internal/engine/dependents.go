@@ -23,7 +23,6 @@ package engine
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,42 +105,37 @@ func (g *depGate) due() bool {
 // wakes workers for them once it committed. It reads them only when one
 // of jobs may have a dependent (see above).
 func (e *Engine) noteDependents(ctx context.Context, tx driver.Tx, jobs []*driver.Job) error {
-	dt, ok := tx.(driver.DependentsTx)
-	if !ok || len(jobs) == 0 {
-		return nil
-	}
-	lo := jobs[0].ID
-	for _, j := range jobs[1:] {
-		lo = min(lo, j.ID)
-	}
-	horizon, may, err := e.mayHaveDependents(ctx, dt, lo)
-	if err != nil || !may {
-		return err
-	}
-	ids := make([]int64, 0, len(jobs))
-	for _, j := range jobs {
-		if j.ID <= horizon {
-			ids = append(ids, j.ID)
-		}
-	}
-	return e.readDependents(ctx, dt, ids)
+	return noteDependentsOf(ctx, e, tx, jobs, jobID)
 }
 
 // noteDependentIDs is noteDependents for the jobs of ids: the step jobs
 // a workflow's advance completes (advanceCore.StepJobsCompleted).
 func (e *Engine) noteDependentIDs(ctx context.Context, tx driver.Tx, ids []int64) error {
+	return noteDependentsOf(ctx, e, tx, ids, func(id int64) int64 { return id })
+}
+
+// jobID returns j's id.
+func jobID(j *driver.Job) int64 { return j.ID }
+
+// noteDependentsOf is noteDependents for completed jobs given as items
+// whose ids id returns.
+func noteDependentsOf[T any](ctx context.Context, e *Engine, tx driver.Tx, items []T, id func(T) int64) error {
 	dt, ok := tx.(driver.DependentsTx)
-	if !ok || len(ids) == 0 {
+	if !ok || len(items) == 0 {
 		return nil
 	}
-	horizon, may, err := e.mayHaveDependents(ctx, dt, slices.Min(ids))
+	lo := id(items[0])
+	for _, it := range items[1:] {
+		lo = min(lo, id(it))
+	}
+	horizon, may, err := e.mayHaveDependents(ctx, dt, lo)
 	if err != nil || !may {
 		return err
 	}
-	below := make([]int64, 0, len(ids))
-	for _, id := range ids {
-		if id <= horizon {
-			below = append(below, id)
+	below := make([]int64, 0, len(items))
+	for _, it := range items {
+		if n := id(it); n <= horizon {
+			below = append(below, n)
 		}
 	}
 	return e.readDependents(ctx, dt, below)
