@@ -51,6 +51,7 @@ type depGate struct {
 	raiser func(id int64)
 }
 
+// newDepGate returns a gate that has read nothing yet, on depClock.
 func newDepGate() *depGate {
 	g := &depGate{now: depClock}
 	g.raiser = g.raise
