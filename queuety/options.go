@@ -52,7 +52,9 @@ func Retry(maxAttempts int, backoff ...queuetytype.Backoff) JobOption {
 }
 
 // DependsOn makes the job wait until job id has completed (Queuety's
-// depends_on). A job whose dependency is buried never runs.
+// depends_on): a plain job or a workflow step's job (JobInfoFrom gives a
+// handler its JobID). The completion wakes an idle worker for it. A job
+// whose dependency is buried never runs.
 func DependsOn(id int64) JobOption { return func(s *queuetytype.JobSpec) { s.DependsOn = id } }
 
 // Unique skips the dispatch when a unique job with the same handler and the

@@ -61,3 +61,32 @@ func TestBatchAndChainWakeOnceThroughTheirNote(t *testing.T) {
 		n.wakes, "the chain wakes once, for its three jobs")
 	assert.Equal(t, []int64{first[0], ids[0], ids[1]}, n.depends, "the note hears of the job each chain job depends on")
 }
+
+// Jobs dispatched inside the caller's own transaction (DispatchIn,
+// DispatchManyIn) tell a note of the jobs they depend on, before the
+// caller commits, so the dependency's completion knows it has
+// dependents; they wake no one, the commit being the caller's.
+func TestDispatchInHearsDependencies(t *testing.T) {
+	dsn, _ := migrated.DSN(t)
+	ctx := context.Background()
+	s, err := driver.Open(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	now := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
+	n := &notes{}
+	svc := New(s, Config{Clock: fixedClock(now), NoteJobs: n.noteJobs})
+
+	first, err := svc.DispatchMany(ctx, []JobRequest{{Handler: "first"}, {Handler: "second"}})
+	require.NoError(t, err)
+	*n = notes{}
+
+	require.NoError(t, s.InTx(ctx, func(tx driver.Tx) error {
+		if _, err := svc.DispatchIn(ctx, tx, "after-first", nil, queuetytype.JobSpec{DependsOn: first[0]}); err != nil {
+			return err
+		}
+		_, err := svc.DispatchManyIn(ctx, tx, []JobRequest{{Handler: "plain"}, {Handler: "after-second", Spec: queuetytype.JobSpec{DependsOn: first[1]}}})
+		return err
+	}))
+	assert.Equal(t, []int64{first[0], first[1]}, n.depends, "the note hears of the jobs the jobs depend on")
+	assert.Empty(t, n.wakes, "wake-ups for jobs of the caller's transaction")
+}

@@ -135,12 +135,17 @@ func (s *Service) dispatchMany(ctx context.Context, reqs []JobRequest) ([]*drive
 
 // DispatchIn enqueues one job inside tx, a transaction the caller owns
 // (see driver.SQLStore.WrapTx), and returns its id. It writes what
-// Dispatch writes; the job exists once the caller commits.
+// Dispatch writes; the job exists once the caller commits. It wakes no
+// worker (the commit is the caller's), but the job is written in a
+// NoteJobs note all the same, so the engine knows, before the commit,
+// which job it depends on (DependsOn) and wakes a worker for it when that
+// one completes.
 func (s *Service) DispatchIn(ctx context.Context, tx driver.Tx, handler string, payload *phpjson.Object, spec queuetytype.JobSpec) (int64, error) {
 	job, err := s.BuildJob(JobRequest{Handler: handler, Payload: payload, Spec: spec})
 	if err != nil {
 		return 0, err
 	}
+	ctx, _ = s.cfg.NoteJobs(ctx) // heard for the dependency; nothing to wake
 	if err := insertJobs(ctx, tx, []*driver.Job{job}, []bool{spec.Unique}); err != nil {
 		return 0, fmt.Errorf("queuety: dispatch %q in transaction: %w", handler, err)
 	}
@@ -148,12 +153,14 @@ func (s *Service) DispatchIn(ctx context.Context, tx driver.Tx, handler string, 
 }
 
 // DispatchManyIn enqueues jobs inside tx, a transaction the caller owns,
-// and returns their ids in order, as DispatchMany does.
+// and returns their ids in order, as DispatchMany does. Like DispatchIn,
+// it wakes no worker and tells the engine of the jobs' dependencies.
 func (s *Service) DispatchManyIn(ctx context.Context, tx driver.Tx, reqs []JobRequest) ([]int64, error) {
 	jobs, unique, err := s.buildJobs(reqs)
 	if err != nil {
 		return nil, err
 	}
+	ctx, _ = s.cfg.NoteJobs(ctx) // heard for the dependencies; nothing to wake
 	if err := insertJobs(ctx, tx, jobs, unique); err != nil {
 		return nil, fmt.Errorf("queuety: dispatch in transaction: %w", err)
 	}

@@ -51,6 +51,7 @@ type depGate struct {
 	raiser func(id int64)
 }
 
+// newDepGate returns a gate that has read nothing yet, on depClock.
 func newDepGate() *depGate {
 	g := &depGate{now: depClock}
 	g.raiser = g.raise
@@ -150,9 +151,12 @@ func (e *Engine) mayHaveDependents(ctx context.Context, dt driver.DependentsTx, 
 		if !g.due() {
 			return 0, false, nil
 		}
-		g.heard.Store(false) // news heard during the read calls for another
+		heard := g.heard.Swap(false) // news heard during the read calls for another
 		h, err := dt.JobDependsOnMax(ctx)
 		if err != nil {
+			if heard {
+				g.heard.Store(true) // not taken: the transaction's retry reads again
+			}
 			return 0, false, err
 		}
 		g.raise(h)

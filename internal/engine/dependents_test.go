@@ -28,6 +28,8 @@ type depReads struct {
 	max     atomic.Int64
 	mu      sync.Mutex
 	lookups [][]int64
+	// failMax, when set, fails the next read of the highest depends_on.
+	failMax atomic.Bool
 }
 
 // maxReads returns how many times the highest depends_on was read.
@@ -50,6 +52,9 @@ type countingTx struct {
 
 func (c countingTx) JobDependsOnMax(ctx context.Context) (int64, error) {
 	c.reads.max.Add(1)
+	if c.reads.failMax.CompareAndSwap(true, false) {
+		return 0, errDepReadFailed
+	}
 	return c.Tx.(driver.DependentsTx).JobDependsOnMax(ctx)
 }
 
@@ -59,6 +64,10 @@ func (c countingTx) JobPendingDependents(ctx context.Context, ids []int64) ([]*d
 	c.reads.mu.Unlock()
 	return c.Tx.(driver.DependentsTx).JobPendingDependents(ctx, ids)
 }
+
+// errDepReadFailed is the error of a read of the highest depends_on that
+// depReads.failMax fails.
+var errDepReadFailed = errors.New("the highest depends_on could not be read")
 
 // countingStore is a real store whose transactions count their
 // dependents reads (countingTx).
@@ -250,6 +259,48 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "after-step"}: 1}, completeSteps(later, step), "claimable after completing the step job depended on")
 	assert.Equal(t, []int64{step}, reads.looked()[4], "dependents looked up: only of the step jobs at or below the horizon")
 	assert.Equal(t, 3, reads.maxReads(), "horizon reads")
+}
+
+// TestFailedHorizonReadKeepsTheNews: a read of the highest depends_on
+// that fails (the completion's transaction fails with it, and is tried
+// again) leaves the news of another process's commit that called for it
+// untaken, so the next completion reads again and finds the dependent.
+func TestFailedHorizonReadKeepsTheNews(t *testing.T) {
+	ctx := context.Background()
+	s := sqliteStore(t)
+	e, reads, clock := depEngine(s)
+	complete := func(id int64) (map[jobnote.Key]int, error) {
+		ctx, n := jobnote.With(ctx)
+		err := e.store.InTx(ctx, func(tx driver.Tx) error {
+			if err := tx.JobComplete(ctx, []int64{id}, time.Now().UTC()); err != nil {
+				return err
+			}
+			return e.noteDependents(ctx, tx, []*driver.Job{{ID: id}})
+		})
+		counts, _ := n.Take()
+		return counts, err
+	}
+
+	warm := insertJobs(t, ctx, s, depJob("q", "warm", 0, driver.JobPending))[0]
+	counts, err := complete(warm)
+	require.NoError(t, err)
+	require.Empty(t, counts)
+	require.Equal(t, 1, reads.maxReads(), "the first completion reads the horizon")
+
+	// Another process's dependent, and the news of its commit.
+	first := insertJobs(t, ctx, s, depJob("q", "first", 0, driver.JobPending))[0]
+	insertJobs(t, ctx, s, depJob("q", "next", first, driver.JobPending))
+	e.deps.heard.Store(true)
+	clock.advance(depReadGap)
+
+	reads.failMax.Store(true)
+	_, err = complete(first)
+	require.ErrorIs(t, err, errDepReadFailed, "the completion fails with its read")
+	require.Equal(t, 2, reads.maxReads(), "horizon reads")
+	counts, err = complete(first)
+	require.NoError(t, err)
+	assert.Equal(t, 3, reads.maxReads(), "horizon reads: the failed one's news calls for another")
+	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "next"}: 1}, counts, "claimable after completing the dependency")
 }
 
 // drainPlain inserts plain jobs (none depends on another) of handler
