@@ -31,18 +31,25 @@ func (n *notes) noteJobs(ctx context.Context) (context.Context, func()) {
 	}
 }
 
-// A batch and a chain are each written in one note and wake once, after
-// their commit, for all their jobs; the note hears of every job one of
-// them depends on.
-func TestBatchAndChainWakeOnceThroughTheirNote(t *testing.T) {
+// notedService returns a migrated store of the test's own and a dispatch
+// service on it (batches included) whose job notes are recorded in n.
+func notedService(t *testing.T) (driver.Store, *Service, *notes) {
+	t.Helper()
 	dsn, _ := migrated.DSN(t)
-	ctx := context.Background()
-	s, err := driver.Open(ctx, dsn)
+	s, err := driver.Open(context.Background(), dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	now := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
 	n := &notes{}
-	svc := New(s, Config{Clock: fixedClock(now), NoteJobs: n.noteJobs, Batches: batch.New(s, batch.Config{Clock: fixedClock(now)})})
+	return s, New(s, Config{Clock: fixedClock(now), NoteJobs: n.noteJobs, Batches: batch.New(s, batch.Config{Clock: fixedClock(now)})}), n
+}
+
+// A batch and a chain are each written in one note and wake once, after
+// their commit, for all their jobs; the note hears of every job one of
+// them depends on.
+func TestBatchAndChainWakeOnceThroughTheirNote(t *testing.T) {
+	ctx := context.Background()
+	_, svc, n := notedService(t)
 
 	first, err := svc.DispatchMany(ctx, []JobRequest{{Handler: "first"}})
 	require.NoError(t, err)
@@ -67,14 +74,8 @@ func TestBatchAndChainWakeOnceThroughTheirNote(t *testing.T) {
 // caller commits, so the dependency's completion knows it has
 // dependents; they wake no one, the commit being the caller's.
 func TestDispatchInHearsDependencies(t *testing.T) {
-	dsn, _ := migrated.DSN(t)
 	ctx := context.Background()
-	s, err := driver.Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	now := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
-	n := &notes{}
-	svc := New(s, Config{Clock: fixedClock(now), NoteJobs: n.noteJobs})
+	s, svc, n := notedService(t)
 
 	first, err := svc.DispatchMany(ctx, []JobRequest{{Handler: "first"}, {Handler: "second"}})
 	require.NoError(t, err)

@@ -160,24 +160,31 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 		return insertJobs(t, ctx, s, jobs...) // as another process would: the engine hears nothing
 	}
 	plain := func(h string) *driver.Job { return depJob("q", h, 0, driver.JobPending) }
-	// complete completes the jobs in a transaction of e's store, with the
-	// dependents reads of a completion, and returns the jobs it noted as
-	// claimable.
-	complete := func(ids ...int64) map[jobnote.Key]int {
+	// completeWith completes the jobs of ids in a transaction of e's store,
+	// with the dependents reads note makes, and returns the jobs it noted
+	// as claimable.
+	completeWith := func(note func(ctx context.Context, tx driver.Tx, ids []int64) error, ids ...int64) map[jobnote.Key]int {
 		t.Helper()
 		ctx, n := jobnote.With(ctx)
-		jobs := make([]*driver.Job, len(ids))
-		for i, id := range ids {
-			jobs[i] = &driver.Job{ID: id}
-		}
 		require.NoError(t, e.store.InTx(ctx, func(tx driver.Tx) error {
 			if err := tx.JobComplete(ctx, ids, time.Now().UTC()); err != nil {
 				return err
 			}
-			return e.noteDependents(ctx, tx, jobs)
+			return note(ctx, tx, ids)
 		}))
 		counts, _ := n.Take()
 		return counts
+	}
+	// complete completes plain jobs, as a worker's completion does.
+	complete := func(ids ...int64) map[jobnote.Key]int {
+		t.Helper()
+		return completeWith(func(ctx context.Context, tx driver.Tx, ids []int64) error {
+			jobs := make([]*driver.Job, len(ids))
+			for i, id := range ids {
+				jobs[i] = &driver.Job{ID: id}
+			}
+			return e.noteDependents(ctx, tx, jobs)
+		}, ids...)
 	}
 
 	first := insert(plain("first"))[0]
@@ -238,15 +245,7 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 	// the same gate.
 	completeSteps := func(ids ...int64) map[jobnote.Key]int {
 		t.Helper()
-		ctx, n := jobnote.With(ctx)
-		require.NoError(t, e.store.InTx(ctx, func(tx driver.Tx) error {
-			if err := tx.JobComplete(ctx, ids, time.Now().UTC()); err != nil {
-				return err
-			}
-			return e.noteDependentIDs(ctx, tx, ids)
-		}))
-		counts, _ := n.Take()
-		return counts
+		return completeWith(e.noteDependentIDs, ids...)
 	}
 	steps := insert(plain("step"), plain("step"))
 	assert.Empty(t, completeSteps(steps...), "claimable after completing step jobs without dependents")
