@@ -63,6 +63,9 @@ func (e *MySQLEnv) Fresh(ctx context.Context) (string, func(), error) {
 		dsn += "&interpolateParams=false"
 	}
 	cleanup := func() {
+		// The run's ctx may be over (a timed or interrupted run): the
+		// tables are dropped all the same.
+		ctx := context.WithoutCancel(ctx)
 		db, err := e.admin()
 		if err != nil {
 			return

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/store/mysql"
 )
 
@@ -39,4 +40,26 @@ func TestFreshKeepsTheIndexSet(t *testing.T) {
 	var b strings.Builder
 	(&Report{Store: "mysql", Server: "10.11", Schema: "lean", Jobs: 1, Runs: 1}).Format(&b)
 	assert.Contains(t, b.String(), "store mysql (10.11, schema lean)")
+}
+
+// TestFreshCleanupOutlivesTheRun: a fresh prefix's tables are dropped
+// even when the run's context is over by then (a timed or interrupted
+// run).
+func TestFreshCleanupOutlivesTheRun(t *testing.T) {
+	env, err := EnvFor(testdb.BaseDSN(t))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	dsn, cleanup, err := env.Fresh(ctx)
+	require.NoError(t, err)
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	db := testdb.Admin(t)
+	_, err = db.Exec("CREATE TABLE `" + cfg.Prefix + "probe` (id INT PRIMARY KEY)")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = testdb.DropTables(db, cfg.Prefix) })
+	cancel()
+	cleanup()
+	left, err := testdb.Tables(db, cfg.Prefix)
+	require.NoError(t, err)
+	assert.Empty(t, left, "tables left by the fresh prefix's cleanup")
 }
