@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"regexp"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
+	"github.com/queuety/queuety-go/worker"
 )
 
 // heardNote is one notification a listener heard (Store.heard).
@@ -120,4 +123,89 @@ func TestOwnDispatchWakesWorkersOnce(t *testing.T) {
 		t.Fatal("the client's own notification woke its workers again")
 	default:
 	}
+}
+
+// horizonCounter is a store whose transactions count their reads of the
+// highest depends_on, run on the store's own transactions.
+type horizonCounter struct {
+	*Store
+	reads *atomic.Int64
+}
+
+func (c horizonCounter) InTx(ctx context.Context, fn func(driver.Tx) error) error {
+	return c.Store.InTx(ctx, func(tx driver.Tx) error { return fn(horizonCountingTx{tx, c.reads}) })
+}
+
+// horizonCountingTx counts JobDependsOnMax and runs it on its own tx.
+type horizonCountingTx struct {
+	driver.Tx
+	reads *atomic.Int64
+}
+
+func (t horizonCountingTx) JobDependsOnMax(ctx context.Context) (int64, error) {
+	t.reads.Add(1)
+	return t.Tx.(driver.DependentsTx).JobDependsOnMax(ctx)
+}
+
+func (t horizonCountingTx) JobPendingDependents(ctx context.Context, ids []int64) ([]*driver.Job, error) {
+	return t.Tx.(driver.DependentsTx).JobPendingDependents(ctx, ids)
+}
+
+// TestSteadyOwnDispatchReadsTheHorizonAboutOnceASecond: a process that
+// dispatches steadily to its own workers takes none of its notifications
+// for another process's commits, so its completions read the highest
+// depends_on about once a second, not 20 ms after each notification.
+func TestSteadyOwnDispatchReadsTheHorizonAboutOnceASecond(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, _ := testdb.PostgresDSN(t)
+	cfg, err := ParseDSN(dsn)
+	require.NoError(t, err)
+	s, err := OpenConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	require.NoError(t, s.Migrate(ctx))
+	var reads atomic.Int64
+	c := clientseam.NewClient(horizonCounter{s, &reads}, queuety.WithLogger(slog.New(slog.DiscardHandler))).(*queuety.Client)
+	wake, unsubscribe := clientseam.Engine(c).SubscribeWake()
+	defer unsubscribe()
+	select { // the wake-up once the listener listens
+	case <-wake:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener's first wake-up did not come within 30 s")
+	}
+
+	const jobs = 300
+	var ran atomic.Int64
+	all := make(chan struct{})
+	w := worker.New(c, worker.Concurrency(4), worker.NoMaintenance(), worker.WithLogger(slog.New(slog.DiscardHandler)))
+	w.HandleJob("ping", func(context.Context, queuety.Payload) error {
+		if ran.Add(1) == jobs {
+			close(all)
+		}
+		return nil
+	})
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() { stop(); <-done }()
+
+	start := time.Now()
+	tick := time.NewTicker(5 * time.Millisecond) // a steady dispatch, each job its own commit and notification
+	defer tick.Stop()
+	for range jobs {
+		<-tick.C
+		_, err := c.Dispatch(ctx, "ping", nil)
+		require.NoError(t, err)
+	}
+	select {
+	case <-all:
+	case <-ctx.Done():
+		t.Fatalf("%d of %d jobs ran", ran.Load(), jobs)
+	}
+	elapsed := time.Since(start)
+	most := 2 + int(elapsed/time.Second)
+	assert.LessOrEqual(t, int(reads.Load()), most, "horizon reads over %s of steady dispatch", elapsed)
+	t.Logf("%d horizon reads over %s of steady dispatch", reads.Load(), elapsed)
 }
