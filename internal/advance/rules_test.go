@@ -37,7 +37,6 @@ type fakeCore struct {
 	handlers map[string]bool // the callback handlers this process's workers run
 	workers  bool            // whether the process has workers
 	buried   map[int64]string
-	done     []int64 // the step jobs completed (StepJobsCompleted)
 }
 
 func (c *fakeCore) NonRetryable(err error) error { return final{err} }
@@ -86,10 +85,8 @@ func (c *fakeCore) HandlerDefinition(class string) *phpjson.Object {
 	return o
 }
 
-func (c *fakeCore) StepJobsCompleted(_ context.Context, _ driver.Tx, ids []int64) error {
-	c.done = append(c.done, ids...)
-	return nil
-}
+// StepJobsCompleted does nothing: these tests wake no worker.
+func (c *fakeCore) StepJobsCompleted(context.Context, driver.Tx, []int64) error { return nil }
 
 func (c *fakeCore) Child(ChildSpec) (PrepareChild, error) {
 	return nil, errors.New("no children in these tests")
