@@ -14,6 +14,7 @@ import (
 	"github.com/queuety/queuety-go/internal/artifact"
 	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/dispatch"
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/internal/locks"
 	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/schedule"
@@ -46,18 +47,21 @@ type Engine struct {
 	claims      claimCombiner
 	completions completionCombiner
 	branches    branchCombiner
-	wakes       *wakeHub          // new jobs: see wake.go
-	remote      *remoteWake       // nil unless the store carries notifications between processes
-	deps        *depGate          // which completed jobs may have dependents: see dependents.go
-	schedWakes  *wakeHub          // saved schedules
-	obs         observe.Observer  // nil: no instrumentation
-	batches     *batch.Service    // batches and chains (batches.go)
-	schedules   *schedule.Service // saved schedules and their tick (schedules.go)
-	operations  *operate.Service  // operator actions (operations.go)
-	artifacts   *artifact.Service // workflow artifacts (artifacttrace.go)
-	dispatcher  *dispatch.Service // dispatching jobs and workflows (dispatch.go)
-	locks       *locks.Service    // the middleware's locks and counters (locks.go)
-	flow        *advance.Service  // workflow advancement (advancing.go)
+	wakes       *wakeHub    // new jobs: see wake.go
+	remote      *remoteWake // nil unless the store carries notifications between processes
+	deps        *depGate    // which completed jobs may have dependents: see dependents.go
+	// completedHook is dependentsCompleted bound once, so that a note
+	// allocates no method value (newNote).
+	completedHook jobnote.CompletedFunc
+	schedWakes    *wakeHub          // saved schedules
+	obs           observe.Observer  // nil: no instrumentation
+	batches       *batch.Service    // batches and chains (batches.go)
+	schedules     *schedule.Service // saved schedules and their tick (schedules.go)
+	operations    *operate.Service  // operator actions (operations.go)
+	artifacts     *artifact.Service // workflow artifacts (artifacttrace.go)
+	dispatcher    *dispatch.Service // dispatching jobs and workflows (dispatch.go)
+	locks         *locks.Service    // the middleware's locks and counters (locks.go)
+	flow          *advance.Service  // workflow advancement (advancing.go)
 	// overrun is where the overrun sweep (internal/sweep) stopped.
 	overrun SweepCursor
 }
@@ -131,6 +135,7 @@ func New(store driver.Store, cfg Config) *Engine {
 		cfg.MaxForEachItems = DefaultMaxForEachItems
 	}
 	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), deps: gateFor(cfg.WakeKey), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	e.completedHook = e.dependentsCompleted
 	if n, ok := store.(driver.JobNotifier); ok {
 		e.remote = &remoteWake{n: n, log: cfg.Logger}
 	}
