@@ -439,3 +439,30 @@ func TestHeldDrainReadsOnlyTheHorizon(t *testing.T) {
 	})
 	assert.Positive(t, settled.Load(), "jobs completed by settling held claims")
 }
+
+// TestStoreCompletionUnderTheEngineNoteWakesForItsDependent: a job that
+// the store completes in a transaction run with the engine's job note
+// (NoteJobs), by no completion path of the engine's own, wakes an idle
+// subscriber that claims its pending dependent once the transaction
+// committed: the read of dependents hangs on the store's completion.
+func TestStoreCompletionUnderTheEngineNoteWakesForItsDependent(t *testing.T) {
+	ctx := context.Background()
+	s := sqliteStore(t)
+	e := New(s, Config{Logger: slog.New(slog.DiscardHandler)})
+	first := insertJobs(t, ctx, s, depJob("q", "first", 0, driver.JobProcessing))[0]
+	insertJobs(t, ctx, s, depJob("q", "then", first, driver.JobPending))
+	w := e.SubscribeWakeFor(WakeTarget{Takes: func(_, h string) bool { return h == "then" }})
+	defer w.Close()
+	w.Idle(true)
+
+	noted, woke := e.NoteJobs(ctx)
+	require.NoError(t, s.InTx(noted, func(tx driver.Tx) error {
+		return tx.JobComplete(noted, []int64{first}, time.Now().UTC())
+	}))
+	woke()
+	select {
+	case <-w.C:
+	default:
+		t.Fatal("the completion woke no subscriber for the job that depends on it")
+	}
+}
