@@ -7,10 +7,10 @@ package engine
 // process and the others, as for any job a commit makes claimable.
 //
 // Finding them takes a read of the completed jobs' dependents, and most
-// jobs have none: the read runs, in the completion's transaction (the
-// store's completion tells the job note, whose hook the engine set:
-// dependentsCompleted), only
-// when one of the completed jobs may have one. A job may have a dependent
+// jobs have none: the read runs in the completion's transaction, from the
+// store's completion itself (it tells the job note, whose hook the engine
+// set: dependentsCompleted), and only when one of the completed jobs may
+// have one. A job may have a dependent
 // only if its id is at most the highest depends_on of the jobs table (the
 // horizon), which the store reads from one end of its depends_on index
 // (driver.DependentsTx). The process keeps the horizon per store and

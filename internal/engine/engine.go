@@ -47,23 +47,23 @@ type Engine struct {
 	claims      claimCombiner
 	completions completionCombiner
 	branches    branchCombiner
-	wakes       *wakeHub    // new jobs: see wake.go
-	remote      *remoteWake // nil unless the store carries notifications between processes
-	deps        *depGate    // which completed jobs may have dependents: see dependents.go
-	// completedHook is dependentsCompleted bound once, so that a note
-	// allocates no method value (newNote).
-	completedHook jobnote.CompletedFunc
-	schedWakes    *wakeHub          // saved schedules
-	obs           observe.Observer  // nil: no instrumentation
-	batches       *batch.Service    // batches and chains (batches.go)
-	schedules     *schedule.Service // saved schedules and their tick (schedules.go)
-	operations    *operate.Service  // operator actions (operations.go)
-	artifacts     *artifact.Service // workflow artifacts (artifacttrace.go)
-	dispatcher    *dispatch.Service // dispatching jobs and workflows (dispatch.go)
-	locks         *locks.Service    // the middleware's locks and counters (locks.go)
-	flow          *advance.Service  // workflow advancement (advancing.go)
+	wakes       *wakeHub          // new jobs: see wake.go
+	remote      *remoteWake       // nil unless the store carries notifications between processes
+	deps        *depGate          // which completed jobs may have dependents: see dependents.go
+	schedWakes  *wakeHub          // saved schedules
+	obs         observe.Observer  // nil: no instrumentation
+	batches     *batch.Service    // batches and chains (batches.go)
+	schedules   *schedule.Service // saved schedules and their tick (schedules.go)
+	operations  *operate.Service  // operator actions (operations.go)
+	artifacts   *artifact.Service // workflow artifacts (artifacttrace.go)
+	dispatcher  *dispatch.Service // dispatching jobs and workflows (dispatch.go)
+	locks       *locks.Service    // the middleware's locks and counters (locks.go)
+	flow        *advance.Service  // workflow advancement (advancing.go)
 	// overrun is where the overrun sweep (internal/sweep) stopped.
 	overrun SweepCursor
+	// completedHook is dependentsCompleted bound once, so that a job
+	// note allocates no method value (newNote).
+	completedHook jobnote.CompletedFunc
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named
