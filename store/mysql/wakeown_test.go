@@ -1,0 +1,84 @@
+package mysql_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/store/mysql"
+)
+
+// kills counts the KILL statements among texts.
+func kills(texts []string) int {
+	n := 0
+	for _, s := range texts {
+		if strings.HasPrefix(s, "KILL QUERY") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWakeLeavesOwnListenerAloneAcrossHosts: with a DSN naming several
+// servers, a store's send leaves its own listener alone, as with a single
+// host: its process woke its workers in-process, and an interrupted sleep
+// of its own would pass for another process's commit. The DSN names one
+// server twice (through a counting proxy and directly), so the listener
+// and the sends run on the same server as on a cluster's node. Another
+// process's send still wakes the listener.
+func TestWakeLeavesOwnListenerAloneAcrossHosts(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prefix := testdb.Prefix(t)
+	const server = "127.0.0.1:3306"
+	p := testdb.NewStatementProxy(t, server, false)
+	p.KeepTexts()
+	open := func(dsn string) *mysql.Store {
+		cfg, err := mysql.ParseDSN(dsn)
+		require.NoError(t, err)
+		s, err := mysql.OpenConfig(ctx, cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := open("mysql://root@" + p.Addr + "," + server + "/test?prefix=" + prefix)
+	other := open("mysql://root@" + server + "/test?prefix=" + prefix)
+
+	woken := make(chan struct{}, 16)
+	lctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.ListenJobs(lctx, func() { woken <- struct{}{} })
+	}()
+	defer func() { stop(); <-done }()
+	select { // the wake-up once the listener listens
+	case <-woken:
+	case <-time.After(startedWithin):
+		t.Fatal("the listener's first wake-up did not come")
+	}
+	waitNewListener(t, prefix, map[int64]bool{})
+
+	p.Texts()
+	require.NoError(t, s.NotifyJobs(ctx)) // reads the listeners and interrupts them before it returns
+	texts := p.Texts()
+	require.Equal(t, 1, processlistReads(texts), "the send's reads of the listeners: %q", texts)
+	require.Zero(t, kills(texts), "the send interrupted its own store's listener: %q", texts)
+
+	require.NoError(t, other.NotifyJobs(ctx))
+	select {
+	case <-woken:
+	case <-time.After(startedWithin):
+		t.Fatal("another process's send did not wake the listener")
+	}
+	select {
+	case <-woken:
+		t.Fatal("the listener woke twice")
+	default:
+	}
+}
