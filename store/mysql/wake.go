@@ -29,7 +29,8 @@ import (
 // QUERY: the sleep ends at once, and the listener wakes its process's
 // workers and sleeps again. A send leaves the store's own listeners alone
 // (its workers are woken in-process, and a wake-up of its own is no news
-// of another process), so a process that works alone finds no listener
+// of another process), and those of the stores that share its wake key
+// (wakeown.go), so a process that works alone finds no listener
 // and sends about once a second (notifyQuiet). Servers number their
 // sessions each their own way, so a listener is known by its server
 // (serverSQL: host name, port and server id, as the server reports them)
@@ -117,12 +118,9 @@ type wakeState struct {
 	missed   time.Time // the first of the sends since the last that found a listener (or failed) to find none; zero: the last found one
 	warned   bool
 	log      *slog.Logger // SetLogger; nil: slog.Default()
-	// own holds this store's own listeners, by server and connection id.
-	// A send leaves them alone: the engine wakes its own workers
-	// in-process as it commits, and a send that found only them found no
-	// other process, so the quiet rule holds back the sends of a process
-	// that works alone.
-	own map[listenerID]struct{}
+	// own holds this store's own listeners (wakeown.go); nil until the
+	// first is recorded or ShareWake.
+	own *listenerSet
 }
 
 // listenerID names a listener's session: its server (serverSQL) and its
@@ -265,35 +263,6 @@ func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err er
 	return found, answered, first
 }
 
-// ownListeners returns a copy of this store's own listeners, or nil.
-func (s *Store) ownListeners() map[listenerID]struct{} {
-	s.wake.mu.Lock()
-	defer s.wake.mu.Unlock()
-	if len(s.wake.own) == 0 {
-		return nil
-	}
-	own := make(map[listenerID]struct{}, len(s.wake.own))
-	for id := range s.wake.own {
-		own[id] = struct{}{}
-	}
-	return own
-}
-
-// setOwnListener records (add) or forgets one of this store's own
-// listeners.
-func (s *Store) setOwnListener(id listenerID, add bool) {
-	s.wake.mu.Lock()
-	defer s.wake.mu.Unlock()
-	if !add {
-		delete(s.wake.own, id)
-		return
-	}
-	if s.wake.own == nil {
-		s.wake.own = map[listenerID]struct{}{}
-	}
-	s.wake.own[id] = struct{}{}
-}
-
 // notifyOn interrupts the listeners running stmt that a connection of db
 // reads, on that connection, but those in skip (this store's own). It
 // reports how many it found besides skip and whether the read succeeded.
@@ -422,8 +391,9 @@ func (s *Store) listen(ctx context.Context, wake func(), live func(bool)) error 
 	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), "+serverSQL).Scan(&id.id, &id.server); err != nil {
 		return fmt.Errorf("listen: read connection id: %w", err)
 	}
-	s.setOwnListener(id, true)
-	defer s.setOwnListener(id, false)
+	own := s.ownSet()
+	own.set(id, true)
+	defer own.set(id, false)
 	live(true)
 	wake() // what was committed while no listener slept was heard by none
 	for {

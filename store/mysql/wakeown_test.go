@@ -8,7 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/testdb/migrated"
+	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/mysql"
 )
 
@@ -78,6 +81,61 @@ func TestWakeLeavesOwnListenerAloneAcrossHosts(t *testing.T) {
 	}
 	select {
 	case <-woken:
+		t.Fatal("the listener woke twice")
+	default:
+	}
+}
+
+// TestWakeLeavesListenersOfClientsOnOneDSNAlone: two clients opened on
+// one DSN in one process wake each other's idle workers in-process (they
+// share the engine's wake key), so the sends of one leave the other's
+// listener alone, as they leave their own; a store opened apart (another
+// process) still wakes it.
+func TestWakeLeavesListenersOfClientsOnOneDSNAlone(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, prefix := migrated.DSN(t)
+	const server = "127.0.0.1:3306"
+	require.Contains(t, dsn, server)
+	p := testdb.NewStatementProxy(t, server, false)
+	p.KeepTexts()
+	proxied := strings.Replace(dsn, server, p.Addr, 1)
+	sender, err := queuety.Open(ctx, proxied, queuety.WithLogger(quietLog()), queuety.SkipMigrate())
+	require.NoError(t, err)
+	t.Cleanup(func() { sender.Close() })
+	listener, err := queuety.Open(ctx, proxied, queuety.WithLogger(quietLog()), queuety.SkipMigrate())
+	require.NoError(t, err)
+	t.Cleanup(func() { listener.Close() })
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	apart, err := mysql.OpenConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { apart.Close() })
+
+	wake, unsubscribe := clientseam.Engine(listener).SubscribeWake()
+	defer unsubscribe()
+	select { // the wake-up once the listener listens
+	case <-wake:
+	case <-time.After(startedWithin):
+		t.Fatal("the listener's first wake-up did not come")
+	}
+	waitNewListener(t, prefix, map[int64]bool{})
+
+	p.Texts()
+	require.NoError(t, clientseam.StoreOf(sender).(*mysql.Store).NotifyJobs(ctx)) // reads the listeners and interrupts them before it returns
+	texts := p.Texts()
+	require.Equal(t, 1, processlistReads(texts), "the send's reads of the listeners: %q", texts)
+	require.Zero(t, kills(texts), "the send interrupted the listener of a client on its DSN: %q", texts)
+
+	require.NoError(t, apart.NotifyJobs(ctx))
+	select {
+	case <-wake:
+	case <-time.After(startedWithin):
+		t.Fatal("a store opened apart did not wake the listener")
+	}
+	select {
+	case <-wake:
 		t.Fatal("the listener woke twice")
 	default:
 	}
