@@ -3,6 +3,7 @@ package mysql_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,8 +12,11 @@ import (
 	"github.com/queuety/queuety-go/internal/clientseam"
 	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
+	"github.com/queuety/queuety-go/internal/txcount"
 	"github.com/queuety/queuety-go/queuety"
+	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/mysql"
+	"github.com/queuety/queuety-go/worker"
 )
 
 // kills counts the KILL statements among texts.
@@ -139,4 +143,72 @@ func TestWakeLeavesListenersOfClientsOnOneDSNAlone(t *testing.T) {
 		t.Fatal("the listener woke twice")
 	default:
 	}
+}
+
+// horizonCounter is a store whose transactions count their dependents
+// reads (txcount); its other methods, the wake-up's among them, are the
+// store's.
+type horizonCounter struct {
+	*mysql.Store
+	reads *txcount.Reads
+}
+
+func (c horizonCounter) InTx(ctx context.Context, fn func(driver.Tx) error) error {
+	return c.Store.InTx(ctx, c.reads.Wrap(fn))
+}
+
+// TestSteadyOwnDispatchAcrossHostsReadsTheHorizonAboutOnceASecond: a
+// process on a DSN naming several servers (here one server twice) that
+// dispatches steadily to its own workers hears none of its sends as
+// another process's commits, so its completions read the highest
+// depends_on about once a second, not 20 ms after each send.
+func TestSteadyOwnDispatchAcrossHostsReadsTheHorizonAboutOnceASecond(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, prefix := migrated.DSN(t)
+	const server = "127.0.0.1:3306"
+	require.Contains(t, dsn, server)
+	cfg, err := mysql.ParseDSN(strings.Replace(dsn, server, server+",localhost:3306", 1))
+	require.NoError(t, err)
+	require.Len(t, cfg.Hosts, 2)
+	s, err := mysql.OpenConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	var reads txcount.Reads
+	c := clientseam.NewClient(horizonCounter{s, &reads}, queuety.WithLogger(quietLog())).(*queuety.Client)
+
+	const jobs = 300
+	var ran atomic.Int64
+	all := make(chan struct{})
+	w := worker.New(c, worker.Concurrency(4), worker.NoMaintenance(), worker.PollInterval(longPoll), worker.WithLogger(quietLog()))
+	w.HandleJob("ping", func(context.Context, queuety.Payload) error {
+		if ran.Add(1) == jobs {
+			close(all)
+		}
+		return nil
+	})
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() { stop(); <-done }()
+	waitNewListener(t, prefix, map[int64]bool{})
+
+	start := time.Now()
+	tick := time.NewTicker(5 * time.Millisecond) // a steady dispatch, each job its own commit and send
+	defer tick.Stop()
+	for range jobs {
+		<-tick.C
+		_, err := c.Dispatch(ctx, "ping", nil)
+		require.NoError(t, err)
+	}
+	select {
+	case <-all:
+	case <-ctx.Done():
+		t.Fatalf("%d of %d jobs ran", ran.Load(), jobs)
+	}
+	elapsed := time.Since(start)
+	most := 2 + int(elapsed/time.Second)
+	require.LessOrEqual(t, reads.Max(), most, "horizon reads over %s of steady dispatch", elapsed)
+	t.Logf("%d horizon reads over %s of steady dispatch", reads.Max(), elapsed)
 }
