@@ -133,6 +133,9 @@ func New(store driver.Store, cfg Config) *Engine {
 	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), deps: gateFor(cfg.WakeKey), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
 	if n, ok := store.(driver.JobNotifier); ok {
 		e.remote = &remoteWake{n: n, log: cfg.Logger}
+		if ws, ok := store.(driver.WakeSharer); ok && cfg.WakeKey != "" {
+			ws.ShareWake(cfg.WakeKey) // its engines share a hub: their notifications are no news to one another
+		}
 	}
 	e.flow = e.newAdvance()
 	e.schedules = e.newSchedules()
