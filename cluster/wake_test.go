@@ -71,6 +71,18 @@ func TestGaleraWake(t *testing.T) {
 			waitWoken(t, woken3, "a listener on node3, the send from node1")
 		}
 	})
+	t.Run("OwnListener", func(t *testing.T) {
+		// A store's sends leave its own listener alone on every node, as
+		// on a single server (its process woke its workers in-process):
+		// with a DSN naming every node (each sent to on a connection of
+		// its own) and with a single-host one (the pool's server).
+		for _, tc := range []struct{ name, dsn, prefix string }{
+			{"MultiHost", failoverDSN(c, 0, "galera_wake", "om_"), "om_"},
+			{"SingleHost", c.Node(0).DSN("galera_wake", "os_"), "os_"},
+		} {
+			t.Run(tc.name, func(t *testing.T) { ownListenerLeftAlone(ctx, t, c, tc.dsn, tc.prefix) })
+		}
+	})
 	t.Run("Worker", func(t *testing.T) {
 		// A job dispatched through node1 starts at once on an idle worker
 		// connected to node2 that polls every 30 s.
@@ -126,6 +138,36 @@ func TestGaleraWake(t *testing.T) {
 			waitListening(ctx, t, c.Node(1), "nh_")
 		}
 	})
+}
+
+// ownListenerLeftAlone opens a store on dsn (through node1) that listens
+// and sends: its sends wake another process's listener on node2 and not
+// its own, which another process's send, through node3, wakes.
+func ownListenerLeftAlone(ctx context.Context, t *testing.T, c *galera.Cluster, dsn, prefix string) {
+	send := openWakeStore(ctx, t, dsn)
+	own := make(chan struct{}, 64)
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = send.ListenJobs(lctx, func() { own <- struct{}{} })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	waitWoken(t, own, "the store's own listener's start")
+	waitListening(ctx, t, c.Node(0), prefix)
+	other := listenOn(ctx, t, c, 1, prefix)
+	for range 3 {
+		require.NoError(t, send.NotifyJobs(ctx))
+		waitWoken(t, other, "another process's listener on node2")
+		waitListening(ctx, t, c.Node(1), prefix)
+	}
+	require.NoError(t, openWakeStore(ctx, t, c.Node(2).DSN("galera_wake", prefix)).NotifyJobs(ctx))
+	waitWoken(t, own, "the store's listener, by another process's send through node3")
+	waitListening(ctx, t, c.Node(0), prefix)
+	require.Zero(t, len(own), "wake-ups of the store's listener by its own sends")
 }
 
 // downSends is the least number of sends the node-down subtests make

@@ -264,11 +264,13 @@ func TestCompletedDependencyWakesIdleWorker(t *testing.T) {
 // DependsOn starts as soon as its dependency completes, on another
 // worker, though the process read its store's highest depends_on (which
 // tells whether a completed job may have dependents) just before the
-// batch was dispatched and does not read it again for a while: the batch's
-// dispatch tells the process of its dependency itself. (On SQLite, which
-// tells the process of no other process's jobs.)
+// batch was dispatched and does not read it again: the batch's dispatch
+// tells the process of its dependency itself. The gate's clock stands
+// still, so however long the test takes the horizon is not read again
+// (on SQLite, which tells the process of no other process's jobs).
 func TestBatchDependencyWakesIdleWorker(t *testing.T) {
 	f := newReadyFixture(t, "sqlite://"+filepath.Join(t.TempDir(), "q.db"))
+	clientseam.Engine(f.c).SetDependentsClock(func() time.Duration { return 0 })
 	release := make(chan struct{})
 	f.start(release, []string{"dep.first"})
 	f.start(nil, []string{"dep.next"})

@@ -78,6 +78,15 @@ func gateFor(key string) *depGate {
 	return g.(*depGate)
 }
 
+// SetDependentsClock makes the gate of the engine's store (shared by the
+// engines of its wake key) tell the time by now, a monotonic clock,
+// instead of the process's: a test that holds it still knows the horizon
+// is read again only after news of another process. Call it before the
+// engine's workers start.
+func (e *Engine) SetDependentsClock(now func() time.Duration) {
+	e.deps.now = func() int64 { return int64(now()) + 1 } // never 0, as depClock
+}
+
 // depEpoch is the start of depClock.
 var depEpoch = time.Now()
 

@@ -6,8 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,81 +15,20 @@ import (
 
 	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/internal/testdb/migrated"
+	"github.com/queuety/queuety-go/internal/txcount"
 	"github.com/queuety/queuety-go/store/driver"
 	_ "github.com/queuety/queuety-go/store/sqlite"
 )
 
-// depReads counts the dependents reads (driver.DependentsTx) of the
-// transactions of a countingStore, and keeps the ids each
-// JobPendingDependents was asked about.
-type depReads struct {
-	max     atomic.Int64
-	mu      sync.Mutex
-	lookups [][]int64
-	// failMax, when set, fails the next read of the highest depends_on.
-	failMax atomic.Bool
-}
-
-// maxReads returns how many times the highest depends_on was read.
-func (r *depReads) maxReads() int { return int(r.max.Load()) }
-
-// looked returns the ids of each dependents lookup, in order.
-func (r *depReads) looked() [][]int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.lookups)
-}
-
-// countingTx is a store's own transaction that counts its dependents
-// reads and runs them on it: its completions run the job note's hook in
-// it (jobnote.WithTx). (The other optional capabilities of the store's
-// transactions are those of workflows, unused by plain jobs.)
-type countingTx struct {
-	driver.Tx
-	reads *depReads
-}
-
-func (c countingTx) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
-	return c.Tx.JobComplete(jobnote.WithTx(ctx, c), ids, at)
-}
-
-func (c countingTx) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, attempts int, at time.Time) (int64, error) {
-	return c.Tx.JobCompleteClaimed(jobnote.WithTx(ctx, c), ids, token, attempts, at)
-}
-
-func (c countingTx) JobDependsOnMax(ctx context.Context) (int64, error) {
-	c.reads.max.Add(1)
-	if c.reads.failMax.CompareAndSwap(true, false) {
-		return 0, errDepReadFailed
-	}
-	return c.Tx.(driver.DependentsTx).JobDependsOnMax(ctx)
-}
-
-func (c countingTx) JobPendingDependents(ctx context.Context, ids []int64) ([]*driver.Job, error) {
-	c.reads.mu.Lock()
-	c.reads.lookups = append(c.reads.lookups, slices.Clone(ids))
-	c.reads.mu.Unlock()
-	return c.Tx.(driver.DependentsTx).JobPendingDependents(ctx, ids)
-}
-
-// errDepReadFailed is the error of a read of the highest depends_on that
-// depReads.failMax fails.
-var errDepReadFailed = errors.New("the highest depends_on could not be read")
-
 // countingStore is a real store whose transactions count their
-// dependents reads (countingTx).
+// dependents reads (txcount).
 type countingStore struct {
 	driver.Store
-	reads *depReads
+	reads *txcount.Reads
 }
 
 func (s countingStore) InTx(ctx context.Context, fn func(tx driver.Tx) error) error {
-	return s.Store.InTx(ctx, func(tx driver.Tx) error {
-		if _, ok := tx.(driver.DependentsTx); !ok {
-			panic("the store's transactions have no dependents reads (driver.DependentsTx)")
-		}
-		return fn(countingTx{Tx: tx, reads: s.reads})
-	})
+	return s.Store.InTx(ctx, s.reads.Wrap(fn))
 }
 
 // fakeDepClock is a clock for a depGate that moves only when told.
@@ -126,8 +63,8 @@ func sqliteStore(t *testing.T) driver.Store {
 // depEngine returns an engine (with a gate of its own) on s, whose
 // transactions count their dependents reads in the returned depReads,
 // and the gate's fake clock.
-func depEngine(s driver.Store) (*Engine, *depReads, *fakeDepClock) {
-	reads := &depReads{}
+func depEngine(s driver.Store) (*Engine, *txcount.Reads, *fakeDepClock) {
+	reads := &txcount.Reads{}
 	e := New(countingStore{Store: s, reads: reads}, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return e, reads, newFakeDepClock(e.deps)
 }
@@ -187,16 +124,16 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 	p := insert(plain("p"), plain("p"), plain("p"), plain("p"), plain("p"), plain("p"))
 
 	assert.Empty(t, complete(p[0], p[1]), "claimable after completing jobs without dependents")
-	assert.Equal(t, 1, reads.maxReads(), "the first completion reads the horizon")
-	assert.Empty(t, reads.looked(), "dependents looked up for jobs above the horizon")
+	assert.Equal(t, 1, reads.Max(), "the first completion reads the horizon")
+	assert.Empty(t, reads.Lookups(), "dependents looked up for jobs above the horizon")
 	for range 10 {
 		complete(p[2], p[3])
 	}
-	assert.Equal(t, 1, reads.maxReads(), "horizon reads within a second")
-	assert.Empty(t, reads.looked(), "dependents looked up for jobs above the horizon")
+	assert.Equal(t, 1, reads.Max(), "horizon reads within a second")
+	assert.Empty(t, reads.Lookups(), "dependents looked up for jobs above the horizon")
 
 	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "then"}: 1}, complete(p[4], first, p[5]), "claimable after completing the dependency")
-	assert.Equal(t, [][]int64{{first}}, reads.looked(), "dependents looked up: only of the jobs at or below the horizon")
+	assert.Equal(t, [][]int64{{first}}, reads.Lookups(), "dependents looked up: only of the jobs at or below the horizon")
 
 	// Another process's dependent, above the horizon read: found once
 	// the news of its commit and depReadGap passed.
@@ -207,7 +144,7 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 	assert.Empty(t, complete(other), "claimable at the news, before depReadGap passed")
 	clock.advance(depReadGap)
 	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "next"}: 1}, complete(other), "claimable after the news")
-	assert.Equal(t, 2, reads.maxReads(), "horizon reads")
+	assert.Equal(t, 2, reads.Max(), "horizon reads")
 	assert.False(t, e.deps.heard.Load(), "the news is taken by the read")
 
 	// A dependent inserted (with the engine's note: jobnote.OnDependsOn)
@@ -224,31 +161,31 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 	require.Len(t, claimed, 1)
 	require.Equal(t, chained, claimed[0].Job.ID)
 	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "claimed"}: 1}, complete(chained), "claimable after a claim here")
-	assert.Equal(t, 2, reads.maxReads(), "horizon reads")
+	assert.Equal(t, 2, reads.Max(), "horizon reads")
 
 	// Without news, the horizon is read again once depReadMaxAge passed.
 	last := insert(plain("last"))[0]
 	clock.advance(depReadMaxAge - depReadGap - 1)
 	assert.Empty(t, complete(last), "claimable after completing a job without dependents")
-	assert.Equal(t, 2, reads.maxReads(), "horizon reads before depReadMaxAge passed")
+	assert.Equal(t, 2, reads.Max(), "horizon reads before depReadMaxAge passed")
 	clock.advance(depReadGap + 1)
 	assert.Empty(t, complete(last), "claimable after completing a job without dependents")
-	assert.Equal(t, 3, reads.maxReads(), "horizon reads once depReadMaxAge passed")
-	assert.Equal(t, [][]int64{{first}, {other}, {here}, {chained}}, reads.looked(), "dependents looked up")
+	assert.Equal(t, 3, reads.Max(), "horizon reads once depReadMaxAge passed")
+	assert.Equal(t, [][]int64{{first}, {other}, {here}, {chained}}, reads.Lookups(), "dependents looked up")
 
 	// Several jobs in one completion, one with a dependent inserted
 	// here: only that one is looked up.
 	more := insert(plain("more"), plain("more"))
 	assert.Empty(t, complete(more...), "claimable after completing jobs without dependents")
-	assert.Len(t, reads.looked(), 4, "dependents looked up for jobs above the horizon")
+	assert.Len(t, reads.Lookups(), 4, "dependents looked up for jobs above the horizon")
 	before := insert(plain("before"))[0]
 	noted, woke = e.noteJobs(ctx)
 	insertJobs(t, noted, s, depJob("q", "after", before, driver.JobPending))
 	woke()
 	later := insert(plain("later"))[0]
 	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "after"}: 1}, complete(later, before), "claimable after completing the job depended on")
-	assert.Equal(t, []int64{before}, reads.looked()[4], "dependents looked up: only of the jobs at or below the horizon")
-	assert.Equal(t, 3, reads.maxReads(), "horizon reads")
+	assert.Equal(t, []int64{before}, reads.Lookups()[4], "dependents looked up: only of the jobs at or below the horizon")
+	assert.Equal(t, 3, reads.Max(), "horizon reads")
 }
 
 // TestFailedHorizonReadKeepsTheNews: a read of the highest depends_on
@@ -272,7 +209,7 @@ func TestFailedHorizonReadKeepsTheNews(t *testing.T) {
 	counts, err := complete(warm)
 	require.NoError(t, err)
 	require.Empty(t, counts)
-	require.Equal(t, 1, reads.maxReads(), "the first completion reads the horizon")
+	require.Equal(t, 1, reads.Max(), "the first completion reads the horizon")
 
 	// Another process's dependent, and the news of its commit.
 	first := insertJobs(t, ctx, s, depJob("q", "first", 0, driver.JobPending))[0]
@@ -280,13 +217,13 @@ func TestFailedHorizonReadKeepsTheNews(t *testing.T) {
 	e.deps.heard.Store(true)
 	clock.advance(depReadGap)
 
-	reads.failMax.Store(true)
+	reads.FailNextMax()
 	_, err = complete(first)
-	require.ErrorIs(t, err, errDepReadFailed, "the completion fails with its read")
-	require.Equal(t, 2, reads.maxReads(), "horizon reads")
+	require.ErrorIs(t, err, txcount.ErrMaxFailed, "the completion fails with its read")
+	require.Equal(t, 2, reads.Max(), "horizon reads")
 	counts, err = complete(first)
 	require.NoError(t, err)
-	assert.Equal(t, 3, reads.maxReads(), "horizon reads: the failed one's news calls for another")
+	assert.Equal(t, 3, reads.Max(), "horizon reads: the failed one's news calls for another")
 	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "next"}: 1}, counts, "claimable after completing the dependency")
 }
 
@@ -297,7 +234,7 @@ func TestFailedHorizonReadKeepsTheNews(t *testing.T) {
 // each completion. It then checks that no dependents were looked up, and
 // that the highest depends_on was read once, then at most once per
 // depReadMaxAge of the gate's clock (and once more, for the edge).
-func drainPlain(t *testing.T, s driver.Store, reads *depReads, clock *fakeDepClock, take func(ctx context.Context, req ClaimRequest) (int, error)) {
+func drainPlain(t *testing.T, s driver.Store, reads *txcount.Reads, clock *fakeDepClock, take func(ctx context.Context, req ClaimRequest) (int, error)) {
 	t.Helper()
 	ctx := context.Background()
 	const jobs, workers, batch = 300, 4, 5
@@ -326,11 +263,11 @@ func drainPlain(t *testing.T, s driver.Store, reads *depReads, clock *fakeDepClo
 	}
 	require.EqualValues(t, jobs, completed.Load(), "jobs completed")
 
-	assert.Empty(t, reads.looked(), "dependents looked up in a drain of plain jobs")
-	assert.GreaterOrEqual(t, reads.maxReads(), 1, "horizon reads: the first completion reads it")
+	assert.Empty(t, reads.Lookups(), "dependents looked up in a drain of plain jobs")
+	assert.GreaterOrEqual(t, reads.Max(), 1, "horizon reads: the first completion reads it")
 	most := 1 + int(clock.elapsed()/depReadMaxAge) + 1
-	assert.LessOrEqual(t, reads.maxReads(), most, "horizon reads in a drain of %s on the gate's clock", clock.elapsed())
-	t.Logf("%d horizon reads over %s on the gate's clock", reads.maxReads(), clock.elapsed())
+	assert.LessOrEqual(t, reads.Max(), most, "horizon reads in a drain of %s on the gate's clock", clock.elapsed())
+	t.Logf("%d horizon reads over %s on the gate's clock", reads.Max(), clock.elapsed())
 }
 
 // depDrainStep is how far the gate's clock moves on before each
@@ -376,7 +313,7 @@ func TestPlainDrainReadsOnlyTheHorizon(t *testing.T) {
 // dependents reads and runs them on it.
 type countingHeldTx struct {
 	driver.HeldTx
-	countingTx
+	txcount.Tx
 }
 
 func (c countingHeldTx) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
@@ -402,7 +339,7 @@ func (s countingHeldStore) HoldsClaims() bool { return s.held.HoldsClaims() }
 
 func (s countingHeldStore) InHeldTx(ctx context.Context, idle time.Duration, fn func(tx driver.HeldTx) error) error {
 	return s.held.InHeldTx(ctx, idle, func(tx driver.HeldTx) error {
-		return fn(countingHeldTx{HeldTx: tx, countingTx: countingTx{Tx: tx, reads: s.reads}})
+		return fn(countingHeldTx{HeldTx: tx, Tx: txcount.Tx{Tx: tx, Reads: s.reads}})
 	})
 }
 
@@ -416,7 +353,7 @@ func TestHeldDrainReadsOnlyTheHorizon(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	hs, ok := s.(driver.HeldClaimer)
 	require.True(t, ok && hs.HoldsClaims(), "the test server holds claims")
-	reads := &depReads{}
+	reads := &txcount.Reads{}
 	e := New(countingHeldStore{countingStore: countingStore{Store: s, reads: reads}, held: hs}, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	clock := newFakeDepClock(e.deps)
 	var settled atomic.Int64

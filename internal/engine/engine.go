@@ -138,6 +138,9 @@ func New(store driver.Store, cfg Config) *Engine {
 	e.completedHook = e.dependentsCompleted
 	if n, ok := store.(driver.JobNotifier); ok {
 		e.remote = &remoteWake{n: n, log: cfg.Logger}
+		if ws, ok := store.(driver.WakeSharer); ok && cfg.WakeKey != "" {
+			ws.ShareWake(cfg.WakeKey) // its engines share a hub: their notifications are no news to one another
+		}
 	}
 	e.flow = e.newAdvance()
 	e.schedules = e.newSchedules()

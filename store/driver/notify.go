@@ -41,3 +41,14 @@ type LiveJobNotifier interface {
 type LogSetter interface {
 	SetLogger(l *slog.Logger)
 }
+
+// WakeSharer is an optional interface of a JobNotifier whose listener
+// leaves out the notifications its own store sent. The engines of one
+// process that share a wake key wake one another's idle workers
+// in-process as they commit, so each is given the key (ShareWake) before
+// it notifies or listens: stores told the same key count one another's
+// notifications as their own, and stores told none, or another, keep
+// counting them as another process's.
+type WakeSharer interface {
+	ShareWake(key string)
+}

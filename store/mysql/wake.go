@@ -27,9 +27,16 @@ import (
 // pooled connection, the ids of the sessions running exactly that text
 // (information_schema.PROCESSLIST) and interrupts them there with KILL
 // QUERY: the sleep ends at once, and the listener wakes its process's
-// workers and sleeps again. A send leaves the store's own listener alone
-// (its workers are woken in-process), so a process that works alone
-// finds no listener and sends about once a second (notifyQuiet). An idle
+// workers and sleeps again. A send leaves the store's own listeners alone
+// (its workers are woken in-process, and a wake-up of its own is no news
+// of another process), and those of the stores that share its wake key
+// (wakeown.go), so a process that works alone finds no listener
+// and sends about once a second (notifyQuiet). Servers number their
+// sessions each their own way, so a listener is known by its server
+// (serverSQL: host name, port and server id, as the server reports them)
+// and its connection id there; a send reads the server's name with the
+// ids, so on a Galera cluster or with a DSN naming several servers it
+// leaves the store's listeners alone on whichever server they are. An idle
 // listener costs one statement per
 // listenSleep; a commit costs one read and one KILL per listening process,
 // in the background, one send in flight per process and the rest
@@ -111,15 +118,26 @@ type wakeState struct {
 	missed   time.Time // the first of the sends since the last that found a listener (or failed) to find none; zero: the last found one
 	warned   bool
 	log      *slog.Logger // SetLogger; nil: slog.Default()
-	// own holds the connection ids of this store's own listeners, kept
-	// only for a single-host DSN off Galera, where the listeners and the
-	// sends reach the same server (servers number their sessions each
-	// their own way). A send leaves them alone: the
-	// engine wakes its own workers in-process as it commits, and a send
-	// that found only them found no other process, so the quiet rule
-	// holds back the sends of a process that works alone.
-	own map[int64]struct{}
+	// own holds this store's own listeners (wakeown.go); nil until the
+	// first is recorded or ShareWake.
+	own *listenerSet
 }
+
+// listenerID names a listener's session: its server (serverSQL) and its
+// connection id there.
+type listenerID struct {
+	server string
+	id     int64
+}
+
+// serverSQL names the server a session runs on, as the listener reads
+// it for itself and a send for the listeners it found: its host name,
+// port and server id. The connection ids of one server never repeat in
+// its lifetime; the name tells apart the servers of a cluster or of a
+// multi-host DSN, which number their sessions each their own way (two
+// servers of one host listen on different ports; replicas and
+// primaries have different server ids).
+const serverSQL = "CONCAT(@@hostname, ':', @@port, '/', @@server_id)"
 
 // SetLogger implements driver.LogSetter: the listener logs the first loss
 // of its connection to l.
@@ -214,7 +232,7 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err error) {
 	wc := s.wake.cluster
 	first := wc.refresh(ctx, s.DB)
-	results, started := wc.send(s.wake.sql, func() {
+	results, started := wc.send(s.wake.sql, s.ownListeners, func() {
 		s.wake.mu.Lock()
 		s.wake.missed = time.Time{}
 		s.wake.mu.Unlock()
@@ -222,7 +240,7 @@ func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err er
 	deadline := time.NewTimer(nodeWait)
 	defer deadline.Stop()
 	if !wc.fixed {
-		k, read, err := notifyOn(ctx, s.DB, s.wake.sql, nil)
+		k, read, err := notifyOn(ctx, s.DB, s.wake.sql, s.ownListeners())
 		found, answered = k > 0, read
 		if err != nil {
 			first = err
@@ -245,45 +263,10 @@ func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err er
 	return found, answered, first
 }
 
-// ownListeners returns a copy of the connection ids of this store's own
-// listeners, or nil.
-func (s *Store) ownListeners() map[int64]struct{} {
-	s.wake.mu.Lock()
-	defer s.wake.mu.Unlock()
-	if len(s.wake.own) == 0 {
-		return nil
-	}
-	own := make(map[int64]struct{}, len(s.wake.own))
-	for id := range s.wake.own {
-		own[id] = struct{}{}
-	}
-	return own
-}
-
-// ownKept reports whether the store keeps its own listeners' ids: a
-// single-host DSN off Galera.
-func (s *Store) ownKept() bool { return s.wake.cluster == nil && len(s.cfg.Hosts) <= 1 }
-
-// setOwnListener records (add) or forgets the connection id of one of
-// this store's own listeners.
-func (s *Store) setOwnListener(id int64, add bool) {
-	s.wake.mu.Lock()
-	defer s.wake.mu.Unlock()
-	if !add {
-		delete(s.wake.own, id)
-		return
-	}
-	if s.wake.own == nil {
-		s.wake.own = map[int64]struct{}{}
-	}
-	s.wake.own[id] = struct{}{}
-}
-
 // notifyOn interrupts the listeners running stmt that a connection of db
-// reads, on that connection, but those whose ids are in skip (this
-// store's own). It reports how many it found besides skip and whether the
-// read succeeded.
-func notifyOn(ctx context.Context, db *sql.DB, stmt string, skip map[int64]struct{}) (found int, read bool, err error) {
+// reads, on that connection, but those in skip (this store's own). It
+// reports how many it found besides skip and whether the read succeeded.
+func notifyOn(ctx context.Context, db *sql.DB, stmt string, skip map[listenerID]struct{}) (found int, read bool, err error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return 0, false, fmt.Errorf("notify: %w", err)
@@ -294,13 +277,14 @@ func notifyOn(ctx context.Context, db *sql.DB, stmt string, skip map[int64]struc
 		return 0, false, err
 	}
 	if len(skip) > 0 {
-		ids = slices.DeleteFunc(ids, func(id int64) bool {
+		ids = slices.DeleteFunc(ids, func(id listenerID) bool {
 			_, own := skip[id]
 			return own
 		})
 	}
 	var first error
-	for _, id := range ids {
+	for _, l := range ids {
+		id := l.id
 		_, err := conn.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))
 		if err != nil && errNumber(err) != 1094 && first == nil { // 1094: unknown thread, it just ended
 			first = fmt.Errorf("notify: interrupt listener %d: %w", id, err)
@@ -309,18 +293,18 @@ func notifyOn(ctx context.Context, db *sql.DB, stmt string, skip map[int64]struc
 	return len(ids), true, first
 }
 
-// listenerIDs reads the ids of the sessions running stmt.
-func listenerIDs(ctx context.Context, conn *sql.Conn, stmt string) ([]int64, error) {
+// listenerIDs reads the sessions running stmt on conn's server.
+func listenerIDs(ctx context.Context, conn *sql.Conn, stmt string) ([]listenerID, error) {
 	rows, err := conn.QueryContext(ctx,
-		"SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = ? AND COMMAND = 'Query' AND ID <> CONNECTION_ID()", stmt)
+		"SELECT ID, "+serverSQL+" FROM information_schema.PROCESSLIST WHERE INFO = ? AND COMMAND = 'Query' AND ID <> CONNECTION_ID()", stmt)
 	if err != nil {
 		return nil, fmt.Errorf("notify: read listeners: %w", err)
 	}
 	defer rows.Close()
-	var ids []int64
+	var ids []listenerID
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var id listenerID
+		if err := rows.Scan(&id.id, &id.server); err != nil {
 			return nil, fmt.Errorf("notify: read listeners: %w", err)
 		}
 		ids = append(ids, id)
@@ -403,14 +387,13 @@ func (s *Store) listen(ctx context.Context, wake func(), live func(bool)) error 
 		return fmt.Errorf("listen: connect: %w", err)
 	}
 	defer conn.Close()
-	if s.ownKept() {
-		var id int64
-		if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-			return fmt.Errorf("listen: read connection id: %w", err)
-		}
-		s.setOwnListener(id, true)
-		defer s.setOwnListener(id, false)
+	var id listenerID
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), "+serverSQL).Scan(&id.id, &id.server); err != nil {
+		return fmt.Errorf("listen: read connection id: %w", err)
 	}
+	own := s.ownSet()
+	own.set(id, true)
+	defer own.set(id, false)
 	live(true)
 	wake() // what was committed while no listener slept was heard by none
 	for {

@@ -306,8 +306,9 @@ func unnamedNodes(ctx context.Context, named, found []string, lookup func(contex
 // send starts a send to every node that is not waiting out a failure and
 // returns the channel its results come on and how many were started. A
 // node whose last send still runs is not sent to twice: that send runs
-// once more when it ends.
-func (wc *wakeCluster) send(stmt string, found func()) (<-chan nodeResult, int) {
+// once more when it ends. Each send leaves alone the listeners own
+// returns (the store's own, read again at each).
+func (wc *wakeCluster) send(stmt string, own func() map[listenerID]struct{}, found func()) (<-chan nodeResult, int) {
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
 	now := time.Now()
@@ -321,7 +322,7 @@ func (wc *wakeCluster) send(stmt string, found func()) (<-chan nodeResult, int) 
 		default:
 			n.busy = true
 			started++
-			go wc.run(n, stmt, found, results)
+			go wc.run(n, stmt, own, found, results)
 		}
 	}
 	return results, started
@@ -329,11 +330,11 @@ func (wc *wakeCluster) send(stmt string, found func()) (<-chan nodeResult, int) 
 
 // run sends to node n until no other send was asked for meanwhile, and
 // reports the first outcome on results; found is called when a send found
-// listeners.
-func (wc *wakeCluster) run(n *wakeNode, stmt string, found func(), results chan<- nodeResult) {
+// listeners besides those own returns.
+func (wc *wakeCluster) run(n *wakeNode, stmt string, own func() map[listenerID]struct{}, found func(), results chan<- nodeResult) {
 	for first := true; ; first = false {
 		ctx, cancel := context.WithTimeout(wc.base, nodeTimeout)
-		k, read, err := notifyOn(ctx, n.db, stmt, nil)
+		k, read, err := notifyOn(ctx, n.db, stmt, own())
 		cancel()
 		if k > 0 {
 			found()

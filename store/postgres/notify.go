@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,8 +29,10 @@ import (
 // own store's listeners: the engine woke its process's workers in-process
 // as it committed, and a notification of its own is no news of another
 // process (the engine reads the highest depends_on early after such
-// news). Any other payload wakes, the empty one of older versions
-// included.
+// news). Clients of one process opened on the same DSN share their
+// wake-ups in-process (the engine's wake key), so their stores share a
+// token too (ShareWake): one drawn per key, once per process. Any other
+// payload wakes, the empty one of older versions included.
 
 // channel names the notification channel of a schema and table prefix:
 // readable when it fits PostgreSQL's 63 bytes, a hash of them otherwise.
@@ -47,6 +50,26 @@ func newToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return hex.EncodeToString(b)
+}
+
+// sharedTokens are the process's tokens by wake key (ShareWake).
+var sharedTokens sync.Map // string -> string
+
+// ShareWake implements driver.WakeSharer: the store takes the token of
+// key, shared by every store of the process given the same key. It is
+// called before the store notifies or listens.
+func (s *Store) ShareWake(key string) {
+	t, _ := sharedTokens.LoadOrStore(key, newToken())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.token = t.(string)
+}
+
+// notifyToken returns the payload of the store's notifications.
+func (s *Store) notifyToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token
 }
 
 // SetLogger implements driver.LogSetter: the listener logs to l when it
@@ -68,7 +91,7 @@ func (s *Store) logger() *slog.Logger {
 
 // NotifyJobs implements driver.JobNotifier.
 func (s *Store) NotifyJobs(ctx context.Context) error {
-	if _, err := s.DB.ExecContext(ctx, "SELECT pg_notify(?, ?)", s.channel, s.token); err != nil {
+	if _, err := s.DB.ExecContext(ctx, "SELECT pg_notify(?, ?)", s.channel, s.notifyToken()); err != nil {
 		return fmt.Errorf("notify %s: %w", s.channel, err)
 	}
 	return nil
@@ -155,7 +178,7 @@ func (s *Store) listen(ctx context.Context, wake func(), up func()) error {
 		if err != nil {
 			return fmt.Errorf("listen %s: %w", s.channel, err)
 		}
-		own := n.Payload == s.token
+		own := n.Payload == s.notifyToken()
 		if !own {
 			wake()
 		}

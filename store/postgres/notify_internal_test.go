@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety/queuety-go/internal/clientseam"
-	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/internal/testdb"
+	"github.com/queuety/queuety-go/internal/txcount"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/worker"
@@ -126,39 +126,68 @@ func TestOwnDispatchWakesWorkersOnce(t *testing.T) {
 	}
 }
 
-// horizonCounter is a store whose transactions count their reads of the
-// highest depends_on, run on the store's own transactions.
+// TestClientsOnOneDSNShareTheirNotifications: two clients opened on one
+// DSN in one process wake each other's idle workers in-process (they
+// share the engine's wake key), so the listener of one takes the other's
+// notification for its own, not for another process's commit; a store
+// opened apart (another process) keeps a token of its own.
+func TestClientsOnOneDSNShareTheirNotifications(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, _ := testdb.PostgresDSN(t)
+	quiet := queuety.WithLogger(slog.New(slog.DiscardHandler))
+	sender, err := queuety.Open(ctx, dsn, quiet)
+	require.NoError(t, err)
+	t.Cleanup(func() { sender.Close() })
+	listener, err := queuety.Open(ctx, dsn, quiet, queuety.SkipMigrate())
+	require.NoError(t, err)
+	t.Cleanup(func() { listener.Close() })
+	ls := clientseam.StoreOf(listener).(*Store)
+	notes := make(chan heardNote, 16)
+	ls.heard = func(payload string, own bool) { notes <- heardNote{payload, own} }
+	apart, _ := openNotifyStore(t, ctx, dsn)
+	assert.Equal(t, clientseam.StoreOf(sender).(*Store).notifyToken(), ls.notifyToken(), "the tokens of two clients on one DSN")
+	assert.NotEqual(t, apart.notifyToken(), ls.notifyToken(), "the tokens of a client and a store opened apart")
+
+	wake, unsubscribe := clientseam.Engine(listener).SubscribeWake()
+	defer unsubscribe()
+	select { // the wake-up once the listener listens
+	case <-wake:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener's first wake-up did not come within 30 s")
+	}
+	_, err = sender.Dispatch(ctx, "ping", nil)
+	require.NoError(t, err)
+	select { // the in-process wake-up through the shared hub
+	case <-wake:
+	default:
+		t.Fatal("no in-process wake-up after the other client's dispatch")
+	}
+	assert.Equal(t, heardNote{ls.notifyToken(), true}, nextNote(t, notes, "the other client's notification"))
+	require.NoError(t, apart.NotifyJobs(ctx))
+	assert.Equal(t, heardNote{apart.notifyToken(), false}, nextNote(t, notes, "a notification of a store opened apart"))
+	select { // the store opened apart woke the workers; the other client did not
+	case <-wake:
+	default:
+		t.Fatal("a notification of a store opened apart woke no one")
+	}
+	select {
+	case <-wake:
+		t.Fatal("a second wake-up")
+	default:
+	}
+}
+
+// horizonCounter is a store whose transactions count their dependents
+// reads (txcount), run on the store's own transactions.
 type horizonCounter struct {
 	*Store
-	reads *atomic.Int64
+	reads *txcount.Reads
 }
 
 func (c horizonCounter) InTx(ctx context.Context, fn func(driver.Tx) error) error {
-	return c.Store.InTx(ctx, func(tx driver.Tx) error { return fn(horizonCountingTx{tx, c.reads}) })
-}
-
-// horizonCountingTx counts JobDependsOnMax and runs it on its own tx:
-// its completions run the job note's hook in it (jobnote.WithTx).
-type horizonCountingTx struct {
-	driver.Tx
-	reads *atomic.Int64
-}
-
-func (t horizonCountingTx) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
-	return t.Tx.JobComplete(jobnote.WithTx(ctx, t), ids, at)
-}
-
-func (t horizonCountingTx) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, attempts int, at time.Time) (int64, error) {
-	return t.Tx.JobCompleteClaimed(jobnote.WithTx(ctx, t), ids, token, attempts, at)
-}
-
-func (t horizonCountingTx) JobDependsOnMax(ctx context.Context) (int64, error) {
-	t.reads.Add(1)
-	return t.Tx.(driver.DependentsTx).JobDependsOnMax(ctx)
-}
-
-func (t horizonCountingTx) JobPendingDependents(ctx context.Context, ids []int64) ([]*driver.Job, error) {
-	return t.Tx.(driver.DependentsTx).JobPendingDependents(ctx, ids)
+	return c.Store.InTx(ctx, c.reads.Wrap(fn))
 }
 
 // TestSteadyOwnDispatchReadsTheHorizonAboutOnceASecond: a process that
@@ -176,7 +205,7 @@ func TestSteadyOwnDispatchReadsTheHorizonAboutOnceASecond(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	require.NoError(t, s.Migrate(ctx))
-	var reads atomic.Int64
+	var reads txcount.Reads
 	c := clientseam.NewClient(horizonCounter{s, &reads}, queuety.WithLogger(slog.New(slog.DiscardHandler))).(*queuety.Client)
 	wake, unsubscribe := clientseam.Engine(c).SubscribeWake()
 	defer unsubscribe()
@@ -216,7 +245,7 @@ func TestSteadyOwnDispatchReadsTheHorizonAboutOnceASecond(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	most := 2 + int(elapsed/time.Second)
-	assert.Positive(t, reads.Load(), "horizon reads: the completions read it")
-	assert.LessOrEqual(t, int(reads.Load()), most, "horizon reads over %s of steady dispatch", elapsed)
-	t.Logf("%d horizon reads over %s of steady dispatch", reads.Load(), elapsed)
+	assert.Positive(t, reads.Max(), "horizon reads: the completions read it")
+	assert.LessOrEqual(t, reads.Max(), most, "horizon reads over %s of steady dispatch", elapsed)
+	t.Logf("%d horizon reads over %s of steady dispatch", reads.Max(), elapsed)
 }

@@ -300,7 +300,9 @@ type Store struct {
 	*sqlstore.Store
 	cfg     *Config
 	channel string // the notification channel of its tables (notify.go)
-	token   string // the payload of its notifications (notify.go)
+	// token is the payload of its notifications (notify.go); ShareWake
+	// replaces it, under mu.
+	token string
 	// heard, when set (by tests), is called for every notification the
 	// listener hears, with its payload and whether this store sent it.
 	heard func(payload string, own bool)
