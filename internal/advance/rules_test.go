@@ -85,9 +85,6 @@ func (c *fakeCore) HandlerDefinition(class string) *phpjson.Object {
 	return o
 }
 
-// StepJobsCompleted does nothing: these tests wake no worker.
-func (c *fakeCore) StepJobsCompleted(context.Context, driver.Tx, []int64) error { return nil }
-
 func (c *fakeCore) Child(ChildSpec) (PrepareChild, error) {
 	return nil, errors.New("no children in these tests")
 }

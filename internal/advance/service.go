@@ -56,10 +56,6 @@ type Core interface {
 	// Child returns how to prepare the workflows a step starts (see
 	// ChildSpec). Its error is the definition's fault.
 	Child(spec ChildSpec) (PrepareChild, error)
-	// StepJobsCompleted runs, in tx, what the completion of the step
-	// jobs ids sets off beyond their workflow: the jobs that wait on
-	// them (depends_on) are noted as claimable.
-	StepJobsCompleted(ctx context.Context, tx driver.Tx, ids []int64) error
 }
 
 // ChildSpec describes the workflows a run_workflow or start_workflows
@@ -175,13 +171,11 @@ type callbackKnowers struct {
 	ends map[int64]time.Time
 }
 
-// completeJobs completes the step jobs ids in tx at now
-// (Core.StepJobsCompleted).
+// completeJobs completes the step jobs ids in tx at now. The store's
+// completion tells the job note of ctx, whose hook (the engine's) notes
+// the jobs that wait on them (depends_on) as claimable.
 func (s *Service) completeJobs(ctx context.Context, tx driver.Tx, ids []int64, now time.Time) error {
-	if err := tx.JobComplete(ctx, ids, now); err != nil {
-		return err
-	}
-	return s.core.StepJobsCompleted(ctx, tx, ids)
+	return tx.JobComplete(ctx, ids, now)
 }
 
 // final marks err final (Core.NonRetryable).

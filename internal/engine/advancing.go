@@ -78,10 +78,6 @@ func (c advanceCore) BuryJob(ctx context.Context, tx driver.Tx, j *driver.Job, m
 
 func (c advanceCore) Knows(handler string) (known, anyWorker bool) { return c.e.knows(handler) }
 
-func (c advanceCore) StepJobsCompleted(ctx context.Context, tx driver.Tx, ids []int64) error {
-	return c.e.noteDependentIDs(ctx, tx, ids) // dependents.go
-}
-
 func (c advanceCore) Expired(wf *driver.Workflow, now time.Time) driver.TimeoutKind {
 	return workflowExpired(wf, now)
 }

@@ -139,9 +139,6 @@ func (e *Engine) completeJobsOnce(ctx context.Context, results []*Result) ([]err
 		if err := e.batchJobsCompleted(ctx, tx, results, now); err != nil { // batch.go
 			return err
 		}
-		if err := e.noteDependents(ctx, tx, jobs); err != nil { // dependents.go
-			return err
-		}
 		return e.compensationsEnded(ctx, tx, results, now)
 	})
 	if errors.Is(err, errClaimMismatch) {
@@ -250,9 +247,6 @@ func (e *Engine) completeJobsChecked(ctx context.Context, results []*Result) ([]
 			}
 		}
 		if err := e.batchJobsCompleted(ctx, tx, owned, now); err != nil { // batch.go
-			return err
-		}
-		if err := e.noteDependents(ctx, tx, claimedJobs(owned)); err != nil { // dependents.go
 			return err
 		}
 		return e.compensationsEnded(ctx, tx, owned, now)

@@ -7,8 +7,10 @@ package engine
 // process and the others, as for any job a commit makes claimable.
 //
 // Finding them takes a read of the completed jobs' dependents, and most
-// jobs have none: the read runs, in the completion's transaction, only
-// when one of the completed jobs may have one. A job may have a dependent
+// jobs have none: the read runs in the completion's transaction, from the
+// store's completion itself (it tells the job note, whose hook the engine
+// set: dependentsCompleted), and only when one of the completed jobs may
+// have one. A job may have a dependent
 // only if its id is at most the highest depends_on of the jobs table (the
 // horizon), which the store reads from one end of its depends_on index
 // (driver.DependentsTx). The process keeps the horizon per store and
@@ -23,6 +25,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,42 +113,26 @@ func (g *depGate) due() bool {
 	return age >= depReadMaxAge || (age >= depReadGap && g.heard.Load())
 }
 
-// noteDependents notes, in the transaction tx that completes jobs, their
-// pending dependents as made claimable (jobnote.Ready), so the caller
-// wakes workers for them once it committed. It reads them only when one
-// of jobs may have a dependent (see above).
-func (e *Engine) noteDependents(ctx context.Context, tx driver.Tx, jobs []*driver.Job) error {
-	return noteDependentsOf(ctx, e, tx, jobs, jobID)
-}
-
-// noteDependentIDs is noteDependents for the jobs of ids: the step jobs
-// a workflow's advance completes (advanceCore.StepJobsCompleted).
-func (e *Engine) noteDependentIDs(ctx context.Context, tx driver.Tx, ids []int64) error {
-	return noteDependentsOf(ctx, e, tx, ids, func(id int64) int64 { return id })
-}
-
-// jobID returns j's id.
-func jobID(j *driver.Job) int64 { return j.ID }
-
-// noteDependentsOf is noteDependents for completed jobs given as items
-// whose ids id returns.
-func noteDependentsOf[T any](ctx context.Context, e *Engine, tx driver.Tx, items []T, id func(T) int64) error {
+// dependentsCompleted is the completion hook of the engine's job notes
+// (jobnote.OnCompleted, set by noteJobs): the store's completions of jobs
+// (a plain job's, a held claim's, a step job's as its workflow advances,
+// whatever path completes them) call it in their transaction, and it
+// notes the pending dependents of ids as made claimable (jobnote.Ready),
+// so the caller wakes workers for them once it committed. It reads them
+// only when one of ids may have a dependent (see above).
+func (e *Engine) dependentsCompleted(ctx context.Context, tx driver.Tx, ids []int64) error {
 	dt, ok := tx.(driver.DependentsTx)
-	if !ok || len(items) == 0 {
+	if !ok || len(ids) == 0 {
 		return nil
 	}
-	lo := id(items[0])
-	for _, it := range items[1:] {
-		lo = min(lo, id(it))
-	}
-	horizon, may, err := e.mayHaveDependents(ctx, dt, lo)
+	horizon, may, err := e.mayHaveDependents(ctx, dt, slices.Min(ids))
 	if err != nil || !may {
 		return err
 	}
-	below := make([]int64, 0, len(items))
-	for _, it := range items {
-		if n := id(it); n <= horizon {
-			below = append(below, n)
+	below := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if id <= horizon {
+			below = append(below, id)
 		}
 	}
 	return e.readDependents(ctx, dt, below)
@@ -183,15 +170,6 @@ func (e *Engine) readDependents(ctx context.Context, dt driver.DependentsTx, ids
 	}
 	jobnote.Ready(ctx, deps...)
 	return nil
-}
-
-// claimedJobs returns the jobs of results.
-func claimedJobs(results []*Result) []*driver.Job {
-	jobs := make([]*driver.Job, len(results))
-	for i, r := range results {
-		jobs[i] = r.Claimed.Job
-	}
-	return jobs
 }
 
 // claimedDependents raises the horizon to the claimed jobs that depend on

@@ -106,31 +106,17 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 		return insertJobs(t, ctx, s, jobs...) // as another process would: the engine hears nothing
 	}
 	plain := func(h string) *driver.Job { return depJob("q", h, 0, driver.JobPending) }
-	// completeWith completes the jobs of ids in a transaction of e's store,
-	// with the dependents reads note makes, and returns the jobs it noted
-	// as claimable.
-	completeWith := func(note func(ctx context.Context, tx driver.Tx, ids []int64) error, ids ...int64) map[jobnote.Key]int {
+	// complete completes the jobs of ids in a transaction of e's store
+	// run with the engine's job note, and returns the jobs it noted as
+	// claimable.
+	complete := func(ids ...int64) map[jobnote.Key]int {
 		t.Helper()
-		ctx, n := jobnote.With(ctx)
+		ctx, n := e.newNote(ctx)
 		require.NoError(t, e.store.InTx(ctx, func(tx driver.Tx) error {
-			if err := tx.JobComplete(ctx, ids, time.Now().UTC()); err != nil {
-				return err
-			}
-			return note(ctx, tx, ids)
+			return tx.JobComplete(ctx, ids, time.Now().UTC())
 		}))
 		counts, _ := n.Take()
 		return counts
-	}
-	// complete completes plain jobs, as a worker's completion does.
-	complete := func(ids ...int64) map[jobnote.Key]int {
-		t.Helper()
-		return completeWith(func(ctx context.Context, tx driver.Tx, ids []int64) error {
-			jobs := make([]*driver.Job, len(ids))
-			for i, id := range ids {
-				jobs[i] = &driver.Job{ID: id}
-			}
-			return e.noteDependents(ctx, tx, jobs)
-		}, ids...)
 	}
 
 	first := insert(plain("first"))[0]
@@ -187,22 +173,18 @@ func TestCompletionReadsDependentsOnlyWhenTheyMayExist(t *testing.T) {
 	assert.Equal(t, 3, reads.Max(), "horizon reads once depReadMaxAge passed")
 	assert.Equal(t, [][]int64{{first}, {other}, {here}, {chained}}, reads.Lookups(), "dependents looked up")
 
-	// Step jobs, completed by their workflow's advance and named by id:
-	// the same gate.
-	completeSteps := func(ids ...int64) map[jobnote.Key]int {
-		t.Helper()
-		return completeWith(e.noteDependentIDs, ids...)
-	}
-	steps := insert(plain("step"), plain("step"))
-	assert.Empty(t, completeSteps(steps...), "claimable after completing step jobs without dependents")
-	assert.Len(t, reads.Lookups(), 4, "dependents looked up for step jobs above the horizon")
-	step := insert(plain("step"))[0]
+	// Several jobs in one completion, one with a dependent inserted
+	// here: only that one is looked up.
+	more := insert(plain("more"), plain("more"))
+	assert.Empty(t, complete(more...), "claimable after completing jobs without dependents")
+	assert.Len(t, reads.Lookups(), 4, "dependents looked up for jobs above the horizon")
+	before := insert(plain("before"))[0]
 	noted, woke = e.noteJobs(ctx)
-	insertJobs(t, noted, s, depJob("q", "after-step", step, driver.JobPending))
+	insertJobs(t, noted, s, depJob("q", "after", before, driver.JobPending))
 	woke()
-	later := insert(plain("step"))[0]
-	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "after-step"}: 1}, completeSteps(later, step), "claimable after completing the step job depended on")
-	assert.Equal(t, []int64{step}, reads.Lookups()[4], "dependents looked up: only of the step jobs at or below the horizon")
+	later := insert(plain("later"))[0]
+	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "after"}: 1}, complete(later, before), "claimable after completing the job depended on")
+	assert.Equal(t, []int64{before}, reads.Lookups()[4], "dependents looked up: only of the jobs at or below the horizon")
 	assert.Equal(t, 3, reads.Max(), "horizon reads")
 }
 
@@ -215,12 +197,9 @@ func TestFailedHorizonReadKeepsTheNews(t *testing.T) {
 	s := sqliteStore(t)
 	e, reads, clock := depEngine(s)
 	complete := func(id int64) (map[jobnote.Key]int, error) {
-		ctx, n := jobnote.With(ctx)
+		ctx, n := e.newNote(ctx)
 		err := e.store.InTx(ctx, func(tx driver.Tx) error {
-			if err := tx.JobComplete(ctx, []int64{id}, time.Now().UTC()); err != nil {
-				return err
-			}
-			return e.noteDependents(ctx, tx, []*driver.Job{{ID: id}})
+			return tx.JobComplete(ctx, []int64{id}, time.Now().UTC())
 		})
 		counts, _ := n.Take()
 		return counts, err
@@ -337,6 +316,18 @@ type countingHeldTx struct {
 	txcount.Tx
 }
 
+func (c countingHeldTx) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
+	return c.HeldTx.JobComplete(jobnote.WithTx(ctx, c), ids, at)
+}
+
+func (c countingHeldTx) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, attempts int, at time.Time) (int64, error) {
+	return c.HeldTx.JobCompleteClaimed(jobnote.WithTx(ctx, c), ids, token, attempts, at)
+}
+
+func (c countingHeldTx) JobCompleteHeld(ctx context.Context, ids []int64, token int64, claimedAt, at time.Time) error {
+	return c.HeldTx.JobCompleteHeld(jobnote.WithTx(ctx, c), ids, token, claimedAt, at)
+}
+
 // countingHeldStore is a countingStore whose held claims' transactions
 // count their dependents reads too.
 type countingHeldStore struct {
@@ -384,4 +375,31 @@ func TestHeldDrainReadsOnlyTheHorizon(t *testing.T) {
 		return len(done), nil
 	})
 	assert.Positive(t, settled.Load(), "jobs completed by settling held claims")
+}
+
+// TestStoreCompletionUnderTheEngineNoteWakesForItsDependent: a job that
+// the store completes in a transaction run with the engine's job note
+// (NoteJobs), by no completion path of the engine's own, wakes an idle
+// subscriber that claims its pending dependent once the transaction
+// committed: the read of dependents hangs on the store's completion.
+func TestStoreCompletionUnderTheEngineNoteWakesForItsDependent(t *testing.T) {
+	ctx := context.Background()
+	s := sqliteStore(t)
+	e := New(s, Config{Logger: slog.New(slog.DiscardHandler)})
+	first := insertJobs(t, ctx, s, depJob("q", "first", 0, driver.JobProcessing))[0]
+	insertJobs(t, ctx, s, depJob("q", "then", first, driver.JobPending))
+	w := e.SubscribeWakeFor(WakeTarget{Takes: func(_, h string) bool { return h == "then" }})
+	defer w.Close()
+	w.Idle(true)
+
+	noted, woke := e.NoteJobs(ctx)
+	require.NoError(t, s.InTx(noted, func(tx driver.Tx) error {
+		return tx.JobComplete(noted, []int64{first}, time.Now().UTC())
+	}))
+	woke()
+	select {
+	case <-w.C:
+	default:
+		t.Fatal("the completion woke no subscriber for the job that depends on it")
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/queuety/queuety-go/internal/artifact"
 	"github.com/queuety/queuety-go/internal/batch"
 	"github.com/queuety/queuety-go/internal/dispatch"
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/internal/locks"
 	"github.com/queuety/queuety-go/internal/operate"
 	"github.com/queuety/queuety-go/internal/schedule"
@@ -60,6 +61,9 @@ type Engine struct {
 	flow        *advance.Service  // workflow advancement (advancing.go)
 	// overrun is where the overrun sweep (internal/sweep) stopped.
 	overrun SweepCursor
+	// completedHook is dependentsCompleted bound once, so that a job
+	// note allocates no method value (newNote).
+	completedHook jobnote.CompletedFunc
 }
 
 // Config holds the engine's settings. Zero fields take the defaults named
@@ -131,6 +135,7 @@ func New(store driver.Store, cfg Config) *Engine {
 		cfg.MaxForEachItems = DefaultMaxForEachItems
 	}
 	e := &Engine{wakes: hubFor(cfg.WakeKey, wakeJobs), schedWakes: hubFor(cfg.WakeKey, wakeSchedules), deps: gateFor(cfg.WakeKey), store: store, clock: cfg.Clock, log: cfg.Logger, cfg: cfg, obs: cfg.Observer}
+	e.completedHook = e.dependentsCompleted
 	if n, ok := store.(driver.JobNotifier); ok {
 		e.remote = &remoteWake{n: n, log: cfg.Logger}
 		if ws, ok := store.(driver.WakeSharer); ok && cfg.WakeKey != "" {

@@ -140,9 +140,6 @@ func (e *Engine) settleHeld(ctx context.Context, tx driver.HeldTx, t *heldTx, en
 	if err := e.batchJobsCompleted(ctx, tx, end.completed, now); err != nil {
 		return err
 	}
-	if err := e.noteDependents(ctx, tx, claimedJobs(end.completed)); err != nil { // dependents.go
-		return err
-	}
 	return e.compensationsEnded(ctx, tx, end.completed, now)
 }
 

@@ -140,9 +140,6 @@ func (e *Engine) recordSteps(ctx context.Context, tx driver.Tx, results []*Resul
 	if err := completeClaimed(ctx, tx, jobs, now); err != nil {
 		return nil, err
 	}
-	if err := e.noteDependents(ctx, tx, jobs); err != nil { // dependents.go
-		return nil, err
-	}
 	handed, err := eager.claim(ctx, tx, now)
 	if err != nil {
 		return nil, err

@@ -298,15 +298,25 @@ func (e *Engine) wakeNoted(n *jobnote.Note) {
 // transactions run with it make: the pending jobs they insert (a
 // workflow's next step job, for-each branches, a child workflow's first
 // step, compensation and callback jobs) and the rows they make claimable
-// otherwise (jobnote.Ready, jobnote.Any); and a function to call once
-// they committed: it wakes as many idle workers as claim those jobs in
-// this process and, through the coalesced send, the other processes.
-// Jobs inserted already claimed by the committing worker (the eager
-// handoff) are not pending and wake no one.
+// otherwise (jobnote.Ready, jobnote.Any), the pending dependents of the
+// jobs they complete among them (dependentsCompleted); and a function to
+// call once they committed: it wakes as many idle workers as claim those
+// jobs in this process and, through the coalesced send, the other
+// processes. Jobs inserted already claimed by the committing worker (the
+// eager handoff) are not pending and wake no one.
 func (e *Engine) noteJobs(ctx context.Context) (context.Context, func()) {
+	ctx, n := e.newNote(ctx)
+	return ctx, func() { e.wakeNoted(n) }
+}
+
+// newNote returns ctx carrying a new job note with the engine's hooks:
+// the dependencies of inserted jobs raise the horizon, and completions
+// read their dependents (dependents.go).
+func (e *Engine) newNote(ctx context.Context) (context.Context, *jobnote.Note) {
 	ctx, n := jobnote.With(ctx)
 	n.OnDependsOn(e.deps.raiser)
-	return ctx, func() { e.wakeNoted(n) }
+	n.OnCompleted(e.completedHook)
+	return ctx, n
 }
 
 // remoteWake carries wake-ups between processes through a

@@ -2,8 +2,11 @@
 // transaction made claimable, so the caller can wake as many idle workers
 // as they need once it has committed. The caller puts a Note in the
 // context it runs the transaction with (With); the store's job insert
-// marks it (Inserted), and the engine marks rows it makes claimable
-// without inserting them (Ready, Any).
+// marks it (Inserted), the store's job completions tell the note's
+// completion hook which jobs they completed (Completed), and the engine
+// marks rows it makes claimable without inserting them (Ready, Any). The
+// store's transaction helper rewinds the note to where it was when an
+// attempt began (Mark, Rewind) when that attempt rolls back.
 package jobnote
 
 import (
@@ -17,25 +20,49 @@ import (
 // neither wants no wake-up for them.
 type Key struct{ Queue, Handler string }
 
+// entry is a run of jobs noted one after another with one Key.
+type entry struct {
+	k Key
+	n int
+}
+
+// CompletedFunc is a note's completion hook (OnCompleted): it runs in the
+// transaction tx that completed the jobs of ids, before it commits.
+type CompletedFunc func(ctx context.Context, tx driver.Tx, ids []int64) error
+
 // Note records the claimable jobs made with a context that carries it.
+// The transactions of one note run one at a time (Mark and Rewind rely on
+// it); the lock only keeps a stray concurrent use from corrupting it.
 type Note struct {
-	mu     sync.Mutex
-	counts map[Key]int
-	any    bool // claimable jobs of unknown number and kind
+	mu sync.Mutex
+	// entries are the jobs noted, in order, a run of one key in one
+	// entry; they start in inline, so that a note of a few keys, marked
+	// and rewound, allocates nothing more.
+	entries []entry
+	inline  [2]entry
+	any     bool // claimable jobs of unknown number and kind
 	// depends, when set, is told of the dependency of every job inserted
 	// with a depends_on, before the transaction commits (OnDependsOn).
 	depends func(id int64)
+	// completed, when set, runs in the transaction of every completion
+	// of jobs made with the note's context (OnCompleted).
+	completed CompletedFunc
 }
 
 type key struct{}
 
+// txKey carries the transaction a completion hook runs in (WithTx).
+type txKey struct{}
+
 // With returns ctx carrying a new Note, and the Note.
 func With(ctx context.Context) (context.Context, *Note) {
 	n := &Note{}
+	n.entries = n.inline[:0]
 	return context.WithValue(ctx, key{}, n), n
 }
 
-func from(ctx context.Context) *Note {
+// Of returns the Note ctx carries, or nil.
+func Of(ctx context.Context) *Note {
 	n, _ := ctx.Value(key{}).(*Note)
 	return n
 }
@@ -46,43 +73,80 @@ func from(ctx context.Context) *Note {
 // knows it has a dependent.
 func (n *Note) OnDependsOn(f func(id int64)) { n.depends = f }
 
+// OnCompleted makes the store's job completions run with the note's
+// context (driver.Tx.JobComplete, JobCompleteClaimed,
+// driver.HeldTx.JobCompleteHeld) call f with the ids of the jobs they
+// completed, in their transaction, before it commits; an error of f fails
+// the completion. Every path that completes jobs under the note is
+// covered so, whatever its caller.
+func (n *Note) OnCompleted(f CompletedFunc) { n.completed = f }
+
 // Inserted notes the pending jobs among jobs, inserted with ctx (one
 // inserted already claimed, processing, does not count), and tells the
 // note's OnDependsOn function the jobs they depend on.
 func Inserted(ctx context.Context, jobs []*driver.Job) {
-	if n := from(ctx); n != nil && n.depends != nil {
+	n := Of(ctx)
+	if n == nil {
+		return
+	}
+	if n.depends != nil {
 		for _, j := range jobs {
 			if j.DependsOn != 0 {
 				n.depends(j.DependsOn)
 			}
 		}
 	}
-	note(ctx, jobs, func(j *driver.Job) bool { return j.Status == "" || j.Status == driver.JobPending })
+	n.note(jobs, func(j *driver.Job) bool { return j.Status == "" || j.Status == driver.JobPending })
+}
+
+// Completed tells the completion hook of the note ctx carries, if any,
+// that the store's transaction tx completed the jobs of ids (a store
+// calls it from its job completions): the hook runs in tx, in the
+// transaction WithTx named instead when ctx carries one. Ids that did not
+// change (a stale attempt's) may be among ids: the hook treats them as
+// completed, which can only wake a worker for nothing.
+func Completed(ctx context.Context, tx driver.Tx, ids []int64) error {
+	n := Of(ctx)
+	if n == nil || n.completed == nil || len(ids) == 0 {
+		return nil
+	}
+	if outer, ok := ctx.Value(txKey{}).(driver.Tx); ok {
+		tx = outer
+	}
+	return n.completed(ctx, tx, ids)
+}
+
+// WithTx returns ctx whose completions run the note's completion hook in
+// tx rather than in the store's own transaction: for a transaction that
+// wraps the store's and passes its completions on to it, so the hook's
+// reads go through the wrapper too.
+func WithTx(ctx context.Context, tx driver.Tx) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
 }
 
 // Ready notes jobs that the transaction run with ctx makes claimable
-// without inserting them (handed back, retried at once).
+// without inserting them (handed back, retried at once, the pending
+// dependents of completed jobs).
 func Ready(ctx context.Context, jobs ...*driver.Job) {
-	note(ctx, jobs, func(*driver.Job) bool { return true })
+	if n := Of(ctx); n != nil {
+		n.note(jobs, func(*driver.Job) bool { return true })
+	}
 }
 
-// note counts the jobs that count reports in the note ctx carries, if
-// any.
-func note(ctx context.Context, jobs []*driver.Job, count func(*driver.Job) bool) {
-	n := from(ctx)
-	if n == nil {
-		return
-	}
+// note counts the jobs that count reports.
+func (n *Note) note(jobs []*driver.Job, count func(*driver.Job) bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, j := range jobs {
 		if !count(j) {
 			continue
 		}
-		if n.counts == nil {
-			n.counts = map[Key]int{}
+		k := Key{Queue: j.Queue, Handler: j.Handler}
+		if last := len(n.entries) - 1; last >= 0 && n.entries[last].k == k {
+			n.entries[last].n++
+			continue
 		}
-		n.counts[Key{Queue: j.Queue, Handler: j.Handler}]++
+		n.entries = append(n.entries, entry{k: k, n: 1})
 	}
 }
 
@@ -90,11 +154,51 @@ func note(ctx context.Context, jobs []*driver.Job, count func(*driver.Job) bool)
 // that it cannot name (a concurrency group slot it frees): every idle
 // worker is woken.
 func Any(ctx context.Context) {
-	if n := from(ctx); n != nil {
+	if n := Of(ctx); n != nil {
 		n.mu.Lock()
 		n.any = true
 		n.mu.Unlock()
 	}
+}
+
+// Mark is a position in a Note (Note.Mark).
+type Mark struct {
+	entries, last int // len(entries) and the count of the last one
+	any           bool
+}
+
+// Mark returns the note's position now, for Rewind. A nil Note's is the
+// zero Mark.
+func (n *Note) Mark() Mark {
+	if n == nil {
+		return Mark{}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m := Mark{entries: len(n.entries), any: n.any}
+	if m.entries > 0 {
+		m.last = n.entries[m.entries-1].n
+	}
+	return m
+}
+
+// Rewind forgets what was noted since m (from Mark): a transaction
+// attempt that rolled back made nothing claimable. The note must not have
+// been taken since m. It does nothing on a nil Note.
+func (n *Note) Rewind(m Mark) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if m.entries > len(n.entries) {
+		return // taken since m: nothing of it is left to forget
+	}
+	n.entries = n.entries[:m.entries]
+	if m.entries > 0 {
+		n.entries[m.entries-1].n = m.last
+	}
+	n.any = m.any
 }
 
 // Pending reports whether claimable jobs were noted (the transaction may
@@ -105,7 +209,7 @@ func (n *Note) Pending() bool {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.any || len(n.counts) > 0
+	return n.any || len(n.entries) > 0
 }
 
 // Take returns the jobs noted, by queue and handler, and whether jobs of
@@ -116,7 +220,14 @@ func (n *Note) Take() (counts map[Key]int, any bool) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	counts, any = n.counts, n.any
-	n.counts, n.any = nil, false
+	if len(n.entries) > 0 {
+		counts = make(map[Key]int, len(n.entries))
+		for _, e := range n.entries {
+			counts[e.k] += e.n
+		}
+	}
+	any = n.any
+	clear(n.entries) // drop the strings they hold
+	n.entries, n.any = n.entries[:0], false
 	return counts, any
 }

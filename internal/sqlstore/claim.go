@@ -204,7 +204,14 @@ func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, 
 	if err != nil {
 		return 0, fmt.Errorf("complete claimed jobs: %w", err)
 	}
-	return res.RowsAffected()
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return n, err
+	}
+	// Some of ids may be stale (n < len(ids)): their dependents, if
+	// any, are not claimable, so noting them wakes a worker for nothing
+	// at worst, and the caller rolls such a completion back anyway.
+	return n, t.completed(ctx, ids)
 }
 
 // JobTouch implements driver.Tx.

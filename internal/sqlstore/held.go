@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -61,8 +62,11 @@ func (s *Store) InHeldTx(ctx context.Context, idle time.Duration, fn func(driver
 	if err != nil {
 		return fmt.Errorf("held claim: begin: %w", err)
 	}
+	note := jobnote.Of(ctx)
+	mark := note.Mark()
 	if err := fn(&txn{s: s, tx: tx}); err != nil {
 		_ = tx.Rollback()
+		note.Rewind(mark) // nothing of it was written (see Store.InTx)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -121,5 +125,5 @@ func (t *txn) JobCompleteHeld(ctx context.Context, ids []int64, token int64, cla
 	if n, err := res.RowsAffected(); err == nil && int(n) != len(ids) {
 		return fmt.Errorf("held claim: completion changed %d of %d locked rows", n, len(ids))
 	}
-	return nil
+	return t.completed(ctx, ids)
 }

@@ -177,6 +177,16 @@ func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error 
 	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, idArgs(ids)...)...); err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
 	}
+	return t.completed(ctx, ids)
+}
+
+// completed tells the job note of ctx that the transaction completed the
+// jobs of ids (jobnote.Completed): its hook notes their pending
+// dependents as claimable, whichever path completed them.
+func (t *txn) completed(ctx context.Context, ids []int64) error {
+	if err := jobnote.Completed(ctx, t, ids); err != nil {
+		return fmt.Errorf("completed jobs' dependents: %w", err)
+	}
 	return nil
 }
 

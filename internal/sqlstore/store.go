@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/migrate"
 )
@@ -438,8 +439,15 @@ var ErrCommitUnknown = errors.New("sqlstore: commit outcome unknown")
 // backoff. A COMMIT the server refused as a conflict (Dialect.Retryable:
 // a deadlock, or a Galera certification failure, which surfaces only at
 // COMMIT) re-runs fn too, since nothing of it was applied; any other error
-// from COMMIT itself is returned, never retried.
+// from COMMIT itself is returned, never retried. The job note of ctx
+// (jobnote) keeps only what the attempt that committed noted: each
+// attempt rolled back is rewound, so a retried transaction wakes workers
+// for its jobs once, and one that fails for none. A COMMIT of unknown
+// outcome keeps its notes: a wake-up for nothing is harmless, a missed
+// one is not.
 func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
+	note := jobnote.Of(ctx)
+	mark := note.Mark()
 	var err error
 	for attempt := 0; attempt < maxTxAttempts; attempt++ {
 		if attempt > 0 {
@@ -465,6 +473,7 @@ func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 		err = fn(&txn{s: s, tx: tx})
 		if err != nil {
 			_ = tx.Rollback()
+			note.Rewind(mark)
 			if s.transient(err) && ctx.Err() == nil {
 				continue
 			}
@@ -472,6 +481,7 @@ func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 		}
 		if cerr := tx.Commit(); cerr != nil {
 			if s.D.Retryable(cerr) { // the server refused the commit: nothing applied
+				note.Rewind(mark)
 				err = cerr
 				continue
 			}

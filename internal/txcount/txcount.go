@@ -12,7 +12,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -55,12 +57,24 @@ func (r *Reads) Wrap(fn func(driver.Tx) error) func(driver.Tx) error {
 }
 
 // Tx is a store's own transaction (a driver.DependentsTx) that counts its
-// dependents reads in Reads and runs them on itself. The other optional
+// dependents reads in Reads and runs them on itself. The dependents reads
+// of its completions, which the store runs from them (the job note's
+// hook), go through it too (jobnote.WithTx). The other optional
 // interfaces of the store's transactions (those of workflows) are not
 // carried over.
 type Tx struct {
 	driver.Tx
 	Reads *Reads
+}
+
+// JobComplete implements driver.Tx, the dependents reads counted.
+func (t Tx) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
+	return t.Tx.JobComplete(jobnote.WithTx(ctx, t), ids, at)
+}
+
+// JobCompleteClaimed implements driver.Tx, the dependents reads counted.
+func (t Tx) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, attempts int, at time.Time) (int64, error) {
+	return t.Tx.JobCompleteClaimed(jobnote.WithTx(ctx, t), ids, token, attempts, at)
 }
 
 // JobDependsOnMax implements driver.DependentsTx, counted.
