@@ -92,6 +92,7 @@ func (e *Engine) lockHeld(ctx context.Context, tx driver.HeldTx, req ClaimReques
 			return nil, err
 		}
 		for _, j := range jobs {
+			t.journal = append(t.journal, driver.HeldJob{ID: j.ID, Attempts: j.Attempts})
 			// The row as the claim's UPDATE would leave it.
 			j.Status = driver.JobProcessing
 			j.ReservedAt = now.UTC().Truncate(time.Second)

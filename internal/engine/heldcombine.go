@@ -51,6 +51,10 @@ type heldTx struct {
 	mu        sync.Mutex
 	shares    []*Held
 	left      int // shares not ended and not late
+	// journal is the held jobs with their attempts before the claim, and
+	// journalID its journal row (heldjournal.go), 0 until written.
+	journal   []driver.HeldJob
+	journalID int64
 }
 
 // end ends share h with e and waits for the transaction's outcome.
@@ -287,6 +291,9 @@ func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs d
 			if err != nil {
 				return err
 			}
+			if err := e.journalHeld(ctx, hs, t, p); err != nil {
+				return err // nothing runs unjournaled: the claim falls back
+			}
 			for _, g := range group {
 				n := min(g.req.Limit, len(jobs))
 				if n == 0 {
@@ -311,8 +318,14 @@ func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs d
 			c.writing(k, t, holders)
 			e.heldWrite.Lock() // until the commit
 			wrote = true
-			return e.settleHeld(ctx, tx, t, end)
+			if err := e.settleHeld(ctx, tx, t, end); err != nil {
+				return err
+			}
+			return tx.HeldJournalDelete(ctx, []int64{t.journalID}) // goes with the commit
 		})
+		if t.journalID != 0 && (err != nil || !wrote) {
+			e.endHeldJournal(ctx, hs, t)
+		}
 		if wrote {
 			e.heldWrite.Unlock()
 			if err == nil {
