@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety/queuety-go/deadline"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/queuetytype"
 	"github.com/queuety/queuety-go/worker"
@@ -71,19 +72,7 @@ func TestHeldClaimOfADeadProcessCountsAnAttempt(t *testing.T) {
 	e := newHoldEnv(t)
 	id, err := e.c.Dispatch(ctx, "crash", nil, queuety.MaxAttempts(2))
 	require.NoError(t, err)
-	crash := func() {
-		t.Helper()
-		child := exec.Command(os.Args[0], "-test.run=^$")
-		child.Env = append(os.Environ(), heldChildEnv+"="+e.dsn)
-		var stderr strings.Builder
-		child.Stderr = &stderr
-		require.NoError(t, child.Start())
-		done := make(chan error, 1)
-		go func() { done <- child.Wait() }()
-		var exit *exec.ExitError
-		err := receive(t, done, "the child's exit in the handler")
-		require.True(t, errors.As(err, &exit) && exit.ExitCode() == heldChildExit, "child exit: %v (stderr: %s)", err, stderr.String())
-	}
+	crash := func() { crashHeldChild(t, e) }
 	const later = 10 * time.Minute // past any held transaction's journal expiry
 
 	crash()
@@ -208,4 +197,52 @@ func TestHeldClaimWithoutItsJournalClaimsAsUsual(t *testing.T) {
 	for range ids {
 		assert.Equal(t, "processing", receive(t, seen, "a handler's read of its row"), "claimed as usual")
 	}
+}
+
+// crashHeldChild runs a held child worker (runHeldChild) on e's tables
+// and waits for it to die in a "crash" job's handler.
+func crashHeldChild(t *testing.T, e *holdEnv) {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), heldChildEnv+"="+e.dsn)
+	var stderr strings.Builder
+	child.Stderr = &stderr
+	require.NoError(t, child.Start())
+	done := make(chan error, 1)
+	go func() { done <- child.Wait() }()
+	var exit *exec.ExitError
+	err := receive(t, done, "the child's exit in the handler")
+	require.True(t, errors.As(err, &exit) && exit.ExitCode() == heldChildExit, "child exit: %v (stderr: %s)", err, stderr.String())
+}
+
+// TestGatedStaleSweepFindsADeadHeldClaim: behind the sweep gate, a running
+// worker's stale sweep runs for an expired journal row of a held claim
+// whose process died, though no job is processing, and counts its
+// attempt.
+func TestGatedStaleSweepFindsADeadHeldClaim(t *testing.T) {
+	ctx := context.Background()
+	e := newHoldEnv(t)
+	id, err := e.c.Dispatch(ctx, "crash", nil)
+	require.NoError(t, err)
+	crashHeldChild(t, e)
+	e.waitStatus(t, "pending", id)
+
+	clock := queuety.NewFakeClock(time.Now().Add(10 * time.Minute))
+	c, err := queuety.Open(ctx, e.dsn, queuety.WithClock(clock), queuety.WithLogger(quiet()), queuety.SkipMigrate())
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	g := runSwept(t, c, func(w *worker.Worker) {
+		w.HandleJob("unrelated", func(context.Context, queuety.Payload) error { return nil })
+	}, worker.NoRetention())
+	for {
+		s := receive(t, g.sweeps, "a sweep")
+		require.NoError(t, s.err, s.task)
+		if s.task == deadline.SweepStale {
+			assert.Equal(t, 1, s.n, "jobs the stale sweep took back")
+			break
+		}
+	}
+	_, att, _ := e.row(t, id)
+	assert.Equal(t, 1, att, "the dead attempt counted")
+	assert.Zero(t, e.journalRows(t))
 }
