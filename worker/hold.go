@@ -156,8 +156,11 @@ func (w *Worker) claimHeld(ctx context.Context, n int) *heldBatch {
 	if adm := w.cfg.limits.adm; adm != nil && !adm.Plain() {
 		return nil
 	}
-	h, err := w.engine.ClaimHeld(ctx, engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n},
-		engine.HeldParams{Bound: w.cfg.holdBound, Idle: holdIdle(w.cfg.holdBound), Holder: w})
+	p := engine.HeldParams{Bound: w.cfg.holdBound, Idle: holdIdle(w.cfg.holdBound), Holder: w}
+	if f := w.cfg.test.heldTogether; f != nil {
+		p.Together = f()
+	}
+	h, err := w.engine.ClaimHeld(ctx, engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n}, p)
 	if err != nil {
 		w.writeFailed(ctx, err)
 		w.log.Warn("queuety: held claim failed; claiming as usual", "err", err)

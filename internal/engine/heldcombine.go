@@ -198,7 +198,10 @@ func (c *heldCombiner) claim(ctx context.Context, e *Engine, hs driver.HeldClaim
 			delete(k.back, holder)
 			k.signal()
 		},
-		lead: func(queue func() []*heldTurn) { c.gather(k, queue, p.Bound/4) },
+		lead: func(queue func() []*heldTurn) {
+			c.together(k, queue, p.Together)
+			c.gather(k, queue, p.Bound/4)
+		},
 	}
 	return c.turns.doWith(name, heldReq{req, holder}, h, takeClaims, func(group []*heldTurn) {
 		e.holdTurn(ctx, c, k, hs, group, p)
@@ -241,6 +244,32 @@ func (c *heldCombiner) gather(k *heldKey, queue func() []*heldTurn, most time.Du
 		if !w {
 			delete(k.back, h)
 		}
+	}
+}
+
+// heldTogetherMax is the longest a turn waits for HeldParams.Together
+// claims.
+const heldTogetherMax = 30 * time.Second
+
+// together waits (under turns.mu, which it releases while it waits) until
+// n claims are queued, heldTogetherMax at most.
+func (c *heldCombiner) together(k *heldKey, queue func() []*heldTurn, n int) {
+	if n <= 1 {
+		return
+	}
+	limit := time.NewTimer(heldTogetherMax)
+	defer limit.Stop()
+	k.arrived = make(chan struct{}, 1)
+	defer func() { k.arrived = nil }()
+	for len(queue()) < n {
+		c.turns.mu.Unlock()
+		select {
+		case <-k.arrived:
+		case <-limit.C:
+			c.turns.mu.Lock()
+			return
+		}
+		c.turns.mu.Lock()
 	}
 }
 
