@@ -350,7 +350,10 @@ func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs d
 			if err := e.settleHeld(ctx, tx, t, end); err != nil {
 				return err
 			}
-			return tx.HeldJournalDelete(ctx, []int64{t.journalID}) // goes with the commit
+			// The journal row goes with the commit. A failed delete fails
+			// the transaction: after some errors (a deadlock) the server
+			// has rolled it back already, and a commit would write nothing.
+			return tx.HeldJournalDelete(ctx, []int64{t.journalID})
 		})
 		if t.journalID != 0 && (err != nil || !wrote) {
 			e.endHeldJournal(ctx, hs, t)

@@ -23,6 +23,11 @@ func (s *Store) JournalHeld(ctx context.Context, jobs []driver.HeldJob, expires 
 	res, err := s.DB.ExecContext(ctx, "INSERT INTO "+s.T.HeldClaims+" (jobs, expires_at) VALUES (?, ?)",
 		formatHeldJobs(jobs), s.D.Time(expires.UTC(), true))
 	if err != nil {
+		if ctx.Err() == nil {
+			if p := s.probeDueTables(ctx); p.noHeld {
+				s.due.set(p) // no more held claims until the table is there
+			}
+		}
 		return 0, fmt.Errorf("held claim journal: %w", err)
 	}
 	id, err := res.LastInsertId()
