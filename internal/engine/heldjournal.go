@@ -61,7 +61,7 @@ func (e *Engine) endHeldJournal(ctx context.Context, hs driver.HeldClaimer, t *h
 // processing job: one attempt more, retried at once or, when its attempts
 // are used up, buried with the stale error. A row is deleted once none of
 // its jobs was locked. It returns how many jobs it took back and how many
-// rows it read.
+// rows it deleted (all it read, unless some are kept).
 func (e *Engine) RecoverHeldLocked(ctx context.Context, tx driver.Tx, limit int, fail *StaleFailures) (jobs, rows int, err error) {
 	jt, ok := tx.(driver.HeldJournalTx)
 	if !ok {
@@ -129,5 +129,5 @@ func (e *Engine) RecoverHeldLocked(ctx context.Context, tx driver.Tx, limit int,
 	if err := jt.HeldJournalDelete(ctx, done); err != nil {
 		return 0, 0, err
 	}
-	return len(take), len(entries), nil
+	return len(take), len(done), nil
 }

@@ -11,7 +11,8 @@ import (
 // RecoverHeld counts the attempts of held transactions whose processes
 // died (engine.RecoverHeldLocked) from up to limit expired journal rows,
 // in one transaction. It returns how many jobs it took back and whether a
-// full batch of rows was found. Stores that cannot hold claims have no
+// full batch of rows was deleted (a row kept for a locked job is read
+// again by the next sweep, not by this one). Stores that cannot hold claims have no
 // journal: it does nothing there.
 func RecoverHeld(ctx context.Context, e *engine.Engine, limit int) (int, bool, error) {
 	if !e.CanHold() {
