@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -244,5 +245,41 @@ func TestGatedStaleSweepFindsADeadHeldClaim(t *testing.T) {
 	}
 	_, att, _ := e.row(t, id)
 	assert.Equal(t, 1, att, "the dead attempt counted")
+	assert.Zero(t, e.journalRows(t))
+}
+
+// TestExpiredJournalRowLeavesJobsThatMovedOn: of an expired journal row's
+// jobs, stale recovery counts an attempt only for the one still pending
+// with the attempts the row names; a completed job, one counted since
+// and one claimed again are left as they are, and the row is deleted.
+func TestExpiredJournalRowLeavesJobsThatMovedOn(t *testing.T) {
+	e := newHoldEnv(t)
+	ids := e.dispatchHeld(t, 4)
+	for i, q := range []string{
+		"UPDATE " + e.jobs + " SET status = 'completed', attempts = 1, completed_at = NOW() WHERE id = ?",
+		"UPDATE " + e.jobs + " SET attempts = 1 WHERE id = ?",
+		"UPDATE " + e.jobs + " SET status = 'processing', attempts = 1, reserved_at = NOW(), claim_token = 1 WHERE id = ?",
+	} {
+		_, err := e.admin.Exec(q, ids[i])
+		require.NoError(t, err)
+	}
+	var jobs []string
+	for _, id := range ids {
+		jobs = append(jobs, fmt.Sprintf("%d:0", id))
+	}
+	_, err := e.admin.Exec("INSERT INTO "+strings.TrimSuffix(e.jobs, "jobs")+"go_held_claims (jobs, expires_at) VALUES (?, ?)",
+		strings.Join(jobs, ","), time.Now().UTC().Add(-time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, 1, e.sweepLater(t, 0), "jobs taken back")
+	for i, want := range []struct {
+		status   string
+		attempts int
+	}{{"completed", 1}, {"pending", 1}, {"processing", 1}, {"pending", 1}} {
+		s, att, _ := e.row(t, ids[i])
+		assert.Equal(t, want.status, s, "job %d", i)
+		assert.Equal(t, want.attempts, att, "job %d", i)
+	}
+	assert.Equal(t, "retried", e.events(t, ids[3]))
+	assert.Empty(t, e.events(t, ids[1]))
 	assert.Zero(t, e.journalRows(t))
 }
