@@ -94,7 +94,7 @@ var dueReprobe = time.Minute
 // dueReprobe, so a migration another process applies is seen within it.
 type dueParts struct {
 	noTimers, noWorkers bool
-	noHeld              bool // the held claims' journal (stores that hold claims)
+	noHeld              bool      // the held claims' journal (stores that hold claims)
 	probed              time.Time // when the tables were looked for
 }
 
