@@ -207,10 +207,18 @@ func (s *Sweeper) Timeouts(ctx context.Context) (int, error) {
 
 // Stale recovers jobs whose claim was not renewed within the client's
 // stale timeout (the worker died): retry with backoff, or bury when their
-// attempts are used up.
+// attempts are used up. It also counts an attempt for each job of a held
+// claim whose process died (worker.HoldClaims; its journal row expired)
+// that is still pending, burying it in the same way when its attempts
+// are used up.
 func (s *Sweeper) Stale(ctx context.Context) (int, error) {
 	return s.observed(ctx, SweepStale, func() (int, error) {
-		return s.sweep(ctx, s.batchOf(sweep.RecoverStale), slog.LevelWarn, "queuety: stale jobs recovered")
+		n, err := s.sweep(ctx, s.batchOf(sweep.RecoverStale), slog.LevelWarn, "queuety: stale jobs recovered")
+		if err != nil {
+			return n, err
+		}
+		held, err := s.sweep(ctx, s.batchOf(sweep.RecoverHeld), slog.LevelWarn, "queuety: held claims of dead processes recovered (an attempt counted)")
+		return n + held, err
 	})
 }
 

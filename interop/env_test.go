@@ -124,7 +124,7 @@ func (e *env) load(label string) *phpfixture.Snapshot {
 // admission tables and the webhook secrets (not the Go migrations table).
 func (e *env) truncate() {
 	e.t.Helper()
-	for _, tbl := range append(append([]string{}, phpTables...), "queuety_go_failures", "queuety_go_batch_events", "queuety_go_limits", "queuety_go_rate_starts", "queuety_go_webhook_secrets", "queuety_go_workflow_ends", "queuety_go_machine_timers", "queuety_go_workers") {
+	for _, tbl := range append(append([]string{}, phpTables...), "queuety_go_failures", "queuety_go_batch_events", "queuety_go_limits", "queuety_go_rate_starts", "queuety_go_webhook_secrets", "queuety_go_workflow_ends", "queuety_go_machine_timers", "queuety_go_workers", "queuety_go_held_claims") {
 		_, err := e.db.Exec("TRUNCATE TABLE `" + e.prefix + tbl + "`")
 		require.NoError(e.t, err, "truncate %s", tbl)
 	}

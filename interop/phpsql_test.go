@@ -129,7 +129,7 @@ func TestPHPStatementsStillRunAfterGoMigrations(t *testing.T) {
 				extra = append(extra, name)
 			}
 		}
-		assert.Equal(t, []string{"queuety_go_batch_events", "queuety_go_failures", "queuety_go_limits", "queuety_go_machine_timers", "queuety_go_migrations", "queuety_go_rate_starts", "queuety_go_webhook_secrets", "queuety_go_workers", "queuety_go_workflow_ends"}, sorted(extra),
+		assert.Equal(t, []string{"queuety_go_batch_events", "queuety_go_failures", "queuety_go_held_claims", "queuety_go_limits", "queuety_go_machine_timers", "queuety_go_migrations", "queuety_go_rate_starts", "queuety_go_webhook_secrets", "queuety_go_workers", "queuety_go_workflow_ends"}, sorted(extra),
 			"tables added by the migrations")
 	})
 

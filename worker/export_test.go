@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -65,6 +66,21 @@ func OnHeldSettle(f func(ids []int64)) Option {
 				ids[i] = cj.Job.ID
 			}
 			f(ids)
+		}
+	}
+}
+
+// HeldTogether makes the worker's first held claim wait until n held
+// claims of its client's workers are queued for its turn, so that they
+// share one transaction.
+func HeldTogether(n int) Option {
+	return func(c *config) {
+		var first atomic.Bool
+		c.test.heldTogether = func() int {
+			if first.CompareAndSwap(false, true) {
+				return n
+			}
+			return 0
 		}
 	}
 }

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -254,11 +255,13 @@ func TestHeldSlotsStayTakenUntilTheSharedWrite(t *testing.T) {
 	p.e.completedOnce(t, append(append(got["a"], got["b"]...), more...)...)
 }
 
-// TestStalledHeldSettleIsClaimedPastTheBound: a worker whose settling
-// stalls (its goroutine not run) does not keep its held transaction open
-// until the server's idle timeout: half a bound past the bound its jobs
-// are claimed as usual (processing, one attempt); the other worker,
-// started once the stall began, goes on running jobs meanwhile, and once
+// TestStalledHeldSettleIsClaimedPastTheBound: two workers hold their
+// first claims in one transaction (their turn waits for both), and one
+// worker's settling stalls (its goroutine not run): the transaction does
+// not stay open until the server's idle timeout, but half a bound past the
+// bound claims the stalled worker's jobs as usual (processing, one
+// attempt) and writes the other's completed, all with the transaction's
+// claim token; the other worker goes on running jobs meanwhile, and once
 // the stalled one resumes its outcomes are recorded the normal way, each
 // job completed once.
 func TestStalledHeldSettleIsClaimedPastTheBound(t *testing.T) {
@@ -268,17 +271,18 @@ func TestStalledHeldSettleIsClaimedPastTheBound(t *testing.T) {
 	var armed sync.Once
 	stalled := make(chan []int64, 1)
 	const bound = 200 * time.Millisecond // idle timeout: 1 s
-	a := p.worker("a", bound, worker.OnHeldSettle(func(ids []int64) {
+	a := p.worker("a", bound, worker.HeldTogether(2), worker.OnHeldSettle(func(ids []int64) {
 		armed.Do(func() {
 			stalled <- ids
 			<-stall
 		})
 	}))
-	b := p.worker("b", bound)
+	b := p.worker("b", bound, worker.HeldTogether(2))
 	first := p.e.dispatchHeld(t, 4)
-	runWorker(t, a) // alone first, so that it holds jobs: two of the four
-	held := receive(t, stalled, "the stalled settling")
+	runWorker(t, a)
 	runWorker(t, b)
+	held := receive(t, stalled, "the stalled settling")
+	require.Len(t, held, 2, "a's share: its concurrency")
 	p.e.waitStatus(t, "processing", held...)
 	for _, id := range held {
 		_, att, tok := p.e.row(t, id)
@@ -287,11 +291,18 @@ func TestStalledHeldSettleIsClaimedPastTheBound(t *testing.T) {
 	}
 	var others []int64
 	for _, id := range first {
-		if s, _, _ := p.e.row(t, id); s != "processing" {
+		if !slices.Contains(held, id) {
 			others = append(others, id)
 		}
 	}
 	p.e.completedOnce(t, others...)
+	tokens := map[int64]bool{}
+	for _, id := range first {
+		var tok int64
+		require.NoError(t, p.e.admin.QueryRow("SELECT claim_token FROM "+p.e.jobs+" WHERE id = ?", id).Scan(&tok))
+		tokens[tok] = true
+	}
+	assert.Len(t, tokens, 1, "the four jobs' claim tokens: one held transaction wrote them all")
 	more := p.e.dispatchHeld(t, 4)
 	p.e.completedOnce(t, more...) // run by b while a is stalled
 	for _, id := range held {

@@ -44,14 +44,21 @@ const HoldClaimsDefault = 50 * time.Millisecond
 // pending in the table while it runs (Queuety PHP's and Go's claims skip
 // it, as it is locked); the row lock is the claim's fence, so when the
 // transaction does not commit (the connection lost, the commit failed)
-// nothing is written and the jobs run again later (at least once); a
-// crash of the process counts no attempt, so use it for handlers that
-// cannot crash the process (a panic is recovered and counts as a
-// failure). A stopped process (SIGSTOP, a debugger) holds the rows until
-// the server ends its idle transaction: MariaDB's idle_transaction_timeout
-// and MySQL's wait_timeout are set on the held connection to a few times
-// bound (at least one second). Stores without held claims (PostgreSQL,
-// SQLite) ignore the option and log so at start.
+// nothing is written and the jobs run again later (at least once). Before
+// the handlers of a held transaction run, one journal row naming its jobs
+// is written and committed beside it (the Go engine's table
+// {prefix}queuety_go_held_claims; if it cannot be written, the claim is
+// not held), and the commit deletes it: when the process dies instead
+// (os.Exit, a fatal error, the OOM killer), stale recovery, once the row
+// has outlived the transaction (two bounds, the idle timeout and 30 s),
+// counts an attempt for each of its jobs still pending and unchanged, as
+// for a normal claim's dead worker, and buries a job whose attempts are
+// used up, so a handler that kills its process ends buried. A stopped
+// process (SIGSTOP, a debugger) holds the rows until the server ends its
+// idle transaction: MariaDB's idle_transaction_timeout and MySQL's
+// wait_timeout are set on the held connection to a few times bound (at
+// least one second). Stores without held claims (PostgreSQL, SQLite)
+// ignore the option and log so at start.
 func HoldClaims(bound time.Duration) Option {
 	return func(c *config) {
 		if bound == 0 {
@@ -149,8 +156,11 @@ func (w *Worker) claimHeld(ctx context.Context, n int) *heldBatch {
 	if adm := w.cfg.limits.adm; adm != nil && !adm.Plain() {
 		return nil
 	}
-	h, err := w.engine.ClaimHeld(ctx, engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n},
-		engine.HeldParams{Bound: w.cfg.holdBound, Idle: holdIdle(w.cfg.holdBound), Holder: w})
+	p := engine.HeldParams{Bound: w.cfg.holdBound, Idle: holdIdle(w.cfg.holdBound), Holder: w}
+	if f := w.cfg.test.heldTogether; f != nil {
+		p.Together = f()
+	}
+	h, err := w.engine.ClaimHeld(ctx, engine.ClaimRequest{Queues: w.cfg.queues, Handlers: w.handlers(), Limit: n}, p)
 	if err != nil {
 		w.writeFailed(ctx, err)
 		w.log.Warn("queuety: held claim failed; claiming as usual", "err", err)

@@ -149,6 +149,10 @@ type testHooks struct {
 	// due, before it collects the outcomes, with the batch's jobs; it may
 	// block (a stalled settling).
 	heldSettle func(jobs []*engine.Claimed)
+	// heldTogether, when set, is called before each held claim: a result
+	// over one makes its turn wait until that many held claims are
+	// queued for it.
+	heldTogether func() int
 }
 
 // Queues sets the queues to claim from, in priority order: a job in an

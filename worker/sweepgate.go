@@ -107,7 +107,8 @@ func (w *Worker) gateDue(ctx context.Context, kind gateKind) bool {
 	passed := func(t time.Time) bool { return !t.IsZero() && !t.After(now) }
 	switch kind {
 	case gateStale:
-		return g.due.Unreserved || (!g.due.Reserved.IsZero() && passed(g.due.Reserved.Add(w.engine.LeaseTimeout())))
+		return g.due.Unreserved || (!g.due.Reserved.IsZero() && passed(g.due.Reserved.Add(w.engine.LeaseTimeout()))) ||
+			passed(g.due.HeldClaims) // a held transaction's process died (internal/engine/heldjournal.go)
 	case gateActivity:
 		return passed(g.due.Activity)
 	case gateWait:

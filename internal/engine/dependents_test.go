@@ -337,6 +337,14 @@ type countingHeldStore struct {
 
 func (s countingHeldStore) HoldsClaims() bool { return s.held.HoldsClaims() }
 
+func (s countingHeldStore) JournalHeld(ctx context.Context, jobs []driver.HeldJob, expires time.Time) (int64, error) {
+	return s.held.JournalHeld(ctx, jobs, expires)
+}
+
+func (s countingHeldStore) EndHeldJournal(ctx context.Context, id int64) error {
+	return s.held.EndHeldJournal(ctx, id)
+}
+
 func (s countingHeldStore) InHeldTx(ctx context.Context, idle time.Duration, fn func(tx driver.HeldTx) error) error {
 	return s.held.InHeldTx(ctx, idle, func(tx driver.HeldTx) error {
 		return fn(countingHeldTx{HeldTx: tx, Tx: txcount.Tx{Tx: tx, Reads: s.reads}})

@@ -40,6 +40,10 @@ type HeldParams struct {
 	// claims: a turn waits a moment for the workers whose shares are
 	// being written to claim with it (nil: waited for by nobody).
 	Holder any
+	// Together, when more than one, makes a turn wait until that many
+	// claims are queued for it (the tests' way to put several workers in
+	// one transaction); 0 in use.
+	Together int
 }
 
 // Held is a held claim, one worker's share of a held transaction: Jobs
@@ -92,6 +96,7 @@ func (e *Engine) lockHeld(ctx context.Context, tx driver.HeldTx, req ClaimReques
 			return nil, err
 		}
 		for _, j := range jobs {
+			t.journal = append(t.journal, driver.HeldJob{ID: j.ID, Attempts: j.Attempts})
 			// The row as the claim's UPDATE would leave it.
 			j.Status = driver.JobProcessing
 			j.ReservedAt = now.UTC().Truncate(time.Second)

@@ -51,6 +51,10 @@ type heldTx struct {
 	mu        sync.Mutex
 	shares    []*Held
 	left      int // shares not ended and not late
+	// journal is the held jobs with their attempts before the claim, and
+	// journalID its journal row (heldjournal.go), 0 until written.
+	journal   []driver.HeldJob
+	journalID int64
 }
 
 // end ends share h with e and waits for the transaction's outcome.
@@ -194,7 +198,10 @@ func (c *heldCombiner) claim(ctx context.Context, e *Engine, hs driver.HeldClaim
 			delete(k.back, holder)
 			k.signal()
 		},
-		lead: func(queue func() []*heldTurn) { c.gather(k, queue, p.Bound/4) },
+		lead: func(queue func() []*heldTurn) {
+			c.together(k, queue, p.Together)
+			c.gather(k, queue, p.Bound/4)
+		},
 	}
 	return c.turns.doWith(name, heldReq{req, holder}, h, takeClaims, func(group []*heldTurn) {
 		e.holdTurn(ctx, c, k, hs, group, p)
@@ -237,6 +244,32 @@ func (c *heldCombiner) gather(k *heldKey, queue func() []*heldTurn, most time.Du
 		if !w {
 			delete(k.back, h)
 		}
+	}
+}
+
+// heldTogetherMax is the longest a turn waits for HeldParams.Together
+// claims.
+const heldTogetherMax = 30 * time.Second
+
+// together waits (under turns.mu, which it releases while it waits) until
+// n claims are queued, heldTogetherMax at most.
+func (c *heldCombiner) together(k *heldKey, queue func() []*heldTurn, n int) {
+	if n <= 1 {
+		return
+	}
+	limit := time.NewTimer(heldTogetherMax)
+	defer limit.Stop()
+	k.arrived = make(chan struct{}, 1)
+	defer func() { k.arrived = nil }()
+	for len(queue()) < n {
+		c.turns.mu.Unlock()
+		select {
+		case <-k.arrived:
+		case <-limit.C:
+			c.turns.mu.Lock()
+			return
+		}
+		c.turns.mu.Lock()
 	}
 }
 
@@ -287,6 +320,9 @@ func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs d
 			if err != nil {
 				return err
 			}
+			if err := e.journalHeld(ctx, hs, t, p); err != nil {
+				return err // nothing runs unjournaled: the claim falls back
+			}
 			for _, g := range group {
 				n := min(g.req.Limit, len(jobs))
 				if n == 0 {
@@ -311,8 +347,17 @@ func (e *Engine) holdTurn(ctx context.Context, c *heldCombiner, k *heldKey, hs d
 			c.writing(k, t, holders)
 			e.heldWrite.Lock() // until the commit
 			wrote = true
-			return e.settleHeld(ctx, tx, t, end)
+			if err := e.settleHeld(ctx, tx, t, end); err != nil {
+				return err
+			}
+			// The journal row goes with the commit. A failed delete fails
+			// the transaction: after some errors (a deadlock) the server
+			// has rolled it back already, and a commit would write nothing.
+			return tx.HeldJournalDelete(ctx, []int64{t.journalID})
 		})
+		if t.journalID != 0 && (err != nil || !wrote) {
+			e.endHeldJournal(ctx, hs, t)
+		}
 		if wrote {
 			e.heldWrite.Unlock()
 			if err == nil {

@@ -32,8 +32,10 @@ const heldOnly = " AND job.workflow_id IS NULL AND job.batch_id IS NULL AND job.
 	" AND job.schedule_to_start_at IS NULL AND job.schedule_to_close_at IS NULL AND job.start_to_close_at IS NULL" +
 	" AND job.heartbeat_deadline_at IS NULL AND INSTR(job.payload, '\"__queuety_') = 0 AND INSTR(job.payload, '\"__chain_') = 0"
 
-// HoldsClaims implements driver.HeldClaimer.
-func (s *Store) HoldsClaims() bool { return s.D.Hold != nil }
+// HoldsClaims implements driver.HeldClaimer: not while the held claims'
+// journal table is missing (a store opened without migrating on an older
+// schema; looked for again with MaintenanceDue's other tables).
+func (s *Store) HoldsClaims() bool { return s.D.Hold != nil && !s.due.get().noHeld }
 
 // InHeldTx implements driver.HeldClaimer.
 func (s *Store) InHeldTx(ctx context.Context, idle time.Duration, fn func(driver.HeldTx) error) error {

@@ -60,7 +60,7 @@ func (s *Store) ScheduleNextDueRead(ctx context.Context) (time.Time, bool, error
 // run_deadline_at) once per status a deadline applies to, (status,
 // failed_at), (status, completed_at), (status) for the running and the
 // waiting_for_workflows ones, the batches' finished_at,
-// the workers' last_heartbeat_at).
+// the workers' last_heartbeat_at, the held claims' journal's expires_at).
 func (s *Store) MaintenanceDue(ctx context.Context) (driver.MaintenanceDue, error) {
 	p := s.due.get()
 	if p.missing() && time.Since(p.probed) >= dueReprobe {
@@ -94,10 +94,11 @@ var dueReprobe = time.Minute
 // dueReprobe, so a migration another process applies is seen within it.
 type dueParts struct {
 	noTimers, noWorkers bool
+	noHeld              bool      // the held claims' journal (stores that hold claims)
 	probed              time.Time // when the tables were looked for
 }
 
-func (p dueParts) missing() bool { return p.noTimers || p.noWorkers }
+func (p dueParts) missing() bool { return p.noTimers || p.noWorkers || p.noHeld }
 
 // dueState holds a store's dueParts.
 type dueState struct {
@@ -127,7 +128,11 @@ func (s *Store) probeDueTables(ctx context.Context) dueParts {
 		}
 		return rows.Close() != nil
 	}
-	return dueParts{noTimers: absent(s.T.MachineTimers), noWorkers: absent(s.T.Workers), probed: time.Now()}
+	p := dueParts{noTimers: absent(s.T.MachineTimers), noWorkers: absent(s.T.Workers), probed: time.Now()}
+	if s.D.Hold != nil {
+		p.noHeld = absent(s.T.HeldClaims)
+	}
+	return p
 }
 
 // maintenanceDue is MaintenanceDue's read, without the tables p leaves
@@ -171,6 +176,10 @@ func (s *Store) maintenanceDue(ctx context.Context, p dueParts) (driver.Maintena
 	if !p.noWorkers {
 		q += ", (SELECT MIN(last_heartbeat_at) FROM " + s.T.Workers + ")"
 		dest = append(dest, nullTime{&d.WorkerHeartbeat})
+	}
+	if s.D.Hold != nil && !p.noHeld {
+		q += ", (SELECT MIN(expires_at) FROM " + s.T.HeldClaims + ")"
+		dest = append(dest, nullTime{&d.HeldClaims})
 	}
 	if err := s.DB.QueryRowContext(ctx, q).Scan(dest...); err != nil {
 		return d, fmt.Errorf("read when the sweeps are due: %w", err)

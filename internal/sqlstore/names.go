@@ -72,7 +72,7 @@ var (
 )
 
 // goTables are the Go engine's own tables, by the name GoTable takes.
-var goTables = []string{"failures", "migrations", "batch_events", "limits", "rate_starts", "webhook_secrets", "workflow_ends"}
+var goTables = []string{"failures", "migrations", "batch_events", "limits", "rate_starts", "webhook_secrets", "workflow_ends", "held_claims"}
 
 // Validate checks that every name is one MySQL and SQLite accept unquoted
 // (ASCII letters, digits and underscores, at most 64 characters with the

@@ -180,6 +180,9 @@ type Tables struct {
 	StateMachines, StateMachineEvents, MachineTimers string
 	// Workers is the Go engine's worker registry.
 	Workers string
+	// HeldClaims is the Go engine's journal of held transactions
+	// (MySQL and MariaDB).
+	HeldClaims string
 }
 
 // NewTables returns the table names for a prefix ("wp_"), with Queuety's
@@ -197,7 +200,7 @@ func NamedTables(n Names) Tables {
 		Batches: q("batches"), BatchEvents: g("batch_events"), Locks: q("locks"), WebhookSecrets: g("webhook_secrets"), Chunks: q("chunks"),
 		WorkflowEnds: g("workflow_ends"), Limits: g("limits"), RateStarts: g("rate_starts"), Names: n,
 		StateMachines: q("state_machines"), StateMachineEvents: q("state_machine_events"), MachineTimers: g("machine_timers"),
-		Workers: g("workers"),
+		Workers: g("workers"), HeldClaims: g("held_claims"),
 	}
 }
 

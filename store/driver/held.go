@@ -20,6 +20,38 @@ type HeldClaimer interface {
 	// the connection (the safety timeout of a stopped process), rounded up
 	// to whole seconds. It commits when fn returns nil.
 	InHeldTx(ctx context.Context, idle time.Duration, fn func(tx HeldTx) error) error
+	// JournalHeld writes and commits, outside any transaction, one
+	// journal row naming the jobs a held transaction holds, each with its
+	// attempts before the claim, and returns its id. Stale recovery
+	// counts an attempt for those jobs once the row outlives expires (the
+	// process died with its transaction: RecoverHeldTx).
+	JournalHeld(ctx context.Context, jobs []HeldJob, expires time.Time) (int64, error)
+	// EndHeldJournal deletes journal row id outside any transaction: the
+	// held transaction ended with an outcome its process knows.
+	EndHeldJournal(ctx context.Context, id int64) error
+}
+
+// HeldJob is a job of a held claim's journal row, with its attempts
+// before the claim.
+type HeldJob struct {
+	ID       int64
+	Attempts int
+}
+
+// HeldJournal is a journal row of a held transaction (JournalHeld).
+type HeldJournal struct {
+	ID   int64
+	Jobs []HeldJob
+}
+
+// HeldJournalTx is implemented by the transactions of stores that hold
+// claims: stale recovery's access to the held claims' journal.
+type HeldJournalTx interface {
+	// HeldJournalExpired locks (FOR UPDATE SKIP LOCKED) up to limit
+	// journal rows that expired at or before now, oldest first.
+	HeldJournalExpired(ctx context.Context, now time.Time, limit int) ([]HeldJournal, error)
+	// HeldJournalDelete deletes journal rows.
+	HeldJournalDelete(ctx context.Context, ids []int64) error
 }
 
 // HeldTx is the transaction of a held claim.
@@ -40,4 +72,7 @@ type HeldTx interface {
 	// the columns JobClaim (with token, at claimedAt) and then
 	// JobCompleteClaimed (at) would have left.
 	JobCompleteHeld(ctx context.Context, ids []int64, token int64, claimedAt, at time.Time) error
+	// HeldJournalDelete deletes journal rows in the held transaction, so
+	// that they go with its commit.
+	HeldJournalDelete(ctx context.Context, ids []int64) error
 }

@@ -71,6 +71,10 @@ type MaintenanceDue struct {
 	// WorkerHeartbeat is the earliest last heartbeat in the worker
 	// registry.
 	WorkerHeartbeat time.Time
+	// HeldClaims is the earliest expiry of the held claims' journal rows
+	// (stores that hold claims): a held transaction's process died if its
+	// row is still there then, and stale recovery counts its attempts.
+	HeldClaims time.Time
 }
 
 // WebhookReader is an optional interface of a Store: the webhooks'

@@ -85,6 +85,14 @@ func namedMigrations(n sqlstore.Names) migrate.Migrations {
 		KEY idx_last_heartbeat (last_heartbeat_at)
 	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`}
 			})},
+			{Version: 13, Name: "Go engine: held claims journal table", Up: migrate.Statements(func() []string {
+				return []string{"CREATE TABLE IF NOT EXISTS " + t.HeldClaims + ` (
+		id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+		jobs MEDIUMTEXT NOT NULL,
+		expires_at DATETIME(6) NOT NULL,
+		KEY idx_expires (expires_at)
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`}
+			})},
 		},
 		VersionsTable: `CREATE TABLE IF NOT EXISTS %s (
 		version INT UNSIGNED NOT NULL PRIMARY KEY,

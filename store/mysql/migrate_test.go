@@ -100,7 +100,7 @@ func TestMigrateFreshPrefix(t *testing.T) {
 	applied := versionRows(t, db, prefix)
 	require.Len(t, applied, mysql.LatestVersion, "versions recorded")
 	fresh := schemaOf(t, db, prefix)
-	assert.Len(t, fresh, 25, "tables after migrating: 16 of Queuety's and 9 of the Go engine's")
+	assert.Len(t, fresh, 26, "tables after migrating: 16 of Queuety's and 10 of the Go engine's")
 
 	// Idempotent: a second run changes nothing.
 	require.NoError(t, openStore(t, dsn).Migrate(ctx), "second migrate")

@@ -131,6 +131,7 @@ func TestRenamedTables(t *testing.T) {
 			"fleet_workflow_events", "fleet_artifacts", "fleet_state_machines", "fleet_state_machine_events",
 			"fleet_go_failures", "fleet_go_migrations", "fleet_go_batch_events", "fleet_go_limits",
 			"fleet_go_rate_starts", "fleet_go_webhook_secrets", "fleet_go_workflow_ends", "fleet_go_machine_timers", "fleet_go_workers",
+			"fleet_go_held_claims",
 		}, got)
 		var n int
 		require.NoError(t, testdb.Admin(t).QueryRow("SELECT COUNT(*) FROM `"+prefix+"jobrows` WHERE handler = 'renamed.job'").Scan(&n))

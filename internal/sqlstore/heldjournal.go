@@ -1,0 +1,127 @@
+package sqlstore
+
+// This file holds the journal of held transactions (driver.HeldClaimer's
+// JournalHeld, driver.HeldJournalTx): one row a held transaction, naming
+// its jobs, written and committed before their handlers run and deleted
+// once the transaction has ended with an outcome its process knows. A row
+// left behind is a held transaction whose process died: stale recovery
+// counts an attempt for its jobs.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queuety/queuety-go/store/driver"
+)
+
+// JournalHeld implements driver.HeldClaimer: one INSERT on the pool, in
+// autocommit.
+func (s *Store) JournalHeld(ctx context.Context, jobs []driver.HeldJob, expires time.Time) (int64, error) {
+	res, err := s.DB.ExecContext(ctx, "INSERT INTO "+s.T.HeldClaims+" (jobs, expires_at) VALUES (?, ?)",
+		formatHeldJobs(jobs), s.D.Time(expires.UTC(), true))
+	if err != nil {
+		if ctx.Err() == nil {
+			if p := s.probeDueTables(ctx); p.noHeld {
+				s.due.set(p) // no more held claims until the table is there
+			}
+		}
+		return 0, fmt.Errorf("held claim journal: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("held claim journal: id: %w", err)
+	}
+	return id, nil
+}
+
+// EndHeldJournal implements driver.HeldClaimer.
+func (s *Store) EndHeldJournal(ctx context.Context, id int64) error {
+	if _, err := s.DB.ExecContext(ctx, "DELETE FROM "+s.T.HeldClaims+" WHERE id = ?", id); err != nil {
+		return fmt.Errorf("held claim journal: delete: %w", err)
+	}
+	return nil
+}
+
+// HeldJournalExpired implements driver.HeldJournalTx.
+func (t *txn) HeldJournalExpired(ctx context.Context, now time.Time, limit int) ([]driver.HeldJournal, error) {
+	scan := func(r scanner) (driver.HeldJournal, error) {
+		var j driver.HeldJournal
+		var jobs string
+		if err := r.Scan(&j.ID, &jobs); err != nil {
+			return j, err
+		}
+		var err error
+		j.Jobs, err = parseHeldJobs(jobs)
+		return j, err
+	}
+	if t.s.due.get().noHeld {
+		return nil, nil
+	}
+	out, err := queryAll(ctx, t.tx, scan, "SELECT id, jobs FROM "+t.s.T.HeldClaims+" WHERE expires_at <= ? ORDER BY expires_at, id LIMIT ?"+t.s.D.SkipLocked,
+		t.frac(now), limit)
+	if err != nil && ctx.Err() == nil {
+		// A store opened without migrating on an older schema has no
+		// journal, and so no held claims to recover.
+		if p := t.s.probeDueTables(ctx); p.noHeld {
+			t.s.due.set(p)
+			return nil, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("held claim journal: expired rows: %w", err)
+	}
+	return out, nil
+}
+
+// HeldJournalDelete implements driver.HeldJournalTx and driver.HeldTx.
+func (t *txn) HeldJournalDelete(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := t.tx.ExecContext(ctx, "DELETE FROM "+t.s.T.HeldClaims+" WHERE id IN ("+placeholders(len(ids))+")", idArgs(ids)...); err != nil {
+		return fmt.Errorf("held claim journal: delete: %w", err)
+	}
+	return nil
+}
+
+// formatHeldJobs writes jobs as "id:attempts" pairs separated by commas.
+func formatHeldJobs(jobs []driver.HeldJob) string {
+	var b strings.Builder
+	for i, j := range jobs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(j.ID, 10))
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(j.Attempts))
+	}
+	return b.String()
+}
+
+// parseHeldJobs reads formatHeldJobs's text.
+func parseHeldJobs(s string) ([]driver.HeldJob, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	out := make([]driver.HeldJob, 0, len(parts))
+	for _, p := range parts {
+		id, att, ok := strings.Cut(p, ":")
+		if !ok {
+			return nil, fmt.Errorf("held claim journal: bad entry %q", p)
+		}
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("held claim journal: bad job id %q: %w", id, err)
+		}
+		a, err := strconv.Atoi(att)
+		if err != nil {
+			return nil, fmt.Errorf("held claim journal: bad attempts %q: %w", att, err)
+		}
+		out = append(out, driver.HeldJob{ID: n, Attempts: a})
+	}
+	return out, nil
+}
