@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety/queuety-go/internal/advance"
+	"github.com/queuety/queuety-go/internal/jobnote"
 	"github.com/queuety/queuety-go/internal/phpjson"
 	"github.com/queuety/queuety-go/internal/workflowstate"
 	"github.com/queuety/queuety-go/observe"
@@ -177,8 +178,9 @@ var errClaimMismatch = errors.New("a completed row no longer matched its claim")
 
 // completeClaimed completes jobs that are still processing under the claim
 // token and attempt number each one was claimed with, with one guarded
-// UPDATE per claim. It returns errClaimMismatch when some row did not
-// match.
+// UPDATE per claim, and then tells the job note of ctx of them all at
+// once (one dependents read, not one a claim). It returns
+// errClaimMismatch when some row did not match.
 func completeClaimed(ctx context.Context, tx driver.Tx, jobs []*driver.Job, now time.Time) error {
 	type claim struct {
 		token    int64
@@ -193,14 +195,20 @@ func completeClaimed(ctx context.Context, tx driver.Tx, jobs []*driver.Job, now 
 		}
 		groups[k] = append(groups[k], j.ID)
 	}
+	// The dependents of all the jobs are read once, with the last
+	// completion (jobnote.Gather), not once a claim.
+	gctx, dependents := jobnote.Gather(ctx)
 	for _, k := range order {
-		changed, err := tx.JobCompleteClaimed(ctx, groups[k], k.token, k.attempts, now)
+		changed, err := tx.JobCompleteClaimed(gctx, groups[k], k.token, k.attempts, now)
 		if err != nil {
 			return err
 		}
 		if changed != int64(len(groups[k])) {
 			return errClaimMismatch
 		}
+	}
+	if err := dependents(); err != nil {
+		return fmt.Errorf("completed jobs' dependents: %w", err)
 	}
 	return nil
 }

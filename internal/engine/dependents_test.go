@@ -411,3 +411,36 @@ func TestStoreCompletionUnderTheEngineNoteWakesForItsDependent(t *testing.T) {
 		t.Fatal("the completion woke no subscriber for the job that depends on it")
 	}
 }
+
+// TestCombinedCompletionLooksUpDependentsOnce: a completion transaction
+// that records the jobs of several claims (workers' completions combined,
+// each claim's jobs completed with a guarded UPDATE of its own) looks up
+// the dependents of all its jobs with one read, as it reads the horizon
+// once, and notes each pending dependent.
+func TestCombinedCompletionLooksUpDependentsOnce(t *testing.T) {
+	ctx := context.Background()
+	s := sqliteStore(t)
+	e, reads, _ := depEngine(s)
+	parents := insertJobs(t, ctx, s, depJob("c", "parent", 0, driver.JobPending), depJob("c", "parent", 0, driver.JobPending),
+		depJob("c", "parent", 0, driver.JobPending))
+	noted, woke := e.noteJobs(ctx) // inserted here: the horizon covers the parents
+	insertJobs(t, noted, s, depJob("q", "child", parents[0], driver.JobPending), depJob("q", "child", parents[1], driver.JobPending),
+		depJob("q", "child", parents[2], driver.JobPending))
+	woke()
+
+	var done []*Result
+	for range parents { // one claim each: three claim tokens
+		claimed, err := e.Claim(ctx, ClaimRequest{Queues: []string{"c"}, Handlers: []string{"parent"}, Limit: 1})
+		require.NoError(t, err)
+		require.Len(t, claimed, 1)
+		done = append(done, results(claimed)...)
+	}
+	ctx, n := e.newNote(ctx)
+	errs, err := e.completeJobsOnce(ctx, done)
+	require.NoError(t, err)
+	require.NoError(t, errors.Join(errs...))
+	counts, _ := n.Take()
+	assert.Equal(t, map[jobnote.Key]int{{Queue: "q", Handler: "child"}: 3}, counts, "dependents noted")
+	require.Len(t, reads.Lookups(), 1, "dependents lookups of the transaction")
+	assert.ElementsMatch(t, parents, reads.Lookups()[0], "ids looked up")
+}

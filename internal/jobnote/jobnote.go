@@ -3,7 +3,8 @@
 // as they need once it has committed. The caller puts a Note in the
 // context it runs the transaction with (With); the store's job insert
 // marks it (Inserted), the store's job completions tell the note's
-// completion hook which jobs they completed (Completed), and the engine
+// completion hook which jobs they completed (Completed; a caller can
+// have several completions told at once: Gather), and the engine
 // marks rows it makes claimable without inserting them (Ready, Any). The
 // store's transaction helper rewinds the note to where it was when an
 // attempt began (Mark, Rewind) when that attempt rolls back.
@@ -102,7 +103,8 @@ func Inserted(ctx context.Context, jobs []*driver.Job) {
 // Completed tells the completion hook of the note ctx carries, if any,
 // that the store's transaction tx completed the jobs of ids (a store
 // calls it from its job completions): the hook runs in tx, in the
-// transaction WithTx named instead when ctx carries one. Ids that did not
+// transaction WithTx named instead when ctx carries one; with a Gather
+// context it only holds them for Gather's function. Ids that did not
 // change (a stale attempt's) may be among ids: the hook treats them as
 // completed, which can only wake a worker for nothing.
 func Completed(ctx context.Context, tx driver.Tx, ids []int64) error {
@@ -113,7 +115,45 @@ func Completed(ctx context.Context, tx driver.Tx, ids []int64) error {
 	if outer, ok := ctx.Value(txKey{}).(driver.Tx); ok {
 		tx = outer
 	}
+	if g, ok := ctx.Value(gatherKey{}).(*gathered); ok && g.note == n {
+		g.ids, g.tx = append(g.ids, ids...), tx
+		return nil
+	}
 	return n.completed(ctx, tx, ids)
+}
+
+// gatherKey carries the completions a Gather context holds back.
+type gatherKey struct{}
+
+// gathered holds the ids of the completions run with a Gather context,
+// and the transaction they ran in.
+type gathered struct {
+	note *Note // whose hook it holds them for (a note made inside runs its own)
+	ids  []int64
+	tx   driver.Tx
+}
+
+// Gather returns ctx whose completions hold back the ids they complete
+// instead of running the note's completion hook, and a function that
+// runs the hook once for all of them, in the transaction they ran in, and
+// forgets them: a caller that completes jobs with several statements in
+// one transaction (one a claim) has their dependents read with one. It
+// returns ctx as it is, and a function that does nothing, when ctx
+// carries no note with a hook.
+func Gather(ctx context.Context) (context.Context, func() error) {
+	n := Of(ctx)
+	if n == nil || n.completed == nil {
+		return ctx, func() error { return nil }
+	}
+	g := &gathered{note: n}
+	return context.WithValue(ctx, gatherKey{}, g), func() error {
+		ids, tx := g.ids, g.tx
+		g.ids, g.tx = nil, nil
+		if len(ids) == 0 {
+			return nil
+		}
+		return n.completed(ctx, tx, ids)
+	}
 }
 
 // WithTx returns ctx whose completions run the note's completion hook in

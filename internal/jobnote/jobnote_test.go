@@ -52,3 +52,44 @@ func TestRewindKeepsWhatCameBefore(t *testing.T) {
 	assert.False(t, any)
 	assert.False(t, n.Pending(), "pending after Take")
 }
+
+// namedTx is a transaction known only by its name: the hook is told which
+// one it runs in.
+type namedTx struct {
+	driver.Tx
+	name string
+}
+
+// TestGatherRunsTheHookOnce: completions run with a Gather context hold
+// their ids back, and Gather's function runs the note's hook once with
+// all of them, in the transaction they ran in; a note made inside runs
+// its own hook at once.
+func TestGatherRunsTheHookOnce(t *testing.T) {
+	type call struct {
+		tx  string
+		ids []int64
+	}
+	var calls []call
+	hook := func(_ context.Context, tx driver.Tx, ids []int64) error {
+		calls = append(calls, call{tx.(namedTx).name, ids})
+		return nil
+	}
+	ctx, n := With(context.Background())
+	n.OnCompleted(hook)
+	gctx, flush := Gather(ctx)
+	tx := namedTx{name: "tx"}
+	assert.NoError(t, Completed(gctx, tx, []int64{1}))
+	assert.NoError(t, Completed(gctx, tx, []int64{2, 3}))
+	inner, in := With(gctx)
+	in.OnCompleted(hook)
+	assert.NoError(t, Completed(inner, namedTx{name: "inner"}, []int64{4}))
+	assert.Equal(t, []call{{"inner", []int64{4}}}, calls, "hook calls before the gathered run")
+	assert.NoError(t, flush())
+	assert.Equal(t, []call{{"inner", []int64{4}}, {"tx", []int64{1, 2, 3}}}, calls, "hook calls")
+	assert.NoError(t, flush())
+	assert.Len(t, calls, 2, "hook calls after a second run")
+
+	plain, none := Gather(context.Background())
+	assert.Nil(t, Of(plain))
+	assert.NoError(t, none())
+}

@@ -134,9 +134,21 @@ type listenerID struct {
 // it for itself and a send for the listeners it found: its host name,
 // port and server id. The connection ids of one server never repeat in
 // its lifetime; the name tells apart the servers of a cluster or of a
-// multi-host DSN, which number their sessions each their own way (two
-// servers of one host listen on different ports; replicas and
-// primaries have different server ids).
+// multi-host DSN, which number their sessions each their own way, as
+// long as their host names differ or they differ in port (two servers
+// of one host) or server id (replicas and primaries). It is no unique
+// id: MariaDB Galera nodes commonly share the server id and port 3306,
+// so nodes given one host name look alike, and a server keeps its name
+// across a restart, after which its connection ids start again. A send
+// then leaves alone another process's listener whose id on its server
+// is that of one of the store's own listeners on another server (or on
+// the same one before its restart, until that listener notices its
+// connection is gone): that process is not woken by this store's sends
+// while both connections last, and its workers find the jobs by their
+// poll, as for any listener a send cannot reach. MySQL's @@server_uuid
+// and MariaDB's @@server_uid (10.6.19 and later; a hash of a MAC
+// address and the port) are not read: neither is on every supported
+// server, and a send's read on a node without it would fail.
 const serverSQL = "CONCAT(@@hostname, ':', @@port, '/', @@server_id)"
 
 // SetLogger implements driver.LogSetter: the listener logs the first loss
