@@ -16,7 +16,8 @@ import (
 // a transaction, each through an index.
 
 // JobNextDue implements driver.IdleReader: the first entry of
-// idx_queue_status_available (queue, status, available_at) that a claim
+// idx_queue_status_available (queue, status, available_at), on PostgreSQL
+// of the pending jobs' idx_go_due (queue, available_at), that a claim
 // could take once due (the claim's conditions but the due time).
 func (s *Store) JobNextDue(ctx context.Context, p driver.ClaimParams) (time.Time, bool, error) {
 	if len(p.Handlers) == 0 {

@@ -104,8 +104,8 @@ func (t *txn) WorkerPage(ctx context.Context, limit int) ([]*queuetytype.Worker,
 var internalHandlers = [2]string{driver.InternalHandlerPrefix,
 	driver.InternalHandlerPrefix[:len(driver.InternalHandlerPrefix)-1] + "a"}
 
-// JobInternalCounts implements driver.Tx: a range of idx_handler_status,
-// with the same LIKE as JobPage's HideInternal.
+// JobInternalCounts implements driver.Tx: a range of idx_handler_status
+// on MySQL and SQLite, with the same LIKE as JobPage's HideInternal.
 func (t *txn) JobInternalCounts(ctx context.Context, queue string) (map[driver.JobStatus]int64, error) {
 	q := "SELECT status, COUNT(*) FROM " + t.s.T.Jobs + " WHERE handler LIKE ? ESCAPE '!'"
 	args := []any{likeContains(driver.InternalHandlerPrefix)[1:]}

@@ -147,7 +147,8 @@ type Tx interface {
 	JobCounts(ctx context.Context) ([]QueueCount, error)
 	// JobOldestDue returns the earliest available_at of the pending jobs
 	// of queue that are due at now, or the zero time when none is. It
-	// reads one entry of the (queue, status, available_at) index.
+	// reads one entry of an index of the pending jobs by queue and
+	// available_at.
 	JobOldestDue(ctx context.Context, queue string, now time.Time) (time.Time, error)
 	// JobDeleteFinished deletes up to limit completed jobs that completed
 	// before t and returns how many it deleted.

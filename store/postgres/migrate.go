@@ -54,6 +54,8 @@ func migrations(prefix, lock string) migrate.Migrations {
 				Up: migrate.Statements(func() []string { return fewerJobIndexes(prefix) })},
 			{Version: 3, Name: "Go engine: workflow rows updated in place (fillfactor " + workflowsFillfactor + "), its parent, deadline and failed_at indexes partial, idx_status replaced by the running workflows' idx_go_running, and workflow events without idx_job and idx_step_name",
 				Up: migrate.Statements(func() []string { return inPlaceWorkflows(prefix) })},
+			{Version: 4, Name: "Go engine: fewer index entries a job writes (idx_queue_status_available replaced by the pending jobs' idx_go_due; idx_status_completed, idx_handler_status and the logs' idx_event partial; failed jobs' idx_go_status_failed)",
+				Up: migrate.Statements(func() []string { return partialJobIndexes(prefix) })},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at TIMESTAMP(6) NOT NULL)",
 		Lock:          migrate.PostgresLock(lock, 120*time.Second),
@@ -114,6 +116,45 @@ func inPlaceWorkflows(prefix string) []string {
 		name := indexName(wf + "_" + ix.name)
 		out = append(out, "DROP INDEX IF EXISTS "+name,
 			"CREATE INDEX "+name+" ON "+wf+" ("+ix.cols+") WHERE "+ix.col+" IS NOT NULL")
+	}
+	return out
+}
+
+// partialJobIndexes is version 4: no index of the jobs but the primary
+// key holds every job, and the logs' idx_event only the rare events.
+// A job's claim and its completion change its status, an indexed
+// column: each write adds an entry to every index whose predicate the
+// new row version meets, so an index that holds only the rows its
+// queries read saves up to three entries a job.
+//
+//   - idx_queue_status_available gives way to idx_go_due, the pending
+//     jobs by queue and due time: the oldest due job of a queue and the
+//     worker's next due time read pending jobs only;
+//   - idx_status_completed holds completed jobs (retention and purges
+//     compare completed_at with a time), and idx_go_status_failed the
+//     failed and buried ones by failed_at, which retention reads;
+//   - idx_handler_status holds pending and processing jobs: the counts
+//     of a handler's active jobs read no other;
+//   - the logs' idx_event leaves out started and completed rows, which
+//     the reads by time or handler find (idx_created,
+//     idx_go_handler_event); a read of a rare event still finds it.
+//
+// On tables version 1 made since, it rebuilds the partial indexes as they
+// are.
+func partialJobIndexes(prefix string) []string {
+	jobs, logs := prefix+"queuety_jobs", prefix+"queuety_logs"
+	out := []string{
+		"CREATE INDEX IF NOT EXISTS " + indexName(jobs+"_idx_go_due") + " ON " + jobs + " (queue, available_at) WHERE status = 'pending'",
+		"DROP INDEX IF EXISTS " + indexName(jobs+"_idx_queue_status_available"),
+		"CREATE INDEX IF NOT EXISTS " + indexName(jobs+"_idx_go_status_failed") + " ON " + jobs + " (status, failed_at) WHERE failed_at IS NOT NULL",
+	}
+	for _, ix := range []struct{ table, name, def string }{
+		{jobs, "idx_status_completed", "(status, completed_at) WHERE completed_at IS NOT NULL"},
+		{jobs, "idx_handler_status", "(handler, status) WHERE status IN ('pending', 'processing')"},
+		{logs, "idx_event", "(event) WHERE event NOT IN ('started', 'completed')"},
+	} {
+		name := indexName(ix.table + "_" + ix.name)
+		out = append(out, "DROP INDEX IF EXISTS "+name, "CREATE INDEX "+name+" ON "+ix.table+" "+ix.def)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,4 +193,45 @@ func remigrate(t *testing.T, s driver.Store, db *sql.DB, stmts ...string) {
 		require.NoError(t, err, q)
 	}
 	require.NoError(t, s.Migrate(context.Background()))
+}
+
+// TestVersion4LeavesPartialJobIndexes: a fresh store and tables version 3
+// made end with the same jobs and logs indexes: no index of the jobs but
+// the primary key without a predicate, idx_queue_status_available given
+// way to the pending jobs' idx_go_due, and the logs' idx_event without
+// the started and completed rows.
+func TestVersion4LeavesPartialJobIndexes(t *testing.T) {
+	ctx := context.Background()
+	dsn, schema := testdb.PostgresDSN(t)
+	s, err := driver.Open(ctx, dsn)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Migrate(ctx))
+	db := s.(*postgres.Store).DB
+	fresh, _ := indexDefs(t, db, schema, "queuety_jobs", "queuety_logs")
+	for name, def := range fresh {
+		if name != "queuety_jobs_pkey" && strings.HasPrefix(name, "queuety_jobs_") {
+			assert.Contains(t, def, " WHERE ", name)
+		}
+	}
+	assert.NotContains(t, fresh, "queuety_jobs_idx_queue_status_available")
+	assert.Contains(t, fresh["queuety_jobs_idx_go_due"], "(queue, available_at) WHERE ((status)::text = 'pending'::text)")
+	assert.Contains(t, fresh["queuety_jobs_idx_status_completed"], "WHERE (completed_at IS NOT NULL)")
+	assert.Contains(t, fresh["queuety_jobs_idx_go_status_failed"], "(status, failed_at) WHERE (failed_at IS NOT NULL)")
+	assert.Contains(t, fresh["queuety_logs_idx_event"], "WHERE ((event)::text <> ALL")
+
+	// The tables as version 3 left them.
+	remigrate(t, s, db,
+		"DROP INDEX queuety_jobs_idx_go_due",
+		"DROP INDEX queuety_jobs_idx_go_status_failed",
+		"CREATE INDEX queuety_jobs_idx_queue_status_available ON queuety_jobs (queue, status, available_at, priority)",
+		"DROP INDEX queuety_jobs_idx_status_completed",
+		"CREATE INDEX queuety_jobs_idx_status_completed ON queuety_jobs (status, completed_at)",
+		"DROP INDEX queuety_jobs_idx_handler_status",
+		"CREATE INDEX queuety_jobs_idx_handler_status ON queuety_jobs (handler, status)",
+		"DROP INDEX queuety_logs_idx_event",
+		"CREATE INDEX queuety_logs_idx_event ON queuety_logs (event)",
+		"DELETE FROM queuety_go_migrations WHERE version = 4")
+	migrated, _ := indexDefs(t, db, schema, "queuety_jobs", "queuety_logs")
+	assert.Equal(t, fresh, migrated, "after version 4")
 }
