@@ -213,12 +213,12 @@ func (s *Sweeper) Timeouts(ctx context.Context) (int, error) {
 // are used up.
 func (s *Sweeper) Stale(ctx context.Context) (int, error) {
 	return s.observed(ctx, SweepStale, func() (int, error) {
-		n, err := s.sweep(ctx, s.batchOf(sweep.RecoverStale), slog.LevelWarn, "queuety: stale jobs recovered")
-		if err != nil {
-			return n, err
-		}
-		held, err := s.sweep(ctx, s.batchOf(sweep.RecoverHeld), slog.LevelWarn, "queuety: held claims of dead processes recovered (an attempt counted)")
-		return n + held, err
+		// The held claims' recovery runs even when the stale one failed,
+		// so that a stale job whose recovery keeps failing cannot hold it
+		// back; the pass reports both errors.
+		n, staleErr := s.sweep(ctx, s.batchOf(sweep.RecoverStale), slog.LevelWarn, "queuety: stale jobs recovered")
+		held, heldErr := s.sweep(ctx, s.batchOf(sweep.RecoverHeld), slog.LevelWarn, "queuety: held claims of dead processes recovered (an attempt counted)")
+		return n + held, errors.Join(staleErr, heldErr)
 	})
 }
 

@@ -283,3 +283,34 @@ func TestExpiredJournalRowLeavesJobsThatMovedOn(t *testing.T) {
 	assert.Empty(t, e.events(t, ids[1]))
 	assert.Zero(t, e.journalRows(t))
 }
+
+// TestStaleRecoveryErrorLeavesHeldRecoveryToRun: a stale job whose
+// recovery fails every time (a trigger refuses its update) must not keep
+// the held claims of dead processes from being recovered in the same
+// pass; the pass still reports the failure.
+func TestStaleRecoveryErrorLeavesHeldRecoveryToRun(t *testing.T) {
+	e := newHoldEnv(t)
+	ids := e.dispatchHeld(t, 2)
+	_, err := e.admin.Exec("UPDATE "+e.jobs+" SET status = 'processing', attempts = 1, reserved_at = NOW() - INTERVAL 1 DAY, claim_token = 1 WHERE id = ?", ids[0])
+	require.NoError(t, err)
+	trigger := strings.TrimSuffix(e.jobs, "jobs") + "refuse_stale"
+	_, err = e.admin.Exec(fmt.Sprintf("CREATE TRIGGER %s BEFORE UPDATE ON %s FOR EACH ROW BEGIN IF OLD.id = %d THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'stale recovery refused'; END IF; END", trigger, e.jobs, ids[0]))
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = e.admin.Exec("DROP TRIGGER IF EXISTS " + trigger) })
+	_, err = e.admin.Exec("INSERT INTO "+strings.TrimSuffix(e.jobs, "jobs")+"go_held_claims (jobs, expires_at) VALUES (?, ?)",
+		fmt.Sprintf("%d:0", ids[1]), time.Now().UTC().Add(-time.Minute))
+	require.NoError(t, err)
+
+	n, err := deadline.New(e.c).Stale(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stale recovery refused")
+	assert.Equal(t, 1, n, "held jobs recovered in the same pass")
+	s, att, _ := e.row(t, ids[1])
+	assert.Equal(t, "pending", s)
+	assert.Equal(t, 1, att, "the dead process's attempt counted")
+	assert.Equal(t, "retried", e.events(t, ids[1]))
+	assert.Zero(t, e.journalRows(t))
+	s, att, _ = e.row(t, ids[0])
+	assert.Equal(t, "processing", s, "the refused job untouched")
+	assert.Equal(t, 1, att)
+}
