@@ -2,8 +2,6 @@ package mysql_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,46 +17,69 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
-// TestDeadlockIsRetried makes the server pick a deadlock victim: two
-// transactions each lock one job, then the other's. The server rolls one
-// back with error 1213; InTx runs it again, and both commit.
-func TestDeadlockIsRetried(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
+// openQuiet opens a client on a migrated table set that logs nothing.
+func openQuiet(t *testing.T) *queuety.Client {
+	t.Helper()
 	dsn, _ := migrated.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	c, err := queuety.Open(context.Background(), dsn, queuety.WithLogger(quiet()))
 	require.NoError(t, err)
-	defer c.Close()
-	ids, err := c.DispatchMany(ctx, []queuety.JobRequest{{Handler: "a"}, {Handler: "b"}})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// deadlockPair makes the server pick a deadlock victim: two transactions,
+// run by c's store's InTx with ctxs[0] and ctxs[1], each lock one of two
+// jobs, run work (side 0 or 1), and then ask for the other's job. The
+// server rolls one back with error 1213 and InTx runs it again. It
+// returns each side's InTx error and how many attempts ran in all.
+func deadlockPair(t *testing.T, c *queuety.Client, ctxs [2]context.Context, work func(ctx context.Context, tx driver.Tx, side int) error) (errs [2]error, attempts int32) {
+	t.Helper()
+	ids, err := c.DispatchMany(context.Background(), []queuety.JobRequest{{Handler: "a"}, {Handler: "b"}})
 	require.NoError(t, err)
 	require.Len(t, ids, 2)
-
-	var attempts atomic.Int32
-	var bothLocked sync.WaitGroup
+	var n atomic.Int32
+	var bothLocked, done sync.WaitGroup
 	bothLocked.Add(2)
-	lockInOrder := func(first, second int64) error {
-		firstAttempt := true
-		return clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
-			attempts.Add(1)
-			if _, err := tx.JobGet(ctx, first, driver.LockUpdate); err != nil {
+	for side := range 2 {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ctx, first, second := ctxs[side], ids[side], ids[1-side]
+			firstAttempt := true
+			errs[side] = clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
+				n.Add(1)
+				if _, err := tx.JobGet(ctx, first, driver.LockUpdate); err != nil {
+					return err
+				}
+				if err := work(ctx, tx, side); err != nil {
+					return err
+				}
+				if firstAttempt {
+					firstAttempt = false
+					bothLocked.Done()
+					bothLocked.Wait() // each now holds one lock and asks for the other's
+				}
+				_, err := tx.JobGet(ctx, second, driver.LockUpdate)
 				return err
-			}
-			if firstAttempt {
-				firstAttempt = false
-				bothLocked.Done()
-				bothLocked.Wait() // each now holds one lock and asks for the other's
-			}
-			_, err := tx.JobGet(ctx, second, driver.LockUpdate)
-			return err
-		})
+			})
+		}()
 	}
-	errs := make(chan error, 2)
-	go func() { errs <- lockInOrder(ids[0], ids[1]) }()
-	go func() { errs <- lockInOrder(ids[1], ids[0]) }()
-	for range 2 {
-		require.NoError(t, <-errs, "transaction failed instead of being retried")
+	done.Wait()
+	return errs, n.Load()
+}
+
+// TestDeadlockIsRetried: of two transactions that each lock one job and
+// then the other's, the server rolls one back with error 1213; InTx runs
+// it again, and both commit.
+func TestDeadlockIsRetried(t *testing.T) {
+	t.Parallel()
+	c := openQuiet(t)
+	ctx := context.Background()
+	errs, attempts := deadlockPair(t, c, [2]context.Context{ctx, ctx}, func(context.Context, driver.Tx, int) error { return nil })
+	for _, err := range errs {
+		require.NoError(t, err, "transaction failed instead of being retried")
 	}
-	assert.Equal(t, int32(3), attempts.Load(), "transaction attempts (one deadlock victim run again)")
+	assert.Equal(t, int32(3), attempts, "transaction attempts (one deadlock victim run again)")
 }
 
 // TestRetriedTransactionNotesItsJobsOnce: the jobs a transaction inserts
@@ -68,64 +89,25 @@ func TestDeadlockIsRetried(t *testing.T) {
 // jobs.
 func TestRetriedTransactionNotesItsJobsOnce(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	dsn, _ := migrated.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	require.NoError(t, err)
-	defer c.Close()
-	ids, err := c.DispatchMany(ctx, []queuety.JobRequest{{Handler: "a"}, {Handler: "b"}})
-	require.NoError(t, err)
-	require.Len(t, ids, 2)
-
-	var attempts atomic.Int32
-	var bothLocked sync.WaitGroup
-	bothLocked.Add(2)
-	lockInOrder := func(first, second int64, handler string) (map[jobnote.Key]int, error) {
-		ctx, note := jobnote.With(ctx)
-		firstAttempt := true
-		err := clientseam.StoreOf(c).InTx(ctx, func(tx driver.Tx) error {
-			attempts.Add(1)
-			if _, err := tx.JobGet(ctx, first, driver.LockUpdate); err != nil {
-				return err
-			}
-			now := time.Now().UTC().Truncate(time.Second)
-			job := &driver.Job{Queue: "default", Handler: handler, Payload: []byte(`{}`), Status: driver.JobPending,
-				MaxAttempts: 3, AvailableAt: now, CreatedAt: now, CostUnits: 1}
-			if err := tx.JobInsert(ctx, []*driver.Job{job}); err != nil {
-				return err
-			}
-			if firstAttempt {
-				firstAttempt = false
-				bothLocked.Done()
-				bothLocked.Wait() // each now holds one lock and asks for the other's
-			}
-			_, err := tx.JobGet(ctx, second, driver.LockUpdate)
-			return err
-		})
-		counts, _ := note.Take()
-		return counts, err
+	c := openQuiet(t)
+	var ctxs [2]context.Context
+	var notes [2]*jobnote.Note
+	for i := range 2 {
+		ctxs[i], notes[i] = jobnote.With(context.Background())
 	}
-	type result struct {
-		handler string
-		counts  map[jobnote.Key]int
-		err     error
+	handlers := [2]string{"x", "y"}
+	errs, attempts := deadlockPair(t, c, ctxs, func(ctx context.Context, tx driver.Tx, side int) error {
+		now := time.Now().UTC().Truncate(time.Second)
+		job := &driver.Job{Queue: "default", Handler: handlers[side], Payload: []byte(`{}`), Status: driver.JobPending,
+			MaxAttempts: 3, AvailableAt: now, CreatedAt: now, CostUnits: 1}
+		return tx.JobInsert(ctx, []*driver.Job{job})
+	})
+	for i := range 2 {
+		require.NoError(t, errs[i], "transaction failed instead of being retried")
+		counts, _ := notes[i].Take()
+		assert.Equal(t, map[jobnote.Key]int{{Queue: "default", Handler: handlers[i]}: 1}, counts, "jobs noted by the transaction inserting %q", handlers[i])
 	}
-	results := make(chan result, 2)
-	for _, r := range []struct {
-		first, second int64
-		handler       string
-	}{{ids[0], ids[1], "x"}, {ids[1], ids[0], "y"}} {
-		go func() {
-			counts, err := lockInOrder(r.first, r.second, r.handler)
-			results <- result{r.handler, counts, err}
-		}()
-	}
-	for range 2 {
-		r := <-results
-		require.NoError(t, r.err, "transaction failed instead of being retried")
-		assert.Equal(t, map[jobnote.Key]int{{Queue: "default", Handler: r.handler}: 1}, r.counts, "jobs noted by the transaction inserting %q", r.handler)
-	}
-	require.Equal(t, int32(3), attempts.Load(), "transaction attempts (one deadlock victim run again)")
+	require.Equal(t, int32(3), attempts, "transaction attempts (one deadlock victim run again)")
 }
 
 // TestRetriedCompletionNotesItsDependentsOnce: a transaction that
@@ -136,64 +118,30 @@ func TestRetriedTransactionNotesItsJobsOnce(t *testing.T) {
 // and the first attempt's notes are forgotten.
 func TestRetriedCompletionNotesItsDependentsOnce(t *testing.T) {
 	t.Parallel()
+	c := openQuiet(t)
 	ctx := context.Background()
-	dsn, _ := migrated.DSN(t)
-	c, err := queuety.Open(ctx, dsn, queuety.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	require.NoError(t, err)
-	defer c.Close()
-	locks, err := c.DispatchMany(ctx, []queuety.JobRequest{{Handler: "a"}, {Handler: "b"}})
-	require.NoError(t, err)
 	parents, err := c.DispatchMany(ctx, []queuety.JobRequest{{Handler: "parent"}, {Handler: "parent"}})
 	require.NoError(t, err)
+	handlers := [2]string{"x", "y"}
 	for i, p := range parents {
 		// dispatched in this process: the engine knows the dependency
-		_, err := c.Dispatch(ctx, []string{"x", "y"}[i], nil, queuety.DependsOn(p))
+		_, err := c.Dispatch(ctx, handlers[i], nil, queuety.DependsOn(p))
 		require.NoError(t, err)
 	}
 
 	e := clientseam.Engine(c)
-	var attempts atomic.Int32
-	var bothLocked sync.WaitGroup
-	bothLocked.Add(2)
-	completeLocked := func(first, second, parent int64) (map[jobnote.Key]int, error) {
-		noted, _ := e.NoteJobs(ctx)
-		firstAttempt := true
-		err := clientseam.StoreOf(c).InTx(noted, func(tx driver.Tx) error {
-			attempts.Add(1)
-			if _, err := tx.JobGet(noted, first, driver.LockUpdate); err != nil {
-				return err
-			}
-			if err := tx.JobComplete(noted, []int64{parent}, time.Now()); err != nil {
-				return err
-			}
-			if firstAttempt {
-				firstAttempt = false
-				bothLocked.Done()
-				bothLocked.Wait() // each now holds one lock and asks for the other's
-			}
-			_, err := tx.JobGet(noted, second, driver.LockUpdate)
-			return err
-		})
-		counts, _ := jobnote.Of(noted).Take()
-		return counts, err
+	var ctxs [2]context.Context
+	for i := range 2 {
+		ctxs[i], _ = e.NoteJobs(ctx)
 	}
-	type result struct {
-		handler string
-		counts  map[jobnote.Key]int
-		err     error
+	errs, attempts := deadlockPair(t, c, ctxs, func(ctx context.Context, tx driver.Tx, side int) error {
+		return tx.JobComplete(ctx, []int64{parents[side]}, time.Now())
+	})
+	for i := range 2 {
+		require.NoError(t, errs[i], "transaction failed instead of being retried")
+		counts, _ := jobnote.Of(ctxs[i]).Take()
+		assert.Equal(t, map[jobnote.Key]int{{Queue: "default", Handler: handlers[i]}: 1}, counts,
+			"dependents noted by the transaction completing the parent of %q", handlers[i])
 	}
-	results := make(chan result, 2)
-	for i, r := range []struct{ first, second int64 }{{locks[0], locks[1]}, {locks[1], locks[0]}} {
-		go func() {
-			counts, err := completeLocked(r.first, r.second, parents[i])
-			results <- result{[]string{"x", "y"}[i], counts, err}
-		}()
-	}
-	for range 2 {
-		r := <-results
-		require.NoError(t, r.err, "transaction failed instead of being retried")
-		assert.Equal(t, map[jobnote.Key]int{{Queue: "default", Handler: r.handler}: 1}, r.counts,
-			"dependents noted by the transaction completing the parent of %q", r.handler)
-	}
-	require.Equal(t, int32(3), attempts.Load(), "transaction attempts (one deadlock victim run again)")
+	require.Equal(t, int32(3), attempts, "transaction attempts (one deadlock victim run again)")
 }
