@@ -30,6 +30,30 @@ func kills(texts []string) int {
 	return n
 }
 
+// sendLeavesOwnAlone checks that send (one of the listener's own sends)
+// reads the listeners once through p and interrupts none, and that
+// another's send then wakes the listener (wake) once.
+func sendLeavesOwnAlone(t *testing.T, p *testdb.StatementProxy, send, another func() error, wake <-chan struct{}) {
+	t.Helper()
+	p.Texts()
+	require.NoError(t, send()) // reads the listeners and interrupts them before it returns
+	texts := p.Texts()
+	require.Equal(t, 1, processlistReads(texts), "the send's reads of the listeners: %q", texts)
+	require.Zero(t, kills(texts), "the send interrupted a listener of its own process: %q", texts)
+
+	require.NoError(t, another())
+	select {
+	case <-wake:
+	case <-time.After(startedWithin):
+		t.Fatal("another process's send did not wake the listener")
+	}
+	select {
+	case <-wake:
+		t.Fatal("the listener woke twice")
+	default:
+	}
+}
+
 // TestWakeLeavesOwnListenerAloneAcrossHosts: with a DSN naming several
 // servers, a store's send leaves its own listener alone, as with a single
 // host: its process woke its workers in-process, and an interrupted sleep
@@ -71,23 +95,7 @@ func TestWakeLeavesOwnListenerAloneAcrossHosts(t *testing.T) {
 	}
 	waitNewListener(t, prefix, map[int64]bool{})
 
-	p.Texts()
-	require.NoError(t, s.NotifyJobs(ctx)) // reads the listeners and interrupts them before it returns
-	texts := p.Texts()
-	require.Equal(t, 1, processlistReads(texts), "the send's reads of the listeners: %q", texts)
-	require.Zero(t, kills(texts), "the send interrupted its own store's listener: %q", texts)
-
-	require.NoError(t, other.NotifyJobs(ctx))
-	select {
-	case <-woken:
-	case <-time.After(startedWithin):
-		t.Fatal("another process's send did not wake the listener")
-	}
-	select {
-	case <-woken:
-		t.Fatal("the listener woke twice")
-	default:
-	}
+	sendLeavesOwnAlone(t, p, func() error { return s.NotifyJobs(ctx) }, func() error { return other.NotifyJobs(ctx) }, woken)
 }
 
 // TestWakeLeavesListenersOfClientsOnOneDSNAlone: two clients opened on
@@ -126,23 +134,8 @@ func TestWakeLeavesListenersOfClientsOnOneDSNAlone(t *testing.T) {
 	}
 	waitNewListener(t, prefix, map[int64]bool{})
 
-	p.Texts()
-	require.NoError(t, clientseam.StoreOf(sender).(*mysql.Store).NotifyJobs(ctx)) // reads the listeners and interrupts them before it returns
-	texts := p.Texts()
-	require.Equal(t, 1, processlistReads(texts), "the send's reads of the listeners: %q", texts)
-	require.Zero(t, kills(texts), "the send interrupted the listener of a client on its DSN: %q", texts)
-
-	require.NoError(t, apart.NotifyJobs(ctx))
-	select {
-	case <-wake:
-	case <-time.After(startedWithin):
-		t.Fatal("a store opened apart did not wake the listener")
-	}
-	select {
-	case <-wake:
-		t.Fatal("the listener woke twice")
-	default:
-	}
+	sendLeavesOwnAlone(t, p, func() error { return clientseam.StoreOf(sender).(*mysql.Store).NotifyJobs(ctx) },
+		func() error { return apart.NotifyJobs(ctx) }, wake)
 }
 
 // horizonCounter is a store whose transactions count their dependents
