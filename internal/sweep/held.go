@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/queuety/queuety-go/internal/engine"
 	"github.com/queuety/queuety-go/store/driver"
@@ -22,18 +21,13 @@ func RecoverHeld(ctx context.Context, e *engine.Engine, limit int) (int, bool, e
 		limit = 100
 	}
 	var n, rows int
-	var fail engine.StaleFailures
-	ctx, woke := e.NoteJobs(ctx) // jobs due again at once
-	defer woke()
-	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
-		fail = engine.StaleFailures{}
+	err := staleTx(ctx, e, "held claims of dead processes", func(ctx context.Context, tx driver.Tx, fail *engine.StaleFailures) error {
 		var err error
-		n, rows, err = e.RecoverHeldLocked(ctx, tx, limit, &fail)
+		n, rows, err = e.RecoverHeldLocked(ctx, tx, limit, fail)
 		return err
 	})
 	if err != nil {
-		return 0, false, fmt.Errorf("queuety: recover held claims of dead processes: %w", err)
+		return 0, false, err
 	}
-	e.FailStaleWorkflows(ctx, fail)
 	return n, rows >= limit, nil
 }

@@ -58,11 +58,7 @@ func RecoverStale(ctx context.Context, e *engine.Engine, limit int) (int, bool, 
 	}
 	var n int
 	var more bool
-	var fail engine.StaleFailures
-	ctx, woke := e.NoteJobs(ctx) // jobs due again at once, freed group slots
-	defer woke()
-	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
-		fail = engine.StaleFailures{}
+	err := staleTx(ctx, e, "stale jobs", func(ctx context.Context, tx driver.Tx, fail *engine.StaleFailures) error {
 		reservedBefore, leaseBefore := e.StaleCutoffs(e.Clock().Now())
 		rows, err := tx.JobFindStale(ctx, driver.StaleParams{ReservedBefore: reservedBefore,
 			LeaseBefore: leaseBefore, Limit: limit, Lock: driver.LockSkipLocked})
@@ -70,11 +66,29 @@ func RecoverStale(ctx context.Context, e *engine.Engine, limit int) (int, bool, 
 			return err
 		}
 		n, more = len(rows), len(rows) >= limit
-		return e.RecoverStaleLocked(ctx, tx, rows, &fail)
+		return e.RecoverStaleLocked(ctx, tx, rows, fail)
 	})
 	if err != nil {
-		return 0, false, fmt.Errorf("queuety: recover stale jobs: %w", err)
+		return 0, false, err
+	}
+	return n, more, nil
+}
+
+// staleTx runs recover in one transaction under a job note (the jobs it
+// makes due again at once, the group slots it frees) with the failures of
+// the jobs it buries, which fail their workflows once it has committed:
+// the frame of stale recovery, of normal claims and of held ones.
+func staleTx(ctx context.Context, e *engine.Engine, what string, recover func(ctx context.Context, tx driver.Tx, fail *engine.StaleFailures) error) error {
+	var fail engine.StaleFailures
+	ctx, woke := e.NoteJobs(ctx)
+	defer woke()
+	err := e.Store().InTx(ctx, func(tx driver.Tx) error {
+		fail = engine.StaleFailures{}
+		return recover(ctx, tx, &fail)
+	})
+	if err != nil {
+		return fmt.Errorf("queuety: recover %s: %w", what, err)
 	}
 	e.FailStaleWorkflows(ctx, fail)
-	return n, more, nil
+	return nil
 }
