@@ -79,7 +79,7 @@ func TestScheduleAddAndList(t *testing.T) {
 	assert.Equal(t, 3, next.Hour(), "next run of '0 3 * * *' = %s", next)
 	assert.Zero(t, next.Minute(), "next run of '0 3 * * *' = %s", next)
 	assert.True(t, next.After(time.Now()), "next run of '0 3 * * *' = %s is not in the future", next)
-	assert.LessOrEqual(t, next.Sub(time.Now()), 24*time.Hour, "next run of '0 3 * * *' = %s", next)
+	assert.LessOrEqual(t, time.Until(next), 24*time.Hour, "next run of '0 3 * * *' = %s", next)
 	assert.Equal(t, `{"older_than_days":30}`, string(s.Payload), "payload")
 
 	// --json prints {"id": N}; --every is stored as Queuety writes intervals.

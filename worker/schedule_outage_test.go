@@ -74,7 +74,7 @@ func TestScheduleTickAfterADatabaseOutage(t *testing.T) {
 				fired += tick.n
 			}
 			require.Equal(t, start.Add(2*time.Second), clock.Now().Truncate(time.Second), "clock after two slots")
-			wait = receive(t, armed, "the schedule tick to sleep until :03")
+			receive(t, armed, "the schedule tick to sleep until :03")
 
 			// The database goes away; slots :03 to :07 pass.
 			p.cut()

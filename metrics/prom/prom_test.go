@@ -276,7 +276,7 @@ func TestMetricsMatchTheTables(t *testing.T) {
 		assert.Equalf(t, float64(wfCounts[st]), gauge[string(st)], "workflows %s", st)
 	}
 	assert.Equal(t, 2.0, gauge["completed"])
-	t.Log(fmt.Sprintf("%d log rows, %d jobs", len(logs), len(jobs)))
+	t.Logf("%d log rows, %d jobs", len(logs), len(jobs))
 }
 
 // TestScrapeCostDoesNotGrowWithQueues fills 40 queues with a due job each
