@@ -589,29 +589,12 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		// nodes: it changes when a node leaves or joins.
 		d.Increment = "SELECT @@session.auto_increment_increment"
 	}
-	if replicates {
-		// Row locks are local to a node: a claim through another node
-		// does not see a held claim's locks and runs its jobs too.
-		s.noHold = "on a Galera cluster row locks are local to a node, so a worker writing through another node would claim the held jobs and run them twice"
-	} else {
-		d.Hold = holdSession(ver)
-	}
+	d.Hold, s.noHold = holdSession(ver, replicates)
 	// The literals are written as the driver interpolates them; a DSN's
 	// timeTruncate would make the driver write some times otherwise.
 	d.Literals = !strings.Contains(dc.FormatDSN(), "timeTruncate=")
 	s.Store = sqlstore.NewNamed(db, d, names, info, namedMigrations(names))
 	return s, nil
-}
-
-// holdSession bounds a held claim's idle transaction: MariaDB rolls back
-// a transaction idle past idle_transaction_timeout; MySQL has no such
-// variable, so there the connection's wait_timeout bounds it (the server
-// closes the connection, which rolls the transaction back).
-func holdSession(v ServerVersion) *sqlstore.HoldSession {
-	if v.MariaDB {
-		return &sqlstore.HoldSession{Set: "SET SESSION idle_transaction_timeout = %d", Reset: "SET SESSION idle_transaction_timeout = DEFAULT"}
-	}
-	return &sqlstore.HoldSession{Set: "SET SESSION wait_timeout = %d", Reset: "SET SESSION wait_timeout = DEFAULT"}
 }
 
 // wsrepOn reports whether wsrep_on is ON in scope (GLOBAL: the server is
@@ -686,11 +669,6 @@ type Store struct {
 	// (NoHeldClaims); empty otherwise.
 	noHold string
 }
-
-// NoHeldClaims implements driver.HeldClaimsRefuser: on a Galera cluster
-// whose writes replicate the store holds no claims (see
-// worker.HoldClaims).
-func (s *Store) NoHeldClaims() string { return s.noHold }
 
 // Close implements driver.Store: it also stops the wake-up listener.
 func (s *Store) Close() error {
