@@ -25,6 +25,10 @@
 // QUEUETY_GALERA_WAKE_LATENCY is set, measures the dispatch-to-start
 // latency across nodes (bench/RESULTS.md).
 //
+// TestGaleraHeldClaims: on a cluster the store holds no claims (row
+// locks are local to a node), so a job a worker through node1 runs is not
+// run again by a worker through node2 that asked for held claims too.
+//
 // TestGaleraModes, which runs only when QUEUETY_GALERA_MODES is set,
 // measures the workers writing through one node, spread over the three,
 // and node1 as a single server (see docs/scaling-out.md).

@@ -306,7 +306,7 @@ func waitListening(ctx context.Context, t *testing.T, n *galera.Node, prefix str
 	waitFor(ctx, t, "a wake-up listener sleeping on "+n.Name(), func() bool {
 		var k int
 		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE ?",
-			"SELECT SLEEP(%) AS queuety_go_wake, '%."+prefix+"queuety\\_jobs' AS jobs\\_table").Scan(&k)
+			"SELECT SLEEP(%) AS queuety_go_wake, '%."+prefix+"queuety\\_jobs' AS jobs\\_table%").Scan(&k)
 		return err == nil && k > 0
 	})
 }

@@ -58,7 +58,13 @@ const HoldClaimsDefault = 50 * time.Millisecond
 // idle transaction: MariaDB's idle_transaction_timeout and MySQL's
 // wait_timeout are set on the held connection to a few times bound (at
 // least one second). Stores without held claims (PostgreSQL, SQLite)
-// ignore the option and log so at start.
+// ignore the option and log so at start, and so does a MySQL store on a
+// Galera cluster: row locks are local to a node, so a worker writing
+// through another node would not see a held claim's locks and would claim
+// and run its jobs too. There the workers claim as usual (the claim's
+// write is certified across the nodes). A store whose sessions do not
+// replicate (wsrep_on=OFF in the DSN, so every write stays on one node)
+// still holds claims.
 func HoldClaims(bound time.Duration) Option {
 	return func(c *config) {
 		if bound == 0 {
@@ -140,9 +146,8 @@ func (w *Worker) holding() bool {
 	if w.cfg.holdBound <= 0 {
 		return false
 	}
-	if !w.engine.CanHold() {
-		w.log.Info("queuety: HoldClaims ignored: the store cannot hold claims (MySQL and MariaDB only); claiming as usual",
-			"store", w.c.StoreInfo().Driver)
+	if why := w.engine.NoHoldReason(); why != "" {
+		w.log.Info("queuety: HoldClaims ignored; claiming as usual", "reason", why, "store", w.c.StoreInfo().Driver)
 		return false
 	}
 	w.log.Info("queuety: holding claims of plain jobs", "bound", w.cfg.holdBound, "idle_timeout", holdIdle(w.cfg.holdBound))

@@ -27,6 +27,20 @@ func (e *Engine) CanHold() bool {
 	return ok && hs.HoldsClaims()
 }
 
+// NoHoldReason returns why the store cannot hold claims, or "" when it
+// can (CanHold).
+func (e *Engine) NoHoldReason() string {
+	if e.CanHold() {
+		return ""
+	}
+	if r, ok := e.store.(driver.HeldClaimsRefuser); ok {
+		if why := r.NoHeldClaims(); why != "" {
+			return why
+		}
+	}
+	return "the store cannot hold claims (MySQL and MariaDB only)"
+}
+
 // HeldParams are the settings of a held claim.
 type HeldParams struct {
 	// Bound is how long after the locking scan the transaction writes at

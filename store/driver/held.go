@@ -31,6 +31,14 @@ type HeldClaimer interface {
 	EndHeldJournal(ctx context.Context, id int64) error
 }
 
+// HeldClaimsRefuser is implemented by stores that can tell why they hold
+// no claims (the worker's start-up log line of HoldClaims).
+type HeldClaimsRefuser interface {
+	// NoHeldClaims returns why the store holds no claims, or "" when it
+	// holds them.
+	NoHeldClaims() string
+}
+
 // HeldJob is a job of a held claim's journal row, with its attempts
 // before the claim.
 type HeldJob struct {

@@ -520,11 +520,14 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	var incr int64
 	var tz string
 	var offset int64
-	var galera bool
+	var galera, replicates bool
 	err = probeDB.QueryRowContext(ctx, "SELECT VERSION(), @@auto_increment_increment, @@global.time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())").
 		Scan(&raw, &incr, &tz, &offset)
 	if err == nil {
-		galera, err = wsrepOn(ctx, probeDB)
+		galera, err = wsrepOn(ctx, probeDB, "GLOBAL")
+	}
+	if err == nil && galera {
+		replicates, err = wsrepOn(ctx, probeDB, "SESSION")
 	}
 	probeDB.Close()
 	if err != nil {
@@ -586,7 +589,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 		// nodes: it changes when a node leaves or joins.
 		d.Increment = "SELECT @@session.auto_increment_increment"
 	}
-	d.Hold = holdSession(ver)
+	d.Hold, s.noHold = holdSession(ver, replicates)
 	// The literals are written as the driver interpolates them; a DSN's
 	// timeTruncate would make the driver write some times otherwise.
 	d.Literals = !strings.Contains(dc.FormatDSN(), "timeTruncate=")
@@ -594,22 +597,13 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	return s, nil
 }
 
-// holdSession bounds a held claim's idle transaction: MariaDB rolls back
-// a transaction idle past idle_transaction_timeout; MySQL has no such
-// variable, so there the connection's wait_timeout bounds it (the server
-// closes the connection, which rolls the transaction back).
-func holdSession(v ServerVersion) *sqlstore.HoldSession {
-	if v.MariaDB {
-		return &sqlstore.HoldSession{Set: "SET SESSION idle_transaction_timeout = %d", Reset: "SET SESSION idle_transaction_timeout = DEFAULT"}
-	}
-	return &sqlstore.HoldSession{Set: "SET SESSION wait_timeout = %d", Reset: "SET SESSION wait_timeout = DEFAULT"}
-}
-
-// wsrepOn reports whether the server is a node of a Galera cluster
-// (wsrep_on = ON); servers without the variable are not.
-func wsrepOn(ctx context.Context, db *sql.DB) (bool, error) {
+// wsrepOn reports whether wsrep_on is ON in scope (GLOBAL: the server is
+// a node of a Galera cluster; SESSION: a connection's writes replicate,
+// unless the DSN sets wsrep_on=OFF); servers without the variable have
+// it off.
+func wsrepOn(ctx context.Context, db *sql.DB, scope string) (bool, error) {
 	var name, value string
-	err := db.QueryRowContext(ctx, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'").Scan(&name, &value)
+	err := db.QueryRowContext(ctx, "SHOW "+scope+" VARIABLES LIKE 'wsrep_on'").Scan(&name, &value)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -671,6 +665,9 @@ type Store struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	wake      wakeState
+	// noHold is why the store holds no claims on a server that could
+	// (NoHeldClaims); empty otherwise.
+	noHold string
 }
 
 // Close implements driver.Store: it also stops the wake-up listener.

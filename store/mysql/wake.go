@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -23,24 +22,23 @@ import (
 //
 // A listening process keeps one connection of its own, outside the pool,
 // in SELECT SLEEP(listenSleep) under a statement text that names its
-// database and jobs table. A process that committed jobs reads, on one
-// pooled connection, the ids of the sessions running exactly that text
-// (information_schema.PROCESSLIST) and interrupts them there with KILL
-// QUERY: the sleep ends at once, and the listener wakes its process's
-// workers and sleeps again. A send leaves the store's own listeners alone
-// (its workers are woken in-process, and a wake-up of its own is no news
-// of another process), and those of the stores that share its wake key
-// (wakeown.go), so a process that works alone finds no listener
-// and sends about once a second (notifyQuiet). Servers number their
-// sessions each their own way, so a listener is known by its server
-// (serverSQL: host name, port and server id, as the server reports them)
-// and its connection id there; a send reads the server's name with the
-// ids, so on a Galera cluster or with a DSN naming several servers it
-// leaves the store's listeners alone on whichever server they are. An idle
-// listener costs one statement per
-// listenSleep; a commit costs one read and one KILL per listening process,
-// in the background, one send in flight per process and the rest
-// coalesced (internal/engine), at most one per notifyGap.
+// database and jobs table (listenSQL) and ends in its store's token
+// (wakeSQL). A process that committed jobs reads, on one pooled
+// connection, the ids and texts of the sessions running a text that
+// starts so (information_schema.PROCESSLIST) and interrupts them there
+// with KILL QUERY: the sleep ends at once, and the listener wakes its
+// process's workers and sleeps again. A send leaves alone the listeners
+// whose text ends in its own token: the store's own (its workers are
+// woken in-process, and a wake-up of its own is no news of another
+// process) and those of the stores that share its wake key (wakeown.go),
+// so a process that works alone finds no listener and sends about once a
+// second (notifyQuiet). The token is random, so a send knows its own
+// listeners on whichever server they run, on a Galera cluster or with a
+// DSN naming several servers, and never takes another process's for its
+// own, however alike the servers look. An idle listener costs one
+// statement per listenSleep; a commit costs one read and one KILL per
+// listening process, in the background, one send in flight per process
+// and the rest coalesced (internal/engine), at most one per notifyGap.
 //
 // Why this and not the alternatives: a wake-up row the claim reads is
 // still bounded by the poll interval; a GET_LOCK hand-off needs a waker
@@ -50,7 +48,7 @@ import (
 // migration, no rows left behind by a process that died, and no id that
 // could name another session: an id is killed only after it was seen, on
 // the same connection (the same server: a KILL reaches only sessions of
-// the server it runs on), running the listener's statement, and a server
+// the server it runs on), running a listener's statement, and a server
 // never gives one id twice in its lifetime. It is also the privilege
 // boundary: without PROCESS a session sees exactly its own user's
 // sessions, and a user may KILL those without SUPER or CONNECTION_ADMIN.
@@ -109,7 +107,9 @@ const quietAfter = 2 * time.Second
 
 // wakeState is the store's wake-up state.
 type wakeState struct {
-	sql string // the listener's statement
+	// sql is the head of the listeners' statement (listenSQL): the
+	// statement of a listener of the same tables starts with it.
+	sql string
 	// cluster is set on a Galera cluster: a send reaches every node.
 	cluster *wakeCluster
 
@@ -118,38 +118,10 @@ type wakeState struct {
 	missed   time.Time // the first of the sends since the last that found a listener (or failed) to find none; zero: the last found one
 	warned   bool
 	log      *slog.Logger // SetLogger; nil: slog.Default()
-	// own holds this store's own listeners (wakeown.go); nil until the
-	// first is recorded or ShareWake.
-	own *listenerSet
+	// token marks this store's own listeners (wakeown.go); empty until
+	// the store first listens or sends, or ShareWake.
+	token string
 }
-
-// listenerID names a listener's session: its server (serverSQL) and its
-// connection id there.
-type listenerID struct {
-	server string
-	id     int64
-}
-
-// serverSQL names the server a session runs on, as the listener reads
-// it for itself and a send for the listeners it found: its host name,
-// port and server id. The connection ids of one server never repeat in
-// its lifetime; the name tells apart the servers of a cluster or of a
-// multi-host DSN, which number their sessions each their own way, as
-// long as their host names differ or they differ in port (two servers
-// of one host) or server id (replicas and primaries). It is no unique
-// id: MariaDB Galera nodes commonly share the server id and port 3306,
-// so nodes given one host name look alike, and a server keeps its name
-// across a restart, after which its connection ids start again. A send
-// then leaves alone another process's listener whose id on its server
-// is that of one of the store's own listeners on another server (or on
-// the same one before its restart, until that listener notices its
-// connection is gone): that process is not woken by this store's sends
-// while both connections last, and its workers find the jobs by their
-// poll, as for any listener a send cannot reach. MySQL's @@server_uuid
-// and MariaDB's @@server_uid (10.6.19 and later; a hash of a MAC
-// address and the port) are not read: neither is on every supported
-// server, and a send's read on a node without it would fail.
-const serverSQL = "CONCAT(@@hostname, ':', @@port, '/', @@server_id)"
 
 // SetLogger implements driver.LogSetter: the listener logs the first loss
 // of its connection to l.
@@ -163,9 +135,10 @@ func (s *Store) SetLogger(l *slog.Logger) {
 // literal as it is.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_$.-]{1,160}$`)
 
-// listenSQL is the listener's statement for a database and its tables:
-// its text names the jobs table, so a commit wakes only the listeners of
-// the same tables.
+// listenSQL is the head of the listener's statement for a database and
+// its tables: its text names the jobs table, so a commit wakes only the
+// listeners of the same tables. The statement adds the store's token
+// (wakeSQL).
 func listenSQL(db string, n sqlstore.Names) string {
 	tag := db + "." + n.Table("jobs")
 	if !safeName.MatchString(tag) {
@@ -230,7 +203,7 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 		heard = found || !answered
 		return err
 	}
-	found, read, err := notifyOn(ctx, s.DB, s.wake.sql, s.ownListeners())
+	found, read, err := notifyOn(ctx, s.DB, s.wake.sql, s.ownToken())
 	if read {
 		heard = found > 0
 	}
@@ -244,7 +217,8 @@ func (s *Store) NotifyJobs(ctx context.Context) error {
 func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err error) {
 	wc := s.wake.cluster
 	first := wc.refresh(ctx, s.DB)
-	results, started := wc.send(s.wake.sql, s.ownListeners, func() {
+	own := s.ownToken()
+	results, started := wc.send(s.wake.sql, own, func() {
 		s.wake.mu.Lock()
 		s.wake.missed = time.Time{}
 		s.wake.mu.Unlock()
@@ -252,7 +226,7 @@ func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err er
 	deadline := time.NewTimer(nodeWait)
 	defer deadline.Stop()
 	if !wc.fixed {
-		k, read, err := notifyOn(ctx, s.DB, s.wake.sql, s.ownListeners())
+		k, read, err := notifyOn(ctx, s.DB, s.wake.sql, own)
 		found, answered = k > 0, read
 		if err != nil {
 			first = err
@@ -275,28 +249,22 @@ func (s *Store) notifyCluster(ctx context.Context) (found, answered bool, err er
 	return found, answered, first
 }
 
-// notifyOn interrupts the listeners running stmt that a connection of db
-// reads, on that connection, but those in skip (this store's own). It
-// reports how many it found besides skip and whether the read succeeded.
-func notifyOn(ctx context.Context, db *sql.DB, stmt string, skip map[listenerID]struct{}) (found int, read bool, err error) {
+// notifyOn interrupts the listeners whose statement starts with head
+// that a connection of db reads, on that connection, but those of token
+// (this store's own). It reports how many it found besides its own and
+// whether the read succeeded.
+func notifyOn(ctx context.Context, db *sql.DB, head, token string) (found int, read bool, err error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return 0, false, fmt.Errorf("notify: %w", err)
 	}
 	defer conn.Close()
-	ids, err := listenerIDs(ctx, conn, stmt)
+	ids, err := listenerIDs(ctx, conn, head, token)
 	if err != nil {
 		return 0, false, err
 	}
-	if len(skip) > 0 {
-		ids = slices.DeleteFunc(ids, func(id listenerID) bool {
-			_, own := skip[id]
-			return own
-		})
-	}
 	var first error
-	for _, l := range ids {
-		id := l.id
+	for _, id := range ids {
 		_, err := conn.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))
 		if err != nil && errNumber(err) != 1094 && first == nil { // 1094: unknown thread, it just ended
 			first = fmt.Errorf("notify: interrupt listener %d: %w", id, err)
@@ -305,21 +273,27 @@ func notifyOn(ctx context.Context, db *sql.DB, stmt string, skip map[listenerID]
 	return len(ids), true, first
 }
 
-// listenerIDs reads the sessions running stmt on conn's server.
-func listenerIDs(ctx context.Context, conn *sql.Conn, stmt string) ([]listenerID, error) {
+// listenerIDs reads the ids of the sessions on conn's server running a
+// listener's statement that starts with head, but those of token. The
+// read's own statement does not start with head, so it is never among
+// them.
+func listenerIDs(ctx context.Context, conn *sql.Conn, head, token string) ([]int64, error) {
 	rows, err := conn.QueryContext(ctx,
-		"SELECT ID, "+serverSQL+" FROM information_schema.PROCESSLIST WHERE INFO = ? AND COMMAND = 'Query' AND ID <> CONNECTION_ID()", stmt)
+		"SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE LEFT(INFO, ?) = ? AND COMMAND = 'Query'", len(head), head)
 	if err != nil {
 		return nil, fmt.Errorf("notify: read listeners: %w", err)
 	}
 	defer rows.Close()
-	var ids []listenerID
+	var ids []int64
 	for rows.Next() {
-		var id listenerID
-		if err := rows.Scan(&id.id, &id.server); err != nil {
+		var id int64
+		var info string
+		if err := rows.Scan(&id, &info); err != nil {
 			return nil, fmt.Errorf("notify: read listeners: %w", err)
 		}
-		ids = append(ids, id)
+		if t, ok := listenerToken(head, info); ok && t != token {
+			ids = append(ids, id)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("notify: read listeners: %w", err)
@@ -399,13 +373,10 @@ func (s *Store) listen(ctx context.Context, wake func(), live func(bool)) error 
 		return fmt.Errorf("listen: connect: %w", err)
 	}
 	defer conn.Close()
-	var id listenerID
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), "+serverSQL).Scan(&id.id, &id.server); err != nil {
-		return fmt.Errorf("listen: read connection id: %w", err)
+	if err := conn.PingContext(ctx); err != nil {
+		return fmt.Errorf("listen: ping: %w", err)
 	}
-	own := s.ownSet()
-	own.set(id, true)
-	defer own.set(id, false)
+	stmt := wakeSQL(s.wake.sql, s.ownToken())
 	live(true)
 	wake() // what was committed while no listener slept was heard by none
 	for {
@@ -413,7 +384,7 @@ func (s *Store) listen(ctx context.Context, wake func(), live func(bool)) error 
 		// without closing the connection is noticed.
 		sctx, cancel := context.WithTimeout(ctx, (listenSleep+10)*time.Second)
 		var done int64
-		err := conn.QueryRowContext(sctx, s.wake.sql).Scan(&done, new(string))
+		err := conn.QueryRowContext(sctx, stmt).Scan(&done, new(string), new(string))
 		cancel()
 		switch {
 		case err == nil && done == 0: // slept to the end

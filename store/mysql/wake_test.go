@@ -63,7 +63,7 @@ func wakeClients(t *testing.T, ctx context.Context, dsn, dispatchDSN string, log
 func listeners(t *testing.T, prefix string) map[int64]bool {
 	t.Helper()
 	rows, err := testdb.Admin(t).Query("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ?",
-		"SELECT SLEEP(%) AS queuety_go_wake, '%."+prefix+"queuety\\_jobs' AS jobs\\_table")
+		"SELECT SLEEP(%) AS queuety_go_wake, '%."+prefix+"queuety\\_jobs' AS jobs\\_table%")
 	require.NoError(t, err)
 	defer rows.Close()
 	ids := map[int64]bool{}

@@ -306,9 +306,9 @@ func unnamedNodes(ctx context.Context, named, found []string, lookup func(contex
 // send starts a send to every node that is not waiting out a failure and
 // returns the channel its results come on and how many were started. A
 // node whose last send still runs is not sent to twice: that send runs
-// once more when it ends. Each send leaves alone the listeners own
-// returns (the store's own, read again at each).
-func (wc *wakeCluster) send(stmt string, own func() map[listenerID]struct{}, found func()) (<-chan nodeResult, int) {
+// once more when it ends. Each send interrupts the listeners whose
+// statement starts with head but those of token (the store's own).
+func (wc *wakeCluster) send(head, token string, found func()) (<-chan nodeResult, int) {
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
 	now := time.Now()
@@ -322,7 +322,7 @@ func (wc *wakeCluster) send(stmt string, own func() map[listenerID]struct{}, fou
 		default:
 			n.busy = true
 			started++
-			go wc.run(n, stmt, own, found, results)
+			go wc.run(n, head, token, found, results)
 		}
 	}
 	return results, started
@@ -330,11 +330,11 @@ func (wc *wakeCluster) send(stmt string, own func() map[listenerID]struct{}, fou
 
 // run sends to node n until no other send was asked for meanwhile, and
 // reports the first outcome on results; found is called when a send found
-// listeners besides those own returns.
-func (wc *wakeCluster) run(n *wakeNode, stmt string, own func() map[listenerID]struct{}, found func(), results chan<- nodeResult) {
+// listeners besides those of token.
+func (wc *wakeCluster) run(n *wakeNode, head, token string, found func(), results chan<- nodeResult) {
 	for first := true; ; first = false {
 		ctx, cancel := context.WithTimeout(wc.base, nodeTimeout)
-		k, read, err := notifyOn(ctx, n.db, stmt, own())
+		k, read, err := notifyOn(ctx, n.db, head, token)
 		cancel()
 		if k > 0 {
 			found()

@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -205,4 +206,67 @@ func TestSteadyOwnDispatchAcrossHostsReadsTheHorizonAboutOnceASecond(t *testing.
 	require.Positive(t, reads.Max(), "horizon reads: the completions read it")
 	require.LessOrEqual(t, reads.Max(), most, "horizon reads over %s of steady dispatch", elapsed)
 	t.Logf("%d horizon reads over %s of steady dispatch", reads.Max(), elapsed)
+}
+
+// TestWakeWakesAnotherStoresListenerThatLooksLikeAnOwn: a send knows its
+// store's own listeners by their token, not by their server and
+// connection id, which another process's listener may share (two
+// servers that look alike, a server restarted). Here the listener of a
+// store sharing the sender's wake key reports the connection id of
+// another store's listener on the same server (pseudo_thread_id sets
+// what CONNECTION_ID() returns): the send wakes the other store's
+// listener, and leaves its own alone.
+func TestWakeWakesAnotherStoresListenerThatLooksLikeAnOwn(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn, prefix := migrated.DSN(t)
+	const server = "127.0.0.1:3306"
+	require.Contains(t, dsn, server)
+	open := func(dsn string) *mysql.Store {
+		cfg, err := mysql.ParseDSN(dsn)
+		require.NoError(t, err)
+		s, err := mysql.OpenConfig(ctx, cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	listen := func(s *mysql.Store) <-chan struct{} {
+		woken := make(chan struct{}, 16)
+		lctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = s.ListenJobs(lctx, func() { woken <- struct{}{} })
+		}()
+		t.Cleanup(func() { stop(); <-done })
+		awaitSignal(t, woken, "the listener's first wake-up did not come")
+		return woken
+	}
+
+	other := open(dsn)
+	otherWoken := listen(other)
+	otherID := waitNewListener(t, prefix, map[int64]bool{})
+
+	key := "own-lookalike-" + prefix
+	lookalike := open(dsn + "&pseudo_thread_id=" + strconv.FormatInt(otherID, 10))
+	lookalike.ShareWake(key)
+	ownWoken := listen(lookalike)
+	waitNewListener(t, prefix, map[int64]bool{otherID: true})
+
+	p := testdb.NewStatementProxy(t, server, false)
+	p.KeepTexts()
+	sender := open(strings.Replace(dsn, server, p.Addr, 1))
+	sender.ShareWake(key)
+	p.Texts()
+	require.NoError(t, sender.NotifyJobs(ctx))
+	texts := p.Texts()
+	require.Equal(t, 1, processlistReads(texts), "the send's reads of the listeners: %q", texts)
+	require.Equal(t, 1, kills(texts), "the send's interruptions: %q", texts)
+	awaitSignal(t, otherWoken, "the send did not wake the other store's listener, whose connection id an own listener reports")
+	select {
+	case <-ownWoken:
+		t.Fatal("the send woke a listener of its own wake key")
+	default:
+	}
 }
