@@ -23,7 +23,8 @@ import (
 // in through the context and reads it afterwards.
 type cpuMeter struct {
 	server            serverCPU // nil: the server's CPU is not measured
-	self0, server0    time.Duration
+	self0             time.Duration
+	server0           cpuTimes
 	selfUS, serverUS  float64 // µs per unit over the window; < 0 when not measured
 	started, measured bool
 }
@@ -59,16 +60,44 @@ func (m *cpuMeter) stop(units float64) {
 	m.measured = true
 	m.selfUS = float64((selfCPU() - m.self0).Microseconds()) / units
 	m.serverUS = -1
-	if m.server != nil && m.server0 > 0 {
-		if t := m.server(); t >= m.server0 {
-			m.serverUS = float64((t - m.server0).Microseconds()) / units
-		}
+	if m.server != nil && m.server0.total() > 0 {
+		m.serverUS = float64(m.server().since(m.server0).Microseconds()) / units
 	}
 }
 
 // serverCPU reads the CPU time the database server's processes have used
-// so far; 0 when they cannot be read.
-type serverCPU func() time.Duration
+// so far, by process; empty when they cannot be read.
+type serverCPU func() cpuTimes
+
+// cpuTimes is the CPU time of a set of processes, by pid.
+type cpuTimes map[int]time.Duration
+
+// total is the CPU time of all the processes together.
+func (c cpuTimes) total() time.Duration {
+	var t time.Duration
+	for _, d := range c {
+		t += d
+	}
+	return t
+}
+
+// since is the CPU time the processes of c used after the reading before:
+// a process in both adds what it used between them, one that started
+// since (or whose pid was reused: its time fell) adds all of its time,
+// and one that has exited adds nothing. So another client's connection
+// to PostgreSQL that ends during a window leaves the window's figure a
+// lower bound instead of making it fall below zero.
+func (c cpuTimes) since(before cpuTimes) time.Duration {
+	var t time.Duration
+	for pid, d := range c {
+		if b, ok := before[pid]; ok && d >= b {
+			t += d - b
+		} else {
+			t += d
+		}
+	}
+	return t
+}
 
 // serverCPUEnv is an Env that can read its server's CPU time: nil when
 // the server does not run on this machine.
@@ -118,21 +147,21 @@ func processCPU(pid int) time.Duration {
 	return time.Duration(ut+st) * time.Second / clockTicks
 }
 
-// processesCPU is the CPU time of the processes named comm on this
-// machine, together: PostgreSQL runs a process a connection, so its
-// server's CPU is that of every postgres process. A process that exits
-// during a window takes its time with it, so a window's figure is a lower
-// bound; a pooled drain keeps its connections.
-func processesCPU(comm string) time.Duration {
+// processesCPU is the CPU time of each process named comm on this
+// machine: PostgreSQL runs a process a connection, so its server's CPU is
+// that of every postgres process. A process that exits during a window
+// takes its time with it, so a window's figure is a lower bound; a pooled
+// drain keeps its connections.
+func processesCPU(comm string) cpuTimes {
 	dirs, _ := filepath.Glob("/proc/[0-9]*/comm")
-	var t time.Duration
+	t := cpuTimes{}
 	for _, d := range dirs {
 		b, err := os.ReadFile(d)
 		if err != nil || strings.TrimSpace(string(b)) != comm {
 			continue
 		}
 		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(d))); err == nil {
-			t += processCPU(pid)
+			t[pid] = processCPU(pid)
 		}
 	}
 	return t

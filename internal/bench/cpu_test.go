@@ -91,6 +91,19 @@ func TestPairedRatio(t *testing.T) {
 	assert.Zero(t, pairedRatio(nil, nil))
 }
 
+// A window's CPU counts the growth of the processes read at both ends and
+// all of a process that started during it; a process that exited adds
+// nothing, so the figure never falls below zero.
+func TestCPUTimesSince(t *testing.T) {
+	before := cpuTimes{1: 10 * time.Second, 2: 5 * time.Second, 3: 7 * time.Second}
+	after := cpuTimes{1: 12 * time.Second, 3: 2 * time.Second, 4: time.Second}
+	// pid 1 grew by 2 s; pid 2 exited; pid 3's time fell (a reused pid):
+	// all of it; pid 4 started.
+	assert.Equal(t, 5*time.Second, after.since(before))
+	assert.Equal(t, 15*time.Second, after.total())
+	assert.Zero(t, cpuTimes{}.since(before), "every process exited")
+}
+
 // On a local PostgreSQL the server's CPU is that of every postgres
 // process, read from /proc, and grows while a backend works; a drain
 // reports it per run.
@@ -104,20 +117,21 @@ func TestLocalPostgresServerCPU(t *testing.T) {
 	if read == nil {
 		t.Skip("the server does not run on this machine")
 	}
-	before := read()
+	first := read()
+	before := first.total()
 	require.Positive(t, before, "server CPU time")
 	db := testdb.PostgresAdmin(t)
 	// The sum is over the server's live processes: a backend of another
 	// test that exits takes its time with it, so the sum can fall. Work
 	// until it has risen past the first reading.
 	deadline := time.Now().Add(30 * time.Second)
-	after := read()
-	for after <= before && time.Now().Before(deadline) {
+	after := read().since(first)
+	for after <= 0 && time.Now().Before(deadline) {
 		_, err := db.Exec("SELECT count(*) FROM generate_series(1, 2000000)")
 		require.NoError(t, err)
-		after = read()
+		after = read().since(first)
 	}
-	assert.Greater(t, after, before, "server CPU time after work")
+	assert.Positive(t, after, "server CPU time used after the first reading")
 
 	_, results := runBench(t, env, Config{Jobs: 400, Runs: 2, Concurrency: 20, Scenarios: []string{"drain-1w"}})
 	drain := requireResult(t, results, "drain-1w", "jobs/s", 2)

@@ -372,5 +372,5 @@ func (e *MySQLEnv) ServerCPU(ctx context.Context) serverCPU {
 	if pid == 0 {
 		return nil
 	}
-	return func() time.Duration { return processCPU(pid) }
+	return func() cpuTimes { return cpuTimes{pid: processCPU(pid)} }
 }

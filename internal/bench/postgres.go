@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/queuety/queuety-go/store/driver"
 	"github.com/queuety/queuety-go/store/postgres"
@@ -81,5 +80,5 @@ func (e *PostgresEnv) ServerCPU(ctx context.Context) serverCPU {
 	if err != nil || strings.TrimSpace(string(comm)) != "postgres" {
 		return nil
 	}
-	return func() time.Duration { return processesCPU("postgres") }
+	return func() cpuTimes { return processesCPU("postgres") }
 }
