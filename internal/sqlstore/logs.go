@@ -16,6 +16,9 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	if t.s.D.Arrays {
+		return t.logInsertArrays(ctx, entries)
+	}
 	// Most batches are plain jobs' 'started' and 'completed' rows: no
 	// workflow, no error, no memory, no context. Those are inserted with
 	// the empty columns written as NULL in the statement (7 values a row
@@ -70,6 +73,36 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 	}
 	return nil
 }
+
+// logInsertArrays is LogInsert for a dialect that passes arrays
+// (Dialect.Arrays): one statement of every column, whatever the rows.
+func (t *txn) logInsertArrays(ctx context.Context, entries []*driver.LogEntry) error {
+	v := newRowValues(t, "INSERT INTO "+t.s.T.Logs+" (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, "+
+		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES ", logInsertTypes, len(entries), 0)
+	var box argBoxes
+	for i, l := range entries {
+		q := l.Queue
+		if q == "" {
+			q = driver.DefaultQueue
+		}
+		v.row(i)
+		for _, a := range [...]any{nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), box.str(l.Handler), box.str(q),
+			box.str(string(l.Event)), nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
+			nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), box.sec(t, l.CreatedAt)} {
+			v.arg(a)
+		}
+		v.end()
+	}
+	q, args := v.statement()
+	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("insert logs: %w", err)
+	}
+	return nil
+}
+
+// logInsertTypes are the types of LogInsert's columns (Dialect.Arrays).
+var logInsertTypes = []string{"BIGINT", "BIGINT", "SMALLINT", "TEXT", "TEXT", "TEXT", "SMALLINT", "BIGINT",
+	"BIGINT", "TEXT", "TEXT", "TEXT", "TEXT", "TIMESTAMP"}
 
 // argBoxes reuses the argument values of a batch's rows: most rows of a
 // batch share their handler, queue, event and second, and each value
