@@ -16,7 +16,7 @@ import (
 )
 
 // TestBatchStatementsKeepOneText: a batch's multi-row statements (its
-// next jobs, log rows and events, the completion of its claimed jobs,
+// next jobs, log rows (a step's and a plain job's) and events, the completion of its claimed jobs,
 // the read of its workflows) have one text whatever their row count, so
 // the connection prepares each once and the server plans it without a
 // node a value: batches of 1 to 6 rows leave one prepared statement of
@@ -83,14 +83,28 @@ func TestBatchStatementsKeepOneText(t *testing.T) {
 				Attempt: &attempt, StateBefore: []byte(`{"a":1}`), StateAfter: []byte(fmt.Sprintf(`{"a":%d}`, i)), DurationMS: &ms, CreatedAt: now})
 		}
 		require.NoError(t, w.LogInsert(ctx, logs))
+		var plain []*driver.LogEntry // a plain job's rows
+		for _, id := range ids {
+			jobID, attempt := id, 1
+			plain = append(plain, &driver.LogEntry{JobID: &jobID, Handler: "h", Queue: "q", Event: driver.LogStarted, Attempt: &attempt, CreatedAt: now})
+		}
+		require.NoError(t, w.LogInsert(ctx, plain))
 		require.NoError(t, w.EventInsert(ctx, events))
 		_, err = w.WorkflowGetMany(ctx, ids, driver.LockNone)
 		require.NoError(t, err)
 
 		read, err := w.LogList(ctx, driver.LogFilter{JobIDs: ids})
 		require.NoError(t, err)
-		require.Len(t, read, n)
-		for i, l := range read {
+		require.Len(t, read, 2*n)
+		for i, l := range read[n:] {
+			assert.Equal(t, ids[i], *l.JobID)
+			assert.Zero(t, l.WorkflowID)
+			assert.Nil(t, l.StepIndex)
+			assert.Equal(t, "q", l.Queue)
+			assert.Equal(t, driver.LogStarted, l.Event)
+			assert.Nil(t, l.DurationMS)
+		}
+		for i, l := range read[:n] {
 			assert.Equal(t, ids[i], *l.JobID)
 			assert.EqualValues(t, wfID, l.WorkflowID)
 			assert.Equal(t, i%3, *l.StepIndex)
@@ -111,7 +125,8 @@ func TestBatchStatementsKeepOneText(t *testing.T) {
 	for rows.Next() {
 		var st string
 		require.NoError(t, rows.Scan(&st))
-		for _, head := range []string{"INSERT INTO queuety_jobs ", "INSERT INTO queuety_logs ", "INSERT INTO queuety_workflow_events ",
+		for _, head := range []string{"INSERT INTO queuety_jobs ", "INSERT INTO queuety_logs (job_id, workflow_id", "INSERT INTO queuety_logs (job_id, handler",
+			"INSERT INTO queuety_workflow_events ",
 			"UPDATE queuety_jobs SET status = 'completed'", "SELECT id, name, status, state"} {
 			if strings.HasPrefix(st, head) {
 				texts[head]++
@@ -119,6 +134,7 @@ func TestBatchStatementsKeepOneText(t *testing.T) {
 		}
 	}
 	require.NoError(t, rows.Err())
-	assert.Equal(t, map[string]int{"INSERT INTO queuety_jobs ": 1, "INSERT INTO queuety_logs ": 1, "INSERT INTO queuety_workflow_events ": 1,
+	assert.Equal(t, map[string]int{"INSERT INTO queuety_jobs ": 1, "INSERT INTO queuety_logs (job_id, workflow_id": 1,
+		"INSERT INTO queuety_logs (job_id, handler": 1, "INSERT INTO queuety_workflow_events ": 1,
 		"UPDATE queuety_jobs SET status = 'completed'": 1, "SELECT id, name, status, state": 1}, texts)
 }
