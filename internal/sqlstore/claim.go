@@ -196,9 +196,9 @@ func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, 
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	in, inArgs := t.inIDs(ids)
+	in, inArgs := t.idsIn("id", ids, true)
 	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
-		"WHERE id IN (" + in + ") AND status = 'processing' AND claim_token = ? AND attempts = ?"
+		"WHERE " + in + " AND status = 'processing' AND claim_token = ? AND attempts = ?"
 	args := append([]any{t.sec(at)}, inArgs...)
 	res, err := t.execHot(ctx, q, append(args, token, attempts)...)
 	if err != nil {

@@ -42,7 +42,7 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	for _, j := range jobs {
 		size += len(j.Payload) + len(j.Queue) + len(j.Handler) + 256
 	}
-	v := newRowValues(t, "INSERT INTO "+t.s.T.Jobs+" ("+cols+") VALUES ", size)
+	v := newRowValues(t, "INSERT INTO "+t.s.T.Jobs+" ("+cols+") VALUES ", jobInsertTypes, len(jobs), size)
 	for i, j := range jobs {
 		v.row(i)
 		status := j.Status
@@ -78,7 +78,8 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 		v.frac(j.HeartbeatDeadline)
 		v.end()
 	}
-	ids, err := t.insertWritten(ctx, v.b.String(), len(jobs), v.args...)
+	q, args := v.statement()
+	ids, err := t.insertWritten(ctx, q, len(jobs), args...)
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)
 	}
@@ -88,6 +89,11 @@ func (t *txn) JobInsert(ctx context.Context, jobs []*driver.Job) error {
 	}
 	return nil
 }
+
+// jobInsertTypes are the types of JobInsert's columns (Dialect.Arrays).
+var jobInsertTypes = []string{"TEXT", "TEXT", "TEXT", "TEXT", "SMALLINT", "TEXT", "SMALLINT", "SMALLINT", "TIMESTAMP",
+	"BIGINT", "SMALLINT", "BIGINT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "TIMESTAMP",
+	"TIMESTAMP", "TIMESTAMP", "TIMESTAMP", "BIGINT", "TIMESTAMP", "TIMESTAMP"}
 
 // increment reads the step between auto-increment ids before an insert of
 // n rows, when n > 1 and the dialect has to read it (Dialect.Increment);
@@ -145,8 +151,9 @@ func (t *txn) JobGetMany(ctx context.Context, ids []int64, lock driver.LockMode)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + t.s.D.ByID + " WHERE id IN (" + placeholders(len(ids)) + ") ORDER BY id" + t.lock(lock)
-	return t.queryJobs(ctx, q, idArgs(ids)...)
+	in, args := t.idsIn("id", ids, false)
+	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + t.s.D.ByID + " WHERE " + in + " ORDER BY id" + t.lock(lock)
+	return t.queryJobs(ctx, q, args...)
 }
 
 // JobUpdate implements driver.Tx.
@@ -172,9 +179,9 @@ func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error 
 	if len(ids) == 0 {
 		return nil
 	}
-	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
-		"WHERE id IN (" + placeholders(len(ids)) + ") AND status IN ('pending', 'processing')"
-	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, idArgs(ids)...)...); err != nil {
+	in, inArgs := t.idsIn("id", ids, false)
+	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet + "WHERE " + in + " AND status IN ('pending', 'processing')"
+	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, inArgs...)...); err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
 	}
 	return t.completed(ctx, ids)

@@ -204,6 +204,10 @@ type rowValues struct {
 	t     *txn
 	first bool
 	texts sharedTexts
+	// cols holds each column's values where the dialect passes arrays
+	// (Dialect.Arrays, arrays.go); col is the next value's column.
+	cols [][]any
+	col  int
 }
 
 // stmtText is a statement's text and arguments as they are written: a
@@ -237,9 +241,13 @@ func (s *stmtText) put(a any) {
 	s.placeholder(a)
 }
 
-// newRowValues starts a statement with head; hint is the text's expected
-// size.
-func newRowValues(t *txn, head string, hint int) *rowValues {
+// newRowValues starts a statement of rows rows with head, which ends in
+// "VALUES "; types are the columns' types, for a dialect that passes
+// arrays (Dialect.Arrays), and hint is the text's expected size.
+func newRowValues(t *txn, head string, types []string, rows, hint int) *rowValues {
+	if t.s.D.Arrays {
+		return newRowArrays(t, head, types, rows)
+	}
 	v := &rowValues{t: t, stmtText: stmtText{literal: t.s.D.Literals}}
 	v.b.Grow(len(head) + hint)
 	v.b.WriteString(head)
@@ -248,6 +256,10 @@ func newRowValues(t *txn, head string, hint int) *rowValues {
 
 // row starts the next row; end closes it.
 func (v *rowValues) row(i int) {
+	if v.cols != nil {
+		v.col = 0
+		return
+	}
 	if i > 0 {
 		v.b.WriteByte(',')
 	}
@@ -255,7 +267,23 @@ func (v *rowValues) row(i int) {
 	v.first = true
 }
 
-func (v *rowValues) end() { v.b.WriteByte(')') }
+func (v *rowValues) end() {
+	if v.cols == nil {
+		v.b.WriteByte(')')
+	}
+}
+
+// statement returns the statement's text and arguments.
+func (v *rowValues) statement() (string, []any) {
+	if v.cols == nil {
+		return v.b.String(), v.args
+	}
+	args := make([]any, len(v.cols))
+	for i, c := range v.cols {
+		args[i] = c
+	}
+	return v.b.String(), args
+}
 
 // next writes the separator before a value.
 func (v *rowValues) next() {
@@ -265,8 +293,13 @@ func (v *rowValues) next() {
 	v.first = false
 }
 
-// arg writes a placeholder for a.
+// arg writes a placeholder for a (or adds a to its column's array).
 func (v *rowValues) arg(a any) {
+	if v.cols != nil {
+		v.cols[v.col] = append(v.cols[v.col], a)
+		v.col++
+		return
+	}
 	v.next()
 	v.placeholder(a)
 }

@@ -46,7 +46,7 @@ func TestRowValues(t *testing.T) {
 	one, big := 1, int64(1)<<40
 	write := func(literal bool) (string, []any) {
 		tx := &txn{s: &Store{D: Dialect{Literals: literal, Time: func(t time.Time, _ bool) any { return t }}}}
-		v := newRowValues(tx, "INSERT INTO t VALUES ", 0)
+		v := newRowValues(tx, "INSERT INTO t VALUES ", nil, 2, 0)
 		for i := range 2 {
 			v.row(i)
 			v.int(big)

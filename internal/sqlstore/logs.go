@@ -29,6 +29,9 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 			break
 		}
 	}
+	if t.s.D.Arrays {
+		return t.logInsertArrays(ctx, entries, plain != nil)
+	}
 	var box argBoxes
 	const head = " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
 		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
@@ -70,6 +73,52 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 	}
 	return nil
 }
+
+// logInsertArrays is LogInsert for a dialect that passes arrays
+// (Dialect.Arrays): one statement whatever the rows, of the columns a
+// plain job's rows fill when plain is set, else of every column.
+func (t *txn) logInsertArrays(ctx context.Context, entries []*driver.LogEntry, plain bool) error {
+	head := " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
+		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
+	types := logInsertTypes
+	if plain {
+		head, types = " (job_id, handler, queue, event, attempt, duration_ms, created_at) VALUES ", plainLogInsertTypes
+	}
+	v := newRowValues(t, "INSERT INTO "+t.s.T.Logs+head, types, len(entries), 0)
+	var box argBoxes
+	for i, l := range entries {
+		q := l.Queue
+		if q == "" {
+			q = driver.DefaultQueue
+		}
+		v.row(i)
+		if plain {
+			for _, a := range [...]any{nullInt64p(l.JobID), box.str(l.Handler), box.str(q), box.str(string(l.Event)), nullIntp(l.Attempt),
+				nullInt64p(l.DurationMS), box.sec(t, l.CreatedAt)} {
+				v.arg(a)
+			}
+			continue
+		}
+		for _, a := range [...]any{nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), box.str(l.Handler), box.str(q),
+			box.str(string(l.Event)), nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
+			nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), box.sec(t, l.CreatedAt)} {
+			v.arg(a)
+		}
+	}
+	q, args := v.statement()
+	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("insert logs: %w", err)
+	}
+	return nil
+}
+
+// logInsertTypes are the types of LogInsert's columns (Dialect.Arrays).
+var logInsertTypes = []string{"BIGINT", "BIGINT", "SMALLINT", "TEXT", "TEXT", "TEXT", "SMALLINT", "BIGINT",
+	"BIGINT", "TEXT", "TEXT", "TEXT", "TEXT", "TIMESTAMP"}
+
+// plainLogInsertTypes are the types of the columns a plain job's log rows
+// fill (Dialect.Arrays).
+var plainLogInsertTypes = []string{"BIGINT", "TEXT", "TEXT", "TEXT", "SMALLINT", "BIGINT", "TIMESTAMP"}
 
 // argBoxes reuses the argument values of a batch's rows: most rows of a
 // batch share their handler, queue, event and second, and each value

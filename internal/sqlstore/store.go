@@ -111,6 +111,13 @@ type Dialect struct {
 	// (literals.go), sparing each value's conversions in database/sql
 	// and the driver.
 	Literals bool
+	// Arrays passes the values of a batch's multi-row statements (a
+	// step's events, log rows and next jobs) as one array a column,
+	// unnested, and a batch's id lists as one array (= ANY), so the
+	// statement's text is the same whatever its row count (arrays.go):
+	// PostgreSQL parses it once a connection, and plans it without a
+	// node a value. Literals is then unused.
+	Arrays bool
 	// Upsert is the clause that makes an INSERT update the columns set of
 	// the row that already has its unique key (the columns key) instead:
 	// " ON DUPLICATE KEY UPDATE c = VALUES(c), ..." on MySQL, as Queuety

@@ -36,7 +36,7 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 	head := "INSERT INTO " + t.s.T.Events + " (workflow_id, job_id, step_index, step_name, step_type, handler, event, queue, " +
 		"attempt, input, output, state_before, state_after, context, artifacts, chunks, error, duration_ms, created_at) VALUES "
 	size, _ := eventsSize(events)
-	v := newRowValues(t, head, size)
+	v := newRowValues(t, head, eventInsertTypes, len(events), size)
 	for i, e := range events {
 		v.row(i)
 		v.int(e.WorkflowID)
@@ -60,12 +60,17 @@ func (t *txn) EventInsert(ctx context.Context, events []*driver.WorkflowEvent) e
 		v.sec(e.CreatedAt)
 		v.end()
 	}
-	q, args := v.b.String(), v.args
+	q, args := v.statement()
 	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("insert workflow events: %w", err)
 	}
 	return nil
 }
+
+// eventInsertTypes are the types of EventInsert's columns
+// (Dialect.Arrays).
+var eventInsertTypes = []string{"BIGINT", "BIGINT", "SMALLINT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "SMALLINT",
+	"TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "TIMESTAMP"}
 
 // sharedTexts converts the JSON columns of a statement's rows to
 // arguments (nullText), once for each distinct byte slice: a step's
@@ -151,8 +156,9 @@ func (t *txn) WorkflowGetMany(ctx context.Context, ids []int64, lock driver.Lock
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE id IN (" + placeholders(len(ids)) + ") ORDER BY id" + t.lock(lock)
-	return t.queryWorkflows(ctx, q, idArgs(ids)...)
+	in, args := t.idsIn("id", ids, false)
+	q := "SELECT " + workflowCols + " FROM " + t.s.T.Workflows + " WHERE " + in + " ORDER BY id" + t.lock(lock)
+	return t.queryWorkflows(ctx, q, args...)
 }
 
 // WorkflowUpdate implements driver.Tx, with a prepared statement on a
@@ -595,12 +601,9 @@ func (t *txn) DependencyWaiters(ctx context.Context, depIDs []int64) ([]driver.D
 	if len(depIDs) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(depIDs))
-	for i, id := range depIDs {
-		args[i] = id
-	}
+	in, args := t.idsIn("dependency_workflow_id", depIDs, false)
 	rows, err := t.tx.QueryContext(ctx, "SELECT DISTINCT waiting_workflow_id, step_index, dependency_workflow_id FROM "+t.s.T.Dependencies+
-		" WHERE dependency_workflow_id IN ("+placeholders(len(depIDs))+") ORDER BY waiting_workflow_id, step_index, dependency_workflow_id", args...)
+		" WHERE "+in+" ORDER BY waiting_workflow_id, step_index, dependency_workflow_id", args...)
 	if err != nil {
 		return nil, fmt.Errorf("list workflow dependency waiters: %w", err)
 	}

@@ -444,6 +444,10 @@ var dialect = sqlstore.Dialect{
 	SecondsBetween: func(from, to string) string {
 		return "CAST(TRUNC(EXTRACT(EPOCH FROM (" + to + " - " + from + "))) AS BIGINT)"
 	},
+	// A batch's rows go as one array a column, its ids as one array: a
+	// statement's text does not change with its row count, so it is
+	// parsed once a connection and planned in constant time.
+	Arrays:    true,
 	Retryable: retryable,
 	Duplicate: func(err error) bool { return sqlState(err) == "23505" },
 	DataError: dataError,
