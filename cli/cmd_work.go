@@ -118,7 +118,7 @@ the same, for example a receiver on this machine in development.`,
 			shutdown := durationFlag(fs, "shutdown-timeout", worker.ShutdownTimeoutDefault, "grace period for running handlers when stopping")
 			hardStop := durationFlag(fs, "hard-stop-timeout", worker.HardStopTimeoutDefault, "after the grace period, how long cancelled handlers get to return before the worker exits without them")
 			abandonGrace := durationFlag(fs, "abandon-grace", worker.AbandonGraceDefault, "how long a handler whose context was cancelled (timeout, deadline, job taken away) gets to return before it is abandoned and its slot freed")
-			holdClaims := durationFlag(fs, "hold-claims", 0, "hold the claims of short plain jobs for up to this bound (MySQL and MariaDB; see worker.HoldClaims): a completed job changes its status once; 0 claims as usual")
+			holdClaims := durationFlag(fs, "hold-claims", 0, "hold the claims of short plain jobs for up to this bound (MySQL and MariaDB, not on a Galera cluster; see worker.HoldClaims): a completed job changes its status once; 0 claims as usual")
 			maxAbandoned := fs.Int("max-abandoned", 0, "abandoned handlers still running that the worker tolerates before it is unhealthy (default: --concurrency)")
 			exitUnhealthy := fs.Bool("exit-when-unhealthy", true, "stop and exit 1 when the worker is unhealthy (more than --max-abandoned abandoned handlers), for a supervisor to restart it")
 			retain := retentionFlags(fs) // work_retention.go
