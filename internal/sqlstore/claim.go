@@ -198,7 +198,7 @@ func (t *txn) JobCompleteClaimed(ctx context.Context, ids []int64, token int64, 
 	}
 	in, inArgs := t.idsIn("id", ids, true)
 	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet +
-		"WHERE " + in + " AND status = 'processing' AND claim_token = ? AND attempts = ?"
+		"WHERE " + in + " AND " + t.s.D.processingByID() + " AND claim_token = ? AND attempts = ?"
 	args := append([]any{t.sec(at)}, inArgs...)
 	res, err := t.execHot(ctx, q, append(args, token, attempts)...)
 	if err != nil {
@@ -219,7 +219,7 @@ func (t *txn) JobTouch(ctx context.Context, ids []int64, token int64, at time.Ti
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET reserved_at = ? WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'processing' AND claim_token = ?"
+	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET reserved_at = ? WHERE id IN (" + placeholders(len(ids)) + ") AND " + t.s.D.processingByID() + " AND claim_token = ?"
 	args := append([]any{t.sec(at)}, idArgs(ids)...)
 	res, err := t.tx.ExecContext(ctx, q, append(args, token)...)
 	if err != nil {

@@ -156,7 +156,7 @@ func (t *txn) JobUnclaim(ctx context.Context, ids []int64) error {
 		return nil
 	}
 	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + " SET status = 'pending', reserved_at = NULL, claim_token = NULL, " +
-		"attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END WHERE id IN (" + placeholders(len(ids)) + ") AND status = 'processing'"
+		"attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END WHERE id IN (" + placeholders(len(ids)) + ") AND " + t.s.D.processingByID()
 	if _, err := t.tx.ExecContext(ctx, q, idArgs(ids)...); err != nil {
 		return fmt.Errorf("unclaim jobs: %w", err)
 	}

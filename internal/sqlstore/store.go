@@ -62,6 +62,14 @@ type Dialect struct {
 	// reserved_at), which MySQL may otherwise read through the status
 	// index, every processing job of it.
 	UnreservedHint string
+	// ProcessingByID is the condition, in the statements that find jobs
+	// by id, that a job is still processing; empty means "status =
+	// 'processing'". PostgreSQL names the other states instead: there
+	// status = 'processing' implies the predicate of the partial
+	// idx_reserved, and on a table without statistics the planner reads
+	// every processing job of that index beside (or instead of) the
+	// primary key's few entries.
+	ProcessingByID string
 	// Retryable reports a transient conflict: deadlock, lock-wait timeout,
 	// busy database. The transaction is run again.
 	Retryable func(error) bool
@@ -146,6 +154,14 @@ type Dialect struct {
 	// ("BIGINT" on PostgreSQL, which would give the parameter their
 	// type); empty leaves the parameter bare.
 	BigInt string
+}
+
+// processingByID is Dialect.ProcessingByID or its default.
+func (d Dialect) processingByID() string {
+	if d.ProcessingByID == "" {
+		return "status = 'processing'"
+	}
+	return d.ProcessingByID
 }
 
 // bigParam is the marker of a 64-bit integer parameter (Dialect.BigInt).
