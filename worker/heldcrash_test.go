@@ -148,7 +148,10 @@ func TestHeldClaimRolledBackInALiveProcessDeletesItsJournalRow(t *testing.T) {
 	started := make(chan int64, 4)
 	release := make(chan struct{})
 	var once sync.Once
-	w := holdWorker(e.c, 200*time.Millisecond)
+	// The bound outlasts the lock-wait poll of killHolder on a loaded
+	// machine: past the bound the transaction would claim the job and
+	// commit, and no read would wait for it any more.
+	w := holdWorker(e.c, 5*time.Second)
 	w.HandleJob("held", func(ctx context.Context, _ queuety.Payload) error {
 		info, _ := queuety.JobInfoFrom(ctx)
 		first := false
