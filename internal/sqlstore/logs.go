@@ -33,8 +33,7 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 		return t.logInsertArrays(ctx, entries, plain != nil)
 	}
 	var box argBoxes
-	const head = " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
-		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
+	const head = logColumns
 	for _, part := range []struct {
 		rows []*driver.LogEntry
 		row  string
@@ -42,13 +41,10 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 		vals func(args []any, l *driver.LogEntry, q string) []any
 	}{
 		{plain, "(?,NULL,NULL,?,?,?,?,?,NULL,NULL,NULL,NULL,NULL,?)", 7, func(args []any, l *driver.LogEntry, q string) []any {
-			return append(args, nullInt64p(l.JobID), box.str(l.Handler), box.str(q), box.str(string(l.Event)), nullIntp(l.Attempt),
-				nullInt64p(l.DurationMS), box.sec(t, l.CreatedAt))
+			return t.plainLogArgs(args, &box, l, q)
 		}},
 		{full, "(" + placeholders(14) + ")", 14, func(args []any, l *driver.LogEntry, q string) []any {
-			return append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), l.Handler, q, string(l.Event),
-				nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
-				nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), t.sec(l.CreatedAt))
+			return t.fullLogArgs(args, &box, l, q)
 		}},
 	} {
 		rows := part.rows
@@ -78,30 +74,25 @@ func (t *txn) LogInsert(ctx context.Context, entries []*driver.LogEntry) error {
 // (Dialect.Arrays): one statement whatever the rows, of the columns a
 // plain job's rows fill when plain is set, else of every column.
 func (t *txn) logInsertArrays(ctx context.Context, entries []*driver.LogEntry, plain bool) error {
-	head := " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
-		"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
-	types := logInsertTypes
+	head, types := logColumns, logInsertTypes
 	if plain {
 		head, types = " (job_id, handler, queue, event, attempt, duration_ms, created_at) VALUES ", plainLogInsertTypes
 	}
 	v := newRowValues(t, "INSERT INTO "+t.s.T.Logs+head, types, len(entries), 0)
 	var box argBoxes
+	vals := t.fullLogArgs
+	if plain {
+		vals = t.plainLogArgs
+	}
+	args := make([]any, 0, len(types))
 	for i, l := range entries {
 		q := l.Queue
 		if q == "" {
 			q = driver.DefaultQueue
 		}
 		v.row(i)
-		if plain {
-			for _, a := range [...]any{nullInt64p(l.JobID), box.str(l.Handler), box.str(q), box.str(string(l.Event)), nullIntp(l.Attempt),
-				nullInt64p(l.DurationMS), box.sec(t, l.CreatedAt)} {
-				v.arg(a)
-			}
-			continue
-		}
-		for _, a := range [...]any{nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), box.str(l.Handler), box.str(q),
-			box.str(string(l.Event)), nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
-			nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), box.sec(t, l.CreatedAt)} {
+		args = vals(args[:0], &box, l, q)
+		for _, a := range args {
 			v.arg(a)
 		}
 	}
@@ -110,6 +101,25 @@ func (t *txn) logInsertArrays(ctx context.Context, entries []*driver.LogEntry, p
 		return fmt.Errorf("insert logs: %w", err)
 	}
 	return nil
+}
+
+// logColumns is the head of LogInsert's INSERT after the table name.
+const logColumns = " (job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, " +
+	"memory_peak_kb, error_message, error_class, error_trace, context, created_at) VALUES "
+
+// plainLogArgs appends the values of a plain job's log row l, in queue q:
+// the columns a plain job's rows fill (plainLogInsertTypes).
+func (t *txn) plainLogArgs(args []any, box *argBoxes, l *driver.LogEntry, q string) []any {
+	return append(args, nullInt64p(l.JobID), box.str(l.Handler), box.str(q), box.str(string(l.Event)), nullIntp(l.Attempt),
+		nullInt64p(l.DurationMS), box.sec(t, l.CreatedAt))
+}
+
+// fullLogArgs appends the values of every column of log row l, in queue q
+// (logInsertTypes).
+func (t *txn) fullLogArgs(args []any, box *argBoxes, l *driver.LogEntry, q string) []any {
+	return append(args, nullInt64p(l.JobID), nullID(l.WorkflowID), nullIntp(l.StepIndex), box.str(l.Handler), box.str(q),
+		box.str(string(l.Event)), nullIntp(l.Attempt), nullInt64p(l.DurationMS), nullInt64p(l.MemoryPeakKB), nullStr(l.ErrorMessage),
+		nullStr(truncate(l.ErrorClass, 255)), nullStr(truncate(l.ErrorTrace, 65000)), nullText(l.Context), box.sec(t, l.CreatedAt))
 }
 
 // logInsertTypes are the types of LogInsert's columns (Dialect.Arrays).
