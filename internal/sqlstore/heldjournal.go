@@ -17,24 +17,44 @@ import (
 	"github.com/queuety/queuety-go/store/driver"
 )
 
+// heldJournalDropTimeout bounds the delete of a journal row whose INSERT
+// failed (JournalHeld).
+const heldJournalDropTimeout = 5 * time.Second
+
 // JournalHeld implements driver.HeldClaimer: one INSERT on the pool, in
-// autocommit.
+// autocommit. When it fails, the server may have committed the row all
+// the same (the connection was lost while the reply was on its way), and
+// that row would count an attempt for jobs whose handlers never ran once
+// it expires: it deletes the row by its content, on a context of its
+// own. The text of jobs (ids with their attempts before the claim) with
+// the expiry, to the microsecond, is no other live row's: a job is held
+// by one transaction at a time, and a row of a dead transaction that
+// named the same attempts expired at an earlier time. The DELETE finds a
+// row the INSERT wrote, committed or not (it waits for an uncommitted
+// one's lock), and misses only an INSERT the server has not yet begun to
+// run. The success path costs the INSERT alone.
 func (s *Store) JournalHeld(ctx context.Context, jobs []driver.HeldJob, expires time.Time) (int64, error) {
-	res, err := s.DB.ExecContext(ctx, "INSERT INTO "+s.T.HeldClaims+" (jobs, expires_at) VALUES (?, ?)",
-		formatHeldJobs(jobs), s.D.Time(expires.UTC(), true))
-	if err != nil {
-		if ctx.Err() == nil {
-			if p := s.probeDueTables(ctx); p.noHeld {
-				s.due.set(p) // no more held claims until the table is there
-			}
+	text, at := formatHeldJobs(jobs), s.D.Time(expires.UTC(), true)
+	res, err := s.DB.ExecContext(ctx, "INSERT INTO "+s.T.HeldClaims+" (jobs, expires_at) VALUES (?, ?)", text, at)
+	var id int64
+	if err == nil {
+		if id, err = res.LastInsertId(); err == nil {
+			return id, nil
 		}
+		err = fmt.Errorf("id: %w", err)
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heldJournalDropTimeout)
+	defer cancel()
+	_, derr := s.DB.ExecContext(dctx, "DELETE FROM "+s.T.HeldClaims+" WHERE jobs = ? AND expires_at = ?", text, at)
+	if derr == nil {
 		return 0, fmt.Errorf("held claim journal: %w", err)
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("held claim journal: id: %w", err)
+	if ctx.Err() == nil {
+		if p := s.probeDueTables(ctx); p.noHeld {
+			s.due.set(p) // no more held claims until the table is there
+		}
 	}
-	return id, nil
+	return 0, fmt.Errorf("held claim journal: %w (%w: %w)", err, driver.ErrHeldJournalLeft, derr)
 }
 
 // EndHeldJournal implements driver.HeldClaimer.
