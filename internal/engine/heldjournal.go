@@ -15,8 +15,9 @@ package engine
 // transaction (one commit), however many jobs it holds. A write of the row
 // that fails on the client may have committed on the server: the store
 // then deletes the row by its content (driver.HeldClaimer.JournalHeld),
-// and only when that fails too (driver.ErrHeldJournalLeft, logged) is
-// the row left, to count an attempt for its jobs once it expires.
+// and again after its next journal write when that delete failed
+// (driver.ErrHeldJournalLeft, logged) or found nothing; only a row still
+// there when it expires counts an attempt for its jobs.
 
 import (
 	"context"
@@ -43,7 +44,7 @@ func (e *Engine) journalHeld(ctx context.Context, hs driver.HeldClaimer, t *held
 	expires := e.clock.Now().Add(2*p.Bound + p.Idle + HeldJournalMargin)
 	id, err := hs.JournalHeld(ctx, t.journal, expires)
 	if errors.Is(err, driver.ErrHeldJournalLeft) {
-		e.log.Warn("queuety: held claim journal row may be left after a failed write; stale recovery counts an attempt for its jobs once it expires",
+		e.log.Warn("queuety: held claim journal row may be left after a failed write; the store deletes it again after its next journal write, or stale recovery counts an attempt for its jobs once it expires",
 			"jobs", len(t.journal), "err", err)
 	}
 	if err != nil {

@@ -33,12 +33,15 @@ type StatementProxy struct {
 	drop     *dropRule // the MySQL reply to drop, when set
 }
 
-// dropRule is DropReply's: the first statement matching match loses its
-// reply, and fired receives whether that reply was an OK packet.
+// dropRule is DropReply's and CutBefore's: the first statement matching
+// match loses its reply, and fired receives whether that reply was an OK
+// packet. With hold, the statement goes to the server only once hold is
+// closed, after the client's connection was closed.
 type dropRule struct {
 	match func(text string) bool
 	used  atomic.Bool
 	fired chan bool
+	hold  chan struct{}
 }
 
 // NewStatementProxy starts a proxy to target (host:port), speaking
@@ -102,16 +105,35 @@ func (p *StatementProxy) DropReply(match func(text string) bool) <-chan bool {
 	return r.fired
 }
 
+// CutBefore is DropReply for a statement that is late: the proxy closes
+// the client's connection as soon as the statement arrives, before the
+// server has it, and sends it on to the server only when release is
+// called (the client, having seen its connection lost, has moved on).
+// The test's cleanup releases it.
+func (p *StatementProxy) CutBefore(t testing.TB, match func(text string) bool) (release func(), replied <-chan bool) {
+	r := &dropRule{match: match, fired: make(chan bool, 1), hold: make(chan struct{})}
+	p.mu.Lock()
+	p.drop = r
+	p.mu.Unlock()
+	var once sync.Once
+	release = func() { once.Do(func() { close(r.hold) }) }
+	t.Cleanup(release)
+	return release, r.fired
+}
+
 // dropState is one connection's part of a dropRule: armed is set, before
-// the matching statement goes to the server, for the server's next packet.
+// the matching statement goes to the server, for the server's next
+// packet; replied is closed once mysqlServer has returned.
 type dropState struct {
-	rule  *dropRule
-	armed atomic.Bool
+	rule    *dropRule
+	armed   atomic.Bool
+	replied chan struct{}
 }
 
 // mysqlServer forwards the server's packets to the client until the
 // packet after an armed statement, which it drops, closing both ends.
 func mysqlServer(c, s net.Conn, d *dropState) {
+	defer close(d.replied)
 	var hdr [4]byte
 	for {
 		if _, err := io.ReadFull(s, hdr[:]); err != nil {
@@ -158,7 +180,7 @@ func (p *StatementProxy) accept() {
 		p.conns = append(p.conns, c, s)
 		var d *dropState
 		if p.drop != nil && !p.postgres {
-			d = &dropState{rule: p.drop}
+			d = &dropState{rule: p.drop, replied: make(chan struct{})}
 		}
 		p.mu.Unlock()
 		go func() {
@@ -201,6 +223,14 @@ func (p *StatementProxy) mysqlClient(c, s net.Conn, d *dropState) {
 				p.keepText(string(body[1:]))
 				if d != nil && d.rule.match(string(body[1:])) && d.rule.used.CompareAndSwap(false, true) {
 					d.armed.Store(true)
+					if d.rule.hold != nil {
+						_ = c.Close()
+						<-d.rule.hold
+						if _, err := s.Write(append(hdr[:], body...)); err == nil {
+							<-d.replied
+						}
+						return
+					}
 				}
 			}
 		}
