@@ -12,10 +12,16 @@ package engine
 // counts one attempt for each of its jobs that is still pending with the
 // attempts the row names, not locked, and buries it, as stale recovery
 // does, when its attempts are used up. The cost is two statements a held
-// transaction (one commit), however many jobs it holds.
+// transaction (one commit), however many jobs it holds. A write of the row
+// that fails on the client may have committed on the server: the store
+// then deletes the row by its content (driver.HeldClaimer.JournalHeld),
+// and again after its next journal write when that delete failed
+// (driver.ErrHeldJournalLeft, logged) or found nothing; only a row still
+// there when it expires counts an attempt for its jobs.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,6 +43,10 @@ func (e *Engine) journalHeld(ctx context.Context, hs driver.HeldClaimer, t *held
 	}
 	expires := e.clock.Now().Add(2*p.Bound + p.Idle + HeldJournalMargin)
 	id, err := hs.JournalHeld(ctx, t.journal, expires)
+	if errors.Is(err, driver.ErrHeldJournalLeft) {
+		e.log.Warn("queuety: held claim journal row may be left after a failed write; the store deletes it again after its next journal write, or stale recovery counts an attempt for its jobs once it expires",
+			"jobs", len(t.journal), "err", err)
+	}
 	if err != nil {
 		return err
 	}

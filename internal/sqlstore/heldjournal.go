@@ -5,36 +5,136 @@ package sqlstore
 // its jobs, written and committed before their handlers run and deleted
 // once the transaction has ended with an outcome its process knows. A row
 // left behind is a held transaction whose process died: stale recovery
-// counts an attempt for its jobs.
+// counts an attempt for its jobs. So a row whose INSERT failed on the
+// client, though the server may have written it, is deleted by its
+// content (JournalHeld).
 
 import (
 	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/queuety/queuety-go/store/driver"
 )
 
+// heldJournalDropTimeout bounds the delete of a journal row whose INSERT
+// failed (JournalHeld).
+const heldJournalDropTimeout = 5 * time.Second
+
+// heldLeftMax is how many journal rows of failed INSERTs a store keeps to
+// delete again, and heldLeftTries how many more deletes each gets.
+const (
+	heldLeftMax   = 64
+	heldLeftTries = 3
+)
+
+// heldLeft holds the journal rows, by content, whose INSERT failed and
+// whose delete failed or found nothing: the server may still write them
+// (an INSERT on its way) or keep them (a failed delete). The next journal
+// row written deletes them again.
+type heldLeft struct {
+	mu   sync.Mutex
+	rows []heldLeftRow
+}
+
+// heldLeftRow is a journal row's content, as JournalHeld bound it.
+type heldLeftRow struct {
+	jobs  string
+	at    any
+	tries int
+}
+
+// add keeps r, forgetting the oldest row past heldLeftMax.
+func (l *heldLeft) add(r heldLeftRow) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rows = append(l.rows, r)
+	if n := len(l.rows) - heldLeftMax; n > 0 {
+		l.rows = append(l.rows[:0], l.rows[n:]...)
+	}
+}
+
+// take removes and returns the rows kept.
+func (l *heldLeft) take() []heldLeftRow {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.rows
+	l.rows = nil
+	return out
+}
+
 // JournalHeld implements driver.HeldClaimer: one INSERT on the pool, in
-// autocommit.
+// autocommit. When it fails, the server may have committed the row all
+// the same (the connection was lost while the reply was on its way), and
+// that row would count an attempt for jobs whose handlers never ran once
+// it expires: it deletes the row by its content, on a context of its
+// own. The text of jobs (ids with their attempts before the claim) with
+// the expiry, to the microsecond, is no other live row's: a job is held
+// by one transaction at a time, and a row of a dead transaction that
+// named the same attempts expired at an earlier time. The DELETE finds a
+// row the INSERT wrote, committed or not (it waits for an uncommitted
+// one's lock), and misses an INSERT the server has not yet begun to run;
+// so when it deletes nothing, or fails, the row is deleted again after
+// the next journal row is written (dropLeft). The success path costs the
+// INSERT alone, and one DELETE more after a failed one.
 func (s *Store) JournalHeld(ctx context.Context, jobs []driver.HeldJob, expires time.Time) (int64, error) {
-	res, err := s.DB.ExecContext(ctx, "INSERT INTO "+s.T.HeldClaims+" (jobs, expires_at) VALUES (?, ?)",
-		formatHeldJobs(jobs), s.D.Time(expires.UTC(), true))
-	if err != nil {
-		if ctx.Err() == nil {
-			if p := s.probeDueTables(ctx); p.noHeld {
-				s.due.set(p) // no more held claims until the table is there
-			}
+	text, at := formatHeldJobs(jobs), s.D.Time(expires.UTC(), true)
+	res, err := s.DB.ExecContext(ctx, "INSERT INTO "+s.T.HeldClaims+" (jobs, expires_at) VALUES (?, ?)", text, at)
+	var id int64
+	if err == nil {
+		if id, err = res.LastInsertId(); err == nil {
+			s.dropLeft(ctx, id)
+			return id, nil
+		}
+		err = fmt.Errorf("id: %w", err)
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heldJournalDropTimeout)
+	defer cancel()
+	res, derr := s.DB.ExecContext(dctx, "DELETE FROM "+s.T.HeldClaims+" WHERE jobs = ? AND expires_at = ?", text, at)
+	if derr == nil {
+		if n, nerr := res.RowsAffected(); nerr != nil || n == 0 {
+			s.heldLeft.add(heldLeftRow{jobs: text, at: at})
 		}
 		return 0, fmt.Errorf("held claim journal: %w", err)
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("held claim journal: id: %w", err)
+	s.heldLeft.add(heldLeftRow{jobs: text, at: at})
+	if ctx.Err() == nil {
+		if p := s.probeDueTables(ctx); p.noHeld {
+			s.due.set(p) // no more held claims until the table is there
+		}
 	}
-	return id, nil
+	return 0, fmt.Errorf("held claim journal: %w (%w: %w)", err, driver.ErrHeldJournalLeft, derr)
+}
+
+// dropLeft deletes again, best effort, the journal rows whose INSERT
+// failed (JournalHeld) and that may be there, never the row just written
+// (a clock that stands still could give it the same content): one
+// DELETE, when there are any. A row whose delete fails is kept for
+// heldLeftTries more.
+func (s *Store) dropLeft(ctx context.Context, written int64) {
+	rows := s.heldLeft.take()
+	if len(rows) == 0 {
+		return
+	}
+	q := make([]string, len(rows))
+	args := make([]any, 0, 2*len(rows)+1)
+	args = append(args, written)
+	for i, r := range rows {
+		q[i] = "(jobs = ? AND expires_at = ?)"
+		args = append(args, r.jobs, r.at)
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heldJournalDropTimeout)
+	defer cancel()
+	if _, err := s.DB.ExecContext(dctx, "DELETE FROM "+s.T.HeldClaims+" WHERE id <> ? AND ("+strings.Join(q, " OR ")+")", args...); err != nil {
+		for _, r := range rows {
+			if r.tries++; r.tries <= heldLeftTries {
+				s.heldLeft.add(r)
+			}
+		}
+	}
 }
 
 // EndHeldJournal implements driver.HeldClaimer.

@@ -238,6 +238,7 @@ type Store struct {
 	stmts      *stmtCache // nil unless the dialect asks for PrepareHot
 	rowsInsert *insertTexts
 	due        *dueState // the tables MaintenanceDue leaves out (idle.go)
+	heldLeft   *heldLeft // journal rows to delete again (heldjournal.go)
 	// SQL holds the statements of the hot paths and the sweeps, exported
 	// so a store's tests can EXPLAIN exactly what runs.
 	SQL Statements
@@ -250,7 +251,7 @@ func New(db *sql.DB, d Dialect, prefix string, info driver.StoreInfo, migrations
 
 // NewNamed is New for tables named by n.
 func NewNamed(db *sql.DB, d Dialect, n Names, info driver.StoreInfo, migrations migrate.Migrations) *Store {
-	s := &Store{DB: db, D: d, T: NamedTables(n), info: info, migrations: migrations, rowsInsert: &insertTexts{}, due: &dueState{}}
+	s := &Store{DB: db, D: d, T: NamedTables(n), info: info, migrations: migrations, rowsInsert: &insertTexts{}, due: &dueState{}, heldLeft: &heldLeft{}}
 	s.q = buildQueries(s.T, d)
 	s.SQL = buildStatements(s.T, d)
 	if d.PrepareHot {

@@ -30,6 +30,18 @@ type StatementProxy struct {
 	texts    []string // the statement texts seen, when keeping them
 	keep     bool
 	conns    []net.Conn
+	drop     *dropRule // the MySQL reply to drop, when set
+}
+
+// dropRule is DropReply's and CutBefore's: the first statement matching
+// match loses its reply, and fired receives whether that reply was an OK
+// packet. With hold, the statement goes to the server only once hold is
+// closed, after the client's connection was closed.
+type dropRule struct {
+	match func(text string) bool
+	used  atomic.Bool
+	fired chan bool
+	hold  chan struct{}
 }
 
 // NewStatementProxy starts a proxy to target (host:port), speaking
@@ -78,6 +90,72 @@ func (p *StatementProxy) keepText(text string) {
 	}
 }
 
+// DropReply makes the proxy (MySQL only) forward the first statement
+// whose text (COM_QUERY) match accepts and then, when the server's reply
+// to it arrives, drop that reply and close the connection: the server ran
+// the statement (and, in autocommit, committed it) while the client sees
+// its connection lost. The channel receives, once the reply was dropped,
+// whether it was an OK packet. It applies to connections opened after
+// the call.
+func (p *StatementProxy) DropReply(match func(text string) bool) <-chan bool {
+	r := &dropRule{match: match, fired: make(chan bool, 1)}
+	p.mu.Lock()
+	p.drop = r
+	p.mu.Unlock()
+	return r.fired
+}
+
+// CutBefore is DropReply for a statement that is late: the proxy closes
+// the client's connection as soon as the statement arrives, before the
+// server has it, and sends it on to the server only when release is
+// called (the client, having seen its connection lost, has moved on).
+// The test's cleanup releases it.
+func (p *StatementProxy) CutBefore(t testing.TB, match func(text string) bool) (release func(), replied <-chan bool) {
+	r := &dropRule{match: match, fired: make(chan bool, 1), hold: make(chan struct{})}
+	p.mu.Lock()
+	p.drop = r
+	p.mu.Unlock()
+	var once sync.Once
+	release = func() { once.Do(func() { close(r.hold) }) }
+	t.Cleanup(release)
+	return release, r.fired
+}
+
+// dropState is one connection's part of a dropRule: armed is set, before
+// the matching statement goes to the server, for the server's next
+// packet; replied is closed once mysqlServer has returned.
+type dropState struct {
+	rule    *dropRule
+	armed   atomic.Bool
+	replied chan struct{}
+}
+
+// mysqlServer forwards the server's packets to the client until the
+// packet after an armed statement, which it drops, closing both ends.
+func mysqlServer(c, s net.Conn, d *dropState) {
+	defer close(d.replied)
+	var hdr [4]byte
+	for {
+		if _, err := io.ReadFull(s, hdr[:]); err != nil {
+			return
+		}
+		n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+		body := make([]byte, n)
+		if _, err := io.ReadFull(s, body); err != nil {
+			return
+		}
+		if d.armed.Load() {
+			_ = c.Close()
+			_ = s.Close()
+			d.rule.fired <- n > 0 && body[0] == 0x00
+			return
+		}
+		if _, err := c.Write(append(hdr[:], body...)); err != nil {
+			return
+		}
+	}
+}
+
 func (p *StatementProxy) close() {
 	_ = p.ln.Close()
 	p.mu.Lock()
@@ -100,13 +178,24 @@ func (p *StatementProxy) accept() {
 		}
 		p.mu.Lock()
 		p.conns = append(p.conns, c, s)
+		var d *dropState
+		if p.drop != nil && !p.postgres {
+			d = &dropState{rule: p.drop, replied: make(chan struct{})}
+		}
 		p.mu.Unlock()
-		go func() { _, _ = io.Copy(c, s); _ = c.Close() }()
+		go func() {
+			if d != nil {
+				mysqlServer(c, s, d)
+			} else {
+				_, _ = io.Copy(c, s)
+			}
+			_ = c.Close()
+		}()
 		go func() {
 			if p.postgres {
 				p.pgClient(c, s)
 			} else {
-				p.mysqlClient(c, s)
+				p.mysqlClient(c, s, d)
 			}
 			_ = s.Close()
 		}()
@@ -116,7 +205,8 @@ func (p *StatementProxy) accept() {
 // mysqlClient forwards the client's packets to the server, counting the
 // commands that run a statement. Each packet is a 3-byte length, a
 // sequence number and the payload; a command is a packet with sequence 0.
-func (p *StatementProxy) mysqlClient(c, s net.Conn) {
+// With d, the first statement d's rule matches arms d before it goes on.
+func (p *StatementProxy) mysqlClient(c, s net.Conn, d *dropState) {
 	var hdr [4]byte
 	for {
 		if _, err := io.ReadFull(c, hdr[:]); err != nil {
@@ -131,6 +221,17 @@ func (p *StatementProxy) mysqlClient(c, s net.Conn) {
 			p.n.Add(1)
 			if body[0] == 0x03 {
 				p.keepText(string(body[1:]))
+				if d != nil && d.rule.match(string(body[1:])) && d.rule.used.CompareAndSwap(false, true) {
+					d.armed.Store(true)
+					if d.rule.hold != nil {
+						_ = c.Close()
+						<-d.rule.hold
+						if _, err := s.Write(append(hdr[:], body...)); err == nil {
+							<-d.replied
+						}
+						return
+					}
+				}
 			}
 		}
 		if _, err := s.Write(append(hdr[:], body...)); err != nil {

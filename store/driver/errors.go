@@ -26,4 +26,10 @@ var (
 	// marks such errors (errors.Is reports them) without changing their
 	// text.
 	ErrRowData = errors.New("queuety: row data error")
+	// ErrHeldJournalLeft marks a failed HeldClaimer.JournalHeld whose row
+	// the server may have written (the client saw an error, perhaps after
+	// the commit) and that the store could not delete either: unless the
+	// store deletes it later, stale recovery counts an attempt for its
+	// jobs once it expires.
+	ErrHeldJournalLeft = errors.New("queuety: held claim journal row may be left")
 )

@@ -24,7 +24,11 @@ type HeldClaimer interface {
 	// journal row naming the jobs a held transaction holds, each with its
 	// attempts before the claim, and returns its id. Stale recovery
 	// counts an attempt for those jobs once the row outlives expires (the
-	// process died with its transaction: RecoverHeldTx).
+	// process died with its transaction: RecoverHeldTx). On an error the
+	// server may still have written the row (the client lost the reply):
+	// the store deletes it by its content, jobs and expires, which no
+	// other live row shares (and may delete it again later), and when
+	// that delete fails the error wraps ErrHeldJournalLeft.
 	JournalHeld(ctx context.Context, jobs []HeldJob, expires time.Time) (int64, error)
 	// EndHeldJournal deletes journal row id outside any transaction: the
 	// held transaction ended with an outcome its process knows.
