@@ -69,8 +69,7 @@ func (s *Store) MaintenanceDue(ctx context.Context) (driver.MaintenanceDue, erro
 		s.due.set(p)
 	}
 	d, err := s.maintenanceDue(ctx, p)
-	var netErr net.Error
-	if err == nil || p.missing() || ctx.Err() != nil || isBadConn(err) || errors.As(err, &netErr) {
+	if err == nil || p.missing() || unreached(ctx, err) {
 		return d, err
 	}
 	// The server refused the read: a table it reads may be missing.
@@ -120,20 +119,39 @@ func (d *dueState) set(p dueParts) {
 }
 
 // probeDueTables looks for the tables of dueParts, one statement each; a
-// table that cannot be read counts as missing.
+// table the server refuses to read counts as missing. A read that never
+// reached the server (the connection lost or refused, ctx ended) says
+// nothing of the table, which keeps what the store knew of it: a network
+// blip must not leave out tables that are there.
 func (s *Store) probeDueTables(ctx context.Context) dueParts {
-	absent := func(table string) bool {
+	was := s.due.get()
+	absent := func(table string, before bool) bool {
 		rows, err := s.DB.QueryContext(ctx, "SELECT 1 FROM "+table+" WHERE 1 = 0")
-		if err != nil {
+		if err == nil {
+			err = rows.Close()
+		}
+		switch {
+		case err == nil:
+			return false
+		case unreached(ctx, err):
+			return before
+		default:
 			return true
 		}
-		return rows.Close() != nil
 	}
-	p := dueParts{noTimers: absent(s.T.MachineTimers), noWorkers: absent(s.T.Workers), probed: time.Now()}
+	p := dueParts{noTimers: absent(s.T.MachineTimers, was.noTimers), noWorkers: absent(s.T.Workers, was.noWorkers), probed: time.Now()}
 	if s.D.Hold != nil {
-		p.noHeld = absent(s.T.HeldClaims)
+		p.noHeld = absent(s.T.HeldClaims, was.noHeld)
 	}
 	return p
+}
+
+// unreached reports whether err is a statement's failure to reach the
+// server (or to get its answer back) rather than the server's refusal.
+func unreached(ctx context.Context, err error) bool {
+	var netErr net.Error
+	return ctx.Err() != nil || isBadConn(err) || errors.As(err, &netErr) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // maintenanceDue is MaintenanceDue's read, without the tables p leaves
