@@ -264,6 +264,15 @@ func (c *Config) pgxConfig(database string) (*pgx.ConnConfig, error) {
 		return nil, fmt.Errorf("%w: DSN connection settings are invalid", driver.ErrInvalidArgument)
 	}
 	pc.RuntimeParams["timezone"] = "UTC"
+	// pgx keeps a connection's statements prepared. With the server's
+	// plan_cache_mode left at auto, a prepared statement is planned with
+	// its values five times, then without them when that plan looks no
+	// dearer: a claim's plan without its handlers cannot know that one
+	// has 5 due jobs and another 60,000 in the same queue, and read the
+	// claim index through the big backlog to claim the 5 (10 ms against
+	// 0.7). Statements stay prepared (parsed once a connection) and are
+	// planned with their values every time, in the same round trip.
+	pc.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	if c.Schema != "" {
 		pc.RuntimeParams["search_path"] = `"` + c.Schema + `"`
 	}
