@@ -82,7 +82,7 @@ func TestClaimReadsOnlyWhatItClaims(t *testing.T) {
 // times, and the server planned no claim without its values. Kept
 // prepared, with the server's plan_cache_mode left at auto, the claim
 // went over to its generic plan after five claims, which read the
-// queue's claim index through the big backlog (79,460 entries and rows
+// queue's claim index through the big backlog (79,410 entries and rows
 // to claim 5).
 func TestClaimKeepsCustomPlans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
