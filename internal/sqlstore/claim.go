@@ -78,8 +78,8 @@ func (t *txn) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.Job
 // puts the claimed rows in the claim's order, which RETURNING does not
 // keep.
 func (t *txn) claimReturning(ctx context.Context, p driver.ClaimParams) ([]*driver.Job, error) {
-	where := t.claimArgs(p)
-	args := append(where[:len(where):len(where)], p.Limit, t.sec(p.Now), p.Token)
+	args := append(slices.Clip(t.s.D.ClaimOptions), t.claimArgs(p)...)
+	args = append(args, p.Limit, t.sec(p.Now), p.Token)
 	jobs, err := queryAllWith(ctx, t.queryHot, newJobScanner().scan,
 		t.s.SQL.ClaimReturning(len(p.Handlers), len(p.ExcludeGroups), p.CapCost), args...)
 	if err != nil {

@@ -149,6 +149,12 @@ type Dialect struct {
 	// instead of by a condition the planner may answer from another
 	// index.
 	ClaimReturning bool
+	// ClaimOptions go before a claim's arguments, to the driver: on
+	// PostgreSQL they send the claim unprepared, so the server plans it
+	// with its values every time instead of going over to a generic plan
+	// after five claims, which on a queue of unevenly spread handlers
+	// reads another handler's backlog (postgres.claimOptions).
+	ClaimOptions []any
 	// BigInt, when set, is the type a 64-bit integer parameter is cast
 	// to in an expression whose other operands are narrower columns
 	// ("BIGINT" on PostgreSQL, which would give the parameter their

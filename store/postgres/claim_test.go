@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -71,4 +72,90 @@ func TestClaimReadsOnlyWhatItClaims(t *testing.T) {
 		}
 	}
 	assert.Less(t, took, int64(100), "rows and index entries read to claim 10 of %d jobs", backlog)
+}
+
+// TestClaimKeepsCustomPlans: on a queue where one handler has a backlog
+// of 60,000 due jobs, another 20,000 and a third 5, beside delayed jobs
+// and other queues, after a dozen claims of the second handler on one
+// connection, with statistics of the table, the claim of the third still
+// reads about as many index entries and rows as it claims, each of 8
+// times, and the server planned no claim without its values. Kept
+// prepared, with the server's plan_cache_mode left at auto, the claim
+// went over to its generic plan after five claims, which read the
+// queue's claim index through the big backlog (79,410 entries and rows
+// to claim 5).
+func TestClaimKeepsCustomPlans(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dsn, _ := testdb.PostgresDSN(t)
+	q, err := queuety.Open(ctx, dsn, quiet())
+	require.NoError(t, err)
+	defer q.Close()
+	dispatch := func(handler string, n int, opts ...func(i int) queuety.JobOption) {
+		for start := 0; start < n; start += 1000 {
+			reqs := make([]queuety.JobRequest, min(1000, n-start))
+			for i := range reqs {
+				reqs[i] = queuety.JobRequest{Handler: handler}
+				for _, o := range opts {
+					reqs[i].Options = append(reqs[i].Options, o(start+i))
+				}
+			}
+			_, err := q.DispatchMany(ctx, reqs)
+			require.NoError(t, err)
+		}
+	}
+	const rare = 5
+	dispatch("big", 60000)
+	dispatch("h", 20000)
+	dispatch("rare", rare)
+	dispatch("h", 20000, func(int) queuety.JobOption { return queuety.Delay(time.Hour) })
+	dispatch("h", 10000, func(i int) queuety.JobOption { return queuety.OnQueue(fmt.Sprintf("q%d", i%40)) })
+
+	s, err := driver.Open(ctx, dsn)
+	require.NoError(t, err)
+	defer s.Close()
+	sq := s.(driver.SQLStore)
+	db := sq.SQLDB()
+	db.SetMaxOpenConns(1) // every claim on the connection whose statements are read below
+	_, err = db.ExecContext(ctx, "ANALYZE queuety_jobs")
+	require.NoError(t, err)
+	claim := func(handler string, limit int, commit bool) (int, int64) {
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		defer tx.Rollback()
+		read := func() int64 {
+			var n int64
+			require.NoError(t, tx.QueryRowContext(ctx, `SELECT pg_stat_get_xact_tuples_returned('queuety_jobs'::regclass) +
+				COALESCE((SELECT SUM(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'queuety_jobs'::regclass), 0)`).Scan(&n))
+			return n
+		}
+		before := read()
+		jobs, err := sq.WrapTx(tx).JobClaim(ctx, driver.ClaimParams{Queue: "default", Handlers: []string{handler}, Limit: limit, Now: time.Now().Add(time.Second), Token: 256})
+		require.NoError(t, err)
+		took := read() - before
+		if commit {
+			require.NoError(t, tx.Commit())
+		}
+		return len(jobs), took
+	}
+	for range 12 {
+		n, _ := claim("h", 50, true)
+		require.Equal(t, 50, n)
+	}
+	// Rolled back, each claim of the rare handler finds its 5 jobs again.
+	var took int64
+	for range 8 {
+		n, _ := claim("h", 50, false)
+		require.Equal(t, 50, n)
+		n, read := claim("rare", 50, false)
+		require.Equal(t, rare, n)
+		took = max(took, read)
+	}
+	// No claim statement prepared on the connection was planned without
+	// its values.
+	var generic int64
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COALESCE(SUM(generic_plans), 0) FROM pg_prepared_statements
+		WHERE statement LIKE '%SKIP LOCKED%' AND statement NOT LIKE '%pg_prepared_statements%'`).Scan(&generic))
+	assert.Zero(t, generic, "claims planned without their values")
+	assert.Less(t, took, int64(100), "rows and index entries read to claim %d jobs beside a backlog of 60,000", rare)
 }
