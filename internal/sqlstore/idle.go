@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,7 +27,9 @@ func (s *Store) JobNextDue(ctx context.Context, p driver.ClaimParams) (time.Time
 	q := "SELECT job.available_at FROM " + s.T.Jobs + " job WHERE job.queue = ? AND job.status = 'pending'" +
 		" AND job.handler IN (" + placeholders(len(p.Handlers)) + ")" + claimBlockers(s.T) +
 		" ORDER BY job.available_at LIMIT 1"
-	args := []any{p.Queue}
+	// The claim's options (Dialect.ClaimOptions): the read's best plan
+	// depends on its handlers' share of the queue as the claim's does.
+	args := append(slices.Clip(s.D.ClaimOptions), p.Queue)
 	for _, h := range p.Handlers {
 		args = append(args, h)
 	}

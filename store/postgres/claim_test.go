@@ -83,7 +83,8 @@ func TestClaimReadsOnlyWhatItClaims(t *testing.T) {
 // prepared, with the server's plan_cache_mode left at auto, the claim
 // went over to its generic plan after five claims, which read the
 // queue's claim index through the big backlog (79,410 entries and rows
-// to claim 5).
+// to claim 5). The idle read of the next due job (JobNextDue), which has
+// the claim's conditions, is planned with its values as well.
 func TestClaimKeepsCustomPlans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -158,4 +159,20 @@ func TestClaimKeepsCustomPlans(t *testing.T) {
 		WHERE statement LIKE '%SKIP LOCKED%' AND statement NOT LIKE '%pg_prepared_statements%'`).Scan(&generic))
 	assert.Zero(t, generic, "claims planned without their values")
 	assert.Less(t, took, int64(100), "rows and index entries read to claim %d jobs beside a backlog of 60,000", rare)
+
+	// The idle read of the next due job has the claim's conditions: it is
+	// planned with its values too.
+	idle, ok := s.(driver.IdleReader)
+	require.True(t, ok)
+	for range 8 {
+		for _, h := range []string{"h", "rare"} {
+			at, found, err := idle.JobNextDue(ctx, driver.ClaimParams{Queue: "default", Handlers: []string{h}})
+			require.NoError(t, err)
+			require.True(t, found, "a due job of %s", h)
+			require.False(t, at.IsZero())
+		}
+	}
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COALESCE(SUM(generic_plans), 0) FROM pg_prepared_statements
+		WHERE statement LIKE '%ORDER BY job.available_at LIMIT 1%' AND statement NOT LIKE '%pg_prepared_statements%'`).Scan(&generic))
+	assert.Zero(t, generic, "next-due reads planned without their values")
 }
