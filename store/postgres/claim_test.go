@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -13,6 +14,17 @@ import (
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
+
+// jobsRead is what tx read so far of the jobs table, table and indexes
+// together: rows sequential scans returned plus entries index scans
+// returned.
+func jobsRead(t *testing.T, ctx context.Context, tx *sql.Tx) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, tx.QueryRowContext(ctx, `SELECT pg_stat_get_xact_tuples_returned('queuety_jobs'::regclass) +
+		COALESCE((SELECT SUM(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'queuety_jobs'::regclass), 0)`).Scan(&n))
+	return n
+}
 
 // TestClaimReadsOnlyWhatItClaims: a claim of 10 jobs out of a backlog of
 // 3,000 reads about as many index entries and rows as it claims, in
@@ -48,19 +60,10 @@ func TestClaimReadsOnlyWhatItClaims(t *testing.T) {
 	tx, err := sq.SQLDB().BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer tx.Rollback()
-	// What this transaction read so far, table and indexes of the jobs
-	// table together: rows a sequential scan returned plus entries index
-	// scans returned.
-	read := func() int64 {
-		var n int64
-		require.NoError(t, tx.QueryRowContext(ctx, `SELECT pg_stat_get_xact_tuples_returned('queuety_jobs'::regclass) +
-			COALESCE((SELECT SUM(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'queuety_jobs'::regclass), 0)`).Scan(&n))
-		return n
-	}
-	before := read()
+	before := jobsRead(t, ctx, tx)
 	jobs, err := sq.WrapTx(tx).JobClaim(ctx, driver.ClaimParams{Queue: "default", Handlers: []string{"h"}, Limit: 10, Now: time.Now().Add(time.Second), Token: 256})
 	require.NoError(t, err)
-	took := read() - before
+	took := jobsRead(t, ctx, tx) - before
 	require.Len(t, jobs, 10)
 	assert.EqualValues(t, 3, jobs[0].Priority, "the claim's order: priority first")
 	for i, j := range jobs {
@@ -124,16 +127,10 @@ func TestClaimKeepsCustomPlans(t *testing.T) {
 		tx, err := db.BeginTx(ctx, nil)
 		require.NoError(t, err)
 		defer tx.Rollback()
-		read := func() int64 {
-			var n int64
-			require.NoError(t, tx.QueryRowContext(ctx, `SELECT pg_stat_get_xact_tuples_returned('queuety_jobs'::regclass) +
-				COALESCE((SELECT SUM(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index WHERE indrelid = 'queuety_jobs'::regclass), 0)`).Scan(&n))
-			return n
-		}
-		before := read()
+		before := jobsRead(t, ctx, tx)
 		jobs, err := sq.WrapTx(tx).JobClaim(ctx, driver.ClaimParams{Queue: "default", Handlers: []string{handler}, Limit: limit, Now: time.Now().Add(time.Second), Token: 256})
 		require.NoError(t, err)
-		took := read() - before
+		took := jobsRead(t, ctx, tx) - before
 		if commit {
 			require.NoError(t, tx.Commit())
 		}
