@@ -28,7 +28,11 @@ no-op jobs, jobs/s), drain-grouped-<N>w, drain-ratelimited-<N>w and
 drain-costbudget-1w (the same drain with a concurrency group, a rate limit
 or a cost budget that never binds: the cost of admission),
 drain-<N>w-held (drain-<N>w with worker.HoldClaims: one status write a
-completed job; MySQL and MariaDB), workflow-3step-4w (3-step workflows, steps/s),
+completed job; MySQL and MariaDB), drain-<N>w-beside and
+drain-<N>w-beside-<K>k (run only when named in --scenarios: drain-<N>w
+with 50,000, or K thousand, pending jobs of a handler no worker registers
+dispatched first on the same queue, ahead in claim order, and left
+pending), workflow-3step-4w (3-step workflows, steps/s),
 fanout-<W>x<I>-4w (W workflows, each a for_each over I items, run by 4
 workers, branches/s; --fanouts; its branch handler takes the state, so the
 worker copies it for each branch) and fanout-<W>x<I>-4w-item (the same with

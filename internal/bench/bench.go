@@ -178,7 +178,7 @@ func Run(ctx context.Context, env Env, cfg Config) (*Report, error) {
 			return drain(ctx, c, dsn, cfg.Jobs, w, cfg.Concurrency)
 		}})
 	}
-	for _, s := range limitScenarios(cfg) {
+	for _, s := range append(limitScenarios(cfg), besideScenarios(cfg)...) {
 		scenarios = append(scenarios, scenario{s.name, "jobs/s", s.run})
 	}
 	scenarios = append(scenarios, scenario{"workflow-3step-4w", "steps/s", func(ctx context.Context, c *queuety.Client, dsn string) (float64, error) {
