@@ -151,3 +151,30 @@ func TestHeldJournalRowLeftWhenItsDeleteFailsToo(t *testing.T) {
 	require.NoError(t, err)
 	e.nextHeldClaimDeletesTheRow(t, eng, ids)
 }
+
+// TestHeldJournalInsertRefusedLeavesNothingToDelete: a journal INSERT the
+// server refuses (here its table is gone, as on an older schema opened
+// without migrating) wrote no row, so the claim fails without saying a
+// row may be left and without a warning, and its jobs stay pending with
+// no attempt.
+func TestHeldJournalInsertRefusedLeavesNothingToDelete(t *testing.T) {
+	e := newHoldEnv(t)
+	ids := e.dispatchHeld(t, 2)
+	var logged strings.Builder
+	eng := heldEngine(t, e.dsn, slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	journal := strings.TrimSuffix(e.jobs, "jobs") + "go_held_claims"
+	_, err := e.admin.Exec("RENAME TABLE " + journal + " TO " + journal + "_away")
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = e.admin.Exec("RENAME TABLE " + journal + "_away TO " + journal) })
+
+	h, err := holdAll(eng)
+	require.Error(t, err, "the held claim whose journal table is gone")
+	require.Nil(t, h)
+	assert.NotErrorIs(t, err, driver.ErrHeldJournalLeft)
+	assert.NotContains(t, logged.String(), "may be left")
+	e.waitStatus(t, "pending", ids...)
+	for _, id := range ids {
+		_, att, _ := e.row(t, id)
+		assert.Equal(t, 0, att, "no attempt counted: no handler ran")
+	}
+}

@@ -67,29 +67,37 @@ func (l *heldLeft) take() []heldLeftRow {
 }
 
 // JournalHeld implements driver.HeldClaimer: one INSERT on the pool, in
-// autocommit. When it fails, the server may have committed the row all
-// the same (the connection was lost while the reply was on its way), and
-// that row would count an attempt for jobs whose handlers never ran once
-// it expires: it deletes the row by its content, on a context of its
-// own. The text of jobs (ids with their attempts before the claim) with
-// the expiry, to the microsecond, is no other live row's: a job is held
-// by one transaction at a time, and a row of a dead transaction that
-// named the same attempts expired at an earlier time. The DELETE finds a
-// row the INSERT wrote, committed or not (it waits for an uncommitted
-// one's lock), and misses an INSERT the server has not yet begun to run;
-// so when it deletes nothing, or fails, the row is deleted again after
-// the next journal row is written (dropLeft). The success path costs the
-// INSERT alone, and one DELETE more after a failed one.
+// autocommit. An INSERT the server refused wrote nothing. One that failed
+// on the way (the connection lost while the reply was on its way, ctx
+// ended) may have committed all the same, and that row would count an
+// attempt for jobs whose handlers never ran once it expires: it deletes
+// the row by its content, on a context of its own. The text of jobs (ids
+// with their attempts before the claim) with the expiry, to the
+// microsecond, is no other live row's: a job is held by one transaction
+// at a time, and a row of a dead transaction that named the same attempts
+// expired at an earlier time. The DELETE finds a row the INSERT wrote,
+// committed or not (it waits for an uncommitted one's lock), and misses
+// an INSERT the server has not yet begun to run; so when it deletes
+// nothing, or fails, the row is deleted again after the next journal row
+// is written (dropLeft). The success path costs the INSERT alone, and
+// one DELETE more after a failed one.
 func (s *Store) JournalHeld(ctx context.Context, jobs []driver.HeldJob, expires time.Time) (int64, error) {
 	text, at := formatHeldJobs(jobs), s.D.Time(expires.UTC(), true)
 	res, err := s.DB.ExecContext(ctx, "INSERT INTO "+s.T.HeldClaims+" (jobs, expires_at) VALUES (?, ?)", text, at)
 	var id int64
-	if err == nil {
+	switch {
+	case err == nil:
 		if id, err = res.LastInsertId(); err == nil {
 			s.dropLeft(ctx, id)
 			return id, nil
 		}
-		err = fmt.Errorf("id: %w", err)
+		err = fmt.Errorf("id: %w", err) // written, its id unknown
+	case !unreached(ctx, err):
+		// Refused: nothing written. An older schema may lack the table.
+		if p := s.probeDueTables(ctx); p.noHeld {
+			s.due.set(p) // no more held claims until the table is there
+		}
+		return 0, fmt.Errorf("held claim journal: %w", err)
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heldJournalDropTimeout)
 	defer cancel()
@@ -101,11 +109,6 @@ func (s *Store) JournalHeld(ctx context.Context, jobs []driver.HeldJob, expires 
 		return 0, fmt.Errorf("held claim journal: %w", err)
 	}
 	s.heldLeft.add(heldLeftRow{jobs: text, at: at})
-	if ctx.Err() == nil {
-		if p := s.probeDueTables(ctx); p.noHeld {
-			s.due.set(p) // no more held claims until the table is there
-		}
-	}
 	return 0, fmt.Errorf("held claim journal: %w (%w: %w)", err, driver.ErrHeldJournalLeft, derr)
 }
 

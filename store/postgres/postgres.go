@@ -283,7 +283,13 @@ func (c *Config) openDB(database string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(newConnector(stdlib.GetConnector(*pc, stdlib.OptionShouldPing(shouldPing)))), nil
+	return openPool(pc), nil
+}
+
+// openPool returns a pool of connections made with pc, whose statements
+// may use ? placeholders (openDB).
+func openPool(pc *pgx.ConnConfig) *sql.DB {
+	return sql.OpenDB(newConnector(stdlib.GetConnector(*pc, stdlib.OptionShouldPing(shouldPing))))
 }
 
 // shouldPing says whether a pooled connection is pinged before it is used
@@ -332,10 +338,7 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := cfg.openDB(cfg.Database)
-	if err != nil {
-		return nil, err
-	}
+	db := openPool(pc)
 	var version string
 	var num int
 	err = db.QueryRowContext(ctx, "SELECT version(), current_setting('server_version_num')::int").Scan(&version, &num)
