@@ -70,6 +70,14 @@ type Dialect struct {
 	// every processing job of that index beside (or instead of) the
 	// primary key's few entries.
 	ProcessingByID string
+	// StatusByComplement writes the status condition of the statements
+	// that find jobs by id or by workflow (completing jobs, listing a
+	// workflow's jobs) as the statuses left out, status NOT IN (...),
+	// for the reason of ProcessingByID: status IN ('pending',
+	// 'processing') implies the predicate of the partial
+	// idx_handler_status, which a planner without statistics reads whole
+	// beside the primary key or the workflow index (statusIn).
+	StatusByComplement bool
 	// Retryable reports a transient conflict: deadlock, lock-wait timeout,
 	// busy database. The transaction is run again.
 	Retryable func(error) bool

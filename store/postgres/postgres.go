@@ -481,7 +481,11 @@ var dialect = sqlstore.Dialect{
 	// follows from, so a job found by id is read through the primary key
 	// whatever the statistics say.
 	ProcessingByID: "status NOT IN ('pending', 'completed', 'failed', 'buried')",
-	BigInt:         "BIGINT",
+	// The same for the jobs completed by id and a workflow's jobs by
+	// status: status IN ('pending', 'processing') is idx_handler_status's
+	// predicate.
+	StatusByComplement: true,
+	BigInt:             "BIGINT",
 	// Whole seconds, cut toward zero as MySQL's TIMESTAMPDIFF cuts them.
 	SecondsBetween: func(from, to string) string {
 		return "CAST(TRUNC(EXTRACT(EPOCH FROM (" + to + " - " + from + "))) AS BIGINT)"
