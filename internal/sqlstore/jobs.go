@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,13 +175,45 @@ func (t *txn) JobUpdate(ctx context.Context, j *driver.Job) error {
 const completeSet = " SET status = 'completed', completed_at = ?, start_to_close_at = NULL, " +
 	"heartbeat_deadline_at = NULL, schedule_to_start_at = NULL, schedule_to_close_at = NULL "
 
+// allStatuses are the values of the jobs' status column (its CHECK
+// constraint on PostgreSQL and SQLite, its ENUM of values on MySQL).
+var allStatuses = []driver.JobStatus{driver.JobPending, driver.JobProcessing, driver.JobCompleted, driver.JobFailed, driver.JobBuried}
+
+// statusIn is the condition that a job's status is one of statuses, and
+// its arguments: status IN (?, ...), or with Dialect.StatusByComplement
+// status NOT IN the other statuses, written out (no arguments; "TRUE"
+// when none is left out).
+func (d Dialect) statusIn(statuses ...driver.JobStatus) (string, []any) {
+	var args []any
+	if !d.StatusByComplement {
+		for _, s := range statuses {
+			args = append(args, string(s))
+		}
+		return "status IN (" + placeholders(len(args)) + ")", args
+	}
+	var out []string
+	for _, s := range allStatuses {
+		if !slices.Contains(statuses, s) {
+			out = append(out, "'"+string(s)+"'")
+		}
+	}
+	if len(out) == 0 {
+		return "TRUE", nil
+	}
+	return "status NOT IN (" + strings.Join(out, ", ") + ")", nil
+}
+
 // JobComplete implements driver.Tx.
 func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	in, inArgs := t.idsIn("id", ids, false)
-	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet + "WHERE " + in + " AND status IN ('pending', 'processing')"
+	active := "status IN ('pending', 'processing')"
+	if t.s.D.StatusByComplement {
+		active, _ = t.s.D.statusIn(driver.JobPending, driver.JobProcessing)
+	}
+	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet + "WHERE " + in + " AND " + active
 	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, inArgs...)...); err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
 	}
@@ -202,10 +235,9 @@ func (t *txn) JobListByWorkflow(ctx context.Context, wfID int64, statuses []driv
 	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + t.s.D.ByWorkflow + " WHERE workflow_id = ?"
 	args := []any{wfID}
 	if len(statuses) > 0 {
-		q += " AND status IN (" + placeholders(len(statuses)) + ")"
-		for _, s := range statuses {
-			args = append(args, string(s))
-		}
+		cond, condArgs := t.s.D.statusIn(statuses...)
+		q += " AND " + cond
+		args = append(args, condArgs...)
 	}
 	return t.queryJobs(ctx, q+" ORDER BY id"+t.lock(lock), args...)
 }
@@ -221,10 +253,9 @@ func (t *txn) JobListByWorkflows(ctx context.Context, wfIDs []int64, statuses []
 	q := "SELECT " + jobCols + " FROM " + t.s.T.Jobs + t.s.D.ByWorkflow + " WHERE workflow_id IN (" + placeholders(len(wfIDs)) + ")"
 	args := idArgs(wfIDs)
 	if len(statuses) > 0 {
-		q += " AND status IN (" + placeholders(len(statuses)) + ")"
-		for _, s := range statuses {
-			args = append(args, string(s))
-		}
+		cond, condArgs := t.s.D.statusIn(statuses...)
+		q += " AND " + cond
+		args = append(args, condArgs...)
 	}
 	return t.queryJobs(ctx, q+" ORDER BY id"+t.lock(lock), args...)
 }

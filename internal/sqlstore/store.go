@@ -70,6 +70,14 @@ type Dialect struct {
 	// every processing job of that index beside (or instead of) the
 	// primary key's few entries.
 	ProcessingByID string
+	// StatusByComplement writes the status condition of the statements
+	// that find jobs by id or by workflow (completing jobs, listing a
+	// workflow's jobs) as the statuses left out, status NOT IN (...),
+	// for the reason of ProcessingByID: status IN ('pending',
+	// 'processing') implies the predicate of the partial
+	// idx_handler_status, which a planner without statistics reads whole
+	// beside the primary key or the workflow index (statusIn).
+	StatusByComplement bool
 	// Retryable reports a transient conflict: deadlock, lock-wait timeout,
 	// busy database. The transaction is run again.
 	Retryable func(error) bool
@@ -149,6 +157,11 @@ type Dialect struct {
 	// instead of by a condition the planner may answer from another
 	// index.
 	ClaimReturning bool
+	// ClaimByHandler makes that statement read the due jobs of each
+	// claimed handler through an index by queue and handler in claim
+	// order, and lock the first of them all, for up to 32 handlers
+	// (claimReturningByHandler); parameters as $n (PostgreSQL).
+	ClaimByHandler bool
 	// ClaimOptions go before a claim's arguments, to the driver: on
 	// PostgreSQL they send the claim unprepared, so the server plans it
 	// with its values every time instead of going over to a generic plan
@@ -371,6 +384,9 @@ func buildStatements(t Tables, d Dialect) Statements {
 			where(handlers, groups, capCost) + claimOrder
 	}
 	claimReturning := func(handlers, groups int, capCost bool) string {
+		if d.ClaimByHandler && handlers <= claimByHandlerMax {
+			return claimReturningByHandler(t, d, handlers, groups, capCost)
+		}
 		return "WITH claimed AS (" + claimCandidates(handlers, groups, capCost) + d.SkipLocked + ") UPDATE " + t.Jobs +
 			" job SET status = 'processing', reserved_at = ?, claim_token = " + d.bigParam() + " + " + nextAttempt +
 			", attempts = " + nextAttempt + " FROM claimed WHERE job.id = claimed.id RETURNING " + prefixed("job.", jobCols)

@@ -56,6 +56,8 @@ func migrations(prefix, lock string) migrate.Migrations {
 				Up: migrate.Statements(func() []string { return inPlaceWorkflows(prefix) })},
 			{Version: 4, Name: "Go engine: fewer index entries a job writes (idx_queue_status_available replaced by the pending jobs' idx_go_due; idx_status_completed, idx_handler_status and the logs' idx_event partial; failed jobs' idx_go_status_failed)",
 				Up: migrate.Statements(func() []string { return partialJobIndexes(prefix) })},
+			{Version: 5, Name: "Go engine: the pending jobs by queue and handler in claim order (idx_go_claim_handler), which a claim reads handler by handler",
+				Up: migrate.Statements(func() []string { return claimByHandlerIndex(prefix) })},
 		},
 		VersionsTable: "CREATE TABLE IF NOT EXISTS %s (version INTEGER NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at TIMESTAMP(6) NOT NULL)",
 		Lock:          migrate.PostgresLock(lock, 120*time.Second),
@@ -157,6 +159,21 @@ func partialJobIndexes(prefix string) []string {
 		out = append(out, "DROP INDEX IF EXISTS "+name, "CREATE INDEX "+name+" ON "+ix.table+" "+ix.def)
 	}
 	return out
+}
+
+// claimByHandlerIndex is version 5: the pending jobs by queue and handler
+// in claim order. A claim reads each of its handlers' first due jobs
+// through it (sqlstore.Dialect.ClaimByHandler) instead of the queue's
+// pending jobs in claim order through idx_go_claim, which passes every
+// pending job of the handlers it does not run (and reads each one's row
+// to find its handler). Like idx_go_claim it holds pending jobs only: a
+// job adds an entry to it at its insert, none at its claim or
+// completion. idx_go_claim stays for claims of more handlers than a
+// claim reads one by one.
+func claimByHandlerIndex(prefix string) []string {
+	jobs := prefix + "queuety_jobs"
+	return []string{"CREATE INDEX IF NOT EXISTS " + indexName(jobs+"_idx_go_claim_handler") + " ON " + jobs +
+		" (queue, handler, priority DESC, available_at, id) WHERE status = 'pending'"}
 }
 
 // LatestVersion is the schema version this package migrates to.

@@ -472,12 +472,20 @@ var dialect = sqlstore.Dialect{
 	AbortsOnError:  true,
 	Returning:      true,
 	ClaimReturning: true,
+	// A claim reads each handler's due jobs through idx_go_claim_handler
+	// (schema version 5), not the queue's pending jobs in claim order,
+	// which pass every pending job of a handler it does not run.
+	ClaimByHandler: true,
 	// The CHECK of the jobs' status column leaves processing the one
 	// state these do not name: a condition no partial index's predicate
 	// follows from, so a job found by id is read through the primary key
 	// whatever the statistics say.
 	ProcessingByID: "status NOT IN ('pending', 'completed', 'failed', 'buried')",
-	BigInt:         "BIGINT",
+	// The same for the jobs completed by id and a workflow's jobs by
+	// status: status IN ('pending', 'processing') is idx_handler_status's
+	// predicate.
+	StatusByComplement: true,
+	BigInt:             "BIGINT",
 	// Whole seconds, cut toward zero as MySQL's TIMESTAMPDIFF cuts them.
 	SecondsBetween: func(from, to string) string {
 		return "CAST(TRUNC(EXTRACT(EPOCH FROM (" + to + " - " + from + "))) AS BIGINT)"
