@@ -1,6 +1,7 @@
 package phpjson
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -34,13 +35,11 @@ func DecodeObject(data []byte) (*Object, error) {
 	case *Object:
 		return x, nil
 	case []any:
-		o := &Object{keys: make([]string, len(x)), vals: make(map[string]any, len(x))}
-		for i, e := range x {
-			k := strconv.Itoa(i)
-			o.keys[i] = k
-			o.vals[k] = e
+		keys := make([]string, len(x))
+		for i := range x {
+			keys[i] = strconv.Itoa(i)
 		}
-		return o, nil
+		return newObject(keys, x), nil
 	}
 	return nil, fmt.Errorf("phpjson: expected a JSON object, got %s", typeName(v))
 }
@@ -232,17 +231,7 @@ func (d *decoder) object() (any, error) {
 	}
 	o := d.closeObject(base)
 	if d.resort && needsNumericResort(o.keys) {
-		slices.SortFunc(o.keys, func(a, b string) int {
-			x, _ := CanonicalInt(a)
-			y, _ := CanonicalInt(b)
-			switch {
-			case x < y:
-				return -1
-			case x > y:
-				return 1
-			}
-			return 0
-		})
+		o.sortNumeric()
 	}
 	d.depth--
 	return o, nil
@@ -292,15 +281,60 @@ func (d *decoder) array() (any, error) {
 // first position and takes the last value), and pops them.
 func (d *decoder) closeObject(base int) *Object {
 	keys, vals := d.keys[base:], d.vals[len(d.vals)-len(d.keys)+base:]
-	o := &Object{keys: make([]string, 0, len(keys)), vals: make(map[string]any, len(keys))}
-	for i, k := range keys {
-		o.Set(k, vals[i])
+	o := &Object{keys: slices.Clone(keys), vals: slices.Clone(vals)}
+	if len(keys) > indexFrom {
+		o.idx = make(map[string]int, len(keys))
+	}
+	for i, k := range o.keys {
+		if o.idx != nil {
+			if _, dup := o.idx[k]; !dup {
+				o.idx[k] = i
+				continue
+			}
+			o.dedup(i)
+			break
+		}
+		if slices.Contains(o.keys[:i], k) {
+			o.dedup(i)
+			break
+		}
 	}
 	clear(keys)
 	clear(vals)
 	d.keys = d.keys[:base]
 	d.vals = d.vals[:len(d.vals)-len(keys)]
 	return o
+}
+
+// sortNumeric puts o's members in the numeric order of their keys, all
+// of which are canonical integers.
+func (o *Object) sortNumeric() {
+	order := make([]int, len(o.keys))
+	nums := make([]int64, len(o.keys))
+	for i, k := range o.keys {
+		order[i] = i
+		nums[i], _ = CanonicalInt(k)
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(nums[a], nums[b]) })
+	keys, vals := make([]string, len(order)), make([]any, len(order))
+	for i, j := range order {
+		keys[i], vals[i] = o.keys[j], o.vals[j]
+	}
+	o.keys, o.vals = keys, vals
+	o.reindex()
+}
+
+// dedup finishes building o, whose keys before i are distinct and whose
+// key i repeats one of them: from i on, its members are set one by one
+// (a repeated key keeps its first position and takes the last value).
+func (o *Object) dedup(i int) {
+	keys, vals := slices.Clone(o.keys[i:]), slices.Clone(o.vals[i:])
+	clear(o.vals[i:])
+	o.keys, o.vals = o.keys[:i], o.vals[:i]
+	o.reindex()
+	for k, key := range keys {
+		o.Set(key, vals[k])
+	}
 }
 
 // string parses a string literal starting at the opening quote.
