@@ -156,7 +156,14 @@ func (d *decoder) value() (any, error) {
 	case c == '[':
 		return d.array()
 	case c == '"':
-		return d.string()
+		s, e, err := d.text()
+		switch {
+		case err != nil:
+			return nil, err
+		case e != nil:
+			return e.v, nil
+		}
+		return s, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	case c == 't':
@@ -199,9 +206,12 @@ func (d *decoder) object() (any, error) {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return nil, d.syntaxError("looking for beginning of object key string")
 		}
-		k, err := d.string()
+		k, e, err := d.text()
 		if err != nil {
 			return nil, err
+		}
+		if e != nil {
+			k = e.s
 		}
 		d.skipWS()
 		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
@@ -213,7 +223,7 @@ func (d *decoder) object() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.keys = append(d.keys, k.(string))
+		d.keys = append(d.keys, k)
 		d.vals = append(d.vals, v)
 		d.skipWS()
 		if d.pos >= len(d.data) {
@@ -337,8 +347,10 @@ func (o *Object) dedup(i int) {
 	}
 }
 
-// string parses a string literal starting at the opening quote.
-func (d *decoder) string() (any, error) {
+// text parses a string literal starting at the opening quote: its
+// text, or, for a short string without escapes that the intern table
+// keeps, its entry there (and "").
+func (d *decoder) text() (string, *internEntry, error) {
 	d.pos++ // opening quote
 	start := d.pos
 	// Fast path: no escapes.
@@ -346,27 +358,33 @@ func (d *decoder) string() (any, error) {
 		c := d.data[d.pos]
 		switch {
 		case c == '"':
-			s := string(d.data[start:d.pos])
+			b := d.data[start:d.pos]
 			d.pos++
-			return s, nil
+			if len(b) > 0 && len(b) <= internMaxLen {
+				if e := interned(b); e != nil {
+					return "", e, nil
+				}
+			}
+			return string(b), nil, nil
 		case c == '\\':
-			return d.stringSlow(start)
+			s, err := d.stringSlow(start)
+			return s, nil, err
 		case c < 0x20:
-			return nil, d.syntaxError("in string literal")
+			return "", nil, d.syntaxError("in string literal")
 		case c < utf8.RuneSelf:
 			d.pos++
 		default:
 			r, size := utf8.DecodeRune(d.data[d.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, errUTF8
+				return "", nil, errUTF8
 			}
 			d.pos += size
 		}
 	}
-	return nil, d.syntaxError("")
+	return "", nil, d.syntaxError("")
 }
 
-func (d *decoder) stringSlow(start int) (any, error) {
+func (d *decoder) stringSlow(start int) (string, error) {
 	buf := make([]byte, 0, d.pos-start+16)
 	buf = append(buf, d.data[start:d.pos]...)
 	for d.pos < len(d.data) {
@@ -378,7 +396,7 @@ func (d *decoder) stringSlow(start int) (any, error) {
 		case c == '\\':
 			d.pos++
 			if d.pos >= len(d.data) {
-				return nil, d.syntaxError("")
+				return "", d.syntaxError("")
 			}
 			switch e := d.data[d.pos]; e {
 			case '"', '\\', '/':
@@ -396,29 +414,29 @@ func (d *decoder) stringSlow(start int) (any, error) {
 			case 'u':
 				r, err := d.unicodeEscape()
 				if err != nil {
-					return nil, err
+					return "", err
 				}
 				buf = utf8.AppendRune(buf, r)
 				continue
 			default:
-				return nil, d.syntaxError("in string escape code")
+				return "", d.syntaxError("in string escape code")
 			}
 			d.pos++
 		case c < 0x20:
-			return nil, d.syntaxError("in string literal")
+			return "", d.syntaxError("in string literal")
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
 			d.pos++
 		default:
 			r, size := utf8.DecodeRune(d.data[d.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, errUTF8
+				return "", errUTF8
 			}
 			buf = append(buf, d.data[d.pos:d.pos+size]...)
 			d.pos += size
 		}
 	}
-	return nil, d.syntaxError("")
+	return "", d.syntaxError("")
 }
 
 // unicodeEscape parses the XXXX of \uXXXX (d.pos is at 'u'), and a following
