@@ -1,6 +1,7 @@
 package advance
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -221,6 +222,16 @@ func (sc *stepCtx) finalizeForEach(w *Writes, in stepInputs, output *phpjson.Obj
 // the step_completed that settles the step) record it once. Queuety's
 // readers accept the missing columns (its branch events are never read for
 // state: workflow_state_at reads step_completed and workflow_resumed rows).
+// branchMeta is workflowstate.BranchMeta of the step's job: read from the
+// payload its claim decoded when the locked row holds the payload
+// claimed, instead of decoding the payload again.
+func (sc *stepCtx) branchMeta() (item any, index int, ok bool) {
+	if doc := sc.at.Payload(); doc != nil && bytes.Equal(sc.at.Job().Payload, sc.row.Payload) {
+		return workflowstate.BranchMetaOf(doc)
+	}
+	return workflowstate.BranchMeta(sc.row)
+}
+
 func (sc *stepCtx) branchInputs(item any, index int) (stepInputs, []byte) {
 	enc := workflowstate.EncodeJSON(item)
 	// {"item":<item>,"item_index":<index>}, the order of Queuety's context.
@@ -276,7 +287,7 @@ func (sc *stepCtx) completeForEachBranch(output *phpjson.Object) error {
 // the result entry it recorded (never changed afterwards) and whether
 // the step's mode is now satisfied. The caller completes the job.
 func (sc *stepCtx) applyBranch(w *Writes, rt *workflowstate.ForEach, output *phpjson.Object) (*phpjson.Object, bool, error) {
-	storedItem, itemIndex, ok := workflowstate.BranchMeta(sc.row)
+	storedItem, itemIndex, ok := sc.branchMeta()
 	if !ok {
 		return nil, false, sc.s.final(fmt.Errorf("Workflow %d: invalid for-each branch payload.", sc.wf.ID))
 	}

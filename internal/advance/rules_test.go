@@ -103,6 +103,7 @@ type fakeAttempt struct {
 	job     *driver.Job
 	funcs   Functions
 	outcome observe.Outcome
+	payload *phpjson.Object
 }
 
 func (a *fakeAttempt) Job() *driver.Job          { return a.job }
@@ -119,6 +120,7 @@ func (a *fakeAttempt) TraceCompleted(*driver.WorkflowEvent)                     
 func (a *fakeAttempt) TraceItemCompleted(*driver.WorkflowEvent, *phpjson.Object) {}
 func (a *fakeAttempt) TraceFailed(*driver.WorkflowEvent)                         {}
 func (a *fakeAttempt) SetOutcome(o observe.Outcome)                              { a.outcome = o }
+func (a *fakeAttempt) Payload() *phpjson.Object                                  { return a.payload }
 
 func decode(t *testing.T, s string) *phpjson.Object {
 	t.Helper()

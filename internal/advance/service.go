@@ -114,6 +114,9 @@ type Attempt interface {
 	TraceFailed(ev *driver.WorkflowEvent)
 	// SetOutcome records what the transition did to the job.
 	SetOutcome(o observe.Outcome)
+	// Payload is the tree the claim decoded Job().Payload to, read only,
+	// or nil when there is none.
+	Payload() *phpjson.Object
 }
 
 // Config holds the engine's settings and core that the advancement

@@ -160,7 +160,7 @@ type stepInputs struct {
 // inputs snapshots the public state before this attempt changes it.
 func (sc *stepCtx) inputs() stepInputs {
 	if sc.step.Type == queuetytype.StepForEach && sc.row.Handler != handlerForEach {
-		if item, index, ok := workflowstate.BranchMeta(sc.row); ok {
+		if item, index, ok := sc.branchMeta(); ok {
 			in, _ := sc.branchInputs(item, index)
 			return in
 		}

@@ -142,6 +142,15 @@ func (a attempt) TraceItemCompleted(ev *driver.WorkflowEvent, itemCtx *phpjson.O
 	a.cj.traceItemCompleted(ev, itemCtx)
 }
 
+// Payload returns the payload the claim decoded, unless the claim found
+// the job unable to run.
+func (a attempt) Payload() *phpjson.Object {
+	if a.cj.preErr != nil {
+		return nil
+	}
+	return a.cj.payload
+}
+
 func (a attempt) Funcs() Functions {
 	if a.r == nil {
 		return nil

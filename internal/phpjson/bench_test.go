@@ -113,3 +113,30 @@ func BenchmarkDecodeAfterItems(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeUniqueStrings decodes a list of 1,000 short strings
+// each seen once (ids): none is kept by the decoder's intern table, and
+// each costs its hash on top of its allocation.
+func BenchmarkDecodeUniqueStrings(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	n := 0
+	for b.Loop() {
+		b.StopTimer()
+		sb.Reset()
+		sb.WriteByte('[')
+		for i := range 1000 {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			n++
+			sb.WriteString(`"id-` + strconv.Itoa(n) + `-0123456789"`)
+		}
+		sb.WriteByte(']')
+		data := []byte(sb.String())
+		b.StartTimer()
+		if _, err := phpjson.Decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

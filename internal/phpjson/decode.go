@@ -1,6 +1,7 @@
 package phpjson
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -34,13 +35,11 @@ func DecodeObject(data []byte) (*Object, error) {
 	case *Object:
 		return x, nil
 	case []any:
-		o := &Object{keys: make([]string, len(x)), vals: make(map[string]any, len(x))}
-		for i, e := range x {
-			k := strconv.Itoa(i)
-			o.keys[i] = k
-			o.vals[k] = e
+		keys := make([]string, len(x))
+		for i := range x {
+			keys[i] = strconv.Itoa(i)
 		}
-		return o, nil
+		return newObject(keys, x), nil
 	}
 	return nil, fmt.Errorf("phpjson: expected a JSON object, got %s", typeName(v))
 }
@@ -157,7 +156,14 @@ func (d *decoder) value() (any, error) {
 	case c == '[':
 		return d.array()
 	case c == '"':
-		return d.string()
+		s, e, err := d.text()
+		switch {
+		case err != nil:
+			return nil, err
+		case e != nil:
+			return e.v, nil
+		}
+		return s, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	case c == 't':
@@ -200,9 +206,12 @@ func (d *decoder) object() (any, error) {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return nil, d.syntaxError("looking for beginning of object key string")
 		}
-		k, err := d.string()
+		k, e, err := d.text()
 		if err != nil {
 			return nil, err
+		}
+		if e != nil {
+			k = e.s
 		}
 		d.skipWS()
 		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
@@ -214,7 +223,7 @@ func (d *decoder) object() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.keys = append(d.keys, k.(string))
+		d.keys = append(d.keys, k)
 		d.vals = append(d.vals, v)
 		d.skipWS()
 		if d.pos >= len(d.data) {
@@ -232,17 +241,7 @@ func (d *decoder) object() (any, error) {
 	}
 	o := d.closeObject(base)
 	if d.resort && needsNumericResort(o.keys) {
-		slices.SortFunc(o.keys, func(a, b string) int {
-			x, _ := CanonicalInt(a)
-			y, _ := CanonicalInt(b)
-			switch {
-			case x < y:
-				return -1
-			case x > y:
-				return 1
-			}
-			return 0
-		})
+		o.sortNumeric()
 	}
 	d.depth--
 	return o, nil
@@ -292,9 +291,23 @@ func (d *decoder) array() (any, error) {
 // first position and takes the last value), and pops them.
 func (d *decoder) closeObject(base int) *Object {
 	keys, vals := d.keys[base:], d.vals[len(d.vals)-len(d.keys)+base:]
-	o := &Object{keys: make([]string, 0, len(keys)), vals: make(map[string]any, len(keys))}
-	for i, k := range keys {
-		o.Set(k, vals[i])
+	o := &Object{keys: slices.Clone(keys), vals: slices.Clone(vals)}
+	if len(keys) > indexFrom {
+		o.idx = make(map[string]int, len(keys))
+	}
+	for i, k := range o.keys {
+		if o.idx != nil {
+			if _, dup := o.idx[k]; !dup {
+				o.idx[k] = i
+				continue
+			}
+			o.dedup(i)
+			break
+		}
+		if slices.Contains(o.keys[:i], k) {
+			o.dedup(i)
+			break
+		}
 	}
 	clear(keys)
 	clear(vals)
@@ -303,8 +316,41 @@ func (d *decoder) closeObject(base int) *Object {
 	return o
 }
 
-// string parses a string literal starting at the opening quote.
-func (d *decoder) string() (any, error) {
+// sortNumeric puts o's members in the numeric order of their keys, all
+// of which are canonical integers.
+func (o *Object) sortNumeric() {
+	order := make([]int, len(o.keys))
+	nums := make([]int64, len(o.keys))
+	for i, k := range o.keys {
+		order[i] = i
+		nums[i], _ = CanonicalInt(k)
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(nums[a], nums[b]) })
+	keys, vals := make([]string, len(order)), make([]any, len(order))
+	for i, j := range order {
+		keys[i], vals[i] = o.keys[j], o.vals[j]
+	}
+	o.keys, o.vals = keys, vals
+	o.reindex()
+}
+
+// dedup finishes building o, whose keys before i are distinct and whose
+// key i repeats one of them: from i on, its members are set one by one
+// (a repeated key keeps its first position and takes the last value).
+func (o *Object) dedup(i int) {
+	keys, vals := slices.Clone(o.keys[i:]), slices.Clone(o.vals[i:])
+	clear(o.vals[i:])
+	o.keys, o.vals = o.keys[:i], o.vals[:i]
+	o.reindex()
+	for k, key := range keys {
+		o.Set(key, vals[k])
+	}
+}
+
+// text parses a string literal starting at the opening quote: its
+// text, or, for a short string without escapes that the intern table
+// keeps, its entry there (and "").
+func (d *decoder) text() (string, *internEntry, error) {
 	d.pos++ // opening quote
 	start := d.pos
 	// Fast path: no escapes.
@@ -312,27 +358,33 @@ func (d *decoder) string() (any, error) {
 		c := d.data[d.pos]
 		switch {
 		case c == '"':
-			s := string(d.data[start:d.pos])
+			b := d.data[start:d.pos]
 			d.pos++
-			return s, nil
+			if len(b) > 0 && len(b) <= internMaxLen {
+				if e := interned(b); e != nil {
+					return "", e, nil
+				}
+			}
+			return string(b), nil, nil
 		case c == '\\':
-			return d.stringSlow(start)
+			s, err := d.stringSlow(start)
+			return s, nil, err
 		case c < 0x20:
-			return nil, d.syntaxError("in string literal")
+			return "", nil, d.syntaxError("in string literal")
 		case c < utf8.RuneSelf:
 			d.pos++
 		default:
 			r, size := utf8.DecodeRune(d.data[d.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, errUTF8
+				return "", nil, errUTF8
 			}
 			d.pos += size
 		}
 	}
-	return nil, d.syntaxError("")
+	return "", nil, d.syntaxError("")
 }
 
-func (d *decoder) stringSlow(start int) (any, error) {
+func (d *decoder) stringSlow(start int) (string, error) {
 	buf := make([]byte, 0, d.pos-start+16)
 	buf = append(buf, d.data[start:d.pos]...)
 	for d.pos < len(d.data) {
@@ -344,7 +396,7 @@ func (d *decoder) stringSlow(start int) (any, error) {
 		case c == '\\':
 			d.pos++
 			if d.pos >= len(d.data) {
-				return nil, d.syntaxError("")
+				return "", d.syntaxError("")
 			}
 			switch e := d.data[d.pos]; e {
 			case '"', '\\', '/':
@@ -362,29 +414,29 @@ func (d *decoder) stringSlow(start int) (any, error) {
 			case 'u':
 				r, err := d.unicodeEscape()
 				if err != nil {
-					return nil, err
+					return "", err
 				}
 				buf = utf8.AppendRune(buf, r)
 				continue
 			default:
-				return nil, d.syntaxError("in string escape code")
+				return "", d.syntaxError("in string escape code")
 			}
 			d.pos++
 		case c < 0x20:
-			return nil, d.syntaxError("in string literal")
+			return "", d.syntaxError("in string literal")
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
 			d.pos++
 		default:
 			r, size := utf8.DecodeRune(d.data[d.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, errUTF8
+				return "", errUTF8
 			}
 			buf = append(buf, d.data[d.pos:d.pos+size]...)
 			d.pos += size
 		}
 	}
-	return nil, d.syntaxError("")
+	return "", d.syntaxError("")
 }
 
 // unicodeEscape parses the XXXX of \uXXXX (d.pos is at 'u'), and a following

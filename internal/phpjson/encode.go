@@ -181,11 +181,11 @@ func (e *encoder) plainObject(o *Object) error {
 		e.buf = append(e.buf, "[]"...)
 	} else if isListKeys(o.keys) {
 		e.buf = append(e.buf, '[')
-		for i, k := range o.keys {
+		for i := range o.keys {
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
-			if err := e.value(o.vals[k]); err != nil {
+			if err := e.value(o.vals[i]); err != nil {
 				return err
 			}
 		}
@@ -200,7 +200,7 @@ func (e *encoder) plainObject(o *Object) error {
 				return err
 			}
 			e.buf = append(e.buf, ':')
-			if err := e.value(o.vals[k]); err != nil {
+			if err := e.value(o.vals[i]); err != nil {
 				return err
 			}
 		}
@@ -239,7 +239,11 @@ func (e *encoder) plainList(l []any) error {
 
 func (e *encoder) stringMap(m map[string]any) error {
 	keys := sortedMapKeys(m)
-	return e.object(&Object{keys: keys, vals: m})
+	vals := make([]any, len(keys))
+	for i, k := range keys {
+		vals[i] = m[k]
+	}
+	return e.object(&Object{keys: keys, vals: vals}) // read only: no index needed
 }
 
 const hexDigits = "0123456789abcdef"
@@ -423,7 +427,7 @@ func (e *encoder) filteredObject(o *Object, keep func(key string) bool) error {
 	}
 	e.buf = append(e.buf, open)
 	first := true
-	for _, k := range o.keys {
+	for i, k := range o.keys {
 		if !keep(k) {
 			continue
 		}
@@ -437,7 +441,7 @@ func (e *encoder) filteredObject(o *Object, keep func(key string) bool) error {
 			}
 			e.buf = append(e.buf, ':')
 		}
-		if err := e.value(o.vals[k]); err != nil {
+		if err := e.value(o.vals[i]); err != nil {
 			return err
 		}
 	}

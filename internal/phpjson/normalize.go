@@ -134,19 +134,16 @@ func fromNumber(n json.Number) (any, error) {
 
 func normalizeObject(o *Object, depth int) (any, bool, error) {
 	var out *Object
-	for i, k := range o.keys {
-		n, changed, err := normalize(o.vals[k], depth+1)
+	for i := range o.keys {
+		n, changed, err := normalize(o.vals[i], depth+1)
 		if err != nil {
 			return nil, false, err
 		}
 		if changed && out == nil {
-			out = &Object{keys: append([]string(nil), o.keys...), vals: make(map[string]any, len(o.keys))}
-			for _, pk := range o.keys[:i] {
-				out.vals[pk] = o.vals[pk]
-			}
+			out = o.Shallow()
 		}
 		if out != nil {
-			out.vals[k] = n
+			out.vals[i] = n
 		}
 	}
 	if out == nil {
@@ -180,7 +177,7 @@ func normalizeList(l []any, depth int) (any, bool, error) {
 // (written in decimal, as encoding/json writes it).
 func normalizeMap(rv reflect.Value, depth int) (*Object, error) {
 	keys := make([]string, 0, rv.Len())
-	vals := make(map[string]any, rv.Len())
+	m := make(map[string]any, rv.Len())
 	it := rv.MapRange()
 	for it.Next() {
 		k := mapKey(it.Key())
@@ -189,10 +186,14 @@ func normalizeMap(rv reflect.Value, depth int) (*Object, error) {
 			return nil, err
 		}
 		keys = append(keys, k)
-		vals[k] = n
+		m[k] = n
 	}
 	SortKeys(keys)
-	return &Object{keys: keys, vals: vals}, nil
+	vals := make([]any, len(keys))
+	for i, k := range keys {
+		vals[i] = m[k]
+	}
+	return newObject(keys, vals), nil
 }
 
 // mapKey is the object key of a map key of a string or integer kind.

@@ -8,14 +8,62 @@ import (
 // Object is a JSON object that keeps its keys in insertion order, like a PHP
 // array. The zero value is an empty object ready to use. An Object is not safe
 // for concurrent use when one goroutine writes.
+//
+// Its values sit beside its keys, in the same order; an object of more
+// than indexFrom keys also keeps an index from key to position. Most
+// objects of a workflow's state (a step's definition, its outputs, the
+// runtime entries) have a handful of keys, which a scan finds faster
+// than a map and without the map's allocation.
 type Object struct {
 	keys []string
-	vals map[string]any
+	vals []any // vals[i] is the value of keys[i]
+	// idx maps every key to its position when len(keys) > indexFrom,
+	// and is nil otherwise.
+	idx map[string]int
 }
+
+// indexFrom is the most keys an Object finds by scanning its keys.
+const indexFrom = 16
 
 // NewObject returns an empty Object.
 func NewObject() *Object {
-	return &Object{vals: make(map[string]any)}
+	return &Object{}
+}
+
+// newObject returns an Object of keys and vals, which it takes; keys
+// holds no key twice.
+func newObject(keys []string, vals []any) *Object {
+	o := &Object{keys: keys, vals: vals}
+	o.reindex()
+	return o
+}
+
+// reindex rebuilds idx after keys changed other than by an append.
+func (o *Object) reindex() {
+	if len(o.keys) <= indexFrom {
+		o.idx = nil
+		return
+	}
+	o.idx = make(map[string]int, len(o.keys))
+	for i, k := range o.keys {
+		o.idx[k] = i
+	}
+}
+
+// find returns the position of key, or -1.
+func (o *Object) find(key string) int {
+	if o.idx != nil {
+		if i, ok := o.idx[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, k := range o.keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // Len returns the number of keys. A nil *Object has length 0.
@@ -39,20 +87,32 @@ func (o *Object) Get(key string) (any, bool) {
 	if o == nil {
 		return nil, false
 	}
-	v, ok := o.vals[key]
-	return v, ok
+	if i := o.find(key); i >= 0 {
+		return o.vals[i], true
+	}
+	return nil, false
 }
 
 // Set stores v under key. An existing key keeps its position, as a PHP array
 // assignment does; a new key is appended.
 func (o *Object) Set(key string, v any) {
-	if o.vals == nil {
-		o.vals = make(map[string]any)
+	if i := o.find(key); i >= 0 {
+		o.vals[i] = v
+		return
 	}
-	if _, ok := o.vals[key]; !ok {
-		o.keys = append(o.keys, key)
+	if cap(o.keys) == 0 {
+		// Room for a small object's keys at once, instead of growing
+		// both slices key by key.
+		o.keys, o.vals = make([]string, 0, 4), make([]any, 0, 4)
 	}
-	o.vals[key] = v
+	o.keys = append(o.keys, key)
+	o.vals = append(o.vals, v)
+	switch {
+	case o.idx != nil:
+		o.idx[key] = len(o.keys) - 1
+	case len(o.keys) > indexFrom:
+		o.reindex()
+	}
 }
 
 // Delete removes key, if present, keeping the order of the remaining keys.
@@ -60,13 +120,13 @@ func (o *Object) Delete(key string) {
 	if o == nil {
 		return
 	}
-	if _, ok := o.vals[key]; !ok {
+	i := o.find(key)
+	if i < 0 {
 		return
 	}
-	delete(o.vals, key)
-	if i := slices.Index(o.keys, key); i >= 0 {
-		o.keys = slices.Delete(o.keys, i, i+1)
-	}
+	o.keys = slices.Delete(o.keys, i, i+1)
+	o.vals = slices.Delete(o.vals, i, i+1)
+	o.reindex()
 }
 
 // Shallow returns a copy of o whose values are o's own: setting or
@@ -76,14 +136,18 @@ func (o *Object) Shallow() *Object {
 	if o == nil {
 		return nil
 	}
-	return &Object{keys: slices.Clone(o.keys), vals: maps.Clone(o.vals)}
+	return &Object{keys: slices.Clone(o.keys), vals: slices.Clone(o.vals), idx: maps.Clone(o.idx)}
 }
 
 // WithKeyOrder returns a copy of o, as Shallow does, whose keys are in
 // the order of keys, which must hold every key of o exactly once; o
 // keeps its order.
 func (o *Object) WithKeyOrder(keys []string) *Object {
-	return &Object{keys: keys, vals: maps.Clone(o.vals)}
+	vals := make([]any, len(keys))
+	for i, k := range keys {
+		vals[i], _ = o.Get(k)
+	}
+	return newObject(keys, vals)
 }
 
 // Filter returns a copy of o's top level with only the keys keep
@@ -93,17 +157,17 @@ func (o *Object) Filter(keep func(key string) bool) *Object {
 	if o == nil {
 		return NewObject()
 	}
-	c := &Object{keys: make([]string, 0, len(o.keys)), vals: make(map[string]any, len(o.keys))}
-	for _, k := range o.keys {
+	keys, vals := make([]string, 0, len(o.keys)), make([]any, 0, len(o.keys))
+	for i, k := range o.keys {
 		if keep(k) {
-			c.keys = append(c.keys, k)
-			c.vals[k] = o.vals[k]
+			keys = append(keys, k)
+			vals = append(vals, o.vals[i])
 		}
 	}
-	if len(c.keys) == 0 {
-		c.keys = nil // as NewObject's
+	if len(keys) == 0 {
+		return NewObject()
 	}
-	return c
+	return newObject(keys, vals)
 }
 
 // FilterMap is Filter(keep).ToMap() without the intermediate Object.
@@ -112,9 +176,9 @@ func (o *Object) FilterMap(keep func(key string) bool) map[string]any {
 		return map[string]any{}
 	}
 	m := make(map[string]any, len(o.keys))
-	for _, k := range o.keys {
+	for i, k := range o.keys {
 		if keep(k) {
-			m[k] = toMapValue(o.vals[k])
+			m[k] = toMapValue(o.vals[i])
 		}
 	}
 	return m
@@ -126,9 +190,12 @@ func (o *Object) Clone() *Object {
 	if o == nil {
 		return nil
 	}
-	c := &Object{keys: slices.Clone(o.keys), vals: make(map[string]any, len(o.keys))}
-	for _, k := range o.keys {
-		c.vals[k] = cloneValue(o.vals[k])
+	c := &Object{keys: slices.Clone(o.keys), vals: make([]any, len(o.vals)), idx: maps.Clone(o.idx)}
+	if o.vals == nil {
+		c.vals = nil
+	}
+	for i, v := range o.vals {
+		c.vals[i] = cloneValue(v)
 	}
 	return c
 }
@@ -158,8 +225,8 @@ func (o *Object) ToMap() map[string]any {
 		return nil
 	}
 	m := make(map[string]any, len(o.keys))
-	for _, k := range o.keys {
-		m[k] = toMapValue(o.vals[k])
+	for i, k := range o.keys {
+		m[k] = toMapValue(o.vals[i])
 	}
 	return m
 }
@@ -190,11 +257,11 @@ func toMapValue(v any) any {
 // map[string]any values, also inside []any, become *Object the same way.
 func ObjectFromMap(m map[string]any) *Object {
 	keys := sortedMapKeys(m)
-	o := &Object{keys: keys, vals: make(map[string]any, len(keys))}
-	for _, k := range keys {
-		o.vals[k] = fromMapValue(m[k])
+	vals := make([]any, len(keys))
+	for i, k := range keys {
+		vals[i] = fromMapValue(m[k])
 	}
-	return o
+	return newObject(keys, vals)
 }
 
 func fromMapValue(v any) any {

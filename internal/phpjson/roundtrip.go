@@ -27,8 +27,8 @@ func roundTrips(v any, depth int) bool {
 		if x == nil || len(x.keys) == 0 || isListKeys(x.keys) || depth >= maxDepth {
 			return false
 		}
-		for _, k := range x.keys {
-			if !utf8.ValidString(k) || !roundTrips(x.vals[k], depth+1) {
+		for i, k := range x.keys {
+			if !utf8.ValidString(k) || !roundTrips(x.vals[i], depth+1) {
 				return false
 			}
 		}

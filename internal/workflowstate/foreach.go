@@ -302,6 +302,11 @@ func BranchMeta(row *driver.Job) (item any, index int, ok bool) {
 	if err != nil {
 		return nil, 0, false
 	}
+	return BranchMetaOf(doc)
+}
+
+// BranchMetaOf is BranchMeta of a branch job's payload already decoded.
+func BranchMetaOf(doc *phpjson.Object) (item any, index int, ok bool) {
 	v, _ := doc.Get(ForEachKey)
 	m, isObj := v.(*phpjson.Object)
 	if !isObj {
