@@ -377,7 +377,7 @@ func (e *Engine) completeSteps(ctx context.Context, results []*Result, offer *Ea
 		batch = append(batch, i)
 	}
 	if len(batch) > 0 {
-		individual, eager, err := e.stepBatches.complete(ctx, e, stepRequest{results: results, outputs: outputs, batch: batch, offer: offer})
+		individual, eager, err := e.completeStepBatch(ctx, results, outputs, batch, offer)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -422,12 +422,12 @@ func lockedState(cj *Claimed, wf *driver.Workflow) (*phpjson.Object, []*stepDef,
 // returns the results it left for Finish, and the next steps' jobs it
 // handed off to the worker that made offer (see eager.go). It first tries
 // advanceStepBatch, which needs no locking read.
-func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int, offers stepOffers) ([]int, [][]*Claimed, error) {
-	if individual, handed, ok, err := e.advanceStepBatch(ctx, results, outputs, batch, offers); ok || err != nil {
+func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int, offer *EagerOffer) ([]int, []*Claimed, error) {
+	if individual, handed, ok, err := e.advanceStepBatch(ctx, results, outputs, batch, offer); ok || err != nil {
 		return individual, handed, err
 	}
 	var individual []int
-	var handed [][]*Claimed
+	var handed []*Claimed
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		individual, handed = individual[:0], nil
 		now := e.clock.Now()
@@ -460,7 +460,7 @@ func (e *Engine) completeStepBatch(ctx context.Context, results []*Result, outpu
 		if len(items) == 0 {
 			return nil
 		}
-		handed, err = e.recordSteps(ctx, tx, results, outputs, items, offers, now, func(w *advance.Writes) error {
+		handed, err = e.recordSteps(ctx, tx, results, outputs, items, offer, now, func(w *advance.Writes) error {
 			return tx.WorkflowUpdateMany(ctx, w.Workflows())
 		})
 		return err

@@ -168,18 +168,11 @@ func (p *eagerPicker) note(wf *driver.Workflow, state *phpjson.Object, steps []*
 // worker, before they are inserted, and returns their claims; their ids
 // are set by the insert.
 func (p *eagerPicker) claim(ctx context.Context, tx driver.Tx, now time.Time) ([]*Claimed, error) {
-	var paused map[string]bool
-	return p.claimWith(ctx, tx, now, &paused)
-}
-
-// claimWith is claim with the paused queues in *paused, read in tx and
-// kept there when nil: pickers of one transaction share one read.
-func (p *eagerPicker) claimWith(ctx context.Context, tx driver.Tx, now time.Time, pausedp *map[string]bool) ([]*Claimed, error) {
 	if p == nil || len(p.cands) == 0 {
 		return nil, nil
 	}
 	var out []*Claimed
-	paused := *pausedp
+	var paused map[string]bool
 	token := newClaimToken()
 	for _, c := range p.cands {
 		j, f := c.job, c.flow
@@ -205,7 +198,6 @@ func (p *eagerPicker) claimWith(ctx context.Context, tx driver.Tx, now time.Time
 			if paused, err = pausedQueues(ctx, tx); err != nil {
 				return nil, err
 			}
-			*pausedp = paused
 		}
 		if paused[j.Queue] {
 			continue

@@ -41,13 +41,11 @@ type Engine struct {
 	// commit, at a time.
 	held                heldCombiner
 	heldScan, heldWrite sync.Mutex
-	// claims, completions, stepBatches and branches combine the claims,
-	// plain-job completions, single and delay step completions and
-	// for-each branch completions that workers make at the same time
-	// (combine.go, stepcombine.go).
+	// claims, completions and branches combine the claims, plain-job
+	// completions and for-each branch completions that workers make at
+	// the same time (combine.go).
 	claims      claimCombiner
 	completions completionCombiner
-	stepBatches stepCombiner
 	branches    branchCombiner
 	wakes       *wakeHub          // new jobs: see wake.go
 	remote      *remoteWake       // nil unless the store carries notifications between processes

@@ -28,7 +28,7 @@ var errNeedLock = errors.New("a step batch needs its workflows locked and read")
 // jobs are then completed, the next jobs, events and log rows inserted, as
 // completeStepBatch does. ok is false, and nothing was written, when the
 // batch needs completeStepBatch's locked path (see errNeedLock).
-func (e *Engine) advanceStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int, offers stepOffers) (individual []int, handed [][]*Claimed, ok bool, err error) {
+func (e *Engine) advanceStepBatch(ctx context.Context, results []*Result, outputs []*phpjson.Object, batch []int, offer *EagerOffer) (individual []int, handed []*Claimed, ok bool, err error) {
 	seen := make(map[int64]bool, len(batch))
 	for _, i := range batch {
 		f := results[i].Claimed.flow
@@ -55,7 +55,7 @@ func (e *Engine) advanceStepBatch(ctx context.Context, results []*Result, output
 			from[wf.ID] = read
 			items = append(items, stepItem{i: i, wf: &wf, state: transitionCopy(cj.flow.State), steps: cj.flow.Steps, public: cj.flow.PublicJSON})
 		}
-		handed, err = e.recordSteps(ctx, tx, results, outputs, items, offers, now, func(w *advance.Writes) error {
+		handed, err = e.recordSteps(ctx, tx, results, outputs, items, offer, now, func(w *advance.Writes) error {
 			wfs := w.Workflows()
 			advances := make([]driver.WorkflowAdvance, len(wfs))
 			for k, wf := range wfs {
@@ -112,39 +112,15 @@ func batchable(cj *Claimed, wf *driver.Workflow, state *phpjson.Object, steps []
 		wf.CurrentStep == idx && idx < len(steps) && steps[idx].Type == cj.flow.Def.Type && !workflowstate.HasBudget(state)
 }
 
-// stepOffers are the offers of the workers whose step results one
-// transaction records (see stepCombiner): result i is of the worker that
-// made offers[owner[i]], or of offers[0]'s when owner is nil. A nil offer
-// takes nothing.
-type stepOffers struct {
-	offers []*EagerOffer
-	owner  []int
-}
-
-// oneOffer is the stepOffers of a single worker's results.
-func oneOffer(offer *EagerOffer) stepOffers { return stepOffers{offers: []*EagerOffer{offer}} }
-
-// of returns the index in o.offers of result i's worker.
-func (o stepOffers) of(i int) int {
-	if o.owner == nil {
-		return 0
-	}
-	return o.owner[i]
-}
-
 // recordSteps records a batch of completed steps in tx: each item's
 // transition, then the workflows written by writeWorkflows (an UPDATE of
 // the locked rows, or a guarded one), the jobs completed, the next steps'
-// jobs handed off to the worker of each item's result (within that
-// worker's offer), and the jobs, events and log rows inserted. It returns
-// the handed-off jobs by worker (as indexed in offers.offers).
+// jobs handed off to offer's worker, and the jobs, events and log rows
+// inserted. It returns the handed-off jobs.
 func (e *Engine) recordSteps(ctx context.Context, tx driver.Tx, results []*Result, outputs []*phpjson.Object, items []stepItem,
-	offers stepOffers, now time.Time, writeWorkflows func(*advance.Writes) error) ([][]*Claimed, error) {
+	offer *EagerOffer, now time.Time, writeWorkflows func(*advance.Writes) error) ([]*Claimed, error) {
 	w := &advance.Writes{}
-	pickers := make([]*eagerPicker, len(offers.offers))
-	for k, o := range offers.offers {
-		pickers[k] = newEagerPicker(o)
-	}
+	eager := newEagerPicker(offer)
 	jobs := make([]*driver.Job, 0, len(items))
 	for _, it := range items {
 		r := results[it.i]
@@ -155,7 +131,7 @@ func (e *Engine) recordSteps(ctx context.Context, tx driver.Tx, results []*Resul
 		if err := e.flow.FinalizeInto(w, l, attempt{cj, r}, outputs[it.i]); err != nil {
 			return nil, err
 		}
-		pickers[offers.of(it.i)].note(it.wf, it.state, it.steps, w.PublicStateAfter(), w.Jobs()[queued:], w.PayloadDoc)
+		eager.note(it.wf, it.state, it.steps, w.PublicStateAfter(), w.Jobs()[queued:], w.PayloadDoc)
 		jobs = append(jobs, cj.Job)
 	}
 	if err := writeWorkflows(w); err != nil {
@@ -164,14 +140,9 @@ func (e *Engine) recordSteps(ctx context.Context, tx driver.Tx, results []*Resul
 	if err := completeClaimed(ctx, tx, jobs, now); err != nil {
 		return nil, err
 	}
-	handed := make([][]*Claimed, len(pickers))
-	var paused map[string]bool // read once, for every worker's picks
-	for k, p := range pickers {
-		cs, err := p.claimWith(ctx, tx, now, &paused)
-		if err != nil {
-			return nil, err
-		}
-		handed[k] = cs
+	handed, err := eager.claim(ctx, tx, now)
+	if err != nil {
+		return nil, err
 	}
 	return handed, w.FlushRows(ctx, tx)
 }
