@@ -165,13 +165,3 @@ func clientCharset(ctx context.Context, conn driver.Conn) (string, error) {
 	}
 	return "", fmt.Errorf("check the connection character set: unexpected %T", v[0])
 }
-
-// hasParam reports whether params sets name, in any case.
-func hasParam(params map[string]string, name string) bool {
-	for k := range params {
-		if strings.EqualFold(k, name) {
-			return true
-		}
-	}
-	return false
-}

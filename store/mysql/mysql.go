@@ -68,10 +68,7 @@
 // gives one.
 //
 // Every session runs with time_zone '+00:00' and READ COMMITTED isolation:
-// timestamps are UTC, and claim scans release the rows they skip. On
-// MariaDB, sessions also run with optimizer_switch 'exists_to_in=off'
-// (unless the DSN sets optimizer_switch), so a claim tests each candidate's
-// workflow and dependency by primary key. The store
+// timestamps are UTC, and claim scans release the rows they skip. The store
 // checks the server version at open and refuses servers without SKIP
 // LOCKED. It warns when the server's own time zone is not UTC, because
 // Queuety PHP workers on the same database compare UTC strings with NOW()
@@ -553,14 +550,6 @@ func OpenConfig(ctx context.Context, cfg *Config) (*Store, error) {
 	}
 	dc.Params["time_zone"] = "'+00:00'"
 	dc.Params[ver.isolationVariable()] = "'READ-COMMITTED'"
-	if ver.MariaDB && !hasParam(dc.Params, "optimizer_switch") {
-		// MariaDB turns a correlated EXISTS into an IN subquery, which it
-		// may then materialize: the claim's and the idle read's tests of
-		// a candidate's workflow and dependency read every finished
-		// workflow and every completed job, once a statement, instead of
-		// one row by primary key a candidate.
-		dc.Params["optimizer_switch"] = "'exists_to_in=off'"
-	}
 	db, err := openDB(dc, cfg.Hosts)
 	if err != nil {
 		return nil, err
