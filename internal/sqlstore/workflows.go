@@ -294,7 +294,10 @@ func newRowsUpdate(t *txn, table string, ids []int64, cols []string, val func(i,
 	if u.literal {
 		u.b.Grow(hint)
 	}
-	u.b.WriteString("UPDATE " + table + " SET ")
+	// By primary key (Dialect.ByID): MariaDB otherwise reads a
+	// workflows update through idx_status (status, id), the index of a
+	// column it writes, buffering the rows to read them again.
+	u.b.WriteString("UPDATE " + table + t.s.D.ByID + " SET ")
 	for c, col := range cols {
 		if c > 0 {
 			u.b.WriteString(", ")
