@@ -48,6 +48,13 @@ type Dialect struct {
 	// clustered index: under a steady drain, thousands of entries and
 	// most of a claim's time. A plain read passes them by in the index.
 	TwoStepClaim bool
+	// ScalarBlockers makes the claim's tests of a candidate's workflow and
+	// dependency scalar subqueries by primary key instead of correlated
+	// EXISTS. MariaDB rewrites a correlated EXISTS into an IN subquery and
+	// may materialize it: every finished workflow and every completed job
+	// read once a statement, where a scalar subquery reads one row a
+	// candidate.
+	ScalarBlockers bool
 	// ClaimHint is the index hint for the claim query; "{jobs}" in it
 	// stands for the jobs table's name (SQLite's index names carry the
 	// table prefix).
@@ -352,17 +359,26 @@ type Statements struct {
 // claimBlockers are the conditions a pending job of a claimed handler
 // must also meet to be claimed, as "AND ..." clauses on the alias job:
 // its workflow running or paused, its dependency completed, its queue not
-// paused. Their one argument is the queue.
-func claimBlockers(t Tables) string {
+// paused. Their one argument is the queue. With Dialect.ScalarBlockers
+// the first two read the workflow's and the dependency's status by
+// primary key; a missing workflow row leaves the job claimable and a
+// missing dependency does not, as the EXISTS form does.
+func claimBlockers(t Tables, d Dialect) string {
+	paused := " AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
+	if d.ScalarBlockers {
+		return " AND COALESCE((SELECT wf.status FROM " + t.Workflows + " wf" + d.ByID + " WHERE wf.id = job.workflow_id), 'running') IN ('running', 'paused')" +
+			" AND (job.depends_on IS NULL OR (SELECT dep.status FROM " + t.Jobs + " dep" + d.ByID + " WHERE dep.id = job.depends_on) = 'completed')" +
+			paused
+	}
 	return " AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
 		" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
-		" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
+		paused
 }
 
 func buildStatements(t Tables, d Dialect) Statements {
 	where := func(handlers, groups int, capCost bool) string {
 		w := "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
-			claimBlockers(t)
+			claimBlockers(t, d)
 		if groups > 0 {
 			w += " AND (job.concurrency_group IS NULL OR job.concurrency_group NOT IN (" + placeholders(groups) + "))"
 		}

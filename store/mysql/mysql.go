@@ -704,10 +704,14 @@ func dialect(incr int64) sqlstore.Dialect {
 		// of recently claimed jobs that purge had yet to remove, most of
 		// a claim's time in a steady drain.
 		TwoStepClaim: true,
-		PrepareHot:   true,
-		Retryable:    retryable,
-		Duplicate:    func(err error) bool { return errNumber(err) == 1062 },
-		DataError:    func(err error) bool { return dataErrors[errNumber(err)] },
+		// MariaDB materializes the claim's correlated EXISTS tests (its
+		// exists_to_in rewrite): every finished workflow and completed
+		// job read at every claim.
+		ScalarBlockers: true,
+		PrepareHot:     true,
+		Retryable:      retryable,
+		Duplicate:      func(err error) bool { return errNumber(err) == 1062 },
+		DataError:      func(err error) bool { return dataErrors[errNumber(err)] },
 		Time: func(t time.Time, frac bool) any {
 			if frac {
 				return t.UTC().Truncate(time.Microsecond)
