@@ -12,11 +12,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// sessionQuerier is a single session, or a pool limited to one
+// connection: what sessionReads reads the counters of.
+type sessionQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // sessionReads is the session's Handler_read_% total: the rows and index
-// entries its statements have read so far.
-func sessionReads(t *testing.T, conn *sql.Conn) int64 {
+// entries (temporary tables included) its statements have read so far.
+func sessionReads(t *testing.T, q sessionQuerier) int64 {
 	t.Helper()
-	rows, err := conn.QueryContext(context.Background(), "SHOW SESSION STATUS LIKE 'Handler_read%'")
+	rows, err := q.QueryContext(context.Background(), "SHOW SESSION STATUS LIKE 'Handler_read%'")
 	require.NoError(t, err)
 	defer rows.Close()
 	var sum int64

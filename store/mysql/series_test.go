@@ -22,24 +22,9 @@ func rowsRead(t *testing.T, db *sql.DB, fn func()) int64 {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	read := func() int64 {
-		t.Helper()
-		rows, err := db.Query("SHOW SESSION STATUS LIKE 'Handler_read%'")
-		require.NoError(t, err)
-		defer rows.Close()
-		var total int64
-		for rows.Next() {
-			var name string
-			var n int64
-			require.NoError(t, rows.Scan(&name, &n))
-			total += n
-		}
-		require.NoError(t, rows.Err())
-		return total
-	}
-	before := read()
+	before := sessionReads(t, db)
 	fn()
-	return read() - before
+	return sessionReads(t, db) - before
 }
 
 // TestSeriesReadsTheirWindow checks that the series reads read the rows

@@ -42,22 +42,7 @@ func TestWorkflowUpdatesReadByPrimaryKey(t *testing.T) {
 		return &driver.Workflow{ID: id, Name: "w", Status: driver.WorkflowRunning, State: []byte(fmt.Sprintf(`{"a":%d}`, id-first)),
 			TotalSteps: 3, StartedAt: now.Truncate(time.Second)}
 	}
-	reads := func() int64 {
-		t.Helper()
-		rows, err := s.DB.QueryContext(ctx, "SHOW SESSION STATUS LIKE 'Handler_read%'")
-		require.NoError(t, err)
-		defer rows.Close()
-		var sum int64
-		for rows.Next() {
-			var k string
-			var v int64
-			require.NoError(t, rows.Scan(&k, &v))
-			sum += v
-		}
-		require.NoError(t, rows.Err())
-		return sum
-	}
-	before := reads()
+	before := sessionReads(t, s.DB)
 	require.NoError(t, s.InTx(ctx, func(tx driver.Tx) error {
 		var advances []driver.WorkflowAdvance
 		for id := first + 100; id < first+200; id++ {
@@ -69,8 +54,8 @@ func TestWorkflowUpdatesReadByPrimaryKey(t *testing.T) {
 		assert.Equal(t, int64(100), n, "workflows advanced")
 		return err
 	}))
-	advanceReads := reads() - before
-	before = reads()
+	advanceReads := sessionReads(t, s.DB) - before
+	before = sessionReads(t, s.DB)
 	require.NoError(t, s.InTx(ctx, func(tx driver.Tx) error {
 		var wfs []*driver.Workflow
 		for id := first + 300; id < first+400; id++ {
@@ -80,7 +65,7 @@ func TestWorkflowUpdatesReadByPrimaryKey(t *testing.T) {
 		}
 		return tx.WorkflowUpdateMany(ctx, wfs)
 	}))
-	updateReads := reads() - before
+	updateReads := sessionReads(t, s.DB) - before
 	t.Logf("rows and entries read: advance of 100 workflows %d, update of 100 %d", advanceReads, updateReads)
 	assert.LessOrEqual(t, advanceReads, int64(150), "reads to advance 100 workflows")
 	assert.LessOrEqual(t, updateReads, int64(150), "reads to update 100 workflows")
