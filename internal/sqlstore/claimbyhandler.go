@@ -29,20 +29,17 @@ func claimReturningByHandler(t Tables, d Dialect, handlers, groups int, capCost 
 	for i := range hs {
 		hs[i] = arg()
 	}
-	where := "job.queue = " + queue + " AND job.status = 'pending' AND job.available_at <= " + due + " AND job.handler = h.handler" +
-		" AND NOT EXISTS (SELECT 1 FROM " + t.Workflows + " wf WHERE wf.id = job.workflow_id AND wf.status NOT IN ('running', 'paused'))" +
-		" AND (job.depends_on IS NULL OR EXISTS (SELECT 1 FROM " + t.Jobs + " dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))" +
-		" AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = " + arg() + " AND qs.paused = 1)"
-	if groups > 0 {
-		gs := make([]string, groups)
-		for i := range gs {
-			gs[i] = arg()
-		}
-		where += " AND (job.concurrency_group IS NULL OR job.concurrency_group NOT IN (" + strings.Join(gs, ",") + "))"
+	queueAgain := arg()
+	var gs []string
+	for range groups {
+		gs = append(gs, arg())
 	}
+	cost := ""
 	if capCost {
-		where += " AND job.cost_units <= " + arg()
+		cost = arg()
 	}
+	where := "job.queue = " + queue + " AND job.status = 'pending' AND job.available_at <= " + due + " AND job.handler = h.handler" +
+		claimBlockers(t, d, queueAgain) + claimAdmission(strings.Join(gs, ","), cost)
 	limit := arg()
 	reservedAt, token := arg(), arg()
 	return "WITH claimed AS (SELECT c.id FROM (SELECT DISTINCT unnest(CAST(ARRAY[" + strings.Join(hs, ",") + "] AS VARCHAR[])) AS handler) h" +

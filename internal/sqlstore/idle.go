@@ -25,7 +25,7 @@ func (s *Store) JobNextDue(ctx context.Context, p driver.ClaimParams) (time.Time
 		return time.Time{}, false, nil
 	}
 	q := "SELECT job.available_at FROM " + s.T.Jobs + " job WHERE job.queue = ? AND job.status = 'pending'" +
-		" AND job.handler IN (" + placeholders(len(p.Handlers)) + ")" + claimBlockers(s.T, s.D) +
+		" AND job.handler IN (" + placeholders(len(p.Handlers)) + ")" + claimBlockers(s.T, s.D, "?") +
 		" ORDER BY job.available_at LIMIT 1"
 	// The claim's options (Dialect.ClaimOptions): the read's best plan
 	// depends on its handlers' share of the queue as the claim's does.

@@ -209,12 +209,10 @@ func (t *txn) JobComplete(ctx context.Context, ids []int64, at time.Time) error 
 		return nil
 	}
 	in, inArgs := t.idsIn("id", ids, false)
-	active := "status IN ('pending', 'processing')"
-	if t.s.D.StatusByComplement {
-		active, _ = t.s.D.statusIn(driver.JobPending, driver.JobProcessing)
-	}
+	active, activeArgs := t.s.D.statusIn(driver.JobPending, driver.JobProcessing)
 	q := "UPDATE " + t.s.T.Jobs + t.s.D.ByID + completeSet + "WHERE " + in + " AND " + active
-	if _, err := t.tx.ExecContext(ctx, q, append([]any{t.sec(at)}, inArgs...)...); err != nil {
+	args := append(append([]any{t.sec(at)}, inArgs...), activeArgs...)
+	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
 	}
 	return t.completed(ctx, ids)

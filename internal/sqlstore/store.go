@@ -359,12 +359,14 @@ type Statements struct {
 // claimBlockers are the conditions a pending job of a claimed handler
 // must also meet to be claimed, as "AND ..." clauses on the alias job:
 // its workflow running or paused, its dependency completed, its queue not
-// paused. Their one argument is the queue. With Dialect.ScalarBlockers
-// the first two read the workflow's and the dependency's status by
-// primary key; a missing workflow row leaves the job claimable and a
-// missing dependency does not, as the EXISTS form does.
-func claimBlockers(t Tables, d Dialect) string {
-	paused := " AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = ? AND qs.paused = 1)"
+// paused. queue is the placeholder of their one argument, the queue
+// ("?", or "$n" in a statement that numbers its own). With
+// Dialect.ScalarBlockers the first two read the workflow's and the
+// dependency's status by primary key; a missing workflow row leaves the
+// job claimable and a missing dependency does not, as the EXISTS form
+// does.
+func claimBlockers(t Tables, d Dialect, queue string) string {
+	paused := " AND NOT EXISTS (SELECT 1 FROM " + t.QueueStates + " qs WHERE qs.queue = " + queue + " AND qs.paused = 1)"
 	if d.ScalarBlockers {
 		return " AND COALESCE((SELECT wf.status FROM " + t.Workflows + " wf" + d.ByID + " WHERE wf.id = job.workflow_id), 'running') IN ('running', 'paused')" +
 			" AND (job.depends_on IS NULL OR (SELECT dep.status FROM " + t.Jobs + " dep" + d.ByID + " WHERE dep.id = job.depends_on) = 'completed')" +
@@ -375,17 +377,29 @@ func claimBlockers(t Tables, d Dialect) string {
 		paused
 }
 
+// claimAdmission are a claim's admission conditions as "AND ..." clauses
+// on the alias job: its concurrency group none of groups (placeholders
+// joined by commas; "" for none), its cost at most cost (a placeholder;
+// "" for no cap).
+func claimAdmission(groups, cost string) string {
+	var w string
+	if groups != "" {
+		w += " AND (job.concurrency_group IS NULL OR job.concurrency_group NOT IN (" + groups + "))"
+	}
+	if cost != "" {
+		w += " AND job.cost_units <= " + cost
+	}
+	return w
+}
+
 func buildStatements(t Tables, d Dialect) Statements {
 	where := func(handlers, groups int, capCost bool) string {
-		w := "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
-			claimBlockers(t, d)
-		if groups > 0 {
-			w += " AND (job.concurrency_group IS NULL OR job.concurrency_group NOT IN (" + placeholders(groups) + "))"
-		}
+		cost := ""
 		if capCost {
-			w += " AND job.cost_units <= ?"
+			cost = "?"
 		}
-		return w
+		return "job.queue = ? AND job.status = 'pending' AND job.available_at <= ? AND job.handler IN (" + placeholders(handlers) + ")" +
+			claimBlockers(t, d, "?") + claimAdmission(placeholders(groups), cost)
 	}
 	const claimOrder = " ORDER BY job.priority DESC, job.available_at ASC, job.id ASC"
 	claimHint := strings.ReplaceAll(d.ClaimHint, "{jobs}", t.Jobs)
