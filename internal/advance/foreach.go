@@ -212,16 +212,6 @@ func (sc *stepCtx) finalizeForEach(w *Writes, in stepInputs, output *phpjson.Obj
 	return nil
 }
 
-// branchInputs is a for-each branch's step input for its events: the item
-// and its index, as the input and as the context. Queuety also writes the
-// public state into each branch event (as the input's "state", and as
-// state_before and state_after); the Go engine leaves those out. The state
-// holds the item list, so copying it into every branch's events made them
-// grow with the square of the item count, and a branch leaves the public
-// state as it was: the step-level events (the placeholder's step_started,
-// the step_completed that settles the step) record it once. Queuety's
-// readers accept the missing columns (its branch events are never read for
-// state: workflow_state_at reads step_completed and workflow_resumed rows).
 // branchMeta is workflowstate.BranchMeta of the step's job: read from the
 // payload its claim decoded when the locked row holds the payload
 // claimed, instead of decoding the payload again.
@@ -232,6 +222,16 @@ func (sc *stepCtx) branchMeta() (item any, index int, ok bool) {
 	return workflowstate.BranchMeta(sc.row)
 }
 
+// branchInputs is a for-each branch's step input for its events: the item
+// and its index, as the input and as the context. Queuety also writes the
+// public state into each branch event (as the input's "state", and as
+// state_before and state_after); the Go engine leaves those out. The state
+// holds the item list, so copying it into every branch's events made them
+// grow with the square of the item count, and a branch leaves the public
+// state as it was: the step-level events (the placeholder's step_started,
+// the step_completed that settles the step) record it once. Queuety's
+// readers accept the missing columns (its branch events are never read for
+// state: workflow_state_at reads step_completed and workflow_resumed rows).
 func (sc *stepCtx) branchInputs(item any, index int) (stepInputs, []byte) {
 	enc := workflowstate.EncodeJSON(item)
 	// {"item":<item>,"item_index":<index>}, the order of Queuety's context.
