@@ -1,7 +1,6 @@
 package phpjson
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -319,13 +318,7 @@ func (d *decoder) closeObject(base int) *Object {
 // sortNumeric puts o's members in the numeric order of their keys, all
 // of which are canonical integers.
 func (o *Object) sortNumeric() {
-	order := make([]int, len(o.keys))
-	nums := make([]int64, len(o.keys))
-	for i, k := range o.keys {
-		order[i] = i
-		nums[i], _ = CanonicalInt(k)
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(nums[a], nums[b]) })
+	order, _ := numericOrder(o.keys)
 	keys, vals := make([]string, len(order)), make([]any, len(order))
 	for i, j := range order {
 		keys[i], vals[i] = o.keys[j], o.vals[j]

@@ -238,12 +238,7 @@ func (e *encoder) plainList(l []any) error {
 }
 
 func (e *encoder) stringMap(m map[string]any) error {
-	keys := sortedMapKeys(m)
-	vals := make([]any, len(keys))
-	for i, k := range keys {
-		vals[i] = m[k]
-	}
-	return e.object(&Object{keys: keys, vals: vals}) // read only: no index needed
+	return e.object(objectOfMap(m, nil))
 }
 
 const hexDigits = "0123456789abcdef"

@@ -40,25 +40,35 @@ func SortKeys(keys []string) {
 	if len(keys) < 2 {
 		return
 	}
+	order, ok := numericOrder(keys)
+	if !ok {
+		slices.Sort(keys)
+		return
+	}
+	sorted := make([]string, len(keys))
+	for i, j := range order {
+		sorted[i] = keys[j]
+	}
+	copy(keys, sorted)
+}
+
+// numericOrder returns the positions of keys in the numeric order of
+// the keys, and false when a key is not a canonical integer.
+func numericOrder(keys []string) ([]int, bool) {
 	nums := make([]int64, len(keys))
 	for i, k := range keys {
 		n, ok := CanonicalInt(k)
 		if !ok {
-			slices.Sort(keys)
-			return
+			return nil, false
 		}
 		nums[i] = n
 	}
-	idx := make([]int, len(keys))
-	for i := range idx {
-		idx[i] = i
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(nums[a], nums[b]) })
-	sorted := make([]string, len(keys))
-	for i, j := range idx {
-		sorted[i] = keys[j]
-	}
-	copy(keys, sorted)
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(nums[a], nums[b]) })
+	return order, true
 }
 
 func sortedMapKeys[V any](m map[string]V) []string {

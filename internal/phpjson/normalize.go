@@ -176,24 +176,16 @@ func normalizeList(l []any, depth int) (any, bool, error) {
 // normalizeMap converts a map whose key kind is a string or an integer
 // (written in decimal, as encoding/json writes it).
 func normalizeMap(rv reflect.Value, depth int) (*Object, error) {
-	keys := make([]string, 0, rv.Len())
 	m := make(map[string]any, rv.Len())
 	it := rv.MapRange()
 	for it.Next() {
-		k := mapKey(it.Key())
 		n, _, err := normalize(it.Value().Interface(), depth+1)
 		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, k)
-		m[k] = n
+		m[mapKey(it.Key())] = n
 	}
-	SortKeys(keys)
-	vals := make([]any, len(keys))
-	for i, k := range keys {
-		vals[i] = m[k]
-	}
-	return newObject(keys, vals), nil
+	return objectOfMap(m, nil), nil
 }
 
 // mapKey is the object key of a map key of a string or integer kind.

@@ -256,10 +256,19 @@ func toMapValue(v any) any {
 // canonical form (such as "-3", "0", "10"), otherwise bytewise. Nested
 // map[string]any values, also inside []any, become *Object the same way.
 func ObjectFromMap(m map[string]any) *Object {
+	return objectOfMap(m, fromMapValue)
+}
+
+// objectOfMap returns an Object of m's members with its keys in SortKeys
+// order, each value passed through conv when conv is not nil.
+func objectOfMap(m map[string]any, conv func(any) any) *Object {
 	keys := sortedMapKeys(m)
 	vals := make([]any, len(keys))
 	for i, k := range keys {
-		vals[i] = fromMapValue(m[k])
+		vals[i] = m[k]
+		if conv != nil {
+			vals[i] = conv(vals[i])
+		}
 	}
 	return newObject(keys, vals)
 }
