@@ -10,8 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety/queuety-go/internal/testdb"
-	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
 
@@ -25,14 +23,7 @@ import (
 func TestBatchStatementsKeepOneText(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dsn, _ := testdb.PostgresDSN(t)
-	q, err := queuety.Open(ctx, dsn, quiet())
-	require.NoError(t, err)
-	defer q.Close()
-	s, err := driver.Open(ctx, dsn)
-	require.NoError(t, err)
-	defer s.Close()
-	sq := s.(driver.SQLStore)
+	_, sq := clientAndStore(ctx, t) // the client migrates the database
 	tx, err := sq.SQLDB().BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback() }()

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -25,14 +24,8 @@ import (
 func TestProcessingJobsByIDOnFreshTable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dsn, _ := testdb.PostgresDSN(t)
-	q, err := queuety.Open(ctx, dsn, quiet())
-	require.NoError(t, err)
-	defer q.Close()
-	s, err := driver.Open(ctx, dsn)
-	require.NoError(t, err)
-	defer s.Close()
-	sq := s.(driver.SQLStore)
+	q, sq := clientAndStore(ctx, t)
+	var err error
 	db := sq.SQLDB()
 	// No statistics for the whole test, whenever autovacuum would come.
 	_, err = db.ExecContext(ctx, "ALTER TABLE queuety_jobs SET (autovacuum_enabled = false)")

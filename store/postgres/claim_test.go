@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -36,10 +35,8 @@ func jobsRead(t *testing.T, ctx context.Context, tx *sql.Tx) int64 {
 func TestClaimReadsOnlyWhatItClaims(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dsn, _ := testdb.PostgresDSN(t)
-	q, err := queuety.Open(ctx, dsn, quiet())
-	require.NoError(t, err)
-	defer q.Close()
+	q, sq := clientAndStore(ctx, t)
+	var err error
 	const backlog = 3000
 	for start := 0; start < backlog; start += 1000 {
 		reqs := make([]queuety.JobRequest, 1000)
@@ -53,10 +50,6 @@ func TestClaimReadsOnlyWhatItClaims(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	s, err := driver.Open(ctx, dsn)
-	require.NoError(t, err)
-	defer s.Close()
-	sq := s.(driver.SQLStore)
 	tx, err := sq.SQLDB().BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer tx.Rollback()
@@ -91,10 +84,8 @@ func TestClaimReadsOnlyWhatItClaims(t *testing.T) {
 func TestClaimKeepsCustomPlans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dsn, _ := testdb.PostgresDSN(t)
-	q, err := queuety.Open(ctx, dsn, quiet())
-	require.NoError(t, err)
-	defer q.Close()
+	q, sq := clientAndStore(ctx, t)
+	var err error
 	dispatch := func(handler string, n int, opts ...func(i int) queuety.JobOption) {
 		for start := 0; start < n; start += 1000 {
 			reqs := make([]queuety.JobRequest, min(1000, n-start))
@@ -115,10 +106,6 @@ func TestClaimKeepsCustomPlans(t *testing.T) {
 	dispatch("h", 20000, func(int) queuety.JobOption { return queuety.Delay(time.Hour) })
 	dispatch("h", 10000, func(i int) queuety.JobOption { return queuety.OnQueue(fmt.Sprintf("q%d", i%40)) })
 
-	s, err := driver.Open(ctx, dsn)
-	require.NoError(t, err)
-	defer s.Close()
-	sq := s.(driver.SQLStore)
 	db := sq.SQLDB()
 	db.SetMaxOpenConns(1) // every claim on the connection whose statements are read below
 	_, err = db.ExecContext(ctx, "ANALYZE queuety_jobs")
@@ -159,7 +146,7 @@ func TestClaimKeepsCustomPlans(t *testing.T) {
 
 	// The idle read of the next due job has the claim's conditions: it is
 	// planned with its values too.
-	idle, ok := s.(driver.IdleReader)
+	idle, ok := sq.(driver.IdleReader)
 	require.True(t, ok)
 	for range 8 {
 		for _, h := range []string{"h", "rare"} {

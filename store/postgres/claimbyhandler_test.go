@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -36,10 +35,8 @@ func byHandlerDispatch(t *testing.T, ctx context.Context, q *queuety.Client, req
 func TestClaimPassesOtherHandlersBacklog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dsn, _ := testdb.PostgresDSN(t)
-	q, err := queuety.Open(ctx, dsn, quiet())
-	require.NoError(t, err)
-	defer q.Close()
+	q, sq := clientAndStore(ctx, t)
+	var err error
 	var reqs []queuety.JobRequest
 	for range 5000 {
 		reqs = append(reqs, queuety.JobRequest{Handler: "other"})
@@ -60,10 +57,6 @@ func TestClaimPassesOtherHandlersBacklog(t *testing.T) {
 	}
 	ids := byHandlerDispatch(t, ctx, q, reqs)
 
-	s, err := driver.Open(ctx, dsn)
-	require.NoError(t, err)
-	defer s.Close()
-	sq := s.(driver.SQLStore)
 	tx, err := sq.SQLDB().BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer tx.Rollback()
@@ -95,10 +88,8 @@ func TestClaimPassesOtherHandlersBacklog(t *testing.T) {
 func TestClaimByHandlerKeepsClaimOrder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dsn, _ := testdb.PostgresDSN(t)
-	q, err := queuety.Open(ctx, dsn, quiet())
-	require.NoError(t, err)
-	defer q.Close()
+	q, sq := clientAndStore(ctx, t)
+	var err error
 	// a0 b0 a1 b1 ... with b's odd jobs at priority 1.
 	var reqs []queuety.JobRequest
 	for i := range 40 {
@@ -136,10 +127,6 @@ func TestClaimByHandlerKeepsClaimOrder(t *testing.T) {
 		}
 	}
 
-	s, err := driver.Open(ctx, dsn)
-	require.NoError(t, err)
-	defer s.Close()
-	sq := s.(driver.SQLStore)
 	db := sq.SQLDB()
 	// Another transaction holds b's first priority-1 job and a's first job.
 	hold, err := db.BeginTx(ctx, nil)

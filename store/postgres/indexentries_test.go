@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety/queuety-go/internal/testdb"
 	"github.com/queuety/queuety-go/queuety"
 	"github.com/queuety/queuety-go/store/driver"
 )
@@ -31,10 +30,8 @@ import (
 func TestDrainedJobWritesFewIndexEntries(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dsn, _ := testdb.PostgresDSN(t)
-	q, err := queuety.Open(ctx, dsn, quiet())
-	require.NoError(t, err)
-	defer q.Close()
+	q, sq := clientAndStore(ctx, t)
+	var err error
 	const n = 20
 	reqs := make([]queuety.JobRequest, n)
 	for i := range reqs {
@@ -44,10 +41,6 @@ func TestDrainedJobWritesFewIndexEntries(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ids, n)
 
-	s, err := driver.Open(ctx, dsn)
-	require.NoError(t, err)
-	defer s.Close()
-	sq := s.(driver.SQLStore)
 	tx, err := sq.SQLDB().BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback() }()

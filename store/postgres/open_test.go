@@ -191,3 +191,18 @@ func TestDuplicateKeepsTheTransaction(t *testing.T) {
 		return nil
 	}))
 }
+
+// clientAndStore opens a client on a fresh database of the test server
+// (the client migrates it) and a store of its own on the same database,
+// for the statements a test runs by hand; both close when t ends.
+func clientAndStore(ctx context.Context, t *testing.T) (*queuety.Client, driver.SQLStore) {
+	t.Helper()
+	dsn, _ := testdb.PostgresDSN(t)
+	q, err := queuety.Open(ctx, dsn, quiet())
+	require.NoError(t, err)
+	t.Cleanup(func() { q.Close() })
+	s, err := driver.Open(ctx, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return q, s.(driver.SQLStore)
+}
